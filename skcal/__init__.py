@@ -1,0 +1,3 @@
+"""skcal: post-hoc probability calibration for scikit-learn and PyTorch."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,51 @@
+"""Shared pytest fixtures for skcal's test suite."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(
+    os.environ.get("SKCAL_SHARED_DATA", REPO_ROOT.parent / "shared" / "data")
+)
+
+#: Every real logit set described in ``../shared/data/README.md``.
+SHARED_SETS = [
+    "cifar10_densenet40_guo",
+    "cifar10_resnet20_chenyaofo",
+    "cifar10_vgg16_kumar",
+    "cifar10_lenet5_netcal",
+    "cifar100_resnet20_chenyaofo",
+    "cifar100_densenetbc100_netcal",
+    "pathmnist_resnet50",
+    "agnews_gpt2_zeroshot",
+    "20news_cv_labelerrors",
+    "imdb_cv_labelerrors",
+    "sst2_gpt2_zeroshot",
+    "pneumoniamnist_resnet50",
+]
+
+
+def load_shared(name):
+    """Load ``../shared/data/<name>.npz`` or skip the calling test if absent."""
+    path = SHARED_DATA / f"{name}.npz"
+    if not path.exists():
+        pytest.skip(f"shared data set {path} is not available")
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
+
+
+@pytest.fixture(params=SHARED_SETS)
+def shared_set(request):
+    """Each real logit set of ``../shared/data`` as a dict of arrays (skips if absent)."""
+    data = load_shared(request.param)
+    data["name"] = request.param
+    return data
+
+
+@pytest.fixture
+def rng():
+    """A fresh, seeded NumPy generator."""
+    return np.random.default_rng(0)
