@@ -1,0 +1,458 @@
+"""Loaders for the bundled real logit sets and for a user's own logit files."""
+
+import csv
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils import Bunch
+
+__all__ = [
+    "list_datasets",
+    "load_logits",
+    "load_cifar10_resnet20",
+    "load_agnews_gpt2",
+    "load_sst2_gpt2",
+    "load_logits_file",
+]
+
+#: Bundled sets, in the order ``skcal benchmark`` runs them.
+_BUNDLED = (
+    "cifar10_resnet20_chenyaofo",
+    "agnews_gpt2_zeroshot",
+    "sst2_gpt2_zeroshot",
+)
+
+_SPLIT_KEYS = ("logits_val", "y_val", "logits_test", "y_test")
+
+
+def _data_dir():
+    return resources.files("skcal.datasets") / "data"
+
+
+def list_datasets():
+    """Names of the real logit sets bundled with skcal.
+
+    Returns
+    -------
+    names : list of str
+        Names accepted by :func:`load_logits`, in a fixed order.
+
+    Examples
+    --------
+    >>> from skcal.datasets import list_datasets
+    >>> list_datasets()
+    ['cifar10_resnet20_chenyaofo', 'agnews_gpt2_zeroshot', 'sst2_gpt2_zeroshot']
+    """
+    return list(_BUNDLED)
+
+
+def load_logits(name):
+    """Load one bundled real logit set.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object with the attributes
+
+        logits_val : ndarray of shape (n_val, n_classes), dtype float32
+            Logits (or log-probabilities) of the calibration split.
+        y_val : ndarray of shape (n_val,), dtype int64
+            True labels of the calibration split, in ``0 .. n_classes - 1``.
+        logits_test : ndarray of shape (n_test, n_classes), dtype float32
+            Logits of the test split.
+        y_test : ndarray of shape (n_test,), dtype int64
+            True labels of the test split.
+        n_classes : int
+            Number of classes ``K``.
+        name : str
+            The set's name.
+        info : dict
+            Provenance stored in the file (source, kind of scores, split).
+        DESCR : str
+            Description with the source, the model and the licence.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a bundled set.
+
+    Notes
+    -----
+    The arrays are returned exactly as stored (no copy into another dtype).
+    Softmax is invariant to adding a constant per row, so log-probabilities
+    can be used wherever logits are expected.
+
+    Examples
+    --------
+    >>> from skcal.datasets import load_logits
+    >>> data = load_logits("agnews_gpt2_zeroshot")
+    >>> data.logits_val.shape, data.n_classes
+    ((3800, 4), 4)
+    """
+    if name not in _BUNDLED:
+        raise ValueError(
+            f"unknown bundled data set {name!r}; available: {', '.join(_BUNDLED)}"
+        )
+    base = _data_dir()
+    with resources.as_file(base / f"{name}.npz") as path:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {k: f[k] for k in _SPLIT_KEYS}
+            info = json.loads(str(f["info"])) if "info" in f.files else {}
+    descr = (base / f"{name}.md").read_text(encoding="utf-8")
+    return Bunch(
+        **arrays,
+        n_classes=int(arrays["logits_val"].shape[1]),
+        name=name,
+        info=info,
+        DESCR=descr,
+    )
+
+
+def load_cifar10_resnet20():
+    """Load the bundled CIFAR-10 / ResNet-20 logits (10 classes, 5000 + 5000 rows).
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        See :func:`load_logits` for the attributes.
+
+    Examples
+    --------
+    >>> from skcal.datasets import load_cifar10_resnet20
+    >>> load_cifar10_resnet20().logits_test.shape
+    (5000, 10)
+    """
+    return load_logits("cifar10_resnet20_chenyaofo")
+
+
+def load_agnews_gpt2():
+    """Load the bundled AG News / GPT-2 zero-shot log-probabilities (4 classes).
+
+    A set on which temperature scaling alone leaves a large calibration error,
+    because the model has a strong class bias.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        See :func:`load_logits` for the attributes.
+
+    Examples
+    --------
+    >>> from skcal.datasets import load_agnews_gpt2
+    >>> load_agnews_gpt2().n_classes
+    4
+    """
+    return load_logits("agnews_gpt2_zeroshot")
+
+
+def load_sst2_gpt2():
+    """Load the bundled SST-2 / GPT-2 zero-shot log-probabilities (binary).
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        See :func:`load_logits` for the attributes; ``logits_*`` have two
+        columns.
+
+    Examples
+    --------
+    >>> from skcal.datasets import load_sst2_gpt2
+    >>> load_sst2_gpt2().logits_val.shape
+    (910, 2)
+    """
+    return load_logits("sst2_gpt2_zeroshot")
+
+
+# --------------------------------------------------------------------------
+# User files
+# --------------------------------------------------------------------------
+
+
+def _as_logits(arr, what, path):
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"{path}: {what} must be numeric, got dtype {arr.dtype}")
+    if arr.ndim == 1:
+        # Binary log-odds of class 1 -> two columns [0, s]; same softmax.
+        arr = np.column_stack([np.zeros_like(arr), arr])
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{path}: {what} must have shape (n_samples, n_classes) or "
+            f"(n_samples,), got shape {arr.shape}"
+        )
+    if arr.shape[1] < 2:
+        raise ValueError(
+            f"{path}: {what} must have at least 2 columns (one per class), "
+            f"got shape {arr.shape}; give binary scores as a 1-D array"
+        )
+    if arr.shape[0] == 0:
+        raise ValueError(f"{path}: {what} has no rows")
+    n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+    if n_bad:
+        raise ValueError(
+            f"{path}: {what} contains {n_bad} non-finite value(s) (NaN or inf)"
+        )
+    return arr
+
+
+def _as_labels(arr, what, path, n_classes):
+    arr = np.asarray(arr)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{path}: {what} must have shape (n_samples,), got shape {arr.shape}"
+        )
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(
+                f"{path}: {what} must hold integer class indices, got "
+                "non-integer values"
+            )
+    elif arr.dtype.kind not in "iub":
+        raise ValueError(
+            f"{path}: {what} must hold integer class indices 0..K-1, got "
+            f"dtype {arr.dtype}"
+        )
+    labels = arr.astype(np.int64)
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        raise ValueError(
+            f"{path}: {what} must lie in 0..{n_classes - 1} (one per logit "
+            f"column), got values in {labels.min()}..{labels.max()}"
+        )
+    return labels
+
+
+def _check_pair(logits, y, split, path):
+    logits = _as_logits(logits, f"logits_{split}", path)
+    y = _as_labels(y, f"y_{split}", path, logits.shape[1])
+    if logits.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"{path}: logits_{split} has {logits.shape[0]} rows but y_{split} "
+            f"has {y.shape[0]} labels"
+        )
+    return logits, y
+
+
+def _split(logits, y, random_state, test_size, path):
+    logits = _as_logits(logits, "logits", path)
+    y = _as_labels(y, "labels", path, logits.shape[1])
+    if logits.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"{path}: logits has {logits.shape[0]} rows but there are "
+            f"{y.shape[0]} labels"
+        )
+    if logits.shape[0] < 4:
+        raise ValueError(f"{path}: need at least 4 rows to split, got {len(y)}")
+    counts = np.bincount(y)
+    stratify = y if counts[counts > 0].min() >= 2 else None
+    lv, lt, yv, yt = train_test_split(
+        logits, y, test_size=test_size, random_state=random_state, stratify=stratify
+    )
+    return lv, yv, lt, yt
+
+
+def _read_csv(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise ValueError(f"{path}: empty CSV file") from None
+        rows = [r for r in reader if r]
+    lower = [h.lower() for h in header]
+    label_cols = [i for i, h in enumerate(lower) if h in ("label", "y")]
+    if len(label_cols) != 1:
+        raise ValueError(
+            f"{path}: CSV header needs exactly one 'label' (or 'y') column, "
+            f"got header {header}"
+        )
+    label_col = label_cols[0]
+    split_col = lower.index("split") if "split" in lower else None
+    logit_cols = [i for i in range(len(header)) if i not in (label_col, split_col)]
+    if not rows:
+        raise ValueError(f"{path}: CSV file has a header but no rows")
+    for lineno, r in enumerate(rows, start=2):
+        if len(r) != len(header):
+            raise ValueError(
+                f"{path}: line {lineno} has {len(r)} fields, header has "
+                f"{len(header)}"
+            )
+    try:
+        logits = np.array([[float(r[i]) for i in logit_cols] for r in rows])
+        y = np.array([float(r[label_col]) for r in rows])
+    except ValueError as exc:
+        raise ValueError(f"{path}: non-numeric value in CSV ({exc})") from None
+    split = None
+    if split_col is not None:
+        split = np.array([r[split_col].strip().lower() for r in rows])
+        bad = sorted(set(split) - {"val", "test"})
+        if bad:
+            raise ValueError(
+                f"{path}: column 'split' must hold 'val' or 'test', got {bad}"
+            )
+    return logits, y, split
+
+
+def load_logits_file(path, *, random_state=0, test_size=0.5):
+    """Load a user's logits and labels from a file.
+
+    Three formats are accepted; the format is chosen by the file suffix.
+
+    ``.npz``
+        Either the four keys ``logits_val``, ``y_val``, ``logits_test``,
+        ``y_test`` (a calibration split and a test split, as in the bundled
+        sets), or the two keys ``logits`` and ``y`` (one set, split here).
+        Other keys are ignored. Loaded without pickle.
+    ``.npy`` (a pair of files)
+        ``path`` is the logits file and must be named ``<stem>_logits.npy``
+        (shape ``(n_samples, n_classes)``); the labels are read from
+        ``<stem>_labels.npy`` in the same folder (shape ``(n_samples,)``).
+        One set, split here.
+    ``.csv``
+        A header row, then one row per sample. One column named ``label``
+        (or ``y``) holds the integer class; an optional column ``split``
+        holds ``val`` or ``test`` (without it, the set is split here); every
+        other column is a logit, in class order (column ``k`` of the logits
+        is the first, second, ... remaining column).
+
+    Logits may also be log-probabilities. A 1-D logits array is read as the
+    log-odds of class 1 of a binary problem and returned as two columns
+    ``[0, s]``, which give the same softmax probabilities.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to read.
+    random_state : int, RandomState instance or None, default=0
+        Seed of the split for files holding a single set (see above);
+        unused for files that are already split.
+    test_size : float, default=0.5
+        Fraction of a single set that goes to the test split.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Same attributes as :func:`load_logits` (``logits_val``, ``y_val``,
+        ``logits_test``, ``y_test``, ``n_classes``, ``name``, ``info``,
+        ``DESCR``); ``name`` is the file stem. Logits keep their dtype if
+        floating, labels are int64.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` (or the labels file of an ``.npy`` pair) does not exist.
+    ValueError
+        If the suffix is not one of the above, a key or column is missing,
+        arrays have the wrong number of dimensions, logits contain NaN or
+        inf, labels are not integers in ``0 .. n_classes - 1``, the number of
+        labels differs from the number of logit rows, or the two splits have
+        a different number of classes.
+
+    Notes
+    -----
+    A single set is split with :func:`sklearn.model_selection.train_test_split`,
+    stratified by label when every class has at least two samples.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from skcal.datasets import load_logits_file
+    >>> rng = np.random.default_rng(0)
+    >>> d = tempfile.mkdtemp()
+    >>> f = os.path.join(d, "mine.npz")
+    >>> np.savez(f, logits=rng.normal(size=(100, 3)), y=rng.integers(0, 3, 100))
+    >>> data = load_logits_file(f)
+    >>> data.logits_val.shape, data.logits_test.shape
+    ((50, 3), (50, 3))
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, expected a .npz, .npy or .csv file")
+    suffix = path.suffix.lower()
+    descr = f"User data loaded from {path}"
+    if suffix == ".npz":
+        try:
+            f = np.load(path, allow_pickle=False)
+        except Exception as exc:
+            raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+        with f:
+            keys = set(f.files)
+            try:
+                if set(_SPLIT_KEYS) <= keys:
+                    lv, yv = _check_pair(f["logits_val"], f["y_val"], "val", path)
+                    lt, yt = _check_pair(f["logits_test"], f["y_test"], "test", path)
+                elif {"logits", "y"} <= keys:
+                    lv, yv, lt, yt = _split(
+                        f["logits"], f["y"], random_state, test_size, path
+                    )
+                    descr += f", split with random_state={random_state}"
+                else:
+                    raise ValueError(
+                        f"{path}: missing keys; need logits_val, y_val, "
+                        f"logits_test, y_test (or logits, y); found "
+                        f"{sorted(keys) or 'none'}"
+                    )
+            except ValueError:
+                raise
+            except Exception as exc:  # e.g. object arrays needing pickle
+                raise ValueError(f"{path}: cannot read arrays ({exc})") from None
+    elif suffix == ".npy":
+        stem = path.name[: -len(".npy")]
+        if not stem.endswith("_logits"):
+            raise ValueError(
+                f"{path}: an .npy logits file must be named <stem>_logits.npy, "
+                "with the labels in <stem>_labels.npy beside it"
+            )
+        labels_path = path.with_name(stem[: -len("_logits")] + "_labels.npy")
+        if not labels_path.exists():
+            raise FileNotFoundError(f"no labels file {labels_path} beside {path}")
+        try:
+            logits = np.load(path, allow_pickle=False)
+            y = np.load(labels_path, allow_pickle=False)
+        except Exception as exc:
+            raise ValueError(f"{path}: not a readable .npy pair ({exc})") from None
+        lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
+        descr += f" and {labels_path}, split with random_state={random_state}"
+    elif suffix == ".csv":
+        logits, y, split = _read_csv(path)
+        if split is None:
+            lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
+            descr += f", split with random_state={random_state}"
+        else:
+            lv, yv = _check_pair(logits[split == "val"], y[split == "val"], "val", path)
+            lt, yt = _check_pair(
+                logits[split == "test"], y[split == "test"], "test", path
+            )
+    else:
+        raise ValueError(
+            f"{path}: unsupported file type {path.suffix!r}; use .npz, .npy or .csv"
+        )
+    if lv.shape[1] != lt.shape[1]:
+        raise ValueError(
+            f"{path}: calibration logits have {lv.shape[1]} classes but test "
+            f"logits have {lt.shape[1]}"
+        )
+    name = path.stem
+    if suffix == ".npy":
+        name = name[: -len("_logits")] or name
+    return Bunch(
+        logits_val=lv,
+        y_val=yv,
+        logits_test=lt,
+        y_test=yt,
+        n_classes=int(lv.shape[1]),
+        name=name,
+        info={"source": str(path)},
+        DESCR=descr + ".",
+    )
