@@ -1,0 +1,212 @@
+"""NumPy kernels: stable log-softmax and the NLL objectives of the calibrators.
+
+Every function takes logits ``Z`` of shape (n_samples, n_classes) in float16,
+float32 or float64, encoded labels ``y`` (int64, values in ``0..K-1``) and
+optional float64 ``sample_weight``; it walks ``Z`` in row chunks of about
+:data:`CHUNK_BYTES` and accumulates sums in float64. Objectives are weighted
+*means* (sum of weighted terms divided by the sum of the weights).
+"""
+
+import numpy as np
+
+#: Target size in bytes of one float64 working chunk.
+CHUNK_BYTES = 1 << 22
+
+exp = np.exp
+log = np.log
+name = "numpy"
+
+
+def chunk_rows(n_samples, n_classes, itemsize=8):
+    """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
+
+    Parameters
+    ----------
+    n_samples, n_classes : int
+        Shape of the matrix to walk.
+    itemsize : int, default=8
+        Bytes per element of the working copy.
+
+    Yields
+    ------
+    slice
+    """
+    step = max(1, CHUNK_BYTES // max(1, n_classes * itemsize))
+    for start in range(0, n_samples, step):
+        yield slice(start, min(start + step, n_samples))
+
+
+def output_dtype(dtype):
+    """Dtype of probabilities computed from logits of ``dtype``.
+
+    float64 stays float64; everything else (float16, float32) gives float32.
+    """
+    return np.float64 if np.dtype(dtype) == np.float64 else np.float32
+
+
+def _work(Zc):
+    return Zc.astype(np.float64, copy=False)
+
+
+def _weights(sample_weight, n):
+    if sample_weight is None:
+        return None, float(n)
+    return sample_weight, float(np.sum(sample_weight))
+
+
+def log_softmax(Z, scale=None, bias=None, out=None):
+    """Row-wise log-softmax of the affine map ``scale * Z + bias``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes)
+        Logits, float16/32/64.
+    scale : float or ndarray of shape (n_classes,), optional
+        Multiplies ``Z`` column-wise (``1/T`` for temperature scaling).
+    bias : ndarray of shape (n_classes,), optional
+        Added after scaling.
+    out : ndarray of shape (n_samples, n_classes), optional
+        Output buffer; by default a new array of :func:`output_dtype`.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        ``log softmax(scale * Z + bias)``, computed in float64 per chunk with
+        the max-shift (log-sum-exp) trick, so it is finite for any finite input.
+    """
+    n, k = Z.shape
+    if out is None:
+        out = np.empty((n, k), dtype=output_dtype(Z.dtype))
+    for sl in chunk_rows(n, k):
+        A = _work(Z[sl])
+        if scale is not None:
+            A = A * scale
+        if bias is not None:
+            A = A + bias
+        A = A - A.max(axis=1, keepdims=True)
+        A -= np.log(np.exp(A).sum(axis=1, keepdims=True))
+        out[sl] = A
+    return out
+
+
+def softmax(Z, scale=None, bias=None):
+    """Row-wise softmax of ``scale * Z + bias`` (see :func:`log_softmax`).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        Probabilities in :func:`output_dtype`; each row sums to 1.
+    """
+    P = log_softmax(Z, scale, bias)
+    np.exp(P, out=P)
+    return P
+
+
+def argmax_rows(P):
+    """Column index of the largest entry of each row, int64 of shape (n_samples,)."""
+    return np.argmax(P, axis=1)
+
+
+def mean_log_likelihood(LP, y, sample_weight=None):
+    """Weighted mean of ``LP[i, y[i]]`` (a float; ``-inf`` if a true-class entry is)."""
+    ll = LP[np.arange(LP.shape[0]), y].astype(np.float64)
+    if sample_weight is None:
+        return float(ll.mean())
+    return float(np.dot(sample_weight, ll) / sample_weight.sum())
+
+
+def nll(Z, y, sample_weight=None, scale=None, bias=None):
+    """Weighted mean negative log-likelihood of ``softmax(scale * Z + bias)``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes)
+    y : ndarray of shape (n_samples,), int64
+    sample_weight : ndarray of shape (n_samples,), float64, optional
+    scale, bias : see :func:`log_softmax`
+
+    Returns
+    -------
+    float
+        ``sum_i w_i (logsumexp(a_i) - a_{i, y_i}) / sum_i w_i`` with
+        ``a_i = scale * z_i + bias``.
+    """
+    n, k = Z.shape
+    sw, wsum = _weights(sample_weight, n)
+    total = 0.0
+    for sl in chunk_rows(n, k):
+        A = _work(Z[sl])
+        if scale is not None:
+            A = A * scale
+        if bias is not None:
+            A = A + bias
+        m = A.max(axis=1)
+        lse = m + np.log(np.exp(A - m[:, None]).sum(axis=1))
+        li = lse - A[np.arange(A.shape[0]), y[sl]]
+        total += li.sum() if sw is None else np.dot(sw[sl], li)
+    return float(total / wsum)
+
+
+def row_max_and_true(Z, y):
+    """Per-row maximum and true-class logit, float64 arrays of shape (n_samples,)."""
+    n, k = Z.shape
+    m = np.empty(n)
+    zy = np.empty(n)
+    for sl in chunk_rows(n, k):
+        Zc = Z[sl]
+        m[sl] = Zc.max(axis=1)
+        zy[sl] = Zc[np.arange(Zc.shape[0]), y[sl]]
+    return m, zy
+
+
+def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
+    """NLL of temperature scaling and its first two derivatives in ``beta = 1/T``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes)
+        Logits, float16/32/64.
+    y : ndarray of shape (n_samples,), int64
+        Encoded labels.
+    sample_weight : ndarray of shape (n_samples,), float64, or None
+    beta : float
+        Inverse temperature, ``beta > 0``.
+    row_stats : tuple of two ndarrays of shape (n_samples,), optional
+        ``(max_k z_ik, z_{i, y_i})`` from :func:`row_max_and_true`, reused
+        across Newton iterations.
+
+    Returns
+    -------
+    f, g, h : float
+        ``f(beta) = mean_w [logsumexp(beta z_i) - beta z_{i,y_i}]``,
+        ``g = f'(beta) = mean_w [E_{p_i}[z_i] - z_{i,y_i}]`` and
+        ``h = f''(beta) = mean_w Var_{p_i}[z_i]`` with
+        ``p_i = softmax(beta z_i)``; all three from one pass over ``Z``.
+    """
+    n, k = Z.shape
+    if row_stats is None:
+        row_stats = row_max_and_true(Z, y)
+    m_all, zy_all = row_stats
+    sw, wsum = _weights(sample_weight, n)
+    F = G = H = 0.0
+    for sl in chunk_rows(n, k):
+        m = m_all[sl]
+        D = _work(Z[sl]) - m[:, None]          # <= 0, shifted logits
+        E = np.exp(beta * D)
+        s0 = E.sum(axis=1)
+        mu = np.einsum("ij,ij->i", E, D) / s0  # E_p[z] - m
+        D -= mu[:, None]
+        var = np.einsum("ij,ij,ij->i", E, D, D) / s0
+        dy = zy_all[sl] - m                    # z_y - m <= 0
+        f_i = np.log(s0) - beta * dy
+        g_i = mu - dy
+        if sw is None:
+            F += f_i.sum()
+            G += g_i.sum()
+            H += var.sum()
+        else:
+            w = sw[sl]
+            F += np.dot(w, f_i)
+            G += np.dot(w, g_i)
+            H += np.dot(w, var)
+    return F / wsum, G / wsum, H / wsum

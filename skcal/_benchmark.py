@@ -1,0 +1,429 @@
+"""Compare calibration methods (skcal's and peer libraries') on real logits.
+
+This is the logic behind ``skcal benchmark``; it is usable from Python::
+
+    from skcal._benchmark import run_benchmark, format_table
+    from skcal.datasets import load_logits
+    rows = run_benchmark([load_logits("agnews_gpt2_zeroshot")])
+    print(format_table(rows))
+
+Each method is fitted on the calibration split (``logits_val``, ``y_val``) and
+evaluated on the test split (``logits_test``, ``y_test``). All metrics come
+from :mod:`skcal.metrics`, so the table agrees with what a user computes with
+the library.
+"""
+
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+from scipy.special import softmax
+
+from ._peers import PEERS, PeerUnavailable
+
+__all__ = [
+    "available_methods",
+    "run_benchmark",
+    "format_table",
+    "write_csv",
+    "plot_reliability",
+]
+
+#: skcal's own calibrators: method name -> class name in :mod:`skcal`.
+SKCAL_METHODS = {
+    "temperature": "TemperatureScaler",
+    "vector": "VectorScaler",
+    "platt": "PlattScaler",
+    "isotonic": "IsotonicScaler",
+}
+
+#: Number of equal-width bins of both ECEs in the table.
+N_BINS = 15
+
+COLUMNS = (
+    "dataset",
+    "method",
+    "library",
+    "nll",
+    "ece",
+    "classwise_ece",
+    "brier",
+    "accuracy",
+    "fit_time_s",
+    "predict_time_s",
+    "status",
+)
+
+
+def available_methods(peers=True):
+    """Names of the methods the benchmark knows, in table order.
+
+    Parameters
+    ----------
+    peers : bool, default=True
+        Include the peer-library methods.
+
+    Returns
+    -------
+    names : list of str
+        ``"uncalibrated"`` first, then skcal's calibrators, then the peers.
+    """
+    names = ["uncalibrated", *SKCAL_METHODS]
+    if peers:
+        names += list(PEERS)
+    return names
+
+
+class _Uncalibrated:
+    def fit(self, logits, y):
+        return self
+
+    def predict_proba(self, logits):
+        return softmax(np.asarray(logits, dtype=np.float64), axis=1)
+
+
+class _Skcal:
+    def __init__(self, class_name, random_state):
+        import skcal
+
+        cls = getattr(skcal, class_name, None)
+        if cls is None:
+            raise PeerUnavailable(f"skcal.{class_name} is not available")
+        self.est = cls()
+        if "random_state" in self.est.get_params():
+            self.est.set_params(random_state=random_state)
+
+    def fit(self, logits, y):
+        self.est.fit(logits, y)
+        return self
+
+    def predict_proba(self, logits):
+        return self.est.predict_proba(logits)
+
+
+def _make(method, random_state):
+    """Return (library, adapter); adapter may raise PeerUnavailable."""
+    if method == "uncalibrated":
+        return "-", _Uncalibrated
+    if method in SKCAL_METHODS:
+        return "skcal", lambda: _Skcal(SKCAL_METHODS[method], random_state)
+    library, factory = PEERS[method]
+    return library, lambda: factory(random_state)
+
+
+def _metrics(y, proba):
+    """Test-split metrics of ``proba``, all from :mod:`skcal.metrics`."""
+    from skcal.metrics import (
+        brier_score,
+        expected_calibration_error,
+        negative_log_likelihood,
+    )
+
+    return {
+        "nll": float(negative_log_likelihood(y, proba)),
+        "ece": float(
+            expected_calibration_error(y, proba, kind="top-label", n_bins=N_BINS)
+        ),
+        "classwise_ece": float(
+            expected_calibration_error(y, proba, kind="classwise", n_bins=N_BINS)
+        ),
+        "brier": float(brier_score(y, proba)),
+        "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
+    }
+
+
+def _one_line(exc):
+    msg = " ".join(str(exc).split()) or exc.__class__.__name__
+    msg = f"{exc.__class__.__name__}: {msg}"
+    return msg if len(msg) <= 100 else msg[:97] + "..."
+
+
+def _run_method(data, method, random_state, keep_proba):
+    library, make = _make(method, random_state)
+    row = dict.fromkeys(COLUMNS, math.nan)
+    row.update(dataset=data.name, method=method, library=library, status="ok")
+    try:
+        adapter = make()
+    except PeerUnavailable as exc:
+        row["status"] = str(exc)
+        return row
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t0 = time.perf_counter()
+            adapter.fit(data.logits_val, data.y_val)
+            t1 = time.perf_counter()
+            proba = np.asarray(adapter.predict_proba(data.logits_test))
+            t2 = time.perf_counter()
+        if proba.shape != (len(data.y_test), data.n_classes):
+            raise ValueError(
+                f"predict_proba returned shape {proba.shape}, expected "
+                f"{(len(data.y_test), data.n_classes)}"
+            )
+        row.update(_metrics(data.y_test, proba))
+        row.update(fit_time_s=t1 - t0, predict_time_s=t2 - t1)
+        conv = [w for w in caught if "converge" in str(w.message).lower()]
+        if conv:
+            row["status"] = "ok (convergence warning)"
+        if keep_proba:
+            row["proba"] = proba
+    except Exception as exc:  # a crashing method is reported, not fatal
+        row["status"] = "error: " + _one_line(exc)
+    return row
+
+
+def run_benchmark(
+    datasets, methods=None, *, peers=True, random_state=0, progress=False,
+    keep_proba=False,
+):
+    """Fit every method on each data set's calibration split, score the test split.
+
+    Parameters
+    ----------
+    datasets : iterable of Bunch
+        Data sets as returned by :func:`skcal.datasets.load_logits` or
+        :func:`skcal.datasets.load_logits_file` (attributes ``logits_val``,
+        ``y_val``, ``logits_test``, ``y_test``, ``n_classes``, ``name``).
+    methods : list of str or None, default=None
+        Method names from :func:`available_methods`; None means all of them.
+        ``"uncalibrated"`` is always included and always first.
+    peers : bool, default=True
+        Whether to run the peer-library methods (ignored for methods listed
+        explicitly in ``methods``).
+    random_state : int, default=0
+        Passed to every skcal calibrator that has a ``random_state``.
+    progress : bool, default=False
+        Show a tqdm progress bar on stderr (no bar if tqdm is missing).
+    keep_proba : bool, default=False
+        Store the test probabilities of each method under the key ``"proba"``.
+
+    Returns
+    -------
+    rows : list of dict
+        One dict per (data set, method), with the keys of ``COLUMNS``:
+        ``nll`` (mean negative log-likelihood, nats), ``ece`` (top-label ECE,
+        15 equal-width bins, a fraction), ``classwise_ece`` (classwise ECE,
+        15 bins), ``brier`` (Brier score), ``accuracy`` (fraction),
+        ``fit_time_s`` and ``predict_time_s`` (seconds, wall clock), and
+        ``status`` (``"ok"``, ``"not installed"`` or ``"error: ..."``; metric
+        values are NaN unless ``status`` starts with ``"ok"``).
+
+    Raises
+    ------
+    ValueError
+        If ``methods`` contains an unknown name.
+
+    Notes
+    -----
+    A method that raises during fit or predict becomes an error row; the
+    other methods still run.
+    """
+    known = available_methods(peers=True)
+    if methods is None:
+        methods = available_methods(peers=peers)
+    unknown = [m for m in methods if m not in known]
+    if unknown:
+        raise ValueError(
+            f"unknown method(s) {unknown}; choose from {', '.join(known)}"
+        )
+    methods = ["uncalibrated"] + [m for m in methods if m != "uncalibrated"]
+    datasets = list(datasets)
+    bar = None
+    if progress:
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(
+                total=len(datasets) * len(methods), file=sys.stderr, unit="fit",
+                leave=False,
+            )
+        except ImportError:
+            bar = None
+    rows = []
+    try:
+        for data in datasets:
+            for method in methods:
+                if bar is not None:
+                    bar.set_description(f"{data.name}: {method}")
+                rows.append(_run_method(data, method, random_state, keep_proba))
+                if bar is not None:
+                    bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+def _fmt(value, scale=1.0, digits=4):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value * scale:.{digits}f}"
+
+
+_HEADERS = (
+    "method", "library", "NLL", "ECE %", "cw-ECE %", "Brier", "acc %",
+    "fit ms", "predict ms", "note",
+)
+
+
+def _cells(row):
+    ok = row["status"].startswith("ok")
+    note = "" if row["status"] == "ok" else row["status"]
+    return [
+        row["method"],
+        row["library"],
+        _fmt(row["nll"]),
+        _fmt(row["ece"], 100, 2),
+        _fmt(row["classwise_ece"], 100, 2),
+        _fmt(row["brier"]),
+        _fmt(row["accuracy"], 100, 2),
+        _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
+        _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
+        note,
+    ]
+
+
+def format_table(rows, fmt="text", datasets=None):
+    """Render benchmark rows as one table per data set.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`run_benchmark`.
+    fmt : {"text", "markdown"}, default="text"
+        Aligned plain text for a terminal, or GitHub Markdown.
+    datasets : dict or None, default=None
+        Optional mapping name -> Bunch, used to print the class count and
+        split sizes in each heading.
+
+    Returns
+    -------
+    table : str
+        ECE and accuracy are shown in percent, times in milliseconds.
+    """
+    if fmt not in ("text", "markdown"):
+        raise ValueError(f"fmt must be 'text' or 'markdown', got {fmt!r}")
+    out = []
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    for name in names:
+        heading = name
+        if datasets and name in datasets:
+            d = datasets[name]
+            heading += (
+                f" (K={d.n_classes}, {len(d.y_val)} calibration / "
+                f"{len(d.y_test)} test rows)"
+            )
+        cells = [_cells(r) for r in rows if r["dataset"] == name]
+        if fmt == "markdown":
+            out.append(f"### {heading}\n")
+            out.append("| " + " | ".join(_HEADERS) + " |")
+            out.append(
+                "| " + " | ".join("---" if i < 2 or i == 9 else "---:"
+                                  for i in range(len(_HEADERS))) + " |"
+            )
+            out.extend("| " + " | ".join(c) + " |" for c in cells)
+        else:
+            widths = [
+                max(len(h), *(len(c[i]) for c in cells))
+                for i, h in enumerate(_HEADERS)
+            ]
+
+            def line(c):
+                parts = [
+                    c[i].ljust(widths[i]) if i < 2 or i == 9 else c[i].rjust(widths[i])
+                    for i in range(len(c))
+                ]
+                return "  ".join(parts).rstrip()
+
+            out.append(heading)
+            out.append(line(list(_HEADERS)))
+            out.append(line(["-" * w for w in widths]))
+            out.extend(line(c) for c in cells)
+        out.append("")
+    return "\n".join(out)
+
+
+def write_csv(rows, path):
+    """Write benchmark rows to a CSV file (raw values, SI units, fractions).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`run_benchmark`.
+    path : str or path-like
+        Destination file; overwritten.
+    """
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(
+                {k: ("" if isinstance(v, float) and math.isnan(v) else
+                     repr(v) if isinstance(v, float) else v)
+                 for k, v in r.items() if k in COLUMNS}
+            )
+
+
+def _top_label_bins(y, proba, n_bins):
+    conf = proba.max(axis=1)
+    correct = np.argmax(proba, axis=1) == y
+    # Equal-width bins on (0, 1], right-closed.
+    idx = np.clip(np.ceil(conf * n_bins).astype(int) - 1, 0, n_bins - 1)
+    count = np.bincount(idx, minlength=n_bins)
+    mean_conf = np.bincount(idx, weights=conf, minlength=n_bins)
+    acc = np.bincount(idx, weights=correct, minlength=n_bins)
+    keep = count > 0
+    return mean_conf[keep] / count[keep], acc[keep] / count[keep]
+
+
+def plot_reliability(rows, y_test, path, title=None, n_bins=N_BINS):
+    """Save a top-label reliability diagram comparing the methods of one data set.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of a single data set from ``run_benchmark(..., keep_proba=True)``;
+        rows without ``"proba"`` are skipped.
+    y_test : ndarray of shape (n_samples,)
+        True test labels.
+    path : str or path-like
+        PNG file to write.
+    title : str or None, default=None
+        Figure title.
+    n_bins : int, default=15
+        Equal-width confidence bins.
+
+    Notes
+    -----
+    Uses matplotlib's object API (no pyplot, no global backend change).
+    """
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    # TODO: switch to skcal.display.ReliabilityDisplay once it lands.
+    fig = Figure(figsize=(6.4, 6.0))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", label="perfectly calibrated")
+    shown = [r for r in rows if "proba" in r]
+    cmap = matplotlib.colormaps["tab20"]
+    colors = [cmap(i % 20) for i in range(len(shown))]
+    for i, r in enumerate(shown):
+        conf, acc = _top_label_bins(np.asarray(y_test), r["proba"], n_bins)
+        ax.plot(
+            conf, acc, marker="os^vD<>"[i % 7], markersize=3, linewidth=1,
+            color=colors[i], linestyle="-" if r["library"] in ("skcal", "-") else "--",
+            label=f"{r['method']} (ECE {100 * r['ece']:.2f}%)",
+        )
+    ax.set(
+        xlim=(0, 1), ylim=(0, 1), xlabel="mean top-label confidence in bin",
+        ylabel="accuracy in bin", title=title or "",
+    )
+    ax.set_aspect("equal")
+    ax.legend(loc="upper left", fontsize=7)
+    fig.savefig(path, dpi=100)

@@ -1,0 +1,232 @@
+"""Adapters that let ``skcal benchmark`` run peer calibration libraries.
+
+Every adapter has the same two methods, ``fit(logits, y)`` and
+``predict_proba(logits) -> (n_samples, n_classes)``, and receives the same
+logits as skcal's own calibrators. What each peer is actually given:
+
+- scikit-learn ``CalibratedClassifierCV``: the logits, through a frozen
+  pass-through classifier whose ``decision_function`` returns them (for two
+  classes, the log-odds ``z1 - z0``, as sklearn expects of binary models).
+- netcal: softmax probabilities computed from the logits in float64, because
+  netcal's classification calibrators take confidences, not logits.
+- probmetrics: the logits, through its torch API
+  (``fit_torch(CategoricalLogits(logits), labels)``), so nothing is lost by a
+  round-trip through probabilities.
+
+An adapter whose library is missing raises :class:`PeerUnavailable` when it is
+built; the benchmark shows that as "not installed" instead of failing.
+"""
+
+import importlib
+
+import numpy as np
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_array, check_is_fitted
+
+
+class PeerUnavailable(Exception):
+    """Raised when a peer library (or one of its imports) is not installed."""
+
+
+def _import(module, library):
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing = getattr(exc, "name", None)
+        if missing and missing.split(".")[0] != library.split(".")[0]:
+            raise PeerUnavailable(
+                f"{library} installed but needs {missing}, which is not"
+            ) from None
+        raise PeerUnavailable("not installed") from None
+
+
+class LogitPassthroughClassifier(ClassifierMixin, BaseEstimator):
+    """A classifier whose decision function is its input: ``X`` are logits.
+
+    It lets scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV`
+    calibrate precomputed logits: wrap a fitted instance in
+    :class:`~sklearn.frozen.FrozenEstimator` and pass the logits as ``X``.
+
+    Parameters
+    ----------
+    n_classes : int or None, default=None
+        Number of classes; when None it is taken from the number of columns
+        of ``X`` in :meth:`fit`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        ``0 .. n_classes - 1``.
+    n_features_in_ : int
+        Number of logit columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> clf = LogitPassthroughClassifier().fit(np.eye(3), [0, 1, 2])
+    >>> clf.decision_function(np.array([[1.0, 2.0, 0.5]]))
+    array([[1. , 2. , 0.5]])
+    """
+
+    def __init__(self, n_classes=None):
+        self.n_classes = n_classes
+
+    def fit(self, X, y=None):
+        """Record the number of classes; nothing is learned.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes)
+            Logits.
+        y : ignored
+
+        Returns
+        -------
+        self : object
+        """
+        X = check_array(X)
+        k = self.n_classes if self.n_classes is not None else X.shape[1]
+        self.classes_ = np.arange(k)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def decision_function(self, X):
+        """Return the logits (binary: the log-odds of class 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
+            ``X`` itself; for two classes ``X[:, 1] - X[:, 0]``.
+        """
+        check_is_fitted(self)
+        X = check_array(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} columns, expected {self.n_features_in_}"
+            )
+        if len(self.classes_) == 2:
+            return X[:, 1] - X[:, 0]
+        return X
+
+    def predict_proba(self, X):
+        """Softmax of the logits, shape (n_samples, n_classes)."""
+        check_is_fitted(self)
+        return softmax(check_array(X, dtype=np.float64), axis=1)
+
+    def predict(self, X):
+        """Arg-max of the logits."""
+        check_is_fitted(self)
+        return self.classes_[np.argmax(check_array(X), axis=1)]
+
+
+class _SklearnCalibrated:
+    def __init__(self, method):
+        sklearn = _import("sklearn", "sklearn")
+        from sklearn.calibration import CalibratedClassifierCV
+
+        try:
+            from sklearn.frozen import FrozenEstimator
+        except ImportError:
+            raise PeerUnavailable(
+                f"scikit-learn {sklearn.__version__} has no FrozenEstimator"
+            ) from None
+        self._CCV, self._Frozen, self.method = CalibratedClassifierCV, FrozenEstimator, method
+        if method == "temperature":
+            try:
+                self._CCV(method="temperature")._validate_params()
+            except Exception:
+                raise PeerUnavailable(
+                    f"scikit-learn {sklearn.__version__} lacks method='temperature'"
+                ) from None
+
+    def fit(self, logits, y):
+        base = LogitPassthroughClassifier().fit(logits)
+        self.model_ = self._CCV(self._Frozen(base), method=self.method)
+        self.model_.fit(logits, y)
+        return self
+
+    def predict_proba(self, logits):
+        return self.model_.predict_proba(logits)
+
+
+class _Netcal:
+    def __init__(self, kind, random_state):
+        if kind == "isotonic":
+            self._cls = _import("netcal.binning", "netcal").IsotonicRegression
+        else:
+            scaling = _import("netcal.scaling", "netcal")
+            self._cls = (
+                scaling.TemperatureScaling
+                if kind == "temperature"
+                else scaling.LogisticCalibration
+            )
+        self.kind, self.random_state = kind, random_state
+
+    @staticmethod
+    def _probs(logits):
+        return softmax(np.asarray(logits, dtype=np.float64), axis=1)
+
+    def fit(self, logits, y):
+        self.model_ = self._cls()
+        p = self._probs(logits)
+        if self.kind == "isotonic":
+            self.model_.fit(p, np.asarray(y))
+        else:
+            # tensorboard=False: netcal otherwise writes log folders to disk.
+            self.model_.fit(p, np.asarray(y), tensorboard=False)
+        return self
+
+    def predict_proba(self, logits):
+        p = np.asarray(self.model_.transform(self._probs(logits)), dtype=np.float64)
+        if p.ndim == 1:  # binary: netcal returns P(class 1)
+            p = np.column_stack([1.0 - p, p])
+        return p
+
+
+class _Probmetrics:
+    def __init__(self, kind):
+        _import("probmetrics", "probmetrics")
+        cal = _import("probmetrics.calibrators", "probmetrics")
+        dist = _import("probmetrics.distributions", "probmetrics")
+        self._torch = _import("torch", "torch")
+        self._cls = (
+            cal.TemperatureScalingCalibrator
+            if kind == "temperature"
+            else cal.VectorScalingCalibrator
+        )
+        self._Logits = dist.CategoricalLogits
+
+    def _dist(self, logits):
+        return self._Logits(self._torch.as_tensor(np.asarray(logits, dtype=np.float64)))
+
+    def fit(self, logits, y):
+        self.model_ = self._cls()
+        self.model_.fit_torch(
+            self._dist(logits), self._torch.as_tensor(np.asarray(y), dtype=self._torch.long)
+        )
+        return self
+
+    def predict_proba(self, logits):
+        out = self.model_.predict_proba_torch(self._dist(logits))
+        return out.get_probs().detach().cpu().numpy().astype(np.float64)
+
+
+#: Peer methods: name -> (library shown in the table, factory(random_state)).
+PEERS = {
+    "sklearn-sigmoid": ("scikit-learn", lambda rs: _SklearnCalibrated("sigmoid")),
+    "sklearn-isotonic": ("scikit-learn", lambda rs: _SklearnCalibrated("isotonic")),
+    "sklearn-temperature": (
+        "scikit-learn",
+        lambda rs: _SklearnCalibrated("temperature"),
+    ),
+    "netcal-temperature": ("netcal", lambda rs: _Netcal("temperature", rs)),
+    "netcal-vector": ("netcal", lambda rs: _Netcal("vector", rs)),
+    "netcal-isotonic": ("netcal", lambda rs: _Netcal("isotonic", rs)),
+    "probmetrics-temperature": ("probmetrics", lambda rs: _Probmetrics("temperature")),
+    "probmetrics-vector": ("probmetrics", lambda rs: _Probmetrics("vector")),
+}

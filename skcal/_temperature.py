@@ -1,0 +1,216 @@
+"""Temperature scaling (Guo et al. 2017) fitted by safeguarded Newton on beta = 1/T."""
+
+import math
+import warnings
+from numbers import Integral, Real
+
+from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
+
+from .base import BaseCalibrator
+
+__all__ = ["TemperatureScaler", "fit_temperature"]
+
+#: Bounds of the fitted temperature. The optimum is clipped to them, with a warning.
+TEMPERATURE_MIN = 1e-6
+TEMPERATURE_MAX = 1e6
+
+
+def fit_temperature(Z, y, sample_weight, xp, *, tol=1e-10, max_iter=100, beta0=1.0):
+    """Minimise the NLL of ``softmax(beta * Z)`` over ``beta = 1/T``.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        Logits (float16, bfloat16, float32 or float64).
+    y : ndarray or torch.Tensor of shape (n_samples,), int64
+        Encoded labels in ``0..n_classes-1``.
+    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
+    xp : module
+        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    tol : float, default=1e-10
+        Stop when the Newton step is at most ``tol * beta``.
+    max_iter : int, default=100
+        Maximum number of objective evaluations (passes over ``Z``).
+    beta0 : float, default=1.0
+        Starting point.
+
+    Returns
+    -------
+    beta : float
+        The minimiser, within ``[1/TEMPERATURE_MAX, 1/TEMPERATURE_MIN]``.
+    n_iter : int
+        Number of derivative evaluations (passes over ``Z``).
+    status : {"converged", "lower", "upper", "max_iter"}
+        ``"lower"``: the optimum is at ``beta <= 1/TEMPERATURE_MAX`` (logits
+        carry no or inverted information); ``"upper"``: the optimum is at
+        ``beta >= 1/TEMPERATURE_MIN`` (separable calibration set).
+
+    Notes
+    -----
+    ``f(beta) = sum_i w_i [logsumexp(beta z_i) - beta z_{i,y_i}] / sum_i w_i``
+    is convex, with ``f'(beta) = mean_w(E_p[z] - z_y)`` and
+    ``f''(beta) = mean_w Var_p[z] >= 0`` computed in one pass. The method keeps
+    a bracket ``[lo, hi]`` with ``f'(lo) < 0 < f'(hi)`` (initially the bounds)
+    and takes the Newton step when it lands strictly inside the bracket, else
+    tries the untested bound, else bisects the bracket geometrically. Newton
+    converges quadratically near the optimum.
+    """
+    b_min, b_max = 1.0 / TEMPERATURE_MAX, 1.0 / TEMPERATURE_MIN
+    lo, hi = b_min, b_max
+    lo_tested = hi_tested = False
+    beta = min(max(beta0, b_min), b_max)
+    stats = xp.row_max_and_true(Z, y)
+    for it in range(1, max_iter + 1):
+        _, g, h = xp.temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=stats)
+        if beta <= b_min and g >= 0:
+            return b_min, it, "lower"
+        if beta >= b_max and g <= 0:
+            return b_max, it, "upper"
+        if g == 0:
+            return beta, it, "converged"
+        if g > 0:
+            hi, hi_tested = beta, True
+        else:
+            lo, lo_tested = beta, True
+        cand = beta - g / h if h > 0 else math.nan
+        if not (lo < cand < hi):
+            if cand <= lo and not lo_tested:
+                cand = lo
+            elif cand >= hi and not hi_tested:
+                cand = hi
+            elif cand != cand and not (lo_tested and hi_tested):
+                cand = hi if not hi_tested else lo
+            else:
+                cand = math.sqrt(lo * hi)
+        if abs(cand - beta) <= tol * beta or (hi - lo) <= tol * lo:
+            return cand, it, "converged"
+        beta = cand
+    return beta, max_iter, "max_iter"
+
+
+class TemperatureScaler(BaseCalibrator):
+    """Temperature scaling: one positive temperature ``T`` shared by all classes.
+
+    The calibrated probabilities are ``softmax(z / T)``. ``T`` minimises the
+    negative log-likelihood (NLL) of the calibration set. ``T > 1`` softens
+    over-confident logits, ``T < 1`` sharpens under-confident ones; the
+    predicted class never changes.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds. Probabilities are turned into logits by ``log``
+        (exact zeros first become the dtype's smallest normal number).
+    classes : array-like of shape (n_classes,), default=None
+        Labels of the columns of ``X``. By default the sorted unique labels of
+        ``y``; with integer labels ``0..K-1`` some classes may be absent.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Array library used for the computation; ``"auto"`` follows the input.
+    tol : float, default=1e-10
+        Relative tolerance on ``beta = 1/T``: Newton stops when its step is
+        below ``tol * beta``.
+    max_iter : int, default=100
+        Maximum number of passes over the calibration set.
+
+    Attributes
+    ----------
+    temperature_ : float
+        Fitted temperature ``T``, in ``[1e-6, 1e6]``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+    n_features_in_ : int
+        Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
+    n_iter_ : int
+        Number of Newton iterations (passes over the data).
+
+    Notes
+    -----
+    Objective, over ``beta = 1/T``:
+    ``f(beta) = sum_i w_i [log sum_k exp(beta z_ik) - beta z_{i,y_i}] / sum_i w_i``.
+    It is convex in ``beta``; its exact first and second derivatives (the mean
+    over samples of ``E_p[z] - z_y`` and ``Var_p[z]`` under
+    ``p = softmax(beta z)``) are computed in one stable pass, and a
+    safeguarded Newton method (bracketing with geometric bisection) solves
+    ``f'(beta) = 0`` to relative tolerance ``tol``. When the optimum lies at
+    ``beta <= 1e-6`` (logits uninformative or anti-informative, ``T -> inf``)
+    or ``beta >= 1e6`` (separable calibration set, ``T -> 0``), ``T`` is set to
+    the bound and a ``ConvergenceWarning`` says so. A ``ConvergenceWarning``
+    also reports stopping at ``max_iter``.
+
+    References
+    ----------
+    C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger, "On Calibration of Modern
+    Neural Networks", ICML 2017, Section 4.2 ("Temperature scaling").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import TemperatureScaler
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=1000)
+    >>> logits = 5.0 * (np.eye(3)[y] + rng.normal(size=(1000, 3)))
+    >>> ts = TemperatureScaler().fit(logits, y)
+    >>> bool(ts.temperature_ > 1)  # over-confident logits are softened
+    True
+    >>> ts.predict_proba(logits).shape
+    (1000, 3)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        tol=1e-10,
+        max_iter=100,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _fit(self, Z, y, sample_weight, xp):
+        beta, n_iter, status = fit_temperature(
+            Z, y, sample_weight, xp, tol=self.tol, max_iter=self.max_iter
+        )
+        self.temperature_ = float(1.0 / beta)
+        self.n_iter_ = n_iter
+        if status == "lower":
+            warnings.warn(
+                "The NLL-optimal inverse temperature is <= 0: the logits are "
+                "uninformative or anti-informative on the calibration set. The "
+                f"temperature is set to its upper bound {self.temperature_:g}.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif status == "upper":
+            warnings.warn(
+                "The calibration set is separated by the logits: the NLL decreases "
+                "as T -> 0. The temperature is set to its lower bound "
+                f"{self.temperature_:g}.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif status == "max_iter":
+            warnings.warn(
+                f"Temperature scaling stopped after max_iter={self.max_iter} "
+                "iterations before reaching tol; increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _predict_log_proba(self, Z, xp):
+        return xp.log_softmax(Z, scale=1.0 / self.temperature_)
+
+    def _predict_proba(self, Z, xp):
+        return xp.softmax(Z, scale=1.0 / self.temperature_)

@@ -1,0 +1,366 @@
+"""The shared base class of every skcal calibrator.
+
+:class:`BaseCalibrator` validates input once (logits or probabilities, labels,
+sample weights), chooses the backend, and implements ``fit``,
+``predict_proba``, ``predict_log_proba``, ``predict``, ``transform`` and
+``score``. A calibration method only implements private hooks:
+
+- ``_fit(Z, y, sample_weight, xp)``: learn the map from logits ``Z`` of shape
+  (n_samples, n_classes) and encoded labels ``y`` (int64 in ``0..K-1``);
+- ``_predict_log_proba(Z, xp)`` *or* ``_predict_proba(Z, xp)``: calibrated
+  log-probabilities or probabilities of shape (n_samples, n_classes).
+
+``xp`` is the kernel module (``skcal._backend._numpy`` or ``_torch``).
+"""
+
+import sys
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._backend import _numpy
+from .utils._array import get_backend, is_torch_tensor, to_numpy
+from .utils.validation import check_sample_weight, check_scores
+
+__all__ = ["BaseCalibrator"]
+
+
+class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
+    """Base class for calibrators: a classifier over logits and a transformer.
+
+    Subclasses set their own parameters in ``__init__`` and implement
+    ``_fit`` and ``_predict_log_proba`` or ``_predict_proba``.
+
+    Notes
+    -----
+    Column ``j`` of ``X`` belongs to ``classes_[j]``. ``transform`` returns the
+    calibrated log-probabilities, i.e. calibrated logits normalised so that
+    ``exp`` of each row sums to one; they can be fed to another calibrator or
+    to any estimator expecting logits. ``score`` is the mean log-likelihood of
+    the true labels (the negative of the log loss), a strictly proper scoring
+    rule, so that ``GridSearchCV`` without ``scoring`` picks the best-calibrated
+    model.
+    """
+
+    _parameter_constraints: dict = {
+        "input_type": [StrOptions({"logits", "probabilities"})],
+        "classes": ["array-like", None],
+        "backend": [StrOptions({"auto", "numpy", "torch"})],
+    }
+
+    # ------------------------------------------------------------------ input
+    def _validate_X(self, X, *, reset):
+        Z, n_cols = check_scores(X, input_type=self.input_type)
+        if reset:
+            self.n_features_in_ = n_cols
+        else:
+            n_classes = len(self.classes_)
+            if Z.shape[1] != n_classes:
+                raise ValueError(
+                    f"X has {n_cols} column{'s' if n_cols != 1 else ''}, but "
+                    f"{self.__class__.__name__} was fitted on {n_classes} classes "
+                    f"{list(self.classes_)!r}; expected {n_classes} columns"
+                    + (" (or a 1-D score vector)." if n_classes == 2 else ".")
+                )
+        return Z
+
+    def _encode_y(self, y, n_columns, n_samples):
+        if y is None:
+            raise ValueError(
+                f"{self.__class__.__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        y_np = to_numpy(y) if is_torch_tensor(y) else y
+        y_np = column_or_1d(y_np, warn=True)
+        if y_np.shape[0] != n_samples:
+            raise ValueError(
+                f"X and y have different numbers of samples: {n_samples} and "
+                f"{y_np.shape[0]}."
+            )
+        check_classification_targets(y_np)
+        if self.classes is not None:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
+                raise ValueError("classes must be a 1-D sequence of distinct labels.")
+            if len(classes) != n_columns:
+                raise ValueError(
+                    f"classes has {len(classes)} labels but X has {n_columns} columns "
+                    "(after expanding a binary score vector to 2 columns)."
+                )
+            y_enc = _encode_with(classes, y_np)
+            present = np.unique(y_enc)
+            if len(present) < len(classes):
+                missing = np.setdiff1d(np.arange(len(classes)), present)
+                warnings.warn(
+                    f"Classes {list(classes[missing])[:10]!r} never occur in the "
+                    "calibration set; their columns are calibrated without examples.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        else:
+            classes, y_enc = np.unique(y_np, return_inverse=True)
+            if len(classes) < 2:
+                raise ValueError(
+                    f"y contains a single class ({classes[0]!r}); a calibrator needs at "
+                    "least 2 classes, or pass classes=[...] to name the columns of X."
+                )
+            if len(classes) != n_columns:
+                is_int = type_of_target(y_np) in ("binary", "multiclass") and (
+                    np.issubdtype(classes.dtype, np.integer)
+                )
+                if (
+                    is_int
+                    and len(classes) < n_columns
+                    and classes.min() >= 0
+                    and classes.max() < n_columns
+                ):
+                    missing = np.setdiff1d(np.arange(n_columns), classes)
+                    warnings.warn(
+                        f"Classes {list(missing)[:10]!r} never occur in the calibration "
+                        f"set; taking classes_ = 0..{n_columns - 1} from the {n_columns} "
+                        "columns of X (pass classes=... to be explicit).",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                    classes = np.arange(n_columns, dtype=classes.dtype)
+                    y_enc = y_np.astype(np.int64)
+                else:
+                    raise ValueError(
+                        f"y has {len(classes)} classes but X has {n_columns} columns. "
+                        "Each column of X must be the logit (or probability) of one "
+                        "class; pass classes=[...] to name them."
+                    )
+        self.classes_ = classes
+        return np.asarray(y_enc, dtype=np.int64)
+
+    def _prepare(self, Z):
+        """Move validated logits to the compute backend; return (Z, xp)."""
+        xp = get_backend(Z, self.backend)
+        if xp.name == "torch" and not is_torch_tensor(Z):
+            Z = xp.from_numpy(Z)
+        elif xp.name == "numpy" and is_torch_tensor(Z):
+            Z = to_numpy(Z)
+        return Z, xp
+
+    @staticmethod
+    def _restore(out, X):
+        """Return ``out`` in the array type (and device) of the user's ``X``."""
+        if is_torch_tensor(X):
+            if not is_torch_tensor(out):
+                out = sys.modules["torch"].from_numpy(np.ascontiguousarray(out))
+            return out.to(X.device)
+        return to_numpy(out) if is_torch_tensor(out) else out
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y, sample_weight=None):
+        """Fit the calibration map on a calibration set.
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+            Logits (``input_type="logits"``) or probabilities
+            (``input_type="probabilities"``) of a fitted classifier on held-out
+            data. A binary problem may be given as one score per sample (the
+            log-odds, or probability, of ``classes_[1]``).
+        y : array-like of shape (n_samples,)
+            True labels; any labels scikit-learn accepts.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; integer weights give the same fit as
+            repeating rows.
+
+        Returns
+        -------
+        self : object
+            The fitted calibrator.
+
+        Raises
+        ------
+        ValueError
+            For invalid ``X`` (see :func:`skcal.utils.validation.check_scores`),
+            a single class in ``y`` (without ``classes``), labels not in
+            ``classes``, a class count that does not match the columns of
+            ``X``, mismatched lengths, or invalid ``sample_weight``.
+        """
+        self._validate_params()
+        Z = self._validate_X(X, reset=True)
+        y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
+        sw = check_sample_weight(sample_weight, Z.shape[0])
+        Z, xp = self._prepare(Z)
+        if xp.name == "torch":
+            y_enc = xp.from_numpy(y_enc, device=Z.device)
+            if sw is not None:
+                sw = xp.from_numpy(sw, device=Z.device)
+        self._fit(Z, y_enc, sw, xp)
+        return self
+
+    # ---------------------------------------------------------------- predict
+    def _predict_log_proba(self, Z, xp):
+        P = self._predict_proba(Z, xp)
+        return xp.log(P)
+
+    def _predict_proba(self, Z, xp):
+        return xp.exp(self._predict_log_proba(Z, xp))
+
+    def predict_proba(self, X):
+        """Calibrated class probabilities.
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+            Outputs of the same kind as in ``fit``.
+
+        Returns
+        -------
+        proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
+            Rows sum to 1. float64 for float64 input, float32 otherwise; a
+            tensor on the input's device for tensor input. Binary input always
+            gives two columns.
+
+        Raises
+        ------
+        ValueError
+            For invalid ``X`` or a column count that does not match ``classes_``.
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+        """
+        check_is_fitted(self)
+        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        return self._restore(self._predict_proba(Z, xp), X)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (may hold ``-inf`` for a zero probability).
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+
+        Returns
+        -------
+        log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        return self._restore(self._predict_log_proba(Z, xp), X)
+
+    def predict(self, X):
+        """Most probable class after calibration.
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Entries of ``classes_``. For tensor input with integer classes a
+            tensor on the input's device.
+        """
+        check_is_fitted(self)
+        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
+        labels = self.classes_[idx]
+        if is_torch_tensor(X) and np.issubdtype(labels.dtype, np.integer):
+            return sys.modules["torch"].from_numpy(labels).to(X.device)
+        return labels
+
+    def transform(self, X):
+        """Calibrated log-probabilities (calibrated logits, normalised).
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+
+        Returns
+        -------
+        log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
+            Same as :meth:`predict_log_proba`.
+        """
+        return self.predict_log_proba(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean log-likelihood of the true labels (higher is better).
+
+        This is ``-log_loss``: a strictly proper scoring rule, so model
+        selection with it (the default of ``GridSearchCV``) prefers the
+        best-calibrated model, not merely the most accurate one.
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+        y : array-like of shape (n_samples,)
+            True labels; must be among ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+            ``sum_i w_i log p_i[y_i] / sum_i w_i``; ``-inf`` if a true label has
+            probability 0.
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds labels not in ``classes_``.
+        """
+        check_is_fitted(self)
+        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        y_np = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
+        if y_np.shape[0] != Z.shape[0]:
+            raise ValueError(
+                f"X and y have different numbers of samples: {Z.shape[0]} and "
+                f"{y_np.shape[0]}."
+            )
+        y_enc = _encode_with(self.classes_, y_np)
+        sw = check_sample_weight(sample_weight, Z.shape[0])
+        LP = to_numpy(self._predict_log_proba(Z, xp))
+        return _numpy.mean_log_likelihood(LP, y_enc, sw)
+
+    # ---------------------------------------------------------------- helpers
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns of :meth:`transform`.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored; the output columns are named after ``classes_``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            ``"<estimator name in lowercase>_<class>"`` for each class.
+        """
+        check_is_fitted(self, "classes_")
+        prefix = self.__class__.__name__.lower()
+        return np.asarray([f"{prefix}_{c}" for c in self.classes_], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = True
+        tags.input_tags.allow_nan = False
+        tags.classifier_tags.poor_score = True
+        tags.target_tags.required = True
+        return tags
+
+
+def _encode_with(classes, y):
+    """Map labels ``y`` to positions in ``classes``; ValueError for unseen labels."""
+    order = np.argsort(classes, kind="stable")
+    sorted_classes = classes[order]
+    try:
+        pos = np.clip(np.searchsorted(sorted_classes, y), 0, len(classes) - 1)
+        known = sorted_classes[pos] == y
+    except TypeError as exc:
+        raise ValueError(f"Labels in y cannot be compared with classes_ {list(classes)!r}.") from exc
+    if not np.all(known):
+        raise ValueError(
+            f"y contains labels not among the classes {list(classes)!r}: "
+            f"{list(np.unique(y[~known]))[:10]!r}."
+        )
+    return order[pos].astype(np.int64)
+

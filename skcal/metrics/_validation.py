@@ -1,0 +1,303 @@
+"""Input validation shared by every metric in :mod:`skcal.metrics`.
+
+The checks run on NumPy arrays (anything array-like) and on ``torch.Tensor``
+inputs. torch is never imported here: a tensor is recognised only when the
+caller already imported torch (``"torch" in sys.modules``).
+
+After validation every metric works on the same representation:
+
+* ``y``: integer column index of the true class, shape ``(n_samples,)``;
+* ``proba``: float64 probabilities, shape ``(n_samples, n_classes)``;
+* ``log_proba``: float64 log-probabilities (only for ``input_type="logits"``,
+  from a stable log-softmax; ``None`` otherwise);
+* ``weight``: float64 sample weights or ``None``.
+
+For a torch ``y_prob`` these are float64 / int64 tensors on ``y_prob``'s
+device; otherwise NumPy arrays.
+"""
+
+import numbers
+import sys
+from typing import Any, NamedTuple
+
+import numpy as np
+from sklearn.utils import check_array
+
+#: Absolute tolerance on ``|sum_k p_ik - 1|`` for probability rows. It accepts
+#: the rounding of float32 softmax outputs over thousands of classes, and
+#: rejects un-normalised scores.
+PROBA_SUM_TOL = 1e-4
+
+_INPUT_TYPES = ("probabilities", "logits")
+
+
+def _is_torch_tensor(x):
+    """Whether ``x`` is a ``torch.Tensor``, without importing torch."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+class _Inputs(NamedTuple):
+    y: Any
+    proba: Any
+    log_proba: Any
+    weight: Any
+    classes: np.ndarray
+    binary_1d: bool
+    is_torch: bool
+
+
+def _check_choice(name, value, options):
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}.")
+
+
+def _check_n_bins(n_bins):
+    if (
+        isinstance(n_bins, bool)
+        or not isinstance(n_bins, numbers.Integral)
+        or n_bins < 1
+    ):
+        raise ValueError(f"n_bins must be an integer >= 1, got {n_bins!r}.")
+    return int(n_bins)
+
+
+def _to_numpy_labels(y_true):
+    if _is_torch_tensor(y_true):
+        y_true = y_true.detach().cpu().numpy()
+    try:
+        y = np.asarray(y_true)
+    except Exception as exc:  # ragged nested lists, ...
+        raise ValueError(f"y_true could not be converted to an array: {exc}") from exc
+    if y.ndim != 1:
+        raise ValueError(
+            f"y_true must be 1-D of shape (n_samples,), got shape {y.shape}."
+        )
+    if y.shape[0] == 0:
+        raise ValueError("y_true is empty; at least one sample is required.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y_true contains NaN or infinity.")
+    if y.dtype.kind == "O" and any(
+        v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y
+    ):
+        raise ValueError("y_true contains None, NaN or infinity.")
+    return y
+
+
+def _encode_labels(y, n_classes, labels):
+    """Map labels ``y`` to column indices 0..n_classes-1.
+
+    Returns ``(y_index, classes)``.
+    """
+    if labels is None:
+        try:
+            classes = np.unique(y)
+        except TypeError as exc:
+            raise ValueError(
+                f"y_true mixes label types that cannot be sorted: {exc}"
+            ) from exc
+        if classes.shape[0] != n_classes:
+            integer_like = y.dtype.kind in "iub"
+            if (
+                integer_like
+                and classes.shape[0] < n_classes
+                and classes[0] >= 0
+                and classes[-1] < n_classes
+            ):
+                classes = np.arange(n_classes)
+            else:
+                raise ValueError(
+                    f"y_true has {classes.shape[0]} distinct labels "
+                    f"{classes.tolist()[:10]}{'...' if classes.shape[0] > 10 else ''}"
+                    f" but y_prob has {n_classes} columns. Pass labels= to give "
+                    "the class of each column (integer labels 0..n_classes-1 "
+                    "are accepted as column indices when some classes are absent)."
+                )
+    else:
+        classes = np.asarray(labels)
+        if classes.ndim != 1:
+            raise ValueError(f"labels must be 1-D, got shape {classes.shape}.")
+        if classes.shape[0] != n_classes:
+            raise ValueError(
+                f"labels has {classes.shape[0]} entries but y_prob has "
+                f"{n_classes} columns."
+            )
+        try:
+            if np.unique(classes).shape[0] != classes.shape[0]:
+                raise ValueError(f"labels contains duplicates: {classes.tolist()}.")
+        except TypeError as exc:
+            raise ValueError(f"labels cannot be compared: {exc}") from exc
+    try:
+        order = np.argsort(classes, kind="stable")
+        sorted_classes = classes[order]
+        pos = np.searchsorted(sorted_classes, y)
+    except TypeError as exc:
+        raise ValueError(
+            f"y_true labels cannot be compared with labels {classes.tolist()}: {exc}"
+        ) from exc
+    pos = np.clip(pos, 0, n_classes - 1)
+    found = sorted_classes[pos] == y
+    if not np.all(found):
+        missing = np.unique(y[~np.asarray(found, dtype=bool)])
+        raise ValueError(
+            f"y_true contains labels {missing.tolist()[:10]} that are not in "
+            f"labels {classes.tolist()[:20]}."
+        )
+    return order[pos].astype(np.int64), classes
+
+
+def _check_proba_values_numpy(p, binary_1d):
+    if np.any(p < 0) or np.any(p > 1 + PROBA_SUM_TOL):
+        bad = p[(p < 0) | (p > 1 + PROBA_SUM_TOL)]
+        raise ValueError(
+            "y_prob must hold probabilities in [0, 1] (use input_type='logits' "
+            f"for logits); found values such as {bad.ravel()[0]!r}."
+        )
+    if not binary_1d:
+        dev = np.abs(p.sum(axis=1) - 1.0)
+        if np.any(dev > PROBA_SUM_TOL):
+            i = int(np.argmax(dev))
+            raise ValueError(
+                f"Rows of y_prob must sum to 1 within {PROBA_SUM_TOL}; row {i} "
+                f"sums to {p[i].sum()!r}. Pass input_type='logits' for logits."
+            )
+
+
+def _check_sample_weight(sample_weight, n_samples, torch_like=None):
+    if sample_weight is None:
+        return None
+    if _is_torch_tensor(sample_weight):
+        sample_weight = sample_weight.detach().cpu().numpy()
+    w = check_array(
+        sample_weight,
+        ensure_2d=False,
+        dtype=np.float64,
+        input_name="sample_weight",
+        ensure_all_finite=True,
+    )
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, got shape {w.shape}.")
+    if w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {w.shape[0]} entries but y_prob has "
+            f"{n_samples} samples."
+        )
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    if not w.sum() > 0:
+        raise ValueError("sample_weight sums to 0; at least one weight must be > 0.")
+    if torch_like is not None:
+        w = torch_like.new_tensor(w, dtype=sys.modules["torch"].float64)
+    return w
+
+
+def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
+                  labels=None):
+    """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
+
+    Raises
+    ------
+    ValueError
+        For NaN/inf, wrong shapes, empty input, mismatched lengths,
+        probabilities outside [0, 1], rows that do not sum to 1 within
+        :data:`PROBA_SUM_TOL`, unknown labels or negative weights.
+    """
+    _check_choice("input_type", input_type, _INPUT_TYPES)
+    if _is_torch_tensor(y_prob):
+        return _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels)
+
+    p = check_array(
+        y_prob,
+        ensure_2d=False,
+        dtype=(np.float64, np.float32),
+        input_name="y_prob",
+        ensure_all_finite=True,
+    )
+    if p.ndim not in (1, 2):
+        raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
+    p = p.astype(np.float64, copy=False)
+    binary_1d = p.ndim == 1 or p.shape[1] == 1
+    if binary_1d:
+        p = p.reshape(-1)
+    n_classes = 2 if binary_1d else p.shape[1]
+    if not binary_1d and n_classes < 2:
+        raise ValueError("y_prob must have at least 2 columns.")
+    y = _to_numpy_labels(y_true)
+    if y.shape[0] != p.shape[0]:
+        raise ValueError(
+            f"y_true has {y.shape[0]} samples but y_prob has {p.shape[0]}."
+        )
+    y_idx, classes = _encode_labels(y, n_classes, labels)
+    w = _check_sample_weight(sample_weight, p.shape[0])
+
+    log_proba = None
+    if input_type == "probabilities":
+        _check_proba_values_numpy(p, binary_1d)
+        proba = np.stack([1.0 - p, p], axis=1) if binary_1d else p
+    else:
+        if binary_1d:
+            # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
+            log_proba = np.stack([-np.logaddexp(0.0, p), -np.logaddexp(0.0, -p)], 1)
+        else:
+            m = p.max(axis=1, keepdims=True)
+            z = p - m
+            log_proba = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        proba = np.exp(log_proba)
+    return _Inputs(y_idx, proba, log_proba, w, classes, binary_1d, False)
+
+
+def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
+    import torch
+
+    p = y_prob.detach()
+    if p.ndim not in (1, 2):
+        raise ValueError(f"y_prob must be 1-D or 2-D, got shape {tuple(p.shape)}.")
+    if p.shape[0] == 0:
+        raise ValueError("y_prob is empty; at least one sample is required.")
+    if p.is_complex():
+        raise ValueError(f"y_prob must be real-valued, got dtype {p.dtype}.")
+    p = p.to(torch.float64)
+    if not bool(torch.isfinite(p).all()):
+        raise ValueError("Input y_prob contains NaN or infinity.")
+    binary_1d = p.ndim == 1 or p.shape[1] == 1
+    if binary_1d:
+        p = p.reshape(-1)
+    n_classes = 2 if binary_1d else p.shape[1]
+    if not binary_1d and n_classes < 2:
+        raise ValueError("y_prob must have at least 2 columns.")
+    y = _to_numpy_labels(y_true)
+    if y.shape[0] != p.shape[0]:
+        raise ValueError(
+            f"y_true has {y.shape[0]} samples but y_prob has {p.shape[0]}."
+        )
+    y_idx, classes = _encode_labels(y, n_classes, labels)
+    y_idx = torch.as_tensor(y_idx, device=p.device)
+    w = _check_sample_weight(sample_weight, p.shape[0], torch_like=p)
+
+    log_proba = None
+    if input_type == "probabilities":
+        if bool((p < 0).any()) or bool((p > 1 + PROBA_SUM_TOL).any()):
+            raise ValueError(
+                "y_prob must hold probabilities in [0, 1] (use "
+                "input_type='logits' for logits)."
+            )
+        if not binary_1d:
+            dev = (p.sum(dim=1) - 1.0).abs()
+            if bool((dev > PROBA_SUM_TOL).any()):
+                i = int(dev.argmax())
+                raise ValueError(
+                    f"Rows of y_prob must sum to 1 within {PROBA_SUM_TOL}; row "
+                    f"{i} sums to {float(p[i].sum())!r}. Pass "
+                    "input_type='logits' for logits."
+                )
+        proba = torch.stack([1.0 - p, p], dim=1) if binary_1d else p
+    else:
+        if binary_1d:
+            zero = torch.zeros_like(p)
+            log_proba = torch.stack(
+                [-torch.logaddexp(zero, p), -torch.logaddexp(zero, -p)], dim=1
+            )
+        else:
+            log_proba = torch.log_softmax(p, dim=1)
+        proba = log_proba.exp()
+    return _Inputs(y_idx, proba, log_proba, w, classes, binary_1d, True)

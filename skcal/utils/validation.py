@@ -1,0 +1,257 @@
+"""Input validation shared by every skcal estimator (numpy and torch aware).
+
+All array checks of the package live here, so that every estimator raises the
+same clear ``ValueError`` for the same problem.
+"""
+
+import numbers
+import sys
+
+import numpy as np
+from sklearn.utils.validation import check_array, column_or_1d
+
+from ._array import is_torch_tensor
+
+__all__ = [
+    "check_scores",
+    "check_sample_weight",
+    "probability_row_tolerance",
+    "INPUT_TYPES",
+]
+
+INPUT_TYPES = ("logits", "probabilities")
+
+_FLOAT_DTYPES = (np.float64, np.float32, np.float16)
+
+
+def probability_row_tolerance(dtype):
+    """Absolute tolerance on ``|sum(row) - 1|`` for probability input.
+
+    Parameters
+    ----------
+    dtype : numpy or torch dtype
+        The floating dtype of the probabilities.
+
+    Returns
+    -------
+    float
+        ``1e-2`` for 16-bit floats (float16 / bfloat16), ``1e-4`` otherwise.
+    """
+    name = str(dtype)
+    return 1e-2 if ("16" in name) else 1e-4
+
+
+def _fail_nonfinite(name, has_nan):
+    what = "NaN" if has_nan else "infinity"
+    raise ValueError(
+        f"Input {name} contains {what}. skcal calibrators need finite "
+        f"{'logits' if name == 'X' else 'values'}; remove or impute these rows first."
+    )
+
+
+def _as_torch_float(X):
+    torch = sys.modules["torch"]
+    if not X.dtype.is_floating_point:
+        if X.dtype == torch.bool or X.is_complex():
+            raise ValueError(f"Input X has dtype {X.dtype}; expected a real floating tensor.")
+        X = X.to(torch.get_default_dtype())
+    return X
+
+
+def check_scores(X, *, input_type="logits", name="X"):
+    """Validate classifier outputs and return them as a 2-D logit array.
+
+    Parameters
+    ----------
+    X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+        Classifier outputs. With ``input_type="logits"`` these are logits (any
+        real numbers; a per-row constant does not matter) or, for a binary
+        problem given as one column or a 1-D vector, the log-odds of the second
+        class. With ``input_type="probabilities"`` they are probabilities
+        (rows summing to one; a single column or 1-D vector is the probability
+        of the second class).
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds. It is never guessed from the values.
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_columns)
+        Logits, with ``n_columns = 2`` for binary 1-column / 1-D input and
+        ``n_columns = n_classes`` otherwise. The dtype of floating input is kept
+        (float16, bfloat16, float32, float64); other numeric input becomes
+        float64. A 2-D logit input is returned without a copy. Probabilities
+        become ``log(p)``, where an exact 0 is first replaced by the smallest
+        positive normal number of the dtype (``finfo.tiny``), so that every
+        logit is finite.
+    n_input_columns : int
+        The number of columns of ``X`` as given (1 for 1-D input).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is empty, not 1-D or 2-D, contains NaN or infinity, or (for
+        probabilities) has values outside [0, 1] or rows whose sum differs from
+        1 by more than :func:`probability_row_tolerance`.
+    """
+    if input_type not in INPUT_TYPES:
+        raise ValueError(
+            f"input_type must be one of {INPUT_TYPES}, got {input_type!r}."
+        )
+    if is_torch_tensor(X):
+        return _check_scores_torch(X, input_type, name)
+    try:
+        X = check_array(
+            X,
+            ensure_2d=False,
+            dtype=list(_FLOAT_DTYPES),
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            input_name=name,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        if "0 sample" in msg or "0 feature" in msg:
+            raise ValueError(f"Input {name} is empty: {msg}") from exc
+        raise
+    if X.ndim not in (1, 2):
+        raise ValueError(
+            f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
+            f"got {X.ndim}-D of shape {X.shape}."
+        )
+    if X.ndim == 2 and X.shape[1] == 0:
+        raise ValueError(f"Input {name} is empty: it has 0 columns.")
+    if not np.isfinite(X).all():
+        _fail_nonfinite(name, bool(np.isnan(X).any()))
+    n_input_columns = 1 if X.ndim == 1 else X.shape[1]
+    if input_type == "logits":
+        if n_input_columns == 1:
+            s = X.reshape(-1)
+            Z = np.empty((s.shape[0], 2), dtype=X.dtype)
+            Z[:, 0] = 0
+            Z[:, 1] = s
+            return Z, 1
+        return X, n_input_columns
+    # probabilities
+    if (X < 0).any() or (X > 1).any():
+        raise ValueError(
+            f"Input {name} holds probabilities (input_type='probabilities') but has "
+            f"values outside [0, 1] (min {X.min():.6g}, max {X.max():.6g})."
+        )
+    if n_input_columns == 1:
+        p1 = X.reshape(-1)
+        P = np.stack([1 - p1, p1], axis=1)
+    else:
+        P = X
+        tol = probability_row_tolerance(X.dtype)
+        dev = np.abs(P.sum(axis=1, dtype=np.float64) - 1.0)
+        if (dev > tol).any():
+            i = int(np.argmax(dev))
+            raise ValueError(
+                f"Input {name} holds probabilities (input_type='probabilities') but "
+                f"row {i} sums to {1 - dev[i] if P[i].sum() < 1 else 1 + dev[i]:.6g}; "
+                f"every row must sum to 1 (tolerance {tol:g}). Pass "
+                "input_type='logits' if these are scores."
+            )
+    tiny = np.finfo(P.dtype).tiny
+    return np.log(np.maximum(P, tiny)), n_input_columns
+
+
+def _check_scores_torch(X, input_type, name):
+    torch = sys.modules["torch"]
+    X = _as_torch_float(X)
+    if X.ndim not in (1, 2):
+        raise ValueError(
+            f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
+            f"got {X.ndim}-D of shape {tuple(X.shape)}."
+        )
+    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
+        raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
+    finite = torch.isfinite(X).all()
+    if not bool(finite):
+        _fail_nonfinite(name, bool(torch.isnan(X).any()))
+    X = X.detach()
+    n_input_columns = 1 if X.ndim == 1 else X.shape[1]
+    if input_type == "logits":
+        if n_input_columns == 1:
+            s = X.reshape(-1)
+            return torch.stack([torch.zeros_like(s), s], dim=1), 1
+        return X, n_input_columns
+    if bool((X < 0).any()) or bool((X > 1).any()):
+        raise ValueError(
+            f"Input {name} holds probabilities (input_type='probabilities') but has "
+            f"values outside [0, 1] (min {float(X.min()):.6g}, max {float(X.max()):.6g})."
+        )
+    if n_input_columns == 1:
+        p1 = X.reshape(-1)
+        P = torch.stack([1 - p1, p1], dim=1)
+    else:
+        P = X
+        tol = probability_row_tolerance(X.dtype)
+        dev = (P.sum(dim=1, dtype=torch.float64) - 1.0).abs()
+        if bool((dev > tol).any()):
+            i = int(torch.argmax(dev))
+            raise ValueError(
+                f"Input {name} holds probabilities (input_type='probabilities') but "
+                f"row {i} sums to {float(P[i].double().sum()):.6g}; every row must sum "
+                f"to 1 (tolerance {tol:g}). Pass input_type='logits' if these are scores."
+            )
+    tiny = torch.finfo(P.dtype).tiny
+    return torch.log(torch.clamp(P, min=tiny)), n_input_columns
+
+
+def check_sample_weight(sample_weight, n_samples, *, like=None):
+    """Validate ``sample_weight`` and return it as a float64 array (or tensor).
+
+    Parameters
+    ----------
+    sample_weight : array-like or torch.Tensor of shape (n_samples,), float or None
+        Non-negative finite weights; ``None`` means unit weights and a scalar
+        is broadcast.
+    n_samples : int
+        Expected length.
+    like : ndarray or torch.Tensor, optional
+        When a torch tensor, the weights are returned as a float64 tensor on
+        its device.
+
+    Returns
+    -------
+    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
+        ``None`` when ``sample_weight`` is None.
+
+    Raises
+    ------
+    ValueError
+        If the length differs from ``n_samples``, a weight is negative, NaN or
+        infinite, or all weights are zero.
+    """
+    if sample_weight is None:
+        return None
+    if is_torch_tensor(sample_weight):
+        sw = sample_weight.detach().cpu().double().numpy()
+    elif isinstance(sample_weight, numbers.Number):
+        sw = np.full(n_samples, float(sample_weight))
+    else:
+        sw = column_or_1d(
+            check_array(
+                sample_weight, ensure_2d=False, dtype=np.float64,
+                ensure_all_finite=False, input_name="sample_weight",
+            ),
+            warn=False,
+        )
+    if sw.ndim != 1 or sw.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has shape {sw.shape}; expected ({n_samples},), one weight "
+            "per sample."
+        )
+    if not np.isfinite(sw).all():
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if (sw < 0).any():
+        raise ValueError("sample_weight has negative values; weights must be >= 0.")
+    if not (sw > 0).any():
+        raise ValueError("sample_weight is zero for every sample; nothing to fit.")
+    if is_torch_tensor(like):
+        torch = sys.modules["torch"]
+        return torch.as_tensor(sw, dtype=torch.float64, device=like.device)
+    return sw
