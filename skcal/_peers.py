@@ -36,7 +36,7 @@ def _import(module, library):
         missing = getattr(exc, "name", None)
         if missing and missing.split(".")[0] != library.split(".")[0]:
             raise PeerUnavailable(
-                f"{library} installed but needs {missing}, which is not"
+                f"unusable: {module} needs {missing} (not installed)"
             ) from None
         raise PeerUnavailable("not installed") from None
 
