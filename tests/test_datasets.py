@@ -1,0 +1,247 @@
+"""Tests for skcal.datasets: bundled real logit sets and the user-file loader."""
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from skcal.datasets import (
+    list_datasets,
+    load_agnews_gpt2,
+    load_cifar10_resnet20,
+    load_logits,
+    load_logits_file,
+    load_sst2_gpt2,
+)
+
+from conftest import load_shared
+
+# (name, K, n_val, n_test, test accuracy %, test NLL) from ../shared/data/README.md
+BUNDLED = [
+    ("cifar10_resnet20_chenyaofo", 10, 5000, 5000, 92.88, 0.2677),
+    ("agnews_gpt2_zeroshot", 4, 3800, 3800, 42.32, 1.1261),
+    ("sst2_gpt2_zeroshot", 2, 910, 911, 58.95, 0.6271),
+]
+
+
+def _nll(logits, y):
+    z = np.asarray(logits, dtype=np.float64)
+    return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(y)), y]))
+
+
+def test_list_datasets_names():
+    assert list_datasets() == [b[0] for b in BUNDLED]
+
+
+@pytest.mark.parametrize("name, k, n_val, n_test, acc, nll", BUNDLED)
+def test_load_logits_shapes_labels_and_published_figures(name, k, n_val, n_test, acc, nll):
+    d = load_logits(name)
+    assert d.name == name and d.n_classes == k
+    assert d.logits_val.shape == (n_val, k) and d.logits_test.shape == (n_test, k)
+    assert d.logits_val.dtype == np.float32 and d.y_val.dtype == np.int64
+    assert d.y_val.shape == (n_val,) and d.y_test.shape == (n_test,)
+    for y in (d.y_val, d.y_test):
+        assert set(np.unique(y)) == set(range(k))  # every class present
+    assert np.all(np.isfinite(d.logits_val)) and np.all(np.isfinite(d.logits_test))
+    # Independent check against the figures published in the data README.
+    test_acc = 100 * np.mean(np.argmax(d.logits_test, axis=1) == d.y_test)
+    assert test_acc == pytest.approx(acc, abs=0.005)
+    assert _nll(d.logits_test, d.y_test) == pytest.approx(nll, abs=5e-5)
+    assert "MIT" in d.DESCR and "github.com/luferrer/expected_cost" in d.DESCR
+    assert "96253fe48a4ab0f5934b252fb38351bd1838aa14" in d.DESCR
+    assert "source" in d.info
+
+
+@pytest.mark.parametrize("name", [b[0] for b in BUNDLED])
+def test_bundled_arrays_identical_to_shared_originals(name):
+    shared = load_shared(name)
+    d = load_logits(name)
+    for key in ("logits_val", "y_val", "logits_test", "y_test"):
+        assert d[key].dtype == shared[key].dtype
+        assert d[key].shape == shared[key].shape
+        assert d[key].tobytes() == shared[key].tobytes()
+
+
+def test_named_loaders_match_load_logits():
+    assert load_cifar10_resnet20().name == "cifar10_resnet20_chenyaofo"
+    assert load_agnews_gpt2().name == "agnews_gpt2_zeroshot"
+    assert load_sst2_gpt2().name == "sst2_gpt2_zeroshot"
+
+
+def test_bundled_licence_text_present():
+    from importlib import resources
+
+    text = (
+        resources.files("skcal.datasets") / "data" / "LICENSE_expected_cost.txt"
+    ).read_text()
+    assert "MIT License" in text and "Copyright (c) 2023 Luciana Ferrer" in text
+
+
+def test_load_logits_unknown_name():
+    with pytest.raises(ValueError, match="unknown bundled data set 'nope'"):
+        load_logits("nope")
+
+
+# ---------------------------------------------------------------- user files
+
+
+@pytest.fixture
+def tiny():
+    """12 rows, 3 classes, 4 of each class; hand-made logits."""
+    y = np.array([0, 1, 2] * 4)
+    logits = np.arange(36, dtype=np.float64).reshape(12, 3) / 10.0
+    return logits, y
+
+
+def test_load_npz_presplit_roundtrip(tmp_path, tiny):
+    logits, y = tiny
+    f = tmp_path / "m.npz"
+    np.savez(f, logits_val=logits[:6], y_val=y[:6], logits_test=logits[6:],
+             y_test=y[6:], extra=np.zeros(2))
+    d = load_logits_file(f)
+    np.testing.assert_array_equal(d.logits_val, logits[:6])
+    np.testing.assert_array_equal(d.y_test, y[6:])
+    assert d.n_classes == 3 and d.name == "m"
+
+
+def test_load_npz_single_set_split_stratified_and_seeded(tmp_path, tiny):
+    logits, y = tiny
+    f = tmp_path / "one.npz"
+    np.savez(f, logits=logits, y=y)
+    a = load_logits_file(f, random_state=1)
+    b = load_logits_file(f, random_state=1)
+    c = load_logits_file(f, random_state=2)
+    assert len(a.y_val) == 6 and len(a.y_test) == 6
+    np.testing.assert_array_equal(np.bincount(a.y_val), [2, 2, 2])  # stratified
+    np.testing.assert_array_equal(a.logits_val, b.logits_val)
+    assert not np.array_equal(a.logits_val, c.logits_val)
+    # Nothing lost or changed: the union of the splits is the original rows.
+    both = np.vstack([a.logits_val, a.logits_test])
+    order = np.lexsort(both.T[::-1])
+    np.testing.assert_array_equal(both[order], logits)
+    # Each row keeps its own label (label = row index mod 3 here).
+    rows = np.rint(a.logits_val[:, 0] * 10 / 3).astype(int)
+    np.testing.assert_array_equal(a.y_val, rows % 3)
+
+
+def test_load_npy_pair(tmp_path, tiny):
+    logits, y = tiny
+    np.save(tmp_path / "run_logits.npy", logits)
+    np.save(tmp_path / "run_labels.npy", y)
+    d = load_logits_file(tmp_path / "run_logits.npy")
+    assert d.name == "run" and len(d.y_val) + len(d.y_test) == 12
+
+
+def test_load_npy_errors(tmp_path, tiny):
+    logits, y = tiny
+    np.save(tmp_path / "run.npy", logits)
+    with pytest.raises(ValueError, match="<stem>_logits.npy"):
+        load_logits_file(tmp_path / "run.npy")
+    np.save(tmp_path / "x_logits.npy", logits)
+    with pytest.raises(FileNotFoundError, match="x_labels.npy"):
+        load_logits_file(tmp_path / "x_logits.npy")
+
+
+def test_load_csv_with_split_column(tmp_path):
+    f = tmp_path / "m.csv"
+    f.write_text(
+        "z0,z1,label,split\n"
+        "1.5,-0.5,0,val\n"
+        "0.0,2.0,1,val\n"
+        "0.25,0.75,1,test\n"
+        "3.0,1.0,0,test\n"
+    )
+    d = load_logits_file(f)
+    np.testing.assert_array_equal(d.logits_val, [[1.5, -0.5], [0.0, 2.0]])
+    np.testing.assert_array_equal(d.y_val, [0, 1])
+    np.testing.assert_array_equal(d.logits_test, [[0.25, 0.75], [3.0, 1.0]])
+    np.testing.assert_array_equal(d.y_test, [1, 0])
+    assert d.y_val.dtype == np.int64
+
+
+def test_load_csv_without_split_column(tmp_path):
+    lines = ["label,a,b,c"] + [f"{i % 3},{i},{-i},0.5" for i in range(10)]
+    f = tmp_path / "m.csv"
+    f.write_text("\n".join(lines) + "\n")
+    d = load_logits_file(f, random_state=0)
+    assert d.n_classes == 3 and len(d.y_val) + len(d.y_test) == 10
+    # logits columns are the non-label columns, in order: row i is (i, -i, 0.5)
+    all_rows = np.vstack([d.logits_val, d.logits_test])
+    all_y = np.concatenate([d.y_val, d.y_test])
+    np.testing.assert_array_equal(all_rows[:, 1], -all_rows[:, 0])
+    np.testing.assert_array_equal(all_y, all_rows[:, 0].astype(int) % 3)
+
+
+def test_binary_scores_become_two_columns(tmp_path):
+    s = np.array([-1.0, 2.0, 0.5, -0.3])
+    f = tmp_path / "b.npz"
+    np.savez(f, logits_val=s[:2], y_val=[0, 1], logits_test=s[2:], y_test=[1, 0])
+    d = load_logits_file(f)
+    np.testing.assert_array_equal(d.logits_val, [[0.0, -1.0], [0.0, 2.0]])
+    assert d.n_classes == 2
+
+
+def _npz(tmp_path, **arrays):
+    f = tmp_path / "bad.npz"
+    np.savez(f, **arrays)
+    return f
+
+
+@pytest.mark.parametrize(
+    "arrays, match",
+    [
+        (dict(logits_val=np.zeros((3, 2))), "missing keys"),
+        (dict(logits_val=np.zeros((3, 2)), y_val=[0, 1], logits_test=np.zeros((2, 2)),
+              y_test=[0, 1]), "logits_val has 3 rows but y_val has 2"),
+        (dict(logits_val=[[0.0, np.nan]], y_val=[0], logits_test=np.zeros((1, 2)),
+              y_test=[0]), "non-finite"),
+        (dict(logits_val=[[0.0, np.inf]], y_val=[0], logits_test=np.zeros((1, 2)),
+              y_test=[0]), "non-finite"),
+        (dict(logits_val=np.zeros((2, 2)), y_val=[0, 2], logits_test=np.zeros((2, 2)),
+              y_test=[0, 1]), r"must lie in 0..1"),
+        (dict(logits_val=np.zeros((2, 2)), y_val=[0, -1], logits_test=np.zeros((2, 2)),
+              y_test=[0, 1]), r"must lie in 0..1"),
+        (dict(logits_val=np.zeros((2, 2)), y_val=[0.0, 0.5], logits_test=np.zeros((2, 2)),
+              y_test=[0, 1]), "integer"),
+        (dict(logits_val=np.zeros((2, 3)), y_val=[0, 1], logits_test=np.zeros((2, 2)),
+              y_test=[0, 1]), "3 classes but test logits have 2"),
+        (dict(logits_val=np.zeros((2, 2, 2)), y_val=[0, 1],
+              logits_test=np.zeros((2, 2)), y_test=[0, 1]), "shape"),
+        (dict(logits_val=np.zeros((2, 1)), y_val=[0, 0],
+              logits_test=np.zeros((2, 1)), y_test=[0, 0]), "at least 2 columns"),
+    ],
+)
+def test_load_npz_errors(tmp_path, arrays, match):
+    with pytest.raises(ValueError, match=match):
+        load_logits_file(_npz(tmp_path, **arrays))
+
+
+def test_load_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load_logits_file(tmp_path / "absent.npz")
+
+
+def test_load_unsupported_suffix_and_corrupt_npz(tmp_path):
+    (tmp_path / "a.txt").write_text("1,2\n")
+    with pytest.raises(ValueError, match="unsupported file type"):
+        load_logits_file(tmp_path / "a.txt")
+    (tmp_path / "c.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a readable .npz"):
+        load_logits_file(tmp_path / "c.npz")
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("a,b\n1,2\n", "exactly one 'label'"),
+        ("a,b,label\n1,2,0\n1,2\n", "line 3 has 2 fields"),
+        ("a,b,label\n1,x,0\n", "non-numeric"),
+        ("a,b,label,split\n1,2,0,train\n", "'val' or 'test'"),
+        ("a,b,label\n", "no rows"),
+        ("", "empty CSV"),
+    ],
+)
+def test_load_csv_errors(tmp_path, text, match):
+    f = tmp_path / "bad.csv"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        load_logits_file(f)
