@@ -1,0 +1,51 @@
+"""Calibration metrics, proper scores and scorers.
+
+Binned calibration errors (:func:`calibration_error` and its ECE / RMSCE /
+MCE shortcuts) and the reliability diagram data (:func:`reliability_curve`)
+share one binning code path. :func:`brier_score` and
+:func:`negative_log_likelihood` are proper scoring rules. Scorer objects for
+model selection come from :func:`get_scorer`.
+
+Every function accepts NumPy arrays and array-likes, and ``torch.Tensor``
+inputs, which are computed with torch on their device (torch is imported
+only when a tensor is passed).
+"""
+
+from ._calibration_error import (
+    calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+    reliability_curve,
+    rms_calibration_error,
+)
+from ._scorers import (
+    get_scorer,
+    get_scorer_names,
+    neg_brier_score_scorer,
+    neg_classwise_calibration_error_scorer,
+    neg_expected_calibration_error_scorer,
+    neg_log_likelihood_scorer,
+    neg_maximum_calibration_error_scorer,
+    neg_rms_calibration_error_scorer,
+)
+from ._scores import brier_score, negative_log_likelihood
+from ._validation import PROBA_SUM_TOL
+
+__all__ = [
+    "PROBA_SUM_TOL",
+    "brier_score",
+    "calibration_error",
+    "expected_calibration_error",
+    "get_scorer",
+    "get_scorer_names",
+    "maximum_calibration_error",
+    "neg_brier_score_scorer",
+    "neg_classwise_calibration_error_scorer",
+    "neg_expected_calibration_error_scorer",
+    "neg_log_likelihood_scorer",
+    "neg_maximum_calibration_error_scorer",
+    "neg_rms_calibration_error_scorer",
+    "negative_log_likelihood",
+    "reliability_curve",
+    "rms_calibration_error",
+]

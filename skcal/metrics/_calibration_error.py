@@ -1,0 +1,482 @@
+"""Binned calibration errors (ECE, RMS-CE, MCE) and the reliability curve."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils import Bunch, check_random_state
+
+from . import _binning
+from ._validation import _check_choice, _check_inputs, _check_n_bins
+
+__all__ = [
+    "calibration_error",
+    "expected_calibration_error",
+    "rms_calibration_error",
+    "maximum_calibration_error",
+    "reliability_curve",
+]
+
+_KINDS = ("top-label", "classwise", "binary")
+_CURVE_KINDS = ("top-label", "class", "binary")
+_NORMS = ("l1", "l2", "max")
+_STRATEGIES = ("uniform", "quantile")
+
+
+def _events(inp, kind, class_index=None):
+    """Scores (predicted probability of an event) and 0/1 outcomes.
+
+    Returns two arrays (NumPy or torch, float64) of shape (n_samples, n_groups).
+    """
+    proba, y = inp.proba, inp.y
+    n_classes = proba.shape[1]
+    if inp.is_torch:
+        import torch
+
+        arange = torch.arange(n_classes, device=proba.device)
+
+        def col(a):
+            return a.reshape(-1, 1)
+
+        def as_float(a):
+            return a.to(torch.float64)
+    else:
+        arange = np.arange(n_classes)
+
+        def col(a):
+            return a.reshape(-1, 1)
+
+        def as_float(a):
+            return a.astype(np.float64)
+
+    if kind == "top-label":
+        ranked = proba if inp.log_proba is None else inp.log_proba
+        pred = ranked.argmax(1)
+        conf = proba.max(1)
+        conf = conf.values if inp.is_torch else conf
+        return col(conf), col(as_float(pred == y))
+    if kind == "classwise":
+        return proba, as_float(col(y) == arange.reshape(1, -1))
+    if kind == "binary":
+        if n_classes != 2:
+            raise ValueError(
+                f"kind='binary' needs 2 classes, but y_prob has {n_classes} "
+                "columns; use kind='top-label' or 'classwise'."
+            )
+        class_index = 1
+    if (
+        isinstance(class_index, bool)
+        or not isinstance(class_index, numbers.Integral)
+        or not 0 <= class_index < n_classes
+    ):
+        raise ValueError(
+            f"class_index must be an integer in [0, {n_classes}) for kind='class', "
+            f"got {class_index!r}."
+        )
+    k = int(class_index)
+    return col(proba[:, k]), col(as_float(y == k))
+
+
+def _bins(inp, kind, n_bins, strategy, class_index=None):
+    scores, targets = _events(inp, kind, class_index)
+    if inp.is_torch:
+        from . import _torch as kernels
+    else:
+        kernels = _binning
+    return kernels.binned_sums(scores, targets, inp.weight, n_bins, strategy)
+
+
+def _error_from_sums(s, norm):
+    nonempty = s["weight"] > 0
+    wsum = s["weight"][nonempty]
+    gap = np.abs(s["target_sum"][nonempty] - s["score_sum"][nonempty]) / wsum
+    frac = wsum / wsum.sum()
+    if norm == "l1":
+        return float(np.sum(frac * gap))
+    if norm == "l2":
+        return float(np.sqrt(np.sum(frac * gap**2)))
+    return float(np.max(gap))
+
+
+_COMMON_PARAMS = """
+    y_true : array-like of shape (n_samples,)
+        True labels, of any sortable type (int, str, ...). A ``torch.Tensor``
+        is accepted.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities (entries in [0, 1], rows summing to 1 within
+        ``skcal.metrics.PROBA_SUM_TOL`` = 1e-4), or logits when ``input_type="logits"``. A 1-D array is a
+        binary problem: the probability (or log-odds) of the second class
+        ``labels[1]``. float32 input is cast to float64 first. A
+        ``torch.Tensor`` is computed with torch on its device, in float64.""".strip()
+
+_TAIL_PARAMS = """
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights; a weight of 2 is the same as repeating
+        the sample.
+    input_type : {"probabilities", "logits"}, default="probabilities"
+        How to read ``y_prob``. Logits go through a stable (log-)softmax
+        (sigmoid of the log-odds for 1-D input).
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of ``y_prob``. By default the sorted unique
+        values of ``y_true``, which must number ``n_classes``; integer labels
+        in ``0..n_classes-1`` are taken as column indices when some classes
+        are absent from ``y_true``.""".strip()
+
+
+def calibration_error(
+    y_true,
+    y_prob,
+    *,
+    kind="top-label",
+    n_bins=15,
+    strategy="uniform",
+    norm="l1",
+    sample_weight=None,
+    input_type="probabilities",
+    labels=None,
+):
+    """Binned calibration error of predicted probabilities.
+
+    Parameters
+    ----------
+    {common}
+    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+        Which probabilities are checked against which outcomes:
+
+        - ``"top-label"``: the confidence ``max_k p_ik`` against whether the
+          predicted class ``argmax_k p_ik`` is correct (ties go to the lowest
+          column; for logits the argmax is taken on the log-probabilities).
+          This is the ECE of Guo et al. (2017).
+        - ``"classwise"``: every column ``p_ik`` against ``1[y_i = k]``; the
+          result is the mean over the ``n_classes`` classes of the per-class
+          error, each with its own bins (Kull et al., 2019).
+        - ``"binary"``: the probability of the second class (``labels[1]``,
+          the positive class) against ``1[y_i = labels[1]]``; needs 2
+          classes. This is the view of :func:`sklearn.calibration.calibration_curve`.
+    n_bins : int, default=15
+        Number of bins (equal-mass binning can produce fewer, see Notes).
+    strategy : {{"uniform", "quantile"}}, default="uniform"
+        Equal-width bins on [0, 1] or equal-mass bins (weighted quantiles of
+        the scores).
+    norm : {{"l1", "l2", "max"}}, default="l1"
+        How the per-bin gaps are combined: weighted mean (ECE), weighted
+        root mean square (RMS calibration error) or maximum over non-empty
+        bins (MCE).
+    {tail}
+
+    Returns
+    -------
+    error : float
+        The calibration error, in [0, 1] (multiply by 100 for %).
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite values, wrong shapes, empty input, mismatched
+        lengths, probabilities outside [0, 1] or rows that do not sum to 1,
+        labels that do not match the columns, negative or all-zero weights,
+        and invalid options.
+
+    See Also
+    --------
+    reliability_curve : The per-bin values this error is computed from.
+    expected_calibration_error, rms_calibration_error, maximum_calibration_error
+
+    Notes
+    -----
+    With bins :math:`B_1..B_M`, per-bin weight fraction
+    :math:`w_m = \\sum_{{i \\in B_m}} w_i / \\sum_i w_i`, mean score
+    :math:`\\mathrm{{conf}}_m` and observed frequency :math:`\\mathrm{{acc}}_m`
+    (both weighted means over :math:`B_m`):
+
+    .. math::
+
+        \\mathrm{{ECE}} = \\sum_m w_m |\\mathrm{{acc}}_m - \\mathrm{{conf}}_m|, \\quad
+        \\mathrm{{RMSCE}} = \\sqrt{{\\sum_m w_m (\\mathrm{{acc}}_m -
+        \\mathrm{{conf}}_m)^2}}, \\quad
+        \\mathrm{{MCE}} = \\max_{{m: w_m > 0}} |\\mathrm{{acc}}_m - \\mathrm{{conf}}_m|.
+
+    Bin rules: equal-width bins are closed on the right,
+    :math:`(m/M, (m+1)/M]`, with 0.0 in the first bin and 1.0 in the last; a
+    score on an interior edge falls in the lower bin whether it is float32 or
+    float64 (scores within a relative :math:`2^{{-21}}` of an edge count as on
+    it). Equal-mass edges are the weighted linear quantiles of the scores
+    (NumPy's default quantile for unit weights); duplicate edges from tied
+    scores are merged, so fewer bins may result. Bins with zero weight are
+    skipped.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
+       Modern Neural Networks", ICML 2017.
+    .. [2] M. P. Naeini, G. Cooper and M. Hauskrecht, "Obtaining Well
+       Calibrated Probabilities Using Bayesian Binning", AAAI 2015.
+    .. [3] M. Kull, M. Perello-Nieto, M. Kängsepp, T. Silva Filho, H. Song and
+       P. Flach, "Beyond temperature scaling: Obtaining well-calibrated
+       multiclass probabilities with Dirichlet calibration", NeurIPS 2019.
+    .. [4] A. Kumar, P. Liang and T. Ma, "Verified Uncertainty Calibration",
+       NeurIPS 2019.
+
+    Examples
+    --------
+    >>> from skcal.metrics import calibration_error
+    >>> y_true = [0, 1, 1, 0]
+    >>> y_prob = [[0.9, 0.1], [0.2, 0.8], [0.4, 0.6], [0.3, 0.7]]
+    >>> round(calibration_error(y_true, y_prob, n_bins=2), 4)
+    0.3
+    """
+    _check_choice("kind", kind, _KINDS)
+    _check_choice("strategy", strategy, _STRATEGIES)
+    _check_choice("norm", norm, _NORMS)
+    n_bins = _check_n_bins(n_bins)
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels,
+    )
+    groups = _bins(inp, kind, n_bins, strategy)
+    return float(np.mean([_error_from_sums(s, norm) for s in groups]))
+
+
+calibration_error.__doc__ = calibration_error.__doc__.format(
+    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
+)
+
+
+def _convenience(norm, name, long_name, symbol):
+    def func(
+        y_true,
+        y_prob,
+        *,
+        kind="top-label",
+        n_bins=15,
+        strategy="uniform",
+        sample_weight=None,
+        input_type="probabilities",
+        labels=None,
+    ):
+        return calibration_error(
+            y_true, y_prob, kind=kind, n_bins=n_bins, strategy=strategy,
+            norm=norm, sample_weight=sample_weight, input_type=input_type,
+            labels=labels,
+        )
+
+    func.__name__ = func.__qualname__ = name
+    func.__doc__ = f"""{long_name} ({symbol}).
+
+    Same as ``calibration_error(..., norm="{norm}")``; see
+    :func:`calibration_error` for the bin rules, the ``kind`` variants and
+    the formula.
+
+    Parameters
+    ----------
+    {_COMMON_PARAMS}
+    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+        Top-label confidence, mean over classes, or the positive class.
+    n_bins : int, default=15
+        Number of bins.
+    strategy : {{"uniform", "quantile"}}, default="uniform"
+        Equal-width or equal-mass bins.
+    {_TAIL_PARAMS}
+
+    Returns
+    -------
+    error : float
+        In [0, 1].
+
+    Raises
+    ------
+    ValueError
+        As :func:`calibration_error`.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
+       Modern Neural Networks", ICML 2017.
+    """
+    return func
+
+
+expected_calibration_error = _convenience(
+    "l1", "expected_calibration_error", "Expected calibration error", "ECE"
+)
+expected_calibration_error.__doc__ += """
+    Examples
+    --------
+    >>> from skcal.metrics import expected_calibration_error
+    >>> round(expected_calibration_error([1, 0], [0.8, 0.3], n_bins=10), 4)
+    0.25
+    """
+rms_calibration_error = _convenience(
+    "l2", "rms_calibration_error", "Root-mean-square calibration error", "RMSCE"
+)
+maximum_calibration_error = _convenience(
+    "max", "maximum_calibration_error", "Maximum calibration error", "MCE"
+)
+
+
+def reliability_curve(
+    y_true,
+    y_prob,
+    *,
+    kind="top-label",
+    class_index=None,
+    n_bins=15,
+    strategy="uniform",
+    sample_weight=None,
+    input_type="probabilities",
+    labels=None,
+    n_bootstrap=0,
+    confidence_level=0.95,
+    random_state=None,
+):
+    """Per-bin mean score and observed frequency: the data of a reliability diagram.
+
+    It is computed by the same code as :func:`calibration_error`, so the
+    ECE equals ``sum(bin_weight * abs(prob_true - prob_pred))``.
+
+    Parameters
+    ----------
+    {common}
+    kind : {{"top-label", "class", "binary"}}, default="top-label"
+        ``"top-label"``: confidence vs. accuracy of the predicted class;
+        ``"class"``: column ``class_index`` vs. ``1[y = labels[class_index]]``;
+        ``"binary"``: the second (positive) class of a 2-class problem, as
+        :func:`sklearn.calibration.calibration_curve`.
+    class_index : int, default=None
+        Column of ``y_prob`` for ``kind="class"``.
+    n_bins : int, default=15
+        Number of bins.
+    strategy : {{"uniform", "quantile"}}, default="uniform"
+        Equal-width or equal-mass bins; see :func:`calibration_error` for the
+        bin rules.
+    {tail}
+    n_bootstrap : int, default=0
+        If > 0, the number of bootstrap resamples (rows drawn with
+        replacement, bin edges kept fixed) used for a percentile confidence
+        interval of ``prob_true`` in every bin. For a torch input the bin
+        indices are copied to the host for this.
+    confidence_level : float, default=0.95
+        Coverage of the bootstrap interval, in (0, 1).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the bootstrap resampling.
+
+    Returns
+    -------
+    curve : :class:`sklearn.utils.Bunch`
+        Only bins with positive total weight are listed (``n_nonempty``
+        entries, in increasing order of score). NumPy arrays, also for torch
+        input:
+
+        - ``prob_pred`` (n_nonempty,): weighted mean score (confidence) per bin;
+        - ``prob_true`` (n_nonempty,): weighted observed frequency (accuracy);
+        - ``bin_weight`` (n_nonempty,): fraction of the total weight per bin;
+        - ``bin_count`` (n_nonempty,), int: number of samples per bin;
+        - ``bin_index`` (n_nonempty,), int: position of each bin among all bins;
+        - ``bin_edges`` (n_bins_effective + 1,): the edges of all bins;
+        - ``prob_true_low``, ``prob_true_high`` (n_nonempty,): the bootstrap
+          interval, only when ``n_bootstrap > 0`` (NaN where a bin was empty
+          in every resample).
+
+    Raises
+    ------
+    ValueError
+        As :func:`calibration_error`, and for an invalid ``class_index``,
+        ``n_bootstrap`` or ``confidence_level``.
+
+    See Also
+    --------
+    calibration_error
+    skcal.display.ReliabilityDisplay : Plots this curve.
+
+    Notes
+    -----
+    For bin :math:`B_m`, ``prob_pred`` is
+    :math:`\\sum_{{i \\in B_m}} w_i s_i / \\sum_{{i \\in B_m}} w_i` and
+    ``prob_true`` is :math:`\\sum_{{i \\in B_m}} w_i o_i / \\sum_{{i \\in B_m}} w_i`
+    for scores :math:`s_i` and 0/1 outcomes :math:`o_i`. For
+    ``kind="binary"`` and unit weights these equal the two outputs of
+    ``sklearn.calibration.calibration_curve`` (which drops empty bins too).
+
+    References
+    ----------
+    .. [1] A. Niculescu-Mizil and R. Caruana, "Predicting Good Probabilities
+       with Supervised Learning", ICML 2005.
+    .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
+       Modern Neural Networks", ICML 2017.
+
+    Examples
+    --------
+    >>> from skcal.metrics import reliability_curve
+    >>> curve = reliability_curve([0, 1, 1, 1], [0.2, 0.3, 0.7, 0.9], n_bins=2)
+    >>> curve.prob_pred.tolist(), curve.prob_true.tolist()
+    ([0.25, 0.8], [0.5, 1.0])
+    """
+    _check_choice("kind", kind, _CURVE_KINDS)
+    _check_choice("strategy", strategy, _STRATEGIES)
+    n_bins = _check_n_bins(n_bins)
+    if (
+        isinstance(n_bootstrap, bool)
+        or not isinstance(n_bootstrap, numbers.Integral)
+        or n_bootstrap < 0
+    ):
+        raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}.")
+    if not (isinstance(confidence_level, numbers.Real) and 0 < confidence_level < 1):
+        raise ValueError(
+            f"confidence_level must be in (0, 1), got {confidence_level!r}."
+        )
+    if kind != "class" and class_index is not None:
+        raise ValueError("class_index is only used with kind='class'.")
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels,
+    )
+    (s,) = _bins(inp, kind, n_bins, strategy, class_index)
+    nonempty = s["weight"] > 0
+    wsum = s["weight"][nonempty]
+    curve = Bunch(
+        prob_pred=s["score_sum"][nonempty] / wsum,
+        prob_true=s["target_sum"][nonempty] / wsum,
+        bin_weight=wsum / wsum.sum(),
+        bin_count=s["count"][nonempty].astype(np.int64),
+        bin_index=np.flatnonzero(nonempty),
+        bin_edges=s["edges"],
+    )
+    if n_bootstrap:
+        curve.prob_true_low, curve.prob_true_high = _bootstrap_prob_true(
+            inp, kind, class_index, s, n_bootstrap, confidence_level, random_state
+        )
+    return curve
+
+
+reliability_curve.__doc__ = reliability_curve.__doc__.format(
+    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
+)
+
+
+def _bootstrap_prob_true(inp, kind, class_index, s, n_bootstrap, level, random_state):
+    _, targets = _events(inp, kind, class_index)
+    ids, weight = s["ids"], inp.weight
+    if inp.is_torch:
+        ids = ids.cpu().numpy()
+        targets = targets.cpu().numpy()
+        weight = None if weight is None else weight.cpu().numpy()
+    targets = targets[:, 0]
+    n = ids.shape[0]
+    nb = s["weight"].shape[0]
+    w = np.ones(n) if weight is None else weight
+    rng = check_random_state(random_state)
+    freq = np.empty((n_bootstrap, nb))
+    for b in range(n_bootstrap):
+        mult = np.bincount(rng.randint(0, n, size=n), minlength=n) * w
+        tot = np.bincount(ids, weights=mult, minlength=nb)
+        hit = np.bincount(ids, weights=mult * targets, minlength=nb)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            freq[b] = hit / tot
+    nonempty = s["weight"] > 0
+    freq = freq[:, nonempty]
+    alpha = (1.0 - level) / 2.0
+    low = np.full(freq.shape[1], np.nan)
+    high = np.full(freq.shape[1], np.nan)
+    seen = np.any(np.isfinite(freq), axis=0)
+    if np.any(seen):
+        low[seen], high[seen] = np.nanquantile(freq[:, seen], [alpha, 1 - alpha], axis=0)
+    return low, high

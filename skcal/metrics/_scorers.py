@@ -1,0 +1,145 @@
+"""Scorers for model selection (``GridSearchCV(scoring=...)``, ``cross_val_score``).
+
+The scorers are built with :func:`sklearn.metrics.make_scorer` and
+``response_method="predict_proba"``. scikit-learn's own registry of scoring
+strings is left untouched: pass the scorer object, or the object returned by
+:func:`get_scorer`, wherever scikit-learn takes ``scoring``.
+"""
+
+from sklearn.metrics import get_scorer as _sklearn_get_scorer
+from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
+from sklearn.metrics import make_scorer
+
+from ._calibration_error import (
+    calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+    rms_calibration_error,
+)
+from ._scores import brier_score, negative_log_likelihood
+
+__all__ = [
+    "get_scorer",
+    "get_scorer_names",
+    "neg_expected_calibration_error_scorer",
+    "neg_rms_calibration_error_scorer",
+    "neg_maximum_calibration_error_scorer",
+    "neg_classwise_calibration_error_scorer",
+    "neg_brier_score_scorer",
+    "neg_log_likelihood_scorer",
+]
+
+
+def _classwise_calibration_error(y_true, y_prob, **kwargs):
+    return calibration_error(y_true, y_prob, kind="classwise", **kwargs)
+
+
+_classwise_calibration_error.__name__ = "classwise_calibration_error"
+
+#: name -> metric (lower is better); every scorer returns minus the metric.
+_METRICS = {
+    "neg_expected_calibration_error": expected_calibration_error,
+    "neg_rms_calibration_error": rms_calibration_error,
+    "neg_maximum_calibration_error": maximum_calibration_error,
+    "neg_classwise_calibration_error": _classwise_calibration_error,
+    "neg_brier_score": brier_score,
+    "neg_log_likelihood": negative_log_likelihood,
+}
+
+
+def _make(name, **kwargs):
+    return make_scorer(
+        _METRICS[name],
+        greater_is_better=False,
+        response_method="predict_proba",
+        **kwargs,
+    )
+
+
+neg_expected_calibration_error_scorer = _make("neg_expected_calibration_error")
+neg_rms_calibration_error_scorer = _make("neg_rms_calibration_error")
+neg_maximum_calibration_error_scorer = _make("neg_maximum_calibration_error")
+neg_classwise_calibration_error_scorer = _make("neg_classwise_calibration_error")
+neg_brier_score_scorer = _make("neg_brier_score")
+neg_log_likelihood_scorer = _make("neg_log_likelihood")
+
+_SCORERS = {
+    "neg_expected_calibration_error": neg_expected_calibration_error_scorer,
+    "neg_rms_calibration_error": neg_rms_calibration_error_scorer,
+    "neg_maximum_calibration_error": neg_maximum_calibration_error_scorer,
+    "neg_classwise_calibration_error": neg_classwise_calibration_error_scorer,
+    "neg_brier_score": neg_brier_score_scorer,
+    "neg_log_likelihood": neg_log_likelihood_scorer,
+}
+
+
+def get_scorer_names():
+    """Names accepted by :func:`skcal.metrics.get_scorer`.
+
+    Returns
+    -------
+    names : list of str
+        skcal's scorer names followed by scikit-learn's
+        (:func:`sklearn.metrics.get_scorer_names`).
+    """
+    return sorted(_SCORERS) + list(_sklearn_get_scorer_names())
+
+
+def get_scorer(scoring, **kwargs):
+    """Return a scorer from its name.
+
+    Parameters
+    ----------
+    scoring : str or callable
+        One of skcal's names (``"neg_expected_calibration_error"``,
+        ``"neg_rms_calibration_error"``, ``"neg_maximum_calibration_error"``,
+        ``"neg_classwise_calibration_error"``, ``"neg_brier_score"``,
+        ``"neg_log_likelihood"``); any other value is passed to
+        :func:`sklearn.metrics.get_scorer`.
+    **kwargs
+        Keyword arguments for the skcal metric, e.g. ``n_bins=10``,
+        ``strategy="quantile"``, or ``labels=`` (needed when a test fold can
+        miss a class whose labels are not the integers ``0..K-1``). Only
+        allowed with skcal's names.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y)``: minus the metric of
+        ``estimator.predict_proba(X)`` (greater is better), usable as
+        ``scoring=`` in :class:`~sklearn.model_selection.GridSearchCV` and
+        :func:`~sklearn.model_selection.cross_val_score`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or keyword arguments with a scikit-learn name.
+
+    Notes
+    -----
+    For a binary classifier scikit-learn hands the metric the probability of
+    ``estimator.classes_[1]`` only, which skcal reads as a binary problem
+    with the sorted labels of the fold.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from skcal.metrics import get_scorer
+    >>> X, y = load_iris(return_X_y=True)
+    >>> scores = cross_val_score(LogisticRegression(max_iter=1000), X, y,
+    ...                          scoring=get_scorer("neg_brier_score"))
+    >>> bool((scores <= 0).all())
+    True
+    """
+    if isinstance(scoring, str) and scoring in _SCORERS:
+        if kwargs:
+            return _make(scoring, **kwargs)
+        return _SCORERS[scoring]
+    if kwargs:
+        raise ValueError(
+            f"Keyword arguments are only accepted for skcal scorers "
+            f"{sorted(_SCORERS)}, not {scoring!r}."
+        )
+    return _sklearn_get_scorer(scoring)

@@ -1,0 +1,177 @@
+"""Proper scoring rules: Brier score and negative log-likelihood."""
+
+import numpy as np
+
+from ._calibration_error import _COMMON_PARAMS, _TAIL_PARAMS
+from ._validation import _check_inputs
+
+__all__ = ["brier_score", "negative_log_likelihood"]
+
+
+def _weighted_mean(values, weight, is_torch):
+    if is_torch:
+        if weight is None:
+            return float(values.mean())
+        return float((values * weight).sum() / weight.sum())
+    return float(np.average(values, weights=weight))
+
+
+def brier_score(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    input_type="probabilities",
+    labels=None,
+    scale_by_half="auto",
+):
+    """Brier score: mean squared error of the predicted probabilities.
+
+    Parameters
+    ----------
+    {common}
+    {tail}
+    scale_by_half : bool or "auto", default="auto"
+        Whether to halve the multiclass sum. ``"auto"`` halves it for binary
+        problems (1-D ``y_prob`` or 2 columns) and not otherwise, the
+        convention of :func:`sklearn.metrics.brier_score_loss`.
+
+    Returns
+    -------
+    score : float
+        Lower is better. In [0, 2] for multiclass, [0, 1] for binary.
+
+    Raises
+    ------
+    ValueError
+        For NaN/inf, wrong shapes, empty input, mismatched lengths,
+        probabilities outside [0, 1] or rows not summing to 1, labels that do
+        not match the columns, and invalid weights.
+
+    Notes
+    -----
+    Multiclass (:math:`K \\ge 3`): the sum over classes, averaged over samples,
+
+    .. math:: \\mathrm{{BS}} = \\frac{{\\sum_i w_i \\sum_{{k=1}}^K (p_{{ik}} -
+              1[y_i = k])^2}}{{\\sum_i w_i}}.
+
+    Binary (:math:`K = 2`): half of that, which equals the mean squared error
+    of the positive-class probability,
+    :math:`\\sum_i w_i (p_{{i}} - 1[y_i = \\mathrm{{labels}}[1]])^2 / \\sum_i w_i`,
+    as in scikit-learn's ``brier_score_loss``. The figures in
+    ``../shared/data/README.md`` for binary sets use the un-halved sum
+    (``scale_by_half=False``).
+
+    References
+    ----------
+    .. [1] G. W. Brier, "Verification of forecasts expressed in terms of
+       probability", Monthly Weather Review 78(1), 1950.
+
+    Examples
+    --------
+    >>> from skcal.metrics import brier_score
+    >>> brier_score([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3])
+    0.0375
+    """
+    if not (isinstance(scale_by_half, bool) or scale_by_half == "auto"):
+        raise ValueError(
+            f"scale_by_half must be True, False or 'auto', got {scale_by_half!r}."
+        )
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels,
+    )
+    p = inp.proba
+    n_classes = p.shape[1]
+    if inp.is_torch:
+        import torch
+
+        onehot = torch.nn.functional.one_hot(inp.y, n_classes).to(p.dtype)
+    else:
+        onehot = np.eye(n_classes)[inp.y]
+    per_sample = ((p - onehot) ** 2).sum(1)
+    score = _weighted_mean(per_sample, inp.weight, inp.is_torch)
+    half = n_classes == 2 if scale_by_half == "auto" else scale_by_half
+    return score / 2 if half else score
+
+
+brier_score.__doc__ = brier_score.__doc__.format(
+    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
+)
+
+
+def negative_log_likelihood(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    input_type="probabilities",
+    labels=None,
+):
+    """Mean negative log-likelihood (log loss, cross-entropy), natural log.
+
+    Parameters
+    ----------
+    {common}
+    {tail}
+
+    Returns
+    -------
+    nll : float
+        Lower is better, in [0, inf]. It is ``inf`` when a sample with
+        positive weight gives probability exactly 0 to its true class: no
+        probability is clipped. (:func:`sklearn.metrics.log_loss` clips to
+        the float epsilon and renormalises rows instead.)
+
+    Raises
+    ------
+    ValueError
+        For NaN/inf, wrong shapes, empty input, mismatched lengths,
+        probabilities outside [0, 1] or rows not summing to 1, labels that do
+        not match the columns, and invalid weights.
+
+    Notes
+    -----
+    .. math:: \\mathrm{{NLL}} = -\\frac{{\\sum_i w_i \\log p_{{i, y_i}}}}{{\\sum_i w_i}}
+
+    With ``input_type="logits"``, :math:`\\log p_{{ik}} = z_{{ik}} -
+    \\log\\sum_j e^{{z_{{ij}}}}` is computed with the max-shifted
+    log-sum-exp, so large logits do not overflow and the result is finite.
+    For 1-D log-odds :math:`s`, :math:`\\log p = -\\log(1 + e^{{-s}})` for the
+    positive class and :math:`-\\log(1 + e^{{s}})` for the other.
+
+    References
+    ----------
+    .. [1] I. J. Good, "Rational Decisions", Journal of the Royal Statistical
+       Society B 14(1), 1952.
+
+    Examples
+    --------
+    >>> from skcal.metrics import negative_log_likelihood
+    >>> round(negative_log_likelihood([0, 1], [[0.5, 0.5], [0.0, 1.0]]), 6)
+    0.346574
+    >>> negative_log_likelihood([0, 1], [[0.0, 1.0], [0.0, 1.0]])
+    inf
+    """
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels,
+    )
+    if inp.is_torch:
+        src = inp.log_proba if inp.log_proba is not None else inp.proba
+        picked = src.gather(1, inp.y.reshape(-1, 1))[:, 0]
+        logp = picked if inp.log_proba is not None else picked.log()
+        loss = -logp
+        if inp.weight is not None:
+            # 0 * inf would be NaN: a zero-weight sample contributes nothing
+            loss = loss.where(inp.weight > 0, loss.new_zeros(()))
+    else:
+        src = inp.log_proba if inp.log_proba is not None else inp.proba
+        picked = src[np.arange(src.shape[0]), inp.y]
+        if inp.log_proba is None:
+            with np.errstate(divide="ignore"):
+                picked = np.log(picked)
+        loss = -picked
+        if inp.weight is not None:
+            loss = np.where(inp.weight > 0, loss, 0.0)
+    return _weighted_mean(loss, inp.weight, inp.is_torch)
