@@ -1,0 +1,296 @@
+"""PyTorch kernels: the same names and signatures as :mod:`skcal._backend._numpy`.
+
+Every function computes on the device of its tensor arguments and returns
+tensors on that device (reductions return Python floats). A pass over a logit
+matrix walks it in row chunks, so a float16/bfloat16/float32 input is never
+up-cast as a whole: the extra memory is one working chunk plus O(n_samples)
+float64 vectors.
+
+Working precision
+-----------------
+- On the CPU every chunk is computed in float64, as in the numpy kernels.
+- On an accelerator (CUDA, MPS, ...) chunks of float16/bfloat16/float32 logits
+  are computed in float32 and every reduction (row sums, sums over rows) is
+  accumulated in float64. A pass there is limited by memory bandwidth, and
+  float64 temporaries would double the traffic (and run at 1/32 to 1/64 of the
+  float32 rate on consumer GPUs). The float32 rounding of each element
+  (relative ``6e-8``) is far below the 1e-4 parity asked of float32 input.
+  float64 logits are always computed in float64.
+
+This module imports torch; nothing else in skcal imports it at import time.
+"""
+
+import torch
+
+#: Target size in bytes of one working chunk on the CPU (fits in cache).
+CHUNK_BYTES = 1 << 22
+#: Target size in bytes of one working chunk on an accelerator, where large
+#: chunks amortise kernel-launch overhead.
+CHUNK_BYTES_DEVICE = 1 << 28
+
+exp = torch.exp
+log = torch.log
+name = "torch"
+
+
+def from_numpy(a, device=None):
+    """Return the NumPy array ``a`` as a tensor, on ``device`` if given.
+
+    Parameters
+    ----------
+    a : ndarray
+        Any array torch supports (float16/32/64, integers, bool).
+    device : str or torch.device, optional
+        Target device; by default the CPU, where the tensor shares memory
+        with ``a`` (no copy).
+
+    Returns
+    -------
+    torch.Tensor
+    """
+    t = torch.from_numpy(a) if a.flags.writeable else torch.from_numpy(a.copy())
+    return t if device is None else t.to(device)
+
+
+def _chunk_bytes(device):
+    return CHUNK_BYTES if torch.device(device).type == "cpu" else CHUNK_BYTES_DEVICE
+
+
+def chunk_rows(n_samples, n_classes, itemsize=8, device="cpu"):
+    """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
+
+    Parameters
+    ----------
+    n_samples, n_classes : int
+        Shape of the matrix to walk.
+    itemsize : int, default=8
+        Bytes per element of the working copy.
+    device : str or torch.device, default="cpu"
+        Chunks are :data:`CHUNK_BYTES` on the CPU and
+        :data:`CHUNK_BYTES_DEVICE` elsewhere.
+
+    Yields
+    ------
+    slice
+    """
+    step = max(1, _chunk_bytes(device) // max(1, n_classes * itemsize))
+    for start in range(0, n_samples, step):
+        yield slice(start, min(start + step, n_samples))
+
+
+def output_dtype(dtype):
+    """Dtype of probabilities computed from logits of ``dtype``.
+
+    float64 stays float64; everything else (float16, bfloat16, float32)
+    gives float32.
+    """
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _work_dtype(Z):
+    if Z.dtype == torch.float64 or Z.device.type == "cpu":
+        return torch.float64
+    return torch.float32
+
+
+def _chunks(Z):
+    wd = _work_dtype(Z)
+    itemsize = 8 if wd == torch.float64 else 4
+    return wd, chunk_rows(Z.shape[0], Z.shape[1], itemsize, Z.device)
+
+
+def _as_param(v, device):
+    """A scalar stays a Python float; an array becomes a float64 tensor."""
+    if v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, torch.Tensor):
+        return v.to(device=device, dtype=torch.float64)
+    return torch.as_tensor(v, dtype=torch.float64, device=device)
+
+
+def _affine(A, scale, bias):
+    if scale is not None:
+        A = A * (scale if isinstance(scale, float) else scale.to(A.dtype))
+    if bias is not None:
+        A = A + (bias if isinstance(bias, float) else bias.to(A.dtype))
+    return A
+
+
+def _weights(sample_weight, n):
+    if sample_weight is None:
+        return None, float(n)
+    return sample_weight, float(sample_weight.sum())
+
+
+def _wsum(v, w):
+    """Sum of the float vector ``v`` (optionally weighted by ``w``) in float64."""
+    v = v.to(torch.float64)
+    return v.sum() if w is None else torch.dot(w.to(torch.float64), v)
+
+
+@torch.no_grad()
+def log_softmax(Z, scale=None, bias=None, out=None):
+    """Row-wise log-softmax of the affine map ``scale * Z + bias``.
+
+    Parameters
+    ----------
+    Z : torch.Tensor of shape (n_samples, n_classes)
+        Logits, float16/bfloat16/float32/float64, on any device.
+    scale : float or array-like of shape (n_classes,), optional
+        Multiplies ``Z`` column-wise (``1/T`` for temperature scaling).
+    bias : array-like of shape (n_classes,), optional
+        Added after scaling.
+    out : torch.Tensor of shape (n_samples, n_classes), optional
+        Output buffer; by default a new tensor of :func:`output_dtype` on the
+        device of ``Z``.
+
+    Returns
+    -------
+    torch.Tensor of shape (n_samples, n_classes)
+        ``log softmax(scale * Z + bias)`` with the max-shift (log-sum-exp)
+        trick, computed per chunk in the working precision (see the module
+        docstring), so it is finite for any finite input.
+    """
+    n, k = Z.shape
+    if out is None:
+        out = torch.empty((n, k), dtype=output_dtype(Z.dtype), device=Z.device)
+    scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
+    wd, chunks = _chunks(Z)
+    for sl in chunks:
+        A = _affine(Z[sl].to(wd), scale, bias)
+        A = A - A.amax(dim=1, keepdim=True)
+        s = torch.exp(A).sum(dim=1, keepdim=True, dtype=torch.float64)
+        A -= torch.log(s).to(wd)
+        out[sl] = A
+    return out
+
+
+@torch.no_grad()
+def softmax(Z, scale=None, bias=None):
+    """Row-wise softmax of ``scale * Z + bias`` (see :func:`log_softmax`).
+
+    Returns
+    -------
+    torch.Tensor of shape (n_samples, n_classes)
+        Probabilities in :func:`output_dtype` on the device of ``Z``; each row
+        sums to 1.
+    """
+    P = log_softmax(Z, scale, bias)
+    torch.exp(P, out=P)
+    return P
+
+
+def argmax_rows(P):
+    """Column index of the largest entry of each row, int64 tensor of shape (n_samples,)."""
+    return torch.argmax(P, dim=1)
+
+
+@torch.no_grad()
+def mean_log_likelihood(LP, y, sample_weight=None):
+    """Weighted mean of ``LP[i, y[i]]`` (a float; ``-inf`` if a true-class entry is)."""
+    ll = LP.gather(1, y.view(-1, 1).to(device=LP.device, dtype=torch.int64)).view(-1)
+    ll = ll.to(torch.float64)
+    if sample_weight is None:
+        return float(ll.mean())
+    w = sample_weight.to(device=LP.device, dtype=torch.float64)
+    return float(torch.dot(w, ll) / w.sum())
+
+
+@torch.no_grad()
+def nll(Z, y, sample_weight=None, scale=None, bias=None):
+    """Weighted mean negative log-likelihood of ``softmax(scale * Z + bias)``.
+
+    Parameters
+    ----------
+    Z : torch.Tensor of shape (n_samples, n_classes)
+    y : torch.Tensor of shape (n_samples,), int64, on the device of ``Z``
+    sample_weight : torch.Tensor of shape (n_samples,), float64, optional
+    scale, bias : see :func:`log_softmax`
+
+    Returns
+    -------
+    float
+        ``sum_i w_i (logsumexp(a_i) - a_{i, y_i}) / sum_i w_i`` with
+        ``a_i = scale * z_i + bias``.
+    """
+    n, k = Z.shape
+    sw, wsum = _weights(sample_weight, n)
+    scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
+    wd, chunks = _chunks(Z)
+    total = torch.zeros((), dtype=torch.float64, device=Z.device)
+    for sl in chunks:
+        A = _affine(Z[sl].to(wd), scale, bias)
+        m = A.amax(dim=1)
+        lse = m.to(torch.float64) + torch.log(
+            torch.exp(A - m[:, None]).sum(dim=1, dtype=torch.float64)
+        )
+        li = lse - A.gather(1, y[sl].view(-1, 1)).view(-1).to(torch.float64)
+        total += _wsum(li, None if sw is None else sw[sl])
+    return float(total) / wsum
+
+
+@torch.no_grad()
+def row_max_and_true(Z, y):
+    """Per-row maximum and true-class logit, float64 tensors of shape (n_samples,)."""
+    n, k = Z.shape
+    m = torch.empty(n, dtype=torch.float64, device=Z.device)
+    zy = torch.empty(n, dtype=torch.float64, device=Z.device)
+    for sl in chunk_rows(n, k, Z.element_size(), Z.device):
+        Zc = Z[sl]
+        m[sl] = Zc.amax(dim=1).to(torch.float64)
+        zy[sl] = Zc.gather(1, y[sl].view(-1, 1)).view(-1).to(torch.float64)
+    return m, zy
+
+
+@torch.no_grad()
+def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
+    """NLL of temperature scaling and its first two derivatives in ``beta = 1/T``.
+
+    Parameters
+    ----------
+    Z : torch.Tensor of shape (n_samples, n_classes)
+        Logits, float16/bfloat16/float32/float64.
+    y : torch.Tensor of shape (n_samples,), int64
+        Encoded labels, on the device of ``Z``.
+    sample_weight : torch.Tensor of shape (n_samples,), float64, or None
+    beta : float
+        Inverse temperature, ``beta > 0``.
+    row_stats : tuple of two tensors of shape (n_samples,), optional
+        ``(max_k z_ik, z_{i, y_i})`` from :func:`row_max_and_true`, reused
+        across Newton iterations.
+
+    Returns
+    -------
+    f, g, h : float
+        ``f(beta) = mean_w [logsumexp(beta z_i) - beta z_{i,y_i}]``,
+        ``g = f'(beta) = mean_w [E_{p_i}[z_i] - z_{i,y_i}]`` and
+        ``h = f''(beta) = mean_w Var_{p_i}[z_i]`` with
+        ``p_i = softmax(beta z_i)``; all three from one pass over ``Z``.
+    """
+    n, k = Z.shape
+    if row_stats is None:
+        row_stats = row_max_and_true(Z, y)
+    m_all, zy_all = row_stats
+    sw, wsum = _weights(sample_weight, n)
+    beta = float(beta)
+    wd, chunks = _chunks(Z)
+    acc = torch.zeros(3, dtype=torch.float64, device=Z.device)
+    for sl in chunks:
+        m = m_all[sl]
+        D = Z[sl].to(wd) - m.to(wd)[:, None]        # <= 0, shifted logits
+        E = torch.exp(beta * D)
+        s0 = E.sum(dim=1, dtype=torch.float64)
+        mu = (E * D).sum(dim=1, dtype=torch.float64) / s0   # E_p[z] - m
+        D -= mu.to(wd)[:, None]
+        var = (E * D * D).sum(dim=1, dtype=torch.float64) / s0
+        dy = zy_all[sl] - m                          # z_y - m <= 0
+        f_i = torch.log(s0) - beta * dy
+        g_i = mu - dy
+        w = None if sw is None else sw[sl]
+        acc[0] += _wsum(f_i, w)
+        acc[1] += _wsum(g_i, w)
+        acc[2] += _wsum(var, w)
+    F, G, H = acc.tolist()
+    return F / wsum, G / wsum, H / wsum
