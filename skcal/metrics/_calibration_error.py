@@ -219,10 +219,10 @@ def calibration_error(
     Examples
     --------
     >>> from skcal.metrics import calibration_error
-    >>> y_true = [0, 1, 1, 0]
+    >>> y_true = [0, 1, 0, 0]
     >>> y_prob = [[0.9, 0.1], [0.2, 0.8], [0.4, 0.6], [0.3, 0.7]]
-    >>> round(calibration_error(y_true, y_prob, n_bins=2), 4)
-    0.3
+    >>> round(calibration_error(y_true, y_prob, n_bins=2), 4)  # |0.5 - 0.75|
+    0.25
     """
     _check_choice("kind", kind, _KINDS)
     _check_choice("strategy", strategy, _STRATEGIES)
@@ -406,7 +406,8 @@ def reliability_curve(
     Examples
     --------
     >>> from skcal.metrics import reliability_curve
-    >>> curve = reliability_curve([0, 1, 1, 1], [0.2, 0.3, 0.7, 0.9], n_bins=2)
+    >>> curve = reliability_curve([0, 1, 1, 1], [0.2, 0.3, 0.7, 0.9],
+    ...                           kind="binary", n_bins=2)
     >>> curve.prob_pred.tolist(), curve.prob_true.tolist()
     ([0.25, 0.8], [0.5, 1.0])
     """

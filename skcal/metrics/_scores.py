@@ -70,7 +70,7 @@ def brier_score(
     Examples
     --------
     >>> from skcal.metrics import brier_score
-    >>> brier_score([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3])
+    >>> round(brier_score([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]), 6)
     0.0375
     """
     if not (isinstance(scale_by_half, bool) or scale_by_half == "auto"):
