@@ -121,15 +121,15 @@ def _metrics(y, proba):
         negative_log_likelihood,
     )
 
+    labels = np.arange(proba.shape[1])
+    ece_kw = dict(n_bins=N_BINS, labels=labels)
     return {
-        "nll": float(negative_log_likelihood(y, proba)),
-        "ece": float(
-            expected_calibration_error(y, proba, kind="top-label", n_bins=N_BINS)
-        ),
+        "nll": float(negative_log_likelihood(y, proba, labels=labels)),
+        "ece": float(expected_calibration_error(y, proba, kind="top-label", **ece_kw)),
         "classwise_ece": float(
-            expected_calibration_error(y, proba, kind="classwise", n_bins=N_BINS)
+            expected_calibration_error(y, proba, kind="classwise", **ece_kw)
         ),
-        "brier": float(brier_score(y, proba)),
+        "brier": float(brier_score(y, proba, labels=labels)),
         "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
     }
 

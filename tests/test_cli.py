@@ -1,0 +1,258 @@
+"""End-to-end tests of ``skcal benchmark`` (skcal.cli and skcal._benchmark)."""
+
+import csv
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import log_softmax
+
+from skcal import _benchmark, _peers
+from skcal.cli import main
+from skcal.datasets import load_logits
+
+SET = "agnews_gpt2_zeroshot"
+
+
+def _nll(logits, y):
+    lp = log_softmax(np.asarray(logits, dtype=np.float64), axis=1)
+    return float(-np.mean(lp[np.arange(len(y)), y]))
+
+
+def _top_label_ece(logits, y, n_bins=15):
+    """Straightforward ECE: loop over 15 equal-width bins (a, b]."""
+    p = np.exp(log_softmax(np.asarray(logits, dtype=np.float64), axis=1))
+    conf, hit = p.max(axis=1), (p.argmax(axis=1) == y).astype(float)
+    total = 0.0
+    for b in range(n_bins):
+        lo, hi = b / n_bins, (b + 1) / n_bins
+        m = (conf > lo) & (conf <= hi)
+        if m.any():
+            total += m.sum() / len(y) * abs(hit[m].mean() - conf[m].mean())
+    return total
+
+
+def _read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def fast_run(tmp_path_factory):
+    """One fast CLI run on the AG News set with the temperature scaler."""
+    pytest.importorskip("skcal.metrics")
+    out = tmp_path_factory.mktemp("bench")
+    rc = main(["benchmark", "--fast", "--dataset", SET, "--methods", "temperature",
+               "--quiet", "--output", str(out)])
+    return rc, out
+
+
+def test_cli_fast_table_matches_independent_computation(fast_run):
+    rc, out = fast_run
+    assert rc == 0
+    rows = _read_csv(out / "benchmark.csv")
+    assert [r["method"] for r in rows] == ["uncalibrated", "temperature"]
+    d = load_logits(SET)
+    unc, ts = rows
+    # Uncalibrated row: NLL, ECE and accuracy from plain formulas.
+    assert float(unc["nll"]) == pytest.approx(_nll(d.logits_test, d.y_test), rel=1e-9)
+    assert float(unc["ece"]) == pytest.approx(
+        _top_label_ece(d.logits_test, d.y_test), rel=1e-9
+    )
+    assert float(unc["accuracy"]) == pytest.approx(0.4232, abs=5e-5)  # README
+    # Temperature row: fit T ourselves by a 1-D search on the calibration NLL.
+    res = minimize_scalar(
+        lambda t: _nll(d.logits_val / t, d.y_val), bounds=(0.05, 20),
+        method="bounded", options={"xatol": 1e-8},
+    )
+    z = d.logits_test / res.x
+    assert res.x == pytest.approx(1.362, abs=1e-3)  # README: T = 1.362
+    assert float(ts["nll"]) == pytest.approx(_nll(z, d.y_test), abs=1e-6)
+    assert float(ts["ece"]) == pytest.approx(_top_label_ece(z, d.y_test), abs=1e-4)
+    assert float(ts["nll"]) == pytest.approx(1.1029, abs=5e-5)  # README
+    for r in rows:
+        assert r["status"] == "ok" and float(r["fit_time_s"]) >= 0
+
+
+def test_cli_fast_matches_python_api(fast_run):
+    import skcal
+    from skcal.metrics import brier_score, expected_calibration_error
+
+    _, out = fast_run
+    ts = _read_csv(out / "benchmark.csv")[1]
+    d = load_logits(SET)
+    p = skcal.TemperatureScaler().fit(d.logits_val, d.y_val).predict_proba(d.logits_test)
+    assert float(ts["brier"]) == pytest.approx(brier_score(d.y_test, p), rel=1e-6)
+    assert float(ts["classwise_ece"]) == pytest.approx(
+        expected_calibration_error(d.y_test, p, kind="classwise", n_bins=15), rel=1e-6
+    )
+
+
+def test_cli_fast_writes_markdown_and_png(fast_run):
+    _, out = fast_run
+    md = (out / "benchmark.md").read_text()
+    assert f"### {SET}" in md and "| uncalibrated |" in md
+    png = out / f"reliability_{SET}.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_console_script_subprocess(tmp_path):
+    pytest.importorskip("skcal.metrics")
+    exe = Path(sys.executable).with_name("skcal")
+    if not exe.exists():
+        pytest.skip("console script 'skcal' not installed in this environment")
+    proc = subprocess.run(
+        [str(exe), "benchmark", "--fast", "--dataset", "sst2_gpt2_zeroshot",
+         "--methods", "temperature"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("sst2_gpt2_zeroshot (K=2, 910 calibration / 911 test")
+    assert lines[1].split()[:3] == ["method", "library", "NLL"]
+    body = [ln.split() for ln in lines[3:5]]
+    assert [b[0] for b in body] == ["uncalibrated", "temperature"]
+    d = load_logits("sst2_gpt2_zeroshot")
+    assert body[0][2] == f"{_nll(d.logits_test, d.y_test):.4f}"
+    assert body[0][3] == f"{100 * _top_label_ece(d.logits_test, d.y_test):.2f}"
+    assert "Traceback" not in proc.stderr
+
+
+def _npz(path, **arrays):
+    np.savez(path, **arrays)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "kind, match",
+    [
+        ("missing", "no such file"),
+        ("format", "unsupported file type"),
+        ("shape", "has 3 rows but y_val has 2"),
+        ("keys", "missing keys"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys, kind, match):
+    if kind == "missing":
+        path = str(tmp_path / "absent.npz")
+    elif kind == "format":
+        path = str(tmp_path / "logits.txt")
+        Path(path).write_text("1 2 3\n")
+    elif kind == "shape":
+        path = _npz(tmp_path / "s.npz", logits_val=np.zeros((3, 2)), y_val=[0, 1],
+                    logits_test=np.zeros((2, 2)), y_test=[0, 1])
+    else:
+        path = _npz(tmp_path / "k.npz", scores=np.zeros(3))
+    rc = main(["benchmark", "--data", path, "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.count("\n") == 1 and err.startswith("skcal benchmark: error:")
+    assert match in err and "Traceback" not in err
+
+
+def test_cli_unknown_method_exits_2(capsys):
+    assert main(["benchmark", "--methods", "nope", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown method(s) nope" in err
+
+
+def test_cli_missing_file_subprocess(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "skcal.cli", "benchmark", "--data",
+         str(tmp_path / "absent.npz")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "no such file" in proc.stderr and proc.stdout == ""
+
+
+def test_cli_no_subcommand_is_usage_error(capsys):
+    assert main([]) == 2
+    assert "usage: skcal" in capsys.readouterr().err
+
+
+def test_user_npz_is_split_deterministically(tmp_path):
+    """A single-set file is split by --seed; same seed, same numbers."""
+    pytest.importorskip("skcal.metrics")
+    d = load_logits(SET)
+    f = _npz(tmp_path / "mine.npz", logits=d.logits_test, y=d.y_test)
+    runs = []
+    for seed in (3, 3, 4):
+        out = tmp_path / f"o{len(runs)}"
+        assert main(["benchmark", "--data", f, "--no-peers", "--methods",
+                     "temperature", "--seed", str(seed), "--quiet",
+                     "--output", str(out)]) == 0
+        runs.append([(r["method"], r["nll"], r["ece"])
+                     for r in _read_csv(out / "benchmark.csv")])
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+    assert runs[0][0][0] == "uncalibrated"
+
+
+def test_peer_crash_becomes_error_row(monkeypatch):
+    pytest.importorskip("skcal.metrics")
+
+    class Boom:
+        def fit(self, logits, y):
+            raise RuntimeError("peer exploded\non two lines")
+
+        def predict_proba(self, logits):  # pragma: no cover
+            raise AssertionError
+
+    class Missing:
+        def __init__(self):
+            raise _peers.PeerUnavailable("not installed")
+
+    monkeypatch.setitem(_peers.PEERS, "netcal-temperature", ("netcal", lambda rs: Boom()))
+    monkeypatch.setitem(_peers.PEERS, "netcal-isotonic", ("netcal", lambda rs: Missing()))
+    rows = _benchmark.run_benchmark(
+        [load_logits("sst2_gpt2_zeroshot")],
+        ["netcal-temperature", "netcal-isotonic"],
+    )
+    assert [r["method"] for r in rows] == [
+        "uncalibrated", "netcal-temperature", "netcal-isotonic",
+    ]
+    assert rows[1]["status"] == "error: RuntimeError: peer exploded on two lines"
+    assert math.isnan(rows[1]["nll"])
+    assert rows[2]["status"] == "not installed"
+    text = _benchmark.format_table(rows)
+    assert "error: RuntimeError: peer exploded" in text and "not installed" in text
+
+
+def test_sklearn_passthrough_peer_equals_platt_fit():
+    """sklearn's sigmoid on the pass-through logits is Platt (1999) scaling of
+    the log-odds z1 - z0, with Platt's smoothed targets; fit it here with scipy."""
+    pytest.importorskip("sklearn.frozen")
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    d = load_logits("sst2_gpt2_zeroshot")
+    peer = _peers.PEERS["sklearn-sigmoid"][1](0).fit(d.logits_val, d.y_val)
+    p = peer.predict_proba(d.logits_test)
+    s_val = (d.logits_val[:, 1] - d.logits_val[:, 0]).astype(np.float64)
+    s_test = (d.logits_test[:, 1] - d.logits_test[:, 0]).astype(np.float64)
+    n_pos = d.y_val.sum()
+    n_neg = len(d.y_val) - n_pos
+    t = np.where(d.y_val == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+
+    def loss(ab):
+        q = expit(ab[0] * s_val + ab[1])
+        return -np.sum(t * np.log(q) + (1 - t) * np.log1p(-q))
+
+    ab = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+    # sklearn stops its L-BFGS at its own tolerance: agreement to 1e-4.
+    np.testing.assert_allclose(p[:, 1], expit(ab[0] * s_test + ab[1]), atol=1e-4)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+def test_passthrough_classifier_returns_logits():
+    clf = _peers.LogitPassthroughClassifier().fit(np.zeros((2, 3)))
+    z = np.array([[1.0, -2.0, 0.5]])
+    np.testing.assert_array_equal(clf.decision_function(z), z)
+    np.testing.assert_array_equal(clf.predict(z), [0])
+    b = _peers.LogitPassthroughClassifier().fit(np.zeros((2, 2)))
+    np.testing.assert_array_equal(b.decision_function(np.array([[1.0, 3.5]])), [2.5])
