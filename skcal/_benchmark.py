@@ -368,18 +368,6 @@ def write_csv(rows, path):
             )
 
 
-def _top_label_bins(y, proba, n_bins):
-    conf = proba.max(axis=1)
-    correct = np.argmax(proba, axis=1) == y
-    # Equal-width bins on (0, 1], right-closed.
-    idx = np.clip(np.ceil(conf * n_bins).astype(int) - 1, 0, n_bins - 1)
-    count = np.bincount(idx, minlength=n_bins)
-    mean_conf = np.bincount(idx, weights=conf, minlength=n_bins)
-    acc = np.bincount(idx, weights=correct, minlength=n_bins)
-    keep = count > 0
-    return mean_conf[keep] / count[keep], acc[keep] / count[keep]
-
-
 def plot_reliability(rows, y_test, path, title=None, n_bins=N_BINS):
     """Save a top-label reliability diagram comparing the methods of one data set.
 
@@ -405,25 +393,24 @@ def plot_reliability(rows, y_test, path, title=None, n_bins=N_BINS):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    # TODO: switch to skcal.display.ReliabilityDisplay once it lands.
+    from .display import ReliabilityDisplay
+
     fig = Figure(figsize=(6.4, 6.0))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", label="perfectly calibrated")
     shown = [r for r in rows if "proba" in r]
     cmap = matplotlib.colormaps["tab20"]
-    colors = [cmap(i % 20) for i in range(len(shown))]
+    y_test = np.asarray(y_test)
     for i, r in enumerate(shown):
-        conf, acc = _top_label_bins(np.asarray(y_test), r["proba"], n_bins)
-        ax.plot(
-            conf, acc, marker="os^vD<>"[i % 7], markersize=3, linewidth=1,
-            color=colors[i], linestyle="-" if r["library"] in ("skcal", "-") else "--",
-            label=f"{r['method']} (ECE {100 * r['ece']:.2f}%)",
+        ReliabilityDisplay.from_predictions(
+            y_test, r["proba"], kind="top-label", n_bins=n_bins,
+            labels=np.arange(r["proba"].shape[1]), ax=ax, ref_line=i == 0,
+            name=f"{r['method']} (ECE {100 * r['ece']:.2f}%)",
+            color=cmap(i % 20), marker="os^vD<>"[i % 7], markersize=3,
+            linewidth=1,
+            linestyle="-" if r["library"] in ("skcal", "-") else "--",
         )
-    ax.set(
-        xlim=(0, 1), ylim=(0, 1), xlabel="mean top-label confidence in bin",
-        ylabel="accuracy in bin", title=title or "",
-    )
+    ax.set(xlim=(0, 1), ylim=(0, 1), title=title or "")
     ax.set_aspect("equal")
     ax.legend(loc="upper left", fontsize=7)
     fig.savefig(path, dpi=100)
