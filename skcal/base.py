@@ -62,10 +62,11 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             n_classes = len(self.classes_)
             if Z.shape[1] != n_classes:
                 raise ValueError(
-                    f"X has {n_cols} column{'s' if n_cols != 1 else ''}, but "
-                    f"{self.__class__.__name__} was fitted on {n_classes} classes "
-                    f"{list(self.classes_)!r}; expected {n_classes} columns"
-                    + (" (or a 1-D score vector)." if n_classes == 2 else ".")
+                    f"X has {n_cols} features, but {self.__class__.__name__} is "
+                    f"expecting {self.n_features_in_} features as input: it was fitted "
+                    f"on {n_classes} classes {list(self.classes_)!r}. Reshape your data "
+                    f"to (n_samples, {n_classes})"
+                    + (" or pass a 1-D score vector." if n_classes == 2 else ".")
                 )
         return Z
 
@@ -106,7 +107,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             classes, y_enc = np.unique(y_np, return_inverse=True)
             if len(classes) < 2:
                 raise ValueError(
-                    f"y contains a single class ({classes[0]!r}); a calibrator needs at "
+                    f"y contains only one class ({classes[0]!r}); a calibrator needs at "
                     "least 2 classes, or pass classes=[...] to name the columns of X."
                 )
             if len(classes) != n_columns:
@@ -340,7 +341,6 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.one_d_array = True
         tags.input_tags.two_d_array = True
         tags.input_tags.allow_nan = False
         tags.classifier_tags.poor_score = True
