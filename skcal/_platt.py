@@ -1,0 +1,533 @@
+"""Platt scaling (Platt 1999) fitted by Newton's method (Lin, Lin & Weng 2007).
+
+The module also holds the one-vs-rest score helpers shared with
+:mod:`skcal._isotonic`: the log-odds ``s_k = log p_k - log(1 - p_k)`` of
+"class k versus the rest" under ``p = softmax(z)``, computed without
+cancellation, on the device of the input.
+"""
+
+import math
+import sys
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit, log_expit
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
+
+from ._backend import _numpy
+from .base import BaseCalibrator
+from .utils._array import to_numpy
+
+__all__ = ["PlattScaler", "fit_platt"]
+
+#: Ridge added to the diagonal of the Newton Hessian (Lin et al. 2007, Alg. 1),
+#: for the standardised-score parametrisation. It changes the step, never the
+#: stationary point.
+_HESSIAN_RIDGE = 1e-12
+#: Armijo sufficient-decrease constant and smallest backtracking step.
+_ARMIJO_C = 1e-4
+_MIN_STEP = 1e-10
+
+
+# ----------------------------------------------------------------- 1-D solver
+def _platt_loss(u, t, w, wsum, a, b):
+    """Weighted mean cross-entropy of ``sigmoid(a u + b)`` against soft targets ``t``."""
+    f = a * u + b
+    # softplus(f) - t f, written without exp overflow
+    li = np.maximum(f, 0.0) + np.log1p(np.exp(-np.abs(f))) - t * f
+    return float(np.dot(w, li) / wsum)
+
+
+def _is_separable(s, y, w):
+    """True if the scores separate the two classes (perhaps with ties), or one class is absent."""
+    keep = w > 0
+    s, y = s[keep], y[keep]
+    pos, neg = s[y], s[~y]
+    if pos.size == 0 or neg.size == 0:
+        return True
+    if s.max() == s.min():
+        return False
+    return bool(pos.min() >= neg.max() or neg.min() >= pos.max())
+
+
+def fit_platt(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100):
+    """Fit ``P(y = 1 | s) = sigmoid(A s + B)`` by maximum likelihood.
+
+    Parameters
+    ----------
+    s : ndarray of shape (n_samples,)
+        Scores (log-odds of the positive class), finite; any float dtype, used
+        in float64.
+    y : ndarray of shape (n_samples,), bool
+        True for the positive class.
+    sample_weight : ndarray of shape (n_samples,), float64, default=None
+        Non-negative weights (unit weights when None).
+    target_smoothing : bool, default=True
+        Use Platt's targets ``t+ = (N+ + 1) / (N+ + 2)`` and
+        ``t- = 1 / (N- + 2)`` instead of 1 and 0, with ``N+`` and ``N-`` the
+        weighted counts of positives and negatives.
+    tol : float, default=1e-12
+        Stop when half the squared Newton decrement, ``g' H^{-1} g / 2`` (an
+        estimate of the gap to the optimal mean loss), is at most ``tol``.
+    max_iter : int, default=100
+        Maximum number of Newton iterations.
+
+    Returns
+    -------
+    A, B : float
+        Slope and intercept on the original scale of ``s``.
+    n_iter : int
+        Number of Newton iterations (Hessian evaluations).
+    status : {"converged", "separable", "max_iter", "line_search"}
+        ``"separable"``: without target smoothing the scores separate the
+        classes (or one class is absent), so the likelihood has no maximiser
+        (``|A|`` or ``|B| -> inf``); the returned ``(A, B)`` is where the
+        decrement test stopped Newton, a steep but finite sigmoid whose mean
+        loss on the calibration set is about ``tol``. ``"line_search"``: the
+        backtracking line search found no decrease (step below 1e-10).
+
+    Notes
+    -----
+    With ``f_i = A s_i + B`` and ``p_i = sigmoid(f_i)`` the objective is the
+    weighted mean cross-entropy
+    ``F(A, B) = sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i``, convex,
+    evaluated as ``max(f, 0) + log1p(exp(-|f|)) - t f`` so that no ``exp``
+    overflows (Lin et al. 2007, Section 3). Its gradient is
+    ``mean_w (p_i - t_i) [s_i, 1]`` and its Hessian
+    ``mean_w p_i (1 - p_i) [s_i, 1]' [s_i, 1]``. The scores are first
+    standardised, ``u = (s - mean_w s) / std_w s``, which leaves the optimum
+    unchanged (the model is affine in ``s``) but makes the problem well scaled
+    for scores of any magnitude (e.g. 1e5); ``(A, B)`` are mapped back at the
+    end. Newton's method with a ``1e-12`` ridge on the Hessian diagonal and an
+    Armijo backtracking line search (constant 1e-4, halving) starts from
+    ``A = 0, B = log((N+ + 1) / (N- + 1))`` as in Lin et al., Algorithm 1. The
+    decrement test is affine invariant, so the stopping rule does not depend
+    on the scale of ``s``; when it holds the last (full) Newton step is taken.
+
+    References
+    ----------
+    J. Platt, "Probabilistic outputs for support vector machines and
+    comparisons to regularized likelihood methods", Advances in Large Margin
+    Classifiers, 1999.
+
+    H.-T. Lin, C.-J. Lin, R. C. Weng, "A note on Platt's probabilistic outputs
+    for support vector machines", Machine Learning 68, 2007.
+    """
+    s = np.asarray(s, dtype=np.float64)
+    y = np.asarray(y, dtype=bool)
+    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    wsum = float(w.sum())
+    n_pos = float(w[y].sum())
+    n_neg = wsum - n_pos
+    if target_smoothing:
+        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    else:
+        t = y.astype(np.float64)
+    mu = float(np.dot(w, s) / wsum)
+    sd = math.sqrt(float(np.dot(w, (s - mu) ** 2) / wsum))
+    if not sd > 0:
+        sd = 1.0
+    u = (s - mu) / sd
+
+    a, b = 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))
+    F = _platt_loss(u, t, w, wsum, a, b)
+    status = "max_iter"
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        p = expit(a * u + b)
+        r = w * (p - t)
+        ga = float(np.dot(r, u)) / wsum
+        gb = float(r.sum()) / wsum
+        q = w * p * (1.0 - p)
+        qu = q * u
+        haa = float(np.dot(qu, u)) / wsum + _HESSIAN_RIDGE
+        hab = float(qu.sum()) / wsum
+        hbb = float(q.sum()) / wsum + _HESSIAN_RIDGE
+        det = haa * hbb - hab * hab
+        if not det > 0:  # only possible through rounding: fall back to the diagonal
+            da, db = -ga / haa, -gb / hbb
+        else:
+            da = -(hbb * ga - hab * gb) / det
+            db = -(haa * gb - hab * ga) / det
+        slope = ga * da + gb * db  # = -(squared Newton decrement) <= 0
+        if -slope / 2.0 <= tol:
+            a, b = a + da, b + db
+            status = "converged"
+            break
+        step = 1.0
+        while step >= _MIN_STEP:
+            a_new, b_new = a + step * da, b + step * db
+            F_new = _platt_loss(u, t, w, wsum, a_new, b_new)
+            if F_new <= F + _ARMIJO_C * step * slope:
+                break
+            step /= 2.0
+        else:
+            status = "line_search"
+            break
+        a, b, F = a_new, b_new, F_new
+    if not target_smoothing and _is_separable(s, y, w):
+        status = "separable"
+    A = a / sd
+    B = b - a * mu / sd
+    return A, B, n_iter, status
+
+
+# --------------------------------------------------------- one-vs-rest scores
+def _is_torch(name):
+    return name == "torch"
+
+
+def _work_dtype(Z):
+    """float64 for computing on Z's array type (float32 on MPS, which lacks float64)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(Z, torch.Tensor):
+        return torch.float32 if Z.device.type == "mps" else torch.float64
+    return np.float64
+
+
+def _out_dtype(Z):
+    """Output dtype: float64 for float64 logits, float32 otherwise (same as the kernels)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(Z, torch.Tensor):
+        return torch.float64 if Z.dtype == torch.float64 else torch.float32
+    return _numpy.output_dtype(Z.dtype)
+
+
+def ovr_log_odds(Zc):
+    """One-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik)`` with ``p_i = softmax(z_i)``.
+
+    Parameters
+    ----------
+    Zc : ndarray or torch.Tensor of shape (n_rows, n_classes)
+        Logits (any float dtype), ``n_classes >= 2``.
+
+    Returns
+    -------
+    S : ndarray or torch.Tensor of shape (n_rows, n_classes)
+        float64 (float32 on MPS), on the device of ``Zc``. For two classes
+        ``S = [z0 - z1, z1 - z0]`` exactly.
+
+    Notes
+    -----
+    ``s_ik = z_ik - log sum_{j != k} exp(z_ij)``, which does not change when a
+    constant is added to a row. For ``k`` other than the row's arg-max ``a``,
+    ``log sum_{j != k} exp(z_ij) = m + log(S - exp(z_ik - m))`` with
+    ``m = z_ia`` and ``S = sum_j exp(z_ij - m) >= 1 + exp(z_ik - m)``, so the
+    argument of the log is at least 1 and nothing cancels. For ``k = a`` the
+    sum over ``j != a`` is computed directly around the second-largest logit.
+    """
+    if _is_torch(_backend_name(Zc)):
+        torch = sys.modules["torch"]
+        A = Zc.to(_work_dtype(Zc))
+        if A.shape[1] == 2:
+            d = A[:, 1] - A[:, 0]
+            return torch.stack([-d, d], dim=1)
+        m1, a1 = A.max(dim=1, keepdim=True)
+        E = torch.exp(A - m1)
+        rest = E.sum(dim=1, keepdim=True) - E
+        top = torch.zeros_like(A, dtype=torch.bool).scatter_(1, a1, True)
+        L = m1 + torch.log(torch.where(top, torch.ones_like(rest), rest))
+        A2 = A.masked_fill(top, -math.inf)
+        m2 = A2.max(dim=1, keepdim=True).values
+        l_top = m2 + torch.log(torch.exp(A2 - m2).sum(dim=1, keepdim=True))
+        L = torch.where(top, l_top, L)
+        return A - L
+    A = np.asarray(Zc, dtype=np.float64)
+    if A.shape[1] == 2:
+        d = A[:, 1] - A[:, 0]
+        return np.stack([-d, d], axis=1)
+    rows = np.arange(A.shape[0])
+    a1 = A.argmax(axis=1)
+    m1 = A[rows, a1][:, None]
+    E = np.exp(A - m1)
+    rest = E.sum(axis=1, keepdims=True) - E
+    rest[rows, a1] = 1.0
+    L = m1 + np.log(rest)
+    A2 = A.copy()
+    A2[rows, a1] = -np.inf
+    m2 = A2.max(axis=1, keepdims=True)
+    L[rows, a1] = (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
+    return A - L
+
+
+def _label(c):
+    """``class 'a'`` / ``class 3`` for warnings (NumPy scalars shown as Python ones)."""
+    return f"class {(c.item() if isinstance(c, np.generic) else c)!r}"
+
+
+def _backend_name(Z):
+    torch = sys.modules.get("torch")
+    return "torch" if torch is not None and isinstance(Z, torch.Tensor) else "numpy"
+
+
+def binary_score(Z):
+    """Log-odds ``z1 - z0`` of the second class, float64 (float32 on MPS), shape (n,)."""
+    if _is_torch(_backend_name(Z)):
+        A = Z.to(_work_dtype(Z))
+        return A[:, 1] - A[:, 0]
+    A = np.asarray(Z)
+    return A[:, 1].astype(np.float64) - A[:, 0].astype(np.float64)
+
+
+def ovr_scores_host(Z):
+    """The one-vs-rest log-odds of all rows as a float64 NumPy array of shape (n, K).
+
+    For a tensor, each row chunk is computed on the tensor's device and copied
+    to host memory (the per-class 1-D fits run on the CPU).
+    """
+    n, k = Z.shape
+    out = np.empty((n, k), dtype=np.float64)
+    for sl in _numpy.chunk_rows(n, k):
+        out[sl] = to_numpy(ovr_log_odds(Z[sl]))
+    return out
+
+
+def _to_host(v):
+    """1-D labels or weights (NumPy or tensor) as a NumPy array, or None."""
+    return None if v is None else to_numpy(v)
+
+
+def _empty_like_out(Z, n, k):
+    if _is_torch(_backend_name(Z)):
+        torch = sys.modules["torch"]
+        return torch.empty((n, k), dtype=_out_dtype(Z), device=Z.device)
+    return np.empty((n, k), dtype=_out_dtype(Z))
+
+
+def _param(v, like):
+    """A float64 parameter vector as an array of ``like``'s kind, dtype and device."""
+    if _is_torch(_backend_name(like)):
+        torch = sys.modules["torch"]
+        return torch.as_tensor(np.asarray(v, dtype=np.float64), dtype=like.dtype, device=like.device)
+    return np.asarray(v, dtype=np.float64)
+
+
+def _log_sigmoid(F):
+    if _is_torch(_backend_name(F)):
+        return sys.modules["torch"].nn.functional.logsigmoid(F)
+    return log_expit(F)
+
+
+def _row_log_normalise(LQ):
+    """``LQ - logsumexp(LQ, axis=1)``: log of the renormalised rows."""
+    if _is_torch(_backend_name(LQ)):
+        return LQ - sys.modules["torch"].logsumexp(LQ, dim=1, keepdim=True)
+    m = LQ.max(axis=1, keepdims=True)
+    return LQ - (m + np.log(np.exp(LQ - m).sum(axis=1, keepdims=True)))
+
+
+class PlattScaler(BaseCalibrator):
+    """Platt scaling: a logistic map ``sigmoid(A s + B)`` of the log-odds score.
+
+    Binary problems use one score per sample, the log-odds
+    ``s = z_1 - z_0`` of ``classes_[1]`` (or the 1-D score given as ``X``),
+    and ``P(classes_[1] | s) = sigmoid(A s + B)``. Multiclass problems fit one
+    ``(A_k, B_k)`` per class, "class k versus the rest", on the one-vs-rest
+    log-odds of that class, and renormalise the rows.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    classes : array-like of shape (n_classes,), default=None
+        Labels of the columns of ``X``. By default the sorted unique labels of
+        ``y``; with integer labels ``0..K-1`` some classes may be absent.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Array library used for the computation; ``"auto"`` follows the input.
+    target_smoothing : bool, default=True
+        Fit against Platt's smoothed targets ``t+ = (N+ + 1) / (N+ + 2)`` for
+        positives and ``t- = 1 / (N- + 2)`` for negatives (``N+``, ``N-``:
+        weighted counts) instead of 1 and 0. This is Platt's out-of-sample
+        prior, and it is what scikit-learn's
+        ``CalibratedClassifierCV(method="sigmoid")`` does; it keeps ``(A, B)``
+        finite on separable calibration sets. ``False`` gives the plain
+        maximum-likelihood logistic fit.
+    tol : float, default=1e-12
+        Newton stops when half the squared Newton decrement (an estimate of
+        the gap to the optimal mean cross-entropy) is at most ``tol``.
+    max_iter : int, default=100
+        Maximum number of Newton iterations per fitted ``(A, B)``.
+
+    Attributes
+    ----------
+    a_ : float or ndarray of shape (n_classes,)
+        Slope(s) ``A``. A float for a binary problem (the slope on
+        ``s = z_1 - z_0``), a float64 array with one slope per class otherwise.
+    b_ : float or ndarray of shape (n_classes,)
+        Intercept(s) ``B``, as ``a_``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+    n_features_in_ : int
+        Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
+    n_iter_ : int or ndarray of shape (n_classes,)
+        Newton iterations of the fit (one count per class for multiclass).
+
+    See Also
+    --------
+    skcal.TemperatureScaler : one temperature for all classes; keeps the argmax.
+    skcal.IsotonicScaler : non-parametric monotone one-vs-rest calibration.
+
+    Notes
+    -----
+    **Binary.** ``p = sigmoid(A s + B)`` with ``(A, B)`` minimising the
+    weighted mean cross-entropy
+    ``sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i``, ``f_i = A s_i + B``,
+    over targets ``t_i`` (smoothed or 0/1). The loss is evaluated without
+    ``exp`` overflow and minimised by Newton's method with an Armijo
+    backtracking line search, as in Lin, Lin & Weng (2007), on standardised
+    scores so that scores of any magnitude (1e-3 or 1e5) are equally well
+    conditioned; stopping rule and tolerance: see ``tol`` and
+    :func:`fit_platt`. A ``ConvergenceWarning`` reports reaching
+    ``max_iter`` or a failed line search.
+
+    **Separable data.** Without target smoothing, a calibration set whose
+    scores separate the classes (or in which a class is absent) has no
+    maximum-likelihood ``(A, B)``: the loss decreases towards 0 as ``|A|``
+    (or ``|B|``) grows. Newton then stops, by the same decrement rule, at a
+    steep but finite sigmoid whose mean calibration loss is about ``tol``, and
+    a ``ConvergenceWarning`` says so. With target smoothing (the default) the
+    optimum is always finite.
+
+    **Multiclass.** With ``p_i = softmax(z_i)`` the score of class ``k`` is its
+    one-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik) =
+    z_ik - log sum_{j != k} exp(z_ij)``. It is what the binary score is for
+    two classes, and, unlike the raw logit ``z_ik``, it does not change when a
+    constant is added to a row (so logits and log-probabilities of the same
+    model give the same fit). ``(A_k, B_k)`` is fitted as above with
+    "``y == classes_[k]``" as the positive class, and the outputs are
+    renormalised: ``P_ik = sigmoid(A_k s_ik + B_k) / sum_j sigmoid(A_j s_ij + B_j)``,
+    computed in log space (the denominator is never 0). The predicted class may
+    differ from the argmax of ``X``.
+
+    **Devices.** For a torch tensor the scores are computed on its device; the
+    1-D fits of ``(A, B)`` run on the CPU, so ``fit`` copies the float64
+    scores (``n_samples`` values per class) to host memory. Prediction is
+    elementwise and runs entirely on the tensor's device.
+
+    References
+    ----------
+    J. Platt, "Probabilistic outputs for support vector machines and
+    comparisons to regularized likelihood methods", in Advances in Large
+    Margin Classifiers, MIT Press, 1999.
+
+    H.-T. Lin, C.-J. Lin, R. C. Weng, "A note on Platt's probabilistic outputs
+    for support vector machines", Machine Learning 68(3), 267-276, 2007.
+
+    B. Zadrozny, C. Elkan, "Transforming classifier scores into accurate
+    multiclass probability estimates", KDD 2002 (one-vs-rest and
+    renormalisation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal._platt import PlattScaler
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=1000)
+    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))  # over-confident log-odds
+    >>> ps = PlattScaler().fit(scores, y)
+    >>> bool(0 < ps.a_ < 1)  # the sigmoid is flatter than the raw scores
+    True
+    >>> ps.predict_proba(scores).shape
+    (1000, 2)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "target_smoothing": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        target_smoothing=True,
+        tol=1e-12,
+        max_iter=100,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.target_smoothing = target_smoothing
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _fit_one(self, s, y_pos, sw, label):
+        A, B, n_iter, status = fit_platt(
+            s,
+            y_pos,
+            sw,
+            target_smoothing=self.target_smoothing,
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        if status == "separable":
+            warnings.warn(
+                f"The scores separate {label} from the other class(es) on the "
+                "calibration set (or it has no or only such examples): without "
+                "target smoothing the likelihood has no maximiser. Newton stopped at "
+                f"a steep sigmoid (A={A:.6g}, B={B:.6g}); consider "
+                "target_smoothing=True.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        elif status == "max_iter":
+            warnings.warn(
+                f"Platt scaling of {label} stopped after max_iter={self.max_iter} "
+                "Newton iterations before reaching tol; increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        elif status == "line_search":
+            warnings.warn(
+                f"Platt scaling of {label}: the line search found no decrease of "
+                f"the loss after {n_iter} Newton iterations (precision limit); the "
+                "fit may be inaccurate.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return A, B, n_iter
+
+    def _fit(self, Z, y, sample_weight, xp):
+        y = _to_host(y)
+        sw = _to_host(sample_weight)
+        n_classes = Z.shape[1]
+        if n_classes == 2:
+            s = to_numpy(binary_score(Z))
+            A, B, n_iter = self._fit_one(s, y == 1, sw, _label(self.classes_[1]))
+            self.a_, self.b_, self.n_iter_ = float(A), float(B), int(n_iter)
+            return
+        S = ovr_scores_host(Z)
+        a = np.empty(n_classes)
+        b = np.empty(n_classes)
+        n_iter = np.empty(n_classes, dtype=np.int64)
+        for k in range(n_classes):
+            a[k], b[k], n_iter[k] = self._fit_one(
+                S[:, k], y == k, sw, _label(self.classes_[k])
+            )
+        self.a_, self.b_, self.n_iter_ = a, b, n_iter
+
+    def _predict_log_proba(self, Z, xp):
+        n, k = Z.shape
+        out = _empty_like_out(Z, n, k)
+        binary = np.ndim(self.a_) == 0
+        for sl in _numpy.chunk_rows(n, k):
+            Zc = Z[sl]
+            if binary:
+                f = binary_score(Zc) * self.a_ + self.b_
+                out[sl, 0] = _log_sigmoid(-f)
+                out[sl, 1] = _log_sigmoid(f)
+            else:
+                S = ovr_log_odds(Zc)
+                F = S * _param(self.a_, S) + _param(self.b_, S)
+                out[sl] = _row_log_normalise(_log_sigmoid(F))
+        return out
+
+    def _predict_proba(self, Z, xp):
+        P = self._predict_log_proba(Z, xp)
+        return xp.exp(P)
