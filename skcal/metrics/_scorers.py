@@ -79,10 +79,13 @@ def get_scorer_names():
     Returns
     -------
     names : list of str
-        skcal's scorer names followed by scikit-learn's
-        (:func:`sklearn.metrics.get_scorer_names`).
+        skcal's scorer names followed by the other names of
+        :func:`sklearn.metrics.get_scorer_names`. ``"neg_brier_score"`` is in
+        both; skcal's gives the same values as scikit-learn's.
     """
-    return sorted(_SCORERS) + list(_sklearn_get_scorer_names())
+    return sorted(_SCORERS) + [
+        name for name in _sklearn_get_scorer_names() if name not in _SCORERS
+    ]
 
 
 def get_scorer(scoring, **kwargs):
