@@ -54,19 +54,28 @@ def fit_temperature(Z, y, sample_weight, xp, *, tol=1e-10, max_iter=100, beta0=1
     ``f''(beta) = mean_w Var_p[z] >= 0`` computed in one pass. The method keeps
     a bracket ``[lo, hi]`` with ``f'(lo) < 0 < f'(hi)`` (initially the bounds)
     and takes the Newton step when it lands strictly inside the bracket, else
-    tries the untested bound, else bisects the bracket geometrically. Newton
-    converges quadratically near the optimum.
+    tries the untested bound, else bisects the bracket geometrically. While
+    no ``f' > 0`` has been seen, a second step upwards at least doubles
+    ``beta``: on (near-)separable data ``f'`` decays exponentially and Newton's
+    steps would stay of constant size. If every row's softmax saturates on its
+    true class (``f' = f'' = 0``) the set is separable and ``beta`` goes to its
+    upper bound. Newton converges quadratically near the optimum.
     """
     b_min, b_max = 1.0 / TEMPERATURE_MAX, 1.0 / TEMPERATURE_MIN
     lo, hi = b_min, b_max
     lo_tested = hi_tested = False
     beta = min(max(beta0, b_min), b_max)
     stats = xp.row_max_and_true(Z, y)
+    n_up = 0  # consecutive steps upwards while no f' > 0 has been seen
     for it in range(1, max_iter + 1):
         _, g, h = xp.temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=stats)
         if beta <= b_min and g >= 0:
             return b_min, it, "lower"
         if beta >= b_max and g <= 0:
+            return b_max, it, "upper"
+        if g == 0 and h == 0:
+            # every row's softmax is saturated on its true class: the NLL is flat
+            # (zero) from here on, i.e. the calibration set is separable.
             return b_max, it, "upper"
         if g == 0:
             return beta, it, "converged"
@@ -75,6 +84,12 @@ def fit_temperature(Z, y, sample_weight, xp, *, tol=1e-10, max_iter=100, beta0=1
         else:
             lo, lo_tested = beta, True
         cand = beta - g / h if h > 0 else math.nan
+        if g < 0 and not hi_tested:
+            # f' -> 0 only exponentially fast on (near-)separable data, where
+            # Newton's steps stay of constant size: grow geometrically instead.
+            n_up += 1
+            if n_up >= 2 and not cand >= 2 * beta:
+                cand = 2 * beta
         if not (lo < cand < hi):
             if cand <= lo and not lo_tested:
                 cand = lo
