@@ -1,0 +1,369 @@
+"""PlattScaler against independent references (SciPy, scikit-learn) and its edge cases."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit, logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.frozen import FrozenEstimator
+
+from skcal._platt import PlattScaler, ovr_log_odds
+
+from conftest import load_shared
+
+
+# ------------------------------------------------------------------ references
+def reference_platt(s, y, w=None, smoothing=True):
+    """Independent solve: SciPy BFGS on the (smoothed-target) cross-entropy.
+
+    Written from the definition in Platt (1999) with ``np.logaddexp``; the
+    score is divided by its largest magnitude for conditioning and the slope
+    mapped back. Returns (A, B) of ``P(y=1) = sigmoid(A s + B)``.
+    """
+    s = np.asarray(s, dtype=np.float64)
+    y = np.asarray(y, dtype=bool)
+    w = np.ones(len(s)) if w is None else np.asarray(w, dtype=np.float64)
+    npos, nneg = w[y].sum(), w[~y].sum()
+    if smoothing:
+        t = np.where(y, (npos + 1) / (npos + 2), 1 / (nneg + 2))
+    else:
+        t = y.astype(float)
+    c = np.abs(s).max()
+    x = s / c
+
+    def fun(ab):
+        f = ab[0] * x + ab[1]
+        loss = np.sum(w * (np.logaddexp(0, f) - t * f))
+        r = w * (expit(f) - t)
+        return loss, np.array([r @ x, r.sum()])
+
+    res = minimize(fun, [0.0, 0.0], jac=True, method="BFGS", options={"gtol": 1e-11})
+    return res.x[0] / c, res.x[1]
+
+
+def reference_ovr_log_odds(Z):
+    """``z_k - logsumexp_{j != k} z_j`` by brute force (one deletion per entry)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    n, k = Z.shape
+    return np.array([[Z[i, j] - logsumexp(np.delete(Z[i], j)) for j in range(k)] for i in range(n)])
+
+
+class ScoreClassifier(ClassifierMixin, BaseEstimator):
+    """A 'fitted classifier' whose decision_function is the first column of X."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def decision_function(self, X):
+        return np.asarray(X)[:, 0]
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+def sklearn_calibrated(s, y, method, sample_weight=None):
+    clf = ScoreClassifier().fit(s[:, None], y)
+    cal = CalibratedClassifierCV(FrozenEstimator(clf), method=method)
+    return cal.fit(s[:, None], y, sample_weight=sample_weight)
+
+
+def top_label_ece(P, y, n_bins=15):
+    """Top-label ECE with equal-width bins on (0, 1] (Guo et al. 2017), by loop."""
+    conf = P.max(axis=1)
+    correct = P.argmax(axis=1) == y
+    ece = 0.0
+    for b in range(n_bins):
+        lo, hi = b / n_bins, (b + 1) / n_bins
+        m = (conf > lo) & (conf <= hi)
+        if m.any():
+            ece += m.mean() * abs(correct[m].mean() - conf[m].mean())
+    return ece
+
+
+def mean_nll(P, y):
+    return -np.mean(np.log(P[np.arange(len(y)), y]))
+
+
+@pytest.fixture
+def binary_scores(rng):
+    """Over-confident, slightly biased binary log-odds (a known affine miscalibration)."""
+    n = 2000
+    f_true = rng.normal(0.3, 2.0, size=n)
+    y = (rng.random(n) < expit(f_true)).astype(int)
+    s = 3.0 * (f_true - 0.3) + 1.0  # true map: sigmoid(s / 3 - 1/3 + 0.3)
+    return s, y
+
+
+# ---------------------------------------------------------------- binary fits
+@pytest.mark.parametrize("smoothing", [True, False])
+def test_platt_binary_matches_scipy_reference(binary_scores, smoothing):
+    s, y = binary_scores
+    ps = PlattScaler(target_smoothing=smoothing).fit(s, y)
+    A, B = reference_platt(s, y, smoothing=smoothing)
+    assert ps.a_ == pytest.approx(A, rel=1e-6)
+    assert ps.b_ == pytest.approx(B, rel=1e-6, abs=1e-8)
+    assert isinstance(ps.a_, float) and isinstance(ps.n_iter_, int)
+    assert 1 <= ps.n_iter_ <= 20
+    # the known miscalibration is recovered (approximately, n = 2000)
+    assert ps.a_ == pytest.approx(1 / 3, rel=0.1)
+    # predict_proba is sigmoid(A s + B), computed here from the definition
+    P = ps.predict_proba(s)
+    np.testing.assert_allclose(P[:, 1], expit(A * s + B), rtol=1e-6)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+
+
+# the frozen base classifier ignores sample_weight; the calibrator (what is compared) uses it
+@pytest.mark.filterwarnings("ignore:Since FrozenEstimator:UserWarning")
+def test_platt_binary_matches_sklearn_sigmoid(binary_scores, rng):
+    s, y = binary_scores
+    w = rng.uniform(0.5, 2.0, size=len(s))
+    for sw in (None, w):
+        ps = PlattScaler().fit(s, y, sample_weight=sw)
+        cal = sklearn_calibrated(s, y, "sigmoid", sample_weight=sw)
+        # sklearn's map is 1 / (1 + exp(a s + b)): the signs are flipped
+        sk = cal.calibrated_classifiers_[0].calibrators[0]
+        assert ps.a_ == pytest.approx(-sk.a_, rel=1e-4)
+        assert ps.b_ == pytest.approx(-sk.b_, rel=1e-4, abs=1e-5)
+        np.testing.assert_allclose(
+            ps.predict_proba(s), cal.predict_proba(s[:, None]), atol=1e-5
+        )
+
+
+def test_platt_hand_computed_symmetric_example():
+    # s = [-1, 1] with labels [0, 1], unit weights, smoothed targets t- = 1/3, t+ = 2/3.
+    # By symmetry B = 0 and sigmoid(A) = 2/3, i.e. A = log 2.
+    ps = PlattScaler().fit([-1.0, 1.0], [0, 1])
+    assert ps.a_ == pytest.approx(np.log(2.0), rel=1e-10)
+    assert ps.b_ == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(ps.predict_proba([-1.0, 1.0])[:, 1], [1 / 3, 2 / 3], rtol=1e-10)
+
+
+def test_platt_2d_logits_equal_1d_scores(binary_scores, rng):
+    s, y = binary_scores
+    z0 = rng.normal(size=len(s)) * 10
+    Z = np.column_stack([z0, z0 + s])
+    a = PlattScaler().fit(s, y)
+    b = PlattScaler().fit(Z, y)
+    assert b.a_ == pytest.approx(a.a_, rel=1e-10)
+    assert b.b_ == pytest.approx(a.b_, rel=1e-10)
+    np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(s), rtol=1e-10)
+
+
+def test_platt_probability_input_equals_log_odds(binary_scores):
+    s, y = binary_scores
+    p1 = expit(s)
+    a = PlattScaler().fit(s, y)
+    b = PlattScaler(input_type="probabilities").fit(np.column_stack([1 - p1, p1]), y)
+    assert b.a_ == pytest.approx(a.a_, rel=1e-6)
+    assert b.b_ == pytest.approx(a.b_, rel=1e-6, abs=1e-8)
+
+
+# ------------------------------------------------------- separable and large
+def test_platt_separable_with_smoothing_is_finite_and_exact():
+    s = np.array([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ps = PlattScaler().fit(s, y)
+    A, B = reference_platt(s, y)
+    assert ps.a_ == pytest.approx(A, rel=1e-6)
+    assert ps.b_ == pytest.approx(B, abs=1e-8)
+    # t+ = 4/5 and t- = 1/5; the fit interpolates them, so it stays well inside (0, 1)
+    P = ps.predict_proba(s)[:, 1]
+    assert 0.05 < P.min() and P.max() < 0.95
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e5])
+def test_platt_separable_without_smoothing_warns_and_stays_finite(scale):
+    s = scale * np.array([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    with pytest.warns(ConvergenceWarning, match="separate"):
+        ps = PlattScaler(target_smoothing=False).fit(s, y)
+    assert np.isfinite(ps.a_) and np.isfinite(ps.b_) and ps.a_ > 0
+    P = ps.predict_proba(s)
+    assert np.all(np.isfinite(P))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    # a steep sigmoid: the calibration loss is tiny and the labels are recovered
+    assert mean_nll(P, y) < 1e-6
+    np.testing.assert_array_equal(ps.predict(s), y)
+
+
+def test_platt_scores_of_magnitude_1e5(binary_scores):
+    s, y = binary_scores
+    big = 1e5 * s / np.abs(s).max()  # |s| up to 1e5
+    ps = PlattScaler().fit(big, y)
+    A, B = reference_platt(big, y)
+    assert ps.a_ == pytest.approx(A, rel=1e-6)
+    assert ps.b_ == pytest.approx(B, rel=1e-6, abs=1e-8)
+    # the fit is equivariant: scaling s by c divides A by c
+    small = PlattScaler().fit(s, y)
+    assert ps.a_ * 1e5 / np.abs(s).max() == pytest.approx(small.a_, rel=1e-8)
+    assert ps.b_ == pytest.approx(small.b_, rel=1e-8)
+    P = ps.predict_proba(np.array([-1e5, 0.0, 1e5]))
+    assert np.all(np.isfinite(P))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+
+
+def test_platt_max_iter_warns(binary_scores):
+    s, y = binary_scores
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        ps = PlattScaler(max_iter=1).fit(s, y)
+    assert ps.n_iter_ == 1
+
+
+# ------------------------------------------------------------------ multiclass
+@pytest.fixture
+def multiclass_logits(rng):
+    n, k = 1500, 4
+    y = rng.integers(0, k, size=n)
+    Z = 4.0 * (2.0 * np.eye(k)[y] + rng.normal(size=(n, k)))  # over-confident
+    return Z, y
+
+
+def test_ovr_log_odds_matches_brute_force(rng):
+    for scale in (1.0, 50.0, 1e4):
+        Z = scale * rng.normal(size=(40, 5))
+        Z[0] = [3.0, 3.0, 3.0, 1.0, 1.0]  # ties at the maximum
+        np.testing.assert_allclose(ovr_log_odds(Z), reference_ovr_log_odds(Z), rtol=1e-12, atol=1e-12)
+    Z = rng.normal(size=(10, 2))
+    np.testing.assert_array_equal(ovr_log_odds(Z)[:, 1], Z[:, 1] - Z[:, 0])
+
+
+def test_platt_multiclass_one_vs_rest_matches_reference(multiclass_logits):
+    Z, y = multiclass_logits
+    ps = PlattScaler().fit(Z, y)
+    S = reference_ovr_log_odds(Z)
+    assert ps.a_.shape == ps.b_.shape == ps.n_iter_.shape == (4,)
+    assert ps.a_.dtype == np.float64
+    for k in range(4):
+        A, B = reference_platt(S[:, k], y == k)
+        assert ps.a_[k] == pytest.approx(A, rel=1e-6)
+        assert ps.b_[k] == pytest.approx(B, rel=1e-6, abs=1e-8)
+    # renormalised one-vs-rest sigmoids, from the definition
+    Q = expit(S * ps.a_ + ps.b_)
+    P = ps.predict_proba(Z)
+    np.testing.assert_allclose(P, Q / Q.sum(axis=1, keepdims=True), rtol=1e-9)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_platt_multiclass_shift_invariant_and_probability_input(multiclass_logits, rng):
+    Z, y = multiclass_logits
+    shifted = Z + rng.normal(size=(len(Z), 1)) * 100
+    logp = Z - logsumexp(Z, axis=1, keepdims=True)
+    a = PlattScaler().fit(Z, y)
+    b = PlattScaler().fit(shifted, y)
+    c = PlattScaler(input_type="probabilities").fit(np.exp(logp), y)
+    np.testing.assert_allclose(b.a_, a.a_, rtol=1e-9)
+    np.testing.assert_allclose(c.a_, a.a_, rtol=1e-6)
+    np.testing.assert_allclose(c.b_, a.b_, rtol=1e-6, atol=1e-8)
+
+
+def test_platt_extreme_logits_give_valid_rows(multiclass_logits):
+    Z, y = multiclass_logits
+    ps = PlattScaler().fit(Z, y)
+    X = np.array([[1e4, -1e4, 0.0, 5.0], [-1e4, -1e4, -1e4, -1e4], [0.0, 0.0, 0.0, 1e4]])
+    for dtype in (np.float16, np.float32, np.float64):
+        P = ps.predict_proba(X.astype(dtype))
+        assert np.all(np.isfinite(P)) and np.all(P >= 0)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ invariants
+def test_platt_sample_weight_equals_repetition(multiclass_logits, rng):
+    Z, y = multiclass_logits
+    Z, y = Z[:300], y[:300]
+    w = rng.integers(0, 4, size=len(y))
+    a = PlattScaler().fit(Z, y, sample_weight=w)
+    b = PlattScaler().fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(a.a_, b.a_, rtol=1e-8)
+    np.testing.assert_allclose(a.b_, b.b_, rtol=1e-8, atol=1e-10)
+
+
+def test_platt_string_labels_equal_integer_labels(multiclass_logits):
+    Z, y = multiclass_logits
+    names = np.array(["ant", "bee", "cat", "dog"])
+    a = PlattScaler().fit(Z, y)
+    b = PlattScaler().fit(Z, names[y])
+    np.testing.assert_array_equal(b.classes_, names)
+    np.testing.assert_allclose(b.a_, a.a_, rtol=1e-12)
+    np.testing.assert_array_equal(b.predict(Z), names[a.predict(Z)])
+
+
+def test_platt_float32_matches_float64(multiclass_logits):
+    Z, y = multiclass_logits
+    a = PlattScaler().fit(Z, y)
+    b = PlattScaler().fit(Z.astype(np.float32), y)
+    np.testing.assert_allclose(b.a_, a.a_, rtol=1e-5)
+    P = b.predict_proba(Z.astype(np.float32))
+    assert P.dtype == np.float32
+    np.testing.assert_allclose(P, a.predict_proba(Z), atol=1e-5)
+
+
+def test_platt_absent_class_with_explicit_classes(multiclass_logits):
+    Z, y = multiclass_logits
+    keep = y != 2
+    with pytest.warns(UserWarning, match="never occur"):
+        ps = PlattScaler(classes=[0, 1, 2, 3]).fit(Z[keep], y[keep])
+    # every target of class 2 is t- = 1/(N + 2): the optimum is A = 0, sigmoid(B) = t-
+    n = keep.sum()
+    assert ps.a_[2] == pytest.approx(0.0, abs=1e-8)
+    assert ps.b_[2] == pytest.approx(np.log(1.0 / (n + 1)), rel=1e-8)
+    P = ps.predict_proba(Z)
+    assert np.all(np.isfinite(P))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+
+
+def test_platt_clone_and_pickle_round_trip(multiclass_logits):
+    Z, y = multiclass_logits
+    ps = PlattScaler(target_smoothing=False).fit(Z, y)
+    assert clone(ps).get_params() == ps.get_params()
+    again = pickle.loads(pickle.dumps(ps))
+    np.testing.assert_array_equal(again.predict_proba(Z), ps.predict_proba(Z))
+
+
+# ----------------------------------------------------------------------- torch
+@pytest.mark.parametrize("binary", [True, False])
+def test_platt_torch_matches_numpy(binary_scores, multiclass_logits, binary):
+    torch = pytest.importorskip("torch")
+    X, y = binary_scores if binary else multiclass_logits
+    X = X.astype(np.float32)
+    a = PlattScaler().fit(X, y)
+    b = PlattScaler().fit(torch.from_numpy(X), torch.from_numpy(y))
+    np.testing.assert_allclose(b.a_, a.a_, rtol=1e-12)
+    P = b.predict_proba(torch.from_numpy(X))
+    assert isinstance(P, torch.Tensor) and P.dtype == torch.float32 and P.device.type == "cpu"
+    np.testing.assert_allclose(P.numpy(), a.predict_proba(X), atol=1e-6)
+    LP = b.transform(torch.from_numpy(X))
+    np.testing.assert_allclose(LP.numpy(), a.transform(X), atol=1e-5)
+
+
+# ------------------------------------------------------------------- real data
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cifar10_densenet40_guo",
+        "cifar100_densenetbc100_netcal",
+        "imdb_cv_labelerrors",
+        "sst2_gpt2_zeroshot",
+    ],
+)
+def test_platt_improves_real_sets(name):
+    d = load_shared(name)
+    y = d["y_test"]
+    P0 = np.exp(d["logits_test"] - logsumexp(d["logits_test"], axis=1, keepdims=True))
+    ps = PlattScaler().fit(d["logits_val"], d["y_val"])
+    P = ps.predict_proba(d["logits_test"])
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-5)
+    assert mean_nll(P, y) < mean_nll(P0, y) - 0.02
+    assert top_label_ece(P, y) < 0.7 * top_label_ece(P0, y)
+    if "scores_val" in d:  # binary sets: the 1-D score gives the same fit
+        ps1 = PlattScaler().fit(d["scores_val"], d["y_val"])
+        assert ps1.a_ == pytest.approx(ps.a_, rel=1e-5)
+        A, B = reference_platt(d["scores_val"], d["y_val"])
+        assert ps1.a_ == pytest.approx(A, rel=1e-5)
