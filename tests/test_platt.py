@@ -49,8 +49,9 @@ def reference_platt(s, y, w=None, smoothing=True):
 def reference_ovr_log_odds(Z):
     """``z_k - logsumexp_{j != k} z_j`` by brute force (one deletion per entry)."""
     Z = np.asarray(Z, dtype=np.float64)
-    n, k = Z.shape
-    return np.array([[Z[i, j] - logsumexp(np.delete(Z[i], j)) for j in range(k)] for i in range(n)])
+    return np.column_stack(
+        [Z[:, j] - logsumexp(np.delete(Z, j, axis=1), axis=1) for j in range(Z.shape[1])]
+    )
 
 
 class ScoreClassifier(ClassifierMixin, BaseEstimator):

@@ -1,0 +1,266 @@
+"""IsotonicScaler against hand-computed PAVA values and scikit-learn, and its edge cases."""
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import expit, logsumexp, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.frozen import FrozenEstimator
+from sklearn.isotonic import IsotonicRegression
+
+from skcal._isotonic import IsotonicScaler
+
+from conftest import load_shared
+from test_platt import (
+    mean_nll,
+    reference_ovr_log_odds,
+    sklearn_calibrated,
+    top_label_ece,
+)
+
+
+class ProbaClassifier(ClassifierMixin, BaseEstimator):
+    """A 'fitted classifier' whose predict_proba is softmax(X) (no decision_function)."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        return softmax(np.asarray(X, dtype=np.float64), axis=1)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(X, axis=1)]
+
+
+@pytest.fixture
+def binary_scores(rng):
+    n = 1500
+    f_true = rng.normal(0.3, 2.0, size=n)
+    y = (rng.random(n) < expit(f_true)).astype(int)
+    return 3.0 * f_true + 1.0, y
+
+
+@pytest.fixture
+def multiclass_logits(rng):
+    n, k = 1200, 4
+    y = rng.integers(0, k, size=n)
+    Z = 3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))
+    return Z, y
+
+
+# ------------------------------------------------------------- hand computed
+def test_isotonic_hand_computed_pava_and_out_of_range():
+    # PAVA on targets [0, 1, 0, 1] pools the middle pair: [0, 1/2, 1/2, 1]
+    iso = IsotonicScaler().fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])
+    P = iso.predict_proba([1.0, 2.0, 2.5, 3.0, 4.0])
+    np.testing.assert_allclose(P[:, 1], [0.0, 0.5, 0.5, 0.5, 1.0])
+    np.testing.assert_allclose(P[:, 0], 1.0 - P[:, 1])
+    # between knots: linear (1.5 -> 1/4); outside the range: the end values, never NaN
+    P = iso.predict_proba([1.5, -1e4, 1e4, -1e300, 1e300])
+    np.testing.assert_allclose(P[:, 1], [0.25, 0.0, 1.0, 0.0, 1.0])
+
+
+def test_isotonic_hand_computed_weights():
+    # weights [1, 3, 1, 1] on targets [0, 1, 0, 1]: the pool {2, 3} has mean 3/4 (no violation
+    # with 1 at s=4), and s=1 stays 0
+    iso = IsotonicScaler().fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], sample_weight=[1, 3, 1, 1])
+    np.testing.assert_allclose(iso.predict_proba([1.0, 2.0, 3.0, 4.0])[:, 1], [0, 0.75, 0.75, 1])
+
+
+def test_isotonic_clip_bounds_probabilities():
+    eps = 0.01
+    iso = IsotonicScaler(clip=eps).fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])
+    P = iso.predict_proba([-5.0, 1.0, 2.0, 4.0, 9.0])
+    np.testing.assert_allclose(P[:, 1], [eps, eps, 0.5, 1 - eps, 1 - eps])
+    assert P.min() >= eps and P.max() <= 1 - eps
+
+
+# ------------------------------------------------------------------- sklearn
+@pytest.mark.filterwarnings("ignore:Since FrozenEstimator:UserWarning")
+def test_isotonic_binary_matches_calibrated_classifier_cv(binary_scores, rng):
+    s, y = binary_scores
+    w = rng.integers(0, 3, size=len(s)).astype(float)
+    s_new = np.concatenate([s, rng.normal(0, 8, size=500), [-1e4, 1e4]])
+    for sw in (None, w):
+        iso = IsotonicScaler().fit(s, y, sample_weight=sw)
+        cal = sklearn_calibrated(s, y, "isotonic", sample_weight=sw)
+        np.testing.assert_allclose(
+            iso.predict_proba(s_new), cal.predict_proba(s_new[:, None]), rtol=1e-12, atol=1e-15
+        )
+
+
+def test_isotonic_multiclass_matches_independent_ovr_fits(multiclass_logits):
+    Z, y = multiclass_logits
+    iso = IsotonicScaler().fit(Z, y)
+    assert len(iso.calibrators_) == 4
+    S = reference_ovr_log_odds(Z[:200])
+    S_fit = reference_ovr_log_odds(Z)
+    Q = np.column_stack(
+        [
+            IsotonicRegression(out_of_bounds="clip").fit(S_fit[:, k], y == k).predict(S[:, k])
+            for k in range(4)
+        ]
+    )
+    P = iso.predict_proba(Z[:200])
+    np.testing.assert_allclose(P, Q / Q.sum(axis=1, keepdims=True), rtol=1e-10)
+
+
+def test_isotonic_multiclass_matches_sklearn_on_calibration_points(multiclass_logits):
+    # sklearn fits on softmax probabilities, skcal on one-vs-rest log-odds: an increasing
+    # transform of the score, so the fitted values at the calibration points coincide.
+    Z, y = multiclass_logits
+    iso = IsotonicScaler().fit(Z, y)
+    cal = CalibratedClassifierCV(FrozenEstimator(ProbaClassifier().fit(Z, y)), method="isotonic")
+    cal.fit(Z, y)
+    np.testing.assert_allclose(iso.predict_proba(Z), cal.predict_proba(Z), rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------- invariants
+def test_isotonic_is_monotone(binary_scores, multiclass_logits):
+    s, y = binary_scores
+    grid = np.linspace(-3 * np.abs(s).max(), 3 * np.abs(s).max(), 2001)
+    p1 = IsotonicScaler().fit(s, y).predict_proba(grid)[:, 1]
+    assert np.all(np.diff(p1) >= 0)
+    assert p1[0] == 0.0 and p1[-1] == 1.0
+    Z, y = multiclass_logits
+    iso = IsotonicScaler().fit(Z, y)
+    for cal in iso.calibrators_:
+        assert np.all(np.diff(cal.predict(np.linspace(-50, 50, 2001))) >= 0)
+    # raising one class's logit (others fixed) never lowers that class's one-vs-rest output,
+    # hence, with the others' outputs not rising, never lowers its renormalised probability
+    base = np.zeros((301, 4))
+    base[:, 1] = np.linspace(-30, 30, 301)
+    P = iso.predict_proba(base)
+    assert np.all(np.diff(P[:, 1]) >= -1e-12)
+
+
+def test_isotonic_all_zero_row_falls_back_to_uniform():
+    # each class has positives at one-vs-rest log-odds ~0.1 and negatives at ~-0.1 and ~-24,
+    # so each map is 0 on [-24, -0.1]; a uniform row has log-odds -log 2 for every class.
+    Z = np.array(
+        [
+            [4, 3.9, -20], [4, -20, 3.9],
+            [3.9, 4, -20], [-20, 4, 3.9],
+            [3.9, -20, 4], [-20, 3.9, 4],
+        ]
+    )
+    y = np.array([0, 0, 1, 1, 2, 2])
+    iso = IsotonicScaler().fit(Z, y)
+    X = np.array([[0.0, 0.0, 0.0], [4, 3.9, -20], [1.0, 1.0, 1.0]])
+    P = iso.predict_proba(X)
+    assert not np.isnan(P).any()
+    np.testing.assert_allclose(P[0], [1 / 3, 1 / 3, 1 / 3])
+    np.testing.assert_allclose(P[1], [1, 0, 0], atol=1e-12)  # log-odds (0.1, -0.1, -24) -> (1, 0, 0)
+    np.testing.assert_allclose(P[2], [1 / 3, 1 / 3, 1 / 3])
+    # with clip the row is no longer all-zero: equal clipped values -> uniform, none is 0
+    Pc = IsotonicScaler(clip=1e-3).fit(Z, y).predict_proba(X)
+    np.testing.assert_allclose(Pc[0], [1 / 3, 1 / 3, 1 / 3])
+    assert Pc.min() > 0 and Pc.max() < 1
+
+
+def test_isotonic_extreme_and_half_precision_logits(multiclass_logits):
+    Z, y = multiclass_logits
+    iso = IsotonicScaler().fit(Z, y)
+    X = np.array([[1e4, -1e4, 0.0, 5.0], [-1e4, -1e4, -1e4, -1e4], [0.0, 0.0, 0.0, 1e4]])
+    for dtype in (np.float16, np.float32, np.float64):
+        P = iso.predict_proba(X.astype(dtype))
+        assert np.all(np.isfinite(P)) and np.all(P >= 0)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-6)
+
+
+def test_isotonic_sample_weight_equals_repetition(multiclass_logits, rng):
+    Z, y = multiclass_logits
+    w = rng.integers(0, 4, size=len(y))
+    a = IsotonicScaler().fit(Z, y, sample_weight=w)
+    b = IsotonicScaler().fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), rtol=1e-10, atol=1e-14)
+
+
+def test_isotonic_string_labels_and_shift_invariance(multiclass_logits, rng):
+    Z, y = multiclass_logits
+    names = np.array(["ant", "bee", "cat", "dog"])
+    a = IsotonicScaler().fit(Z, y)
+    b = IsotonicScaler().fit(Z + 50 * rng.normal(size=(len(Z), 1)), names[y])
+    c = IsotonicScaler(input_type="probabilities").fit(softmax(Z, axis=1), y)
+    np.testing.assert_array_equal(b.classes_, names)
+    np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(Z), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(c.predict_proba(softmax(Z, axis=1)), a.predict_proba(Z), atol=1e-9)
+    np.testing.assert_array_equal(b.predict(Z), names[a.predict(Z)])
+
+
+def test_isotonic_float32_matches_float64(multiclass_logits):
+    Z, y = multiclass_logits
+    Z32 = Z.astype(np.float32)
+    a = IsotonicScaler().fit(Z32.astype(np.float64), y)
+    b = IsotonicScaler().fit(Z32, y)
+    P = b.predict_proba(Z32)
+    assert P.dtype == np.float32
+    np.testing.assert_allclose(P, a.predict_proba(Z32.astype(np.float64)), atol=1e-6)
+
+
+def test_isotonic_clone_and_pickle_round_trip(multiclass_logits):
+    Z, y = multiclass_logits
+    iso = IsotonicScaler(clip=1e-4).fit(Z, y)
+    assert clone(iso).get_params() == iso.get_params()
+    again = pickle.loads(pickle.dumps(iso))
+    np.testing.assert_array_equal(again.predict_proba(Z), iso.predict_proba(Z))
+
+
+def test_isotonic_rejects_bad_clip():
+    with pytest.raises(ValueError, match="clip"):
+        IsotonicScaler(clip=0.5).fit([1.0, 2.0], [0, 1])
+
+
+# --------------------------------------------------------------------- torch
+@pytest.mark.parametrize("binary", [True, False])
+def test_isotonic_torch_matches_numpy(binary_scores, multiclass_logits, binary, rng):
+    torch = pytest.importorskip("torch")
+    X, y = binary_scores if binary else multiclass_logits
+    X = X.astype(np.float32)
+    a = IsotonicScaler().fit(X, y)
+    b = IsotonicScaler().fit(torch.from_numpy(X), torch.from_numpy(y))
+    for ca, cb in zip(a.calibrators_, b.calibrators_):
+        np.testing.assert_array_equal(ca.X_thresholds_, cb.X_thresholds_)
+    # new points, including out-of-range ones, interpolated on the tensor's device
+    Xn = np.concatenate([X, 5 * X[:200], -5 * X[:200]]).astype(np.float32)
+    P = b.predict_proba(torch.from_numpy(Xn))
+    assert isinstance(P, torch.Tensor) and P.dtype == torch.float32 and P.device.type == "cpu"
+    assert not torch.isnan(P).any()
+    np.testing.assert_allclose(P.numpy(), a.predict_proba(Xn), atol=1e-6)
+
+
+# ----------------------------------------------------------------- real data
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cifar10_densenet40_guo",
+        "cifar100_densenetbc100_netcal",
+        "imdb_cv_labelerrors",
+        "sst2_gpt2_zeroshot",
+    ],
+)
+def test_isotonic_improves_real_sets(name):
+    d = load_shared(name)
+    y = d["y_test"]
+    P0 = softmax(d["logits_test"].astype(np.float64), axis=1)
+    P = IsotonicScaler(clip=1e-4).fit(d["logits_val"], d["y_val"]).predict_proba(d["logits_test"])
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-5)
+    assert mean_nll(P, y) < mean_nll(P0, y) - 0.02
+    assert top_label_ece(P, y) < 0.7 * top_label_ece(P0, y)
+
+
+def test_isotonic_clip_keeps_log_loss_finite_on_real_set():
+    # 20news has test rows whose true class gets probability 0 from the plain isotonic fit
+    d = load_shared("20news_cv_labelerrors")
+    y = d["y_test"]
+    plain = IsotonicScaler().fit(d["logits_val"], d["y_val"])
+    clipped = IsotonicScaler(clip=1e-4).fit(d["logits_val"], d["y_val"])
+    with np.errstate(divide="ignore"):
+        assert plain.score(d["logits_test"], y) == -np.inf
+    score = clipped.score(d["logits_test"], y)
+    assert np.isfinite(score) and -score < 1.0
+    P = clipped.predict_proba(d["logits_test"])
+    assert P.min() > 0 and P.max() < 1
