@@ -8,6 +8,7 @@ optional float64 ``sample_weight``; it walks ``Z`` in row chunks of about
 """
 
 import numpy as np
+from scipy.linalg.blas import dsyrk as _syrk
 
 #: Target size in bytes of one float64 working chunk.
 CHUNK_BYTES = 1 << 22
@@ -210,3 +211,153 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
             G += np.dot(w, g_i)
             H += np.dot(w, var)
     return F / wsum, G / wsum, H / wsum
+
+
+# --------------------------------------------------------------- vector scaling
+def _vector_chunk(Zc, y, w, b):
+    """Shared part of the vector-scaling kernels on one chunk.
+
+    Returns the float64 chunk ``Zc``, the probabilities ``P`` of
+    ``softmax(w * Zc + b)`` and the per-row ``logsumexp(a_i) - a_{i, y_i}``.
+    """
+    Zc = _work(Zc)
+    A = Zc * w
+    A += b
+    A -= A.max(axis=1, keepdims=True)
+    rows = np.arange(A.shape[0])
+    a_y = A[rows, y]
+    np.exp(A, out=A)
+    s = A.sum(axis=1)
+    A *= (1.0 / s)[:, None]
+    return Zc, A, np.log(s) - a_y
+
+
+def vector_nll_grad(Z, y, sample_weight, w, b):
+    """NLL of vector scaling and its gradient in ``(w, b)``, in one pass.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes)
+        Logits, float16/32/64.
+    y : ndarray of shape (n_samples,), int64
+        Encoded labels in ``0..n_classes-1``.
+    sample_weight : ndarray of shape (n_samples,), float64, or None
+    w, b : ndarray of shape (n_classes,), float64
+        Per-class scale and bias.
+
+    Returns
+    -------
+    f : float
+        ``sum_i s_i [logsumexp(a_i) - a_{i, y_i}] / sum_i s_i`` with
+        ``a_i = w * z_i + b`` and ``s_i`` the sample weights.
+    grad_w, grad_b : ndarray of shape (n_classes,), float64
+        ``mean_s[(p_i - e_{y_i}) * z_i]`` and ``mean_s[p_i - e_{y_i}]``, with
+        ``p_i = softmax(a_i)``.
+    """
+    f, gw, gb, _ = _vector_pass(Z, y, sample_weight, w, b, hessian=False)
+    return f, gw, gb
+
+
+def vector_nll_hess(Z, y, sample_weight, w, b):
+    """NLL of vector scaling, its gradient and its exact Hessian, in one pass.
+
+    Parameters
+    ----------
+    Z, y, sample_weight, w, b
+        As in :func:`vector_nll_grad`.
+
+    Returns
+    -------
+    f, grad_w, grad_b
+        As in :func:`vector_nll_grad`.
+    hess : ndarray of shape (2 * n_classes, 2 * n_classes), float64
+        Hessian in the parameter order ``(w_1..w_K, b_1..b_K)``:
+        ``mean_s[J_i^T (diag(p_i) - p_i p_i^T) J_i]`` with
+        ``J_i = [diag(z_i), I]``, i.e. the diagonal blocks
+        ``diag(p z^2), diag(p z), diag(p)`` minus ``q_i q_i^T`` with
+        ``q_i = (p_i * z_i, p_i)``. Costs ``4 n K^2`` flops (a matrix product).
+    """
+    return _vector_pass(Z, y, sample_weight, w, b, hessian=True)
+
+
+def _vector_pass(Z, y, sample_weight, w, b, hessian):
+    n, k = Z.shape
+    sw, wsum = _weights(sample_weight, n)
+    w = np.asarray(w, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    f = 0.0
+    s_pz = np.zeros(k)       # sum_i s_i p_i z_i
+    s_p = np.zeros(k)        # sum_i s_i p_i
+    t_z = np.zeros(k)        # sum_i s_i e_{y_i} z_{i, y_i}
+    t_1 = np.zeros(k)        # sum_i s_i e_{y_i}
+    if hessian:
+        s_pzz = np.zeros(k)
+        QQ = np.zeros((2 * k, 2 * k), order="F")
+    for sl in chunk_rows(n, k):
+        yc = y[sl]
+        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b)
+        wc = np.ones(P.shape[0]) if sw is None else sw[sl]
+        z_y = Zc[np.arange(P.shape[0]), yc]
+        f += np.dot(wc, f_i)
+        t_z += np.bincount(yc, weights=wc * z_y, minlength=k)
+        t_1 += np.bincount(yc, weights=wc, minlength=k)
+        s_p += wc @ P
+        if hessian:
+            Q = np.empty((P.shape[0], 2 * k))
+            np.multiply(P, Zc, out=Q[:, :k])
+            Q[:, k:] = P
+            s_pz += wc @ Q[:, :k]
+            s_pzz += wc @ (Q[:, :k] * Zc)
+            if sw is not None:
+                Q *= np.sqrt(wc)[:, None]
+            # Upper triangle of Q^T Q (half the flops of a general product).
+            QQ = _syrk(1.0, Q, trans=1, beta=1.0, c=QQ, overwrite_c=1)
+        else:
+            P *= Zc
+            s_pz += wc @ P
+    gw = (s_pz - t_z) / wsum
+    gb = (s_p - t_1) / wsum
+    if not hessian:
+        return float(f / wsum), gw, gb, None
+    H = -(np.triu(QQ) + np.triu(QQ, 1).T)
+    idx = np.arange(k)
+    H[idx, idx] += s_pzz
+    H[idx + k, idx + k] += s_p
+    H[idx, idx + k] += s_pz
+    H[idx + k, idx] += s_pz
+    H /= wsum
+    return float(f / wsum), gw, gb, H
+
+
+def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
+    """Product of the vector-scaling NLL Hessian with a direction, in one pass.
+
+    Parameters
+    ----------
+    Z, y, sample_weight, w, b
+        As in :func:`vector_nll_grad`.
+    vw, vb : ndarray of shape (n_classes,), float64
+        The direction, split into its ``w`` and ``b`` parts.
+
+    Returns
+    -------
+    hw, hb : ndarray of shape (n_classes,), float64
+        ``H @ (vw, vb)`` split the same way: with the logit direction
+        ``d_i = vw * z_i + vb`` and ``u_i = p_i * (d_i - p_i . d_i)``,
+        ``hw = mean_s[u_i * z_i]`` and ``hb = mean_s[u_i]``.
+    """
+    n, k = Z.shape
+    sw, wsum = _weights(sample_weight, n)
+    hw = np.zeros(k)
+    hb = np.zeros(k)
+    for sl in chunk_rows(n, k):
+        Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b)
+        D = Zc * vw
+        D += vb
+        D -= np.einsum("ij,ij->i", P, D)[:, None]
+        D *= P
+        wc = np.ones(P.shape[0]) if sw is None else sw[sl]
+        hb += wc @ D
+        D *= Zc
+        hw += wc @ D
+    return hw / wsum, hb / wsum

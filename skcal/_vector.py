@@ -1,0 +1,377 @@
+"""Vector scaling (Guo et al. 2017): a per-class scale and bias on the logits."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
+
+from .base import BaseCalibrator
+from .utils._array import to_numpy
+
+__all__ = ["VectorScaler", "fit_vector"]
+
+#: Up to this many classes the exact ``2K x 2K`` Hessian is formed in each pass
+#: and Newton's method is used; above it, a trust-region Newton-CG method that
+#: only needs Hessian-vector products (one pass each).
+FULL_HESSIAN_MAX_CLASSES = 256
+
+#: Penalty strength used instead of ``alpha=0`` when some class has zero total
+#: weight: the unpenalised objective then has no finite minimiser.
+ABSENT_CLASS_ALPHA = 1e-6
+
+
+def _penalised(f, gw, gb, w, b, alpha):
+    dw = w - 1.0
+    f = f + 0.5 * alpha * (dw @ dw + b @ b)
+    return f, np.concatenate([gw + alpha * dw, gb + alpha * b])
+
+
+def _newton_direction(H, g, gauge):
+    """Minimum-norm solution of ``H d = -g`` (H symmetric positive semi-definite).
+
+    ``gauge`` adds ``uu^T`` with ``u`` the unit common-shift direction of
+    ``b``, a null direction of the unpenalised Hessian along which ``g`` has
+    no component; all-zero rows/columns (parameters the data do not touch)
+    get a unit diagonal. The modified matrix is then solved by Cholesky,
+    falling back to an eigen-decomposition pseudo-inverse when it is still
+    numerically singular.
+    """
+    k2 = H.shape[0]
+    Hm = H.copy()
+    if gauge:
+        k = k2 // 2
+        Hm[k:, k:] += 1.0 / k
+    dead = np.diag(Hm) <= 0
+    Hm[dead, dead] = 1.0
+    try:
+        c, low = cho_factor(Hm, check_finite=False)
+        lam_min_ok = np.min(np.abs(np.diag(c))) ** 2 > 1e-12 * np.max(np.abs(np.diag(Hm)))
+        if lam_min_ok:
+            d = -cho_solve((c, low), g, check_finite=False)
+            d[dead] = 0.0
+            return d
+    except LinAlgError:
+        pass
+    lam, V = np.linalg.eigh(H)
+    keep = lam > max(lam[-1], 0.0) * 1e-12
+    return -(V[:, keep] @ ((V[:, keep].T @ g) / lam[keep]))
+
+
+def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
+    """Minimise the (penalised) NLL of ``softmax(w * Z + b)`` over ``(w, b)``.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        Logits (float16, bfloat16, float32 or float64).
+    y : ndarray or torch.Tensor of shape (n_samples,), int64
+        Encoded labels in ``0..n_classes-1``.
+    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
+    xp : module
+        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    alpha : float, default=1e-4
+        L2 penalty strength (>= 0) on ``(w - 1, b)``.
+    tol : float, default=1e-10
+        Stop when half the squared Newton decrement (the decrease of the
+        objective predicted by the quadratic model) is at most ``tol``
+        (full-Hessian Newton), or when the Euclidean norm of the gradient is
+        at most ``sqrt(tol)`` (trust-region Newton-CG, many classes).
+    max_iter : int, default=100
+        Maximum number of Newton iterations.
+
+    Returns
+    -------
+    w, b : ndarray of shape (n_classes,), float64
+        The minimiser. When ``alpha == 0``, ``b`` is centred to sum to zero
+        (adding a constant to every ``b_k`` leaves ``softmax`` unchanged).
+    n_iter : int
+        Number of Newton iterations.
+    status : {"converged", "max_iter", "line_search"}
+        ``"line_search"``: no decrease was found along the Newton direction
+        before reaching ``tol`` (the objective is flat to machine precision).
+
+    Notes
+    -----
+    Objective: ``F(w, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / sum_i s_i
+    + alpha/2 (||w - 1||^2 + ||b||^2)`` with ``a_i = w * z_i + b``. It is
+    convex (strictly for ``alpha > 0``). For ``n_classes <=``
+    :data:`FULL_HESSIAN_MAX_CLASSES`, each iteration evaluates ``F``, its
+    gradient and its exact Hessian in one pass
+    (:func:`skcal._backend._numpy.vector_nll_hess`), takes the minimum-norm
+    Newton step (pseudo-inverse, so the null directions of the unpenalised
+    problem -- a common shift of ``b``, the scale of an all-zero column -- are
+    left untouched) and backtracks (Armijo, factor 1/2) until ``F``
+    decreases. Start: the identity map ``w = 1, b = 0``. Above that class
+    count, ``scipy.optimize.minimize(method="trust-ncg")`` is used with the
+    exact gradient and Hessian-vector products (one pass each).
+    """
+    n, k = Z.shape
+    w = np.ones(k)
+    b = np.zeros(k)
+    if k > FULL_HESSIAN_MAX_CLASSES:
+        w, b, n_iter, status = _fit_trust_ncg(
+            Z, y, sample_weight, xp, alpha, tol, max_iter
+        )
+    else:
+        w, b, n_iter, status = _fit_newton(
+            Z, y, sample_weight, xp, alpha, tol, max_iter, w, b
+        )
+    if alpha == 0:
+        b = b - b.mean()
+    return w, b, n_iter, status
+
+
+def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
+    k = w.shape[0]
+    eye = alpha * np.eye(2 * k)
+
+    def evaluate(w, b):
+        f, gw, gb, H = xp.vector_nll_hess(Z, y, sample_weight, w, b)
+        f, g = _penalised(f, gw, gb, w, b, alpha)
+        return f, g, H + eye
+
+    f, g, H = evaluate(w, b)
+    for it in range(1, max_iter + 1):
+        d = _newton_direction(H, g, gauge=alpha == 0)
+        slope = g @ d  # = -(squared Newton decrement) <= 0
+        if -0.5 * slope <= tol:
+            return w + d[:k], b + d[k:], it, "converged"
+        t = 1.0
+        while True:
+            w_t, b_t = w + t * d[:k], b + t * d[k:]
+            f_t, g_t, H_t = evaluate(w_t, b_t)
+            if f_t <= f + 1e-4 * t * slope:
+                break
+            t *= 0.5
+            if t < 1e-10:
+                return w, b, it, "line_search"
+        w, b, f, g, H = w_t, b_t, f_t, g_t, H_t
+    return w, b, max_iter, "max_iter"
+
+
+def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter):
+    k = Z.shape[1]
+
+    def fun(theta):
+        w, b = theta[:k], theta[k:]
+        f, gw, gb = xp.vector_nll_grad(Z, y, sample_weight, w, b)
+        return _penalised(f, gw, gb, w, b, alpha)
+
+    def hessp(theta, v):
+        hw, hb = xp.vector_nll_hessp(
+            Z, y, sample_weight, theta[:k], theta[k:], v[:k], v[k:]
+        )
+        return np.concatenate([hw, hb]) + alpha * v
+
+    theta0 = np.concatenate([np.ones(k), np.zeros(k)])
+    res = minimize(
+        fun,
+        theta0,
+        method="trust-ncg",
+        jac=True,
+        hessp=hessp,
+        options={"gtol": np.sqrt(tol), "maxiter": max_iter},
+    )
+    status = "converged" if res.success else ("max_iter" if res.status == 1 else "line_search")
+    return res.x[:k].copy(), res.x[k:].copy(), int(res.nit), status
+
+
+class VectorScaler(BaseCalibrator):
+    """Vector scaling: a per-class scale ``w_k`` and bias ``b_k`` on the logits.
+
+    The calibrated probabilities are ``softmax(w * z + b)`` (element-wise
+    product): class ``k``'s logit becomes ``w_k z_k + b_k``. ``(w, b)``
+    minimise the negative log-likelihood (NLL) of the calibration set plus an
+    optional L2 penalty that pulls them toward the identity map. Unlike
+    temperature scaling, vector scaling can correct a per-class bias (e.g. of
+    zero-shot language-model classifiers) and may change the predicted class.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds. Probabilities are turned into logits by ``log``.
+        Note that, unlike ``softmax``, vector scaling is not invariant to a
+        per-row shift of the logits (unless all ``w_k`` are equal).
+    classes : array-like of shape (n_classes,), default=None
+        Labels of the columns of ``X``. By default the sorted unique labels of
+        ``y``; with integer labels ``0..K-1`` some classes may be absent.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Array library used for the computation; ``"auto"`` follows the input.
+    alpha : float, default=1e-4
+        Strength (>= 0) of the L2 penalty
+        ``alpha/2 * (||w - 1||^2 + ||b||^2)`` added to the *mean* NLL. The
+        default is small enough to leave the fit on real calibration sets
+        practically unchanged, but makes the problem strictly convex, so the
+        optimum is unique and finite even when a class never occurs in the
+        calibration set (where the unpenalised optimum has ``b_k -> -inf``) or
+        when the logits separate it. ``alpha=0`` gives the plain maximum
+        likelihood fit of Guo et al. (2017); see Notes for its edge cases. Tune
+        it with ``GridSearchCV`` (the default ``score`` is the mean
+        log-likelihood).
+    tol : float, default=1e-10
+        Stopping tolerance on the predicted decrease of the objective (half the
+        squared Newton decrement), in units of mean NLL (nats).
+    max_iter : int, default=100
+        Maximum number of Newton iterations.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_classes,), float64
+        Fitted per-class scales ``w``.
+    intercept_ : ndarray of shape (n_classes,), float64
+        Fitted per-class biases ``b``.
+    scale_ : ndarray of shape (n_classes,), float64
+        Alias of ``coef_``.
+    bias_ : ndarray of shape (n_classes,), float64
+        Alias of ``intercept_``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+    n_features_in_ : int
+        Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
+    n_iter_ : int
+        Number of Newton iterations (each one pass over the data when no
+        backtracking is needed).
+
+    See Also
+    --------
+    TemperatureScaler : one shared scale and no bias.
+
+    Notes
+    -----
+    Objective, with sample weights ``s_i`` (1 by default) and
+    ``a_i = w * z_i + b``:
+
+    ``F(w, b) = sum_i s_i [log sum_k exp(a_ik) - a_{i,y_i}] / sum_i s_i
+    + alpha/2 * (sum_k (w_k - 1)^2 + sum_k b_k^2)``.
+
+    Parametrisation: ``(w_1..w_K, b_1..b_K)`` directly (``w_k`` may be any
+    real number). ``F`` is convex; for ``alpha > 0`` it is strictly convex
+    with a unique minimiser.
+
+    Solver: for up to 256 classes, Newton's method from the identity map
+    (``w = 1, b = 0``) with the exact gradient and Hessian, both computed in
+    one stable (log-sum-exp) pass over the data, minimum-norm steps and an
+    Armijo backtracking line search. It stops when half the squared Newton
+    decrement, ``g^T H^+ g / 2`` (the objective decrease the quadratic model
+    predicts), is at most ``tol``; the last Newton step is then applied. For
+    more classes, the ``2K x 2K`` Hessian is too costly and
+    ``scipy.optimize.minimize(method="trust-ncg")`` is used with the exact
+    gradient and Hessian-vector products, stopping when the gradient norm is
+    at most ``sqrt(tol)``. No finite differences are used. A
+    ``ConvergenceWarning`` reports stopping at ``max_iter`` or a failed line
+    search.
+
+    With ``alpha=0``: a common shift of all ``b_k`` does not change the
+    probabilities, so ``b`` is reported centred (``sum_k b_k = 0``); the
+    scale of an all-zero column (the class-0 column of a 1-D binary score) is
+    left at 1. If some class has zero total weight in the calibration set, no
+    finite minimiser exists; the fit then uses ``alpha=1e-6`` instead and
+    warns. If the logits separate the calibration set, ``w`` grows until
+    ``max_iter``, with a ``ConvergenceWarning``.
+
+    References
+    ----------
+    C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger, "On Calibration of Modern
+    Neural Networks", ICML 2017, Section 4.2 ("Extension to multiclass
+    models": matrix and vector scaling).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal._vector import VectorScaler
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=2000)
+    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3))) + [2.0, 0.0, 0.0]
+    >>> vs = VectorScaler().fit(logits, y)
+    >>> vs.coef_.shape, vs.intercept_.shape
+    ((3,), (3,))
+    >>> bool(vs.intercept_[0] < vs.intercept_[1])  # the bias of class 0 is removed
+    True
+    >>> vs.predict_proba(logits).sum(axis=1)[:3]
+    array([1., 1., 1.])
+    """
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        alpha=1e-4,
+        tol=1e-10,
+        max_iter=100,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.alpha = alpha
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _fit(self, Z, y, sample_weight, xp):
+        k = Z.shape[1]
+        alpha = float(self.alpha)
+        if alpha == 0:
+            y_np = to_numpy(y)
+            sw_np = None if sample_weight is None else to_numpy(sample_weight)
+            class_weight = np.bincount(y_np, weights=sw_np, minlength=k)
+            if np.any(class_weight <= 0):
+                absent = list(self.classes_[class_weight <= 0])[:10]
+                warnings.warn(
+                    f"Classes {absent!r} have no weight in the calibration set, so "
+                    "the unpenalised vector-scaling NLL has no finite minimiser "
+                    f"(their bias -> -inf); fitting with alpha={ABSENT_CLASS_ALPHA:g} "
+                    "instead of 0.",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+                alpha = ABSENT_CLASS_ALPHA
+        w, b, n_iter, status = fit_vector(
+            Z, y, sample_weight, xp, alpha=alpha, tol=self.tol, max_iter=self.max_iter
+        )
+        self.coef_ = np.asarray(w, dtype=np.float64)
+        self.intercept_ = np.asarray(b, dtype=np.float64)
+        self.n_iter_ = n_iter
+        if status == "max_iter":
+            warnings.warn(
+                f"Vector scaling stopped after max_iter={self.max_iter} iterations "
+                "before reaching tol; increase max_iter, or alpha if the logits "
+                "separate the calibration set.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif status == "line_search":
+            warnings.warn(
+                "Vector scaling stopped: the line search found no decrease of the "
+                "objective before reaching tol (tol may be below machine "
+                "precision).",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    @property
+    def scale_(self):
+        """Alias of ``coef_``: the per-class scales ``w``."""
+        return self.coef_
+
+    @property
+    def bias_(self):
+        """Alias of ``intercept_``: the per-class biases ``b``."""
+        return self.intercept_
+
+    def _predict_log_proba(self, Z, xp):
+        return xp.log_softmax(Z, scale=self.coef_, bias=self.intercept_)
+
+    def _predict_proba(self, Z, xp):
+        return xp.softmax(Z, scale=self.coef_, bias=self.intercept_)
