@@ -202,6 +202,9 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
     # ---------------------------------------------------------------- predict
     def _predict_log_proba(self, Z, xp):
         P = self._predict_proba(Z, xp)
+        if xp.name == "numpy":
+            with np.errstate(divide="ignore"):  # log(0) = -inf is the documented value
+                return np.log(P)
         return xp.log(P)
 
     def _predict_proba(self, Z, xp):

@@ -88,7 +88,7 @@ def check_fit_returns_self(name, estimator):
     assert np.array_equal(est.classes_, [0, 1, 2])
     assert est.n_features_in_ == 3
     if hasattr(est, "n_iter_"):
-        assert int(est.n_iter_) >= 1
+        assert np.all(np.asarray(est.n_iter_) >= 1)
 
 
 def check_unfitted_raises(name, estimator):
@@ -386,7 +386,9 @@ def check_pipeline(name, estimator):
     P = _quiet(pipe.fit, X, y).predict_proba(X)
     np.testing.assert_allclose(P, _quiet(clone(estimator).fit, X, y).predict_proba(X), atol=1e-12)
     scores = _quiet(cross_val_score, clone(estimator), X, y, cv=3)
-    assert scores.shape == (3,) and np.all(scores < 0) and np.all(np.isfinite(scores))
+    # mean log-likelihood: <= 0, never NaN (-inf is possible for a calibrator that
+    # gives a true class probability 0 on a held-out fold, e.g. unclipped isotonic)
+    assert scores.shape == (3,) and np.all(scores <= 0) and not np.isnan(scores).any()
     gs = GridSearchCV(clone(estimator), {"input_type": ["logits"]}, cv=3)
     _quiet(gs.fit, X, y)
     np.testing.assert_allclose(gs.best_score_, scores.mean(), rtol=1e-10)
