@@ -42,7 +42,7 @@ EDGE_RTOL = 2.0**-21
 
 def uniform_bin_ids(x, n_bins):
     """Bin index in 0..n_bins-1 of float64 scores ``x`` for equal-width bins."""
-    t = x * n_bins
+    t = np.maximum(x * n_bins, 0.5)  # every t <= 1 lands in bin 0
     r = np.rint(t)
     snap = (np.abs(t - r) <= EDGE_RTOL * r) & (r >= 1) & (r <= n_bins - 1)
     t = np.where(snap, r, t)

@@ -12,12 +12,20 @@ from ._binning import EDGE_RTOL
 
 
 def uniform_bin_ids(x, n_bins):
-    """Bin index in 0..n_bins-1 of float64 scores ``x`` (equal-width bins)."""
-    t = x * n_bins
-    r = torch.round(t)
-    snap = ((t - r).abs() <= EDGE_RTOL * r) & (r >= 1) & (r <= n_bins - 1)
-    t = torch.where(snap, r, t)
-    return (torch.ceil(t).to(torch.int64) - 1).clamp_(0, n_bins - 1)
+    """Bin index in 0..n_bins-1 of float64 scores ``x`` (equal-width bins).
+
+    Same rule as the NumPy kernel. Rounding is done by integer conversion
+    (``torch.round`` / ``torch.ceil`` are very slow on some CPU builds); for
+    ``t >= 0.5`` it equals ``rint`` except at exact halves, which never snap.
+    """
+    t = (x * n_bins).clamp_(min=0.5)  # every t <= 1 lands in bin 0
+    r = (t + 0.5).to(torch.int64)
+    rf = r.to(t.dtype)
+    snap = ((t - rf).abs() <= EDGE_RTOL * rf) & (r >= 1) & (r <= n_bins - 1)
+    t = torch.where(snap, rf, t)
+    fl = t.to(torch.int64)
+    ceil = fl + (t > fl.to(t.dtype)).to(torch.int64)
+    return (ceil - 1).clamp_(0, n_bins - 1)
 
 
 def quantile_edges(x, w, n_bins):
