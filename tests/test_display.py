@@ -1,0 +1,146 @@
+"""Tests for skcal.display.ReliabilityDisplay (rendered with the Agg backend)."""
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+
+from skcal.display import ReliabilityDisplay  # noqa: E402
+from skcal.metrics import reliability_curve  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def iris_model():
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    model = LogisticRegression(C=0.05, max_iter=500).fit(X, names)
+    return model, X, names
+
+
+@pytest.fixture
+def preds(rng):
+    z = rng.normal(scale=2.0, size=(300, 3))
+    p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    y = rng.integers(0, 3, size=300)
+    return y, p
+
+
+def test_from_predictions_draws_reliability_curve(preds):
+    y, p = preds
+    disp = ReliabilityDisplay.from_predictions(y, p, n_bins=10, name="raw")
+    curve = reliability_curve(y, p, n_bins=10)
+    np.testing.assert_array_equal(disp.line_.get_xdata(), curve.prob_pred)
+    np.testing.assert_array_equal(disp.line_.get_ydata(), curve.prob_true)
+    assert disp.ax_.figure is disp.figure_
+    assert disp.line_.get_label() == "raw"
+    np.testing.assert_array_equal(disp.ref_line_.get_xydata(), [[0, 0], [1, 1]])
+    assert disp.ax_.get_xlabel().startswith("Confidence")
+    assert disp.hist_ax_ is None and disp.band_ is None
+
+
+def test_from_estimator_uses_classes_and_predict_proba(iris_model):
+    model, X, y = iris_model
+    disp = ReliabilityDisplay.from_estimator(model, X, y, n_bins=5,
+                                             strategy="quantile")
+    curve = reliability_curve(y, model.predict_proba(X), n_bins=5,
+                              strategy="quantile", labels=model.classes_)
+    np.testing.assert_allclose(disp.line_.get_xydata(),
+                               np.column_stack([curve.prob_pred, curve.prob_true]))
+    assert disp.line_.get_label() == "LogisticRegression"
+
+
+def test_class_view_labels_and_data(iris_model):
+    model, X, y = iris_model
+    disp = ReliabilityDisplay.from_estimator(model, X, y, kind="class",
+                                             class_index=2, n_bins=8)
+    p = model.predict_proba(X)[:, 2]
+    # one-vs-rest by hand: equal-width bins (m/8, (m+1)/8]
+    ids = np.clip(np.ceil(p * 8).astype(int) - 1, 0, 7)
+    hit = (y == "virginica").astype(float)
+    xs = [p[ids == m].mean() for m in range(8) if np.any(ids == m)]
+    ys = [hit[ids == m].mean() for m in range(8) if np.any(ids == m)]
+    np.testing.assert_allclose(disp.line_.get_xdata(), xs)
+    np.testing.assert_allclose(disp.line_.get_ydata(), ys)
+    assert "virginica" in disp.ax_.get_xlabel()
+
+
+def test_histogram_panel_heights_are_bin_weights(preds):
+    y, p = preds
+    disp = ReliabilityDisplay.from_predictions(y, p, n_bins=10, show_histogram=True)
+    curve = reliability_curve(y, p, n_bins=10)
+    heights = [bar.get_height() for bar in disp.hist_]
+    lefts = [bar.get_x() for bar in disp.hist_]
+    widths = [bar.get_width() for bar in disp.hist_]
+    np.testing.assert_allclose(heights, curve.bin_weight)
+    np.testing.assert_allclose(lefts, curve.bin_edges[curve.bin_index])
+    np.testing.assert_allclose(widths, 0.1)
+    assert disp.hist_ax_ is not disp.ax_
+    assert disp.hist_ax_.figure is disp.figure_
+
+
+def test_several_calibrators_on_one_axes_share_one_diagonal(preds):
+    y, p = preds
+    _, ax = plt.subplots()
+    d1 = ReliabilityDisplay.from_predictions(y, p, ax=ax, name="raw")
+    sharp = p**2 / (p**2).sum(1, keepdims=True)
+    d2 = ReliabilityDisplay.from_predictions(y, sharp, ax=ax, name="sharpened",
+                                             show_histogram=True)
+    d3 = ReliabilityDisplay.from_predictions(y, p, ax=ax, name="again",
+                                             show_histogram=True,
+                                             hist_ax=d2.hist_ax_)
+    assert d1.ax_ is d2.ax_ is d3.ax_ is ax
+    assert d3.hist_ax_ is d2.hist_ax_
+    assert d1.ref_line_ is d2.ref_line_
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert labels == ["Perfectly calibrated", "raw", "sharpened", "again"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == labels
+
+
+def test_plot_from_constructor_and_kwargs():
+    disp = ReliabilityDisplay(prob_true=np.array([0.2, 0.9]),
+                              prob_pred=np.array([0.3, 0.8]), estimator_name="m")
+    out = disp.plot(name="other", ref_line=False, color="red", marker="o")
+    assert out is disp
+    assert disp.ref_line_ is None
+    assert disp.line_.get_label() == "other"
+    assert disp.line_.get_color() == "red" and disp.line_.get_marker() == "o"
+    with pytest.raises(ValueError, match="show_histogram"):
+        disp.plot(show_histogram=True)
+
+
+def test_bootstrap_band_is_drawn(preds):
+    y, p = preds
+    disp = ReliabilityDisplay.from_predictions(y, p, n_bins=5, n_bootstrap=50,
+                                               random_state=0)
+    curve = reliability_curve(y, p, n_bins=5, n_bootstrap=50, random_state=0)
+    assert disp.band_ is not None
+    np.testing.assert_allclose(disp.prob_true_low, curve.prob_true_low)
+    verts = disp.band_.get_paths()[0].vertices
+    assert verts[:, 1].min() == pytest.approx(np.nanmin(curve.prob_true_low))
+
+
+def test_never_writes_files(preds, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    y, p = preds
+    ReliabilityDisplay.from_predictions(y, p, show_histogram=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_from_estimator_errors(preds):
+    y, p = preds
+    with pytest.raises(NotFittedError):
+        ReliabilityDisplay.from_estimator(LogisticRegression(), p, y)
+    with pytest.raises(ValueError, match="class_index"):
+        ReliabilityDisplay.from_predictions(y, p, kind="class")
