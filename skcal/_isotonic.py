@@ -66,11 +66,15 @@ class IsotonicScaler(BaseCalibrator):
         ``y``; with integer labels ``0..K-1`` some classes may be absent.
     backend : {"auto", "numpy", "torch"}, default="auto"
         Array library used for the computation; ``"auto"`` follows the input.
-    clip : float in [0, 0.5) or None, default=None
+    clip : float in [0, 0.5) or None, default=1e-6
         ``eps``: bound every fitted map to ``[eps, 1 - eps]`` (the ``y_min`` /
         ``y_max`` of the isotonic fits), so that no predicted probability is
-        exactly 0 or 1 and the log loss stays finite. ``None`` (or 0) keeps
-        the plain isotonic fit, whose probabilities can be exactly 0 or 1.
+        exactly 0 or 1 and the log loss, hence :meth:`score`, stays finite
+        (a plain isotonic fit gives probability 0 to any test point scored
+        below every positive calibration example, and one such row makes the
+        log loss infinite). ``None`` (or 0) keeps the plain isotonic fit of
+        Zadrozny & Elkan, identical to scikit-learn's
+        ``CalibratedClassifierCV(method="isotonic")``.
 
     Attributes
     ----------
@@ -110,13 +114,13 @@ class IsotonicScaler(BaseCalibrator):
     ``CalibratedClassifierCV(method="isotonic")`` on that decision function.
 
     **Multiclass renormalisation.** ``P_ik = g_k(s_ik) / sum_j g_j(s_ij)``.
-    If every ``g_j(s_ij)`` is 0 (possible only without ``clip``), the row gets
+    If every ``g_j(s_ij)`` is 0 (possible only with ``clip=None``), the row gets
     the uniform distribution ``1 / n_classes``, as in scikit-learn, instead of
     ``0 / 0``. With ``clip=eps`` every ``g_j`` lies in ``[eps, 1 - eps]``;
     binary probabilities are then in ``[eps, 1 - eps]`` exactly, and
-    multiclass ones, after renormalisation, are at least
-    ``eps / (n_classes (1 - eps))`` and at most ``1 - (n_classes - 1) eps``
-    divided by the row sum, so never exactly 0 or 1.
+    multiclass ones, after renormalisation, lie in
+    ``[eps / (n_classes (1 - eps)), (1 - eps) / (1 - eps + (n_classes - 1) eps)]``,
+    so they are never exactly 0 or 1.
 
     **Devices.** For a torch tensor the scores are computed on its device and
     copied to host memory for the fits (``n_samples`` float64 values per
@@ -146,7 +150,7 @@ class IsotonicScaler(BaseCalibrator):
         "clip": [Interval(Real, 0, 0.5, closed="left"), None],
     }
 
-    def __init__(self, *, input_type="logits", classes=None, backend="auto", clip=None):
+    def __init__(self, *, input_type="logits", classes=None, backend="auto", clip=1e-6):
         self.input_type = input_type
         self.classes = classes
         self.backend = backend

@@ -361,8 +361,9 @@ class PlattScaler(BaseCalibrator):
         Class labels; column ``j`` of ``X`` is ``classes_[j]``.
     n_features_in_ : int
         Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
-    n_iter_ : int or ndarray of shape (n_classes,)
-        Newton iterations of the fit (one count per class for multiclass).
+    n_iter_ : int
+        Newton iterations of the fit; for multiclass the largest count over
+        the per-class fits.
 
     See Also
     --------
@@ -510,7 +511,7 @@ class PlattScaler(BaseCalibrator):
             a[k], b[k], n_iter[k] = self._fit_one(
                 S[:, k], y == k, sw, _label(self.classes_[k])
             )
-        self.a_, self.b_, self.n_iter_ = a, b, n_iter
+        self.a_, self.b_, self.n_iter_ = a, b, int(n_iter.max())
 
     def _predict_log_proba(self, Z, xp):
         n, k = Z.shape

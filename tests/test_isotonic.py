@@ -54,7 +54,7 @@ def multiclass_logits(rng):
 # ------------------------------------------------------------- hand computed
 def test_isotonic_hand_computed_pava_and_out_of_range():
     # PAVA on targets [0, 1, 0, 1] pools the middle pair: [0, 1/2, 1/2, 1]
-    iso = IsotonicScaler().fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])
+    iso = IsotonicScaler(clip=None).fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1])
     P = iso.predict_proba([1.0, 2.0, 2.5, 3.0, 4.0])
     np.testing.assert_allclose(P[:, 1], [0.0, 0.5, 0.5, 0.5, 1.0])
     np.testing.assert_allclose(P[:, 0], 1.0 - P[:, 1])
@@ -66,7 +66,7 @@ def test_isotonic_hand_computed_pava_and_out_of_range():
 def test_isotonic_hand_computed_weights():
     # weights [1, 3, 1, 1] on targets [0, 1, 0, 1]: the pool {2, 3} has mean 3/4 (no violation
     # with 1 at s=4), and s=1 stays 0
-    iso = IsotonicScaler().fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], sample_weight=[1, 3, 1, 1])
+    iso = IsotonicScaler(clip=None).fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], sample_weight=[1, 3, 1, 1])
     np.testing.assert_allclose(iso.predict_proba([1.0, 2.0, 3.0, 4.0])[:, 1], [0, 0.75, 0.75, 1])
 
 
@@ -78,6 +78,16 @@ def test_isotonic_clip_bounds_probabilities():
     assert P.min() >= eps and P.max() <= 1 - eps
 
 
+def test_isotonic_default_clip_is_1e_minus_6(binary_scores, multiclass_logits):
+    s, y = binary_scores
+    P = IsotonicScaler().fit(s, y).predict_proba(np.array([-1e4, 0.0, 1e4]))
+    np.testing.assert_allclose(P[:, 1], [1e-6, P[1, 1], 1 - 1e-6])
+    Z, y = multiclass_logits
+    P = IsotonicScaler().fit(Z, y).predict_proba(Z)
+    # after renormalisation every probability is at least eps / (K (1 - eps)) > 0
+    assert P.min() >= 1e-6 / (4 * (1 - 1e-6)) * (1 - 1e-9) and P.max() < 1
+
+
 # ------------------------------------------------------------------- sklearn
 @pytest.mark.filterwarnings("ignore:Since FrozenEstimator:UserWarning")
 def test_isotonic_binary_matches_calibrated_classifier_cv(binary_scores, rng):
@@ -85,7 +95,7 @@ def test_isotonic_binary_matches_calibrated_classifier_cv(binary_scores, rng):
     w = rng.integers(0, 3, size=len(s)).astype(float)
     s_new = np.concatenate([s, rng.normal(0, 8, size=500), [-1e4, 1e4]])
     for sw in (None, w):
-        iso = IsotonicScaler().fit(s, y, sample_weight=sw)
+        iso = IsotonicScaler(clip=None).fit(s, y, sample_weight=sw)
         cal = sklearn_calibrated(s, y, "isotonic", sample_weight=sw)
         np.testing.assert_allclose(
             iso.predict_proba(s_new), cal.predict_proba(s_new[:, None]), rtol=1e-12, atol=1e-15
@@ -94,7 +104,7 @@ def test_isotonic_binary_matches_calibrated_classifier_cv(binary_scores, rng):
 
 def test_isotonic_multiclass_matches_independent_ovr_fits(multiclass_logits):
     Z, y = multiclass_logits
-    iso = IsotonicScaler().fit(Z, y)
+    iso = IsotonicScaler(clip=None).fit(Z, y)
     assert len(iso.calibrators_) == 4
     S = reference_ovr_log_odds(Z[:200])
     S_fit = reference_ovr_log_odds(Z)
@@ -112,7 +122,7 @@ def test_isotonic_multiclass_matches_sklearn_on_calibration_points(multiclass_lo
     # sklearn fits on softmax probabilities, skcal on one-vs-rest log-odds: an increasing
     # transform of the score, so the fitted values at the calibration points coincide.
     Z, y = multiclass_logits
-    iso = IsotonicScaler().fit(Z, y)
+    iso = IsotonicScaler(clip=None).fit(Z, y)
     cal = CalibratedClassifierCV(FrozenEstimator(ProbaClassifier().fit(Z, y)), method="isotonic")
     cal.fit(Z, y)
     np.testing.assert_allclose(iso.predict_proba(Z), cal.predict_proba(Z), rtol=1e-9, atol=1e-12)
@@ -122,11 +132,11 @@ def test_isotonic_multiclass_matches_sklearn_on_calibration_points(multiclass_lo
 def test_isotonic_is_monotone(binary_scores, multiclass_logits):
     s, y = binary_scores
     grid = np.linspace(-3 * np.abs(s).max(), 3 * np.abs(s).max(), 2001)
-    p1 = IsotonicScaler().fit(s, y).predict_proba(grid)[:, 1]
+    p1 = IsotonicScaler(clip=None).fit(s, y).predict_proba(grid)[:, 1]
     assert np.all(np.diff(p1) >= 0)
     assert p1[0] == 0.0 and p1[-1] == 1.0
     Z, y = multiclass_logits
-    iso = IsotonicScaler().fit(Z, y)
+    iso = IsotonicScaler(clip=None).fit(Z, y)
     for cal in iso.calibrators_:
         assert np.all(np.diff(cal.predict(np.linspace(-50, 50, 2001))) >= 0)
     # raising one class's logit (others fixed) never lowers that class's one-vs-rest output,
@@ -148,7 +158,7 @@ def test_isotonic_all_zero_row_falls_back_to_uniform():
         ]
     )
     y = np.array([0, 0, 1, 1, 2, 2])
-    iso = IsotonicScaler().fit(Z, y)
+    iso = IsotonicScaler(clip=None).fit(Z, y)
     X = np.array([[0.0, 0.0, 0.0], [4, 3.9, -20], [1.0, 1.0, 1.0]])
     P = iso.predict_proba(X)
     assert not np.isnan(P).any()
@@ -163,7 +173,7 @@ def test_isotonic_all_zero_row_falls_back_to_uniform():
 
 def test_isotonic_extreme_and_half_precision_logits(multiclass_logits):
     Z, y = multiclass_logits
-    iso = IsotonicScaler().fit(Z, y)
+    iso = IsotonicScaler(clip=None).fit(Z, y)
     X = np.array([[1e4, -1e4, 0.0, 5.0], [-1e4, -1e4, -1e4, -1e4], [0.0, 0.0, 0.0, 1e4]])
     for dtype in (np.float16, np.float32, np.float64):
         P = iso.predict_proba(X.astype(dtype))
@@ -174,17 +184,17 @@ def test_isotonic_extreme_and_half_precision_logits(multiclass_logits):
 def test_isotonic_sample_weight_equals_repetition(multiclass_logits, rng):
     Z, y = multiclass_logits
     w = rng.integers(0, 4, size=len(y))
-    a = IsotonicScaler().fit(Z, y, sample_weight=w)
-    b = IsotonicScaler().fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
+    a = IsotonicScaler(clip=None).fit(Z, y, sample_weight=w)
+    b = IsotonicScaler(clip=None).fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
     np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), rtol=1e-10, atol=1e-14)
 
 
 def test_isotonic_string_labels_and_shift_invariance(multiclass_logits, rng):
     Z, y = multiclass_logits
     names = np.array(["ant", "bee", "cat", "dog"])
-    a = IsotonicScaler().fit(Z, y)
-    b = IsotonicScaler().fit(Z + 50 * rng.normal(size=(len(Z), 1)), names[y])
-    c = IsotonicScaler(input_type="probabilities").fit(softmax(Z, axis=1), y)
+    a = IsotonicScaler(clip=None).fit(Z, y)
+    b = IsotonicScaler(clip=None).fit(Z + 50 * rng.normal(size=(len(Z), 1)), names[y])
+    c = IsotonicScaler(input_type="probabilities", clip=None).fit(softmax(Z, axis=1), y)
     np.testing.assert_array_equal(b.classes_, names)
     np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(Z), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(c.predict_proba(softmax(Z, axis=1)), a.predict_proba(Z), atol=1e-9)
@@ -194,8 +204,8 @@ def test_isotonic_string_labels_and_shift_invariance(multiclass_logits, rng):
 def test_isotonic_float32_matches_float64(multiclass_logits):
     Z, y = multiclass_logits
     Z32 = Z.astype(np.float32)
-    a = IsotonicScaler().fit(Z32.astype(np.float64), y)
-    b = IsotonicScaler().fit(Z32, y)
+    a = IsotonicScaler(clip=None).fit(Z32.astype(np.float64), y)
+    b = IsotonicScaler(clip=None).fit(Z32, y)
     P = b.predict_proba(Z32)
     assert P.dtype == np.float32
     np.testing.assert_allclose(P, a.predict_proba(Z32.astype(np.float64)), atol=1e-6)
@@ -220,8 +230,8 @@ def test_isotonic_torch_matches_numpy(binary_scores, multiclass_logits, binary, 
     torch = pytest.importorskip("torch")
     X, y = binary_scores if binary else multiclass_logits
     X = X.astype(np.float32)
-    a = IsotonicScaler().fit(X, y)
-    b = IsotonicScaler().fit(torch.from_numpy(X), torch.from_numpy(y))
+    a = IsotonicScaler(clip=None).fit(X, y)
+    b = IsotonicScaler(clip=None).fit(torch.from_numpy(X), torch.from_numpy(y))
     for ca, cb in zip(a.calibrators_, b.calibrators_):
         np.testing.assert_array_equal(ca.X_thresholds_, cb.X_thresholds_)
     # new points, including out-of-range ones, interpolated on the tensor's device
@@ -256,7 +266,7 @@ def test_isotonic_clip_keeps_log_loss_finite_on_real_set():
     # 20news has test rows whose true class gets probability 0 from the plain isotonic fit
     d = load_shared("20news_cv_labelerrors")
     y = d["y_test"]
-    plain = IsotonicScaler().fit(d["logits_val"], d["y_val"])
+    plain = IsotonicScaler(clip=None).fit(d["logits_val"], d["y_val"])
     clipped = IsotonicScaler(clip=1e-4).fit(d["logits_val"], d["y_val"])
     with np.errstate(divide="ignore"):
         assert plain.score(d["logits_test"], y) == -np.inf
