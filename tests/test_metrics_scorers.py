@@ -95,7 +95,8 @@ def test_grid_search_with_skcal_scorers(digits):
     for name in SKCAL_NAMES:
         scores = search.cv_results_[f"mean_test_{name}"]
         assert np.all(np.isfinite(scores)) and np.all(scores <= 0)
-    best = int(np.argmax(search.cv_results_["mean_test_neg_expected_calibration_error"]))
+    ece = search.cv_results_["mean_test_neg_expected_calibration_error"]
+    best = int(np.argmax(ece))
     assert search.best_params_ == search.cv_results_["params"][best]
 
 

@@ -121,7 +121,8 @@ def test_nll_zero_probability_on_other_class_is_finite():
 def test_nll_logits_stable_for_huge_logits():
     z = np.array([[1000.0, 0.0, -1000.0], [0.0, 1000.0, 0.0]])
     y = [0, 0]
-    # log-softmax: row 0 true class ~ -log(1 + e^-1000) = 0, row 1: -1000 - log(1+2e^-1000)
+    # log-softmax of the true class: row 0 -log(1 + e^-1000 + e^-2000) = 0,
+    # row 1 -1000 - log(1 + 2 e^-1000) = -1000
     assert negative_log_likelihood(y, z, input_type="logits") == pytest.approx(500.0)
     s = np.array([800.0, -800.0])
     assert negative_log_likelihood([1, 1], s, input_type="logits") == pytest.approx(

@@ -102,16 +102,17 @@ _COMMON_PARAMS = """
         True labels, of any sortable type (int, str, ...). A ``torch.Tensor``
         is accepted.
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities (entries in [0, 1], rows summing to 1 within
-        ``skcal.metrics.PROBA_SUM_TOL`` = 1e-4), or logits when ``input_type="logits"``. A 1-D array is a
-        binary problem: the probability (or log-odds) of the second class
+        Predicted probabilities (entries in [0, 1], rows summing to 1; both
+        within ``skcal.metrics.PROBA_SUM_TOL`` = 1e-4 for rounding), or
+        logits when ``input_type="logits"``. A 1-D array is a binary problem: the probability (or log-odds) of the second class
         ``labels[1]``. float32 input is cast to float64 first. A
         ``torch.Tensor`` is computed with torch on its device, in float64.""".strip()
 
 _TAIL_PARAMS = """
     sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative sample weights; a weight of 2 is the same as repeating
-        the sample.
+        Non-negative sample weights, not all zero; a weight of 2 is the same
+        as repeating the sample (for equal-mass bins, except where the
+        linearly interpolated quantile edges fall).
     input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``. Logits go through a stable (log-)softmax
         (sigmoid of the log-odds for 1-D input).
@@ -201,8 +202,8 @@ def calibration_error(
     float64 (scores within a relative :math:`2^{{-21}}` of an edge count as on
     it). Equal-mass edges are the weighted linear quantiles of the scores
     (NumPy's default quantile for unit weights); duplicate edges from tied
-    scores are merged, so fewer bins may result. Bins with zero weight are
-    skipped.
+    scores are merged, so fewer bins may result; zero-weight samples do not
+    move the edges. Bins with zero weight are skipped.
 
     References
     ----------
@@ -479,5 +480,7 @@ def _bootstrap_prob_true(inp, kind, class_index, s, n_bootstrap, level, random_s
     high = np.full(freq.shape[1], np.nan)
     seen = np.any(np.isfinite(freq), axis=0)
     if np.any(seen):
-        low[seen], high[seen] = np.nanquantile(freq[:, seen], [alpha, 1 - alpha], axis=0)
+        low[seen], high[seen] = np.nanquantile(
+            freq[:, seen], [alpha, 1 - alpha], axis=0
+        )
     return low, high
