@@ -104,7 +104,8 @@ _COMMON_PARAMS = """
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Predicted probabilities (entries in [0, 1], rows summing to 1; both
         within ``skcal.metrics.PROBA_SUM_TOL`` = 1e-4 for rounding), or
-        logits when ``input_type="logits"``. A 1-D array is a binary problem: the probability (or log-odds) of the second class
+        logits when ``input_type="logits"``. A 1-D array is a binary
+        problem: the probability (or log-odds) of the second class
         ``labels[1]``. float32 input is cast to float64 first. A
         ``torch.Tensor`` is computed with torch on its device, in float64.""".strip()
 

@@ -74,12 +74,12 @@ _SCORERS = {
 
 
 def get_scorer_names():
-    """Names accepted by :func:`skcal.metrics.get_scorer`.
+    """List the names accepted by :func:`skcal.metrics.get_scorer`.
 
     Returns
     -------
     names : list of str
-        skcal's scorer names followed by the other names of
+        The skcal scorer names followed by the other names of
         :func:`sklearn.metrics.get_scorer_names`. ``"neg_brier_score"`` is in
         both; skcal's gives the same values as scikit-learn's.
     """

@@ -175,3 +175,8 @@ def negative_log_likelihood(
         if inp.weight is not None:
             loss = np.where(inp.weight > 0, loss, 0.0)
     return _weighted_mean(loss, inp.weight, inp.is_torch)
+
+
+negative_log_likelihood.__doc__ = negative_log_likelihood.__doc__.format(
+    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
+)
