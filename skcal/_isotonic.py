@@ -96,7 +96,8 @@ class IsotonicScaler(BaseCalibrator):
     Notes
     -----
     **Fit.** Each map is
-    ``IsotonicRegression(increasing=True, out_of_bounds="clip", y_min=eps, y_max=1-eps)``
+    ``IsotonicRegression(increasing=True, out_of_bounds="clip", y_min=eps,
+    y_max=1-eps)``
     fitted by scikit-learn's pool-adjacent-violators algorithm to the 0/1
     targets "``y == class``" with the given ``sample_weight``: it minimises
     ``sum_i w_i (g(s_i) - t_i)^2`` over non-decreasing ``g``, which is also the

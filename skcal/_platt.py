@@ -33,7 +33,7 @@ _MIN_STEP = 1e-10
 
 # ----------------------------------------------------------------- 1-D solver
 def _platt_loss(u, t, w, wsum, a, b):
-    """Weighted mean cross-entropy of ``sigmoid(a u + b)`` against soft targets ``t``."""
+    """Weighted mean cross-entropy of ``sigmoid(a u + b)`` against targets ``t``."""
     f = a * u + b
     # softplus(f) - t f, written without exp overflow
     li = np.maximum(f, 0.0) + np.log1p(np.exp(-np.abs(f))) - t * f
@@ -41,7 +41,7 @@ def _platt_loss(u, t, w, wsum, a, b):
 
 
 def _is_separable(s, y, w):
-    """True if the scores separate the two classes (perhaps with ties), or one class is absent."""
+    """True if the scores separate the classes (ties allowed) or a class is absent."""
     keep = w > 0
     s, y = s[keep], y[keep]
     pos, neg = s[y], s[~y]
@@ -52,7 +52,9 @@ def _is_separable(s, y, w):
     return bool(pos.min() >= neg.max() or neg.min() >= pos.max())
 
 
-def fit_platt(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100):
+def fit_platt(
+    s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100
+):
     """Fit ``P(y = 1 | s) = sigmoid(A s + B)`` by maximum likelihood.
 
     Parameters
@@ -117,7 +119,11 @@ def fit_platt(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max
     """
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
-    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    w = (
+        np.ones_like(s)
+        if sample_weight is None
+        else np.asarray(sample_weight, np.float64)
+    )
     wsum = float(w.sum())
     n_pos = float(w[y].sum())
     n_neg = wsum - n_pos
@@ -188,7 +194,7 @@ def _work_dtype(Z):
 
 
 def _out_dtype(Z):
-    """Output dtype: float64 for float64 logits, float32 otherwise (same as the kernels)."""
+    """Output dtype: float64 for float64 logits, float32 otherwise (as the kernels)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(Z, torch.Tensor):
         return torch.float64 if Z.dtype == torch.float64 else torch.float32
@@ -196,7 +202,7 @@ def _out_dtype(Z):
 
 
 def ovr_log_odds(Zc):
-    """One-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik)`` with ``p_i = softmax(z_i)``.
+    """One-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik)``, ``p_i = softmax(z_i)``.
 
     Parameters
     ----------
@@ -263,7 +269,7 @@ def _backend_name(Z):
 
 
 def binary_score(Z):
-    """Log-odds ``z1 - z0`` of the second class, float64 (float32 on MPS), shape (n,)."""
+    """Log-odds ``z1 - z0`` of the second class: (n,), float64 (float32 on MPS)."""
     if _is_torch(_backend_name(Z)):
         A = Z.to(_work_dtype(Z))
         return A[:, 1] - A[:, 0]
@@ -300,7 +306,9 @@ def _param(v, like):
     """A float64 parameter vector as an array of ``like``'s kind, dtype and device."""
     if _is_torch(_backend_name(like)):
         torch = sys.modules["torch"]
-        return torch.as_tensor(np.asarray(v, dtype=np.float64), dtype=like.dtype, device=like.device)
+        return torch.as_tensor(
+            np.asarray(v, dtype=np.float64), dtype=like.dtype, device=like.device
+        )
     return np.asarray(v, dtype=np.float64)
 
 

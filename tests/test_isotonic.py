@@ -1,10 +1,10 @@
-"""IsotonicScaler against hand-computed PAVA values and scikit-learn, and its edge cases."""
+"""IsotonicScaler against hand-computed PAVA values and scikit-learn; edge cases."""
 
 import pickle
 
 import numpy as np
 import pytest
-from scipy.special import expit, logsumexp, softmax
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
@@ -22,7 +22,7 @@ from test_platt import (
 
 
 class ProbaClassifier(ClassifierMixin, BaseEstimator):
-    """A 'fitted classifier' whose predict_proba is softmax(X) (no decision_function)."""
+    """A 'fitted classifier' with predict_proba = softmax(X), no decision_function."""
 
     def fit(self, X, y):
         self.classes_ = np.unique(y)
@@ -64,10 +64,14 @@ def test_isotonic_hand_computed_pava_and_out_of_range():
 
 
 def test_isotonic_hand_computed_weights():
-    # weights [1, 3, 1, 1] on targets [0, 1, 0, 1]: the pool {2, 3} has mean 3/4 (no violation
-    # with 1 at s=4), and s=1 stays 0
-    iso = IsotonicScaler(clip=None).fit([1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], sample_weight=[1, 3, 1, 1])
-    np.testing.assert_allclose(iso.predict_proba([1.0, 2.0, 3.0, 4.0])[:, 1], [0, 0.75, 0.75, 1])
+    # weights [1, 3, 1, 1] on targets [0, 1, 0, 1]: the pool {2, 3} has mean 3/4
+    # (no violation with 1 at s=4), and s=1 stays 0
+    iso = IsotonicScaler(clip=None).fit(
+        [1.0, 2.0, 3.0, 4.0], [0, 1, 0, 1], sample_weight=[1, 3, 1, 1]
+    )
+    np.testing.assert_allclose(
+        iso.predict_proba([1.0, 2.0, 3.0, 4.0])[:, 1], [0, 0.75, 0.75, 1]
+    )
 
 
 def test_isotonic_clip_bounds_probabilities():
@@ -98,7 +102,10 @@ def test_isotonic_binary_matches_calibrated_classifier_cv(binary_scores, rng):
         iso = IsotonicScaler(clip=None).fit(s, y, sample_weight=sw)
         cal = sklearn_calibrated(s, y, "isotonic", sample_weight=sw)
         np.testing.assert_allclose(
-            iso.predict_proba(s_new), cal.predict_proba(s_new[:, None]), rtol=1e-12, atol=1e-15
+            iso.predict_proba(s_new),
+            cal.predict_proba(s_new[:, None]),
+            rtol=1e-12,
+            atol=1e-15,
         )
 
 
@@ -110,7 +117,9 @@ def test_isotonic_multiclass_matches_independent_ovr_fits(multiclass_logits):
     S_fit = reference_ovr_log_odds(Z)
     Q = np.column_stack(
         [
-            IsotonicRegression(out_of_bounds="clip").fit(S_fit[:, k], y == k).predict(S[:, k])
+            IsotonicRegression(out_of_bounds="clip")
+            .fit(S_fit[:, k], y == k)
+            .predict(S[:, k])
             for k in range(4)
         ]
     )
@@ -119,13 +128,18 @@ def test_isotonic_multiclass_matches_independent_ovr_fits(multiclass_logits):
 
 
 def test_isotonic_multiclass_matches_sklearn_on_calibration_points(multiclass_logits):
-    # sklearn fits on softmax probabilities, skcal on one-vs-rest log-odds: an increasing
-    # transform of the score, so the fitted values at the calibration points coincide.
+    # sklearn fits on softmax probabilities, skcal on one-vs-rest log-odds: an
+    # increasing transform of the score, so the fitted values at the calibration
+    # points coincide.
     Z, y = multiclass_logits
     iso = IsotonicScaler(clip=None).fit(Z, y)
-    cal = CalibratedClassifierCV(FrozenEstimator(ProbaClassifier().fit(Z, y)), method="isotonic")
+    cal = CalibratedClassifierCV(
+        FrozenEstimator(ProbaClassifier().fit(Z, y)), method="isotonic"
+    )
     cal.fit(Z, y)
-    np.testing.assert_allclose(iso.predict_proba(Z), cal.predict_proba(Z), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        iso.predict_proba(Z), cal.predict_proba(Z), rtol=1e-9, atol=1e-12
+    )
 
 
 # ---------------------------------------------------------------- invariants
@@ -139,8 +153,8 @@ def test_isotonic_is_monotone(binary_scores, multiclass_logits):
     iso = IsotonicScaler(clip=None).fit(Z, y)
     for cal in iso.calibrators_:
         assert np.all(np.diff(cal.predict(np.linspace(-50, 50, 2001))) >= 0)
-    # raising one class's logit (others fixed) never lowers that class's one-vs-rest output,
-    # hence, with the others' outputs not rising, never lowers its renormalised probability
+    # raising one class's logit (others fixed) raises its one-vs-rest log-odds and
+    # lowers the others', so its renormalised probability never decreases
     base = np.zeros((301, 4))
     base[:, 1] = np.linspace(-30, 30, 301)
     P = iso.predict_proba(base)
@@ -148,13 +162,17 @@ def test_isotonic_is_monotone(binary_scores, multiclass_logits):
 
 
 def test_isotonic_all_zero_row_falls_back_to_uniform():
-    # each class has positives at one-vs-rest log-odds ~0.1 and negatives at ~-0.1 and ~-24,
-    # so each map is 0 on [-24, -0.1]; a uniform row has log-odds -log 2 for every class.
+    # each class has positives at one-vs-rest log-odds ~0.1 and negatives at ~-0.1 and
+    # ~-24, so each map is 0 on [-24, -0.1]; a uniform row has log-odds -log 2 for
+    # every class.
     Z = np.array(
         [
-            [4, 3.9, -20], [4, -20, 3.9],
-            [3.9, 4, -20], [-20, 4, 3.9],
-            [3.9, -20, 4], [-20, 3.9, 4],
+            [4, 3.9, -20],
+            [4, -20, 3.9],
+            [3.9, 4, -20],
+            [-20, 4, 3.9],
+            [3.9, -20, 4],
+            [-20, 3.9, 4],
         ]
     )
     y = np.array([0, 0, 1, 1, 2, 2])
@@ -163,9 +181,11 @@ def test_isotonic_all_zero_row_falls_back_to_uniform():
     P = iso.predict_proba(X)
     assert not np.isnan(P).any()
     np.testing.assert_allclose(P[0], [1 / 3, 1 / 3, 1 / 3])
-    np.testing.assert_allclose(P[1], [1, 0, 0], atol=1e-12)  # log-odds (0.1, -0.1, -24) -> (1, 0, 0)
+    np.testing.assert_allclose(
+        P[1], [1, 0, 0], atol=1e-12
+    )  # log-odds (0.1, -0.1, -24) -> (1, 0, 0)
     np.testing.assert_allclose(P[2], [1 / 3, 1 / 3, 1 / 3])
-    # with clip the row is no longer all-zero: equal clipped values -> uniform, none is 0
+    # with clip the row is not all-zero: equal clipped values -> uniform, none is 0
     Pc = IsotonicScaler(clip=1e-3).fit(Z, y).predict_proba(X)
     np.testing.assert_allclose(Pc[0], [1 / 3, 1 / 3, 1 / 3])
     assert Pc.min() > 0 and Pc.max() < 1
@@ -174,7 +194,9 @@ def test_isotonic_all_zero_row_falls_back_to_uniform():
 def test_isotonic_extreme_and_half_precision_logits(multiclass_logits):
     Z, y = multiclass_logits
     iso = IsotonicScaler(clip=None).fit(Z, y)
-    X = np.array([[1e4, -1e4, 0.0, 5.0], [-1e4, -1e4, -1e4, -1e4], [0.0, 0.0, 0.0, 1e4]])
+    X = np.array(
+        [[1e4, -1e4, 0.0, 5.0], [-1e4, -1e4, -1e4, -1e4], [0.0, 0.0, 0.0, 1e4]]
+    )
     for dtype in (np.float16, np.float32, np.float64):
         P = iso.predict_proba(X.astype(dtype))
         assert np.all(np.isfinite(P)) and np.all(P >= 0)
@@ -186,7 +208,9 @@ def test_isotonic_sample_weight_equals_repetition(multiclass_logits, rng):
     w = rng.integers(0, 4, size=len(y))
     a = IsotonicScaler(clip=None).fit(Z, y, sample_weight=w)
     b = IsotonicScaler(clip=None).fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
-    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(
+        a.predict_proba(Z), b.predict_proba(Z), rtol=1e-10, atol=1e-14
+    )
 
 
 def test_isotonic_string_labels_and_shift_invariance(multiclass_logits, rng):
@@ -196,8 +220,12 @@ def test_isotonic_string_labels_and_shift_invariance(multiclass_logits, rng):
     b = IsotonicScaler(clip=None).fit(Z + 50 * rng.normal(size=(len(Z), 1)), names[y])
     c = IsotonicScaler(input_type="probabilities", clip=None).fit(softmax(Z, axis=1), y)
     np.testing.assert_array_equal(b.classes_, names)
-    np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(Z), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(c.predict_proba(softmax(Z, axis=1)), a.predict_proba(Z), atol=1e-9)
+    np.testing.assert_allclose(
+        b.predict_proba(Z), a.predict_proba(Z), rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        c.predict_proba(softmax(Z, axis=1)), a.predict_proba(Z), atol=1e-9
+    )
     np.testing.assert_array_equal(b.predict(Z), names[a.predict(Z)])
 
 
@@ -237,7 +265,11 @@ def test_isotonic_torch_matches_numpy(binary_scores, multiclass_logits, binary, 
     # new points, including out-of-range ones, interpolated on the tensor's device
     Xn = np.concatenate([X, 5 * X[:200], -5 * X[:200]]).astype(np.float32)
     P = b.predict_proba(torch.from_numpy(Xn))
-    assert isinstance(P, torch.Tensor) and P.dtype == torch.float32 and P.device.type == "cpu"
+    assert (
+        isinstance(P, torch.Tensor)
+        and P.dtype == torch.float32
+        and P.device.type == "cpu"
+    )
     assert not torch.isnan(P).any()
     np.testing.assert_allclose(P.numpy(), a.predict_proba(Xn), atol=1e-6)
 
@@ -256,14 +288,18 @@ def test_isotonic_improves_real_sets(name):
     d = load_shared(name)
     y = d["y_test"]
     P0 = softmax(d["logits_test"].astype(np.float64), axis=1)
-    P = IsotonicScaler(clip=1e-4).fit(d["logits_val"], d["y_val"]).predict_proba(d["logits_test"])
+    P = (
+        IsotonicScaler(clip=1e-4)
+        .fit(d["logits_val"], d["y_val"])
+        .predict_proba(d["logits_test"])
+    )
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-5)
     assert mean_nll(P, y) < mean_nll(P0, y) - 0.02
     assert top_label_ece(P, y) < 0.7 * top_label_ece(P0, y)
 
 
 def test_isotonic_clip_keeps_log_loss_finite_on_real_set():
-    # 20news has test rows whose true class gets probability 0 from the plain isotonic fit
+    # 20news has test rows whose true class gets probability 0 from a plain isotonic fit
     d = load_shared("20news_cv_labelerrors")
     y = d["y_test"]
     plain = IsotonicScaler(clip=None).fit(d["logits_val"], d["y_val"])

@@ -1,4 +1,4 @@
-"""PlattScaler against independent references (SciPy, scikit-learn) and its edge cases."""
+"""PlattScaler against independent references (SciPy, scikit-learn); edge cases."""
 
 import pickle
 import warnings
@@ -50,7 +50,10 @@ def reference_ovr_log_odds(Z):
     """``z_k - logsumexp_{j != k} z_j`` by brute force (one deletion per entry)."""
     Z = np.asarray(Z, dtype=np.float64)
     return np.column_stack(
-        [Z[:, j] - logsumexp(np.delete(Z, j, axis=1), axis=1) for j in range(Z.shape[1])]
+        [
+            Z[:, j] - logsumexp(np.delete(Z, j, axis=1), axis=1)
+            for j in range(Z.shape[1])
+        ]
     )
 
 
@@ -93,7 +96,7 @@ def mean_nll(P, y):
 
 @pytest.fixture
 def binary_scores(rng):
-    """Over-confident, slightly biased binary log-odds (a known affine miscalibration)."""
+    """Over-confident, biased binary log-odds (a known affine miscalibration)."""
     n = 2000
     f_true = rng.normal(0.3, 2.0, size=n)
     y = (rng.random(n) < expit(f_true)).astype(int)
@@ -119,7 +122,7 @@ def test_platt_binary_matches_scipy_reference(binary_scores, smoothing):
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
 
 
-# the frozen base classifier ignores sample_weight; the calibrator (what is compared) uses it
+# the frozen base classifier ignores sample_weight; the calibrator (compared) uses it
 @pytest.mark.filterwarnings("ignore:Since FrozenEstimator:UserWarning")
 def test_platt_binary_matches_sklearn_sigmoid(binary_scores, rng):
     s, y = binary_scores
@@ -142,7 +145,9 @@ def test_platt_hand_computed_symmetric_example():
     ps = PlattScaler().fit([-1.0, 1.0], [0, 1])
     assert ps.a_ == pytest.approx(np.log(2.0), rel=1e-10)
     assert ps.b_ == pytest.approx(0.0, abs=1e-12)
-    np.testing.assert_allclose(ps.predict_proba([-1.0, 1.0])[:, 1], [1 / 3, 2 / 3], rtol=1e-10)
+    np.testing.assert_allclose(
+        ps.predict_proba([-1.0, 1.0])[:, 1], [1 / 3, 2 / 3], rtol=1e-10
+    )
 
 
 def test_platt_2d_logits_equal_1d_scores(binary_scores, rng):
@@ -231,7 +236,9 @@ def test_ovr_log_odds_matches_brute_force(rng):
     for scale in (1.0, 50.0, 1e4):
         Z = scale * rng.normal(size=(40, 5))
         Z[0] = [3.0, 3.0, 3.0, 1.0, 1.0]  # ties at the maximum
-        np.testing.assert_allclose(ovr_log_odds(Z), reference_ovr_log_odds(Z), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            ovr_log_odds(Z), reference_ovr_log_odds(Z), rtol=1e-12, atol=1e-12
+        )
     Z = rng.normal(size=(10, 2))
     np.testing.assert_array_equal(ovr_log_odds(Z)[:, 1], Z[:, 1] - Z[:, 0])
 
@@ -269,7 +276,9 @@ def test_platt_multiclass_shift_invariant_and_probability_input(multiclass_logit
 def test_platt_extreme_logits_give_valid_rows(multiclass_logits):
     Z, y = multiclass_logits
     ps = PlattScaler().fit(Z, y)
-    X = np.array([[1e4, -1e4, 0.0, 5.0], [-1e4, -1e4, -1e4, -1e4], [0.0, 0.0, 0.0, 1e4]])
+    X = np.array(
+        [[1e4, -1e4, 0.0, 5.0], [-1e4, -1e4, -1e4, -1e4], [0.0, 0.0, 0.0, 1e4]]
+    )
     for dtype in (np.float16, np.float32, np.float64):
         P = ps.predict_proba(X.astype(dtype))
         assert np.all(np.isfinite(P)) and np.all(P >= 0)
@@ -339,7 +348,11 @@ def test_platt_torch_matches_numpy(binary_scores, multiclass_logits, binary):
     b = PlattScaler().fit(torch.from_numpy(X), torch.from_numpy(y))
     np.testing.assert_allclose(b.a_, a.a_, rtol=1e-12)
     P = b.predict_proba(torch.from_numpy(X))
-    assert isinstance(P, torch.Tensor) and P.dtype == torch.float32 and P.device.type == "cpu"
+    assert (
+        isinstance(P, torch.Tensor)
+        and P.dtype == torch.float32
+        and P.device.type == "cpu"
+    )
     np.testing.assert_allclose(P.numpy(), a.predict_proba(X), atol=1e-6)
     LP = b.transform(torch.from_numpy(X))
     np.testing.assert_allclose(LP.numpy(), a.transform(X), atol=1e-5)
