@@ -89,7 +89,7 @@ class IsotonicScaler(BaseCalibrator):
 
     See Also
     --------
-    skcal._platt.PlattScaler : parametric (sigmoid) counterpart.
+    skcal.PlattScaler : parametric (sigmoid) counterpart.
     sklearn.calibration.CalibratedClassifierCV : ``method="isotonic"`` is the
         same binary map on a classifier's ``decision_function``.
 
@@ -108,7 +108,7 @@ class IsotonicScaler(BaseCalibrator):
 
     **Scores.** With ``p_i = softmax(z_i)`` the score of class ``k`` is its
     one-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik)``, computed without
-    cancellation (see :class:`skcal._platt.PlattScaler`). Any increasing
+    cancellation (see :class:`skcal.PlattScaler`). Any increasing
     function of ``p_ik`` gives the same isotonic fit; the log-odds keep
     distinct scores distinct where ``p_ik`` rounds to 1 in floating point.
     For two classes ``s = z_1 - z_0``, so the fit equals scikit-learn's
