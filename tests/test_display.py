@@ -144,3 +144,28 @@ def test_from_estimator_errors(preds):
         ReliabilityDisplay.from_estimator(LogisticRegression(), p, y)
     with pytest.raises(ValueError, match="class_index"):
         ReliabilityDisplay.from_predictions(y, p, kind="class")
+
+
+@pytest.mark.shared_data
+def test_from_estimator_with_skcal_calibrator_before_and_after():
+    from conftest import load_shared
+
+    skcal = pytest.importorskip("skcal")
+    if not hasattr(skcal, "TemperatureScaler"):
+        pytest.skip("TemperatureScaler is not available yet")
+    d = load_shared("cifar10_densenet40_guo")
+    ts = skcal.TemperatureScaler().fit(d["logits_val"], d["y_val"])
+    _, ax = plt.subplots()
+    before = ReliabilityDisplay.from_predictions(
+        d["y_test"], d["logits_test"], input_type="logits", ax=ax, name="raw"
+    )
+    after = ReliabilityDisplay.from_estimator(ts, d["logits_test"], d["y_test"],
+                                              ax=ax)
+    assert after.line_.get_label() == "TemperatureScaler"
+    # the drawn points give the ECE: 5.50 % before, 0.95 % after (README)
+    def drawn_ece(disp):
+        gap = np.abs(disp.line_.get_ydata() - disp.line_.get_xdata())
+        return 100 * np.sum(disp.bin_weight * gap)
+
+    assert round(drawn_ece(before), 2) == 5.50
+    assert drawn_ece(after) == pytest.approx(0.95, abs=0.02)
