@@ -1,0 +1,562 @@
+"""Calibrate any scikit-learn classifier with any skcal calibrator.
+
+:class:`CalibratedClassifier` is scikit-learn's
+:class:`~sklearn.calibration.CalibratedClassifierCV` with the calibration
+method replaced by a calibrator *instance* (``TemperatureScaler()``,
+``VectorScaler(alpha=...)``, ``PlattScaler()``, ``IsotonicScaler()``, ...), so
+that model selection can search the calibrator itself and its
+hyper-parameters (``calibrator__<param>``).
+"""
+
+import warnings
+from inspect import signature
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    _fit_context,
+    clone,
+)
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import LeaveOneOut, check_cv
+from sklearn.svm import LinearSVC
+from sklearn.utils import _safe_indexing, get_tags, indexable
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import (
+    _check_method_params,
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
+
+from ._backend import _numpy
+from ._logits import _classifier_scores, _log_proba, _resolve_response_method
+from ._temperature import TemperatureScaler
+from .base import _encode_with
+
+__all__ = ["CalibratedClassifier"]
+
+
+class _CalibratedPair:
+    """A fitted classifier followed by its fitted calibrator.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+    calibrator : fitted skcal calibrator
+        Fitted on the outputs of ``estimator.<response_method>``.
+    response_method : {"decision_function", "predict_proba"}
+    log_input : bool
+        True when the calibrator takes ``log(predict_proba)`` as logits (a
+        calibrator without an ``input_type`` parameter).
+    """
+
+    def __init__(self, estimator, calibrator, response_method, log_input=False):
+        self.estimator = estimator
+        self.calibrator = calibrator
+        self.response_method = response_method
+        self.log_input = log_input
+
+    def calibrator_input(self, X):
+        scores = _classifier_scores(
+            self.estimator, X, self.response_method, len(self.estimator.classes_)
+        )
+        return _log_proba(scores) if self.log_input else scores
+
+    def predict_proba(self, X):
+        """Calibrated probabilities of shape (n_samples, n_classes), float64."""
+        P = self.calibrator.predict_proba(self.calibrator_input(X))
+        return np.asarray(P, dtype=np.float64)
+
+
+def _fit_fold(estimator, X, y, train, test, fit_params, response_method):
+    """Fit ``estimator`` on ``train`` and return it with its scores on ``test``."""
+    params_train = _check_method_params(X, params=fit_params, indices=train)
+    estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **params_train)
+    n_classes = len(estimator.classes_)
+    scores = _classifier_scores(
+        estimator, _safe_indexing(X, test), response_method, n_classes
+    )
+    return estimator, scores
+
+
+class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Probability calibration of a classifier with a skcal calibrator.
+
+    The classifier's scores (its ``decision_function`` when it has one, else
+    its ``predict_proba``) are mapped to calibrated probabilities by a skcal
+    calibrator fitted on data the classifier was not trained on:
+
+    - With cross-validation (the default), each fold fits a clone of
+      ``estimator`` on the training part and gives its out-of-fold scores on
+      the test part.
+    - With a pre-fitted classifier wrapped in
+      :class:`~sklearn.frozen.FrozenEstimator` (and the default
+      ``ensemble="auto"``), the classifier is not refitted: all of ``X`` is
+      the calibration set, and ``cv`` is not used. The user must make sure
+      that the classifier was trained on other data.
+
+    Parameters
+    ----------
+    estimator : classifier, default=None
+        The classifier to calibrate. It needs ``fit`` and
+        ``decision_function`` or ``predict_proba``. ``None`` means
+        ``LinearSVC(random_state=0)``, as in scikit-learn.
+    calibrator : skcal calibrator, default=None
+        An unfitted calibrator instance, cloned for every fit; ``None`` means
+        :class:`~skcal.TemperatureScaler`. Its ``input_type`` is set to
+        ``"logits"`` for a ``decision_function`` and ``"probabilities"`` for
+        ``predict_proba``, and its ``classes`` to ``classes_``; its other
+        parameters are kept (and searchable as ``calibrator__<param>``). A
+        binary 1-D decision function goes to the calibrator's binary path (the
+        log-odds of ``classes_[1]``).
+    cv : int, cross-validation generator or iterable, default=None
+        Cross-validation splitting, as in scikit-learn: ``None`` for 5-fold,
+        an integer for that many folds (stratified for classification), a
+        :term:`CV splitter`, or an iterable of (train, test) index arrays.
+        Not used for a ``FrozenEstimator`` with ``ensemble=False``.
+    ensemble : bool or "auto", default="auto"
+        - ``True``: one (classifier, calibrator) pair per fold, the classifier
+          fitted on the training part and the calibrator on the test part;
+          ``predict_proba`` averages the pairs' probabilities.
+        - ``False``: one calibrator fitted on the out-of-fold scores of all
+          samples; the classifier used for prediction is refitted on all the
+          data (a ``FrozenEstimator`` is used as it is).
+        - ``"auto"``: ``False`` for a ``FrozenEstimator``, ``True`` otherwise.
+    n_jobs : int, default=None
+        Number of folds fitted in parallel (joblib). ``None`` means 1 unless
+        in a :func:`joblib.parallel_backend` context; ``-1`` all processors.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (sorted unique labels of ``y``).
+    calibrated_classifiers_ : list
+        The fitted pairs: one per fold with ``ensemble=True``, else one. Each
+        has attributes ``estimator`` (fitted classifier), ``calibrator``
+        (fitted calibrator) and ``response_method``, and a ``predict_proba``
+        method.
+    response_method_ : {"decision_function", "predict_proba"}
+        The classifier method whose output is calibrated.
+    n_features_in_ : int
+        Number of features seen by the classifier, when it defines it.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names seen by the classifier, when it defines them.
+
+    See Also
+    --------
+    skcal.ClassifierLogits : Pipeline step giving a classifier's logits, to
+        calibrate a fitted model with ``make_pipeline``.
+    sklearn.calibration.CalibratedClassifierCV : The scikit-learn estimator
+        that this one generalises (method given as a string).
+
+    Notes
+    -----
+    With ``F`` folds, classifiers ``f_1..f_F`` and calibrators
+    ``g_1..g_F``, ``ensemble=True`` predicts
+    ``p(x) = (1/F) sum_k g_k(s_k(x))``, where ``s_k`` is the response of
+    ``f_k``; each ``g_k`` is fitted on ``{(s_k(x_i), y_i) : i in test_k}``.
+    ``ensemble=False`` predicts ``g(s(x))`` with ``s`` the response of the
+    classifier refitted on all data and ``g`` fitted on the out-of-fold
+    responses ``{(s_{k(i)}(x_i), y_i)}``, where ``k(i)`` is the fold whose
+    test part holds sample ``i`` (the test parts must then partition the
+    samples).
+
+    ``sample_weight`` is used by the calibrator and, when the classifier's
+    ``fit`` accepts it, by the classifier. With metadata routing enabled
+    (``sklearn.set_config(enable_metadata_routing=True)``) the calibrator
+    always receives it and the classifier only when it requested it
+    (``estimator.set_fit_request(sample_weight=True)``); other fit parameters
+    and the splitter's ``groups`` are routed in the same way.
+
+    Unlike scikit-learn classifiers, :meth:`score` is the mean log-likelihood
+    (as for every skcal calibrator), a strictly proper scoring rule, so that
+    ``GridSearchCV`` without ``scoring`` selects the best-calibrated model.
+
+    References
+    ----------
+    J. Platt, "Probabilistic Outputs for Support Vector Machines and
+    Comparisons to Regularized Likelihood Methods", Advances in Large Margin
+    Classifiers, MIT Press, 1999.
+
+    B. Zadrozny and C. Elkan, "Transforming Classifier Scores into Accurate
+    Multiclass Probability Estimates", KDD 2002.
+
+    C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger, "On Calibration of Modern
+    Neural Networks", ICML 2017.
+
+    scikit-learn User Guide, "Probability calibration",
+    https://scikit-learn.org/stable/modules/calibration.html
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from skcal import CalibratedClassifier, TemperatureScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = CalibratedClassifier(GaussianNB(), TemperatureScaler(), cv=3)
+    >>> model = model.fit(X, y)
+    >>> len(model.calibrated_classifiers_)
+    3
+    >>> model.predict_proba(X[:2]).shape
+    (2, 2)
+
+    A pre-fitted classifier is calibrated without refitting:
+
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> clf = GaussianNB().fit(X[:300], y[:300])
+    >>> model = CalibratedClassifier(FrozenEstimator(clf)).fit(X[300:], y[300:])
+    >>> len(model.calibrated_classifiers_)
+    1
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [
+            HasMethods(["fit", "predict_proba"]),
+            HasMethods(["fit", "decision_function"]),
+            None,
+        ],
+        "calibrator": [HasMethods(["fit", "predict_proba"]), None],
+        "cv": ["cv_object"],
+        "ensemble": ["boolean", StrOptions({"auto"})],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self, estimator=None, calibrator=None, *, cv=None, ensemble="auto", n_jobs=None
+    ):
+        self.estimator = estimator
+        self.calibrator = calibrator
+        self.cv = cv
+        self.ensemble = ensemble
+        self.n_jobs = n_jobs
+
+    # ---------------------------------------------------------------- helpers
+    def _get_estimator(self):
+        if self.estimator is None:
+            estimator = LinearSVC(random_state=0)
+            if _routing_enabled():
+                estimator.set_fit_request(sample_weight=True)
+            return estimator
+        return self.estimator
+
+    def _get_calibrator(self):
+        return TemperatureScaler() if self.calibrator is None else self.calibrator
+
+    def _new_calibrator(self, response_method):
+        """A clone of the calibrator set up for ``response_method``; (calibrator, log_input)."""
+        calibrator = clone(self._get_calibrator())
+        params = calibrator.get_params(deep=False)
+        updates = {}
+        log_input = False
+        if "input_type" in params:
+            updates["input_type"] = (
+                "probabilities" if response_method == "predict_proba" else "logits"
+            )
+        elif response_method == "predict_proba":
+            log_input = True
+        if "classes" in params:
+            updates["classes"] = self.classes_
+        calibrator.set_params(**updates)
+        return calibrator, log_input
+
+    def _fit_calibrated_pair(self, estimator, scores, y, sample_weight):
+        self._check_estimator_classes(estimator)
+        calibrator, log_input = self._new_calibrator(self.response_method_)
+        calibrator.fit(
+            _log_proba(scores) if log_input else scores, y, sample_weight=sample_weight
+        )
+        return _CalibratedPair(estimator, calibrator, self.response_method_, log_input)
+
+    def _check_estimator_classes(self, estimator):
+        est_classes = np.asarray(estimator.classes_)
+        if est_classes.shape != self.classes_.shape or not np.all(
+            est_classes == self.classes_
+        ):
+            raise ValueError(
+                f"The classifier {estimator.__class__.__name__} has classes_ "
+                f"{list(est_classes)[:10]!r} but y has classes {list(self.classes_)[:10]!r}. "
+                "Every class must be in every training fold (use a stratified cv) and, "
+                "for a FrozenEstimator, the calibration labels must be classes of the "
+                "fitted classifier."
+            )
+
+    # -------------------------------------------------------------------- fit
+    @_fit_context(
+        # estimator and calibrator are validated by their own fit
+        prefer_skip_nested_validation=False
+    )
+    def fit(self, X, y, sample_weight=None, **fit_params):
+        """Fit the classifier(s) and the calibrator(s).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, in the form the classifier accepts. For a
+            ``FrozenEstimator``: the calibration set.
+        y : array-like of shape (n_samples,)
+            Target labels (any labels scikit-learn accepts, e.g. strings).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights, used by the calibrator and (see
+            Notes) by the classifier.
+        **fit_params : dict
+            Passed to the classifier's ``fit`` (with metadata routing: routed
+            to the classifier and the splitter as they request).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``y`` has fewer than 2 classes, a class has fewer samples than
+            the number of folds, ``cv`` is ``LeaveOneOut``, a training fold
+            misses a class, or (with ``ensemble=False``) the test folds do not
+            partition the samples.
+        AttributeError
+            If the classifier has neither ``decision_function`` nor
+            ``predict_proba``.
+        """
+        check_classification_targets(y)
+        X, y = indexable(X, y)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        estimator = self._get_estimator()
+        frozen = isinstance(estimator, FrozenEstimator)
+        ensemble = (not frozen) if self.ensemble == "auto" else bool(self.ensemble)
+
+        if len(y) == 0:
+            raise ValueError("Found array with 0 sample(s); fit needs at least 2 classes.")
+        self.classes_ = np.unique(y)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has 1 class ({self.classes_[0]!r}); calibration needs at least "
+                "2 classes."
+            )
+        self.response_method_ = _resolve_response_method(estimator, "auto")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+
+        if _routing_enabled():
+            routed = process_routing(
+                self, "fit", sample_weight=sample_weight, **fit_params
+            )
+            est_params, split_params = routed.estimator.fit, routed.splitter.split
+        else:
+            est_params, split_params = dict(fit_params), {}
+            if sample_weight is not None and not frozen:
+                if "sample_weight" in signature(estimator.fit).parameters:
+                    est_params["sample_weight"] = sample_weight
+                else:
+                    warnings.warn(
+                        f"{estimator.__class__.__name__}.fit does not accept "
+                        "sample_weight; the weights are used by the calibrator only.",
+                        UserWarning,
+                        stacklevel=2,
+                    )
+
+        if frozen and not ensemble:
+            scores = _classifier_scores(
+                estimator, X, self.response_method_, len(estimator.classes_)
+            )
+            pairs = [self._fit_calibrated_pair(estimator, scores, y, sample_weight)]
+        else:
+            pairs = self._fit_cv(
+                estimator, X, y, sample_weight, est_params, split_params, ensemble
+            )
+        self.calibrated_classifiers_ = pairs
+
+        first = pairs[0].estimator
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(first, attr):
+                setattr(self, attr, getattr(first, attr))
+        return self
+
+    def _fit_cv(self, estimator, X, y, sample_weight, est_params, split_params, ensemble):
+        if isinstance(self.cv, LeaveOneOut):
+            raise ValueError(
+                "LeaveOneOut cross-validation leaves a single sample, hence a single "
+                "class, in each test fold; use e.g. StratifiedKFold."
+            )
+        if isinstance(self.cv, Integral):
+            n_folds = self.cv
+        else:
+            n_folds = getattr(self.cv, "n_splits", None)
+        if n_folds:
+            _, counts = np.unique(y, return_counts=True)
+            if np.any(counts < n_folds):
+                raise ValueError(
+                    f"Requesting {n_folds}-fold cross-validation but the least "
+                    f"populated class in y has only {counts.min()} samples."
+                )
+        cv = check_cv(self.cv, y, classifier=True)
+        splits = list(cv.split(X, y, **split_params))
+        folds = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_fold)(
+                clone(estimator), X, y, train, test, est_params, self.response_method_
+            )
+            for train, test in splits
+        )
+        if ensemble:
+            return [
+                self._fit_calibrated_pair(
+                    est,
+                    scores,
+                    _safe_indexing(y, test),
+                    None if sample_weight is None else sample_weight[test],
+                )
+                for (est, scores), (_, test) in zip(folds, splits)
+            ]
+        test_idx = np.concatenate([test for _, test in splits])
+        n_samples = len(y)
+        if len(test_idx) != n_samples or not np.array_equal(
+            np.sort(test_idx), np.arange(n_samples)
+        ):
+            raise ValueError(
+                "ensemble=False needs out-of-fold scores for every sample: the test "
+                "parts of cv must partition the samples (each sample in exactly one "
+                "test fold)."
+            )
+        for est, _ in folds:
+            self._check_estimator_classes(est)
+        first = folds[0][1]
+        oof = np.empty((n_samples,) + first.shape[1:], dtype=first.dtype)
+        for (_, scores), (_, test) in zip(folds, splits):
+            oof[test] = scores
+        final = clone(estimator)
+        final.fit(X, y, **est_params)
+        return [self._fit_calibrated_pair(final, oof, y, sample_weight)]
+
+    # ---------------------------------------------------------------- predict
+    def predict_proba(self, X):
+        """Calibrated class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, in the form the classifier accepts.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), float64
+            The mean of the calibrated probabilities of the fitted pairs;
+            column ``j`` is ``classes_[j]``. Rows sum to 1.
+        """
+        check_is_fitted(self)
+        proba = None
+        for pair in self.calibrated_classifiers_:
+            P = pair.predict_proba(X)
+            proba = P if proba is None else proba + P
+        return proba / len(self.calibrated_classifiers_)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (``-inf`` for a zero probability).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes), float64
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Most probable class after calibration.
+
+        This may differ from the classifier's own prediction (for instance
+        with vector scaling or an ensemble of folds).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Entries of ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean log-likelihood of the true labels (higher is better).
+
+        This is ``-log_loss`` without clipping, the same score as every skcal
+        calibrator, so that ``GridSearchCV`` without ``scoring`` prefers the
+        best-calibrated model. Use ``scoring="accuracy"`` for accuracy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels; must be among ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+            ``sum_i w_i log p_i[y_i] / sum_i w_i``; ``-inf`` when a true label
+            has probability 0.
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds labels not in ``classes_`` or its length differs
+            from the number of samples.
+        """
+        LP = self.predict_log_proba(X)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(LP, y)
+        y_enc = _encode_with(self.classes_, y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, LP, dtype=np.float64)
+        return _numpy.mean_log_likelihood(LP, y_enc, sample_weight)
+
+    # ------------------------------------------------------------- metadata
+    def get_metadata_routing(self):
+        """Metadata routing of this object.
+
+        ``fit`` consumes ``sample_weight`` itself (for the calibrator), routes
+        to the classifier's ``fit`` what it requests, and to the splitter's
+        ``split`` (e.g. ``groups``).
+
+        Returns
+        -------
+        routing : MetadataRouter
+        """
+        return (
+            MetadataRouter(owner=self)
+            .add_self_request(self)
+            .add(
+                estimator=self._get_estimator(),
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
+            .add(
+                splitter=self.cv,
+                method_mapping=MethodMapping().add(caller="fit", callee="split"),
+            )
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        est_tags = get_tags(self._get_estimator())
+        tags.input_tags.sparse = est_tags.input_tags.sparse
+        tags.input_tags.allow_nan = est_tags.input_tags.allow_nan
+        return tags

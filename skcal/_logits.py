@@ -1,0 +1,313 @@
+"""A Pipeline step that turns a fitted classifier into its logits.
+
+:class:`ClassifierLogits` wraps a classifier (usually a fitted one, frozen with
+:class:`sklearn.frozen.FrozenEstimator`) and makes it a transformer whose
+``transform`` returns the classifier's logits: its ``decision_function`` or the
+logarithm of its ``predict_proba``. Followed by a skcal calibrator, it makes a
+calibrated classifier out of an existing model::
+
+    make_pipeline(ClassifierLogits(FrozenEstimator(clf)), TemperatureScaler())
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, TransformerMixin, clone
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["ClassifierLogits"]
+
+#: Response methods in the order that ``response_method="auto"`` tries them.
+_AUTO_ORDER = ("decision_function", "predict_proba")
+
+
+def _resolve_response_method(estimator, response_method):
+    """Name of the method that gives the scores of ``estimator``.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Fitted or unfitted classifier (attribute look-up only).
+    response_method : {"auto", "decision_function", "predict_proba"}
+        ``"auto"`` takes ``decision_function`` when the estimator has it, else
+        ``predict_proba``.
+
+    Returns
+    -------
+    name : {"decision_function", "predict_proba"}
+
+    Raises
+    ------
+    AttributeError
+        If the estimator has none of the requested methods.
+    """
+    names = _AUTO_ORDER if response_method == "auto" else (response_method,)
+    for name in names:
+        if hasattr(estimator, name):
+            return name
+    raise AttributeError(
+        f"{estimator.__class__.__name__} has no "
+        f"{' or '.join(names)} method; ClassifierLogits and CalibratedClassifier "
+        "need a classifier with decision_function or predict_proba."
+    )
+
+
+def _classifier_scores(estimator, X, method, n_classes):
+    """Raw output of ``estimator.<method>(X)``, checked against ``n_classes``.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+    X : array-like
+        Input of the classifier.
+    method : {"decision_function", "predict_proba"}
+    n_classes : int
+        Number of classes of the classifier (``len(estimator.classes_)``).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        1-D only for a binary ``decision_function`` (score of ``classes_[1]``).
+
+    Raises
+    ------
+    ValueError
+        If the output does not have one column per class (for instance the
+        one-vs-one ``decision_function`` of ``SVC(decision_function_shape="ovo")``).
+    """
+    scores = np.asarray(getattr(estimator, method)(X))
+    if scores.ndim == 2 and scores.shape[1] == 1 and n_classes == 2:
+        scores = scores.reshape(-1)
+    ok = (scores.ndim == 1 and n_classes == 2 and method == "decision_function") or (
+        scores.ndim == 2 and scores.shape[1] == n_classes
+    )
+    if not ok:
+        raise ValueError(
+            f"{estimator.__class__.__name__}.{method} returned an array of shape "
+            f"{scores.shape} for {n_classes} classes; expected one column per class"
+            + (" (or one score per sample for a binary problem)" if n_classes == 2 else "")
+            + ". A one-vs-one decision function cannot be calibrated as logits; use "
+            "response_method='predict_proba' or a one-vs-rest decision function."
+        )
+    return scores
+
+
+def _log_proba(P):
+    """``log(P)`` with exact zeros first raised to the dtype's ``finfo.tiny``."""
+    P = np.asarray(P)
+    if not np.issubdtype(P.dtype, np.floating):
+        P = P.astype(np.float64)
+    return np.log(np.maximum(P, np.finfo(P.dtype).tiny))
+
+
+class ClassifierLogits(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
+    """Transformer that outputs the logits of a classifier.
+
+    Put it before a skcal calibrator in a :class:`~sklearn.pipeline.Pipeline`
+    to calibrate an existing classifier: the pipeline then behaves as a
+    classifier (``predict_proba``, ``predict``, ``score``), with calibrated
+    probabilities. Wrap an already fitted classifier in
+    :class:`~sklearn.frozen.FrozenEstimator` so that fitting the pipeline on a
+    calibration set fits only the calibrator.
+
+    Parameters
+    ----------
+    estimator : classifier
+        The classifier whose scores are returned. It is cloned and fitted in
+        :meth:`fit`; a :class:`~sklearn.frozen.FrozenEstimator` is neither
+        cloned nor refitted. It must have ``classes_`` once fitted.
+    response_method : {"auto", "decision_function", "predict_proba"}, default="auto"
+        Which method of the classifier gives the logits:
+
+        - ``"decision_function"``: its output is returned as is (these are the
+          logits of :class:`~sklearn.linear_model.LogisticRegression`, the
+          margins of an SVM, the raw scores of gradient boosting). A binary
+          1-D decision function becomes one column: the log-odds (score) of
+          ``classes_[1]``.
+        - ``"predict_proba"``: the output is ``log(predict_proba(X))``, the
+          log-probabilities, which are logits (``softmax(log p) = p``). An
+          exact zero probability (common for forests and naive Bayes) becomes
+          ``log(finfo(dtype).tiny)`` (about ``-708.4`` for float64,
+          ``-87.3`` for float32), so the output is always finite. This is the
+          same rule as the calibrators' ``input_type="probabilities"``.
+        - ``"auto"``: ``decision_function`` when the classifier has it, else
+          ``predict_proba``.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted classifier (the ``FrozenEstimator`` itself when one was
+        given).
+    response_method_ : {"decision_function", "predict_proba"}
+        The method used.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels of the classifier; output column ``j`` is the logit of
+        ``classes_[j]`` (for one binary column, of ``classes_[1]``).
+    n_features_in_ : int
+        Number of features of the classifier, when it defines it.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names of the classifier, when it defines them.
+
+    See Also
+    --------
+    skcal.CalibratedClassifier : Fits the classifier and the calibrator with
+        cross-validation in one estimator.
+
+    Notes
+    -----
+    The calibrator after this step must be fitted on data that the classifier
+    was not trained on. With a ``FrozenEstimator`` fitted on a training set,
+    fit the pipeline on a separate calibration set. With an unfitted
+    classifier, fitting the pipeline trains the classifier and the calibrator
+    on the same rows, whose in-sample scores are over-confident; use
+    :class:`skcal.CalibratedClassifier` (cross-validated) instead.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skcal import ClassifierLogits, TemperatureScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X_train, X_cal, y_train, y_cal = train_test_split(X, y, random_state=0)
+    >>> clf = LogisticRegression(max_iter=5000).fit(X_train, y_train)
+    >>> model = make_pipeline(ClassifierLogits(FrozenEstimator(clf)),
+    ...                       TemperatureScaler())
+    >>> model = model.fit(X_cal, y_cal)  # fits only the temperature
+    >>> model.predict_proba(X_cal[:2]).shape
+    (2, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [
+            HasMethods(["fit", "decision_function"]),
+            HasMethods(["fit", "predict_proba"]),
+        ],
+        "response_method": [
+            StrOptions({"auto", "decision_function", "predict_proba"})
+        ],
+    }
+
+    def __init__(self, estimator, *, response_method="auto"):
+        self.estimator = estimator
+        self.response_method = response_method
+
+    def fit(self, X, y=None, **fit_params):
+        """Fit the classifier (a no-op for a ``FrozenEstimator``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input of the classifier.
+        y : array-like of shape (n_samples,), default=None
+            Labels, passed to the classifier's ``fit``.
+        **fit_params : dict
+            Passed to the classifier's ``fit`` (with metadata routing enabled,
+            only the parameters it requested).
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+
+        Raises
+        ------
+        AttributeError
+            If the classifier lacks the requested response method.
+        """
+        self._validate_params()
+        if _routing_enabled():
+            params = process_routing(self, "fit", **fit_params).estimator.fit
+        else:
+            params = fit_params
+        estimator = clone(self.estimator)
+        estimator.fit(X, y, **params)
+        self.estimator_ = estimator
+        self.response_method_ = _resolve_response_method(estimator, self.response_method)
+        self.classes_ = np.asarray(estimator.classes_)
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(estimator, attr):
+                setattr(self, attr, getattr(estimator, attr))
+        return self
+
+    def transform(self, X):
+        """Logits of the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input of the classifier.
+
+        Returns
+        -------
+        logits : ndarray of shape (n_samples, n_classes) or (n_samples, 1)
+            ``decision_function(X)``, or ``log(predict_proba(X))`` with zeros
+            clipped to ``finfo(dtype).tiny`` first. One column (the log-odds
+            of ``classes_[1]``) for a binary 1-D decision function.
+
+        Raises
+        ------
+        ValueError
+            If the classifier's output does not have one column per class.
+        """
+        check_is_fitted(self)
+        scores = _classifier_scores(
+            self.estimator_, X, self.response_method_, len(self.classes_)
+        )
+        if self.response_method_ == "predict_proba":
+            return _log_proba(scores)
+        return scores.reshape(-1, 1) if scores.ndim == 1 else scores
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored; the columns are named after ``classes_``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            ``"classifierlogits_<class>"`` for each output column.
+        """
+        check_is_fitted(self)
+        n_out = self._n_output_columns()
+        classes = self.classes_[1:] if n_out == 1 else self.classes_
+        return np.asarray([f"classifierlogits_{c}" for c in classes], dtype=object)
+
+    def _n_output_columns(self):
+        """Number of columns of :meth:`transform` (1 for a binary decision function)."""
+        if len(self.classes_) == 2 and self.response_method_ == "decision_function":
+            # sklearn's binary decision functions are 1-D.
+            return 1
+        return len(self.classes_)
+
+    def get_metadata_routing(self):
+        """Metadata routing of this object: ``fit`` routes to the classifier's ``fit``.
+
+        Returns
+        -------
+        routing : MetadataRouter
+        """
+        return MetadataRouter(owner=self).add(
+            estimator=self.estimator,
+            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        est_tags = get_tags(self.estimator)
+        tags.input_tags.sparse = est_tags.input_tags.sparse
+        tags.input_tags.allow_nan = est_tags.input_tags.allow_nan
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags
