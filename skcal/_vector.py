@@ -49,8 +49,8 @@ def _newton_direction(H, g, gauge):
     Hm[dead, dead] = 1.0
     try:
         c, low = cho_factor(Hm, check_finite=False)
-        lam_min_ok = np.min(np.abs(np.diag(c))) ** 2 > 1e-12 * np.max(np.abs(np.diag(Hm)))
-        if lam_min_ok:
+        pivots = np.diag(c) ** 2
+        if pivots.min() > 1e-12 * np.abs(np.diag(Hm)).max():
             d = -cho_solve((c, low), g, check_finite=False)
             d[dead] = 0.0
             return d
@@ -176,7 +176,10 @@ def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter):
         hessp=hessp,
         options={"gtol": np.sqrt(tol), "maxiter": max_iter},
     )
-    status = "converged" if res.success else ("max_iter" if res.status == 1 else "line_search")
+    if res.success:
+        status = "converged"
+    else:
+        status = "max_iter" if res.status == 1 else "line_search"
     return res.x[:k].copy(), res.x[k:].copy(), int(res.nit), status
 
 

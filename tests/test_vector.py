@@ -1,0 +1,340 @@
+"""Tests of VectorScaler against an independently written reference solve."""
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import load_shared
+from numpy.testing import assert_allclose
+from scipy.optimize import approx_fprime, minimize
+from scipy.special import logsumexp, softmax
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+
+from skcal import _vector
+from skcal._backend import _numpy as xp_np
+from skcal._vector import VectorScaler
+
+
+# --------------------------------------------------------------- reference
+def reference_objective(theta, Z, y, sw, alpha):
+    """Penalised mean NLL and its gradient, written from the formula (float64)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    n, k = Z.shape
+    w, b = theta[:k], theta[k:]
+    sw = np.ones(n) if sw is None else np.asarray(sw, dtype=np.float64)
+    A = Z * w[None, :] + b[None, :]
+    Y = np.eye(k)[y]
+    nll = (sw * (logsumexp(A, axis=1) - np.sum(A * Y, axis=1))).sum() / sw.sum()
+    R = (softmax(A, axis=1) - Y) * sw[:, None] / sw.sum()
+    f = nll + 0.5 * alpha * (np.sum((w - 1) ** 2) + np.sum(b**2))
+    g_w = (R * Z).sum(axis=0) + alpha * (w - 1)
+    g = np.concatenate([g_w, R.sum(axis=0) + alpha * b])
+    return f, g
+
+
+def reference_fit(Z, y, sw=None, alpha=0.0):
+    """High-precision BFGS solve of the same objective; b centred if alpha == 0."""
+    k = Z.shape[1]
+    theta0 = np.concatenate([np.ones(k), np.zeros(k)])
+    res = minimize(
+        reference_objective,
+        theta0,
+        args=(Z, y, sw, alpha),
+        jac=True,
+        method="BFGS",
+        options={"gtol": 1e-11, "maxiter": 10000},
+    )
+    w, b = res.x[:k], res.x[k:]
+    if alpha == 0:
+        b = b - b.mean()
+    return w, b, res.fun
+
+
+def make_vector_data(rng, n, k=4):
+    """Data drawn from a vector-scaling model with known (w, b)."""
+    w_true = np.linspace(0.5, 1.5, k)
+    b_true = np.linspace(-1.0, 1.0, k)
+    b_true -= b_true.mean()
+    Z = 2.0 * rng.normal(size=(n, k))
+    P = softmax(Z * w_true + b_true, axis=1)
+    y = (P.cumsum(axis=1) > rng.uniform(size=(n, 1))).argmax(axis=1)
+    return Z, y, w_true, b_true
+
+
+@pytest.fixture(scope="module")
+def synth():
+    return make_vector_data(np.random.default_rng(42), 20000)
+
+
+# ----------------------------------------------------------------- kernels
+def test_vector_kernels_match_finite_differences_of_reference():
+    rng = np.random.default_rng(1)
+    n, k = 300, 5
+    Z = (3 * rng.normal(size=(n, k))).astype(np.float32)
+    y = rng.integers(0, k, n)
+    sw = rng.uniform(0.1, 2.0, n)
+    w, b = rng.uniform(0.5, 2.0, k), rng.normal(size=k)
+    theta = np.concatenate([w, b])
+    f_ref, g_ref = reference_objective(theta, Z, y, sw, 0.0)
+    f, gw, gb = xp_np.vector_nll_grad(Z, y, sw, w, b)
+    assert_allclose(f, f_ref, rtol=1e-12)
+    g_fd = approx_fprime(
+        theta, lambda t: reference_objective(t, Z, y, sw, 0.0)[0], 1e-7
+    )
+    assert_allclose(np.concatenate([gw, gb]), g_fd, atol=1e-6)
+    # Hessian: central differences of the reference gradient.
+    eps = 1e-6
+    H_fd = np.column_stack(
+        [
+            (reference_objective(theta + eps * e, Z, y, sw, 0.0)[1]
+             - reference_objective(theta - eps * e, Z, y, sw, 0.0)[1]) / (2 * eps)
+            for e in np.eye(2 * k)
+        ]
+    )
+    _, _, _, H = xp_np.vector_nll_hess(Z, y, sw, w, b)
+    assert_allclose(H, H_fd, atol=1e-7)
+    v = rng.normal(size=2 * k)
+    hw, hb = xp_np.vector_nll_hessp(Z, y, sw, w, b, v[:k], v[k:])
+    assert_allclose(np.concatenate([hw, hb]), H_fd @ v, atol=1e-6)
+
+
+def test_vector_torch_kernels_match_numpy():
+    torch = pytest.importorskip("torch")
+    from skcal._backend import _torch as xp_t
+
+    rng = np.random.default_rng(2)
+    n, k = 2000, 6
+    Z = (3 * rng.normal(size=(n, k))).astype(np.float32)
+    y = rng.integers(0, k, n)
+    sw = rng.uniform(0.1, 2.0, n)
+    w, b = rng.uniform(0.5, 2.0, k), rng.normal(size=k)
+    Zt, yt, swt = torch.from_numpy(Z), torch.from_numpy(y), torch.from_numpy(sw)
+    for ref, got in zip(
+        xp_np.vector_nll_hess(Z, y, sw, w, b), xp_t.vector_nll_hess(Zt, yt, swt, w, b)
+    ):
+        assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(
+        xp_t.vector_nll_grad(Zt, yt, None, w, b)[1],
+        xp_np.vector_nll_grad(Z, y, None, w, b)[1],
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    v = rng.normal(size=2 * k)
+    for ref, got in zip(
+        xp_np.vector_nll_hessp(Z, y, sw, w, b, v[:k], v[k:]),
+        xp_t.vector_nll_hessp(Zt, yt, swt, w, b, v[:k], v[k:]),
+    ):
+        assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ solver
+def test_vector_synthetic_matches_reference_and_truth(synth):
+    Z, y, w_true, b_true = synth
+    vs = VectorScaler(alpha=0).fit(Z, y)
+    w_ref, b_ref, _ = reference_fit(Z, y)
+    assert_allclose(vs.coef_, w_ref, rtol=1e-6, atol=1e-7)
+    assert_allclose(vs.intercept_, b_ref, atol=1e-6)
+    # n = 20000 draws from the model: the MLE is within a few standard errors.
+    assert_allclose(vs.coef_, w_true, atol=0.05)
+    assert_allclose(vs.intercept_, b_true, atol=0.05)
+    assert vs.coef_.dtype == np.float64 and vs.intercept_.dtype == np.float64
+    assert vs.scale_ is vs.coef_ and vs.bias_ is vs.intercept_
+    assert 1 <= vs.n_iter_ <= 20
+
+
+def test_vector_trust_ncg_path_matches_reference(synth, monkeypatch):
+    Z, y, _, _ = synth
+    monkeypatch.setattr(_vector, "FULL_HESSIAN_MAX_CLASSES", 2)
+    vs = VectorScaler(alpha=1e-3, tol=1e-16).fit(Z[:5000], y[:5000])
+    w_ref, b_ref, _ = reference_fit(Z[:5000], y[:5000], alpha=1e-3)
+    assert_allclose(vs.coef_, w_ref, rtol=1e-6)
+    assert_allclose(vs.intercept_, b_ref, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name", ["cifar10_resnet20_chenyaofo", "agnews_gpt2_zeroshot"]
+)
+def test_vector_real_sets_match_reference(name):
+    d = load_shared(name)
+    Z, y = d["logits_val"], d["y_val"]
+    vs = VectorScaler().fit(Z, y)  # default alpha=1e-4
+    w_ref, b_ref, f_ref = reference_fit(Z, y, alpha=1e-4)
+    theta = np.concatenate([vs.coef_, vs.intercept_])
+    f, _ = reference_objective(theta, Z, y, None, 1e-4)
+    assert f <= f_ref + 1e-10
+    assert_allclose(vs.coef_, w_ref, rtol=1e-5, atol=1e-5)
+    assert_allclose(vs.intercept_, b_ref, atol=1e-5)
+
+
+def test_vector_binary_scores_match_reference():
+    d = load_shared("sst2_gpt2_zeroshot")
+    s, y = d["scores_val"], d["y_val"]
+    vs = VectorScaler(alpha=0).fit(s, y)
+    Z = np.column_stack([np.zeros_like(s), s])
+    _, b_ref, _ = reference_fit(Z, y)
+    # Column 0 is all zeros: its scale is not identified and stays at 1.
+    assert vs.coef_[0] == 1.0
+    # The identified map: log-odds = w_1 s + (b_1 - b_0).
+    w_ref1 = reference_fit(Z, y)[0][1]
+    assert_allclose(vs.coef_[1], w_ref1, rtol=1e-6)
+    assert_allclose(vs.intercept_, b_ref, atol=1e-6)
+    assert vs.predict_proba(s).shape == (len(s), 2)
+
+
+# --------------------------------------------------------------- penalty
+def test_vector_alpha_moves_fit_toward_identity(synth):
+    Z, y, _, _ = synth
+    Z, y = Z[:3000], y[:3000]
+    dist = []
+    for alpha in [0.0, 1e-2, 1e-1, 1.0]:
+        vs = VectorScaler(alpha=alpha).fit(Z, y)
+        dist.append(np.linalg.norm(np.r_[vs.coef_ - 1, vs.intercept_]))
+        if alpha > 0:
+            w_ref, b_ref, _ = reference_fit(Z, y, alpha=alpha)
+            assert_allclose(vs.coef_, w_ref, rtol=1e-6)
+            assert_allclose(vs.intercept_, b_ref, atol=1e-6)
+            # Stationarity of the penalised objective forces sum(b) = 0.
+            assert abs(vs.intercept_.sum()) < 1e-8
+    assert all(a > b for a, b in zip(dist, dist[1:]))
+    # A huge penalty pins the map to the identity.
+    vs = VectorScaler(alpha=1e6).fit(Z, y)
+    assert_allclose(vs.coef_, 1.0, atol=1e-5)
+    assert_allclose(vs.intercept_, 0.0, atol=1e-5)
+
+
+def test_vector_gridsearch_over_alpha(synth):
+    Z, y, _, _ = synth
+    gs = GridSearchCV(VectorScaler(), {"alpha": [0.0, 1e-2, 10.0]}, cv=3)
+    gs.fit(Z[:3000], y[:3000])
+    scores = gs.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    # Data are drawn from a vector-scaling model far from identity:
+    # the strong penalty must lose.
+    assert gs.best_params_["alpha"] != 10.0
+    assert scores[2] < scores[0]
+
+
+# ------------------------------------------------------------- invariances
+def test_vector_sample_weight_equals_repetition(synth):
+    Z, y, _, _ = synth
+    Z, y = Z[:600], y[:600]
+    reps = np.random.default_rng(3).integers(0, 4, len(y))
+    a = VectorScaler().fit(Z, y, sample_weight=reps.astype(float))
+    b = VectorScaler().fit(np.repeat(Z, reps, axis=0), np.repeat(y, reps))
+    assert_allclose(a.coef_, b.coef_, rtol=1e-8)
+    assert_allclose(a.intercept_, b.intercept_, atol=1e-8)
+
+
+def test_vector_weighted_fit_matches_weighted_reference(synth):
+    Z, y, _, _ = synth
+    Z, y = Z[:1000], y[:1000]
+    sw = np.random.default_rng(4).uniform(0.1, 3.0, len(y))
+    vs = VectorScaler(alpha=1e-3).fit(Z, y, sample_weight=sw)
+    w_ref, b_ref, _ = reference_fit(Z, y, sw=sw, alpha=1e-3)
+    assert_allclose(vs.coef_, w_ref, rtol=1e-6)
+    assert_allclose(vs.intercept_, b_ref, atol=1e-6)
+
+
+def test_vector_float32_equals_float64():
+    d = load_shared("cifar10_densenet40_guo")
+    Z32, y = d["logits_val"], d["y_val"]
+    a = VectorScaler().fit(Z32, y)
+    b = VectorScaler().fit(Z32.astype(np.float64), y)
+    assert_allclose(a.coef_, b.coef_, rtol=1e-6)
+    assert_allclose(a.intercept_, b.intercept_, atol=1e-6)
+    assert not np.allclose(a.coef_, 1.0)  # a real fit, not a no-op
+
+
+def test_vector_string_labels_same_fit(synth):
+    Z, y, _, _ = synth
+    Z, y = Z[:1000], y[:1000]
+    names = np.array(["ant", "bee", "cat", "dog"])
+    a = VectorScaler().fit(Z, y)
+    b = VectorScaler().fit(Z, names[y])
+    assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+    assert_allclose(a.intercept_, b.intercept_, atol=1e-12)
+    assert list(b.predict(Z[:20])) == list(names[a.predict(Z[:20])])
+
+
+def test_vector_torch_backend_matches_numpy(synth):
+    torch = pytest.importorskip("torch")
+    Z, y, _, _ = synth
+    Z, y = Z[:2000].astype(np.float32), y[:2000]
+    a = VectorScaler().fit(Z, y)
+    b = VectorScaler().fit(torch.from_numpy(Z), torch.from_numpy(y))
+    assert_allclose(b.coef_, a.coef_, rtol=1e-6)
+    assert_allclose(b.intercept_, a.intercept_, atol=1e-6)
+    P = b.predict_proba(torch.from_numpy(Z))
+    assert isinstance(P, torch.Tensor)
+    assert_allclose(P.numpy(), a.predict_proba(Z), atol=1e-6)
+
+
+# ------------------------------------------------------------- edge cases
+def test_vector_absent_class_warns_and_stays_finite(synth):
+    Z, y, _, _ = synth
+    keep = y != 2
+    Z, y = Z[keep][:2000], y[keep][:2000]
+    with pytest.warns(UserWarning, match="never occur"):
+        vs = VectorScaler().fit(Z, y)
+    assert np.all(np.isfinite(vs.coef_)) and np.all(np.isfinite(vs.intercept_))
+    assert vs.intercept_[2] < -3  # the absent class is pushed down, finitely
+    with pytest.warns(ConvergenceWarning, match="no finite minimiser"):
+        with pytest.warns(UserWarning, match="never occur"):
+            vs0 = VectorScaler(alpha=0).fit(Z, y)
+    assert np.all(np.isfinite(vs0.coef_)) and np.all(np.isfinite(vs0.intercept_))
+    P = vs0.predict_proba(Z)
+    assert np.all(np.isfinite(P)) and P[:, 2].max() < 1e-3
+    assert_allclose(P.sum(axis=1), 1.0)
+
+
+def test_vector_max_iter_warns(synth):
+    Z, y, _, _ = synth
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        vs = VectorScaler(max_iter=1).fit(Z[:1000], y[:1000])
+    assert vs.n_iter_ == 1
+
+
+def test_vector_rejects_negative_alpha(synth):
+    Z, y, _, _ = synth
+    with pytest.raises(ValueError, match="alpha"):
+        VectorScaler(alpha=-1.0).fit(Z[:100], y[:100])
+
+
+def test_vector_extreme_logits_give_valid_probabilities():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 500)
+    Z = 1e4 * (np.eye(3)[y] + 0.3 * rng.normal(size=(500, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        vs = VectorScaler().fit(Z, y)
+    for dtype in (np.float16, np.float32, np.float64):
+        P = vs.predict_proba(np.clip(Z, -6e4, 6e4).astype(dtype))
+        assert np.all(np.isfinite(P))
+        assert_allclose(P.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_vector_clone_keeps_params():
+    vs = VectorScaler(alpha=0.3, tol=1e-8, max_iter=7)
+    assert clone(vs).get_params() == vs.get_params()
+
+
+# ------------------------------------------------------------ real effect
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cifar10_densenet40_guo",
+        "cifar10_resnet20_chenyaofo",
+        "cifar10_vgg16_kumar",
+        "cifar10_lenet5_netcal",
+    ],
+)
+def test_vector_lowers_test_nll_on_cifar(name):
+    d = load_shared(name)
+    vs = VectorScaler().fit(d["logits_val"], d["y_val"])
+    Zt, yt = d["logits_test"], d["y_test"]
+    P0 = softmax(Zt.astype(np.float64), axis=1)
+    before = -np.mean(np.log(P0[np.arange(len(yt)), yt]))
+    after = -vs.score(Zt, yt)
+    assert after < before - 0.02
