@@ -39,6 +39,10 @@ SKCAL_METHODS = {
     "isotonic": "IsotonicScaler",
 }
 
+#: Peers so slow (netcal's 1000-epoch vector scaling: minutes at K=100) that
+#: they run only when named in ``methods``; otherwise they get a "skipped" row.
+OPT_IN = {"netcal-vector"}
+
 #: Number of equal-width bins of both ECEs in the table.
 N_BINS = 15
 
@@ -140,10 +144,13 @@ def _one_line(exc):
     return msg if len(msg) <= 100 else msg[:97] + "..."
 
 
-def _run_method(data, method, random_state, keep_proba):
+def _run_method(data, method, random_state, keep_proba, skip=False):
     library, make = _make(method, random_state)
     row = dict.fromkeys(COLUMNS, math.nan)
     row.update(dataset=data.name, method=method, library=library, status="ok")
+    if skip:
+        row["status"] = f"skipped (slow); run it with --methods {method}"
+        return row
     try:
         adapter = make()
     except PeerUnavailable as exc:
@@ -187,7 +194,8 @@ def run_benchmark(
         :func:`skcal.datasets.load_logits_file` (attributes ``logits_val``,
         ``y_val``, ``logits_test``, ``y_test``, ``n_classes``, ``name``).
     methods : list of str or None, default=None
-        Method names from :func:`available_methods`; None means all of them.
+        Method names from :func:`available_methods`; None means all of them,
+        except that the slow peers in ``OPT_IN`` get a "skipped" row.
         ``"uncalibrated"`` is always included and always first.
     peers : bool, default=True
         Whether to run the peer-library methods (ignored for methods listed
@@ -221,6 +229,7 @@ def run_benchmark(
     other methods still run.
     """
     known = available_methods(peers=True)
+    explicit = methods is not None
     if methods is None:
         methods = available_methods(peers=peers)
     unknown = [m for m in methods if m not in known]
@@ -247,7 +256,10 @@ def run_benchmark(
             for method in methods:
                 if bar is not None:
                     bar.set_description(f"{data.name}: {method}")
-                rows.append(_run_method(data, method, random_state, keep_proba))
+                skip = not explicit and method in OPT_IN
+                rows.append(
+                    _run_method(data, method, random_state, keep_proba, skip)
+                )
                 if bar is not None:
                     bar.update()
     finally:
