@@ -320,6 +320,16 @@ def vector_nll_hess(Z, y, sample_weight, w, b):
     return _vector_pass(Z, y, sample_weight, w, b, hessian=True)
 
 
+def _wcolsum(wc, M):
+    """Column sums of ``M``, weighted by ``wc`` (None: unweighted), without BLAS.
+
+    Plain reductions avoid a BLAS call (and its thread wake-ups) per chunk.
+    """
+    if wc is None:
+        return M.sum(axis=0)
+    return np.einsum("i,ij->j", wc, M)
+
+
 def _vector_pass(Z, y, sample_weight, w, b, hessian):
     n, k = Z.shape
     sw, wsum = _weights(sample_weight, n)
@@ -336,25 +346,26 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     for sl in chunk_rows(n, k):
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b)
-        wc = np.ones(P.shape[0]) if sw is None else sw[sl]
+        wc = None if sw is None else sw[sl]
         z_y = Zc[np.arange(P.shape[0]), yc]
-        f += np.dot(wc, f_i)
-        t_z += np.bincount(yc, weights=wc * z_y, minlength=k)
+        f += f_i.sum() if wc is None else np.dot(wc, f_i)
+        wz_y = z_y if wc is None else wc * z_y
+        t_z += np.bincount(yc, weights=wz_y, minlength=k)
         t_1 += np.bincount(yc, weights=wc, minlength=k)
-        s_p += wc @ P
+        s_p += _wcolsum(wc, P)
         if hessian:
             Q = np.empty((P.shape[0], 2 * k))
             np.multiply(P, Zc, out=Q[:, :k])
             Q[:, k:] = P
-            s_pz += wc @ Q[:, :k]
-            s_pzz += wc @ (Q[:, :k] * Zc)
+            s_pz += _wcolsum(wc, Q[:, :k])
+            s_pzz += _wcolsum(wc, Q[:, :k] * Zc)
             if sw is not None:
                 Q *= np.sqrt(wc)[:, None]
             # Upper triangle of Q^T Q (half the flops of a general product).
             QQ = _syrk(1.0, Q, trans=1, beta=1.0, c=QQ, overwrite_c=1)
         else:
             P *= Zc
-            s_pz += wc @ P
+            s_pz += _wcolsum(wc, P)
     gw = (s_pz - t_z) / wsum
     gb = (s_p - t_1) / wsum
     if not hessian:
@@ -396,8 +407,8 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
         D += vb
         D -= np.einsum("ij,ij->i", P, D)[:, None]
         D *= P
-        wc = np.ones(P.shape[0]) if sw is None else sw[sl]
-        hb += wc @ D
+        wc = None if sw is None else sw[sl]
+        hb += _wcolsum(wc, D)
         D *= Zc
-        hw += wc @ D
+        hw += _wcolsum(wc, D)
     return hw / wsum, hb / wsum

@@ -306,3 +306,123 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
         acc[2] += _wsum(var, w)
     F, G, H = acc.tolist()
     return F / wsum, G / wsum, H / wsum
+
+
+# --------------------------------------------------------------- vector scaling
+def _vector_chunk(Zc, y, w, b, wd):
+    """Shared part of the vector-scaling kernels on one chunk (see _numpy)."""
+    Zc = Zc.to(wd)
+    A = Zc * w.to(wd) + b.to(wd)
+    A -= A.amax(dim=1, keepdim=True)
+    a_y = A.gather(1, y.view(-1, 1)).view(-1).to(torch.float64)
+    A = torch.exp(A)
+    s = A.sum(dim=1, dtype=torch.float64)
+    A *= (1.0 / s).to(wd)[:, None]
+    return Zc, A, torch.log(s) - a_y
+
+
+@torch.no_grad()
+def vector_nll_grad(Z, y, sample_weight, w, b):
+    """NLL of vector scaling and its gradient in ``(w, b)``, in one pass.
+
+    Same contract as :func:`skcal._backend._numpy.vector_nll_grad`; ``Z``,
+    ``y`` and ``sample_weight`` are tensors on one device, ``w`` and ``b``
+    array-likes of shape (n_classes,). Returns ``f`` as a float and the
+    gradients as float64 NumPy arrays.
+    """
+    f, gw, gb, _ = _vector_pass(Z, y, sample_weight, w, b, hessian=False)
+    return f, gw, gb
+
+
+@torch.no_grad()
+def vector_nll_hess(Z, y, sample_weight, w, b):
+    """NLL of vector scaling, its gradient and exact Hessian, in one pass.
+
+    Same contract as :func:`skcal._backend._numpy.vector_nll_hess`; the
+    Hessian of shape (2 * n_classes, 2 * n_classes) is a float64 NumPy array
+    (accumulated in float64 on every device).
+    """
+    return _vector_pass(Z, y, sample_weight, w, b, hessian=True)
+
+
+def _vector_pass(Z, y, sample_weight, w, b, hessian):
+    n, k = Z.shape
+    dev = Z.device
+    sw, wsum = _weights(sample_weight, n)
+    w, b = _as_param(w, dev), _as_param(b, dev)
+    f64 = torch.float64
+    f = torch.zeros((), dtype=f64, device=dev)
+    s_pz = torch.zeros(k, dtype=f64, device=dev)
+    s_p = torch.zeros(k, dtype=f64, device=dev)
+    t_z = torch.zeros(k, dtype=f64, device=dev)
+    t_1 = torch.zeros(k, dtype=f64, device=dev)
+    if hessian:
+        s_pzz = torch.zeros(k, dtype=f64, device=dev)
+        QQ = torch.zeros((2 * k, 2 * k), dtype=f64, device=dev)
+    wd, chunks = _chunks(Z)
+    for sl in chunks:
+        yc = y[sl]
+        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
+        wc = (
+            torch.ones(P.shape[0], dtype=f64, device=dev)
+            if sw is None
+            else sw[sl].to(f64)
+        )
+        z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(f64)
+        f += torch.dot(wc, f_i)
+        t_z.index_add_(0, yc, wc * z_y)
+        t_1.index_add_(0, yc, wc)
+        PZ = P * Zc
+        s_p += wc @ P.to(f64)
+        s_pz += wc @ PZ.to(f64)
+        if hessian:
+            s_pzz += wc @ (PZ * Zc).to(f64)
+            Q = torch.cat([PZ, P], dim=1).to(f64)
+            if sw is not None:
+                Q *= wc.sqrt()[:, None]
+            QQ += Q.T @ Q
+    gw = ((s_pz - t_z) / wsum).cpu().numpy()
+    gb = ((s_p - t_1) / wsum).cpu().numpy()
+    f = float(f) / wsum
+    if not hessian:
+        return f, gw, gb, None
+    H = (-QQ).cpu().numpy()
+    s_pzz, s_pz, s_p = (v.cpu().numpy() for v in (s_pzz, s_pz, s_p))
+    idx = torch.arange(k).numpy()
+    H[idx, idx] += s_pzz
+    H[idx + k, idx + k] += s_p
+    H[idx, idx + k] += s_pz
+    H[idx + k, idx] += s_pz
+    H /= wsum
+    return f, gw, gb, H
+
+
+@torch.no_grad()
+def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
+    """Product of the vector-scaling NLL Hessian with a direction, in one pass.
+
+    Same contract as :func:`skcal._backend._numpy.vector_nll_hessp`; returns
+    float64 NumPy arrays.
+    """
+    n, k = Z.shape
+    dev = Z.device
+    sw, wsum = _weights(sample_weight, n)
+    w, b = _as_param(w, dev), _as_param(b, dev)
+    vw, vb = _as_param(vw, dev), _as_param(vb, dev)
+    f64 = torch.float64
+    hw = torch.zeros(k, dtype=f64, device=dev)
+    hb = torch.zeros(k, dtype=f64, device=dev)
+    wd, chunks = _chunks(Z)
+    for sl in chunks:
+        Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b, wd)
+        D = Zc * vw.to(wd) + vb.to(wd)
+        D -= (P * D).sum(dim=1, keepdim=True)
+        D *= P
+        wc = (
+            torch.ones(P.shape[0], dtype=f64, device=dev)
+            if sw is None
+            else sw[sl].to(f64)
+        )
+        hb += wc @ D.to(f64)
+        hw += wc @ (D * Zc).to(f64)
+    return (hw / wsum).cpu().numpy(), (hb / wsum).cpu().numpy()
