@@ -19,6 +19,10 @@ __all__ = ["VectorScaler", "fit_vector"]
 #: only needs Hessian-vector products (one pass each).
 FULL_HESSIAN_MAX_CLASSES = 256
 
+#: With ``alpha=0``, a fitted mean NLL below this means the logits separate the
+#: calibration set (the infimum 0 is not attained): a ``ConvergenceWarning``.
+SEPARATED_NLL = 1e-6
+
 #: Penalty strength used instead of ``alpha=0`` when some class has zero total
 #: weight: the unpenalised objective then has no finite minimiser.
 ABSENT_CLASS_ALPHA = 1e-6
@@ -104,9 +108,10 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     (:func:`skcal._backend._numpy.vector_nll_hess`), takes the minimum-norm
     Newton step (pseudo-inverse, so the null directions of the unpenalised
     problem -- a common shift of ``b``, the scale of an all-zero column -- are
-    left untouched) and backtracks (Armijo, factor 1/2) until ``F``
-    decreases. Start: the identity map ``w = 1, b = 0``. Above that class
-    count, ``scipy.optimize.minimize(method="trust-ncg")`` is used with the
+    left untouched) and backtracks (factor 1/2) until the Armijo condition
+    holds or the directional derivative at the trial point is <= 0 (which,
+    ``F`` being convex, proves a decrease). Start: the identity map
+    ``w = 1, b = 0``. Above that class count, ``scipy.optimize.minimize(method="trust-ncg")`` is used with the
     exact gradient and Hessian-vector products (one pass each).
     """
     n, k = Z.shape
@@ -144,7 +149,10 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
         while True:
             w_t, b_t = w + t * d[:k], b + t * d[k:]
             f_t, g_t, H_t = evaluate(w_t, b_t)
-            if f_t <= f + 1e-4 * t * slope:
+            # Armijo, or a non-positive slope at the trial point, which for a
+            # convex objective proves a decrease even where rounding of the
+            # objective (float32 work on an accelerator) hides it.
+            if f_t <= f + 1e-4 * t * slope or g_t @ d <= 0:
                 break
             t *= 0.5
             if t < 1e-10:
@@ -257,8 +265,9 @@ class VectorScaler(BaseCalibrator):
 
     Solver: for up to 256 classes, Newton's method from the identity map
     (``w = 1, b = 0``) with the exact gradient and Hessian, both computed in
-    one stable (log-sum-exp) pass over the data, minimum-norm steps and an
-    Armijo backtracking line search. It stops when half the squared Newton
+    one stable (log-sum-exp) pass over the data, minimum-norm steps and a
+    backtracking line search (Armijo, or a non-positive directional derivative
+    at the trial point). It stops when half the squared Newton
     decrement, ``g^T H^+ g / 2`` (the objective decrease the quadratic model
     predicts), is at most ``tol``; the last Newton step is then applied. For
     more classes, the ``2K x 2K`` Hessian is too costly and
@@ -273,8 +282,10 @@ class VectorScaler(BaseCalibrator):
     scale of an all-zero column (the class-0 column of a 1-D binary score) is
     left at 1. If some class has zero total weight in the calibration set, no
     finite minimiser exists; the fit then uses ``alpha=1e-6`` instead and
-    warns. If the logits separate the calibration set, ``w`` grows until
-    ``max_iter``, with a ``ConvergenceWarning``.
+    warns. If the logits separate the calibration set, the NLL has infimum 0
+    and no minimiser: the fit stops where the objective is within ``tol`` of
+    it (or at ``max_iter``), and a ``ConvergenceWarning`` is emitted when the
+    fitted mean NLL is below ``1e-6``.
 
     References
     ----------
@@ -346,6 +357,17 @@ class VectorScaler(BaseCalibrator):
         self.coef_ = np.asarray(w, dtype=np.float64)
         self.intercept_ = np.asarray(b, dtype=np.float64)
         self.n_iter_ = n_iter
+        if alpha == 0 and status == "converged":
+            f = xp.nll(Z, y, sample_weight, scale=self.coef_, bias=self.intercept_)
+            if f < SEPARATED_NLL:
+                warnings.warn(
+                    f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the logits "
+                    "separate the calibration set, so the unpenalised NLL has no "
+                    "finite minimiser (w -> inf) and the fitted scales are arbitrary; "
+                    "use alpha > 0.",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
         if status == "max_iter":
             warnings.warn(
                 f"Vector scaling stopped after max_iter={self.max_iter} iterations "
