@@ -111,8 +111,9 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     left untouched) and backtracks (factor 1/2) until the Armijo condition
     holds or the directional derivative at the trial point is <= 0 (which,
     ``F`` being convex, proves a decrease). Start: the identity map
-    ``w = 1, b = 0``. Above that class count, ``scipy.optimize.minimize(method="trust-ncg")`` is used with the
-    exact gradient and Hessian-vector products (one pass each).
+    ``w = 1, b = 0``. Above that class count,
+    ``scipy.optimize.minimize(method="trust-ncg")`` is used with the exact
+    gradient and Hessian-vector products (one pass each).
     """
     n, k = Z.shape
     w = np.ones(k)
