@@ -125,7 +125,7 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=None
         Cross-validation splitting, as in scikit-learn: ``None`` for 5-fold,
         an integer for that many folds (stratified for classification), a
-        :term:`CV splitter`, or an iterable of (train, test) index arrays.
+        cross-validation splitter, or an iterable of (train, test) index arrays.
         Not used for a ``FrozenEstimator`` with ``ensemble=False``.
     ensemble : bool or "auto", default="auto"
         - ``True``: one (classifier, calibrator) pair per fold, the classifier
@@ -152,7 +152,7 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         The classifier method whose output is calibrated.
     n_features_in_ : int
         Number of features seen by the classifier, when it defines it.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names seen by the classifier, when it defines them.
 
     See Also
@@ -256,7 +256,11 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return TemperatureScaler() if self.calibrator is None else self.calibrator
 
     def _new_calibrator(self, response_method):
-        """A clone of the calibrator set up for ``response_method``; (calibrator, log_input)."""
+        """Clone the calibrator and set it up for ``response_method``.
+
+        Returns ``(calibrator, log_input)``; ``log_input`` is True when the
+        calibrator has no ``input_type`` and must be given log-probabilities.
+        """
         calibrator = clone(self._get_calibrator())
         params = calibrator.get_params(deep=False)
         updates = {}
@@ -287,7 +291,8 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ):
             raise ValueError(
                 f"The classifier {estimator.__class__.__name__} has classes_ "
-                f"{list(est_classes)[:10]!r} but y has classes {list(self.classes_)[:10]!r}. "
+                f"{list(est_classes)[:10]!r} but y has classes "
+                f"{list(self.classes_)[:10]!r}. "
                 "Every class must be in every training fold (use a stratified cv) and, "
                 "for a FrozenEstimator, the calibration labels must be classes of the "
                 "fitted classifier."
@@ -340,7 +345,9 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ensemble = (not frozen) if self.ensemble == "auto" else bool(self.ensemble)
 
         if len(y) == 0:
-            raise ValueError("Found array with 0 sample(s); fit needs at least 2 classes.")
+            raise ValueError(
+                "Found array with 0 sample(s); fit needs at least 2 classes."
+            )
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
             raise ValueError(
@@ -386,7 +393,9 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 setattr(self, attr, getattr(first, attr))
         return self
 
-    def _fit_cv(self, estimator, X, y, sample_weight, est_params, split_params, ensemble):
+    def _fit_cv(
+        self, estimator, X, y, sample_weight, est_params, split_params, ensemble
+    ):
         if isinstance(self.cv, LeaveOneOut):
             raise ValueError(
                 "LeaveOneOut cross-validation leaves a single sample, hence a single "

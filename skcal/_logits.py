@@ -91,7 +91,11 @@ def _classifier_scores(estimator, X, method, n_classes):
         raise ValueError(
             f"{estimator.__class__.__name__}.{method} returned an array of shape "
             f"{scores.shape} for {n_classes} classes; expected one column per class"
-            + (" (or one score per sample for a binary problem)" if n_classes == 2 else "")
+            + (
+                " (or one score per sample for a binary problem)"
+                if n_classes == 2
+                else ""
+            )
             + ". A one-vs-one decision function cannot be calibrated as logits; use "
             "response_method='predict_proba' or a one-vs-rest decision function."
         )
@@ -151,7 +155,7 @@ class ClassifierLogits(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         ``classes_[j]`` (for one binary column, of ``classes_[1]``).
     n_features_in_ : int
         Number of features of the classifier, when it defines it.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names of the classifier, when it defines them.
 
     See Also
@@ -191,9 +195,7 @@ class ClassifierLogits(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             HasMethods(["fit", "decision_function"]),
             HasMethods(["fit", "predict_proba"]),
         ],
-        "response_method": [
-            StrOptions({"auto", "decision_function", "predict_proba"})
-        ],
+        "response_method": [StrOptions({"auto", "decision_function", "predict_proba"})],
     }
 
     def __init__(self, estimator, *, response_method="auto"):
@@ -231,7 +233,9 @@ class ClassifierLogits(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         estimator = clone(self.estimator)
         estimator.fit(X, y, **params)
         self.estimator_ = estimator
-        self.response_method_ = _resolve_response_method(estimator, self.response_method)
+        self.response_method_ = _resolve_response_method(
+            estimator, self.response_method
+        )
         self.classes_ = np.asarray(estimator.classes_)
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(estimator, attr):

@@ -143,13 +143,15 @@ BINARY_PAIRS = [
 def test_calibrated_binary_decision_function_matches_sklearn(
     cancer, method, calibrator, atol, model
 ):
-    Xtr, ytr, Xc, yc, Xte, yte = cancer
+    Xtr, ytr, Xc, yc, Xte, _yte = cancer
     clf = LinearSVC() if model == "linear_svc" else SVC()
     clf = _scaled(clf).fit(Xtr, ytr)
     ref = CalibratedClassifierCV(FrozenEstimator(clf), method=method).fit(Xc, yc)
     ours = CalibratedClassifier(FrozenEstimator(clf), calibrator).fit(Xc, yc)
     assert ours.response_method_ == "decision_function"
-    np.testing.assert_allclose(ours.predict_proba(Xte), ref.predict_proba(Xte), atol=atol)
+    np.testing.assert_allclose(
+        ours.predict_proba(Xte), ref.predict_proba(Xte), atol=atol
+    )
     np.testing.assert_array_equal(ours.predict(Xte), ref.predict(Xte))
 
 
@@ -175,14 +177,16 @@ def test_calibrated_temperature_multiclass_matches_sklearn(digits, make_clf, res
     # Multiclass temperature scaling is the same model in both libraries. For
     # predict_proba, sklearn takes log(p + 1e-12) and skcal log(max(p, tiny));
     # they differ only where p ~ 1e-12, which the MLP's rows barely have.
-    Xtr, ytr, Xc, yc, Xte, yte = digits
+    Xtr, ytr, Xc, yc, Xte, _yte = digits
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = make_clf().fit(Xtr, ytr)
     ref = CalibratedClassifierCV(FrozenEstimator(clf), method="temperature").fit(Xc, yc)
     ours = CalibratedClassifier(FrozenEstimator(clf), TemperatureScaler()).fit(Xc, yc)
     assert ours.response_method_ == response
-    np.testing.assert_allclose(ours.predict_proba(Xte), ref.predict_proba(Xte), atol=1e-6)
+    np.testing.assert_allclose(
+        ours.predict_proba(Xte), ref.predict_proba(Xte), atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("ensemble", [True, False])
@@ -197,7 +201,9 @@ def test_calibrated_cross_validation_matches_sklearn(cancer, ensemble):
     ref.fit(Xtr, ytr)
     ours.fit(Xtr, ytr)
     assert len(ours.calibrated_classifiers_) == (3 if ensemble else 1)
-    np.testing.assert_allclose(ours.predict_proba(Xte), ref.predict_proba(Xte), atol=1e-6)
+    np.testing.assert_allclose(
+        ours.predict_proba(Xte), ref.predict_proba(Xte), atol=1e-6
+    )
 
 
 def test_calibrated_isotonic_predict_proba_matches_sklearn_on_calibration_points(
@@ -208,12 +214,14 @@ def test_calibrated_isotonic_predict_proba_matches_sklearn_on_calibration_points
     # calibration points (the knots) the fitted values, hence the
     # renormalised probabilities, are equal; between knots the two libraries
     # interpolate in different spaces (log-odds vs probability).
-    Xtr, ytr, Xc, yc, _, _ = digits
+    _Xtr, _ytr, Xc, yc, _, _ = digits
     clf = digits_mlp
     ref = CalibratedClassifierCV(FrozenEstimator(clf), method="isotonic").fit(Xc, yc)
     ours = CalibratedClassifier(FrozenEstimator(clf), IsotonicScaler(clip=None))
     ours.fit(Xc, yc)
-    np.testing.assert_allclose(ours.predict_proba(Xc), ref.predict_proba(Xc), atol=1e-12)
+    np.testing.assert_allclose(
+        ours.predict_proba(Xc), ref.predict_proba(Xc), atol=1e-12
+    )
 
 
 # ---------------------------------------------- real over-confident models
@@ -229,7 +237,9 @@ OVERCONFIDENT = {
 # before; 0.258 after temperature scaling, whose fit on log-probabilities is
 # dominated by the forest's exact 0/1 probabilities, clipped to log(tiny)).
 REAL_CASES = [
-    (d, m) for d in ("digits", "cancer") for m in OVERCONFIDENT
+    (d, m)
+    for d in ("digits", "cancer")
+    for m in OVERCONFIDENT
     if (d, m) != ("cancer", "random_forest")
 ]
 
@@ -251,19 +261,25 @@ def fitted_models(digits, cancer):
 
 
 def _check_nll_lowered(model, clf_before, Xte, yte):
-    before = log_loss(yte, _uncalibrated_proba(clf_before, Xte), labels=clf_before.classes_)
+    before = log_loss(
+        yte, _uncalibrated_proba(clf_before, Xte), labels=clf_before.classes_
+    )
     P = model.predict_proba(Xte)
     after = log_loss(yte, P, labels=model.classes_)
     assert after < before
     # score() is the unclipped mean log-likelihood (-inf if a true class gets
     # probability 0, which a forest's exact zeros with T < 1 can produce).
     with np.errstate(divide="ignore"):
-        expected = np.mean(np.log(P[np.arange(len(yte)), np.searchsorted(model.classes_, yte)]))
+        expected = np.mean(
+            np.log(P[np.arange(len(yte)), np.searchsorted(model.classes_, yte)])
+        )
     assert model.score(Xte, yte) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("dataset, name", REAL_CASES)
-def test_calibrated_frozen_temperature_lowers_test_nll(request, fitted_models, dataset, name):
+def test_calibrated_frozen_temperature_lowers_test_nll(
+    request, fitted_models, dataset, name
+):
     # Fitted model + temperature fitted on a separate calibration part (30 %).
     _, _, Xc, yc, Xte, yte = request.getfixturevalue(dataset)
     clf = fitted_models(dataset, name)
@@ -273,11 +289,18 @@ def test_calibrated_frozen_temperature_lowers_test_nll(request, fitted_models, d
 
 @pytest.mark.parametrize(
     "dataset, name",
-    [("digits", "random_forest"), ("digits", "gaussian_nb"), ("digits", "rbf_svc"),
-     ("cancer", "gaussian_nb"), ("cancer", "linear_svc")],
+    [
+        ("digits", "random_forest"),
+        ("digits", "gaussian_nb"),
+        ("digits", "rbf_svc"),
+        ("cancer", "gaussian_nb"),
+        ("cancer", "linear_svc"),
+    ],
 )
 @pytest.mark.parametrize(
-    "calibrator", [TemperatureScaler(), IsotonicScaler()], ids=["temperature", "isotonic"]
+    "calibrator",
+    [TemperatureScaler(), IsotonicScaler()],
+    ids=["temperature", "isotonic"],
 )
 def test_calibrated_cross_validated_lowers_test_nll(
     request, fitted_models, dataset, name, calibrator
@@ -309,7 +332,9 @@ def _manual_cv_log_loss(scores, y, calibrator, cv):
     losses = []
     for train, test in cv.split(scores, y):
         cal = sklearn.base.clone(calibrator).fit(scores[train], y[train])
-        losses.append(log_loss(y[test], cal.predict_proba(scores[test]), labels=np.unique(y)))
+        losses.append(
+            log_loss(y[test], cal.predict_proba(scores[test]), labels=np.unique(y))
+        )
     return float(np.mean(losses))
 
 
@@ -334,7 +359,9 @@ def test_grid_search_over_calibrators_and_alpha(digits):
         VectorScaler(alpha=a) for a in (1e-4, 1e-2, 1.0)
     ]
     expected = [-_manual_cv_log_loss(S, yc, c, cv) for c in candidates]
-    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=1e-9)
+    np.testing.assert_allclose(
+        search.cv_results_["mean_test_score"], expected, rtol=1e-9
+    )
     best = int(np.argmax(expected))
     assert search.best_index_ == best
     # The refitted best model is usable as a classifier.
@@ -351,7 +378,9 @@ def test_grid_search_default_scoring_is_log_likelihood(cancer):
     default = GridSearchCV(est, grid, cv=3).fit(Xc, yc)
     nll = GridSearchCV(est, grid, cv=3, scoring="neg_log_loss").fit(Xc, yc)
     np.testing.assert_allclose(
-        default.cv_results_["mean_test_score"], nll.cv_results_["mean_test_score"], rtol=1e-7
+        default.cv_results_["mean_test_score"],
+        nll.cv_results_["mean_test_score"],
+        rtol=1e-7,
     )
 
 
@@ -363,12 +392,14 @@ def test_cross_val_score_neg_log_loss_and_skcal_scorer(digits):
     calibrated = cross_val_score(model, X, y, scoring="neg_log_loss", cv=cv)
     raw = cross_val_score(GaussianNB(), X, y, scoring="neg_log_loss", cv=cv)
     assert np.all(calibrated > raw)
-    skcal_scores = cross_val_score(model, X, y, scoring=neg_log_likelihood_scorer, cv=cv)
+    skcal_scores = cross_val_score(
+        model, X, y, scoring=neg_log_likelihood_scorer, cv=cv
+    )
     np.testing.assert_allclose(skcal_scores, calibrated, rtol=1e-7)
 
 
 def test_calibrated_inside_pipeline(cancer):
-    Xtr, ytr, _, _, Xte, yte = cancer
+    Xtr, ytr, _, _, Xte, _yte = cancer
     pipe = make_pipeline(
         StandardScaler(), CalibratedClassifier(LinearSVC(), PlattScaler(), cv=3)
     )
@@ -446,7 +477,9 @@ def test_calibrated_predict_proba_binary_uses_probabilities(cancer):
 def test_calibrated_overrides_calibrator_input_type(cancer):
     Xtr, ytr, Xc, yc, Xte, _ = cancer
     clf = _scaled(LinearSVC()).fit(Xtr, ytr)
-    a = CalibratedClassifier(FrozenEstimator(clf), TemperatureScaler(input_type="probabilities"))
+    a = CalibratedClassifier(
+        FrozenEstimator(clf), TemperatureScaler(input_type="probabilities")
+    )
     b = CalibratedClassifier(FrozenEstimator(clf), TemperatureScaler())
     np.testing.assert_array_equal(
         a.fit(Xc, yc).predict_proba(Xte), b.fit(Xc, yc).predict_proba(Xte)
@@ -455,28 +488,38 @@ def test_calibrated_overrides_calibrator_input_type(cancer):
 
 def test_calibrated_string_labels(digits):
     Xtr, ytr, Xc, yc, Xte, _ = digits
-    names = np.array(["zero", "one", "two", "three", "four", "five", "six", "seven",
-                      "eight", "nine"])
+    names = np.array(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    )
     m_int = CalibratedClassifier(GaussianNB(), VectorScaler(), cv=3).fit(Xtr, ytr)
-    m_str = CalibratedClassifier(GaussianNB(), VectorScaler(), cv=3).fit(Xtr, names[ytr])
+    m_str = CalibratedClassifier(GaussianNB(), VectorScaler(), cv=3).fit(
+        Xtr, names[ytr]
+    )
     np.testing.assert_array_equal(m_str.classes_, np.sort(names))
     # Columns follow the sorted string labels.
     order = np.argsort(names)
     np.testing.assert_allclose(
-        m_str.predict_proba(Xte), m_int.predict_proba(Xte)[:, order], rtol=1e-9, atol=1e-12
+        m_str.predict_proba(Xte),
+        m_int.predict_proba(Xte)[:, order],
+        rtol=1e-9,
+        atol=1e-12,
     )
     np.testing.assert_array_equal(m_str.predict(Xte), names[m_int.predict(Xte)])
     assert m_str.score(Xc, names[yc]) == pytest.approx(m_int.score(Xc, yc), rel=1e-9)
 
 
 def test_calibrated_string_labels_binary_frozen(cancer):
-    Xtr, ytr, Xc, yc, Xte, yte = cancer
+    Xtr, ytr, Xc, yc, Xte, _yte = cancer
     lab = np.array(["malignant", "benign"])
     clf = _scaled(LinearSVC()).fit(Xtr, lab[ytr])
-    ref = CalibratedClassifierCV(FrozenEstimator(clf), method="sigmoid").fit(Xc, lab[yc])
+    ref = CalibratedClassifierCV(FrozenEstimator(clf), method="sigmoid").fit(
+        Xc, lab[yc]
+    )
     ours = CalibratedClassifier(FrozenEstimator(clf), PlattScaler()).fit(Xc, lab[yc])
     np.testing.assert_array_equal(ours.classes_, ["benign", "malignant"])
-    np.testing.assert_allclose(ours.predict_proba(Xte), ref.predict_proba(Xte), atol=1e-6)
+    np.testing.assert_allclose(
+        ours.predict_proba(Xte), ref.predict_proba(Xte), atol=1e-6
+    )
 
 
 # --------------------------------------------------------- sample weights
@@ -489,7 +532,9 @@ def test_calibrated_integer_weights_equal_repetition(cancer):
         b = CalibratedClassifier(FrozenEstimator(clf), cal).fit(
             np.repeat(Xc, w, axis=0), np.repeat(yc, w)
         )
-        np.testing.assert_allclose(a.predict_proba(Xte), b.predict_proba(Xte), atol=1e-8)
+        np.testing.assert_allclose(
+            a.predict_proba(Xte), b.predict_proba(Xte), atol=1e-8
+        )
 
 
 class _RecordingLR(LogisticRegression):
@@ -498,7 +543,9 @@ class _RecordingLR(LogisticRegression):
     received = []
 
     def fit(self, X, y, sample_weight=None):
-        type(self).received.append(None if sample_weight is None else np.asarray(sample_weight))
+        type(self).received.append(
+            None if sample_weight is None else np.asarray(sample_weight)
+        )
         return super().fit(X, y, sample_weight=sample_weight)
 
 
@@ -513,7 +560,9 @@ def test_calibrated_sample_weight_without_routing(cancer):
         np.testing.assert_array_equal(rec, w[train])
     # An estimator whose fit has no sample_weight: the calibrator only, with a warning.
     with pytest.warns(UserWarning, match="does not accept sample_weight"):
-        CalibratedClassifier(KNeighborsClassifier(), cv=3).fit(Xtr, ytr, sample_weight=w)
+        CalibratedClassifier(KNeighborsClassifier(), cv=3).fit(
+            Xtr, ytr, sample_weight=w
+        )
 
 
 def test_calibrated_sample_weight_with_metadata_routing(cancer):
@@ -534,7 +583,9 @@ def test_calibrated_sample_weight_with_metadata_routing(cancer):
             # groups went to the splitter: each test fold is one group.
             assert len(np.unique(groups[test])) == 1
         # The calibrator of each fold got the weights of its test fold.
-        s0 = model.calibrated_classifiers_[0].estimator.decision_function(Xtr[splits[0][1]])
+        s0 = model.calibrated_classifiers_[0].estimator.decision_function(
+            Xtr[splits[0][1]]
+        )
         test0 = splits[0][1]
         ref = PlattScaler().fit(s0, ytr[test0], sample_weight=w[test0])
         unweighted = PlattScaler().fit(s0, ytr[test0])
@@ -555,7 +606,9 @@ def test_calibrated_sample_weight_with_metadata_routing(cancer):
 def test_calibrated_errors(cancer, digits):
     Xtr, ytr, Xc, yc, _, _ = cancer
     with pytest.raises(ValueError, match="least populated class"):
-        CalibratedClassifier(GaussianNB(), cv=5).fit(Xtr[:12], np.r_[np.zeros(9), np.ones(3)])
+        CalibratedClassifier(GaussianNB(), cv=5).fit(
+            Xtr[:12], np.r_[np.zeros(9), np.ones(3)]
+        )
     with pytest.raises(ValueError, match="LeaveOneOut"):
         CalibratedClassifier(GaussianNB(), cv=LeaveOneOut()).fit(Xtr, ytr)
     with pytest.raises(ValueError, match="1 class"):
@@ -572,14 +625,18 @@ def test_calibrated_errors(cancer, digits):
     # ensemble=False needs test folds that cover every sample once.
     half = [(np.arange(0, 100), np.arange(100, 200))]
     with pytest.raises(ValueError, match="partition"):
-        CalibratedClassifier(GaussianNB(), cv=half, ensemble=False).fit(Xtr[:200], ytr[:200])
+        CalibratedClassifier(GaussianNB(), cv=half, ensemble=False).fit(
+            Xtr[:200], ytr[:200]
+        )
 
 
 def test_calibrated_classifier_logits_pipeline_equivalence(digits, digits_mlp):
     # CalibratedClassifier(FrozenEstimator(clf), cal) and
     # make_pipeline(ClassifierLogits(FrozenEstimator(clf)), cal) are the same model.
-    Xtr, ytr, Xc, yc, Xte, _ = digits
+    _Xtr, _ytr, Xc, yc, Xte, _ = digits
     clf = digits_mlp
     a = CalibratedClassifier(FrozenEstimator(clf), VectorScaler()).fit(Xc, yc)
-    b = make_pipeline(ClassifierLogits(FrozenEstimator(clf)), VectorScaler()).fit(Xc, yc)
+    b = make_pipeline(ClassifierLogits(FrozenEstimator(clf)), VectorScaler()).fit(
+        Xc, yc
+    )
     np.testing.assert_allclose(a.predict_proba(Xte), b.predict_proba(Xte), rtol=1e-10)

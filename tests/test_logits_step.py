@@ -100,7 +100,9 @@ def test_classifier_logits_log_proba_and_zero_clipping():
     np.testing.assert_allclose(Z, expected, rtol=1e-15)
     assert Z[0, 0] == pytest.approx(-708.3964185322641)
     # float32 probabilities: float32 tiny, log = -87.336...
-    step32 = ClassifierLogits(_FixedProba(P.astype(np.float32))).fit(np.zeros((3, 1)), [0, 1, 1])
+    step32 = ClassifierLogits(_FixedProba(P.astype(np.float32))).fit(
+        np.zeros((3, 1)), [0, 1, 1]
+    )
     Z32 = step32.transform(np.zeros((3, 1)))
     assert Z32.dtype == np.float32
     assert Z32[0, 0] == pytest.approx(-87.33654, rel=1e-6)
@@ -145,7 +147,7 @@ def test_pipeline_calibrates_fitted_model_like_sklearn(cancer, method):
     # sklearn's CalibratedClassifierCV(FrozenEstimator(clf), method=...) for
     # a binary decision function (see test_calibrated.py for tolerances).
     X_train, X_rest, y_train, y_rest = cancer
-    X_cal, X_test, y_cal, y_test = train_test_split(
+    X_cal, X_test, y_cal, _y_test = train_test_split(
         X_rest, y_rest, test_size=0.5, random_state=0, stratify=y_rest
     )
     clf = LinearSVC().fit(X_train, y_train)
@@ -194,9 +196,16 @@ def test_pipeline_grid_search_over_calibrator_step(digits):
     expected = []
     for cal in grid["temperaturescaler"]:
         losses = [
-            log_loss(y_cal[te], type(cal)(**cal.get_params()).fit(S[tr], y_cal[tr])
-                     .predict_proba(S[te]), labels=np.arange(10))
+            log_loss(
+                y_cal[te],
+                type(cal)(**cal.get_params())
+                .fit(S[tr], y_cal[tr])
+                .predict_proba(S[te]),
+                labels=np.arange(10),
+            )
             for tr, te in StratifiedKFold(3).split(S, y_cal)
         ]
         expected.append(-np.mean(losses))
-    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=1e-9)
+    np.testing.assert_allclose(
+        search.cv_results_["mean_test_score"], expected, rtol=1e-9
+    )
