@@ -1,0 +1,251 @@
+"""Speed of skcal's calibrators, in passes and against peer libraries.
+
+A *pass* is one stable log-softmax + NLL evaluation over the whole matrix on
+the same backend, timed in the same run (:func:`_common.numpy_pass` /
+:func:`_common.torch_pass`). Every figure is printed as a ratio to it, so the
+tables mean the same on a fast and on a slow machine.
+
+Run (from the repository root)::
+
+    python benchmarks/bench_speed.py                 # the issue-4 targets (~10 min)
+    python benchmarks/bench_speed.py --quick         # small sizes, a smoke run
+    python benchmarks/bench_speed.py --growth        # every calibrator at growing sizes
+
+Peers (scikit-learn, netcal, probmetrics) run in a subprocess with a time
+limit when installed; the tables say so when they are not.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import (  # noqa: E402
+    TARGET_SIZES,
+    best_time,
+    make_logits,
+    numpy_pass,
+    torch_pass,
+)
+
+
+def _size(s):
+    n, k = s.lower().split("x")
+    return int(n), int(k)
+
+
+def _table(title, header, rows):
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for r in rows:
+        print("| " + " | ".join(str(c) for c in r) + " |")
+    sys.stdout.flush()
+
+
+def exact_beta(Z, y, beta_guess):
+    """NLL-optimal inverse temperature, solved in float64 to ~1e-15 (brentq on f')."""
+    from scipy.optimize import brentq
+
+    from skcal._backend import _numpy
+
+    Z64 = Z.astype(np.float64)
+    stats = _numpy.row_max_and_true(Z64, y)
+
+    def g(b):
+        return _numpy.temperature_nll_derivs(Z64, y, None, b, row_stats=stats)[1]
+
+    lo, hi = beta_guess * (1 - 1e-3), beta_guess * (1 + 1e-3)
+    while g(lo) > 0:
+        lo *= 0.5
+    while g(hi) < 0:
+        hi *= 2.0
+    return brentq(g, lo, hi, xtol=1e-16, rtol=1e-15)
+
+
+# ------------------------------------------------------------------ peers
+def _peer_child(name, n, k, seed):
+    """Fit one peer in this (child) process; print JSON with time and NLL."""
+    Z, y = make_logits(n, k, seed=seed)
+    warnings.simplefilter("ignore")
+    if name == "sklearn-_TemperatureScaling":
+        from sklearn.calibration import _TemperatureScaling
+
+        t0 = time.perf_counter()
+        m = _TemperatureScaling().fit(Z, y)
+        t = time.perf_counter() - t0
+        print(json.dumps({"fit_s": t, "beta": float(m.beta_)}))
+        return
+    from skcal._peers import PEERS
+
+    model = PEERS[name][1](0)
+    t0 = time.perf_counter()
+    model.fit(Z, y)
+    t = time.perf_counter() - t0
+    P = model.predict_proba(Z)
+    nll = float(-np.mean(np.log(np.maximum(P[np.arange(n), y], 1e-300))))
+    out = {"fit_s": t, "nll": nll}
+    if name == "sklearn-temperature":
+        cal = model.model_.calibrated_classifiers_[0].calibrators[0]
+        out["beta"] = float(np.asarray(cal.beta_))
+    print(json.dumps(out))
+
+
+def run_peer(name, n, k, seed, timeout):
+    """Run :func:`_peer_child` in a subprocess; return a dict or a reason string."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--peer-child", name,
+           f"{n}x{k}", "--seed", str(seed)]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"timed out (> {timeout:.0f} s)"
+    if res.returncode != 0:
+        last = (res.stderr.strip().splitlines() or ["failed"])[-1]
+        if "PeerUnavailable" in last or "not installed" in last:
+            return "not installed"
+        return f"failed: {last[:80]}"
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------ temperature
+def bench_temperature(sizes, backends, repeat, peers, timeout, seed):
+    from skcal import TemperatureScaler
+
+    rows = []
+    for n, k in sizes:
+        Z, y = make_logits(n, k, seed=seed)
+        beta_ref = None
+        for backend in backends:
+            if backend == "torch":
+                import torch
+
+                Zb, yb = torch.from_numpy(Z), torch.from_numpy(y)
+                t_pass, _ = best_time(lambda: torch_pass(Zb, yb), repeat=repeat)
+            else:
+                Zb, yb = Z, y
+                t_pass, _ = best_time(lambda: numpy_pass(Z, y), repeat=repeat)
+            t_fit, ts = best_time(lambda: TemperatureScaler().fit(Zb, yb), repeat=repeat)
+            t_pred, _ = best_time(lambda: ts.predict_proba(Zb), repeat=repeat)
+            beta = 1.0 / ts.temperature_
+            if beta_ref is None:
+                beta_ref = exact_beta(Z, y, beta)
+            rows.append([f"{n:,}x{k:,}", backend, f"{t_pass:.3f}", f"{t_fit:.3f}",
+                         f"{t_fit / t_pass:.2f}", ts.n_iter_, f"{t_pred / t_pass:.2f}",
+                         f"{abs(beta - beta_ref) / beta_ref:.1e}"])
+        sk = run_peer("sklearn-_TemperatureScaling", n, k, seed, timeout) if peers \
+            else "not run (--no-peers)"
+        if isinstance(sk, dict):
+            t_np = float([r for r in rows if r[0] == f"{n:,}x{k:,}"][0][3])
+            rows.append([f"{n:,}x{k:,}", "sklearn _TemperatureScaling", "", f"{sk['fit_s']:.3f}",
+                         "", "", "", f"{abs(sk['beta'] - beta_ref) / beta_ref:.1e}"])
+            rows.append([f"{n:,}x{k:,}", "**speed-up skcal(numpy) vs sklearn**", "", "",
+                         f"**{sk['fit_s'] / t_np:.1f}x**", "", "", ""])
+        else:
+            rows.append([f"{n:,}x{k:,}", f"sklearn: {sk}", "", "", "", "", "", ""])
+        del Z, y
+    _table(
+        "TemperatureScaler (float32): fit and predict_proba in passes; error vs the exact optimum",
+        ["size", "backend", "pass s", "fit s", "fit / pass", "n_iter_ (full passes)",
+         "predict_proba / pass", "rel. error of beta"],
+        rows,
+    )
+
+
+# ----------------------------------------------------------------- vector
+def bench_vector(size, repeat, peers, timeout, seed):
+    import skcal
+
+    if not hasattr(skcal, "VectorScaler"):
+        print("\nVectorScaler is not in skcal yet; skipped.")
+        return
+    n, k = size
+    Z, y = make_logits(n, k, seed=seed)
+    t_pass, _ = best_time(lambda: numpy_pass(Z, y), repeat=repeat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_fit, vs = best_time(lambda: skcal.VectorScaler().fit(Z, y), repeat=repeat)
+    P = vs.predict_proba(Z)
+    nll = float(-np.mean(np.log(P[np.arange(n), y])))
+    rows = [["skcal VectorScaler", f"{t_fit:.2f}", f"{t_fit / t_pass:.1f}", f"{nll:.6f}", ""]]
+    for name in ("netcal-vector", "probmetrics-vector"):
+        r = run_peer(name, n, k, seed, timeout) if peers else "not run (--no-peers)"
+        if isinstance(r, dict):
+            rows.append([name, f"{r['fit_s']:.2f}", f"{r['fit_s'] / t_pass:.1f}",
+                         f"{r['nll']:.6f}", f"**{r['fit_s'] / t_fit:.1f}x**"])
+        else:
+            rows.append([name, r, "", "", f"> {timeout / t_fit:.0f}x" if "timed" in r else ""])
+    _table(f"VectorScaler fit at {n:,}x{k:,} float32 (NLL on the calibration set)",
+           ["method", "fit s", "fit / pass", "NLL", "skcal speed-up"], rows)
+
+
+# ----------------------------------------------------------------- growth
+def bench_growth(repeat, seed, quick):
+    import skcal
+
+    names = [c for c in ("TemperatureScaler", "VectorScaler", "PlattScaler", "IsotonicScaler")
+             if hasattr(skcal, c)]
+    grid = ([(10_000, 10), (100_000, 10), (10_000, 100)] if quick else
+            [(10_000, 10), (100_000, 10), (1_000_000, 10),
+             (100_000, 10), (100_000, 100), (100_000, 1_000)])
+    rows = []
+    for n, k in dict.fromkeys(grid):
+        Z, y = make_logits(n, k, seed=seed)
+        t_pass, _ = best_time(lambda: numpy_pass(Z, y), repeat=repeat)
+        for name in names:
+            cls = getattr(skcal, name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t_fit, est = best_time(lambda: cls().fit(Z, y), repeat=1)
+                t_pred, _ = best_time(lambda: est.predict_proba(Z), repeat=repeat)
+            rows.append([f"{n:,}x{k:,}", name, f"{t_pass:.3f}", f"{t_fit:.3f}",
+                         f"{t_fit / t_pass:.1f}", f"{t_pred:.3f}", f"{t_pred / t_pass:.1f}"])
+    _table("Every calibrator (numpy, float32): time against rows and classes",
+           ["size", "calibrator", "pass s", "fit s", "fit / pass", "predict_proba s",
+            "predict / pass"], rows)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=",".join(f"{n}x{k}" for n, k in TARGET_SIZES),
+                    help="comma-separated NxK sizes for temperature scaling")
+    ap.add_argument("--backends", default="numpy,torch")
+    ap.add_argument("--vector-size", default="100000x100")
+    ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    ap.add_argument("--no-peers", action="store_true", help="skip peer libraries")
+    ap.add_argument("--peer-timeout", type=float, default=900.0, help="seconds per peer fit")
+    ap.add_argument("--growth", action="store_true", help="only the growth table")
+    ap.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--peer-child", nargs=2, metavar=("NAME", "NxK"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.peer_child:
+        n, k = _size(args.peer_child[1])
+        _peer_child(args.peer_child[0], n, k, args.seed)
+        return
+    backends = [b for b in args.backends.split(",") if b]
+    if "torch" in backends:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            print("torch is not installed: torch backend skipped.")
+            backends.remove("torch")
+    print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs)")
+    if args.growth:
+        bench_growth(args.repeat, args.seed, args.quick)
+        return
+    sizes = ([(100_000, 10), (20_000, 100)] if args.quick
+             else [_size(s) for s in args.sizes.split(",")])
+    vsize = (20_000, 20) if args.quick else _size(args.vector_size)
+    bench_temperature(sizes, backends, args.repeat, not args.no_peers, args.peer_timeout,
+                      args.seed)
+    bench_vector(vsize, args.repeat, not args.no_peers, args.peer_timeout, args.seed)
+
+
+if __name__ == "__main__":
+    main()
