@@ -75,12 +75,9 @@ def cancer():
 
 
 @pytest.fixture(scope="module")
-def digits_mlp(digits):
+def digits_mlp(fitted_models):
     """A small MLP fitted on the digits training part (over-confident)."""
-    Xtr, ytr = digits[:2]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return MLPClassifier((32,), max_iter=300, random_state=0).fit(Xtr, ytr)
+    return fitted_models("digits", "mlp")
 
 
 def _scaled(clf):
@@ -167,20 +164,17 @@ def test_calibrated_temperature_binary_is_half_sklearn_temperature(cancer):
 
 
 @pytest.mark.parametrize(
-    "make_clf, response",
-    [
-        (lambda: _scaled(LinearSVC()), "decision_function"),
-        (lambda: MLPClassifier((32,), max_iter=300, random_state=0), "predict_proba"),
-    ],
+    "model, response",
+    [("linear_svc", "decision_function"), ("mlp", "predict_proba")],
 )
-def test_calibrated_temperature_multiclass_matches_sklearn(digits, make_clf, response):
+def test_calibrated_temperature_multiclass_matches_sklearn(
+    digits, fitted_models, model, response
+):
     # Multiclass temperature scaling is the same model in both libraries. For
     # predict_proba, sklearn takes log(p + 1e-12) and skcal log(max(p, tiny));
     # they differ only where p ~ 1e-12, which the MLP's rows barely have.
-    Xtr, ytr, Xc, yc, Xte, _yte = digits
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        clf = make_clf().fit(Xtr, ytr)
+    _, _, Xc, yc, Xte, _ = digits
+    clf = fitted_models("digits", model)
     ref = CalibratedClassifierCV(FrozenEstimator(clf), method="temperature").fit(Xc, yc)
     ours = CalibratedClassifier(FrozenEstimator(clf), TemperatureScaler()).fit(Xc, yc)
     assert ours.response_method_ == response
