@@ -55,6 +55,26 @@ def _weights(sample_weight, n):
     return sample_weight, float(np.sum(sample_weight))
 
 
+def _row_max(A):
+    """Row maxima of a 2-D array, shape (n, 1) (column fold for few columns)."""
+    if A.shape[1] <= _FEW_COLUMNS:
+        m = A[:, 0].copy()
+        for j in range(1, A.shape[1]):
+            np.maximum(m, A[:, j], out=m)
+        return m[:, None]
+    return A.max(axis=1, keepdims=True)
+
+
+def _shifted_affine(Zc, scale, bias, wd):
+    """``scale * Zc + bias - rowmax`` as a new array of dtype ``wd``."""
+    A = np.array(Zc, dtype=wd) if scale is None else np.multiply(
+        Zc, np.asarray(scale, dtype=wd), dtype=wd)
+    if bias is not None:
+        A += np.asarray(bias, dtype=wd)
+    A -= _row_max(A)
+    return A
+
+
 def log_softmax(Z, scale=None, bias=None, out=None):
     """Row-wise log-softmax of the affine map ``scale * Z + bias``.
 
@@ -72,21 +92,24 @@ def log_softmax(Z, scale=None, bias=None, out=None):
     Returns
     -------
     ndarray of shape (n_samples, n_classes)
-        ``log softmax(scale * Z + bias)``, computed in float64 per chunk with
-        the max-shift (log-sum-exp) trick, so it is finite for any finite input.
+        ``log softmax(scale * Z + bias)`` with the max-shift (log-sum-exp)
+        trick, so it is finite for any finite input.
+
+    Notes
+    -----
+    Computed per row chunk in the output precision: float64 for float64
+    logits, float32 otherwise (the result is float32 then, and the shifted
+    exponentials summed have one term equal to 1 and none above, so the row
+    sum is exact to ~1e-7 relative).
     """
     n, k = Z.shape
+    wd = output_dtype(Z.dtype)
     if out is None:
-        out = np.empty((n, k), dtype=output_dtype(Z.dtype))
-    for sl in chunk_rows(n, k):
-        A = _work(Z[sl])
-        if scale is not None:
-            A = A * scale
-        if bias is not None:
-            A = A + bias
-        A = A - A.max(axis=1, keepdims=True)
-        A -= np.log(np.exp(A).sum(axis=1, keepdims=True))
-        out[sl] = A
+        out = np.empty((n, k), dtype=wd)
+    for sl in chunk_rows(n, k, np.dtype(wd).itemsize):
+        A = _shifted_affine(Z[sl], scale, bias, wd)
+        lse = np.log(np.exp(A).sum(axis=1, keepdims=True))
+        np.subtract(A, lse, out=out[sl])
     return out
 
 
@@ -98,9 +121,14 @@ def softmax(Z, scale=None, bias=None):
     ndarray of shape (n_samples, n_classes)
         Probabilities in :func:`output_dtype`; each row sums to 1.
     """
-    P = log_softmax(Z, scale, bias)
-    np.exp(P, out=P)
-    return P
+    n, k = Z.shape
+    wd = output_dtype(Z.dtype)
+    out = np.empty((n, k), dtype=wd)
+    for sl in chunk_rows(n, k, np.dtype(wd).itemsize):
+        A = _shifted_affine(Z[sl], scale, bias, wd)
+        np.exp(A, out=A)
+        np.divide(A, A.sum(axis=1, keepdims=True), out=out[sl])
+    return out
 
 
 def argmax_rows(P):
