@@ -220,8 +220,12 @@ def main(argv=None):
     ap.add_argument("--no-peers", action="store_true", help="skip peer libraries")
     ap.add_argument("--peer-timeout", type=float, default=900.0, help="seconds per peer fit")
     ap.add_argument("--growth", action="store_true", help="only the growth table")
+    ap.add_argument("--no-vector", action="store_true", help="skip the VectorScaler table")
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch.set_num_threads for this benchmark process (default: "
+                         "torch's own); 1 avoids OpenMP spin-waiting on a loaded machine")
     ap.add_argument("--peer-child", nargs=2, metavar=("NAME", "NxK"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.peer_child:
@@ -235,7 +239,14 @@ def main(argv=None):
         except ImportError:
             print("torch is not installed: torch backend skipped.")
             backends.remove("torch")
-    print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs)")
+    if args.torch_threads and "torch" in backends:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+        print(f"torch intra-op threads: {args.torch_threads}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs, "
+          f"load average {load:.1f})")
     if args.growth:
         bench_growth(args.repeat, args.seed, args.quick)
         return
@@ -244,7 +255,8 @@ def main(argv=None):
     vsize = (20_000, 20) if args.quick else _size(args.vector_size)
     bench_temperature(sizes, backends, args.repeat, not args.no_peers, args.peer_timeout,
                       args.seed)
-    bench_vector(vsize, args.repeat, not args.no_peers, args.peer_timeout, args.seed)
+    if not args.no_vector:
+        bench_vector(vsize, args.repeat, not args.no_peers, args.peer_timeout, args.seed)
 
 
 if __name__ == "__main__":
