@@ -44,7 +44,7 @@ from sklearn.utils.validation import (
 from ._backend import _numpy
 from ._logits import _classifier_scores, _log_proba, _resolve_response_method
 from ._temperature import TemperatureScaler
-from .base import _encode_with
+from .utils._labels import encode_labels as _encode_with
 
 __all__ = ["CalibratedClassifier"]
 
@@ -349,7 +349,19 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "Found array with 0 sample(s); fit needs at least 2 classes."
             )
         self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
+        if frozen and not ensemble and hasattr(estimator, "classes_"):
+            # A pre-fitted classifier fixes the classes (and their columns); a
+            # calibration set may lack some of them (the calibrator warns).
+            est_classes = np.asarray(estimator.classes_)
+            try:
+                _encode_with(est_classes, y)
+            except ValueError as exc:
+                raise ValueError(
+                    f"The calibration labels must be classes of the fitted classifier "
+                    f"(classes_ {est_classes[:10].tolist()!r}): {exc}"
+                ) from exc
+            self.classes_ = est_classes
+        if len(np.unique(y)) < 2:
             raise ValueError(
                 f"y has 1 class ({self.classes_[0]!r}); calibration needs at least "
                 "2 classes."

@@ -40,15 +40,25 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, curvature=0.0):
     prev = None
     n_up = 0  # consecutive steps upwards while no f' > 0 has been seen
     for it in range(1, max_iter + 1):
-        _, g, h = xp.temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=stats)
+        f, g, h = map(
+            float, xp.temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=stats)
+        )
         if beta <= b_min and g >= 0:
             return b_min, it, "lower", curvature
         if beta >= b_max and g <= 0:
             return b_max, it, "upper", curvature
-        if g == 0 and h == 0:
-            # every row's softmax is saturated on its true class: the NLL is flat
-            # (zero) from here on, i.e. the calibration set is separable.
+        if f == 0 and g <= 0:
+            # the NLL (>= 0) has reached 0: every row's softmax is saturated on
+            # its true class from here on, i.e. the logits separate the set.
             return b_max, it, "upper", curvature
+        if g == 0 and h == 0:
+            if f == 0:
+                # every row's softmax is saturated on its true class: the NLL is
+                # flat (zero) from here on, i.e. the calibration set is separable.
+                return b_max, it, "upper", curvature
+            # every row's logits are equal: T changes nothing, the logits carry
+            # no information; take the uninformative bound.
+            return b_min, it, "lower", curvature
         if g == 0:
             return beta, it, "converged", curvature
         if g > 0:
@@ -59,7 +69,10 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, curvature=0.0):
             # finite difference of f'' between the last two iterates -> f'''
             f3 = (h - prev[1]) / (beta - prev[0])
             curvature = max(curvature, abs(f3) / (2.0 * h))
-        cand = beta - g / h if h > 0 else math.nan
+        newton = beta - g / h if h > 0 else math.nan
+        if abs(newton - beta) <= tol * beta:  # False for NaN
+            return newton, it, "converged", curvature
+        cand = newton
         if g < 0 and not hi_tested and not cand <= 1.01 * beta:
             # f' -> 0 only exponentially fast on (near-)separable data, where
             # Newton's steps stay of constant size: grow geometrically instead
@@ -67,8 +80,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, curvature=0.0):
             n_up += 1
             if n_up >= 2 and not cand >= 2 * beta:
                 cand = 2 * beta
-        is_newton = h > 0 and lo < cand < hi and cand == beta - g / h
-        if not is_newton:
+        if not lo < cand < hi:
             if cand <= lo and not lo_tested:
                 cand = lo
             elif cand >= hi and not hi_tested:
@@ -77,6 +89,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, curvature=0.0):
                 cand = hi if not hi_tested else lo
             else:
                 cand = math.sqrt(lo * hi)
+        is_newton = cand == newton
         step = abs(cand - beta)
         if step <= tol * beta or (hi - lo) <= tol * lo:
             return cand, it, "converged", curvature
@@ -144,8 +157,10 @@ def fit_temperature(
     no ``f' > 0`` has been seen, a second step upwards of more than 1% at least
     doubles ``beta``: on (near-)separable data ``f'`` decays exponentially and
     Newton's steps would stay of constant size. If every row's softmax
-    saturates on its true class (``f' = f'' = 0``) the set is separable and
-    ``beta`` goes to its upper bound.
+    saturates on its true class (the NLL evaluates to exactly 0 in float64)
+    the set is separable and ``beta`` goes to its upper bound; if every row's
+    logits are equal (``f' = f'' = 0`` with ``f > 0``) ``T`` changes nothing and
+    ``beta`` goes to its lower bound.
 
     Stopping rule: near the optimum Newton converges quadratically, the error
     left after a step ``d`` being about ``c d^2`` with
@@ -273,17 +288,18 @@ class TemperatureScaler(BaseCalibrator):
         self.n_iter_ = n_iter
         if status == "lower":
             warnings.warn(
-                "The NLL-optimal inverse temperature is <= 0: the logits are "
-                "uninformative or anti-informative on the calibration set. The "
-                f"temperature is set to its upper bound {self.temperature_:g}.",
+                "The NLL-optimal temperature is at or above the upper bound "
+                f"{self.temperature_:g}: the logits are uninformative (e.g. equal "
+                "within each row) or anti-informative on the calibration set, or on "
+                "a huge scale. The temperature is set to that bound.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
         elif status == "upper":
             warnings.warn(
-                "The calibration set is separated by the logits: the NLL decreases "
-                "as T -> 0. The temperature is set to its lower bound "
-                f"{self.temperature_:g}.",
+                "The NLL keeps decreasing as T -> 0 down to the lower bound "
+                f"{self.temperature_:g}: the logits separate the calibration set, or "
+                "are on a tiny scale. The temperature is set to that bound.",
                 ConvergenceWarning,
                 stacklevel=3,
             )

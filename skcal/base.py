@@ -15,15 +15,15 @@ sample weights), chooses the backend, and implements ``fit``,
 
 import sys
 import warnings
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._backend import _numpy
+from .utils._labels import encode_labels, resolve_classes
 from .utils._array import get_backend, is_torch_tensor, to_numpy
 from .utils.validation import check_sample_weight, check_scores
 
@@ -64,7 +64,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(
                     f"X has {n_cols} features, but {self.__class__.__name__} is "
                     f"expecting {self.n_features_in_} features as input: it was fitted "
-                    f"on {n_classes} classes {list(self.classes_)!r}. Reshape your data "
+                    f"on {n_classes} classes {self.classes_[:10].tolist()!r}. Reshape your data "
                     f"to (n_samples, {n_classes})"
                     + (" or pass a 1-D score vector." if n_classes == 2 else ".")
                 )
@@ -84,58 +84,14 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
                 f"{y_np.shape[0]}."
             )
         check_classification_targets(y_np)
-        if self.classes is not None:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
-                raise ValueError("classes must be a 1-D sequence of distinct labels.")
-            if len(classes) != n_columns:
-                raise ValueError(
-                    f"classes has {len(classes)} labels but X has {n_columns} columns "
-                    "(after expanding a binary score vector to 2 columns)."
-                )
-            y_enc = _encode_with(classes, y_np)
-            present = np.unique(y_enc)
-            if len(present) < len(classes):
-                missing = np.setdiff1d(np.arange(len(classes)), present)
-                warnings.warn(
-                    f"Classes {list(classes[missing])[:10]!r} never occur in the "
-                    "calibration set; their columns are calibrated without examples.",
-                    UserWarning,
-                    stacklevel=3,
-                )
-        else:
-            classes, y_enc = np.unique(y_np, return_inverse=True)
-            if len(classes) < 2:
-                raise ValueError(
-                    f"y contains only one class ({classes[0]!r}); a calibrator needs at "
-                    "least 2 classes, or pass classes=[...] to name the columns of X."
-                )
-            if len(classes) != n_columns:
-                is_int = type_of_target(y_np) in ("binary", "multiclass") and (
-                    np.issubdtype(classes.dtype, np.integer)
-                )
-                if (
-                    is_int
-                    and len(classes) < n_columns
-                    and classes.min() >= 0
-                    and classes.max() < n_columns
-                ):
-                    missing = np.setdiff1d(np.arange(n_columns), classes)
-                    warnings.warn(
-                        f"Classes {list(missing)[:10]!r} never occur in the calibration "
-                        f"set; taking classes_ = 0..{n_columns - 1} from the {n_columns} "
-                        "columns of X (pass classes=... to be explicit).",
-                        UserWarning,
-                        stacklevel=3,
-                    )
-                    classes = np.arange(n_columns, dtype=classes.dtype)
-                    y_enc = y_np.astype(np.int64)
-                else:
-                    raise ValueError(
-                        f"y has {len(classes)} classes but X has {n_columns} columns. "
-                        "Each column of X must be the logit (or probability) of one "
-                        "class; pass classes=[...] to name them."
-                    )
+        classes, y_enc, missing = resolve_classes(y_np, n_columns, self.classes)
+        if len(missing):
+            warnings.warn(
+                f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the calibration set; "
+                "their columns are calibrated without examples.",
+                UserWarning,
+                stacklevel=3,
+            )
         self.classes_ = classes
         return np.asarray(y_enc, dtype=np.int64)
 
@@ -319,7 +275,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
                 f"X and y have different numbers of samples: {Z.shape[0]} and "
                 f"{y_np.shape[0]}."
             )
-        y_enc = _encode_with(self.classes_, y_np)
+        y_enc = encode_labels(self.classes_, y_np)
         sw = check_sample_weight(sample_weight, Z.shape[0])
         LP = to_numpy(self._predict_log_proba(Z, xp))
         return _numpy.mean_log_likelihood(LP, y_enc, sw)
@@ -349,21 +305,4 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         tags.classifier_tags.poor_score = True
         tags.target_tags.required = True
         return tags
-
-
-def _encode_with(classes, y):
-    """Map labels ``y`` to positions in ``classes``; ValueError for unseen labels."""
-    order = np.argsort(classes, kind="stable")
-    sorted_classes = classes[order]
-    try:
-        pos = np.clip(np.searchsorted(sorted_classes, y), 0, len(classes) - 1)
-        known = sorted_classes[pos] == y
-    except TypeError as exc:
-        raise ValueError(f"Labels in y cannot be compared with classes_ {list(classes)!r}.") from exc
-    if not np.all(known):
-        raise ValueError(
-            f"y contains labels not among the classes {list(classes)!r}: "
-            f"{list(np.unique(y[~known]))[:10]!r}."
-        )
-    return order[pos].astype(np.int64)
 

@@ -59,8 +59,11 @@ def test_isotonic_hand_computed_pava_and_out_of_range():
     np.testing.assert_allclose(P[:, 1], [0.0, 0.5, 0.5, 0.5, 1.0])
     np.testing.assert_allclose(P[:, 0], 1.0 - P[:, 1])
     # between knots: linear (1.5 -> 1/4); outside the range: the end values, never NaN
-    P = iso.predict_proba([1.5, -1e4, 1e4, -1e300, 1e300])
+    P = iso.predict_proba([1.5, -1e4, 1e4, -1e100, 1e100])
     np.testing.assert_allclose(P[:, 1], [0.25, 0.0, 1.0, 0.0, 1.0])
+    # beyond skcal's documented logit range (1e100): a clear error, not a guess
+    with pytest.raises(ValueError, match="magnitude"):
+        iso.predict_proba([1.5, 1e300])
 
 
 def test_isotonic_hand_computed_weights():

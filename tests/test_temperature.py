@@ -135,7 +135,7 @@ def test_temperature_separable_data_hits_lower_bound(rng):
     Z = rng.normal(size=(200, 3))
     y = Z.argmax(1)
     Z[np.arange(200), y] += 5.0  # margin: NLL decreases as T -> 0
-    with pytest.warns(ConvergenceWarning, match="separated"):
+    with pytest.warns(ConvergenceWarning, match="separate"):
         ts = TemperatureScaler().fit(Z, y)
     assert ts.temperature_ == TEMPERATURE_MIN
     P = ts.predict_proba(Z)

@@ -45,6 +45,7 @@ SKLEARN_CHECKS_NOT_APPLICABLE = {
     "check_estimators_nan_inf": _WRONG_SHAPE.format("check_rejects_nan_inf"),
     "check_classifiers_classes": _WRONG_SHAPE.format("check_label_encodings"),
     "check_classifiers_train": _WRONG_SHAPE.format("check_predict_consistency, check_wrong_column_count"),
+    "check_estimators_dtypes": _WRONG_SHAPE.format("check_dtypes"),
 }
 
 

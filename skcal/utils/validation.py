@@ -4,6 +4,7 @@ All array checks of the package live here, so that every estimator raises the
 same clear ``ValueError`` for the same problem.
 """
 
+import math
 import numbers
 import sys
 
@@ -17,6 +18,7 @@ __all__ = [
     "check_sample_weight",
     "probability_row_tolerance",
     "INPUT_TYPES",
+    "MAX_ABS_LOGIT",
 ]
 
 INPUT_TYPES = ("logits", "probabilities")
@@ -39,6 +41,20 @@ def probability_row_tolerance(dtype):
     """
     name = str(dtype)
     return 1e-2 if ("16" in name) else 1e-4
+
+
+#: Largest accepted logit magnitude. Beyond it, products such as ``w * z`` or
+#: ``z ** 2`` in the calibration objectives overflow float64.
+MAX_ABS_LOGIT = 1e100
+
+
+def _check_magnitude(name, lo, hi):
+    if max(-lo, hi) > MAX_ABS_LOGIT:
+        raise ValueError(
+            f"Input {name} has logits of magnitude {max(-lo, hi):.3g}; skcal accepts "
+            f"|logit| <= {MAX_ABS_LOGIT:g} (beyond it the calibration objectives "
+            "overflow float64). Rescale the scores."
+        )
 
 
 def _fail_nonfinite(name, has_nan):
@@ -91,7 +107,8 @@ def check_scores(X, *, input_type="logits", name="X"):
     Raises
     ------
     ValueError
-        If ``X`` is empty, not 1-D or 2-D, contains NaN or infinity, or (for
+        If ``X`` is empty, not 1-D or 2-D, contains NaN or infinity, holds
+        logits larger in magnitude than :data:`MAX_ABS_LOGIT` (1e100), or (for
         probabilities) has values outside [0, 1] or rows whose sum differs from
         1 by more than :func:`probability_row_tolerance`.
     """
@@ -122,8 +139,13 @@ def check_scores(X, *, input_type="logits", name="X"):
         )
     if X.ndim == 2 and X.shape[1] == 0:
         raise ValueError(f"Input {name} is empty: it has 0 columns.")
-    if not np.isfinite(X).all():
-        _fail_nonfinite(name, bool(np.isnan(X).any()))
+    # Two reductions and no temporary array: NaN propagates through min/max
+    # and an infinity shows as one of them.
+    lo, hi = float(X.min()), float(X.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
+    if input_type == "logits":
+        _check_magnitude(name, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
         if n_input_columns == 1:
@@ -134,10 +156,10 @@ def check_scores(X, *, input_type="logits", name="X"):
             return Z, 1
         return X, n_input_columns
     # probabilities
-    if (X < 0).any() or (X > 1).any():
+    if lo < 0 or hi > 1:
         raise ValueError(
             f"Input {name} holds probabilities (input_type='probabilities') but has "
-            f"values outside [0, 1] (min {X.min():.6g}, max {X.max():.6g})."
+            f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})."
         )
     if n_input_columns == 1:
         p1 = X.reshape(-1)
@@ -168,20 +190,23 @@ def _check_scores_torch(X, input_type, name):
         )
     if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
         raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
-    finite = torch.isfinite(X).all()
-    if not bool(finite):
-        _fail_nonfinite(name, bool(torch.isnan(X).any()))
     X = X.detach()
+    lo_t, hi_t = torch.aminmax(X)
+    lo, hi = float(lo_t), float(hi_t)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
+    if input_type == "logits":
+        _check_magnitude(name, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
         if n_input_columns == 1:
             s = X.reshape(-1)
             return torch.stack([torch.zeros_like(s), s], dim=1), 1
         return X, n_input_columns
-    if bool((X < 0).any()) or bool((X > 1).any()):
+    if lo < 0 or hi > 1:
         raise ValueError(
             f"Input {name} holds probabilities (input_type='probabilities') but has "
-            f"values outside [0, 1] (min {float(X.min()):.6g}, max {float(X.max()):.6g})."
+            f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})."
         )
     if n_input_columns == 1:
         p1 = X.reshape(-1)

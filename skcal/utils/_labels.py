@@ -1,0 +1,115 @@
+"""Label -> column resolution shared by the calibrators and the metrics."""
+
+import numpy as np
+from sklearn.utils.multiclass import type_of_target
+
+__all__ = ["resolve_classes", "encode_labels"]
+
+
+def encode_labels(classes, y):
+    """Positions of the labels ``y`` in ``classes``.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Distinct labels, in column order (not necessarily sorted).
+    y : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), int64
+
+    Raises
+    ------
+    ValueError
+        If a label of ``y`` is not in ``classes`` (the message lists them).
+    """
+    order = np.argsort(classes, kind="stable")
+    sorted_classes = classes[order]
+    try:
+        pos = np.clip(np.searchsorted(sorted_classes, y), 0, len(classes) - 1)
+        known = sorted_classes[pos] == y
+    except TypeError as exc:
+        raise ValueError(
+            f"Labels in y cannot be compared with the classes {list(classes)!r}."
+        ) from exc
+    if not np.all(known):
+        raise ValueError(
+            f"y contains labels not among the classes {np.asarray(classes)[:20].tolist()!r}: "
+            f"{np.asarray(np.unique(y[~known]))[:10].tolist()!r}."
+        )
+    return order[pos].astype(np.int64)
+
+
+def resolve_classes(y, n_columns, classes=None, *, name="classes"):
+    """Decide which label each column belongs to, and encode ``y``.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels (validated 1-D classification targets).
+    n_columns : int
+        Number of columns (classes) of the scores or probabilities.
+    classes : array-like of shape (n_columns,), default=None
+        Explicit labels of the columns. When None, the sorted unique labels of
+        ``y`` are used if there are exactly ``n_columns`` of them. Fewer labels
+        are accepted only when they are integers that include 0 and are below
+        ``n_columns``: the columns are then the classes ``0..n_columns-1``
+        (the usual encoding of a model's outputs). Any other case is
+        ambiguous and raises.
+    name : str, default="classes"
+        The parameter name to suggest in error messages.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_columns,)
+    y_encoded : ndarray of shape (n_samples,), int64
+    missing : ndarray
+        Labels of ``classes`` that never occur in ``y``.
+
+    Raises
+    ------
+    ValueError
+        If ``classes`` is not 1-D and distinct, its length differs from
+        ``n_columns``, ``y`` has labels outside it, ``y`` has a single class
+        and ``classes`` is None, or the mapping from labels to columns is
+        ambiguous.
+    """
+    if classes is not None:
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
+            raise ValueError(f"{name} must be a 1-D sequence of distinct labels.")
+        if len(classes) != n_columns:
+            raise ValueError(
+                f"{name} has {len(classes)} labels but there are {n_columns} columns "
+                "(a binary score vector counts as 2 columns)."
+            )
+        y_enc = encode_labels(classes, y)
+    else:
+        classes, y_enc = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"y contains only one class ({classes[0]!r}); at least 2 classes are "
+                f"needed, or pass {name}=[...] to name the {n_columns} columns."
+            )
+        if len(classes) != n_columns:
+            is_int = type_of_target(y) in ("binary", "multiclass") and np.issubdtype(
+                classes.dtype, np.integer
+            )
+            if (
+                is_int
+                and len(classes) < n_columns
+                and classes.min() == 0
+                and classes.max() < n_columns
+            ):
+                classes = np.arange(n_columns, dtype=classes.dtype)
+                y_enc = np.asarray(y, dtype=np.int64)
+            else:
+                raise ValueError(
+                    f"y has {len(classes)} distinct labels {np.asarray(classes)[:10].tolist()!r} but "
+                    f"there are {n_columns} columns, so which label belongs to which "
+                    f"column is ambiguous; pass {name}=[...] with the label of each "
+                    "column (e.g. the classifier's classes_)."
+                )
+    missing = np.setdiff1d(classes, classes[np.unique(y_enc)]) if len(y_enc) else classes
+    return classes, np.asarray(y_enc, dtype=np.int64), missing
