@@ -225,8 +225,64 @@ def test_load_unsupported_suffix_and_corrupt_npz(tmp_path):
     with pytest.raises(ValueError, match="unsupported file type"):
         load_logits_file(tmp_path / "a.txt")
     (tmp_path / "c.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="not a readable .npz"):
+    with pytest.raises(ValueError, match=r"c.npz: not a valid .npz \(zip\) file"):
         load_logits_file(tmp_path / "c.npz")
+
+
+def test_object_npz_names_file_and_never_unpickles(tmp_path):
+    f = tmp_path / "obj.npz"
+    np.savez(f, logits=np.array([[1.0, "a"]], dtype=object), y=np.array([0]))
+    with pytest.raises(ValueError, match=r"obj.npz: holds object arrays \(key "
+                       r"'logits'.*numeric arrays and never unpickles"):
+        load_logits_file(f)
+
+
+def test_npy_pair_object_or_not_npy(tmp_path):
+    np.save(tmp_path / "o_logits.npy", np.array([None, 1.0], dtype=object))
+    np.save(tmp_path / "o_labels.npy", np.array([0, 1]))
+    with pytest.raises(ValueError, match="o_logits.npy: holds an object array"):
+        load_logits_file(tmp_path / "o_logits.npy")
+    (tmp_path / "t_logits.npy").write_text("0.1,0.2\n")
+    np.save(tmp_path / "t_labels.npy", np.array([0]))
+    with pytest.raises(ValueError, match="t_logits.npy: not a valid .npy file"):
+        load_logits_file(tmp_path / "t_logits.npy")
+
+
+def test_load_csv_text_labels_map_to_columns_in_sorted_order(tmp_path):
+    # Logit column k belongs to the k-th label in sorted order: ant, bee, cat.
+    f = tmp_path / "t.csv"
+    f.write_text(
+        "z0,z1,z2,label,split\n"
+        "1,0,0,cat,val\n"
+        "0,1,0,ant,val\n"
+        "0,0,1,bee,val\n"
+        "2,0,0, ant ,test\n"
+        "0,0,2,cat,test\n"
+    )
+    d = load_logits_file(f)
+    np.testing.assert_array_equal(d.y_val, [2, 0, 1])
+    np.testing.assert_array_equal(d.y_test, [0, 2])
+    assert d.y_val.dtype == np.int64 and d.n_classes == 3
+    assert d.info["classes"] == ["ant", "bee", "cat"]
+    assert "ant, bee, cat" in d.DESCR
+
+
+def test_load_csv_text_labels_agree_with_calibrator_classes(tmp_path):
+    """The CSV rule is the calibrators' rule: classes_ = sorted unique labels."""
+    from skcal import TemperatureScaler
+
+    names = np.array(["no", "yes", "maybe"] * 4)
+    z = np.arange(36, dtype=np.float64).reshape(12, 3) / 4  # distinct rows
+    f = tmp_path / "c.csv"
+    f.write_text("a,b,c,label\n" + "".join(
+        f"{r[0]},{r[1]},{r[2]},{n}\n" for r, n in zip(z, names)))
+    d = load_logits_file(f, random_state=0)
+    est = TemperatureScaler().fit(z, names)
+    all_z = np.vstack([d.logits_val, d.logits_test])
+    all_y = np.concatenate([d.y_val, d.y_test])
+    for row, k in zip(all_z, all_y):
+        i = np.flatnonzero((z == row).all(axis=1))[0]
+        assert est.classes_[k] == names[i]
 
 
 @pytest.mark.parametrize(
@@ -234,7 +290,13 @@ def test_load_unsupported_suffix_and_corrupt_npz(tmp_path):
     [
         ("a,b\n1,2\n", "exactly one 'label'"),
         ("a,b,label\n1,2,0\n1,2\n", "line 3 has 2 fields"),
-        ("a,b,label\n1,x,0\n", "non-numeric"),
+        ("a,b,label\n1,x,0\n", "non-numeric value 'x' in logit column 'b' "
+         r"\(line 2\)"),
+        ("a,b,label\n1,2,0\n3,4,cat\n", "label column 'label' mixes numbers and "
+         r"text, e.g. 'cat' \(line 3\)"),
+        ("a,b,y\n1,2,x\n3,4,\n", r"empty value in label column 'y' \(line 3\)"),
+        ("a,b,label\n1,2,x\n3,4,y\n5,6,z\n", "3 distinct text labels "
+         r"\['x', 'y', 'z'\] but there are 2 logit columns"),
         ("a,b,label,split\n1,2,0,train\n", "'val' or 'test'"),
         ("a,b,label\n", "no rows"),
         ("", "empty CSV"),

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -242,6 +243,43 @@ def _check_pair(logits, y, split, path):
     return logits, y
 
 
+_OBJECT_MSG = "skcal needs numeric arrays and never unpickles"
+
+
+def _npz_array(f, key, path):
+    """Read one array of an open .npz without pickle, naming the file on error."""
+    try:
+        return f[key]
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise ValueError(
+                f"{path}: holds object arrays (key {key!r} stores Python objects "
+                f"such as strings or None); {_OBJECT_MSG}"
+            ) from None
+        raise ValueError(f"{path}: cannot read array {key!r} ({exc})") from None
+    except Exception as exc:  # corrupt member, truncated zip, ...
+        raise ValueError(f"{path}: cannot read array {key!r} ({exc})") from None
+
+
+def _load_npy(path):
+    """Load one .npy file without pickle, naming the file on error."""
+    with open(path, "rb") as fh:
+        magic = fh.read(6)
+    if magic != b"\x93NUMPY":
+        raise ValueError(f"{path}: not a valid .npy file; write one with numpy.save")
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise ValueError(
+                f"{path}: holds an object array (Python objects such as strings "
+                f"or None); {_OBJECT_MSG}"
+            ) from None
+        raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
+    except Exception as exc:
+        raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
+
+
 def _split(logits, y, random_state, test_size, path):
     logits = _as_logits(logits, "logits", path)
     y = _as_labels(y, "labels", path, logits.shape[1])
@@ -258,6 +296,41 @@ def _split(logits, y, random_state, test_size, path):
         logits, y, test_size=test_size, random_state=random_state, stratify=stratify
     )
     return lv, yv, lt, yt
+
+
+def _csv_labels(cells, column, n_classes, path):
+    """Labels of a CSV's label column: numbers as they are, or text labels
+    mapped to ``0..K-1`` in sorted order. Returns ``(y, classes)``, where
+    ``classes`` is None for numeric labels."""
+    numeric = []
+    for cell in cells:
+        try:
+            numeric.append(float(cell))
+        except ValueError:
+            numeric.append(None)
+    bad = [i for i, v in enumerate(numeric) if v is None]
+    if not bad:
+        return np.array(numeric), None
+    empty = [i for i, c in enumerate(cells) if not c]
+    if empty:
+        raise ValueError(
+            f"{path}: empty value in label column {column!r} (line {empty[0] + 2})"
+        )
+    if len(bad) < len(cells):  # some numbers, some text: almost surely a typo
+        raise ValueError(
+            f"{path}: label column {column!r} mixes numbers and text, e.g. "
+            f"{cells[bad[0]]!r} (line {bad[0] + 2}); use integer class indices "
+            "0..K-1 or text labels throughout"
+        )
+    classes, y = np.unique(np.array(cells, dtype=str), return_inverse=True)
+    if len(classes) != n_classes:
+        raise ValueError(
+            f"{path}: label column {column!r} holds {len(classes)} distinct text "
+            f"labels {classes[:10].tolist()} but there are {n_classes} logit "
+            "columns; text labels are matched to the logit columns in sorted "
+            "order, so there must be exactly one label per column"
+        )
+    return y.astype(np.float64), classes
 
 
 def _read_csv(path):
@@ -286,11 +359,20 @@ def _read_csv(path):
                 f"{path}: line {lineno} has {len(r)} fields, header has "
                 f"{len(header)}"
             )
-    try:
-        logits = np.array([[float(r[i]) for i in logit_cols] for r in rows])
-        y = np.array([float(r[label_col]) for r in rows])
-    except ValueError as exc:
-        raise ValueError(f"{path}: non-numeric value in CSV ({exc})") from None
+    logits = np.empty((len(rows), len(logit_cols)), dtype=np.float64)
+    for lineno, r in enumerate(rows, start=2):
+        for j, i in enumerate(logit_cols):
+            try:
+                logits[lineno - 2, j] = float(r[i])
+            except ValueError:
+                raise ValueError(
+                    f"{path}: non-numeric value {r[i]!r} in logit column "
+                    f"{header[i]!r} (line {lineno})"
+                ) from None
+    y, classes = _csv_labels(
+        [r[label_col].strip() for r in rows], header[label_col], len(logit_cols),
+        path,
+    )
     split = None
     if split_col is not None:
         split = np.array([r[split_col].strip().lower() for r in rows])
@@ -299,7 +381,7 @@ def _read_csv(path):
             raise ValueError(
                 f"{path}: column 'split' must hold 'val' or 'test', got {bad}"
             )
-    return logits, y, split
+    return logits, y, split, classes
 
 
 def load_logits_file(path, *, random_state=0, test_size=0.5):
@@ -319,7 +401,12 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         One set, split here.
     ``.csv``
         A header row, then one row per sample. One column named ``label``
-        (or ``y``) holds the integer class; an optional column ``split``
+        (or ``y``) holds the class: either integer indices ``0 .. K-1``
+        (the logit column of each class), or text labels, which are mapped
+        to the logit columns in sorted order (the same rule as the
+        calibrators' ``classes_``: the first label in sorted order is the
+        first logit column, and so on), so there must be exactly ``K``
+        distinct text labels; an optional column ``split``
         holds ``val`` or ``test`` (without it, the set is split here); every
         other column is a logit, in class order (column ``k`` of the logits
         is the first, second, ... remaining column).
@@ -344,14 +431,18 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         Same attributes as :func:`load_logits` (``logits_val``, ``y_val``,
         ``logits_test``, ``y_test``, ``n_classes``, ``name``, ``info``,
         ``DESCR``); ``name`` is the file stem. Logits keep their dtype if
-        floating, labels are int64.
+        floating, labels are int64. For a CSV file with text labels,
+        ``info["classes"]`` lists the label of each logit column.
 
     Raises
     ------
     FileNotFoundError
         If ``path`` (or the labels file of an ``.npy`` pair) does not exist.
     ValueError
-        If the suffix is not one of the above, a key or column is missing,
+        If the suffix is not one of the above, the file is not a valid
+        ``.npz`` / ``.npy`` file or holds object arrays (never unpickled), a
+        key or column is missing, a CSV cell is not a number (naming the
+        line and column), text labels do not number exactly one per column,
         arrays have the wrong number of dimensions, logits contain NaN or
         inf, labels are not integers in ``0 .. n_classes - 1``, the number of
         labels differs from the number of logit rows, or the two splits have
@@ -381,32 +472,34 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         raise ValueError(f"{path} is a directory, expected a .npz, .npy or .csv file")
     suffix = path.suffix.lower()
     descr = f"User data loaded from {path}"
+    info = {"source": str(path)}
     if suffix == ".npz":
+        if not zipfile.is_zipfile(path):
+            raise ValueError(
+                f"{path}: not a valid .npz (zip) file; write one with numpy.savez"
+            )
         try:
             f = np.load(path, allow_pickle=False)
         except Exception as exc:
             raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
         with f:
             keys = set(f.files)
-            try:
-                if set(_SPLIT_KEYS) <= keys:
-                    lv, yv = _check_pair(f["logits_val"], f["y_val"], "val", path)
-                    lt, yt = _check_pair(f["logits_test"], f["y_test"], "test", path)
-                elif {"logits", "y"} <= keys:
-                    lv, yv, lt, yt = _split(
-                        f["logits"], f["y"], random_state, test_size, path
-                    )
-                    descr += f", split with random_state={random_state}"
-                else:
-                    raise ValueError(
-                        f"{path}: missing keys; need logits_val, y_val, "
-                        f"logits_test, y_test (or logits, y); found "
-                        f"{sorted(keys) or 'none'}"
-                    )
-            except ValueError:
-                raise
-            except Exception as exc:  # e.g. object arrays needing pickle
-                raise ValueError(f"{path}: cannot read arrays ({exc})") from None
+            if set(_SPLIT_KEYS) <= keys:
+                a = {k: _npz_array(f, k, path) for k in _SPLIT_KEYS}
+                lv, yv = _check_pair(a["logits_val"], a["y_val"], "val", path)
+                lt, yt = _check_pair(a["logits_test"], a["y_test"], "test", path)
+            elif {"logits", "y"} <= keys:
+                lv, yv, lt, yt = _split(
+                    _npz_array(f, "logits", path), _npz_array(f, "y", path),
+                    random_state, test_size, path,
+                )
+                descr += f", split with random_state={random_state}"
+            else:
+                raise ValueError(
+                    f"{path}: missing keys; need logits_val, y_val, "
+                    f"logits_test, y_test (or logits, y); found "
+                    f"{sorted(keys) or 'none'}"
+                )
     elif suffix == ".npy":
         stem = path.name[: -len(".npy")]
         if not stem.endswith("_logits"):
@@ -417,15 +510,18 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         labels_path = path.with_name(stem[: -len("_logits")] + "_labels.npy")
         if not labels_path.exists():
             raise FileNotFoundError(f"no labels file {labels_path} beside {path}")
-        try:
-            logits = np.load(path, allow_pickle=False)
-            y = np.load(labels_path, allow_pickle=False)
-        except Exception as exc:
-            raise ValueError(f"{path}: not a readable .npy pair ({exc})") from None
+        logits = _load_npy(path)
+        y = _load_npy(labels_path)
         lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
         descr += f" and {labels_path}, split with random_state={random_state}"
     elif suffix == ".csv":
-        logits, y, split = _read_csv(path)
+        logits, y, split, classes = _read_csv(path)
+        if classes is not None:
+            info["classes"] = classes.tolist()
+            descr += (
+                f"; text labels {', '.join(classes[:10].tolist())} mapped to "
+                "columns in sorted order"
+            )
         if split is None:
             lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
             descr += f", split with random_state={random_state}"
@@ -453,6 +549,6 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         y_test=yt,
         n_classes=int(lv.shape[1]),
         name=name,
-        info={"source": str(path)},
+        info=info,
         DESCR=descr + ".",
     )
