@@ -29,6 +29,7 @@ __all__ = [
     "format_table",
     "write_csv",
     "plot_reliability",
+    "failed_datasets",
 ]
 
 #: skcal's own calibrators: method name -> class name in :mod:`skcal`.
@@ -42,6 +43,10 @@ SKCAL_METHODS = {
 #: Peers so slow (netcal's 1000-epoch vector scaling: minutes at K=100) that
 #: they run only when named in ``methods``; otherwise they get a "skipped" row.
 OPT_IN = {"netcal-vector"}
+
+#: Note of a row whose test NLL is infinite: the method output an exact 0
+#: (isotonic regression does, on bins with no sample of a class).
+INF_NLL_NOTE = "NLL inf: a true class got probability 0"
 
 #: Number of equal-width bins of both ECEs in the table.
 N_BINS = 15
@@ -171,9 +176,13 @@ def _run_method(data, method, random_state, keep_proba, skip=False):
             )
         row.update(_metrics(data.y_test, proba))
         row.update(fit_time_s=t1 - t0, predict_time_s=t2 - t1)
-        conv = [w for w in caught if "converge" in str(w.message).lower()]
-        if conv:
-            row["status"] = "ok (convergence warning)"
+        notes = []
+        if any("converge" in str(w.message).lower() for w in caught):
+            notes.append("convergence warning")
+        if math.isinf(row["nll"]):
+            notes.append(INF_NLL_NOTE)
+        if notes:
+            row["status"] = f"ok ({'; '.join(notes)})"
         if keep_proba:
             row["proba"] = proba
     except Exception as exc:  # a crashing method is reported, not fatal
@@ -215,8 +224,11 @@ def run_benchmark(
         15 equal-width bins, a fraction), ``classwise_ece`` (classwise ECE,
         15 bins), ``brier`` (Brier score), ``accuracy`` (fraction),
         ``fit_time_s`` and ``predict_time_s`` (seconds, wall clock), and
-        ``status`` (``"ok"``, ``"not installed"`` or ``"error: ..."``; metric
-        values are NaN unless ``status`` starts with ``"ok"``).
+        ``status`` (``"ok"``, ``"ok (NOTES)"``, ``"not installed"``,
+        ``"skipped ..."`` or ``"error: ..."``; metric values are NaN unless
+        ``status`` starts with ``"ok"``). Notes are ``"convergence warning"``
+        and, when the test NLL is infinite because the method gave a true
+        class probability exactly 0, ``INF_NLL_NOTE``.
 
     Raises
     ------
@@ -268,6 +280,36 @@ def run_benchmark(
     return rows
 
 
+def failed_datasets(rows):
+    """Data sets on which every calibration method that ran raised an error.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`run_benchmark`.
+
+    Returns
+    -------
+    failed : dict
+        Data set name -> status of its first error row (an skcal method's if
+        any), for each data set where at least one method other than
+        ``"uncalibrated"`` ran (status ``"ok..."`` or ``"error: ..."``, not
+        skipped or unavailable) and all of those raised. Such a data set is
+        bad input rather than a bug of one method.
+    """
+    failed = {}
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        ran = [
+            r for r in rows
+            if r["dataset"] == name and r["method"] != "uncalibrated"
+            and (r["status"].startswith("ok") or r["status"].startswith("error:"))
+        ]
+        if ran and all(r["status"].startswith("error:") for r in ran):
+            ours = [r for r in ran if r["library"] == "skcal"]
+            failed[name] = (ours or ran)[0]["status"]
+    return failed
+
+
 def _fmt(value, scale=1.0, digits=4):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
@@ -281,8 +323,11 @@ _HEADERS = (
 
 
 def _cells(row):
-    ok = row["status"].startswith("ok")
-    note = "" if row["status"] == "ok" else row["status"]
+    status = row["status"]
+    ok = status.startswith("ok")
+    note = "" if status == "ok" else status
+    if status.startswith("ok (") and status.endswith(")"):
+        note = status[4:-1]
     return [
         row["method"],
         row["library"],
@@ -380,7 +425,9 @@ def write_csv(rows, path):
             )
 
 
-def plot_reliability(rows, y_test, path, title=None, n_bins=N_BINS):
+def plot_reliability(
+    rows, y_test, path, title=None, n_bins=N_BINS, libraries=("-", "skcal")
+):
     """Save a top-label reliability diagram comparing the methods of one data set.
 
     Parameters
@@ -396,33 +443,53 @@ def plot_reliability(rows, y_test, path, title=None, n_bins=N_BINS):
         Figure title.
     n_bins : int, default=15
         Equal-width confidence bins.
+    libraries : tuple of str or None, default=("-", "skcal")
+        Draw only the rows whose ``library`` is listed: by default the
+        uncalibrated model (library ``"-"``) and skcal's calibrators, so the
+        diagram stays readable; the peer libraries are compared in the
+        table. None draws every row.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        The saved figure (not attached to pyplot).
 
     Notes
     -----
-    Uses matplotlib's object API (no pyplot, no global backend change).
+    Uses matplotlib's object API (no pyplot, no global backend change). The
+    legend, with each method's top-label ECE, sits below the axes so that it
+    never covers the curves.
     """
-    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     from .display import ReliabilityDisplay
 
-    fig = Figure(figsize=(6.4, 6.0))
+    shown = [
+        r for r in rows
+        if "proba" in r and (libraries is None or r["library"] in libraries)
+    ]
+    fig = Figure(figsize=(6.0, 7.2), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    shown = [r for r in rows if "proba" in r]
-    cmap = matplotlib.colormaps["tab20"]
+    colors = ["0.35", "tab:blue", "tab:orange", "tab:green", "tab:red",
+              "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"]
     y_test = np.asarray(y_test)
     for i, r in enumerate(shown):
+        uncal = r["method"] == "uncalibrated"
         ReliabilityDisplay.from_predictions(
             y_test, r["proba"], kind="top-label", n_bins=n_bins,
             labels=np.arange(r["proba"].shape[1]), ax=ax, ref_line=i == 0,
             name=f"{r['method']} (ECE {100 * r['ece']:.2f}%)",
-            color=cmap(i % 20), marker="os^vD<>"[i % 7], markersize=3,
-            linewidth=1,
-            linestyle="-" if r["library"] in ("skcal", "-") else "--",
+            color=colors[i % len(colors)], marker="os^vD<>p"[i % 8],
+            markersize=4, linewidth=2 if uncal else 1.3,
+            linestyle="--" if uncal else "-",
         )
     ax.set(xlim=(0, 1), ylim=(0, 1), title=title or "")
     ax.set_aspect("equal")
-    ax.legend(loc="upper left", fontsize=7)
+    if shown:
+        if ax.get_legend() is not None:  # the display's own, inside the axes
+            ax.get_legend().remove()
+        fig.legend(loc="outside lower center", ncol=2, fontsize=9, frameon=False)
     fig.savefig(path, dpi=100)
+    return fig

@@ -30,6 +30,23 @@ class _UserError(Exception):
     """An error in the user's input: reported in one line, exit code 2."""
 
 
+def _seed(text):
+    """argparse type of ``--seed``: an integer in ``0 .. 2**32 - 1``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a non-negative integer, got {text!r}"
+        ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a non-negative integer, got {value}"
+        )
+    if value >= 2**32:
+        raise argparse.ArgumentTypeError(f"must be below 2**32, got {value}")
+    return value
+
+
 def _parser():
     from ._benchmark import available_methods
     from .datasets import list_datasets
@@ -53,7 +70,9 @@ def _parser():
             "logits_test, y_test (or logits, y: split 50/50 with --seed); "
             "NAME_logits.npy with NAME_labels.npy beside it (split with "
             "--seed); .csv with a header, a 'label' column, an optional "
-            "'split' column (val/test) and one column per class logit. "
+            "'split' column (val/test) and one column per class logit; labels "
+            "are class indices 0..K-1 or text labels, matched to the logit "
+            "columns in sorted order. "
             f"Methods: {', '.join(available_methods())}."
         ),
     )
@@ -81,9 +100,9 @@ def _parser():
         "per data set to DIR (created if needed)",
     )
     b.add_argument(
-        "--seed", type=int, default=0,
-        help="seed for splitting single-set files and for randomised methods "
-        "(default: 0)",
+        "--seed", type=_seed, default=0,
+        help="seed for splitting single-set files and for randomised methods: "
+        "an integer in 0..2**32-1 (default: 0)",
     )
     b.add_argument(
         "--fast", action="store_true",
@@ -94,6 +113,8 @@ def _parser():
 
 
 def _load(args):
+    import numpy as np
+
     from .datasets import list_datasets, load_logits, load_logits_file
 
     datasets = []
@@ -106,6 +127,14 @@ def _load(args):
     if not names and not args.data:
         names = [FAST_DATASET] if args.fast else list_datasets()
     datasets.extend(load_logits(n) for n in names)
+    for d in datasets:
+        classes = np.unique(d.y_val)
+        if len(classes) < 2:
+            raise _UserError(
+                f"{d.info.get('source', d.name)}: the calibration split holds "
+                f"labels of one class only ({int(classes[0])}); calibration needs "
+                "at least 2 classes"
+            )
     seen = set()
     for d in datasets:  # make names unique for the table and the PNG files
         base, i = d.name, 2
@@ -132,6 +161,14 @@ def _benchmark(args):
             )
         if not peers:
             methods = [m for m in methods if m in bm.available_methods(peers=False)]
+    if args.output:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise _UserError(
+                "--output needs matplotlib for the reliability diagrams; "
+                "install it (pip install 'skcal[plot]') or omit --output"
+            ) from None
     datasets = _load(args)
     out_dir = None
     if args.output:
@@ -147,6 +184,14 @@ def _benchmark(args):
     )
     by_name = {d.name: d for d in datasets}
     print(bm.format_table(rows, "text", by_name))
+    failed = bm.failed_datasets(rows)
+    if failed:  # no method could calibrate it: bad input, not a method bug
+        name, status = next(iter(failed.items()))
+        more = f" (and {len(failed) - 1} more data set(s))" if len(failed) > 1 else ""
+        raise _UserError(
+            f"no calibration method could be fitted on {name}{more}: "
+            f"{status[len('error: '):]}"
+        )
     if out_dir is not None:
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
@@ -178,9 +223,12 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success; 2 for a usage error or bad input (missing file, bad
-        format, shape mismatch), reported as one line on stderr without a
-        traceback.
+        0 on success, including when some methods (e.g. a peer library)
+        raise: they become error rows of the table; 2 for a usage error or
+        bad input (missing file, bad format, shape mismatch, a calibration
+        split with a single class, a data set on which every method raised,
+        ``--output`` without matplotlib), reported as one line on stderr
+        without a traceback.
     """
     parser = _parser()
     try:

@@ -256,3 +256,168 @@ def test_passthrough_classifier_returns_logits():
     np.testing.assert_array_equal(clf.predict(z), [0])
     b = _peers.LogitPassthroughClassifier().fit(np.zeros((2, 2)))
     np.testing.assert_array_equal(b.decision_function(np.array([[1.0, 3.5]])), [2.5])
+
+
+def _one_line_error(capsys):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("skcal benchmark: error:")
+    assert "Traceback" not in err
+    return err
+
+
+def test_cli_single_class_calibration_split_exits_2(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    f = _npz(tmp_path / "zeros.npz", logits=rng.normal(size=(40, 3)),
+             y=np.zeros(40, dtype=int))
+    assert main(["benchmark", "--data", f, "--quiet"]) == 2
+    err = _one_line_error(capsys)
+    assert "zeros.npz: the calibration split holds labels of one class only (0)" in err
+
+
+def test_cli_every_method_failing_exits_2(monkeypatch, capsys):
+    """If no calibration method can be fitted, the data set is bad input."""
+    pytest.importorskip("skcal.metrics")
+
+    def boom(self, logits, y):
+        raise ValueError("cannot fit this")
+
+    monkeypatch.setattr(_benchmark._Skcal, "fit", boom)
+    rc = main(["benchmark", "--fast", "--dataset", "sst2_gpt2_zeroshot",
+               "--methods", "temperature,platt", "--quiet"])
+    assert rc == 2
+    err = _one_line_error(capsys)
+    assert ("no calibration method could be fitted on sst2_gpt2_zeroshot: "
+            "ValueError: cannot fit this") in err
+
+
+def test_cli_peer_crash_alone_exits_0(monkeypatch, capsys):
+    pytest.importorskip("skcal.metrics")
+
+    class Boom:
+        def fit(self, logits, y):
+            raise RuntimeError("peer exploded")
+
+    monkeypatch.setitem(_peers.PEERS, "netcal-temperature", ("netcal", lambda rs: Boom()))
+    rc = main(["benchmark", "--dataset", "sst2_gpt2_zeroshot", "--quiet",
+               "--methods", "temperature,netcal-temperature"])
+    out = capsys.readouterr()
+    assert rc == 0 and out.err == ""
+    assert "error: RuntimeError: peer exploded" in out.out
+
+
+def test_failed_datasets_ignores_skipped_and_unavailable():
+    def row(ds, method, library, status):
+        return dict(dataset=ds, method=method, library=library, status=status)
+
+    rows = [
+        row("a", "uncalibrated", "-", "ok"),
+        row("a", "temperature", "skcal", "error: ValueError: x"),
+        row("a", "netcal-vector", "netcal", "skipped (slow)"),
+        row("a", "probmetrics-vector", "probmetrics", "not installed"),
+        row("b", "uncalibrated", "-", "ok"),
+        row("b", "temperature", "skcal", "ok (convergence warning)"),
+        row("b", "sklearn-sigmoid", "scikit-learn", "error: IndexError: y"),
+        row("c", "uncalibrated", "-", "ok"),
+        row("c", "netcal-vector", "netcal", "skipped (slow)"),
+    ]
+    assert _benchmark.failed_datasets(rows) == {"a": "error: ValueError: x"}
+
+
+@pytest.mark.parametrize("seed, match", [
+    ("-1", "argument --seed: must be a non-negative integer, got -1"),
+    ("1.5", "argument --seed: must be a non-negative integer, got '1.5'"),
+    (str(2**32), "argument --seed: must be below 2**32"),
+])
+def test_cli_bad_seed_is_usage_error(capsys, seed, match):
+    assert main(["benchmark", "--fast", "--seed", seed]) == 2
+    err = capsys.readouterr().err
+    assert match in err and "random_state" not in err
+
+
+def test_cli_output_without_matplotlib_exits_2(monkeypatch, tmp_path, capsys):
+    # None in sys.modules makes `import matplotlib` raise ImportError.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "out"
+    rc = main(["benchmark", "--fast", "--quiet", "--output", str(out)])
+    assert rc == 2
+    err = _one_line_error(capsys)
+    assert "--output needs matplotlib" in err
+    assert not out.exists()  # failed before any work
+
+
+def test_cli_text_labels_csv(tmp_path, capsys):
+    """String labels in the CSV label column run end to end."""
+    pytest.importorskip("skcal.metrics")
+    rng = np.random.default_rng(0)
+    lines = ["z_bird,z_cat,label"]
+    for i in range(40):
+        lab = ("bird", "cat")[i % 2]
+        lines.append(f"{rng.normal() + (i % 2 == 0)},{rng.normal()},{lab}")
+    f = tmp_path / "animals.csv"
+    f.write_text("\n".join(lines) + "\n")
+    assert main(["benchmark", "--data", str(f), "--no-peers", "--methods",
+                 "temperature", "--quiet"]) == 0
+    assert "animals (K=2, 20 calibration / 20 test rows)" in capsys.readouterr().out
+
+
+def test_inf_nll_row_gets_note(monkeypatch):
+    """A method giving a true class probability exactly 0 has NLL = inf and a
+    note that says why."""
+    pytest.importorskip("skcal.metrics")
+
+    class Hard:  # one-hot on the argmax: a wrong argmax gives the true class 0
+        def fit(self, logits, y):
+            return self
+
+        def predict_proba(self, logits):
+            return np.eye(logits.shape[1])[np.argmax(logits, axis=1)]
+
+    monkeypatch.setitem(_peers.PEERS, "netcal-isotonic", ("netcal", lambda rs: Hard()))
+    d = load_logits("sst2_gpt2_zeroshot")
+    rows = _benchmark.run_benchmark([d], ["temperature", "netcal-isotonic"])
+    assert np.mean(np.argmax(d.logits_test, axis=1) != d.y_test) > 0  # some wrong
+    hard = rows[2]
+    assert hard["nll"] == math.inf
+    assert hard["status"] == "ok (NLL inf: a true class got probability 0)"
+    assert rows[1]["status"] == "ok" and math.isfinite(rows[1]["nll"])
+    line = [ln for ln in _benchmark.format_table(rows).splitlines()
+            if ln.startswith("netcal-isotonic")][0]
+    assert line.split()[2] == "inf"
+    assert line.endswith("NLL inf: a true class got probability 0")
+    assert "ok (" not in line
+
+
+def test_reliability_png_shows_only_skcal_methods(tmp_path):
+    """Peers stay in the table; the diagram shows uncalibrated + skcal, with
+    the legend outside the axes."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("skcal.metrics")
+
+    class Same:
+        def fit(self, logits, y):
+            return self
+
+        def predict_proba(self, logits):
+            from scipy.special import softmax
+
+            return softmax(np.asarray(logits, dtype=float), axis=1)
+
+    d = load_logits("sst2_gpt2_zeroshot")
+    rows = [
+        dict(dataset=d.name, method=m, library=lib, ece=0.01 * i,
+             proba=Same().predict_proba(d.logits_test))
+        for i, (m, lib) in enumerate([("uncalibrated", "-"), ("temperature", "skcal"),
+                                      ("sklearn-sigmoid", "scikit-learn")])
+    ]
+    fig = _benchmark.plot_reliability(rows, d.y_test, tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (ax,) = fig.axes
+    assert ax.get_legend() is None  # nothing drawn over the curves
+    (legend,) = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == ["Perfectly calibrated", "uncalibrated (ECE 0.00%)",
+                     "temperature (ECE 1.00%)"]
+    # The legend lies below the axes.
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert legend.get_window_extent(renderer).y1 <= ax.get_window_extent(renderer).y0
