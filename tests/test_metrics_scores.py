@@ -115,7 +115,8 @@ def test_nll_zero_probability_with_zero_weight_is_ignored():
 
 
 def test_nll_zero_probability_on_other_class_is_finite():
-    assert negative_log_likelihood([0], [[1.0, 0.0, 0.0]]) == 0.0
+    # one class in y_true: the columns must be named (shared label rule)
+    assert negative_log_likelihood([0], [[1.0, 0.0, 0.0]], labels=[0, 1, 2]) == 0.0
 
 
 def test_nll_logits_stable_for_huge_logits():
@@ -123,7 +124,9 @@ def test_nll_logits_stable_for_huge_logits():
     y = [0, 0]
     # log-softmax of the true class: row 0 -log(1 + e^-1000 + e^-2000) = 0,
     # row 1 -1000 - log(1 + 2 e^-1000) = -1000
-    assert negative_log_likelihood(y, z, input_type="logits") == pytest.approx(500.0)
+    assert negative_log_likelihood(
+        y, z, input_type="logits", labels=[0, 1, 2]
+    ) == pytest.approx(500.0)
     s = np.array([800.0, -800.0])
     assert negative_log_likelihood([1, 1], s, input_type="logits") == pytest.approx(
         400.0

@@ -46,10 +46,11 @@ class ReliabilityDisplay:
         :func:`~skcal.metrics.reliability_curve`), drawn when given.
     estimator_name : str, default=None
         Legend label of the curve.
-    kind : {"top-label", "class", "binary"}, default="top-label"
-        What the curve shows; only changes the axis labels.
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
+        What the curve shows; only changes the axis labels. ``"class"`` is
+        another name for ``"classwise"``.
     class_label : object, default=None
-        The class shown when ``kind`` is ``"class"`` or ``"binary"``.
+        The class shown when ``kind`` is ``"classwise"`` or ``"binary"``.
 
     Attributes
     ----------
@@ -261,11 +262,13 @@ class ReliabilityDisplay:
         y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
             Probabilities (or logits with ``input_type="logits"``); a
             ``torch.Tensor`` is accepted.
-        kind : {"top-label", "class", "binary"}, default="top-label"
+        kind : {"top-label", "classwise", "binary"}, default="top-label"
             Top-label confidence, one column (``class_index``), or the
-            positive class of a binary problem.
+            positive class of a binary problem; the names of
+            :func:`~skcal.metrics.calibration_error` (``"class"`` is another
+            name for ``"classwise"``).
         class_index : int, default=None
-            Column shown for ``kind="class"``.
+            Column shown for ``kind="classwise"``.
         n_bins : int, default=15
             Number of bins.
         strategy : {"uniform", "quantile"}, default="uniform"
@@ -370,11 +373,13 @@ class ReliabilityDisplay:
             Input of ``predict_proba`` (logits for a skcal calibrator).
         y : array-like of shape (n_samples,)
             True labels.
-        kind : {"top-label", "class", "binary"}, default="top-label"
+        kind : {"top-label", "classwise", "binary"}, default="top-label"
             Top-label confidence, one column (``class_index``), or the
-            positive class ``classes_[1]`` of a binary problem.
+            positive class ``classes_[1]`` of a binary problem; the names of
+            :func:`~skcal.metrics.calibration_error` (``"class"`` is another
+            name for ``"classwise"``).
         class_index : int, default=None
-            Column (index into ``classes_``) for ``kind="class"``.
+            Column (index into ``classes_``) for ``kind="classwise"``.
         n_bins : int, default=15
             Number of bins.
         strategy : {"uniform", "quantile"}, default="uniform"

@@ -17,7 +17,17 @@ __all__ = [
 ]
 
 _KINDS = ("top-label", "classwise", "binary")
-_CURVE_KINDS = ("top-label", "class", "binary")
+#: Other accepted spellings of ``kind`` (``"class"`` was the name used by
+#: :func:`reliability_curve` and :class:`skcal.display.ReliabilityDisplay`).
+_KIND_ALIASES = {"class": "classwise"}
+
+
+def _check_kind(kind):
+    """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``)."""
+    if isinstance(kind, str) and kind in _KIND_ALIASES:
+        return _KIND_ALIASES[kind]
+    _check_choice("kind", kind, _KINDS)
+    return kind
 _NORMS = ("l1", "l2", "max")
 _STRATEGIES = ("uniform", "quantile")
 
@@ -54,7 +64,7 @@ def _events(inp, kind, class_index=None):
         conf = proba.max(1)
         conf = conf.values if inp.is_torch else conf
         return col(conf), col(as_float(pred == y))
-    if kind == "classwise":
+    if kind == "classwise" and class_index is None:
         return proba, as_float(col(y) == arange.reshape(1, -1))
     if kind == "binary":
         if n_classes != 2:
@@ -69,7 +79,7 @@ def _events(inp, kind, class_index=None):
         or not 0 <= class_index < n_classes
     ):
         raise ValueError(
-            f"class_index must be an integer in [0, {n_classes}) for kind='class', "
+            f"class_index must be an integer in [0, {n_classes}) for kind='classwise', "
             f"got {class_index!r}."
         )
     k = int(class_index)
@@ -103,11 +113,14 @@ _COMMON_PARAMS = """
         is accepted.
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Predicted probabilities (entries in [0, 1], rows summing to 1; both
-        within ``skcal.metrics.PROBA_SUM_TOL`` = 1e-4 for rounding), or
-        logits when ``input_type="logits"``. A 1-D array is a binary
-        problem: the probability (or log-odds) of the second class
-        ``labels[1]``. float32 input is cast to float64 first. A
-        ``torch.Tensor`` is computed with torch on its device, in float64.""".strip()
+        within ``skcal.metrics.PROBA_SUM_TOL`` = 1e-4 for rounding, 1e-2 for
+        16-bit floats: float16, torch bfloat16), or logits when
+        ``input_type="logits"`` (finite: a ``-inf`` logit, the log of 0, is
+        rejected; pass such probabilities with
+        ``input_type="probabilities"``). A 1-D array is a binary problem: the
+        probability (or log-odds) of the second class ``labels[1]``. float32
+        and float16 input is cast to float64 first. A ``torch.Tensor`` is
+        computed with torch on its device, in float64.""".strip()
 
 _TAIL_PARAMS = """
     sample_weight : array-like of shape (n_samples,), default=None
@@ -118,10 +131,15 @@ _TAIL_PARAMS = """
         How to read ``y_prob``. Logits go through a stable (log-)softmax
         (sigmoid of the log-odds for 1-D input).
     labels : array-like of shape (n_classes,), default=None
-        The class of each column of ``y_prob``. By default the sorted unique
-        values of ``y_true``, which must number ``n_classes``; integer labels
-        in ``0..n_classes-1`` are taken as column indices when some classes
-        are absent from ``y_true``.""".strip()
+        The class of each column of ``y_prob`` (e.g. the classifier's
+        ``classes_``). By default the sorted unique values of ``y_true`` if
+        there are ``n_classes`` of them. When some classes are absent from
+        ``y_true``, its labels are taken as column indices only if they are
+        integers that include 0 and are below ``n_classes``; otherwise the
+        mapping is ambiguous and a ``ValueError`` asks for ``labels``. This
+        is the rule of the calibrators' ``classes`` parameter. For a 1-D
+        (binary) ``y_prob`` and a ``y_true`` with the single label 0, 1 or
+        -1, the classes are ``[0, 1]`` (``[-1, 1]``), as in scikit-learn.""".strip()
 
 
 def calibration_error(
@@ -129,6 +147,7 @@ def calibration_error(
     y_prob,
     *,
     kind="top-label",
+    class_index=None,
     n_bins=15,
     strategy="uniform",
     norm="l1",
@@ -150,10 +169,17 @@ def calibration_error(
           This is the ECE of Guo et al. (2017).
         - ``"classwise"``: every column ``p_ik`` against ``1[y_i = k]``; the
           result is the mean over the ``n_classes`` classes of the per-class
-          error, each with its own bins (Kull et al., 2019).
+          error, each with its own bins (Kull et al., 2019). With
+          ``class_index=k``, only the error of column ``k``.
         - ``"binary"``: the probability of the second class (``labels[1]``,
           the positive class) against ``1[y_i = labels[1]]``; needs 2
           classes. This is the view of :func:`sklearn.calibration.calibration_curve`.
+
+        ``"class"`` is accepted as another name for ``"classwise"``; the same
+        names are used by :func:`reliability_curve`.
+    class_index : int, default=None
+        Only with ``kind="classwise"``: the column of ``y_prob`` whose error
+        is returned (None: the mean over all columns).
     n_bins : int, default=15
         Number of bins (equal-mass binning can produce fewer, see Notes).
     strategy : {{"uniform", "quantile"}}, default="uniform"
@@ -175,7 +201,8 @@ def calibration_error(
     ValueError
         For NaN or infinite values, wrong shapes, empty input, mismatched
         lengths, probabilities outside [0, 1] or rows that do not sum to 1,
-        labels that do not match the columns, negative or all-zero weights,
+        labels that do not match the columns or leave a column's label
+        ambiguous, negative or all-zero weights,
         and invalid options.
 
     See Also
@@ -226,15 +253,17 @@ def calibration_error(
     >>> round(calibration_error(y_true, y_prob, n_bins=2), 4)  # |0.5 - 0.75|
     0.25
     """
-    _check_choice("kind", kind, _KINDS)
+    kind = _check_kind(kind)
     _check_choice("strategy", strategy, _STRATEGIES)
     _check_choice("norm", norm, _NORMS)
     n_bins = _check_n_bins(n_bins)
+    if kind != "classwise" and class_index is not None:
+        raise ValueError("class_index is only used with kind='classwise'.")
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
     )
-    groups = _bins(inp, kind, n_bins, strategy)
+    groups = _bins(inp, kind, n_bins, strategy, class_index)
     return float(np.mean([_error_from_sums(s, norm) for s in groups]))
 
 
@@ -249,6 +278,7 @@ def _convenience(norm, name, long_name, symbol):
         y_prob,
         *,
         kind="top-label",
+        class_index=None,
         n_bins=15,
         strategy="uniform",
         sample_weight=None,
@@ -256,7 +286,8 @@ def _convenience(norm, name, long_name, symbol):
         labels=None,
     ):
         return calibration_error(
-            y_true, y_prob, kind=kind, n_bins=n_bins, strategy=strategy,
+            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
+            strategy=strategy,
             norm=norm, sample_weight=sample_weight, input_type=input_type,
             labels=labels,
         )
@@ -272,7 +303,11 @@ def _convenience(norm, name, long_name, symbol):
     ----------
     {_COMMON_PARAMS}
     kind : {{"top-label", "classwise", "binary"}}, default="top-label"
-        Top-label confidence, mean over classes, or the positive class.
+        Top-label confidence, mean over classes (one class with
+        ``class_index``), or the positive class. ``"class"`` is another name
+        for ``"classwise"``.
+    class_index : int, default=None
+        Column of ``y_prob`` for ``kind="classwise"`` (None: mean over all).
     n_bins : int, default=15
         Number of bins.
     strategy : {{"uniform", "quantile"}}, default="uniform"
@@ -338,13 +373,16 @@ def reliability_curve(
     Parameters
     ----------
     {common}
-    kind : {{"top-label", "class", "binary"}}, default="top-label"
+    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
         ``"top-label"``: confidence vs. accuracy of the predicted class;
-        ``"class"``: column ``class_index`` vs. ``1[y = labels[class_index]]``;
+        ``"classwise"``: column ``class_index`` vs.
+        ``1[y = labels[class_index]]`` (a curve shows one class);
         ``"binary"``: the second (positive) class of a 2-class problem, as
-        :func:`sklearn.calibration.calibration_curve`.
+        :func:`sklearn.calibration.calibration_curve`. The names are those
+        of :func:`calibration_error`; ``"class"`` is another name for
+        ``"classwise"``.
     class_index : int, default=None
-        Column of ``y_prob`` for ``kind="class"``.
+        Column of ``y_prob`` for ``kind="classwise"`` (required there).
     n_bins : int, default=15
         Number of bins.
     strategy : {{"uniform", "quantile"}}, default="uniform"
@@ -413,7 +451,7 @@ def reliability_curve(
     >>> curve.prob_pred.tolist(), curve.prob_true.tolist()
     ([0.25, 0.8], [0.5, 1.0])
     """
-    _check_choice("kind", kind, _CURVE_KINDS)
+    kind = _check_kind(kind)
     _check_choice("strategy", strategy, _STRATEGIES)
     n_bins = _check_n_bins(n_bins)
     if (
@@ -426,8 +464,13 @@ def reliability_curve(
         raise ValueError(
             f"confidence_level must be in (0, 1), got {confidence_level!r}."
         )
-    if kind != "class" and class_index is not None:
-        raise ValueError("class_index is only used with kind='class'.")
+    if kind != "classwise" and class_index is not None:
+        raise ValueError("class_index is only used with kind='classwise'.")
+    if kind == "classwise" and class_index is None:
+        raise ValueError(
+            "A reliability curve shows one class: kind='classwise' needs "
+            "class_index, the column of y_prob to show."
+        )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,

@@ -6,6 +6,9 @@ strings is left untouched: pass the scorer object, or the object returned by
 :func:`get_scorer`, wherever scikit-learn takes ``scoring``.
 """
 
+import difflib
+import inspect
+
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
 from sklearn.metrics import make_scorer
@@ -45,6 +48,30 @@ _METRICS = {
     "neg_brier_score": brier_score,
     "neg_log_likelihood": negative_log_likelihood,
 }
+
+
+def _allowed_keywords(name):
+    """Keyword arguments the metric of scorer ``name`` accepts (sorted)."""
+    if name == "neg_classwise_calibration_error":
+        params, fixed = inspect.signature(calibration_error).parameters, {"kind"}
+    else:
+        params, fixed = inspect.signature(_METRICS[name]).parameters, set()
+    return sorted(
+        p for p, v in params.items()
+        if v.kind is inspect.Parameter.KEYWORD_ONLY and p not in fixed
+    )
+
+
+def _check_keywords(name, kwargs):
+    allowed = _allowed_keywords(name)
+    for key in kwargs:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise TypeError(
+                f"get_scorer({name!r}) got an unexpected keyword argument "
+                f"{key!r}; the accepted ones are {allowed}.{hint}"
+            )
 
 
 def _make(name, **kwargs):
@@ -102,8 +129,9 @@ def get_scorer(scoring, **kwargs):
     **kwargs
         Keyword arguments for the skcal metric, e.g. ``n_bins=10``,
         ``strategy="quantile"``, or ``labels=`` (needed when a test fold can
-        miss a class whose labels are not the integers ``0..K-1``). Only
-        allowed with skcal's names.
+        miss a class, unless the labels are the integers ``0..K-1`` and the
+        fold has class 0). Only allowed with skcal's names; their names are
+        checked here, their values when the scorer runs.
 
     Returns
     -------
@@ -117,6 +145,9 @@ def get_scorer(scoring, **kwargs):
     ------
     ValueError
         For an unknown name, or keyword arguments with a scikit-learn name.
+    TypeError
+        For a keyword argument that the skcal metric does not accept (the
+        message names it and lists the accepted ones).
 
     Notes
     -----
@@ -138,6 +169,7 @@ def get_scorer(scoring, **kwargs):
     """
     if isinstance(scoring, str) and scoring in _SCORERS:
         if kwargs:
+            _check_keywords(scoring, kwargs)
             return _make(scoring, **kwargs)
         return _SCORERS[scoring]
     if kwargs:

@@ -46,7 +46,8 @@ def brier_score(
     ValueError
         For NaN/inf, wrong shapes, empty input, mismatched lengths,
         probabilities outside [0, 1] or rows not summing to 1, labels that do
-        not match the columns, and invalid weights.
+        not match the columns or leave a column's label ambiguous, and
+        invalid weights.
 
     Notes
     -----
@@ -128,7 +129,8 @@ def negative_log_likelihood(
     ValueError
         For NaN/inf, wrong shapes, empty input, mismatched lengths,
         probabilities outside [0, 1] or rows not summing to 1, labels that do
-        not match the columns, and invalid weights.
+        not match the columns or leave a column's label ambiguous, and
+        invalid weights.
 
     Notes
     -----

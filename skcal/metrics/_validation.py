@@ -16,6 +16,7 @@ For a torch ``y_prob`` these are float64 / int64 tensors on ``y_prob``'s
 device; otherwise NumPy arrays.
 """
 
+import math
 import numbers
 import sys
 from typing import Any, NamedTuple
@@ -23,10 +24,16 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
-#: Absolute tolerance on ``|sum_k p_ik - 1|`` for probability rows. It accepts
-#: the rounding of float32 softmax outputs over thousands of classes, and
-#: rejects un-normalised scores.
-PROBA_SUM_TOL = 1e-4
+from ..utils._labels import resolve_classes
+from ..utils.validation import probability_row_tolerance
+
+#: Absolute tolerance on ``|sum_k p_ik - 1|`` for float32 / float64
+#: probability rows (and on values above 1). It accepts the rounding of
+#: float32 softmax outputs over thousands of classes, and rejects
+#: un-normalised scores. 16-bit floats (float16, bfloat16) get 1e-2 instead.
+#: Both come from :func:`skcal.utils.validation.probability_row_tolerance`,
+#: the tolerance of the calibrators.
+PROBA_SUM_TOL = probability_row_tolerance(np.float64)
 
 _INPUT_TYPES = ("probabilities", "logits")
 
@@ -84,81 +91,71 @@ def _to_numpy_labels(y_true):
     return y
 
 
-def _encode_labels(y, n_classes, labels):
+def _encode_labels(y, n_classes, labels, binary_1d):
     """Map labels ``y`` to column indices 0..n_classes-1.
+
+    The rule is the calibrators' one,
+    :func:`skcal.utils._labels.resolve_classes` (``labels=None``: the sorted
+    unique labels if there are ``n_classes`` of them; fewer only when they
+    are integers that include 0 and are below ``n_classes``; else an error
+    asking for ``labels=``). One addition, as in scikit-learn's binary
+    metrics: for a 1-D (binary) ``y_prob`` and a ``y_true`` holding a single
+    label among 0, 1 and -1, the classes are ``[0, 1]`` (``[-1, 1]`` for -1),
+    so ``y_prob`` is the probability of label 1.
 
     Returns ``(y_index, classes)``.
     """
-    if labels is None:
-        try:
-            classes = np.unique(y)
-        except TypeError as exc:
-            raise ValueError(
-                f"y_true mixes label types that cannot be sorted: {exc}"
-            ) from exc
-        if classes.shape[0] != n_classes:
-            integer_like = y.dtype.kind in "iub"
-            if (
-                integer_like
-                and classes.shape[0] < n_classes
-                and classes[0] >= 0
-                and classes[-1] < n_classes
-            ):
-                classes = np.arange(n_classes)
-            else:
-                raise ValueError(
-                    f"y_true has {classes.shape[0]} distinct labels "
-                    f"{classes.tolist()[:10]}{'...' if classes.shape[0] > 10 else ''}"
-                    f" but y_prob has {n_classes} columns. Pass labels= to give "
-                    "the class of each column (integer labels 0..n_classes-1 "
-                    "are accepted as column indices when some classes are absent)."
-                )
-    else:
-        classes = np.asarray(labels)
-        if classes.ndim != 1:
-            raise ValueError(f"labels must be 1-D, got shape {classes.shape}.")
-        if classes.shape[0] != n_classes:
-            raise ValueError(
-                f"labels has {classes.shape[0]} entries but y_prob has "
-                f"{n_classes} columns."
-            )
-        try:
-            if np.unique(classes).shape[0] != classes.shape[0]:
-                raise ValueError(f"labels contains duplicates: {classes.tolist()}.")
-        except TypeError as exc:
-            raise ValueError(f"labels cannot be compared: {exc}") from exc
+    if labels is None and binary_1d and y.dtype.kind in "iubf":
+        present = np.unique(y)
+        if present.shape[0] == 1 and present[0] in (0, 1, -1):
+            labels = np.array([-1 if present[0] == -1 else 0, 1]).astype(y.dtype)
     try:
-        order = np.argsort(classes, kind="stable")
-        sorted_classes = classes[order]
-        pos = np.searchsorted(sorted_classes, y)
-    except TypeError as exc:
+        classes, y_idx, _ = resolve_classes(y, n_classes, labels, name="labels")
+    except TypeError as exc:  # labels of types that cannot be sorted together
         raise ValueError(
-            f"y_true labels cannot be compared with labels {classes.tolist()}: {exc}"
+            f"y_true or labels mix label types that cannot be compared: {exc}"
         ) from exc
-    pos = np.clip(pos, 0, n_classes - 1)
-    found = sorted_classes[pos] == y
-    if not np.all(found):
-        missing = np.unique(y[~np.asarray(found, dtype=bool)])
+    return y_idx, classes
+
+
+def _row_tolerance(dtype, is_floating):
+    """Row-sum tolerance for probabilities of ``dtype`` (1e-2 for 16-bit floats)."""
+    return probability_row_tolerance(dtype if is_floating else np.float64)
+
+
+def _check_finite_numpy(p, input_type):
+    finite = np.isfinite(p)
+    if finite.all():
+        return
+    if np.isnan(p).any():
+        raise ValueError("Input y_prob contains NaN.")
+    _fail_infinite(input_type, only_neg=not np.isposinf(p).any())
+
+
+def _fail_infinite(input_type, only_neg):
+    if input_type == "logits" and only_neg:
         raise ValueError(
-            f"y_true contains labels {missing.tolist()[:10]} that are not in "
-            f"labels {classes.tolist()[:20]}."
+            "Input y_prob contains -inf logits (log of 0), which are not accepted "
+            "with input_type='logits' (the log-softmax of a row could be "
+            "undefined). Pass the probabilities instead, with "
+            "input_type='probabilities', where exact zeros are allowed."
         )
-    return order[pos].astype(np.int64), classes
+    raise ValueError("Input y_prob contains infinity.")
 
 
-def _check_proba_values_numpy(p, binary_1d):
-    if np.any(p < 0) or np.any(p > 1 + PROBA_SUM_TOL):
-        bad = p[(p < 0) | (p > 1 + PROBA_SUM_TOL)]
+def _check_proba_values_numpy(p, binary_1d, tol):
+    if np.any(p < 0) or np.any(p > 1 + tol):
+        bad = p[(p < 0) | (p > 1 + tol)]
         raise ValueError(
             "y_prob must hold probabilities in [0, 1] (use input_type='logits' "
             f"for logits); found values such as {bad.ravel()[0]!r}."
         )
     if not binary_1d:
         dev = np.abs(p.sum(axis=1) - 1.0)
-        if np.any(dev > PROBA_SUM_TOL):
+        if np.any(dev > tol):
             i = int(np.argmax(dev))
             raise ValueError(
-                f"Rows of y_prob must sum to 1 within {PROBA_SUM_TOL}; row {i} "
+                f"Rows of y_prob must sum to 1 within {tol}; row {i} "
                 f"sums to {p[i].sum()!r}. Pass input_type='logits' for logits."
             )
 
@@ -200,7 +197,8 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     ValueError
         For NaN/inf, wrong shapes, empty input, mismatched lengths,
         probabilities outside [0, 1], rows that do not sum to 1 within
-        :data:`PROBA_SUM_TOL`, unknown labels or negative weights.
+        :data:`PROBA_SUM_TOL` (1e-2 for 16-bit floats), ambiguous or unknown
+        labels, or negative weights.
     """
     _check_choice("input_type", input_type, _INPUT_TYPES)
     if _is_torch_tensor(y_prob):
@@ -209,12 +207,14 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     p = check_array(
         y_prob,
         ensure_2d=False,
-        dtype=(np.float64, np.float32),
+        dtype=(np.float64, np.float32, np.float16),
         input_name="y_prob",
-        ensure_all_finite=True,
+        ensure_all_finite=False,
     )
     if p.ndim not in (1, 2):
         raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
+    _check_finite_numpy(p, input_type)
+    tol = _row_tolerance(p.dtype, True)
     p = p.astype(np.float64, copy=False)
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
@@ -227,12 +227,12 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
         raise ValueError(
             f"y_true has {y.shape[0]} samples but y_prob has {p.shape[0]}."
         )
-    y_idx, classes = _encode_labels(y, n_classes, labels)
+    y_idx, classes = _encode_labels(y, n_classes, labels, binary_1d)
     w = _check_sample_weight(sample_weight, p.shape[0])
 
     log_proba = None
     if input_type == "probabilities":
-        _check_proba_values_numpy(p, binary_1d)
+        _check_proba_values_numpy(p, binary_1d, tol)
         proba = np.stack([1.0 - p, p], axis=1) if binary_1d else p
     else:
         if binary_1d:
@@ -256,9 +256,12 @@ def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
         raise ValueError("y_prob is empty; at least one sample is required.")
     if p.is_complex():
         raise ValueError(f"y_prob must be real-valued, got dtype {p.dtype}.")
+    tol = _row_tolerance(p.dtype, p.is_floating_point())
     p = p.to(torch.float64)
     if not bool(torch.isfinite(p).all()):
-        raise ValueError("Input y_prob contains NaN or infinity.")
+        if bool(torch.isnan(p).any()):
+            raise ValueError("Input y_prob contains NaN.")
+        _fail_infinite(input_type, only_neg=not bool((p == math.inf).any()))
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
@@ -270,23 +273,23 @@ def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
         raise ValueError(
             f"y_true has {y.shape[0]} samples but y_prob has {p.shape[0]}."
         )
-    y_idx, classes = _encode_labels(y, n_classes, labels)
+    y_idx, classes = _encode_labels(y, n_classes, labels, binary_1d)
     y_idx = torch.as_tensor(y_idx, device=p.device)
     w = _check_sample_weight(sample_weight, p.shape[0], torch_like=p)
 
     log_proba = None
     if input_type == "probabilities":
-        if bool((p < 0).any()) or bool((p > 1 + PROBA_SUM_TOL).any()):
+        if bool((p < 0).any()) or bool((p > 1 + tol).any()):
             raise ValueError(
                 "y_prob must hold probabilities in [0, 1] (use "
                 "input_type='logits' for logits)."
             )
         if not binary_1d:
             dev = (p.sum(dim=1) - 1.0).abs()
-            if bool((dev > PROBA_SUM_TOL).any()):
+            if bool((dev > tol).any()):
                 i = int(dev.argmax())
                 raise ValueError(
-                    f"Rows of y_prob must sum to 1 within {PROBA_SUM_TOL}; row "
+                    f"Rows of y_prob must sum to 1 within {tol}; row "
                     f"{i} sums to {float(p[i].sum())!r}. Pass "
                     "input_type='logits' for logits."
                 )
