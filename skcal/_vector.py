@@ -9,6 +9,7 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from ._temperature import fit_temperature
 from .base import BaseCalibrator
 from .utils._array import to_numpy
 
@@ -27,6 +28,12 @@ SEPARATED_NLL = 1e-6
 #: weight: the unpenalised objective then has no finite minimiser.
 ABSENT_CLASS_ALPHA = 1e-6
 
+#: Largest ``max |z|`` for which the start is the temperature-scaling optimum;
+#: above it (where ``T`` would typically exceed the temperature solver's upper
+#: bound, and differences of float32 logits can overflow) the start is
+#: ``w = 1 / max |z|``, which keeps every starting logit within [-1, 1].
+_TEMPERATURE_START_MAX_ABS = 1e30
+
 
 def _penalised(f, gw, gb, w, b, alpha):
     dw = w - 1.0
@@ -35,34 +42,80 @@ def _penalised(f, gw, gb, w, b, alpha):
 
 
 def _newton_direction(H, g, gauge):
-    """Minimum-norm solution of ``H d = -g`` (H symmetric positive semi-definite).
+    """Solution of ``H d = -g`` (H symmetric positive semi-definite), Jacobi-scaled.
 
-    ``gauge`` adds ``uu^T`` with ``u`` the unit common-shift direction of
-    ``b``, a null direction of the unpenalised Hessian along which ``g`` has
-    no component; all-zero rows/columns (parameters the data do not touch)
-    get a unit diagonal. The modified matrix is then solved by Cholesky,
+    The system is first scaled symmetrically by ``D = diag(H)^(-1/2)``, so
+    that the ``w`` block (of the order of ``z^2``) and the ``b`` block (of
+    order 1) are comparable for logits of any magnitude (1e-3 or 1e100):
+    ``(D H D) e = -D g``, ``d = D e``. ``gauge`` adds ``u u^T`` with ``u`` the
+    unit common-shift direction of ``b`` in the scaled coordinates, a null
+    direction of the unpenalised Hessian along which ``g`` has no component
+    (so the step only changes by a multiple of that direction, which leaves
+    the probabilities unchanged). All-zero rows/columns (parameters the data
+    do not touch) get a zero step. The scaled matrix is solved by Cholesky,
     falling back to an eigen-decomposition pseudo-inverse when it is still
     numerically singular.
     """
     k2 = H.shape[0]
-    Hm = H.copy()
+    h = np.diag(H)
+    dead = ~(h > 0)
+    D = 1.0 / np.sqrt(np.where(dead, 1.0, h))
+    Hs = H * D[:, None] * D[None, :]
+    Hs[dead, :] = 0.0
+    Hs[:, dead] = 0.0
+    gs = np.where(dead, 0.0, g * D)
+    Hm = Hs.copy()
     if gauge:
         k = k2 // 2
-        Hm[k:, k:] += 1.0 / k
-    dead = np.diag(Hm) <= 0
+        u = np.zeros(k2)
+        u[k:] = np.where(dead[k:], 0.0, 1.0 / D[k:])
+        nu = np.linalg.norm(u)
+        if nu > 0:
+            u /= nu
+            Hm += np.outer(u, u)
     Hm[dead, dead] = 1.0
     try:
         c, low = cho_factor(Hm, check_finite=False)
         pivots = np.diag(c) ** 2
-        if pivots.min() > 1e-12 * np.abs(np.diag(Hm)).max():
-            d = -cho_solve((c, low), g, check_finite=False)
-            d[dead] = 0.0
-            return d
+        if np.all(np.isfinite(c)) and pivots.min() > 1e-12:
+            e = -cho_solve((c, low), gs, check_finite=False)
+            e[dead] = 0.0
+            return D * e
     except LinAlgError:
         pass
-    lam, V = np.linalg.eigh(H)
+    lam, V = np.linalg.eigh(Hs)
     keep = lam > max(lam[-1], 0.0) * 1e-12
-    return -(V[:, keep] @ ((V[:, keep].T @ g) / lam[keep]))
+    return -D * (V[:, keep] @ ((V[:, keep].T @ gs) / lam[keep]))
+
+
+def _column_ranges(Z):
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays (no temporary)."""
+    if isinstance(Z, np.ndarray):
+        return Z.min(axis=0).astype(np.float64), Z.max(axis=0).astype(np.float64)
+    return to_numpy(Z.amin(dim=0)).astype(np.float64), to_numpy(
+        Z.amax(dim=0)
+    ).astype(np.float64)
+
+
+def _initial_scales(Z, y, sample_weight, xp):
+    """Starting scales ``w``: ``1/T`` (the temperature-scaling optimum) for all classes.
+
+    :func:`skcal._temperature.fit_temperature` costs 2-3 cheap passes. When
+    that optimum lies below its lower bound on ``1/T`` (logits of magnitude
+    beyond about 1e6 that carry little information), ``1 / max |z|`` is used
+    instead, so that the starting logits are of order 1 and not saturated.
+    All-zero columns (the class-0 column of a 1-D binary score) start, and
+    stay, at 1: their scale does not enter the objective.
+    """
+    lo, hi = _column_ranges(Z)
+    zmax = max(-lo.min(), hi.max())
+    if zmax > _TEMPERATURE_START_MAX_ABS:
+        beta = 1.0 / zmax
+    else:
+        beta, _, status = fit_temperature(Z, y, sample_weight, xp)
+        if status == "lower" and zmax > 0:
+            beta = min(beta, 1.0 / zmax)
+    return np.where((lo == 0) & (hi == 0), 1.0, float(beta))
 
 
 def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
@@ -110,17 +163,20 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     problem -- a common shift of ``b``, the scale of an all-zero column -- are
     left untouched) and backtracks (factor 1/2) until the Armijo condition
     holds or the directional derivative at the trial point is <= 0 (which,
-    ``F`` being convex, proves a decrease). Start: the identity map
-    ``w = 1, b = 0``. Above that class count,
+    ``F`` being convex, proves a decrease). The Newton system is solved after
+    a symmetric Jacobi scaling, so that logits of any magnitude (up to 1e100)
+    are handled alike. Start: ``w = 1/T, b = 0`` with ``T`` the
+    temperature-scaling optimum (see :func:`_initial_scales`), which leaves
+    only a few Newton iterations. Above that class count,
     ``scipy.optimize.minimize(method="trust-ncg")`` is used with the exact
     gradient and Hessian-vector products (one pass each).
     """
     n, k = Z.shape
-    w = np.ones(k)
+    w = _initial_scales(Z, y, sample_weight, xp)
     b = np.zeros(k)
     if k > FULL_HESSIAN_MAX_CLASSES:
         w, b, n_iter, status = _fit_trust_ncg(
-            Z, y, sample_weight, xp, alpha, tol, max_iter
+            Z, y, sample_weight, xp, alpha, tol, max_iter, w
         )
     else:
         w, b, n_iter, status = _fit_newton(
@@ -162,7 +218,7 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
     return w, b, max_iter, "max_iter"
 
 
-def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter):
+def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
     k = Z.shape[1]
 
     def fun(theta):
@@ -176,7 +232,7 @@ def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter):
         )
         return np.concatenate([hw, hb]) + alpha * v
 
-    theta0 = np.concatenate([np.ones(k), np.zeros(k)])
+    theta0 = np.concatenate([w0, np.zeros(k)])
     res = minimize(
         fun,
         theta0,
@@ -264,8 +320,11 @@ class VectorScaler(BaseCalibrator):
     real number). ``F`` is convex; for ``alpha > 0`` it is strictly convex
     with a unique minimiser.
 
-    Solver: for up to 256 classes, Newton's method from the identity map
-    (``w = 1, b = 0``) with the exact gradient and Hessian, both computed in
+    Solver: for up to 256 classes, Newton's method from the
+    temperature-scaling fit (``w = 1/T, b = 0``; ``T`` from
+    :class:`TemperatureScaler`'s solver, a few cheap passes) with the exact
+    gradient and Hessian (Jacobi-scaled, so that logits of any magnitude up
+    to the accepted 1e100 are equally well conditioned), both computed in
     one stable (log-sum-exp) pass over the data, minimum-norm steps and a
     backtracking line search (Armijo, or a non-positive directional derivative
     at the trial point). It stops when half the squared Newton

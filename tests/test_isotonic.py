@@ -1,6 +1,7 @@
 """IsotonicScaler against hand-computed PAVA values and scikit-learn; edge cases."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -313,3 +314,35 @@ def test_isotonic_clip_keeps_log_loss_finite_on_real_set():
     assert np.isfinite(score) and -score < 1.0
     P = clipped.predict_proba(d["logits_test"])
     assert P.min() > 0 and P.max() < 1
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1e5, 1e30, 1e100])
+def test_isotonic_huge_logit_scales_match_independent_fits(
+    multiclass_logits, scale, dtype
+):
+    # Up to |logit| = 1e100 (float32: its whole range): the fit equals
+    # independent isotonic fits on brute-force one-vs-rest log-odds, and rows
+    # are finite and sum to 1 without any warning, for huge and ordinary input.
+    Z, y = multiclass_logits
+    s = (min(scale, 3e38) if dtype == np.float32 else scale) / np.abs(Z).max()
+    X = (Z * s).astype(dtype)
+    eps = 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        iso = IsotonicScaler(clip=eps).fit(X, y)
+        P = iso.predict_proba(X)
+        P_unit = iso.predict_proba(Z.astype(dtype))
+    S = reference_ovr_log_odds(X)
+    Q = np.column_stack(
+        [
+            IsotonicRegression(out_of_bounds="clip", y_min=eps, y_max=1 - eps)
+            .fit(S[:, k], y == k)
+            .predict(S[:, k])
+            for k in range(4)
+        ]
+    )
+    np.testing.assert_allclose(P, Q / Q.sum(axis=1, keepdims=True), rtol=1e-6)
+    for R in (P, P_unit):
+        assert np.all(np.isfinite(R)) and np.all(R > 0)
+        np.testing.assert_allclose(R.sum(axis=1), 1.0, rtol=1e-6)

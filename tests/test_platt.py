@@ -382,3 +382,53 @@ def test_platt_improves_real_sets(name):
         assert ps1.a_ == pytest.approx(ps.a_, rel=1e-5)
         A, B = reference_platt(d["scores_val"], d["y_val"])
         assert ps1.a_ == pytest.approx(A, rel=1e-5)
+
+
+# ------------------------------------------------------- huge logit magnitudes
+def huge(Z, scale, dtype):
+    """``Z`` rescaled to ``max |Z| = scale`` (float32: at most 3e38), as ``dtype``."""
+    if dtype == np.float32:
+        scale = min(scale, 3e38)
+    Z = np.asarray(Z, dtype=np.float64)
+    return (Z * (scale / np.abs(Z).max())).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1e5, 1e30, 1e100])
+def test_platt_huge_logit_scales_match_reference(
+    binary_scores, multiclass_logits, scale, dtype
+):
+    # The accepted range goes up to |logit| = 1e100 (float32: its whole range).
+    # Fit on huge logits, predict on huge and on ordinary ones: finite rows that
+    # sum to 1, no RuntimeWarning or other warning, and the reference fit.
+    s, yb = binary_scores
+    Z, y = multiclass_logits
+    Xb, X = huge(s, scale, dtype), huge(Z, scale, dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pb = PlattScaler().fit(Xb, yb)
+        ps = PlattScaler().fit(X, y)
+        outputs = [
+            pb.predict_proba(Xb),
+            pb.predict_proba(s.astype(dtype)),
+            ps.predict_proba(X),
+            ps.predict_proba(Z.astype(dtype)),
+        ]
+    A, B = reference_platt(Xb, yb == 1)
+    assert pb.a_ == pytest.approx(A, rel=1e-6)
+    assert pb.b_ == pytest.approx(B, rel=1e-6, abs=1e-8)
+    S = reference_ovr_log_odds(X)
+    for k in range(4):
+        A, B = reference_platt(S[:, k], y == k)
+        assert ps.a_[k] == pytest.approx(A, rel=1e-6)
+        assert ps.b_[k] == pytest.approx(B, rel=1e-6, abs=1e-8)
+    for P in outputs:
+        assert np.all(np.isfinite(P)) and np.all(P >= 0)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-6)
+
+
+def test_platt_rejects_logits_beyond_1e100(multiclass_logits):
+    Z, y = multiclass_logits
+    big = np.where(Z > 0, 1e308, -1e308)
+    with pytest.raises(ValueError, match="1e\\+100"):
+        PlattScaler().fit(big, y)

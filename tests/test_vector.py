@@ -355,3 +355,57 @@ def test_vector_lowers_test_nll_on_cifar(name):
     before = -np.mean(np.log(P0[np.arange(len(yt)), yt]))
     after = -vs.score(Zt, yt)
     assert after < before - 0.02
+
+
+# ------------------------------------------------------- huge logit magnitudes
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1e5, 1e30, 1e100])
+def test_vector_huge_logit_scales_fit_like_unit_scale(scale, dtype):
+    # The unpenalised fit is equivariant: w(c Z) = w(Z) / c, b(c Z) = b(Z).
+    # Up to |logit| = 1e100 (float32: its whole range) the fit must reach the
+    # independent reference solve of the unit-scale problem, without any
+    # warning (formerly: the identity map, max_iter or a failed line search).
+    Z, y, _, _ = make_vector_data(np.random.default_rng(3), 2000)
+    # c: the factor that makes max |X| = scale (at most 3e38 for float32)
+    scale = (min(scale, 3e38) if dtype == np.float32 else scale) / np.abs(Z).max()
+    X = (Z * scale).astype(dtype)
+    w_ref, b_ref, _ = reference_fit(X.astype(np.float64) / scale, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vs = VectorScaler(alpha=0).fit(X, y)
+        vs_pen = VectorScaler().fit(X, y)
+        outputs = [
+            m.predict_proba(A)
+            for m in (vs, vs_pen)
+            for A in (X, Z.astype(dtype))
+        ]
+    assert_allclose(vs.coef_ * scale, w_ref, rtol=1e-6)
+    assert_allclose(vs.intercept_, b_ref, atol=1e-6)
+    # The default penalty is negligible at this scale, not a failure.
+    f_ref = reference_objective(np.concatenate([w_ref, b_ref]), Z, y, None, 0.0)[0]
+    f_pen = xp_np.nll(X, y, scale=vs_pen.coef_, bias=vs_pen.intercept_)
+    assert f_pen == pytest.approx(f_ref, rel=1e-3)
+    for P in outputs:
+        assert np.all(np.isfinite(P)) and np.all(P >= 0)
+        assert_allclose(P.sum(axis=1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e5, 1e6])
+def test_vector_real_set_at_large_scale_equals_unit_scale(scale):
+    # Formerly stopped at the identity map (test NLL inf) with a line-search
+    # warning; temperature scaling handles this scale, so must vector scaling.
+    d = load_shared("cifar10_resnet20_chenyaofo")
+    Z, y = d["logits_val"], d["y_val"]
+    w_ref, b_ref, _ = reference_fit(Z, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vs = VectorScaler(alpha=0).fit(Z.astype(np.float64) * scale, y)
+    assert_allclose(vs.coef_ * scale, w_ref, rtol=1e-5)
+    assert_allclose(vs.intercept_, b_ref, atol=1e-5)
+    nll_test = xp_np.nll(
+        d["logits_test"].astype(np.float64) * scale,
+        d["y_test"],
+        scale=vs.coef_,
+        bias=vs.intercept_,
+    )
+    assert np.isfinite(nll_test) and nll_test < 0.25
