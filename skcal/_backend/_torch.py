@@ -365,10 +365,16 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         t_z.index_add_(0, yc, wc * z_y)
         t_1.index_add_(0, yc, wc)
         PZ = P * Zc
-        s_p += wc @ P.to(f64)
+        # Rows renormalised in float64, so that sum_k grad_b_k is 0 to float64
+        # precision (the common shift of b is then as well determined as with
+        # float64 work).
+        P64 = P.to(f64)
+        P64 /= P64.sum(dim=1, keepdim=True)
+        s_p += wc @ P64
         s_pz += wc @ PZ.to(f64)
         if hessian:
-            s_pzz += wc @ (PZ * Zc).to(f64)
+            # p z^2 in float64: it overflows float32 for |z| beyond ~1e19.
+            s_pzz += wc @ (PZ.to(f64) * Zc.to(f64))
             Q = torch.cat([PZ, P], dim=1).to(f64)
             if sw is not None:
                 Q *= wc.sqrt()[:, None]
