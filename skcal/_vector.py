@@ -135,8 +135,9 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     tol : float, default=1e-10
         Stop when half the squared Newton decrement (the decrease of the
         objective predicted by the quadratic model) is at most ``tol``
-        (full-Hessian Newton), or when the Euclidean norm of the gradient is
-        at most ``sqrt(tol)`` (trust-region Newton-CG, many classes).
+        (full-Hessian Newton), or when the Euclidean norm of the gradient in
+        ``(w / w0, b)``, ``w0`` the starting scales, is at most ``sqrt(tol)``
+        (trust-region Newton-CG, many classes).
     max_iter : int, default=100
         Maximum number of Newton iterations.
 
@@ -219,20 +220,25 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
 
 
 def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
+    # Parametrised by v = w / w0 (w0: the starting scales, ~1/T), so that the
+    # problem is equally well scaled for logits of any magnitude.
     k = Z.shape[1]
+    c = np.concatenate([w0, np.ones(k)])
 
     def fun(theta):
-        w, b = theta[:k], theta[k:]
+        w, b = theta[:k] * w0, theta[k:]
         f, gw, gb = xp.vector_nll_grad(Z, y, sample_weight, w, b)
-        return _penalised(f, gw, gb, w, b, alpha)
+        f, g = _penalised(f, gw, gb, w, b, alpha)
+        return f, g * c
 
     def hessp(theta, v):
+        v = v * c
         hw, hb = xp.vector_nll_hessp(
-            Z, y, sample_weight, theta[:k], theta[k:], v[:k], v[k:]
+            Z, y, sample_weight, theta[:k] * w0, theta[k:], v[:k], v[k:]
         )
-        return np.concatenate([hw, hb]) + alpha * v
+        return (np.concatenate([hw, hb]) + alpha * v) * c
 
-    theta0 = np.concatenate([w0, np.zeros(k)])
+    theta0 = np.concatenate([np.ones(k), np.zeros(k)])
     res = minimize(
         fun,
         theta0,
@@ -245,7 +251,7 @@ def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
         status = "converged"
     else:
         status = "max_iter" if res.status == 1 else "line_search"
-    return res.x[:k].copy(), res.x[k:].copy(), int(res.nit), status
+    return res.x[:k] * w0, res.x[k:].copy(), int(res.nit), status
 
 
 class VectorScaler(BaseCalibrator):
@@ -332,8 +338,8 @@ class VectorScaler(BaseCalibrator):
     predicts), is at most ``tol``; the last Newton step is then applied. For
     more classes, the ``2K x 2K`` Hessian is too costly and
     ``scipy.optimize.minimize(method="trust-ncg")`` is used with the exact
-    gradient and Hessian-vector products, stopping when the gradient norm is
-    at most ``sqrt(tol)``. No finite differences are used. A
+    gradient and Hessian-vector products in the parameters ``(w T, b)`` (scale
+    free), stopping when the gradient norm in them is at most ``sqrt(tol)``. No finite differences are used. A
     ``ConvergenceWarning`` reports stopping at ``max_iter`` or a failed line
     search.
 
