@@ -268,8 +268,9 @@ def test_load_csv_text_labels_map_to_columns_in_sorted_order(tmp_path):
 
 
 def test_load_csv_text_labels_agree_with_calibrator_classes(tmp_path):
-    """The CSV rule is the calibrators' rule: classes_ = sorted unique labels."""
-    from skcal import TemperatureScaler
+    """The CSV rule is the calibrators' rule (skcal.utils._labels.resolve_classes,
+    which gives every calibrator its classes_): column k <-> k-th sorted label."""
+    from skcal.utils._labels import resolve_classes
 
     names = np.array(["no", "yes", "maybe"] * 4)
     z = np.arange(36, dtype=np.float64).reshape(12, 3) / 4  # distinct rows
@@ -277,12 +278,12 @@ def test_load_csv_text_labels_agree_with_calibrator_classes(tmp_path):
     f.write_text("a,b,c,label\n" + "".join(
         f"{r[0]},{r[1]},{r[2]},{n}\n" for r, n in zip(z, names)))
     d = load_logits_file(f, random_state=0)
-    est = TemperatureScaler().fit(z, names)
+    classes, _, _ = resolve_classes(names, 3)
     all_z = np.vstack([d.logits_val, d.logits_test])
     all_y = np.concatenate([d.y_val, d.y_test])
     for row, k in zip(all_z, all_y):
         i = np.flatnonzero((z == row).all(axis=1))[0]
-        assert est.classes_[k] == names[i]
+        assert classes[k] == names[i]
 
 
 @pytest.mark.parametrize(
