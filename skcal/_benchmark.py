@@ -109,7 +109,10 @@ class _Skcal:
         return self
 
     def predict_proba(self, logits):
-        return self.est.predict_proba(logits)
+        # exp of the calibrated log-probabilities in float64: float32 logits give
+        # float32 probabilities, in which a true-class probability below ~1e-45
+        # would flush to 0 and make the test NLL infinite.
+        return np.exp(np.asarray(self.est.predict_log_proba(logits), dtype=np.float64))
 
 
 def _make(method, random_state):
