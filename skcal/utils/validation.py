@@ -19,6 +19,7 @@ __all__ = [
     "probability_row_tolerance",
     "INPUT_TYPES",
     "MAX_ABS_LOGIT",
+    "max_abs_logit",
 ]
 
 INPUT_TYPES = ("logits", "probabilities")
@@ -48,12 +49,36 @@ def probability_row_tolerance(dtype):
 MAX_ABS_LOGIT = 1e100
 
 
-def _check_magnitude(name, lo, hi):
-    if max(-lo, hi) > MAX_ABS_LOGIT:
+def max_abs_logit(dtype):
+    """Largest accepted logit magnitude for logits of ``dtype``.
+
+    Parameters
+    ----------
+    dtype : numpy or torch dtype
+
+    Returns
+    -------
+    float
+        :data:`MAX_ABS_LOGIT` (1e100) for float64; for other dtypes, which are
+        processed in float32, a quarter of float32's largest value (~8.5e37),
+        so that differences of two logits stay finite.
+    """
+    try:
+        is_float64 = np.dtype(dtype) == np.float64
+    except TypeError:  # a torch dtype
+        is_float64 = str(dtype) == "torch.float64"
+    if is_float64:
+        return MAX_ABS_LOGIT
+    return float(np.finfo(np.float32).max) / 4
+
+
+def _check_magnitude(name, lo, hi, dtype):
+    bound = max_abs_logit(dtype)
+    if max(-lo, hi) > bound:
         raise ValueError(
             f"Input {name} has logits of magnitude {max(-lo, hi):.3g}; skcal accepts "
-            f"|logit| <= {MAX_ABS_LOGIT:g} (beyond it the calibration objectives "
-            "overflow float64). Rescale the scores."
+            f"|logit| <= {bound:.3g} for {dtype} input (beyond it the calibration "
+            "objectives overflow). Rescale the scores."
         )
 
 
@@ -108,7 +133,8 @@ def check_scores(X, *, input_type="logits", name="X"):
     ------
     ValueError
         If ``X`` is empty, not 1-D or 2-D, contains NaN or infinity, holds
-        logits larger in magnitude than :data:`MAX_ABS_LOGIT` (1e100), or (for
+        logits larger in magnitude than :func:`max_abs_logit` (1e100 for
+        float64, ~8.5e37 for the other dtypes), or (for
         probabilities) has values outside [0, 1] or rows whose sum differs from
         1 by more than :func:`probability_row_tolerance`.
     """
@@ -145,7 +171,7 @@ def check_scores(X, *, input_type="logits", name="X"):
     if not (np.isfinite(lo) and np.isfinite(hi)):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
-        _check_magnitude(name, lo, hi)
+        _check_magnitude(name, lo, hi, X.dtype)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
         if n_input_columns == 1:
@@ -196,7 +222,7 @@ def _check_scores_torch(X, input_type, name):
     if not (math.isfinite(lo) and math.isfinite(hi)):
         _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
     if input_type == "logits":
-        _check_magnitude(name, lo, hi)
+        _check_magnitude(name, lo, hi, X.dtype)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
         if n_input_columns == 1:

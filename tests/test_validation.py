@@ -1,0 +1,104 @@
+"""Input validation and the label -> column rule shared by calibrators and metrics."""
+
+import numpy as np
+import pytest
+
+from skcal import TemperatureScaler
+from skcal.utils._labels import resolve_classes
+from skcal.utils.validation import check_sample_weight, check_scores, max_abs_logit
+
+
+def test_check_scores_binary_vector_becomes_two_logit_columns():
+    Z, n_cols = check_scores(np.array([-1.5, 0.0, 2.0]))
+    assert n_cols == 1
+    np.testing.assert_array_equal(Z, [[0, -1.5], [0, 0], [0, 2.0]])
+
+
+def test_check_scores_probabilities_zero_becomes_log_tiny():
+    P = np.array([[1.0, 0.0], [0.25, 0.75]])
+    Z, _ = check_scores(P, input_type="probabilities")
+    assert Z[0, 1] == np.log(np.finfo(np.float64).tiny)
+    np.testing.assert_allclose(Z[1], np.log([0.25, 0.75]))
+    Z32, _ = check_scores(P.astype(np.float32), input_type="probabilities")
+    assert Z32.dtype == np.float32 and np.isfinite(Z32).all()
+
+
+def test_check_scores_float16_rows_within_their_tolerance():
+    P = np.array([[0.333, 0.333, 0.333]], dtype=np.float16)  # sums to 0.999 in float16
+    check_scores(P, input_type="probabilities")
+    with pytest.raises(ValueError, match="sums to"):
+        check_scores(P.astype(np.float64), input_type="probabilities")
+
+
+@pytest.mark.parametrize(
+    "dtype, ok, bad", [(np.float64, 1e100, 1e101), (np.float32, 8e37, 3e38)]
+)
+def test_check_scores_logit_magnitude_bound_per_dtype(dtype, ok, bad):
+    assert max_abs_logit(dtype) >= ok
+    check_scores(np.array([[0.0, ok]], dtype=dtype))
+    with pytest.raises(ValueError, match="magnitude"):
+        check_scores(np.array([[0.0, -bad]], dtype=dtype))
+
+
+def test_check_scores_reports_nan_before_infinity():
+    with pytest.raises(ValueError, match="NaN"):
+        check_scores(np.array([[np.nan, np.inf], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="infinity"):
+        check_scores(np.array([[0.0, -np.inf], [0.0, 1.0]]))
+
+
+def test_check_scores_torch_matches_numpy():
+    torch = pytest.importorskip("torch")
+    X = np.array([[0.1, 0.9], [0.5, 0.5]])
+    Zn, _ = check_scores(X, input_type="probabilities")
+    Zt, _ = check_scores(torch.from_numpy(X), input_type="probabilities")
+    np.testing.assert_allclose(Zt.numpy(), Zn)
+    with pytest.raises(ValueError, match="NaN"):
+        check_scores(torch.tensor([[float("nan"), 1.0]]))
+    with pytest.raises(ValueError, match="magnitude"):
+        check_scores(torch.tensor([[0.0, 1e101]], dtype=torch.float64))
+
+
+def test_check_sample_weight_errors():
+    with pytest.raises(ValueError, match="negative"):
+        check_sample_weight([1.0, -1.0], 2)
+    with pytest.raises(ValueError, match="zero for every"):
+        check_sample_weight([0.0, 0.0], 2)
+    with pytest.raises(ValueError, match="NaN"):
+        check_sample_weight([np.nan, 1.0], 2)
+    np.testing.assert_array_equal(check_sample_weight(2.0, 3), [2.0, 2.0, 2.0])
+
+
+def test_resolve_classes_integer_labels_with_zero_fix_columns():
+    classes, y_enc, missing = resolve_classes(np.array([0, 2, 2, 0]), 4)
+    np.testing.assert_array_equal(classes, [0, 1, 2, 3])
+    np.testing.assert_array_equal(y_enc, [0, 2, 2, 0])
+    np.testing.assert_array_equal(missing, [1, 3])
+
+
+@pytest.mark.parametrize("y", [[1, 2, 3, 1], ["a", "b", "a", "c"], [0.5, 1.5, 0.5, 2.5]])
+def test_resolve_classes_ambiguous_labels_raise(y):
+    with pytest.raises(ValueError, match="ambiguous"):
+        resolve_classes(np.array(y), 4)
+
+
+def test_resolve_classes_explicit_classes_order_and_unseen():
+    classes, y_enc, missing = resolve_classes(np.array(["b", "c"]), 3, ["c", "a", "b"])
+    np.testing.assert_array_equal(y_enc, [2, 0])
+    np.testing.assert_array_equal(missing, ["a"])
+    with pytest.raises(ValueError, match="not among"):
+        resolve_classes(np.array(["b", "z"]), 3, ["c", "a", "b"])
+    with pytest.raises(ValueError, match="distinct"):
+        resolve_classes(np.array(["b"]), 2, ["b", "b"])
+
+
+def test_calibrator_never_guesses_shifted_integer_labels():
+    """Labels 1..3 for 4 columns could be 0..3 or 1..4: ask instead of guessing."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(90, 4))
+    y = np.arange(90) % 3 + 1
+    with pytest.raises(ValueError, match="ambiguous"):
+        TemperatureScaler().fit(Z, y)
+    with pytest.warns(UserWarning, match="never occur"):
+        ts = TemperatureScaler(classes=[1, 2, 3, 4]).fit(Z, y)
+    np.testing.assert_array_equal(ts.classes_, [1, 2, 3, 4])
