@@ -21,7 +21,6 @@ import time
 import tracemalloc
 import warnings
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import make_logits  # noqa: E402

@@ -4,7 +4,6 @@ import math
 import warnings
 from numbers import Integral, Real
 
-from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 

@@ -63,9 +63,9 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             if Z.shape[1] != n_classes:
                 raise ValueError(
                     f"X has {n_cols} features, but {self.__class__.__name__} is "
-                    f"expecting {self.n_features_in_} features as input: it was fitted "
-                    f"on {n_classes} classes {self.classes_[:10].tolist()!r}. Reshape your data "
-                    f"to (n_samples, {n_classes})"
+                    f"expecting {self.n_features_in_} features as input: it was "
+                    f"fitted on {n_classes} classes {self.classes_[:10].tolist()!r}. "
+                    f"Reshape your data to (n_samples, {n_classes})"
                     + (" or pass a 1-D score vector." if n_classes == 2 else ".")
                 )
         return Z
@@ -87,8 +87,8 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         classes, y_enc, missing = resolve_classes(y_np, n_columns, self.classes)
         if len(missing):
             warnings.warn(
-                f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the calibration set; "
-                "their columns are calibrated without examples.",
+                f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the "
+                "calibration set; their columns are calibrated without examples.",
                 UserWarning,
                 stacklevel=3,
             )

@@ -1,6 +1,5 @@
 """Generic checks over every skcal calibrator: scikit-learn's and skcal's own."""
 
-import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skcal

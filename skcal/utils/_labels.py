@@ -35,8 +35,9 @@ def encode_labels(classes, y):
         ) from exc
     if not np.all(known):
         raise ValueError(
-            f"y contains labels not among the classes {np.asarray(classes)[:20].tolist()!r}: "
-            f"{np.asarray(np.unique(y[~known]))[:10].tolist()!r}."
+            f"y contains labels not among the classes "
+            f"{np.asarray(classes)[:20].tolist()!r}: "
+            f"{np.unique(y[~known])[:10].tolist()!r}."
         )
     return order[pos].astype(np.int64)
 
@@ -106,7 +107,8 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes"):
                 y_enc = np.asarray(y, dtype=np.int64)
             else:
                 raise ValueError(
-                    f"y has {len(classes)} distinct labels {np.asarray(classes)[:10].tolist()!r} but "
+                    f"y has {len(classes)} distinct labels "
+                    f"{classes[:10].tolist()!r} but "
                     f"there are {n_columns} columns, so which label belongs to which "
                     f"column is ambiguous; pass {name}=[...] with the label of each "
                     "column (e.g. the classifier's classes_)."
