@@ -16,10 +16,13 @@ from ._backend import _numpy
 from ._platt import (
     _backend_name,
     _empty_like_out,
+    _host64,
+    _is_cpu_tensor,
     _to_host,
     binary_score,
+    ovr_column,
     ovr_log_odds,
-    ovr_scores_host,
+    ovr_row_stats,
 )
 from .base import BaseCalibrator
 from .utils._array import to_numpy
@@ -46,6 +49,13 @@ def _interp(x, ir):
     j = torch.searchsorted(xt, x, right=True).clamp_(1, xt.numel() - 1)
     x0, x1, y0, y1 = xt[j - 1], xt[j], yt[j - 1], yt[j]
     return y0 + (x - x0) / (x1 - x0) * (y1 - y0)
+
+
+def _stack(cols):
+    """Stack 1-D columns (NumPy arrays or tensors) into (n, len(cols))."""
+    if _backend_name(cols[0]) == "numpy":
+        return np.stack(cols, axis=1)
+    return sys.modules["torch"].stack(cols, dim=1)
 
 
 class IsotonicScaler(BaseCalibrator):
@@ -123,10 +133,12 @@ class IsotonicScaler(BaseCalibrator):
     ``[eps / (n_classes (1 - eps)), (1 - eps) / (1 - eps + (n_classes - 1) eps)]``,
     so they are never exactly 0 or 1.
 
-    **Devices.** For a torch tensor the scores are computed on its device and
-    copied to host memory for the fits (``n_samples`` float64 values per
-    class); prediction (scores, interpolation, renormalisation) runs on the
-    tensor's device.
+    **Memory and devices.** The fit computes one class's scores at a time
+    from four per-row statistics (O(n_samples) memory, never an
+    (n_samples, n_classes) matrix); for a torch tensor the rows are copied to
+    host memory as float64 chunk by chunk. Prediction (scores, interpolation,
+    renormalisation) runs on the tensor's device; a CPU tensor is evaluated
+    through NumPy (``IsotonicRegression.predict``) and returned as a tensor.
 
     References
     ----------
@@ -171,32 +183,43 @@ class IsotonicScaler(BaseCalibrator):
             cal = self._new_calibrator().fit(s, (y == 1).astype(np.float64), sw)
             self.calibrators_ = [cal]
             return
-        S = ovr_scores_host(Z)
+        # One score column at a time (O(n_samples) memory, not (n, K)).
+        stats = ovr_row_stats(Z)
         self.calibrators_ = [
-            self._new_calibrator().fit(S[:, k], (y == k).astype(np.float64), sw)
+            self._new_calibrator().fit(
+                ovr_column(Z, k, stats), (y == k).astype(np.float64), sw
+            )
             for k in range(Z.shape[1])
         ]
+
+    def _proba_chunk(self, Zc):
+        """Calibrated probabilities of a row chunk (NumPy array or tensor)."""
+        k = Zc.shape[1]
+        if len(self.calibrators_) == 1:
+            p1 = _interp(binary_score(Zc), self.calibrators_[0])
+            return _stack([1.0 - p1, p1])
+        S = ovr_log_odds(Zc)
+        Q = _stack([_interp(S[:, j], cal) for j, cal in enumerate(self.calibrators_)])
+        if _backend_name(Zc) == "numpy":
+            den = Q.sum(axis=1, keepdims=True)
+            return np.divide(Q, den, out=np.full_like(Q, 1.0 / k), where=den > 0)
+        torch = sys.modules["torch"]
+        den = Q.sum(dim=1, keepdim=True)
+        return torch.where(den > 0, Q / torch.where(den > 0, den, 1.0), 1.0 / k)
 
     def _predict_proba(self, Z, xp):
         n, k = Z.shape
         out = _empty_like_out(Z, n, k)
+        # A CPU tensor is evaluated by NumPy on a host view and the result
+        # copied into the output tensor: torch's CPU kernels for these many
+        # small elementwise ops are ~5x slower on a loaded machine (OpenMP
+        # threads spin-waiting), and skcal never changes torch's thread settings.
+        via_numpy = _is_cpu_tensor(Z)
         for sl in _numpy.chunk_rows(n, k):
-            Zc = Z[sl]
-            if len(self.calibrators_) == 1:
-                p1 = _interp(binary_score(Zc), self.calibrators_[0])
-                out[sl, 1] = p1
-                out[sl, 0] = 1.0 - p1
-                continue
-            S = ovr_log_odds(Zc)
-            Q = [_interp(S[:, j], cal) for j, cal in enumerate(self.calibrators_)]
-            if _backend_name(Zc) == "numpy":
-                Q = np.stack(Q, axis=1)
-                den = Q.sum(axis=1, keepdims=True)
-                P = np.divide(Q, den, out=np.full_like(Q, 1.0 / k), where=den > 0)
+            if via_numpy:
+                out[sl] = sys.modules["torch"].from_numpy(
+                    self._proba_chunk(_host64(Z[sl]))
+                )
             else:
-                torch = sys.modules["torch"]
-                Q = torch.stack(Q, dim=1)
-                den = Q.sum(dim=1, keepdim=True)
-                P = torch.where(den > 0, Q / torch.where(den > 0, den, 1.0), 1.0 / k)
-            out[sl] = P
+                out[sl] = self._proba_chunk(Z[sl])
         return out

@@ -20,7 +20,7 @@ from ._backend import _numpy
 from .base import BaseCalibrator
 from .utils._array import to_numpy
 
-__all__ = ["PlattScaler", "fit_platt"]
+__all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 
 #: Ridge added to the diagonal of the Newton Hessian (Lin et al. 2007, Alg. 1),
 #: for the standardised-score parametrisation. It changes the step, never the
@@ -180,6 +180,271 @@ def fit_platt(
     return A, B, n_iter, status
 
 
+# ------------------------------------------- all one-vs-rest fits at once
+def _softplus(f):
+    return np.maximum(f, 0.0) + np.log1p(np.exp(-np.abs(f)))
+
+
+def _newton_direction(g, H):
+    """Newton steps ``-H^{-1} g`` of K 2x2 problems: ``g`` (2, K), ``H`` (3, K)."""
+    ga, gb = g
+    haa, hab, hbb = H
+    det = haa * hbb - hab * hab
+    ok = det > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        da = np.where(ok, -(hbb * ga - hab * gb) / det, -ga / haa)
+        db = np.where(ok, -(haa * gb - hab * ga) / det, -gb / hbb)
+    return da, db
+
+
+class _OvrProblem:
+    """The K standardised one-vs-rest logistic problems of a multiclass fit.
+
+    Holds only O(n_samples + n_classes) memory: the per-row statistics of the
+    one-vs-rest log-odds (:func:`ovr_row_stats`), labels, weights and the
+    per-class moments. Every evaluation walks ``Z`` in row chunks and computes
+    the scores of the requested classes on the fly.
+    """
+
+    def __init__(self, Z, y, w, target_smoothing):
+        n, K = Z.shape
+        self.Z, self.y, self.w, self.K = Z, y, w, K
+        self.stats = ovr_row_stats(Z)
+        self.wsum = float(n) if w is None else float(w.sum())
+        self.n_pos = np.bincount(y, weights=w, minlength=K).astype(np.float64)
+        self.n_neg = self.wsum - self.n_pos
+        if target_smoothing:
+            self.t_pos = (self.n_pos + 1.0) / (self.n_pos + 2.0)
+            self.t_neg = 1.0 / (self.n_neg + 2.0)
+        else:
+            self.t_pos, self.t_neg = np.ones(K), np.zeros(K)
+        self._moments(separable=not target_smoothing)
+
+    def _scores(self, sl, cols):
+        st = tuple(v[sl] for v in self.stats)
+        return _ovr_columns(_host64(self.Z[sl], cols), st, cols)
+
+    def _positives(self, sl, cols):
+        """(rows, positions) of the entries ``y_i == cols[j]`` within chunk ``sl``."""
+        pos = np.full(self.K, -1)
+        pos[cols] = np.arange(cols.size)
+        j = pos[self.y[sl]]
+        r = np.flatnonzero(j >= 0)
+        return r, j[r]
+
+    def _moments(self, separable):
+        """Weighted mean and sd of every score column; sum of ``w s`` over positives.
+
+        Chunk means and centred sums of squares are merged exactly (Chan et al.),
+        so the variance has no cancellation whatever the mean.
+        """
+        K, n = self.K, self.Z.shape[0]
+        cols = np.arange(K)
+        W, mean, M2, sp = 0.0, np.zeros(K), np.zeros(K), np.zeros(K)
+        if separable:
+            inf = np.full(K, np.inf)
+            lo, hi, plo, phi, nlo, nhi = inf, -inf, inf, -inf, inf, -inf
+        for sl in _numpy.chunk_rows(n, K):
+            S = self._scores(sl, cols)
+            wc = None if self.w is None else self.w[sl]
+            cw = float(S.shape[0]) if wc is None else float(wc.sum())
+            r, j = self._positives(sl, cols)
+            sp += np.bincount(
+                j, weights=S[r, j] if wc is None else wc[r] * S[r, j], minlength=K
+            )
+            if separable:
+                keep = slice(None) if wc is None else wc > 0
+                Sk = S[keep]
+                pr = np.zeros(S.shape[0], dtype=bool)
+                pr[r] = True
+                pk = pr[keep]
+                jk = self.y[sl][keep][pk]
+                vals = Sk[pk, jk]
+                lo, hi = np.minimum(lo, Sk.min(0, initial=np.inf)), np.maximum(
+                    hi, Sk.max(0, initial=-np.inf)
+                )
+                plo, phi = plo.copy(), phi.copy()
+                np.minimum.at(plo, jk, vals)
+                np.maximum.at(phi, jk, vals)
+                Sn = Sk.copy()
+                Sn[pk, jk] = np.inf
+                nlo = np.minimum(nlo, Sn.min(0, initial=np.inf))
+                Sn[pk, jk] = -np.inf
+                nhi = np.maximum(nhi, Sn.max(0, initial=-np.inf))
+            if not cw > 0:
+                continue
+            cm = (S.sum(0) if wc is None else wc @ S) / cw
+            S -= cm
+            S *= S
+            cM2 = S.sum(0) if wc is None else wc @ S
+            delta = cm - mean
+            tot = W + cw
+            mean = mean + delta * (cw / tot)
+            M2 = M2 + cM2 + delta * delta * (W * cw / tot)
+            W = tot
+        self.mu = mean
+        sd = np.sqrt(M2 / self.wsum)
+        sd[~(sd > 0)] = 1.0
+        self.sd = sd
+        self.var_u = M2 / self.wsum / sd**2
+        self.sum_pos_u = (sp - self.n_pos * mean) / sd
+        if separable:
+            has_both = np.isfinite(plo) & np.isfinite(nlo)
+            self.separable = ~has_both | (
+                (lo != hi) & ((plo >= nhi) | (nlo >= phi))
+            )
+        else:
+            self.separable = np.zeros(K, dtype=bool)
+
+    def start(self):
+        """Lin et al.'s start ``a = 0, b = log((N+ + 1) / (N- + 1))``; F, g, H there.
+
+        At ``a = 0`` every ``f_i = b``, so all of them follow from the moments.
+        """
+        b = np.log((self.n_pos + 1.0) / (self.n_neg + 1.0))
+        a = np.zeros(self.K)
+        tbar = (self.t_pos * self.n_pos + self.t_neg * self.n_neg) / self.wsum
+        F = _softplus(b) - tbar * b
+        p0 = expit(b)
+        q0 = p0 * (1.0 - p0)
+        ga = -(self.t_pos - self.t_neg) * self.sum_pos_u / self.wsum
+        g = np.stack([ga, p0 - tbar])
+        H = np.stack(
+            [q0 * self.var_u + _HESSIAN_RIDGE, np.zeros(self.K), q0 + _HESSIAN_RIDGE]
+        )
+        return a, b, F, g, H
+
+    def evaluate(self, cols, a, b):
+        """Mean loss, gradient (2, m), Hessian (3, m) of classes ``cols`` at (a, b)."""
+        n, m = self.Z.shape[0], cols.size
+        acc = np.zeros((6, m))
+        mu, sd = self.mu[cols], self.sd[cols]
+        t_neg, dt = self.t_neg[cols], (self.t_pos - self.t_neg)[cols]
+        for sl in _numpy.chunk_rows(n, m):
+            U = self._scores(sl, cols)
+            U -= mu
+            U /= sd
+            f = U * a
+            f += b
+            r, j = self._positives(sl, cols)
+            e = np.exp(-np.abs(f))
+            loss = np.log1p(e)
+            loss += np.maximum(f, 0.0)
+            loss -= t_neg * f
+            loss[r, j] -= dt[j] * f[r, j]
+            e += 1.0
+            p = np.reciprocal(e, out=e)  # sigmoid(|f|)
+            np.subtract(1.0, p, out=p, where=f < 0)
+            q = p * (1.0 - p)
+            p -= t_neg
+            p[r, j] -= dt[j]  # p - t
+            wc = None if self.w is None else self.w[sl]
+
+            def red(M):
+                return M.sum(0) if wc is None else wc @ M
+
+            acc[0] += red(loss)
+            acc[2] += red(p)  # sum w (p - t)
+            p *= U
+            acc[1] += red(p)  # sum w (p - t) u
+            acc[5] += red(q)  # sum w q
+            q *= U
+            acc[4] += red(q)  # sum w q u
+            q *= U
+            acc[3] += red(q)  # sum w q u^2
+        acc /= self.wsum
+        acc[3] += _HESSIAN_RIDGE
+        acc[5] += _HESSIAN_RIDGE
+        return acc[0], acc[1:3], acc[3:6]
+
+
+def fit_platt_ovr(
+    Z, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100
+):
+    """All one-vs-rest Platt fits of a multiclass problem, batched over classes.
+
+    Solves, for every class ``k``, the problem of :func:`fit_platt` with scores
+    ``s = ovr_log_odds(Z)[:, k]`` and positives ``y == k``, with the same start,
+    standardisation, ridge, Armijo backtracking (per class), stopping rule and
+    statuses, but all classes in the same passes over ``Z``: each pass walks
+    ``Z`` in row chunks, computes the scores of the classes still being
+    solved, and accumulates their losses, gradients and Hessians. A class
+    stops changing once its own test stops it.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        Logits, ``n_classes >= 3``, any float dtype (read in float64 row
+        chunks; a tensor's chunks are copied to host memory).
+    y : ndarray of shape (n_samples,), int
+        Encoded labels in ``0..n_classes-1``.
+    sample_weight : ndarray of shape (n_samples,), float64, default=None
+    target_smoothing, tol, max_iter
+        As in :func:`fit_platt`.
+
+    Returns
+    -------
+    A, B : ndarray of shape (n_classes,), float64
+        Slopes and intercepts on the scale of the one-vs-rest log-odds.
+    n_iter : ndarray of shape (n_classes,), int64
+        Newton iterations (Hessian evaluations) per class.
+    status : ndarray of shape (n_classes,), object
+        Per class, as ``status`` of :func:`fit_platt`.
+
+    Notes
+    -----
+    Extra memory is O(n_samples + n_classes) plus one row chunk (about
+    :data:`skcal._backend._numpy.CHUNK_BYTES` per work array), never an
+    (n_samples, n_classes) matrix. The start point's loss, gradient and
+    Hessian follow from per-class moments of the scores (``a = 0`` makes
+    every ``f_i`` equal). Each later pass evaluates the candidate point of
+    the line search together with its gradient and Hessian, so an accepted
+    full Newton step costs one pass.
+    """
+    y = np.asarray(y)
+    w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+    prob = _OvrProblem(Z, y, w, target_smoothing)
+    K = prob.K
+    a, b, F, g, H = prob.start()
+    n_iter = np.zeros(K, dtype=np.int64)
+    status = np.full(K, "max_iter", dtype=object)
+    active = np.arange(K)
+    while active.size:
+        n_iter[active] += 1
+        da, db = _newton_direction(g[:, active], H[:, active])
+        slope = g[0, active] * da + g[1, active] * db
+        conv = -slope / 2.0 <= tol
+        c = active[conv]
+        a[c] += da[conv]
+        b[c] += db[conv]
+        status[c] = "converged"
+        keep = ~conv
+        cols, da, db, slope = active[keep], da[keep], db[keep], slope[keep]
+        step = np.ones(cols.size)
+        still = []
+        while cols.size:
+            a_c, b_c = a[cols] + step * da, b[cols] + step * db
+            F_c, g_c, H_c = prob.evaluate(cols, a_c, b_c)
+            ok = F_c <= F[cols] + _ARMIJO_C * step * slope
+            acc = cols[ok]
+            a[acc], b[acc], F[acc] = a_c[ok], b_c[ok], F_c[ok]
+            g[:, acc], H[:, acc] = g_c[:, ok], H_c[:, ok]
+            still.append(acc[n_iter[acc] < max_iter])
+            step = step[~ok] / 2.0
+            failed = step < _MIN_STEP
+            status[cols[~ok][failed]] = "line_search"
+            cols, da, db, slope = (
+                v[~ok][~failed] for v in (cols, da, db, slope)
+            )
+            step = step[~failed]
+        active = np.sort(np.concatenate(still)) if still else active[:0]
+    if not target_smoothing:
+        status[prob.separable] = "separable"
+    A = a / prob.sd
+    B = b - a * prob.mu / prob.sd
+    return A, B, n_iter, status
+
+
 # --------------------------------------------------------- one-vs-rest scores
 def _is_torch(name):
     return name == "torch"
@@ -244,18 +509,137 @@ def ovr_log_odds(Zc):
     if A.shape[1] == 2:
         d = A[:, 1] - A[:, 0]
         return np.stack([-d, d], axis=1)
+    stats, E = _ovr_row_stats(A, keep_exp=True)
+    return _ovr_columns(A, stats, np.arange(A.shape[1]), E=E)
+
+
+#: Below this sum of ``exp(z_j - max)`` over the non-arg-max entries the
+#: arg-max entry's log-sum is recomputed around the second-largest logit
+#: (the terms may have underflowed).
+_TINY_REST = 1e-280
+
+
+def _ovr_row_stats(A, keep_exp=False):
+    """Row statistics from which any column's one-vs-rest log-odds follow.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_rows, n_classes), float64
+        Logits, ``n_classes >= 3``.
+    keep_exp : bool, default=False
+        Also return the work matrix ``exp(A - m1)`` (arg-max entries 0).
+
+    Returns
+    -------
+    stats : tuple of 4 ndarrays of shape (n_rows,)
+        ``a1`` (arg-max column), ``m1`` (row maximum), ``total``
+        (``sum_j exp(z_j - m1) >= 1``) and ``l_top``
+        (``log sum_{j != a1} exp(z_j)``).
+    E : ndarray of shape (n_rows, n_classes)
+        Only with ``keep_exp=True``.
+    """
     rows = np.arange(A.shape[0])
     a1 = A.argmax(axis=1)
-    m1 = A[rows, a1][:, None]
-    E = np.exp(A - m1)
-    rest = E.sum(axis=1, keepdims=True) - E
-    rest[rows, a1] = 1.0
-    L = m1 + np.log(rest)
-    A2 = A.copy()
-    A2[rows, a1] = -np.inf
-    m2 = A2.max(axis=1, keepdims=True)
-    L[rows, a1] = (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
-    return A - L
+    m1 = A[rows, a1]
+    E = A - m1[:, None]
+    np.exp(E, out=E)
+    E[rows, a1] = 0.0
+    rest = E.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        l_top = m1 + np.log(rest)
+    bad = np.flatnonzero(~(rest >= _TINY_REST))
+    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
+        A2 = A[bad]
+        A2[np.arange(bad.size), a1[bad]] = -np.inf
+        m2 = A2.max(axis=1, keepdims=True)
+        l_top[bad] = (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
+    stats = (a1, m1, 1.0 + rest, l_top)
+    return (stats, E) if keep_exp else stats
+
+
+def _ovr_columns(Ac, stats, cols, E=None):
+    """One-vs-rest log-odds of the columns ``cols`` from the row statistics.
+
+    Parameters
+    ----------
+    Ac : ndarray of shape (n_rows, len(cols)) or (n_rows, n_classes), float64
+        The logits of the columns ``cols`` (or all columns, when ``E`` is
+        given).
+    stats : tuple
+        :func:`_ovr_row_stats` of the same rows.
+    cols : ndarray of int
+        Column indices.
+    E : ndarray of shape (n_rows, n_classes), default=None
+        ``exp(A - m1)`` of all columns (overwritten), to avoid recomputing it.
+
+    Returns
+    -------
+    S : ndarray of shape (n_rows, len(cols)), float64
+        ``s_ik = z_ik - m1_i - log(total_i - exp(z_ik - m1_i))`` for ``k`` other
+        than the row's arg-max, ``z_ik - l_top_i`` for the arg-max, as in
+        :func:`ovr_log_odds`.
+    """
+    a1, m1, total, l_top = stats
+    if E is None:
+        E = Ac - m1[:, None]
+        np.exp(E, out=E)
+    np.subtract(total[:, None], E, out=E)
+    with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
+        np.log(E, out=E)
+    E += m1[:, None]
+    pos = np.full(int(max(a1.max(initial=0), cols.max(initial=0))) + 1, -1)
+    pos[cols] = np.arange(cols.size)
+    j = pos[a1]
+    r = np.flatnonzero(j >= 0)
+    E[r, j[r]] = l_top[r]
+    np.subtract(Ac, E, out=E)
+    return E
+
+
+def _host64(Zc, cols=None):
+    """Rows (and optionally columns) of ``Z`` as a float64 NumPy array on the host.
+
+    A tensor is copied to the host in its own dtype (bfloat16 as float32), a
+    CPU tensor without a copy, and widened by NumPy.
+    """
+    if _is_torch(_backend_name(Zc)) and cols is not None:
+        Zc = Zc[:, sys.modules["torch"].as_tensor(cols, device=Zc.device)]
+    elif cols is not None:
+        Zc = np.asarray(Zc)[:, cols]
+    return to_numpy(Zc).astype(np.float64, copy=False)
+
+
+def _is_cpu_tensor(Z):
+    return _is_torch(_backend_name(Z)) and Z.device.type == "cpu"
+
+
+def ovr_row_stats(Z):
+    """:func:`_ovr_row_stats` of all rows of ``Z``, walked in row chunks, on the host.
+
+    Uses O(n_rows) memory (4 vectors) instead of the (n_rows, n_classes) scores.
+    """
+    n, k = Z.shape
+    out = (
+        np.empty(n, dtype=np.intp),
+        np.empty(n),
+        np.empty(n),
+        np.empty(n),
+    )
+    for sl in _numpy.chunk_rows(n, k):
+        for o, v in zip(out, _ovr_row_stats(_host64(Z[sl]))):
+            o[sl] = v
+    return out
+
+
+def ovr_column(Z, k, stats):
+    """One-vs-rest log-odds of column ``k`` of all rows: float64 (n_rows,), host."""
+    n = Z.shape[0]
+    out = np.empty(n)
+    cols = np.array([k])
+    for sl in _numpy.chunk_rows(n, 8):
+        st = tuple(v[sl] for v in stats)
+        out[sl] = _ovr_columns(_host64(Z[sl], cols), st, cols)[:, 0]
+    return out
 
 
 def _label(c):
@@ -275,19 +659,6 @@ def binary_score(Z):
         return A[:, 1] - A[:, 0]
     A = np.asarray(Z)
     return A[:, 1].astype(np.float64) - A[:, 0].astype(np.float64)
-
-
-def ovr_scores_host(Z):
-    """The one-vs-rest log-odds of all rows as a float64 NumPy array of shape (n, K).
-
-    For a tensor, each row chunk is computed on the tensor's device and copied
-    to host memory (the per-class 1-D fits run on the CPU).
-    """
-    n, k = Z.shape
-    out = np.empty((n, k), dtype=np.float64)
-    for sl in _numpy.chunk_rows(n, k):
-        out[sl] = to_numpy(ovr_log_odds(Z[sl]))
-    return out
 
 
 def _to_host(v):
@@ -316,6 +687,10 @@ def _log_sigmoid(F):
     if _is_torch(_backend_name(F)):
         return sys.modules["torch"].nn.functional.logsigmoid(F)
     return log_expit(F)
+
+
+def _exp(A):
+    return sys.modules["torch"].exp(A) if _is_torch(_backend_name(A)) else np.exp(A)
 
 
 def _row_log_normalise(LQ):
@@ -410,9 +785,16 @@ class PlattScaler(BaseCalibrator):
     computed in log space (the denominator is never 0). The predicted class may
     differ from the argmax of ``X``.
 
-    **Devices.** For a torch tensor the scores are computed on its device; the
-    1-D fits of ``(A, B)`` run on the CPU, so ``fit`` copies the float64
-    scores (``n_samples`` values per class) to host memory. Prediction is
+    **Multiclass solver.** The ``n_classes`` problems are solved together by
+    :func:`fit_platt_ovr`: every Newton iteration (and every backtracking
+    step) is one row-chunked pass over ``X`` that computes the scores of the
+    classes still being solved and their losses, gradients and Hessians; each
+    class keeps its own line search and stopping rule and stops changing when
+    it converges. Extra memory is O(n_samples) (four per-row statistics of the
+    scores) plus one row chunk, never an (n_samples, n_classes) matrix.
+
+    **Devices.** The fit runs on the CPU in float64: for a torch tensor each
+    row chunk is copied to host memory as it is read. Prediction is
     elementwise and runs entirely on the tensor's device.
 
     References
@@ -466,15 +848,8 @@ class PlattScaler(BaseCalibrator):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _fit_one(self, s, y_pos, sw, label):
-        A, B, n_iter, status = fit_platt(
-            s,
-            y_pos,
-            sw,
-            target_smoothing=self.target_smoothing,
-            tol=self.tol,
-            max_iter=self.max_iter,
-        )
+    def _warn(self, status, A, B, n_iter, label):
+        """ConvergenceWarning for one ``(A, B)`` whose status is not "converged"."""
         if status == "separable":
             warnings.warn(
                 f"The scores separate {label} from the other class(es) on the "
@@ -500,43 +875,68 @@ class PlattScaler(BaseCalibrator):
                 ConvergenceWarning,
                 stacklevel=4,
             )
-        return A, B, n_iter
 
     def _fit(self, Z, y, sample_weight, xp):
         y = _to_host(y)
         sw = _to_host(sample_weight)
-        n_classes = Z.shape[1]
-        if n_classes == 2:
+        opts = dict(
+            target_smoothing=self.target_smoothing, tol=self.tol, max_iter=self.max_iter
+        )
+        if Z.shape[1] == 2:
             s = to_numpy(binary_score(Z))
-            A, B, n_iter = self._fit_one(s, y == 1, sw, _label(self.classes_[1]))
+            A, B, n_iter, status = fit_platt(s, y == 1, sw, **opts)
+            self._warn(status, A, B, n_iter, _label(self.classes_[1]))
             self.a_, self.b_, self.n_iter_ = float(A), float(B), int(n_iter)
             return
-        S = ovr_scores_host(Z)
-        a = np.empty(n_classes)
-        b = np.empty(n_classes)
-        n_iter = np.empty(n_classes, dtype=np.int64)
-        for k in range(n_classes):
-            a[k], b[k], n_iter[k] = self._fit_one(
-                S[:, k], y == k, sw, _label(self.classes_[k])
-            )
-        self.a_, self.b_, self.n_iter_ = a, b, int(n_iter.max())
+        A, B, n_iter, status = fit_platt_ovr(Z, y, sw, **opts)
+        for k in range(Z.shape[1]):
+            self._warn(status[k], A[k], B[k], n_iter[k], _label(self.classes_[k]))
+        self.a_, self.b_, self.n_iter_ = A, B, int(n_iter.max())
+
+    def _chunk_logits(self, Zc):
+        """``F = A s + B`` of a row chunk: (rows,) binary, (rows, K) multiclass."""
+        if np.ndim(self.a_) == 0:
+            return binary_score(Zc) * self.a_ + self.b_
+        S = ovr_log_odds(Zc)
+        S *= _param(self.a_, S)
+        S += _param(self.b_, S)
+        return S
 
     def _predict_log_proba(self, Z, xp):
         n, k = Z.shape
         out = _empty_like_out(Z, n, k)
         binary = np.ndim(self.a_) == 0
         for sl in _numpy.chunk_rows(n, k):
-            Zc = Z[sl]
+            F = self._chunk_logits(Z[sl])
             if binary:
-                f = binary_score(Zc) * self.a_ + self.b_
-                out[sl, 0] = _log_sigmoid(-f)
-                out[sl, 1] = _log_sigmoid(f)
+                out[sl, 0] = _log_sigmoid(-F)
+                out[sl, 1] = _log_sigmoid(F)
             else:
-                S = ovr_log_odds(Zc)
-                F = S * _param(self.a_, S) + _param(self.b_, S)
                 out[sl] = _row_log_normalise(_log_sigmoid(F))
         return out
 
     def _predict_proba(self, Z, xp):
-        P = self._predict_log_proba(Z, xp)
-        return xp.exp(P)
+        # Probabilities directly, chunk by chunk: sigmoid(F) / row sum, one
+        # exp per entry, written into the output (no (n, K) log-probability
+        # temporary). Rows whose sigmoids all (nearly) underflow are
+        # renormalised in log space instead.
+        n, k = Z.shape
+        out = _empty_like_out(Z, n, k)
+        binary = np.ndim(self.a_) == 0
+        torch = sys.modules.get("torch") if _is_torch(_backend_name(Z)) else None
+        sig = expit if torch is None else torch.sigmoid
+        for sl in _numpy.chunk_rows(n, k):
+            F = self._chunk_logits(Z[sl])
+            if binary:
+                out[sl, 1] = sig(F)
+                out[sl, 0] = sig(-F)
+                continue
+            Q = sig(F)
+            den = Q.sum(axis=1, keepdims=True) if torch is None else Q.sum(1, True)
+            small = den[:, 0] < _TINY_REST
+            with np.errstate(invalid="ignore", divide="ignore"):  # rows redone below
+                Q /= den
+            if bool(small.any()):
+                Q[small] = _exp(_row_log_normalise(_log_sigmoid(F[small])))
+            out[sl] = Q
+        return out

@@ -276,6 +276,12 @@ def test_isotonic_torch_matches_numpy(binary_scores, multiclass_logits, binary, 
     )
     assert not torch.isnan(P).any()
     np.testing.assert_allclose(P.numpy(), a.predict_proba(Xn), atol=1e-6)
+    # the accelerator code path (torch ops throughout), run here on the CPU;
+    # predict_proba itself evaluates CPU tensors through NumPy
+    Zn = np.column_stack([np.zeros(len(Xn)), Xn]) if binary else Xn  # logits [0, s]
+    P_dev = b._proba_chunk(torch.from_numpy(Zn.astype(np.float64)))
+    assert isinstance(P_dev, torch.Tensor)
+    np.testing.assert_allclose(P_dev.numpy(), a.predict_proba(Xn), atol=1e-6)
 
 
 # ----------------------------------------------------------------- real data

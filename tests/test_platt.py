@@ -6,13 +6,20 @@ import warnings
 import numpy as np
 import pytest
 from scipy.optimize import minimize
-from scipy.special import expit, logsumexp
+from scipy.special import expit, log_expit, logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 
-from skcal._platt import PlattScaler, ovr_log_odds
+from skcal._platt import (
+    PlattScaler,
+    fit_platt,
+    fit_platt_ovr,
+    ovr_column,
+    ovr_log_odds,
+    ovr_row_stats,
+)
 
 from conftest import load_shared
 
@@ -432,3 +439,77 @@ def test_platt_rejects_logits_beyond_1e100(multiclass_logits):
     big = np.where(Z > 0, 1e308, -1e308)
     with pytest.raises(ValueError, match="1e\\+100"):
         PlattScaler().fit(big, y)
+
+
+# ------------------------------------------------- batched one-vs-rest solver
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Force many row chunks so that chunk merging is exercised."""
+    from skcal._backend import _numpy
+
+    monkeypatch.setattr(_numpy, "CHUNK_BYTES", 1 << 10)
+
+
+def test_ovr_row_stats_and_columns_match_brute_force(rng, small_chunks):
+    Z = 3.0 * rng.normal(size=(300, 6))
+    Z[0] = [3.0, 3.0, 3.0, 1.0, 1.0, 1.0]  # ties at the maximum
+    Z[1] = [0.0, -900.0, -1000.0, -1e4, -950.0, -2000.0]  # rest underflows exp
+    Z[2] = [2e4, 0.0, 1.0, 2.0, 3.0, 4.0]  # arg-max far above all others
+    S_ref = reference_ovr_log_odds(Z)
+    stats = ovr_row_stats(Z.astype(np.float32).astype(np.float64))
+    for k in range(6):
+        np.testing.assert_allclose(
+            ovr_column(Z, k, ovr_row_stats(Z)), S_ref[:, k], rtol=1e-12, atol=1e-12
+        )
+    assert stats[0][2] == 0 and stats[0][1] == 0
+    np.testing.assert_allclose(ovr_log_odds(Z), S_ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("smoothing", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fit_platt_ovr_equals_per_class_solver(rng, small_chunks, smoothing, weighted):
+    # The batched solver takes the same Newton/Armijo steps as fit_platt run on
+    # each brute-force one-vs-rest score column, class by class.
+    n, k = 400, 5
+    y = rng.integers(0, k, size=n)
+    Z = 3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))
+    Z[:, 4] = np.where(y == 4, 20.0, -20.0)  # class 4 is separable
+    w = rng.uniform(0.0, 3.0, size=n) if weighted else None
+    S = reference_ovr_log_odds(Z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        A, B, n_iter, status = fit_platt_ovr(Z, y, w, target_smoothing=smoothing)
+        A2, B2, it2, st2 = fit_platt_ovr(
+            Z, y, w, target_smoothing=smoothing, max_iter=2
+        )
+    for j in range(k):
+        a, b, it, st = fit_platt(S[:, j], y == j, w, target_smoothing=smoothing)
+        assert (n_iter[j], status[j]) == (it, st)
+        # a separable class has no optimum: ~27 steps on an almost flat loss,
+        # where rounding differences grow to ~1e-8
+        rtol = 1e-6 if st == "separable" else 1e-12
+        np.testing.assert_allclose([A[j], B[j]], [a, b], rtol=rtol, atol=1e-12)
+        a, b, it, st = fit_platt(
+            S[:, j], y == j, w, target_smoothing=smoothing, max_iter=2
+        )
+        assert (it2[j], st2[j]) == (it, st)
+        np.testing.assert_allclose([A2[j], B2[j]], [a, b], rtol=1e-9, atol=1e-9)
+    assert status[4] == ("converged" if smoothing else "separable")
+    assert set(st2[:4]) == {"max_iter"}
+
+
+@pytest.mark.parametrize("shift", [0.0, -2000.0])
+def test_platt_predict_proba_matches_definition_when_sigmoids_underflow(
+    multiclass_logits, shift
+):
+    # shift = -2000 makes every sigmoid(A s + B) underflow to 0 in float64, so
+    # predict_proba must renormalise in log space (no 0 / 0).
+    Z, y = multiclass_logits
+    ps = PlattScaler().fit(Z, y)
+    ps.b_ = ps.b_ + shift
+    LQ = log_expit(reference_ovr_log_odds(Z) * ps.a_ + ps.b_)
+    P_ref = np.exp(LQ - logsumexp(LQ, axis=1, keepdims=True))
+    P = ps.predict_proba(Z)
+    assert np.isfinite(P).all()
+    np.testing.assert_allclose(P, P_ref, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(np.exp(ps.predict_log_proba(Z)), P_ref, rtol=1e-9)
