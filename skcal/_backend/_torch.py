@@ -173,9 +173,14 @@ def softmax(Z, scale=None, bias=None):
         Probabilities in :func:`output_dtype` on the device of ``Z``; each row
         sums to 1.
     """
-    P = log_softmax(Z, scale, bias)
-    torch.exp(P, out=P)
-    return P
+    n, k = Z.shape
+    out = torch.empty((n, k), dtype=output_dtype(Z.dtype), device=Z.device)
+    scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
+    wd, chunks = _chunks(Z)
+    for sl in chunks:
+        # direct softmax: no log / exp round trip over the output
+        out[sl] = torch.softmax(_affine(Z[sl].to(wd), scale, bias), dim=1)
+    return out
 
 
 def argmax_rows(P):
