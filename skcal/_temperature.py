@@ -13,6 +13,10 @@ __all__ = ["TemperatureScaler", "fit_temperature"]
 
 #: Bounds of the fitted temperature. The optimum is clipped to them, with a warning.
 TEMPERATURE_MIN = 1e-6
+#: The upper bound is ``TEMPERATURE_MAX * S`` with the logit scale
+#: ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))``: T scales with the logits, so
+#: huge but informative logits are still fitted, while ``z / T`` stays
+#: resolvable (the argmax is kept even at the bound).
 TEMPERATURE_MAX = 1e6
 
 
@@ -26,13 +30,15 @@ WARM_START_MAX_STRIDE = 32
 _SAFETY = 10.0
 
 
-def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, curvature=0.0):
+def _newton(
+    Z, y, sample_weight, xp, stats, beta, tol, max_iter, curvature=0.0, scale=1.0
+):
     """Safeguarded Newton on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
     Returns ``(beta, n_iter, status, curvature)`` where ``curvature`` is the
     largest estimate of ``|f'''| / (2 f'')`` seen (the input value if none).
     """
-    b_min, b_max = 1.0 / TEMPERATURE_MAX, 1.0 / TEMPERATURE_MIN
+    b_min, b_max = 1.0 / (TEMPERATURE_MAX * scale), 1.0 / TEMPERATURE_MIN
     lo, hi = b_min, b_max
     lo_tested = hi_tested = False
     beta = min(max(beta, b_min), b_max)
@@ -137,11 +143,12 @@ def fit_temperature(
     Returns
     -------
     beta : float
-        The minimiser, within ``[1/TEMPERATURE_MAX, 1/TEMPERATURE_MIN]``.
+        The minimiser, within ``[1/(TEMPERATURE_MAX * S), 1/TEMPERATURE_MIN]``
+        with the logit scale ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))``.
     n_iter : int
         Number of derivative evaluations over the full ``Z`` (passes).
     status : {"converged", "lower", "upper", "max_iter"}
-        ``"lower"``: the optimum is at ``beta <= 1/TEMPERATURE_MAX`` (logits
+        ``"lower"``: the optimum is at ``beta <= 1/(TEMPERATURE_MAX * S)`` (logits
         carry no or inverted information); ``"upper"``: the optimum is at
         ``beta >= 1/TEMPERATURE_MIN`` (separable calibration set).
 
@@ -171,6 +178,7 @@ def fit_temperature(
     With the warm start this typically takes 2 or 3 passes over ``Z``.
     """
     stats = xp.row_max_and_true(Z, y)
+    scale = max(1.0, float((stats[0] - stats[1]).max()))
     n = Z.shape[0]
     curvature = 0.0
     stride = min(WARM_START_MAX_STRIDE, n // WARM_START_ROWS)
@@ -180,12 +188,12 @@ def fit_temperature(
         if sw is None or float(sw.sum()) > 0:
             b, _, status, curvature = _newton(
                 Z[sub], y[sub], sw, xp, (stats[0][sub], stats[1][sub]),
-                beta0, 1e-6, max_iter,
+                beta0, 1e-6, max_iter, scale=scale,
             )
             if status == "converged":
                 beta0 = b
     beta, n_iter, status, _ = _newton(
-        Z, y, sample_weight, xp, stats, beta0, tol, max_iter, curvature
+        Z, y, sample_weight, xp, stats, beta0, tol, max_iter, curvature, scale
     )
     return beta, n_iter, status
 
@@ -217,7 +225,9 @@ class TemperatureScaler(BaseCalibrator):
     Attributes
     ----------
     temperature_ : float
-        Fitted temperature ``T``, in ``[1e-6, 1e6]``.
+        Fitted temperature ``T``, in ``[1e-6, 1e6 * S]`` where the logit scale
+        ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))`` (so huge but informative
+        logits are still fitted: ``T`` scales with the logits).
     classes_ : ndarray of shape (n_classes,)
         Class labels; column ``j`` of ``X`` is ``classes_[j]``.
     n_features_in_ : int
@@ -234,8 +244,8 @@ class TemperatureScaler(BaseCalibrator):
     ``p = softmax(beta z)``) are computed in one stable pass, and a
     safeguarded Newton method (bracketing with geometric bisection) solves
     ``f'(beta) = 0`` to relative tolerance ``tol``. When the optimum lies at
-    ``beta <= 1e-6`` (logits uninformative or anti-informative, ``T -> inf``)
-    or ``beta >= 1e6`` (separable calibration set, ``T -> 0``), ``T`` is set to
+    ``T >= 1e6 * S`` (logits uninformative or anti-informative, ``T -> inf``)
+    or ``T <= 1e-6`` (separable calibration set, ``T -> 0``), ``T`` is set to
     the bound and a ``ConvergenceWarning`` says so. A ``ConvergenceWarning``
     also reports stopping at ``max_iter``.
 

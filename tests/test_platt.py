@@ -393,9 +393,9 @@ def test_platt_improves_real_sets(name):
 
 # ------------------------------------------------------- huge logit magnitudes
 def huge(Z, scale, dtype):
-    """``Z`` rescaled to ``max |Z| = scale`` (float32: at most 8e37, its accepted range), as ``dtype``."""
+    """``Z`` rescaled to ``max |Z| = scale`` (float32: at most 1e15, its accepted range), as ``dtype``."""
     if dtype == np.float32:
-        scale = min(scale, 8e37)
+        scale = min(scale, 1e15)
     Z = np.asarray(Z, dtype=np.float64)
     return (Z * (scale / np.abs(Z).max())).astype(dtype)
 

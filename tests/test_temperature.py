@@ -115,7 +115,8 @@ def test_temperature_anti_informative_logits_hit_upper_bound(rng):
     y = Z.argmin(1)  # the logits point away from the truth: optimum at beta < 0
     with pytest.warns(ConvergenceWarning, match="anti-informative"):
         ts = TemperatureScaler().fit(Z, y)
-    assert ts.temperature_ == TEMPERATURE_MAX
+    scale = max(1.0, (Z.max(1) - Z[np.arange(300), y]).max())
+    assert ts.temperature_ == pytest.approx(TEMPERATURE_MAX * scale, rel=1e-12)
     P = ts.predict_proba(Z)
     assert np.isfinite(P).all()
     np.testing.assert_array_equal(P.argmax(1), Z.argmax(1))
@@ -128,7 +129,8 @@ def test_temperature_uninformative_logits_hit_upper_bound(rng):
     y = np.tile(np.arange(3), 50)
     with pytest.warns(ConvergenceWarning, match="uninformative"):
         ts = TemperatureScaler().fit(Z, y)
-    assert ts.temperature_ == TEMPERATURE_MAX
+    scale = max(1.0, (Z.max(1) - Z[np.arange(150), y]).max())
+    assert ts.temperature_ == pytest.approx(TEMPERATURE_MAX * scale, rel=1e-12)
 
 
 def test_temperature_separable_data_hits_lower_bound(rng):
@@ -185,3 +187,24 @@ def test_temperature_binary_scores(rng):
     assert ts.temperature_ == pytest.approx(3, rel=0.25)
     P = ts.predict_proba(s)
     np.testing.assert_allclose(P[:, 1], 1 / (1 + np.exp(-s / ts.temperature_)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e7, 1e30, 1e98])
+def test_temperature_scales_with_huge_logits(scale, rng):
+    """TS is scale-equivariant: T(cZ) = c T(Z), also far beyond the 1e6 bound."""
+    Z = 4 * rng.normal(size=(1000, 5))
+    y = rng.integers(0, 5, 1000)
+    Z[np.arange(1000), y] += 4
+    t1 = TemperatureScaler().fit(Z, y).temperature_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ts = TemperatureScaler().fit(Z * scale, y)
+    assert ts.temperature_ == pytest.approx(scale * t1, rel=1e-6)
+    np.testing.assert_allclose(ts.predict_proba(Z * scale), TemperatureScaler().fit(Z, y).predict_proba(Z), atol=1e-9)
+
+
+def test_temperature_rejects_weights_whose_sum_overflows(rng):
+    Z = rng.normal(size=(50, 3))
+    y = np.arange(50) % 3
+    with pytest.raises(ValueError, match="overflow"):
+        TemperatureScaler().fit(Z, y, sample_weight=np.full(50, 1e307))

@@ -181,8 +181,14 @@ def _check_sample_weight(sample_weight, n_samples, torch_like=None):
         )
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative.")
-    if not w.sum() > 0:
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not total > 0:
         raise ValueError("sample_weight sums to 0; at least one weight must be > 0.")
+    if not np.isfinite(total):
+        raise ValueError(
+            f"sample_weight sums to {total} (float64 overflow); rescale the weights."
+        )
     if torch_like is not None:
         w = torch_like.new_tensor(w, dtype=sys.modules["torch"].float64)
     return w

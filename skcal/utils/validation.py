@@ -47,6 +47,8 @@ def probability_row_tolerance(dtype):
 #: Largest accepted logit magnitude. Beyond it, products such as ``w * z`` or
 #: ``z ** 2`` in the calibration objectives overflow float64.
 MAX_ABS_LOGIT = 1e100
+#: Largest accepted logit magnitude for float32 / float16 / bfloat16 input.
+MAX_ABS_LOGIT_LOW_PRECISION = 1e15
 
 
 def max_abs_logit(dtype):
@@ -59,17 +61,17 @@ def max_abs_logit(dtype):
     Returns
     -------
     float
-        :data:`MAX_ABS_LOGIT` (1e100) for float64; for other dtypes, which are
-        processed in float32, a quarter of float32's largest value (~8.5e37),
-        so that differences of two logits stay finite.
+        :data:`MAX_ABS_LOGIT` (1e100) for float64 and
+        :data:`MAX_ABS_LOGIT_LOW_PRECISION` (1e15) for the other dtypes, which
+        are processed in float32: there, sums over classes of squared logit
+        differences (the curvature of the temperature objective) must stay
+        below float32's largest value (3.4e38).
     """
     try:
         is_float64 = np.dtype(dtype) == np.float64
     except TypeError:  # a torch dtype
         is_float64 = str(dtype) == "torch.float64"
-    if is_float64:
-        return MAX_ABS_LOGIT
-    return float(np.finfo(np.float32).max) / 4
+    return MAX_ABS_LOGIT if is_float64 else MAX_ABS_LOGIT_LOW_PRECISION
 
 
 def _check_magnitude(name, lo, hi, dtype):
@@ -134,7 +136,7 @@ def check_scores(X, *, input_type="logits", name="X"):
     ValueError
         If ``X`` is empty, not 1-D or 2-D, contains NaN or infinity, holds
         logits larger in magnitude than :func:`max_abs_logit` (1e100 for
-        float64, ~8.5e37 for the other dtypes), or (for
+        float64, 1e15 for the other dtypes), or (for
         probabilities) has values outside [0, 1] or rows whose sum differs from
         1 by more than :func:`probability_row_tolerance`.
     """
@@ -275,7 +277,7 @@ def check_sample_weight(sample_weight, n_samples, *, like=None):
     ------
     ValueError
         If the length differs from ``n_samples``, a weight is negative, NaN or
-        infinite, or all weights are zero.
+        infinite, all weights are zero, or their sum overflows float64.
     """
     if sample_weight is None:
         return None
@@ -302,6 +304,12 @@ def check_sample_weight(sample_weight, n_samples, *, like=None):
         raise ValueError("sample_weight has negative values; weights must be >= 0.")
     if not (sw > 0).any():
         raise ValueError("sample_weight is zero for every sample; nothing to fit.")
+    with np.errstate(over="ignore"):
+        total = sw.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            f"sample_weight sums to {total} (float64 overflow); rescale the weights."
+        )
     if is_torch_tensor(like):
         torch = sys.modules["torch"]
         return torch.as_tensor(sw, dtype=torch.float64, device=like.device)
