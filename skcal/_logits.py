@@ -9,6 +9,8 @@ calibrated classifier out of an existing model::
     make_pipeline(ClassifierLogits(FrozenEstimator(clf)), TemperatureScaler())
 """
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, TransformerMixin, clone
 from sklearn.utils import get_tags
@@ -240,7 +242,28 @@ class ClassifierLogits(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(estimator, attr):
                 setattr(self, attr, getattr(estimator, attr))
+        if y is not None:
+            self._warn_missing_classes(y)
         return self
+
+    def _warn_missing_classes(self, y):
+        # The next Pipeline step maps labels to columns by itself. When the
+        # calibration labels lack some of the classifier's classes and those
+        # are not 0..K-1, it cannot know which column is which.
+        classes = self.classes_
+        present = np.unique(np.asarray(y))
+        missing = np.setdiff1d(classes, present)
+        if len(missing) and not np.array_equal(classes, np.arange(len(classes))):
+            warnings.warn(
+                f"The calibration labels lack the classes {missing[:10].tolist()!r} "
+                f"of the classifier, whose columns are the classes "
+                f"{classes[:10].tolist()!r}. A calibrator after this step cannot "
+                "tell which column is which: give it classes=... (e.g. "
+                "TemperatureScaler(classes=clf.classes_)), or use "
+                "CalibratedClassifier(FrozenEstimator(clf), ...), which does it.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def transform(self, X):
         """Logits of the classifier.

@@ -723,10 +723,15 @@ class PlattScaler(BaseCalibrator):
         Fit against Platt's smoothed targets ``t+ = (N+ + 1) / (N+ + 2)`` for
         positives and ``t- = 1 / (N- + 2)`` for negatives (``N+``, ``N-``:
         weighted counts) instead of 1 and 0. This is Platt's out-of-sample
-        prior, and it is what scikit-learn's
-        ``CalibratedClassifierCV(method="sigmoid")`` does; it keeps ``(A, B)``
-        finite on separable calibration sets. ``False`` gives the plain
-        maximum-likelihood logistic fit.
+        prior, as in scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``
+        without weights; it keeps ``(A, B)`` finite on separable calibration
+        sets. ``False`` gives the plain maximum-likelihood logistic fit.
+        Weights act as counts here (so that integer weights equal repeated
+        rows; scikit-learn counts rows instead): the prior adds one
+        pseudo-observation, so multiplying all weights by a constant changes
+        the fit, and weights normalised to sum to 1 give targets near 1/2.
+        Pass count-like weights, or ``target_smoothing=False``, whose fit does
+        not depend on the scale of the weights.
     tol : float, default=1e-12
         Newton stops when half the squared Newton decrement (an estimate of
         the gap to the optimal mean cross-entropy) is at most ``tol``.

@@ -210,3 +210,28 @@ def test_pipeline_grid_search_over_calibrator_step(digits):
     np.testing.assert_allclose(
         search.cv_results_["mean_test_score"], expected, rtol=1e-9
     )
+
+
+def test_classifier_logits_warns_when_calibration_set_lacks_non_range_classes():
+    """Labels {0, 2, 5} with 5 absent: the next step cannot map labels to columns."""
+    import warnings as _w
+
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from skcal import ClassifierLogits
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = np.array([0, 2, 5])[rng.integers(0, 3, 600)]
+    X[:, 0] += y
+    clf = LogisticRegression().fit(X[:300], y[:300])
+    cal = y[300:] != 5
+    with pytest.warns(UserWarning, match="cannot tell which column"):
+        ClassifierLogits(FrozenEstimator(clf)).fit(X[300:][cal], y[300:][cal])
+    # classes 0..K-1: the calibrators' own rule is right, no warning
+    y2 = np.searchsorted([0, 2, 5], y)
+    clf2 = LogisticRegression().fit(X[:300], y2[:300])
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        ClassifierLogits(FrozenEstimator(clf2)).fit(X[300:][cal], y2[300:][cal])
