@@ -308,3 +308,22 @@ def test_load_csv_errors(tmp_path, text, match):
     f.write_text(text)
     with pytest.raises(ValueError, match=match):
         load_logits_file(f)
+
+
+def test_csv_text_labels_follow_the_header_names(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    rows = ["label,dog,cat"] + [
+        f"{'cat' if i % 2 else 'dog'},{float(i % 2 == 0)},{float(i % 2)}" for i in range(40)
+    ]
+    p = tmp_path / "named.csv"
+    p.write_text("\n".join(rows) + "\n")
+    b = load_logits_file(p)
+    assert list(b.info["classes"]) == ["dog", "cat"]
+    # each row's largest logit is its label's column
+    assert (b.logits_val.argmax(1) == b.y_val).all()
+    assert (b.logits_test.argmax(1) == b.y_test).all()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("label,cat,dog\n" + "dog,0,1\nfish,1,0\n" * 5)
+    with pytest.raises(ValueError, match="name none of the logit columns"):
+        load_logits_file(bad)

@@ -298,9 +298,10 @@ def _split(logits, y, random_state, test_size, path):
     return lv, yv, lt, yt
 
 
-def _csv_labels(cells, column, n_classes, path):
+def _csv_labels(cells, column, n_classes, path, names=None):
     """Labels of a CSV's label column: numbers as they are, or text labels
-    mapped to ``0..K-1`` in sorted order. Returns ``(y, classes)``, where
+    mapped to the logit columns by their header names (when every label is
+    one), else to ``0..K-1`` in sorted order. Returns ``(y, classes)``, where
     ``classes`` is None for numeric labels."""
     numeric = []
     for cell in cells:
@@ -322,7 +323,21 @@ def _csv_labels(cells, column, n_classes, path):
             f"{cells[bad[0]]!r} (line {bad[0] + 2}); use integer class indices "
             "0..K-1 or text labels throughout"
         )
-    classes, y = np.unique(np.array(cells, dtype=str), return_inverse=True)
+    labels = np.array(cells, dtype=str)
+    present = np.unique(labels)
+    if names is not None and np.isin(present, names).any():
+        unknown = present[~np.isin(present, names)]
+        if len(unknown):
+            raise ValueError(
+                f"{path}: label column {column!r} holds labels "
+                f"{unknown[:10].tolist()} that name none of the logit columns "
+                f"{list(names)[:10]}; text labels are matched to the logit "
+                "columns by their header names"
+            )
+        classes = np.asarray(names, dtype=str)
+        lookup = {name: j for j, name in enumerate(classes)}
+        return np.array([lookup[c] for c in labels], dtype=np.float64), classes
+    classes, y = np.unique(labels, return_inverse=True)
     if len(classes) != n_classes:
         raise ValueError(
             f"{path}: label column {column!r} holds {len(classes)} distinct text "
@@ -371,7 +386,7 @@ def _read_csv(path):
                 ) from None
     y, classes = _csv_labels(
         [r[label_col].strip() for r in rows], header[label_col], len(logit_cols),
-        path,
+        path, names=[header[i] for i in logit_cols],
     )
     split = None
     if split_col is not None:
@@ -402,7 +417,9 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
     ``.csv``
         A header row, then one row per sample. One column named ``label``
         (or ``y``) holds the class: either integer indices ``0 .. K-1``
-        (the logit column of each class), or text labels, which are mapped
+        (the logit column of each class), or text labels. Text labels that
+        are header names of logit columns are matched to those columns (a
+        label naming no column is then an error); otherwise they are mapped
         to the logit columns in sorted order (the same rule as the
         calibrators' ``classes_``: the first label in sorted order is the
         first logit column, and so on), so there must be exactly ``K``
