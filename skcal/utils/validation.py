@@ -84,6 +84,27 @@ def _check_magnitude(name, lo, hi, dtype):
         )
 
 
+def _check_unit_interval(name, lo, hi):
+    if lo < 0 or hi > 1:
+        raise ValueError(
+            f"Input {name} holds probabilities (input_type='probabilities') but has "
+            f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})."
+        )
+
+
+def _check_row_sums(name, sums, dtype):
+    """Raise unless every row sum (float64 array) is 1 within the dtype's tolerance."""
+    tol = probability_row_tolerance(dtype)
+    dev = np.abs(sums - 1.0)
+    if (dev > tol).any():
+        i = int(np.argmax(dev))
+        raise ValueError(
+            f"Input {name} holds probabilities (input_type='probabilities') but "
+            f"row {i} sums to {sums[i]:.6g}; every row must sum to 1 (tolerance "
+            f"{tol:g}). Pass input_type='logits' if these are scores."
+        )
+
+
 def _fail_nonfinite(name, has_nan):
     what = "NaN" if has_nan else "infinity"
     raise ValueError(
@@ -184,26 +205,13 @@ def check_scores(X, *, input_type="logits", name="X"):
             return Z, 1
         return X, n_input_columns
     # probabilities
-    if lo < 0 or hi > 1:
-        raise ValueError(
-            f"Input {name} holds probabilities (input_type='probabilities') but has "
-            f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})."
-        )
+    _check_unit_interval(name, lo, hi)
     if n_input_columns == 1:
         p1 = X.reshape(-1)
         P = np.stack([1 - p1, p1], axis=1)
     else:
         P = X
-        tol = probability_row_tolerance(X.dtype)
-        dev = np.abs(P.sum(axis=1, dtype=np.float64) - 1.0)
-        if (dev > tol).any():
-            i = int(np.argmax(dev))
-            raise ValueError(
-                f"Input {name} holds probabilities (input_type='probabilities') but "
-                f"row {i} sums to {1 - dev[i] if P[i].sum() < 1 else 1 + dev[i]:.6g}; "
-                f"every row must sum to 1 (tolerance {tol:g}). Pass "
-                "input_type='logits' if these are scores."
-            )
+        _check_row_sums(name, P.sum(axis=1, dtype=np.float64), P.dtype)
     tiny = np.finfo(P.dtype).tiny
     return np.log(np.maximum(P, tiny)), n_input_columns
 
@@ -231,25 +239,14 @@ def _check_scores_torch(X, input_type, name):
             s = X.reshape(-1)
             return torch.stack([torch.zeros_like(s), s], dim=1), 1
         return X, n_input_columns
-    if lo < 0 or hi > 1:
-        raise ValueError(
-            f"Input {name} holds probabilities (input_type='probabilities') but has "
-            f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})."
-        )
+    _check_unit_interval(name, lo, hi)
     if n_input_columns == 1:
         p1 = X.reshape(-1)
         P = torch.stack([1 - p1, p1], dim=1)
     else:
         P = X
-        tol = probability_row_tolerance(X.dtype)
-        dev = (P.sum(dim=1, dtype=torch.float64) - 1.0).abs()
-        if bool((dev > tol).any()):
-            i = int(torch.argmax(dev))
-            raise ValueError(
-                f"Input {name} holds probabilities (input_type='probabilities') but "
-                f"row {i} sums to {float(P[i].double().sum()):.6g}; every row must sum "
-                f"to 1 (tolerance {tol:g}). Pass input_type='logits' if these are scores."
-            )
+        sums = P.sum(dim=1, dtype=torch.float64).cpu().numpy()  # n floats to host
+        _check_row_sums(name, sums, P.dtype)
     tiny = torch.finfo(P.dtype).tiny
     return torch.log(torch.clamp(P, min=tiny)), n_input_columns
 
