@@ -62,7 +62,7 @@ def test_check_scores_torch_matches_numpy():
 def test_check_sample_weight_errors():
     with pytest.raises(ValueError, match="negative"):
         check_sample_weight([1.0, -1.0], 2)
-    with pytest.raises(ValueError, match="zero for every"):
+    with pytest.raises(ValueError, match="every weight is zero"):
         check_sample_weight([0.0, 0.0], 2)
     with pytest.raises(ValueError, match="NaN"):
         check_sample_weight([np.nan, 1.0], 2)

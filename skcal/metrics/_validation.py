@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.utils import check_array
 
 from ..utils._labels import resolve_classes
-from ..utils.validation import probability_row_tolerance
+from ..utils.validation import check_sample_weight, probability_row_tolerance
 
 #: Absolute tolerance on ``|sum_k p_ik - 1|`` for float32 / float64
 #: probability rows (and on values above 1). It accepts the rounding of
@@ -161,37 +161,8 @@ def _check_proba_values_numpy(p, binary_1d, tol):
 
 
 def _check_sample_weight(sample_weight, n_samples, torch_like=None):
-    if sample_weight is None:
-        return None
-    if _is_torch_tensor(sample_weight):
-        sample_weight = sample_weight.detach().cpu().numpy()
-    w = check_array(
-        sample_weight,
-        ensure_2d=False,
-        dtype=np.float64,
-        input_name="sample_weight",
-        ensure_all_finite=True,
-    )
-    if w.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D, got shape {w.shape}.")
-    if w.shape[0] != n_samples:
-        raise ValueError(
-            f"sample_weight has {w.shape[0]} entries but y_prob has "
-            f"{n_samples} samples."
-        )
-    if np.any(w < 0):
-        raise ValueError("sample_weight must be non-negative.")
-    with np.errstate(over="ignore"):
-        total = w.sum()
-    if not total > 0:
-        raise ValueError("sample_weight sums to 0; at least one weight must be > 0.")
-    if not np.isfinite(total):
-        raise ValueError(
-            f"sample_weight sums to {total} (float64 overflow); rescale the weights."
-        )
-    if torch_like is not None:
-        w = torch_like.new_tensor(w, dtype=sys.modules["torch"].float64)
-    return w
+    """The calibrators' weight validation (float64 array, or tensor on ``torch_like``'s device)."""
+    return check_sample_weight(sample_weight, n_samples, like=torch_like)
 
 
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",

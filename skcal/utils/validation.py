@@ -292,15 +292,15 @@ def check_sample_weight(sample_weight, n_samples, *, like=None):
         )
     if sw.ndim != 1 or sw.shape[0] != n_samples:
         raise ValueError(
-            f"sample_weight has shape {sw.shape}; expected ({n_samples},), one weight "
-            "per sample."
+            f"sample_weight has {sw.size} entries (shape {sw.shape}) but there are "
+            f"{n_samples} samples; pass one weight per sample."
         )
     if not np.isfinite(sw).all():
         raise ValueError("sample_weight contains NaN or infinity.")
     if (sw < 0).any():
         raise ValueError("sample_weight has negative values; weights must be >= 0.")
     if not (sw > 0).any():
-        raise ValueError("sample_weight is zero for every sample; nothing to fit.")
+        raise ValueError("sample_weight sums to 0: every weight is zero.")
     with np.errstate(over="ignore"):
         total = sw.sum()
     if not np.isfinite(total):
