@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
+from .._backend import _numpy as _numpy_kernels
 from ..utils._labels import resolve_classes
 from ..utils.validation import check_sample_weight, probability_row_tolerance
 
@@ -196,15 +197,7 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
-    n_classes = 2 if binary_1d else p.shape[1]
-    if not binary_1d and n_classes < 2:
-        raise ValueError("y_prob must have at least 2 columns.")
-    y = _to_numpy_labels(y_true)
-    if y.shape[0] != p.shape[0]:
-        raise ValueError(
-            f"y_true has {y.shape[0]} samples but y_prob has {p.shape[0]}."
-        )
-    y_idx, classes = _encode_labels(y, n_classes, labels, binary_1d)
+    y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels)
     w = _check_sample_weight(sample_weight, p.shape[0])
 
     log_proba = None
@@ -216,11 +209,20 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
             # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
             log_proba = np.stack([-np.logaddexp(0.0, p), -np.logaddexp(0.0, -p)], 1)
         else:
-            m = p.max(axis=1, keepdims=True)
-            z = p - m
-            log_proba = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+            log_proba = _numpy_kernels.log_softmax(p)  # float64 in, float64 out
         proba = np.exp(log_proba)
     return _Inputs(y_idx, proba, log_proba, w, classes, binary_1d, False)
+
+
+def _labels_for(y_true, shape, binary_1d, labels):
+    """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``."""
+    n_classes = 2 if binary_1d else shape[1]
+    if not binary_1d and n_classes < 2:
+        raise ValueError("y_prob must have at least 2 columns.")
+    y = _to_numpy_labels(y_true)
+    if y.shape[0] != shape[0]:
+        raise ValueError(f"y_true has {y.shape[0]} samples but y_prob has {shape[0]}.")
+    return _encode_labels(y, n_classes, labels, binary_1d)
 
 
 def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
@@ -242,15 +244,7 @@ def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
-    n_classes = 2 if binary_1d else p.shape[1]
-    if not binary_1d and n_classes < 2:
-        raise ValueError("y_prob must have at least 2 columns.")
-    y = _to_numpy_labels(y_true)
-    if y.shape[0] != p.shape[0]:
-        raise ValueError(
-            f"y_true has {y.shape[0]} samples but y_prob has {p.shape[0]}."
-        )
-    y_idx, classes = _encode_labels(y, n_classes, labels, binary_1d)
+    y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels)
     y_idx = torch.as_tensor(y_idx, device=p.device)
     w = _check_sample_weight(sample_weight, p.shape[0], torch_like=p)
 
