@@ -21,62 +21,74 @@ TEMPERATURE_MAX = 1e6
 
 
 #: Warm start: fits with at least this many rows first solve on a subsample.
-WARM_START_MIN_ROWS = 40_000
-#: Target number of rows of the warm-start subsample.
+WARM_START_MIN_ROWS = 8_000
+#: Target number of rows of the first warm-start subsample.
 WARM_START_ROWS = 10_000
-#: Largest stride of the warm-start subsample (it keeps >= 1/32 of the rows).
+#: Smallest and largest stride of a warm-start subsample: each level keeps
+#: between 1/32 and 1/8 of the rows of the level above it.
+WARM_START_MIN_STRIDE = 8
 WARM_START_MAX_STRIDE = 32
-#: Safety factor on the predicted error of the final Newton step.
+#: Relative tolerance on ``beta`` of the warm-start solves (their optimum is
+#: a subsample's, off by its sampling error, ~1e-2, anyway).
+WARM_START_TOL = 1e-4
+#: Safety factor on the predicted error of the final step.
 _SAFETY = 10.0
+#: A Newton step leaving the bracket is replaced by a multiplicative step of
+#: this factor, squared on each further such step in the same direction.
+_EXPAND = 4.0
+#: Halley's correction is used when it changes the Newton step by at most
+#: this fraction (near the root); otherwise the plain Newton step.
+_HALLEY_MAX = 0.5
 
 
-def _newton(
-    Z, y, sample_weight, xp, stats, beta, tol, max_iter, curvature=0.0, scale=1.0
-):
-    """Safeguarded Newton on ``f'(beta) = 0``; see :func:`fit_temperature`.
+def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
+    """Safeguarded Newton-Halley iteration on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
-    Returns ``(beta, n_iter, status, curvature)`` where ``curvature`` is the
-    largest estimate of ``|f'''| / (2 f'')`` seen (the input value if none).
+    Returns ``(beta, n_iter, status)``.
     """
     b_min, b_max = 1.0 / (TEMPERATURE_MAX * scale), 1.0 / TEMPERATURE_MIN
     lo, hi = b_min, b_max
     lo_tested = hi_tested = False
     beta = min(max(beta, b_min), b_max)
-    prev = None
     n_up = 0  # consecutive steps upwards while no f' > 0 has been seen
+    expand = (0, _EXPAND)  # (direction of the last expansion step, its next factor)
     for it in range(1, max_iter + 1):
-        f, g, h = map(
-            float, xp.temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=stats)
+        f, g, h, t = map(
+            float,
+            xp.temperature_nll_derivs(
+                Z, y, sample_weight, beta, row_stats=stats, third=True
+            ),
         )
         if beta <= b_min and g >= 0:
-            return b_min, it, "lower", curvature
+            return b_min, it, "lower"
         if beta >= b_max and g <= 0:
-            return b_max, it, "upper", curvature
+            return b_max, it, "upper"
         if f == 0 and g <= 0:
             # the NLL (>= 0) has reached 0: every row's softmax is saturated on
             # its true class from here on, i.e. the logits separate the set.
-            return b_max, it, "upper", curvature
+            return b_max, it, "upper"
         if g == 0 and h == 0:
             if f == 0:
-                # every row's softmax is saturated on its true class: the NLL is
-                # flat (zero) from here on, i.e. the calibration set is separable.
-                return b_max, it, "upper", curvature
+                return b_max, it, "upper"
             # every row's logits are equal: T changes nothing, the logits carry
             # no information; take the uninformative bound.
-            return b_min, it, "lower", curvature
+            return b_min, it, "lower"
         if g == 0:
-            return beta, it, "converged", curvature
+            return beta, it, "converged"
         if g > 0:
             hi, hi_tested = beta, True
         else:
             lo, lo_tested = beta, True
-        if prev is not None and h > 0 and prev[0] != beta:
-            # finite difference of f'' between the last two iterates -> f'''
-            f3 = (h - prev[1]) / (beta - prev[0])
-            curvature = max(curvature, abs(f3) / (2.0 * h))
-        newton = beta - g / h if h > 0 else math.nan
-        if abs(newton - beta) <= tol * beta:  # False for NaN
-            return newton, it, "converged", curvature
+        if h > 0:
+            d = -g / h                       # Newton step
+            r = 0.5 * d * t / h              # Halley's relative correction
+            step = d / (1.0 + r) if abs(r) <= _HALLEY_MAX else d
+            curvature = abs(t) / (2.0 * h)   # Newton's error after d: ~c d^2
+        else:
+            d = step = curvature = math.nan
+        newton = beta + step
+        if abs(d) <= tol * beta:  # False for NaN
+            return newton, it, "converged"
         cand = newton
         if g < 0 and not hi_tested and not cand <= 1.01 * beta:
             # f' -> 0 only exponentially fast on (near-)separable data, where
@@ -86,30 +98,42 @@ def _newton(
             if n_up >= 2 and not cand >= 2 * beta:
                 cand = 2 * beta
         if not lo < cand < hi:
-            if cand <= lo and not lo_tested:
-                cand = lo
-            elif cand >= hi and not hi_tested:
-                cand = hi
-            elif cand != cand and not (lo_tested and hi_tested):
-                cand = hi if not hi_tested else lo
+            down = g > 0
+            if (down and not lo_tested) or (not down and not hi_tested):
+                # expand geometrically towards the untested bound (reached
+                # after a few steps: the factor squares each time)
+                direction = -1 if down else 1
+                factor = expand[1] if expand[0] == direction else _EXPAND
+                cand = max(beta / factor, lo) if down else min(beta * factor, hi)
+                expand = (direction, factor * factor)
             else:
                 cand = math.sqrt(lo * hi)
-        is_newton = cand == newton
-        step = abs(cand - beta)
-        if step <= tol * beta or (hi - lo) <= tol * lo:
-            return cand, it, "converged", curvature
+                expand = (0, _EXPAND)
+        else:
+            expand = (0, _EXPAND)
+        if abs(cand - beta) <= tol * beta or (hi - lo) <= tol * lo:
+            return cand, it, "converged"
         if (
-            is_newton
-            and curvature > 0
-            and step <= 1e-2 * beta
-            and _SAFETY * curvature * step * step <= tol * beta
+            cand == newton
+            and abs(d) <= 1e-2 * beta
+            and _SAFETY * curvature * d * d <= tol * beta
         ):
-            # quadratic convergence: the error left after this step is
-            # about |f'''| / (2 f'') * step**2, below tol * beta / 10
-            return cand, it, "converged", curvature
-        prev = (beta, h)
+            # Newton's error after d is about c d^2 (quadratic convergence);
+            # Halley's step removes that term, leaving O(d^3).
+            return cand, it, "converged"
         beta = cand
-    return beta, max_iter, "max_iter", curvature
+    return beta, max_iter, "max_iter"
+
+
+def _warm_start_strides(n):
+    """Strides of the warm-start subsamples of ``n`` rows, coarsest first."""
+    strides, total, rows = [], 1, n
+    while rows >= WARM_START_MIN_ROWS:
+        s = min(WARM_START_MAX_STRIDE, max(WARM_START_MIN_STRIDE, rows // WARM_START_ROWS))
+        total *= s
+        rows //= s
+        strides.append(total)
+    return strides[::-1]
 
 
 def fit_temperature(
@@ -132,13 +156,15 @@ def fit_temperature(
     max_iter : int, default=100
         Maximum number of objective evaluations over the full ``Z``.
     beta0 : float, default=1.0
-        Starting point (of the warm start, when it runs).
+        Starting point (of the coarsest warm start, when it runs).
     warm_start : bool, default=True
-        With at least :data:`WARM_START_MIN_ROWS` rows, first solve on a
-        systematic subsample (every ``s``-th row, about
-        :data:`WARM_START_ROWS` rows, ``2 <= s <= 32``) and start the
-        full-data iterations from its optimum. This changes only the starting
-        point, not the optimum, and is deterministic.
+        With at least :data:`WARM_START_MIN_ROWS` rows, first solve on
+        systematic subsamples (every ``s``-th row): a chain of them, each
+        keeping 1/8 to 1/32 of the rows of the next (the first about
+        :data:`WARM_START_ROWS` rows, the coarsest at least
+        ``WARM_START_MIN_ROWS / 32``), each solved to
+        :data:`WARM_START_TOL` and starting the next. This changes only the
+        starting point, not the optimum, and is deterministic.
 
     Returns
     -------
@@ -155,47 +181,47 @@ def fit_temperature(
     Notes
     -----
     ``f(beta) = sum_i w_i [logsumexp(beta z_i) - beta z_{i,y_i}] / sum_i w_i``
-    is convex, with ``f'(beta) = mean_w(E_p[z] - z_y)`` and
-    ``f''(beta) = mean_w Var_p[z] >= 0`` computed in one pass. The method keeps
-    a bracket ``[lo, hi]`` with ``f'(lo) < 0 < f'(hi)`` (initially the bounds)
-    and takes the Newton step when it lands strictly inside the bracket, else
-    tries the untested bound, else bisects the bracket geometrically. While
-    no ``f' > 0`` has been seen, a second step upwards of more than 1% at least
-    doubles ``beta``: on (near-)separable data ``f'`` decays exponentially and
-    Newton's steps would stay of constant size. If every row's softmax
-    saturates on its true class (the NLL evaluates to exactly 0 in float64)
-    the set is separable and ``beta`` goes to its upper bound; if every row's
-    logits are equal (``f' = f'' = 0`` with ``f > 0``) ``T`` changes nothing and
-    ``beta`` goes to its lower bound.
+    is convex, with ``f'(beta) = mean_w(E_p[z] - z_y)``,
+    ``f''(beta) = mean_w Var_p[z] >= 0`` and ``f'''(beta)`` (the mean third
+    central moment) computed in one pass. Each iteration takes Halley's step
+    ``d / (1 + d f''' / (2 f''))``, ``d = -f'/f''`` the Newton step, which
+    converges cubically (Halley 1694; e.g. Press et al., *Numerical
+    Recipes*, 3rd ed., Sec. 9.4), or the Newton step when that correction
+    exceeds 50%. The method keeps a bracket ``[lo, hi]`` with
+    ``f'(lo) < 0 < f'(hi)`` (initially the bounds) and takes the step when it
+    lands strictly inside the bracket; otherwise it moves by a factor 4
+    towards an untested bound (16, 256, ... on the next such steps, so a bound
+    is reached in a few steps) or, with both ends tested, bisects the bracket
+    geometrically. While no ``f' > 0`` has been seen, a second step upwards
+    of more than 1% at least doubles ``beta``: on (near-)separable data
+    ``f'`` decays exponentially and Newton's steps would stay of constant
+    size. If every row's softmax saturates on its true class (the NLL
+    evaluates to exactly 0 in float64) the set is separable and ``beta`` goes
+    to its upper bound; if every row's logits are equal (``f' = f'' = 0``
+    with ``f > 0``) ``T`` changes nothing and ``beta`` goes to its lower bound.
 
-    Stopping rule: near the optimum Newton converges quadratically, the error
-    left after a step ``d`` being about ``c d^2`` with
-    ``c = |f'''| / (2 f'')``. ``c`` is estimated by finite differences of
-    ``f''`` between successive iterates (the largest estimate seen, those of
-    the warm start included). The iteration stops after a Newton step with
-    ``|d| <= 0.01 beta`` and ``10 c d^2 <= tol * beta``, or with
+    Stopping rule: near the optimum the error left after a Newton step ``d``
+    is about ``c d^2`` with ``c = |f'''| / (2 f'')`` (exact, from the same
+    pass), and Halley's step removes that term. The iteration stops after a
+    step with ``|d| <= 0.01 beta`` and ``10 c d^2 <= tol * beta``, or with
     ``|d| <= tol * beta``, or when the bracket is narrower than ``tol * lo``.
-    With the warm start this typically takes 2 or 3 passes over ``Z``.
+    With the warm start this typically takes 2 passes over ``Z``.
     """
     stats = xp.row_max_and_true(Z, y)
     scale = max(1.0, float((stats[0] - stats[1]).max()))
-    n = Z.shape[0]
-    curvature = 0.0
-    stride = min(WARM_START_MAX_STRIDE, n // WARM_START_ROWS)
-    if warm_start and n >= WARM_START_MIN_ROWS and stride >= 2:
-        sub = slice(None, None, stride)
-        sw = None if sample_weight is None else sample_weight[sub]
-        if sw is None or float(sw.sum()) > 0:
-            b, _, status, curvature = _newton(
+    if warm_start:
+        for stride in _warm_start_strides(Z.shape[0]):
+            sub = slice(None, None, stride)
+            sw = None if sample_weight is None else sample_weight[sub]
+            if sw is not None and not float(sw.sum()) > 0:
+                continue
+            b, _, status = _newton(
                 Z[sub], y[sub], sw, xp, (stats[0][sub], stats[1][sub]),
-                beta0, 1e-6, max_iter, scale=scale,
+                beta0, WARM_START_TOL, max_iter, scale=scale,
             )
             if status == "converged":
                 beta0 = b
-    beta, n_iter, status, _ = _newton(
-        Z, y, sample_weight, xp, stats, beta0, tol, max_iter, curvature, scale
-    )
-    return beta, n_iter, status
+    return _newton(Z, y, sample_weight, xp, stats, beta0, tol, max_iter, scale)
 
 
 class TemperatureScaler(BaseCalibrator):

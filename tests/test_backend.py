@@ -211,3 +211,24 @@ def test_temperature_nll_derivs_low_precision_close_to_float64(xp, data, dtype):
     ref = _numpy.temperature_nll_derivs(Zl.astype(np.float64), y, None, 0.4)
     got = xp.temperature_nll_derivs(_to(xp, Zl), _to(xp, y), None, 0.4)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("beta", [0.05, 0.4, 3.0])
+def test_temperature_third_derivative_matches_finite_differences(xp, data, weighted, beta):
+    """``third=True`` adds f''' (Halley's step); checked against central differences of f''."""
+    Z, y, w = data
+    sw = None if not weighted else _to(xp, w)
+    Zx, yx = _to(xp, Z), _to(xp, y)
+    F, G, H, T3 = xp.temperature_nll_derivs(Zx, yx, sw, beta, third=True)
+    assert (F, G, H) == pytest.approx(xp.temperature_nll_derivs(Zx, yx, sw, beta), rel=1e-14)
+    # independent f'': weighted mean of the variance of z under scipy's softmax
+    def h(b):
+        P = np.exp(sp_log_softmax(b * Z, axis=1))
+        mu = (P * Z).sum(1)
+        return np.average((P * (Z - mu[:, None]) ** 2).sum(1), weights=w if weighted else None)
+
+    eps = 1e-4 * beta
+    t_fd = (h(beta + eps) - h(beta - eps)) / (2 * eps)
+    assert T3 == pytest.approx(t_fd, rel=1e-5, abs=1e-9)
+    assert H == pytest.approx(h(beta), rel=1e-12)

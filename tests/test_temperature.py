@@ -208,3 +208,40 @@ def test_temperature_rejects_weights_whose_sum_overflows(rng):
     y = np.arange(50) % 3
     with pytest.raises(ValueError, match="overflow"):
         TemperatureScaler().fit(Z, y, sample_weight=np.full(50, 1e307))
+
+
+def test_warm_start_chain_of_subsamples():
+    from skcal._temperature import _warm_start_strides
+
+    assert _warm_start_strides(7_999) == []
+    assert _warm_start_strides(8_000) == [8]          # 1,000 rows
+    assert _warm_start_strides(100_000) == [80, 10]   # 1,250 then 10,000 rows
+    assert _warm_start_strides(1_000_000) == [256, 32]
+    # each level keeps 1/8 .. 1/32 of the rows of the level above
+    for n in (8_000, 50_000, 123_457, 10**7):
+        s = [1] + _warm_start_strides(n)[::-1]
+        assert all(8 <= b // a <= 32 for a, b in zip(s, s[1:]))
+
+
+def test_temperature_large_set_two_passes_to_reference(rng):
+    """Warm start on subsamples + Halley steps: the exact optimum in 2-3 full passes."""
+    n, k, T0 = 120_000, 8, 1.7
+    Z = 5.0 * rng.normal(size=(n, k))
+    P = softmax(Z / T0, axis=1)
+    y = (P.cumsum(1) > rng.random((n, 1))).argmax(1)
+    ts = TemperatureScaler().fit(Z, y)
+    assert ts.temperature_ == pytest.approx(reference_temperature(Z, y), rel=1e-9)
+    assert ts.n_iter_ <= 3
+
+
+@pytest.mark.parametrize("T0", [0.02, 0.5, 40.0, 3000.0])
+def test_temperature_far_from_the_start_converges(T0, rng):
+    """From T = 1, optima 50x below to 3000x above are reached (bracket expansion)."""
+    n, k = 3_000, 5
+    Z = 2.0 * T0 * rng.normal(size=(n, k))
+    P = softmax(Z / T0, axis=1)
+    y = (P.cumsum(1) > rng.random((n, 1))).argmax(1)
+    ts = TemperatureScaler().fit(Z, y)
+    assert ts.temperature_ == pytest.approx(T0, rel=0.2)
+    assert ts.temperature_ == pytest.approx(reference_temperature(Z, y), rel=1e-9)
+    assert ts.n_iter_ <= 12

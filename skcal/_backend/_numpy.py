@@ -11,7 +11,7 @@ import numpy as np
 from scipy.linalg.blas import dsyrk as _syrk
 
 #: Target size in bytes of one float64 working chunk.
-CHUNK_BYTES = 1 << 22
+CHUNK_BYTES = 1 << 20
 
 exp = np.exp
 log = np.log
@@ -210,8 +210,8 @@ def row_max_and_true(Z, y):
 _FEW_COLUMNS = 32
 
 
-def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
-    """NLL of temperature scaling and its first two derivatives in ``beta = 1/T``.
+def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=False):
+    """NLL of temperature scaling and its derivatives in ``beta = 1/T``.
 
     Parameters
     ----------
@@ -225,6 +225,8 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
     row_stats : tuple of two ndarrays of shape (n_samples,), optional
         ``(max_k z_ik, z_{i, y_i})`` from :func:`row_max_and_true`, reused
         across Newton iterations.
+    third : bool, default=False
+        Also return the third derivative.
 
     Returns
     -------
@@ -232,14 +234,20 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
         ``f(beta) = mean_w [logsumexp(beta z_i) - beta z_{i,y_i}]``,
         ``g = f'(beta) = mean_w [E_{p_i}[z_i] - z_{i,y_i}]`` and
         ``h = f''(beta) = mean_w Var_{p_i}[z_i]`` with
-        ``p_i = softmax(beta z_i)``; all three from one pass over ``Z``.
+        ``p_i = softmax(beta z_i)``; all from one pass over ``Z``.
+    t : float
+        Only with ``third=True``: ``f'''(beta) = mean_w kappa3_{p_i}[z_i]``,
+        the mean third central moment of ``z_i`` under ``p_i``.
 
     Notes
     -----
     With ``d_ik = z_ik - max_k z_ik <= 0`` and ``e_ik = exp(beta d_ik)``, the
     row sums ``s0 = sum_k e``, ``s1 = sum_k e d`` and ``s2 = sum_k e d^2``
     give ``f_i = log s0 - beta d_{i,y_i}``, ``E_p[z] - z_y = s1/s0 - d_{i,y_i}``
-    and ``Var_p[z] = s2/s0 - (s1/s0)^2``. float64 logits are processed in
+    and ``Var_p[z] = s2/s0 - (s1/s0)^2``; with ``s3 = sum_k e d^3``, the third
+    central moment is ``s3/s0 - 3 mu s2/s0 + 2 mu^3`` (``mu = s1/s0``; its
+    terms differ in sign, but ``|mu|^2 <= (K - 1) Var_p`` because ``p`` is
+    largest where ``d = 0``, which bounds the cancellation). float64 logits are processed in
     float64. float16/float32 logits are processed in float32 per chunk (half
     the memory traffic and twice the SIMD width of float64); every term is
     non-positive or non-negative, so the row sums have no cancellation
@@ -254,7 +262,7 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
     sw, wsum = _weights(sample_weight, n)
     wd = np.float64 if Z.dtype == np.float64 else np.float32
     b = wd(beta)
-    F = G = H = 0.0
+    acc = np.zeros(4)
     for sl in chunk_rows(n, k, np.dtype(wd).itemsize):
         m = m_all[sl]
         D = np.subtract(Z[sl], m.astype(wd)[:, None], dtype=wd)  # <= 0
@@ -265,20 +273,19 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None):
         E *= D
         s2 = np.einsum("ij,ij->i", E, D).astype(np.float64)
         mu = s1 / s0                            # E_p[z] - m
-        var = np.maximum(s2 / s0 - mu * mu, 0.0)
+        m2 = s2 / s0
+        var = np.maximum(m2 - mu * mu, 0.0)
         dy = zy_all[sl] - m                     # z_y - m <= 0
-        f_i = np.log(s0) - beta * dy
-        g_i = mu - dy
-        if sw is None:
-            F += f_i.sum()
-            G += g_i.sum()
-            H += var.sum()
-        else:
-            w = sw[sl]
-            F += np.dot(w, f_i)
-            G += np.dot(w, g_i)
-            H += np.dot(w, var)
-    return F / wsum, G / wsum, H / wsum
+        terms = [np.log(s0) - beta * dy, mu - dy, var]
+        if third:
+            E *= D
+            s3 = np.einsum("ij,ij->i", E, D).astype(np.float64)
+            terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
+        w = None if sw is None else sw[sl]
+        for j, v in enumerate(terms):
+            acc[j] += v.sum() if w is None else np.dot(w, v)
+    acc /= wsum
+    return tuple(float(v) for v in acc[: 4 if third else 3])
 
 
 # --------------------------------------------------------------- vector scaling
