@@ -102,3 +102,21 @@ def test_calibrator_never_guesses_shifted_integer_labels():
     with pytest.warns(UserWarning, match="never occur"):
         ts = TemperatureScaler(classes=[1, 2, 3, 4]).fit(Z, y)
     np.testing.assert_array_equal(ts.classes_, [1, 2, 3, 4])
+
+
+@pytest.mark.parametrize("row", [0, 70_000, 149_999])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_check_scores_finds_nonfinite_in_any_chunk(row, bad):
+    """The range check reads large inputs in row chunks; a bad value in any chunk is found."""
+    X = np.zeros((150_000, 4), dtype=np.float32)  # 2.4 MB: several chunks
+    X[row, 3] = bad
+    with pytest.raises(ValueError, match="NaN" if np.isnan(bad) else "infinity"):
+        check_scores(X)
+    # and a finite extreme value in a late chunk is seen by the magnitude check
+    X[row, 3] = 1e30
+    with pytest.raises(ValueError, match="magnitude"):
+        check_scores(X)
+    s = np.zeros(600_000, dtype=np.float32)  # 1-D binary scores, 2.4 MB
+    s[4 * row] = bad
+    with pytest.raises(ValueError, match="NaN" if np.isnan(bad) else "infinity"):
+        check_scores(s)

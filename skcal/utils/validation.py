@@ -188,9 +188,7 @@ def check_scores(X, *, input_type="logits", name="X"):
         )
     if X.ndim == 2 and X.shape[1] == 0:
         raise ValueError(f"Input {name} is empty: it has 0 columns.")
-    # Two reductions and no temporary array: NaN propagates through min/max
-    # and an infinity shows as one of them.
-    lo, hi = float(X.min()), float(X.max())
+    lo, hi = _min_max(X)
     if not (np.isfinite(lo) and np.isfinite(hi)):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
@@ -214,6 +212,30 @@ def check_scores(X, *, input_type="logits", name="X"):
         _check_row_sums(name, P.sum(axis=1, dtype=np.float64), P.dtype)
     tiny = np.finfo(P.dtype).tiny
     return np.log(np.maximum(P, tiny)), n_input_columns
+
+
+#: Row chunk size, in bytes, of :func:`_min_max` (cache-sized).
+_MINMAX_CHUNK_BYTES = 1 << 20
+
+
+def _min_max(X):
+    """Minimum and maximum of a NumPy array as floats, one read of its memory.
+
+    Both reductions run on one cache-sized row chunk at a time (no temporary
+    array); NaN propagates through them, and an infinity shows as one of them.
+    """
+    row_bytes = X.itemsize * (1 if X.ndim == 1 else X.shape[1])
+    step = max(1, _MINMAX_CHUNK_BYTES // row_bytes)
+    if X.shape[0] <= step:
+        return float(X.min()), float(X.max())
+    lo, hi = math.inf, -math.inf
+    for start in range(0, X.shape[0], step):
+        c = X[start:start + step]
+        c_lo, c_hi = float(c.min()), float(c.max())
+        if math.isnan(c_lo) or math.isnan(c_hi):
+            return math.nan, math.nan
+        lo, hi = min(lo, c_lo), max(hi, c_hi)
+    return lo, hi
 
 
 def _check_scores_torch(X, input_type, name):
