@@ -37,14 +37,19 @@ def make_logits(n, k, *, seed=0, dtype=np.float32, scale=4.0, accuracy=0.7):
     return Z, y
 
 
-def numpy_pass(Z, y):
+#: Row-chunk sizes (bytes) tried for the reference pass; :func:`pass_time`
+#: keeps the fastest, so the pass is as cheap as this machine allows.
+PASS_CHUNK_BYTES = (1 << 19, 1 << 20, 1 << 21, 1 << 22)
+
+
+def numpy_pass(Z, y, chunk_bytes=1 << 20):
     """One stable log-softmax + NLL evaluation over ``Z`` (numpy, in ``Z``'s dtype).
 
     The cheapest honest pass: per row chunk, max, shift, exp, sum, log, and the
     true-class entry; float64 only for the sum over rows.
     """
     n, k = Z.shape
-    step = max(1, (1 << 22) // (4 * k))
+    step = max(1, chunk_bytes // (4 * k))
     total = 0.0
     for s in range(0, n, step):
         A = Z[s:s + step]
@@ -57,16 +62,17 @@ def numpy_pass(Z, y):
     return total / n
 
 
-def torch_pass(Z, y):
+def torch_pass(Z, y, chunk_bytes=None):
     """One stable log-softmax + NLL evaluation with torch, in chunks on ``Z``'s device.
 
     ``torch.nn.functional.cross_entropy`` over row chunks (float32 compute for
-    16-bit input), float64 sum over rows.
+    16-bit input), float64 sum over rows. ``chunk_bytes`` defaults to 1 MiB on
+    the CPU and 256 MiB on an accelerator.
     """
     import torch
 
     n, k = Z.shape
-    budget = (1 << 22) if Z.device.type == "cpu" else (1 << 28)
+    budget = chunk_bytes or ((1 << 20) if Z.device.type == "cpu" else (1 << 28))
     step = max(1, budget // (4 * k))
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
     with torch.no_grad():
@@ -77,6 +83,28 @@ def torch_pass(Z, y):
             total += torch.nn.functional.cross_entropy(
                 A, y[s:s + step], reduction="sum").double()
     return float(total) / n
+
+
+def pass_time(Z, y, *, repeat=3, device="cpu"):
+    """Time of one reference pass over ``Z``: the best over :data:`PASS_CHUNK_BYTES`.
+
+    Uses :func:`torch_pass` for a tensor and :func:`numpy_pass` otherwise; on
+    an accelerator only the default chunk is timed.
+
+    Returns
+    -------
+    seconds : float
+    chunk_bytes : int
+        The fastest chunk size.
+    """
+    is_tensor = not isinstance(Z, np.ndarray)
+    fn = torch_pass if is_tensor else numpy_pass
+    chunks = PASS_CHUNK_BYTES if str(device) == "cpu" else ((1 << 28),)
+    best = min(
+        (best_time(lambda: fn(Z, y, c), repeat=repeat, device=device)[0], c)
+        for c in chunks
+    )
+    return best
 
 
 def sync(device):
