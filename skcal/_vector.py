@@ -23,6 +23,13 @@ FULL_HESSIAN_MAX_CLASSES = 256
 #: Rows (at most, about) of the subsample on which the starting 1/T is solved.
 _START_ROWS = 20_000
 
+#: The stopping rule may predict the next decrement (from the convergence
+#: rate of the last full Newton step) only below this half squared decrement,
+#: where Newton's method is in its quadratic regime.
+_PREDICT_MAX_DECREMENT = 1e-4
+#: Safety factor on that prediction.
+_SAFETY = 10.0
+
 #: With ``alpha=0``, a fitted mean NLL below this means the logits separate the
 #: calibration set (the infimum 0 is not attained): a ``ConvergenceWarning``.
 SEPARATED_NLL = 1e-6
@@ -144,8 +151,10 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
         L2 penalty strength (>= 0) on ``(w - 1, b)``.
     tol : float, default=1e-10
         Stop when half the squared Newton decrement (the decrease of the
-        objective predicted by the quadratic model) is at most ``tol``
-        (full-Hessian Newton), or when the Euclidean norm of the gradient in
+        objective predicted by the quadratic model) is at most ``tol``, or is
+        predicted to be at most ``tol / 10`` after the next full step (from
+        the quadratic convergence rate of the last full step, once it is below
+        1e-4) (full-Hessian Newton), or when the Euclidean norm of the gradient in
         ``(w / w0, b)``, ``w0`` the starting scales, is at most ``sqrt(tol)``
         (trust-region Newton-CG, many classes).
     max_iter : int, default=100
@@ -208,11 +217,19 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
         return f, g, H + eye
 
     f, g, H = evaluate(w, b)
+    prev_dec = None  # half squared decrement before the last full step
     for it in range(1, max_iter + 1):
         d = _newton_direction(H, g, gauge=alpha == 0)
         slope = g @ d  # = -(squared Newton decrement) <= 0
-        if -0.5 * slope <= tol:
+        dec = -0.5 * slope
+        if dec <= tol:
             return w + d[:k], b + d[k:], it, "converged"
+        if prev_dec is not None and dec <= _PREDICT_MAX_DECREMENT:
+            # Quadratic convergence: the decrement after a full step is about
+            # rate * dec**2, the rate measured on the last full step.
+            rate = dec / prev_dec**2
+            if _SAFETY * rate * dec * dec <= tol:
+                return w + d[:k], b + d[k:], it, "converged"
         t = 1.0
         while True:
             w_t, b_t = w + t * d[:k], b + t * d[k:]
@@ -225,6 +242,7 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
             t *= 0.5
             if t < 1e-10:
                 return w, b, it, "line_search"
+        prev_dec = dec if t == 1.0 else None
         w, b, f, g, H = w_t, b_t, f_t, g_t, H_t
     return w, b, max_iter, "max_iter"
 
@@ -345,7 +363,13 @@ class VectorScaler(BaseCalibrator):
     backtracking line search (Armijo, or a non-positive directional derivative
     at the trial point). It stops when half the squared Newton
     decrement, ``g^T H^+ g / 2`` (the objective decrease the quadratic model
-    predicts), is at most ``tol``; the last Newton step is then applied. For
+    predicts), is at most ``tol``, or once it is below 1e-4 and ten times
+    the decrement predicted after the next step (``rate * dec^2``, with
+    ``rate = dec / dec_prev^2`` measured on the last full step: Newton's
+    quadratic convergence) is at most ``tol``; the last Newton step is then
+    applied. For float16/32 logits the ``Q^T Q`` part of the Hessian is
+    accumulated in float32 per row chunk (it only shapes the step; the
+    gradient and objective stay float64). For
     more classes, the ``2K x 2K`` Hessian is too costly and
     ``scipy.optimize.minimize(method="trust-ncg")`` is used with the exact
     gradient and Hessian-vector products in the parameters ``(w T, b)`` (scale

@@ -8,7 +8,8 @@ optional float64 ``sample_weight``; it walks ``Z`` in row chunks of about
 """
 
 import numpy as np
-from scipy.linalg.blas import dsyrk as _syrk
+from scipy.linalg.blas import dsyrk as _dsyrk
+from scipy.linalg.blas import ssyrk as _ssyrk
 
 #: Target size in bytes of one float64 working chunk.
 CHUNK_BYTES = 1 << 20
@@ -378,6 +379,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     if hessian:
         s_pzz = np.zeros(k)
         QQ = np.zeros((2 * k, 2 * k), order="F")
+        hess_dtype = np.float64 if Z.dtype == np.float64 else np.float32
     for sl in chunk_rows(n, k):
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b)
@@ -389,15 +391,23 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         t_1 += np.bincount(yc, weights=wc, minlength=k)
         s_p += _wcolsum(wc, P)
         if hessian:
-            Q = np.empty((P.shape[0], 2 * k))
-            np.multiply(P, Zc, out=Q[:, :k])
+            PZ = P * Zc
+            s_pz += _wcolsum(wc, PZ)
+            s_pzz += _wcolsum(wc, PZ * Zc)
+            # Upper triangle of Q^T Q, Q = [P z, P] (half the flops of a
+            # general product). For float16/32 logits the product is taken in
+            # float32 per chunk and summed over chunks in float64: it only
+            # shapes Newton's direction (the gradient stays float64), and
+            # single precision halves the cost of this, the dominant term.
+            Q = np.empty((P.shape[0], 2 * k), dtype=hess_dtype)
+            Q[:, :k] = PZ
             Q[:, k:] = P
-            s_pz += _wcolsum(wc, Q[:, :k])
-            s_pzz += _wcolsum(wc, Q[:, :k] * Zc)
             if sw is not None:
-                Q *= np.sqrt(wc)[:, None]
-            # Upper triangle of Q^T Q (half the flops of a general product).
-            QQ = _syrk(1.0, Q, trans=1, beta=1.0, c=QQ, overwrite_c=1)
+                Q *= np.sqrt(wc).astype(hess_dtype)[:, None]
+            if hess_dtype == np.float64:
+                QQ = _dsyrk(1.0, Q, trans=1, beta=1.0, c=QQ, overwrite_c=1)
+            else:
+                QQ += _ssyrk(1.0, Q, trans=1)
         else:
             P *= Zc
             s_pz += _wcolsum(wc, P)

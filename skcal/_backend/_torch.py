@@ -405,10 +405,13 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         if hessian:
             # p z^2 in float64: it overflows float32 for |z| beyond ~1e19.
             s_pzz += wc @ (PZ.to(f64) * Zc.to(f64))
-            Q = torch.cat([PZ, P], dim=1).to(f64)
+            # Q^T Q in the working precision per chunk (float32 for 16/32-bit
+            # logits: it only shapes Newton's direction, the gradient stays
+            # float64), summed over chunks in float64.
+            Q = torch.cat([PZ, P], dim=1)
             if sw is not None:
-                Q *= wc.sqrt()[:, None]
-            QQ += Q.T @ Q
+                Q *= wc.sqrt().to(Q.dtype)[:, None]
+            QQ += (Q.T @ Q).to(f64)
     gw = ((s_pz - t_z) / wsum).cpu().numpy()
     gb = ((s_p - t_1) / wsum).cpu().numpy()
     f = float(f) / wsum
