@@ -120,3 +120,24 @@ def test_check_scores_finds_nonfinite_in_any_chunk(row, bad):
     s[4 * row] = bad
     with pytest.raises(ValueError, match="NaN" if np.isnan(bad) else "infinity"):
         check_scores(s)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.arange(12) % 5,
+        np.array([7, 3, 3, 9], dtype=np.int32),        # gaps: remapped to 0..2
+        np.array([0, 2, 2], dtype=np.uint8),
+        np.array([4, 1_000_000, 4]),                   # too sparse: sorted path
+        np.array([-1, 2, -1]),                         # negative: sorted path
+        np.array(["b", "a", "b"]),
+    ],
+)
+def test_unique_inverse_equals_numpy_unique(y):
+    from skcal.utils._labels import _unique_inverse
+
+    classes, inv = _unique_inverse(y)
+    ref_classes, ref_inv = np.unique(y, return_inverse=True)
+    np.testing.assert_array_equal(classes, ref_classes)
+    assert classes.dtype == ref_classes.dtype
+    np.testing.assert_array_equal(inv, ref_inv)

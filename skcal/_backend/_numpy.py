@@ -66,14 +66,18 @@ def _row_max(A):
     return A.max(axis=1, keepdims=True)
 
 
-def _shifted_affine(Zc, scale, bias, wd):
-    """``scale * Zc + bias - rowmax`` as a new array of dtype ``wd``."""
-    A = np.array(Zc, dtype=wd) if scale is None else np.multiply(
-        Zc, np.asarray(scale, dtype=wd), dtype=wd)
+def _shifted_affine(Zc, scale, bias, wd, out=None):
+    """``scale * Zc + bias - rowmax`` in dtype ``wd``, into ``out`` if given (else new)."""
+    if out is None:
+        out = np.empty(Zc.shape, dtype=wd)
+    if scale is None:
+        np.copyto(out, Zc)
+    else:
+        np.multiply(Zc, np.asarray(scale, dtype=wd), out=out)
     if bias is not None:
-        A += np.asarray(bias, dtype=wd)
-    A -= _row_max(A)
-    return A
+        out += np.asarray(bias, dtype=wd)
+    out -= _row_max(out)
+    return out
 
 
 def log_softmax(Z, scale=None, bias=None, out=None):
@@ -107,9 +111,14 @@ def log_softmax(Z, scale=None, bias=None, out=None):
     wd = output_dtype(Z.dtype)
     if out is None:
         out = np.empty((n, k), dtype=wd)
+    in_place = out.dtype == wd
+    rows = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
+    buf = np.empty((rows, k), dtype=wd)  # reused for exp, cache-resident
     for sl in chunk_rows(n, k, np.dtype(wd).itemsize):
-        A = _shifted_affine(Z[sl], scale, bias, wd)
-        lse = np.log(np.exp(A).sum(axis=1, keepdims=True))
+        # the shifted logits are formed in the output itself (no temporary)
+        A = _shifted_affine(Z[sl], scale, bias, wd, out=out[sl] if in_place else None)
+        E = np.exp(A, out=buf[: A.shape[0]])
+        lse = np.log(E.sum(axis=1, keepdims=True))
         np.subtract(A, lse, out=out[sl])
     return out
 
@@ -126,9 +135,10 @@ def softmax(Z, scale=None, bias=None):
     wd = output_dtype(Z.dtype)
     out = np.empty((n, k), dtype=wd)
     for sl in chunk_rows(n, k, np.dtype(wd).itemsize):
-        A = _shifted_affine(Z[sl], scale, bias, wd)
+        # computed in the output itself: no temporary, one fewer sweep
+        A = _shifted_affine(Z[sl], scale, bias, wd, out=out[sl])
         np.exp(A, out=A)
-        np.divide(A, A.sum(axis=1, keepdims=True), out=out[sl])
+        A /= A.sum(axis=1, keepdims=True)
     return out
 
 

@@ -104,6 +104,14 @@ def _empty(shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device)
 
 
+def _chunk_buffers(Z, wd, count):
+    """``count`` uninitialised ``(rows of one chunk, n_classes)`` buffers of dtype ``wd``."""
+    n, k = Z.shape
+    itemsize = 8 if wd == torch.float64 else 4
+    rows = min(n, max(1, _chunk_bytes(Z.device) // max(1, k * itemsize)))
+    return [torch.empty((rows, k), dtype=wd, device=Z.device) for _ in range(count)]
+
+
 def _work_dtype(Z):
     return torch.float64 if Z.dtype == torch.float64 else torch.float32
 
@@ -304,11 +312,16 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
     wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
     chunks = chunk_rows(n, k, 8 if wd == torch.float64 else 4, Z.device)
     acc = torch.zeros(4, dtype=torch.float64, device=Z.device)
+    # Two chunk buffers, reused: a fresh tensor per chunk would cost an
+    # allocation (and, on the CPU, page faults) per chunk -- more than the
+    # arithmetic.
+    D_buf, E_buf = _chunk_buffers(Z, wd, 2)
     for sl in chunks:
         m = m_all[sl]
+        r = m.shape[0]
         # type promotion makes D float32 for 16-bit Z without a separate copy
-        D = torch.sub(Z[sl], m.to(wd)[:, None])     # <= 0, shifted logits
-        E = torch.mul(D, beta).exp_()
+        D = torch.sub(Z[sl], m.to(wd)[:, None], out=D_buf[:r])  # <= 0
+        E = torch.mul(D, beta, out=E_buf[:r]).exp_()
         s0 = E.sum(dim=1).to(torch.float64)
         E.mul_(D)
         s1 = E.sum(dim=1).to(torch.float64)

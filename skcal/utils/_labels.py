@@ -42,6 +42,28 @@ def encode_labels(classes, y):
     return order[pos].astype(np.int64)
 
 
+def _unique_inverse(y):
+    """``np.unique(y, return_inverse=True)``, by counting for small non-negative integers.
+
+    Integer labels in ``0..max`` with ``max`` below ``4 * len(y) + 256`` (the
+    usual encoding) are counted with ``np.bincount`` in O(n) instead of
+    sorted; the result is identical.
+    """
+    if (
+        y.dtype.kind in "iu"
+        and y.size
+        and y.min() >= 0
+        and int(y.max()) < 4 * y.size + 256
+    ):
+        classes = np.flatnonzero(np.bincount(y)).astype(y.dtype)
+        if len(classes) == int(y.max()) + 1:
+            return classes, y.astype(np.int64)
+        lut = np.zeros(int(y.max()) + 1, dtype=np.int64)
+        lut[classes] = np.arange(len(classes))
+        return classes, lut[y]
+    return np.unique(y, return_inverse=True)
+
+
 def resolve_classes(y, n_columns, classes=None, *, name="classes"):
     """Decide which label each column belongs to, and encode ``y``.
 
@@ -87,7 +109,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes"):
             )
         y_enc = encode_labels(classes, y)
     else:
-        classes, y_enc = np.unique(y, return_inverse=True)
+        classes, y_enc = _unique_inverse(y)
         if len(classes) < 2:
             raise ValueError(
                 f"y contains only one class ({classes[0]!r}); at least 2 classes are "
@@ -113,5 +135,9 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes"):
                     f"column is ambiguous; pass {name}=[...] with the label of each "
                     "column (e.g. the classifier's classes_)."
                 )
-    missing = np.setdiff1d(classes, classes[np.unique(y_enc)]) if len(y_enc) else classes
+    if len(y_enc):
+        seen = np.bincount(y_enc, minlength=len(classes)) > 0
+        missing = np.setdiff1d(classes, classes[seen])
+    else:
+        missing = classes
     return classes, np.asarray(y_enc, dtype=np.int64), missing
