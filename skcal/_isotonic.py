@@ -30,6 +30,10 @@ from .utils._array import to_numpy
 __all__ = ["IsotonicScaler"]
 
 
+#: Bytes (float64) of one row chunk of ``predict_proba``.
+_PREDICT_CHUNK_BYTES = 1 << 24
+
+
 def _interp(x, ir):
     """Evaluate a fitted ``IsotonicRegression`` at the float64 scores ``x``.
 
@@ -215,7 +219,9 @@ class IsotonicScaler(BaseCalibrator):
         # small elementwise ops are ~5x slower on a loaded machine (OpenMP
         # threads spin-waiting), and skcal never changes torch's thread settings.
         via_numpy = _is_cpu_tensor(Z)
-        for sl in _numpy.chunk_rows(n, k):
+        # Large chunks: each one costs one IsotonicRegression.predict call per
+        # class, whose fixed overhead dominates small chunks.
+        for sl in _numpy.chunk_rows(n, k, chunk_bytes=_PREDICT_CHUNK_BYTES):
             if via_numpy:
                 out[sl] = sys.modules["torch"].from_numpy(
                     self._proba_chunk(_host64(Z[sl]))

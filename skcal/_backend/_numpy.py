@@ -19,7 +19,7 @@ log = np.log
 name = "numpy"
 
 
-def chunk_rows(n_samples, n_classes, itemsize=8):
+def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
     """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
 
     Parameters
@@ -28,12 +28,15 @@ def chunk_rows(n_samples, n_classes, itemsize=8):
         Shape of the matrix to walk.
     itemsize : int, default=8
         Bytes per element of the working copy.
+    chunk_bytes : int, optional
+        Target bytes per chunk; :data:`CHUNK_BYTES` by default.
 
     Yields
     ------
     slice
     """
-    step = max(1, CHUNK_BYTES // max(1, n_classes * itemsize))
+    budget = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
+    step = max(1, budget // max(1, n_classes * itemsize))
     for start in range(0, n_samples, step):
         yield slice(start, min(start + step, n_samples))
 
