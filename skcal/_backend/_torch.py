@@ -57,7 +57,7 @@ def _chunk_bytes(device):
     return CHUNK_BYTES if torch.device(device).type == "cpu" else CHUNK_BYTES_DEVICE
 
 
-def chunk_rows(n_samples, n_classes, itemsize=8, device="cpu"):
+def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu"):
     """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
 
     Parameters
@@ -66,15 +66,18 @@ def chunk_rows(n_samples, n_classes, itemsize=8, device="cpu"):
         Shape of the matrix to walk.
     itemsize : int, default=8
         Bytes per element of the working copy.
-    device : str or torch.device, default="cpu"
-        Chunks are :data:`CHUNK_BYTES` on the CPU and
+    chunk_bytes : int, optional
+        Target bytes per chunk; by default :data:`CHUNK_BYTES` on the CPU and
         :data:`CHUNK_BYTES_DEVICE` elsewhere.
+    device : str or torch.device, default="cpu"
+        Device of the matrix (sets the default ``chunk_bytes``).
 
     Yields
     ------
     slice
     """
-    step = max(1, _chunk_bytes(device) // max(1, n_classes * itemsize))
+    budget = _chunk_bytes(device) if chunk_bytes is None else chunk_bytes
+    step = max(1, budget // max(1, n_classes * itemsize))
     for start in range(0, n_samples, step):
         yield slice(start, min(start + step, n_samples))
 
@@ -119,7 +122,7 @@ def _work_dtype(Z):
 def _chunks(Z):
     wd = _work_dtype(Z)
     itemsize = 8 if wd == torch.float64 else 4
-    return wd, chunk_rows(Z.shape[0], Z.shape[1], itemsize, Z.device)
+    return wd, chunk_rows(Z.shape[0], Z.shape[1], itemsize, device=Z.device)
 
 
 def _as_param(v, device):
@@ -258,7 +261,7 @@ def row_max_and_true(Z, y):
     n, k = Z.shape
     m = torch.empty(n, dtype=torch.float64, device=Z.device)
     zy = torch.empty(n, dtype=torch.float64, device=Z.device)
-    for sl in chunk_rows(n, k, Z.element_size(), Z.device):
+    for sl in chunk_rows(n, k, Z.element_size(), device=Z.device):
         Zc = Z[sl]
         m[sl] = Zc.amax(dim=1).to(torch.float64)
         zy[sl] = Zc.gather(1, y[sl].view(-1, 1)).view(-1).to(torch.float64)
@@ -310,7 +313,7 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
     sw, wsum = _weights(sample_weight, n)
     beta = float(beta)
     wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
-    chunks = chunk_rows(n, k, 8 if wd == torch.float64 else 4, Z.device)
+    chunks = chunk_rows(n, k, 8 if wd == torch.float64 else 4, device=Z.device)
     acc = torch.zeros(4, dtype=torch.float64, device=Z.device)
     # Two chunk buffers, reused: a fresh tensor per chunk would cost an
     # allocation (and, on the CPU, page faults) per chunk -- more than the
