@@ -162,6 +162,8 @@ class IsotonicScaler(BaseCalibrator):
     ((1000, 2), True)
     """
 
+    _weight_scale_invariant = True
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "clip": [Interval(Real, 0, 0.5, closed="left"), None],

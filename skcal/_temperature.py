@@ -308,6 +308,8 @@ class TemperatureScaler(BaseCalibrator):
     (1000, 3)
     """
 
+    _weight_scale_invariant = True
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "tol": [Interval(Real, 0, None, closed="neither")],

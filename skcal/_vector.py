@@ -409,6 +409,8 @@ class VectorScaler(BaseCalibrator):
     array([1., 1., 1.])
     """
 
+    _weight_scale_invariant = True
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],

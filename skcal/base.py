@@ -53,6 +53,11 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         "backend": [StrOptions({"auto", "numpy", "torch"})],
     }
 
+    #: Whether the fit depends only on the ratios of the sample weights (its
+    #: objective is a weighted mean); then they are divided by their maximum
+    #: before the kernels run.
+    _weight_scale_invariant = False
+
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
         Z, n_cols = check_scores(X, input_type=self.input_type)
@@ -128,7 +133,11 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             True labels; any labels scikit-learn accepts.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; integer weights give the same fit as
-            repeating rows.
+            repeating rows. Where the objective is a weighted mean
+            (temperature, vector and isotonic scaling) only their ratios
+            matter: they are divided by their maximum first, so weights of
+            any magnitude fit alike (a weight below ``5e-324`` times the
+            largest one counts as 0).
 
         Returns
         -------
@@ -147,6 +156,11 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         Z = self._validate_X(X, reset=True)
         y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
         sw = check_sample_weight(sample_weight, Z.shape[0])
+        if sw is not None and self._weight_scale_invariant:
+            # The objective is a weighted mean: only ratios of weights matter.
+            # Scaled to max 1 before the kernels, weights of any magnitude
+            # (1e-300 or 1e300) neither underflow nor overflow in float32 work.
+            sw = sw / sw.max()
         Z, xp = self._prepare(Z)
         if xp.name == "torch":
             y_enc = xp.from_numpy(y_enc, device=Z.device)
