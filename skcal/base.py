@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._backend import _numpy
 from .utils._labels import encode_labels, resolve_classes
@@ -60,6 +60,10 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
+        # Column names of a DataFrame are the classes' names: record them in
+        # fit (feature_names_in_) and reject reordered or renamed columns
+        # later, as scikit-learn does (only the name check runs here).
+        validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
         Z, n_cols = check_scores(X, input_type=self.input_type)
         if reset:
             self.n_features_in_ = n_cols
