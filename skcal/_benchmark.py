@@ -182,6 +182,8 @@ def _run_method(data, method, random_state, keep_proba, skip=False):
         notes = []
         if any("converge" in str(w.message).lower() for w in caught):
             notes.append("convergence warning")
+        if any("never occur" in str(w.message) for w in caught):
+            notes.append("classes absent from the calibration split")
         if math.isinf(row["nll"]):
             notes.append(INF_NLL_NOTE)
         if notes:
@@ -229,8 +231,8 @@ def run_benchmark(
         ``fit_time_s`` and ``predict_time_s`` (seconds, wall clock), and
         ``status`` (``"ok"``, ``"ok (NOTES)"``, ``"not installed"``,
         ``"skipped ..."`` or ``"error: ..."``; metric values are NaN unless
-        ``status`` starts with ``"ok"``). Notes are ``"convergence warning"``
-        and, when the test NLL is infinite because the method gave a true
+        ``status`` starts with ``"ok"``). Notes are ``"convergence warning"``,
+        ``"classes absent from the calibration split"`` and, when the test NLL is infinite because the method gave a true
         class probability exactly 0, ``INF_NLL_NOTE``.
 
     Raises

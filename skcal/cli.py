@@ -20,6 +20,8 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+
 __all__ = ["main"]
 
 #: Data set used by ``--fast`` when none is given.
@@ -53,6 +55,11 @@ def _parser():
 
     parser = argparse.ArgumentParser(
         prog="skcal", description="Post-hoc probability calibration tools."
+    )
+    from . import __version__
+
+    parser.add_argument(
+        "--version", action="version", version=f"skcal {__version__}"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -150,9 +157,13 @@ def _benchmark(args):
 
     peers = not (args.no_peers or args.fast)
     methods = None
-    if args.methods:
+    if args.methods is not None:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
         known = bm.available_methods(peers=True)
+        if not methods:
+            raise _UserError(
+                f"--methods is empty; choose from {', '.join(known)}"
+            )
         unknown = [m for m in methods if m not in known]
         if unknown:
             raise _UserError(
@@ -160,7 +171,14 @@ def _benchmark(args):
                 f"{', '.join(known)}"
             )
         if not peers:
-            methods = [m for m in methods if m in bm.available_methods(peers=False)]
+            own = bm.available_methods(peers=False)
+            excluded = [m for m in methods if m not in own]
+            if excluded:
+                flag = "--no-peers" if args.no_peers else "--fast"
+                raise _UserError(
+                    f"{flag} excludes the peer method(s) {', '.join(excluded)} "
+                    f"named in --methods; drop {flag} or those methods"
+                )
     if args.output:
         try:
             import matplotlib  # noqa: F401
@@ -177,6 +195,15 @@ def _benchmark(args):
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise _UserError(f"cannot create output folder {out_dir}: {exc}") from None
+    for d in datasets:
+        absent = np.setdiff1d(np.unique(d.y_test), np.unique(d.y_val))
+        if len(absent):
+            print(
+                f"skcal benchmark: warning: {d.name}: class(es) "
+                f"{absent[:10].tolist()} of the test split never occur in the "
+                "calibration split; the calibrators fit them without examples",
+                file=sys.stderr,
+            )
     show_bar = not args.quiet and sys.stderr.isatty()
     rows = bm.run_benchmark(
         datasets, methods, peers=peers, random_state=args.seed,

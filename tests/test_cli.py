@@ -421,3 +421,43 @@ def test_reliability_png_shows_only_skcal_methods(tmp_path):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     assert legend.get_window_extent(renderer).y1 <= ax.get_window_extent(renderer).y0
+
+
+def test_cli_version(capsys):
+    import skcal
+
+    assert main(["--version"]) == 0
+
+    assert capsys.readouterr().out.strip() == f"skcal {skcal.__version__}"
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--methods", ""], "--methods is empty"),
+        (["--methods", " , "], "--methods is empty"),
+        (["--methods", "sklearn-sigmoid", "--no-peers"],
+         "--no-peers excludes the peer method(s) sklearn-sigmoid"),
+        (["--methods", "temperature,probmetrics-vector", "--fast"],
+         "--fast excludes the peer method(s) probmetrics-vector"),
+    ],
+)
+def test_cli_contradictory_or_empty_methods_exit_2(argv, match, capsys):
+    assert main(["benchmark", "--quiet", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and match in err
+
+
+def test_cli_class_absent_from_calibration_split_is_reported(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    y_val = rng.integers(0, 3, 300)  # class 3 never occurs here
+    y_test = rng.integers(0, 4, 300)
+    f = _npz(tmp_path / "gap.npz",
+             logits_val=3 * (np.eye(4)[y_val] + rng.normal(size=(300, 4))), y_val=y_val,
+             logits_test=3 * (np.eye(4)[y_test] + rng.normal(size=(300, 4))), y_test=y_test)
+    assert main(["benchmark", "--data", f, "--no-peers", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "gap: class(es) [3] of the test split never occur in the calibration split" in err
+    rows = [line for line in out.splitlines() if line.startswith(("vector", "platt"))]
+    assert len(rows) == 2
+    assert all("classes absent from the calibration split" in r for r in rows)
