@@ -291,8 +291,8 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ):
             raise ValueError(
                 f"The classifier {estimator.__class__.__name__} has classes_ "
-                f"{list(est_classes)[:10]!r} but y has classes "
-                f"{list(self.classes_)[:10]!r}. "
+                f"{np.asarray(est_classes)[:10].tolist()!r} but y has classes "
+                f"{np.asarray(self.classes_)[:10].tolist()!r}. "
                 "Every class must be in every training fold (use a stratified cv) and, "
                 "for a FrozenEstimator, the calibration labels must be classes of the "
                 "fitted classifier."
@@ -363,7 +363,7 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             self.classes_ = est_classes
         if len(np.unique(y)) < 2:
             raise ValueError(
-                f"y has 1 class ({self.classes_[0]!r}); calibration needs at least "
+                f"y has 1 class ({self.classes_[:1].tolist()[0]!r}); calibration needs at least "
                 "2 classes."
             )
         self.response_method_ = _resolve_response_method(estimator, "auto")

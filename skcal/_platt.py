@@ -29,9 +29,21 @@ _HESSIAN_RIDGE = 1e-12
 #: Armijo sufficient-decrease constant and smallest backtracking step.
 _ARMIJO_C = 1e-4
 _MIN_STEP = 1e-10
+#: A line search that fails while the predicted decrease (half the squared
+#: Newton decrement) is below this many ulps of the loss is at the precision
+#: limit of the loss itself: the fit counts as converged.
+_PRECISION_ULPS = 100.0
+#: A score column whose weighted sd is at most this fraction of its mean is
+#: constant up to rounding: its standardised score is set to 0 (slope 0).
+_FLAT_SD = 1e-13
 
 
 # ----------------------------------------------------------------- 1-D solver
+
+def _at_precision_limit(decrease, F):
+    """Whether a predicted decrease of the loss ``F`` is below its resolution."""
+    return decrease <= _PRECISION_ULPS * np.spacing(np.maximum(np.abs(F), 1.0))
+
 def _platt_loss(u, t, w, wsum, a, b):
     """Weighted mean cross-entropy of ``sigmoid(a u + b)`` against targets ``t``."""
     f = a * u + b
@@ -88,7 +100,10 @@ def fit_platt(
         (``|A|`` or ``|B| -> inf``); the returned ``(A, B)`` is where the
         decrement test stopped Newton, a steep but finite sigmoid whose mean
         loss on the calibration set is about ``tol``. ``"line_search"``: the
-        backtracking line search found no decrease (step below 1e-10).
+        backtracking line search found no decrease (step below 1e-10) while
+        the decrement still predicted one the loss can resolve (above 100
+        ulps of the loss; below that the fit is at the precision limit of the
+        loss and counts as converged).
 
     Notes
     -----
@@ -133,9 +148,11 @@ def fit_platt(
         t = y.astype(np.float64)
     mu = float(np.dot(w, s) / wsum)
     sd = math.sqrt(float(np.dot(w, (s - mu) ** 2) / wsum))
-    if not sd > 0:
-        sd = 1.0
-    u = (s - mu) / sd
+    if not sd > _FLAT_SD * abs(mu):
+        # constant scores (up to rounding): only the intercept can be fitted
+        sd, u = 1.0, np.zeros_like(s)
+    else:
+        u = (s - mu) / sd
 
     a, b = 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))
     F = _platt_loss(u, t, w, wsum, a, b)
@@ -170,7 +187,9 @@ def fit_platt(
                 break
             step /= 2.0
         else:
-            status = "line_search"
+            status = (
+                "converged" if _at_precision_limit(-slope / 2.0, F) else "line_search"
+            )
             break
         a, b, F = a_new, b_new, F_new
     if not target_smoothing and _is_separable(s, y, w):
@@ -284,10 +303,12 @@ class _OvrProblem:
             W = tot
         self.mu = mean
         sd = np.sqrt(M2 / self.wsum)
-        sd[~(sd > 0)] = 1.0
+        # constant score columns (up to rounding): only the intercept is fitted
+        self.flat = ~(sd > _FLAT_SD * np.abs(mean))
+        sd[self.flat] = 1.0
         self.sd = sd
-        self.var_u = M2 / self.wsum / sd**2
-        self.sum_pos_u = (sp - self.n_pos * mean) / sd
+        self.var_u = np.where(self.flat, 0.0, M2 / self.wsum / sd**2)
+        self.sum_pos_u = np.where(self.flat, 0.0, (sp - self.n_pos * mean) / sd)
         if separable:
             has_both = np.isfinite(plo) & np.isfinite(nlo)
             self.separable = ~has_both | (
@@ -324,6 +345,7 @@ class _OvrProblem:
             U = self._scores(sl, cols)
             U -= mu
             U /= sd
+            U[:, self.flat[cols]] = 0.0
             f = U * a
             f += b
             r, j = self._positives(sl, cols)
@@ -432,7 +454,10 @@ def fit_platt_ovr(
             still.append(acc[n_iter[acc] < max_iter])
             step = step[~ok] / 2.0
             failed = step < _MIN_STEP
-            status[cols[~ok][failed]] = "line_search"
+            f_cols, f_slope = cols[~ok][failed], slope[~ok][failed]
+            status[f_cols] = np.where(
+                _at_precision_limit(-f_slope / 2.0, F[f_cols]), "converged", "line_search"
+            )
             cols, da, db, slope = (
                 v[~ok][~failed] for v in (cols, da, db, slope)
             )

@@ -443,7 +443,7 @@ class VectorScaler(BaseCalibrator):
             sw_np = None if sample_weight is None else to_numpy(sample_weight)
             class_weight = np.bincount(y_np, weights=sw_np, minlength=k)
             if np.any(class_weight <= 0):
-                absent = list(self.classes_[class_weight <= 0])[:10]
+                absent = self.classes_[class_weight <= 0][:10].tolist()
                 warnings.warn(
                     f"Classes {absent!r} have no weight in the calibration set, so "
                     "the unpenalised vector-scaling NLL has no finite minimiser "

@@ -513,3 +513,24 @@ def test_platt_predict_proba_matches_definition_when_sigmoids_underflow(
     assert np.isfinite(P).all()
     np.testing.assert_allclose(P, P_ref, rtol=1e-9, atol=1e-300)
     np.testing.assert_allclose(np.exp(ps.predict_log_proba(Z)), P_ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-300])
+def test_platt_constant_scores_fit_the_intercept_without_warning(scale):
+    """Scores constant up to rounding carry no information: slope 0, and the
+    intercept's optimum in closed form (the mean smoothed target), no warning."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 3000)
+    X = np.ones((3000, 4)) if scale == 1.0 else scale * rng.normal(size=(3000, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        P = PlattScaler().fit(X, y).predict_proba(X[:1])[0]
+    n_pos = np.bincount(y, minlength=4).astype(float)
+    n_neg = len(y) - n_pos
+    t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)
+    p = (n_pos * t_pos + n_neg * t_neg) / len(y)   # sigmoid(B) at the optimum
+    np.testing.assert_allclose(P, p / p.sum(), rtol=1e-9)

@@ -141,3 +141,22 @@ def test_unique_inverse_equals_numpy_unique(y):
     np.testing.assert_array_equal(classes, ref_classes)
     assert classes.dtype == ref_classes.dtype
     np.testing.assert_array_equal(inv, ref_inv)
+
+
+@pytest.mark.parametrize(
+    "classes, match",
+    [
+        ([0, 1, 2, None], "cannot be compared"),
+        ([0, "1", 2, 3], "mixes text labels and numbers"),
+        ([0, 1, 2, 2], "distinct labels"),
+    ],
+)
+def test_bad_classes_parameter_is_named(classes, match):
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    with pytest.raises(ValueError, match=match):
+        TemperatureScaler(classes=classes).fit(X, np.arange(20) % 4)
+
+
+def test_error_messages_show_plain_numbers():
+    with pytest.raises(ValueError, match=r"only one class \(0\)"):
+        TemperatureScaler().fit(np.zeros((5, 2)), np.zeros(5, dtype=np.int64))

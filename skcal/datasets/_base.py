@@ -391,7 +391,7 @@ def _read_csv(path):
     split = None
     if split_col is not None:
         split = np.array([r[split_col].strip().lower() for r in rows])
-        bad = sorted(set(split) - {"val", "test"})
+        bad = sorted(set(split.tolist()) - {"val", "test"})
         if bad:
             raise ValueError(
                 f"{path}: column 'split' must hold 'val' or 'test', got {bad}"

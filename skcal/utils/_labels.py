@@ -31,7 +31,7 @@ def encode_labels(classes, y):
         known = sorted_classes[pos] == y
     except TypeError as exc:
         raise ValueError(
-            f"Labels in y cannot be compared with the classes {list(classes)!r}."
+            f"Labels in y cannot be compared with the classes {np.asarray(classes).tolist()!r}."
         ) from exc
     if not np.all(known):
         raise ValueError(
@@ -99,8 +99,22 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes"):
         ambiguous.
     """
     if classes is not None:
+        raw = classes
         classes = np.asarray(classes)
-        if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
+        if classes.ndim == 1 and not isinstance(raw, np.ndarray):
+            if len({isinstance(c, str) for c in raw}) > 1:
+                # np.asarray would silently turn the numbers into text
+                raise ValueError(
+                    f"{name} mixes text labels and numbers; use labels of one kind."
+                )
+        try:
+            distinct = classes.ndim == 1 and len(np.unique(classes)) == len(classes)
+        except TypeError:
+            raise ValueError(
+                f"{name} holds labels that cannot be compared with each other "
+                "(e.g. None among numbers); use labels of one sortable kind."
+            ) from None
+        if not distinct:
             raise ValueError(f"{name} must be a 1-D sequence of distinct labels.")
         if len(classes) != n_columns:
             raise ValueError(
@@ -112,7 +126,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes"):
         classes, y_enc = _unique_inverse(y)
         if len(classes) < 2:
             raise ValueError(
-                f"y contains only one class ({classes[0]!r}); at least 2 classes are "
+                f"y contains only one class ({classes[:1].tolist()[0]!r}); at least 2 classes are "
                 f"needed, or pass {name}=[...] to name the {n_columns} columns."
             )
         if len(classes) != n_columns:
