@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from . import _binning
+from . import _rows
 from ._validation import _check_choice, _check_inputs, _check_n_bins
 
 __all__ = [
@@ -32,47 +32,15 @@ _NORMS = ("l1", "l2", "max")
 _STRATEGIES = ("uniform", "quantile")
 
 
-def _events(inp, kind, class_index=None):
-    """Scores (predicted probability of an event) and 0/1 outcomes.
-
-    Returns two arrays (NumPy or torch, float64) of shape (n_samples, n_groups).
-    """
-    proba, y = inp.proba, inp.y
-    n_classes = proba.shape[1]
-    if inp.is_torch:
-        import torch
-
-        arange = torch.arange(n_classes, device=proba.device)
-
-        def col(a):
-            return a.reshape(-1, 1)
-
-        def as_float(a):
-            return a.to(torch.float64)
-    else:
-        arange = np.arange(n_classes)
-
-        def col(a):
-            return a.reshape(-1, 1)
-
-        def as_float(a):
-            return a.astype(np.float64)
-
-    if kind == "top-label":
-        ranked = proba if inp.log_proba is None else inp.log_proba
-        pred = ranked.argmax(1)
-        conf = proba.max(1)
-        conf = conf.values if inp.is_torch else conf
-        return col(conf), col(as_float(pred == y))
-    if kind == "classwise" and class_index is None:
-        return proba, as_float(col(y) == arange.reshape(1, -1))
+def _class_index(kind, class_index, n_classes):
+    """The column of ``y_prob`` a ``"classwise"``/``"binary"`` event refers to."""
     if kind == "binary":
         if n_classes != 2:
             raise ValueError(
                 f"kind='binary' needs 2 classes, but y_prob has {n_classes} "
                 "columns; use kind='top-label' or 'classwise'."
             )
-        class_index = 1
+        return 1
     if (
         isinstance(class_index, bool)
         or not isinstance(class_index, numbers.Integral)
@@ -82,17 +50,30 @@ def _events(inp, kind, class_index=None):
             f"class_index must be an integer in [0, {n_classes}) for kind='classwise', "
             f"got {class_index!r}."
         )
-    k = int(class_index)
-    return col(proba[:, k]), col(as_float(y == k))
+    return int(class_index)
 
 
-def _bins(inp, kind, n_bins, strategy, class_index=None):
-    scores, targets = _events(inp, kind, class_index)
-    if inp.is_torch:
-        from . import _torch as kernels
+def _bins(inp, kind, n_bins, strategy, class_index=None, keep=False):
+    """Per-bin sums of every group of ``kind`` (a list of dicts).
+
+    The scores and 0/1 outcomes are produced chunk by chunk in float64 by
+    :mod:`skcal.metrics._rows`: ``"top-label"`` the confidence ``max_k p_ik``
+    and ``1[argmax_k = y_i]``, ``"classwise"`` / ``"binary"`` one column
+    ``p_ik`` and ``1[y_i = k]`` (all columns, one group each, for
+    ``kind="classwise"`` without ``class_index``). With ``keep=True`` (one
+    group only) the ``(n,)`` bin indices and targets are kept for the
+    bootstrap and the targets are returned too.
+    """
+    xp = _rows.ops(inp)
+    n, n_classes = inp.scores.shape[0], _rows.n_columns(inp)
+    if kind == "classwise" and class_index is None:
+        return _rows.binned_all_classes(inp, xp, n_bins, strategy), None
+    if kind == "top-label":
+        events = _rows.top_label_chunks(inp, xp)
     else:
-        kernels = _binning
-    return kernels.binned_sums(scores, targets, inp.weight, n_bins, strategy)
+        events = _rows.class_chunks(inp, xp, _class_index(kind, class_index, n_classes))
+    sums, targets = _rows.binned_event(inp, xp, events, n, n_bins, strategy, keep)
+    return [sums], targets
 
 
 def _error_from_sums(s, norm):
@@ -263,7 +244,7 @@ def calibration_error(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
     )
-    groups = _bins(inp, kind, n_bins, strategy, class_index)
+    groups, _ = _bins(inp, kind, n_bins, strategy, class_index)
     return float(np.mean([_error_from_sums(s, norm) for s in groups]))
 
 
@@ -475,7 +456,9 @@ def reliability_curve(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
     )
-    (s,) = _bins(inp, kind, n_bins, strategy, class_index)
+    (s,), targets = _bins(
+        inp, kind, n_bins, strategy, class_index, keep=n_bootstrap > 0
+    )
     nonempty = s["weight"] > 0
     wsum = s["weight"][nonempty]
     curve = Bunch(
@@ -488,7 +471,7 @@ def reliability_curve(
     )
     if n_bootstrap:
         curve.prob_true_low, curve.prob_true_high = _bootstrap_prob_true(
-            inp, kind, class_index, s, n_bootstrap, confidence_level, random_state
+            inp, targets, s, n_bootstrap, confidence_level, random_state
         )
     return curve
 
@@ -498,14 +481,16 @@ reliability_curve.__doc__ = reliability_curve.__doc__.format(
 )
 
 
-def _bootstrap_prob_true(inp, kind, class_index, s, n_bootstrap, level, random_state):
-    _, targets = _events(inp, kind, class_index)
+def _bootstrap_prob_true(inp, targets, s, n_bootstrap, level, random_state):
+    """Percentile interval of ``prob_true`` over row resamples, bins fixed.
+
+    Works on the host with the ``(n,)`` bin indices and targets (NumPy
+    arrays, also for torch input) and, per resample, ``(n,)`` multiplicities;
+    the resampled frequencies take ``n_bootstrap * n_bins`` floats.
+    """
     ids, weight = s["ids"], inp.weight
-    if inp.is_torch:
-        ids = ids.cpu().numpy()
-        targets = targets.cpu().numpy()
-        weight = None if weight is None else weight.cpu().numpy()
-    targets = targets[:, 0]
+    if inp.is_torch and weight is not None:
+        weight = weight.cpu().numpy()
     n = ids.shape[0]
     nb = s["weight"].shape[0]
     w = np.ones(n) if weight is None else weight

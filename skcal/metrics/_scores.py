@@ -3,6 +3,7 @@
 import numpy as np
 
 from ._calibration_error import _COMMON_PARAMS, _TAIL_PARAMS
+from . import _rows
 from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]
@@ -82,15 +83,8 @@ def brier_score(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
     )
-    p = inp.proba
-    n_classes = p.shape[1]
-    if inp.is_torch:
-        import torch
-
-        onehot = torch.nn.functional.one_hot(inp.y, n_classes).to(p.dtype)
-    else:
-        onehot = np.eye(n_classes)[inp.y]
-    per_sample = ((p - onehot) ** 2).sum(1)
+    n_classes = _rows.n_columns(inp)
+    per_sample = _rows.brier_terms(inp, _rows.ops(inp))
     score = _weighted_mean(per_sample, inp.weight, inp.is_torch)
     half = n_classes == 2 if scale_by_half == "auto" else scale_by_half
     return score / 2 if half else score
@@ -159,22 +153,12 @@ def negative_log_likelihood(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
     )
-    if inp.is_torch:
-        src = inp.log_proba if inp.log_proba is not None else inp.proba
-        picked = src.gather(1, inp.y.reshape(-1, 1))[:, 0]
-        logp = picked if inp.log_proba is not None else picked.log()
-        loss = -logp
-        if inp.weight is not None:
-            # 0 * inf would be NaN: a zero-weight sample contributes nothing
+    loss = -_rows.true_class_log_proba(inp, _rows.ops(inp))
+    if inp.weight is not None:
+        # 0 * inf would be NaN: a zero-weight sample contributes nothing
+        if inp.is_torch:
             loss = loss.where(inp.weight > 0, loss.new_zeros(()))
-    else:
-        src = inp.log_proba if inp.log_proba is not None else inp.proba
-        picked = src[np.arange(src.shape[0]), inp.y]
-        if inp.log_proba is None:
-            with np.errstate(divide="ignore"):
-                picked = np.log(picked)
-        loss = -picked
-        if inp.weight is not None:
+        else:
             loss = np.where(inp.weight > 0, loss, 0.0)
     return _weighted_mean(loss, inp.weight, inp.is_torch)
 

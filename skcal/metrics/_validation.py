@@ -4,19 +4,24 @@ The checks run on NumPy arrays (anything array-like) and on ``torch.Tensor``
 inputs. torch is never imported here: a tensor is recognised only when the
 caller already imported torch (``"torch" in sys.modules``).
 
-After validation every metric works on the same representation:
+Validation never up-casts ``y_prob`` as a whole: NaN / infinity are found
+with one minimum / maximum read (row chunks for NumPy, ``torch.aminmax`` for
+tensors), the [0, 1] range from the same two numbers, and row sums are
+formed in float64 one row chunk at a time (an ``(n_samples,)`` float64
+vector). After validation every metric works on the same representation:
 
 * ``y``: integer column index of the true class, shape ``(n_samples,)``;
-* ``proba``: float64 probabilities, shape ``(n_samples, n_classes)``;
-* ``log_proba``: float64 log-probabilities (only for ``input_type="logits"``,
-  from a stable log-softmax; ``None`` otherwise);
+* ``scores``: the validated ``y_prob`` itself, in its own dtype and without
+  a copy (1-D for a binary ``y_prob``); :mod:`skcal.metrics._rows` walks it
+  in row chunks, each converted to float64 probabilities (and
+  log-probabilities for logits);
+* ``logits``: whether ``scores`` holds logits (``input_type="logits"``);
 * ``weight``: float64 sample weights or ``None``.
 
-For a torch ``y_prob`` these are float64 / int64 tensors on ``y_prob``'s
-device; otherwise NumPy arrays.
+For a torch ``y_prob`` these are tensors on ``y_prob``'s device; otherwise
+NumPy arrays.
 """
 
-import math
 import numbers
 import sys
 from typing import Any, NamedTuple
@@ -26,7 +31,11 @@ from sklearn.utils import check_array
 
 from .._backend import _numpy as _numpy_kernels
 from ..utils._labels import resolve_classes
-from ..utils.validation import check_sample_weight, probability_row_tolerance
+from ..utils.validation import (
+    _min_max,
+    check_sample_weight,
+    probability_row_tolerance,
+)
 
 #: Absolute tolerance on ``|sum_k p_ik - 1|`` for float32 / float64
 #: probability rows (and on values above 1). It accepts the rounding of
@@ -47,8 +56,8 @@ def _is_torch_tensor(x):
 
 class _Inputs(NamedTuple):
     y: Any
-    proba: Any
-    log_proba: Any
+    scores: Any
+    logits: bool
     weight: Any
     classes: np.ndarray
     binary_1d: bool
@@ -124,13 +133,13 @@ def _row_tolerance(dtype, is_floating):
     return probability_row_tolerance(dtype if is_floating else np.float64)
 
 
-def _check_finite_numpy(p, input_type):
-    finite = np.isfinite(p)
-    if finite.all():
+def _check_finite(lo, hi, input_type):
+    """Raise for NaN / infinity, seen in the minimum ``lo`` and maximum ``hi``."""
+    if np.isfinite(lo) and np.isfinite(hi):
         return
-    if np.isnan(p).any():
+    if np.isnan(lo) or np.isnan(hi):
         raise ValueError("Input y_prob contains NaN.")
-    _fail_infinite(input_type, only_neg=not np.isposinf(p).any())
+    _fail_infinite(input_type, only_neg=hi != np.inf)
 
 
 def _fail_infinite(input_type, only_neg):
@@ -144,21 +153,52 @@ def _fail_infinite(input_type, only_neg):
     raise ValueError("Input y_prob contains infinity.")
 
 
-def _check_proba_values_numpy(p, binary_1d, tol):
-    if np.any(p < 0) or np.any(p > 1 + tol):
-        bad = p[(p < 0) | (p > 1 + tol)]
+def _row_chunks(p):
+    """Row slices of ``p`` (1-D or 2-D) sized for a float64 working chunk."""
+    k = 1 if p.ndim == 1 else p.shape[1]
+    if _is_torch_tensor(p):
+        from .._backend import _torch as _torch_kernels
+
+        return _torch_kernels.chunk_rows(p.shape[0], k, 8, device=p.device)
+    return _numpy_kernels.chunk_rows(p.shape[0], k, 8)
+
+
+def _check_proba_values(p, lo, hi, binary_1d, tol):
+    """Check the [0, 1] range (from ``lo``, ``hi``) and the row sums of ``p``.
+
+    The row sums are formed in float64 one row chunk at a time into an
+    ``(n_samples,)`` vector; the first offending value is searched chunk by
+    chunk, only when there is one.
+    """
+    if lo < 0 or hi > 1 + tol:
+        for sl in _row_chunks(p):
+            c = p[sl]
+            bad = c[(c < 0) | (c > 1 + tol)]
+            if bad.shape[0]:
+                raise ValueError(
+                    "y_prob must hold probabilities in [0, 1] (use input_type='logits' "
+                    f"for logits); found values such as {float(bad.reshape(-1)[0])}."
+                )
+    if binary_1d:
+        return
+    if _is_torch_tensor(p):
+        import torch
+
+        sums = p.new_empty(p.shape[0], dtype=torch.float64)
+        for sl in _row_chunks(p):
+            sums[sl] = p[sl].to(torch.float64).sum(dim=1)
+        dev = (sums - 1.0).abs()
+    else:
+        sums = np.empty(p.shape[0])
+        for sl in _row_chunks(p):
+            sums[sl] = p[sl].astype(np.float64).sum(axis=1)
+        dev = np.abs(sums - 1.0)
+    i = int(dev.argmax())
+    if float(dev[i]) > tol:
         raise ValueError(
-            "y_prob must hold probabilities in [0, 1] (use input_type='logits' "
-            f"for logits); found values such as {bad.ravel()[0]!r}."
+            f"Rows of y_prob must sum to 1 within {tol}; row {i} "
+            f"sums to {float(sums[i])}. Pass input_type='logits' for logits."
         )
-    if not binary_1d:
-        dev = np.abs(p.sum(axis=1) - 1.0)
-        if np.any(dev > tol):
-            i = int(np.argmax(dev))
-            raise ValueError(
-                f"Rows of y_prob must sum to 1 within {tol}; row {i} "
-                f"sums to {p[i].sum()!r}. Pass input_type='logits' for logits."
-            )
 
 
 def _check_sample_weight(sample_weight, n_samples, torch_like=None):
@@ -169,6 +209,10 @@ def _check_sample_weight(sample_weight, n_samples, torch_like=None):
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
                   labels=None):
     """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
+
+    ``y_prob`` is neither copied nor up-cast: the returned ``scores`` is the
+    validated array (float16 / float32 / float64; other dtypes become
+    float64) or the detached tensor (floating dtypes kept).
 
     Raises
     ------
@@ -191,27 +235,17 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     )
     if p.ndim not in (1, 2):
         raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
-    _check_finite_numpy(p, input_type)
+    lo, hi = _min_max(p)
+    _check_finite(lo, hi, input_type)
     tol = _row_tolerance(p.dtype, True)
-    p = p.astype(np.float64, copy=False)
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
     y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels)
     w = _check_sample_weight(sample_weight, p.shape[0])
-
-    log_proba = None
     if input_type == "probabilities":
-        _check_proba_values_numpy(p, binary_1d, tol)
-        proba = np.stack([1.0 - p, p], axis=1) if binary_1d else p
-    else:
-        if binary_1d:
-            # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
-            log_proba = np.stack([-np.logaddexp(0.0, p), -np.logaddexp(0.0, -p)], 1)
-        else:
-            log_proba = _numpy_kernels.log_softmax(p)  # float64 in, float64 out
-        proba = np.exp(log_proba)
-    return _Inputs(y_idx, proba, log_proba, w, classes, binary_1d, False)
+        _check_proba_values(p, lo, hi, binary_1d, tol)
+    return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, False)
 
 
 def _labels_for(y_true, shape, binary_1d, labels):
@@ -236,42 +270,19 @@ def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
     if p.is_complex():
         raise ValueError(f"y_prob must be real-valued, got dtype {p.dtype}.")
     tol = _row_tolerance(p.dtype, p.is_floating_point())
-    p = p.to(torch.float64)
-    if not bool(torch.isfinite(p).all()):
-        if bool(torch.isnan(p).any()):
-            raise ValueError("Input y_prob contains NaN.")
-        _fail_infinite(input_type, only_neg=not bool((p == math.inf).any()))
+    if not p.is_floating_point():  # integers / bool: small, converted once
+        p = p.to(torch.float64)
+    lo = hi = 0.0
+    if p.numel():
+        lo_t, hi_t = torch.aminmax(p)  # one read, no mask
+        lo, hi = float(lo_t), float(hi_t)
+    _check_finite(lo, hi, input_type)
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
     y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels)
     y_idx = torch.as_tensor(y_idx, device=p.device)
     w = _check_sample_weight(sample_weight, p.shape[0], torch_like=p)
-
-    log_proba = None
     if input_type == "probabilities":
-        if bool((p < 0).any()) or bool((p > 1 + tol).any()):
-            raise ValueError(
-                "y_prob must hold probabilities in [0, 1] (use "
-                "input_type='logits' for logits)."
-            )
-        if not binary_1d:
-            dev = (p.sum(dim=1) - 1.0).abs()
-            if bool((dev > tol).any()):
-                i = int(dev.argmax())
-                raise ValueError(
-                    f"Rows of y_prob must sum to 1 within {tol}; row "
-                    f"{i} sums to {float(p[i].sum())!r}. Pass "
-                    "input_type='logits' for logits."
-                )
-        proba = torch.stack([1.0 - p, p], dim=1) if binary_1d else p
-    else:
-        if binary_1d:
-            zero = torch.zeros_like(p)
-            log_proba = torch.stack(
-                [-torch.logaddexp(zero, p), -torch.logaddexp(zero, -p)], dim=1
-            )
-        else:
-            log_proba = torch.log_softmax(p, dim=1)
-        proba = log_proba.exp()
-    return _Inputs(y_idx, proba, log_proba, w, classes, binary_1d, True)
+        _check_proba_values(p, lo, hi, binary_1d, tol)
+    return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, True)

@@ -1,0 +1,469 @@
+"""Row-chunked float64 passes over a validated ``y_prob`` (NumPy and torch).
+
+Every metric reads ``y_prob`` through these helpers, so a float16 / bfloat16 /
+float32 matrix is never up-cast as a whole. :func:`proba_chunks` walks it in
+row chunks of the calibrators' size (:func:`skcal._backend._numpy.chunk_rows`:
+about 1 MiB of float64 on the CPU, 256 MiB on an accelerator for torch) and
+turns each chunk into float64 probabilities (and log-probabilities for
+logits, from the same stable log-softmax as before). The per-row quantities
+of the metrics (top-label confidence and correctness, one class column, the
+log-probability of the true class, the Brier term) are ``(n_samples,)``
+float64 vectors, and binning accumulates per-bin sums chunk by chunk.
+
+Peak extra memory is therefore a few working chunks plus a few
+``(n_samples,)`` vectors; nothing of shape ``(n_samples, n_classes)`` is
+allocated. The same code runs on NumPy arrays and on torch tensors (on the
+tensor's device) through the small ``xp`` namespaces below.
+"""
+
+import numpy as np
+
+from .._backend import _numpy as _np_kernels
+from . import _binning
+
+
+class _NumpyOps:
+    """The array operations the metrics need, for NumPy."""
+
+    is_torch = False
+
+    @staticmethod
+    def chunk_rows(n, k):
+        return _np_kernels.chunk_rows(n, k, 8)
+
+    @staticmethod
+    def f64(a):
+        return a.astype(np.float64, copy=False)
+
+    @staticmethod
+    def empty(n):
+        return np.empty(n)
+
+    @staticmethod
+    def zeros(n, integer=False):
+        return np.zeros(n, dtype=np.int64 if integer else np.float64)
+
+    @staticmethod
+    def arange(n):
+        return np.arange(n)
+
+    exp = staticmethod(np.exp)
+
+    @staticmethod
+    def log(a):
+        with np.errstate(divide="ignore"):  # log(0) = -inf is documented
+            return np.log(a)
+
+    @staticmethod
+    def log_softmax(x):
+        return _np_kernels.log_softmax(x)  # float64 in, float64 out
+
+    @staticmethod
+    def log_sigmoid_pair(s):
+        # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
+        return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
+
+    @staticmethod
+    def pair(a, b):
+        return np.stack([a, b], axis=1)
+
+    @staticmethod
+    def row_max(a):
+        return a.max(axis=1)
+
+    @staticmethod
+    def row_argmax(a):
+        return a.argmax(axis=1)
+
+    @staticmethod
+    def row_sum(a):
+        return a.sum(axis=1)
+
+    @staticmethod
+    def pick(a, y):
+        """``a[i, y[i]]`` for every row ``i`` (an ``(n,)`` vector)."""
+        return a[np.arange(a.shape[0]), y]
+
+    @staticmethod
+    def minus_one_at(a, y):
+        """``a`` minus the one-hot rows of ``y`` (in place on a fresh copy)."""
+        d = a.copy()
+        d[np.arange(d.shape[0]), y] -= 1.0
+        return d
+
+    @staticmethod
+    def bincount(ids, weights, size):
+        return np.bincount(ids, weights=weights, minlength=size)
+
+    @staticmethod
+    def broadcast_rows(w, shape):
+        return np.broadcast_to(w[:, None], shape)
+
+    @staticmethod
+    def to_numpy(a):
+        return a
+
+    uniform_bin_ids = staticmethod(_binning.uniform_bin_ids)
+    quantile_edges = staticmethod(_binning.quantile_edges)
+
+    @staticmethod
+    def uniform_edges(n_bins):
+        return np.linspace(0.0, 1.0, n_bins + 1)
+
+    @staticmethod
+    def quantile_ids(edges, x):
+        return np.searchsorted(edges[1:-1], x, side="left").astype(np.int64)
+
+
+class _TorchOps:
+    """The same operations with torch, on ``device``."""
+
+    is_torch = True
+
+    def __init__(self, device):
+        import torch
+
+        from .._backend import _torch as kernels
+        from . import _torch as binning
+
+        self.torch, self.kernels, self.binning = torch, kernels, binning
+        self.device = device
+
+    def chunk_rows(self, n, k):
+        return self.kernels.chunk_rows(n, k, 8, device=self.device)
+
+    def f64(self, a):
+        return a.to(self.torch.float64)
+
+    def empty(self, n):
+        return self.torch.empty(n, dtype=self.torch.float64, device=self.device)
+
+    def zeros(self, n, integer=False):
+        dtype = self.torch.int64 if integer else self.torch.float64
+        return self.torch.zeros(n, dtype=dtype, device=self.device)
+
+    def arange(self, n):
+        return self.torch.arange(n, device=self.device)
+
+    def exp(self, a):
+        return a.exp()
+
+    def log(self, a):
+        return a.log()
+
+    def log_softmax(self, x):
+        return self.torch.log_softmax(x, dim=1)
+
+    def log_sigmoid_pair(self, s):
+        zero = self.torch.zeros_like(s)
+        return self.torch.stack(
+            [-self.torch.logaddexp(zero, s), -self.torch.logaddexp(zero, -s)], dim=1
+        )
+
+    def pair(self, a, b):
+        return self.torch.stack([a, b], dim=1)
+
+    @staticmethod
+    def row_max(a):
+        return a.amax(dim=1)
+
+    @staticmethod
+    def row_argmax(a):
+        return a.argmax(dim=1)
+
+    @staticmethod
+    def row_sum(a):
+        return a.sum(dim=1)
+
+    @staticmethod
+    def pick(a, y):
+        return a.gather(1, y.reshape(-1, 1))[:, 0]
+
+    @staticmethod
+    def minus_one_at(a, y):
+        d = a.clone()
+        d.scatter_add_(1, y.reshape(-1, 1), d.new_full((d.shape[0], 1), -1.0))
+        return d
+
+    def bincount(self, ids, weights, size):
+        return self.torch.bincount(ids, weights=weights, minlength=size)
+
+    @staticmethod
+    def broadcast_rows(w, shape):
+        return w.reshape(-1, 1).expand(shape)
+
+    @staticmethod
+    def to_numpy(a):
+        return a.cpu().numpy()
+
+    def uniform_bin_ids(self, x, n_bins):
+        return self.binning.uniform_bin_ids(x, n_bins)
+
+    def quantile_edges(self, x, w, n_bins):
+        return self.binning.quantile_edges(x, w, n_bins)
+
+    def uniform_edges(self, n_bins):
+        return self.torch.linspace(
+            0.0, 1.0, n_bins + 1, dtype=self.torch.float64, device=self.device
+        )
+
+    def quantile_ids(self, edges, x):
+        return self.torch.searchsorted(edges[1:-1].contiguous(), x, right=False)
+
+
+_NUMPY = _NumpyOps()
+
+
+def ops(inp):
+    """The ``xp`` namespace for validated inputs ``inp``."""
+    return _TorchOps(inp.scores.device) if inp.is_torch else _NUMPY
+
+
+def n_columns(inp):
+    return 2 if inp.binary_1d else inp.scores.shape[1]
+
+
+# --------------------------------------------------------------------------
+# float64 chunks and per-row quantities
+# --------------------------------------------------------------------------
+
+
+def proba_chunks(inp, xp):
+    """Yield ``(rows, proba, log_proba)`` for each row chunk of ``inp.scores``.
+
+    ``proba`` is float64 of shape ``(chunk_rows, n_classes)`` (2 columns for a
+    binary 1-D input); ``log_proba`` is the float64 stable log-softmax for
+    logits (log-sigmoid pair for 1-D log-odds) and ``None`` for
+    probabilities.
+    """
+    X = inp.scores
+    for sl in xp.chunk_rows(X.shape[0], n_columns(inp)):
+        x = xp.f64(X[sl])
+        if inp.binary_1d:
+            if inp.logits:
+                lp = xp.log_sigmoid_pair(x)
+                yield sl, xp.exp(lp), lp
+            else:
+                yield sl, xp.pair(1.0 - x, x), None
+        elif inp.logits:
+            lp = xp.log_softmax(x)
+            yield sl, xp.exp(lp), lp
+        else:
+            yield sl, x, None
+
+
+def top_label_chunks(inp, xp):
+    """Yield ``(rows, confidence, correct)``: float64 ``max_k p_ik`` and ``1[argmax = y]``.
+
+    The argmax is taken on the log-probabilities for logits (ties go to the
+    lowest column).
+    """
+    for sl, p, lp in proba_chunks(inp, xp):
+        pred = xp.row_argmax(p if lp is None else lp)
+        yield sl, xp.row_max(p), xp.f64(pred == inp.y[sl])
+
+
+def class_column(inp, xp, k, shift=None):
+    """Float64 probability of class ``k`` for every row, shape ``(n_samples,)``.
+
+    For 2-D probabilities it is the column itself (a strided read); for 2-D
+    logits ``exp((z_k - m) - lse)`` with the per-row max ``m`` and log-sum-exp
+    ``lse`` of :func:`logit_shift` (pass ``shift`` to reuse them across
+    classes); otherwise one pass of :func:`proba_chunks`.
+    """
+    X = inp.scores
+    if not inp.binary_1d:
+        if not inp.logits:
+            return xp.f64(X[:, k])
+        m, lse = logit_shift(inp, xp) if shift is None else shift
+        return xp.exp((xp.f64(X[:, k]) - m) - lse)
+    out = xp.empty(X.shape[0])
+    for sl, p, _ in proba_chunks(inp, xp):
+        out[sl] = p[:, k]
+    return out
+
+
+def logit_shift(inp, xp):
+    """Per-row max ``m`` and ``lse = log sum_k exp(z_k - m)`` of 2-D logits (float64)."""
+    X = inp.scores
+    m, lse = xp.empty(X.shape[0]), xp.empty(X.shape[0])
+    for sl in xp.chunk_rows(X.shape[0], X.shape[1]):
+        x = xp.f64(X[sl])
+        mx = xp.row_max(x)
+        m[sl] = mx
+        lse[sl] = xp.log(xp.row_sum(xp.exp(x - mx[:, None])))
+    return m, lse
+
+
+def true_class_log_proba(inp, xp):
+    """``log p_{i, y_i}`` for every row, float64 ``(n_samples,)`` (``-inf`` for a 0)."""
+    X = inp.scores
+    if not inp.logits and not inp.binary_1d:
+        return xp.log(xp.f64(xp.pick(X, inp.y)))
+    out = xp.empty(X.shape[0])
+    for sl, p, lp in proba_chunks(inp, xp):
+        out[sl] = xp.pick(lp, inp.y[sl]) if lp is not None else xp.log(
+            xp.pick(p, inp.y[sl])
+        )
+    return out
+
+
+def brier_terms(inp, xp):
+    """``sum_k (p_ik - 1[y_i = k])^2`` for every row, float64 ``(n_samples,)``."""
+    out = xp.empty(inp.scores.shape[0])
+    for sl, p, _ in proba_chunks(inp, xp):
+        d = xp.minus_one_at(p, inp.y[sl])
+        out[sl] = xp.row_sum(d * d)
+    return out
+
+
+# --------------------------------------------------------------------------
+# binning, accumulated chunk by chunk
+# --------------------------------------------------------------------------
+
+
+class _BinSums:
+    """Per-bin ``count``, ``weight``, ``score_sum``, ``target_sum`` of ``n_groups`` groups.
+
+    Each group has ``nb`` bins; :meth:`add` takes one chunk of bin indices,
+    scores and 0/1 targets of shape ``(rows,)`` (one group) or
+    ``(rows, n_groups)``.
+    """
+
+    def __init__(self, xp, n_groups, nb):
+        self.xp, self.nb, self.size = xp, nb, n_groups * nb
+        self.count = xp.zeros(self.size, integer=True)
+        self.weight = xp.zeros(self.size)
+        self.score = xp.zeros(self.size)
+        self.target = xp.zeros(self.size)
+
+    def add(self, ids, x, t, w):
+        xp = self.xp
+        if ids.ndim == 2:
+            ids = ids + xp.arange(ids.shape[1]).reshape(1, -1) * self.nb
+            if w is not None:
+                w = xp.broadcast_rows(w, ids.shape).reshape(-1)
+            ids, x, t = ids.reshape(-1), x.reshape(-1), t.reshape(-1)
+        count = xp.bincount(ids, None, self.size)
+        self.count += count
+        if w is None:
+            self.weight += count
+            self.score += xp.bincount(ids, x, self.size)
+            self.target += xp.bincount(ids, t, self.size)
+        else:
+            self.weight += xp.bincount(ids, w, self.size)
+            self.score += xp.bincount(ids, w * x, self.size)
+            self.target += xp.bincount(ids, w * t, self.size)
+
+    def groups(self, edges, ids=None):
+        """One dict per group (the contract of :func:`_binning.binned_sums`)."""
+        xp, nb = self.xp, self.nb
+        count, weight = xp.to_numpy(self.count), xp.to_numpy(self.weight)
+        score, target = xp.to_numpy(self.score), xp.to_numpy(self.target)
+        out = []
+        for g in range(self.size // nb):
+            sl = slice(g * nb, (g + 1) * nb)
+            out.append(
+                dict(
+                    edges=xp.to_numpy(edges),
+                    ids=ids,
+                    count=count[sl].astype(np.int64),
+                    weight=weight[sl],
+                    score_sum=score[sl],
+                    target_sum=target[sl],
+                )
+            )
+        return out
+
+
+def _weight(inp, sl):
+    return None if inp.weight is None else inp.weight[sl]
+
+
+def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
+    """Per-bin sums of one event (scores and 0/1 targets from ``event_chunks``).
+
+    ``event_chunks`` is an iterable of ``(rows, score, target)`` float64
+    chunks covering ``n`` rows. Uniform bins are accumulated chunk by chunk;
+    equal-mass bins need the ``(n,)`` score vector for their edges (a sort).
+    With ``keep=True`` the ``(n,)`` bin indices and targets are also returned
+    (for the bootstrap of :func:`~skcal.metrics.reliability_curve`).
+
+    Returns
+    -------
+    sums : dict
+        As one element of :func:`_binning.binned_sums` (``ids`` is None
+        unless ``keep``).
+    targets : ndarray or tensor of shape (n,), or None
+        Only with ``keep=True``.
+    """
+    ids_all = xp.zeros(n, integer=True) if keep else None
+    tgt_all = xp.empty(n) if keep else None
+    if strategy == "uniform":
+        edges = xp.uniform_edges(n_bins)
+        acc = _BinSums(xp, 1, n_bins)
+        for sl, x, t in event_chunks:
+            ids = xp.uniform_bin_ids(x, n_bins)
+            acc.add(ids, x, t, _weight(inp, sl))
+            if keep:
+                ids_all[sl], tgt_all[sl] = ids, t
+    else:
+        scores, targets = xp.empty(n), xp.empty(n)
+        for sl, x, t in event_chunks:
+            scores[sl], targets[sl] = x, t
+        edges = xp.quantile_edges(scores, inp.weight, n_bins)
+        acc = _BinSums(xp, 1, edges.shape[0] - 1)
+        for sl in xp.chunk_rows(n, 1):
+            ids = xp.quantile_ids(edges, scores[sl])
+            acc.add(ids, scores[sl], targets[sl], _weight(inp, sl))
+            if keep:
+                ids_all[sl] = ids
+        tgt_all = targets if keep else None
+    (sums,) = acc.groups(edges, None if ids_all is None else xp.to_numpy(ids_all))
+    return sums, (None if tgt_all is None else xp.to_numpy(tgt_all))
+
+
+def class_chunks(inp, xp, k, column=None):
+    """``(rows, p_k, 1[y = k])`` float64 chunks of class ``k``.
+
+    Reads the ``(n,)`` ``column`` when given (from :func:`class_column`);
+    otherwise the probabilities column of a 2-D ``y_prob`` chunk by chunk, or
+    :func:`proba_chunks`.
+    """
+    X, y = inp.scores, inp.y
+    if column is not None:
+        for sl in xp.chunk_rows(X.shape[0], 1):
+            yield sl, column[sl], xp.f64(y[sl] == k)
+    elif not inp.binary_1d and not inp.logits:
+        for sl in xp.chunk_rows(X.shape[0], X.shape[1]):
+            yield sl, xp.f64(X[sl, k]), xp.f64(y[sl] == k)
+    else:
+        for sl, p, _ in proba_chunks(inp, xp):
+            yield sl, p[:, k], xp.f64(y[sl] == k)
+
+
+def binned_all_classes(inp, xp, n_bins, strategy):
+    """Per-bin sums of every class column (``kind="classwise"``, all classes).
+
+    Uniform bins: one pass over :func:`proba_chunks`, the bins of all classes
+    accumulated together. Equal-mass bins: one class at a time, each needing
+    its ``(n,)`` column for the edges (for logits, from the per-row max and
+    log-sum-exp of one pass, two more ``(n,)`` vectors).
+    """
+    n, K = inp.scores.shape[0], n_columns(inp)
+    if strategy == "uniform":
+        acc = _BinSums(xp, K, n_bins)
+        classes = xp.arange(K).reshape(1, -1)
+        for sl, p, _ in proba_chunks(inp, xp):
+            target = xp.f64(inp.y[sl].reshape(-1, 1) == classes)
+            acc.add(xp.uniform_bin_ids(p, n_bins), p, target, _weight(inp, sl))
+        return acc.groups(xp.uniform_edges(n_bins))
+    shift = logit_shift(inp, xp) if inp.logits and not inp.binary_1d else None
+    out = []
+    for k in range(K):
+        column = class_column(inp, xp, k, shift) if shift is not None else None
+        sums, _ = binned_event(
+            inp, xp, class_chunks(inp, xp, k, column), n, n_bins, strategy
+        )
+        out.append(sums)
+    return out
