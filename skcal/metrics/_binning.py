@@ -63,12 +63,38 @@ def quantile_levels(x, w):
     return v, (s - ww) / (s[-1] - ww[-1])
 
 
+def _unit_weight_edges(x, n_bins):
+    """``np.interp(q, levels, v)`` for unit weights without the level vector.
+
+    With unit weights the level of the ``i``-th smallest score is exactly
+    ``i / (n - 1)``, so each quantile is interpolated on a 4-point window of
+    the sorted scores around ``q (n - 1)``: the same numbers as interpolating
+    on all levels, with one sorted copy of ``x`` as the only ``(n,)`` vector.
+    """
+    v = np.sort(x)
+    n = v.shape[0]
+    if n == 1:
+        return v, None
+    q = np.linspace(0.0, 1.0, n_bins + 1)
+    edges = np.empty(n_bins + 1)
+    for j, qj in enumerate(q):
+        lo = min(max(int(qj * (n - 1)) - 1, 0), max(n - 4, 0))
+        hi = min(lo + 4, n)
+        levels = np.arange(lo, hi, dtype=np.float64) / (n - 1)
+        edges[j] = np.interp(qj, levels, v[lo:hi])
+    return v, edges
+
+
 def quantile_edges(x, w, n_bins):
     """Unique equal-mass bin edges of float64 scores ``x`` with weights ``w``."""
-    v, levels = quantile_levels(x, w)
+    if w is None:
+        v, edges = _unit_weight_edges(x, n_bins)
+    else:
+        v, levels = quantile_levels(x, w)
     if v.shape[0] == 1:
         return np.array([v[0], v[0]])
-    edges = np.interp(np.linspace(0.0, 1.0, n_bins + 1), levels, v)
+    if w is not None:
+        edges = np.interp(np.linspace(0.0, 1.0, n_bins + 1), levels, v)
     edges[0], edges[-1] = v[0], v[-1]
     edges = np.unique(edges)
     if edges.shape[0] == 1:

@@ -44,6 +44,10 @@ class _NumpyOps:
         return np.zeros(n, dtype=np.int64 if integer else np.float64)
 
     @staticmethod
+    def zeros_bool(n):
+        return np.zeros(n, dtype=bool)
+
+    @staticmethod
     def arange(n):
         return np.arange(n)
 
@@ -141,6 +145,9 @@ class _TorchOps:
     def zeros(self, n, integer=False):
         dtype = self.torch.int64 if integer else self.torch.float64
         return self.torch.zeros(n, dtype=dtype, device=self.device)
+
+    def zeros_bool(self, n):
+        return self.torch.zeros(n, dtype=self.torch.bool, device=self.device)
 
     def arange(self, n):
         return self.torch.arange(n, device=self.device)
@@ -408,17 +415,17 @@ def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
             if keep:
                 ids_all[sl], tgt_all[sl] = ids, t
     else:
-        scores, targets = xp.empty(n), xp.empty(n)
+        scores, hits = xp.empty(n), xp.zeros_bool(n)  # 0/1 targets kept as bool
         for sl, x, t in event_chunks:
-            scores[sl], targets[sl] = x, t
+            scores[sl], hits[sl] = x, t > 0
         edges = xp.quantile_edges(scores, inp.weight, n_bins)
         acc = _BinSums(xp, 1, edges.shape[0] - 1)
         for sl in xp.chunk_rows(n, 1):
             ids = xp.quantile_ids(edges, scores[sl])
-            acc.add(ids, scores[sl], targets[sl], _weight(inp, sl))
+            t = xp.f64(hits[sl])
+            acc.add(ids, scores[sl], t, _weight(inp, sl))
             if keep:
-                ids_all[sl] = ids
-        tgt_all = targets if keep else None
+                ids_all[sl], tgt_all[sl] = ids, t
     (sums,) = acc.groups(edges, None if ids_all is None else xp.to_numpy(ids_all))
     return sums, (None if tgt_all is None else xp.to_numpy(tgt_all))
 
