@@ -20,11 +20,9 @@ import argparse
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import make_logits  # noqa: E402
-from bench_memory import measure  # noqa: E402
+from _common import make_logits
+from bench_memory import measure
 
 
 def _metrics():
@@ -101,7 +99,8 @@ def main(argv=None):
             else:
                 Xb, yb = X, y
             for name, fn in metrics:
-                traced, rss, dt = measure(lambda: fn(yb, Xb, input_type))
+                traced, rss, dt = measure(
+                    lambda f=fn, a=yb, b=Xb, t=input_type: f(a, b, t))
                 rss_s = "n/a" if rss is None else f"{rss / 2**20:.0f} MiB"
                 rss_r = "n/a" if rss is None else f"{rss / size:.2f}x"
                 traced_r = f"**{traced / size:.2f}x**" if backend == "numpy" else (

@@ -8,7 +8,9 @@ model selection come from :func:`get_scorer`.
 
 Every function accepts NumPy arrays and array-likes, and ``torch.Tensor``
 inputs, which are computed with torch on their device (torch is imported
-only when a tensor is passed).
+only when a tensor is passed). ``y_prob`` is never up-cast as a whole: the
+metrics walk it in row chunks converted to float64, so their extra memory is
+a few chunks plus a few ``(n_samples,)`` float64 vectors.
 """
 
 from ._calibration_error import (

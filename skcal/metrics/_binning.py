@@ -1,10 +1,12 @@
-"""The one binning code path behind every binned calibration metric.
+"""The bin rules behind every binned calibration metric (NumPy kernels).
 
-:func:`binned_sums` assigns each score to a bin and returns per-bin sums; the
-calibration errors, :func:`~skcal.metrics.reliability_curve` and
-:class:`~skcal.display.ReliabilityDisplay` are all computed from its output.
-``_torch.py`` implements the same two kernels (bin indices, per-bin sums) for
-tensors; everything after the per-bin sums is shared NumPy code.
+:func:`uniform_bin_ids` and :func:`quantile_edges` define the bins;
+:mod:`skcal.metrics._rows` applies them row chunk by row chunk and
+accumulates the per-bin sums from which the calibration errors,
+:func:`~skcal.metrics.reliability_curve` and
+:class:`~skcal.display.ReliabilityDisplay` are all computed. ``_torch.py``
+implements the same kernels for tensors; everything after the per-bin sums
+is shared NumPy code.
 
 Bin rules
 ---------
@@ -100,47 +102,3 @@ def quantile_edges(x, w, n_bins):
     if edges.shape[0] == 1:
         edges = np.array([edges[0], edges[0]])
     return edges
-
-
-def bin_edges_and_ids(x, w, n_bins, strategy):
-    """Bin edges and the bin index of every score (NumPy)."""
-    if strategy == "uniform":
-        return np.linspace(0.0, 1.0, n_bins + 1), uniform_bin_ids(x, n_bins)
-    edges = quantile_edges(x, w, n_bins)
-    return edges, np.searchsorted(edges[1:-1], x, side="left").astype(np.int64)
-
-
-def binned_sums(scores, targets, weight, n_bins, strategy):
-    """Per-bin sums for each column of ``scores`` / ``targets`` (NumPy).
-
-    Parameters
-    ----------
-    scores, targets : ndarray of shape (n_samples, n_groups), float64
-        Predicted probability of an event and its 0/1 outcome.
-    weight : ndarray of shape (n_samples,) or None
-    n_bins : int
-    strategy : {"uniform", "quantile"}
-
-    Returns
-    -------
-    list of dict, one per group, with keys ``edges`` (n_eff + 1,), ``ids``
-    (n_samples,), and per-bin ``count``, ``weight``, ``score_sum``,
-    ``target_sum`` (n_eff,) where weighted sums use ``weight`` (1 if None).
-    """
-    out = []
-    for g in range(scores.shape[1]):
-        x, y = scores[:, g], targets[:, g]
-        edges, ids = bin_edges_and_ids(x, weight, n_bins, strategy)
-        nb = edges.shape[0] - 1
-        w = np.ones_like(x) if weight is None else weight
-        out.append(
-            dict(
-                edges=edges,
-                ids=ids,
-                count=np.bincount(ids, minlength=nb),
-                weight=np.bincount(ids, weights=w, minlength=nb),
-                score_sum=np.bincount(ids, weights=w * x, minlength=nb),
-                target_sum=np.bincount(ids, weights=w * y, minlength=nb),
-            )
-        )
-    return out

@@ -11,9 +11,9 @@ from ._validation import _check_choice, _check_inputs, _check_n_bins
 __all__ = [
     "calibration_error",
     "expected_calibration_error",
-    "rms_calibration_error",
     "maximum_calibration_error",
     "reliability_curve",
+    "rms_calibration_error",
 ]
 
 _KINDS = ("top-label", "classwise", "binary")
@@ -99,9 +99,13 @@ _COMMON_PARAMS = """
         ``input_type="logits"`` (finite: a ``-inf`` logit, the log of 0, is
         rejected; pass such probabilities with
         ``input_type="probabilities"``). A 1-D array is a binary problem: the
-        probability (or log-odds) of the second class ``labels[1]``. float32
-        and float16 input is cast to float64 first. A ``torch.Tensor`` is
-        computed with torch on its device, in float64.""".strip()
+        probability (or log-odds) of the second class ``labels[1]``. It is
+        never up-cast as a whole: the metric walks it in row chunks (about
+        1 MiB of float64 on the CPU), each converted to float64
+        (probabilities from a stable log-softmax for logits), so the extra
+        memory is a few chunks plus a few ``(n_samples,)`` float64 vectors.
+        A ``torch.Tensor`` is computed the same way with torch on its device
+        (256 MiB chunks on an accelerator).""".strip()
 
 _TAIL_PARAMS = """
     sample_weight : array-like of shape (n_samples,), default=None
@@ -213,6 +217,13 @@ def calibration_error(
     (NumPy's default quantile for unit weights); duplicate edges from tied
     scores are merged, so fewer bins may result; zero-weight samples do not
     move the edges. Bins with zero weight are skipped.
+
+    Memory: uniform bins are accumulated row chunk by row chunk (for
+    ``kind="classwise"``, all classes in one pass); equal-mass bins need the
+    ``(n_samples,)`` float64 scores of one group and a sorted copy for their
+    edges (one class at a time for ``kind="classwise"``; for logits also the
+    per-row maximum and log-sum-exp). Nothing of shape
+    ``(n_samples, n_classes)`` is allocated.
 
     References
     ----------
@@ -373,8 +384,9 @@ def reliability_curve(
     n_bootstrap : int, default=0
         If > 0, the number of bootstrap resamples (rows drawn with
         replacement, bin edges kept fixed) used for a percentile confidence
-        interval of ``prob_true`` in every bin. For a torch input the bin
-        indices are copied to the host for this.
+        interval of ``prob_true`` in every bin. This keeps the
+        ``(n_samples,)`` bin indices and outcomes (copied to the host for a
+        torch input) and draws ``(n_samples,)`` multiplicities per resample.
     confidence_level : float, default=0.95
         Coverage of the bootstrap interval, in (0, 1).
     random_state : int, RandomState instance or None, default=None

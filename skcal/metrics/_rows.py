@@ -363,7 +363,8 @@ class _BinSums:
             self.target += xp.bincount(ids, w * t, self.size)
 
     def groups(self, edges, ids=None):
-        """One dict per group (the contract of :func:`_binning.binned_sums`)."""
+        """One dict per group: NumPy ``edges``, ``ids`` (given or None), and per-bin
+        ``count`` (int64), ``weight``, ``score_sum``, ``target_sum``."""
         xp, nb = self.xp, self.nb
         count, weight = xp.to_numpy(self.count), xp.to_numpy(self.weight)
         score, target = xp.to_numpy(self.score), xp.to_numpy(self.target)
@@ -371,14 +372,14 @@ class _BinSums:
         for g in range(self.size // nb):
             sl = slice(g * nb, (g + 1) * nb)
             out.append(
-                dict(
-                    edges=xp.to_numpy(edges),
-                    ids=ids,
-                    count=count[sl].astype(np.int64),
-                    weight=weight[sl],
-                    score_sum=score[sl],
-                    target_sum=target[sl],
-                )
+                {
+                    "edges": xp.to_numpy(edges),
+                    "ids": ids,
+                    "count": count[sl].astype(np.int64),
+                    "weight": weight[sl],
+                    "score_sum": score[sl],
+                    "target_sum": target[sl],
+                }
             )
         return out
 
@@ -399,8 +400,8 @@ def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
     Returns
     -------
     sums : dict
-        As one element of :func:`_binning.binned_sums` (``ids`` is None
-        unless ``keep``).
+        As one element of :meth:`_BinSums.groups` (``ids`` is None unless
+        ``keep``).
     targets : ndarray or tensor of shape (n,), or None
         Only with ``keep=True``.
     """

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ._calibration_error import _COMMON_PARAMS, _TAIL_PARAMS
 from . import _rows
+from ._calibration_error import _COMMON_PARAMS, _TAIL_PARAMS
 from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]

@@ -1,11 +1,11 @@
 """torch kernels of :mod:`skcal.metrics._binning` (same names and rules).
 
 Imported only when a metric receives a ``torch.Tensor``; the computation runs
-in float64 on the tensor's device and only the per-bin sums (a few numbers
-per bin) are copied to the host.
+in float64 on the tensor's device (row chunk by row chunk, see
+:mod:`skcal.metrics._rows`) and only the per-bin sums (a few numbers per bin)
+are copied to the host.
 """
 
-import numpy as np
 import torch
 
 from ._binning import EDGE_RTOL
@@ -51,46 +51,3 @@ def quantile_edges(x, w, n_bins):
     if edges.shape[0] == 1:
         edges = torch.cat([edges, edges])
     return edges
-
-
-def bin_edges_and_ids(x, w, n_bins, strategy):
-    """Bin edges and the bin index of every score (torch)."""
-    if strategy == "uniform":
-        edges = torch.linspace(0.0, 1.0, n_bins + 1, dtype=torch.float64,
-                               device=x.device)
-        return edges, uniform_bin_ids(x, n_bins)
-    edges = quantile_edges(x, w, n_bins)
-    return edges, torch.searchsorted(edges[1:-1].contiguous(), x, right=False)
-
-
-def binned_sums(scores, targets, weight, n_bins, strategy):
-    """Per-bin sums for each column of ``scores`` / ``targets`` (torch).
-
-    Same contract as :func:`skcal.metrics._binning.binned_sums`; ``edges``,
-    ``count`` and the sums come back as NumPy arrays, ``ids`` stays a tensor.
-    """
-    out = []
-    for g in range(scores.shape[1]):
-        x, y = scores[:, g].contiguous(), targets[:, g]
-        edges, ids = bin_edges_and_ids(x, weight, n_bins, strategy)
-        nb = edges.shape[0] - 1
-        w = torch.ones_like(x) if weight is None else weight
-        sums = torch.stack(
-            [
-                torch.bincount(ids, minlength=nb).to(torch.float64),
-                torch.bincount(ids, weights=w, minlength=nb),
-                torch.bincount(ids, weights=w * x, minlength=nb),
-                torch.bincount(ids, weights=w * y, minlength=nb),
-            ]
-        ).cpu().numpy()
-        out.append(
-            dict(
-                edges=edges.cpu().numpy(),
-                ids=ids,
-                count=sums[0].astype(np.int64),
-                weight=sums[1],
-                score_sum=sums[2],
-                target_sum=sums[3],
-            )
-        )
-    return out
