@@ -21,6 +21,7 @@ consumer GPUs). Chunks are :data:`CHUNK_BYTES` on the CPU (cache-sized) and
 This module imports torch; nothing else in skcal imports it at import time.
 """
 
+import numpy as np
 import torch
 
 #: Target size in bytes of one working chunk on the CPU (fits in cache).
@@ -100,8 +101,6 @@ def _empty(shape, dtype, device):
     torch's own allocation (fewer page faults).
     """
     if torch.device(device).type == "cpu":
-        import numpy as np
-
         np_dtype = np.float64 if dtype == torch.float64 else np.float32
         return torch.from_numpy(np.empty(shape, dtype=np_dtype))
     return torch.empty(shape, dtype=dtype, device=device)
