@@ -854,6 +854,12 @@ class PlattScaler(BaseCalibrator):
     (1000, 2)
     """
 
+    @property
+    def _weight_scale_invariant(self):
+        # without target smoothing the objective is a weighted mean; Platt's
+        # smoothed targets depend on the weight totals, so those stay as given
+        return not self.target_smoothing
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "target_smoothing": ["boolean"],

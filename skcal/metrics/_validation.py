@@ -202,8 +202,15 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
 
 
 def _check_sample_weight(sample_weight, n_samples, torch_like=None):
-    """The calibrators' weight validation (float64 array, or tensor on ``torch_like``'s device)."""
-    return check_sample_weight(sample_weight, n_samples, like=torch_like)
+    """The calibrators' weight validation (float64 array, or tensor on ``torch_like``'s device).
+
+    Every metric is a weighted mean or a weight fraction, so only the ratios of
+    the weights matter: they are divided by their maximum, so that weights of
+    any magnitude (down to subnormal ones) neither underflow nor overflow in
+    the products with the scores.
+    """
+    w = check_sample_weight(sample_weight, n_samples, like=torch_like)
+    return None if w is None else w / w.max()
 
 
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
