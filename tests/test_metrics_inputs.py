@@ -206,3 +206,35 @@ def test_minus_inf_logits_rejected_torch():
     z = torch.tensor([[0.0, -math.inf], [0.0, 1.0]])
     with pytest.raises(ValueError, match=r"-inf logits"):
         calibration_error([0, 1], z, input_type="logits")
+
+
+def test_n_bins_far_beyond_the_samples_is_rejected():
+    import numpy as np
+
+    from skcal.metrics import expected_calibration_error, reliability_curve
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 1000)
+    P = rng.dirichlet(np.ones(4), 1000)
+    with pytest.raises(ValueError, match="n_bins=1000000000 is more than the 1000 samples"):
+        expected_calibration_error(y, P, n_bins=10**9)
+    with pytest.raises(ValueError, match="more than the 1000 samples"):
+        reliability_curve(y, P, n_bins=20_000)
+    # up to 10,000 bins (or the sample count) is allowed
+    assert 0 <= expected_calibration_error(y, P, n_bins=5_000) <= 1
+
+
+def test_metric_messages_show_plain_numbers():
+    import numpy as np
+
+    from skcal.metrics import expected_calibration_error, reliability_curve
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 100)
+    P = rng.dirichlet(np.ones(4), 100)
+    with pytest.raises(ValueError, match=r"got -3\.$"):
+        expected_calibration_error(y, P, n_bins=np.int64(-3))
+    with pytest.raises(ValueError, match=r"got 4\.$"):
+        expected_calibration_error(y, P, kind="classwise", class_index=np.int64(4))
+    with pytest.raises(ValueError, match=r"got 1\.5\.$"):
+        reliability_curve(y, P, n_bootstrap=5, confidence_level=np.float64(1.5))

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
 from . import _rows
-from ._validation import _check_choice, _check_inputs, _check_n_bins
+from ._validation import _check_choice, _check_inputs, _check_n_bins, _plain
 
 __all__ = [
     "calibration_error",
@@ -48,7 +48,7 @@ def _class_index(kind, class_index, n_classes):
     ):
         raise ValueError(
             f"class_index must be an integer in [0, {n_classes}) for kind='classwise', "
-            f"got {class_index!r}."
+            f"got {_plain(class_index)!r}."
         )
     return int(class_index)
 
@@ -166,7 +166,8 @@ def calibration_error(
         Only with ``kind="classwise"``: the column of ``y_prob`` whose error
         is returned (None: the mean over all columns).
     n_bins : int, default=15
-        Number of bins (equal-mass binning can produce fewer, see Notes).
+        Number of bins (equal-mass binning can produce fewer, see Notes); at
+        most ``max(10000, n_samples)``.
     strategy : {{"uniform", "quantile"}}, default="uniform"
         Equal-width bins on [0, 1] or equal-mass bins (weighted quantiles of
         the scores).
@@ -255,6 +256,7 @@ def calibration_error(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
     )
+    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
     groups, _ = _bins(inp, kind, n_bins, strategy, class_index)
     return float(np.mean([_error_from_sums(s, norm) for s in groups]))
 
@@ -301,7 +303,7 @@ def _convenience(norm, name, long_name, symbol):
     class_index : int, default=None
         Column of ``y_prob`` for ``kind="classwise"`` (None: mean over all).
     n_bins : int, default=15
-        Number of bins.
+        Number of bins; at most ``max(10000, n_samples)``.
     strategy : {{"uniform", "quantile"}}, default="uniform"
         Equal-width or equal-mass bins.
     {_TAIL_PARAMS}
@@ -376,7 +378,7 @@ def reliability_curve(
     class_index : int, default=None
         Column of ``y_prob`` for ``kind="classwise"`` (required there).
     n_bins : int, default=15
-        Number of bins.
+        Number of bins; at most ``max(10000, n_samples)``.
     strategy : {{"uniform", "quantile"}}, default="uniform"
         Equal-width or equal-mass bins; see :func:`calibration_error` for the
         bin rules.
@@ -452,10 +454,12 @@ def reliability_curve(
         or not isinstance(n_bootstrap, numbers.Integral)
         or n_bootstrap < 0
     ):
-        raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}.")
+        raise ValueError(
+            f"n_bootstrap must be an integer >= 0, got {_plain(n_bootstrap)!r}."
+        )
     if not (isinstance(confidence_level, numbers.Real) and 0 < confidence_level < 1):
         raise ValueError(
-            f"confidence_level must be in (0, 1), got {confidence_level!r}."
+            f"confidence_level must be in (0, 1), got {_plain(confidence_level)!r}."
         )
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
@@ -468,6 +472,7 @@ def reliability_curve(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
     )
+    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
     (s,), targets = _bins(
         inp, kind, n_bins, strategy, class_index, keep=n_bootstrap > 0
     )

@@ -66,16 +66,35 @@ class _Inputs(NamedTuple):
 
 def _check_choice(name, value, options):
     if not isinstance(value, str) or value not in options:
-        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}.")
+        raise ValueError(
+            f"{name} must be one of {list(options)}, got {_plain(value)!r}."
+        )
 
 
-def _check_n_bins(n_bins):
+def _plain(value):
+    """A NumPy scalar as the Python number it holds (for error messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+#: More bins than this and than samples is rejected (their per-bin sums would
+#: cost memory in proportion to the bins, with nearly all bins empty).
+MAX_BINS_FLOOR = 10_000
+
+
+def _check_n_bins(n_bins, n_samples=None):
+    """Validate ``n_bins``; with ``n_samples``, reject more bins than samples beyond 10,000."""
     if (
         isinstance(n_bins, bool)
         or not isinstance(n_bins, numbers.Integral)
         or n_bins < 1
     ):
-        raise ValueError(f"n_bins must be an integer >= 1, got {n_bins!r}.")
+        raise ValueError(f"n_bins must be an integer >= 1, got {_plain(n_bins)!r}.")
+    if n_samples is not None and n_bins > max(MAX_BINS_FLOOR, n_samples):
+        raise ValueError(
+            f"n_bins={int(n_bins)} is more than the {n_samples} samples (and "
+            f"{MAX_BINS_FLOOR}): nearly every bin would be empty, and the per-bin "
+            "sums alone would take memory in proportion to n_bins."
+        )
     return int(n_bins)
 
 
