@@ -23,7 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._backend import _numpy
-from .utils._labels import encode_labels, resolve_classes
+from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
 from .utils._array import get_backend, is_torch_tensor, to_numpy
 from .utils.validation import check_sample_weight, check_scores
 
@@ -38,7 +38,10 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Column ``j`` of ``X`` belongs to ``classes_[j]``. ``transform`` returns the
+    Column ``j`` of ``X`` belongs to ``classes_[j]``. For a pandas DataFrame
+    whose column names are the labels of ``y`` (compared as text), the columns
+    are matched to the labels by name: ``classes_`` follows the column order.
+    ``transform`` returns the
     calibrated log-probabilities, i.e. calibrated logits normalised so that
     ``exp`` of each row sums to one; they can be fed to another calibrator or
     to any estimator expecting logits. ``score`` is the mean log-likelihood of
@@ -93,7 +96,11 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
                 f"{y_np.shape[0]}."
             )
         check_classification_targets(y_np)
-        classes, y_enc, missing = resolve_classes(y_np, n_columns, self.classes)
+        # A DataFrame whose column names are the labels is matched by name.
+        classes = classes_from_column_names(
+            getattr(self, "feature_names_in_", None), y_np, self.classes
+        )
+        classes, y_enc, missing = resolve_classes(y_np, n_columns, classes)
         if len(missing):
             warnings.warn(
                 f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the "

@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.utils import check_array
 
 from .._backend import _numpy as _numpy_kernels
-from ..utils._labels import resolve_classes
+from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
     _min_max,
     check_sample_weight,
@@ -252,6 +252,8 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     if _is_torch_tensor(y_prob):
         return _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels)
 
+    columns = getattr(y_prob, "columns", None)  # a DataFrame's column names
+    names = None if columns is None else [str(c) for c in columns]
     p = check_array(
         y_prob,
         ensure_2d=False,
@@ -267,21 +269,27 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
-    y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels)
+    y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels, names)
     w = _check_sample_weight(sample_weight, p.shape[0])
     if input_type == "probabilities":
         _check_proba_values(p, lo, hi, binary_1d, tol)
     return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, False)
 
 
-def _labels_for(y_true, shape, binary_1d, labels):
-    """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``."""
+def _labels_for(y_true, shape, binary_1d, labels, names=None):
+    """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``.
+
+    ``names``: the column names of a DataFrame ``y_prob``; when they are the
+    labels of ``y_true`` the columns are matched to the labels by name.
+    """
     n_classes = 2 if binary_1d else shape[1]
     if not binary_1d and n_classes < 2:
         raise ValueError("y_prob must have at least 2 columns.")
     y = _to_numpy_labels(y_true)
     if y.shape[0] != shape[0]:
         raise ValueError(f"y_true has {y.shape[0]} samples but y_prob has {shape[0]}.")
+    if not binary_1d:
+        labels = classes_from_column_names(names, y, labels, name="labels")
     return _encode_labels(y, n_classes, labels, binary_1d)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["resolve_classes", "encode_labels"]
+__all__ = ["resolve_classes", "encode_labels", "classes_from_column_names"]
 
 
 def encode_labels(classes, y):
@@ -40,6 +40,67 @@ def encode_labels(classes, y):
             f"{np.unique(y[~known])[:10].tolist()!r}."
         )
     return order[pos].astype(np.int64)
+
+
+def classes_from_column_names(names, y, classes=None, *, name="classes"):
+    """The classes named by a DataFrame's columns, when its column names are labels of ``y``.
+
+    Parameters
+    ----------
+    names : array-like of str, shape (n_columns,), or None
+        Column names of the scores (``feature_names_in_``).
+    y : ndarray of shape (n_samples,)
+        Validated labels.
+    classes : array-like of shape (n_columns,), default=None
+        Explicit classes given by the user.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_columns,) or None
+        With ``classes`` None: the labels in column order, when every label of
+        ``y`` names a column (compared as text) and, for integer labels, every
+        column name is an integer (absent classes then get their column's
+        integer; for text labels, the column name). None when the names are
+        not labels (columns are then matched by position, as for an array).
+        With ``classes`` given: ``classes`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``classes`` is given and names the same labels as the columns but
+        in another order (the columns would be assigned to the wrong classes).
+    """
+    if names is None:
+        return classes
+    names = [str(nm) for nm in names]
+    if len(set(names)) != len(names):
+        return classes
+    if classes is not None:
+        given = [str(c) for c in np.asarray(classes).tolist()]
+        if set(given) == set(names) and given != names:
+            raise ValueError(
+                f"{name}={given[:10]!r} and the DataFrame's column names "
+                f"{names[:10]!r} name the same labels in another order; the columns "
+                f"are matched to {name} by position, so reorder one of them."
+            )
+        return classes
+    uniq = np.unique(y)
+    text_of = {str(c): c for c in uniq.tolist()}
+    if len(text_of) != len(uniq) or not set(text_of) <= set(names):
+        return None
+    if set(text_of) == set(names):
+        return np.array([text_of[nm] for nm in names], dtype=uniq.dtype)
+    if uniq.dtype.kind in "iu":
+        try:
+            ints = [int(nm) for nm in names]
+        except ValueError:
+            return None
+        if [str(v) for v in ints] != names:
+            return None
+        return np.array(ints, dtype=uniq.dtype)
+    if uniq.dtype.kind in "OUS":
+        return np.array(names, dtype=object if uniq.dtype.kind == "O" else str)
+    return None
 
 
 def _unique_inverse(y):
