@@ -79,7 +79,7 @@ def _parser():
             "--seed); .csv with a header, a 'label' column, an optional "
             "'split' column (val/test) and one column per class logit; labels "
             "are class indices 0..K-1 or text labels, matched to the logit "
-            "columns by header name (else in sorted order). "
+            "columns by header name (else by position / in sorted order). "
             f"Methods: {', '.join(available_methods())}."
         ),
     )

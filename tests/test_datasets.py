@@ -327,3 +327,24 @@ def test_csv_text_labels_follow_the_header_names(tmp_path):
     bad.write_text("label,cat,dog\n" + "dog,0,1\nfish,1,0\n" * 5)
     with pytest.raises(ValueError, match="name none of the logit columns"):
         load_logits_file(bad)
+
+
+def test_csv_integer_labels_follow_index_headers_in_another_order(tmp_path):
+    """Logit columns headed '2,0,1': label 0 is the column headed '0' (the second)."""
+    from skcal.datasets import load_logits_file
+
+    rng = np.random.default_rng(0)
+    n = 60
+    y = rng.integers(0, 3, n)
+    headers = [2, 0, 1]
+    lines = ["label,split," + ",".join(map(str, headers))]
+    for i, yi in enumerate(y):
+        row = [0.0, 0.0, 0.0]
+        row[headers.index(int(yi))] = 5.0  # the logit of class yi sits under header yi
+        lines.append(f"{yi},{'val' if i % 2 else 'test'}," + ",".join(map(str, row)))
+    f = tmp_path / "perm.csv"
+    f.write_text("\n".join(lines) + "\n")
+    d = load_logits_file(f)
+    # every row's top logit is its own class's column
+    np.testing.assert_array_equal(d.logits_val.argmax(1), d.y_val)
+    np.testing.assert_array_equal(d.logits_test.argmax(1), d.y_test)

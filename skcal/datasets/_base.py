@@ -298,11 +298,17 @@ def _split(logits, y, random_state, test_size, path):
     return lv, yv, lt, yt
 
 
+def _natural(text):
+    """Sort key: integers by value, other text after them."""
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
 def _csv_labels(cells, column, n_classes, path, names=None):
-    """Labels of a CSV's label column: numbers as they are, or text labels
-    mapped to the logit columns by their header names (when every label is
-    one), else to ``0..K-1`` in sorted order. Returns ``(y, classes)``, where
-    ``classes`` is None for numeric labels."""
+    """Labels of a CSV's label column: numbers as column indices (matched by
+    header when the logit columns are headed ``0..K-1`` in another order), or
+    text labels mapped to the logit columns by their header names (when every
+    label is one), else to ``0..K-1`` in sorted order. Returns
+    ``(y, classes)``, where ``classes`` is None for numeric labels."""
     numeric = []
     for cell in cells:
         try:
@@ -311,7 +317,16 @@ def _csv_labels(cells, column, n_classes, path, names=None):
             numeric.append(None)
     bad = [i for i, v in enumerate(numeric) if v is None]
     if not bad:
-        return np.array(numeric), None
+        y = np.array(numeric)
+        index = [str(j) for j in range(n_classes)]
+        if names is not None and sorted(names, key=_natural) == index and list(names) != index:
+            # logit columns headed by the class indices, in another order:
+            # class v is the column headed "v", not the v-th column
+            whole = np.all(y == np.round(y)) and y.min() >= 0 and y.max() < n_classes
+            if whole:
+                column_of = np.array([list(names).index(str(j)) for j in range(n_classes)])
+                y = column_of[y.astype(np.int64)].astype(np.float64)
+        return y, None
     empty = [i for i, c in enumerate(cells) if not c]
     if empty:
         raise ValueError(
@@ -417,7 +432,9 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
     ``.csv``
         A header row, then one row per sample. One column named ``label``
         (or ``y``) holds the class: either integer indices ``0 .. K-1``
-        (the logit column of each class), or text labels. Text labels that
+        (the logit column of each class; when the logit columns are headed
+        by the indices ``0 .. K-1`` in another order, class ``v`` is the column
+        headed ``v``), or text labels. Text labels that
         are header names of logit columns are matched to those columns (a
         label naming no column is then an error); otherwise they are mapped
         to the logit columns in sorted order (the same rule as the
