@@ -20,7 +20,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
@@ -312,14 +317,22 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
-            Ignored; the output columns are named after ``classes_``.
+            Checked against ``feature_names_in_`` (and the number of input
+            columns) as scikit-learn does; the output columns are named after
+            ``classes_`` whatever the input names.
 
         Returns
         -------
         feature_names_out : ndarray of str objects
             ``"<estimator name in lowercase>_<class>"`` for each class.
+
+        Raises
+        ------
+        ValueError
+            If ``input_features`` does not match the input seen in ``fit``.
         """
         check_is_fitted(self, "classes_")
+        _check_feature_names_in(self, input_features)
         prefix = self.__class__.__name__.lower()
         return np.asarray([f"{prefix}_{c}" for c in self.classes_], dtype=object)
 

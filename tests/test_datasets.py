@@ -348,3 +348,17 @@ def test_csv_integer_labels_follow_index_headers_in_another_order(tmp_path):
     # every row's top logit is its own class's column
     np.testing.assert_array_equal(d.logits_val.argmax(1), d.y_val)
     np.testing.assert_array_equal(d.logits_test.argmax(1), d.y_test)
+
+
+def test_csv_with_byte_order_mark_and_duplicate_headers(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    rows = "\n".join(f"{i % 2},{'val' if i % 3 else 'test'},{i % 2 * 2.0},0.5" for i in range(30))
+    f = tmp_path / "bom.csv"
+    f.write_bytes(("\ufefflabel,split,a,b\n" + rows + "\n").encode("utf-8"))
+    d = load_logits_file(f)  # the BOM that spreadsheet programs write is skipped
+    assert d.logits_val.shape[1] == 2
+    g = tmp_path / "dupe.csv"
+    g.write_text("label,a,a\n" + "\n".join(f"{i % 2},0.1,0.2" for i in range(10)) + "\n")
+    with pytest.raises(ValueError, match=r"duplicate column name\(s\) \['a'\]"):
+        load_logits_file(g)

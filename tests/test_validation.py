@@ -160,3 +160,18 @@ def test_bad_classes_parameter_is_named(classes, match):
 def test_error_messages_show_plain_numbers():
     with pytest.raises(ValueError, match=r"only one class \(0\)"):
         TemperatureScaler().fit(np.zeros((5, 2)), np.zeros(5, dtype=np.int64))
+
+
+def test_two_dimensional_sample_weight_is_rejected():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = np.arange(20) % 3
+    with pytest.raises(ValueError, match="sample_weight must be 1-D"):
+        TemperatureScaler().fit(X, y, sample_weight=np.ones((20, 1)))
+
+
+def test_get_feature_names_out_checks_input_features():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    ts = TemperatureScaler().fit(X, np.arange(20) % 3)
+    assert ts.get_feature_names_out().tolist() == [f"temperaturescaler_{k}" for k in range(3)]
+    with pytest.raises(ValueError):
+        ts.get_feature_names_out(["a", "b"])  # 2 names for 3 input columns

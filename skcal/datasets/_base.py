@@ -364,7 +364,8 @@ def _csv_labels(cells, column, n_classes, path, names=None):
 
 
 def _read_csv(path):
-    with open(path, newline="", encoding="utf-8") as fh:
+    # utf-8-sig: a byte-order mark (as spreadsheet programs write) is skipped
+    with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         try:
             header = [h.strip() for h in next(reader)]
@@ -372,6 +373,9 @@ def _read_csv(path):
             raise ValueError(f"{path}: empty CSV file") from None
         rows = [r for r in reader if r]
     lower = [h.lower() for h in header]
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise ValueError(f"{path}: duplicate column name(s) {dupes[:10]} in the header")
     label_cols = [i for i, h in enumerate(lower) if h in ("label", "y")]
     if len(label_cols) != 1:
         raise ValueError(

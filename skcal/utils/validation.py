@@ -9,7 +9,7 @@ import numbers
 import sys
 
 import numpy as np
-from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils.validation import check_array
 
 from ._array import is_torch_tensor
 
@@ -305,12 +305,13 @@ def check_sample_weight(sample_weight, n_samples, *, like=None):
     elif isinstance(sample_weight, numbers.Number):
         sw = np.full(n_samples, float(sample_weight))
     else:
-        sw = column_or_1d(
-            check_array(
-                sample_weight, ensure_2d=False, dtype=np.float64,
-                ensure_all_finite=False, input_name="sample_weight",
-            ),
-            warn=False,
+        sw = check_array(
+            sample_weight, ensure_2d=False, dtype=np.float64,
+            ensure_all_finite=False, input_name="sample_weight",
+        )
+    if sw.ndim != 1:
+        raise ValueError(
+            f"sample_weight must be 1-D (one weight per sample), got shape {sw.shape}."
         )
     if sw.ndim != 1 or sw.shape[0] != n_samples:
         raise ValueError(
