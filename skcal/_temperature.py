@@ -58,20 +58,14 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
     t = None  # f''' at the last point where it was computed
     last_step = math.inf  # relative size of the last step
     for it in range(1, max_iter + 1):
-        if t is None or last_step > _REUSE_THIRD_MAX_STEP:
-            f, g, h, t = map(
-                float,
-                xp.temperature_nll_derivs(
-                    Z, y, sample_weight, beta, row_stats=stats, third=True
-                ),
-            )
-        else:
-            # after a small step, f''' (which only sets Halley's correction and
-            # the error estimate) is reused: one product and sum less per entry
-            f, g, h = map(
-                float,
-                xp.temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=stats),
-            )
+        # After a small step, f''' (which only sets Halley's correction and the
+        # error estimate) is reused: one product and sum less per entry.
+        third = t is None or last_step > _REUSE_THIRD_MAX_STEP
+        f, g, h, *rest = xp.temperature_nll_derivs(
+            Z, y, sample_weight, beta, row_stats=stats, third=third
+        )
+        if third:
+            t = rest[0]
         if beta <= b_min and g >= 0:
             return b_min, it, "lower"
         if beta >= b_max and g <= 0:

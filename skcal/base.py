@@ -171,12 +171,11 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         self._validate_params()
         Z = self._validate_X(X, reset=True)
         y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
-        sw = check_sample_weight(sample_weight, Z.shape[0])
-        if sw is not None and self._weight_scale_invariant:
-            # The objective is a weighted mean: only ratios of weights matter.
-            # Scaled to max 1 before the kernels, weights of any magnitude
-            # (1e-300 or 1e300) neither underflow nor overflow in float32 work.
-            sw = sw / sw.max()
+        # Where the objective is a weighted mean only the ratios of the weights
+        # matter: scaled to max 1, they cannot underflow or overflow in the kernels.
+        sw = check_sample_weight(
+            sample_weight, Z.shape[0], relative=self._weight_scale_invariant
+        )
         Z, xp = self._prepare(Z)
         if xp.name == "torch":
             y_enc = xp.from_numpy(y_enc, device=Z.device)

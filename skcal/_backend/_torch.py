@@ -110,7 +110,7 @@ def _chunk_buffers(Z, wd, count):
     """``count`` uninitialised ``(rows of one chunk, n_classes)`` buffers of dtype ``wd``."""
     n, k = Z.shape
     itemsize = 8 if wd == torch.float64 else 4
-    rows = min(n, max(1, _chunk_bytes(Z.device) // max(1, k * itemsize)))
+    rows = next(chunk_rows(n, k, itemsize, device=Z.device)).stop
     return [torch.empty((rows, k), dtype=wd, device=Z.device) for _ in range(count)]
 
 

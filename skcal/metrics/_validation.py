@@ -32,7 +32,7 @@ from sklearn.utils import check_array
 from .._backend import _numpy as _numpy_kernels
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
-    _min_max,
+    min_max,
     check_sample_weight,
     probability_row_tolerance,
 )
@@ -228,8 +228,7 @@ def _check_sample_weight(sample_weight, n_samples, torch_like=None):
     any magnitude (down to subnormal ones) neither underflow nor overflow in
     the products with the scores.
     """
-    w = check_sample_weight(sample_weight, n_samples, like=torch_like)
-    return None if w is None else w / w.max()
+    return check_sample_weight(sample_weight, n_samples, like=torch_like, relative=True)
 
 
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
@@ -263,7 +262,7 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     )
     if p.ndim not in (1, 2):
         raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
-    lo, hi = _min_max(p)
+    lo, hi = min_max(p)
     _check_finite(lo, hi, input_type)
     tol = _row_tolerance(p.dtype, True)
     binary_1d = p.ndim == 1 or p.shape[1] == 1

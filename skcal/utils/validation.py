@@ -20,6 +20,7 @@ __all__ = [
     "INPUT_TYPES",
     "MAX_ABS_LOGIT",
     "max_abs_logit",
+    "min_max",
 ]
 
 INPUT_TYPES = ("logits", "probabilities")
@@ -188,7 +189,7 @@ def check_scores(X, *, input_type="logits", name="X"):
         )
     if X.ndim == 2 and X.shape[1] == 0:
         raise ValueError(f"Input {name} is empty: it has 0 columns.")
-    lo, hi = _min_max(X)
+    lo, hi = min_max(X)
     if not (np.isfinite(lo) and np.isfinite(hi)):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
@@ -214,13 +215,24 @@ def check_scores(X, *, input_type="logits", name="X"):
     return np.log(np.maximum(P, tiny)), n_input_columns
 
 
-#: Row chunk size, in bytes, of :func:`_min_max` (cache-sized).
+#: Row chunk size, in bytes, of :func:`min_max` (cache-sized).
 _MINMAX_CHUNK_BYTES = 1 << 20
 
 
-def _min_max(X):
+def min_max(X):
     """Minimum and maximum of a NumPy array as floats, one read of its memory.
 
+    Parameters
+    ----------
+    X : ndarray, 1-D or 2-D, floating
+
+    Returns
+    -------
+    lo, hi : float
+        NaN for both if ``X`` holds a NaN.
+
+    Notes
+    -----
     Both reductions run on one cache-sized row chunk at a time (no temporary
     array); NaN propagates through them, and an infinity shows as one of them.
     """
@@ -273,7 +285,7 @@ def _check_scores_torch(X, input_type, name):
     return torch.log(torch.clamp(P, min=tiny)), n_input_columns
 
 
-def check_sample_weight(sample_weight, n_samples, *, like=None):
+def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
     """Validate ``sample_weight`` and return it as a float64 array (or tensor).
 
     Parameters
@@ -286,6 +298,11 @@ def check_sample_weight(sample_weight, n_samples, *, like=None):
     like : ndarray or torch.Tensor, optional
         When a torch tensor, the weights are returned as a float64 tensor on
         its device.
+    relative : bool, default=False
+        Divide the weights by their maximum. For objectives and metrics that
+        are weighted means (only the ratios of the weights matter), so that
+        weights of any magnitude, subnormal or near the float64 maximum,
+        neither underflow nor overflow in their products with the data.
 
     Returns
     -------
@@ -330,6 +347,8 @@ def check_sample_weight(sample_weight, n_samples, *, like=None):
         raise ValueError(
             f"sample_weight sums to {total} (float64 overflow); rescale the weights."
         )
+    if relative:
+        sw = sw / sw.max()
     if is_torch_tensor(like):
         torch = sys.modules["torch"]
         return torch.as_tensor(sw, dtype=torch.float64, device=like.device)
