@@ -66,6 +66,12 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
     #: before the kernels run.
     _weight_scale_invariant = False
 
+    #: Whether the calibration map keeps the order of each row's logits (a
+    #: strictly increasing function applied to the whole row, e.g. a positive
+    #: temperature). Then ``predict`` is the argmax of the input itself: the
+    #: argmax of rounded probabilities may differ where logits nearly tie.
+    _preserves_order = False
+
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
         # Column names of a DataFrame are the classes' names: record them in
@@ -247,11 +253,18 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_samples,)
             Entries of ``classes_``. For tensor input with integer classes a
-            tensor on the input's device.
+            tensor on the input's device. Calibrators whose map keeps the order
+            of the logits (temperature scaling) return the argmax of ``X``
+            itself, which the rounded probabilities might not resolve.
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
-        idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
+        if self._preserves_order:
+            # the calibrated order is the input's order: predict from it, not
+            # from probabilities that rounding may have tied or swapped
+            idx = to_numpy(xp.argmax_rows(Z))
+        else:
+            idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
         labels = self.classes_[idx]
         if is_torch_tensor(X) and np.issubdtype(labels.dtype, np.integer):
             return sys.modules["torch"].from_numpy(labels).to(X.device)
