@@ -70,3 +70,60 @@ def test_temperature_predict_is_argmax_of_near_tied_float32_logits(backend):
     # a big temperature rounds both probabilities to 0.5: predict_proba ties
     ts.temperature_ = 1e3
     np.testing.assert_array_equal(ts.predict(X), [1, 0])
+
+
+# ---------------------------------------------------------------- bug 8
+def test_integer_labels_missing_class_0_are_column_indices():
+    from sklearn.model_selection import KFold, cross_val_score
+
+    rng = np.random.default_rng(0)
+    y = np.sort(rng.integers(0, 3, 120))  # sorted: KFold's last folds lack class 0
+    L = 2.0 * np.eye(3)[y] + rng.normal(size=(120, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        scores = cross_val_score(TemperatureScaler(), L, y, cv=KFold(3))
+    assert np.all(np.isfinite(scores))
+    # fitted on rows of classes 1, 2 only: classes_ are still 0..2 and the
+    # temperature is the one fitted on the same rows with classes=[0, 1, 2]
+    m = y > 0
+    with pytest.warns(UserWarning, match="never occur"):
+        a = TemperatureScaler().fit(L[m], y[m])
+    with pytest.warns(UserWarning, match="never occur"):
+        b = TemperatureScaler(classes=[0, 1, 2]).fit(L[m], y[m])
+    np.testing.assert_array_equal(a.classes_, [0, 1, 2])
+    assert a.temperature_ == b.temperature_
+    # labels >= K are still ambiguous
+    with pytest.raises(ValueError, match="classes="):
+        TemperatureScaler().fit(L[m], y[m] + 1)
+
+
+@pytest.mark.parametrize("ensemble", [True, False])
+def test_calibrated_classifier_fold_lacking_a_class_warns_not_raises(ensemble):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold
+
+    from skcal import CalibratedClassifier
+
+    rng = np.random.default_rng(0)
+    n = 150
+    y = rng.integers(0, 3, n)
+    y[:45] = rng.integers(1, 3, 45)  # class 0 absent from the first 45 rows
+    y[100:] = rng.integers(1, 3, 50)  # ... and from the last 50
+    X = rng.normal(size=(n, 2)) + 2.0 * np.eye(3)[y][:, :2]
+    # fold 2's training rows (0..49 and 100..149) hold 5 or so rows of class 0 at most
+    cv = [(np.r_[0:45, 100:150], np.r_[45:100]), (np.r_[45:150], np.r_[0:45]),
+          (np.r_[0:100], np.r_[100:150])]
+    y_cv = y.copy()
+    y_cv[45:50] = 1  # now the first training fold has no class 0
+    with pytest.warns(UserWarning, match="lacks the classes"):
+        model = CalibratedClassifier(
+            LogisticRegression(), cv=cv, ensemble=ensemble
+        ).fit(X, y_cv)
+    P = model.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    if ensemble:
+        # the fold without class 0 gives it probability 0; the others do not
+        pair = model.calibrated_classifiers_[0]
+        assert np.all(pair.predict_proba(X)[:, 0] == 0)
+        assert np.all(P[:, 0] > 0)
