@@ -163,6 +163,7 @@ class IsotonicScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    _binary_log_odds_only = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

@@ -854,6 +854,8 @@ class PlattScaler(BaseCalibrator):
     (1000, 2)
     """
 
+    _binary_log_odds_only = True
+
     @property
     def _weight_scale_invariant(self):
         # without target smoothing the objective is a weighted mean; Platt's

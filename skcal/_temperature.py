@@ -325,7 +325,9 @@ class TemperatureScaler(BaseCalibrator):
     ``T >= 1e6 * S`` (logits uninformative or anti-informative, ``T -> inf``)
     or ``T <= 1e-6`` (separable calibration set, ``T -> 0``), ``T`` is set to
     the bound and a ``ConvergenceWarning`` says so. A ``ConvergenceWarning``
-    also reports stopping at ``max_iter``.
+    also reports stopping at ``max_iter``. Constant scores (every row the
+    same) cannot be mapped to the base rate by one temperature: the fit then
+    warns (the other calibrators return the base rate).
 
     References
     ----------
@@ -348,6 +350,7 @@ class TemperatureScaler(BaseCalibrator):
 
     _weight_scale_invariant = True
     _preserves_order = True
+    _binary_log_odds_only = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
@@ -376,6 +379,18 @@ class TemperatureScaler(BaseCalibrator):
         )
         self.temperature_ = float(1.0 / beta)
         self.n_iter_ = n_iter
+        if Z.shape[0] > 1 and bool((Z[:, 0] == Z[0, 0]).all()) and bool(
+            (Z == Z[:1]).all()
+        ):
+            warnings.warn(
+                "Every row of X is the same: temperature scaling can only move "
+                "their common probabilities along softmax(z / T), towards uniform, "
+                "not to the class frequencies of the calibration set (the base "
+                "rate). VectorScaler, PlattScaler and IsotonicScaler return the "
+                "base rate for constant scores.",
+                UserWarning,
+                stacklevel=3,
+            )
         if status == "lower":
             warnings.warn(
                 "The NLL-optimal temperature is at or above the upper bound "

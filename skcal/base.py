@@ -66,6 +66,12 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
     #: before the kernels run.
     _weight_scale_invariant = False
 
+    #: Whether a binary map depends on the logits only through the log-odds
+    #: ``z_1 - z_0``: then a calibrator fitted on two columns accepts the 1-D
+    #: log-odds at predict time and the other way round (same answer). Maps
+    #: with parameters per column (vector scaling) reject the switch.
+    _binary_log_odds_only = False
+
     #: Whether the calibration map keeps the order of each row's logits (a
     #: strictly increasing function applied to the whole row, e.g. a positive
     #: temperature). Then ``predict`` is the argmax of the input itself: the
@@ -83,13 +89,29 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             self.n_features_in_ = n_cols
         else:
             n_classes = len(self.classes_)
-            if Z.shape[1] != n_classes:
+            switch = Z.shape[1] == n_classes and n_cols != self.n_features_in_
+            if Z.shape[1] != n_classes or (switch and not self._binary_log_odds_only):
+                fitted = (
+                    "a 1-D binary score" if self.n_features_in_ == 1
+                    else f"{self.n_features_in_} columns"
+                )
+                hint = f"Reshape your data to (n_samples, {n_classes})"
+                if n_classes == 2 and self._binary_log_odds_only:
+                    hint += " or pass a 1-D score vector (the log-odds)."
+                elif n_classes == 2 and self.n_features_in_ == 1:
+                    hint = "Pass a 1-D score vector, as in fit."
+                elif n_classes == 2:
+                    hint += (
+                        f"; {self.__class__.__name__} has parameters per column, so "
+                        "a 1-D score (the log-odds) would be calibrated differently."
+                    )
+                else:
+                    hint += "."
                 raise ValueError(
                     f"X has {n_cols} features, but {self.__class__.__name__} is "
                     f"expecting {self.n_features_in_} features as input: it was "
-                    f"fitted on {n_classes} classes {self.classes_[:10].tolist()!r}. "
-                    f"Reshape your data to (n_samples, {n_classes})"
-                    + (" or pass a 1-D score vector." if n_classes == 2 else ".")
+                    f"fitted on {fitted} for {n_classes} classes "
+                    f"{self.classes_[:10].tolist()!r}. {hint}"
                 )
         return Z
 

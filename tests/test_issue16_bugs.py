@@ -127,3 +127,72 @@ def test_calibrated_classifier_fold_lacking_a_class_warns_not_raises(ensemble):
         pair = model.calibrated_classifiers_[0]
         assert np.all(pair.predict_proba(X)[:, 0] == 0)
         assert np.all(P[:, 0] > 0)
+
+
+# ---------------------------------------------------------------- bug 6
+def _binary_logits():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    Z = rng.normal(size=(200, 2)) + 1.5 * np.eye(2)[y]
+    Z[:, 0] += 3.0  # a per-row offset that the log-odds do not see
+    return Z, y
+
+
+def test_vector_scaler_rejects_switch_between_two_columns_and_log_odds():
+    from skcal import VectorScaler
+
+    Z, y = _binary_logits()
+    s = Z[:, 1] - Z[:, 0]
+    two = VectorScaler().fit(Z, y)
+    with pytest.raises(ValueError, match="parameters per column"):
+        two.predict_proba(s)
+    one = VectorScaler().fit(s, y)
+    with pytest.raises(ValueError, match="Pass a 1-D score vector, as in fit"):
+        one.predict_proba(Z)
+    assert one.predict_proba(s).shape == (200, 2)
+
+
+@pytest.mark.parametrize("name", ["TemperatureScaler", "PlattScaler", "IsotonicScaler"])
+def test_log_odds_calibrators_accept_the_switch_consistently(name):
+    import skcal
+
+    Z, y = _binary_logits()
+    s = Z[:, 1] - Z[:, 0]
+    two = getattr(skcal, name)().fit(Z, y)
+    one = getattr(skcal, name)().fit(s, y)
+    # a map of the log-odds alone: the four combinations agree
+    for m in (two, one):
+        np.testing.assert_allclose(m.predict_proba(s), m.predict_proba(Z), atol=1e-12)
+    np.testing.assert_allclose(two.predict_proba(Z), one.predict_proba(s), atol=1e-9)
+
+
+# ---------------------------------------------------------------- bug 7
+def test_one_vs_one_decision_function_with_three_classes_is_detected():
+    from sklearn.datasets import make_blobs
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC
+
+    from skcal import CalibratedClassifier, ClassifierLogits
+
+    X, y = make_blobs(120, centers=3, random_state=0)
+    svc = SVC(decision_function_shape="ovo").fit(X, y)
+    assert svc.decision_function(X).shape == (120, 3)  # looks like 3 classes
+    with pytest.raises(ValueError, match="one-vs-one"):
+        CalibratedClassifier(FrozenEstimator(svc)).fit(X, y)
+    with pytest.raises(ValueError, match="one-vs-one"):
+        CalibratedClassifier(SVC(decision_function_shape="ovo"), cv=3).fit(X, y)
+    pipe = make_pipeline(ClassifierLogits(FrozenEstimator(svc)), TemperatureScaler())
+    with pytest.raises(ValueError, match="one-vs-one"):
+        pipe.fit(X, y)
+    # one-vs-rest shape (the default) is calibrated
+    ovr = CalibratedClassifier(SVC(), cv=3).fit(X, y)
+    assert ovr.score(X, y) > -0.5 > -math.log(3)
+
+
+# ---------------------------------------------------------------- constant scores
+def test_temperature_constant_rows_warn_that_base_rate_is_out_of_reach():
+    y = np.r_[np.zeros(20, int), np.ones(30, int), np.full(50, 2)]
+    Z = np.tile([1.0, 0.0, 3.0], (100, 1))
+    with pytest.warns(UserWarning, match="base rate"):
+        TemperatureScaler().fit(Z, y)
