@@ -45,6 +45,7 @@ from ._backend import _numpy
 from ._logits import _classifier_scores, _log_proba, _resolve_response_method
 from ._temperature import TemperatureScaler
 from .utils._labels import encode_labels as _encode_with
+from .utils._pickle import VersionedPickleMixin
 
 __all__ = ["CalibratedClassifier"]
 
@@ -106,7 +107,9 @@ def _fit_fold(estimator, X, y, train, test, fit_params, response_method):
     return estimator, scores
 
 
-class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class CalibratedClassifier(
+    VersionedPickleMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator
+):
     """Probability calibration of a classifier with a skcal calibrator.
 
     The classifier's scores (its ``decision_function`` when it has one, else

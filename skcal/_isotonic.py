@@ -25,6 +25,7 @@ from ._platt import (
     ovr_row_stats,
 )
 from .base import BaseCalibrator
+from .utils.validation import DEFAULT_INPUT_TYPE
 from .utils._array import to_numpy
 
 __all__ = ["IsotonicScaler"]
@@ -170,7 +171,7 @@ class IsotonicScaler(BaseCalibrator):
         "clip": [Interval(Real, 0, 0.5, closed="left"), None],
     }
 
-    def __init__(self, *, input_type="logits", classes=None, backend="auto", clip=1e-6):
+    def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto", clip=1e-6):
         self.input_type = input_type
         self.classes = classes
         self.backend = backend

@@ -23,6 +23,8 @@ from sklearn.utils.metadata_routing import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .utils._pickle import VersionedPickleMixin
+
 __all__ = ["ClassifierLogits"]
 
 #: Response methods in the order that ``response_method="auto"`` tries them.
@@ -152,7 +154,9 @@ def _log_proba(P):
     return np.log(np.maximum(P, np.finfo(P.dtype).tiny))
 
 
-class ClassifierLogits(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
+class ClassifierLogits(
+    VersionedPickleMixin, MetaEstimatorMixin, TransformerMixin, BaseEstimator
+):
     """Transformer that outputs the logits of a classifier.
 
     Put it before a skcal calibrator in a :class:`~sklearn.pipeline.Pipeline`

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._backend import _numpy
 from .base import BaseCalibrator
+from .utils.validation import DEFAULT_INPUT_TYPE
 from .utils._array import to_numpy
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
@@ -872,7 +873,7 @@ class PlattScaler(BaseCalibrator):
     def __init__(
         self,
         *,
-        input_type="logits",
+        input_type=DEFAULT_INPUT_TYPE,
         classes=None,
         backend="auto",
         target_smoothing=True,

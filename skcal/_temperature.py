@@ -8,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .base import BaseCalibrator
+from .utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
@@ -361,7 +362,7 @@ class TemperatureScaler(BaseCalibrator):
     def __init__(
         self,
         *,
-        input_type="logits",
+        input_type=DEFAULT_INPUT_TYPE,
         classes=None,
         backend="auto",
         tol=1e-10,

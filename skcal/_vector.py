@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._temperature import fit_temperature
 from .base import BaseCalibrator
+from .utils.validation import DEFAULT_INPUT_TYPE
 from .utils._array import to_numpy
 
 __all__ = ["VectorScaler", "fit_vector"]
@@ -421,7 +422,7 @@ class VectorScaler(BaseCalibrator):
     def __init__(
         self,
         *,
-        input_type="logits",
+        input_type=DEFAULT_INPUT_TYPE,
         classes=None,
         backend="auto",
         alpha=1e-4,

@@ -30,12 +30,15 @@ from sklearn.utils.validation import (
 from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
 from .utils._array import get_backend, is_torch_tensor, to_numpy
+from .utils._pickle import VersionedPickleMixin
 from .utils.validation import check_sample_weight, check_scores
 
 __all__ = ["BaseCalibrator"]
 
 
-class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
+class BaseCalibrator(
+    VersionedPickleMixin, ClassifierMixin, TransformerMixin, BaseEstimator
+):
     """Base class for calibrators: a classifier over logits and a transformer.
 
     Subclasses set their own parameters in ``__init__`` and implement
@@ -84,7 +87,9 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         # fit (feature_names_in_) and reject reordered or renamed columns
         # later, as scikit-learn does (only the name check runs here).
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
-        Z, n_cols = check_scores(X, input_type=self.input_type)
+        # input that looks like probabilities is reported once, in fit
+        input_type = self.input_type if reset else str(self.input_type)
+        Z, n_cols = check_scores(X, input_type=input_type)
         if reset:
             self.n_features_in_ = n_cols
         else:

@@ -196,3 +196,55 @@ def test_temperature_constant_rows_warn_that_base_rate_is_out_of_reach():
     Z = np.tile([1.0, 0.0, 3.0], (100, 1))
     with pytest.warns(UserWarning, match="base rate"):
         TemperatureScaler().fit(Z, y)
+
+
+# ---------------------------------------------------------------- probabilities read as logits
+@pytest.mark.parametrize("name", ["TemperatureScaler", "VectorScaler", "PlattScaler",
+                                  "IsotonicScaler"])
+def test_probabilities_left_as_default_logits_warn(name):
+    import skcal
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 90)
+    P = rng.dirichlet([1, 1, 1], size=90)
+    cls = getattr(skcal, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.warns(ProbabilitiesAsLogitsWarning, match="input_type"):
+            cls().fit(P, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cls(input_type="logits").fit(P, y)  # chosen explicitly: silent
+        cls(input_type="probabilities").fit(P, y)
+        cls().fit(P * 2.0, y)  # rows sum to 2: not probabilities
+        m = cls().set_params(input_type="logits").fit(P, y)
+        m.predict_proba(P)  # predict does not repeat it
+
+
+# ---------------------------------------------------------------- pickles
+def test_pickle_records_skcal_version_and_warns_on_another(monkeypatch):
+    import pickle
+
+    import skcal
+    from skcal.exceptions import InconsistentVersionWarning
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 50)
+    ts = TemperatureScaler().fit(rng.normal(size=(50, 2)) + np.eye(2)[y], y)
+    blob = pickle.dumps(ts)
+    assert ts.__getstate__()["_skcal_version"] == skcal.__version__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InconsistentVersionWarning)
+        back = pickle.loads(blob)
+    assert back.temperature_ == ts.temperature_
+    assert "_skcal_version" not in back.__dict__
+    original = skcal.__version__
+    monkeypatch.setattr(skcal, "__version__", "0.0.0-other")
+    with pytest.warns(InconsistentVersionWarning, match="0.0.0-other") as rec:
+        pickle.loads(blob)
+    w = rec[0].message
+    assert w.original_skcal_version == original
+    assert w.current_skcal_version == "0.0.0-other"
+    assert w.estimator_name == "TemperatureScaler"
