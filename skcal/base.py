@@ -88,7 +88,9 @@ class BaseCalibrator(
         # later, as scikit-learn does (only the name check runs here).
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
         # input that looks like probabilities is reported once, in fit
-        input_type = self.input_type if reset else str(self.input_type)
+        input_type = self.input_type
+        if not reset and input_type == "logits":
+            input_type = "logits"  # the literal, not the default marker
         Z, n_cols = check_scores(X, input_type=input_type)
         if reset:
             self.n_features_in_ = n_cols

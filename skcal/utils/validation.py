@@ -29,27 +29,14 @@ __all__ = [
 INPUT_TYPES = ("logits", "probabilities")
 
 
-class _DefaultInputType(str):
-    """The string ``"logits"`` marked as a default left unchanged by the user.
-
-    It compares, hashes, prints and validates as ``"logits"``; only its type
-    tells that the user did not choose it (``input_type="logits"`` passed
-    explicitly is a plain ``str``), so that input that looks like
-    probabilities is reported only then (see :func:`check_scores`). It
-    survives ``clone``, ``get_params``/``set_params`` and pickling.
-    """
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return repr(str(self))
-
-    def __reduce__(self):
-        return (_DefaultInputType, (str(self),))
-
-
-#: Default of the calibrators' ``input_type``: ``"logits"``, not chosen by the user.
-DEFAULT_INPUT_TYPE = _DefaultInputType("logits")
+#: Default of the calibrators' ``input_type``: the string ``"logits"``, built
+#: at run time so that it is a distinct object from any ``"logits"`` literal
+#: (literals are interned). ``input_type is DEFAULT_INPUT_TYPE`` tells that the
+#: user left the default: ``clone`` and ``get_params`` keep the object, while
+#: ``input_type="logits"`` passed explicitly is another object. Input that
+#: looks like probabilities is reported only in the first case (see
+#: :func:`check_scores`).
+DEFAULT_INPUT_TYPE = "".join(("log", "its"))
 
 
 class ProbabilitiesAsLogitsWarning(UserWarning):
@@ -194,7 +181,7 @@ def check_scores(X, *, input_type="logits", name="X"):
         of the second class).
     input_type : {"logits", "probabilities"}, default="logits"
         What ``X`` holds. It is never guessed from the values, but when it is
-        :data:`DEFAULT_INPUT_TYPE` (a calibrator's ``input_type`` left at its
+        :data:`DEFAULT_INPUT_TYPE` (the very object: a calibrator's ``input_type`` left at its
         default) and a 2-D ``X`` looks like probabilities (every value in
         [0, 1] and every row summing to 1 within
         :func:`probability_row_tolerance`), a
@@ -256,7 +243,7 @@ def check_scores(X, *, input_type="logits", name="X"):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
-        if type(input_type) is _DefaultInputType:
+        if input_type is DEFAULT_INPUT_TYPE:
             _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
@@ -331,7 +318,7 @@ def _check_scores_torch(X, input_type, name):
         _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
-        if type(input_type) is _DefaultInputType:
+        if input_type is DEFAULT_INPUT_TYPE:
             _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
