@@ -10,8 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._temperature import fit_temperature
-from .base import BaseCalibrator
-from .utils._array import to_numpy
+from ..base import BaseCalibrator
+from ..utils._array import to_numpy
 
 __all__ = ["VectorScaler", "fit_vector"]
 
@@ -110,7 +110,7 @@ def _column_ranges(Z):
 def _initial_scales(Z, y, sample_weight, xp):
     """Starting scales ``w``: ``1/T`` (the temperature-scaling optimum) for all classes.
 
-    :func:`skcal._temperature.fit_temperature`, solved to relative 1e-4 on a
+    :func:`skcal.scaling._temperature.fit_temperature`, solved to relative 1e-4 on a
     systematic subsample of about 20,000 rows, costs a fraction of a pass. When
     that optimum lies below its lower bound on ``1/T`` (logits of magnitude
     beyond about 1e6 that carry little information), ``1 / max |z|`` is used
@@ -396,7 +396,7 @@ class VectorScaler(BaseCalibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skcal._vector import VectorScaler
+    >>> from skcal import VectorScaler
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 3, size=2000)
     >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3))) + [2.0, 0.0, 0.0]

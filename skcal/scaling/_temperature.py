@@ -7,7 +7,7 @@ from numbers import Integral, Real
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .base import BaseCalibrator
+from ..base import BaseCalibrator
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
