@@ -23,7 +23,7 @@ from sklearn.utils.metadata_routing import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from .utils._pickle import VersionedPickleMixin
+from ..utils._pickle import VersionedPickleMixin
 
 __all__ = ["ClassifierLogits"]
 
