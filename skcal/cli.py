@@ -49,6 +49,31 @@ def _seed(text):
     return value
 
 
+def _repeats(text):
+    """argparse type of ``--repeats``: an integer in ``1 .. 100``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be in 1..100, got {value}")
+    return value
+
+
+def _columns(text, allow_empty=False):
+    """A comma-separated list of column names (None for None).
+
+    With ``allow_empty``, an empty name is the header's unnamed column (as
+    pandas writes its index): ``--ignore-columns ""``.
+    """
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",")]
+    if not allow_empty and not all(names):
+        raise _UserError(f"empty column name in {text!r}")
+    return names
+
+
 def _parser():
     from .benchmark._benchmark import available_methods
     from .datasets import list_datasets
@@ -88,6 +113,20 @@ def _parser():
         help="your own logits file (.npz, .npy or .csv); repeatable",
     )
     b.add_argument(
+        "--label-column", metavar="NAME",
+        help="CSV: header name of the label column (default: 'label' or 'y')",
+    )
+    b.add_argument(
+        "--logit-columns", metavar="C1,C2,...",
+        help="CSV: header names of the logit columns, in class order (default: "
+        "every other column but 'split')",
+    )
+    b.add_argument(
+        "--ignore-columns", metavar="C1,C2,...",
+        help="CSV: columns to skip (a row index, ids, metadata); '' names an "
+        "unnamed column, as pandas writes its index",
+    )
+    b.add_argument(
         "--dataset", action="append", metavar="NAME", default=[],
         choices=list_datasets(),
         help=f"a bundled data set; repeatable ({', '.join(list_datasets())})",
@@ -115,6 +154,11 @@ def _parser():
         "--fast", action="store_true",
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
+    b.add_argument(
+        "--repeats", type=_repeats, default=3, metavar="N",
+        help="timed runs per method after one untimed warm-up; the table shows "
+        "the median (default: 3)",
+    )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -127,7 +171,12 @@ def _load(args):
     datasets = []
     for path in args.data:
         try:
-            datasets.append(load_logits_file(path, random_state=args.seed))
+            datasets.append(load_logits_file(
+                path, random_state=args.seed,
+                label_column=args.label_column,
+                logit_columns=_columns(args.logit_columns),
+                ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+            ))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None
     names = list(args.dataset)
@@ -179,14 +228,12 @@ def _benchmark(args):
                     f"{flag} excludes the peer method(s) {', '.join(excluded)} "
                     f"named in --methods; drop {flag} or those methods"
                 )
+    has_matplotlib = True
     if args.output:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise _UserError(
-                "--output needs matplotlib for the reliability diagrams; "
-                "install it (pip install 'skcal[plot]') or omit --output"
-            ) from None
+            has_matplotlib = False
     datasets = _load(args)
     out_dir = None
     if args.output:
@@ -207,8 +254,9 @@ def _benchmark(args):
     show_bar = not args.quiet and sys.stderr.isatty()
     rows = bm.run_benchmark(
         datasets, methods, peers=peers, random_state=args.seed,
-        progress=show_bar, keep_proba=out_dir is not None,
+        progress=show_bar, keep_proba=out_dir is not None, n_repeats=args.repeats,
     )
+    print(bm.timing_note(args.repeats))
     by_name = {d.name: d for d in datasets}
     print(bm.format_table(rows, "text", by_name))
     failed = bm.failed_datasets(rows)
@@ -222,13 +270,16 @@ def _benchmark(args):
     if out_dir is not None:
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
-            "the test split. ECE: 15 equal-width bins. Times in milliseconds."
-            f" Seed: {args.seed}.\n\n" + bm.format_table(rows, "markdown", by_name)
+            "the test split. ECE: 15 equal-width bins. "
+            + bm.timing_note(args.repeats)
+            + f" Seed: {args.seed}.\n\n" + bm.format_table(rows, "markdown", by_name)
         )
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")
         bm.write_csv(rows, out_dir / "benchmark.csv")
         written = ["benchmark.md", "benchmark.csv"]
         for d in datasets:
+            if not has_matplotlib:
+                break
             png = f"reliability_{d.name}.png"
             bm.plot_reliability(
                 [r for r in rows if r["dataset"] == d.name], d.y_test,
@@ -236,6 +287,13 @@ def _benchmark(args):
             )
             written.append(png)
         print(f"wrote {', '.join(written)} to {out_dir}{os.sep}")
+        if not has_matplotlib:
+            print(
+                "skcal benchmark: notice: matplotlib is not installed, so the "
+                "reliability diagrams (PNG) were skipped; pip install 'skcal[plot]' "
+                "to get them",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -253,8 +311,8 @@ def main(argv=None):
         0 on success, including when some methods (e.g. a peer library)
         raise: they become error rows of the table; 2 for a usage error or
         bad input (missing file, bad format, shape mismatch, a calibration
-        split with a single class, a data set on which every method raised,
-        ``--output`` without matplotlib), reported as one line on stderr
+        split with a single class, a data set on which every method raised),
+        reported as one line on stderr
         without a traceback.
     """
     parser = _parser()

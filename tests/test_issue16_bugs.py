@@ -248,3 +248,109 @@ def test_pickle_records_skcal_version_and_warns_on_another(monkeypatch):
     assert w.original_skcal_version == original
     assert w.current_skcal_version == "0.0.0-other"
     assert w.estimator_name == "TemperatureScaler"
+
+
+# ---------------------------------------------------------------- bugs 4 and 9 (CLI / loader)
+def _csv_frame(n=300, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    L = 3.0 * np.eye(3)[y] + 1.5 * rng.normal(size=(n, 3))
+    df = pd.DataFrame(L, columns=["a", "b", "c"])
+    df["label"] = np.array(["a", "b", "c"])[y]
+    return df
+
+
+def test_csv_with_pandas_index_column_is_an_error_naming_it(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    df = _csv_frame()
+    f = tmp_path / "f.csv"
+    df.to_csv(f)  # pandas' default: an unnamed index column first
+    with pytest.raises(ValueError, match=r"column\(s\) '' look like a row index"):
+        load_logits_file(f)
+    d = load_logits_file(f, ignore_columns=[""])
+    assert d.n_classes == 3
+    d2 = load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label")
+    np.testing.assert_array_equal(d.logits_val, d2.logits_val)
+    named = tmp_path / "named.csv"
+    df.rename_axis("id").to_csv(named)
+    with pytest.raises(ValueError, match="'id' look like a row index"):
+        load_logits_file(named)
+    numbered = tmp_path / "numbered.csv"
+    df.assign(rownum=np.arange(len(df)))[["rownum", "a", "b", "c", "label"]].to_csv(
+        numbered, index=False
+    )
+    with pytest.raises(ValueError, match="'rownum' holds the row numbers"):
+        load_logits_file(numbered)
+
+
+def test_cli_csv_index_column_exit_2_and_selected_columns_run(tmp_path, capsys):
+    from skcal.cli import main
+
+    df = _csv_frame()
+    f = tmp_path / "f.csv"
+    df.to_csv(f)
+    assert main(["benchmark", "--data", str(f), "--fast", "--quiet",
+                 "--methods", "temperature", "--repeats", "1"]) == 2
+    assert "row index" in capsys.readouterr().err
+    assert main(["benchmark", "--data", str(f), "--fast", "--quiet",
+                 "--methods", "temperature", "--repeats", "1",
+                 "--ignore-columns", ""]) == 0
+    out = capsys.readouterr().out
+    assert "K=3" in out and "median of 1" not in out and "one timed run" in out
+
+
+def test_csv_split_does_not_depend_on_column_order(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    df = _csv_frame()
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    df.to_csv(a, index=False)
+    df[["c", "a", "b", "label"]].to_csv(b, index=False)
+    da, db = load_logits_file(a), load_logits_file(b)
+    # the same rows in each split; the columns permuted with the classes
+    np.testing.assert_array_equal(da.logits_val, db.logits_val[:, [1, 2, 0]])
+    names_a = np.asarray(da.info["classes"])[da.y_val]
+    names_b = np.asarray(db.info["classes"])[db.y_val]
+    np.testing.assert_array_equal(names_a, names_b)
+
+
+def test_single_column_binary_csv_and_text_labels_npz(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=50)
+    f = tmp_path / "bin.csv"
+    f.write_text("score,label\n" + "\n".join(f"{v},{int(v > 0)}" for v in s) + "\n")
+    d = load_logits_file(f)
+    assert d.n_classes == 2
+    np.testing.assert_array_equal(d.logits_val[:, 0], 0.0)
+    g = tmp_path / "t.npz"
+    y = rng.integers(0, 3, 60)
+    np.savez(g, logits=rng.normal(size=(60, 3)), y=np.array(["x", "y", "z"])[y])
+    d = load_logits_file(g)
+    assert d.info["classes"] == ["x", "y", "z"]
+    assert sorted(np.unique(np.r_[d.y_val, d.y_test]).tolist()) == [0, 1, 2]
+
+
+def test_benchmark_times_are_median_of_repeats_after_warm_up(monkeypatch):
+    from skcal.benchmark import _benchmark as bm
+    from skcal.datasets import load_logits
+
+    calls = []
+    real = bm._timed_run
+
+    def spy(make, data):
+        out = real(make, data)
+        calls.append(out[1])
+        return out
+
+    monkeypatch.setattr(bm, "_timed_run", spy)
+    d = load_logits("cifar10_resnet20_chenyaofo")
+    rows = bm.run_benchmark([d], ["temperature"], peers=False, n_repeats=3)
+    row = [r for r in rows if r["method"] == "temperature"][0]
+    # uncalibrated and temperature: one warm-up and three timed runs each
+    assert len(calls) == 8
+    assert row["fit_time_s"] == pytest.approx(float(np.median(calls[5:8])))
+    assert "median of 3" in bm.timing_note(3)
