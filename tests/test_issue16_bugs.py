@@ -354,3 +354,69 @@ def test_benchmark_times_are_median_of_repeats_after_warm_up(monkeypatch):
     assert len(calls) == 8
     assert row["fit_time_s"] == pytest.approx(float(np.median(calls[5:8])))
     assert "median of 3" in bm.timing_note(3)
+
+
+# ---------------------------------------------------------------- bug 3
+def _multiclass_brier(y, P, K):
+    return float(np.sum((np.eye(K)[y] - P) ** 2) / len(y))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_platt_on_forest_probabilities_passes_sklearn_multiclass_test(seed):
+    # scikit-learn's test_calibration_multiclass, the random-forest half
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import make_blobs
+    from sklearn.ensemble import RandomForestClassifier
+
+    from skcal import CalibratedClassifier, PlattScaler
+
+    X, y = make_blobs(n_samples=500, n_features=100, random_state=seed, centers=10,
+                      cluster_std=15.0)
+    y[y > 2] = 2
+    Xtr, ytr, Xte, yte = X[::2], y[::2], X[1::2], y[1::2]
+    clf = RandomForestClassifier(n_estimators=30, random_state=42).fit(Xtr, ytr)
+    uncal = _multiclass_brier(yte, clf.predict_proba(Xte), 3)
+    for ensemble in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ours = CalibratedClassifier(clf, PlattScaler(), cv=5, ensemble=ensemble)
+            P = ours.fit(Xtr, ytr).predict_proba(Xte)
+            ref = CalibratedClassifierCV(clf, method="sigmoid", cv=5,
+                                         ensemble=ensemble).fit(Xtr, ytr)
+        got = _multiclass_brier(yte, P, 3)
+        sk = _multiclass_brier(yte, ref.predict_proba(Xte), 3)
+        assert got < 1.1 * uncal
+        # measured: within 0.008 of scikit-learn's sigmoid (see PlattScaler docs)
+        assert got < sk + 0.01
+
+
+def test_platt_logits_are_never_floored():
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 200)
+    Z = 800.0 * (np.eye(3)[y] - 0.5) + rng.normal(size=(200, 3))
+    m = PlattScaler().fit(Z, y)
+    assert m.log_floor_ is None
+    P = np.exp(Z - Z.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)  # many exact zeros
+    mp = PlattScaler(input_type="probabilities").fit(P, y)
+    assert mp.log_floor_ == pytest.approx(np.log(P[P > 0].min() / 2))
+
+
+# ---------------------------------------------------------------- bug 5
+@pytest.mark.parametrize("K", [2, 3])
+def test_platt_weight_scale_invariance(K):
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, K, 300)
+    Z = 3.0 * np.eye(K)[y] + rng.normal(size=(300, K))
+    a = PlattScaler().fit(Z, y)
+    for w in (np.full(300, 1 / 300), np.full(300, 1e-300), np.full(300, 1e300)):
+        b = PlattScaler().fit(Z, y, sample_weight=w)
+        np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(Z), atol=1e-12)
+    w = rng.uniform(0.1, 3.0, 300)
+    c = PlattScaler().fit(Z, y, sample_weight=w)
+    d = PlattScaler().fit(Z, y, sample_weight=w / w.sum())
+    np.testing.assert_allclose(c.a_, d.a_, rtol=1e-9)
