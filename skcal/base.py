@@ -69,6 +69,12 @@ class BaseCalibrator(
     #: before the kernels run.
     _weight_scale_invariant = False
 
+    #: Whether integer sample weights fit exactly like repeated rows. False
+    #: where the fit holds a prior counted in rows (Platt's target smoothing):
+    #: there the fit is instead invariant to rescaling the weights, which the
+    #: common checks then test in place of repetition.
+    _sample_weight_is_repetition = True
+
     #: Whether a binary map depends on the logits only through the log-odds
     #: ``z_1 - z_0``: then a calibrator fitted on two columns accepts the 1-D
     #: log-odds at predict time and the other way round (same answer). Maps

@@ -629,6 +629,11 @@ class PlattScaler(OneVsRestCalibrator):
     # counts: only the ratios of the weights matter
     _weight_scale_invariant = True
 
+    @property
+    def _sample_weight_is_repetition(self):
+        # the smoothing prior counts rows, not weights (see target_smoothing)
+        return not self.target_smoothing
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "target_smoothing": ["boolean"],
