@@ -307,3 +307,24 @@ def test_metric_single_class_y_true_uses_the_columns(metric, prob, label):
     got = metric(y, P)
     ref = metric(y, P, labels=np.arange(P.shape[1]))
     np.testing.assert_allclose(got, ref)
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@settings(_SETTINGS, max_examples=6)
+@given(problems, st.sampled_from([-300.0, -2.0, 0.0, 3.0, 1e5]))
+def test_constant_scores_give_the_base_rate_or_warn(cls, prob, value):
+    # issue 16: never an arbitrary map set by a regulariser
+    seed, n, k, _ = prob
+    _, y = _problem(seed, max(n, 40), k, 1.0)
+    row = np.full(k, 0.0)
+    row[0] = value
+    Z = np.tile(row, (len(y), 1))
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        m = _make(cls).fit(Z, y)
+    base = np.bincount(y, minlength=k) / len(y)
+    P = m.predict_proba(Z[:1])[0]
+    if any("base rate" in str(w.message) for w in rec):
+        return  # the documented limitation, reported (temperature scaling)
+    # Platt's smoothed targets shrink by at most 1 / (N + 2) per class
+    np.testing.assert_allclose(P, base, atol=1.0 / len(y) + 1e-6)
