@@ -57,6 +57,9 @@ def _recalibrated(s, o, w, method, n_bins, strategy):
 
 
 def _decompose_event(s, o, w, score, method, n_bins, strategy):
+    keep = w > 0  # zero-weight rows neither count nor move the fits
+    if not keep.all():
+        s, o, w = s[keep], o[keep], w[keep]
     W = np.sum(w)
     base = np.sum(w * o) / W
     recal, bin_mean = _recalibrated(s, o, w, method, n_bins, strategy)
