@@ -72,10 +72,16 @@ def test_smooth_ece_weights_are_repetitions(rng):
 def test_smooth_reliability_curve_is_kernel_regression(rng):
     y, p = _binary(rng, 2000, 2.0)
     curve = M.smooth_reliability_curve(y, p, kind="binary", n_points=51)
-    # where scores are dense, the smoothed frequency tracks p**2 (the truth)
+    # where scores are dense, the smoothed frequency tracks p**2 (the truth),
+    # and it is the kernel regression of the outcomes (plain reference)
     mid = (curve.x > 0.2) & (curve.x < 0.8)
     assert np.max(np.abs(curve.prob_true[mid] - curve.x[mid] ** 2)) < 0.08
     assert np.trapezoid(curve.density, curve.x) == pytest.approx(1.0)
+    s = curve.bandwidth
+    t0 = curve.x[25]  # reflections at 0 and 1 of a plain Gaussian kernel
+    k = (np.exp(-(t0 - p) ** 2 / (2 * s * s)) + np.exp(-(t0 + p) ** 2 / (2 * s * s))
+         + np.exp(-(t0 - (2 - p)) ** 2 / (2 * s * s)))
+    assert curve.prob_true[25] == pytest.approx(np.sum(k * y) / np.sum(k), abs=2e-3)
     assert curve.smooth_ece == pytest.approx(
         M.smooth_calibration_error(y, p, kind="binary"))
 

@@ -279,10 +279,14 @@ def smooth_reliability_curve(
 
     Notes
     -----
-    ``prob_true(t) = t - r(t)``, with :math:`\\hat r_\\sigma` the smoothed
-    residual of :func:`smooth_calibration_error`: the curve lies on the
-    diagonal where the residuals cancel locally, and the smooth ECE is the
-    density-weighted mean of its distance to the diagonal.
+    ``prob_true`` is the Nadaraya-Watson regression of the outcomes on the
+    scores with the reflected Gaussian kernel,
+    :math:`\\hat y_\\sigma(t) = \\sum_i w_i K_\\sigma(t, s_i) o_i /
+    (\\sum_i w_i K_\\sigma(t, s_i) + \\epsilon)`, the curve of the paper's
+    diagrams (and of ``relplot``'s, without its bootstrap bagging); its
+    distance to the diagonal, weighted by the density, is close to the smooth
+    ECE (which smooths the residuals :math:`s_i - o_i` instead of the
+    outcomes, so the scores' own smoothing cancels).
 
     References
     ----------
@@ -309,13 +313,11 @@ def smooth_reliability_curve(
     if bandwidth is not None:
         sigma = float(bandwidth)
     t = np.linspace(0.0, 1.0, int(n_points))
-    _, r, dens = _smooth_at(f, o, w, sigma, t)
-    # density of the scores: the grid mass of one unit spread per point
-    total = float(np.sum(w)) if w is not None else float(f.shape[0])
-    m = max(2000, round(20 / sigma)) // 2 + 1
-    density = (dens - _DENSITY_EPS) / total * (m - 1) / 1.0
-    density = density / max(np.trapezoid(density, t), 1e-300)
-    return Bunch(x=t, prob_true=np.clip(t - r, 0.0, 1.0), density=density,
+    ones = np.ones_like(f) if w is None else w
+    mass = _apply(f, ones, t, sigma)
+    prob_true = _apply(f, ones * o, t, sigma) / (mass + _DENSITY_EPS)
+    density = mass / max(np.trapezoid(mass, t), 1e-300)
+    return Bunch(x=t, prob_true=np.clip(prob_true, 0.0, 1.0), density=density,
                  bandwidth=sigma, smooth_ece=value)
 
 
