@@ -37,8 +37,8 @@ __all__ = ["binomial_interval", "confidence_interval", "paired_difference_interv
 _METHODS = ("percentile", "basic", "BCa")
 _BINOMIAL = ("clopper-pearson", "wilson", "jeffreys")
 
-#: Row indices per batch of resamples (int64: 32 MiB).
-_BATCH_ELEMENTS = 2**22
+#: Row indices per batch of resamples (int64: 8 MiB).
+_BATCH_ELEMENTS = 2**20
 
 
 # --------------------------------------------------------------------------
@@ -539,7 +539,7 @@ _SHARED_DOC = """
         every call (and on NumPy and torch input).
     batch : int, default=None
         Resamples evaluated at once. By default as many as keep a batch of
-        row indices below ``2**22`` entries (32 MiB), which bounds the memory
+        row indices below ``2**20`` entries (8 MiB), which bounds the memory
         whatever ``n_resamples``.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights of the metric. Rows are the resampling units: a row
