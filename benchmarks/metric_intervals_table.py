@@ -54,7 +54,11 @@ def _row(name, method, y, Z, args, seed):
     sp = M.spiegelhalter_test(y, Z, input_type="logits").pvalue
     ks = M.kolmogorov_smirnov_calibration_test(y, Z, input_type="logits").pvalue
     return [name, method, _pct(ece), _pct(dce), _pct(sm), _pct(acc),
-            _pct(nll, 1, 4), _pct(brier, 1, 4), f"{sp:.2g}", f"{ks:.2g}"]
+            _pct(nll, 1, 4), _pct(brier, 1, 4), _p(sp), _p(ks)]
+
+
+def _p(p):
+    return "<1e-300" if p == 0 else f"{p:.2g}"
 
 
 HEADER = ["set", "method", "ECE %", "debiased CE %", "smECE %", "acc %", "NLL",
