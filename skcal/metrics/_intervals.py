@@ -158,18 +158,31 @@ def _check_level(level):
 # --------------------------------------------------------------------------
 
 
+def _multiplicities(idx, n):
+    """How often each row occurs in each resample: float64 ``(B, n)`` from ``(B, n)`` indices.
+
+    One scatter-add of the indices; the per-bin sums are then sequential
+    passes over the rows (faster than gathering every per-row array).
+    """
+    B = idx.shape[0]
+    flat = (idx + (np.arange(B) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(np.float64)
+
+
 class _MeanStat:
     """``sum_i w_i a_i / sum_i w_i`` (Brier, NLL, accuracy)."""
 
     def __init__(self, a, w):
         self.a, self.w = a, w
         self.n = a.shape[0]
+        self.wa = a if w is None else w * a
 
     def __call__(self, idx):
-        if self.w is None:
-            return self.a[idx].mean(axis=-1)
-        w = self.w[idx]
-        return (w * self.a[idx]).sum(axis=-1) / w.sum(axis=-1)
+        one = idx.ndim == 1
+        cnt = _multiplicities(np.atleast_2d(idx), self.n)
+        W = cnt.sum(axis=1) if self.w is None else cnt @ self.w
+        out = (cnt @ self.wa) / W
+        return out[0] if one else out
 
     def jackknife(self):
         w = np.ones(self.n) if self.w is None else self.w
@@ -196,14 +209,16 @@ class _BinnedStat:
         """Per-bin ``W``, ``P``, ``T`` of each resample: shape ``(B, G, nb)``."""
         B, C = idx.shape[0], self.G * self.nb
         off = (np.arange(B) * C)[:, None]
-        w = np.ones(idx.shape) if self.w is None else self.w[idx]
+        w = _multiplicities(idx, self.n)  # (B, n) weight of every row
+        if self.w is not None:
+            w *= self.w
         W = np.zeros(B * C)
         P, T = np.zeros(B * C), np.zeros(B * C)
         for g in range(self.G):
-            cid = (self.cells[:, g][idx] + off).ravel()
+            cid = (self.cells[:, g] + off).ravel()
             W += np.bincount(cid, w.ravel(), B * C)
-            P += np.bincount(cid, (w * self.s[:, g][idx]).ravel(), B * C)
-            T += np.bincount(cid, (w * self.o[:, g][idx]).ravel(), B * C)
+            P += np.bincount(cid, (w * self.s[:, g]).ravel(), B * C)
+            T += np.bincount(cid, (w * self.o[:, g]).ravel(), B * C)
         shape = (B, self.G, self.nb)
         return W.reshape(shape), P.reshape(shape), T.reshape(shape)
 
