@@ -362,6 +362,8 @@ def test_interval_errors(rng):
         M.confidence_interval("ece", y, p, confidence_level=1.0)
     with pytest.raises(TypeError, match="does not take"):
         M.confidence_interval("brier", y, p, n_bins=3)
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        M.confidence_interval("brier", [1], [0.3])
 
 
 # --------------------------------------------------------------------------

@@ -492,6 +492,8 @@ def _batch(batch, n_resamples, n, groups):
 
 def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     """scipy.stats.bootstrap over row indices; BCa from an O(n) jackknife when known."""
+    if n < 2:
+        raise ValueError("A bootstrap interval needs at least 2 samples.")
     data = (np.arange(n),)
 
     def stat(idx, axis=-1):
@@ -622,7 +624,8 @@ def confidence_interval(
     ------
     ValueError
         As the metric, and for an unknown metric or method, ``n_resamples``
-        below 2 or a ``confidence_level`` outside (0, 1).
+        below 2, a ``confidence_level`` outside (0, 1) or fewer than 2
+        samples.
     TypeError
         For a metric option the metric does not take.
 
