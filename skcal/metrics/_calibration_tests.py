@@ -41,7 +41,7 @@ _PARAMS = """
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Probabilities (or logits with ``input_type="logits"``); a 1-D array is
         the probability of the second class of a binary problem.
-    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
         The event tested: the top-label confidence against correctness, the
         column ``class_index`` against ``1[y = labels[class_index]]``, or the
         positive class of a binary problem.
@@ -50,7 +50,7 @@ _PARAMS = """
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative frequency weights: a weight of 2 is the same as the row
         repeated (the weights' scale sets the sample size of the test).
-    input_type : {{"probabilities", "logits"}}, default="probabilities"
+    input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``.
     labels : array-like of shape (n_classes,), default=None
         Class of each column of ``y_prob`` (see :func:`calibration_error`).""".strip()

@@ -118,13 +118,13 @@ _PARAMS = """
         True labels (a ``torch.Tensor`` is accepted).
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Probabilities (or logits with ``input_type="logits"``).
-    method : {{"corp", "binned"}}, default="corp"
+    method : {"corp", "binned"}, default="corp"
         ``"corp"``: recalibrate by isotonic regression (pool-adjacent-
         violators, tied scores pooled), the CORP approach of Dimitriadis,
         Gneiting and Jordan (2021): no tuning parameter, and the
         miscalibration term is never negative. ``"binned"``: recalibrate by
         the observed frequency of each bin (Murphy 1973).
-    kind : {{"classwise", "top-label", "binary"}}, default="classwise"
+    kind : {"classwise", "top-label", "binary"}, default="classwise"
         Which binary events are decomposed. ``"classwise"``: every class
         against the rest, terms summed over classes, halved for 2 classes
         (see ``scale_by_half``); ``"binary"``: the positive class;
@@ -135,11 +135,11 @@ _PARAMS = """
         One column of ``y_prob`` for ``kind="classwise"``.
     n_bins : int, default=15
         Bins for ``method="binned"``.
-    strategy : {{"uniform", "quantile"}}, default="uniform"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Bin rule for ``method="binned"`` (as in :func:`calibration_error`).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (a weight of 2 is a repeated row).
-    input_type : {{"probabilities", "logits"}}, default="probabilities"
+    input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``.
     labels : array-like of shape (n_classes,), default=None
         Class of each column of ``y_prob`` (see :func:`calibration_error`).
@@ -156,10 +156,10 @@ _NOTES = """
 
     .. math::
 
-        \\mathrm{{MCB}} = S(s, o) - S(\\hat p, o),\\quad
-        \\mathrm{{DSC}} = S(\\bar o, o) - S(\\hat p, o),\\quad
-        \\mathrm{{UNC}} = S(\\bar o, o),\\qquad
-        S(s, o) = \\mathrm{{MCB}} - \\mathrm{{DSC}} + \\mathrm{{UNC}}
+        \\mathrm{MCB} = S(s, o) - S(\\hat p, o),\\quad
+        \\mathrm{DSC} = S(\\bar o, o) - S(\\hat p, o),\\quad
+        \\mathrm{UNC} = S(\\bar o, o),\\qquad
+        S(s, o) = \\mathrm{MCB} - \\mathrm{DSC} + \\mathrm{UNC}
 
     exactly (up to rounding). With CORP, MCB and DSC are non-negative,
     because the isotonic fit minimises every proper score among monotone
