@@ -42,7 +42,8 @@ def test_smooth_ece_matches_relplot_random(n, power):
     relplot = pytest.importorskip("relplot")
     rng = np.random.default_rng(n)
     y, p = _binary(rng, n, power)
-    value, sigma = M.smooth_calibration_error(y, p, kind="binary", return_bandwidth=True)
+    value, sigma = M.smooth_calibration_error(y, p, kind="binary",
+                                              return_bandwidth=True)
     ref, ref_sigma = relplot.smECE(p, y, return_width=True)
     assert sigma == ref_sigma
     assert abs(value - ref) < 1e-6
@@ -56,7 +57,8 @@ def test_smooth_ece_matches_relplot_real(name):
     P = softmax(d["logits_test"].astype(np.float64), axis=1)
     conf, correct = relplot.multiclass_logits_to_confidences(P, d["y_test"], probs=True)
     ref = relplot.smECE(conf, correct)
-    value = M.smooth_calibration_error(d["y_test"], d["logits_test"], input_type="logits")
+    value = M.smooth_calibration_error(d["y_test"], d["logits_test"],
+                                       input_type="logits")
     assert abs(value - ref) < 1e-6
 
 
@@ -100,7 +102,8 @@ def test_debiased_matches_uncertainty_calibration_binary(seed):
     cal = pytest.importorskip("calibration")
     rng = np.random.default_rng(seed)
     y, p = _binary(rng, 1500, 1.4)
-    ours = M.debiased_calibration_error(y, p, kind="binary", strategy="uniform", n_bins=10)
+    ours = M.debiased_calibration_error(y, p, kind="binary", strategy="uniform",
+                                        n_bins=10)
     ref = cal.lower_bound_scaling_ce(p, y, p=2, debias=True, num_bins=10,
                                      binning_scheme=_uniform_bins_ref(cal))
     assert ours == pytest.approx(ref, rel=1e-10, abs=1e-14)
@@ -131,7 +134,8 @@ def test_debiased_quantile_plain_reference(rng):
         acc, conf = y[sel].mean(), p[sel].mean()
         total += nm / 777 * ((acc - conf) ** 2 - acc * (1 - acc) / (nm - 1))
     ref = np.sqrt(max(total, 0))
-    assert M.debiased_calibration_error(y, p, kind="binary", n_bins=8) == pytest.approx(ref)
+    got = M.debiased_calibration_error(y, p, kind="binary", n_bins=8)
+    assert got == pytest.approx(ref)
 
 
 def test_debiased_below_plugin_and_weights_are_repetitions(rng):
@@ -224,7 +228,8 @@ def test_tests_detect_miscalibration_and_weights_are_repetitions(rng):
         assert test(y, p, kind="binary").pvalue < 1e-6
         w = rng.integers(0, 3, size=3000)
         rep = np.repeat(np.arange(3000), w)
-        a, b = test(y, p, kind="binary", sample_weight=w), test(y[rep], p[rep], kind="binary")
+        a = test(y, p, kind="binary", sample_weight=w)
+        b = test(y[rep], p[rep], kind="binary")
         assert a.statistic == pytest.approx(b.statistic, rel=1e-10)
     y, p = _binary(rng, 3000, 1.0)
     assert M.spiegelhalter_test(y, p, kind="binary").pvalue > 1e-3
@@ -496,7 +501,8 @@ _SCALARS = [
     lambda y, P, **k: M.spiegelhalter_test(y, P, **k).statistic,
     lambda y, P, **k: M.kuiper_calibration_test(y, P, **k).statistic,
     lambda y, P, **k: M.brier_decomposition(y, P, **k).miscalibration,
-    lambda y, P, **k: M.log_loss_decomposition(y, P, method="binned", **k).discrimination,
+    lambda y, P, **k: M.log_loss_decomposition(
+        y, P, method="binned", **k).discrimination,
 ]
 
 
@@ -509,7 +515,8 @@ def test_float32_and_torch_agree(func, rng):
     got = func(torch.as_tensor(y), torch.as_tensor(P))
     assert got == pytest.approx(ref, rel=1e-12, abs=1e-14)
     logits = np.log(P)
-    assert func(y, logits, input_type="logits") == pytest.approx(ref, rel=1e-9, abs=1e-12)
+    got = func(y, logits, input_type="logits")
+    assert got == pytest.approx(ref, rel=1e-9, abs=1e-12)
 
 
 def test_new_scorers_in_cross_validation():

@@ -525,12 +525,13 @@ def format_table(rows, fmt="text", datasets=None):
             out.append(line(list(_HEADERS)))
             out.append(line(["-" * w for w in widths]))
             out.extend(line(c) for c in cells)
-        if any(r.get("nll_best") in (True, False) for r in rows if r["dataset"] == name):
+        mine = [r for r in rows if r["dataset"] == name]
+        if any(r.get("nll_best") in (True, False) for r in mine):
             out.append("")
             out.append(
                 f"[low, high]: {100 * CONFIDENCE_LEVEL:.0f}% percentile bootstrap "
-                f"interval on the test split. {BEST_MARK}: the best method, or one that "
-                "a paired bootstrap on the test split cannot tell apart from it "
+                f"interval on the test split. {BEST_MARK}: the best method, or one "
+                "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
             )
         out.append("")

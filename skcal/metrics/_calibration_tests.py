@@ -180,7 +180,8 @@ def _bm_range_sf(x):
         cdf = np.sum((8 / x**2 + 2 / (k**2 * np.pi**2))
                      * np.exp(-2 * k**2 * np.pi**2 / x**2))
         return float(min(max(1.0 - cdf, 0.0), 1.0))
-    k = np.arange(1, 80)  # 8 sum (-1)^(k-1) k Phi_bar(k x): density 8 sum (-1)^(k-1) k^2 phi(kx)
+    # 8 sum (-1)^(k-1) k Phi_bar(k x), from the density 8 sum (-1)^(k-1) k^2 phi(k x)
+    k = np.arange(1, 80)
     return float(min(8 * np.sum((-1.0) ** (k - 1) * k * ndtr(-k * x)), 1.0))
 
 

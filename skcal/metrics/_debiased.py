@@ -114,10 +114,12 @@ def debiased_calibration_error(
         \\widehat{{\\mathrm{{CE}}}}^2 = \\sum_m w_m \\Big[(\\mathrm{{acc}}_m -
         \\mathrm{{conf}}_m)^2 - \\frac{{\\mathrm{{acc}}_m (1 -
         \\mathrm{{acc}}_m)}}{{N_m - 1}}\\Big],
-        \\qquad \\widehat{{\\mathrm{{CE}}}} = \\sqrt{{\\max(\\widehat{{\\mathrm{{CE}}}}^2, 0)}}.
+        \\qquad \\widehat{{\\mathrm{{CE}}}} =
+        \\sqrt{{\\max(\\widehat{{\\mathrm{{CE}}}}^2, 0)}}.
 
     Bins with :math:`N_m < 2` contribute 0. With ``kind="classwise"`` the
-    result is :math:`\\big(\\frac1K \\sum_k \\max(\\widehat{{\\mathrm{{CE}}}}_k^2, 0)\\big)^{{1/2}}`.
+    result is
+    :math:`\\big(\\frac1K \\sum_k \\max(\\widehat{{\\mathrm{{CE}}}}_k^2, 0)\\big)^{{1/2}}`.
     These are the numbers of the reference implementation
     (``calibration.get_calibration_error(..., p=2, debias=True)`` of the
     ``uncertainty-calibration`` package) for the same bins; that package's

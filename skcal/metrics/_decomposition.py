@@ -1,4 +1,4 @@
-"""Brier score and log loss decompositions: miscalibration, discrimination, uncertainty."""
+"""Brier score and log loss = miscalibration - discrimination + uncertainty."""
 
 import numpy as np
 from scipy.optimize import isotonic_regression

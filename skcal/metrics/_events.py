@@ -50,7 +50,7 @@ def event_vectors(inp, kind, class_index=None):
 
 
 def class_vectors(inp):
-    """Yield ``(k, score, outcome)`` float64 NumPy vectors for every class column ``k``."""
+    """Yield ``(k, score, outcome)`` float64 NumPy vectors for every class ``k``."""
     xp = _rows.ops(inp)
     n, K = inp.scores.shape[0], _rows.n_columns(inp)
     shift = (

@@ -1,4 +1,4 @@
-"""Confidence intervals: bootstrap intervals of scalar metrics, binomial intervals of bins.
+"""Confidence intervals: bootstrap intervals of metrics, binomial intervals of bins.
 
 :func:`confidence_interval` resamples rows with :func:`scipy.stats.bootstrap`,
 but never the ``(n_samples, n_classes)`` probabilities: each metric is first
@@ -159,7 +159,7 @@ def _check_level(level):
 
 
 def _multiplicities(idx, n):
-    """How often each row occurs in each resample: float64 ``(B, n)`` from ``(B, n)`` indices.
+    """Row multiplicities of each resample: float64 ``(B, n)`` from ``(B, n)`` indices.
 
     One scatter-add of the indices; the per-bin sums are then sequential
     passes over the rows (faster than gathering every per-row array).
@@ -470,7 +470,8 @@ def _rng(random_state):
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
     if random_state is None or (
-        isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, bool)
     ):
         return np.random.default_rng(random_state)
     raise ValueError(
@@ -492,7 +493,9 @@ def _check_resampling(method, n_resamples, batch):
     if batch is not None and (
         isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 1
     ):
-        raise ValueError(f"batch must be None or an integer >= 1, got {_plain(batch)!r}.")
+        raise ValueError(
+            f"batch must be None or an integer >= 1, got {_plain(batch)!r}."
+        )
 
 
 def _batch(batch, n_resamples, n, groups):

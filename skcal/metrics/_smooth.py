@@ -78,7 +78,7 @@ def _smooth_ece_sigma(f, o, w, sigma):
 
 
 def _smooth_ece_rows(f, o, w):
-    """``(smECE, bandwidth)`` of scores ``f``, outcomes ``o`` and frequency weights ``w``."""
+    """``(smECE, bandwidth)`` of scores ``f``, outcomes ``o``, frequency weights ``w``."""
     def fixed(sigma):
         return sigma < _MIN_BANDWIDTH or sigma < _smooth_ece_sigma(f, o, w, sigma)
 
