@@ -13,6 +13,7 @@ Examples
     skcal benchmark                         # every method on the bundled sets
     skcal benchmark --data my_logits.npz    # your own logits
     skcal benchmark --output results/       # also Markdown, CSV, PNG diagrams
+    skcal benchmark --resamples 0           # no bootstrap intervals (faster)
 """
 
 import argparse
@@ -30,6 +31,19 @@ FAST_DATASET = "cifar10_resnet20_chenyaofo"
 
 class _UserError(Exception):
     """An error in the user's input: reported in one line, exit code 2."""
+
+
+def _resamples(text):
+    """argparse type of ``--resamples``: 0 or an integer >= 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 or an integer >= 2, got {text!r}"
+        ) from None
+    if value < 0 or value == 1:
+        raise argparse.ArgumentTypeError(f"must be 0 or an integer >= 2, got {value}")
+    return value
 
 
 def _seed(text):
@@ -159,6 +173,12 @@ def _parser():
         help="timed runs per method after one untimed warm-up; the table shows "
         "the median (default: 3)",
     )
+    b.add_argument(
+        "--resamples", type=_resamples, default=1000, metavar="N",
+        help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
+        "accuracy and for the paired comparison with the best method, whose "
+        "ties are marked '*' (default: 1000; 0: no intervals)",
+    )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -254,11 +274,12 @@ def _benchmark(args):
     show_bar = not args.quiet and sys.stderr.isatty()
     rows = bm.run_benchmark(
         datasets, methods, peers=peers, random_state=args.seed,
-        progress=show_bar, keep_proba=out_dir is not None, n_repeats=args.repeats,
+        progress=show_bar, keep_proba=out_dir is not None,
+        n_resamples=args.resamples, n_repeats=args.repeats,
     )
-    print(bm.timing_note(args.repeats))
     by_name = {d.name: d for d in datasets}
     print(bm.format_table(rows, "text", by_name))
+    print(bm.timing_note(args.repeats))
     failed = bm.failed_datasets(rows)
     if failed:  # no method could calibrate it: bad input, not a method bug
         name, status = next(iter(failed.items()))
@@ -268,11 +289,16 @@ def _benchmark(args):
             f"{status[len('error: '):]}"
         )
     if out_dir is not None:
+        intervals = (
+            f" Intervals: {args.resamples} bootstrap resamples of the test split."
+            if args.resamples else ""
+        )
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
             "the test split. ECE: 15 equal-width bins. "
             + bm.timing_note(args.repeats)
-            + f" Seed: {args.seed}.\n\n" + bm.format_table(rows, "markdown", by_name)
+            + f"{intervals} Seed: {args.seed}.\n\n"
+            + bm.format_table(rows, "markdown", by_name)
         )
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")
         bm.write_csv(rows, out_dir / "benchmark.csv")
