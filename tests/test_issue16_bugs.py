@@ -421,3 +421,31 @@ def test_platt_weight_scale_invariance(K):
     c = PlattScaler().fit(Z, y, sample_weight=w)
     d = PlattScaler().fit(Z, y, sample_weight=w / w.sum())
     np.testing.assert_allclose(c.a_, d.a_, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- torch paths of the fixes
+def test_torch_quantile_bins_and_tied_rows_match_numpy():
+    torch = pytest.importorskip("torch")
+    from skcal.metrics import calibration_error, reliability_curve
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet([1, 1, 1], size=50)
+    y = rng.integers(0, 3, 50)
+    w = rng.integers(0, 4, 50).astype(float)
+    w[0] = 1
+    for kind in ("top-label", "classwise"):
+        a = calibration_error(y, P, kind=kind, strategy="quantile", n_bins=7,
+                              sample_weight=w)
+        b = calibration_error(torch.as_tensor(y), torch.as_tensor(P), kind=kind,
+                              strategy="quantile", n_bins=7,
+                              sample_weight=torch.as_tensor(w))
+        assert b == pytest.approx(a, rel=1e-12)
+    c = reliability_curve(torch.as_tensor(y), torch.as_tensor(P), strategy="quantile",
+                          n_bins=7, sample_weight=torch.as_tensor(w))
+    r = reliability_curve(np.repeat(y, w.astype(int)), np.repeat(P, w.astype(int), 0),
+                          strategy="quantile", n_bins=7)
+    np.testing.assert_array_equal(c.bin_edges, r.bin_edges)
+    Z = torch.tensor([[0.0, -1000.0], [0.0, 0.0]], dtype=torch.float64)
+    with pytest.warns(ConvergenceWarning, match="separate"):
+        ts = TemperatureScaler().fit(Z, torch.tensor([0, 1]))
+    assert ts.temperature_ == pytest.approx(1e-6)
