@@ -11,6 +11,7 @@ from ._logits import ClassifierLogits
 from ._platt import PlattScaler
 from ._temperature import TemperatureScaler
 from ._vector import VectorScaler
+from .scaling import LocalTemperatureScaler
 
 __version__ = "0.1.0"
 
@@ -18,6 +19,7 @@ __all__ = [
     "CalibratedClassifier",
     "ClassifierLogits",
     "IsotonicScaler",
+    "LocalTemperatureScaler",
     "PlattScaler",
     "TemperatureScaler",
     "VectorScaler",

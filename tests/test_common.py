@@ -8,7 +8,13 @@ from skcal.utils.estimator_checks import (
     parametrize_with_calibrator_checks,
 )
 
-_NAMES = ["TemperatureScaler", "VectorScaler", "PlattScaler", "IsotonicScaler"]
+_NAMES = [
+    "TemperatureScaler",
+    "VectorScaler",
+    "PlattScaler",
+    "IsotonicScaler",
+    "LocalTemperatureScaler",
+]
 
 
 def _calibrators():
