@@ -38,6 +38,7 @@ SKCAL_METHODS = {
     "vector": "VectorScaler",
     "platt": "PlattScaler",
     "isotonic": "IsotonicScaler",
+    "local-temperature": "LocalTemperatureScaler",
 }
 
 #: Peers so slow (netcal's 1000-epoch vector scaling: minutes at K=100) that
