@@ -52,7 +52,7 @@ def _seed(text):
 
 
 def _parser():
-    from ._benchmark import available_methods
+    from .benchmark._benchmark import available_methods
     from .datasets import list_datasets
 
     parser = argparse.ArgumentParser(
@@ -186,7 +186,7 @@ def _file_name(name):
 
 def _shifted(args, datasets):
     """Shifted copies of the data sets asked for by --shift-data / --label-shift."""
-    from ._shift import with_label_shift, with_shift_data
+    from .benchmark._shift import with_label_shift, with_shift_data
     from .datasets import load_logits_file
 
     out = []
@@ -211,7 +211,7 @@ def _shifted(args, datasets):
 
 
 def _benchmark(args):
-    from . import _benchmark as bm
+    from .benchmark import _benchmark as bm
 
     peers = not (args.no_peers or args.fast)
     methods = None
@@ -271,7 +271,7 @@ def _benchmark(args):
     by_name = {d.name: d for d in datasets + shifted}
     print(bm.format_table(rows, "text", by_name))
     if shifted:
-        from ._shift import format_shift_table
+        from .benchmark._shift import format_shift_table
 
         print("Under shift (change = shifted - unshifted test split)\n")
         print(format_shift_table(rows, shifted))
@@ -290,7 +290,7 @@ def _benchmark(args):
             f" Seed: {args.seed}.\n\n" + bm.format_table(rows, "markdown", by_name)
         )
         if shifted:
-            from ._shift import format_shift_table
+            from .benchmark._shift import format_shift_table
 
             md += "\n## Under shift\n\n" + format_shift_table(rows, shifted, "markdown")
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")

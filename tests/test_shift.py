@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
-from skcal._shift import label_shift_indices, with_label_shift
+from skcal.benchmark._shift import label_shift_indices, with_label_shift
 from skcal.cli import main
 from skcal.datasets import load_logits
 

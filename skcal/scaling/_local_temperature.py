@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, validate_data
 
-from .._temperature import fit_temperature
+from ._temperature import fit_temperature
 from ..base import BaseCalibrator
 from ..utils._array import is_torch_tensor, to_numpy
 from ..utils.validation import check_scores

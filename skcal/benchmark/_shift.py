@@ -151,7 +151,7 @@ def format_shift_table(rows, shifted_sets, fmt="text"):
     Parameters
     ----------
     rows : list of dict
-        Output of :func:`skcal._benchmark.run_benchmark` over the base data
+        Output of :func:`skcal.benchmark.run_benchmark` over the base data
         sets and their shifted copies.
     shifted_sets : list of Bunch
         The shifted copies (each has ``shift["base"]``).
