@@ -52,18 +52,22 @@ def test_label_shift_indices_follow_drawn_priors():
 
 def test_cli_label_shift_matches_independent_computation(capsys):
     rc = main(["benchmark", "--fast", "--dataset", SET, "--methods", "temperature",
-               "--label-shift", "0.5", "--seed", "1", "--quiet"])
+               "--label-shift", "0.5", "--shift-draws", "3", "--seed", "1", "--quiet"])
     out = capsys.readouterr().out
     assert rc == 0
     d = load_logits(SET)
-    s = with_label_shift(d, 0.5, random_state=1)
-    assert "Under shift" in out and f"{len(s.y_test)} rows" in out
+    draws = [with_label_shift(d, 0.5, random_state=1, draw=k) for k in range(3)]
+    assert len({len(s.y_test) for s in draws}) == 3  # independent draws
+    assert "Under shift" in out and "3 draw(s)" in out
+    assert "label shift" not in out.split("Under shift")[0]  # summarised, not listed
     T = _ts_reference(d.logits_val, d.y_val)
     row = _table_row(out, f"{SET}: fitted on", "temperature")
-    nll, nll_shift, change = map(float, row[1:4])
+    nll, nll_shift, change, sd = map(float, row[1:5])
+    shifted = [_nll(s.logits_test, s.y_test, T) for s in draws]
     assert nll == pytest.approx(_nll(d.logits_test, d.y_test, T), abs=1e-4)
-    assert nll_shift == pytest.approx(_nll(s.logits_test, s.y_test, T), abs=1e-4)
+    assert nll_shift == pytest.approx(np.mean(shifted), abs=1e-4)
     assert change == pytest.approx(nll_shift - nll, abs=2e-4)
+    assert sd == pytest.approx(np.std(shifted, ddof=1), abs=1e-4)
 
 
 def test_cli_shift_data_file(tmp_path, capsys):
@@ -92,6 +96,7 @@ def test_cli_shift_data_file(tmp_path, capsys):
         (["--shift-data", "BINARY"], "classes"),
         (["--label-shift", "0"], "positive"),
         (["--label-shift", "nan"], "positive"),
+        (["--label-shift", "1", "--shift-draws", "0"], ">= 1"),
     ],
 )
 def test_cli_shift_usage_errors_exit_2(tmp_path, capsys, extra, match):

@@ -73,7 +73,7 @@ def label_shift_indices(y, alpha, random_state=0, n_classes=None):
     return np.sort(np.concatenate(idx)), priors
 
 
-def with_label_shift(data, alpha, random_state=0):
+def with_label_shift(data, alpha, random_state=0, draw=0):
     """A copy of ``data`` whose test split is label-shifted.
 
     Parameters
@@ -84,21 +84,25 @@ def with_label_shift(data, alpha, random_state=0):
     alpha : float > 0
         Dirichlet concentration (see :func:`label_shift_indices`).
     random_state : int, default=0
+    draw : int, default=0
+        Index of the draw: draws ``0, 1, ...`` with the same ``random_state``
+        are independent (seeded by ``SeedSequence([random_state, draw])``).
 
     Returns
     -------
     shifted : Bunch
         Same calibration split; ``logits_test``/``y_test`` subsampled; name
-        ``"<name> | label shift a=<alpha>"``; ``shift`` describes it
-        (``kind``, ``alpha``, ``priors``, ``n_test``).
+        ``"<name> | label shift a=<alpha> #<draw>"``; ``shift`` describes it
+        (``kind``, ``alpha``, ``priors``, ``n_test``, ``base``, ``draw``).
     """
-    idx, priors = label_shift_indices(data.y_test, alpha, random_state, data.n_classes)
+    seed = np.random.SeedSequence([int(random_state), int(draw)])
+    idx, priors = label_shift_indices(data.y_test, alpha, seed, data.n_classes)
     out = Bunch(**data)
     out.logits_test = np.asarray(data.logits_test)[idx]
     out.y_test = np.asarray(data.y_test)[idx]
-    out.name = f"{data.name} | label shift a={alpha:g}"
+    out.name = f"{data.name} | label shift a={alpha:g} #{draw}"
     out.shift = {"kind": "label", "alpha": float(alpha), "priors": priors,
-                 "n_test": int(len(idx)), "base": data.name}
+                 "n_test": int(len(idx)), "base": data.name, "draw": int(draw)}
     return out
 
 
@@ -146,7 +150,7 @@ def _f(v, scale=1.0, digits=4, sign=False):
 
 
 def format_shift_table(rows, shifted_sets, fmt="text"):
-    """Per method: NLL and ECE on the test split, on the shifted test set, and the change.
+    """Per method: NLL and ECE on the test split, on the shifted test set(s), and the change.
 
     Parameters
     ----------
@@ -154,7 +158,10 @@ def format_shift_table(rows, shifted_sets, fmt="text"):
         Output of :func:`skcal.benchmark.run_benchmark` over the base data
         sets and their shifted copies.
     shifted_sets : list of Bunch
-        The shifted copies (each has ``shift["base"]``).
+        The shifted copies (each has ``shift["base"]``). Several label-shift
+        draws of one base set are averaged: the shifted columns are the
+        means over the draws and ``sd`` the standard deviation of the NLL
+        change across them.
     fmt : {"text", "markdown"}, default="text"
 
     Returns
@@ -162,28 +169,39 @@ def format_shift_table(rows, shifted_sets, fmt="text"):
     table : str
     """
     by = {(r["dataset"], r["method"]): r for r in rows}
-    headers = ("method", "NLL", "NLL shift", "change", "ECE %", "ECE % shift", "change",
-               "acc %", "acc % shift")
-    out = []
+    headers = ("method", "NLL", "NLL shift", "change", "sd", "ECE %", "ECE % shift",
+               "change", "acc %", "acc % shift")
+    groups = {}
     for s in shifted_sets:
-        base = s.shift["base"]
-        desc = (f"Dirichlet(a={s.shift['alpha']:g}) class priors "
-                f"{np.round(s.shift['priors'], 3).tolist()}"
-                if s.shift["kind"] == "label" else f"test rows from {s.shift['source']}")
-        title = (f"{base}: fitted on its calibration split; shifted test set: {desc}, "
-                 f"{s.shift['n_test']} rows")
+        groups.setdefault((s.shift["base"], s.shift["kind"]), []).append(s)
+    out = []
+    for (base, kind), sets in groups.items():
+        n_rows = int(np.mean([s.shift["n_test"] for s in sets]))
+        if kind == "label":
+            a = sets[0].shift["alpha"]
+            desc = (f"{len(sets)} draw(s) of Dirichlet(a={a:g}) class priors, "
+                    f"mean {n_rows} rows")
+            if len(sets) == 1:
+                desc += f", priors {np.round(sets[0].shift['priors'], 3).tolist()}"
+        else:
+            desc = f"every row of {sets[0].shift['source']}, {n_rows} rows"
+        title = f"{base}: fitted on its calibration split; shifted test set: {desc}"
         cells = []
-        for (d, m), r in by.items():
-            if d != base or (s.name, m) not in by:
+        methods = [m for (d, m) in by if d == base]
+        for m in methods:
+            r = by[(base, m)]
+            qs = [by.get((s.name, m)) for s in sets]
+            if not r["status"].startswith("ok") or any(
+                q is None or not q["status"].startswith("ok") for q in qs
+            ):
                 continue
-            q = by[(s.name, m)]
-            if not (r["status"].startswith("ok") and q["status"].startswith("ok")):
-                continue
+            mean = {k: float(np.mean([q[k] for q in qs])) for k in ("nll", "ece", "accuracy")}
+            sd = float(np.std([q["nll"] for q in qs], ddof=1)) if len(qs) > 1 else math.nan
             cells.append([
-                m, _f(r["nll"]), _f(q["nll"]), _f(q["nll"] - r["nll"], sign=True),
-                _f(r["ece"], 100, 2), _f(q["ece"], 100, 2),
-                _f(q["ece"] - r["ece"], 100, 2, sign=True),
-                _f(r["accuracy"], 100, 2), _f(q["accuracy"], 100, 2),
+                m, _f(r["nll"]), _f(mean["nll"]), _f(mean["nll"] - r["nll"], sign=True),
+                _f(sd), _f(r["ece"], 100, 2), _f(mean["ece"], 100, 2),
+                _f(mean["ece"] - r["ece"], 100, 2, sign=True),
+                _f(r["accuracy"], 100, 2), _f(mean["accuracy"], 100, 2),
             ])
         if fmt == "markdown":
             out.append(f"### {title}\n")
