@@ -29,11 +29,13 @@ _FAMILY_TITLES = (
 
 
 def _public_path(name, cls):
-    """``TemperatureScaler`` if exported from skcal, else e.g. ``skcal.llm.Name``."""
+    """``TemperatureScaler`` if exported from skcal, else e.g. ``llm.Name`` (in skcal.llm)."""
     if getattr(skcal, name, None) is cls:
         return name
     module = ".".join(p for p in cls.__module__.split(".") if not p.startswith("_"))
-    return f"{module}.{name}"
+    # relative to the page's ``currentmodule`` (skcal): autosummary warns on
+    # items that repeat the current module
+    return f"{module.removeprefix('skcal.')}.{name}"
 
 
 def _write_calibrator_list():
@@ -52,6 +54,8 @@ def _write_calibrator_list():
                   "   :nosignatures:", ""]
         lines += [f"   {_public_path(name, cls)}" for name, cls in found]
         lines.append("")
+    # the module context, for autosummary's scan of this file (_calibrator_stubs)
+    lines = [".. currentmodule:: skcal", ""] + lines
     (DOCS_DIR / "_calibrators.inc").write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -160,6 +164,23 @@ html_sidebars = {"index": [], "install": [], "quickstart": []}
 html_show_sourcelink = False
 
 
+def _calibrator_stubs(app):
+    """Generate the stub pages of ``_calibrators.inc``.
+
+    ``autosummary_generate = True`` scans only source documents (``*.rst``),
+    not included files, so without this the calibrators' pages exist only when
+    an earlier build left them in ``generated/``.
+    """
+    from sphinx.ext.autosummary.generate import generate_autosummary_docs
+
+    generate_autosummary_docs(
+        [str(DOCS_DIR / "_calibrators.inc")], suffix=".rst", base_path=app.srcdir,
+        app=app, imported_members=app.config.autosummary_imported_members,
+        overwrite=app.config.autosummary_generate_overwrite,
+    )
+
+
 def setup(app):
+    app.connect("builder-inited", _calibrator_stubs)
     app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("source-read", _gallery_tag)

@@ -630,7 +630,7 @@ class LocalTemperatureScaler(BaseCalibrator):
 
         Parameters
         ----------
-        X : array-like or torch.Tensor of shape (n_samples, n_features_in_)
+        X : array-like or torch.Tensor of shape (n_samples, n_features_in)
             As in ``fit``.
 
         Returns
