@@ -232,3 +232,23 @@ def test_local_temperature_numpy_backprop_matches_torch_autograd():
     assert a.n_iter_ == b.n_iter_ and len(a.coefs_) == 3
     for p, q in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
         np.testing.assert_allclose(p, q, rtol=1e-9, atol=1e-12)
+
+
+def test_local_temperature_dataframe_logits_named_by_labels_and_extra_column():
+    pd = pytest.importorskip("pandas")
+    Z, y, _, d = _varying_temperature_data(600, 12, extra=True)
+    lab = np.array(list("vwxyz"))[y]
+    cols = {c: Z[:, i] for i, c in enumerate("vwxyz")}
+    df = pd.DataFrame({**cols, "domain": d})
+    ref = LocalTemperatureScaler(n_extra_features=1, max_iter=30).fit(df, lab)
+    assert ref.classes_.tolist() == list("vwxyz") and ref.n_features_in_ == 6
+    # logit columns in another order are matched to the labels by name
+    order = list("xvwzy")
+    df2 = pd.DataFrame({**{c: cols[c] for c in order}, "domain": d})
+    est = LocalTemperatureScaler(n_extra_features=1, max_iter=30).fit(df2, lab)
+    assert est.classes_.tolist() == order
+    idx = [order.index(c) for c in "vwxyz"]
+    np.testing.assert_allclose(est.predict_proba(df2)[:, idx], ref.predict_proba(df),
+                               atol=1e-12)
+    with pytest.raises(ValueError, match="feature names"):
+        ref.predict_proba(df2)

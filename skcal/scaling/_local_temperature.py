@@ -101,9 +101,13 @@ def topk_log_proba(Z, k):
         return np.empty((Z.shape[0], 0))
     m = Z.max(axis=1, keepdims=True)
     Zc = Z - m
-    lse = np.log(np.exp(Zc).sum(axis=1, keepdims=True))
-    top = -np.sort(-Zc, axis=1)[:, :k]
-    return top - lse
+    if k < Z.shape[1]:
+        top = np.partition(Zc, Z.shape[1] - k, axis=1)[:, Z.shape[1] - k:]
+    else:
+        top = Zc.copy()
+    top = -np.sort(-top, axis=1)
+    np.exp(Zc, out=Zc)
+    return top - np.log(Zc.sum(axis=1, keepdims=True))
 
 
 def _softplus(x):
@@ -198,12 +202,13 @@ def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
         def grad_fn(params):
             hs, s = forward(params, P_tr)
             T = t_min + _softplus(s)
-            Zs = Z_tr / T[:, None]
-            Zs -= Zs.max(axis=1, keepdims=True)
-            E = np.exp(Zs)
-            Pr = E / E.sum(axis=1, keepdims=True)
+            # one (n, K) temporary: p = softmax(z / T), in place (Z_tr's row
+            # maxima are 0, so z / T <= 0 and exp cannot overflow)
+            Pr = np.multiply(Z_tr, (1.0 / T)[:, None])
+            np.exp(Pr, out=Pr)
+            Pr /= Pr.sum(axis=1, keepdims=True)
             # dL/dT_i = -(w_i / T_i^2) (E_p[z_i] - z_{i,y_i})
-            ez = (Pr * Z_tr).sum(axis=1) - Z_tr[idx_tr, y_tr]
+            ez = np.einsum("ij,ij->i", Pr, Z_tr) - Z_tr[idx_tr, y_tr]
             g = (-w_tr / T**2 * ez * _sigmoid(s))[:, None]  # dL/ds
             grads = [None] * len(params)
             for i in range(len(params) - 2, -1, -2):
