@@ -130,7 +130,7 @@ def test_batch_calibrator_matches_zhou_formula_and_needs_no_labels():
     X = rng.normal(size=(80, 3)) * 2 + [1.5, 0, -1]
     w = rng.uniform(0.1, 2, size=80)
     P = softmax(X, axis=1)
-    prior = (w[:, None] * P).sum(axis=0) / w.sum()  # Zhou et al. Eq. 5 (weighted)
+    prior = (w[:, None] * P).sum(axis=0) / w.sum()  # Zhou et al.: batch mean (weighted)
     q = P / prior
     q /= q.sum(axis=1, keepdims=True)
     bc = BatchCalibrator().fit(X, sample_weight=w)

@@ -192,7 +192,7 @@ def score_options(model, prompts, option_token_ids):
     ----------
     T. Brown et al., "Language Models are Few-Shot Learners", NeurIPS 2020.
     Z. Zhao, E. Wallace, S. Feng, D. Klein, S. Singh, "Calibrate Before Use:
-    Improving Few-Shot Performance of Language Models", ICML 2021, Section 4.
+    Improving Few-Shot Performance of Language Models", ICML 2021.
     """
     import torch
 

@@ -156,12 +156,12 @@ class ContextualCalibrator(_PriorCorrection):
 
     Notes
     -----
-    Zhao et al. (Eq. 2 and Section 5) set ``W = diag(p_cf)^{-1}``, ``b = 0``
-    and predict ``softmax(W p)`` with ``p`` the option probabilities normalised
-    over the options. In log space this is
-    ``log_softmax(log_softmax(z) - log p_cf)``, which is what is computed.
-    With several content-free inputs ``p_cf`` is the mean of their normalised
-    probabilities (Section 5: "N/A", "" and "[MASK]").
+    Zhao et al. fit an affine map ``q = softmax(W p + b)`` of the option
+    probabilities ``p`` (normalised over the options) so that the
+    content-free inputs' prediction becomes uniform: ``W = diag(p_cf)^{-1}``,
+    ``b = 0``. In log space this is ``log_softmax(log_softmax(z) - log p_cf)``,
+    which is what is computed. With several content-free inputs (e.g. "N/A",
+    "" and "[MASK]") ``p_cf`` is the mean of their normalised probabilities.
 
     References
     ----------
@@ -232,9 +232,10 @@ class BatchCalibrator(_PriorCorrection):
 
     Notes
     -----
-    Zhou et al. (Eq. 5 and 6): ``p(y) ~ (1/M) sum_i p(y | x_i)`` over the
-    batch and ``score(y | x) = log p(y | x) - log p(y)``; here the scores are
-    normalised by a softmax so that they are probabilities. The per-option
+    Zhou et al. estimate the contextual prior as the batch mean
+    ``p(y) ~ (1/M) sum_i p(y | x_i)`` and score ``log p(y | x) - log p(y)``;
+    here the scores are normalised by a softmax so that they are
+    probabilities. The per-option
     mean is computed in log space, so classes whose probabilities underflow
     keep a finite prior.
 

@@ -377,7 +377,9 @@ class LocalTemperatureScaler(BaseCalibrator):
     ----------
     C. Tomani, D. Cremers, F. Buettner, "Parameterized Temperature Scaling for
     Boosting the Expressive Power in Post-Hoc Uncertainty Calibration",
-    ECCV 2022 (Eq. 4: a temperature predicted from the sorted top-k logits).
+    ECCV 2022 (prediction-specific temperatures from a neural network over the
+    sorted top-k logits; skcal trains it by NLL, starts it at the global
+    temperature and adds the shrinkage test).
     C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger, "On Calibration of Modern
     Neural Networks", ICML 2017 (global temperature scaling).
 
