@@ -33,7 +33,7 @@ def _public_path(name, cls):
     if getattr(skcal, name, None) is cls:
         return name
     module = ".".join(p for p in cls.__module__.split(".") if not p.startswith("_"))
-    # relative to the page's ``currentmodule`` (skcal): autosummary warns on
+    # relative to the list's ``currentmodule`` (skcal): autosummary warns on
     # items that repeat the current module
     return f"{module.removeprefix('skcal.')}.{name}"
 
@@ -44,7 +44,7 @@ def _write_calibrator_list():
     Generated from :func:`skcal.utils.discovery.all_calibrators` at every
     build, so a new calibrator cannot be left out of the reference.
     """
-    lines = []
+    lines = [".. currentmodule:: skcal", ""]
     for family, title in _FAMILY_TITLES:
         found = all_calibrators(family)
         if not found:
@@ -54,8 +54,6 @@ def _write_calibrator_list():
                   "   :nosignatures:", ""]
         lines += [f"   {_public_path(name, cls)}" for name, cls in found]
         lines.append("")
-    # the module context, for autosummary's scan of this file (_calibrator_stubs)
-    lines = [".. currentmodule:: skcal", ""] + lines
     (DOCS_DIR / "_calibrators.inc").write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -164,23 +162,26 @@ html_sidebars = {"index": [], "install": [], "quickstart": []}
 html_show_sourcelink = False
 
 
-def _calibrator_stubs(app):
-    """Generate the stub pages of ``_calibrators.inc``.
+def _generate_calibrator_stubs(app):
+    """Autosummary stubs of the classes listed in ``_calibrators.inc``.
 
-    ``autosummary_generate = True`` scans only source documents (``*.rst``),
-    not included files, so without this the calibrators' pages exist only when
-    an earlier build left them in ``generated/``.
+    autosummary only scans documents for its directives, not files they
+    include, so the generated list's pages are made here.
     """
     from sphinx.ext.autosummary.generate import generate_autosummary_docs
 
     generate_autosummary_docs(
-        [str(DOCS_DIR / "_calibrators.inc")], suffix=".rst", base_path=app.srcdir,
-        app=app, imported_members=app.config.autosummary_imported_members,
+        ["_calibrators.inc"],
+        suffix=".rst",
+        base_path=app.srcdir,
+        app=app,
+        imported_members=app.config.autosummary_imported_members,
         overwrite=app.config.autosummary_generate_overwrite,
+        encoding=app.config.source_encoding,
     )
 
 
 def setup(app):
-    app.connect("builder-inited", _calibrator_stubs)
+    app.connect("builder-inited", _generate_calibrator_stubs)
     app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("source-read", _gallery_tag)

@@ -13,6 +13,7 @@ Examples
     skcal benchmark                         # every method on the bundled sets
     skcal benchmark --data my_logits.npz    # your own logits
     skcal benchmark --output results/       # also Markdown, CSV, PNG diagrams
+    skcal benchmark --resamples 0           # no bootstrap intervals (faster)
     skcal benchmark --label-shift 1.0       # also on label-shifted test splits
     skcal benchmark --data a.npz --shift-data a_corrupted.npz
 """
@@ -32,6 +33,19 @@ FAST_DATASET = "cifar10_resnet20_chenyaofo"
 
 class _UserError(Exception):
     """An error in the user's input: reported in one line, exit code 2."""
+
+
+def _resamples(text):
+    """argparse type of ``--resamples``: 0 or an integer >= 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 or an integer >= 2, got {text!r}"
+        ) from None
+    if value < 0 or value == 1:
+        raise argparse.ArgumentTypeError(f"must be 0 or an integer >= 2, got {value}")
+    return value
 
 
 def _seed(text):
@@ -116,6 +130,12 @@ def _parser():
     b.add_argument(
         "--fast", action="store_true",
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
+    )
+    b.add_argument(
+        "--resamples", type=_resamples, default=1000, metavar="N",
+        help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
+        "accuracy and for the paired comparison with the best method, whose "
+        "ties are marked '*' (default: 1000; 0: no intervals)",
     )
     b.add_argument(
         "--shift-data", metavar="FILE",
@@ -283,6 +303,7 @@ def _benchmark(args):
     rows = bm.run_benchmark(
         datasets + shifted, methods, peers=peers, random_state=args.seed,
         progress=show_bar, keep_proba=out_dir is not None,
+        n_resamples=args.resamples,
     )
     by_name = {d.name: d for d in datasets + shifted}
     base_names = {d.name for d in datasets}
@@ -303,10 +324,15 @@ def _benchmark(args):
             f"{status[len('error: '):]}"
         )
     if out_dir is not None:
+        intervals = (
+            f" Intervals: {args.resamples} bootstrap resamples of the test split."
+            if args.resamples else ""
+        )
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
             "the test split. ECE: 15 equal-width bins. Times in milliseconds."
-            f" Seed: {args.seed}.\n\n" + bm.format_table(rows, "markdown", by_name)
+            f"{intervals} Seed: {args.seed}.\n\n"
+            + bm.format_table(rows, "markdown", by_name)
         )
         if shifted:
             from .benchmark._shift import format_shift_table
