@@ -29,11 +29,13 @@ _FAMILY_TITLES = (
 
 
 def _public_path(name, cls):
-    """``TemperatureScaler`` if exported from skcal, else e.g. ``skcal.llm.Name``."""
+    """``TemperatureScaler`` if exported from skcal, else e.g. ``llm.Name`` (in skcal.llm)."""
     if getattr(skcal, name, None) is cls:
         return name
     module = ".".join(p for p in cls.__module__.split(".") if not p.startswith("_"))
-    return f"{module}.{name}"
+    # relative to the list's ``currentmodule`` (skcal): autosummary warns on
+    # items that repeat the current module
+    return f"{module.removeprefix('skcal.')}.{name}"
 
 
 def _write_calibrator_list():
