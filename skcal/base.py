@@ -36,6 +36,23 @@ from .utils.validation import check_sample_weight, check_scores
 __all__ = ["BaseCalibrator"]
 
 
+def _warn_if_constant_rows(est, Z):
+    """Warn that an order-preserving map cannot reach the base rate on constant rows."""
+    if Z.shape[0] < 2 or not bool((Z[:, 0] == Z[0, 0]).all()):
+        return  # one column read settles the usual case
+    if not bool((Z == Z[:1]).all()):
+        return
+    warnings.warn(
+        f"Every row of X is the same: {est.__class__.__name__} keeps the order of "
+        "each row, so it can only move their common probabilities along "
+        "softmax(z / T), towards uniform, not to the class frequencies of the "
+        "calibration set (the base rate). VectorScaler, PlattScaler and "
+        "IsotonicScaler return the base rate for constant scores.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 class BaseCalibrator(
     VersionedPickleMixin, ClassifierMixin, TransformerMixin, BaseEstimator
 ):
@@ -210,6 +227,8 @@ class BaseCalibrator(
         if sw is not None:
             sw = xp.from_numpy(sw, device=device)
         self._fit(Z, y_enc, sw, xp)
+        if self._preserves_order:
+            _warn_if_constant_rows(self, Z)
         return self
 
     # ---------------------------------------------------------------- predict

@@ -309,7 +309,27 @@ def test_metric_single_class_y_true_uses_the_columns(metric, prob, label):
     np.testing.assert_allclose(got, ref)
 
 
-@pytest.mark.parametrize("cls", _ALL)
+#: Calibrators that by design do not use the labels for their map: constant
+#: scores go to the uniform distribution, not the base rate.
+_LABEL_FREE = {
+    "BatchCalibrator": "label-free bias correction (prior from the mean prediction): "
+    "a constant row is mapped to the uniform distribution by design",
+    "ContextualCalibrator": "label-free bias correction (prior from content-free "
+    "inputs): a constant row is mapped to the uniform distribution by design",
+}
+
+
+def _base_rate_params():
+    out = []
+    for name, cls in _CALIBRATORS:
+        marks = []
+        if name in _LABEL_FREE:
+            marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {_LABEL_FREE[name]}")]
+        out.append(pytest.param(cls, id=name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("cls", _base_rate_params())
 @settings(_SETTINGS, max_examples=6)
 @given(problems, st.sampled_from([-300.0, -2.0, 0.0, 3.0, 1e5]))
 def test_constant_scores_give_the_base_rate_or_warn(cls, prob, value):
@@ -325,6 +345,6 @@ def test_constant_scores_give_the_base_rate_or_warn(cls, prob, value):
     base = np.bincount(y, minlength=k) / len(y)
     P = m.predict_proba(Z[:1])[0]
     if any("base rate" in str(w.message) for w in rec):
-        return  # the documented limitation, reported (temperature scaling)
+        return  # the documented limitation of order-preserving maps, reported
     # Platt's smoothed targets shrink by at most 1 / (N + 2) per class
     np.testing.assert_allclose(P, base, atol=1.0 / len(y) + 1e-6)

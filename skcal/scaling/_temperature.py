@@ -379,18 +379,6 @@ class TemperatureScaler(BaseCalibrator):
         )
         self.temperature_ = float(1.0 / beta)
         self.n_iter_ = n_iter
-        if Z.shape[0] > 1 and bool((Z[:, 0] == Z[0, 0]).all()) and bool(
-            (Z == Z[:1]).all()
-        ):
-            warnings.warn(
-                "Every row of X is the same: temperature scaling can only move "
-                "their common probabilities along softmax(z / T), towards uniform, "
-                "not to the class frequencies of the calibration set (the base "
-                "rate). VectorScaler, PlattScaler and IsotonicScaler return the "
-                "base rate for constant scores.",
-                UserWarning,
-                stacklevel=3,
-            )
         if status == "lower":
             warnings.warn(
                 "The NLL-optimal temperature is at or above the upper bound "
