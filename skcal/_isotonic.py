@@ -198,6 +198,13 @@ class IsotonicScaler(BaseCalibrator):
             for k in range(Z.shape[1])
         ]
 
+    def _torch_spec(self):
+        return {
+            "kind": "ovr_interp",
+            "x": [c.X_thresholds_ for c in self.calibrators_],
+            "y": [c.y_thresholds_ for c in self.calibrators_],
+        }
+
     def _proba_chunk(self, Zc):
         """Calibrated probabilities of a row chunk (NumPy array or tensor)."""
         k = Zc.shape[1]

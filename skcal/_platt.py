@@ -929,6 +929,13 @@ class PlattScaler(BaseCalibrator):
             self._warn(status[k], A[k], B[k], n_iter[k], _label(self.classes_[k]))
         self.a_, self.b_, self.n_iter_ = A, B, int(n_iter.max())
 
+    def _torch_spec(self):
+        return {
+            "kind": "ovr_sigmoid",
+            "coef": np.atleast_1d(np.asarray(self.a_, dtype=np.float64))[None, :],
+            "intercept": np.atleast_1d(np.asarray(self.b_, dtype=np.float64)),
+        }
+
     def _chunk_logits(self, Zc):
         """``F = A s + B`` of a row chunk: (rows,) binary, (rows, K) multiclass."""
         if np.ndim(self.a_) == 0:
