@@ -30,6 +30,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..utils._export import padded_knots
+
 __all__ = [
     "AffineLogits",
     "OneVsRestInterpolation",
@@ -268,26 +270,6 @@ class OneVsRestSigmoid(_CalibrationModule):
         return L - torch.logsumexp(L, dim=1, keepdim=True)
 
 
-def _padded_knots(xs, ys):
-    """Stack knot lists of different lengths into (n_maps, M) tables.
-
-    Each map gets at least one knot past its last one (at +1, +2, ... with
-    the last value), so that ``searchsorted(..., right=True) - 1`` of a
-    clamped score is always a segment start and no segment has zero width.
-    """
-    m = max(len(x) for x in xs) + 1
-    X = np.empty((len(xs), m))
-    Y = np.empty((len(xs), m))
-    for k, (x, y) in enumerate(zip(xs, ys)):
-        x = np.asarray(x, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
-        n = len(x)
-        X[k, :n], Y[k, :n] = x, y
-        X[k, n:] = x[-1] + np.arange(1, m - n + 1)
-        Y[k, n:] = y[-1]
-    return X, Y
-
-
 class OneVsRestInterpolation(_CalibrationModule):
     """Per-class piecewise-linear maps of the one-vs-rest log-odds, renormalised.
 
@@ -314,7 +296,7 @@ class OneVsRestInterpolation(_CalibrationModule):
         super().__init__(**kwargs)
         if len(x) != len(y) or any(len(a) != len(b) or len(a) == 0 for a, b in zip(x, y)):
             raise ValueError("x and y must be non-empty knot lists of equal lengths")
-        X, Y = _padded_knots(x, y)
+        X, Y = padded_knots(x, y)
         self.binary = X.shape[0] == 1
         self._buffer("knots_x", X)
         self._buffer("knots_y", Y)
