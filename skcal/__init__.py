@@ -5,12 +5,9 @@ logits to honest probabilities, without retraining the classifier. Importing
 skcal imports neither torch nor matplotlib.
 """
 
-from ._calibrated import CalibratedClassifier
-from ._isotonic import IsotonicScaler
-from ._logits import ClassifierLogits
-from ._platt import PlattScaler
-from ._temperature import TemperatureScaler
-from ._vector import VectorScaler
+from .meta import CalibratedClassifier, ClassifierLogits
+from .ovr import IsotonicScaler, PlattScaler
+from .scaling import TemperatureScaler, VectorScaler
 
 __version__ = "0.1.0"
 

@@ -120,19 +120,13 @@ def add_subcommands(sub):
 
 
 def _methods():
-    """Method name -> calibrator class: the short names and every class name."""
-    import skcal
-    from skcal._benchmark import SKCAL_METHODS
-    from skcal.base import BaseCalibrator
+    """Method name -> calibrator class: short names (``temperature``) and class names."""
+    from .utils.discovery import all_calibrators, method_name
 
     out = {}
-    for name in skcal.__all__:
-        obj = getattr(skcal, name)
-        if isinstance(obj, type) and issubclass(obj, BaseCalibrator):
-            out[name] = obj
-    for short, cls_name in SKCAL_METHODS.items():
-        if cls_name in out:
-            out[short] = out[cls_name]
+    for name, cls in all_calibrators():
+        out[name] = cls
+        out[method_name(cls)] = cls
     return out
 
 

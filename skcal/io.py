@@ -46,7 +46,9 @@ def trusted_types():
     import skcal
     from sklearn.base import BaseEstimator
 
-    classes = [
+    from .utils.discovery import all_calibrators
+
+    classes = [cls for _, cls in all_calibrators()] + [
         getattr(skcal, n)
         for n in skcal.__all__
         if isinstance(getattr(skcal, n), type)
@@ -55,7 +57,7 @@ def trusted_types():
     pair = getattr(sys.modules[skcal.CalibratedClassifier.__module__], "_CalibratedPair", None)
     if pair is not None:
         classes.append(pair)
-    return sorted(f"{c.__module__}.{c.__qualname__}" for c in classes)
+    return sorted({f"{c.__module__}.{c.__qualname__}" for c in classes})
 
 
 def _skops():

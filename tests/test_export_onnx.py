@@ -13,13 +13,12 @@ from skcal.base import BaseCalibrator  # noqa: E402
 
 
 def exportable_calibrators():
-    """Public skcal calibrator classes that override ``_torch_spec``."""
+    """Public skcal calibrators (the registry) that override ``_torch_spec``."""
+    from skcal.utils.discovery import all_calibrators
+
     return [
-        getattr(skcal, n)
-        for n in sorted(skcal.__all__)
-        if isinstance(getattr(skcal, n), type)
-        and issubclass(getattr(skcal, n), BaseCalibrator)
-        and getattr(skcal, n)._torch_spec is not BaseCalibrator._torch_spec
+        cls for _, cls in all_calibrators()
+        if cls._torch_spec is not BaseCalibrator._torch_spec
     ]
 
 

@@ -16,17 +16,13 @@ from skcal.base import BaseCalibrator  # noqa: E402
 
 
 def exportable_calibrators():
-    """Public skcal calibrator classes that override ``_torch_spec``."""
-    out = []
-    for name in sorted(getattr(skcal, "__all__", dir(skcal))):
-        obj = getattr(skcal, name, None)
-        if (
-            isinstance(obj, type)
-            and issubclass(obj, BaseCalibrator)
-            and obj._torch_spec is not BaseCalibrator._torch_spec
-        ):
-            out.append(obj)
-    return out
+    """Public skcal calibrators (the registry) that override ``_torch_spec``."""
+    from skcal.utils.discovery import all_calibrators
+
+    return [
+        cls for _, cls in all_calibrators()
+        if cls._torch_spec is not BaseCalibrator._torch_spec
+    ]
 
 
 EXPORTABLE = exportable_calibrators()

@@ -253,14 +253,12 @@ def register_skl2onnx():
     from skl2onnx import update_registered_converter
 
     import skcal
+    from skcal.utils.discovery import all_calibrators
 
     options = {"zipmap": [True, False, "columns"], "nocl": [True, False]}
     done = []
-    for name in skcal.__all__:
-        cls = getattr(skcal, name)
-        if not isinstance(cls, type):
-            continue
-        if issubclass(cls, skcal.base.BaseCalibrator) and _exportable(cls):
+    for name, cls in all_calibrators():
+        if _exportable(cls):
             update_registered_converter(
                 cls, f"Skcal{name}", _classifier_shape, _convert_calibrator,
                 options=options, overwrite=True,

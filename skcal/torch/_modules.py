@@ -58,7 +58,7 @@ def ovr_log_odds(Z):
     ``j != k`` is ``m + log(sum(E) - E_k)`` for every ``k`` but the arg-max,
     where the argument is at least 1 (no cancellation); for the arg-max it
     is computed around the second-largest logit. Same algorithm as
-    :func:`skcal._platt.ovr_log_odds`, written without in-place ops.
+    :func:`skcal._backend._ovr.ovr_log_odds`, written without in-place ops.
     """
     K = Z.shape[1]
     m1, a1 = Z.max(dim=1, keepdim=True)
