@@ -345,7 +345,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         >>> from skcal import TemperatureScaler
         >>> rng = np.random.default_rng(0)
         >>> Z = rng.normal(size=(200, 3)) * 3
-        >>> y = rng.integers(0, 3, 200)
+        >>> y = (Z + 3 * rng.normal(size=(200, 3))).argmax(axis=1)
         >>> ts = TemperatureScaler().fit(Z, y)
         >>> m = ts.to_torch()
         >>> out = m(torch.as_tensor(Z, dtype=torch.float32))

@@ -11,7 +11,9 @@ Examples
 >>> from skcal import TemperatureScaler
 >>> from skcal.io import dump, load
 >>> rng = np.random.default_rng(0)
->>> ts = TemperatureScaler().fit(rng.normal(size=(100, 3)) * 3, rng.integers(0, 3, 100))
+>>> Z = rng.normal(size=(100, 3)) * 3
+>>> y = (Z + 3 * rng.normal(size=(100, 3))).argmax(axis=1)
+>>> ts = TemperatureScaler().fit(Z, y)
 >>> path = os.path.join(tempfile.mkdtemp(), "ts.skops")
 >>> dump(ts, path)
 >>> load(path).temperature_ == ts.temperature_

@@ -57,7 +57,8 @@ def to_onnx(calibrator, *, opset=17, input_name="X"):
     >>> from skcal import TemperatureScaler
     >>> from skcal.onnx import to_onnx
     >>> rng = np.random.default_rng(0)
-    >>> Z, y = rng.normal(size=(100, 3)) * 3, rng.integers(0, 3, 100)
+    >>> Z = rng.normal(size=(100, 3)) * 3
+    >>> y = (Z + 3 * rng.normal(size=(100, 3))).argmax(axis=1)
     >>> model = to_onnx(TemperatureScaler().fit(Z, y))
     >>> [o.name for o in model.graph.output]
     ['probabilities', 'log_probabilities']
