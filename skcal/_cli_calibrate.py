@@ -222,12 +222,20 @@ def _model_input(model, table):
     """The table's logits in the order of ``model.classes_``."""
     Z = table.logits
     n_in = model.n_features_in_ if model.n_features_in_ != 1 else 2
+    names = [str(c) for c in model.classes_]
+    if Z.shape[1] != n_in and table.columns is not None:
+        extra = [c for c in table.columns if c not in names]
+        if extra and len(table.columns) - len(extra) == n_in:
+            raise _UserError(
+                f"{table.path}: column {extra[0]!r} is neither the label column nor "
+                f"a class of the model ({names[:10]}); pass --label-column or "
+                "--logit-columns, or remove it"
+            )
     if Z.shape[1] != n_in:
         raise _UserError(
             f"{table.path}: {Z.shape[1]} logit columns but the model was fitted on "
             f"{n_in} (classes {np.asarray(model.classes_)[:10].tolist()})"
         )
-    names = [str(c) for c in model.classes_]
     if table.columns is not None and sorted(table.columns) == sorted(names) and (
         list(table.columns) != names
     ):

@@ -169,6 +169,7 @@ def _bad_paths(tmp_path, logits):
     _write(good, Z[:100], y[:100])
     with_id = tmp_path / "with_id.csv"
     _write(with_id, Z[:100], y[:100], extra={"id": np.arange(100)})
+    _write(tmp_path / "new_id.csv", Z[:100], None, extra={"id": np.arange(100)})
     (tmp_path / "nonnum.csv").write_text("a,b,label\n1,x,0\n2,3,1\n")
     (tmp_path / "empty_cell.csv").write_text("a,b,label\n1,,0\n2,3,1\n")
     (tmp_path / "nan.csv").write_text("a,b,label\n1,nan,0\n2,3,1\n")
@@ -233,6 +234,8 @@ BAD_APPLY = [
     (["{d}/m.skops", "--data", "{d}/good.csv", "--output", "{d}/o.txt"], "unsupported output"),
     (["{d}/m.skops", "--data", "{d}/good.csv", "--output", "{d}/no/o.csv"], "does not exist"),
     (["{d}/m.skops", "--data", "{d}/missing.csv", "--output", "{d}/o.csv"], "no such file"),
+    (["{d}/m.skops", "--data", "{d}/new_id.csv", "--output", "{d}/o.csv"],
+     "column 'id' is neither"),
 ]
 
 
