@@ -17,12 +17,9 @@ def _estimators():
     from sklearn.linear_model import LogisticRegression
     from sklearn.naive_bayes import GaussianNB
 
-    out = [
-        getattr(skcal, n)()
-        for n in sorted(skcal.__all__)
-        if isinstance(getattr(skcal, n), type)
-        and issubclass(getattr(skcal, n), BaseCalibrator)
-    ]
+    from skcal.utils.discovery import all_calibrators
+
+    out = [cls() for _, cls in all_calibrators()]
     out.append(skcal.ClassifierLogits(LogisticRegression()))
     out.append(skcal.CalibratedClassifier(GaussianNB(), calibrator=skcal.IsotonicScaler(), cv=3))
     out.append(skcal.CalibratedClassifier(LogisticRegression(), calibrator=skcal.PlattScaler()))
@@ -34,6 +31,7 @@ def _fit(est, labels):
     y = labels[rng.integers(0, len(labels), 300)]
     if isinstance(est, BaseCalibrator):
         X = rng.normal(size=(300, len(labels))) * 3
+        X[np.arange(300), np.searchsorted(labels, y)] += 2.0  # informative
     else:
         X = rng.normal(size=(300, 4))
         X[:, 0] += np.searchsorted(labels, y)
@@ -47,7 +45,7 @@ def _output(est, X):
 
 
 ESTIMATORS = _estimators()
-IDS = [type(e).__name__ + ("" if i < 5 else str(i)) for i, e in enumerate(ESTIMATORS)]
+IDS = [f"{type(e).__name__}-{i}" for i, e in enumerate(ESTIMATORS)]
 
 
 @pytest.mark.parametrize("est", ESTIMATORS, ids=IDS)
