@@ -21,8 +21,13 @@ consumer GPUs). Chunks are :data:`CHUNK_BYTES` on the CPU (cache-sized) and
 This module imports torch; nothing else in skcal imports it at import time.
 """
 
+import sys
+
 import numpy as np
 import torch
+
+from . import _shared
+from ._shared import weights as _weights
 
 #: Target size in bytes of one working chunk on the CPU (fits in cache).
 CHUNK_BYTES = 1 << 20
@@ -78,9 +83,7 @@ def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu")
     slice
     """
     budget = _chunk_bytes(device) if chunk_bytes is None else chunk_bytes
-    step = max(1, budget // max(1, n_classes * itemsize))
-    for start in range(0, n_samples, step):
-        yield slice(start, min(start + step, n_samples))
+    return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
 
 
 def output_dtype(dtype):
@@ -141,12 +144,6 @@ def _affine(A, scale, bias):
     if bias is not None:
         A = A + (bias if isinstance(bias, float) else bias.to(A.dtype))
     return A
-
-
-def _weights(sample_weight, n):
-    if sample_weight is None:
-        return None, float(n)
-    return sample_weight, float(sample_weight.sum())
 
 
 def _wsum(v, w):
@@ -261,14 +258,18 @@ def row_max_and_true(Z, y):
     m = torch.empty(n, dtype=torch.float64, device=Z.device)
     zy = torch.empty(n, dtype=torch.float64, device=Z.device)
     for sl in chunk_rows(n, k, Z.element_size(), device=Z.device):
-        Zc = Z[sl]
-        m[sl] = Zc.amax(dim=1).to(torch.float64)
-        zy[sl] = Zc.gather(1, y[sl].view(-1, 1)).view(-1).to(torch.float64)
+        m[sl], zy[sl] = _max_and_true(Z[sl], y[sl])
     return m, zy
 
 
+def _max_and_true(Zc, yc):
+    return Zc.amax(dim=1), Zc.gather(1, yc.view(-1, 1)).view(-1)
+
+
 @torch.no_grad()
-def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=False):
+def temperature_nll_derivs(
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+):
     """NLL of temperature scaling and its derivatives in ``beta = 1/T``.
 
     Parameters
@@ -282,9 +283,12 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
         Inverse temperature, ``beta > 0``.
     row_stats : tuple of two tensors of shape (n_samples,), optional
         ``(max_k z_ik, z_{i, y_i})`` from :func:`row_max_and_true`, reused
-        across Newton iterations.
+        across Newton iterations. Without them they are computed in the same
+        pass (from each chunk while it is in cache).
     third : bool, default=False
         Also return the third derivative.
+    return_row_stats : bool, default=False
+        Also return ``row_stats`` (those computed, or those given).
 
     Returns
     -------
@@ -296,6 +300,8 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
     t : float
         Only with ``third=True``: ``f'''(beta)``, the weighted mean third
         central moment of ``z_i`` under ``p_i``.
+    row_stats : tuple of two tensors of shape (n_samples,), float64
+        Only with ``return_row_stats=True``.
 
     Notes
     -----
@@ -305,44 +311,53 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
     cancellation) give the results. float64 logits are processed in float64, others in
     float32 per chunk (row sums included), combined over rows in float64.
     """
-    n, k = Z.shape
-    if row_stats is None:
-        row_stats = row_max_and_true(Z, y)
-    m_all, zy_all = row_stats
-    sw, wsum = _weights(sample_weight, n)
-    beta = float(beta)
-    wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
-    chunks = chunk_rows(n, k, 8 if wd == torch.float64 else 4, device=Z.device)
-    acc = torch.zeros(4, dtype=torch.float64, device=Z.device)
+    return _shared.temperature_nll_derivs(
+        _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats
+    )
+
+
+def _temperature_chunks(Z):
+    wd = _work_dtype(Z)
     # Two chunk buffers, reused: a fresh tensor per chunk would cost an
     # allocation (and, on the CPU, page faults) per chunk -- more than the
     # arithmetic.
-    D_buf, E_buf = _chunk_buffers(Z, wd, 2)
-    for sl in chunks:
-        m = m_all[sl]
-        r = m.shape[0]
-        # type promotion makes D float32 for 16-bit Z without a separate copy
-        D = torch.sub(Z[sl], m.to(wd)[:, None], out=D_buf[:r])  # <= 0
-        E = torch.mul(D, beta, out=E_buf[:r]).exp_()
-        s0 = E.sum(dim=1).to(torch.float64)
+    bufs = _chunk_buffers(Z, wd, 2)
+    for sl in chunk_rows(Z.shape[0], Z.shape[1], bufs[0].element_size(), device=Z.device):
+        yield sl, bufs
+
+
+def _temperature_row_sums(Zc, m, beta, third, bufs):
+    """Row sums of ``e d^j`` (j = 0..2, 3 with ``third``) of one chunk, float64."""
+    D_buf, E_buf = bufs
+    r = m.shape[0]
+    # type promotion makes D float32 for 16-bit Z without a separate copy
+    D = torch.sub(Zc, m.to(D_buf.dtype)[:, None], out=D_buf[:r])  # <= 0
+    E = torch.mul(D, beta, out=E_buf[:r]).exp_()
+    s0 = E.sum(dim=1).to(torch.float64)
+    E.mul_(D)
+    s1 = E.sum(dim=1).to(torch.float64)
+    E.mul_(D)
+    s2 = E.sum(dim=1).to(torch.float64)
+    s3 = None
+    if third:
         E.mul_(D)
-        s1 = E.sum(dim=1).to(torch.float64)
-        E.mul_(D)
-        s2 = E.sum(dim=1).to(torch.float64)
-        mu = s1 / s0                                 # E_p[z] - m
-        m2 = s2 / s0
-        var = (m2 - mu * mu).clamp_(min=0.0)
-        dy = zy_all[sl] - m                          # z_y - m <= 0
-        terms = [torch.log(s0) - beta * dy, mu - dy, var]
-        if third:
-            E.mul_(D)
-            s3 = E.sum(dim=1).to(torch.float64)
-            terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
-        w = None if sw is None else sw[sl]
-        for j, v in enumerate(terms):
-            acc[j] += _wsum(v, w)
-    acc = (acc / wsum).tolist()
-    return tuple(acc[: 4 if third else 3])
+        s3 = E.sum(dim=1).to(torch.float64)
+    return s0, s1, s2, s3
+
+
+def _empty64(n, like):
+    return torch.empty(n, dtype=torch.float64, device=like.device)
+
+
+def _zeros64(n, like):
+    return torch.zeros(n, dtype=torch.float64, device=like.device)
+
+
+def _clip0(v):
+    return v.clamp(min=0.0)
+
+
+_this = sys.modules[__name__]
 
 
 # --------------------------------------------------------------- vector scaling
@@ -427,20 +442,15 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
             if sw is not None:
                 Q *= wc.sqrt().to(Q.dtype)[:, None]
             QQ += (Q.T @ Q).to(f64)
-    gw = ((s_pz - t_z) / wsum).cpu().numpy()
-    gb = ((s_p - t_1) / wsum).cpu().numpy()
-    f = float(f) / wsum
+    sums = [v.cpu().numpy() for v in (s_pz, t_z, s_p, t_1)]
     if not hessian:
-        return f, gw, gb, None
-    H = (-QQ).cpu().numpy()
-    s_pzz, s_pz, s_p = (v.cpu().numpy() for v in (s_pzz, s_pz, s_p))
-    idx = torch.arange(k).numpy()
-    H[idx, idx] += s_pzz
-    H[idx + k, idx + k] += s_p
-    H[idx, idx + k] += s_pz
-    H[idx + k, idx] += s_pz
-    H /= wsum
-    return f, gw, gb, H
+        return _shared.vector_result(float(f), *sums, wsum)
+    QQ, s_pzz = QQ.cpu().numpy(), s_pzz.cpu().numpy()
+    return _shared.vector_result(float(f), *sums, wsum, QQ, s_pzz)
+
+
+def _rowdot(P, D):
+    return (P * D).sum(dim=1, keepdim=True)
 
 
 @torch.no_grad()
@@ -461,9 +471,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     wd, chunks = _chunks(Z)
     for sl in chunks:
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b, wd)
-        D = Zc * vw.to(wd) + vb.to(wd)
-        D -= (P * D).sum(dim=1, keepdim=True)
-        D *= P
+        D = _shared.vector_hessp_chunk(Zc, P, vw.to(wd), vb.to(wd), _rowdot)
         wc = (
             torch.ones(P.shape[0], dtype=f64, device=dev)
             if sw is None
