@@ -64,23 +64,10 @@ def _chunk_bytes(device):
 
 
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu"):
-    """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
+    """Row-chunk slices as :func:`skcal._backend._numpy.chunk_rows`.
 
-    Parameters
-    ----------
-    n_samples, n_classes : int
-        Shape of the matrix to walk.
-    itemsize : int, default=8
-        Bytes per element of the working copy.
-    chunk_bytes : int, optional
-        Target bytes per chunk; by default :data:`CHUNK_BYTES` on the CPU and
-        :data:`CHUNK_BYTES_DEVICE` elsewhere.
-    device : str or torch.device, default="cpu"
-        Device of the matrix (sets the default ``chunk_bytes``).
-
-    Yields
-    ------
-    slice
+    ``device`` (default ``"cpu"``) sets the default ``chunk_bytes``:
+    :data:`CHUNK_BYTES` on the CPU, :data:`CHUNK_BYTES_DEVICE` elsewhere.
     """
     budget = _chunk_bytes(device) if chunk_bytes is None else chunk_bytes
     return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
@@ -154,26 +141,12 @@ def _wsum(v, w):
 
 @torch.no_grad()
 def log_softmax(Z, scale=None, bias=None, out=None):
-    """Row-wise log-softmax of the affine map ``scale * Z + bias``.
+    """Row-wise log-softmax of ``scale * Z + bias``, computed on the device of ``Z``.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-        Logits, float16/bfloat16/float32/float64, on any device.
-    scale : float or array-like of shape (n_classes,), optional
-        Multiplies ``Z`` column-wise (``1/T`` for temperature scaling).
-    bias : array-like of shape (n_classes,), optional
-        Added after scaling.
-    out : torch.Tensor of shape (n_samples, n_classes), optional
-        Output buffer; by default a new tensor of :func:`output_dtype` on the
-        device of ``Z``.
-
-    Returns
-    -------
-    torch.Tensor of shape (n_samples, n_classes)
-        ``log softmax(scale * Z + bias)`` with the max-shift (log-sum-exp)
-        trick, computed per chunk in the working precision (see the module
-        docstring), so it is finite for any finite input.
+    Same contract as :func:`skcal._backend._numpy.log_softmax` (``Z`` may
+    also be bfloat16; ``out`` defaults to a new tensor of
+    :func:`output_dtype` on that device), with torch's fused
+    ``log_softmax`` per chunk in the working precision (module docstring).
     """
     n, k = Z.shape
     if out is None:
@@ -224,20 +197,10 @@ def mean_log_likelihood(LP, y, sample_weight=None):
 
 @torch.no_grad()
 def nll(Z, y, sample_weight=None, scale=None, bias=None):
-    """Weighted mean negative log-likelihood of ``softmax(scale * Z + bias)``.
+    """Weighted mean NLL of ``softmax(scale * Z + bias)``, a float.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-    y : torch.Tensor of shape (n_samples,), int64, on the device of ``Z``
-    sample_weight : torch.Tensor of shape (n_samples,), float64, optional
-    scale, bias : see :func:`log_softmax`
-
-    Returns
-    -------
-    float
-        ``sum_i w_i (logsumexp(a_i) - a_{i, y_i}) / sum_i w_i`` with
-        ``a_i = scale * z_i + bias``.
+    Same contract as :func:`skcal._backend._numpy.nll`; tensors on one
+    device; torch's fused ``cross_entropy`` per chunk.
     """
     n, k = Z.shape
     sw, wsum = _weights(sample_weight, n)
@@ -272,44 +235,11 @@ def temperature_nll_derivs(
 ):
     """NLL of temperature scaling and its derivatives in ``beta = 1/T``.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-        Logits, float16/bfloat16/float32/float64.
-    y : torch.Tensor of shape (n_samples,), int64
-        Encoded labels, on the device of ``Z``.
-    sample_weight : torch.Tensor of shape (n_samples,), float64, or None
-    beta : float
-        Inverse temperature, ``beta > 0``.
-    row_stats : tuple of two tensors of shape (n_samples,), optional
-        ``(max_k z_ik, z_{i, y_i})`` from :func:`row_max_and_true`, reused
-        across Newton iterations. Without them they are computed in the same
-        pass (from each chunk while it is in cache).
-    third : bool, default=False
-        Also return the third derivative.
-    return_row_stats : bool, default=False
-        Also return ``row_stats`` (those computed, or those given).
-
-    Returns
-    -------
-    f, g, h : float
-        ``f(beta) = mean_w [logsumexp(beta z_i) - beta z_{i,y_i}]``,
-        ``g = f'(beta) = mean_w [E_{p_i}[z_i] - z_{i,y_i}]`` and
-        ``h = f''(beta) = mean_w Var_{p_i}[z_i]`` with
-        ``p_i = softmax(beta z_i)``; all from one pass over ``Z``.
-    t : float
-        Only with ``third=True``: ``f'''(beta)``, the weighted mean third
-        central moment of ``z_i`` under ``p_i``.
-    row_stats : tuple of two tensors of shape (n_samples,), float64
-        Only with ``return_row_stats=True``.
-
-    Notes
-    -----
-    As :func:`skcal._backend._numpy.temperature_nll_derivs`: with
-    ``d = z - max z <= 0`` and ``e = exp(beta d)``, the row sums of ``e``,
-    ``e d``, ``e d^2`` (and ``e d^3``) (all terms of one sign, no
-    cancellation) give the results. float64 logits are processed in float64, others in
-    float32 per chunk (row sums included), combined over rows in float64.
+    Same contract and notes as
+    :func:`skcal._backend._numpy.temperature_nll_derivs`; ``Z``, ``y``,
+    ``sample_weight`` (and ``row_stats``) are tensors on one device. float64
+    logits are processed in float64, others (bfloat16 included) in float32
+    per chunk, row sums included, combined over rows in float64.
     """
     return _shared.temperature_nll_derivs(
         _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats
