@@ -162,26 +162,6 @@ def test_vector_trust_ncg_path_matches_reference(synth, monkeypatch):
     assert_allclose(vs.intercept_, b_ref, atol=1e-6)
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_vector_subsampled_hessian_path_matches_reference(synth, monkeypatch, weighted):
-    # Many classes and rows: Newton-CG with a subsample's Hessian and the
-    # full-data gradient; the optimum is the full-data one (no fallback).
-    Z, y, _, _ = synth
-    Z, y = Z[:5000], y[:5000]
-    sw = np.random.default_rng(1).uniform(0.5, 2.0, size=5000) if weighted else None
-    monkeypatch.setattr(_vector, "FULL_HESSIAN_MAX_CLASSES", 2)
-    monkeypatch.setattr(_vector, "HESSIAN_ROWS", 500)
-
-    def no_fallback(*args):
-        raise AssertionError("fell back to trust-ncg")
-
-    monkeypatch.setattr(_vector, "_fit_trust_ncg", no_fallback)
-    vs = VectorScaler(alpha=1e-3, tol=1e-16).fit(Z, y, sample_weight=sw)
-    w_ref, b_ref, _ = reference_fit(Z, y, sw, alpha=1e-3)
-    assert_allclose(vs.coef_, w_ref, rtol=1e-6)
-    assert_allclose(vs.intercept_, b_ref, atol=1e-6)
-
-
 @pytest.mark.parametrize("name", ["cifar10_resnet20_chenyaofo", "agnews_gpt2_zeroshot"])
 def test_vector_real_sets_match_reference(name):
     d = load_shared(name)

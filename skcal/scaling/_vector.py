@@ -21,17 +21,6 @@ __all__ = ["VectorScaler", "fit_vector"]
 #: only needs Hessian-vector products (one pass each).
 FULL_HESSIAN_MAX_CLASSES = 256
 
-#: Above ``FULL_HESSIAN_MAX_CLASSES``, fits with at least twice this many rows
-#: use Newton-CG with the exact Hessian of a systematic subsample of about
-#: this many rows (Hessian-vector products at a fraction of a pass each) and
-#: the exact full-data objective and gradient for the line search and the
-#: stopping rule (Byrd, Chin, Neveitt & Nocedal 2011).
-HESSIAN_ROWS = 4_096
-#: Relative residual at which the conjugate-gradient solve stops, and its
-#: largest number of steps per Newton iteration.
-_CG_RTOL = 0.1
-_CG_MAX_ITER = 50
-
 #: Rows (at most, about) of the subsample on which the starting 1/T is solved.
 _START_ROWS = 20_000
 
@@ -206,17 +195,7 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     n, k = Z.shape
     w = _initial_scales(Z, y, sample_weight, xp)
     b = np.zeros(k)
-    if k > FULL_HESSIAN_MAX_CLASSES and n >= 2 * HESSIAN_ROWS:
-        w_sub, b_sub, n_iter, status = _fit_subsampled_newton_cg(
-            Z, y, sample_weight, xp, alpha, tol, max_iter, w
-        )
-        if status == "converged":
-            w, b = w_sub, b_sub
-        else:  # safety net: the trust-region method with full-data Hessians
-            w, b, n_iter, status = _fit_trust_ncg(
-                Z, y, sample_weight, xp, alpha, tol, max_iter, w
-            )
-    elif k > FULL_HESSIAN_MAX_CLASSES:
+    if k > FULL_HESSIAN_MAX_CLASSES:
         w, b, n_iter, status = _fit_trust_ncg(
             Z, y, sample_weight, xp, alpha, tol, max_iter, w
         )
@@ -267,79 +246,6 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
         prev_dec = dec if t == 1.0 else None
         w, b, f, g, H = w_t, b_t, f_t, g_t, H_t
     return w, b, max_iter, "max_iter"
-
-
-def _conjugate_gradient(hessp, g):
-    """Approximate solution of ``H d = -g`` by conjugate gradients (``H`` PSD)."""
-    d = np.zeros_like(g)
-    r = -g
-    p = r.copy()
-    rr = r @ r
-    stop = _CG_RTOL**2 * rr
-    for i in range(_CG_MAX_ITER):
-        Hp = hessp(p)
-        pHp = p @ Hp
-        if not pHp > 0:  # no curvature left along p: keep what was found
-            return d if i else -g
-        a = rr / pHp
-        d += a * p
-        r -= a * Hp
-        rr_new = r @ r
-        if rr_new <= stop:
-            break
-        p = r + (rr_new / rr) * p
-        rr = rr_new
-    return d
-
-
-def _fit_subsampled_newton_cg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
-    # Newton-CG on the exact full-data objective and gradient (one pass per
-    # evaluation), its Hessian-vector products taken on every s-th row
-    # (s = n // HESSIAN_ROWS): each CG step costs ~1/s of a pass. Same
-    # parametrisation v = w / w0 and stopping rule (gradient norm <= sqrt(tol))
-    # as _fit_trust_ncg; Armijo backtracking, or a non-positive slope at the
-    # trial point, accepts a step.
-    n, k = Z.shape
-    c = np.concatenate([w0, np.ones(k)])
-    sub = slice(None, None, max(1, n // HESSIAN_ROWS))
-    Zs, ys = Z[sub], y[sub]
-    sws = None if sample_weight is None else sample_weight[sub]
-
-    def fun(theta):
-        w, b = theta[:k] * w0, theta[k:]
-        f, gw, gb = xp.vector_nll_grad(Z, y, sample_weight, w, b)
-        f, g = _penalised(f, gw, gb, w, b, alpha)
-        return f, g * c
-
-    theta = np.concatenate([np.ones(k), np.zeros(k)])
-    f, g = fun(theta)
-    gtol = np.sqrt(tol)
-    for it in range(1, max_iter + 1):
-        if np.linalg.norm(g) <= gtol:
-            return theta[:k] * w0, theta[k:].copy(), it, "converged"
-        w, b = theta[:k] * w0, theta[k:]
-
-        def hessp(v):
-            v = v * c
-            hw, hb = xp.vector_nll_hessp(Zs, ys, sws, w, b, v[:k], v[k:])
-            return (np.concatenate([hw, hb]) + alpha * v) * c
-
-        d = _conjugate_gradient(hessp, g)
-        slope = g @ d
-        if not slope < 0:
-            d, slope = -g, -(g @ g)
-        t = 1.0
-        while True:
-            f_t, g_t = fun(theta + t * d)
-            if f_t <= f + 1e-4 * t * slope or g_t @ d <= 0:
-                break
-            t *= 0.5
-            if t < 1e-10:
-                return theta[:k] * w0, theta[k:].copy(), it, "line_search"
-        theta, f, g = theta + t * d, f_t, g_t
-    if np.linalg.norm(g) <= gtol:
-        return theta[:k] * w0, theta[k:].copy(), max_iter, "converged"
-    return theta[:k] * w0, theta[k:].copy(), max_iter, "max_iter"
 
 
 def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
