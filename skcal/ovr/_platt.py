@@ -249,10 +249,10 @@ class _OvrProblem:
 
     def _scores(self, sl, cols):
         st = tuple(v[sl] for v in self.stats)
-        # all columns: no column gather (one copy fewer)
-        return _ovr_columns(
-            host64(self.Z[sl], None if cols.size == self.K else cols), st, cols
-        )
+        # The column gather also when all columns are taken: its result is
+        # column-major, which makes the many column sums below ~1.6x faster
+        # for few classes than on a row-major float64 copy.
+        return _ovr_columns(host64(self.Z[sl], cols), st, cols)
 
     def _positives(self, sl, cols):
         """(rows, positions) of the entries ``y_i == cols[j]`` within chunk ``sl``."""
