@@ -7,7 +7,7 @@ skcal imports neither torch nor matplotlib.
 
 from .meta import CalibratedClassifier, ClassifierLogits
 from .ovr import IsotonicScaler, PlattScaler
-from .scaling import TemperatureScaler, VectorScaler
+from .scaling import LocalTemperatureScaler, TemperatureScaler, VectorScaler
 
 __version__ = "0.1.0"
 
@@ -15,6 +15,7 @@ __all__ = [
     "CalibratedClassifier",
     "ClassifierLogits",
     "IsotonicScaler",
+    "LocalTemperatureScaler",
     "PlattScaler",
     "TemperatureScaler",
     "VectorScaler",
