@@ -290,6 +290,81 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         LP = to_numpy(self._predict_log_proba(Z, xp))
         return _numpy.mean_log_likelihood(LP, y_enc, sw)
 
+    # ----------------------------------------------------------------- export
+    def _torch_spec(self):
+        """Fitted parameters for a generic module of :mod:`skcal.torch`.
+
+        Subclasses with a closed form on logits override this hook and return
+        ``{"kind": "affine" | "ovr_sigmoid" | "ovr_interp", **params}`` (the
+        keyword arguments of :class:`skcal.torch.AffineLogits`,
+        :class:`~skcal.torch.OneVsRestSigmoid` or
+        :class:`~skcal.torch.OneVsRestInterpolation`), or a ready
+        ``torch.nn.Module`` mapping the calibrator's input to calibrated
+        log-probabilities. The same spec drives the ONNX export
+        (:func:`skcal.onnx.to_onnx`) for the three generic kinds.
+        """
+        raise NotImplementedError(
+            f"{self.__class__.__name__} has no closed-form map on logits, so it "
+            "cannot be exported with to_torch() (or to ONNX); use its "
+            "predict_proba / transform instead."
+        )
+
+    def to_torch(self, *, dtype=None, device=None):
+        """The fitted map as a ``torch.nn.Module`` (no scikit-learn needed to run it).
+
+        Parameters
+        ----------
+        dtype : torch.dtype, default=torch.float32
+            Dtype of the module's buffers and computation; input of any float
+            dtype is cast to it.
+        device : torch.device or str, default=None
+            Device of the buffers (CPU by default); move it later with ``.to()``.
+
+        Returns
+        -------
+        module : torch.nn.Module
+            In eval mode, with the fitted parameters as buffers. Its forward
+            maps a tensor of the calibrator's input (logits or probabilities,
+            shape ``(n_samples, n_features_in_)`` or ``(n_samples,)`` for one
+            binary score) to calibrated log-probabilities of shape
+            ``(n_samples, n_classes)``, equal to :meth:`transform`. It runs
+            under ``torch.compile`` and ``torch.export``.
+
+        Raises
+        ------
+        NotImplementedError
+            If the calibrator has no closed form on logits.
+        ImportError
+            If torch is not installed.
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+
+        Examples
+        --------
+        >>> import numpy as np, torch
+        >>> from skcal import TemperatureScaler
+        >>> rng = np.random.default_rng(0)
+        >>> Z = rng.normal(size=(200, 3)) * 3
+        >>> y = (Z + 3 * rng.normal(size=(200, 3))).argmax(axis=1)
+        >>> ts = TemperatureScaler().fit(Z, y)
+        >>> m = ts.to_torch()
+        >>> out = m(torch.as_tensor(Z, dtype=torch.float32))
+        >>> bool(np.allclose(out.numpy(), ts.transform(Z), atol=1e-5))
+        True
+        """
+        check_is_fitted(self)
+        spec = self._torch_spec()
+        from .torch._modules import build_module
+
+        return build_module(
+            spec,
+            n_classes=len(self.classes_),
+            input_type=self.input_type,
+            n_features_in=self.n_features_in_,
+            dtype=dtype,
+            device=device,
+        )
+
     # ---------------------------------------------------------------- helpers
     def get_feature_names_out(self, input_features=None):
         """Names of the columns of :meth:`transform`.

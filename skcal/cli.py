@@ -1,5 +1,9 @@
 """The ``skcal`` console script.
 
+``skcal fit``, ``skcal apply`` and ``skcal report`` fit a calibrator on
+labelled logits, apply a saved one to new logits, and report calibration
+metrics (see :mod:`skcal._cli_calibrate`).
+
 ``skcal benchmark`` answers "which calibration method should I use on my
 model's outputs, and how much does it help?": it fits every calibrator (and
 the peer libraries that are installed) on a calibration split of real logits
@@ -156,6 +160,9 @@ def _parser():
         help="number of label-shift draws averaged per data set (default: 5)",
     )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
+    from ._cli_calibrate import add_subcommands
+
+    add_subcommands(sub)
     return parser
 
 
@@ -380,6 +387,9 @@ def main(argv=None):
     try:
         if args.command == "benchmark":
             return _benchmark(args)
+        from ._cli_calibrate import run
+
+        return run(args)  # prints its own one-line errors
     except _UserError as exc:
         print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -154,3 +154,10 @@ class IsotonicScaler(OneVsRestCalibrator):
                 for j, cal in enumerate(self.calibrators_)
             ]
         )
+
+    def _torch_spec(self):
+        return {
+            "kind": "ovr_interp",
+            "x": [c.X_thresholds_ for c in self.calibrators_],
+            "y": [c.y_thresholds_ for c in self.calibrators_],
+        }

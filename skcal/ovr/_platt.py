@@ -734,3 +734,10 @@ class PlattScaler(OneVsRestCalibrator):
         S *= param_like(self.a_, S)
         S += param_like(self.b_, S)
         return S
+
+    def _torch_spec(self):
+        return {
+            "kind": "ovr_sigmoid",
+            "coef": np.atleast_1d(np.asarray(self.a_, dtype=np.float64))[None, :],
+            "intercept": np.atleast_1d(np.asarray(self.b_, dtype=np.float64)),
+        }

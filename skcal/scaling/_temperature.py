@@ -389,3 +389,6 @@ class TemperatureScaler(BaseCalibrator):
 
     def _predict_proba(self, Z, xp):
         return xp.softmax(Z, scale=1.0 / self.temperature_)
+
+    def _torch_spec(self):
+        return {"kind": "affine", "scale": 1.0 / self.temperature_}

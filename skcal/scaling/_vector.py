@@ -501,3 +501,6 @@ class VectorScaler(BaseCalibrator):
 
     def _predict_proba(self, Z, xp):
         return xp.softmax(Z, scale=self.coef_, bias=self.intercept_)
+
+    def _torch_spec(self):
+        return {"kind": "affine", "scale": self.coef_, "bias": self.intercept_}
