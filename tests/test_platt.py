@@ -555,3 +555,26 @@ def test_platt_constant_scores_fit_the_intercept_without_warning(scale):
     t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)
     p = (n_pos * t_pos + n_neg * t_neg) / len(y)   # sigmoid(B) at the optimum
     np.testing.assert_allclose(P, p / p.sum(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fit_platt_ovr_warm_start_keeps_the_optimum(rng, weighted):
+    # Above WARM_START_MIN_ROWS the batched solver starts from a subsample's
+    # fit; the optimum must still be the full-data one: an independent SciPy
+    # solve per class on brute-force one-vs-rest scores, and the cold start.
+    from skcal.ovr import _platt
+
+    n, k = _platt.WARM_START_MIN_ROWS + 1_000, 4
+    y = rng.integers(0, k, size=n)
+    Z = 3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))
+    w = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    A, B, n_iter, status = fit_platt_ovr(Z, y, w)
+    A0, B0, n_iter0, _ = fit_platt_ovr(Z, y, w, warm_start=False)
+    assert set(status) == {"converged"}
+    assert n_iter.max() < n_iter0.max()  # the warm start saves full passes
+    np.testing.assert_allclose(A, A0, rtol=1e-9)
+    np.testing.assert_allclose(B, B0, rtol=1e-9, atol=1e-12)
+    S = reference_ovr_log_odds(Z)
+    for j in range(k):
+        a, b = reference_platt(S[:, j], y == j, w)
+        np.testing.assert_allclose([A[j], B[j]], [a, b], rtol=1e-6)

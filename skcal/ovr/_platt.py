@@ -40,6 +40,13 @@ _PRECISION_ULPS = 100.0
 #: A score column whose weighted sd is at most this fraction of its mean is
 #: constant up to rounding: its standardised score is set to 0 (slope 0).
 _FLAT_SD = 1e-13
+#: Multiclass fits on at least this many rows first solve all classes on a
+#: systematic subsample of about :data:`WARM_START_ROWS` rows (every ``s``-th
+#: row), to :data:`WARM_START_TOL`; the full-data Newton iteration starts
+#: there (about 3 passes over the data instead of 7-10 from Lin et al.'s start).
+WARM_START_MIN_ROWS = 40_000
+WARM_START_ROWS = 8_000
+WARM_START_TOL = 1e-8
 
 
 # ----------------------------------------------------------------- 1-D solver
@@ -258,6 +265,9 @@ class _OvrProblem:
 
     def _scores(self, sl, cols):
         st = tuple(v[sl] for v in self.stats)
+        # The column gather also when all columns are taken: its result is
+        # column-major, which makes the many column sums below ~1.6x faster
+        # for few classes than on a row-major float64 copy.
         return _ovr_columns(host64(self.Z[sl], cols), st, cols)
 
     def _positives(self, sl, cols):
@@ -397,8 +407,24 @@ class _OvrProblem:
         return acc[0], acc[1:3], acc[3:6]
 
 
+def _warm_start(Z, y, w, target_smoothing, max_iter):
+    """Slopes and intercepts fitted on a systematic subsample, or None."""
+    n = Z.shape[0]
+    if n < WARM_START_MIN_ROWS:
+        return None
+    sub = slice(None, None, n // WARM_START_ROWS)
+    A, B, _, status = fit_platt_ovr(
+        Z[sub], y[sub], None if w is None else w[sub],
+        target_smoothing=target_smoothing, tol=WARM_START_TOL, max_iter=max_iter,
+        warm_start=False,
+    )
+    ok = (status == "converged") & np.isfinite(A) & np.isfinite(B)
+    return A, B, ok
+
+
 def fit_platt_ovr(
-    Z, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100
+    Z, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
+    warm_start=True,
 ):
     """All one-vs-rest Platt fits of a multiclass problem, batched over classes.
 
@@ -420,6 +446,14 @@ def fit_platt_ovr(
     sample_weight : ndarray of shape (n_samples,), float64, default=None
     target_smoothing, tol, max_iter
         As in :func:`fit_platt`.
+    warm_start : bool, default=True
+        With at least :data:`WARM_START_MIN_ROWS` rows, first solve on a
+        systematic subsample (every ``s``-th row, about
+        :data:`WARM_START_ROWS` rows) to :data:`WARM_START_TOL`; a class
+        whose subsample fit converged starts the full iteration there when
+        its loss is below that at Lin et al.'s start. This changes only the
+        starting point, not the optimum or the stopping rule, and is
+        deterministic.
 
     Returns
     -------
@@ -442,9 +476,22 @@ def fit_platt_ovr(
     """
     y = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+    warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
     prob = _OvrProblem(Z, y, w, target_smoothing)
     K = prob.K
     a, b, F, g, H = prob.start()
+    if warm is not None:
+        # the subsample's (A, B) in the standardised parametrisation
+        A0, B0, ok = warm
+        cols = np.flatnonzero(ok & ~prob.flat)
+        if cols.size:
+            a_c = A0[cols] * prob.sd[cols]
+            b_c = B0[cols] + A0[cols] * prob.mu[cols]
+            F_c, g_c, H_c = prob.evaluate(cols, a_c, b_c)
+            better = F_c < F[cols]
+            c = cols[better]
+            a[c], b[c], F[c] = a_c[better], b_c[better], F_c[better]
+            g[:, c], H[:, c] = g_c[:, better], H_c[:, better]
     n_iter = np.zeros(K, dtype=np.int64)
     status = np.full(K, "max_iter", dtype=object)
     active = np.arange(K)
