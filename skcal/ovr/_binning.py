@@ -54,12 +54,13 @@ def equal_mass_cuts(W, n_bins):
     cuts : ndarray of int
         Increasing indices ``j``: a bin ends after distinct score ``j``. Bin
         ``b`` closes at the first distinct score whose cumulative weight
-        reaches ``b / n_bins`` of the total (``b = 1 .. n_bins - 1``); a tied
-        score is never split, so heavy ties merge bins (fewer than ``n_bins``
-        bins, none empty).
+        reaches ``b / n_bins`` of the total (``b = 1 .. n_bins - 1``), up to a
+        relative rounding tolerance of ``1e-10`` (so weights divided by a
+        constant cut where repeated rows do); a tied score is never split, so
+        heavy ties merge bins (fewer than ``n_bins`` bins, none empty).
     """
     cum = np.cumsum(W)
-    targets = cum[-1] * (np.arange(1, n_bins) / n_bins)
+    targets = cum[-1] * (np.arange(1, n_bins) / n_bins - 1e-10)
     j = np.searchsorted(cum, targets, side="left")
     return np.unique(j[j < W.size - 1])
 

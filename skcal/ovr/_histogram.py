@@ -177,6 +177,8 @@ class HistogramCalibrator(OneVsRestCalibrator):
     """
 
     _map_output = "proba"
+    #: A step function of the score (see ``check_dtypes``).
+    _piecewise_constant = True
     _predict_on_host = True
     _predict_chunk_bytes = 1 << 24
 

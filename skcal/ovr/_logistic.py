@@ -152,8 +152,10 @@ def fit_logistic_bounded(
                 break
             step /= 2.0
         else:
-            # no decrease representable: at the precision limit of F
-            converged = decrement / 2.0 <= 100.0 * np.spacing(max(abs(F), 1.0))
+            # no decrease found: converged if the predicted one is below the
+            # rounding error of F (its loss and penalty terms' magnitudes)
+            scale = abs(F) + 0.5 * np.abs(theta) @ np.abs(P) @ np.abs(theta)
+            converged = decrement / 2.0 <= 100.0 * np.spacing(max(scale, 1.0))
             break
         active |= hit
         theta, F = th, F_new

@@ -30,8 +30,8 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
     sample_weight : ndarray of shape (n_samples,), default=None
     n_bins : int, default=10
     scaling : {"platt", "temperature"}, default="platt"
-        ``"platt"``: ``A, B`` by maximum likelihood (no target smoothing);
-        ``"temperature"``: ``B = 0`` and ``A`` by maximum likelihood.
+        ``"platt"``: ``A, B`` by maximum likelihood with Platt's smoothed
+        targets; ``"temperature"``: ``B = 0`` and ``A`` likewise.
 
     Returns
     -------
@@ -45,10 +45,13 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
     """
     s = np.asarray(s, dtype=np.float64)
     if scaling == "platt":
-        A, B, _, status = fit_platt(s, y, sample_weight, target_smoothing=False)
+        A, B, _, status = fit_platt(s, y, sample_weight, target_smoothing=True)
     else:
         w = np.ones_like(s) if sample_weight is None else sample_weight
-        theta, _, ok = fit_logistic_bounded(s[:, None], y, w, theta0=np.ones(1))
+        n_pos = float(w[y].sum())
+        n_neg = float(w.sum()) - n_pos
+        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+        theta, _, ok = fit_logistic_bounded(s[:, None], t, w, theta0=np.ones(1))
         A, B, status = float(theta[0]), 0.0, "converged" if ok else "max_iter"
     f = A * s + B
     u, W, _ = distinct_scores(f, y, sample_weight)
@@ -113,11 +116,14 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     non-decreasing. Every output lies strictly inside ``(0, 1)`` unless ``g``
     itself reaches 0 or 1, so the log loss stays finite.
 
-    Platt's fit has no target smoothing (as in the reference implementation,
-    a logistic regression with negligible regularisation); it is solved to
-    ``tol=1e-12`` by :func:`skcal.ovr._platt.fit_platt`, and scores that
-    separate the classes give a steep but finite sigmoid. A
-    ``ConvergenceWarning`` reports a failed fit.
+    The scaling step is Platt's method with its smoothed targets
+    ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` (:func:`skcal.ovr._platt.fit_platt`,
+    solved to ``tol=1e-12``), so its optimum is finite even for scores that
+    separate the classes (the reference implementation's nearly
+    unregularised logistic regression has none there). The smoothed targets
+    depend on the weight totals, so weights act as counts: integer weights
+    equal repeated rows, and rescaling all weights changes the fit slightly.
+    A ``ConvergenceWarning`` reports a failed fit.
 
     References
     ----------
@@ -135,8 +141,10 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     10
     """
 
-    _weight_scale_invariant = True
+    _weight_scale_invariant = False
     _map_output = "proba"
+    #: A step function of the score (see ``check_dtypes``).
+    _piecewise_constant = True
     _predict_on_host = True
     _predict_chunk_bytes = 1 << 24
 
