@@ -72,7 +72,7 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         e = expit(cut_edges(u, cuts)) if cuts.size else np.empty(0)
         lo_p = np.concatenate([[0.0], e])
         hi_p = np.concatenate([e, [1.0]])
-        p_mid = 0.5 * (lo_p + hi_p)
+        p_mid = np.clip(0.5 * (lo_p + hi_p), 1e-300, 1.0 - 1e-16)
         nb = N.size
         a = ess / nb * p_mid
         b = ess / nb * (1.0 - p_mid)
@@ -85,14 +85,17 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         models.append((cuts, (m + a) / (N + a + b), log_ml))
     log_ml = np.array([lm for _, _, lm in models])
     log_w = log_ml - logsumexp(log_ml)
-    # merge: the average is constant between consecutive cuts of all models
+    # merge: the average is constant between consecutive cuts of all models;
+    # models below exp(-50) of the total weight are left out (their share is
+    # below float64 resolution)
     union = np.unique(np.concatenate([c for c, _, _ in models] + [np.empty(0, np.intp)]))
-    diff = np.zeros(union.size + 2)
-    for (cuts, vals, _), lw in zip(models, log_w):
-        wv = math.exp(lw) * vals
-        seg = np.concatenate([[0], np.searchsorted(union, cuts) + 1])  # first cell of each bin
-        np.add.at(diff, seg, np.diff(np.concatenate([[0.0], wv])))
-    values = np.cumsum(diff)[: union.size + 1]
+    cell_last = np.concatenate([union, [k - 1]])  # last distinct score of each cell
+    values = np.zeros(union.size + 1)
+    kept = log_w >= log_w.max() - 50.0
+    for (cuts, vals, _), lw, keep in zip(models, log_w, kept):
+        if keep:
+            values += math.exp(lw) * vals[np.searchsorted(cuts, cell_last, side="left")]
+    values /= np.exp(log_w[kept]).sum()
     edges = cut_edges(u, union) if union.size else np.empty(0)
     return edges, np.clip(values, 0.0, 1.0), np.arange(lo, hi + 1), log_w
 
@@ -152,7 +155,9 @@ class BBQCalibrator(OneVsRestCalibrator):
     bin starts at 0, the last ends at 1). With a uniform prior over models the
     posterior weight of ``M`` is proportional to ``P(D | M)``; the prediction
     is ``sum_M P(M | D) (m_b + alpha_b) / (N_b + N'/B)`` over the models' bins
-    containing the score. Everything is deterministic (no sampling).
+    containing the score (models whose weight is below ``exp(-50)`` of the
+    largest are dropped: their share is below float64 resolution).
+    Everything is deterministic (no sampling).
 
     **Cost.** A direct implementation evaluates every model at prediction:
     ``T`` lookups per score for ``T ~ C N^(1/3)`` models (about 1000 at

@@ -8,10 +8,9 @@ iteration is one pass over the data.
 """
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 
-__all__ = ["fit_logistic_bounded", "logistic_loss"]
+__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_loss"]
 
 _ARMIJO_C = 1e-4
 _MIN_STEP = 1e-12
@@ -27,8 +26,26 @@ def logistic_loss(f, t, w, wsum):
     return float(np.dot(w, _softplus(f) - t * f) / wsum)
 
 
+class DenseDesign:
+    """A dense design matrix as the operator :func:`fit_logistic_bounded` uses."""
+
+    def __init__(self, X):
+        self.X = np.asarray(X, dtype=np.float64)
+        self.shape = self.X.shape
+
+    def matvec(self, theta):
+        return self.X @ theta
+
+    def rmatvec(self, r):
+        return self.X.T @ r
+
+    def gram(self, q):
+        """``X' diag(q) X``."""
+        return (self.X * q[:, None]).T @ self.X
+
+
 def _lin(X, theta, offset):
-    f = X @ theta
+    f = X.matvec(theta)
     return f if offset is None else f + offset
 
 
@@ -40,8 +57,10 @@ def fit_logistic_bounded(
 
     Parameters
     ----------
-    X : ndarray or scipy.sparse matrix of shape (n, p)
-        Features (no implicit intercept: include a column of ones).
+    X : ndarray of shape (n, p) or design operator
+        Features (no implicit intercept: include a column of ones), or an
+        object with ``shape``, ``matvec``, ``rmatvec`` and ``gram(q)``
+        (``X' diag(q) X``) like :class:`DenseDesign`.
     t : ndarray of shape (n,)
         Targets in ``[0, 1]``.
     w : ndarray of shape (n,)
@@ -82,7 +101,8 @@ def fit_logistic_bounded(
     ``g_j^2 / (2 H_jj) > tol``) leaves ``A``. A ``1e-12`` ridge is added to
     the Hessian's diagonal; it changes steps, never the stationary point.
     """
-    X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    if not hasattr(X, "matvec"):
+        X = DenseDesign(X)
     n, p = X.shape
     t = np.asarray(t, dtype=np.float64)
     w = np.asarray(w, dtype=np.float64)
@@ -99,12 +119,8 @@ def fit_logistic_bounded(
     def derivatives(th):
         f = _lin(X, th, offset)
         pr = expit(f)
-        g = np.asarray(X.T @ (w * (pr - t))).ravel() / wsum + P @ th
-        q = w * pr * (1.0 - pr) / wsum
-        if sp.issparse(X):
-            H = (X.T @ X.multiply(q[:, None])).toarray()
-        else:
-            H = (X * q[:, None]).T @ X
+        g = X.rmatvec(w * (pr - t)) / wsum + P @ th
+        H = X.gram(w * pr * (1.0 - pr) / wsum)
         return g, H + P + _RIDGE * np.eye(p)
 
     F = objective(theta)

@@ -20,7 +20,7 @@ from ._logistic import fit_logistic_bounded, logistic_loss
 __all__ = ["SplineCalibrator", "fit_spline"]
 
 #: Default grid of penalties (on scores standardised to unit sd).
-DEFAULT_PENALTIES = tuple(10.0 ** np.arange(-6.0, 3.0))
+DEFAULT_PENALTIES = tuple(10.0 ** np.arange(-8.0, 3.0))
 
 
 def _penalty_matrix(t, p):
@@ -34,8 +34,69 @@ def _penalty_matrix(t, p):
     return (D2 * wq[:, None]).T @ D2
 
 
-def _design(u, t):
-    return BSpline.design_matrix(np.clip(u, t[3], t[-4]), t, 3).tocsr()
+def _spaced(knots, lo, hi, gap):
+    """Drop knots closer than ``gap`` to the previous kept knot or to the ends."""
+    kept, last = [], lo
+    for k in knots:
+        if k - last >= gap and hi - k >= gap:
+            kept.append(k)
+            last = k
+    return np.array(kept)
+
+
+class _BSplineDesign:
+    """Cubic B-spline design, 4 non-zeros per row, as a design operator.
+
+    Row ``i`` has the values ``B[i, a]`` in columns ``j[i] + a``, ``a = 0..3``;
+    with ``cumulative=True`` the coefficients are ``theta = cumsum(delta)``
+    (the monotone parametrisation), i.e. the design is ``X L``.
+    """
+
+    def __init__(self, u, t, cumulative=False):
+        p = t.size - 4
+        x = np.clip(u, t[3], t[-4])
+        j = np.clip(np.searchsorted(t, x, side="right") - 4, 0, p - 4)
+        M = BSpline.design_matrix(x, t, 3).tocsr()
+        self.j = j
+        self.B = np.stack([np.asarray(M[np.arange(x.size), j + a]).ravel() for a in range(4)], 1)
+        self.p, self.cumulative = p, cumulative
+        self.shape = (x.size, p)
+
+    def take(self, rows):
+        out = object.__new__(_BSplineDesign)
+        out.j, out.B, out.p, out.cumulative = self.j[rows], self.B[rows], self.p, self.cumulative
+        out.shape = (out.j.size, self.p)
+        return out
+
+    def matvec(self, theta):
+        if self.cumulative:
+            theta = np.cumsum(theta)
+        f = self.B[:, 0] * theta[self.j]
+        for a in range(1, 4):
+            f += self.B[:, a] * theta[self.j + a]
+        return f
+
+    def rmatvec(self, r):
+        g = np.zeros(self.p)
+        for a in range(4):
+            g += np.bincount(self.j + a, weights=self.B[:, a] * r, minlength=self.p)
+        return np.cumsum(g[::-1])[::-1] if self.cumulative else g
+
+    def gram(self, q):
+        p = self.p
+        H = np.zeros(p * p)
+        for a in range(4):
+            Bq = self.B[:, a] * q
+            for b in range(a, 4):
+                h = np.bincount((self.j + a) * p + self.j + b, weights=Bq * self.B[:, b],
+                                minlength=p * p)
+                H += h
+                if b != a:
+                    H += h.reshape(p, p).T.ravel()
+        H = H.reshape(p, p)
+        if self.cumulative:
+            H = np.cumsum(np.cumsum(H[::-1, ::-1], 0), 1)[::-1, ::-1]
+        return H
 
 
 def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALTIES,
@@ -73,21 +134,22 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
         return {**const, "status": "constant"}
     u = (u_s - mu) / sd
     interior = cut_edges(u, equal_mass_cuts(W, n_knots + 1)) if n_knots else np.empty(0)
+    interior = _spaced(interior, u[0], u[-1], (u[-1] - u[0]) / (10.0 * (n_knots + 1)))
     t = np.concatenate([[u[0]] * 4, interior, [u[-1]] * 4])
     p = t.size - 4
-    X = _design(u, t)
+    X = _BSplineDesign(u, t, cumulative=monotone)
     P = _penalty_matrix(t, p)
     nonneg = np.zeros(p, bool)
     if monotone:  # coefficients non-decreasing: theta = L delta, delta[1:] >= 0
         L = np.tril(np.ones((p, p)))
-        X = np.asarray(X @ L)
         P = L.T @ P @ L
         nonneg[1:] = True
     theta0 = np.zeros(p)
     theta0[0] = c0
 
     def solve(rows, lam, start):
-        Xr = X[rows]
+        Xr = X if rows is None else X.take(rows)
+        rows = slice(None) if rows is None else rows
         return fit_logistic_bounded(Xr, t_s[rows], W[rows], nonneg=nonneg,
                                     penalty=lam * P, theta0=start, tol=tol,
                                     max_iter=max_iter)
@@ -110,11 +172,11 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
             theta, it, _ = solve(train, lam, start)
             n_iter += it
             start = theta
-            eta = np.asarray(X[test] @ theta).ravel()
+            eta = X.take(test).matvec(theta)
             cv_loss[i] += logistic_loss(eta, t_s[test], W[test], 1.0)
     best = int(np.argmin(cv_loss))  # the largest penalty among equals
     lam = float(lams[best])
-    theta, it, converged = solve(slice(None), lam, theta0)
+    theta, it, converged = solve(None, lam, theta0)
     n_iter += it
     coef = np.cumsum(theta) if monotone else theta
     # the map as a piecewise cubic in s, linear beyond the calibration range
@@ -152,8 +214,11 @@ class SplineCalibrator(OneVsRestCalibrator):
         Array library used for the computation; ``"auto"`` follows the input.
     n_knots : int, default=20
         Interior knots, at weighted equal-mass quantiles of the distinct
-        scores (fewer with heavy ties).
-    penalties : array-like of float, default=10**(-6..2)
+        scores (fewer with heavy ties; a knot closer than
+        ``range / (10 (n_knots + 1))`` to the previous one or to an end of the
+        score range is dropped, so clusters of scores cannot make the basis
+        ill-conditioned).
+    penalties : array-like of float, default=10**(-8..2)
         Candidate penalties ``lambda``, on scores standardised to unit
         standard deviation.
     n_folds : int, default=5
