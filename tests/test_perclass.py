@@ -390,3 +390,14 @@ def test_lowers_test_nll_on_bundled_overconfident_sets(cls):
         P = est.predict_proba(Zt)
         after = -np.log(P[np.arange(len(d.y_test)), d.y_test]).mean()
         assert after < before, (name, before, after)
+
+
+def test_venn_abers_interval_follows_torch_input():
+    torch = pytest.importorskip("torch")
+    s, y = _binary(200, seed=19)
+    est = VennAbersCalibrator(method="cvap").fit(s, y)
+    p0, p1 = est.predict_interval(torch.from_numpy(s))
+    assert isinstance(p0, torch.Tensor) and p0.dtype == torch.float64
+    r0, r1 = est.predict_interval(s)
+    np.testing.assert_allclose(p0.numpy(), r0, rtol=1e-12)
+    np.testing.assert_allclose(p1.numpy(), r1, rtol=1e-12)

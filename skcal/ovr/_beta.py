@@ -10,14 +10,16 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import log_expit, logit
+from scipy.special import logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._backend._ovr import log_sigmoid, param_like
+from .._backend._ovr import param_like
+from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator
 from ._base import OneVsRestCalibrator
 from ._logistic import fit_logistic_bounded
+from ._logistic import log_sigmoid as log_sigmoid_np
 
 __all__ = ["BetaCalibrator", "fit_beta"]
 
@@ -89,8 +91,8 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     c0 = _base_rate_log_odds(n_pos, wsum)
     if n_pos == 0.0 or n_pos == wsum:
         return 0.0, 0.0, c0, 0, "one_class"
-    x1 = log_expit(s)
-    x2 = -log_expit(-s)
+    x1 = log_sigmoid_np(s)
+    x2 = -log_sigmoid_np(-s)
     if parameters == "am":
         feats = [s]
     elif parameters == "ab":
@@ -100,8 +102,8 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     intercept = parameters != "ab"
     cols, mus, sds = [], [], []
     for x in feats:
-        mu = float(np.dot(w, x) / wsum) if intercept else 0.0
-        sd = math.sqrt(float(np.dot(w, (x - mu) ** 2) / wsum))
+        mu = float((w * x).sum() / wsum) if intercept else 0.0
+        sd = math.sqrt(float((w * (x - mu) ** 2).sum() / wsum))
         if not sd > _FLAT * float(np.max(np.abs(x))):
             sd = 0.0
         mus.append(mu)

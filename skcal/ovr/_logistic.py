@@ -8,40 +8,82 @@ iteration is one pass over the data.
 """
 
 import numpy as np
-from scipy.special import expit
 
-__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_loss"]
+__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
 
 _ARMIJO_C = 1e-4
 _MIN_STEP = 1e-12
 _RIDGE = 1e-12
 
 
-def _softplus(f):
-    return np.maximum(f, 0.0) + np.log1p(np.exp(-np.abs(f)))
+def exp_neg_abs(f):
+    """``exp(-|f|)``, with 0 where it would underflow (``|f| > 700``).
+
+    Underflowing and subnormal results take a slow path in the floating-point
+    unit (tens of times slower per element); they are below 1e-304 and
+    vanish next to 1 anyway.
+    """
+    a = np.abs(f)
+    return np.exp(np.negative(a, out=a), out=np.zeros_like(a), where=a > -700.0)
+
+
+def softplus(f, e=None):
+    """``log(1 + exp(f))`` without overflow or slow underflow."""
+    e = exp_neg_abs(f) if e is None else e
+    return np.maximum(f, 0.0) + np.log1p(e)
+
+
+def sigmoid(f, e=None):
+    """``1 / (1 + exp(-f))`` without overflow or slow underflow."""
+    e = exp_neg_abs(f) if e is None else e
+    return np.where(f >= 0, 1.0, e) / (1.0 + e)
+
+
+def log_sigmoid(f):
+    """``log sigmoid(f) = -softplus(-f)``."""
+    return -softplus(-f)
 
 
 def logistic_loss(f, t, w, wsum):
-    """Weighted mean cross-entropy ``sum w [log(1 + e^f) - t f] / sum w``."""
-    return float(np.dot(w, _softplus(f) - t * f) / wsum)
+    """Weighted mean cross-entropy ``sum w [log(1 + e^f) - t f] / sum w``.
+
+    Written as an elementwise product and a sum, not ``np.dot``: a BLAS call
+    per evaluation is slow on a loaded machine (its threads spin-wait).
+    """
+    return float((w * (softplus(f) - t * f)).sum() / wsum)
 
 
 class DenseDesign:
-    """A dense design matrix as the operator :func:`fit_logistic_bounded` uses."""
+    """A dense design matrix (few columns) as the operator :func:`fit_logistic_bounded` uses.
+
+    Products are written column by column with elementwise operations, not
+    BLAS: on a loaded machine BLAS threads spin-wait and a (n, 3) product
+    takes several times longer than the arithmetic.
+    """
 
     def __init__(self, X):
-        self.X = np.asarray(X, dtype=np.float64)
-        self.shape = self.X.shape
+        X = np.asarray(X, dtype=np.float64)
+        self.cols = [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
+        self.shape = X.shape
 
     def matvec(self, theta):
-        return self.X @ theta
+        f = self.cols[0] * theta[0]
+        for c, th in zip(self.cols[1:], theta[1:]):
+            f += c * th
+        return f
 
     def rmatvec(self, r):
-        return self.X.T @ r
+        return np.array([(c * r).sum() for c in self.cols])
 
     def gram(self, q):
         """``X' diag(q) X``."""
-        return (self.X * q[:, None]).T @ self.X
+        p = len(self.cols)
+        H = np.empty((p, p))
+        for i in range(p):
+            cq = self.cols[i] * q
+            for j in range(i, p):
+                H[i, j] = H[j, i] = (cq * self.cols[j]).sum()
+        return H
 
 
 def _lin(X, theta, offset):
@@ -118,7 +160,7 @@ def fit_logistic_bounded(
 
     def derivatives(th):
         f = _lin(X, th, offset)
-        pr = expit(f)
+        pr = sigmoid(f)
         g = X.rmatvec(w * (pr - t)) / wsum + P @ th
         H = X.gram(w * pr * (1.0 - pr) / wsum)
         return g, H + P + _RIDGE * np.eye(p)

@@ -1,10 +1,11 @@
 """Scaling-binning calibration (Kumar, Liang & Ma, NeurIPS 2019)."""
 
+import math
 import warnings
 from numbers import Integral
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -14,7 +15,6 @@ from ..base import BaseCalibrator
 from ._base import OneVsRestCalibrator
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ._logistic import fit_logistic_bounded
-from ._platt import fit_platt
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
 
@@ -40,17 +40,30 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
         Equal-mass bin edges on ``f = A s + B``.
     values : ndarray of shape (len(edges) + 1,)
         Weighted mean of ``g = sigmoid(f)`` over the calibration rows of each bin.
-    status : str
-        The scaling fit's status (see :func:`skcal.ovr._platt.fit_platt`).
+    status : {"converged", "max_iter"}
+        The scaling fit's status.
     """
     s = np.asarray(s, dtype=np.float64)
+    y = np.asarray(y, dtype=bool)
+    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    wsum = float(w.sum())
+    n_pos = float(w[y].sum())
+    n_neg = wsum - n_pos
+    # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007)
+    t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
     if scaling == "platt":
-        A, B, _, status = fit_platt(s, y, sample_weight, target_smoothing=True)
+        mu = float((w * s).sum() / wsum)
+        sd = math.sqrt(float((w * (s - mu) ** 2).sum() / wsum))
+        if not sd > 1e-13 * abs(mu):  # constant scores: the intercept only
+            A, B, status = 0.0, float(logit((t * w).sum() / wsum)), "converged"
+        else:
+            X = np.column_stack([(s - mu) / sd, np.ones_like(s)])
+            b0 = math.log((n_pos + 1.0) / (n_neg + 1.0))
+            theta, _, ok = fit_logistic_bounded(X, t, w, theta0=np.array([0.0, b0]))
+            A = float(theta[0]) / sd
+            B = float(theta[1]) - A * mu
+            status = "converged" if ok else "max_iter"
     else:
-        w = np.ones_like(s) if sample_weight is None else sample_weight
-        n_pos = float(w[y].sum())
-        n_neg = float(w.sum()) - n_pos
-        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
         theta, _, ok = fit_logistic_bounded(s[:, None], t, w, theta0=np.ones(1))
         A, B, status = float(theta[0]), 0.0, "converged" if ok else "max_iter"
     f = A * s + B
@@ -117,8 +130,8 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     itself reaches 0 or 1, so the log loss stays finite.
 
     The scaling step is Platt's method with its smoothed targets
-    ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` (:func:`skcal.ovr._platt.fit_platt`,
-    solved to ``tol=1e-12``), so its optimum is finite even for scores that
+    ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``, solved by Newton's method on
+    standardised scores to ``tol=1e-12`` (as :func:`skcal.ovr._platt.fit_platt`), so its optimum is finite even for scores that
     separate the classes (the reference implementation's nearly
     unregularised logistic regression has none there). The smoothed targets
     depend on the weight totals, so weights act as counts: integer weights
@@ -166,7 +179,7 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
         A, B, edges, values, status = fit_scaling_binning(
             s, t, sample_weight, n_bins=self.n_bins, scaling=self.scaling
         )
-        if status in ("max_iter", "line_search"):
+        if status == "max_iter":
             warnings.warn(
                 f"The {self.scaling} scaling of {label} did not converge ({status}).",
                 ConvergenceWarning,
