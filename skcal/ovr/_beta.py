@@ -18,7 +18,7 @@ from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator
 from ._base import OneVsRestCalibrator
-from ._logistic import fit_logistic_bounded
+from ._logistic import fit_logistic_bounded, logistic_loss
 from ._logistic import log_sigmoid as log_sigmoid_np
 
 __all__ = ["BetaCalibrator", "fit_beta"]
@@ -115,13 +115,26 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
         cols.append(np.ones_like(s))
     X = np.column_stack(cols)
     nonneg = np.array([True] * len(feats) + [False] * intercept)
-    theta0 = np.zeros(X.shape[1])
+    # start at the better of the base rate and the identity map (a = b = 1,
+    # c = 0: the scores are log-odds, often close to the optimum)
+    base = np.zeros(X.shape[1])
     if intercept:
-        theta0[-1] = c0
+        base[-1] = c0
+    ident = np.array([sd for sd in sds] + [sum(mus)] * intercept, dtype=np.float64)
+    yf = y.astype(np.float64)
+    losses = [logistic_loss(X @ th, yf, w, wsum) for th in (base, ident)]
+    theta0 = base if losses[0] <= losses[1] else ident
+    # the constraints are usually inactive: solve without them first, and
+    # run the active-set method (from the projected solution) only if needed
     theta, n_iter, converged = fit_logistic_bounded(
-        X, y.astype(np.float64), w, nonneg=nonneg, theta0=theta0, tol=tol,
-        max_iter=max_iter,
+        X, yf, w, theta0=theta0, tol=tol, max_iter=max_iter,
     )
+    if not (converged and np.all(theta[nonneg] >= 0)):
+        theta, it, converged = fit_logistic_bounded(
+            X, yf, w, nonneg=nonneg, theta0=np.where(nonneg, np.maximum(theta, 0), theta)
+            if converged else theta0, tol=tol, max_iter=max_iter,
+        )
+        n_iter += it
     coef = [th / sd if sd > 0 else 0.0 for th, sd in zip(theta, sds)]
     shift = sum(cf * mu for cf, mu in zip(coef, mus))
     if parameters == "am":

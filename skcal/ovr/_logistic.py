@@ -153,14 +153,27 @@ def fit_logistic_bounded(
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
     theta[nonneg & (theta < 0)] = 0.0
-    active = nonneg & (theta <= 0)
+    # start with every coefficient free: one at 0 whose Newton step points
+    # below the bound joins the working set at the first ratio test
+    active = np.zeros(p, bool)
+
+    wn = w / wsum
+    cache = {}
 
     def objective(th):
-        return logistic_loss(_lin(X, th, offset), t, w, wsum) + 0.5 * th @ P @ th
+        # f and exp(-|f|) are kept for the derivatives at an accepted point
+        f = _lin(X, th, offset)
+        e = exp_neg_abs(f)
+        cache.update(th=th, f=f, e=e)
+        return float((wn * (softplus(f, e) - t * f)).sum()) + 0.5 * th @ P @ th
 
     def derivatives(th):
-        f = _lin(X, th, offset)
-        pr = sigmoid(f)
+        if cache.get("th") is th:
+            f, e = cache["f"], cache["e"]
+        else:
+            f = _lin(X, th, offset)
+            e = exp_neg_abs(f)
+        pr = sigmoid(f, e)
         g = X.rmatvec(w * (pr - t)) / wsum + P @ th
         H = X.gram(w * pr * (1.0 - pr) / wsum)
         return g, H + P + _RIDGE * np.eye(p)
