@@ -17,65 +17,91 @@ from ._binning import distinct_scores
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
 
-def _slope(a, b):
-    return (b[1] - a[1]) / (b[0] - a[0])
-
-
-def _cross(a, b, c):
-    return (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0])
-
-
-def _at_or_above(p, a, b):
-    """Whether ``p`` lies on or above the line through ``a`` and ``b``."""
-    return p[1] >= a[1] + _slope(a, b) * (p[0] - a[0])
-
-
 def _f1(px, py):
-    """Vovk et al. (2015) Algorithms 1-2: p1 at the positions of the distinct scores."""
-    k = len(px) - 1  # px[0] = 0 is P_0
-    P = {-1: (-1.0, -1.0)}
-    for i in range(k + 1):
-        P[i] = (px[i], py[i])
-    S = [P[-1], P[0]]
-    for i in range(1, k + 1):
-        while len(S) > 1 and _cross(S[-2], S[-1], P[i]) <= 0:
-            S.pop()
-        S.append(P[i])
-    S.reverse()
+    """Vovk et al. (2015) Algorithms 1-2: p1 at the positions of the distinct scores.
+
+    ``px, py``: the cumulative sum diagram ``P_0 = (0, 0), ..., P_k`` as lists.
+    Points are kept in plain lists (index ``i + 1`` holds ``P_i``, index 0
+    the extra point ``P_{-1} = (-1, -1)``) and the geometric tests are
+    inlined: this loop is the whole cost of the fit.
+    """
+    k = len(px) - 1
+    X = [-1.0] + list(px)
+    Y = [-1.0] + list(py)
+    # Algorithm 1: lower convex hull of P_{-1}, P_0, ..., P_k (a stack)
+    sx, sy = [X[0], X[1]], [Y[0], Y[1]]
+    for i in range(2, k + 2):
+        x, y = X[i], Y[i]
+        while len(sx) > 1 and (
+            (sx[-1] - sx[-2]) * (y - sy[-1]) - (sy[-1] - sy[-2]) * (x - sx[-1]) <= 0
+        ):
+            sx.pop()
+            sy.pop()
+        sx.append(x)
+        sy.append(y)
+    sx.reverse()
+    sy.reverse()
+    # Algorithm 2
     F1 = [0.0] * (k + 1)
     for i in range(1, k + 1):
-        F1[i] = _slope(S[-1], S[-2])
-        P[i - 1] = (P[i - 2][0] + P[i][0] - P[i - 1][0], P[i - 2][1] + P[i][1] - P[i - 1][1])
-        if _at_or_above(P[i - 1], S[-1], S[-2]):
+        tx, ty, nx, ny = sx[-1], sy[-1], sx[-2], sy[-2]
+        F1[i] = (ny - ty) / (nx - tx)
+        # P_{i-1} <- P_{i-2} + P_i - P_{i-1}
+        x = X[i - 1] + X[i + 1] - X[i]
+        y = Y[i - 1] + Y[i + 1] - Y[i]
+        X[i], Y[i] = x, y
+        if y >= ty + F1[i] * (x - tx):  # on or above the line top-nextToTop
             continue
-        S.pop()
-        while len(S) > 1 and _cross(P[i - 1], S[-1], S[-2]) <= 0:
-            S.pop()
-        S.append(P[i - 1])
+        sx.pop()
+        sy.pop()
+        while len(sx) > 1 and (
+            (sx[-1] - x) * (sy[-2] - sy[-1]) - (sy[-1] - y) * (sx[-2] - sx[-1]) <= 0
+        ):
+            sx.pop()
+            sy.pop()
+        sx.append(x)
+        sy.append(y)
     return F1
 
 
 def _f0(px, py):
     """Vovk et al. (2015) Algorithms 3-4: p0 at the positions of the distinct scores."""
     k = len(px) - 1
-    P = {i: (px[i], py[i]) for i in range(k + 1)}
-    P[k + 1] = (px[k] + 1.0, py[k])
-    S = [P[k + 1], P[k]]
+    X = list(px) + [px[k] + 1.0]  # index i holds P_i, k + 1 the extra point
+    Y = list(py) + [py[k]]
+    # Algorithm 3: the hull from the right
+    sx, sy = [X[k + 1], X[k]], [Y[k + 1], Y[k]]
     for i in range(k - 1, -1, -1):
-        while len(S) > 1 and _cross(S[-2], S[-1], P[i]) >= 0:
-            S.pop()
-        S.append(P[i])
-    S.reverse()
+        x, y = X[i], Y[i]
+        while len(sx) > 1 and (
+            (sx[-1] - sx[-2]) * (y - sy[-1]) - (sy[-1] - sy[-2]) * (x - sx[-1]) >= 0
+        ):
+            sx.pop()
+            sy.pop()
+        sx.append(x)
+        sy.append(y)
+    sx.reverse()
+    sy.reverse()
+    # Algorithm 4
     F0 = [0.0] * (k + 2)
     for i in range(k, 0, -1):
-        F0[i] = _slope(S[-1], S[-2])
-        P[i] = (P[i - 1][0] + P[i + 1][0] - P[i][0], P[i - 1][1] + P[i + 1][1] - P[i][1])
-        if _at_or_above(P[i], S[-1], S[-2]):
+        tx, ty, nx, ny = sx[-1], sy[-1], sx[-2], sy[-2]
+        F0[i] = (ny - ty) / (nx - tx)
+        # P_i <- P_{i-1} + P_{i+1} - P_i
+        x = X[i - 1] + X[i + 1] - X[i]
+        y = Y[i - 1] + Y[i + 1] - Y[i]
+        X[i], Y[i] = x, y
+        if y >= ty + F0[i] * (x - tx):
             continue
-        S.pop()
-        while len(S) > 1 and _cross(P[i], S[-1], S[-2]) >= 0:
-            S.pop()
-        S.append(P[i])
+        sx.pop()
+        sy.pop()
+        while len(sx) > 1 and (
+            (sx[-1] - x) * (sy[-2] - sy[-1]) - (sy[-1] - y) * (sx[-2] - sx[-1]) >= 0
+        ):
+            sx.pop()
+            sy.pop()
+        sx.append(x)
+        sy.append(y)
     return F0
 
 
