@@ -16,7 +16,7 @@ from .ovr import (
     SplineCalibrator,
     VennAbersCalibrator,
 )
-from .scaling import TemperatureScaler, VectorScaler
+from .scaling import LocalTemperatureScaler, TemperatureScaler, VectorScaler
 
 __version__ = "0.1.0"
 
@@ -27,6 +27,7 @@ __all__ = [
     "ClassifierLogits",
     "HistogramCalibrator",
     "IsotonicScaler",
+    "LocalTemperatureScaler",
     "PlattScaler",
     "ScalingBinningCalibrator",
     "SplineCalibrator",
