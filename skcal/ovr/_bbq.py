@@ -62,8 +62,9 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
     cum_w = np.concatenate([[0.0], np.cumsum(W)])
     cum_y = np.concatenate([[0.0], np.cumsum(Y)])
     models = []
+    cum = cum_w[1:]
     for B in range(lo, hi + 1):
-        cuts = equal_mass_cuts(W, B) if k else np.empty(0, np.intp)
+        cuts = equal_mass_cuts(W, B, cum) if k else np.empty(0, np.intp)
         # bin b covers distinct scores start[b] .. stop[b] - 1
         stop = np.concatenate([cuts + 1, [k]])
         start = np.concatenate([[0], cuts + 1])

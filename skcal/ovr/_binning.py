@@ -40,7 +40,7 @@ def distinct_scores(s, t, w):
     return u, W, Y
 
 
-def equal_mass_cuts(W, n_bins):
+def equal_mass_cuts(W, n_bins, cum=None):
     """Cut positions of weighted equal-mass bins over distinct scores.
 
     Parameters
@@ -48,6 +48,8 @@ def equal_mass_cuts(W, n_bins):
     W : ndarray of shape (k,)
         Weights of the sorted distinct scores.
     n_bins : int
+    cum : ndarray of shape (k,), default=None
+        ``np.cumsum(W)``, when the caller has it (BBQ cuts many binnings).
 
     Returns
     -------
@@ -59,7 +61,7 @@ def equal_mass_cuts(W, n_bins):
         constant cut where repeated rows do); a tied score is never split, so
         heavy ties merge bins (fewer than ``n_bins`` bins, none empty).
     """
-    cum = np.cumsum(W)
+    cum = np.cumsum(W) if cum is None else cum
     targets = cum[-1] * (np.arange(1, n_bins) / n_bins - 1e-10)
     j = np.searchsorted(cum, targets, side="left")
     return np.unique(j[j < W.size - 1])
