@@ -126,10 +126,32 @@ def test_platt_binary_matches_scipy_reference(binary_scores, smoothing):
 
 # the frozen base classifier ignores sample_weight; the calibrator (compared) uses it
 @pytest.mark.filterwarnings("ignore:Since FrozenEstimator:UserWarning")
-def test_platt_binary_matches_sklearn_sigmoid(binary_scores, rng):
+def test_platt_binary_weighted_prior_counts_rows(binary_scores, rng):
+    # issue 16: Platt's targets use row counts (scale invariant); scikit-learn
+    # 1.9 uses weighted counts, so the weighted reference is a plain scipy solve
+    from scipy.optimize import minimize
+    from scipy.special import log_expit
+
     s, y = binary_scores
     w = rng.uniform(0.5, 2.0, size=len(s))
-    for sw in (None, w):
+    n1 = float(np.sum(y == 1))
+    n0 = len(y) - n1
+    t = np.where(y == 1, (n1 + 1) / (n1 + 2), 1 / (n0 + 2))
+
+    def loss(p):
+        f = p[0] * s + p[1]
+        return -np.sum(w * (t * log_expit(f) + (1 - t) * log_expit(-f))) / w.sum()
+
+    ref = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-12}).x
+    for scale in (1.0, 1e-6, 1e6):
+        ps = PlattScaler().fit(s, y, sample_weight=scale * w)
+        assert ps.a_ == pytest.approx(ref[0], rel=1e-5)
+        assert ps.b_ == pytest.approx(ref[1], rel=1e-5, abs=1e-6)
+
+
+def test_platt_binary_matches_sklearn_sigmoid(binary_scores, rng):
+    s, y = binary_scores
+    for sw in (None,):
         ps = PlattScaler().fit(s, y, sample_weight=sw)
         cal = sklearn_calibrated(s, y, "sigmoid", sample_weight=sw)
         # sklearn's map is 1 / (1 + exp(a s + b)): the signs are flipped
@@ -289,11 +311,15 @@ def test_platt_extreme_logits_give_valid_rows(multiclass_logits):
 
 # ------------------------------------------------------------------ invariants
 def test_platt_sample_weight_equals_repetition(multiclass_logits, rng):
+    # issue 16: Platt's smoothing prior counts rows (scale invariance), so
+    # weights equal repetition only for the plain maximum-likelihood fit
     Z, y = multiclass_logits
     Z, y = Z[:300], y[:300]
     w = rng.integers(0, 4, size=len(y))
-    a = PlattScaler().fit(Z, y, sample_weight=w)
-    b = PlattScaler().fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
+    a = PlattScaler(target_smoothing=False).fit(Z, y, sample_weight=w)
+    b = PlattScaler(target_smoothing=False).fit(
+        np.repeat(Z, w, axis=0), np.repeat(y, w)
+    )
     np.testing.assert_allclose(a.a_, b.a_, rtol=1e-8)
     np.testing.assert_allclose(a.b_, b.b_, rtol=1e-8, atol=1e-10)
 

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
+from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
@@ -45,6 +46,16 @@ _REUSE_THIRD_MAX_STEP = 0.02
 _HALLEY_MAX = 0.5
 
 
+#: The NLL counts as flat where Newton's predicted decrease ``f'^2 / f''`` is
+#: below this fraction of ``f`` (a few float64 roundings of ``f``).
+_FLAT = 4 * 2.0**-52
+
+
+def _all_rows_tied(Z):
+    """Whether every row of ``Z`` (NumPy or torch) has all its logits equal."""
+    return bool((Z == Z[:, :1]).all())
+
+
 def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
     """Safeguarded Newton-Halley iteration on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
@@ -76,7 +87,11 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
             # its true class from here on, i.e. the logits separate the set.
             return b_max, it, "upper"
         if g == 0 and h == 0:
-            if f == 0:
+            if f == 0 or not _all_rows_tied(Z):
+                # Every row is either saturated on its true class (its terms
+                # underflowed) or has all logits equal (f = log K whatever
+                # beta): the untied rows separate the set and the NLL is at
+                # its limit as beta -> inf.
                 return b_max, it, "upper"
             # every row's logits are equal: T changes nothing, the logits carry
             # no information; take the uninformative bound.
@@ -95,6 +110,22 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
         else:
             d = step = curvature = math.nan
         newton = beta + step
+        if (
+            g < 0
+            and not hi_tested
+            and h > 0
+            and g * g / h <= _FLAT * f
+        ):
+            # The NLL is decreasing but the quadratic model predicts a decrease
+            # below the resolution of f: it is flat as computed (rows saturated
+            # on their true class, the rest tied). Test the upper bound: if f'
+            # is still <= 0 there, the NLL is at its limit there.
+            cand = hi
+            if abs(cand - beta) <= tol * beta:
+                return cand, it, "upper"
+            last_step = abs(cand - beta) / beta
+            beta = cand
+            continue
         if abs(d) <= tol * beta:  # False for NaN
             return newton, it, "converged"
         cand = newton
@@ -206,8 +237,16 @@ def fit_temperature(
     ``f'`` decays exponentially and Newton's steps would stay of constant
     size. If every row's softmax saturates on its true class (the NLL
     evaluates to exactly 0 in float64) the set is separable and ``beta`` goes
-    to its upper bound; if every row's logits are equal (``f' = f'' = 0``
-    with ``f > 0``) ``T`` changes nothing and ``beta`` goes to its lower bound.
+    to its upper bound. Where ``f' = f'' = 0`` with ``f > 0``: if every row's
+    logits are equal, ``T`` changes nothing and ``beta`` goes to its lower
+    bound; otherwise the rows that are not tied are saturated on their true
+    class (their terms underflowed; forest or kNN log-probabilities with
+    ``-708`` entries do this), the tied ones contribute ``log K`` whatever
+    ``beta``, so the NLL is at its limit and ``beta`` goes to its upper bound.
+    Likewise, while ``f' < 0`` and Newton's predicted decrease ``f'^2 / f''``
+    is below the float64 resolution of ``f`` (``4 eps f``), the upper bound
+    is tested next: the NLL is flat as computed, and a bracket forms if it
+    rises again before the bound.
 
     Stopping rule: near the optimum the error left after a Newton step ``d``
     is about ``c d^2`` with ``c = |f'''| / (2 f'')`` (exact, from the same
@@ -286,7 +325,9 @@ class TemperatureScaler(BaseCalibrator):
     ``T >= 1e6 * S`` (logits uninformative or anti-informative, ``T -> inf``)
     or ``T <= 1e-6`` (separable calibration set, ``T -> 0``), ``T`` is set to
     the bound and a ``ConvergenceWarning`` says so. A ``ConvergenceWarning``
-    also reports stopping at ``max_iter``.
+    also reports stopping at ``max_iter``. Constant scores (every row the
+    same) cannot be mapped to the base rate by one temperature: the fit then
+    warns (the other calibrators return the base rate).
 
     References
     ----------
@@ -308,6 +349,8 @@ class TemperatureScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    _preserves_order = True
+    _binary_log_odds_only = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
@@ -318,7 +361,7 @@ class TemperatureScaler(BaseCalibrator):
     def __init__(
         self,
         *,
-        input_type="logits",
+        input_type=DEFAULT_INPUT_TYPE,
         classes=None,
         backend="auto",
         tol=1e-10,
@@ -348,8 +391,10 @@ class TemperatureScaler(BaseCalibrator):
         elif status == "upper":
             warnings.warn(
                 "The NLL keeps decreasing as T -> 0 down to the lower bound "
-                f"{self.temperature_:g}: the logits separate the calibration set, or "
-                "are on a tiny scale. The temperature is set to that bound.",
+                f"{self.temperature_:g}: the logits separate the calibration set "
+                "(apart from rows whose logits are all equal, whose probabilities "
+                "are uniform at any T), or are on a tiny scale. The temperature is "
+                "set to that bound.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -366,3 +411,6 @@ class TemperatureScaler(BaseCalibrator):
 
     def _predict_proba(self, Z, xp):
         return xp.softmax(Z, scale=1.0 / self.temperature_)
+
+    def _torch_spec(self):
+        return {"kind": "affine", "scale": 1.0 / self.temperature_}
