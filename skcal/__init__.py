@@ -6,18 +6,33 @@ skcal imports neither torch nor matplotlib.
 """
 
 from .meta import CalibratedClassifier, ClassifierLogits
-from .ovr import IsotonicScaler, PlattScaler
+from .ovr import (
+    BBQCalibrator,
+    BetaCalibrator,
+    HistogramCalibrator,
+    IsotonicScaler,
+    PlattScaler,
+    ScalingBinningCalibrator,
+    SplineCalibrator,
+    VennAbersCalibrator,
+)
 from .scaling import LocalTemperatureScaler, TemperatureScaler, VectorScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BBQCalibrator",
+    "BetaCalibrator",
     "CalibratedClassifier",
     "ClassifierLogits",
+    "HistogramCalibrator",
     "IsotonicScaler",
     "LocalTemperatureScaler",
     "PlattScaler",
+    "ScalingBinningCalibrator",
+    "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",
+    "VennAbersCalibrator",
     "__version__",
 ]

@@ -50,7 +50,7 @@ SKCAL_METHODS = _skcal_methods()
 
 #: Peers so slow (netcal's 1000-epoch vector scaling: minutes at K=100) that
 #: they run only when named in ``methods``; otherwise they get a "skipped" row.
-OPT_IN = {"netcal-vector"}
+OPT_IN = {"netcal-vector", "splinecalib-spline"}
 
 #: Note of a row whose test NLL is infinite: the method output an exact 0
 #: (isotonic regression does, on bins with no sample of a class).

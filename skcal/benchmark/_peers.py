@@ -9,6 +9,10 @@ logits as skcal's own calibrators. What each peer is actually given:
   classes, the log-odds ``z1 - z0``, as sklearn expects of binary models).
 - netcal: softmax probabilities computed from the logits in float64, because
   netcal's classification calibrators take confidences, not logits.
+- betacal, splinecalib (ml-insights' SplineCalib), venn-abers and
+  uncertainty-calibration (Kumar et al.'s ``calibration``): softmax
+  probabilities; the binary peers are fitted one-vs-rest on each class's
+  probability and their outputs renormalised, as skcal does.
 - probmetrics: the logits, through its torch API
   (``fit_torch(CategoricalLogits(logits), labels)``), so nothing is lost by a
   round-trip through probabilities.
@@ -216,6 +220,99 @@ class _Probmetrics:
         return out.get_probs().detach().cpu().numpy().astype(np.float64)
 
 
+class _Netcal1D(_Netcal):
+    """netcal's binning methods (``HistogramBinning``, ``BBQ``), one-vs-rest built in."""
+
+    def __init__(self, kind, random_state):
+        binning = _import("netcal.binning", "netcal")
+        self._cls = binning.HistogramBinning if kind == "histogram" else binning.BBQ
+        self.kind, self.random_state = "isotonic", random_state  # fit(p, y) API
+
+    def predict_proba(self, logits):
+        p = super().predict_proba(logits)
+        s = p.sum(1, keepdims=True)
+        return np.divide(p, s, out=np.full_like(p, 1.0 / p.shape[1]), where=s > 0)
+
+
+class _OneVsRestPeer:
+    """A binary peer calibrator on probabilities, one-vs-rest and renormalised."""
+
+    def __init__(self, make, fit, predict):
+        self._make, self._fit, self._predict = make, fit, predict
+
+    def fit(self, logits, y):
+        P = softmax(np.asarray(logits, dtype=np.float64), axis=1)
+        y = np.asarray(y)
+        cols = [1] if P.shape[1] == 2 else range(P.shape[1])
+        self.models_ = []
+        for k in cols:
+            m = self._make()
+            self._fit(m, P[:, k], (y == k).astype(int))
+            self.models_.append(m)
+        return self
+
+    def predict_proba(self, logits):
+        P = softmax(np.asarray(logits, dtype=np.float64), axis=1)
+        if P.shape[1] == 2:
+            q = np.clip(np.asarray(self._predict(self.models_[0], P[:, 1]), float), 0, 1)
+            return np.column_stack([1 - q, q])
+        Q = np.column_stack(
+            [np.clip(np.asarray(self._predict(m, P[:, k]), float), 0, 1)
+             for k, m in enumerate(self.models_)]
+        )
+        s = Q.sum(1, keepdims=True)
+        return np.divide(Q, s, out=np.full_like(Q, 1.0 / Q.shape[1]), where=s > 0)
+
+
+def _betacal():
+    lib = _import("betacal", "betacal")
+
+    def fit(m, p, t):
+        import warnings
+
+        with warnings.catch_warnings():  # betacal switches warnings off globally
+            m.fit(p, t)
+
+    return _OneVsRestPeer(lambda: lib.BetaCalibration(parameters="abm"), fit,
+                          lambda m, p: m.predict(p))
+
+
+def _splinecalib():
+    lib = _import("splinecalib", "splinecalib")
+    return _OneVsRestPeer(lib.SplineCalib, lambda m, p, t: m.fit(p, t),
+                          lambda m, p: m.calibrate(p))
+
+
+def _venn_abers():
+    lib = _import("venn_abers", "venn_abers")
+
+    def fit(m, p, t):
+        m.fit(np.column_stack([1 - p, p]), t)
+
+    def predict(m, p):
+        return m.predict_proba(np.column_stack([1 - p, p]))[0][:, 1]
+
+    return _OneVsRestPeer(lib.VennAbers, fit, predict)
+
+
+class _KumarScalingBinning:
+    """Kumar et al.'s ``calibration.PlattBinnerMarginalCalibrator`` (10 bins), renormalised."""
+
+    def __init__(self):
+        self._lib = _import("calibration", "calibration")
+
+    def fit(self, logits, y):
+        P = softmax(np.asarray(logits, dtype=np.float64), axis=1)
+        self.model_ = self._lib.PlattBinnerMarginalCalibrator(len(P), num_bins=10)
+        self.model_.train_calibration(P, np.asarray(y))
+        return self
+
+    def predict_proba(self, logits):
+        Q = self.model_.calibrate(softmax(np.asarray(logits, dtype=np.float64), axis=1))
+        s = Q.sum(1, keepdims=True)
+        return np.divide(Q, s, out=np.full_like(Q, 1.0 / Q.shape[1]), where=s > 0)
+
+
 #: Peer methods: name -> (library shown in the table, factory(random_state)).
 PEERS = {
     "sklearn-sigmoid": ("scikit-learn", lambda rs: _SklearnCalibrated("sigmoid")),
@@ -229,4 +326,10 @@ PEERS = {
     "netcal-isotonic": ("netcal", lambda rs: _Netcal("isotonic", rs)),
     "probmetrics-temperature": ("probmetrics", lambda rs: _Probmetrics("temperature")),
     "probmetrics-vector": ("probmetrics", lambda rs: _Probmetrics("vector")),
+    "netcal-histogram": ("netcal", lambda rs: _Netcal1D("histogram", rs)),
+    "netcal-bbq": ("netcal", lambda rs: _Netcal1D("bbq", rs)),
+    "betacal-beta": ("betacal", lambda rs: _betacal()),
+    "splinecalib-spline": ("splinecalib", lambda rs: _splinecalib()),
+    "venn-abers-ivap": ("venn-abers", lambda rs: _venn_abers()),
+    "calibration-scaling-binning": ("uncertainty-calibration", lambda rs: _KumarScalingBinning()),
 }

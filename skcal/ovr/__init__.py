@@ -6,7 +6,23 @@ one 1-D map per class on that class's one-vs-rest log-odds and renormalises
 """
 
 from ._base import OneVsRestCalibrator
+from ._bbq import BBQCalibrator
+from ._beta import BetaCalibrator
+from ._histogram import HistogramCalibrator
 from ._isotonic import IsotonicScaler
 from ._platt import PlattScaler
+from ._scaling_binning import ScalingBinningCalibrator
+from ._spline import SplineCalibrator
+from ._venn_abers import VennAbersCalibrator
 
-__all__ = ["IsotonicScaler", "OneVsRestCalibrator", "PlattScaler"]
+__all__ = [
+    "BBQCalibrator",
+    "BetaCalibrator",
+    "HistogramCalibrator",
+    "IsotonicScaler",
+    "OneVsRestCalibrator",
+    "PlattScaler",
+    "ScalingBinningCalibrator",
+    "SplineCalibrator",
+    "VennAbersCalibrator",
+]

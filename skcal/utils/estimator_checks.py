@@ -198,6 +198,14 @@ def check_dtypes(name, estimator):
         assert P.dtype == np.float32, f"{name}: {dtype} input gave {P.dtype} output"
         assert np.isfinite(P).all()
         np.testing.assert_allclose(P.sum(axis=1), 1, atol=1e-5)
+        if dtype == np.float16 and getattr(estimator, "_piecewise_constant", False):
+            # A step map (binning) is discontinuous: float16 rounding ties a few
+            # scores, which may move one row across a bin edge. All but 1% of
+            # the rows must agree to atol; the others by less than one bin step.
+            err = np.abs(P - ref).max(axis=1)
+            assert np.quantile(err, 0.99) <= atol, f"{name} {dtype} fit differs"
+            assert err.max() <= 0.25, f"{name} {dtype} fit differs by {err.max():.3g}"
+            continue
         np.testing.assert_allclose(P, ref, atol=atol, err_msg=f"{name} {dtype} fit differs")
 
 

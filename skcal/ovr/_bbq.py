@@ -1,0 +1,237 @@
+"""Bayesian Binning into Quantiles (Naeini, Cooper & Hauskrecht, AAAI 2015)."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit, gammaln, logsumexp
+from sklearn.utils._param_validation import Interval
+
+from .._backend._ovr import stack_columns
+from .._backend._steps import step_lookup
+from ..base import BaseCalibrator
+from ._base import OneVsRestCalibrator
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+
+__all__ = ["BBQCalibrator", "fit_bbq", "bbq_bin_range"]
+
+
+def bbq_bin_range(n, C=10.0):
+    """Numbers of bins of the BBQ models: ``floor(n^(1/3) / C) .. ceil(C n^(1/3))``.
+
+    As in Naeini et al. (2015, Section 3) and netcal: at least 1, at most
+    ``ceil(n / 5)``.
+    """
+    r = n ** (1.0 / 3.0)
+    lo = int(max(1, math.floor(r / C)))
+    hi = int(max(lo, min(math.ceil(n / 5.0), math.ceil(r * C))))
+    return lo, hi
+
+
+def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
+    """Fit BBQ: Bayesian model averaging of equal-mass histogram models.
+
+    Parameters
+    ----------
+    s : ndarray of shape (n_samples,)
+        Scores (log-odds of the positive class); the priors use ``sigmoid(s)``.
+    y : ndarray of shape (n_samples,), bool
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weights act as counts.
+    C : float, default=10.0
+        The models have ``B`` equal-mass bins for every ``B`` in
+        :func:`bbq_bin_range`.
+    ess : float, default=2.0
+        Equivalent sample size ``N'`` of the BDeu prior.
+
+    Returns
+    -------
+    edges : ndarray
+        Edges (log-odds) of the merged step function.
+    values : ndarray of shape (len(edges) + 1,)
+        Model-averaged probability on each cell.
+    n_bins : ndarray of int
+        Bins of each model.
+    log_weights : ndarray
+        Normalised log posterior weight of each model.
+    """
+    u, W, Y = distinct_scores(s, y, sample_weight)
+    k = u.size
+    total = float(W.sum())
+    lo, hi = bbq_bin_range(total, C)
+    cum_w = np.concatenate([[0.0], np.cumsum(W)])
+    cum_y = np.concatenate([[0.0], np.cumsum(Y)])
+    models = []
+    cum = cum_w[1:]
+    for B in range(lo, hi + 1):
+        cuts = equal_mass_cuts(W, B, cum) if k else np.empty(0, np.intp)
+        # bin b covers distinct scores start[b] .. stop[b] - 1
+        stop = np.concatenate([cuts + 1, [k]])
+        start = np.concatenate([[0], cuts + 1])
+        N = cum_w[stop] - cum_w[start]
+        m = cum_y[stop] - cum_y[start]
+        e = expit(cut_edges(u, cuts)) if cuts.size else np.empty(0)
+        lo_p = np.concatenate([[0.0], e])
+        hi_p = np.concatenate([e, [1.0]])
+        p_mid = np.clip(0.5 * (lo_p + hi_p), 1e-300, 1.0 - 1e-16)
+        nb = N.size
+        a = ess / nb * p_mid
+        b = ess / nb * (1.0 - p_mid)
+        # BDeu marginal likelihood (Naeini et al. 2015, Eq. 2)
+        log_ml = float(np.sum(
+            gammaln(ess / nb) - gammaln(N + ess / nb)
+            + gammaln(m + a) - gammaln(a)
+            + gammaln(N - m + b) - gammaln(b)
+        ))
+        models.append((cuts, (m + a) / (N + a + b), log_ml))
+    log_ml = np.array([lm for _, _, lm in models])
+    log_w = log_ml - logsumexp(log_ml)
+    # merge: the average is constant between consecutive cuts of all models;
+    # models below exp(-50) of the total weight are left out (their share is
+    # below float64 resolution)
+    union = np.unique(np.concatenate([c for c, _, _ in models] + [np.empty(0, np.intp)]))
+    cell_last = np.concatenate([union, [k - 1]])  # last distinct score of each cell
+    values = np.zeros(union.size + 1)
+    kept = log_w >= log_w.max() - 50.0
+    for (cuts, vals, _), lw, keep in zip(models, log_w, kept):
+        if keep:
+            values += math.exp(lw) * vals[np.searchsorted(cuts, cell_last, side="left")]
+    values /= np.exp(log_w[kept]).sum()
+    edges = cut_edges(u, union) if union.size else np.empty(0)
+    return edges, np.clip(values, 0.0, 1.0), np.arange(lo, hi + 1), log_w
+
+
+class BBQCalibrator(OneVsRestCalibrator):
+    """Bayesian Binning into Quantiles: a posterior average of equal-mass histograms.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    classes : array-like of shape (n_classes,), default=None
+        Labels of the columns of ``X``.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Array library used for the computation; ``"auto"`` follows the input.
+    C : float, default=10.0
+        Range of the models: ``B`` bins for every integer ``B`` from
+        ``floor(N^(1/3) / C)`` to ``ceil(C N^(1/3))`` (at most ``N / 5``), ``N``
+        the calibration weight.
+    ess : float, default=2.0
+        Equivalent sample size ``N'`` of the BDeu prior.
+
+    Attributes
+    ----------
+    bin_edges_ : ndarray or list of ndarray
+        Edges (log-odds) of the averaged step function: the union of all
+        models' edges.
+    bin_probabilities_ : ndarray or list of ndarray
+        Averaged probability on each cell.
+    model_n_bins_ : ndarray of int
+        Bins of each model (the same range for every class when the classes
+        share the calibration weight).
+    model_log_weights_ : ndarray or list of ndarray
+        Normalised log posterior weights of the models.
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    See Also
+    --------
+    skcal.HistogramCalibrator : one binning.
+
+    Notes
+    -----
+    Each model ``M`` is a histogram with ``B`` equal-mass bins of the scores
+    (the tie and edge rules of :class:`~skcal.HistogramCalibrator`). Its score
+    is the BDeu marginal likelihood (Naeini et al. 2015, Eq. 2):
+
+    .. math::
+
+        P(D | M) = \\prod_{b=1}^{B} \\frac{\\Gamma(N'/B)}{\\Gamma(N_b + N'/B)}
+        \\frac{\\Gamma(m_b + \\alpha_b)}{\\Gamma(\\alpha_b)}
+        \\frac{\\Gamma(n_b + \\beta_b)}{\\Gamma(\\beta_b)},
+
+    with ``N_b, m_b, n_b`` the bin's total, positive and negative (weighted)
+    counts, ``alpha_b = N'/B p_b``, ``beta_b = N'/B (1 - p_b)`` and ``p_b`` the
+    midpoint of the bin's interval of probabilities ``sigmoid(s)`` (the first
+    bin starts at 0, the last ends at 1). With a uniform prior over models the
+    posterior weight of ``M`` is proportional to ``P(D | M)``; the prediction
+    is ``sum_M P(M | D) (m_b + alpha_b) / (N_b + N'/B)`` over the models' bins
+    containing the score (models whose weight is below ``exp(-50)`` of the
+    largest are dropped: their share is below float64 resolution).
+    Everything is deterministic (no sampling).
+
+    **Cost.** A direct implementation evaluates every model at prediction:
+    ``T`` lookups per score for ``T ~ C N^(1/3)`` models (about 1000 at
+    ``N = 10^6``). skcal sorts the scores once (``O(N log N)``), scores every
+    model from prefix sums in ``O(B)``, and merges the averaged map into one
+    step function on the union of all models' edges (at most
+    ``sum_B B ~ C^2 N^(2/3) / 2`` cells, and never more than the distinct
+    scores): a prediction is one binary search, ``O(log N)``.
+
+    netcal's ``BBQ`` (the reference implementation used by the benchmark)
+    scores the same family of models by BIC by default and keeps the models
+    past an "elbow" of the scores; Naeini et al.'s BDeu average is used here.
+
+    Weights act as counts (the prior's ``N'`` is in the same unit), so
+    rescaling all weights changes the posterior.
+
+    References
+    ----------
+    M. P. Naeini, G. F. Cooper, M. Hauskrecht, "Obtaining well calibrated
+    probabilities using Bayesian binning", AAAI 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import BBQCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=1000)
+    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
+    >>> bbq = BBQCalibrator().fit(scores, y)
+    >>> P = bbq.predict_proba(scores)
+    >>> bool(P.min() > 0)
+    True
+    """
+
+    _weight_scale_invariant = False
+    _map_output = "proba"
+    #: A step function of the score (see ``check_dtypes``).
+    _piecewise_constant = True
+    _predict_on_host = True
+    _predict_chunk_bytes = 1 << 24
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "C": [Interval(Real, 1, None, closed="left")],
+        "ess": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, input_type="logits", classes=None, backend="auto", C=10.0,
+                 ess=2.0):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.C = C
+        self.ess = ess
+
+    def _fit_map(self, s, t, sample_weight, label):
+        return fit_bbq(s, t, sample_weight, C=self.C, ess=self.ess)
+
+    def _set_maps(self, maps):
+        edges, values, n_bins, log_w = (list(v) for v in zip(*maps))
+        self.model_n_bins_ = n_bins[0]
+        if len(maps) == 1:
+            edges, values, log_w = edges[0], values[0], log_w[0]
+        self.bin_edges_, self.bin_probabilities_ = edges, values
+        self.model_log_weights_ = log_w
+
+    def _map_scores(self, S):
+        edges = self.bin_edges_ if isinstance(self.bin_edges_, list) else [self.bin_edges_]
+        values = (
+            self.bin_probabilities_
+            if isinstance(self.bin_probabilities_, list)
+            else [self.bin_probabilities_]
+        )
+        return stack_columns(
+            [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(zip(edges, values))]
+        )

@@ -1,0 +1,315 @@
+"""Beta calibration (Kull, Silva Filho & Flach, AISTATS 2017) with its constraints enforced.
+
+:func:`fit_beta` solves one binary problem: the constrained logistic
+regression of the paper on the features ``log p`` and ``-log(1 - p)``, by the
+active-set Newton solver of :mod:`skcal.ovr._logistic`.
+"""
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import logit
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._backend._ovr import param_like
+from .._backend._steps import log_sigmoid
+from ..base import BaseCalibrator
+from ._base import OneVsRestCalibrator
+from ._logistic import fit_logistic_bounded, logistic_loss
+from ._logistic import log_sigmoid as log_sigmoid_np
+
+__all__ = ["BetaCalibrator", "fit_beta"]
+
+#: Probability of the constant map fitted when a class is absent (or the only
+#: class): the base rate 0 (or 1) is clipped to [eps, 1 - eps].
+_BASE_RATE_CLIP = 1e-6
+#: A feature whose weighted sd is at most this fraction of its largest
+#: magnitude is constant up to rounding.
+_FLAT = 1e-13
+
+
+def _base_rate_log_odds(n_pos, wsum):
+    r = min(max(n_pos / wsum, _BASE_RATE_CLIP), 1.0 - _BASE_RATE_CLIP)
+    return float(logit(r))
+
+
+def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=200):
+    """Fit the beta calibration map ``logit q = a log p - b log(1 - p) + c``.
+
+    Parameters
+    ----------
+    s : ndarray of shape (n_samples,)
+        Scores: log-odds ``log p - log(1 - p)`` of the positive class.
+    y : ndarray of shape (n_samples,), bool
+        True for the positive class.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Non-negative weights.
+    parameters : {"abm", "am", "ab"}, default="abm"
+        ``"abm"``: ``a, b, c`` free with ``a, b >= 0``; ``"am"``: ``a = b >= 0``
+        (logistic calibration on the log-odds with a non-negative slope);
+        ``"ab"``: ``a, b >= 0`` and ``m = 1/2``, i.e. ``c = (a - b) log 2``.
+    tol : float, default=1e-12
+        Stopping tolerance of :func:`~skcal.ovr._logistic.fit_logistic_bounded`
+        on the mean log loss (the gap to the constrained optimum is at most
+        about ``tol``).
+    max_iter : int, default=200
+        Maximum number of Newton iterations.
+
+    Returns
+    -------
+    a, b, c : float
+        The map, on the original features.
+    n_iter : int
+    status : {"converged", "max_iter", "constant", "one_class", "uninformative"}
+        ``"constant"``: the scores are constant (up to rounding);
+        ``"one_class"``: one class has no weight; ``"uninformative"``: the
+        constrained optimum has ``a = b = 0``. In these three cases the map is
+        the constant base rate (clipped to ``[1e-6, 1 - 1e-6]`` when 0 or 1).
+
+    Notes
+    -----
+    With ``p = sigmoid(s)`` the features are ``x1 = log p = log_sigmoid(s)``
+    and ``x2 = -log(1 - p) = -log_sigmoid(-s)``, computed without
+    cancellation for any ``s``. ``"abm"`` minimises the weighted mean log loss
+    of ``sigmoid(a x1 + b x2 + c)`` over ``a, b >= 0`` (Kull et al. 2017,
+    Eq. 7 and Section 3.3: the map is monotonically non-decreasing exactly
+    when ``a, b >= 0``); ``x1 + x2 = s``, so ``"am"`` is ``sigmoid(a s + c)``
+    with ``a >= 0``; ``"ab"`` uses ``x1 + log 2`` and ``x2 - log 2`` without an
+    intercept. The features are centred and scaled (which changes neither
+    the optimum nor the constraints) before the solve.
+    """
+    s = np.asarray(s, dtype=np.float64)
+    y = np.asarray(y, dtype=bool)
+    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    keep = w > 0
+    s, y, w = s[keep], y[keep], w[keep]
+    wsum = float(w.sum())
+    n_pos = float(w[y].sum())
+    c0 = _base_rate_log_odds(n_pos, wsum)
+    if n_pos == 0.0 or n_pos == wsum:
+        return 0.0, 0.0, c0, 0, "one_class"
+    x1 = log_sigmoid_np(s)
+    x2 = -log_sigmoid_np(-s)
+    if parameters == "am":
+        feats = [s]
+    elif parameters == "ab":
+        feats = [x1 + math.log(2.0), x2 - math.log(2.0)]
+    else:
+        feats = [x1, x2]
+    intercept = parameters != "ab"
+    cols, mus, sds = [], [], []
+    for x in feats:
+        mu = float((w * x).sum() / wsum) if intercept else 0.0
+        sd = math.sqrt(float((w * (x - mu) ** 2).sum() / wsum))
+        if not sd > _FLAT * float(np.max(np.abs(x))):
+            sd = 0.0
+        mus.append(mu)
+        sds.append(sd)
+        cols.append((x - mu) / sd if sd > 0 else np.zeros_like(x))
+    if not any(sd > 0 for sd in sds):
+        return 0.0, 0.0, c0, 0, "constant"
+    if intercept:
+        cols.append(np.ones_like(s))
+    X = np.column_stack(cols)
+    nonneg = np.array([True] * len(feats) + [False] * intercept)
+    # start at the better of the base rate and the identity map (a = b = 1,
+    # c = 0: the scores are log-odds, often close to the optimum)
+    base = np.zeros(X.shape[1])
+    if intercept:
+        base[-1] = c0
+    ident = np.array([sd for sd in sds] + [sum(mus)] * intercept, dtype=np.float64)
+    yf = y.astype(np.float64)
+    losses = [logistic_loss(X @ th, yf, w, wsum) for th in (base, ident)]
+    theta0 = base if losses[0] <= losses[1] else ident
+    # the constraints are usually inactive: solve without them first, and
+    # run the active-set method (from the projected solution) only if needed
+    theta, n_iter, converged = fit_logistic_bounded(
+        X, yf, w, theta0=theta0, tol=tol, max_iter=max_iter,
+    )
+    if not (converged and np.all(theta[nonneg] >= 0)):
+        theta, it, converged = fit_logistic_bounded(
+            X, yf, w, nonneg=nonneg, theta0=np.where(nonneg, np.maximum(theta, 0), theta)
+            if converged else theta0, tol=tol, max_iter=max_iter,
+        )
+        n_iter += it
+    coef = [th / sd if sd > 0 else 0.0 for th, sd in zip(theta, sds)]
+    shift = sum(cf * mu for cf, mu in zip(coef, mus))
+    if parameters == "am":
+        a = b = coef[0]
+        c = theta[-1] - shift
+    elif parameters == "ab":
+        a, b = coef
+        c = (a - b) * math.log(2.0)
+    else:
+        a, b = coef
+        c = theta[-1] - shift
+    status = "converged" if converged else "max_iter"
+    if a == 0.0 and b == 0.0:
+        # the best non-decreasing map is a constant: the base rate
+        return 0.0, 0.0, c0, n_iter, "uninformative"
+    return float(a), float(b), float(c), n_iter, status
+
+
+class BetaCalibrator(OneVsRestCalibrator):
+    """Beta calibration: ``logit q = a log p - b log(1 - p) + c`` with ``a, b >= 0``.
+
+    A binary problem fits one map from the score ``p`` of ``classes_[1]``
+    (``p = sigmoid(s)``, ``s = z_1 - z_0``) to ``P(classes_[1])``. A multiclass
+    problem fits one map per class on its one-vs-rest probability and
+    renormalises the rows (:class:`~skcal.ovr.OneVsRestCalibrator`).
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    classes : array-like of shape (n_classes,), default=None
+        Labels of the columns of ``X``. By default the sorted unique labels of
+        ``y``.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Array library used for the computation; ``"auto"`` follows the input.
+    parameters : {"abm", "am", "ab"}, default="abm"
+        The parametrisation of Kull et al.: ``"abm"`` the full three-parameter
+        family; ``"am"`` ``a = b`` (logistic calibration of the log-odds with
+        ``a >= 0``); ``"ab"`` ``m = 1/2``, i.e. ``c = (a - b) log 2``.
+    tol : float, default=1e-12
+        Stop when half the squared Newton decrement (an estimate of the gap to
+        the optimal mean log loss) is at most ``tol`` and no coefficient held
+        at its bound could lower the loss by more than ``tol``.
+    max_iter : int, default=200
+        Maximum number of Newton iterations per class.
+
+    Attributes
+    ----------
+    a_, b_, c_ : float or ndarray of shape (n_classes,)
+        The maps' coefficients: floats for a binary problem (the map of
+        ``classes_[1]``), one per class otherwise. ``a_, b_ >= 0``.
+    n_iter_ : int
+        Largest number of Newton iterations over the classes.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+        Number of columns of ``X`` in ``fit``.
+
+    See Also
+    --------
+    skcal.PlattScaler : ``a = b`` without the sign constraint.
+
+    Notes
+    -----
+    **Model.** Kull et al. (2017, Eq. 7) derive the map from class-conditional
+    beta densities of the score ``p``: ``q = 1 / (1 + 1 / (e^c p^a / (1 -
+    p)^b))``, i.e. ``logit q = a log p - b log(1 - p) + c`` (with
+    ``c = b log(1 - m) - a log m`` in their ``(a, b, m)`` form). The map is
+    non-decreasing exactly when ``a, b >= 0``; it contains the identity
+    (``a = b = 1, c = 0``), Platt's sigmoids of the log-odds (``a = b``) and
+    maps that are not sigmoids (an inverse-S shape when ``a, b < 1``).
+
+    **Fit.** Maximum likelihood: the weighted mean log loss of
+    ``sigmoid(a x1 + b x2 + c)``, ``x1 = log p``, ``x2 = -log(1 - p)``, is
+    minimised subject to ``a, b >= 0`` by an active-set Newton method with
+    exact derivatives (:func:`fit_beta`); the constraints are part of the
+    problem, not a refit after the fact. betacal (the authors' package) fits
+    the unconstrained logistic regression and, when a coefficient is negative,
+    refits without that feature; both reach the constrained optimum when one
+    constraint is active, and skcal's solver also handles the case where the
+    other coefficient then turns negative, and ``"am"`` keeps ``a >= 0``
+    (betacal does not constrain it). Stopping rule and tolerance: ``tol``.
+
+    **Degenerate data.** Constant scores, a class without examples, or an
+    optimum with ``a = b = 0`` (scores that carry no increasing information)
+    give the constant map at the weighted base rate, with a ``UserWarning``
+    (an absent class's base rate 0 is clipped to ``1e-6``). Scores that
+    separate the classes have no maximum-likelihood map; Newton stops at a
+    steep map by the same decrement rule and warns (``ConvergenceWarning``).
+
+    **Devices.** The fit runs on the CPU in float64; prediction
+    (``log_sigmoid`` of the scores, a linear map, the renormalisation) runs on
+    the tensor's device.
+
+    References
+    ----------
+    M. Kull, T. M. Silva Filho, P. Flach, "Beta calibration: a well-founded
+    and easily implemented improvement on logistic calibration for binary
+    classifiers", AISTATS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import BetaCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=1000)
+    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
+    >>> bc = BetaCalibrator().fit(scores, y)
+    >>> bool(bc.a_ >= 0 and bc.b_ >= 0)
+    True
+    >>> bc.predict_proba(scores).shape
+    (1000, 2)
+    """
+
+    _weight_scale_invariant = True
+    _map_output = "log_odds"
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "parameters": [StrOptions({"abm", "am", "ab"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        parameters="abm",
+        tol=1e-12,
+        max_iter=200,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.parameters = parameters
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _fit_map(self, s, t, sample_weight, label):
+        a, b, c, n_iter, status = fit_beta(
+            s, t, sample_weight, parameters=self.parameters, tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        if status in ("constant", "uninformative"):
+            warnings.warn(
+                f"Beta calibration of {label}: the scores are "
+                + ("constant" if status == "constant" else "not increasingly related to it")
+                + f"; the map is the base rate {1.0 / (1.0 + math.exp(-c)):.6g}.",
+                UserWarning,
+                stacklevel=5,
+            )
+        elif status == "max_iter":
+            warnings.warn(
+                f"Beta calibration of {label} did not reach tol={self.tol} in "
+                f"max_iter={self.max_iter} Newton iterations (separable scores have "
+                "no maximum-likelihood map); increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=5,
+            )
+        return a, b, c, n_iter
+
+    def _set_maps(self, maps):
+        a, b, c, n_iter = (np.asarray(v, dtype=np.float64) for v in zip(*maps))
+        if len(maps) == 1:
+            self.a_, self.b_, self.c_ = float(a[0]), float(b[0]), float(c[0])
+        else:
+            self.a_, self.b_, self.c_ = a, b, c
+        self.n_iter_ = int(n_iter.max())
+
+    def _map_scores(self, S):
+        """``F = a log_sigmoid(S) - b log_sigmoid(-S) + c`` per column."""
+        F = param_like(self.a_, S) * log_sigmoid(S)
+        F -= param_like(self.b_, S) * log_sigmoid(-S)
+        F += param_like(self.c_, S)
+        return F
