@@ -82,7 +82,7 @@ def _peer_child(name, n, k, seed):
         t = time.perf_counter() - t0
         print(json.dumps({"fit_s": t, "beta": float(m.beta_)}))
         return
-    from skcal._peers import PEERS
+    from skcal.benchmark._peers import PEERS
 
     model = PEERS[name][1](0)
     t0 = time.perf_counter()
@@ -197,20 +197,23 @@ def bench_vector(size, repeat, peers, timeout, seed):
 
 
 # ----------------------------------------------------------------- growth
-def bench_growth(repeat, seed, quick):
-    import skcal
+def bench_growth(repeat, seed, quick, only=None, sizes=None):
+    from skcal.utils.discovery import all_calibrators
 
-    names = [c for c in ("TemperatureScaler", "VectorScaler", "PlattScaler", "IsotonicScaler")
-             if hasattr(skcal, c)]
+    # every calibrator of the registry, so a new one cannot skip this table
+    classes = dict(all_calibrators("scaling") + all_calibrators("ovr"))
+    names = [n for n in classes if only is None or n in only]
     grid = ([(10_000, 10), (100_000, 10), (10_000, 100)] if quick else
             [(10_000, 10), (100_000, 10), (1_000_000, 10),
              (100_000, 10), (100_000, 100), (100_000, 1_000)])
+    if sizes:
+        grid = sizes
     rows = []
     for n, k in dict.fromkeys(grid):
         Z, y = make_logits(n, k, seed=seed)
         t_pass, _ = pass_time(Z, y, repeat=repeat)
         for name in names:
-            cls = getattr(skcal, name)
+            cls = classes[name]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t_fit, est = best_time(lambda: cls().fit(Z, y), repeat=1)
@@ -234,6 +237,10 @@ def main(argv=None):
     ap.add_argument("--growth", action="store_true", help="only the growth table")
     ap.add_argument("--no-vector", action="store_true", help="skip the VectorScaler table")
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+    ap.add_argument("--calibrators", default=None,
+                    help="--growth: comma-separated class names (default: the registry)")
+    ap.add_argument("--growth-sizes", default=None,
+                    help="--growth: comma-separated NxK sizes (default: the standard grid)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads for this benchmark process (default: "
@@ -260,7 +267,10 @@ def main(argv=None):
     print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {load:.1f})")
     if args.growth:
-        bench_growth(args.repeat, args.seed, args.quick)
+        only = args.calibrators.split(",") if args.calibrators else None
+        gsizes = ([_size(s) for s in args.growth_sizes.split(",")]
+                  if args.growth_sizes else None)
+        bench_growth(args.repeat, args.seed, args.quick, only, gsizes)
         return
     sizes = ([(100_000, 10), (20_000, 100)] if args.quick
              else [_size(s) for s in args.sizes.split(",")])

@@ -75,7 +75,7 @@ def bench(n, k, device, dtype_name, repeat):
     from _common import best_time, torch_pass
     from skcal import TemperatureScaler
     from skcal._backend import _torch
-    from skcal._temperature import fit_temperature
+    from skcal.scaling._temperature import fit_temperature
 
     dtype = getattr(torch, dtype_name)
     Z, y = make_logits_torch(n, k, device, dtype)

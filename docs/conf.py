@@ -18,6 +18,44 @@ REPO_ROOT = DOCS_DIR.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 import skcal  # noqa: E402
+from skcal.utils.discovery import all_calibrators  # noqa: E402
+
+#: Titles of the calibrator families in the API reference.
+_FAMILY_TITLES = (
+    ("scaling", "Maps of the whole logit vector"),
+    ("ovr", "Per-class maps, combined one-vs-rest"),
+    ("other", "Other calibrators"),
+)
+
+
+def _public_path(name, cls):
+    """``TemperatureScaler`` if exported from skcal, else e.g. ``skcal.llm.Name``."""
+    if getattr(skcal, name, None) is cls:
+        return name
+    module = ".".join(p for p in cls.__module__.split(".") if not p.startswith("_"))
+    return f"{module}.{name}"
+
+
+def _write_calibrator_list():
+    """Write ``_calibrators.inc``, the API reference's list of every calibrator.
+
+    Generated from :func:`skcal.utils.discovery.all_calibrators` at every
+    build, so a new calibrator cannot be left out of the reference.
+    """
+    lines = []
+    for family, title in _FAMILY_TITLES:
+        found = all_calibrators(family)
+        if not found:
+            continue
+        lines += [title, "-" * len(title), ""]
+        lines += [".. autosummary::", "   :toctree: generated/", "   :template: class.rst",
+                  "   :nosignatures:", ""]
+        lines += [f"   {_public_path(name, cls)}" for name, cls in found]
+        lines.append("")
+    (DOCS_DIR / "_calibrators.inc").write_text("\n".join(lines), encoding="utf-8")
+
+
+_write_calibrator_list()
 
 # -- Project -----------------------------------------------------------------
 project = "skcal"

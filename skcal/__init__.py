@@ -5,21 +5,35 @@ logits to honest probabilities, without retraining the classifier. Importing
 skcal imports neither torch nor matplotlib.
 """
 
-from ._calibrated import CalibratedClassifier
-from ._isotonic import IsotonicScaler
-from ._logits import ClassifierLogits
-from ._platt import PlattScaler
-from ._temperature import TemperatureScaler
-from ._vector import VectorScaler
+from .meta import CalibratedClassifier, CalibratedEnsemble, ClassifierLogits, calibrate_ensemble
+from .ovr import IsotonicScaler, PlattScaler
+from .scaling import (
+    BiasCorrectedTemperatureScaler,
+    DirichletCalibrator,
+    EnsembleTemperatureScaler,
+    MatrixScaler,
+    NoBiasVectorScaler,
+    TemperatureScaler,
+    VectorScaler,
+    adapt_to_label_shift,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BiasCorrectedTemperatureScaler",
     "CalibratedClassifier",
+    "CalibratedEnsemble",
     "ClassifierLogits",
+    "DirichletCalibrator",
+    "EnsembleTemperatureScaler",
     "IsotonicScaler",
+    "MatrixScaler",
+    "NoBiasVectorScaler",
     "PlattScaler",
     "TemperatureScaler",
     "VectorScaler",
+    "adapt_to_label_shift",
+    "calibrate_ensemble",
     "__version__",
 ]

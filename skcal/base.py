@@ -13,7 +13,6 @@ sample weights), chooses the backend, and implements ``fit``,
 ``xp`` is the kernel module (``skcal._backend._numpy`` or ``_torch``).
 """
 
-import sys
 import warnings
 
 import numpy as np
@@ -29,7 +28,8 @@ from sklearn.utils.validation import (
 
 from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
-from .utils._array import get_backend, is_torch_tensor, to_numpy
+from ._backend._ovr import log_or_neg_inf
+from .utils._array import get_backend, is_torch_tensor, like_input, to_backend, to_numpy
 from .utils.validation import check_sample_weight, check_scores
 
 __all__ = ["BaseCalibrator"]
@@ -119,20 +119,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
     def _prepare(self, Z):
         """Move validated logits to the compute backend; return (Z, xp)."""
         xp = get_backend(Z, self.backend)
-        if xp.name == "torch" and not is_torch_tensor(Z):
-            Z = xp.from_numpy(Z)
-        elif xp.name == "numpy" and is_torch_tensor(Z):
-            Z = to_numpy(Z)
-        return Z, xp
-
-    @staticmethod
-    def _restore(out, X):
-        """Return ``out`` in the array type (and device) of the user's ``X``."""
-        if is_torch_tensor(X):
-            if not is_torch_tensor(out):
-                out = sys.modules["torch"].from_numpy(np.ascontiguousarray(out))
-            return out.to(X.device)
-        return to_numpy(out) if is_torch_tensor(out) else out
+        return to_backend(Z, xp), xp
 
     # -------------------------------------------------------------------- fit
     def fit(self, X, y, sample_weight=None):
@@ -177,20 +164,17 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             sample_weight, Z.shape[0], relative=self._weight_scale_invariant
         )
         Z, xp = self._prepare(Z)
-        if xp.name == "torch":
-            y_enc = xp.from_numpy(y_enc, device=Z.device)
-            if sw is not None:
-                sw = xp.from_numpy(sw, device=Z.device)
+        device = getattr(Z, "device", None)
+        y_enc = xp.from_numpy(y_enc, device=device)
+        if sw is not None:
+            sw = xp.from_numpy(sw, device=device)
         self._fit(Z, y_enc, sw, xp)
         return self
 
     # ---------------------------------------------------------------- predict
     def _predict_log_proba(self, Z, xp):
-        P = self._predict_proba(Z, xp)
-        if xp.name == "numpy":
-            with np.errstate(divide="ignore"):  # log(0) = -inf is the documented value
-                return np.log(P)
-        return xp.log(P)
+        # log(0) = -inf is the documented value
+        return log_or_neg_inf(self._predict_proba(Z, xp))
 
     def _predict_proba(self, Z, xp):
         return xp.exp(self._predict_log_proba(Z, xp))
@@ -219,7 +203,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
-        return self._restore(self._predict_proba(Z, xp), X)
+        return like_input(self._predict_proba(Z, xp), X)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (may hold ``-inf`` for a zero probability).
@@ -234,7 +218,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
-        return self._restore(self._predict_log_proba(Z, xp), X)
+        return like_input(self._predict_log_proba(Z, xp), X)
 
     def predict(self, X):
         """Most probable class after calibration.
@@ -252,10 +236,7 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
         idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
-        labels = self.classes_[idx]
-        if is_torch_tensor(X) and np.issubdtype(labels.dtype, np.integer):
-            return sys.modules["torch"].from_numpy(labels).to(X.device)
-        return labels
+        return like_input(self.classes_[idx], X)
 
     def transform(self, X):
         """Calibrated log-probabilities (calibrated logits, normalised).

@@ -50,7 +50,7 @@ def _seed(text):
 
 
 def _parser():
-    from ._benchmark import available_methods
+    from .benchmark._benchmark import available_methods
     from .datasets import list_datasets
 
     parser = argparse.ArgumentParser(
@@ -153,7 +153,7 @@ def _load(args):
 
 
 def _benchmark(args):
-    from . import _benchmark as bm
+    from .benchmark import _benchmark as bm
 
     peers = not (args.no_peers or args.fast)
     methods = None

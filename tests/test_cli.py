@@ -1,4 +1,4 @@
-"""End-to-end tests of ``skcal benchmark`` (skcal.cli and skcal._benchmark)."""
+"""End-to-end tests of ``skcal benchmark`` (skcal.cli and skcal.benchmark)."""
 
 import csv
 import math
@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
-from skcal import _benchmark, _peers
+from skcal.benchmark import _benchmark, _peers
 from skcal.cli import main
 from skcal.datasets import load_logits
 

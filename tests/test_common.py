@@ -3,16 +3,18 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skcal
+from skcal.utils.discovery import all_calibrators
 from skcal.utils.estimator_checks import (
     SKLEARN_CHECKS_NOT_APPLICABLE,
     parametrize_with_calibrator_checks,
 )
 
-_NAMES = ["TemperatureScaler", "VectorScaler", "PlattScaler", "IsotonicScaler"]
+#: The first four calibrators; every calibrator is checked through the registry.
+_CORE = ["TemperatureScaler", "VectorScaler", "PlattScaler", "IsotonicScaler"]
 
 
 def _calibrators():
-    return [getattr(skcal, n)() for n in _NAMES if hasattr(skcal, n)]
+    return [cls() for _, cls in all_calibrators()]
 
 
 def _expected_failed_checks(estimator):
@@ -30,5 +32,23 @@ def test_calibrator_checks(estimator, check):
 
 
 def test_all_core_calibrators_exported():
-    missing = [n for n in _NAMES if not hasattr(skcal, n)]
+    missing = [n for n in _CORE if not hasattr(skcal, n)]
     assert not missing, f"not exported from skcal: {missing}"
+
+
+def test_registry_lists_every_public_calibrator():
+    # every BaseCalibrator subclass exported from skcal is in the registry
+    from skcal.base import BaseCalibrator
+
+    exported = {
+        n
+        for n in skcal.__all__
+        if isinstance(getattr(skcal, n), type)
+        and issubclass(getattr(skcal, n), BaseCalibrator)
+    }
+    registered = {n for n, _ in all_calibrators()}
+    assert set(_CORE) <= registered
+    assert exported <= registered
+    families = {n: c for n, c in all_calibrators("ovr")}
+    assert {"PlattScaler", "IsotonicScaler"} <= set(families)
+    assert not {"TemperatureScaler", "VectorScaler"} & set(families)

@@ -11,7 +11,7 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
 from sklearn.isotonic import IsotonicRegression
 
-from skcal._isotonic import IsotonicScaler
+from skcal import IsotonicScaler
 
 from conftest import load_shared
 from test_platt import (
@@ -279,7 +279,7 @@ def test_isotonic_torch_matches_numpy(binary_scores, multiclass_logits, binary, 
     # the accelerator code path (torch ops throughout), run here on the CPU;
     # predict_proba itself evaluates CPU tensors through NumPy
     Zn = np.column_stack([np.zeros(len(Xn)), Xn]) if binary else Xn  # logits [0, s]
-    P_dev = b._proba_chunk(torch.from_numpy(Zn.astype(np.float64)))
+    P_dev = b._chunk(torch.from_numpy(Zn.astype(np.float64)), log=False)
     assert isinstance(P_dev, torch.Tensor)
     np.testing.assert_allclose(P_dev.numpy(), a.predict_proba(Xn), atol=1e-6)
 

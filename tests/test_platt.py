@@ -12,14 +12,9 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 
-from skcal._platt import (
-    PlattScaler,
-    fit_platt,
-    fit_platt_ovr,
-    ovr_column,
-    ovr_log_odds,
-    ovr_row_stats,
-)
+from skcal import PlattScaler
+from skcal._backend._ovr import ovr_column, ovr_log_odds, ovr_row_stats
+from skcal.ovr._platt import fit_platt, fit_platt_ovr
 
 from conftest import load_shared
 

@@ -9,7 +9,7 @@ from scipy.special import logsumexp, softmax
 from sklearn.exceptions import ConvergenceWarning
 
 from skcal import TemperatureScaler
-from skcal._temperature import TEMPERATURE_MAX, TEMPERATURE_MIN
+from skcal.scaling._temperature import TEMPERATURE_MAX, TEMPERATURE_MIN
 
 from conftest import SHARED_SETS, load_shared
 
@@ -211,7 +211,7 @@ def test_temperature_rejects_weights_whose_sum_overflows(rng):
 
 
 def test_warm_start_chain_of_subsamples():
-    from skcal._temperature import _warm_start_strides
+    from skcal.scaling._temperature import _warm_start_strides
 
     assert _warm_start_strides(7_999) == []
     assert _warm_start_strides(8_000) == [8]          # 1,000 rows

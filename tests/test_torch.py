@@ -13,22 +13,15 @@ from sklearn.base import clone
 torch = pytest.importorskip("torch")
 
 import skcal  # noqa: E402
+from skcal.utils.discovery import all_calibrators  # noqa: E402
 from skcal import metrics  # noqa: E402
 from skcal._backend import _torch  # noqa: E402
 
-#: Every calibrator of skcal (whatever exists at test time).
-CALIBRATORS = [
-    getattr(skcal, n)
-    for n in ("TemperatureScaler", "VectorScaler", "PlattScaler", "IsotonicScaler")
-    if hasattr(skcal, n)
-]
+#: Every calibrator of the registry (a new one is covered automatically).
+CALIBRATORS = [cls for _, cls in all_calibrators()]
 
-#: Fitted parameters compared between backends, per calibrator.
-PARAMS = {
-    "TemperatureScaler": ["temperature_"],
-    "VectorScaler": ["coef_", "intercept_"],
-    "PlattScaler": ["a_", "b_"],
-}
+#: Fitted attributes that are not parameters of the map.
+_NOT_PARAMS = {"classes_", "n_features_in_", "feature_names_in_", "n_iter_"}
 
 DEVICES = [
     pytest.param("cpu", id="cpu"),
@@ -72,8 +65,16 @@ def _skip_missing_kernels(cls):
 
 
 def _params(est):
-    return {a: np.atleast_1d(np.asarray(getattr(est, a), dtype=np.float64))
-            for a in PARAMS.get(type(est).__name__, [])}
+    """Every fitted float parameter (public attribute ending in ``_``) of ``est``."""
+    out = {}
+    for a, v in vars(est).items():
+        if not a.endswith("_") or a.startswith("_") or a in _NOT_PARAMS:
+            continue
+        if isinstance(v, float) or (
+            isinstance(v, np.ndarray) and np.issubdtype(v.dtype, np.floating)
+        ):
+            out[a] = np.atleast_1d(np.asarray(v, dtype=np.float64))
+    return out
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])

@@ -12,9 +12,9 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 
-from skcal import _vector
+from skcal.scaling import _vector
 from skcal._backend import _numpy as xp_np
-from skcal._vector import VectorScaler
+from skcal import VectorScaler
 
 
 # --------------------------------------------------------------- reference

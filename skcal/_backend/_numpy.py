@@ -41,6 +41,11 @@ def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
         yield slice(start, min(start + step, n_samples))
 
 
+def from_numpy(a, device=None):
+    """Return ``a`` unchanged (the NumPy twin of ``_torch.from_numpy``)."""
+    return a
+
+
 def output_dtype(dtype):
     """Dtype of probabilities computed from logits of ``dtype``.
 

@@ -1,5 +1,26 @@
-"""Whole-logit-vector calibration maps (temperature, vector, matrix, Dirichlet, ETS...)."""
+"""Maps of the whole logit vector: temperature and vector scaling (and their family).
 
+Each calibrator here transforms the logit vector ``z`` of a row as a whole
+(``z / T``, ``w * z + b``, ``W z + b``, ``W log softmax(z) + b``, mixtures of
+``softmax(z / T)``...) and takes the softmax; the fits are convex NLL
+minimisations solved with exact derivatives by the kernels in
+:mod:`skcal._backend`.
+"""
+
+from ._bcts import BiasCorrectedTemperatureScaler, NoBiasVectorScaler
+from ._ets import EnsembleTemperatureScaler
+from ._label_shift import adapt_to_label_shift
 from ._matrix import DirichletCalibrator, MatrixScaler
+from ._temperature import TemperatureScaler
+from ._vector import VectorScaler
 
-__all__ = ["DirichletCalibrator", "MatrixScaler"]
+__all__ = [
+    "BiasCorrectedTemperatureScaler",
+    "DirichletCalibrator",
+    "EnsembleTemperatureScaler",
+    "MatrixScaler",
+    "NoBiasVectorScaler",
+    "TemperatureScaler",
+    "VectorScaler",
+    "adapt_to_label_shift",
+]

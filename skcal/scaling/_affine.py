@@ -39,7 +39,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .._backend import _matrix as mk
-from .._temperature import fit_temperature
+from ._temperature import fit_temperature
 
 __all__ = ["AffinePenalty", "fit_affine", "NEWTON_MAX_PARAMS"]
 

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._backend import _matrix as mk
-from .._temperature import fit_temperature
+from ._temperature import fit_temperature
 from ..base import BaseCalibrator
 from ..utils._array import to_numpy
 

@@ -84,3 +84,35 @@ def to_numpy(x):
 def _NUMPY_FLOATS(x):
     torch = sys.modules["torch"]
     return (torch.float16, torch.float32, torch.float64)
+
+
+def to_backend(Z, xp):
+    """``Z`` as an array of the kernel module ``xp`` (see :func:`get_backend`).
+
+    A NumPy array goes to torch without a copy (``xp.from_numpy``) and a tensor
+    to NumPy through :func:`to_numpy`; otherwise ``Z`` is returned as is.
+    """
+    if xp.name == "torch" and not is_torch_tensor(Z):
+        return xp.from_numpy(Z)
+    if xp.name == "numpy" and is_torch_tensor(Z):
+        return to_numpy(Z)
+    return Z
+
+
+def like_input(out, X):
+    """``out`` in the array type (and device) of the user's input ``X``.
+
+    Tensor input gives a tensor on ``X``'s device; anything else a NumPy array.
+    Integer or float NumPy arrays become tensors; other dtypes (e.g. text
+    labels) stay NumPy arrays.
+    """
+    if is_torch_tensor(X):
+        if not is_torch_tensor(out):
+            if not (
+                np.issubdtype(out.dtype, np.floating)
+                or np.issubdtype(out.dtype, np.integer)
+            ):
+                return out
+            out = sys.modules["torch"].from_numpy(np.ascontiguousarray(out))
+        return out.to(X.device)
+    return to_numpy(out) if is_torch_tensor(out) else out

@@ -7,7 +7,8 @@ from numbers import Integral, Real
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .base import BaseCalibrator
+from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
@@ -232,6 +233,7 @@ def fit_temperature(
     return _newton(Z, y, sample_weight, xp, stats, beta0, tol, max_iter, scale)
 
 
+@substitute_docstring
 class TemperatureScaler(BaseCalibrator):
     """Temperature scaling: one positive temperature ``T`` shared by all classes.
 
@@ -245,11 +247,8 @@ class TemperatureScaler(BaseCalibrator):
     input_type : {"logits", "probabilities"}, default="logits"
         What ``X`` holds. Probabilities are turned into logits by ``log``
         (exact zeros first become the dtype's smallest normal number).
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(classes)s
+    %(backend)s
     tol : float, default=1e-10
         Relative tolerance on ``beta = 1/T``: the iteration stops when the
         Newton step, or the error predicted after it, is below ``tol * beta``.

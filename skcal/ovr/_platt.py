@@ -1,24 +1,25 @@
 """Platt scaling (Platt 1999) fitted by Newton's method (Lin, Lin & Weng 2007).
 
-The module also holds the one-vs-rest score helpers shared with
-:mod:`skcal._isotonic`: the log-odds ``s_k = log p_k - log(1 - p_k)`` of
-"class k versus the rest" under ``p = softmax(z)``, computed without
-cancellation, on the device of the input.
+:func:`fit_platt` solves one binary problem; :func:`fit_platt_ovr` solves the
+one-vs-rest problems of all classes in the same row-chunked passes over the
+logits. The one-vs-rest scores and the way the per-class outputs are combined
+come from :mod:`skcal.ovr._base` and :mod:`skcal._backend._ovr`.
 """
 
 import math
-import sys
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from ._backend import _numpy
-from .base import BaseCalibrator
-from .utils._array import to_numpy
+from .._backend import _numpy
+from .._backend._ovr import _ovr_columns, host64, ovr_row_stats, param_like
+from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
+from ._base import OneVsRestCalibrator, class_label
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 
@@ -241,7 +242,7 @@ class _OvrProblem:
 
     def _scores(self, sl, cols):
         st = tuple(v[sl] for v in self.stats)
-        return _ovr_columns(_host64(self.Z[sl], cols), st, cols)
+        return _ovr_columns(host64(self.Z[sl], cols), st, cols)
 
     def _positives(self, sl, cols):
         """(rows, positions) of the entries ``y_i == cols[j]`` within chunk ``sl``."""
@@ -471,262 +472,8 @@ def fit_platt_ovr(
 
 
 # --------------------------------------------------------- one-vs-rest scores
-def _is_torch(name):
-    return name == "torch"
-
-
-def _work_dtype(Z):
-    """float64 for computing on Z's array type (float32 on MPS, which lacks float64)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(Z, torch.Tensor):
-        return torch.float32 if Z.device.type == "mps" else torch.float64
-    return np.float64
-
-
-def _out_dtype(Z):
-    """Output dtype: float64 for float64 logits, float32 otherwise (as the kernels)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(Z, torch.Tensor):
-        return torch.float64 if Z.dtype == torch.float64 else torch.float32
-    return _numpy.output_dtype(Z.dtype)
-
-
-def ovr_log_odds(Zc):
-    """One-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik)``, ``p_i = softmax(z_i)``.
-
-    Parameters
-    ----------
-    Zc : ndarray or torch.Tensor of shape (n_rows, n_classes)
-        Logits (any float dtype), ``n_classes >= 2``.
-
-    Returns
-    -------
-    S : ndarray or torch.Tensor of shape (n_rows, n_classes)
-        float64 (float32 on MPS), on the device of ``Zc``. For two classes
-        ``S = [z0 - z1, z1 - z0]`` exactly.
-
-    Notes
-    -----
-    ``s_ik = z_ik - log sum_{j != k} exp(z_ij)``, which does not change when a
-    constant is added to a row. For ``k`` other than the row's arg-max ``a``,
-    ``log sum_{j != k} exp(z_ij) = m + log(S - exp(z_ik - m))`` with
-    ``m = z_ia`` and ``S = sum_j exp(z_ij - m) >= 1 + exp(z_ik - m)``, so the
-    argument of the log is at least 1 and nothing cancels. For ``k = a`` the
-    sum over ``j != a`` is computed directly around the second-largest logit.
-    """
-    if _is_torch(_backend_name(Zc)):
-        torch = sys.modules["torch"]
-        A = Zc.to(_work_dtype(Zc))
-        if A.shape[1] == 2:
-            d = A[:, 1] - A[:, 0]
-            return torch.stack([-d, d], dim=1)
-        m1, a1 = A.max(dim=1, keepdim=True)
-        E = torch.exp(A - m1)
-        rest = E.sum(dim=1, keepdim=True) - E
-        top = torch.zeros_like(A, dtype=torch.bool).scatter_(1, a1, True)
-        L = m1 + torch.log(torch.where(top, torch.ones_like(rest), rest))
-        A2 = A.masked_fill(top, -math.inf)
-        m2 = A2.max(dim=1, keepdim=True).values
-        l_top = m2 + torch.log(torch.exp(A2 - m2).sum(dim=1, keepdim=True))
-        L = torch.where(top, l_top, L)
-        return A - L
-    A = np.asarray(Zc, dtype=np.float64)
-    if A.shape[1] == 2:
-        d = A[:, 1] - A[:, 0]
-        return np.stack([-d, d], axis=1)
-    stats, E = _ovr_row_stats(A, keep_exp=True)
-    return _ovr_columns(A, stats, np.arange(A.shape[1]), E=E)
-
-
-#: Below this sum of ``exp(z_j - max)`` over the non-arg-max entries the
-#: arg-max entry's log-sum is recomputed around the second-largest logit
-#: (the terms may have underflowed).
-_TINY_REST = 1e-280
-
-
-def _ovr_row_stats(A, keep_exp=False):
-    """Row statistics from which any column's one-vs-rest log-odds follow.
-
-    Parameters
-    ----------
-    A : ndarray of shape (n_rows, n_classes), float64
-        Logits, ``n_classes >= 3``.
-    keep_exp : bool, default=False
-        Also return the work matrix ``exp(A - m1)`` (arg-max entries 0).
-
-    Returns
-    -------
-    stats : tuple of 4 ndarrays of shape (n_rows,)
-        ``a1`` (arg-max column), ``m1`` (row maximum), ``total``
-        (``sum_j exp(z_j - m1) >= 1``) and ``l_top``
-        (``log sum_{j != a1} exp(z_j)``).
-    E : ndarray of shape (n_rows, n_classes)
-        Only with ``keep_exp=True``.
-    """
-    rows = np.arange(A.shape[0])
-    a1 = A.argmax(axis=1)
-    m1 = A[rows, a1]
-    E = A - m1[:, None]
-    np.exp(E, out=E)
-    E[rows, a1] = 0.0
-    rest = E.sum(axis=1)
-    with np.errstate(divide="ignore"):
-        l_top = m1 + np.log(rest)
-    bad = np.flatnonzero(~(rest >= _TINY_REST))
-    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
-        A2 = A[bad]
-        A2[np.arange(bad.size), a1[bad]] = -np.inf
-        m2 = A2.max(axis=1, keepdims=True)
-        l_top[bad] = (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
-    stats = (a1, m1, 1.0 + rest, l_top)
-    return (stats, E) if keep_exp else stats
-
-
-def _ovr_columns(Ac, stats, cols, E=None):
-    """One-vs-rest log-odds of the columns ``cols`` from the row statistics.
-
-    Parameters
-    ----------
-    Ac : ndarray of shape (n_rows, len(cols)) or (n_rows, n_classes), float64
-        The logits of the columns ``cols`` (or all columns, when ``E`` is
-        given).
-    stats : tuple
-        :func:`_ovr_row_stats` of the same rows.
-    cols : ndarray of int
-        Column indices.
-    E : ndarray of shape (n_rows, n_classes), default=None
-        ``exp(A - m1)`` of all columns (overwritten), to avoid recomputing it.
-
-    Returns
-    -------
-    S : ndarray of shape (n_rows, len(cols)), float64
-        ``s_ik = z_ik - m1_i - log(total_i - exp(z_ik - m1_i))`` for ``k`` other
-        than the row's arg-max, ``z_ik - l_top_i`` for the arg-max, as in
-        :func:`ovr_log_odds`.
-    """
-    a1, m1, total, l_top = stats
-    if E is None:
-        E = Ac - m1[:, None]
-        np.exp(E, out=E)
-    np.subtract(total[:, None], E, out=E)
-    with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
-        np.log(E, out=E)
-    E += m1[:, None]
-    pos = np.full(int(max(a1.max(initial=0), cols.max(initial=0))) + 1, -1)
-    pos[cols] = np.arange(cols.size)
-    j = pos[a1]
-    r = np.flatnonzero(j >= 0)
-    E[r, j[r]] = l_top[r]
-    np.subtract(Ac, E, out=E)
-    return E
-
-
-def _host64(Zc, cols=None):
-    """Rows (and optionally columns) of ``Z`` as a float64 NumPy array on the host.
-
-    A tensor is copied to the host in its own dtype (bfloat16 as float32), a
-    CPU tensor without a copy, and widened by NumPy.
-    """
-    if _is_torch(_backend_name(Zc)) and cols is not None:
-        Zc = Zc[:, sys.modules["torch"].as_tensor(cols, device=Zc.device)]
-    elif cols is not None:
-        Zc = np.asarray(Zc)[:, cols]
-    return to_numpy(Zc).astype(np.float64, copy=False)
-
-
-def _is_cpu_tensor(Z):
-    return _is_torch(_backend_name(Z)) and Z.device.type == "cpu"
-
-
-def ovr_row_stats(Z):
-    """:func:`_ovr_row_stats` of all rows of ``Z``, walked in row chunks, on the host.
-
-    Uses O(n_rows) memory (4 vectors) instead of the (n_rows, n_classes) scores.
-    """
-    n, k = Z.shape
-    out = (
-        np.empty(n, dtype=np.intp),
-        np.empty(n),
-        np.empty(n),
-        np.empty(n),
-    )
-    for sl in _numpy.chunk_rows(n, k):
-        for o, v in zip(out, _ovr_row_stats(_host64(Z[sl]))):
-            o[sl] = v
-    return out
-
-
-def ovr_column(Z, k, stats):
-    """One-vs-rest log-odds of column ``k`` of all rows: float64 (n_rows,), host."""
-    n = Z.shape[0]
-    out = np.empty(n)
-    cols = np.array([k])
-    for sl in _numpy.chunk_rows(n, 8):
-        st = tuple(v[sl] for v in stats)
-        out[sl] = _ovr_columns(_host64(Z[sl], cols), st, cols)[:, 0]
-    return out
-
-
-def _label(c):
-    """``class 'a'`` / ``class 3`` for warnings (NumPy scalars shown as Python ones)."""
-    return f"class {(c.item() if isinstance(c, np.generic) else c)!r}"
-
-
-def _backend_name(Z):
-    torch = sys.modules.get("torch")
-    return "torch" if torch is not None and isinstance(Z, torch.Tensor) else "numpy"
-
-
-def binary_score(Z):
-    """Log-odds ``z1 - z0`` of the second class: (n,), float64 (float32 on MPS)."""
-    if _is_torch(_backend_name(Z)):
-        A = Z.to(_work_dtype(Z))
-        return A[:, 1] - A[:, 0]
-    A = np.asarray(Z)
-    return A[:, 1].astype(np.float64) - A[:, 0].astype(np.float64)
-
-
-def _to_host(v):
-    """1-D labels or weights (NumPy or tensor) as a NumPy array, or None."""
-    return None if v is None else to_numpy(v)
-
-
-def _empty_like_out(Z, n, k):
-    if _is_torch(_backend_name(Z)):
-        torch = sys.modules["torch"]
-        return torch.empty((n, k), dtype=_out_dtype(Z), device=Z.device)
-    return np.empty((n, k), dtype=_out_dtype(Z))
-
-
-def _param(v, like):
-    """A float64 parameter vector as an array of ``like``'s kind, dtype and device."""
-    if _is_torch(_backend_name(like)):
-        torch = sys.modules["torch"]
-        return torch.as_tensor(
-            np.asarray(v, dtype=np.float64), dtype=like.dtype, device=like.device
-        )
-    return np.asarray(v, dtype=np.float64)
-
-
-def _log_sigmoid(F):
-    if _is_torch(_backend_name(F)):
-        return sys.modules["torch"].nn.functional.logsigmoid(F)
-    return log_expit(F)
-
-
-def _exp(A):
-    return sys.modules["torch"].exp(A) if _is_torch(_backend_name(A)) else np.exp(A)
-
-
-def _row_log_normalise(LQ):
-    """``LQ - logsumexp(LQ, axis=1)``: log of the renormalised rows."""
-    if _is_torch(_backend_name(LQ)):
-        return LQ - sys.modules["torch"].logsumexp(LQ, dim=1, keepdim=True)
-    m = LQ.max(axis=1, keepdims=True)
-    return LQ - (m + np.log(np.exp(LQ - m).sum(axis=1, keepdims=True)))
-
-
-class PlattScaler(BaseCalibrator):
+@substitute_docstring
+class PlattScaler(OneVsRestCalibrator):
     """Platt scaling: a logistic map ``sigmoid(A s + B)`` of the log-odds score.
 
     Binary problems use one score per sample, the log-odds
@@ -737,13 +484,9 @@ class PlattScaler(BaseCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(input_type)s
+    %(classes)s
+    %(backend)s
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets ``t+ = (N+ + 1) / (N+ + 2)`` for
         positives and ``t- = 1 / (N- + 2)`` for negatives (``N+``, ``N-``:
@@ -843,7 +586,7 @@ class PlattScaler(BaseCalibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skcal._platt import PlattScaler
+    >>> from skcal import PlattScaler
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 2, size=1000)
     >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))  # over-confident log-odds
@@ -894,14 +637,14 @@ class PlattScaler(BaseCalibrator):
                 f"a steep sigmoid (A={A:.6g}, B={B:.6g}); consider "
                 "target_smoothing=True.",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         elif status == "max_iter":
             warnings.warn(
                 f"Platt scaling of {label} stopped after max_iter={self.max_iter} "
                 "Newton iterations before reaching tol; increase max_iter.",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         elif status == "line_search":
             warnings.warn(
@@ -909,70 +652,38 @@ class PlattScaler(BaseCalibrator):
                 f"the loss after {n_iter} Newton iterations (precision limit); the "
                 "fit may be inaccurate.",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
 
-    def _fit(self, Z, y, sample_weight, xp):
-        y = _to_host(y)
-        sw = _to_host(sample_weight)
-        opts = dict(
+    _map_output = "log_odds"
+
+    def _options(self):
+        return dict(
             target_smoothing=self.target_smoothing, tol=self.tol, max_iter=self.max_iter
         )
-        if Z.shape[1] == 2:
-            s = to_numpy(binary_score(Z))
-            A, B, n_iter, status = fit_platt(s, y == 1, sw, **opts)
-            self._warn(status, A, B, n_iter, _label(self.classes_[1]))
-            self.a_, self.b_, self.n_iter_ = float(A), float(B), int(n_iter)
-            return
-        A, B, n_iter, status = fit_platt_ovr(Z, y, sw, **opts)
+
+    def _fit_map(self, s, t, sample_weight, label):
+        A, B, n_iter, status = fit_platt(s, t, sample_weight, **self._options())
+        self._warn(status, A, B, n_iter, label)
+        return A, B, n_iter
+
+    def _fit_multiclass(self, Z, y, sample_weight):
+        # all K problems in the same passes over Z (fit_platt_ovr)
+        A, B, n_iter, status = fit_platt_ovr(Z, y, sample_weight, **self._options())
         for k in range(Z.shape[1]):
-            self._warn(status[k], A[k], B[k], n_iter[k], _label(self.classes_[k]))
-        self.a_, self.b_, self.n_iter_ = A, B, int(n_iter.max())
+            self._warn(status[k], A[k], B[k], n_iter[k], class_label(self.classes_[k]))
+        return list(zip(A, B, n_iter))
 
-    def _chunk_logits(self, Zc):
-        """``F = A s + B`` of a row chunk: (rows,) binary, (rows, K) multiclass."""
-        if np.ndim(self.a_) == 0:
-            return binary_score(Zc) * self.a_ + self.b_
-        S = ovr_log_odds(Zc)
-        S *= _param(self.a_, S)
-        S += _param(self.b_, S)
+    def _set_maps(self, maps):
+        A, B, n_iter = (np.asarray(v) for v in zip(*maps))
+        if len(maps) == 1:  # binary: one (A, B) on s = z_1 - z_0
+            self.a_, self.b_ = float(A[0]), float(B[0])
+        else:
+            self.a_, self.b_ = A.astype(np.float64), B.astype(np.float64)
+        self.n_iter_ = int(n_iter.max())
+
+    def _map_scores(self, S):
+        """``F = A s + B`` per column of the scores ``S`` (in place)."""
+        S *= param_like(self.a_, S)
+        S += param_like(self.b_, S)
         return S
-
-    def _predict_log_proba(self, Z, xp):
-        n, k = Z.shape
-        out = _empty_like_out(Z, n, k)
-        binary = np.ndim(self.a_) == 0
-        for sl in _numpy.chunk_rows(n, k):
-            F = self._chunk_logits(Z[sl])
-            if binary:
-                out[sl, 0] = _log_sigmoid(-F)
-                out[sl, 1] = _log_sigmoid(F)
-            else:
-                out[sl] = _row_log_normalise(_log_sigmoid(F))
-        return out
-
-    def _predict_proba(self, Z, xp):
-        # Probabilities directly, chunk by chunk: sigmoid(F) / row sum, one
-        # exp per entry, written into the output (no (n, K) log-probability
-        # temporary). Rows whose sigmoids all (nearly) underflow are
-        # renormalised in log space instead.
-        n, k = Z.shape
-        out = _empty_like_out(Z, n, k)
-        binary = np.ndim(self.a_) == 0
-        torch = sys.modules.get("torch") if _is_torch(_backend_name(Z)) else None
-        sig = expit if torch is None else torch.sigmoid
-        for sl in _numpy.chunk_rows(n, k):
-            F = self._chunk_logits(Z[sl])
-            if binary:
-                out[sl, 1] = sig(F)
-                out[sl, 0] = sig(-F)
-                continue
-            Q = sig(F)
-            den = Q.sum(axis=1, keepdims=True) if torch is None else Q.sum(1, True)
-            small = den[:, 0] < _TINY_REST
-            with np.errstate(invalid="ignore", divide="ignore"):  # rows redone below
-                Q /= den
-            if bool(small.any()):
-                Q[small] = _exp(_row_log_normalise(_log_sigmoid(F[small])))
-            out[sl] = Q
-        return out

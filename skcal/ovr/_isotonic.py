@@ -5,64 +5,22 @@ The monotone fits are scikit-learn's :class:`~sklearn.isotonic.IsotonicRegressio
 one-vs-rest outputs and evaluates the fitted step functions on any device.
 """
 
-import sys
 from numbers import Real
 
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 from sklearn.utils._param_validation import Interval
 
-from ._backend import _numpy
-from ._platt import (
-    _backend_name,
-    _empty_like_out,
-    _host64,
-    _is_cpu_tensor,
-    _to_host,
-    binary_score,
-    ovr_column,
-    ovr_log_odds,
-    ovr_row_stats,
-)
-from .base import BaseCalibrator
-from .utils._array import to_numpy
+from .._backend._ovr import interp_knots, stack_columns
+from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
+from ._base import OneVsRestCalibrator
 
 __all__ = ["IsotonicScaler"]
 
 
-#: Bytes (float64) of one row chunk of ``predict_proba``.
-_PREDICT_CHUNK_BYTES = 1 << 24
-
-
-def _interp(x, ir):
-    """Evaluate a fitted ``IsotonicRegression`` at the float64 scores ``x``.
-
-    NumPy input uses ``ir.predict``; a tensor is evaluated on its own device by
-    linear interpolation between ``ir.X_thresholds_`` / ``ir.y_thresholds_``
-    (strictly increasing knots), with ``x`` first clipped to the knot range,
-    which is what ``IsotonicRegression(out_of_bounds="clip").predict`` computes.
-    """
-    if _backend_name(x) == "numpy":
-        return ir.predict(x)
-    torch = sys.modules["torch"]
-    xt = torch.as_tensor(ir.X_thresholds_, dtype=x.dtype, device=x.device)
-    yt = torch.as_tensor(ir.y_thresholds_, dtype=x.dtype, device=x.device)
-    if xt.numel() == 1:
-        return yt.expand(x.shape[0]).clone()
-    x = torch.clamp(x, xt[0], xt[-1])
-    j = torch.searchsorted(xt, x, right=True).clamp_(1, xt.numel() - 1)
-    x0, x1, y0, y1 = xt[j - 1], xt[j], yt[j - 1], yt[j]
-    return y0 + (x - x0) / (x1 - x0) * (y1 - y0)
-
-
-def _stack(cols):
-    """Stack 1-D columns (NumPy arrays or tensors) into (n, len(cols))."""
-    if _backend_name(cols[0]) == "numpy":
-        return np.stack(cols, axis=1)
-    return sys.modules["torch"].stack(cols, dim=1)
-
-
-class IsotonicScaler(BaseCalibrator):
+@substitute_docstring
+class IsotonicScaler(OneVsRestCalibrator):
     """Isotonic calibration: a non-decreasing step-linear map of the log-odds.
 
     A binary problem fits one monotone map from the log-odds score
@@ -73,13 +31,9 @@ class IsotonicScaler(BaseCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(input_type)s
+    %(classes)s
+    %(backend)s
     clip : float in [0, 0.5) or None, default=1e-6
         ``eps``: bound every fitted map to ``[eps, 1 - eps]`` (the ``y_min`` /
         ``y_max`` of the isotonic fits), so that no predicted probability is
@@ -152,7 +106,7 @@ class IsotonicScaler(BaseCalibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skcal._isotonic import IsotonicScaler
+    >>> from skcal import IsotonicScaler
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 2, size=1000)
     >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
@@ -181,53 +135,22 @@ class IsotonicScaler(BaseCalibrator):
             increasing=True, out_of_bounds="clip", y_min=eps, y_max=1.0 - eps
         )
 
-    def _fit(self, Z, y, sample_weight, xp):
-        y = _to_host(y)
-        sw = _to_host(sample_weight)
-        if Z.shape[1] == 2:
-            s = to_numpy(binary_score(Z))
-            cal = self._new_calibrator().fit(s, (y == 1).astype(np.float64), sw)
-            self.calibrators_ = [cal]
-            return
-        # One score column at a time (O(n_samples) memory, not (n, K)).
-        stats = ovr_row_stats(Z)
-        self.calibrators_ = [
-            self._new_calibrator().fit(
-                ovr_column(Z, k, stats), (y == k).astype(np.float64), sw
-            )
-            for k in range(Z.shape[1])
-        ]
+    # Large prediction chunks: each costs one interpolation per class, whose
+    # fixed overhead dominates small chunks. A CPU tensor is evaluated by NumPy
+    # on a host view: torch's CPU kernels for these many small elementwise ops
+    # are ~5x slower on a loaded machine (OpenMP threads spin-waiting), and
+    # skcal never changes torch's thread settings.
+    _predict_chunk_bytes = 1 << 24
+    _predict_on_host = True
 
-    def _proba_chunk(self, Zc):
-        """Calibrated probabilities of a row chunk (NumPy array or tensor)."""
-        k = Zc.shape[1]
-        if len(self.calibrators_) == 1:
-            p1 = _interp(binary_score(Zc), self.calibrators_[0])
-            return _stack([1.0 - p1, p1])
-        S = ovr_log_odds(Zc)
-        Q = _stack([_interp(S[:, j], cal) for j, cal in enumerate(self.calibrators_)])
-        if _backend_name(Zc) == "numpy":
-            den = Q.sum(axis=1, keepdims=True)
-            return np.divide(Q, den, out=np.full_like(Q, 1.0 / k), where=den > 0)
-        torch = sys.modules["torch"]
-        den = Q.sum(dim=1, keepdim=True)
-        return torch.where(den > 0, Q / torch.where(den > 0, den, 1.0), 1.0 / k)
+    def _fit_map(self, s, t, sample_weight, label):
+        return self._new_calibrator().fit(s, t.astype(np.float64), sample_weight)
 
-    def _predict_proba(self, Z, xp):
-        n, k = Z.shape
-        out = _empty_like_out(Z, n, k)
-        # A CPU tensor is evaluated by NumPy on a host view and the result
-        # copied into the output tensor: torch's CPU kernels for these many
-        # small elementwise ops are ~5x slower on a loaded machine (OpenMP
-        # threads spin-waiting), and skcal never changes torch's thread settings.
-        via_numpy = _is_cpu_tensor(Z)
-        # Large chunks: each one costs one IsotonicRegression.predict call per
-        # class, whose fixed overhead dominates small chunks.
-        for sl in _numpy.chunk_rows(n, k, chunk_bytes=_PREDICT_CHUNK_BYTES):
-            if via_numpy:
-                out[sl] = sys.modules["torch"].from_numpy(
-                    self._proba_chunk(_host64(Z[sl]))
-                )
-            else:
-                out[sl] = self._proba_chunk(Z[sl])
-        return out
+    def _map_scores(self, S):
+        """Interpolate each class's fitted knots at its score column."""
+        return stack_columns(
+            [
+                interp_knots(S[:, j], cal.X_thresholds_, cal.y_thresholds_)
+                for j, cal in enumerate(self.calibrators_)
+            ]
+        )

@@ -41,10 +41,10 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from ._backend import _numpy
+from .._backend import _numpy
 from ._logits import _classifier_scores, _log_proba, _resolve_response_method
-from ._temperature import TemperatureScaler
-from .utils._labels import encode_labels as _encode_with
+from ..scaling._temperature import TemperatureScaler
+from ..utils._labels import encode_labels as _encode_with
 
 __all__ = ["CalibratedClassifier"]
 

@@ -10,8 +10,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._temperature import fit_temperature
-from .base import BaseCalibrator
-from .utils._array import to_numpy
+from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
+from ..utils._array import to_numpy
 
 __all__ = ["VectorScaler", "fit_vector"]
 
@@ -110,7 +111,7 @@ def _column_ranges(Z):
 def _initial_scales(Z, y, sample_weight, xp):
     """Starting scales ``w``: ``1/T`` (the temperature-scaling optimum) for all classes.
 
-    :func:`skcal._temperature.fit_temperature`, solved to relative 1e-4 on a
+    :func:`skcal.scaling._temperature.fit_temperature`, solved to relative 1e-4 on a
     systematic subsample of about 20,000 rows, costs a fraction of a pass. When
     that optimum lies below its lower bound on ``1/T`` (logits of magnitude
     beyond about 1e6 that carry little information), ``1 / max |z|`` is used
@@ -282,6 +283,7 @@ def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
     return res.x[:k] * w0, res.x[k:].copy(), int(res.nit), status
 
 
+@substitute_docstring
 class VectorScaler(BaseCalibrator):
     """Vector scaling: a per-class scale ``w_k`` and bias ``b_k`` on the logits.
 
@@ -298,11 +300,8 @@ class VectorScaler(BaseCalibrator):
         What ``X`` holds. Probabilities are turned into logits by ``log``.
         Note that, unlike ``softmax``, vector scaling is not invariant to a
         per-row shift of the logits (unless all ``w_k`` are equal).
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(classes)s
+    %(backend)s
     alpha : float, default=1e-4
         Strength (>= 0) of the L2 penalty
         ``alpha/2 * (||w - 1||^2 + ||b||^2)`` added to the *mean* NLL. The
@@ -396,7 +395,7 @@ class VectorScaler(BaseCalibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skcal._vector import VectorScaler
+    >>> from skcal import VectorScaler
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 3, size=2000)
     >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3))) + [2.0, 0.0, 0.0]

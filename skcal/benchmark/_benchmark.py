@@ -2,7 +2,7 @@
 
 This is the logic behind ``skcal benchmark``; it is usable from Python::
 
-    from skcal._benchmark import run_benchmark, format_table
+    from skcal.benchmark import run_benchmark, format_table
     from skcal.datasets import load_logits
     rows = run_benchmark([load_logits("agnews_gpt2_zeroshot")])
     print(format_table(rows))
@@ -32,13 +32,20 @@ __all__ = [
     "failed_datasets",
 ]
 
+def _skcal_methods():
+    """skcal's calibrators from the registry: method name -> class name.
+
+    The whole-vector maps first, then the per-class maps, each in name order
+    (calibrators of other kinds, e.g. label-free ones, are not benchmarked).
+    """
+    from ..utils.discovery import all_calibrators, method_name
+
+    found = all_calibrators("scaling") + all_calibrators("ovr")
+    return {method_name(cls): name for name, cls in found}
+
+
 #: skcal's own calibrators: method name -> class name in :mod:`skcal`.
-SKCAL_METHODS = {
-    "temperature": "TemperatureScaler",
-    "vector": "VectorScaler",
-    "platt": "PlattScaler",
-    "isotonic": "IsotonicScaler",
-}
+SKCAL_METHODS = _skcal_methods()
 
 #: Peers so slow (netcal's 1000-epoch vector scaling: minutes at K=100) that
 #: they run only when named in ``methods``; otherwise they get a "skipped" row.
@@ -95,9 +102,9 @@ class _Uncalibrated:
 
 class _Skcal:
     def __init__(self, class_name, random_state):
-        import skcal
+        from ..utils.discovery import all_calibrators
 
-        cls = getattr(skcal, class_name, None)
+        cls = dict(all_calibrators()).get(class_name)
         if cls is None:
             raise PeerUnavailable(f"skcal.{class_name} is not available")
         self.est = cls()
@@ -468,7 +475,7 @@ def plot_reliability(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from .display import ReliabilityDisplay
+    from ..display import ReliabilityDisplay
 
     shown = [
         r for r in rows

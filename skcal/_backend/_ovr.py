@@ -1,0 +1,363 @@
+"""One-vs-rest score kernels and small array helpers, for NumPy arrays and torch tensors.
+
+Written once for both array libraries: each function dispatches on the type of
+its input (a ``torch.Tensor`` is computed on its own device; torch is never
+imported here, only looked up in ``sys.modules`` once the caller has passed a
+tensor). The per-class calibrators (:mod:`skcal.ovr`) use these to turn a
+logit matrix into one-vs-rest log-odds scores, walk it in row chunks, and
+combine per-class probabilities.
+"""
+
+import math
+import sys
+
+import numpy as np
+from scipy.special import expit, log_expit
+
+from . import _numpy
+from ..utils._array import to_numpy
+
+def _is_torch(name):
+    return name == "torch"
+
+
+def _work_dtype(Z):
+    """float64 for computing on Z's array type (float32 on MPS, which lacks float64)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(Z, torch.Tensor):
+        return torch.float32 if Z.device.type == "mps" else torch.float64
+    return np.float64
+
+
+def out_dtype(Z):
+    """Output dtype: float64 for float64 logits, float32 otherwise (as the kernels)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(Z, torch.Tensor):
+        return torch.float64 if Z.dtype == torch.float64 else torch.float32
+    return _numpy.output_dtype(Z.dtype)
+
+
+def ovr_log_odds(Zc):
+    """One-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik)``, ``p_i = softmax(z_i)``.
+
+    Parameters
+    ----------
+    Zc : ndarray or torch.Tensor of shape (n_rows, n_classes)
+        Logits (any float dtype), ``n_classes >= 2``.
+
+    Returns
+    -------
+    S : ndarray or torch.Tensor of shape (n_rows, n_classes)
+        float64 (float32 on MPS), on the device of ``Zc``. For two classes
+        ``S = [z0 - z1, z1 - z0]`` exactly.
+
+    Notes
+    -----
+    ``s_ik = z_ik - log sum_{j != k} exp(z_ij)``, which does not change when a
+    constant is added to a row. For ``k`` other than the row's arg-max ``a``,
+    ``log sum_{j != k} exp(z_ij) = m + log(S - exp(z_ik - m))`` with
+    ``m = z_ia`` and ``S = sum_j exp(z_ij - m) >= 1 + exp(z_ik - m)``, so the
+    argument of the log is at least 1 and nothing cancels. For ``k = a`` the
+    sum over ``j != a`` is computed directly around the second-largest logit.
+    """
+    if _is_torch(backend_name(Zc)):
+        torch = sys.modules["torch"]
+        A = Zc.to(_work_dtype(Zc))
+        if A.shape[1] == 2:
+            d = A[:, 1] - A[:, 0]
+            return torch.stack([-d, d], dim=1)
+        m1, a1 = A.max(dim=1, keepdim=True)
+        E = torch.exp(A - m1)
+        rest = E.sum(dim=1, keepdim=True) - E
+        top = torch.zeros_like(A, dtype=torch.bool).scatter_(1, a1, True)
+        L = m1 + torch.log(torch.where(top, torch.ones_like(rest), rest))
+        A2 = A.masked_fill(top, -math.inf)
+        m2 = A2.max(dim=1, keepdim=True).values
+        l_top = m2 + torch.log(torch.exp(A2 - m2).sum(dim=1, keepdim=True))
+        L = torch.where(top, l_top, L)
+        return A - L
+    A = np.asarray(Zc, dtype=np.float64)
+    if A.shape[1] == 2:
+        d = A[:, 1] - A[:, 0]
+        return np.stack([-d, d], axis=1)
+    stats, E = _ovr_row_stats(A, keep_exp=True)
+    return _ovr_columns(A, stats, np.arange(A.shape[1]), E=E)
+
+
+#: Below this sum of ``exp(z_j - max)`` over the non-arg-max entries the
+#: arg-max entry's log-sum is recomputed around the second-largest logit
+#: (the terms may have underflowed).
+TINY_REST = 1e-280
+
+
+def _ovr_row_stats(A, keep_exp=False):
+    """Row statistics from which any column's one-vs-rest log-odds follow.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_rows, n_classes), float64
+        Logits, ``n_classes >= 3``.
+    keep_exp : bool, default=False
+        Also return the work matrix ``exp(A - m1)`` (arg-max entries 0).
+
+    Returns
+    -------
+    stats : tuple of 4 ndarrays of shape (n_rows,)
+        ``a1`` (arg-max column), ``m1`` (row maximum), ``total``
+        (``sum_j exp(z_j - m1) >= 1``) and ``l_top``
+        (``log sum_{j != a1} exp(z_j)``).
+    E : ndarray of shape (n_rows, n_classes)
+        Only with ``keep_exp=True``.
+    """
+    rows = np.arange(A.shape[0])
+    a1 = A.argmax(axis=1)
+    m1 = A[rows, a1]
+    E = A - m1[:, None]
+    np.exp(E, out=E)
+    E[rows, a1] = 0.0
+    rest = E.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        l_top = m1 + np.log(rest)
+    bad = np.flatnonzero(~(rest >= TINY_REST))
+    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
+        A2 = A[bad]
+        A2[np.arange(bad.size), a1[bad]] = -np.inf
+        m2 = A2.max(axis=1, keepdims=True)
+        l_top[bad] = (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
+    stats = (a1, m1, 1.0 + rest, l_top)
+    return (stats, E) if keep_exp else stats
+
+
+def _ovr_columns(Ac, stats, cols, E=None):
+    """One-vs-rest log-odds of the columns ``cols`` from the row statistics.
+
+    Parameters
+    ----------
+    Ac : ndarray of shape (n_rows, len(cols)) or (n_rows, n_classes), float64
+        The logits of the columns ``cols`` (or all columns, when ``E`` is
+        given).
+    stats : tuple
+        :func:`_ovr_row_stats` of the same rows.
+    cols : ndarray of int
+        Column indices.
+    E : ndarray of shape (n_rows, n_classes), default=None
+        ``exp(A - m1)`` of all columns (overwritten), to avoid recomputing it.
+
+    Returns
+    -------
+    S : ndarray of shape (n_rows, len(cols)), float64
+        ``s_ik = z_ik - m1_i - log(total_i - exp(z_ik - m1_i))`` for ``k`` other
+        than the row's arg-max, ``z_ik - l_top_i`` for the arg-max, as in
+        :func:`ovr_log_odds`.
+    """
+    a1, m1, total, l_top = stats
+    if E is None:
+        E = Ac - m1[:, None]
+        np.exp(E, out=E)
+    np.subtract(total[:, None], E, out=E)
+    with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
+        np.log(E, out=E)
+    E += m1[:, None]
+    pos = np.full(int(max(a1.max(initial=0), cols.max(initial=0))) + 1, -1)
+    pos[cols] = np.arange(cols.size)
+    j = pos[a1]
+    r = np.flatnonzero(j >= 0)
+    E[r, j[r]] = l_top[r]
+    np.subtract(Ac, E, out=E)
+    return E
+
+
+def host64(Zc, cols=None):
+    """Rows (and optionally columns) of ``Z`` as a float64 NumPy array on the host.
+
+    A tensor is copied to the host in its own dtype (bfloat16 as float32), a
+    CPU tensor without a copy, and widened by NumPy.
+    """
+    if _is_torch(backend_name(Zc)) and cols is not None:
+        Zc = Zc[:, sys.modules["torch"].as_tensor(cols, device=Zc.device)]
+    elif cols is not None:
+        Zc = np.asarray(Zc)[:, cols]
+    return to_numpy(Zc).astype(np.float64, copy=False)
+
+
+def is_cpu_tensor(Z):
+    return _is_torch(backend_name(Z)) and Z.device.type == "cpu"
+
+
+def ovr_row_stats(Z):
+    """:func:`_ovr_row_stats` of all rows of ``Z``, walked in row chunks, on the host.
+
+    Uses O(n_rows) memory (4 vectors) instead of the (n_rows, n_classes) scores.
+    """
+    n, k = Z.shape
+    out = (
+        np.empty(n, dtype=np.intp),
+        np.empty(n),
+        np.empty(n),
+        np.empty(n),
+    )
+    for sl in _numpy.chunk_rows(n, k):
+        for o, v in zip(out, _ovr_row_stats(host64(Z[sl]))):
+            o[sl] = v
+    return out
+
+
+def ovr_column(Z, k, stats):
+    """One-vs-rest log-odds of column ``k`` of all rows: float64 (n_rows,), host."""
+    n = Z.shape[0]
+    out = np.empty(n)
+    cols = np.array([k])
+    for sl in _numpy.chunk_rows(n, 8):
+        st = tuple(v[sl] for v in stats)
+        out[sl] = _ovr_columns(host64(Z[sl], cols), st, cols)[:, 0]
+    return out
+
+
+def backend_name(Z):
+    torch = sys.modules.get("torch")
+    return "torch" if torch is not None and isinstance(Z, torch.Tensor) else "numpy"
+
+
+def binary_score(Z):
+    """Log-odds ``z1 - z0`` of the second class: (n,), float64 (float32 on MPS)."""
+    if _is_torch(backend_name(Z)):
+        A = Z.to(_work_dtype(Z))
+        return A[:, 1] - A[:, 0]
+    A = np.asarray(Z)
+    return A[:, 1].astype(np.float64) - A[:, 0].astype(np.float64)
+
+
+def to_host(v):
+    """1-D labels or weights (NumPy or tensor) as a NumPy array, or None."""
+    return None if v is None else to_numpy(v)
+
+
+def empty_out(Z, n, k):
+    if _is_torch(backend_name(Z)):
+        torch = sys.modules["torch"]
+        return torch.empty((n, k), dtype=out_dtype(Z), device=Z.device)
+    return np.empty((n, k), dtype=out_dtype(Z))
+
+
+def param_like(v, like):
+    """A float64 parameter vector as an array of ``like``'s kind, dtype and device."""
+    if _is_torch(backend_name(like)):
+        torch = sys.modules["torch"]
+        return torch.as_tensor(
+            np.asarray(v, dtype=np.float64), dtype=like.dtype, device=like.device
+        )
+    return np.asarray(v, dtype=np.float64)
+
+
+def log_sigmoid(F):
+    if _is_torch(backend_name(F)):
+        return sys.modules["torch"].nn.functional.logsigmoid(F)
+    return log_expit(F)
+
+
+def exp(A):
+    return sys.modules["torch"].exp(A) if _is_torch(backend_name(A)) else np.exp(A)
+
+
+def row_log_normalise(LQ):
+    """``LQ - logsumexp(LQ, axis=1)``: log of the renormalised rows."""
+    if _is_torch(backend_name(LQ)):
+        return LQ - sys.modules["torch"].logsumexp(LQ, dim=1, keepdim=True)
+    m = LQ.max(axis=1, keepdims=True)
+    return LQ - (m + np.log(np.exp(LQ - m).sum(axis=1, keepdims=True)))
+
+
+def sigmoid(F):
+    """Logistic function of an array or tensor, elementwise."""
+    if _is_torch(backend_name(F)):
+        return sys.modules["torch"].sigmoid(F)
+    return expit(F)
+
+
+def stack_columns(cols):
+    """Stack 1-D columns (NumPy arrays or tensors) into shape (n, len(cols))."""
+    if backend_name(cols[0]) == "numpy":
+        return np.stack(cols, axis=1)
+    return sys.modules["torch"].stack(cols, dim=1)
+
+
+def interp_knots(x, xk, yk):
+    """Piecewise-linear interpolation through knots, constant beyond the ends.
+
+    Parameters
+    ----------
+    x : ndarray or torch.Tensor of shape (n,)
+        Points (float64; float32 on MPS), evaluated on their own device.
+    xk, yk : ndarray of shape (m,)
+        Knots, ``xk`` strictly increasing, ``m >= 1``.
+
+    Returns
+    -------
+    ndarray or torch.Tensor of shape (n,)
+        ``yk`` interpolated linearly at ``clip(x, xk[0], xk[-1])``, which is
+        what ``np.interp`` and ``IsotonicRegression(out_of_bounds="clip")``
+        compute.
+    """
+    if backend_name(x) == "numpy":
+        return np.interp(x, xk, yk)
+    torch = sys.modules["torch"]
+    xt = torch.as_tensor(np.asarray(xk), dtype=x.dtype, device=x.device)
+    yt = torch.as_tensor(np.asarray(yk), dtype=x.dtype, device=x.device)
+    if xt.numel() == 1:
+        return yt.expand(x.shape[0]).clone()
+    x = torch.clamp(x, xt[0], xt[-1])
+    j = torch.searchsorted(xt, x, right=True).clamp_(1, xt.numel() - 1)
+    x0, x1, y0, y1 = xt[j - 1], xt[j], yt[j - 1], yt[j]
+    return y0 + (x - x0) / (x1 - x0) * (y1 - y0)
+
+
+def renormalise(Q):
+    """Rows of non-negative per-class probabilities divided by their sums.
+
+    A row whose entries are all 0 gets the uniform distribution ``1 / K``
+    (as scikit-learn's one-vs-rest calibration does) instead of ``0 / 0``.
+    """
+    k = Q.shape[1]
+    if backend_name(Q) == "numpy":
+        den = Q.sum(axis=1, keepdims=True)
+        return np.divide(Q, den, out=np.full_like(Q, 1.0 / k), where=den > 0)
+    torch = sys.modules["torch"]
+    den = Q.sum(dim=1, keepdim=True)
+    return torch.where(den > 0, Q / torch.where(den > 0, den, 1.0), 1.0 / k)
+
+
+def proba_from_log_odds(F):
+    """Renormalised ``sigmoid(F)`` of per-class log-odds, shape (n, K).
+
+    One ``exp`` per entry; rows whose sigmoids all (nearly) underflow (sum
+    below :data:`TINY_REST`) are renormalised in log space instead, so no row
+    is ``0 / 0``.
+    """
+    Q = sigmoid(F)
+    den = Q.sum(1, keepdims=True) if backend_name(Q) == "numpy" else Q.sum(1, True)
+    small = den[:, 0] < TINY_REST
+    with np.errstate(invalid="ignore", divide="ignore"):  # rows redone below
+        Q /= den
+    if bool(small.any()):
+        Q[small] = exp(row_log_normalise(log_sigmoid(F[small])))
+    return Q
+
+
+def log_proba_from_log_odds(F):
+    """``log`` of :func:`proba_from_log_odds`, computed in log space."""
+    return row_log_normalise(log_sigmoid(F))
+
+
+def log_or_neg_inf(P):
+    """``log(P)`` elementwise, with ``log(0) = -inf`` and no warning."""
+    if backend_name(P) == "numpy":
+        with np.errstate(divide="ignore"):
+            return np.log(P)
+    return sys.modules["torch"].log(P)
+
+
+def write_rows(out, sl, R):
+    """``out[sl] = R``, where ``R`` may be a NumPy array and ``out`` a CPU tensor."""
+    if backend_name(out) == "torch" and backend_name(R) == "numpy":
+        R = sys.modules["torch"].from_numpy(R)
+    out[sl] = R

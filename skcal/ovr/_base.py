@@ -1,0 +1,146 @@
+"""The one-vs-rest machinery shared by every per-class calibrator.
+
+A per-class method maps one score to one probability. :class:`OneVsRestCalibrator`
+turns that into a multiclass calibrator:
+
+- **scores**: a binary problem has one score per row, the log-odds
+  ``s = z_1 - z_0`` of ``classes_[1]``; a multiclass problem has, per class
+  ``k``, the one-vs-rest log-odds ``s_ik = log p_ik - log(1 - p_ik)`` of
+  ``p_i = softmax(z_i)`` (:func:`skcal._backend._ovr.ovr_log_odds`), computed
+  without cancellation and invariant to adding a constant to a row;
+- **fit**: one 1-D fit per class on ``(s_k, y == k)`` with the sample weights,
+  each score column computed from four per-row statistics so that the fit
+  never holds an (n_samples, n_classes) matrix;
+- **combine**: the per-class probabilities ``q_ik`` are renormalised,
+  ``P_ik = q_ik / sum_j q_ij``; a row whose ``q_ij`` are all 0 gets the uniform
+  distribution. Maps that output log-odds ``f_ik`` are combined in log space,
+  ``log P_ik = log sigmoid(f_ik) - logsumexp_j log sigmoid(f_ij)``, so no row is
+  ever ``0 / 0``;
+- **predict** walks the rows in chunks, on the device of a tensor input.
+
+A new per-class method implements only ``_fit_map`` (its 1-D fit) and
+``_map_scores`` (its 1-D map, applied column-wise), and says whether the map
+outputs probabilities or log-odds (``_map_output``). Batched solvers (Platt
+fits all classes in the same passes) override ``_fit_multiclass``.
+"""
+
+import numpy as np
+
+from .._backend import _numpy
+from .._backend import _ovr as ops
+from ..base import BaseCalibrator
+from ..utils._array import to_numpy
+
+__all__ = ["OneVsRestCalibrator"]
+
+
+def class_label(c):
+    """``class 'a'`` / ``class 3`` for messages (NumPy scalars shown as Python ones)."""
+    return f"class {(c.item() if isinstance(c, np.generic) else c)!r}"
+
+
+class OneVsRestCalibrator(BaseCalibrator):
+    """Base class of calibrators made of one 1-D map per class, combined one-vs-rest.
+
+    Subclasses implement:
+
+    ``_fit_map(s, t, sample_weight, label)``
+        Fit the map of one class. ``s``: float64 ndarray of shape (n_samples,),
+        the class's scores; ``t``: bool ndarray, True where the row belongs to
+        the class; ``sample_weight``: float64 ndarray or None; ``label``: the
+        class label, for messages. Returns the fitted map (any picklable
+        object).
+    ``_map_scores(S)``
+        Apply the fitted maps column-wise: ``S`` of shape (n_rows, m), m = 1
+        for a binary problem (the map of ``classes_[1]``) and ``n_classes``
+        otherwise, a float64 NumPy array or a tensor on any device. Returns
+        an array of the same shape and kind: probabilities when
+        ``_map_output == "proba"``, log-odds when ``"log_odds"``.
+
+    and may override ``_set_maps(maps)`` (default: ``self.calibrators_ = maps``)
+    to store the fitted maps under their own attribute names, and
+    ``_fit_multiclass(Z, y, sample_weight)`` to fit all classes together.
+
+    Notes
+    -----
+    Binary outputs are ``[1 - q, q]`` (``[sigmoid(-f), sigmoid(f)]`` for
+    log-odds maps), with ``q`` the map of ``classes_[1]``; multiclass outputs
+    are renormalised as described in :mod:`skcal.ovr._base`.
+    """
+
+    #: Not a calibrator of its own (skipped by :func:`skcal.utils.discovery.all_calibrators`).
+    _abstract = True
+    #: What ``_map_scores`` returns: "proba" or "log_odds".
+    _map_output = "proba"
+    #: Bytes (float64) of one row chunk at prediction; None: the kernels' default.
+    _predict_chunk_bytes = None
+    #: Evaluate a CPU tensor through NumPy (for maps with many small operations
+    #: per chunk, which torch's CPU kernels run several times slower).
+    _predict_on_host = False
+
+    # -------------------------------------------------------------- fitting
+    def _fit(self, Z, y, sample_weight, xp):
+        y = ops.to_host(y)
+        sw = ops.to_host(sample_weight)
+        if Z.shape[1] == 2:
+            s = to_numpy(ops.binary_score(Z))
+            maps = [self._fit_map(s, y == 1, sw, class_label(self.classes_[1]))]
+        else:
+            maps = self._fit_multiclass(Z, y, sw)
+        self._set_maps(maps)
+
+    def _fit_multiclass(self, Z, y, sample_weight):
+        """One ``_fit_map`` per class, one score column at a time (O(n) memory)."""
+        stats = ops.ovr_row_stats(Z)
+        return [
+            self._fit_map(
+                ops.ovr_column(Z, k, stats),
+                y == k,
+                sample_weight,
+                class_label(self.classes_[k]),
+            )
+            for k in range(Z.shape[1])
+        ]
+
+    def _set_maps(self, maps):
+        self.calibrators_ = list(maps)
+
+    # ----------------------------------------------------------- prediction
+    def _scores(self, Zc):
+        """Scores of a row chunk: (rows, 1) binary log-odds or (rows, K) one-vs-rest."""
+        if Zc.shape[1] == 2 and self._is_binary():
+            return ops.binary_score(Zc)[:, None]
+        return ops.ovr_log_odds(Zc)
+
+    def _is_binary(self):
+        return len(self.classes_) == 2
+
+    def _chunk(self, Zc, log):
+        """Calibrated (log-)probabilities of one row chunk."""
+        V = self._map_scores(self._scores(Zc))
+        if self._map_output == "log_odds":
+            if V.shape[1] == 1:
+                f = V[:, 0]
+                g = ops.log_sigmoid if log else ops.sigmoid
+                return ops.stack_columns([g(-f), g(f)])
+            return ops.log_proba_from_log_odds(V) if log else ops.proba_from_log_odds(V)
+        if V.shape[1] == 1:
+            P = ops.stack_columns([1.0 - V[:, 0], V[:, 0]])
+        else:
+            P = ops.renormalise(V)
+        return ops.log_or_neg_inf(P) if log else P
+
+    def _predict_rows(self, Z, log):
+        n, k = Z.shape
+        out = ops.empty_out(Z, n, k)
+        on_host = self._predict_on_host and ops.is_cpu_tensor(Z)
+        for sl in _numpy.chunk_rows(n, k, chunk_bytes=self._predict_chunk_bytes):
+            Zc = ops.host64(Z[sl]) if on_host else Z[sl]
+            ops.write_rows(out, sl, self._chunk(Zc, log))
+        return out
+
+    def _predict_proba(self, Z, xp):
+        return self._predict_rows(Z, log=False)
+
+    def _predict_log_proba(self, Z, xp):
+        return self._predict_rows(Z, log=True)
