@@ -25,6 +25,8 @@ def _mixture_terms(E, sw):
 
     def value(w):
         m = E @ w
+        if np.any(m < 0):
+            return np.inf, m
         with np.errstate(divide="ignore"):
             li = np.log(m)
         return -float(li.mean() if sw is None else sw @ li / wsum), m

@@ -27,6 +27,10 @@ ABSENT_CLASS_MU = 1e-6
 #: ``reg_mu`` set to ``"auto"``).
 DEFAULT_REG_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
+#: A fitted entry of ``W`` beyond this multiple of the start ``1/T`` is taken
+#: as a sign that the optimum is at infinity (an unpenalised direction).
+DIVERGED_RATIO = 1e3
+
 _STRUCTURES = {"full": "full", "diagonal": "diagonal", "fixed_diagonal": "scalar"}
 
 
@@ -156,6 +160,17 @@ class _AffineCalibrator(BaseCalibrator):
         self._set_map(W, b, logf, fbeta, k)
         self.n_iter_ = n_iter
         self._warn_status(status, pen, Z, y, sample_weight, xp)
+        w_start = 1.0 if logf and fbeta != 1.0 else beta_ts
+        if np.max(np.abs(self.coef_)) > DIVERGED_RATIO * max(abs(w_start), 1e-300):
+            warnings.warn(
+                f"{type(self).__name__}: an entry of W grew to "
+                f"{np.max(np.abs(self.coef_)):.3g}, over {DIVERGED_RATIO:g} times the "
+                "temperature-scaling start: along a direction the penalty leaves free "
+                "(with reg='odir', the diagonal) the optimum is at infinity (a class "
+                "is separated by the map). Use reg='l2' or 'sms', or a larger penalty.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
 
     def _set_map(self, W, b, log_features, feature_beta, k):
         if np.ndim(W) == 0:
