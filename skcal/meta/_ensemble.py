@@ -48,11 +48,19 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
     calibrator : skcal calibrator, default=None
         Template cloned for each member; by default
         :class:`~skcal.TemperatureScaler`.
+    final_calibrator : skcal calibrator with ``input_type="probabilities"``, default=None
+        If given, a clone is fitted on the averaged calibrated probabilities of
+        the calibration set and applied after the average ("calibrate, pool,
+        re-calibrate"). An average of calibrated members is typically
+        *under*-confident (each member's errors partly cancel); one
+        temperature after the average corrects that.
 
     Attributes
     ----------
     calibrators_ : list of calibrators
         One fitted clone per member.
+    final_calibrator_ : calibrator or None
+        The fitted ``final_calibrator``.
     classes_ : ndarray of shape (n_classes,)
     n_members_ : int
 
@@ -63,7 +71,12 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
     Notes
     -----
     ``predict_proba`` returns ``mean_m p_m(x)`` with ``p_m`` the calibrated
-    probabilities of member ``m``. Fitting is one calibrator fit per member on
+    probabilities of member ``m`` (then mapped by ``final_calibrator_`` if
+    set). Whether calibrating first beats calibrating the average depends on
+    the members: on the real CIFAR-10 sets of the gallery example it does for
+    two strong over-confident members (test NLL 0.1755 vs 0.1799) but not
+    when an under-confident weak member joins (0.373 vs 0.255), where the
+    re-calibrated variant is best (0.204). Fitting is one calibrator fit per member on
     the same labels; every member's output must have the same rows, in the
     same order.
 
@@ -87,8 +100,9 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
     ((500, 3), 4)
     """
 
-    def __init__(self, calibrator=None):
+    def __init__(self, calibrator=None, final_calibrator=None):
         self.calibrator = calibrator
+        self.final_calibrator = final_calibrator
 
     def fit(self, X, y, sample_weight=None):
         """Fit one calibrator per member.
@@ -123,7 +137,22 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
             raise ValueError("The members were calibrated on different classes.")
         self.classes_ = classes[0]
         self.n_members_ = len(members)
+        self.final_calibrator_ = None
+        if self.final_calibrator is not None:
+            pooled = self._pooled(members)
+            self.final_calibrator_ = clone(self.final_calibrator).fit(
+                pooled, y, sample_weight=sample_weight
+            )
         return self
+
+    def _pooled(self, members):
+        out = None
+        for cal, Xm in zip(self.calibrators_, members):
+            P = cal.predict_proba(Xm)
+            out = P.clone() if (out is None and is_torch_tensor(P)) else (
+                P.copy() if out is None else out + P
+            )
+        return out / len(members)
 
     def predict_proba(self, X):
         """Mean of the members' calibrated probabilities.
@@ -143,13 +172,10 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
                 f"X has {len(members)} members, but this ensemble was fitted with "
                 f"{self.n_members_}."
             )
-        out = None
-        for cal, Xm in zip(self.calibrators_, members):
-            P = cal.predict_proba(Xm)
-            out = P.clone() if (out is None and is_torch_tensor(P)) else (
-                P.copy() if out is None else out + P
-            )
-        return out / self.n_members_
+        pooled = self._pooled(members)
+        if self.final_calibrator_ is not None:
+            return self.final_calibrator_.predict_proba(pooled)
+        return pooled
 
     def predict(self, X):
         """Class with the largest mean calibrated probability.
@@ -185,7 +211,7 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         return float(np.average(ll, weights=sample_weight))
 
 
-def calibrate_ensemble(X, y, calibrator=None, *, sample_weight=None):
+def calibrate_ensemble(X, y, calibrator=None, *, final_calibrator=None, sample_weight=None):
     """Fit a :class:`CalibratedEnsemble`: one calibrator per member, averaged.
 
     Parameters
@@ -195,6 +221,9 @@ def calibrate_ensemble(X, y, calibrator=None, *, sample_weight=None):
     y : array-like of shape (n_samples,)
     calibrator : skcal calibrator, default=None
         Template cloned per member (default :class:`~skcal.TemperatureScaler`).
+    final_calibrator : skcal calibrator, default=None
+        Fitted on the averaged calibrated probabilities (``input_type`` must be
+        ``"probabilities"``); see :class:`CalibratedEnsemble`.
     sample_weight : array-like of shape (n_samples,), default=None
 
     Returns
@@ -212,4 +241,4 @@ def calibrate_ensemble(X, y, calibrator=None, *, sample_weight=None):
     >>> calibrate_ensemble(members, y).predict_proba(members).sum(axis=1)[:2]
     array([1., 1.])
     """
-    return CalibratedEnsemble(calibrator).fit(X, y, sample_weight=sample_weight)
+    return CalibratedEnsemble(calibrator, final_calibrator).fit(X, y, sample_weight=sample_weight)
