@@ -55,6 +55,11 @@ def main():
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--skip-sms", action="store_true")
+    ap.add_argument("--skip-skcal", action="store_true", help="peers and ETS/TS only")
+    ap.add_argument(
+        "--peers",
+        default="probmetrics-matrix,torch-uncertainty-matrix,torch-uncertainty-dirichlet,probmetrics-sms",
+    )
     args = ap.parse_args()
     Z, y = make_logits(args.n, args.k)
     Z64 = Z.astype(np.float64)
@@ -65,20 +70,31 @@ def main():
         rows.append((name, t, obj, note))
         print(f"{name:34s} {t:8.2f} s   objective {obj:.6f}  {note}", flush=True)
 
-    # matrix scaling without penalty (Guo et al.): the objective is the NLL
-    est, t = timed(lambda: MatrixScaler(reg="none").fit(Z, y))
-    add("skcal MatrixScaler(reg='none')", t, nll(est.predict_proba(Z64), y), f"n_iter {est.n_iter_}")
     lam = 1e-2
-    est, t = timed(lambda: DirichletCalibrator(reg_lambda=lam, reg_mu=lam).fit(Z, y))
+    # matrix scaling without penalty (Guo et al.): the objective is the NLL
+    if not args.skip_skcal:
+        skcal_fits(args, Z, Z64, y, add, lam)
+    if not args.no_peers:
+        peers(args, Z, y, add, lam)
+    ets_vs_ts(Z, y)
+
+
+def skcal_fits(args, Z, Z64, y, add, lam):
+    if True:
+        est, t = timed(lambda: MatrixScaler(reg="none").fit(Z, y))
+        add("skcal MatrixScaler(reg='none')", t, nll(est.predict_proba(Z64), y), f"n_iter {est.n_iter_}")
+    est, t = timed(lambda: DirichletCalibrator(reg="odir", reg_lambda=lam, reg_mu=lam).fit(Z, y))
     P = est.predict_proba(Z64)
     add("skcal Dirichlet ODIR 1e-2", t, nll(P, y) + odir_pen(est.coef_, est.intercept_, lam, lam),
         f"n_iter {est.n_iter_}")
     if not args.skip_sms:
         est, t = timed(lambda: MatrixScaler().fit(Z, y))
         add("skcal MatrixScaler(reg='sms')", t, nll(est.predict_proba(Z64), y), "objective = NLL only")
-    if not args.no_peers:
-        for name in ("probmetrics-matrix", "torch-uncertainty-matrix", "torch-uncertainty-dirichlet",
-                     "probmetrics-sms"):
+
+
+def peers(args, Z, y, add, lam):
+    if True:
+        for name in args.peers.split(","):
             try:
                 peer = PEERS[name][1](0)
             except PeerUnavailable as exc:
@@ -95,7 +111,9 @@ def main():
                 obj += odir_pen(W, b, lam, lam)
                 note = "objective = NLL + same ODIR penalty"
             add(name, t, obj, note)
-    # ETS vs TS
+
+
+def ets_vs_ts(Z, y):
     ts, t_ts = timed(lambda: TemperatureScaler().fit(Z, y))
     ets, t_ets = timed(lambda: EnsembleTemperatureScaler().fit(Z, y))
     ts, t_ts2 = timed(lambda: TemperatureScaler().fit(Z, y))

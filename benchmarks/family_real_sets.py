@@ -44,8 +44,9 @@ METHODS = {
     "MS-sms": lambda: MatrixScaler(),
     "MS-odir": lambda: MatrixScaler(reg="odir", reg_lambda=1e-2),
     "MS-none": lambda: MatrixScaler(reg="none"),
-    "Dir-odir-auto": lambda: DirichletCalibrator(),
-    "Dir-odir-1e-2": lambda: DirichletCalibrator(reg_lambda=1e-2),
+    "Dir-odir-auto": lambda: DirichletCalibrator(reg="odir", reg_lambda="auto"),
+    "Dir-odir-1e-2": lambda: DirichletCalibrator(reg="odir", reg_lambda=1e-2),
+    "Dir-l2": lambda: DirichletCalibrator(),
     "Dir-diag": lambda: DirichletCalibrator(parametrization="diagonal", reg_lambda=1e-2),
     "Dir-fixdiag": lambda: DirichletCalibrator(parametrization="fixed_diagonal", reg_lambda=1e-2),
 }
@@ -59,7 +60,9 @@ def _nll(P, y):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default=None)
-    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument(
+        "--methods", default=",".join(m for m in METHODS if m not in ("Dir-odir-auto", "MS-none"))
+    )
     args = ap.parse_args()
     sets = sorted(p.stem for p in DATA.glob("*.npz")) if args.sets is None else args.sets.split(",")
     methods = args.methods.split(",")

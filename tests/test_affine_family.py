@@ -222,7 +222,7 @@ def test_unpenalised_separable_warns():
 def test_reg_auto_equals_gridsearchcv(synthetic):
     Z, y, _ = synthetic
     grid = [1e-3, 1e-1, 10.0]
-    auto = DirichletCalibrator(reg_lambda="auto", reg_grid=grid, cv=4).fit(Z, y)
+    auto = DirichletCalibrator(reg_lambda="auto", reg_grid=grid, n_splits=4).fit(Z, y)
     gs = GridSearchCV(
         DirichletCalibrator(), {"reg_lambda": grid},
         cv=StratifiedKFold(4, shuffle=True, random_state=0),
