@@ -1,5 +1,9 @@
 """The ``skcal`` console script.
 
+``skcal fit``, ``skcal apply`` and ``skcal report`` fit a calibrator on
+labelled logits, apply a saved one to new logits, and report calibration
+metrics (see :mod:`skcal._cli_calibrate`).
+
 ``skcal benchmark`` answers "which calibration method should I use on my
 model's outputs, and how much does it help?": it fits every calibrator (and
 the peer libraries that are installed) on a calibration split of real logits
@@ -13,6 +17,9 @@ Examples
     skcal benchmark                         # every method on the bundled sets
     skcal benchmark --data my_logits.npz    # your own logits
     skcal benchmark --output results/       # also Markdown, CSV, PNG diagrams
+    skcal benchmark --resamples 0           # no bootstrap intervals (faster)
+    skcal benchmark --label-shift 1.0       # also on label-shifted test splits
+    skcal benchmark --data a.npz --shift-data a_corrupted.npz
 """
 
 import argparse
@@ -32,6 +39,19 @@ class _UserError(Exception):
     """An error in the user's input: reported in one line, exit code 2."""
 
 
+def _resamples(text):
+    """argparse type of ``--resamples``: 0 or an integer >= 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 or an integer >= 2, got {text!r}"
+        ) from None
+    if value < 0 or value == 1:
+        raise argparse.ArgumentTypeError(f"must be 0 or an integer >= 2, got {value}")
+    return value
+
+
 def _seed(text):
     """argparse type of ``--seed``: an integer in ``0 .. 2**32 - 1``."""
     try:
@@ -47,6 +67,31 @@ def _seed(text):
     if value >= 2**32:
         raise argparse.ArgumentTypeError(f"must be below 2**32, got {value}")
     return value
+
+
+def _repeats(text):
+    """argparse type of ``--repeats``: an integer in ``1 .. 100``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be in 1..100, got {value}")
+    return value
+
+
+def _columns(text, allow_empty=False):
+    """A comma-separated list of column names (None for None).
+
+    With ``allow_empty``, an empty name is the header's unnamed column (as
+    pandas writes its index): ``--ignore-columns ""``.
+    """
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",")]
+    if not allow_empty and not all(names):
+        raise _UserError(f"empty column name in {text!r}")
+    return names
 
 
 def _parser():
@@ -88,6 +133,20 @@ def _parser():
         help="your own logits file (.npz, .npy or .csv); repeatable",
     )
     b.add_argument(
+        "--label-column", metavar="NAME",
+        help="CSV: header name of the label column (default: 'label' or 'y')",
+    )
+    b.add_argument(
+        "--logit-columns", metavar="C1,C2,...",
+        help="CSV: header names of the logit columns, in class order (default: "
+        "every other column but 'split')",
+    )
+    b.add_argument(
+        "--ignore-columns", metavar="C1,C2,...",
+        help="CSV: columns to skip (a row index, ids, metadata); '' names an "
+        "unnamed column, as pandas writes its index",
+    )
+    b.add_argument(
         "--dataset", action="append", metavar="NAME", default=[],
         choices=list_datasets(),
         help=f"a bundled data set; repeatable ({', '.join(list_datasets())})",
@@ -115,8 +174,62 @@ def _parser():
         "--fast", action="store_true",
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
+    b.add_argument(
+        "--repeats", type=_repeats, default=3, metavar="N",
+        help="timed runs per method after one untimed warm-up; the table shows "
+        "the median (default: 3)",
+    )
+    b.add_argument(
+        "--resamples", type=_resamples, default=1000, metavar="N",
+        help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
+        "accuracy and for the paired comparison with the best method, whose "
+        "ties are marked '*' (default: 1000; 0: no intervals)",
+    )
+    b.add_argument(
+        "--shift-data", metavar="FILE",
+        help="also score the calibrators, fitted on the calibration split of the "
+        "one data set given (--data or --dataset), on every row of FILE (same "
+        "model and classes, shifted inputs; same formats as --data), and print "
+        "how each method's NLL and ECE change",
+    )
+    b.add_argument(
+        "--label-shift", metavar="ALPHA", type=_alpha,
+        help="also score each data set on its test split subsampled to class "
+        "proportions drawn from a symmetric Dirichlet(ALPHA) (drawn with --seed; "
+        "smaller ALPHA, stronger shift, e.g. 1.0 or 0.3), and print how each "
+        "method's NLL and ECE change, averaged over --shift-draws draws",
+    )
+    b.add_argument(
+        "--shift-draws", metavar="N", type=_positive_int, default=5,
+        help="number of label-shift draws averaged per data set (default: 5)",
+    )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
+    from ._cli_calibrate import add_subcommands
+
+    add_subcommands(sub)
     return parser
+
+
+def _positive_int(text):
+    """argparse type of ``--shift-draws``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def _alpha(text):
+    """argparse type of ``--label-shift``: a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
+    return value
 
 
 def _load(args):
@@ -127,7 +240,12 @@ def _load(args):
     datasets = []
     for path in args.data:
         try:
-            datasets.append(load_logits_file(path, random_state=args.seed))
+            datasets.append(load_logits_file(
+                path, random_state=args.seed,
+                label_column=args.label_column,
+                logit_columns=_columns(args.logit_columns),
+                ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+            ))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None
     names = list(args.dataset)
@@ -150,6 +268,38 @@ def _load(args):
             i += 1
         seen.add(d.name)
     return datasets
+
+
+def _file_name(name):
+    """A data set name made safe for a file name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("_")
+
+
+def _shifted(args, datasets):
+    """Shifted copies of the data sets asked for by --shift-data / --label-shift."""
+    from .benchmark._shift import with_label_shift, with_shift_data
+    from .datasets import load_logits_file
+
+    out = []
+    if args.shift_data:
+        if len(datasets) != 1:
+            raise _UserError(
+                f"--shift-data needs exactly one data set to fit on (--data or "
+                f"--dataset), got {len(datasets)}"
+            )
+        try:
+            sd = load_logits_file(args.shift_data, random_state=args.seed)
+            out.append(with_shift_data(datasets[0], sd))
+        except (OSError, ValueError) as exc:
+            raise _UserError(str(exc)) from None
+    if args.label_shift is not None:
+        for d in datasets:
+            try:
+                out.extend(with_label_shift(d, args.label_shift, args.seed, draw)
+                           for draw in range(args.shift_draws))
+            except ValueError as exc:
+                raise _UserError(f"{d.name}: {exc}") from None
+    return out
 
 
 def _benchmark(args):
@@ -179,14 +329,12 @@ def _benchmark(args):
                     f"{flag} excludes the peer method(s) {', '.join(excluded)} "
                     f"named in --methods; drop {flag} or those methods"
                 )
+    has_matplotlib = True
     if args.output:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise _UserError(
-                "--output needs matplotlib for the reliability diagrams; "
-                "install it (pip install 'skcal[plot]') or omit --output"
-            ) from None
+            has_matplotlib = False
     datasets = _load(args)
     out_dir = None
     if args.output:
@@ -204,13 +352,24 @@ def _benchmark(args):
                 "calibration split; the calibrators fit them without examples",
                 file=sys.stderr,
             )
+    shifted = _shifted(args, datasets)
     show_bar = not args.quiet and sys.stderr.isatty()
     rows = bm.run_benchmark(
-        datasets, methods, peers=peers, random_state=args.seed,
+        datasets + shifted, methods, peers=peers, random_state=args.seed,
         progress=show_bar, keep_proba=out_dir is not None,
+        n_resamples=args.resamples, n_repeats=args.repeats,
     )
-    by_name = {d.name: d for d in datasets}
-    print(bm.format_table(rows, "text", by_name))
+    by_name = {d.name: d for d in datasets + shifted}
+    base_names = {d.name for d in datasets}
+    # the shifted copies are summarised below (all rows go to the CSV/Markdown)
+    print(bm.format_table([r for r in rows if r["dataset"] in base_names], "text", by_name))
+    if shifted:
+        from .benchmark._shift import format_shift_table
+
+        print("Under shift (change = shifted - unshifted test split; the NLL change "
+              "also reflects the new class mix, the ECE change the calibration)\n")
+        print(format_shift_table(rows, shifted))
+    print(bm.timing_note(args.repeats))
     failed = bm.failed_datasets(rows)
     if failed:  # no method could calibrate it: bad input, not a method bug
         name, status = next(iter(failed.items()))
@@ -220,22 +379,43 @@ def _benchmark(args):
             f"{status[len('error: '):]}"
         )
     if out_dir is not None:
+        intervals = (
+            f" Intervals: {args.resamples} bootstrap resamples of the test split."
+            if args.resamples else ""
+        )
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
-            "the test split. ECE: 15 equal-width bins. Times in milliseconds."
-            f" Seed: {args.seed}.\n\n" + bm.format_table(rows, "markdown", by_name)
+            "the test split. ECE: 15 equal-width bins. "
+            + bm.timing_note(args.repeats)
+            + f"{intervals} Seed: {args.seed}.\n\n"
+            + bm.format_table(rows, "markdown", by_name)
         )
+        if shifted:
+            from .benchmark._shift import format_shift_table
+
+            md += "\n## Under shift\n\n" + format_shift_table(rows, shifted, "markdown")
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")
         bm.write_csv(rows, out_dir / "benchmark.csv")
         written = ["benchmark.md", "benchmark.csv"]
-        for d in datasets:
-            png = f"reliability_{d.name}.png"
+        # one diagram per set, and for the first shifted copy of each kind
+        first = [s for s in shifted if s.shift.get("draw", 0) == 0]
+        for d in datasets + first:
+            if not has_matplotlib:
+                break
+            png = f"reliability_{_file_name(d.name)}.png"
             bm.plot_reliability(
                 [r for r in rows if r["dataset"] == d.name], d.y_test,
                 out_dir / png, title=f"{d.name}: test split",
             )
             written.append(png)
         print(f"wrote {', '.join(written)} to {out_dir}{os.sep}")
+        if not has_matplotlib:
+            print(
+                "skcal benchmark: notice: matplotlib is not installed, so the "
+                "reliability diagrams (PNG) were skipped; pip install 'skcal[plot]' "
+                "to get them",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -253,8 +433,8 @@ def main(argv=None):
         0 on success, including when some methods (e.g. a peer library)
         raise: they become error rows of the table; 2 for a usage error or
         bad input (missing file, bad format, shape mismatch, a calibration
-        split with a single class, a data set on which every method raised,
-        ``--output`` without matplotlib), reported as one line on stderr
+        split with a single class, a data set on which every method raised),
+        reported as one line on stderr
         without a traceback.
     """
     parser = _parser()
@@ -265,6 +445,9 @@ def main(argv=None):
     try:
         if args.command == "benchmark":
             return _benchmark(args)
+        from ._cli_calibrate import run
+
+        return run(args)  # prints its own one-line errors
     except _UserError as exc:
         print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -7,7 +7,10 @@ strings is left untouched: pass the scorer object, or the object returned by
 """
 
 import difflib
+import functools
 import inspect
+
+import numpy as np
 
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
@@ -19,7 +22,10 @@ from ._calibration_error import (
     maximum_calibration_error,
     rms_calibration_error,
 )
+from ._debiased import debiased_calibration_error
 from ._scores import brier_score, negative_log_likelihood
+from ._smooth import smooth_calibration_error
+from ._validation import _obvious_positive
 
 __all__ = [
     "get_scorer",
@@ -28,6 +34,8 @@ __all__ = [
     "neg_rms_calibration_error_scorer",
     "neg_maximum_calibration_error_scorer",
     "neg_classwise_calibration_error_scorer",
+    "neg_debiased_calibration_error_scorer",
+    "neg_smooth_calibration_error_scorer",
     "neg_brier_score_scorer",
     "neg_log_likelihood_scorer",
 ]
@@ -45,6 +53,8 @@ _METRICS = {
     "neg_rms_calibration_error": rms_calibration_error,
     "neg_maximum_calibration_error": maximum_calibration_error,
     "neg_classwise_calibration_error": _classwise_calibration_error,
+    "neg_debiased_calibration_error": debiased_calibration_error,
+    "neg_smooth_calibration_error": smooth_calibration_error,
     "neg_brier_score": brier_score,
     "neg_log_likelihood": negative_log_likelihood,
 }
@@ -74,9 +84,34 @@ def _check_keywords(name, kwargs):
             )
 
 
+def _scorer_metric(metric):
+    """``metric`` as a scorer calls it: a binary 1-D ``y_prob`` is ``classes_[1]``'s.
+
+    scikit-learn's scorers hand a binary classifier's ``predict_proba`` over
+    as the 1-D column of ``classes_[1]``, the larger of its two sorted
+    labels; the metric itself would ask for ``pos_label`` when the labels
+    are text. With two labels in ``y_true`` and no ``pos_label`` or
+    ``labels`` given, the scorer passes the larger one.
+    """
+
+    @functools.wraps(metric)
+    def scored(y_true, y_prob, **kwargs):
+        if (
+            np.ndim(y_prob) == 1
+            and kwargs.get("pos_label") is None
+            and kwargs.get("labels") is None
+        ):
+            present = np.unique(np.asarray(y_true))
+            if len(present) == 2 and not _obvious_positive(present):
+                kwargs["pos_label"] = present[1]
+        return metric(y_true, y_prob, **kwargs)
+
+    return scored
+
+
 def _make(name, **kwargs):
     return make_scorer(
-        _METRICS[name],
+        _scorer_metric(_METRICS[name]),
         greater_is_better=False,
         response_method="predict_proba",
         **kwargs,
@@ -87,6 +122,8 @@ neg_expected_calibration_error_scorer = _make("neg_expected_calibration_error")
 neg_rms_calibration_error_scorer = _make("neg_rms_calibration_error")
 neg_maximum_calibration_error_scorer = _make("neg_maximum_calibration_error")
 neg_classwise_calibration_error_scorer = _make("neg_classwise_calibration_error")
+neg_debiased_calibration_error_scorer = _make("neg_debiased_calibration_error")
+neg_smooth_calibration_error_scorer = _make("neg_smooth_calibration_error")
 neg_brier_score_scorer = _make("neg_brier_score")
 neg_log_likelihood_scorer = _make("neg_log_likelihood")
 
@@ -95,6 +132,8 @@ _SCORERS = {
     "neg_rms_calibration_error": neg_rms_calibration_error_scorer,
     "neg_maximum_calibration_error": neg_maximum_calibration_error_scorer,
     "neg_classwise_calibration_error": neg_classwise_calibration_error_scorer,
+    "neg_debiased_calibration_error": neg_debiased_calibration_error_scorer,
+    "neg_smooth_calibration_error": neg_smooth_calibration_error_scorer,
     "neg_brier_score": neg_brier_score_scorer,
     "neg_log_likelihood": neg_log_likelihood_scorer,
 }
@@ -123,7 +162,9 @@ def get_scorer(scoring, **kwargs):
     scoring : str or callable
         One of skcal's names (``"neg_expected_calibration_error"``,
         ``"neg_rms_calibration_error"``, ``"neg_maximum_calibration_error"``,
-        ``"neg_classwise_calibration_error"``, ``"neg_brier_score"``,
+        ``"neg_classwise_calibration_error"``,
+        ``"neg_debiased_calibration_error"``, ``"neg_smooth_calibration_error"``,
+        ``"neg_brier_score"``,
         ``"neg_log_likelihood"``); any other value is passed to
         :func:`sklearn.metrics.get_scorer`.
     **kwargs

@@ -25,6 +25,7 @@ def brier_score(
     input_type="probabilities",
     labels=None,
     scale_by_half="auto",
+    pos_label=None,
 ):
     """Brier score: mean squared error of the predicted probabilities.
 
@@ -81,7 +82,7 @@ def brier_score(
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
+        labels=labels, pos_label=pos_label,
     )
     n_classes = _rows.n_columns(inp)
     per_sample = _rows.brier_terms(inp, _rows.ops(inp))
@@ -102,6 +103,7 @@ def negative_log_likelihood(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Mean negative log-likelihood (log loss, cross-entropy), natural log.
 
@@ -151,7 +153,7 @@ def negative_log_likelihood(
     """
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
+        labels=labels, pos_label=pos_label,
     )
     loss = -_rows.true_class_log_proba(inp, _rows.ops(inp))
     if inp.weight is not None:
