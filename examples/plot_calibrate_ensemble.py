@@ -111,7 +111,7 @@ print(f"DenseNet-40 + VGG-16: pool, then calibrate NLL {nll(P2_pool, y_test):.4f
 
 # %%
 # Reliability diagrams (three members)
-# --------------------
+# ------------------------------------
 fig, ax = plt.subplots(figsize=(5.5, 5))
 ax.plot([0, 1], [0, 1], ls=":", color="grey", label="perfect calibration")
 for (label, P), marker in zip(results.items(), "osD^"):
