@@ -5,7 +5,12 @@ logits to honest probabilities, without retraining the classifier. Importing
 skcal imports neither torch nor matplotlib.
 """
 
-from .meta import CalibratedClassifier, ClassifierLogits
+from .meta import (
+    CalibratedClassifier,
+    CalibratedEnsemble,
+    ClassifierLogits,
+    calibrate_ensemble,
+)
 from .ovr import (
     BBQCalibrator,
     BetaCalibrator,
@@ -16,23 +21,41 @@ from .ovr import (
     SplineCalibrator,
     VennAbersCalibrator,
 )
-from .scaling import LocalTemperatureScaler, TemperatureScaler, VectorScaler
+from .scaling import (
+    BiasCorrectedTemperatureScaler,
+    DirichletCalibrator,
+    EnsembleTemperatureScaler,
+    LocalTemperatureScaler,
+    MatrixScaler,
+    NoBiasVectorScaler,
+    TemperatureScaler,
+    VectorScaler,
+    adapt_to_label_shift,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BBQCalibrator",
     "BetaCalibrator",
+    "BiasCorrectedTemperatureScaler",
     "CalibratedClassifier",
+    "CalibratedEnsemble",
     "ClassifierLogits",
+    "DirichletCalibrator",
+    "EnsembleTemperatureScaler",
     "HistogramCalibrator",
     "IsotonicScaler",
     "LocalTemperatureScaler",
+    "MatrixScaler",
+    "NoBiasVectorScaler",
     "PlattScaler",
     "ScalingBinningCalibrator",
     "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
+    "adapt_to_label_shift",
+    "calibrate_ensemble",
     "__version__",
 ]

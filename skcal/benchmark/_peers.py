@@ -15,7 +15,10 @@ logits as skcal's own calibrators. What each peer is actually given:
   probability and their outputs renormalised, as skcal does.
 - probmetrics: the logits, through its torch API
   (``fit_torch(CategoricalLogits(logits), labels)``), so nothing is lost by a
-  round-trip through probabilities.
+  round-trip through probabilities (its Dirichlet calibrator needs dirichletcal).
+- torch-uncertainty: the float32 logits as one full-batch ``DataLoader``
+  (its ``MatrixScaler`` / ``DirichletScaler`` with default LBFGS settings;
+  the Dirichlet scaler with ODIR ``lambda = mu = 1e-2``).
 
 An adapter whose library is missing raises :class:`PeerUnavailable` when it is
 built; the benchmark shows that as "not installed" instead of failing.
@@ -193,16 +196,22 @@ class _Netcal:
 
 
 class _Probmetrics:
+    _CLASSES = {
+        "temperature": "TemperatureScalingCalibrator",
+        "vector": "VectorScalingCalibrator",
+        "matrix": "MatrixScalingCalibrator",
+        "sms": "SMSCalibrator",
+        "dirichlet": "DirichletCalibrator",
+    }
+
     def __init__(self, kind):
         _import("probmetrics", "probmetrics")
         cal = _import("probmetrics.calibrators", "probmetrics")
         dist = _import("probmetrics.distributions", "probmetrics")
         self._torch = _import("torch", "torch")
-        self._cls = (
-            cal.TemperatureScalingCalibrator
-            if kind == "temperature"
-            else cal.VectorScalingCalibrator
-        )
+        if kind == "dirichlet":
+            _import("dirichletcal", "dirichletcal")  # probmetrics wraps dirichletcal
+        self._cls = getattr(cal, self._CLASSES[kind])
         self._Logits = dist.CategoricalLogits
 
     def _dist(self, logits):
@@ -311,6 +320,81 @@ class _KumarScalingBinning:
         Q = self.model_.calibrate(softmax(np.asarray(logits, dtype=np.float64), axis=1))
         s = Q.sum(1, keepdims=True)
         return np.divide(Q, s, out=np.full_like(Q, 1.0 / Q.shape[1]), where=s > 0)
+def _torch_uncertainty_calibration(module):
+    """A module of ``torch_uncertainty.post_processing.calibration``.
+
+    Imported normally when torch-uncertainty imports; otherwise (its package
+    ``__init__`` needs lightning and torchvision, which the scalers do not use)
+    the calibration modules are loaded under stub parent packages, so that a
+    ``pip install --no-deps torch-uncertainty`` suffices.
+    """
+    import importlib.util
+    import sys
+    import types
+
+    name = f"torch_uncertainty.post_processing.calibration.{module}"
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pass
+    spec = importlib.util.find_spec("torch_uncertainty")
+    if spec is None or not spec.submodule_search_locations:
+        raise PeerUnavailable("not installed")
+    _import("torch", "torch")
+    root = spec.submodule_search_locations[0]
+    for mod in [m for m in sys.modules if m.startswith("torch_uncertainty")]:
+        del sys.modules[mod]
+    for pkg, path in (
+        ("torch_uncertainty", root),
+        ("torch_uncertainty.post_processing", f"{root}/post_processing"),
+        ("torch_uncertainty.post_processing.calibration", f"{root}/post_processing/calibration"),
+    ):
+        stub = types.ModuleType(pkg)
+        stub.__path__ = [path]
+        sys.modules[pkg] = stub
+    try:
+        abstract = importlib.import_module("torch_uncertainty.post_processing.abstract")
+        sys.modules["torch_uncertainty.post_processing"].PostProcessing = abstract.PostProcessing
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise PeerUnavailable(f"unusable: {exc}") from None
+
+
+class _TorchUncertainty:
+    """torch-uncertainty's matrix / Dirichlet scalers (LBFGS, lr 0.1, 200 iterations)."""
+
+    def __init__(self, kind, reg=None):
+        mod = _torch_uncertainty_calibration(
+            "dirichlet_scaler" if kind == "dirichlet" else "matrix_scaler"
+        )
+        self._torch = _import("torch", "torch")
+        self._cls = mod.DirichletScaler if kind == "dirichlet" else mod.MatrixScaler
+        self.kind, self.reg = kind, reg
+
+    def fit(self, logits, y):
+        torch = self._torch
+        z = torch.as_tensor(np.asarray(logits, dtype=np.float32))
+        kw = {}
+        if self.kind == "dirichlet" and self.reg is not None:
+            kw = {"lambda_reg": self.reg, "mu_reg": self.reg}
+        self.model_ = self._cls(num_classes=z.shape[1], device="cpu", **kw)
+        data = torch.utils.data.TensorDataset(z, torch.as_tensor(np.asarray(y)).long())
+        loader = torch.utils.data.DataLoader(data, batch_size=len(z))
+        import logging
+
+        level = logging.getLogger().level
+        logging.getLogger().setLevel(logging.ERROR)
+        try:
+            self.model_.fit(loader, progress=False)
+        finally:
+            logging.getLogger().setLevel(level)
+        return self
+
+    def predict_proba(self, logits):
+        torch = self._torch
+        with torch.no_grad():
+            out = self.model_(torch.as_tensor(np.asarray(logits, dtype=np.float32)))
+        return torch.softmax(out.double(), dim=1).numpy()
 
 
 #: Peer methods: name -> (library shown in the table, factory(random_state)).
@@ -332,4 +416,15 @@ PEERS = {
     "splinecalib-spline": ("splinecalib", lambda rs: _splinecalib()),
     "venn-abers-ivap": ("venn-abers", lambda rs: _venn_abers()),
     "calibration-scaling-binning": ("uncertainty-calibration", lambda rs: _KumarScalingBinning()),
+    "probmetrics-matrix": ("probmetrics", lambda rs: _Probmetrics("matrix")),
+    "probmetrics-sms": ("probmetrics", lambda rs: _Probmetrics("sms")),
+    "probmetrics-dirichlet": ("probmetrics", lambda rs: _Probmetrics("dirichlet")),
+    "torch-uncertainty-matrix": (
+        "torch-uncertainty",
+        lambda rs: _TorchUncertainty("matrix"),
+    ),
+    "torch-uncertainty-dirichlet": (
+        "torch-uncertainty",
+        lambda rs: _TorchUncertainty("dirichlet", reg=1e-2),
+    ),
 }

@@ -1,0 +1,561 @@
+"""Kernels of the affine maps on (log-)logits: ``a_i = W x_i + b``.
+
+These serve matrix scaling, Dirichlet calibration, bias-corrected temperature
+scaling, no-bias vector scaling and ensemble temperature scaling. Every
+function takes the kernel module ``xp`` (:mod:`skcal._backend._numpy` or
+:mod:`skcal._backend._torch`) and runs on the array library of ``Z``: NumPy
+arrays on the CPU, torch tensors on their device (torch is only reached
+through ``xp``, never imported here).
+
+Features
+--------
+The map acts on standardised features ``x~ = (phi(z) - shift) / scale`` with
+``phi(z) = z`` (matrix scaling, BCTS, NBVS) or ``phi(z) = log_softmax(beta z)``
+(Dirichlet calibration, structured matrix scaling), described by
+:class:`Features`. ``shift`` and ``scale`` only condition the problem: the
+solvers map the parameters back to the original features (see
+:mod:`skcal.scaling._affine`).
+
+Precision
+---------
+A pass walks ``Z`` in row chunks of about 1 MiB (CPU) or 256 MiB (accelerator).
+float64 logits are processed in float64; float16/bfloat16/float32 logits in
+float32 per chunk (max-shifted log-sum-exp, so every per-row term has a
+relative error of about 1e-7). Every per-chunk sum (objective, gradient,
+Hessian, Hessian-vector product) is accumulated over chunks in float64, and
+the full Hessian is formed in float64. The extra memory is a few chunk-sized
+buffers plus ``O(K^2)`` accumulators, independent of ``n_samples``.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "Features",
+    "feature_moments",
+    "affine_nll_grad",
+    "affine_nll_hess",
+    "affine_nll_hessp",
+    "affine_log_softmax",
+    "true_class_log_proba",
+]
+
+
+class Features(NamedTuple):
+    """The feature map ``x~ = (phi(z) - shift) / scale`` of an affine calibrator.
+
+    Attributes
+    ----------
+    log_softmax : bool
+        ``phi(z) = log_softmax(beta * z)`` if True, else ``phi(z) = z``.
+    beta : float
+        Scale applied before the log-softmax (ignored when ``log_softmax`` is
+        False).
+    shift, scale : ndarray of shape (n_classes,), float64
+        Column centring and scaling (``scale > 0``).
+    """
+
+    log_softmax: bool
+    beta: float
+    shift: np.ndarray
+    scale: np.ndarray
+
+
+# ----------------------------------------------------------------- array ops
+class _NumpyOps:
+    """The handful of operations whose spelling differs between numpy and torch."""
+
+    name = "numpy"
+
+    def __init__(self, xp, Z):
+        self.xp = xp
+        self.wd = np.float64 if Z.dtype == np.float64 else np.float32
+
+    def chunks(self, Z, itemsize=None, width=None):
+        n, k = Z.shape
+        item = itemsize or np.dtype(self.wd).itemsize
+        return self.xp.chunk_rows(n, width or k, item)
+
+    def work(self, Zc):
+        return Zc.astype(self.wd)  # a copy: modified in place below
+
+    def const(self, a, dtype=None):
+        return np.asarray(a, dtype=dtype or self.wd)
+
+    def zeros(self, shape):
+        return np.zeros(shape)
+
+    @staticmethod
+    def f64(a):
+        return np.asarray(a, dtype=np.float64)
+
+    @staticmethod
+    def rowmax(A):
+        return A.max(axis=1, keepdims=True)
+
+    @staticmethod
+    def rowsum(A):
+        return A.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def colsum(A):
+        return A.sum(axis=0)
+
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+
+    @staticmethod
+    def take(A, y):
+        return A[np.arange(A.shape[0]), y]
+
+    @staticmethod
+    def sub_onehot(A, y):
+        A[np.arange(A.shape[0]), y] -= 1.0
+
+    @staticmethod
+    def cat(parts):
+        return np.concatenate(parts, axis=1)
+
+    @staticmethod
+    def ones_col(n, dtype):
+        return np.ones((n, 1), dtype=dtype)
+
+    @staticmethod
+    def numpy(a):
+        return np.asarray(a, dtype=np.float64)
+
+    @staticmethod
+    def empty(shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
+
+class _TorchOps:
+    name = "torch"
+
+    def __init__(self, xp, Z):
+        import sys
+
+        self.torch = torch = sys.modules["torch"]
+        self.xp = xp
+        self.device = Z.device
+        self.wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
+
+    def chunks(self, Z, itemsize=None, width=None):
+        n, k = Z.shape
+        item = itemsize or (8 if self.wd == self.torch.float64 else 4)
+        return self.xp.chunk_rows(n, width or k, item, device=self.device)
+
+    def work(self, Zc):
+        return Zc.to(self.wd, copy=True)
+
+    def const(self, a, dtype=None):
+        if isinstance(a, self.torch.Tensor):
+            return a.to(device=self.device, dtype=dtype or self.wd)
+        return self.torch.as_tensor(
+            np.asarray(a, dtype=np.float64), device=self.device
+        ).to(dtype or self.wd)
+
+    def zeros(self, shape):
+        return self.torch.zeros(shape, dtype=self.torch.float64, device=self.device)
+
+    def f64(self, a):
+        return a.to(self.torch.float64)
+
+    @staticmethod
+    def rowmax(A):
+        return A.amax(dim=1, keepdim=True)
+
+    @staticmethod
+    def rowsum(A):
+        return A.sum(dim=1, keepdim=True)
+
+    @staticmethod
+    def colsum(A):
+        return A.sum(dim=0)
+
+    def exp(self, A):
+        return self.torch.exp(A)
+
+    def log(self, A):
+        return self.torch.log(A)
+
+    def take(self, A, y):
+        return A.gather(1, y.view(-1, 1)).view(-1)
+
+    def sub_onehot(self, A, y):
+        A[self.torch.arange(A.shape[0], device=A.device), y] -= 1.0
+
+    def cat(self, parts):
+        return self.torch.cat(parts, dim=1)
+
+    def ones_col(self, n, dtype):
+        return self.torch.ones((n, 1), dtype=dtype, device=self.device)
+
+    @staticmethod
+    def numpy(a):
+        if hasattr(a, "detach"):
+            return a.detach().cpu().numpy().astype(np.float64)
+        return np.asarray(a, dtype=np.float64)
+
+    def empty(self, shape, dtype):
+        return self.xp._empty(shape, dtype, self.device)
+
+
+def _ops(xp, Z):
+    return _TorchOps(xp, Z) if xp.name == "torch" else _NumpyOps(xp, Z)
+
+
+def _weights(sample_weight, n):
+    if sample_weight is None:
+        return None, float(n)
+    return sample_weight, float(sample_weight.sum())
+
+
+# --------------------------------------------------------------- chunk pieces
+def _phi(Zc, log_softmax, beta, ops):
+    """``phi(z)`` of one chunk in the working precision (a new array)."""
+    X = ops.work(Zc)
+    if log_softmax:
+        if beta != 1.0:
+            X *= beta
+        X -= ops.rowmax(X)
+        X -= ops.log(ops.rowsum(ops.exp(X)))
+    return X
+
+
+def _standardised(Zc, feat, ops):
+    X = _phi(Zc, feat.log_softmax, float(feat.beta), ops)
+    X -= ops.const(feat.shift)
+    X *= ops.const(1.0 / np.asarray(feat.scale, dtype=np.float64))
+    return X
+
+
+def _logits(X, W, b, ops):
+    """``X W^T + b`` (``W`` of shape (K, K)) or ``X * w + b`` (``w`` of shape (K,))."""
+    if W.ndim == 1:
+        A = X * W
+    else:
+        A = X @ W.T
+    if b is not None:
+        A += b
+    return A
+
+
+def _softmax_parts(A, ops):
+    """Shift ``A`` in place by its row maxima; return ``(P, lse)`` (``lse`` of shape (n, 1))."""
+    A -= ops.rowmax(A)
+    E = ops.exp(A)
+    s = ops.rowsum(E)
+    P = E / s
+    return P, ops.log(s)
+
+
+def _params(W, b, ops):
+    Wc = ops.const(W)
+    bc = None if b is None else ops.const(b)
+    return Wc, bc
+
+
+# -------------------------------------------------------------------- passes
+def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
+    """Column means and standard deviations (or covariance) of ``phi(Z)``, float64, one pass.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+    xp : module
+        Kernel module of ``Z``.
+    log_softmax : bool, default=False
+        ``phi = log_softmax(beta * .)`` if True, else the identity.
+    beta : float, default=1.0
+    covariance : bool, default=False
+        Return the (K, K) covariance matrix instead of the standard deviations
+        (one ``K x K`` product per chunk, in the working precision, summed in
+        float64).
+
+    Returns
+    -------
+    mean : ndarray of shape (n_classes,), float64
+    std_or_cov : ndarray of shape (n_classes,) or (n_classes, n_classes), float64
+        Unweighted; computed about the first chunk's column means (so the
+        variance of values far from zero does not cancel).
+    """
+    ops = _ops(xp, Z)
+    n, k = Z.shape
+    s1 = ops.zeros(k)
+    s2 = ops.zeros((k, k) if covariance else k)
+    pivot = None
+    for sl in ops.chunks(Z):
+        X = _phi(Z[sl], log_softmax, float(beta), ops)
+        if pivot is None:
+            pivot = ops.f64(X).mean(0)
+        X -= ops.const(ops.numpy(pivot))
+        s1 += ops.f64(ops.colsum(X))
+        s2 += ops.f64(X.T @ X) if covariance else ops.f64(ops.colsum(X * X))
+    m1 = ops.numpy(s1) / n
+    if covariance:
+        cov = ops.numpy(s2) / n - np.outer(m1, m1)
+        return ops.numpy(pivot) + m1, 0.5 * (cov + cov.T)
+    var = np.maximum(ops.numpy(s2) / n - m1 * m1, 0.0)
+    return ops.numpy(pivot) + m1, np.sqrt(var)
+
+
+def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
+    """Mean NLL of ``softmax(W x~ + b)`` and its gradient, in one pass.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        Logits (float16/bfloat16/float32/float64).
+    y : ndarray or torch.Tensor of shape (n_samples,), int64
+        Encoded labels.
+    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
+    xp : module
+        Kernel module of ``Z``.
+    feat : Features
+        The standardised features ``x~``.
+    W : ndarray of shape (n_classes, n_classes) or (n_classes,), float64
+        Full matrix, or the diagonal of a diagonal one.
+    b : ndarray of shape (n_classes,), float64, or None
+        Intercept (None: no intercept).
+
+    Returns
+    -------
+    f : float
+        ``sum_i s_i [logsumexp(a_i) - a_{i, y_i}] / sum_i s_i``.
+    grad_W : ndarray, float64, shape of ``W``
+        ``mean_s[(p_i - e_{y_i}) x~_i^T]`` (its diagonal for a diagonal ``W``).
+    grad_b : ndarray of shape (n_classes,), float64
+        ``mean_s[p_i - e_{y_i}]``.
+    """
+    ops = _ops(xp, Z)
+    n, k = Z.shape
+    sw, wsum = _weights(sample_weight, n)
+    Wc, bc = _params(W, b, ops)
+    f = ops.zeros(())
+    gW = ops.zeros(tuple(W.shape))
+    gb = ops.zeros(k)
+    for sl in ops.chunks(Z):
+        yc = y[sl]
+        X = _standardised(Z[sl], feat, ops)
+        A = _logits(X, Wc, bc, ops)
+        R, lse = _softmax_parts(A, ops)
+        fi = ops.f64(lse[:, 0]) - ops.f64(ops.take(A, yc))
+        ops.sub_onehot(R, yc)
+        if sw is not None:
+            wc = sw[sl]
+            f += (fi * wc).sum()
+            R *= ops.const(wc)[:, None]
+        else:
+            f += fi.sum()
+        gb += ops.f64(ops.colsum(R))
+        if W.ndim == 1:
+            gW += ops.f64(ops.colsum(R * X))
+        else:
+            gW += ops.f64(R.T @ X)
+    return float(ops.numpy(f)) / wsum, ops.numpy(gW) / wsum, ops.numpy(gb) / wsum
+
+
+def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
+    """Product of the Hessian of :func:`affine_nll_grad`'s objective with a direction.
+
+    Parameters
+    ----------
+    Z, y, sample_weight, xp, feat, W, b
+        As in :func:`affine_nll_grad`.
+    VW : ndarray, float64, shape of ``W``
+        Direction of ``W``.
+    vb : ndarray of shape (n_classes,), float64, or None
+        Direction of ``b`` (None with no intercept).
+
+    Returns
+    -------
+    HW, hb : ndarray, float64
+        ``H @ (VW, vb)`` split like the parameters: with the logit direction
+        ``d_i = VW x~_i + vb`` and ``u_i = p_i * (d_i - p_i . d_i)``,
+        ``HW = mean_s[u_i x~_i^T]`` (diagonal: ``mean_s[u_i * x~_i]``) and
+        ``hb = mean_s[u_i]``. One pass.
+    """
+    ops = _ops(xp, Z)
+    n, k = Z.shape
+    sw, wsum = _weights(sample_weight, n)
+    Wc, bc = _params(W, b, ops)
+    Vc, vc = _params(VW, vb, ops)
+    HW = ops.zeros(tuple(W.shape))
+    hb = ops.zeros(k)
+    for sl in ops.chunks(Z):
+        X = _standardised(Z[sl], feat, ops)
+        P, _ = _softmax_parts(_logits(X, Wc, bc, ops), ops)
+        D = _logits(X, Vc, vc, ops)
+        D -= ops.rowsum(P * D)
+        D *= P
+        if sw is not None:
+            D *= ops.const(sw[sl])[:, None]
+        hb += ops.f64(ops.colsum(D))
+        if W.ndim == 1:
+            HW += ops.f64(ops.colsum(D * X))
+        else:
+            HW += ops.f64(D.T @ X)
+    return ops.numpy(HW) / wsum, ops.numpy(hb) / wsum
+
+
+def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
+    """Objective, gradient and exact Hessian of :func:`affine_nll_grad`, one pass.
+
+    Parameters
+    ----------
+    Z, y, sample_weight, xp, feat, W, b
+        As in :func:`affine_nll_grad`.
+
+    Returns
+    -------
+    f, grad_W, grad_b
+        As in :func:`affine_nll_grad`.
+    hess : ndarray, float64
+        For a full ``W``: shape ``(K (K + 1), K (K + 1))`` in the order of
+        ``[W | b]`` flattened row by row (entry ``k (K + 1) + j``: row ``k``,
+        column ``j``, ``j = K`` the intercept), equal to
+        ``mean_s[(diag(p_i) - p_i p_i^T) kron (x^_i x^_i^T)]`` with
+        ``x^_i = (x~_i, 1)``. For a diagonal ``W``: shape ``(2K, 2K)`` in the
+        order ``(w_1..w_K, b_1..b_K)``: ``mean_s[J_i^T (diag(p_i) - p_i p_i^T)
+        J_i]`` with ``J_i = [diag(x~_i), I]``. Without intercept the ``b``
+        rows and columns are dropped. Formed in float64 (``O(n K^4)`` flops
+        for a full ``W``: for small ``K`` only).
+    """
+    ops = _ops(xp, Z)
+    n, k = Z.shape
+    sw, wsum = _weights(sample_weight, n)
+    Wc, bc = _params(W, b, ops)
+    f = ops.zeros(())
+    gW = ops.zeros(tuple(W.shape))
+    gb = ops.zeros(k)
+    full = W.ndim == 2
+    m = k + 1 if full else 2
+    H = ops.zeros((k * m, k * m))
+    if not full:
+        s_pxx, s_px, s_p = ops.zeros(k), ops.zeros(k), ops.zeros(k)
+    else:
+        blocks = ops.zeros((k, m, m))
+    width = k * m
+    for sl in ops.chunks(Z, itemsize=8, width=width):
+        yc = y[sl]
+        X = _standardised(Z[sl], feat, ops)
+        A = _logits(X, Wc, bc, ops)
+        P, lse = _softmax_parts(A, ops)
+        fi = ops.f64(lse[:, 0]) - ops.f64(ops.take(A, yc))
+        X64, P64 = ops.f64(X), ops.f64(P)
+        P64 = P64 / ops.rowsum(P64)
+        wc = None if sw is None else ops.const(sw[sl], dtype=X64.dtype)
+        wP = P64 if wc is None else P64 * wc[:, None]
+        f += fi.sum() if wc is None else (fi * wc).sum()
+        R = wP.clone() if ops.name == "torch" else wP.copy()
+        ops.sub_onehot(R, yc) if wc is None else _sub_weighted_onehot(R, yc, wc, ops)
+        gb += ops.colsum(R)
+        rows = X64.shape[0]
+        if full:
+            gW += R.T @ X64
+            Xh = ops.cat([X64, ops.ones_col(rows, X64.dtype)])
+            for c in range(k):
+                blocks[c] += (Xh * wP[:, c : c + 1]).T @ Xh
+            Q = (P64[:, :, None] * Xh[:, None, :]).reshape(rows, width)
+        else:
+            PX = P64 * X64
+            gW += ops.colsum(R * X64)
+            s_pxx += ops.colsum(wP * X64 * X64)
+            s_px += ops.colsum(wP * X64)
+            s_p += ops.colsum(wP)
+            Q = ops.cat([PX, P64])
+        if wc is not None:
+            Q = Q * (wc**0.5)[:, None]
+        H -= Q.T @ Q
+    H = ops.numpy(H)
+    if full:
+        B = ops.numpy(blocks)
+        for c in range(k):
+            H[c * m : (c + 1) * m, c * m : (c + 1) * m] += B[c]
+    else:
+        idx = np.arange(k)
+        spxx, spx, sp = ops.numpy(s_pxx), ops.numpy(s_px), ops.numpy(s_p)
+        H[idx, idx] += spxx
+        H[idx + k, idx + k] += sp
+        H[idx, idx + k] += spx
+        H[idx + k, idx] += spx
+    H /= wsum
+    if b is None:
+        keep = (
+            np.array([i for i in range(k * m) if i % m != k])
+            if full
+            else np.arange(k)
+        )
+        H = H[np.ix_(keep, keep)]
+    return (
+        float(ops.numpy(f)) / wsum,
+        ops.numpy(gW) / wsum,
+        ops.numpy(gb) / wsum,
+        H,
+    )
+
+
+def _sub_weighted_onehot(R, y, wc, ops):
+    """``R[i, y_i] -= w_i`` (the weighted one-hot)."""
+    if ops.name == "torch":
+        R[ops.torch.arange(R.shape[0], device=R.device), y] -= wc
+    else:
+        R[np.arange(R.shape[0]), y] -= wc
+
+
+def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None):
+    """Calibrated log-probabilities ``log_softmax(W x~ + b)`` of every row.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+    xp : module
+    feat : Features
+    W : ndarray of shape (n_classes, n_classes) or (n_classes,), float64
+    b : ndarray of shape (n_classes,), float64, or None
+    out_dtype : dtype, optional
+        Default: ``xp.output_dtype(Z.dtype)`` (float64 for float64 input,
+        float32 otherwise).
+
+    Returns
+    -------
+    ndarray or torch.Tensor of shape (n_samples, n_classes)
+        In the working precision of each chunk (see the module docstring).
+    """
+    ops = _ops(xp, Z)
+    n, k = Z.shape
+    Wc, bc = _params(W, b, ops)
+    out = ops.empty((n, k), out_dtype or xp.output_dtype(Z.dtype))
+    for sl in ops.chunks(Z):
+        A = _logits(_standardised(Z[sl], feat, ops), Wc, bc, ops)
+        A -= ops.rowmax(A)
+        A -= ops.log(ops.rowsum(ops.exp(A)))
+        out[sl] = A
+    return out
+
+
+def true_class_log_proba(Z, y, xp, betas=(1.0,)):
+    """``log softmax(beta z_i)[y_i]`` of every row for each ``beta``, in one pass.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+    y : ndarray or torch.Tensor of shape (n_samples,), int64
+    xp : module
+    betas : sequence of float, default=(1.0,)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, len(betas)), float64
+    """
+    ops = _ops(xp, Z)
+    n, _ = Z.shape
+    out = np.empty((n, len(betas)))
+    for sl in ops.chunks(Z):
+        Zc = Z[sl]
+        for j, beta in enumerate(betas):
+            X = _phi(Zc, True, float(beta), ops)
+            out[sl, j] = ops.numpy(ops.take(X, y[sl]))
+    return out

@@ -1,0 +1,426 @@
+"""The shared solver of the affine calibration maps ``a = W phi(z) + b``.
+
+Matrix scaling, Dirichlet calibration (full, diagonal, fixed-diagonal),
+bias-corrected temperature scaling and no-bias vector scaling all minimise
+
+``F(W, b) = sum_i s_i [logsumexp(a_i) - a_{i, y_i}] / sum_i s_i + pen(W, b)``,
+``a_i = W phi(z_i) + b``,
+``pen(W, b) = sum_{k,j} C_kj (W_kj - R_kj)^2 + sum_k c_k b_k^2``,
+
+over a *structured* ``W`` (full, diagonal, or a multiple of the identity),
+with or without ``b``. ``F`` is convex (a log-sum-exp of linear functions
+plus a convex quadratic). :func:`fit_affine` solves it.
+
+Parametrisation
+---------------
+The solvers work on standardised features ``x~ = (phi(z) - m) / s`` (column
+means ``m`` and standard deviations ``s``), i.e. on ``(W~, b~)`` with
+``W = W~ diag(1/s)`` and ``b = b~ - W~ (m / s)``. This linear change of
+variables leaves the minimum unchanged but makes the Hessian comparable
+across parameters for features of any magnitude or offset (log-probabilities
+are all negative, logits may be 1e4). The penalty is written in the original
+``(W, b)`` and carried through the same linear map exactly.
+
+Solvers
+-------
+- Up to :data:`NEWTON_MAX_PARAMS` parameters: Newton's method with the exact
+  Hessian (one pass each), a Jacobi-scaled pseudo-inverse step (the null
+  directions of an unpenalised problem are left untouched) and Armijo
+  backtracking. Stops when half the squared Newton decrement
+  ``g^T H^+ g / 2`` (the decrease the quadratic model predicts) is at most
+  ``tol``; the last step is then applied.
+- Above: ``scipy.optimize.minimize(method="trust-ncg")`` with the exact
+  gradient and exact Hessian-vector products (one pass each), stopping when
+  the Euclidean norm of the gradient in the standardised parameters is at
+  most ``sqrt(tol) / 10``.
+"""
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .._backend import _matrix as mk
+from ._temperature import fit_temperature
+
+__all__ = ["AffinePenalty", "fit_affine", "NEWTON_MAX_PARAMS"]
+
+#: Largest number of parameters solved by Newton's method with the exact
+#: Hessian (a full ``W`` up to K = 20 classes, a diagonal one up to K = 256).
+NEWTON_MAX_PARAMS = 512
+
+#: Largest ``K (K + 1)`` of a full ``W`` whose Hessian is formed (the
+#: ``O(n K^4)`` Hessian pass costs about ``K^2 / 8`` Hessian-vector products).
+NEWTON_MAX_FULL_PARAMS = 420
+
+#: trust-ncg stopping on a failed prediction of improvement (the objective no
+#: longer resolves the decrease, as with float32 logits) counts as converged
+#: when the gradient norm is within this factor of the tolerance.
+_PRECISION_LOSS_GTOL_FACTOR = 1e3
+
+
+class AffinePenalty:
+    """``pen(W, b) = sum C (W - R)^2 + sum c b^2`` in the original parameters.
+
+    Parameters
+    ----------
+    C, R : ndarray of shape (K, K) for a full ``W`` or (K,) for a diagonal one
+        Weights (>= 0) and centre of the penalty on ``W``.
+    c : ndarray of shape (K,) or None
+        Weights (>= 0) of the penalty on ``b`` (None: no intercept).
+    """
+
+    def __init__(self, C, R, c):
+        self.C = np.asarray(C, dtype=np.float64)
+        self.R = np.asarray(R, dtype=np.float64)
+        self.c = None if c is None else np.asarray(c, dtype=np.float64)
+
+    def value(self, W, b):
+        d = W - self.R
+        v = float(np.sum(self.C * d * d))
+        if b is not None:
+            v += float(np.sum(self.c * b * b))
+        return v
+
+    def grad(self, W, b):
+        gW = 2.0 * self.C * (W - self.R)
+        gb = None if b is None else 2.0 * self.c * b
+        return gW, gb
+
+    def hessp(self, VW, vb):
+        return 2.0 * self.C * VW, None if vb is None else 2.0 * self.c * vb
+
+    @property
+    def is_zero(self):
+        return not np.any(self.C) and (self.c is None or not np.any(self.c))
+
+
+class _Problem:
+    """Parameter maps between ``theta`` (solver), ``(W~, b~)`` (kernels) and ``(W, b)``."""
+
+    def __init__(self, k, structure, intercept, feat, Mt=None):
+        self.k, self.structure, self.intercept, self.feat = k, structure, intercept, feat
+        # full W: kernel matrix = theta-matrix @ Mt (Mt = whitening, symmetric)
+        self.Mt = np.eye(k) if Mt is None else Mt
+        self.m_s = feat.shift / feat.scale
+        self.inv_s = 1.0 / feat.scale
+        nw = {"full": k * k, "diagonal": k, "scalar": 1}[structure]
+        self.nw = nw
+        self.n_params = nw + (k if intercept else 0)
+
+    # theta <-> (W~, b~)
+    def expand(self, theta):
+        k, nw = self.k, self.nw
+        t = theta[:nw]
+        if self.structure == "full":
+            Wt = t.reshape(k, k) @ self.Mt
+        elif self.structure == "diagonal":
+            Wt = t.copy()
+        else:
+            Wt = t[0] * self.feat.scale
+        bt = theta[nw:].copy() if self.intercept else None
+        return Wt, bt
+
+    def reduce(self, gWt, gbt):
+        if self.structure == "full":
+            gw = (gWt @ self.Mt.T).ravel()
+        elif self.structure == "diagonal":
+            gw = gWt
+        else:
+            gw = np.array([gWt @ self.feat.scale])
+        return np.concatenate([gw, gbt]) if self.intercept else gw.copy()
+
+    # (W~, b~) <-> (W, b), linear
+    def to_original(self, Wt, bt):
+        if Wt.ndim == 2:
+            W = Wt * self.inv_s[None, :]
+            b = None if bt is None else bt - Wt @ self.m_s
+        else:
+            W = Wt * self.inv_s
+            b = None if bt is None else bt - Wt * self.m_s
+        return W, b
+
+    def to_original_adjoint(self, gW, gb):
+        if gW.ndim == 2:
+            gWt = gW * self.inv_s[None, :]
+            if gb is not None:
+                gWt = gWt - np.outer(gb, self.m_s)
+        else:
+            gWt = gW * self.inv_s
+            if gb is not None:
+                gWt = gWt - gb * self.m_s
+        return gWt, gb
+
+    def from_original(self, W, b):
+        """``theta`` of ``(W, b)`` (``W`` full, diagonal or scalar as the structure)."""
+        s, m = self.feat.scale, self.feat.shift
+        if self.structure == "full":
+            Wt = W * s[None, :]
+            head = np.linalg.solve(self.Mt.T, Wt.T).T.ravel()  # Wt @ inv(Mt)
+            bt = None if b is None else b + W @ m
+        elif self.structure == "diagonal":
+            Wt = W * s
+            head = Wt
+            bt = None if b is None else b + W * m
+        else:
+            head = np.array([float(W)])
+            bt = None if b is None else b + float(W) * m
+        return np.concatenate([head, bt]) if self.intercept else head.copy()
+
+    def theta_to_original(self, theta):
+        return self.to_original(*self.expand(theta))
+
+    # the Jacobian of expand (theta -> flattened kernel parameters), for Newton
+    def expand_matrix(self):
+        k = self.k
+        if self.structure == "full":
+            m = k + 1
+            nk = k * k
+            # kernel Hessian positions of W[r, j] (then of b[r]) in its [W | b] layout;
+            # without intercept the kernel drops the b rows: plain row-major order
+            w_pos = [r * m + j for r in range(k) for j in range(k)] if self.intercept else list(range(nk))
+            E = np.zeros((k * m if self.intercept else nk, self.n_params))
+            # kernel W = theta-matrix @ Mt: vec_row(T @ Mt) = kron(I, Mt^T) vec_row(T)
+            E[np.ix_(np.asarray(w_pos), np.arange(nk))] = np.kron(np.eye(k), self.Mt.T)
+            if self.intercept:
+                E[[r * m + k for r in range(k)], nk + np.arange(k)] = 1.0
+            return E
+        rows = 2 * k if self.intercept else k
+        E = np.zeros((rows, self.n_params))
+        if self.structure == "diagonal":
+            E[np.arange(k), np.arange(k)] = 1.0
+        else:
+            E[:k, 0] = self.feat.scale
+        if self.intercept:
+            E[k + np.arange(k), self.nw + np.arange(k)] = 1.0
+        return E
+
+
+def _whitening(cov):
+    """Symmetric ``cov^(-1/2)`` with eigenvalues floored at ``1e-6`` of the largest."""
+    cov = np.where(np.isfinite(cov), cov, 0.0)
+    lam, V = np.linalg.eigh(cov)
+    top = max(float(lam[-1]), 1e-300)
+    if not top > 0 or top < 1e-300:
+        return np.eye(len(lam))
+    d = 1.0 / np.sqrt(np.maximum(lam, 1e-6 * top))
+    return (V * d) @ V.T
+
+
+def _penalty_terms(prob, pen, theta, want_hess):
+    Wt, bt = prob.expand(theta)
+    W, b = prob.to_original(Wt, bt)
+    f = pen.value(W, b)
+    g = prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
+    if not want_hess:
+        return f, g, None
+    P = prob.n_params
+    H = np.empty((P, P))
+    for j in range(P):
+        e = np.zeros(P)
+        e[j] = 1.0
+        H[:, j] = _penalty_hessp(prob, pen, e)
+    return f, g, H
+
+
+def _penalty_hessp(prob, pen, v):
+    VW, vb = prob.to_original(*prob.expand(v))
+    return prob.reduce(*prob.to_original_adjoint(*pen.hessp(VW, vb)))
+
+
+def _pinv_step(H, g):
+    """``-H^+ g`` after a symmetric Jacobi scaling (``H`` positive semi-definite)."""
+    h = np.diag(H).copy()
+    dead = ~(h > 0)
+    D = 1.0 / np.sqrt(np.where(dead, 1.0, h))
+    Hs = H * D[:, None] * D[None, :]
+    Hs[dead, :] = 0.0
+    Hs[:, dead] = 0.0
+    gs = np.where(dead, 0.0, g * D)
+    lam, V = np.linalg.eigh(Hs)
+    keep = lam > max(lam[-1], 0.0) * 1e-13
+    return -D * (V[:, keep] @ ((V[:, keep].T @ gs) / lam[keep]))
+
+
+def _newton(evaluate, theta, tol, max_iter):
+    f, g, H = evaluate(theta, True)
+    for it in range(1, max_iter + 1):
+        d = _pinv_step(H, g)
+        slope = float(g @ d)
+        dec = -0.5 * slope
+        if dec <= tol:
+            return theta + d, it, "converged"
+        t = 1.0
+        while True:
+            th = theta + t * d
+            f_t, g_t, H_t = evaluate(th, True)
+            if f_t <= f + 1e-4 * t * slope or (np.isfinite(f_t) and g_t @ d <= 0):
+                break
+            t *= 0.5
+            if t < 1e-10:
+                return theta, it, "line_search"
+        theta, f, g, H = th, f_t, g_t, H_t
+    return theta, max_iter, "max_iter"
+
+
+def _trust_ncg(fun, hessp, theta, tol, max_iter):
+    res = minimize(
+        fun,
+        theta,
+        method="trust-ncg",
+        jac=True,
+        hessp=hessp,
+        options={"gtol": np.sqrt(tol) / 10.0, "maxiter": max_iter},
+    )
+    gtol = np.sqrt(tol) / 10.0
+    if res.success:
+        status = "converged"
+    elif res.status == 2 and np.linalg.norm(res.jac) <= _PRECISION_LOSS_GTOL_FACTOR * gtol:
+        # "A bad approximation caused failure to predict improvement": the
+        # objective as computed (float32 per row for 16/32-bit logits) cannot
+        # resolve the remaining decrease; the gradient is already tiny.
+        status = "converged"
+    else:
+        status = "max_iter" if res.status == 1 else "line_search"
+    return res.x, int(res.nit), status
+
+
+def start_scale(Z, y, sample_weight, xp):
+    """``1/T`` of the temperature-scaling optimum (solved to 1e-6), the usual start."""
+    beta, _, _ = fit_temperature(Z, y, sample_weight, xp, tol=1e-6)
+    return float(beta)
+
+
+def fit_affine(
+    Z,
+    y,
+    sample_weight,
+    xp,
+    *,
+    structure,
+    intercept,
+    penalty,
+    log_features=False,
+    feature_beta=1.0,
+    w_start=1.0,
+    tol=1e-10,
+    max_iter=100,
+    solver="auto",
+):
+    """Minimise the penalised NLL of ``softmax(W phi(z) + b)`` (see the module docstring).
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        Logits (float16, bfloat16, float32 or float64).
+    y : ndarray or torch.Tensor of shape (n_samples,), int64
+    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
+    xp : module
+        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    structure : {"full", "diagonal", "scalar"}
+        ``W`` full, diagonal, or ``w I``.
+    intercept : bool
+        Whether ``b`` is fitted (otherwise ``b = 0``).
+    penalty : AffinePenalty
+        In the original parameters; ``C`` of shape (K, K) for "full", (K,)
+        otherwise.
+    log_features : bool, default=False
+        ``phi(z) = log_softmax(feature_beta * z)`` if True, else ``z``.
+    feature_beta : float, default=1.0
+    w_start : float, default=1.0
+        Start: ``W = w_start * I``, ``b = 0``.
+    tol : float, default=1e-10
+        Newton: bound on half the squared Newton decrement. trust-ncg:
+        gradient-norm tolerance ``sqrt(tol) / 10`` in the standardised
+        parameters.
+    max_iter : int, default=100
+        Maximum number of Newton / trust-region iterations.
+    solver : {"auto", "newton", "trust-ncg"}, default="auto"
+        "auto": Newton up to :data:`NEWTON_MAX_PARAMS` parameters
+        (:data:`NEWTON_MAX_FULL_PARAMS` for a full ``W``), trust-ncg above.
+
+    Returns
+    -------
+    W : ndarray, float64
+        Shape (K, K) for "full", (K,) for "diagonal", a float for "scalar".
+    b : ndarray of shape (K,), float64, or None
+    feat : skcal._backend._matrix.Features
+        Only needed to evaluate the fitted map with the kernels; the
+        returned ``(W, b)`` act on ``phi(z)`` itself.
+    n_iter : int
+    status : {"converged", "max_iter", "line_search"}
+    """
+    n, k = Z.shape
+    whiten = structure == "full" and intercept
+    mean, spread = mk.feature_moments(
+        Z, xp, log_features, feature_beta, covariance=whiten
+    )
+    shift = np.where(np.isfinite(mean), mean, 0.0) if intercept else np.zeros(k)
+    Mt = None
+    if whiten:
+        Mt = _whitening(spread)
+        scale = np.ones(k)
+    else:
+        good = np.isfinite(spread) & (spread > 1e-12 * max(1.0, float(np.nanmax(spread))))
+        scale = np.where(good, spread, 1.0)
+    feat = mk.Features(bool(log_features), float(feature_beta), shift, scale)
+    prob = _Problem(k, structure, intercept, feat, Mt)
+    if structure == "full":
+        W0 = w_start * np.eye(k)
+    elif structure == "diagonal":
+        W0 = np.full(k, float(w_start))
+    else:
+        W0 = float(w_start)
+    theta0 = prob.from_original(W0, np.zeros(k) if intercept else None)
+
+    def data(theta):
+        return prob.expand(theta)
+
+    if solver == "auto":
+        limit = NEWTON_MAX_FULL_PARAMS if structure == "full" else NEWTON_MAX_PARAMS
+        solver = "newton" if prob.n_params <= limit else "trust-ncg"
+
+    if solver == "newton":
+        E = prob.expand_matrix()
+
+        def evaluate(theta, want_hess):
+            Wt, bt = data(theta)
+            f, gW, gb, H = mk.affine_nll_hess(Z, y, sample_weight, xp, feat, Wt, bt)
+            g = _reduce_kernel_grad(prob, gW, gb)
+            pf, pg, pH = _penalty_terms(prob, penalty, theta, True)
+            return f + pf, g + pg, E.T @ H @ E + pH
+
+        theta, n_iter, status = _newton(evaluate, theta0, tol, max_iter)
+    else:
+
+        def fun(theta):
+            Wt, bt = data(theta)
+            f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
+            pf, pg, _ = _penalty_terms(prob, penalty, theta, False)
+            return f + pf, _reduce_kernel_grad(prob, gW, gb) + pg
+
+        def hessp(theta, v):
+            Wt, bt = data(theta)
+            VW, vb = prob.expand(v)
+            HW, hb = mk.affine_nll_hessp(Z, y, sample_weight, xp, feat, Wt, bt, VW, vb)
+            return _reduce_kernel_grad(prob, HW, hb) + _penalty_hessp(prob, penalty, v)
+
+        theta, n_iter, status = _trust_ncg(fun, hessp, theta0, tol, max_iter)
+    W, b = prob.theta_to_original(theta)
+    if structure == "scalar":
+        W = float(W[0])
+    return W, b, feat, n_iter, status
+
+
+def _reduce_kernel_grad(prob, gW, gb):
+    return prob.reduce(gW, gb if prob.intercept else None)
+
+
+def objective(Z, y, sample_weight, xp, W, b, penalty, log_features=False, feature_beta=1.0):
+    """``F(W, b)`` of the module docstring in the original parameters (one pass).
+
+    ``W`` is (K, K), (K,) or a float (then ``W I``).
+    """
+    k = Z.shape[1]
+    feat = mk.Features(bool(log_features), float(feature_beta), np.zeros(k), np.ones(k))
+    Wa = np.full(k, float(W)) if np.ndim(W) == 0 else np.asarray(W, dtype=np.float64)
+    f, _, _ = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wa, b)
+    return f + penalty.value(Wa, b)

@@ -1,0 +1,584 @@
+"""Matrix scaling and Dirichlet calibration: a full affine map of the (log-)logits."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._backend import _matrix as mk
+from ..base import BaseCalibrator
+from ..utils._array import to_numpy
+from ._affine import AffinePenalty, fit_affine, start_scale
+
+__all__ = ["MatrixScaler", "DirichletCalibrator"]
+
+#: With no penalty, a fitted mean NLL below this means the calibration set is
+#: separated (the infimum 0 is not attained): a ``ConvergenceWarning``.
+SEPARATED_NLL = 1e-6
+
+#: Penalty weight put on ``b`` instead of 0 when some class has no weight in
+#: the calibration set (the unpenalised optimum has ``b_k -> -inf`` then).
+ABSENT_CLASS_MU = 1e-6
+
+#: Default candidates of ``reg="auto"``-style selection (``reg_lambda`` and
+#: ``reg_mu`` set to ``"auto"``).
+DEFAULT_REG_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
+
+#: A fitted entry of ``W`` beyond this multiple of the start ``1/T`` is taken
+#: as a sign that the optimum is at infinity (an unpenalised direction).
+DIVERGED_RATIO = 1e3
+
+_STRUCTURES = {"full": "full", "diagonal": "diagonal", "fixed_diagonal": "scalar"}
+
+
+def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
+    """The penalty of a regularisation scheme, in the original ``(W, b)``.
+
+    Parameters
+    ----------
+    reg : {"odir", "l2", "sms", "none"}
+    structure : {"full", "diagonal", "scalar"}
+    k : int
+        Number of classes.
+    n : float
+        Number of calibration samples (sum of the weights); used by "sms".
+    reg_lambda, reg_mu : float
+    intercept : bool, default=True
+
+    Returns
+    -------
+    AffinePenalty
+
+    Notes
+    -----
+    - ``"odir"`` (Kull et al. 2019, Sec. 4.2): ``lambda / (K (K - 1))
+      sum_{k != j} W_kj^2 + mu / K sum_k b_k^2``; the diagonal is free.
+    - ``"l2"``: ``lambda / K^2 sum_{k, j} W_kj^2 + mu / K sum_k b_k^2``
+      (the plain L2 of Kull et al., towards 0, i.e. towards the uniform map).
+    - ``"sms"`` (Berta et al. 2025, ridge variant, with ``rho = tau = 1``):
+      ``lambda K / n sum_k (W_kk - 1)^2 + lambda K (K - 1) / n sum_{k != j}
+      W_kj^2 + mu K / n sum_k b_k^2``, on the log-probabilities of the
+      temperature-scaled logits.
+    - ``"none"``: no penalty.
+    """
+    full = structure == "full"
+    shape = (k, k) if full else (k,)
+    R = np.zeros(shape)
+    C = np.zeros(shape)
+    eye = np.eye(k, dtype=bool) if full else np.ones(k, dtype=bool)
+    cb = np.zeros(k)
+    if reg == "odir":
+        if full and k > 1:
+            C[~eye] = reg_lambda / (k * (k - 1))
+        cb[:] = reg_mu / k
+    elif reg == "l2":
+        C[...] = reg_lambda / k**2
+        cb[:] = reg_mu / k
+    elif reg == "sms":
+        R[eye] = 1.0
+        C[eye] = reg_lambda * k / n
+        if full:
+            C[~eye] = reg_lambda * k * (k - 1) / n
+        cb[:] = reg_mu * k / n
+    return AffinePenalty(C, R, cb if intercept else None)
+
+
+class _AffineCalibrator(BaseCalibrator):
+    """Shared ``_fit``/predict of the affine maps (subclasses set the options)."""
+
+    _weight_scale_invariant = False
+
+    # subclass hooks ----------------------------------------------------
+    def _structure(self):
+        return "full"
+
+    def _log_features(self):
+        return False
+
+    def _reg_values(self):
+        lam, mu = self.reg_lambda, self.reg_mu
+        if lam == "auto" and mu is None:
+            mu = "auto"  # tied
+        return lam, mu
+
+    # fitting -----------------------------------------------------------
+    def _solve(self, Z, y, sw, xp, reg_lambda, reg_mu, beta_ts, reg=None):
+        k = Z.shape[1]
+        reg = self.reg if reg is None else reg
+        structure = _STRUCTURES.get(self._structure(), self._structure())
+        n = float(Z.shape[0] if sw is None else to_numpy(sw).sum())
+        if reg == "sms":
+            log_features, feature_beta, w_start = True, beta_ts, 1.0
+        else:
+            log_features, feature_beta, w_start = self._log_features(), 1.0, beta_ts
+        pen = affine_penalty(reg, structure, k, n, reg_lambda, reg_mu)
+        return (
+            fit_affine(
+                Z, y, sw, xp,
+                structure=structure, intercept=True, penalty=pen,
+                log_features=log_features, feature_beta=feature_beta,
+                w_start=w_start, tol=self.tol, max_iter=self.max_iter,
+            ),
+            pen,
+            log_features,
+            feature_beta,
+        )
+
+    def _fit(self, Z, y, sample_weight, xp):
+        k = Z.shape[1]
+        beta_ts = start_scale(Z, y, sample_weight, xp)
+        lam, mu = self._reg_values()
+        if lam == "auto" or mu == "auto":
+            lam, mu = self._select_reg(Z, y, sample_weight, xp, lam, mu, beta_ts)
+        lam = 1.0 if lam is None else float(lam)
+        mu = lam if mu is None else float(mu)
+        reg = self.reg
+        if mu == 0 or reg == "none":
+            y_np = to_numpy(y)
+            sw_np = None if sample_weight is None else to_numpy(sample_weight)
+            cw = np.bincount(y_np, weights=sw_np, minlength=k)
+            if np.any(cw <= 0):
+                absent = self.classes_[cw <= 0][:10].tolist()
+                warnings.warn(
+                    f"Classes {absent!r} have no weight in the calibration set, so "
+                    "the NLL without a penalty on the intercept has no finite "
+                    f"minimiser (their intercept -> -inf); using reg_mu="
+                    f"{ABSENT_CLASS_MU * k:g} instead.",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+                mu = ABSENT_CLASS_MU * k
+                if reg == "none":
+                    reg, lam = "odir", 0.0
+        self.reg_lambda_, self.reg_mu_ = lam, mu
+        (W, b, feat, n_iter, status), pen, logf, fbeta = self._solve(
+            Z, y, sample_weight, xp, lam, mu, beta_ts, reg
+        )
+        self._set_map(W, b, logf, fbeta, k)
+        self.n_iter_ = n_iter
+        self._warn_status(status, pen, Z, y, sample_weight, xp)
+        w_start = 1.0 if logf and fbeta != 1.0 else beta_ts
+        if np.max(np.abs(self.coef_)) > DIVERGED_RATIO * max(abs(w_start), 1e-300):
+            warnings.warn(
+                f"{type(self).__name__}: an entry of W grew to "
+                f"{np.max(np.abs(self.coef_)):.3g}, over {DIVERGED_RATIO:g} times the "
+                "temperature-scaling start: along a direction the penalty leaves free "
+                "(with reg='odir', the diagonal) the optimum is at infinity (a class "
+                "is separated by the map). Use reg='l2' or 'sms', or a larger penalty.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _set_map(self, W, b, log_features, feature_beta, k):
+        if np.ndim(W) == 0:
+            W = float(W) * np.eye(k)
+        elif np.ndim(W) == 1:
+            W = np.diag(W)
+        self.coef_ = np.asarray(W, dtype=np.float64)
+        self.intercept_ = np.asarray(b, dtype=np.float64)
+        self.feature_scale_ = float(feature_beta) if log_features else None
+        self._feat = mk.Features(bool(log_features), float(feature_beta), np.zeros(k), np.ones(k))
+
+    def _warn_status(self, status, pen, Z, y, sw, xp):
+        name = type(self).__name__
+        if status == "max_iter":
+            warnings.warn(
+                f"{name} stopped after max_iter={self.max_iter} iterations before "
+                "reaching tol; increase max_iter, or the regularisation if the "
+                "calibration set is separable.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        elif status == "line_search":
+            warnings.warn(
+                f"{name} stopped: no decrease of the objective was found before "
+                "reaching tol (tol may be below machine precision).",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        if pen.is_zero or not np.any(pen.C):
+            f, _, _ = mk.affine_nll_grad(
+                Z, y, sw, xp, self._feat, self._W_for_kernel(), self.intercept_
+            )
+            if f < SEPARATED_NLL:
+                warnings.warn(
+                    f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the "
+                    "(log-)logits separate the calibration set, so without a penalty "
+                    "the NLL has no finite minimiser (W -> inf) and the fitted map is "
+                    "arbitrary; use reg_lambda > 0.",
+                    ConvergenceWarning,
+                    stacklevel=4,
+                )
+
+    def _select_reg(self, Z, y, sw, xp, lam, mu, beta_ts):
+        """Internal K-fold cross-validation of ``reg_lambda`` / ``reg_mu``."""
+        grid = np.asarray(
+            DEFAULT_REG_GRID if self.reg_grid is None else self.reg_grid, dtype=float
+        )
+        y_np = to_numpy(y)
+        counts = np.bincount(y_np)
+        counts = counts[counts > 0]
+        n_splits = int(self.n_splits)
+        if counts.min() >= n_splits:
+            splitter = StratifiedKFold(n_splits, shuffle=True, random_state=0)
+        else:
+            splitter = KFold(n_splits, shuffle=True, random_state=0)
+        folds = list(splitter.split(np.zeros(len(y_np)), y_np))
+        if lam == "auto" and mu == "auto":
+            cands = [(g, g) for g in grid]
+        elif lam == "auto":
+            cands = [(g, 1.0 if mu is None else float(mu)) for g in grid]
+        else:
+            base = 1.0 if lam is None else float(lam)
+            cands = [(base, g) for g in grid]
+        scores = []
+        for lam_c, mu_c in cands:
+            total, wtot = 0.0, 0.0
+            for tr, te in folds:
+                tr_i, te_i = _index(tr, Z, xp), _index(te, Z, xp)
+                sw_tr = None if sw is None else sw[tr_i]
+                sw_te = None if sw is None else sw[te_i]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    (W, b, feat, _, _), _, logf, fbeta = self._solve(
+                        Z[tr_i], y[tr_i], sw_tr, xp, lam_c, mu_c, beta_ts
+                    )
+                k = Z.shape[1]
+                fe = mk.Features(bool(logf), float(fbeta), np.zeros(k), np.ones(k))
+                Wk = np.full(k, float(W)) if np.ndim(W) == 0 else W
+                f, _, _ = mk.affine_nll_grad(Z[te_i], y[te_i], sw_te, xp, fe, Wk, b)
+                wt = float(len(te) if sw is None else to_numpy(sw_te).sum())
+                total += f * wt
+                wtot += wt
+            scores.append(total / wtot)
+        scores = np.asarray(scores)
+        best = int(np.argmin(np.where(np.isfinite(scores), scores, np.inf)))
+        self.cv_results_ = {
+            "reg_lambda": np.array([c[0] for c in cands]),
+            "reg_mu": np.array([c[1] for c in cands]),
+            "mean_test_nll": scores,
+        }
+        return cands[best]
+
+    # predicting ----------------------------------------------------------
+    def _W_for_kernel(self):
+        return self.coef_
+
+    def _predict_log_proba(self, Z, xp):
+        return mk.affine_log_softmax(Z, xp, self._feat, self.coef_, self.intercept_)
+
+    def __sklearn_tags__(self):
+        return super().__sklearn_tags__()
+
+
+def _index(idx, Z, xp):
+    if xp.name == "torch":
+        return xp.from_numpy(np.asarray(idx, dtype=np.int64), device=Z.device)
+    return idx
+
+
+_COMMON_CONSTRAINTS = {
+    **BaseCalibrator._parameter_constraints,
+    "reg_lambda": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
+    "reg_mu": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
+    "reg_grid": ["array-like", None],
+    "n_splits": [Interval(Integral, 2, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+}
+
+_SOLVER_NOTES = """
+    Solver (see :mod:`skcal.scaling._affine`): the problem is convex. Up to
+    420 parameters (a full ``W`` up to 20 classes) Newton's method with the
+    exact Hessian, formed in float64 in one pass, a Jacobi-scaled
+    pseudo-inverse step and Armijo backtracking; it stops when half the
+    squared Newton decrement (the objective decrease the quadratic model
+    still predicts, in nats) is at most ``tol``. Above, the trust-region
+    Newton-CG method ``scipy.optimize.minimize(method="trust-ncg")`` with the
+    exact gradient and exact Hessian-vector products (one pass each, never
+    a ``K^2 x K^2`` matrix), stopping when the gradient norm in the
+    standardised parameters is at most ``sqrt(tol) / 10``. The parameters are
+    those of the standardised features ``(phi(z) - mean) / std`` (an exact
+    linear change of variables, for conditioning); the start is the
+    temperature-scaling optimum (``W = I / T``, ``b = 0``). Every pass walks
+    the data in row chunks and accumulates in float64 (float16/32 logits are
+    processed in float32 per chunk), so the extra memory does not grow with
+    ``n_samples``. A ``ConvergenceWarning`` reports stopping at ``max_iter``
+    or a failed line search, and, without penalty on ``W``, a separable
+    calibration set (fitted NLL < 1e-6: the optimum is at infinity).
+"""
+
+
+class MatrixScaler(_AffineCalibrator):
+    """Matrix scaling: a full affine map ``W z + b`` of the logits.
+
+    The calibrated probabilities are ``softmax(W z + b)`` with a ``K x K``
+    matrix ``W`` and a bias ``b``, fitted by penalised negative log-likelihood
+    (NLL). It is the most flexible of the linear scalings (Guo et al. 2017)
+    and needs a penalty for many classes: ``K (K + 1)`` parameters from a
+    calibration set of a few thousand rows over-fit otherwise.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds; probabilities are turned into logits by ``log``.
+    classes : array-like of shape (n_classes,), default=None
+        Labels of the columns of ``X``; by default the sorted labels of ``y``.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Array library used for the computation; ``"auto"`` follows the input.
+    reg : {"sms", "odir", "l2", "none"}, default="sms"
+        The penalty (see Notes). ``"sms"``, the default, is the structured
+        matrix scaling of Berta et al. (2025): the map acts on the
+        log-probabilities of the temperature-scaled logits and is shrunk
+        towards the identity with strengths that grow with ``K`` and shrink
+        with ``n``, which makes it safe from 2 to 1,000 classes without tuning.
+    reg_lambda : float >= 0, "auto" or None, default=None
+        Strength of the penalty on ``W`` (``"sms"``/``"odir"``: its
+        off-diagonal, ``"sms"`` also its diagonal; ``"l2"``: all of it).
+        None: 1.0 (the default of Berta et al. for ``"sms"``). ``"auto"``:
+        chosen by internal ``n_splits``-fold cross-validation over ``reg_grid``.
+    reg_mu : float >= 0, "auto" or None, default=None
+        Strength of the penalty on ``b``. None: equal to ``reg_lambda``.
+    reg_grid : array-like of float, default=None
+        Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.
+    n_splits : int >= 2, default=5
+        Folds of the internal cross-validation of ``"auto"`` (stratified,
+        shuffled with a fixed seed).
+    tol : float, default=1e-10
+        Stopping tolerance (see Notes).
+    max_iter : int, default=100
+        Maximum number of Newton / trust-region iterations.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_classes, n_classes), float64
+        ``W``. For ``reg="sms"`` it acts on ``log_softmax(z / T)`` (see
+        ``feature_scale_``), otherwise on ``z``.
+    intercept_ : ndarray of shape (n_classes,), float64
+        ``b``.
+    feature_scale_ : float or None
+        ``1/T`` of the temperature scaling applied before the map
+        (``reg="sms"``), else None.
+    reg_lambda_, reg_mu_ : float
+        The strengths used (after ``"auto"`` selection).
+    cv_results_ : dict
+        Only after ``"auto"``: the candidates and their mean held-out NLL.
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    n_iter_ : int
+        Newton or trust-region iterations (each about one pass over the data,
+        plus one pass per conjugate-gradient step for trust-ncg).
+
+    See Also
+    --------
+    DirichletCalibrator : the same map on log-probabilities, with ODIR.
+    VectorScaler : a diagonal ``W``.
+
+    Notes
+    -----
+    Objective, with sample weights ``s_i`` and ``a_i = W phi(z_i) + b``:
+
+    ``F(W, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / sum_i s_i + pen(W, b)``
+
+    with ``phi(z) = z`` and, for ``reg``:
+
+    - ``"odir"`` (off-diagonal and intercept regularisation, Kull et al. 2019):
+      ``lambda / (K (K-1)) sum_{k != j} W_kj^2 + mu / K sum_k b_k^2``;
+    - ``"l2"``: ``lambda / K^2 sum_{k,j} W_kj^2 + mu / K sum_k b_k^2``;
+    - ``"sms"`` (Berta et al. 2025, ridge penalty, ``rho = tau = 1``):
+      ``phi(z) = log_softmax(z / T)`` with ``T`` the temperature-scaling
+      optimum, and ``lambda K / n sum_k (W_kk - 1)^2 + lambda K (K-1) / n
+      sum_{k != j} W_kj^2 + mu K / n sum_k b_k^2`` (``n`` the total sample
+      weight); the same model as probmetrics' ``SMSCalibrator``;
+    - ``"none"``: no penalty (plain matrix scaling of Guo et al. 2017; the
+      optimum is at infinity on separable data, which is warned about).
+
+    ``F`` is convex in ``(W, b)``.
+    """ + _SOLVER_NOTES + """
+    References
+    ----------
+    C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger, "On Calibration of Modern
+    Neural Networks", ICML 2017, Sec. 4.2.
+
+    M. Kull, M. Perello-Nieto, M. Kängsepp, T. Silva Filho, H. Song, P. Flach,
+    "Beyond temperature scaling: Obtaining well-calibrated multi-class
+    probabilities with Dirichlet calibration", NeurIPS 2019, Sec. 4.2 (ODIR).
+
+    E. Berta, D. Holzmüller, M. I. Jordan, F. Bach, "Structured Matrix
+    Scaling for Multi-Class Calibration", 2025 (arXiv:2511.03685).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import MatrixScaler
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=3000)
+    >>> z = 3.0 * (np.eye(3)[y] + rng.normal(size=(3000, 3)))
+    >>> ms = MatrixScaler().fit(z, y)
+    >>> ms.coef_.shape, ms.intercept_.shape
+    ((3, 3), (3,))
+    >>> ms.predict_proba(z).sum(axis=1)[:2]
+    array([1., 1.])
+    """
+
+    _parameter_constraints: dict = {
+        **_COMMON_CONSTRAINTS,
+        "reg": [StrOptions({"sms", "odir", "l2", "none"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        reg="sms",
+        reg_lambda=None,
+        reg_mu=None,
+        reg_grid=None,
+        n_splits=5,
+        tol=1e-10,
+        max_iter=100,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.reg = reg
+        self.reg_lambda = reg_lambda
+        self.reg_mu = reg_mu
+        self.reg_grid = reg_grid
+        self.n_splits = n_splits
+        self.tol = tol
+        self.max_iter = max_iter
+
+
+class DirichletCalibrator(_AffineCalibrator):
+    """Dirichlet calibration: an affine map of the log-probabilities.
+
+    The calibrated probabilities are ``softmax(W log p + b)`` with
+    ``p = softmax(z)`` (or the input probabilities), i.e. a multinomial
+    logistic regression on the log-probabilities (Kull et al. 2019). It is
+    matrix scaling on ``log_softmax(z)`` instead of ``z``; the two differ
+    unless every row of ``W`` sums to the same value.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds. For probabilities, ``log p`` is used (exact zeros
+        become the dtype's smallest normal number, ``log = -708`` in float64).
+    classes : array-like of shape (n_classes,), default=None
+    backend : {"auto", "numpy", "torch"}, default="auto"
+    parametrization : {"full", "diagonal", "fixed_diagonal"}, default="full"
+        ``W`` full (``K (K + 1)`` parameters), diagonal (``2K``: vector
+        scaling of the log-probabilities) or ``w I`` (``K + 1``: temperature
+        scaling of the log-probabilities plus a bias).
+    reg : {"l2", "odir", "sms", "none"}, default="l2"
+        The penalty; see :class:`MatrixScaler` (for a diagonal or fixed
+        diagonal ``W`` only its diagonal terms, i.e. with ``"odir"`` only the
+        intercept penalty, apply). ``"sms"`` here is exactly
+        ``MatrixScaler(reg="sms")``. ``"odir"`` is Kull et al.'s choice, but
+        it leaves the diagonal of ``W`` free: when a class is separated by its
+        own column (as class 1 of the real ``pathmnist_resnet50`` set) the
+        optimum is at infinity (warned about). The default ``"l2"`` penalises
+        every entry, so the optimum is finite and unique.
+    reg_lambda : float >= 0, "auto" or None, default=1e-2
+        Strength of the penalty on ``W``; None: 1.0. ``"auto"``:
+        chosen by internal ``n_splits``-fold cross-validation of the held-out NLL
+        over ``reg_grid`` (with ``reg_mu`` tied to it when both are
+        ``"auto"``); it fits ``n_splits * len(reg_grid) + 1`` maps, and, its folds
+        being drawn over rows, integer sample weights then no longer fit
+        exactly like repeated rows. Recommended with many classes, where the
+        ODIR penalty per entry, ``lambda / (K (K - 1))``, is small.
+    reg_mu : float >= 0, "auto" or None, default=None
+        Strength of the penalty on ``b``; None: equal to ``reg_lambda``.
+    reg_grid : array-like of float, default=None
+        Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.
+    n_splits : int >= 2, default=5
+    tol : float, default=1e-10
+    max_iter : int, default=100
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_classes, n_classes), float64
+        ``W`` acting on ``log_softmax(z)`` (diagonal, or ``w I``, for those
+        parametrisations); for ``reg="sms"`` on ``log_softmax(z / T)``.
+    intercept_ : ndarray of shape (n_classes,), float64
+    feature_scale_ : float
+        The scale applied to the logits before ``log_softmax`` (1.0, or
+        ``1/T`` for ``reg="sms"``).
+    reg_lambda_, reg_mu_ : float
+        The strengths used.
+    cv_results_ : dict
+        After ``"auto"``: candidates and mean held-out NLL.
+    classes_, n_features_in_, n_iter_
+        As in :class:`MatrixScaler`.
+
+    Notes
+    -----
+    Objective: :class:`MatrixScaler`'s with ``phi(z) = log_softmax(z)``.
+    Everything is searchable by ``GridSearchCV`` (``score`` is the mean
+    log-likelihood); ``"auto"`` is the same search built in.
+    """ + _SOLVER_NOTES + """
+    References
+    ----------
+    M. Kull, M. Perello-Nieto, M. Kängsepp, T. Silva Filho, H. Song, P. Flach,
+    "Beyond temperature scaling: Obtaining well-calibrated multi-class
+    probabilities with Dirichlet calibration", NeurIPS 2019 (Eq. 3, the
+    Dirichlet map ``softmax(W ln q + b)``; Sec. 4.2, ODIR).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import DirichletCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=3000)
+    >>> z = 3.0 * (np.eye(3)[y] + rng.normal(size=(3000, 3)))
+    >>> dc = DirichletCalibrator(reg_lambda=1e-3).fit(z, y)
+    >>> dc.coef_.shape
+    (3, 3)
+    >>> bool(np.allclose(dc.predict_proba(z).sum(axis=1), 1.0))
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **_COMMON_CONSTRAINTS,
+        "parametrization": [StrOptions({"full", "diagonal", "fixed_diagonal"})],
+        "reg": [StrOptions({"sms", "odir", "l2", "none"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        parametrization="full",
+        reg="l2",
+        reg_lambda=1e-2,
+        reg_mu=None,
+        reg_grid=None,
+        n_splits=5,
+        tol=1e-10,
+        max_iter=100,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.parametrization = parametrization
+        self.reg = reg
+        self.reg_lambda = reg_lambda
+        self.reg_mu = reg_mu
+        self.reg_grid = reg_grid
+        self.n_splits = n_splits
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _structure(self):
+        return self.parametrization
+
+    def _log_features(self):
+        return True
+

@@ -1,0 +1,359 @@
+"""Matrix scaling, Dirichlet calibration, BCTS, NBVS and ETS against independent SciPy solves.
+
+Every reference below is written here from the objective's definition (log-sum-exp
+in float64, analytic gradient, ``scipy.optimize.minimize`` to ``gtol=1e-12``); it
+shares no code with skcal. Fits must reach the reference objective to relative 1e-6.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize, minimize_scalar
+from scipy.special import log_softmax, logsumexp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+from skcal import (
+    BiasCorrectedTemperatureScaler,
+    DirichletCalibrator,
+    EnsembleTemperatureScaler,
+    MatrixScaler,
+    NoBiasVectorScaler,
+)
+
+from conftest import load_shared
+
+RTOL = 1e-6
+
+
+# ------------------------------------------------------------ references
+def _nll_grad(A, y, sw):
+    """Weighted mean NLL of softmax(A) and dNLL/dA (float64)."""
+    n = len(y)
+    sw = np.ones(n) if sw is None else sw
+    lse = logsumexp(A, axis=1)
+    f = np.sum(sw * (lse - A[np.arange(n), y])) / sw.sum()
+    R = np.exp(A - lse[:, None])
+    R[np.arange(n), y] -= 1.0
+    return f, R * (sw / sw.sum())[:, None]
+
+
+def ref_affine(X, y, sw, structure, intercept, C, R, cb):
+    """min over (W, b) of NLL(softmax(W x + b)) + sum C (W - R)^2 + sum cb b^2."""
+    k = X.shape[1]
+    nw = {"full": k * k, "diagonal": k, "scalar": 1}[structure]
+
+    def unpack(t):
+        if structure == "full":
+            W = t[:nw].reshape(k, k)
+        elif structure == "diagonal":
+            W = np.diag(t[:nw])
+        else:
+            W = t[0] * np.eye(k)
+        b = t[nw:] if intercept else np.zeros(k)
+        return W, b
+
+    def fun(t):
+        W, b = unpack(t)
+        f, G = _nll_grad(X @ W.T + b, y, sw)
+        gW = G.T @ X
+        Wd = W if structure == "full" else np.diag(W)
+        pen = np.sum(C * (Wd - R) ** 2) + (np.sum(cb * b * b) if intercept else 0.0)
+        gpen = 2 * C * (Wd - R)
+        if structure == "full":
+            gw = (gW + gpen).ravel()
+        elif structure == "diagonal":
+            gw = np.diag(gW) + gpen
+        else:
+            gw = np.array([np.trace(gW) + gpen.sum()])
+        g = np.concatenate([gw, G.sum(0) + 2 * cb * b]) if intercept else gw
+        return f + pen, g
+
+    t0 = np.concatenate(
+        [
+            {"full": np.eye(k).ravel(), "diagonal": np.ones(k), "scalar": np.ones(1)}[structure],
+            np.zeros(k if intercept else 0),
+        ]
+    )
+    best = None
+    for method in ("L-BFGS-B", "BFGS"):
+        res = minimize(
+            fun, t0, jac=True, method=method,
+            options={"gtol": 1e-12, "maxiter": 20000}
+            | ({"ftol": 1e-16, "maxcor": 50} if method == "L-BFGS-B" else {}),
+        )
+        if best is None or res.fun < best:
+            best = res.fun
+    return best
+
+
+def objective(X, y, sw, W, b, C, R, cb, structure):
+    f, _ = _nll_grad(X @ W.T + b, y, sw)
+    Wd = W if structure == "full" else np.diag(W)
+    return f + np.sum(C * (Wd - R) ** 2) + np.sum(cb * b * b)
+
+
+def ref_temperature(Z, y, sw=None):
+    """1/T of temperature scaling by bounded scalar minimisation (float64)."""
+    res = minimize_scalar(
+        lambda beta: _nll_grad(beta * Z, y, sw)[0], bounds=(1e-4, 100.0),
+        method="bounded", options={"xatol": 1e-12},
+    )
+    return res.x
+
+
+def penalty_arrays(reg, structure, k, n, lam, mu):
+    """The documented penalties, written out independently."""
+    full = structure == "full"
+    off = ~np.eye(k, dtype=bool)
+    if reg == "odir":
+        C = np.where(off, lam / (k * (k - 1)), 0.0) if full else np.zeros(k)
+        return C, np.zeros_like(C), np.full(k, mu / k)
+    if reg == "l2":
+        C = np.full((k, k) if full else k, lam / k**2)
+        return C, np.zeros_like(C), np.full(k, mu / k)
+    if reg == "sms":
+        if full:
+            C = np.where(off, lam * k * (k - 1) / n, lam * k / n)
+            R = np.eye(k)
+        else:
+            C, R = np.full(k, lam * k / n), np.ones(k)
+        return C, R, np.full(k, mu * k / n)
+    C = np.zeros((k, k) if full else k)
+    return C, np.zeros_like(C), np.zeros(k)
+
+
+@pytest.fixture
+def synthetic():
+    rng = np.random.default_rng(0)
+    n, k = 400, 4
+    y = rng.integers(0, k, n)
+    Z = 3.0 * (np.eye(k)[y] + rng.normal(size=(n, k))) + rng.normal(size=k)
+    sw = rng.uniform(0.5, 2.0, n)
+    return Z, y, sw
+
+
+def _check(f, ref):
+    assert f <= ref + RTOL * abs(ref), (f, ref)
+    assert abs(f - ref) <= RTOL * abs(ref), (f, ref)
+
+
+# ------------------------------------------------------------ matrix / Dirichlet
+@pytest.mark.parametrize("reg", ["odir", "l2", "none", "sms"])
+@pytest.mark.parametrize("cls", [MatrixScaler, DirichletCalibrator])
+def test_full_map_matches_scipy(synthetic, cls, reg):
+    Z, y, sw = synthetic
+    k = Z.shape[1]
+    est = cls(reg=reg, reg_lambda=0.3, reg_mu=0.1).fit(Z, y, sample_weight=sw)
+    if reg == "sms":
+        beta = est.feature_scale_
+        np.testing.assert_allclose(beta, ref_temperature(Z, y, sw), rtol=1e-5)
+        X = log_softmax(beta * Z, axis=1)
+    else:
+        X = log_softmax(Z, axis=1) if cls is DirichletCalibrator else Z
+    C, R, cb = penalty_arrays(reg, "full", k, sw.sum(), 0.3, 0.1)
+    f = objective(X, y, sw, est.coef_, est.intercept_, C, R, cb, "full")
+    _check(f, ref_affine(X, y, sw, "full", True, C, R, cb))
+
+
+@pytest.mark.parametrize("param", ["diagonal", "fixed_diagonal"])
+@pytest.mark.parametrize("reg", ["odir", "l2"])
+def test_dirichlet_parametrizations_match_scipy(synthetic, param, reg):
+    Z, y, sw = synthetic
+    k = Z.shape[1]
+    est = DirichletCalibrator(parametrization=param, reg=reg, reg_lambda=0.2, reg_mu=0.05)
+    est.fit(Z, y, sample_weight=sw)
+    W = est.coef_
+    assert np.count_nonzero(W - np.diag(np.diag(W))) == 0
+    if param == "fixed_diagonal":
+        assert np.ptp(np.diag(W)) == 0
+    X = log_softmax(Z, axis=1)
+    structure = "diagonal" if param == "diagonal" else "scalar"
+    C, R, cb = penalty_arrays(reg, "diagonal", k, sw.sum(), 0.2, 0.05)
+    f = objective(X, y, sw, W, est.intercept_, C, R, cb, "diagonal")
+    _check(f, ref_affine(X, y, sw, structure, True, C, R, cb))
+
+
+@pytest.mark.parametrize("structure", ["full", "diagonal"])
+@pytest.mark.parametrize("log_features", [False, True])
+def test_trust_ncg_path_matches_scipy(structure, log_features):
+    # the many-class solver (Hessian-vector products), forced on a small problem
+    from skcal._backend import _numpy
+    from skcal.scaling._affine import fit_affine
+    from skcal.scaling._matrix import affine_penalty
+
+    rng = np.random.default_rng(1)
+    n, k = 500, 6
+    y = rng.integers(0, k, n)
+    Z = 2.5 * (np.eye(k)[y] + rng.normal(size=(n, k)))
+    C, R, cb = penalty_arrays("odir" if structure == "full" else "l2", structure, k, n, 0.1, 0.1)
+    pen = affine_penalty("odir" if structure == "full" else "l2", structure, k, n, 0.1, 0.1)
+    W, b, *_ = fit_affine(
+        Z, y, None, _numpy, structure=structure, intercept=True, penalty=pen,
+        log_features=log_features, w_start=0.5, solver="trust-ncg",
+    )
+    X = log_softmax(Z, axis=1) if log_features else Z
+    Wm = W if structure == "full" else np.diag(W)
+    f = objective(X, y, None, Wm, b, C, R, cb, structure)
+    _check(f, ref_affine(X, y, None, structure, True, C, R, cb))
+
+
+def test_torch_backend_matches_numpy(synthetic):
+    torch = pytest.importorskip("torch")
+    Z, y, sw = synthetic
+    for est in (MatrixScaler(reg="odir", reg_lambda=0.1), DirichletCalibrator(reg_lambda=0.1),
+                BiasCorrectedTemperatureScaler(), EnsembleTemperatureScaler()):
+        P = est.fit(Z, y, sample_weight=sw).predict_proba(Z)
+        Pt = est.fit(torch.from_numpy(Z), torch.from_numpy(y),
+                     sample_weight=torch.from_numpy(sw)).predict_proba(torch.from_numpy(Z))
+        assert isinstance(Pt, torch.Tensor)
+        np.testing.assert_allclose(Pt.numpy(), P, atol=1e-8)
+
+
+def test_unpenalised_separable_warns():
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    Z = 10.0 * np.eye(3)[y] + 0.1 * rng.normal(size=(60, 3))
+    with pytest.warns(ConvergenceWarning, match="separate|max_iter|no decrease"):
+        MatrixScaler(reg="none", max_iter=30).fit(Z, y)
+
+
+def test_reg_auto_equals_gridsearchcv(synthetic):
+    Z, y, _ = synthetic
+    grid = [1e-3, 1e-1, 10.0]
+    auto = DirichletCalibrator(reg_lambda="auto", reg_grid=grid, n_splits=4).fit(Z, y)
+    gs = GridSearchCV(
+        DirichletCalibrator(), {"reg_lambda": grid},
+        cv=StratifiedKFold(4, shuffle=True, random_state=0),
+    ).fit(Z, y)
+    assert auto.reg_lambda_ == gs.best_params_["reg_lambda"] == auto.reg_mu_
+    # cv_results_ is the mean held-out NLL: the negative of GridSearchCV's score
+    np.testing.assert_allclose(
+        auto.cv_results_["mean_test_nll"], -gs.cv_results_["mean_test_score"], rtol=1e-3
+    )
+    refit = DirichletCalibrator(reg_lambda=auto.reg_lambda_).fit(Z, y)
+    np.testing.assert_allclose(auto.predict_proba(Z), refit.predict_proba(Z), atol=1e-12)
+
+
+# ------------------------------------------------------------ BCTS / NBVS
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_bcts_matches_scipy(synthetic, alpha):
+    Z, y, sw = synthetic
+    k = Z.shape[1]
+    est = BiasCorrectedTemperatureScaler(alpha=alpha).fit(Z, y, sample_weight=sw)
+    C, R, cb = np.full(k, alpha / 2 / k), np.ones(k), np.full(k, alpha / 2)
+    W = np.eye(k) / est.temperature_
+    f = objective(Z, y, sw, W, est.intercept_, C, R, cb, "diagonal")
+    _check(f, ref_affine(Z, y, sw, "scalar", True, C, R, cb))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_nbvs_matches_scipy(synthetic, alpha):
+    Z, y, sw = synthetic
+    k = Z.shape[1]
+    est = NoBiasVectorScaler(alpha=alpha).fit(Z, y, sample_weight=sw)
+    C, R, cb = np.full(k, alpha / 2), np.ones(k), np.zeros(k)
+    f = objective(Z, y, sw, np.diag(est.coef_), np.zeros(k), C, R, cb, "diagonal")
+    _check(f, ref_affine(Z, y, sw, "diagonal", False, C, R, cb))
+
+
+# ------------------------------------------------------------ ETS
+def ref_ets_weights_objective(Z, y, beta, sw=None):
+    """min over the simplex of -mean log(w1 p_TS + w2 p_raw + w3 / K) (SLSQP, float64)."""
+    n, k = Z.shape
+    q = np.column_stack([
+        np.exp(log_softmax(beta * Z, axis=1)[np.arange(n), y]),
+        np.exp(log_softmax(Z, axis=1)[np.arange(n), y]),
+        np.full(n, 1.0 / k),
+    ])
+    sw = np.ones(n) if sw is None else sw
+
+    def f(w):
+        return -np.sum(sw * np.log(q @ w)) / sw.sum()
+
+    best = np.inf
+    for w0 in np.eye(3) * 0.98 + 0.02 / 3:
+        res = minimize(f, w0, method="SLSQP", bounds=[(0, 1)] * 3,
+                       constraints={"type": "eq", "fun": lambda w: w.sum() - 1},
+                       options={"ftol": 1e-15, "maxiter": 1000})
+        best = min(best, f(np.clip(res.x, 0, 1) / np.clip(res.x, 0, 1).sum()))
+    return best, f
+
+
+@pytest.mark.parametrize("scale", [0.3, 3.0, 30.0])
+def test_ets_matches_scipy(scale):
+    rng = np.random.default_rng(2)
+    n, k = 600, 5
+    y = rng.integers(0, k, n)
+    Z = scale * (np.eye(k)[y] + rng.normal(size=(n, k)))
+    sw = rng.uniform(0.5, 2.0, n)
+    est = EnsembleTemperatureScaler().fit(Z, y, sample_weight=sw)
+    beta = 1.0 / est.temperature_
+    np.testing.assert_allclose(beta, ref_temperature(Z, y, sw), rtol=1e-6)
+    w = est.weights_
+    assert np.all(w >= 0) and abs(w.sum() - 1) < 1e-12
+    ref, f = ref_ets_weights_objective(Z, y, beta, sw)
+    _check(f(w), ref)
+    np.testing.assert_array_equal(est.predict(Z), Z.argmax(axis=1))
+    # predict_proba is the documented mixture
+    P = (w[0] * np.exp(log_softmax(beta * Z, axis=1)) + w[1] * np.exp(log_softmax(Z, axis=1))
+         + w[2] / k)
+    np.testing.assert_allclose(est.predict_proba(Z), P, atol=1e-12)
+
+
+# ------------------------------------------------------------ real sets
+@pytest.mark.shared_data
+@pytest.mark.parametrize(
+    "name", ["agnews_gpt2_zeroshot", "pathmnist_resnet50", "cifar10_resnet20_chenyaofo",
+             "sst2_gpt2_zeroshot"],
+)
+def test_real_sets_match_scipy(name):
+    d = load_shared(name)
+    Z = d["logits_val"].astype(np.float64)[:2000]  # 2,000 rows: a fast reference
+    y = d["y_val"][:2000]
+    k = Z.shape[1]
+    n = len(y)
+    # "l2": strictly convex with a finite optimum. (ODIR leaves the diagonal
+    # free: on pathmnist one class is separated by its own logit and the ODIR
+    # optimum is at infinity -- see test_odir_divergence_warns.)
+    for cls, reg, X in (
+        (MatrixScaler, "l2", Z),
+        (DirichletCalibrator, "l2", log_softmax(Z, axis=1)),
+    ):
+        est = cls(reg=reg, reg_lambda=0.01, reg_mu=0.01).fit(Z, y)
+        C, R, cb = penalty_arrays(reg, "full", k, n, 0.01, 0.01)
+        f = objective(X, y, None, est.coef_, est.intercept_, C, R, cb, "full")
+        _check(f, ref_affine(X, y, None, "full", True, C, R, cb))
+    est = BiasCorrectedTemperatureScaler(alpha=0.0).fit(Z, y)
+    f = objective(Z, y, None, np.eye(k) / est.temperature_, est.intercept_,
+                  np.zeros(k), np.ones(k), np.zeros(k), "diagonal")
+    _check(f, ref_affine(Z, y, None, "scalar", True, np.zeros(k), np.ones(k), np.zeros(k)))
+    est = EnsembleTemperatureScaler().fit(Z, y)
+    ref, fw = ref_ets_weights_objective(Z, y, 1.0 / est.temperature_)
+    _check(fw(est.weights_), ref)
+
+
+@pytest.mark.shared_data
+def test_real_sms_many_classes_matches_scipy():
+    # 30 classes of a real 100-class set: 930 parameters, the trust-region path
+    d = load_shared("cifar100_resnet20_chenyaofo")
+    keep = d["y_val"] < 30
+    Z, y = d["logits_val"][keep][:, :30].astype(np.float64), d["y_val"][keep]
+    k, n = Z.shape[1], len(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = MatrixScaler().fit(Z, y)
+    X = log_softmax(est.feature_scale_ * Z, axis=1)
+    C, R, cb = penalty_arrays("sms", "full", k, n, 1.0, 1.0)
+    f = objective(X, y, None, est.coef_, est.intercept_, C, R, cb, "full")
+    _check(f, ref_affine(X, y, None, "full", True, C, R, cb))
+
+
+@pytest.mark.shared_data
+def test_odir_divergence_warns():
+    # ODIR does not penalise the diagonal: a class separated by its own logit
+    # sends its diagonal entry to infinity (pathmnist, class 1)
+    d = load_shared("pathmnist_resnet50")
+    with pytest.warns(ConvergenceWarning, match="infinity"):
+        MatrixScaler(reg="odir", reg_lambda=0.01).fit(d["logits_val"], d["y_val"])
