@@ -10,7 +10,9 @@ sample weights), chooses the backend, and implements ``fit``,
 - ``_predict_log_proba(Z, xp)`` *or* ``_predict_proba(Z, xp)``: calibrated
   log-probabilities or probabilities of shape (n_samples, n_classes).
 
-``xp`` is the kernel module (``skcal._backend._numpy`` or ``_torch``).
+``xp`` is the kernel module (``skcal._backend._numpy``, ``_torch``, or
+``_dask`` for a ``dask.array.Array``, whose kernels run the NumPy ones per row
+block and reduce their sums; see the dask user guide).
 """
 
 import warnings
@@ -29,7 +31,14 @@ from sklearn.utils.validation import (
 from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
 from ._backend._ovr import log_or_neg_inf
-from .utils._array import get_backend, is_torch_tensor, like_input, to_backend, to_numpy
+from .utils._array import (
+    get_backend,
+    is_dask_array,
+    is_torch_tensor,
+    like_input,
+    to_backend,
+    to_numpy,
+)
 from .utils.validation import check_sample_weight, check_scores
 
 __all__ = ["BaseCalibrator"]
@@ -106,15 +115,40 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             getattr(self, "feature_names_in_", None), y_np, self.classes
         )
         classes, y_enc, missing = resolve_classes(y_np, n_columns, classes)
+        self._set_classes(classes, missing)
+        return np.asarray(y_enc, dtype=np.int64)
+
+    def _set_classes(self, classes, missing):
         if len(missing):
             warnings.warn(
                 f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the "
                 "calibration set; their columns are calibrated without examples.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         self.classes_ = classes
-        return np.asarray(y_enc, dtype=np.int64)
+
+    def _encode_y_dask(self, y, Z, xp):
+        """Classes from the unique labels (one pass over ``y``); lazy encoded labels."""
+        if y is None:
+            raise ValueError(
+                f"{self.__class__.__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        if not is_dask_array(y):
+            y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
+        elif y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got a dask array of shape {y.shape}.")
+        if y.shape[0] != Z.shape[0]:
+            raise ValueError(
+                f"X and y have different numbers of samples: {Z.shape[0]} and "
+                f"{y.shape[0]}."
+            )
+        uniq = xp.unique_labels(y)
+        check_classification_targets(uniq)
+        classes, _, missing = resolve_classes(uniq, Z.shape[1], self.classes)
+        self._set_classes(classes, missing)
+        return xp.encode_labels(y, classes, Z)
 
     def _prepare(self, Z):
         """Move validated logits to the compute backend; return (Z, xp)."""
@@ -157,6 +191,15 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         Z = self._validate_X(X, reset=True)
+        if is_dask_array(Z):
+            # labels, weights and every pass stay on the cluster (lazy, blockwise)
+            xp = get_backend(Z, self.backend)
+            y_enc = self._encode_y_dask(y, Z, xp)
+            sw = xp.check_sample_weight(
+                sample_weight, Z, relative=self._weight_scale_invariant
+            )
+            self._fit(Z, y_enc, sw, xp)
+            return self
         y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
         # Where the objective is a weighted mean only the ratios of the weights
         # matter: scaled to max 1, they cannot underflow or overflow in the kernels.
@@ -203,6 +246,8 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
+        if xp.name == "dask":
+            return xp.predict_blocks(self._predict_proba, Z, _numpy.output_dtype(Z.dtype))
         return like_input(self._predict_proba(Z, xp), X)
 
     def predict_log_proba(self, X):
@@ -218,6 +263,10 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
+        if xp.name == "dask":
+            return xp.predict_blocks(
+                self._predict_log_proba, Z, _numpy.output_dtype(Z.dtype)
+            )
         return like_input(self._predict_log_proba(Z, xp), X)
 
     def predict(self, X):
@@ -235,6 +284,9 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
+        if xp.name == "dask":
+            P = xp.predict_blocks(self._predict_proba, Z, _numpy.output_dtype(Z.dtype))
+            return xp.take_labels(xp.argmax_rows(P), self.classes_)
         idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
         return like_input(self.classes_[idx], X)
 
@@ -279,6 +331,18 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
+        if xp.name == "dask":
+            if y.shape[0] != Z.shape[0]:
+                raise ValueError(
+                    f"X and y have different numbers of samples: {Z.shape[0]} and "
+                    f"{y.shape[0]}."
+                )
+            LP = xp.predict_blocks(
+                self._predict_log_proba, Z, _numpy.output_dtype(Z.dtype)
+            )
+            y_enc = xp.encode_labels(y, self.classes_, Z)
+            sw = xp.check_sample_weight(sample_weight, Z)
+            return xp.mean_log_likelihood(LP, y_enc, sw)
         y_np = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
         if y_np.shape[0] != Z.shape[0]:
             raise ValueError(

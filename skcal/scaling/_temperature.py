@@ -7,6 +7,7 @@ from numbers import Integral, Real
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from .._backend import _numpy
 from ..base import BaseCalibrator
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
@@ -218,13 +219,23 @@ def fit_temperature(
     stats = xp.row_max_and_true(Z, y)
     scale = max(1.0, float((stats[0] - stats[1]).max()))
     if warm_start:
-        for stride in _warm_start_strides(Z.shape[0]):
+        strides = _warm_start_strides(Z.shape[0])
+        Zw, yw, sww, statsw, wxp = Z, y, sample_weight, stats, xp
+        if strides and hasattr(xp, "warm_start_sample"):
+            # distributed arrays: one pass copies the finest subsample that fits
+            # the client; the coarser ones are its own subsamples (same rows)
+            base, local = xp.warm_start_sample(strides, Z, y, sample_weight, *stats)
+            if base is not None:
+                Zw, yw, sww, *statsw = local
+                wxp = _numpy
+                strides = [s // base for s in strides if s >= base]
+        for stride in strides:
             sub = slice(None, None, stride)
-            sw = None if sample_weight is None else sample_weight[sub]
+            sw = None if sww is None else sww[sub]
             if sw is not None and not float(sw.sum()) > 0:
                 continue
             b, _, status = _newton(
-                Z[sub], y[sub], sw, xp, (stats[0][sub], stats[1][sub]),
+                Zw[sub], yw[sub], sw, wxp, (statsw[0][sub], statsw[1][sub]),
                 beta0, WARM_START_TOL, max_iter, scale=scale,
             )
             if status == "converged":
