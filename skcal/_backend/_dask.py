@@ -25,6 +25,7 @@ dask is imported here at module level; :mod:`skcal` imports this module only
 when it is given a dask array.
 """
 
+import functools
 import math
 from collections import OrderedDict
 
@@ -78,42 +79,45 @@ def as_row_chunks(v, like):
     return v
 
 
-def _blocks(Z, y=None, sw=None):
-    """Delayed row blocks ``[(Zb, yb, wb), ...]`` (``Z`` has one column chunk)."""
-    zb = Z.to_delayed().reshape(-1) if Z.ndim == 2 else Z.to_delayed()
-    nb = len(zb)
-    yb = [None] * nb if y is None else list(y.to_delayed())
-    wb = [None] * nb if sw is None else list(sw.to_delayed())
-    return list(zip(zb, yb, wb))
-
-
-def _add(*parts):
-    out = parts[0]
-    for p in parts[1:]:
-        out = tuple(a + b for a, b in zip(out, p))
-    return out
-
-
-def tree_sum(parts):
-    """Delayed element-wise sum of a list of delayed tuples, fan-in :data:`SPLIT_EVERY`."""
-    add = dask.delayed(_add, pure=True)
-    while len(parts) > 1:
-        parts = [
-            add(*parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)
-        ]
-    return parts[0]
-
-
 def _block_weight(n, wb):
     return float(n) if wb is None else float(np.sum(wb))
 
 
+def _packed(Zb, yb, wb=None, *, block_fn, args):
+    """``block_fn``'s tuple of sums flattened into one (1, m) float64 row."""
+    parts = block_fn(Zb, yb, wb, *args)
+    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
+
+
 def _reduce(block_fn, Z, y, sw, *args):
-    """Sum over row blocks of ``block_fn(Zb, yb, wb, *args)`` (a tuple of arrays)."""
-    fn = dask.delayed(block_fn, pure=True)
-    parts = [fn(zb, yb, wb, *args) for zb, yb, wb in _blocks(Z, y, sw)]
-    (total,) = dask.compute(tree_sum(parts))
-    return total
+    """Sum over row blocks of ``block_fn(Zb, yb, wb, *args)`` (a tuple of arrays).
+
+    One blockwise task per row block (fused with the lazy validation and
+    label encoding of the block) returns the sums flattened into one row;
+    dask's tree reduction (fan-in :data:`SPLIT_EVERY`) adds the rows, and
+    only the summed row reaches the client, where it is unpacked.
+    """
+    k = Z.shape[1]
+    empty = block_fn(
+        np.empty((0, k), Z.dtype), np.empty(0, np.int64),
+        None if sw is None else np.empty(0), *args,
+    )
+    shapes = [np.shape(v) for v in empty]
+    size = sum(int(np.prod(sh)) for sh in shapes)
+    fn = functools.partial(_packed, block_fn=block_fn, args=args)
+    arrays = [Z, "ij", y, "i"] + ([] if sw is None else [sw, "i"])
+    rows = da.blockwise(
+        fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
+        concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+    )
+    flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
+    out, at = [], 0
+    for sh in shapes:
+        m = int(np.prod(sh))
+        v = flat[at:at + m].reshape(sh)
+        out.append(float(v) if sh == () else v)
+        at += m
+    return tuple(out)
 
 
 def _key(*arrays):
@@ -261,32 +265,16 @@ def row_max_and_true(Z, y):
     )
 
 
-def _ranges_block(Zb, yb, wb):
-    if Zb.shape[0] == 0:
-        k = Zb.shape[1]
-        return np.full(k, np.inf), np.full(k, -np.inf)
-    return Zb.min(axis=0).astype(np.float64), Zb.max(axis=0).astype(np.float64)
-
-
-def _min_max_add(*parts):
-    lo = np.min([p[0] for p in parts], axis=0)
-    hi = np.max([p[1] for p in parts], axis=0)
-    return lo, hi
-
-
 def column_ranges(Z):
     """Column minima and maxima of ``Z`` as float64 NumPy arrays (one pass)."""
     loc = _local(Z)
     if loc is not None:
         A = loc[0]
         return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
-    fn = dask.delayed(_ranges_block, pure=True)
-    parts = [fn(zb, None, None) for zb, _, _ in _blocks(Z)]
-    red = dask.delayed(_min_max_add, pure=True)
-    while len(parts) > 1:
-        parts = [red(*parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
-    (out,) = dask.compute(parts[0])
-    return out
+    lo, hi = dask.compute(
+        Z.min(axis=0, split_every=SPLIT_EVERY), Z.max(axis=0, split_every=SPLIT_EVERY)
+    )
+    return lo.astype(np.float64), hi.astype(np.float64)
 
 
 def warm_start_sample(strides, Z, y, sample_weight, *row_stats):
@@ -359,19 +347,14 @@ def take_labels(idx, classes):
 
 
 # ----------------------------------------------------- one-vs-rest columns
-def _ovr_column_block(Zb, yb, wb, k):
+def _ovr_score_block(Zb, k):
     if k is None:  # binary: s = z_1 - z_0
-        s = np.asarray(binary_score(Zb), dtype=np.float64)
-        t = yb == 1
-    else:
-        A = np.asarray(Zb, dtype=np.float64)
-        if A.shape[0] == 0:
-            s = np.empty(0)
-        else:
-            cols = np.array([k])
-            s = _ovr_columns(A[:, cols], _ovr_row_stats(A), cols)[:, 0]
-        t = yb == k
-    return s, t, wb
+        return np.asarray(binary_score(Zb), dtype=np.float64)
+    A = np.asarray(Zb, dtype=np.float64)
+    if A.shape[0] == 0:
+        return np.empty(0)
+    cols = np.array([k])
+    return _ovr_columns(A[:, cols], _ovr_row_stats(A), cols)[:, 0]
 
 
 def gather_ovr_column(Z, y, sample_weight, k):
@@ -407,19 +390,11 @@ def gather_ovr_column(Z, y, sample_weight, k):
         )
     loc = _local(Z, y, sample_weight)
     if loc is not None:
-        return _ovr_column_block(*loc, k)
-    fn = dask.delayed(_ovr_column_block, pure=True, nout=3)
-    parts = [fn(zb, yb, wb, k) for zb, yb, wb in _blocks(Z, y, sample_weight)]
-    cat = dask.delayed(_concat_columns, pure=True)
-    (out,) = dask.compute(cat(parts))
-    return out
-
-
-def _concat_columns(parts):
-    s = np.concatenate([p[0] for p in parts])
-    t = np.concatenate([p[1] for p in parts])
-    w = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
-    return s, t, w
+        Zl, yl, wl = loc
+        return _ovr_score_block(Zl, k), yl == (1 if k is None else k), wl
+    s = Z.map_blocks(_ovr_score_block, k, drop_axis=1, dtype=np.float64)
+    t = y == (1 if k is None else k)
+    return dask.compute(s, t, sample_weight)
 
 
 # -------------------------------------------------------------- validation
