@@ -253,3 +253,70 @@ def test_dask_fit_survives_killed_worker(client, distributed_passes):
     assert killed[0] - start < time.time() - start
     _assert_same_fit(ref, est)
     client.wait_for_workers(2, timeout=30)
+
+
+# ------------------------------------------------------------------ metrics
+def _metric_cases():
+    from skcal import metrics as M
+
+    def ce(kind, strategy):
+        return dict(kind=kind, strategy=strategy, norm="l2", n_bins=7)
+
+    return [
+        ("brier-probabilities", M.brier_score, {}, "probabilities"),
+        ("nll-logits", M.negative_log_likelihood, {}, "logits"),
+        ("ce-top-label-uniform", M.calibration_error, ce("top-label", "uniform"),
+         "probabilities"),
+        ("ce-classwise-uniform", M.calibration_error, ce("classwise", "uniform"),
+         "logits"),
+        ("ce-top-label-quantile", M.calibration_error, ce("top-label", "quantile"),
+         "logits"),
+        ("ce-classwise-quantile", M.calibration_error, ce("classwise", "quantile"),
+         "probabilities"),
+    ]
+
+
+@pytest.mark.parametrize("case", _metric_cases(), ids=lambda c: c[0])
+def test_dask_metrics_match_numpy(client, case):
+    _, metric, kw, input_type = case
+    Z, y = _data(400, 3, seed=8)
+    X = Z if input_type == "logits" else np.exp(Z - logsumexp(Z, axis=1, keepdims=True))
+    w = np.random.default_rng(9).uniform(0, 2, 400)
+    ref = metric(y, X, sample_weight=w, input_type=input_type, **kw)
+    for chunks in [(150, 1, 200, 49), 400]:
+        got = metric(
+            da.from_array(y, chunks=(chunks,)), da.from_array(X, chunks=(chunks, 3)),
+            sample_weight=da.from_array(w, chunks=(chunks,)), input_type=input_type, **kw,
+        )
+        assert got == pytest.approx(ref, rel=1e-12)
+
+
+def test_dask_metrics_one_row_chunks_and_curve(client):
+    from skcal.metrics import expected_calibration_error, reliability_curve
+
+    rng = np.random.default_rng(10)
+    y = rng.integers(0, 2, 10)
+    p = rng.uniform(size=10)
+    pd = da.from_array(p, chunks=1)
+    assert expected_calibration_error(y, pd, n_bins=4) == pytest.approx(
+        expected_calibration_error(y, p, n_bins=4), rel=1e-12
+    )
+    ref = reliability_curve(y, p, kind="binary", n_bins=4)
+    got = reliability_curve(y, pd, kind="binary", n_bins=4)
+    for key in ref:
+        np.testing.assert_allclose(got[key], ref[key], rtol=1e-12)
+    # a binary ECE by hand: |mean(y) - mean(p)| per equal-width bin
+    bins = np.minimum((p * 4).astype(int), 3)
+    hand = sum(
+        abs(y[bins == m].mean() - p[bins == m].mean()) * (bins == m).mean()
+        for m in range(4) if (bins == m).any()
+    )
+    assert expected_calibration_error(y, pd, kind="binary", n_bins=4) == pytest.approx(
+        hand, rel=1e-12
+    )
+    with pytest.raises(ValueError, match="bootstrap"):
+        reliability_curve(y, pd, n_bootstrap=10)
+    bad = p.copy()
+    bad[7] = 1.5
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        expected_calibration_error(y, da.from_array(bad, chunks=3))
