@@ -5,7 +5,7 @@ logits to honest probabilities, without retraining the classifier. Importing
 skcal imports neither torch nor matplotlib.
 """
 
-from .meta import CalibratedClassifier, ClassifierLogits
+from .meta import CalibratedClassifier, ClassifierLogits, GroupedCalibrator
 from .ovr import IsotonicScaler, PlattScaler
 from .scaling import TemperatureScaler, VectorScaler
 
@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CalibratedClassifier",
     "ClassifierLogits",
+    "GroupedCalibrator",
     "IsotonicScaler",
     "PlattScaler",
     "TemperatureScaler",

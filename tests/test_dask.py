@@ -223,38 +223,6 @@ def test_import_skcal_imports_no_dask():
     assert subprocess.run([sys.executable, "-c", code], cwd=root).returncode == 0
 
 
-def _slow_block(b):
-    time.sleep(0.4)
-    return b
-
-
-def test_dask_fit_survives_killed_worker(client, distributed_passes):
-    # each pass takes >= 2 s; a worker process is killed during the fit: its
-    # tasks are retried on the other worker (the nanny restarts the dead one)
-    Z, y = _data(1000, 4, seed=7)
-    ref = TemperatureScaler().fit(Z, y)
-    Zd = da.from_array(Z, chunks=(100, 4)).map_blocks(_slow_block, dtype=Z.dtype)
-    pids = list(client.run(os.getpid).values())
-    killed = []
-
-    def kill():
-        time.sleep(1.0)
-        os.kill(pids[0], signal.SIGKILL)
-        killed.append(time.time())
-
-    t = threading.Thread(target=kill)
-    t.start()
-    start = time.time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est = TemperatureScaler().fit(Zd, y)
-    t.join()
-    assert killed and killed[0] < time.time()  # the kill happened during the fit
-    assert killed[0] - start < time.time() - start
-    _assert_same_fit(ref, est)
-    client.wait_for_workers(2, timeout=30)
-
-
 # ------------------------------------------------------------------ metrics
 def _metric_cases():
     from skcal import metrics as M
@@ -320,3 +288,56 @@ def test_dask_metrics_one_row_chunks_and_curve(client):
     bad[7] = 1.5
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         expected_calibration_error(y, da.from_array(bad, chunks=3))
+
+
+def test_grouped_calibrator_on_dask(client, distributed_passes):
+    from skcal import GroupedCalibrator
+
+    Z, y = _data(900, 3, seed=11)
+    g = np.random.default_rng(12).integers(0, 2, 900)
+    g[:20] = 5  # falls back
+    ref = GroupedCalibrator(TemperatureScaler(), min_group_size=50).fit(Z, y, groups=g)
+    est = GroupedCalibrator(TemperatureScaler(), min_group_size=50).fit(
+        da.from_array(Z, chunks=(300, 3)), da.from_array(y, chunks=300),
+        groups=da.from_array(g, chunks=300),
+    )
+    assert est.fallback_groups_.tolist() == [5]
+    for k in (0, 1):
+        assert est.calibrators_[k].temperature_ == pytest.approx(
+            ref.calibrators_[k].temperature_, rel=RTOL
+        )
+    P = est.predict_proba(da.from_array(Z, chunks=(250, 3)), groups=g)
+    assert isinstance(P, da.Array)
+    np.testing.assert_allclose(P.compute(), ref.predict_proba(Z, groups=g), rtol=1e-12)
+
+
+def _slow_block(b):
+    time.sleep(0.4)
+    return b
+
+
+def test_dask_fit_survives_killed_worker(client, distributed_passes):
+    # each pass takes >= 2 s; a worker process is killed during the fit: its
+    # tasks are retried on the other worker (the nanny restarts the dead one)
+    Z, y = _data(1000, 4, seed=7)
+    ref = TemperatureScaler().fit(Z, y)
+    Zd = da.from_array(Z, chunks=(100, 4)).map_blocks(_slow_block, dtype=Z.dtype)
+    pids = list(client.run(os.getpid).values())
+    killed = []
+
+    def kill():
+        time.sleep(1.0)
+        os.kill(pids[0], signal.SIGKILL)
+        killed.append(time.time())
+
+    t = threading.Thread(target=kill)
+    t.start()
+    start = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = TemperatureScaler().fit(Zd, y)
+    t.join()
+    assert killed and killed[0] < time.time()  # the kill happened during the fit
+    assert killed[0] - start < time.time() - start
+    _assert_same_fit(ref, est)
+    client.wait_for_workers(2, timeout=30)

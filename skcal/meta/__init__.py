@@ -1,6 +1,7 @@
-"""Meta-estimators around a fitted classifier: cross-validated calibration and logits as a step."""
+"""Meta-estimators: cross-validated calibration, logits as a step, group-wise calibration."""
 
 from ._calibrated import CalibratedClassifier
+from ._grouped import GroupedCalibrator
 from ._logits import ClassifierLogits
 
-__all__ = ["CalibratedClassifier", "ClassifierLogits"]
+__all__ = ["CalibratedClassifier", "ClassifierLogits", "GroupedCalibrator"]
