@@ -75,6 +75,13 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
     #: before the kernels run.
     _weight_scale_invariant = False
 
+    #: Whether ``_fit`` runs on dask arrays: it reaches the data only through
+    #: the kernel module ``xp`` (whose dask twin reduces per-block sums), or
+    #: through the one-vs-rest gather rule. Other calibrators reject a dask
+    #: ``X`` in ``fit`` with a clear error (their predictions still run
+    #: blockwise on dask arrays).
+    _dask_fit = False
+
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
         # Column names of a DataFrame are the classes' names: record them in
@@ -195,6 +202,13 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         self._validate_params()
         Z = self._validate_X(X, reset=True)
         if is_dask_array(Z):
+            if not self._dask_fit:
+                raise ValueError(
+                    f"{self.__class__.__name__}.fit does not run on dask arrays (its "
+                    "fit is not written as passes of skcal's kernels); fit it on a "
+                    "NumPy array (e.g. a subsample, X[::step].compute()). Its "
+                    "predictions do accept dask arrays."
+                )
             # labels, weights and every pass stay on the cluster (lazy, blockwise)
             xp = get_backend(Z, self.backend)
             y_enc = self._encode_y_dask(y, Z, xp)
@@ -335,6 +349,8 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
         if xp.name == "dask":
+            if not is_dask_array(y):
+                y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
             if y.shape[0] != Z.shape[0]:
                 raise ValueError(
                     f"X and y have different numbers of samples: {Z.shape[0]} and "

@@ -26,6 +26,8 @@ from skcal._backend import _dask  # noqa: E402
 from skcal.utils.discovery import all_calibrators  # noqa: E402
 
 CALIBRATORS = [cls for _, cls in all_calibrators()]
+#: Calibrators whose fit runs on dask arrays; the others must say so clearly.
+DASK_FIT = [cls for cls in CALIBRATORS if cls._dask_fit]
 RTOL = 1e-9
 
 
@@ -94,6 +96,20 @@ UNEVEN = (240, 13, 1, 300, 46)
 
 
 @pytest.mark.parametrize("cls", CALIBRATORS, ids=lambda c: c.__name__)
+def test_dask_fit_supported_or_clear_error(client, cls):
+    Z, y = _data(300, 3)
+    Zd = da.from_array(Z, chunks=(100, 3))
+    if not cls._dask_fit:
+        with pytest.raises(ValueError, match="does not run on dask arrays"):
+            cls().fit(Zd, y)
+    # every calibrator predicts lazily on a dask array, fitted on NumPy
+    ref = cls().fit(Z, y)
+    P = ref.predict_proba(Zd)
+    assert isinstance(P, da.Array) and P.chunks[0] == Zd.chunks[0]
+    np.testing.assert_allclose(P.compute(), ref.predict_proba(Z), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", DASK_FIT, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("chunks", ["uneven", "single"])
 def test_dask_fit_matches_numpy(client, distributed_passes, cls, chunks):
     Z, y = _data(600, 4)
@@ -108,7 +124,7 @@ def test_dask_fit_matches_numpy(client, distributed_passes, cls, chunks):
     np.testing.assert_array_equal(est.predict(Zd).compute(), ref.predict(Z))
 
 
-@pytest.mark.parametrize("cls", CALIBRATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", DASK_FIT, ids=lambda c: c.__name__)
 def test_dask_fit_one_row_chunks_weighted(client, distributed_passes, cls):
     Z, y = _data(12, 3, seed=1)
     w = np.random.default_rng(2).uniform(0.2, 3.0, 12)
@@ -118,7 +134,7 @@ def test_dask_fit_one_row_chunks_weighted(client, distributed_passes, cls):
     _assert_same_fit(ref, est)
 
 
-@pytest.mark.parametrize("cls", CALIBRATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", DASK_FIT, ids=lambda c: c.__name__)
 def test_dask_fit_binary_float32(client, cls):
     # 1-D binary float32 scores, default (local copy of a small array) rule
     rng = np.random.default_rng(3)

@@ -28,7 +28,9 @@ DOCS_DIR = REPO_ROOT / "docs"
 EXAMPLES_DIR = REPO_ROOT / "examples"
 
 #: Optional dependencies: a module that needs a missing one is skipped.
-OPTIONAL_MODULES = ("torch", "matplotlib", "tqdm", "psutil", "netcal", "probmetrics")
+OPTIONAL_MODULES = (
+    "torch", "matplotlib", "tqdm", "psutil", "netcal", "probmetrics", "dask", "distributed",
+)
 
 DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

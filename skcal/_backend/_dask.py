@@ -482,7 +482,9 @@ def check_sample_weight(sample_weight, like, relative=False):
     if sample_weight is None:
         return None
     n = like.shape[0]
-    if np.ndim(sample_weight) == 0 and not isinstance(sample_weight, da.Array):
+    if not isinstance(sample_weight, da.Array):
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    if sample_weight.ndim == 0:
         sw = da.full(n, float(sample_weight), chunks=(like.chunks[0],))
     else:
         sw = sample_weight

@@ -70,6 +70,8 @@ class OneVsRestCalibrator(BaseCalibrator):
 
     #: Not a calibrator of its own (skipped by :func:`skcal.utils.discovery.all_calibrators`).
     _abstract = True
+    #: dask arrays: one pass per class gathers its 1-D score column (``_fit_gathered``).
+    _dask_fit = True
     #: What ``_map_scores`` returns: "proba" or "log_odds".
     _map_output = "proba"
     #: Bytes (float64) of one row chunk at prediction; None: the kernels' default.

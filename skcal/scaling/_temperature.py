@@ -320,6 +320,8 @@ class TemperatureScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    #: dask arrays: exact distributed passes (see the dask user guide).
+    _dask_fit = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

@@ -412,6 +412,8 @@ class VectorScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    #: dask arrays: exact distributed passes (see the dask user guide).
+    _dask_fit = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
