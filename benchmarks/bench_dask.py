@@ -148,7 +148,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=16_000_000)
     ap.add_argument("--classes", type=int, default=10)
-    ap.add_argument("--chunk-rows", type=int, default=250_000)
+    ap.add_argument("--chunk-rows", type=int, default=100_000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="512MiB", help="per worker")
     ap.add_argument("--methods", default="TemperatureScaler,PlattScaler,VectorScaler")
@@ -178,7 +178,7 @@ def main(argv=None):
 
     cluster = distributed.LocalCluster(
         n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit,
-        dashboard_address=None,
+        dashboard_address=":0",
     )
     client = distributed.Client(cluster)
     jobs = JobCounter(client)

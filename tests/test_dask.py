@@ -35,7 +35,7 @@ RTOL = 1e-9
 def client():
     """A LocalCluster of 2 worker processes with 1 thread each."""
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
         memory_limit="1GiB",
     )
     c = distributed.Client(cluster)
@@ -328,12 +328,12 @@ def test_grouped_calibrator_on_dask(client, distributed_passes):
 
 
 def _slow_block(b):
-    time.sleep(0.4)
+    time.sleep(0.25)
     return b
 
 
 def test_dask_fit_survives_killed_worker(client, distributed_passes):
-    # each pass takes >= 2 s; a worker process is killed during the fit: its
+    # each pass takes >= 1.25 s; a worker process is killed during the fit: its
     # tasks are retried on the other worker (the nanny restarts the dead one)
     Z, y = _data(1000, 4, seed=7)
     ref = TemperatureScaler().fit(Z, y)
@@ -342,7 +342,7 @@ def test_dask_fit_survives_killed_worker(client, distributed_passes):
     killed = []
 
     def kill():
-        time.sleep(1.0)
+        time.sleep(0.6)
         os.kill(pids[0], signal.SIGKILL)
         killed.append(time.time())
 

@@ -253,16 +253,20 @@ def mean_log_likelihood(LP, y, sample_weight=None):
     return float(s / W)
 
 
-def _row_stat(Zb, yb, i):
-    return _numpy.row_max_and_true(Zb, yb)[i]
+def _row_stats(Zb, yb):
+    return np.stack(_numpy.row_max_and_true(Zb, yb), axis=1)
 
 
 def row_max_and_true(Z, y):
-    """Lazy per-row maximum and true-class logit, dask float64 arrays of shape (n_samples,)."""
-    return tuple(
-        da.map_blocks(_row_stat, Z, y, i, drop_axis=1, dtype=np.float64)
-        for i in (0, 1)
+    """Lazy per-row maximum and true-class logit, dask float64 arrays of shape (n_samples,).
+
+    Both come from one task per block (so a block is read once).
+    """
+    S = da.blockwise(
+        _row_stats, "ic", Z, "ij", y, "i", new_axes={"c": 2}, concatenate=True,
+        dtype=np.float64, meta=np.empty((0, 0)),
     )
+    return S[:, 0], S[:, 1]
 
 
 def column_ranges(Z):
@@ -394,7 +398,74 @@ def gather_ovr_column(Z, y, sample_weight, k):
         return _ovr_score_block(Zl, k), yl == (1 if k is None else k), wl
     s = Z.map_blocks(_ovr_score_block, k, drop_axis=1, dtype=np.float64)
     t = y == (1 if k is None else k)
-    return dask.compute(s, t, sample_weight)
+    return gather_rows(s, t, sample_weight)
+
+
+def _client():
+    """The active dask.distributed client, or None (no import of distributed otherwise)."""
+    import sys
+
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        return distributed.get_client()
+    except ValueError:
+        return None
+
+
+def gather_rows(*arrays):
+    """1-D dask arrays (or None) with equal row chunks, as NumPy arrays on the client.
+
+    On a dask.distributed client the row blocks are fetched as they finish and
+    released at once (``as_completed``), so a worker never holds more than
+    its blocks in flight (not its whole share of the columns); otherwise one
+    ``dask.compute``.
+    """
+    client = _client()
+    present = [a for a in arrays if a is not None]
+    if client is None or not present:
+        return dask.compute(*arrays)
+    import distributed
+
+    n = present[0].shape[0]
+    outs = [None if a is None else np.empty(n, dtype=a.dtype) for a in arrays]
+    bounds = np.concatenate([[0], np.cumsum(present[0].chunks[0])])
+    blocks = [
+        [a.blocks[i] for a in present] for i in range(len(present[0].chunks[0]))
+    ]
+    pack = dask.delayed(_as_tuple, pure=True)
+    window = max(2, 2 * len(client.scheduler_info().get("workers", ())) or 4)
+    futures, todo = {}, iter(enumerate(blocks))
+
+    def submit():
+        nxt = next(todo, None)
+        if nxt is not None:
+            fut = client.compute(pack(*nxt[1]))  # one future per row block
+            futures[fut] = nxt[0]
+            return fut
+        return None
+
+    ac = distributed.as_completed(
+        [f for f in (submit() for _ in range(window)) if f is not None],
+        with_results=True,
+    )
+    for fut, vals in ac:
+        i = futures.pop(fut)
+        j = 0
+        for o in outs:
+            if o is not None:
+                o[bounds[i]:bounds[i + 1]] = vals[j]
+                j += 1
+        fut.release()
+        nxt = submit()
+        if nxt is not None:
+            ac.add(nxt)
+    return tuple(outs)
+
+
+def _as_tuple(*values):
+    return values
 
 
 # -------------------------------------------------------------- validation

@@ -25,7 +25,6 @@ raised at that pass.
 
 import functools
 
-import dask
 import dask.array as da
 import numpy as np
 from sklearn.utils import Bunch
@@ -243,11 +242,9 @@ def _quantile_groups(inp, kind, n_bins, class_index):
             fn, "ic", *inp.arrays(), new_axes={"c": 2}, concatenate=True,
             dtype=np.float64, meta=np.empty((0, 0)),
         )
-        E, w = dask.compute(ev, inp.w)
+        x, t, w = _dask.gather_rows(ev[:, 0], ev[:, 1], inp.w)
         # the event as a binary problem: probability x of the outcome t
-        local = Inputs(
-            E[:, 1].astype(np.int64), E[:, 0], False, w, np.array([0, 1]), True, False
-        )
+        local = Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True, False)
         (s,), _ = _bins(local, "binary", n_bins, "quantile", None)
         out.append(s)
     return out
