@@ -29,11 +29,13 @@ _FAMILY_TITLES = (
 
 
 def _public_path(name, cls):
-    """``TemperatureScaler`` if exported from skcal, else e.g. ``skcal.llm.Name``."""
+    """``TemperatureScaler`` if exported from skcal, else e.g. ``llm.Name`` (in skcal.llm)."""
     if getattr(skcal, name, None) is cls:
         return name
     module = ".".join(p for p in cls.__module__.split(".") if not p.startswith("_"))
-    return f"{module}.{name}"
+    # relative to the list's ``currentmodule`` (skcal): autosummary warns on
+    # items that repeat the current module
+    return f"{module.removeprefix('skcal.')}.{name}"
 
 
 def _write_calibrator_list():
@@ -42,7 +44,7 @@ def _write_calibrator_list():
     Generated from :func:`skcal.utils.discovery.all_calibrators` at every
     build, so a new calibrator cannot be left out of the reference.
     """
-    lines = []
+    lines = [".. currentmodule:: skcal", ""]
     for family, title in _FAMILY_TITLES:
         found = all_calibrators(family)
         if not found:
@@ -160,6 +162,26 @@ html_sidebars = {"index": [], "install": [], "quickstart": []}
 html_show_sourcelink = False
 
 
+def _generate_calibrator_stubs(app):
+    """Autosummary stubs of the classes listed in ``_calibrators.inc``.
+
+    autosummary only scans documents for its directives, not files they
+    include, so the generated list's pages are made here.
+    """
+    from sphinx.ext.autosummary.generate import generate_autosummary_docs
+
+    generate_autosummary_docs(
+        ["_calibrators.inc"],
+        suffix=".rst",
+        base_path=app.srcdir,
+        app=app,
+        imported_members=app.config.autosummary_imported_members,
+        overwrite=app.config.autosummary_generate_overwrite,
+        encoding=app.config.source_encoding,
+    )
+
+
 def setup(app):
+    app.connect("builder-inited", _generate_calibrator_stubs)
     app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("source-read", _gallery_tag)

@@ -7,7 +7,7 @@ skcal imports neither torch nor matplotlib.
 
 from .meta import CalibratedClassifier, ClassifierLogits, GroupedCalibrator
 from .ovr import IsotonicScaler, PlattScaler
-from .scaling import TemperatureScaler, VectorScaler
+from .scaling import LocalTemperatureScaler, TemperatureScaler, VectorScaler
 
 __version__ = "0.1.0"
 
@@ -16,6 +16,7 @@ __all__ = [
     "ClassifierLogits",
     "GroupedCalibrator",
     "IsotonicScaler",
+    "LocalTemperatureScaler",
     "PlattScaler",
     "TemperatureScaler",
     "VectorScaler",

@@ -13,6 +13,9 @@ Examples
     skcal benchmark                         # every method on the bundled sets
     skcal benchmark --data my_logits.npz    # your own logits
     skcal benchmark --output results/       # also Markdown, CSV, PNG diagrams
+    skcal benchmark --resamples 0           # no bootstrap intervals (faster)
+    skcal benchmark --label-shift 1.0       # also on label-shifted test splits
+    skcal benchmark --data a.npz --shift-data a_corrupted.npz
 """
 
 import argparse
@@ -30,6 +33,19 @@ FAST_DATASET = "cifar10_resnet20_chenyaofo"
 
 class _UserError(Exception):
     """An error in the user's input: reported in one line, exit code 2."""
+
+
+def _resamples(text):
+    """argparse type of ``--resamples``: 0 or an integer >= 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 or an integer >= 2, got {text!r}"
+        ) from None
+    if value < 0 or value == 1:
+        raise argparse.ArgumentTypeError(f"must be 0 or an integer >= 2, got {value}")
+    return value
 
 
 def _seed(text):
@@ -115,8 +131,54 @@ def _parser():
         "--fast", action="store_true",
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
+    b.add_argument(
+        "--resamples", type=_resamples, default=1000, metavar="N",
+        help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
+        "accuracy and for the paired comparison with the best method, whose "
+        "ties are marked '*' (default: 1000; 0: no intervals)",
+    )
+    b.add_argument(
+        "--shift-data", metavar="FILE",
+        help="also score the calibrators, fitted on the calibration split of the "
+        "one data set given (--data or --dataset), on every row of FILE (same "
+        "model and classes, shifted inputs; same formats as --data), and print "
+        "how each method's NLL and ECE change",
+    )
+    b.add_argument(
+        "--label-shift", metavar="ALPHA", type=_alpha,
+        help="also score each data set on its test split subsampled to class "
+        "proportions drawn from a symmetric Dirichlet(ALPHA) (drawn with --seed; "
+        "smaller ALPHA, stronger shift, e.g. 1.0 or 0.3), and print how each "
+        "method's NLL and ECE change, averaged over --shift-draws draws",
+    )
+    b.add_argument(
+        "--shift-draws", metavar="N", type=_positive_int, default=5,
+        help="number of label-shift draws averaged per data set (default: 5)",
+    )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
+
+
+def _positive_int(text):
+    """argparse type of ``--shift-draws``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def _alpha(text):
+    """argparse type of ``--label-shift``: a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
+    return value
 
 
 def _load(args):
@@ -150,6 +212,38 @@ def _load(args):
             i += 1
         seen.add(d.name)
     return datasets
+
+
+def _file_name(name):
+    """A data set name made safe for a file name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("_")
+
+
+def _shifted(args, datasets):
+    """Shifted copies of the data sets asked for by --shift-data / --label-shift."""
+    from .benchmark._shift import with_label_shift, with_shift_data
+    from .datasets import load_logits_file
+
+    out = []
+    if args.shift_data:
+        if len(datasets) != 1:
+            raise _UserError(
+                f"--shift-data needs exactly one data set to fit on (--data or "
+                f"--dataset), got {len(datasets)}"
+            )
+        try:
+            sd = load_logits_file(args.shift_data, random_state=args.seed)
+            out.append(with_shift_data(datasets[0], sd))
+        except (OSError, ValueError) as exc:
+            raise _UserError(str(exc)) from None
+    if args.label_shift is not None:
+        for d in datasets:
+            try:
+                out.extend(with_label_shift(d, args.label_shift, args.seed, draw)
+                           for draw in range(args.shift_draws))
+            except ValueError as exc:
+                raise _UserError(f"{d.name}: {exc}") from None
+    return out
 
 
 def _benchmark(args):
@@ -204,13 +298,23 @@ def _benchmark(args):
                 "calibration split; the calibrators fit them without examples",
                 file=sys.stderr,
             )
+    shifted = _shifted(args, datasets)
     show_bar = not args.quiet and sys.stderr.isatty()
     rows = bm.run_benchmark(
-        datasets, methods, peers=peers, random_state=args.seed,
+        datasets + shifted, methods, peers=peers, random_state=args.seed,
         progress=show_bar, keep_proba=out_dir is not None,
+        n_resamples=args.resamples,
     )
-    by_name = {d.name: d for d in datasets}
-    print(bm.format_table(rows, "text", by_name))
+    by_name = {d.name: d for d in datasets + shifted}
+    base_names = {d.name for d in datasets}
+    # the shifted copies are summarised below (all rows go to the CSV/Markdown)
+    print(bm.format_table([r for r in rows if r["dataset"] in base_names], "text", by_name))
+    if shifted:
+        from .benchmark._shift import format_shift_table
+
+        print("Under shift (change = shifted - unshifted test split; the NLL change "
+              "also reflects the new class mix, the ECE change the calibration)\n")
+        print(format_shift_table(rows, shifted))
     failed = bm.failed_datasets(rows)
     if failed:  # no method could calibrate it: bad input, not a method bug
         name, status = next(iter(failed.items()))
@@ -220,16 +324,27 @@ def _benchmark(args):
             f"{status[len('error: '):]}"
         )
     if out_dir is not None:
+        intervals = (
+            f" Intervals: {args.resamples} bootstrap resamples of the test split."
+            if args.resamples else ""
+        )
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
             "the test split. ECE: 15 equal-width bins. Times in milliseconds."
-            f" Seed: {args.seed}.\n\n" + bm.format_table(rows, "markdown", by_name)
+            f"{intervals} Seed: {args.seed}.\n\n"
+            + bm.format_table(rows, "markdown", by_name)
         )
+        if shifted:
+            from .benchmark._shift import format_shift_table
+
+            md += "\n## Under shift\n\n" + format_shift_table(rows, shifted, "markdown")
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")
         bm.write_csv(rows, out_dir / "benchmark.csv")
         written = ["benchmark.md", "benchmark.csv"]
-        for d in datasets:
-            png = f"reliability_{d.name}.png"
+        # one diagram per set, and for the first shifted copy of each kind
+        first = [s for s in shifted if s.shift.get("draw", 0) == 0]
+        for d in datasets + first:
+            png = f"reliability_{_file_name(d.name)}.png"
             bm.plot_reliability(
                 [r for r in rows if r["dataset"] == d.name], d.y_test,
                 out_dir / png, title=f"{d.name}: test split",

@@ -2,6 +2,7 @@
 
 import csv
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,8 +118,11 @@ def test_console_script_subprocess(tmp_path):
     body = [ln.split() for ln in lines[3:5]]
     assert [b[0] for b in body] == ["uncalibrated", "temperature"]
     d = load_logits("sst2_gpt2_zeroshot")
-    assert body[0][2] == f"{_nll(d.logits_test, d.y_test):.4f}"
-    assert body[0][3] == f"{100 * _top_label_ece(d.logits_test, d.y_test):.2f}"
+    # NLL [low, high]  ECE [low, high] ...: the estimates are numbers 0 and 3
+    nums = re.findall(r"\d+\.\d+", lines[3])
+    assert nums[0] == f"{_nll(d.logits_test, d.y_test):.4f}"
+    assert nums[3] == f"{100 * _top_label_ece(d.logits_test, d.y_test):.2f}"
+    assert float(nums[1]) <= float(nums[0]) <= float(nums[2])
     assert "Traceback" not in proc.stderr
 
 
@@ -387,40 +391,76 @@ def test_inf_nll_row_gets_note(monkeypatch):
     assert "ok (" not in line
 
 
-def test_reliability_png_shows_only_skcal_methods(tmp_path):
-    """Peers stay in the table; the diagram shows uncalibrated + skcal, with
-    the legend outside the axes."""
+def test_reliability_png_shows_every_method_with_bin_counts(tmp_path):
+    """Peers are drawn too; the legend sits outside the axes and the lower
+    panel, on the same x-range, carries the uncalibrated model's bin counts."""
     pytest.importorskip("matplotlib")
     pytest.importorskip("skcal.metrics")
+    from scipy.special import softmax
 
-    class Same:
-        def fit(self, logits, y):
-            return self
-
-        def predict_proba(self, logits):
-            from scipy.special import softmax
-
-            return softmax(np.asarray(logits, dtype=float), axis=1)
+    from skcal.metrics import reliability_curve
 
     d = load_logits("sst2_gpt2_zeroshot")
+    proba = softmax(np.asarray(d.logits_test, dtype=float), axis=1)
     rows = [
-        dict(dataset=d.name, method=m, library=lib, ece=0.01 * i,
-             proba=Same().predict_proba(d.logits_test))
+        dict(dataset=d.name, method=m, library=lib, ece=0.01 * i, proba=proba)
         for i, (m, lib) in enumerate([("uncalibrated", "-"), ("temperature", "skcal"),
                                       ("sklearn-sigmoid", "scikit-learn")])
     ]
     fig = _benchmark.plot_reliability(rows, d.y_test, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    (ax,) = fig.axes
+    ax, hist_ax = fig.axes
     assert ax.get_legend() is None  # nothing drawn over the curves
     (legend,) = fig.legends
     texts = [t.get_text() for t in legend.get_texts()]
     assert texts == ["Perfectly calibrated", "uncalibrated (ECE 0.00%)",
-                     "temperature (ECE 1.00%)"]
-    # The legend lies below the axes.
+                     "temperature (ECE 1.00%)", "sklearn-sigmoid (ECE 2.00%)"]
+    assert hist_ax.get_xlim() == ax.get_xlim()
+    curve = reliability_curve(d.y_test, proba, n_bins=15)
+    shown = sorted(int(t.get_text()) for t in hist_ax.texts if t.get_text())
+    assert shown == sorted(curve.bin_count.tolist())
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    assert legend.get_window_extent(renderer).y1 <= ax.get_window_extent(renderer).y0
+    assert legend.get_window_extent(renderer).y1 <= hist_ax.get_window_extent(
+        renderer).y0
+    a, h = ax.get_window_extent(renderer), hist_ax.get_window_extent(renderer)
+    assert a.x0 == pytest.approx(h.x0, abs=1) and a.x1 == pytest.approx(h.x1, abs=1)
+
+
+def test_add_intervals_match_metrics_and_paired_bootstrap():
+    """Intervals equal confidence_interval's; '*' marks follow an independent
+    paired_difference_interval call with the same seed."""
+    from scipy.special import softmax
+
+    from skcal.metrics import confidence_interval, paired_difference_interval
+
+    d = load_logits("sst2_gpt2_zeroshot")
+    z = np.asarray(d.logits_test, dtype=float)
+    probas = {"a": softmax(z, axis=1), "b": softmax(z / 2, axis=1),
+              "c": softmax(z / 1.9, axis=1)}
+    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
+             **dict(dataset=d.name, method=m, library="-", proba=p, status="ok",
+                    nll=float(-np.mean(np.log(p[np.arange(len(p)), d.y_test]))))}
+            for m, p in probas.items()]
+    _benchmark.add_intervals(rows, d.y_test, n_resamples=300, random_state=5)
+    labels = np.arange(2)
+    for r in rows:
+        ci = confidence_interval("nll", d.y_test, r["proba"], n_resamples=300,
+                                 random_state=5, labels=labels)
+        assert (r["nll_low"], r["nll_high"]) == pytest.approx((ci.low, ci.high))
+        assert math.isnan(r["ece_low"]) and r["ece_best"] == ""
+    best = min(rows, key=lambda r: r["nll"])
+    assert best["nll_best"] is True
+    for r in rows:
+        if r is best:
+            continue
+        diff = paired_difference_interval("nll", d.y_test, r["proba"], best["proba"],
+                                          n_resamples=300, random_state=5,
+                                          labels=labels)
+        assert r["nll_best"] == (diff.low <= 0 <= diff.high)
+    assert [r["nll_best"] for r in rows].count(True) >= 1
+    table = _benchmark.format_table(rows)
+    assert "paired bootstrap" in table and "]*" in table
 
 
 def test_cli_version(capsys):

@@ -143,7 +143,11 @@ def test_from_estimator_errors(preds):
     with pytest.raises(NotFittedError):
         ReliabilityDisplay.from_estimator(LogisticRegression(), p, y)
     with pytest.raises(ValueError, match="class_index"):
-        ReliabilityDisplay.from_predictions(y, p, kind="class")
+        reliability_curve(y, p, kind="class")
+    # without class_index the display draws a grid of classes instead
+    grid = ReliabilityDisplay.from_predictions(y, p, kind="class")
+    assert len(grid.displays_) == min(4, p.shape[1] if p.ndim == 2 else 2)
+    plt.close("all")
 
 
 @pytest.mark.shared_data
@@ -169,3 +173,44 @@ def test_from_estimator_with_skcal_calibrator_before_and_after():
 
     assert round(drawn_ece(before), 2) == 5.50
     assert drawn_ece(after) == pytest.approx(0.95, abs=0.02)
+
+
+def test_markers_differ_histogram_shares_x_range_and_counts(preds):
+    y, p = preds
+    fig, ax = plt.subplots()
+    a = ReliabilityDisplay.from_predictions(y, p, ax=ax, show_histogram=True,
+                                            show_counts=True, name="a")
+    b = ReliabilityDisplay.from_predictions(y, p, ax=ax, show_histogram=True,
+                                            hist_ax=a.hist_ax_, name="b")
+    assert a.line_.get_marker() != b.line_.get_marker()
+    assert a.hist_ax_.get_xlim() == ax.get_xlim()
+    counts = [int(t.get_text()) for t in a.count_texts_]
+    assert counts == a.bin_count.tolist() and sum(counts) == len(y)
+    plt.close(fig)
+
+
+def test_binomial_band_and_smooth_curve(preds):
+    from skcal.metrics import reliability_curve, smooth_reliability_curve
+
+    y, p = preds
+    disp = ReliabilityDisplay.from_predictions(y, p, interval="wilson", smooth=True)
+    curve = reliability_curve(y, p, interval="wilson")
+    np.testing.assert_allclose(disp.prob_true_low, curve.prob_true_low)
+    sm = smooth_reliability_curve(y, p)
+    shown = np.isfinite(disp.line_.get_ydata())
+    np.testing.assert_allclose(disp.line_.get_ydata()[shown], sm.prob_true[shown])
+    assert disp.points_ is not None and "smECE" in disp.line_.get_label()
+    plt.close(disp.figure_)
+
+
+def test_classwise_grid_shows_most_frequent_classes():
+    rng = np.random.default_rng(0)
+    y = rng.choice(5, size=600, p=[0.05, 0.4, 0.25, 0.2, 0.1])
+    P = rng.dirichlet(np.ones(5), size=600)
+    disp = ReliabilityDisplay.from_predictions(y, P, kind="classwise",
+                                               n_classes_shown=3, show_histogram=True)
+    assert [d.class_label for d in disp.displays_] == [1, 2, 3]
+    assert disp.axes_.size == 3
+    with pytest.raises(ValueError, match="n_classes_shown"):
+        ReliabilityDisplay.from_predictions(y, P, kind="classwise", n_classes_shown=0)
+    plt.close("all")

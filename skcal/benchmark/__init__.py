@@ -1,6 +1,7 @@
 """The ``skcal benchmark`` comparison of calibration methods, and the peer libraries' adapters."""
 
 from ._benchmark import (
+    add_intervals,
     available_methods,
     failed_datasets,
     format_table,
@@ -10,6 +11,7 @@ from ._benchmark import (
 )
 
 __all__ = [
+    "add_intervals",
     "available_methods",
     "failed_datasets",
     "format_table",

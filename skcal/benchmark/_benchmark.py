@@ -24,6 +24,7 @@ from scipy.special import softmax
 from ._peers import PEERS, PeerUnavailable
 
 __all__ = [
+    "add_intervals",
     "available_methods",
     "run_benchmark",
     "format_table",
@@ -58,6 +59,13 @@ INF_NLL_NOTE = "NLL inf: a true class got probability 0"
 #: Number of equal-width bins of both ECEs in the table.
 N_BINS = 15
 
+#: Metrics that get a bootstrap interval and a paired comparison with the
+#: best method (lower is better, except accuracy).
+INTERVAL_METRICS = ("nll", "ece", "brier", "accuracy")
+
+#: Coverage of the intervals and of the paired comparisons.
+CONFIDENCE_LEVEL = 0.95
+
 COLUMNS = (
     "dataset",
     "method",
@@ -70,6 +78,7 @@ COLUMNS = (
     "fit_time_s",
     "predict_time_s",
     "status",
+    *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best")),
 )
 
 
@@ -202,9 +211,83 @@ def _run_method(data, method, random_state, keep_proba, skip=False):
     return row
 
 
+def _interval_stats(y, proba, metric):
+    """The resampleable statistic of one metric (see skcal.metrics._intervals)."""
+    from ..metrics._intervals import _build
+
+    labels = np.arange(proba.shape[1])
+    params = {"kind": "top-label", "n_bins": N_BINS} if metric == "ece" else {}
+    stat, _ = _build(metric, y, proba, None, "probabilities", labels, params)
+    return stat
+
+
+def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
+                  confidence_level=CONFIDENCE_LEVEL):
+    """Add bootstrap intervals and the paired comparison with the best method.
+
+    For each metric of ``INTERVAL_METRICS`` and each row with test
+    probabilities (key ``"proba"``) and a finite value, ``<metric>_low`` and
+    ``<metric>_high`` get the percentile interval of
+    :func:`skcal.metrics.confidence_interval`, and ``<metric>_best`` is True
+    for the best method and for every method whose paired bootstrap
+    interval of the difference to the best one contains 0 (the test split
+    cannot tell them apart), False otherwise. Every interval of one data set
+    uses the same resampled rows (same seed), so the comparisons are paired.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of one data set from ``run_benchmark(..., keep_proba=True)``;
+        modified in place.
+    y_test : ndarray of shape (n_samples,)
+        True test labels.
+    n_resamples : int, default=1000
+        Bootstrap resamples.
+    random_state : int, default=0
+        Seed of the resampling.
+    confidence_level : float, default=0.95
+        Coverage of the intervals.
+
+    Returns
+    -------
+    rows : list of dict
+        The same rows.
+    """
+    from ..metrics._intervals import _Difference, _batch, _bootstrap
+
+    y_test = np.asarray(y_test)
+    n = y_test.shape[0]
+    batch = _batch(None, n_resamples, n, 1)
+
+    def boot(stat):
+        return _bootstrap(stat, n, method="percentile", n_resamples=n_resamples,
+                          level=confidence_level,
+                          rng=np.random.default_rng(random_state), batch=batch)
+
+    for metric in INTERVAL_METRICS:
+        ok = [r for r in rows if "proba" in r and np.isfinite(r.get(metric, np.nan))]
+        for r in rows:
+            r[f"{metric}_low"] = r[f"{metric}_high"] = math.nan
+            r[f"{metric}_best"] = ""
+        if not ok:
+            continue
+        stats = [_interval_stats(y_test, r["proba"], metric) for r in ok]
+        for r, st in zip(ok, stats):
+            _, r[f"{metric}_low"], r[f"{metric}_high"], _, _ = boot(st)
+        sign = -1.0 if metric == "accuracy" else 1.0
+        best = int(np.argmin([sign * r[metric] for r in ok]))
+        for i, (r, st) in enumerate(zip(ok, stats)):
+            if i == best:
+                r[f"{metric}_best"] = True
+                continue
+            _, low, high, _, _ = boot(_Difference(st, stats[best]))
+            r[f"{metric}_best"] = bool(low <= 0.0 <= high)
+    return rows
+
+
 def run_benchmark(
     datasets, methods=None, *, peers=True, random_state=0, progress=False,
-    keep_proba=False,
+    keep_proba=False, n_resamples=0,
 ):
     """Fit every method on each data set's calibration split, score the test split.
 
@@ -227,6 +310,10 @@ def run_benchmark(
         Show a tqdm progress bar on stderr (no bar if tqdm is missing).
     keep_proba : bool, default=False
         Store the test probabilities of each method under the key ``"proba"``.
+    n_resamples : int, default=0
+        If > 0, add bootstrap intervals and the paired comparison with the
+        best method to every row (see :func:`add_intervals`), with this many
+        resamples.
 
     Returns
     -------
@@ -240,7 +327,9 @@ def run_benchmark(
         ``"skipped ..."`` or ``"error: ..."``; metric values are NaN unless
         ``status`` starts with ``"ok"``). Notes are ``"convergence warning"``,
         ``"classes absent from the calibration split"`` and, when the test NLL is infinite because the method gave a true
-        class probability exactly 0, ``INF_NLL_NOTE``.
+        class probability exactly 0, ``INF_NLL_NOTE``. With ``n_resamples``
+        also ``<metric>_low``, ``<metric>_high`` and ``<metric>_best`` for
+        the metrics of ``INTERVAL_METRICS``.
 
     Raises
     ------
@@ -277,15 +366,25 @@ def run_benchmark(
     rows = []
     try:
         for data in datasets:
+            these = []
             for method in methods:
                 if bar is not None:
                     bar.set_description(f"{data.name}: {method}")
                 skip = not explicit and method in OPT_IN
-                rows.append(
-                    _run_method(data, method, random_state, keep_proba, skip)
-                )
+                these.append(_run_method(
+                    data, method, random_state, keep_proba or n_resamples > 0, skip
+                ))
                 if bar is not None:
                     bar.update()
+            if n_resamples > 0:
+                if bar is not None:
+                    bar.set_description(f"{data.name}: intervals")
+                add_intervals(these, data.y_test, n_resamples=n_resamples,
+                              random_state=random_state)
+                if not keep_proba:
+                    for r in these:
+                        r.pop("proba", None)
+            rows.extend(these)
     finally:
         if bar is not None:
             bar.close()
@@ -334,6 +433,19 @@ _HEADERS = (
 )
 
 
+#: Mark of a method that is the best or not distinguishable from it.
+BEST_MARK = "*"
+
+
+def _with_interval(row, metric, scale=1.0, digits=4):
+    value = _fmt(row[metric], scale, digits)
+    low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
+    if value == "-" or low is None or not np.isfinite(low):
+        return value
+    mark = BEST_MARK if row.get(f"{metric}_best") is True else ""
+    return f"{value} [{_fmt(low, scale, digits)}, {_fmt(high, scale, digits)}]{mark}"
+
+
 def _cells(row):
     status = row["status"]
     ok = status.startswith("ok")
@@ -343,11 +455,11 @@ def _cells(row):
     return [
         row["method"],
         row["library"],
-        _fmt(row["nll"]),
-        _fmt(row["ece"], 100, 2),
+        _with_interval(row, "nll"),
+        _with_interval(row, "ece", 100, 2),
         _fmt(row["classwise_ece"], 100, 2),
-        _fmt(row["brier"]),
-        _fmt(row["accuracy"], 100, 2),
+        _with_interval(row, "brier"),
+        _with_interval(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
         _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
         note,
@@ -370,7 +482,10 @@ def format_table(rows, fmt="text", datasets=None):
     Returns
     -------
     table : str
-        ECE and accuracy are shown in percent, times in milliseconds.
+        ECE and accuracy are shown in percent, times in milliseconds. Rows
+        with intervals (:func:`add_intervals`) show ``value [low, high]``,
+        followed by ``*`` for the best method and the methods a paired
+        bootstrap cannot tell from it; a line under each table says so.
     """
     if fmt not in ("text", "markdown"):
         raise ValueError(f"fmt must be 'text' or 'markdown', got {fmt!r}")
@@ -410,6 +525,15 @@ def format_table(rows, fmt="text", datasets=None):
             out.append(line(list(_HEADERS)))
             out.append(line(["-" * w for w in widths]))
             out.extend(line(c) for c in cells)
+        mine = [r for r in rows if r["dataset"] == name]
+        if any(r.get("nll_best") in (True, False) for r in mine):
+            out.append("")
+            out.append(
+                f"[low, high]: {100 * CONFIDENCE_LEVEL:.0f}% percentile bootstrap "
+                f"interval on the test split. {BEST_MARK}: the best method, or one "
+                "that a paired bootstrap on the test split cannot tell apart from it "
+                "(the interval of the difference contains 0)."
+            )
         out.append("")
     return "\n".join(out)
 
@@ -438,7 +562,7 @@ def write_csv(rows, path):
 
 
 def plot_reliability(
-    rows, y_test, path, title=None, n_bins=N_BINS, libraries=("-", "skcal")
+    rows, y_test, path, title=None, n_bins=N_BINS, libraries=None
 ):
     """Save a top-label reliability diagram comparing the methods of one data set.
 
@@ -455,11 +579,9 @@ def plot_reliability(
         Figure title.
     n_bins : int, default=15
         Equal-width confidence bins.
-    libraries : tuple of str or None, default=("-", "skcal")
-        Draw only the rows whose ``library`` is listed: by default the
-        uncalibrated model (library ``"-"``) and skcal's calibrators, so the
-        diagram stays readable; the peer libraries are compared in the
-        table. None draws every row.
+    libraries : tuple of str or None, default=None
+        Draw only the rows whose ``library`` is listed (``"-"`` is the
+        uncalibrated model); None draws every method, the peers' too.
 
     Returns
     -------
@@ -469,8 +591,12 @@ def plot_reliability(
     Notes
     -----
     Uses matplotlib's object API (no pyplot, no global backend change). The
-    legend, with each method's top-label ECE, sits below the axes so that it
-    never covers the curves.
+    uncalibrated model is a dashed grey line, skcal's calibrators solid
+    lines and the peers thinner dotted ones, each with its own marker. The
+    lower panel shows the fraction of test samples per bin: bars with the
+    bin counts written on them for the uncalibrated model, a step line per
+    method. The legend, with each method's top-label ECE, sits below the
+    axes so that it never covers the curves.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -481,27 +607,50 @@ def plot_reliability(
         r for r in rows
         if "proba" in r and (libraries is None or r["library"] in libraries)
     ]
-    fig = Figure(figsize=(6.0, 7.2), layout="constrained")
+    fig = Figure(figsize=(6.4, 8.6), layout="constrained")
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    ax, hist_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3.2, 1])
     colors = ["0.35", "tab:blue", "tab:orange", "tab:green", "tab:red",
-              "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"]
+              "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan",
+              "navy", "gold", "black", "magenta", "teal", "lime"]
     y_test = np.asarray(y_test)
     for i, r in enumerate(shown):
         uncal = r["method"] == "uncalibrated"
-        ReliabilityDisplay.from_predictions(
+        peer = r["library"] not in ("-", "skcal")
+        color = colors[i % len(colors)]
+        disp = ReliabilityDisplay.from_predictions(
             y_test, r["proba"], kind="top-label", n_bins=n_bins,
             labels=np.arange(r["proba"].shape[1]), ax=ax, ref_line=i == 0,
             name=f"{r['method']} (ECE {100 * r['ece']:.2f}%)",
-            color=colors[i % len(colors)], marker="os^vD<>p"[i % 8],
-            markersize=4, linewidth=2 if uncal else 1.3,
-            linestyle="--" if uncal else "-",
+            color=color, markersize=4,
+            linewidth=2 if uncal else (1.0 if peer else 1.5),
+            linestyle="--" if uncal else (":" if peer else "-"),
         )
-    ax.set(xlim=(0, 1), ylim=(0, 1), title=title or "")
-    ax.set_aspect("equal")
+        edges = np.asarray(disp.bin_edges, dtype=float)
+        weight = np.zeros(edges.shape[0] - 1)
+        weight[disp.bin_index] = disp.bin_weight
+        if uncal:
+            bars = hist_ax.bar(edges[:-1], weight, width=np.diff(edges),
+                               align="edge", color=color, alpha=0.25)
+            counts = np.zeros(edges.shape[0] - 1, dtype=np.int64)
+            counts[disp.bin_index] = disp.bin_count
+            hist_ax.bar_label(bars, labels=[str(c) if c else "" for c in counts],
+                              fontsize=6, rotation=90, padding=1, color="0.25")
+        else:
+            hist_ax.stairs(weight, edges, color=color,
+                           linewidth=1.0 if peer else 1.4,
+                           linestyle=":" if peer else "-")
+    # no equal aspect: the two panels keep the same width, so a bin's bar
+    # lies exactly under its point
+    ax.set(xlim=(0, 1), ylim=(0, 1), title=title or "", xlabel="")
+    hist_ax.set(xlim=(0, 1), xlabel="Confidence (mean top-label probability)",
+                ylabel="Fraction of samples")
+    top = hist_ax.get_ylim()[1]
+    hist_ax.set_ylim(0, top * 1.3)
     if shown:
         if ax.get_legend() is not None:  # the display's own, inside the axes
             ax.get_legend().remove()
-        fig.legend(loc="outside lower center", ncol=2, fontsize=9, frameon=False)
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center",
+                   ncol=2, fontsize=8, frameon=False)
     fig.savefig(path, dpi=100)
     return fig

@@ -1,5 +1,7 @@
 """Reliability diagrams in scikit-learn's Display style."""
 
+import numbers
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -8,6 +10,8 @@ from ..metrics import reliability_curve
 __all__ = ["ReliabilityDisplay"]
 
 _DIAGONAL_GID = "skcal-perfect-calibration"
+_CURVE_GID = "skcal-reliability-curve"
+_MARKERS = ("s", "o", "^", "D", "v", "P", "X", "*")
 
 
 def _check_matplotlib(caller):
@@ -42,8 +46,9 @@ class ReliabilityDisplay:
     bin_index : ndarray of shape (n_nonempty,), default=None
         Position of each non-empty bin among all bins (for the histogram).
     prob_true_low, prob_true_high : ndarray of shape (n_nonempty,), default=None
-        A confidence band for ``prob_true`` (e.g. the bootstrap interval of
-        :func:`~skcal.metrics.reliability_curve`), drawn when given.
+        A confidence band for ``prob_true`` (the binomial or bootstrap
+        interval of :func:`~skcal.metrics.reliability_curve`), drawn when
+        given.
     estimator_name : str, default=None
         Legend label of the curve.
     kind : {"top-label", "classwise", "binary"}, default="top-label"
@@ -51,11 +56,22 @@ class ReliabilityDisplay:
         another name for ``"classwise"``.
     class_label : object, default=None
         The class shown when ``kind`` is ``"classwise"`` or ``"binary"``.
+    bin_count : ndarray of shape (n_nonempty,), default=None
+        Number of samples per bin (written on the diagram with
+        ``show_counts=True``).
+    smooth_x, smooth_prob_true : ndarray of shape (n_points,), default=None
+        A smoothed reliability curve
+        (:func:`~skcal.metrics.smooth_reliability_curve`); when given it is
+        drawn as the line and the bins as unconnected markers.
 
     Attributes
     ----------
     line_ : matplotlib.lines.Line2D
-        The reliability curve.
+        The reliability curve (the smoothed one when given).
+    points_ : matplotlib.lines.Line2D or None
+        The bin markers, when a smoothed curve is the line.
+    count_texts_ : list of matplotlib.text.Text
+        The bin counts written with ``show_counts=True``.
     ax_ : matplotlib.axes.Axes
         Axes of the curve.
     figure_ : matplotlib.figure.Figure
@@ -68,6 +84,12 @@ class ReliabilityDisplay:
         Axes of the histogram of bin weights, when shown.
     hist_ : matplotlib.container.BarContainer or None
         Bars of the histogram, when shown (heights = ``bin_weight``).
+    displays_ : list of ReliabilityDisplay
+        Only on the display returned by a class grid
+        (``from_predictions(kind="classwise")`` without ``class_index``):
+        one display per class drawn, this one first.
+    axes_ : ndarray of matplotlib.axes.Axes
+        Only on a class grid: the grid's axes.
 
     See Also
     --------
@@ -106,6 +128,9 @@ class ReliabilityDisplay:
         estimator_name=None,
         kind="top-label",
         class_label=None,
+        bin_count=None,
+        smooth_x=None,
+        smooth_prob_true=None,
     ):
         self.prob_true = prob_true
         self.prob_pred = prob_pred
@@ -117,6 +142,9 @@ class ReliabilityDisplay:
         self.estimator_name = estimator_name
         self.kind = kind
         self.class_label = class_label
+        self.bin_count = bin_count
+        self.smooth_x = smooth_x
+        self.smooth_prob_true = smooth_prob_true
 
     def _axis_labels(self):
         if self.kind == "top-label":
@@ -132,6 +160,7 @@ class ReliabilityDisplay:
         ref_line=True,
         show_histogram=False,
         hist_ax=None,
+        show_counts=False,
         **kwargs,
     ):
         """Draw the diagram.
@@ -140,18 +169,23 @@ class ReliabilityDisplay:
         ----------
         ax : matplotlib.axes.Axes, default=None
             Axes to draw on; a new figure and axes are created when None.
-            Reuse an axes to overlay several calibrators.
+            Reuse an axes to overlay several calibrators: each curve on the
+            same axes gets the next marker of ``("s", "o", "^", "D", "v",
+            "P", "X", "*")`` unless ``marker`` is passed.
         name : str, default=None
             Legend label; defaults to ``estimator_name``.
         ref_line : bool, default=True
             Draw the perfect-calibration diagonal (once per axes).
         show_histogram : bool, default=False
             Also draw the fraction of samples per bin as bars in a panel
-            below ``ax`` (or in ``hist_ax``).
+            below ``ax`` (or in ``hist_ax``), on the same x-range as ``ax``.
         hist_ax : matplotlib.axes.Axes, default=None
             Axes for the histogram; by default a new panel is appended below
             ``ax``. Pass the ``hist_ax_`` of a previous display to stack
             histograms of several calibrators in one panel.
+        show_counts : bool, default=False
+            Write the number of samples of each bin: above the histogram bars
+            when the histogram is shown, otherwise next to the markers.
         **kwargs : dict
             Passed to :meth:`matplotlib.axes.Axes.plot` for the curve.
 
@@ -165,7 +199,8 @@ class ReliabilityDisplay:
         ------
         ValueError
             If ``show_histogram`` is set but the display was built without
-            ``bin_weight``, ``bin_edges`` and ``bin_index``.
+            ``bin_weight``, ``bin_edges`` and ``bin_index``, or
+            ``show_counts`` without ``bin_count``.
         """
         plt = _check_matplotlib("ReliabilityDisplay.plot")
         if show_histogram and (
@@ -174,6 +209,8 @@ class ReliabilityDisplay:
             raise ValueError(
                 "show_histogram=True needs bin_weight, bin_edges and bin_index."
             )
+        if show_counts and self.bin_count is None:
+            raise ValueError("show_counts=True needs bin_count.")
         if ax is None:
             _, ax = plt.subplots()
         name = self.estimator_name if name is None else name
@@ -188,11 +225,23 @@ class ReliabilityDisplay:
                     [0, 1], [0, 1], "k:", label="Perfectly calibrated",
                     gid=_DIAGONAL_GID,
                 )
-        line_kwargs = {"marker": "s"}
+        n_curves = sum(1 for ln in ax.get_lines() if ln.get_gid() == _CURVE_GID)
+        marker = kwargs.pop("marker", _MARKERS[n_curves % len(_MARKERS)])
+        line_kwargs = {"gid": _CURVE_GID}
         if name is not None:
             line_kwargs["label"] = name
-        line_kwargs.update(kwargs)
-        (self.line_,) = ax.plot(self.prob_pred, self.prob_true, **line_kwargs)
+        self.points_ = None
+        if self.smooth_x is not None and self.smooth_prob_true is not None:
+            line_kwargs.update(kwargs)
+            (self.line_,) = ax.plot(self.smooth_x, self.smooth_prob_true, **line_kwargs)
+            (self.points_,) = ax.plot(
+                self.prob_pred, self.prob_true, linestyle="none", marker=marker,
+                markerfacecolor="none", color=self.line_.get_color(), alpha=0.8,
+            )
+        else:
+            line_kwargs["marker"] = marker
+            line_kwargs.update(kwargs)
+            (self.line_,) = ax.plot(self.prob_pred, self.prob_true, **line_kwargs)
         color = self.line_.get_color()
 
         self.band_ = None
@@ -205,26 +254,43 @@ class ReliabilityDisplay:
         xlabel, ylabel = self._axis_labels()
         ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
         if ax.get_legend_handles_labels()[1]:
-            ax.legend(loc="upper left")
+            ax.legend(loc="upper left", fontsize="small")
 
         self.hist_ax_ = None
         self.hist_ = None
+        self.count_texts_ = []
         if show_histogram:
             if hist_ax is None:
                 from mpl_toolkits.axes_grid1 import make_axes_locatable
 
                 hist_ax = make_axes_locatable(ax).append_axes(
-                    "bottom", size="30%", pad=0.5, sharex=ax
+                    "bottom", size="30%", pad=0.1, sharex=ax
                 )
+                ax.set_xlabel("")
+                ax.tick_params(labelbottom=False)
             edges = np.asarray(self.bin_edges, dtype=float)
             idx = np.asarray(self.bin_index)
             self.hist_ = hist_ax.bar(
                 edges[idx], self.bin_weight, width=np.diff(edges)[idx],
-                align="edge", color=color, alpha=0.4, edgecolor=color,
+                align="edge", color=color, alpha=0.35, edgecolor=color,
                 label=name,
             )
-            hist_ax.set(xlabel=xlabel, ylabel="Fraction of samples")
+            hist_ax.set(xlabel=xlabel, ylabel="Fraction of samples",
+                        xlim=ax.get_xlim())
+            if show_counts:
+                self.count_texts_ = list(hist_ax.bar_label(
+                    self.hist_, labels=[str(int(c)) for c in self.bin_count],
+                    fontsize=6, color=color, rotation=90, padding=1,
+                ))
+                hist_ax.set_ylim(0, max(hist_ax.get_ylim()[1],
+                                        1.35 * float(np.max(self.bin_weight))))
             self.hist_ax_ = hist_ax
+        elif show_counts:
+            self.count_texts_ = [
+                ax.annotate(str(int(c)), (x, y), xytext=(3, -9),
+                            textcoords="offset points", fontsize=6, color=color)
+                for x, y, c in zip(self.prob_pred, self.prob_true, self.bin_count)
+            ]
 
         self.ax_ = ax
         self.figure_ = ax.figure
@@ -246,11 +312,15 @@ class ReliabilityDisplay:
         n_bootstrap=0,
         confidence_level=0.95,
         random_state=None,
+        interval=None,
+        smooth=False,
+        n_classes_shown=4,
         name=None,
         ref_line=True,
         ax=None,
         show_histogram=False,
         hist_ax=None,
+        show_counts=False,
         **kwargs,
     ):
         """Reliability diagram from true labels and predicted probabilities.
@@ -266,7 +336,9 @@ class ReliabilityDisplay:
             Top-label confidence, one column (``class_index``), or the
             positive class of a binary problem; the names of
             :func:`~skcal.metrics.calibration_error` (``"class"`` is another
-            name for ``"classwise"``).
+            name for ``"classwise"``). ``"classwise"`` without
+            ``class_index`` draws a grid: one diagram for each of the
+            ``n_classes_shown`` most frequent classes of ``y_true``.
         class_index : int, default=None
             Column shown for ``kind="classwise"``.
         n_bins : int, default=15
@@ -285,34 +357,81 @@ class ReliabilityDisplay:
             Coverage of the band.
         random_state : int, RandomState instance or None, default=None
             Seed of the bootstrap.
+        interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
+            Draw the band from per-bin binomial intervals instead
+            (:func:`~skcal.metrics.binomial_interval`); unlike a bootstrap
+            band it keeps its width on bins whose outcomes are all 0 or 1.
+        smooth : bool, default=False
+            Draw the smoothed reliability curve of Błasiok & Nakkiran
+            (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
+            smooth ECE) as the line, and the bins as markers; the legend
+            label gets the smooth ECE.
+        n_classes_shown : int, default=4
+            Size of the class grid (``kind="classwise"`` without
+            ``class_index``).
         name : str, default=None
             Legend label.
         ref_line : bool, default=True
             Draw the perfect-calibration diagonal.
         ax : matplotlib.axes.Axes, default=None
-            Axes to draw on.
+            Axes to draw on. For a class grid: an array of at least
+            ``n_classes_shown`` axes (e.g. from ``plt.subplots``), or None
+            for a new figure.
         show_histogram : bool, default=False
             Add a panel with the fraction of samples per bin.
         hist_ax : matplotlib.axes.Axes, default=None
             Axes for that panel.
+        show_counts : bool, default=False
+            Write the number of samples of each bin.
         **kwargs : dict
             Passed to :meth:`matplotlib.axes.Axes.plot`.
 
         Returns
         -------
         display : ReliabilityDisplay
+            For a class grid, the display of the first class, with
+            ``displays_`` and ``axes_``.
 
         Raises
         ------
         ValueError
-            As :func:`skcal.metrics.reliability_curve`.
+            As :func:`skcal.metrics.reliability_curve`, and for an invalid
+            ``n_classes_shown`` or a class grid with ``hist_ax``.
         """
+        if kind in ("classwise", "class") and class_index is None:
+            return cls._class_grid(
+                y_true, y_prob, n_classes_shown=n_classes_shown, ax=ax,
+                hist_ax=hist_ax, labels=labels, input_type=input_type,
+                sample_weight=sample_weight,
+                kwargs=dict(
+                    n_bins=n_bins, strategy=strategy, n_bootstrap=n_bootstrap,
+                    confidence_level=confidence_level, random_state=random_state,
+                    interval=interval, smooth=smooth, name=name, ref_line=ref_line,
+                    show_histogram=show_histogram, show_counts=show_counts, **kwargs,
+                ),
+            )
         curve = reliability_curve(
             y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
             strategy=strategy, sample_weight=sample_weight, input_type=input_type,
             labels=labels, n_bootstrap=n_bootstrap,
             confidence_level=confidence_level, random_state=random_state,
+            interval=interval,
         )
+        smooth_x = smooth_prob_true = None
+        if smooth:
+            from ..metrics import smooth_reliability_curve
+
+            sm = smooth_reliability_curve(
+                y_true, y_prob, kind=kind, class_index=class_index,
+                sample_weight=sample_weight, input_type=input_type, labels=labels,
+            )
+            # not drawn where the scores have (almost) no density
+            smooth_x = sm.x
+            smooth_prob_true = np.where(
+                sm.density >= 0.05 * np.max(sm.density), sm.prob_true, np.nan
+            )
+            label = f"smECE {100 * sm.smooth_ece:.2f}%"
+            name = label if name is None else f"{name} ({label})"
         class_label = None
         if kind != "top-label":
             column = 1 if kind == "binary" else class_index
@@ -331,11 +450,76 @@ class ReliabilityDisplay:
             estimator_name=name,
             kind=kind,
             class_label=class_label,
+            bin_count=curve.bin_count,
+            smooth_x=smooth_x,
+            smooth_prob_true=smooth_prob_true,
         )
         return disp.plot(
             ax=ax, ref_line=ref_line, show_histogram=show_histogram,
-            hist_ax=hist_ax, **kwargs,
+            hist_ax=hist_ax, show_counts=show_counts, **kwargs,
         )
+
+    @classmethod
+    def _class_grid(cls, y_true, y_prob, *, n_classes_shown, ax, hist_ax, labels,
+                    input_type, sample_weight, kwargs):
+        """One diagram per most frequent class of ``y_true``, on a grid of axes."""
+        from ..metrics._validation import _check_inputs
+
+        plt = _check_matplotlib("ReliabilityDisplay.from_predictions")
+        if (
+            isinstance(n_classes_shown, bool)
+            or not isinstance(n_classes_shown, numbers.Integral)
+            or n_classes_shown < 1
+        ):
+            raise ValueError(
+                f"n_classes_shown must be an integer >= 1, got {n_classes_shown!r}."
+            )
+        if hist_ax is not None:
+            raise ValueError("A class grid draws its own histogram panels; "
+                             "pass class_index to use hist_ax.")
+        inp = _check_inputs(y_true, y_prob, sample_weight=sample_weight,
+                            input_type=input_type, labels=labels)
+        y_idx = np.asarray(inp.y.cpu() if inp.is_torch else inp.y)
+        n_classes = 2 if inp.binary_1d else inp.scores.shape[1]
+        freq = np.bincount(y_idx, minlength=n_classes)
+        shown = np.argsort(-freq, kind="stable")[: min(int(n_classes_shown), n_classes)]
+        if ax is None:
+            ncols = min(len(shown), 4)
+            nrows = -(-len(shown) // ncols)
+            _, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.9 * nrows),
+                                   squeeze=False)
+        else:
+            axes = np.atleast_1d(np.asarray(ax, dtype=object))
+            if axes.size < len(shown):
+                raise ValueError(
+                    f"ax holds {axes.size} axes but {len(shown)} classes are shown."
+                )
+        flat = axes.reshape(-1)
+        displays = [
+            cls.from_predictions(
+                y_true, y_prob, kind="classwise", class_index=int(k), labels=labels,
+                input_type=input_type, sample_weight=sample_weight, ax=flat[i],
+                **kwargs,
+            )
+            for i, k in enumerate(shown)
+        ]
+        for extra in flat[len(shown):]:
+            extra.set_visible(False)
+        ncols = axes.shape[-1] if axes.ndim > 1 else flat.size
+        for i, d in enumerate(displays):
+            d.ax_.set_title(f"class {d.class_label} (n={int(freq[shown[i]])})",
+                            fontsize="medium")
+            if i % ncols:  # y labels on the first column only
+                d.ax_.set_ylabel("")
+                if d.hist_ax_ is not None:
+                    d.hist_ax_.set_ylabel("")
+            elif d.hist_ax_ is not None:
+                d.hist_ax_.set_ylabel("Fraction")
+        first = displays[0]
+        first.displays_ = displays
+        first.axes_ = axes
+        first.figure_.tight_layout()
+        return first
 
     @classmethod
     def from_estimator(
@@ -352,11 +536,15 @@ class ReliabilityDisplay:
         n_bootstrap=0,
         confidence_level=0.95,
         random_state=None,
+        interval=None,
+        smooth=False,
+        n_classes_shown=4,
         name=None,
         ref_line=True,
         ax=None,
         show_histogram=False,
         hist_ax=None,
+        show_counts=False,
         **kwargs,
     ):
         """Reliability diagram of a fitted classifier or calibrator.
@@ -392,6 +580,13 @@ class ReliabilityDisplay:
             Coverage of the band.
         random_state : int, RandomState instance or None, default=None
             Seed of the bootstrap.
+        interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
+            Band from per-bin binomial intervals.
+        smooth : bool, default=False
+            Draw the smoothed reliability curve (see :meth:`from_predictions`).
+        n_classes_shown : int, default=4
+            Size of the class grid for ``kind="classwise"`` without
+            ``class_index``.
         name : str, default=None
             Legend label; defaults to the estimator's class name.
         ref_line : bool, default=True
@@ -402,6 +597,8 @@ class ReliabilityDisplay:
             Add a panel with the fraction of samples per bin.
         hist_ax : matplotlib.axes.Axes, default=None
             Axes for that panel.
+        show_counts : bool, default=False
+            Write the number of samples of each bin.
         **kwargs : dict
             Passed to :meth:`matplotlib.axes.Axes.plot`.
 
@@ -429,6 +626,7 @@ class ReliabilityDisplay:
             strategy=strategy, sample_weight=sample_weight,
             labels=getattr(estimator, "classes_", None), n_bootstrap=n_bootstrap,
             confidence_level=confidence_level, random_state=random_state,
+            interval=interval, smooth=smooth, n_classes_shown=n_classes_shown,
             name=name, ref_line=ref_line, ax=ax, show_histogram=show_histogram,
-            hist_ax=hist_ax, **kwargs,
+            hist_ax=hist_ax, show_counts=show_counts, **kwargs,
         )

@@ -20,34 +20,62 @@ from ._calibration_error import (
     reliability_curve,
     rms_calibration_error,
 )
+from ._calibration_tests import (
+    kolmogorov_smirnov_calibration_test,
+    kuiper_calibration_test,
+    spiegelhalter_test,
+)
+from ._debiased import debiased_calibration_error
+from ._decomposition import brier_decomposition, log_loss_decomposition
+from ._intervals import (
+    binomial_interval,
+    confidence_interval,
+    paired_difference_interval,
+)
+from ._smooth import smooth_calibration_error, smooth_reliability_curve
 from ._scorers import (
     get_scorer,
     get_scorer_names,
     neg_brier_score_scorer,
     neg_classwise_calibration_error_scorer,
+    neg_debiased_calibration_error_scorer,
     neg_expected_calibration_error_scorer,
     neg_log_likelihood_scorer,
     neg_maximum_calibration_error_scorer,
     neg_rms_calibration_error_scorer,
+    neg_smooth_calibration_error_scorer,
 )
 from ._scores import brier_score, negative_log_likelihood
 from ._validation import PROBA_SUM_TOL
 
 __all__ = [
     "PROBA_SUM_TOL",
+    "binomial_interval",
+    "brier_decomposition",
     "brier_score",
     "calibration_error",
+    "confidence_interval",
+    "debiased_calibration_error",
     "expected_calibration_error",
     "get_scorer",
     "get_scorer_names",
+    "kolmogorov_smirnov_calibration_test",
+    "kuiper_calibration_test",
+    "log_loss_decomposition",
     "maximum_calibration_error",
     "neg_brier_score_scorer",
     "neg_classwise_calibration_error_scorer",
+    "neg_debiased_calibration_error_scorer",
     "neg_expected_calibration_error_scorer",
     "neg_log_likelihood_scorer",
     "neg_maximum_calibration_error_scorer",
     "neg_rms_calibration_error_scorer",
+    "neg_smooth_calibration_error_scorer",
     "negative_log_likelihood",
+    "paired_difference_interval",
     "reliability_curve",
     "rms_calibration_error",
+    "smooth_calibration_error",
+    "smooth_reliability_curve",
+    "spiegelhalter_test",
 ]

@@ -367,6 +367,7 @@ def reliability_curve(
     n_bootstrap=0,
     confidence_level=0.95,
     random_state=None,
+    interval=None,
 ):
     """Per-bin mean score and observed frequency: the data of a reliability diagram.
 
@@ -402,6 +403,13 @@ def reliability_curve(
         Coverage of the bootstrap interval, in (0, 1).
     random_state : int, RandomState instance or None, default=None
         Seed of the bootstrap resampling.
+    interval : {{"clopper-pearson", "wilson", "jeffreys"}}, default=None
+        If given, an exact (or score) binomial interval of ``prob_true`` in
+        every bin, from :func:`binomial_interval` with the bin's number of
+        samples and of positive outcomes (sums of the sample weights, read
+        as frequency weights). Unlike a percentile bootstrap, these keep a
+        positive width on bins whose outcomes are all 0 or all 1. Cannot be
+        combined with ``n_bootstrap``.
 
     Returns
     -------
@@ -416,9 +424,9 @@ def reliability_curve(
         - ``bin_count`` (n_nonempty,), int: number of samples per bin;
         - ``bin_index`` (n_nonempty,), int: position of each bin among all bins;
         - ``bin_edges`` (n_bins_effective + 1,): the edges of all bins;
-        - ``prob_true_low``, ``prob_true_high`` (n_nonempty,): the bootstrap
-          interval, only when ``n_bootstrap > 0`` (NaN where a bin was empty
-          in every resample).
+        - ``prob_true_low``, ``prob_true_high`` (n_nonempty,): the binomial
+          interval (with ``interval``) or the bootstrap interval (with
+          ``n_bootstrap > 0``; NaN where a bin was empty in every resample).
 
     Raises
     ------
@@ -470,6 +478,10 @@ def reliability_curve(
         raise ValueError(
             f"confidence_level must be in (0, 1), got {_plain(confidence_level)!r}."
         )
+    if interval is not None:
+        _check_choice("interval", interval, ("clopper-pearson", "wilson", "jeffreys"))
+        if n_bootstrap:
+            raise ValueError("Pass either interval or n_bootstrap, not both.")
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     if kind == "classwise" and class_index is None:
@@ -503,6 +515,15 @@ def reliability_curve(
         bin_index=np.flatnonzero(nonempty),
         bin_edges=s["edges"],
     )
+    if interval is not None:
+        from ._debiased import _frequency_scale
+        from ._intervals import binomial_interval
+
+        scale = _frequency_scale(sample_weight, inp)
+        curve.prob_true_low, curve.prob_true_high = binomial_interval(
+            s["target_sum"][nonempty] * scale, wsum * scale,
+            confidence_level=confidence_level, method=interval,
+        )
     if n_bootstrap:
         curve.prob_true_low, curve.prob_true_high = _bootstrap_prob_true(
             inp, targets, s, n_bootstrap, confidence_level, random_state

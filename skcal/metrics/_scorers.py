@@ -19,7 +19,9 @@ from ._calibration_error import (
     maximum_calibration_error,
     rms_calibration_error,
 )
+from ._debiased import debiased_calibration_error
 from ._scores import brier_score, negative_log_likelihood
+from ._smooth import smooth_calibration_error
 
 __all__ = [
     "get_scorer",
@@ -28,6 +30,8 @@ __all__ = [
     "neg_rms_calibration_error_scorer",
     "neg_maximum_calibration_error_scorer",
     "neg_classwise_calibration_error_scorer",
+    "neg_debiased_calibration_error_scorer",
+    "neg_smooth_calibration_error_scorer",
     "neg_brier_score_scorer",
     "neg_log_likelihood_scorer",
 ]
@@ -45,6 +49,8 @@ _METRICS = {
     "neg_rms_calibration_error": rms_calibration_error,
     "neg_maximum_calibration_error": maximum_calibration_error,
     "neg_classwise_calibration_error": _classwise_calibration_error,
+    "neg_debiased_calibration_error": debiased_calibration_error,
+    "neg_smooth_calibration_error": smooth_calibration_error,
     "neg_brier_score": brier_score,
     "neg_log_likelihood": negative_log_likelihood,
 }
@@ -87,6 +93,8 @@ neg_expected_calibration_error_scorer = _make("neg_expected_calibration_error")
 neg_rms_calibration_error_scorer = _make("neg_rms_calibration_error")
 neg_maximum_calibration_error_scorer = _make("neg_maximum_calibration_error")
 neg_classwise_calibration_error_scorer = _make("neg_classwise_calibration_error")
+neg_debiased_calibration_error_scorer = _make("neg_debiased_calibration_error")
+neg_smooth_calibration_error_scorer = _make("neg_smooth_calibration_error")
 neg_brier_score_scorer = _make("neg_brier_score")
 neg_log_likelihood_scorer = _make("neg_log_likelihood")
 
@@ -95,6 +103,8 @@ _SCORERS = {
     "neg_rms_calibration_error": neg_rms_calibration_error_scorer,
     "neg_maximum_calibration_error": neg_maximum_calibration_error_scorer,
     "neg_classwise_calibration_error": neg_classwise_calibration_error_scorer,
+    "neg_debiased_calibration_error": neg_debiased_calibration_error_scorer,
+    "neg_smooth_calibration_error": neg_smooth_calibration_error_scorer,
     "neg_brier_score": neg_brier_score_scorer,
     "neg_log_likelihood": neg_log_likelihood_scorer,
 }
@@ -123,7 +133,9 @@ def get_scorer(scoring, **kwargs):
     scoring : str or callable
         One of skcal's names (``"neg_expected_calibration_error"``,
         ``"neg_rms_calibration_error"``, ``"neg_maximum_calibration_error"``,
-        ``"neg_classwise_calibration_error"``, ``"neg_brier_score"``,
+        ``"neg_classwise_calibration_error"``,
+        ``"neg_debiased_calibration_error"``, ``"neg_smooth_calibration_error"``,
+        ``"neg_brier_score"``,
         ``"neg_log_likelihood"``); any other value is passed to
         :func:`sklearn.metrics.get_scorer`.
     **kwargs

@@ -23,13 +23,13 @@ NumPy arrays.
 """
 
 import numbers
-import sys
 from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.utils import check_array
 
 from .._backend import _numpy as _numpy_kernels
+from ..utils._array import is_torch_tensor
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
     min_max,
@@ -46,12 +46,6 @@ from ..utils.validation import (
 PROBA_SUM_TOL = probability_row_tolerance(np.float64)
 
 _INPUT_TYPES = ("probabilities", "logits")
-
-
-def _is_torch_tensor(x):
-    """Whether ``x`` is a ``torch.Tensor``, without importing torch."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
 
 
 class _Inputs(NamedTuple):
@@ -99,7 +93,7 @@ def _check_n_bins(n_bins, n_samples=None):
 
 
 def _to_numpy_labels(y_true):
-    if _is_torch_tensor(y_true):
+    if is_torch_tensor(y_true):
         y_true = y_true.detach().cpu().numpy()
     try:
         y = np.asarray(y_true)
@@ -175,7 +169,7 @@ def _fail_infinite(input_type, only_neg):
 def _row_chunks(p):
     """Row slices of ``p`` (1-D or 2-D) sized for a float64 working chunk."""
     k = 1 if p.ndim == 1 else p.shape[1]
-    if _is_torch_tensor(p):
+    if is_torch_tensor(p):
         from .._backend import _torch as _torch_kernels
 
         return _torch_kernels.chunk_rows(p.shape[0], k, 8, device=p.device)
@@ -200,7 +194,7 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
                 )
     if binary_1d:
         return
-    if _is_torch_tensor(p):
+    if is_torch_tensor(p):
         import torch
 
         sums = p.new_empty(p.shape[0], dtype=torch.float64)
@@ -248,7 +242,7 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
         labels, or negative weights.
     """
     _check_choice("input_type", input_type, _INPUT_TYPES)
-    if _is_torch_tensor(y_prob):
+    if is_torch_tensor(y_prob):
         return _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels)
 
     columns = getattr(y_prob, "columns", None)  # a DataFrame's column names

@@ -13,11 +13,13 @@ from sklearn.utils._param_validation import Interval
 
 from .._backend._ovr import interp_knots, stack_columns
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 
 __all__ = ["IsotonicScaler"]
 
 
+@substitute_docstring
 class IsotonicScaler(OneVsRestCalibrator):
     """Isotonic calibration: a non-decreasing step-linear map of the log-odds.
 
@@ -29,13 +31,9 @@ class IsotonicScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(input_type)s
+    %(classes)s
+    %(backend)s
     clip : float in [0, 0.5) or None, default=1e-6
         ``eps``: bound every fitted map to ``[eps, 1 - eps]`` (the ``y_min`` /
         ``y_max`` of the isotonic fits), so that no predicted probability is

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend import _numpy
 from .._backend._ovr import _ovr_columns, host64, ovr_row_stats, param_like
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
@@ -471,6 +472,7 @@ def fit_platt_ovr(
 
 
 # --------------------------------------------------------- one-vs-rest scores
+@substitute_docstring
 class PlattScaler(OneVsRestCalibrator):
     """Platt scaling: a logistic map ``sigmoid(A s + B)`` of the log-odds score.
 
@@ -482,13 +484,9 @@ class PlattScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(input_type)s
+    %(classes)s
+    %(backend)s
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets ``t+ = (N+ + 1) / (N+ + 2)`` for
         positives and ``t- = 1 / (N- + 2)`` for negatives (``N+``, ``N-``:

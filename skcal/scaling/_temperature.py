@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._backend import _numpy
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
@@ -243,6 +244,7 @@ def fit_temperature(
     return _newton(Z, y, sample_weight, xp, stats, beta0, tol, max_iter, scale)
 
 
+@substitute_docstring
 class TemperatureScaler(BaseCalibrator):
     """Temperature scaling: one positive temperature ``T`` shared by all classes.
 
@@ -256,11 +258,8 @@ class TemperatureScaler(BaseCalibrator):
     input_type : {"logits", "probabilities"}, default="logits"
         What ``X`` holds. Probabilities are turned into logits by ``log``
         (exact zeros first become the dtype's smallest normal number).
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(classes)s
+    %(backend)s
     tol : float, default=1e-10
         Relative tolerance on ``beta = 1/T``: the iteration stops when the
         Newton step, or the error predicted after it, is below ``tol * beta``.

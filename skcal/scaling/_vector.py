@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._temperature import fit_temperature
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ..utils._array import to_numpy
 
 __all__ = ["VectorScaler", "fit_vector"]
@@ -284,6 +285,7 @@ def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
     return res.x[:k] * w0, res.x[k:].copy(), int(res.nit), status
 
 
+@substitute_docstring
 class VectorScaler(BaseCalibrator):
     """Vector scaling: a per-class scale ``w_k`` and bias ``b_k`` on the logits.
 
@@ -300,11 +302,8 @@ class VectorScaler(BaseCalibrator):
         What ``X`` holds. Probabilities are turned into logits by ``log``.
         Note that, unlike ``softmax``, vector scaling is not invariant to a
         per-row shift of the logits (unless all ``w_k`` are equal).
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``. By default the sorted unique labels of
-        ``y``; with integer labels ``0..K-1`` some classes may be absent.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(classes)s
+    %(backend)s
     alpha : float, default=1e-4
         Strength (>= 0) of the L2 penalty
         ``alpha/2 * (||w - 1||^2 + ||b||^2)`` added to the *mean* NLL. The

@@ -1,0 +1,315 @@
+"""Brier score and log loss = miscalibration - discrimination + uncertainty."""
+
+import numpy as np
+from scipy.optimize import isotonic_regression
+from scipy.special import xlogy
+from sklearn.utils import Bunch
+
+from . import _binning, _rows
+from ._calibration_error import _STRATEGIES, _check_kind
+from ._events import class_vectors, event_vectors
+from ._validation import _check_choice, _check_inputs, _check_n_bins
+
+__all__ = ["brier_decomposition", "log_loss_decomposition"]
+
+_METHODS = ("corp", "binned")
+
+
+def _brier(p, o):
+    return (p - o) ** 2
+
+
+def _log_loss(p, o):
+    # 0 log 0 = 0: a recalibrated probability of 0 or 1 only occurs where every
+    # outcome agrees with it
+    return -(xlogy(o, p) + xlogy(1 - o, 1 - p))
+
+
+def _recalibrated(s, o, w, method, n_bins, strategy):
+    """Recalibrated probabilities of the rows: isotonic (CORP) or per-bin frequency."""
+    if method == "corp":
+        order = np.argsort(s, kind="stable")
+        ss = s[order]
+        start = np.concatenate([[True], ss[1:] != ss[:-1]])  # tied scores pooled
+        group = np.cumsum(start) - 1
+        Wg = np.bincount(group, w[order])
+        Tg = np.bincount(group, (w * o)[order])
+        keep = Wg > 0
+        fit = np.zeros(Wg.shape[0])
+        fit[keep] = isotonic_regression(
+            Tg[keep] / Wg[keep], weights=Wg[keep], increasing=True
+        ).x
+        out = np.empty_like(s)
+        out[order] = fit[group]
+        return out, None
+    if strategy == "uniform":
+        ids, nb = _binning.uniform_bin_ids(s, n_bins), n_bins
+    else:
+        edges = _binning.quantile_edges(s, w, n_bins)
+        ids = np.searchsorted(edges[1:-1], s, side="left")
+        nb = edges.shape[0] - 1
+    Wb = np.bincount(ids, w, nb)
+    Tb = np.bincount(ids, w * o, nb)
+    Pb = np.bincount(ids, w * s, nb)
+    freq = np.divide(Tb, Wb, out=np.zeros(nb), where=Wb > 0)
+    mean = np.divide(Pb, Wb, out=np.zeros(nb), where=Wb > 0)
+    return freq[ids], mean[ids]
+
+
+def _decompose_event(s, o, w, score, method, n_bins, strategy):
+    keep = w > 0  # zero-weight rows neither count nor move the fits
+    if not keep.all():
+        s, o, w = s[keep], o[keep], w[keep]
+    W = np.sum(w)
+    base = np.sum(w * o) / W
+    recal, bin_mean = _recalibrated(s, o, w, method, n_bins, strategy)
+    total = np.sum(w * score(s, o)) / W
+    recal_score = np.sum(w * score(recal, o)) / W
+    unc = np.sum(w * score(np.full_like(s, base), o)) / W
+    out = {
+        "score": total,
+        "miscalibration": total - recal_score,
+        "discrimination": unc - recal_score,
+        "uncertainty": unc,
+    }
+    if bin_mean is not None and score is _brier:
+        # Murphy's reliability: per-bin mean score against per-bin frequency
+        out["reliability"] = np.sum(w * _brier(bin_mean, recal)) / W
+    return out
+
+
+def _decomposition(score, y_true, y_prob, method, kind, class_index, n_bins,
+                   strategy, sample_weight, input_type, labels, scale_by_half):
+    _check_choice("method", method, _METHODS)
+    kind = _check_kind(kind)
+    _check_choice("strategy", strategy, _STRATEGIES)
+    n_bins = _check_n_bins(n_bins)
+    if kind != "classwise" and class_index is not None:
+        raise ValueError("class_index is only used with kind='classwise'.")
+    if not (isinstance(scale_by_half, bool) or scale_by_half == "auto"):
+        raise ValueError(
+            f"scale_by_half must be True, False or 'auto', got {scale_by_half!r}."
+        )
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels,
+    )
+    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
+    w = (np.ones(inp.scores.shape[0]) if inp.weight is None
+         else _rows.ops(inp).to_numpy(inp.weight))
+    if kind == "classwise" and class_index is None:
+        events = [(s, o) for _, s, o in class_vectors(inp)]
+        half = (_rows.n_columns(inp) == 2 if scale_by_half == "auto"
+                else scale_by_half)
+    else:
+        events = [event_vectors(inp, kind, class_index)]
+        half = False
+    parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
+             for s, o in events]
+    keys = parts[0].keys()
+    factor = 0.5 if half else 1.0
+    res = {k: float(factor * sum(p[k] for p in parts)) for k in keys}
+    res["method"] = method
+    return Bunch(**res)
+
+
+_PARAMS = """
+    y_true : array-like of shape (n_samples,)
+        True labels (a ``torch.Tensor`` is accepted).
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Probabilities (or logits with ``input_type="logits"``).
+    method : {"corp", "binned"}, default="corp"
+        ``"corp"``: recalibrate by isotonic regression (pool-adjacent-
+        violators, tied scores pooled), the CORP approach of Dimitriadis,
+        Gneiting and Jordan (2021): no tuning parameter, and the
+        miscalibration term is never negative. ``"binned"``: recalibrate by
+        the observed frequency of each bin (Murphy 1973).
+    kind : {"classwise", "top-label", "binary"}, default="classwise"
+        Which binary events are decomposed. ``"classwise"``: every class
+        against the rest, terms summed over classes, halved for 2 classes
+        (see ``scale_by_half``); ``"binary"``: the positive class;
+        ``"top-label"``: the confidence against correctness (a score of
+        that event, not of the multiclass forecast). With ``class_index``,
+        ``"classwise"`` decomposes one class.
+    class_index : int, default=None
+        One column of ``y_prob`` for ``kind="classwise"``.
+    n_bins : int, default=15
+        Bins for ``method="binned"``.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Bin rule for ``method="binned"`` (as in :func:`calibration_error`).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights (a weight of 2 is a repeated row).
+    input_type : {"probabilities", "logits"}, default="probabilities"
+        How to read ``y_prob``.
+    labels : array-like of shape (n_classes,), default=None
+        Class of each column of ``y_prob`` (see :func:`calibration_error`).
+    scale_by_half : bool or "auto", default="auto"
+        For ``kind="classwise"`` over all classes: halve the sum over classes
+        (``"auto"``: for 2 classes only, the convention of
+        :func:`brier_score`).""".strip()
+
+_NOTES = """
+    With :math:`S` the mean score, :math:`\\hat p_i` the recalibrated
+    probability of row :math:`i` (isotonic fit of the outcomes on the scores
+    for CORP, its bin's observed frequency for binned) and :math:`\\bar o`
+    the base rate:
+
+    .. math::
+
+        \\mathrm{MCB} = S(s, o) - S(\\hat p, o),\\quad
+        \\mathrm{DSC} = S(\\bar o, o) - S(\\hat p, o),\\quad
+        \\mathrm{UNC} = S(\\bar o, o),\\qquad
+        S(s, o) = \\mathrm{MCB} - \\mathrm{DSC} + \\mathrm{UNC}
+
+    exactly (up to rounding). With CORP, MCB and DSC are non-negative,
+    because the isotonic fit minimises every proper score among monotone
+    recalibrations (Dimitriadis et al. 2021, Theorem 1)."""
+
+
+def brier_decomposition(
+    y_true,
+    y_prob,
+    *,
+    method="corp",
+    kind="classwise",
+    class_index=None,
+    n_bins=15,
+    strategy="uniform",
+    sample_weight=None,
+    input_type="probabilities",
+    labels=None,
+    scale_by_half="auto",
+):
+    """Brier score = miscalibration - discrimination + uncertainty.
+
+    Parameters
+    ----------
+    {params}
+
+    Returns
+    -------
+    result : :class:`sklearn.utils.Bunch`
+        ``score``, ``miscalibration``, ``discrimination``, ``uncertainty``
+        (floats, with ``score = miscalibration - discrimination +
+        uncertainty``) and ``method``. For ``method="binned"`` also
+        ``reliability``: Murphy's :math:`\\sum_m w_m (\\bar s_m - \\bar o_m)^2`,
+        which differs from ``miscalibration`` by the within-bin variance and
+        covariance of Stephenson et al. (2008).
+
+    Raises
+    ------
+    ValueError
+        As :func:`brier_score`, and for invalid options.
+
+    See Also
+    --------
+    log_loss_decomposition, brier_score
+
+    Notes
+    -----
+    {notes}
+
+    For the binned method, DSC is Murphy's resolution
+    :math:`\\sum_m w_m (\\bar o_m - \\bar o)^2` and UNC is
+    :math:`\\bar o (1 - \\bar o)`; ``miscalibration`` equals Murphy's
+    reliability only when the scores are constant within bins. For
+    ``kind="classwise"``, ``score`` is :func:`brier_score` with the same
+    ``scale_by_half``.
+
+    References
+    ----------
+    .. [1] A. H. Murphy, "A New Vector Partition of the Probability Score",
+       Journal of Applied Meteorology 12, 1973.
+    .. [2] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+       diagrams for probabilistic classifiers", PNAS 118(8), 2021.
+    .. [3] D. B. Stephenson, C. A. S. Coelho and I. T. Jolliffe, "Two Extra
+       Components in the Brier Score Decomposition", Weather and Forecasting
+       23, 2008.
+
+    Examples
+    --------
+    >>> from skcal.metrics import brier_decomposition
+    >>> d = brier_decomposition([0, 1, 1, 0], [0.1, 0.9, 0.4, 0.6], kind="binary")
+    >>> round(d.score, 4), round(d.miscalibration - d.discrimination + d.uncertainty, 4)
+    (0.185, 0.185)
+    """
+    return _decomposition(_brier, y_true, y_prob, method, kind, class_index, n_bins,
+                          strategy, sample_weight, input_type, labels, scale_by_half)
+
+
+brier_decomposition.__doc__ = brier_decomposition.__doc__.format(
+    params=_PARAMS, notes=_NOTES
+)
+
+
+def log_loss_decomposition(
+    y_true,
+    y_prob,
+    *,
+    method="corp",
+    kind="classwise",
+    class_index=None,
+    n_bins=15,
+    strategy="uniform",
+    sample_weight=None,
+    input_type="probabilities",
+    labels=None,
+    scale_by_half="auto",
+):
+    """Log loss = miscalibration - discrimination + uncertainty.
+
+    Parameters
+    ----------
+    {params}
+
+    Returns
+    -------
+    result : :class:`sklearn.utils.Bunch`
+        ``score``, ``miscalibration``, ``discrimination``, ``uncertainty``
+        (floats, ``score = miscalibration - discrimination + uncertainty``)
+        and ``method``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`negative_log_likelihood`, and for invalid options.
+
+    See Also
+    --------
+    brier_decomposition, negative_log_likelihood
+
+    Notes
+    -----
+    {notes}
+
+    The score is the binary log loss (natural log) of each event,
+    :math:`-o \\log s - (1 - o) \\log(1 - s)`; UNC is the entropy of the base
+    rate. For ``kind="binary"`` (and ``"classwise"`` with 2 classes) the
+    score equals :func:`negative_log_likelihood`; for more classes
+    ``"classwise"`` sums the one-vs-rest log losses, which is not the
+    multiclass NLL. A score of exactly 0 or 1 on a row whose outcome
+    disagrees makes the score and the miscalibration infinite.
+
+    References
+    ----------
+    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+       diagrams for probabilistic classifiers", PNAS 118(8), 2021.
+    .. [2] J. Bröcker, "Reliability, sufficiency, and the decomposition of
+       proper scores", Quarterly Journal of the Royal Meteorological Society
+       135, 2009.
+
+    Examples
+    --------
+    >>> from skcal.metrics import log_loss_decomposition
+    >>> d = log_loss_decomposition([0, 1, 1, 0], [0.1, 0.9, 0.4, 0.6], kind="binary")
+    >>> round(d.score - (d.miscalibration - d.discrimination + d.uncertainty), 12)
+    0.0
+    """
+    return _decomposition(_log_loss, y_true, y_prob, method, kind, class_index,
+                          n_bins, strategy, sample_weight, input_type, labels,
+                          scale_by_half)
+
+
+log_loss_decomposition.__doc__ = log_loss_decomposition.__doc__.format(
+    params=_PARAMS, notes=_NOTES
+)

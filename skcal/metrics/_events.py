@@ -1,0 +1,81 @@
+"""Per-row event vectors shared by the interval, test, smooth and decomposition metrics.
+
+A calibration *event* pairs a float64 score ``s_i`` with a 0/1 outcome
+``o_i``: the top-label confidence and whether the predicted class is right,
+or the probability of one class and whether it is the true class. The
+metrics of this module family need the ``(n_samples,)`` float64 vectors of
+one event at a time (sorting, kernel smoothing, isotonic regression or
+resampling need the rows, not just per-bin sums). They are produced chunk by
+chunk by :mod:`skcal.metrics._rows` (on a tensor's device for torch input)
+and returned as NumPy arrays: ``y_prob`` itself is never up-cast or copied as
+a whole.
+
+Sample weights
+--------------
+Quantities that depend on the number of samples (debiasing terms, binomial
+intervals, test statistics' variances) read the weights as *frequency*
+weights: a weight of 2 counts as two samples, so ``sample_weight`` is
+equivalent to repeating rows. :func:`frequency_weights` returns the
+validated weights on their original scale (the validation of
+:mod:`skcal.metrics._validation` divides them by their maximum, which is kept
+for weighted means only).
+"""
+
+import numpy as np
+
+from ..utils.validation import check_sample_weight
+from . import _rows
+from ._calibration_error import _class_index
+
+__all__ = ["event_vectors", "frequency_weights", "class_vectors"]
+
+
+def event_vectors(inp, kind, class_index=None):
+    """Float64 NumPy ``(score, outcome)`` vectors of one event, shape ``(n,)`` each.
+
+    ``kind`` is ``"top-label"``, ``"binary"`` or ``"classwise"`` (with
+    ``class_index``), as in :func:`~skcal.metrics.calibration_error`.
+    """
+    xp = _rows.ops(inp)
+    n = inp.scores.shape[0]
+    if kind == "top-label":
+        chunks = _rows.top_label_chunks(inp, xp)
+    else:
+        k = _class_index(kind, class_index, _rows.n_columns(inp))
+        chunks = _rows.class_chunks(inp, xp, k)
+    s, o = xp.empty(n), xp.empty(n)
+    for sl, x, t in chunks:
+        s[sl], o[sl] = x, t
+    return xp.to_numpy(s), xp.to_numpy(o)
+
+
+def class_vectors(inp):
+    """Yield ``(k, score, outcome)`` float64 NumPy vectors for every class ``k``."""
+    xp = _rows.ops(inp)
+    n, K = inp.scores.shape[0], _rows.n_columns(inp)
+    shift = (
+        _rows.logit_shift(inp, xp) if inp.logits and not inp.binary_1d else None
+    )
+    for k in range(K):
+        column = _rows.class_column(inp, xp, k, shift) if shift is not None else None
+        s, o = xp.empty(n), xp.empty(n)
+        for sl, x, t in _rows.class_chunks(inp, xp, k, column):
+            s[sl], o[sl] = x, t
+        yield k, xp.to_numpy(s), xp.to_numpy(o)
+
+
+def frequency_weights(sample_weight, inp):
+    """Validated weights as a float64 NumPy array on their own scale, or None.
+
+    ``inp.weight`` (from the shared validation) holds the same weights
+    divided by their maximum; this multiplies it back, so a weight of 2 is
+    two samples.
+    """
+    if sample_weight is None:
+        return None
+    raw = check_sample_weight(sample_weight, inp.scores.shape[0])
+    return np.asarray(raw, dtype=np.float64)
+
+
+def weights_or_ones(w, n):
+    return np.ones(n) if w is None else w

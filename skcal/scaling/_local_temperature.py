@@ -1,0 +1,674 @@
+"""Local (instance-dependent) temperature scaling: ``T(x)`` predicted by a small network.
+
+The calibrated logits are ``z / T(x)`` with ``T(x) = T_min + softplus(g(phi(x)))``,
+``g`` a small multilayer perceptron over features ``phi(x)`` of the sample (the
+sorted top-k log-probabilities of its logits, optionally with user-supplied
+features). The network starts from the global temperature, is trained by
+full-batch NLL with weight decay and early stopping on an internal validation
+split, and is kept only if it beats the global temperature on that split.
+Training on NumPy input is plain NumPy (manual backpropagation); a
+``torch.Tensor`` input is trained by torch autograd on the tensor's device,
+torch being imported only then. Prediction is plain NumPy.
+"""
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_array, validate_data
+
+from ._temperature import fit_temperature
+from ..base import BaseCalibrator
+from ..utils._array import is_torch_tensor, to_numpy
+from ..utils.validation import check_scores
+
+__all__ = ["LocalTemperatureScaler"]
+
+#: Fewer weighted rows than this in either part of the internal split: the
+#: network is not trained and the global temperature is used.
+MIN_ROWS_PER_SPLIT = 20
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix(h):
+    """SplitMix64 finaliser (Steele, Lea & Flood 2014), elementwise on uint64."""
+    h = h ^ (h >> np.uint64(30))
+    h = h * _MIX1
+    h = h ^ (h >> np.uint64(27))
+    h = h * _MIX2
+    return h ^ (h >> np.uint64(31))
+
+
+def content_split(Z, F, seed, fraction):
+    """Validation mask decided by each row's content, not its position.
+
+    Every row goes to the validation part when a seeded hash of its sorted
+    logits (rounded to float16) and of its extra features (rounded likewise)
+    falls below ``fraction``. Identical rows therefore land in the same part:
+    the split does not depend on the row order, integer sample weights split
+    like repeated rows, and a permutation of the logit columns or the logit
+    dtype does not change it (up to the rare row whose float32 and float64
+    values round to different float16 numbers).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes)
+    F : ndarray of shape (n_samples, n_extra) or None
+    seed : int
+    fraction : float in (0, 1)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), bool
+        True for the validation rows.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        cols = [np.sort(Z, axis=1)]
+        if F is not None and F.shape[1]:
+            cols.append(F)
+        h = np.full(Z.shape[0], np.uint64(seed) * _MIX2 + np.uint64(0x9E3779B97F4A7C15))
+        for block in cols:
+            bits = (np.asarray(block, dtype=np.float16) + np.float16(0)).view(np.uint16)
+            for j in range(bits.shape[1]):
+                h = _mix(h ^ bits[:, j].astype(np.uint64))
+    u = (h >> np.uint64(11)).astype(np.float64) / float(2**53)
+    return u < fraction
+
+
+def topk_log_proba(Z, k):
+    """The ``k`` largest log-probabilities of each row, in decreasing order.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes), float64
+    k : int
+        At most ``n_classes``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, k), float64
+        ``sort(log_softmax(z))[::-1][:k]``: the sorted top-k logits (Tomani et
+        al. 2022) with the row's log-sum-exp removed, so that adding a constant
+        to a row changes nothing.
+    """
+    if k == 0:
+        return np.empty((Z.shape[0], 0))
+    m = Z.max(axis=1, keepdims=True)
+    Zc = Z - m
+    if k < Z.shape[1]:
+        top = np.partition(Zc, Z.shape[1] - k, axis=1)[:, Z.shape[1] - k:]
+    else:
+        top = Zc.copy()
+    top = -np.sort(-top, axis=1)
+    np.exp(Zc, out=Zc)
+    return top - np.log(Zc.sum(axis=1, keepdims=True))
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _inv_softplus(y):
+    # log(exp(y) - 1), stable for large y
+    return y + math.log(-math.expm1(-y))
+
+
+def _mlp_numpy(F, coefs, intercepts):
+    h = F
+    for i, (W, b) in enumerate(zip(coefs, intercepts)):
+        h = h @ W + b
+        if i < len(coefs) - 1:
+            h = np.tanh(h)
+    return h[:, 0]
+
+
+def _log_softmax_rows(Z, inv_t):
+    """``log_softmax(Z * inv_t[:, None])`` in float64."""
+    Zs = (Z - Z.max(axis=1, keepdims=True)) * inv_t[:, None]
+    return Zs - np.log(np.exp(Zs).sum(axis=1, keepdims=True))
+
+
+def _init_params(sizes, t0, seed):
+    """Initial weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) hidden layers, last layer
+    with zero weights and the bias that makes ``T(x) == T_min + t0`` everywhere."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for i in range(len(sizes) - 1):
+        fan_in, fan_out = sizes[i], sizes[i + 1]
+        if i == len(sizes) - 2:
+            params += [np.zeros((fan_in, fan_out)), np.full(fan_out, _inv_softplus(t0))]
+        else:
+            bound = 1.0 / math.sqrt(fan_in)
+            params += [rng.uniform(-bound, bound, size=(fan_in, fan_out)),
+                       rng.uniform(-bound, bound, size=fan_out)]
+    return params
+
+
+class _Adam:
+    """Adam (Kingma & Ba 2015) with torch.optim.Adam's exact update formula."""
+
+    def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8):
+        self.lr, self.b1, self.b2, self.eps, self.t = lr, betas[0], betas[1], eps, 0
+        self.m = [p * 0 for p in params]
+        self.v = [p * 0 for p in params]
+
+    def step(self, params, grads):
+        self.t += 1
+        bc1 = 1 - self.b1**self.t
+        bc2 = 1 - self.b2**self.t
+        for p, g, m, v in zip(params, grads, self.m, self.v):
+            m *= self.b1
+            m += (1 - self.b1) * g
+            v *= self.b2
+            v += (1 - self.b2) * g * g
+            denom = (v**0.5) / math.sqrt(bc2) + self.eps
+            p -= (self.lr / bc1) * m / denom
+
+
+def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
+    """Gradient and validation-NLL functions of the network's parameters.
+
+    NumPy (manual backpropagation) for a CPU fit; torch autograd on ``device``
+    for tensor input. Objective: weighted mean NLL of ``softmax(z / T(x))`` on
+    the training rows plus ``wd * sum ||W||^2``.
+    """
+    def part(mask):
+        Zm = Zl[mask] - Zl[mask].max(axis=1, keepdims=True)
+        return phi[mask], Zm, y[mask], w[mask] / w[mask].sum()
+
+    P_tr, Z_tr, y_tr, w_tr = part(tr)
+    P_va, Z_va, y_va, w_va = part(val)
+    if device is None:
+        idx_tr, idx_va = np.arange(len(y_tr)), np.arange(len(y_va))
+
+        def forward(params, P):
+            hs = [P]
+            for i in range(0, len(params) - 2, 2):
+                hs.append(np.tanh(hs[-1] @ params[i] + params[i + 1]))
+            s = (hs[-1] @ params[-2] + params[-1])[:, 0]
+            return hs, s
+
+        def val_fn(params):
+            _, s = forward(params, P_va)
+            lp = _log_softmax_rows(Z_va, 1.0 / (t_min + _softplus(s)))
+            return float(-(w_va @ lp[idx_va, y_va]))
+
+        def grad_fn(params):
+            hs, s = forward(params, P_tr)
+            T = t_min + _softplus(s)
+            # one (n, K) temporary: p = softmax(z / T), in place (Z_tr's row
+            # maxima are 0, so z / T <= 0 and exp cannot overflow)
+            Pr = np.multiply(Z_tr, (1.0 / T)[:, None])
+            np.exp(Pr, out=Pr)
+            Pr /= Pr.sum(axis=1, keepdims=True)
+            # dL/dT_i = -(w_i / T_i^2) (E_p[z_i] - z_{i,y_i})
+            ez = np.einsum("ij,ij->i", Pr, Z_tr) - Z_tr[idx_tr, y_tr]
+            g = (-w_tr / T**2 * ez * _sigmoid(s))[:, None]  # dL/ds
+            grads = [None] * len(params)
+            for i in range(len(params) - 2, -1, -2):
+                h = hs[i // 2]
+                grads[i] = h.T @ g + 2.0 * wd * params[i]
+                grads[i + 1] = g.sum(axis=0)
+                if i:
+                    g = (g @ params[i].T) * (1.0 - h * h)
+            return grads
+
+        return grad_fn, val_fn, np.copy, params
+
+    import torch
+
+    def t(a):
+        return torch.from_numpy(np.ascontiguousarray(a)).to(device)
+
+    P_tr, Z_tr, y_tr, w_tr = map(t, (P_tr, Z_tr, y_tr, w_tr))
+    P_va, Z_va, y_va, w_va = map(t, (P_va, Z_va, y_va, w_va))
+    tparams = [t(p) for p in params]
+
+    def nll(params, P, Zc, yy, ww):
+        h = P
+        for i in range(0, len(params), 2):
+            h = h @ params[i] + params[i + 1]
+            if i < len(params) - 2:
+                h = torch.tanh(h)
+        T = t_min + torch.nn.functional.softplus(h[:, 0])
+        lp = torch.log_softmax(Zc / T[:, None], dim=1)
+        return -(ww * lp.gather(1, yy[:, None])[:, 0]).sum()
+
+    def val_fn(params):
+        with torch.no_grad():
+            return float(nll(params, P_va, Z_va, y_va, w_va))
+
+    def grad_fn(params):
+        ps = [p.detach().requires_grad_() for p in params]
+        loss = nll(ps, P_tr, Z_tr, y_tr, w_tr)
+        if wd:
+            loss = loss + wd * sum((p * p).sum() for p in ps[0::2])
+        return [g.detach() for g in torch.autograd.grad(loss, ps)]
+
+    def to_np(p):
+        return p.detach().cpu().numpy().copy()
+
+    return grad_fn, val_fn, to_np, tparams
+
+
+def _sigmoid(x):
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+class LocalTemperatureScaler(BaseCalibrator):
+    """Local temperature scaling: a temperature ``T(x)`` per sample, from a tiny network.
+
+    The calibrated probabilities are ``softmax(z / T(x))`` with
+    ``T(x) = min_temperature + softplus(g(phi(x)))``: ``T(x) > 0``, so the
+    predicted class of every row is exactly that of the logits. ``g`` is a
+    multilayer perceptron (tanh hidden layers) over the features ``phi(x)``:
+    the ``top_k`` largest log-probabilities of the row, sorted (parameterised
+    temperature scaling, Tomani et al. 2022), followed by the last
+    ``n_extra_features`` columns of ``X`` if any (e.g. an embedding of the
+    input), all standardised.
+
+    The network starts as the global temperature (``T(x) == T*`` of
+    :class:`~skcal.TemperatureScaler` on the training part) and is trained on
+    the weighted NLL plus ``weight_decay`` times the squared weights, by
+    full-batch Adam with early stopping on an internal validation split. It is
+    kept only if its validation NLL beats the global temperature's by more than
+    ``shrink_threshold`` standard errors; otherwise (``local_ = False``) the
+    calibrator is exactly temperature scaling, with ``T*`` fitted on the whole
+    calibration set. NumPy input is trained in NumPy (no torch needed); a
+    ``torch.Tensor`` input is trained with torch on its device (CPU or GPU).
+    A fitted calibrator stores NumPy arrays only, so it pickles and predicts
+    without torch or a GPU.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What the logit columns of ``X`` hold.
+    classes : array-like of shape (n_classes,), default=None
+        Labels of the logit columns of ``X``.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Accepted for API compatibility. Training follows the data (NumPy for
+        arrays, torch on the tensor's device for a tensor ``X``); prediction
+        runs in NumPy and a tensor ``X`` gets a tensor on its device back.
+    n_extra_features : int, default=0
+        Number of trailing columns of ``X`` that are per-sample features, not
+        logits: ``X = [logits | features]`` of shape
+        ``(n_samples, n_classes + n_extra_features)``. Putting the features in
+        ``X`` keeps the calibrator a plain estimator, so that ``Pipeline``,
+        ``GridSearchCV`` and ``cross_val_score`` split logits and features
+        together (build ``X`` with ``numpy.hstack`` or a
+        ``ColumnTransformer``). A binary problem may give one score column
+        followed by the features.
+    top_k : int, default=10
+        Number of sorted log-probabilities used as features (capped at the
+        number of classes). 0 uses only the extra features.
+    hidden_layer_sizes : tuple of int, default=(16,)
+        Sizes of the hidden layers of ``g``.
+    min_temperature : float, default=0.05
+        ``T_min``, the lower bound of ``T(x)``.
+    weight_decay : float, default=1e-3
+        Coefficient of the squared weights (not the biases) in the objective.
+    learning_rate : float, default=0.01
+        Adam step size.
+    max_iter : int, default=500
+        Maximum number of full-batch Adam steps.
+    n_iter_no_change : int, default=25
+        Stop when the validation NLL has not improved by ``tol`` (relative)
+        for this many steps; the best network on the validation split is kept.
+    tol : float, default=1e-5
+        Relative improvement of the validation NLL that counts as progress.
+    validation_fraction : float, default=0.2
+        Expected fraction of the rows in the internal validation split.
+    shrink_threshold : float, default=2.0
+        The network is kept only if, on the validation split, the mean paired
+        NLL gain over the global temperature exceeds this many standard
+        errors. 0 keeps it whenever it is better at all; a negative value
+        keeps it even when worse (for experiments).
+    random_state : int, RandomState instance or None, default=0
+        Seeds the network's initial weights and the validation split. The fit
+        is deterministic for a given value (a local NumPy ``Generator`` draws
+        the initial weights; no global random state, torch default or thread
+        setting is touched).
+
+    Attributes
+    ----------
+    temperature_ : float
+        Global temperature ``T*`` fitted on the whole calibration set (the
+        model used when ``local_`` is False).
+    local_ : bool
+        Whether the per-sample network is used.
+    coefs_ : list of ndarray
+        Weight matrices of ``g`` (float64); the last has shape ``(h, 1)``.
+    intercepts_ : list of ndarray
+        Bias vectors of ``g`` (float64).
+    feature_mean_, feature_scale_ : ndarray of shape (n_phi,)
+        Standardisation of the features ``phi(x)``.
+    validation_nll_ : ndarray of shape (2,)
+        Mean NLL on the validation split of the global temperature (fitted on
+        the training part) and of the network (NaN if it was not trained).
+    best_iter_ : int
+        Step at which the kept network had its best validation NLL.
+    n_iter_ : int
+        Newton iterations of the global temperature plus the Adam steps run
+        (none when the network was not trained).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+        Number of columns of ``X`` in ``fit`` (logits and extra features).
+
+    Notes
+    -----
+    Objective of the network's parameters ``theta`` on the training part:
+    ``sum_i w_i [logsumexp(z_i / T_theta(x_i)) - z_{i,y_i} / T_theta(x_i)] / sum_i w_i
+    + weight_decay * ||W||^2``. Initialisation: the last layer's weights are
+    0 and its bias is ``softplus^{-1}(T* - T_min)``, so the fit starts at the
+    global temperature. The split is decided by a seeded hash of each row's
+    content (see :func:`content_split`): the fit does not depend on the row
+    order, and integer sample weights fit like repeated rows. Stopping rule:
+    early stopping as above; reaching ``max_iter`` while still improving
+    raises a ``ConvergenceWarning``. Too small calibration sets (fewer than 20
+    weighted rows in either part) use the global temperature.
+
+    References
+    ----------
+    C. Tomani, D. Cremers, F. Buettner, "Parameterized Temperature Scaling for
+    Boosting the Expressive Power in Post-Hoc Uncertainty Calibration",
+    ECCV 2022 (prediction-specific temperatures from a neural network over the
+    sorted top-k logits; skcal trains it by NLL, starts it at the global
+    temperature and adds the shrinkage test).
+    C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger, "On Calibration of Modern
+    Neural Networks", ICML 2017 (global temperature scaling).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import LocalTemperatureScaler
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=600)
+    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(600, 3)))
+    >>> lts = LocalTemperatureScaler(max_iter=50).fit(logits, y)
+    >>> lts.predict_proba(logits).shape
+    (600, 3)
+    >>> bool((lts.predict(logits) == logits.argmax(axis=1)).all())
+    True
+    """
+
+    _weight_scale_invariant = True
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "n_extra_features": [Interval(Integral, 0, None, closed="left")],
+        "top_k": [Interval(Integral, 0, None, closed="left")],
+        "hidden_layer_sizes": [tuple, list],
+        "min_temperature": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "shrink_threshold": [Interval(Real, None, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        n_extra_features=0,
+        top_k=10,
+        hidden_layer_sizes=(16,),
+        min_temperature=0.05,
+        weight_decay=1e-3,
+        learning_rate=0.01,
+        max_iter=500,
+        n_iter_no_change=25,
+        tol=1e-5,
+        validation_fraction=0.2,
+        shrink_threshold=2.0,
+        random_state=0,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.n_extra_features = n_extra_features
+        self.top_k = top_k
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.min_temperature = min_temperature
+        self.weight_decay = weight_decay
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.validation_fraction = validation_fraction
+        self.shrink_threshold = shrink_threshold
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ input
+    def _validate_X(self, X, *, reset):
+        m = self.n_extra_features
+        if m == 0:
+            return super()._validate_X(X, reset=reset)
+        validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
+        if is_torch_tensor(X):
+            A = X
+            if A.ndim != 2:
+                raise ValueError(
+                    f"X must be 2-D [logits | {m} features]; got {A.ndim}-D."
+                )
+        else:
+            A = check_array(X, dtype=[np.float64, np.float32, np.float16],
+                            ensure_all_finite=False, input_name="X")
+        n_cols = A.shape[1]
+        if n_cols <= m:
+            raise ValueError(
+                f"X has {n_cols} features, but n_extra_features={m}: X must hold the "
+                "logits followed by the extra features."
+            )
+        L = A[:, : n_cols - m]
+        F = A[:, n_cols - m:]
+        Fn = to_numpy(F).astype(np.float64)
+        if not np.isfinite(Fn).all():
+            raise ValueError(
+                "The extra features of X (its last n_extra_features columns) contain "
+                "NaN or infinity."
+            )
+        Z, n_logit_cols = check_scores(
+            L[:, 0] if n_cols - m == 1 else L, input_type=self.input_type
+        )
+        if reset:
+            self.n_features_in_ = n_cols
+        elif Z.shape[1] != len(self.classes_):
+            raise ValueError(
+                f"X has {n_cols} features, but {self.__class__.__name__} is expecting "
+                f"{self.n_features_in_} features as input ({len(self.classes_)} "
+                f"classes and {m} extra features)."
+            )
+        Zn = to_numpy(Z)
+        out_dtype = np.float64 if Zn.dtype == np.float64 else np.float32
+        out = np.hstack([Zn.astype(out_dtype), Fn.astype(out_dtype)])
+        if is_torch_tensor(X):  # keep the device: training follows the data
+            import torch
+
+            return torch.from_numpy(out).to(X.device)
+        return out
+
+    def _prepare(self, Z):
+        # Training follows Z (NumPy, or torch on a tensor's device; see _fit);
+        # prediction runs in NumPy and base._restore returns the input's type.
+        from .._backend import _numpy
+
+        return Z, _numpy
+
+    def _encode_y(self, y, n_columns, n_samples):
+        if self.n_extra_features and getattr(self, "feature_names_in_", None) is not None:
+            # only the logit columns' names may name classes
+            names = self.feature_names_in_
+            self.feature_names_in_ = names[: len(names) - self.n_extra_features]
+            try:
+                return super()._encode_y(y, n_columns - self.n_extra_features, n_samples)
+            finally:
+                self.feature_names_in_ = names
+        return super()._encode_y(y, n_columns - self.n_extra_features, n_samples)
+
+    def _split(self, Z):
+        """Float64 NumPy logits and extra features from the validated ``Z``."""
+        A = to_numpy(Z)
+        m = self.n_extra_features
+        K = A.shape[1] - m
+        Zl = np.array(A[:, :K], dtype=np.float64)
+        F = np.array(A[:, K:], dtype=np.float64) if m else None
+        return Zl, F, A.dtype
+
+    def _phi(self, Zl, F):
+        k = min(self.top_k, Zl.shape[1])
+        phi = topk_log_proba(Zl, k)
+        if F is not None:
+            phi = np.hstack([phi, F])
+        return phi
+
+    # -------------------------------------------------------------------- fit
+    def _fit(self, Z, y, sample_weight, xp):
+        if self.top_k == 0 and self.n_extra_features == 0:
+            raise ValueError(
+                "top_k=0 with n_extra_features=0 leaves the temperature network "
+                "without features; set top_k >= 1 or pass extra features."
+            )
+        device = Z.device if is_torch_tensor(Z) else None
+        Zl, F, _ = self._split(Z)
+        y = to_numpy(y).astype(np.int64)
+        n = Zl.shape[0]
+        w = np.ones(n) if sample_weight is None else to_numpy(sample_weight).astype(np.float64)
+        from .._backend import _numpy
+
+        # global temperature on the whole set: the fallback model
+        beta, n_newton, _ = fit_temperature(
+            Zl, y, w if sample_weight is not None else None, _numpy
+        )
+        self.temperature_ = float(1.0 / beta)
+        self.local_ = False
+        self.coefs_, self.intercepts_ = [], []
+        self.feature_mean_ = self.feature_scale_ = np.empty(0)
+        self.validation_nll_ = np.array([np.nan, np.nan])
+        self.best_iter_ = 0
+        self.n_iter_ = n_newton
+
+        rs = check_random_state(self.random_state)
+        seed = int(rs.randint(0, 2**31 - 1))
+        val = content_split(Zl, F, seed, self.validation_fraction)
+        tr = ~val
+        if min((w[tr] > 0).sum(), (w[val] > 0).sum()) < MIN_ROWS_PER_SPLIT:
+            return
+        b_tr, _, _ = fit_temperature(Zl[tr], y[tr], w[tr], _numpy)
+        t_tr = 1.0 / b_tr
+        if not t_tr > self.min_temperature * (1 + 1e-6):
+            return
+        phi = self._phi(Zl, F)
+        wt = w[tr] / w[tr].sum()
+        mean = wt @ phi[tr]
+        scale = np.sqrt(wt @ (phi[tr] - mean) ** 2)
+        scale = np.where(scale > 1e-12 * np.maximum(1.0, np.abs(mean)), scale, 1.0)
+        phi = (phi - mean) / scale
+
+        coefs, intercepts, n_iter, best_iter, converged = self._train(
+            phi, Zl, y, w, tr, val, t_tr, seed, device
+        )
+        self.n_iter_ = n_newton + n_iter
+        self.best_iter_ = best_iter
+        if not converged:
+            warnings.warn(
+                f"LocalTemperatureScaler: the validation NLL was still improving after "
+                f"max_iter={self.max_iter} steps; increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        # compare with the global temperature on the validation split
+        yv, wv = y[val], w[val]
+        lp_g = _log_softmax_rows(Zl[val], np.full(val.sum(), 1.0 / t_tr))
+        inv_t = 1.0 / (self.min_temperature + _softplus(_mlp_numpy(phi[val], coefs, intercepts)))
+        lp_l = _log_softmax_rows(Zl[val], inv_t)
+        idx = np.arange(len(yv))
+        d = lp_l[idx, yv] - lp_g[idx, yv]  # per-row NLL gain of the network
+        sw = wv.sum()
+        gain = (wv @ d) / sw
+        var = (wv @ (d - gain) ** 2) / sw
+        n_eff = sw**2 / (wv @ wv)
+        se = math.sqrt(var / max(n_eff - 1.0, 1.0))
+        self.validation_nll_ = np.array([-(wv @ lp_g[idx, yv]) / sw, -(wv @ lp_l[idx, yv]) / sw])
+        if gain > self.shrink_threshold * se:
+            self.local_ = True
+            self.coefs_, self.intercepts_ = coefs, intercepts
+            self.feature_mean_, self.feature_scale_ = mean, scale
+
+    def _train(self, phi, Zl, y, w, tr, val, t_init, seed, device):
+        """Full-batch Adam with early stopping; returns NumPy weights and counts."""
+        sizes = [phi.shape[1], *map(int, self.hidden_layer_sizes), 1]
+        params = _init_params(sizes, t_init - self.min_temperature, seed)
+        grad_fn, val_fn, to_np, params = _objective(
+            params, phi, Zl, y, w, tr, val, self.min_temperature, self.weight_decay,
+            device,
+        )
+        best = val_fn(params)
+        best_params = [to_np(p) for p in params]
+        best_iter, since, converged, it = 0, 0, False, 0
+        adam = _Adam(params, self.learning_rate)
+        for it in range(1, self.max_iter + 1):
+            adam.step(params, grad_fn(params))
+            v = val_fn(params)
+            if v < best - self.tol * abs(best):
+                best, best_iter, since = v, it, 0
+                best_params = [to_np(p) for p in params]
+            else:
+                since += 1
+                if since >= self.n_iter_no_change:
+                    converged = True
+                    break
+        return best_params[0::2], best_params[1::2], it, best_iter, converged
+
+    # ---------------------------------------------------------------- predict
+    def temperatures(self, X):
+        """Per-sample temperatures ``T(x)``.
+
+        Parameters
+        ----------
+        X : array-like or torch.Tensor of shape (n_samples, n_features_in)
+            As in ``fit``.
+
+        Returns
+        -------
+        T : ndarray of shape (n_samples,), float64
+            All equal to ``temperature_`` when ``local_`` is False.
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        Z = self._validate_X(X, reset=False)
+        Zl, F, _ = self._split(Z)
+        return self._temperatures(Zl, F)
+
+    def _temperatures(self, Zl, F):
+        if not self.local_:
+            return np.full(Zl.shape[0], self.temperature_)
+        phi = (self._phi(Zl, F) - self.feature_mean_) / self.feature_scale_
+        return self.min_temperature + _softplus(_mlp_numpy(phi, self.coefs_, self.intercepts_))
+
+    def _predict_log_proba(self, Z, xp):
+        Zl, F, dtype = self._split(Z)
+        LP = _log_softmax_rows(Zl, 1.0 / self._temperatures(Zl, F))
+        return LP.astype(np.float64 if dtype == np.float64 else np.float32)
+
+    def _predict_proba(self, Z, xp):
+        LP = self._predict_log_proba(Z, xp)
+        P = np.exp(LP)
+        return P / P.sum(axis=1, keepdims=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags

@@ -1,0 +1,53 @@
+"""Docstring text shared by every calibrator, substituted by a decorator.
+
+The parameters that :class:`skcal.base.BaseCalibrator` defines for all
+calibrators (``input_type``, ``classes``, ``backend``) are documented once,
+here; a calibrator's docstring names them as ``%(input_type)s`` etc. and is
+decorated with :func:`substitute_docstring`.
+"""
+
+import re
+import textwrap
+
+__all__ = ["SHARED_DOCS", "substitute_docstring"]
+
+#: The text of each shared entry, without indentation.
+SHARED_DOCS = {
+    "input_type": """\
+input_type : {"logits", "probabilities"}, default="logits"
+    What ``X`` holds. Probabilities are turned into logits by ``log``.""",
+    "classes": """\
+classes : array-like of shape (n_classes,), default=None
+    Labels of the columns of ``X``. By default the sorted unique labels of
+    ``y``; with integer labels ``0..K-1`` some classes may be absent.""",
+    "backend": """\
+backend : {"auto", "numpy", "torch"}, default="auto"
+    Array library used for the computation; ``"auto"`` follows the input.""",
+}
+
+_FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def substitute_docstring(obj):
+    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` entries.
+
+    Each placeholder must stand alone on its line; the entry is indented like
+    the placeholder. Unknown names raise ``KeyError`` at import time, so a typo
+    cannot reach the documentation.
+
+    Parameters
+    ----------
+    obj : class or function
+        Its ``__doc__`` is rewritten in place (``None`` is left alone, as under
+        ``python -OO``).
+
+    Returns
+    -------
+    obj
+        The same object, so this works as a decorator.
+    """
+    if obj.__doc__:
+        obj.__doc__ = _FIELD.sub(
+            lambda m: textwrap.indent(SHARED_DOCS[m["name"]], m["indent"]), obj.__doc__
+        )
+    return obj

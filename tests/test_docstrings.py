@@ -1,0 +1,48 @@
+"""The shared docstring text of the calibrators' common parameters."""
+
+import pytest
+
+from skcal.utils._docstrings import SHARED_DOCS, substitute_docstring
+from skcal.utils.discovery import all_calibrators
+
+
+def test_substitute_docstring_indents_entries():
+    def f():
+        """Doc.
+
+        Parameters
+        ----------
+        %(classes)s
+        x : int
+        """
+
+    substitute_docstring(f)
+    lines = f.__doc__.splitlines()
+    i = lines.index("        classes : array-like of shape (n_classes,), default=None")
+    assert lines[i + 1].startswith("            Labels of the columns")
+    assert "%(" not in f.__doc__
+    assert "        x : int" in lines
+
+
+def test_substitute_docstring_unknown_name_raises():
+    class C:
+        """%(no_such_entry)s"""
+
+    with pytest.raises(KeyError, match="no_such_entry"):
+        substitute_docstring(C)
+
+
+def test_substitute_docstring_leaves_missing_docstring():
+    def f():
+        pass
+
+    assert substitute_docstring(f) is f and f.__doc__ is None
+
+
+@pytest.mark.parametrize("name, cls", all_calibrators())
+def test_calibrator_docstrings_have_no_placeholders(name, cls):
+    assert "%(" not in cls.__doc__
+    # the shared parameters are documented with the shared text
+    for key in ("classes", "backend"):
+        if key in cls().get_params():
+            assert SHARED_DOCS[key].splitlines()[0] in cls.__doc__, (name, key)

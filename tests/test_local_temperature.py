@@ -1,0 +1,254 @@
+"""LocalTemperatureScaler: instance-dependent temperature T(x) (Tomani et al. 2022)."""
+
+import pickle
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import log_softmax
+
+from skcal import LocalTemperatureScaler, TemperatureScaler
+
+from conftest import SHARED_SETS, load_shared
+
+torch = pytest.importorskip("torch")
+
+
+def _nll(Z, y, T):
+    LP = log_softmax(Z / np.asarray(T).reshape(-1, 1), axis=1)
+    return -LP[np.arange(len(y)), y].mean()
+
+
+def _varying_temperature_data(n, seed, *, extra=False):
+    """Logits whose true temperature depends on the sample.
+
+    Without ``extra``: rows with a large top-2 gap are over-confident by 4,
+    the others by 1 (visible from the logits). With ``extra``: a binary domain
+    feature ``d`` (not visible in the logits) sets the temperature to 0.7 or 3.
+    Labels are drawn from ``softmax(z / T_true)``.
+    """
+    rng = np.random.default_rng(seed)
+    K = 5
+    Z = rng.normal(size=(n, K)) * rng.uniform(0.5, 6, size=(n, 1))
+    srt = np.sort(Z, axis=1)
+    d = rng.integers(0, 2, size=n).astype(float)
+    if extra:
+        T = np.where(d == 1, 3.0, 0.7)
+    else:
+        T = np.where(srt[:, -1] - srt[:, -2] > 2.0, 4.0, 1.0)
+    P = np.exp(log_softmax(Z / T[:, None], axis=1))
+    y = (P.cumsum(axis=1) > rng.uniform(size=(n, 1))).argmax(axis=1)
+    return Z, y, T, d
+
+
+def test_local_temperature_beats_global_when_temperature_varies():
+    Z, y, T_true, _ = _varying_temperature_data(6000, 0)
+    Zt, yt, Tt, _ = _varying_temperature_data(6000, 1)
+    # independent reference: the NLL-optimal global temperature by scipy
+    T_glob = minimize_scalar(lambda t: _nll(Z, y, t), bounds=(0.05, 50), method="bounded",
+                             options={"xatol": 1e-8}).x
+    lts = LocalTemperatureScaler().fit(Z, y)
+    assert lts.local_
+    nll_glob, nll_oracle = _nll(Zt, yt, T_glob), _nll(Zt, yt, Tt)
+    nll_lts = -lts.score(Zt, yt)
+    # the local model recovers most of the gap between global TS and the oracle
+    assert nll_oracle < nll_glob
+    assert nll_lts < nll_glob - 0.6 * (nll_glob - nll_oracle)
+    T = lts.temperatures(Zt)
+    assert T[Tt == 4].mean() > 2.0 and T[Tt == 1].mean() < 1.6
+    np.testing.assert_array_equal(lts.predict(Zt), Zt.argmax(axis=1))
+
+
+def test_local_temperature_shrinks_to_global_scipy_reference():
+    # a single true temperature: nothing to gain locally
+    rng = np.random.default_rng(3)
+    Z = 3 * rng.normal(size=(3000, 4))
+    P = np.exp(log_softmax(Z / 2.0, axis=1))
+    y = (P.cumsum(axis=1) > rng.uniform(size=(3000, 1))).argmax(axis=1)
+    T_ref = minimize_scalar(lambda t: _nll(Z, y, t), bounds=(0.05, 50), method="bounded",
+                            options={"xatol": 1e-10}).x
+    lts = LocalTemperatureScaler(shrink_threshold=1e9).fit(Z, y)
+    assert not lts.local_
+    np.testing.assert_allclose(lts.temperature_, T_ref, rtol=1e-6)
+    np.testing.assert_allclose(lts.temperatures(Z), T_ref, rtol=1e-6)
+    np.testing.assert_allclose(
+        lts.predict_proba(Z), np.exp(log_softmax(Z / T_ref, axis=1)), rtol=1e-5, atol=1e-9
+    )
+
+
+def test_local_temperature_initialised_at_global_temperature():
+    from skcal.scaling._local_temperature import _init_params, _mlp_numpy, _softplus
+
+    # the initial network gives T(x) == T_min + t0 whatever the features
+    phi = np.random.default_rng(0).normal(size=(500, 7)) * 10
+    params = _init_params([7, 16, 8, 1], 2.5 - 0.05, seed=3)
+    T = 0.05 + _softplus(_mlp_numpy(phi, params[0::2], params[1::2]))
+    np.testing.assert_allclose(T, 2.5, rtol=1e-13)
+    # and a network that does not beat the global T on validation is not kept:
+    # with a zero learning rate it never moves, its gain is exactly 0
+    Z, y, _, _ = _varying_temperature_data(2000, 2)
+    lts = LocalTemperatureScaler(learning_rate=1e-300, shrink_threshold=0).fit(Z, y)
+    assert not lts.local_ and lts.best_iter_ == 0
+    np.testing.assert_allclose(lts.validation_nll_[0], lts.validation_nll_[1], rtol=1e-12)
+
+
+def test_local_temperature_deterministic_and_global_torch_state_untouched():
+    Z, y, _, _ = _varying_temperature_data(1500, 4)
+    state = torch.get_rng_state().clone()
+    threads = torch.get_num_threads()
+    default = torch.get_default_dtype()
+    a = LocalTemperatureScaler(random_state=7, max_iter=60).fit(Z, y)
+    torch.manual_seed(123)  # the global seed must not matter
+    b = LocalTemperatureScaler(random_state=7, max_iter=60).fit(Z, y)
+    c = LocalTemperatureScaler(random_state=8, max_iter=60).fit(Z, y)
+    assert torch.get_num_threads() == threads and torch.get_default_dtype() == default
+    torch.manual_seed(0)
+    assert a.local_
+    np.testing.assert_array_equal(a.predict_proba(Z), b.predict_proba(Z))
+    for wa, wc in zip(a.coefs_, c.coefs_):
+        assert not np.array_equal(wa, wc) or wa.shape != wc.shape
+    torch.set_rng_state(state)
+
+
+def test_local_temperature_pickles_and_predicts_without_torch(tmp_path):
+    Z, y, _, _ = _varying_temperature_data(1500, 5)
+    lts = LocalTemperatureScaler(max_iter=60).fit(Z, y)
+    assert lts.local_
+    assert all(isinstance(a, np.ndarray) for a in lts.coefs_ + lts.intercepts_)
+    path = tmp_path / "lts.pkl"
+    path.write_bytes(pickle.dumps(lts))
+    np.save(tmp_path / "Z.npy", Z)
+    np.save(tmp_path / "P.npy", lts.predict_proba(Z))
+    code = textwrap.dedent(f"""
+        import sys, pickle, numpy as np
+
+        class _NoTorch:  # any import of torch now fails
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError("torch is blocked in this test")
+
+        sys.meta_path.insert(0, _NoTorch())
+        lts = pickle.loads(open({str(path)!r}, "rb").read())
+        P = lts.predict_proba(np.load({str(tmp_path / "Z.npy")!r}))
+        np.testing.assert_array_equal(P, np.load({str(tmp_path / "P.npy")!r}))
+        assert "torch" not in sys.modules
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_local_temperature_torch_input_follows_device_and_dtype():
+    Z, y, _, _ = _varying_temperature_data(600, 6)
+    ref = LocalTemperatureScaler(max_iter=20).fit(Z, y)
+    Zt = torch.from_numpy(Z)
+    est = LocalTemperatureScaler(max_iter=20).fit(Zt, torch.from_numpy(y))
+    P = est.predict_proba(Zt.float())
+    assert isinstance(P, torch.Tensor) and P.dtype == torch.float32
+    np.testing.assert_allclose(P.numpy(), ref.predict_proba(Z), atol=1e-6)
+
+
+def test_local_temperature_extra_features_pipeline_and_grid_search():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    Z, y, T_true, d = _varying_temperature_data(5000, 7, extra=True)
+    Zt, yt, Tt, dt = _varying_temperature_data(5000, 8, extra=True)
+    X, Xt = np.column_stack([Z, d]), np.column_stack([Zt, dt])
+    with_f = LocalTemperatureScaler(n_extra_features=1).fit(X, y)
+    without = LocalTemperatureScaler().fit(Z, y)
+    assert with_f.n_features_in_ == 6 and with_f.classes_.tolist() == [0, 1, 2, 3, 4]
+    assert with_f.local_
+    # the domain is invisible in the logits: only the extra feature finds it
+    assert -with_f.score(Xt, yt) < -without.score(Zt, yt) - 0.02
+    T = with_f.temperatures(Xt)
+    assert T[dt == 1].mean() > 2.0 > 1.0 > T[dt == 0].mean()
+    # inside a Pipeline (a ColumnTransformer passing both blocks) and GridSearchCV
+    pipe = make_pipeline(
+        ColumnTransformer([("logits", "passthrough", list(range(5))),
+                           ("feat", "passthrough", [5])]),
+        LocalTemperatureScaler(n_extra_features=1, max_iter=80),
+    )
+    gs = GridSearchCV(pipe, {"localtemperaturescaler__top_k": [1, 3]}, cv=2).fit(X, y)
+    assert gs.best_params_["localtemperaturescaler__top_k"] in (1, 3)
+    assert gs.predict_proba(Xt).shape == (5000, 5)
+    with pytest.raises(ValueError, match="n_extra_features"):
+        LocalTemperatureScaler(n_extra_features=5).fit(Z, y)
+    with pytest.raises(ValueError, match="features"):
+        with_f.predict_proba(Zt)
+    Xbad = X.copy()
+    Xbad[0, 5] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LocalTemperatureScaler(n_extra_features=1).fit(Xbad, y)
+
+
+def test_local_temperature_no_features_is_an_error():
+    Z, y, _, _ = _varying_temperature_data(100, 9)
+    with pytest.raises(ValueError, match="top_k"):
+        LocalTemperatureScaler(top_k=0).fit(Z, y)
+
+
+def test_local_temperature_small_set_uses_global_temperature():
+    Z, y, _, _ = _varying_temperature_data(40, 10)
+    lts = LocalTemperatureScaler().fit(Z, y)
+    ts = TemperatureScaler().fit(Z, y)
+    assert not lts.local_
+    np.testing.assert_allclose(lts.predict_proba(Z), ts.predict_proba(Z), rtol=1e-12)
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", SHARED_SETS)
+def test_local_temperature_never_worse_than_global_on_real_sets(name):
+    """Honesty target of issue 13: test NLL <= 1.005 x global TS on every real set."""
+    d = load_shared(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = TemperatureScaler().fit(d["logits_val"], d["y_val"])
+        lts = LocalTemperatureScaler(hidden_layer_sizes=(8,), max_iter=150).fit(
+            d["logits_val"], d["y_val"]
+        )
+    nll_ts = -ts.score(d["logits_test"], d["y_test"])
+    nll_lts = -lts.score(d["logits_test"], d["y_test"])
+    assert nll_lts <= 1.005 * nll_ts, (name, nll_lts, nll_ts)
+
+
+def test_local_temperature_numpy_backprop_matches_torch_autograd():
+    # the NumPy trainer (manual gradients) against torch autograd, same init and Adam
+    Z, y, _, _ = _varying_temperature_data(800, 11)
+    a = LocalTemperatureScaler(hidden_layer_sizes=(6, 5), max_iter=25, tol=0,
+                               n_iter_no_change=1000, weight_decay=0.01)
+    b = LocalTemperatureScaler(**a.get_params())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a.fit(Z, y)
+        b.fit(torch.from_numpy(Z), torch.from_numpy(y))
+    assert a.n_iter_ == b.n_iter_ and len(a.coefs_) == 3
+    for p, q in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
+        np.testing.assert_allclose(p, q, rtol=1e-8, atol=1e-9)
+
+
+def test_local_temperature_dataframe_logits_named_by_labels_and_extra_column():
+    pd = pytest.importorskip("pandas")
+    Z, y, _, d = _varying_temperature_data(600, 12, extra=True)
+    lab = np.array(list("vwxyz"))[y]
+    cols = {c: Z[:, i] for i, c in enumerate("vwxyz")}
+    df = pd.DataFrame({**cols, "domain": d})
+    ref = LocalTemperatureScaler(n_extra_features=1, max_iter=30).fit(df, lab)
+    assert ref.classes_.tolist() == list("vwxyz") and ref.n_features_in_ == 6
+    # logit columns in another order are matched to the labels by name
+    order = list("xvwzy")
+    df2 = pd.DataFrame({**{c: cols[c] for c in order}, "domain": d})
+    est = LocalTemperatureScaler(n_extra_features=1, max_iter=30).fit(df2, lab)
+    assert est.classes_.tolist() == order
+    idx = [order.index(c) for c in "vwxyz"]
+    np.testing.assert_allclose(est.predict_proba(df2)[:, idx], ref.predict_proba(df),
+                               atol=1e-12)
+    with pytest.raises(ValueError, match="feature names"):
+        ref.predict_proba(df2)

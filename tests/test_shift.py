@@ -1,0 +1,110 @@
+"""``skcal benchmark --label-shift / --shift-data`` and skcal._shift."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import log_softmax
+
+from skcal.benchmark._shift import label_shift_indices, with_label_shift
+from skcal.cli import main
+from skcal.datasets import load_logits
+
+SET = "agnews_gpt2_zeroshot"
+
+
+def _nll(Z, y, T=1.0):
+    lp = log_softmax(np.asarray(Z, dtype=np.float64) / T, axis=1)
+    return float(-np.mean(lp[np.arange(len(y)), y]))
+
+
+def _ts_reference(Z, y):
+    return minimize_scalar(lambda t: _nll(Z, y, t), bounds=(0.05, 50), method="bounded",
+                           options={"xatol": 1e-9}).x
+
+
+def _table_row(text, section_start, method):
+    """The cells of ``method``'s row in the section that starts with ``section_start``."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(section_start))
+    for ln in lines[start + 1:]:
+        if not ln.strip():
+            break
+        if ln.split()[0] == method:
+            return ln.split()
+    raise AssertionError(f"no {method} row under {section_start!r}")
+
+
+def test_label_shift_indices_follow_drawn_priors():
+    y = np.repeat(np.arange(4), [500, 300, 200, 400])
+    idx, pri = label_shift_indices(y, 0.5, random_state=3)
+    assert len(np.unique(idx)) == len(idx)  # without replacement
+    counts = np.bincount(y[idx], minlength=4)
+    n = len(idx)
+    np.testing.assert_allclose(counts / n, pri, atol=4 / n)
+    # the largest subsample: some class is used up entirely
+    assert np.any(counts == np.bincount(y))
+    idx2, pri2 = label_shift_indices(y, 0.5, random_state=3)
+    np.testing.assert_array_equal(idx, idx2)
+    assert not np.array_equal(label_shift_indices(y, 0.5, random_state=4)[1], pri)
+    with pytest.raises(ValueError, match="> 0"):
+        label_shift_indices(y, 0.0)
+
+
+def test_cli_label_shift_matches_independent_computation(capsys):
+    rc = main(["benchmark", "--fast", "--dataset", SET, "--methods", "temperature",
+               "--label-shift", "0.5", "--shift-draws", "3", "--seed", "1", "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    d = load_logits(SET)
+    draws = [with_label_shift(d, 0.5, random_state=1, draw=k) for k in range(3)]
+    assert len({len(s.y_test) for s in draws}) == 3  # independent draws
+    assert "Under shift" in out and "3 draw(s)" in out
+    assert "label shift" not in out.split("Under shift")[0]  # summarised, not listed
+    T = _ts_reference(d.logits_val, d.y_val)
+    row = _table_row(out, f"{SET}: fitted on", "temperature")
+    nll, nll_shift, change, sd = map(float, row[1:5])
+    shifted = [_nll(s.logits_test, s.y_test, T) for s in draws]
+    assert nll == pytest.approx(_nll(d.logits_test, d.y_test, T), abs=1e-4)
+    assert nll_shift == pytest.approx(np.mean(shifted), abs=1e-4)
+    assert change == pytest.approx(nll_shift - nll, abs=2e-4)
+    assert sd == pytest.approx(np.std(shifted, ddof=1), abs=1e-4)
+
+
+def test_cli_shift_data_file(tmp_path, capsys):
+    d = load_logits(SET)
+    # a "shifted" file: the same model's test logits made twice as confident
+    path = tmp_path / "shifted.npz"
+    np.savez(path, logits=2.0 * d.logits_test, y=d.y_test)
+    rc = main(["benchmark", "--fast", "--dataset", SET, "--methods", "temperature",
+               "--shift-data", str(path), "--quiet", "--output", str(tmp_path / "o")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    T = _ts_reference(d.logits_val, d.y_val)
+    row = _table_row(out, f"{SET}: fitted on", "temperature")
+    # every row of the file is the shifted test set
+    assert float(row[2]) == pytest.approx(_nll(2.0 * d.logits_test, d.y_test, T), abs=1e-4)
+    assert f"{len(d.y_test)} rows" in out
+    md = (tmp_path / "o" / "benchmark.md").read_text()
+    assert "## Under shift" in md
+    assert len(list((tmp_path / "o").glob("reliability_*.png"))) == 2
+
+
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--dataset", "sst2_gpt2_zeroshot", "--shift-data", "X"], "exactly one data set"),
+        (["--shift-data", "BINARY"], "classes"),
+        (["--label-shift", "0"], "positive"),
+        (["--label-shift", "nan"], "positive"),
+        (["--label-shift", "1", "--shift-draws", "0"], ">= 1"),
+    ],
+)
+def test_cli_shift_usage_errors_exit_2(tmp_path, capsys, extra, match):
+    d = load_logits("sst2_gpt2_zeroshot")
+    binary = tmp_path / "b.npz"
+    np.savez(binary, logits=d.logits_test, y=d.y_test)
+    extra = [str(binary) if e in ("X", "BINARY") else e for e in extra]
+    rc = main(["benchmark", "--fast", "--dataset", SET, "--methods", "temperature",
+               "--quiet", *extra])
+    assert rc == 2
+    assert match in capsys.readouterr().err
