@@ -262,9 +262,10 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             If called before ``fit``.
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
-        if xp.name == "dask":
-            return xp.predict_blocks(self._predict_proba, Z, _numpy.output_dtype(Z.dtype))
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            return self._predict_dask(Z, "_predict_proba")
+        Z, xp = self._prepare(Z)
         return like_input(self._predict_proba(Z, xp), X)
 
     def predict_log_proba(self, X):
@@ -279,11 +280,10 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
-        if xp.name == "dask":
-            return xp.predict_blocks(
-                self._predict_log_proba, Z, _numpy.output_dtype(Z.dtype)
-            )
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            return self._predict_dask(Z, "_predict_log_proba")
+        Z, xp = self._prepare(Z)
         return like_input(self._predict_log_proba(Z, xp), X)
 
     def predict(self, X):
@@ -300,10 +300,13 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             tensor on the input's device.
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
-        if xp.name == "dask":
-            P = xp.predict_blocks(self._predict_proba, Z, _numpy.output_dtype(Z.dtype))
-            return xp.take_labels(xp.argmax_rows(P), self.classes_)
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            from ._backend import _dask
+
+            P = self._predict_dask(Z, "_predict_proba")
+            return _dask.take_labels(_dask.argmax_rows(P), self.classes_)
+        Z, xp = self._prepare(Z)
         idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
         return like_input(self.classes_[idx], X)
 
@@ -347,8 +350,10 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             If ``y`` holds labels not in ``classes_``.
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
-        if xp.name == "dask":
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            from ._backend import _dask as xp
+
             if not is_dask_array(y):
                 y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
             if y.shape[0] != Z.shape[0]:
@@ -356,12 +361,11 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
                     f"X and y have different numbers of samples: {Z.shape[0]} and "
                     f"{y.shape[0]}."
                 )
-            LP = xp.predict_blocks(
-                self._predict_log_proba, Z, _numpy.output_dtype(Z.dtype)
-            )
+            LP = self._predict_dask(Z, "_predict_log_proba")
             y_enc = xp.encode_labels(y, self.classes_, Z)
             sw = xp.check_sample_weight(sample_weight, Z)
             return xp.mean_log_likelihood(LP, y_enc, sw)
+        Z, xp = self._prepare(Z)
         y_np = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
         if y_np.shape[0] != Z.shape[0]:
             raise ValueError(
@@ -372,6 +376,16 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         sw = check_sample_weight(sample_weight, Z.shape[0])
         LP = to_numpy(self._predict_log_proba(Z, xp))
         return _numpy.mean_log_likelihood(LP, y_enc, sw)
+
+    def _predict_dask(self, Z, method):
+        """Lazy ``method`` (a private predict hook) over the row blocks of dask ``Z``.
+
+        Each NumPy block goes through ``_prepare`` and the hook, as a NumPy
+        input would: any calibrator predicts blockwise, whatever its fit.
+        """
+        from ._backend import _dask
+
+        return _dask.predict_blocks(self, method, Z, _numpy.output_dtype(Z.dtype))
 
     # ---------------------------------------------------------------- helpers
     def get_feature_names_out(self, input_features=None):

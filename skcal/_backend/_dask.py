@@ -312,16 +312,27 @@ def warm_start_sample(strides, Z, y, sample_weight, *row_stats):
 
 
 # -------------------------------------------------------------- prediction
-def _predict_block(Zb, fn):
-    return fn(Zb, _numpy)
+def _predict_block(Zb, est, method):
+    Zb, xp = est._prepare(Zb)
+    out = getattr(est, method)(Zb, xp)
+    return out if isinstance(out, np.ndarray) else _to_numpy(out)
 
 
-def predict_blocks(fn, Z, dtype):
-    """Lazy ``fn(block, numpy_kernels)`` over the row blocks of ``Z`` (same row chunks).
+def _to_numpy(x):
+    from ..utils._array import to_numpy
 
-    ``fn`` is a calibrator's bound ``_predict_proba`` / ``_predict_log_proba``.
+    return to_numpy(x)
+
+
+def predict_blocks(est, method, Z, dtype):
+    """Lazy ``est.<method>(*est._prepare(block))`` over the row blocks of ``Z``.
+
+    ``method`` is a calibrator's private hook (``"_predict_proba"`` or
+    ``"_predict_log_proba"``); the result has ``Z``'s row chunks.
     """
-    return Z.map_blocks(_predict_block, fn, dtype=dtype, meta=np.empty((0, 0), dtype))
+    return Z.map_blocks(
+        _predict_block, est, method, dtype=dtype, meta=np.empty((0, 0), dtype)
+    )
 
 
 def log_softmax(Z, scale=None, bias=None, out=None):
