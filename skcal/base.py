@@ -39,12 +39,32 @@ from .utils._array import (
     to_backend,
     to_numpy,
 )
+from .utils._pickle import VersionedPickleMixin
 from .utils.validation import check_sample_weight, check_scores
 
 __all__ = ["BaseCalibrator"]
 
 
-class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
+def _warn_if_constant_rows(est, Z):
+    """Warn that an order-preserving map cannot reach the base rate on constant rows."""
+    if Z.shape[0] < 2 or not bool((Z[:, 0] == Z[0, 0]).all()):
+        return  # one column read settles the usual case
+    if not bool((Z == Z[:1]).all()):
+        return
+    warnings.warn(
+        f"Every row of X is the same: {est.__class__.__name__} keeps the order of "
+        "each row, so it can only move their common probabilities along "
+        "softmax(z / T), towards uniform, not to the class frequencies of the "
+        "calibration set (the base rate). VectorScaler, PlattScaler and "
+        "IsotonicScaler return the base rate for constant scores.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+class BaseCalibrator(
+    VersionedPickleMixin, ClassifierMixin, TransformerMixin, BaseEstimator
+):
     """Base class for calibrators: a classifier over logits and a transformer.
 
     Subclasses set their own parameters in ``__init__`` and implement
@@ -82,24 +102,62 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
     #: blockwise on dask arrays).
     _dask_fit = False
 
+    #: Whether integer sample weights fit exactly like repeated rows. False
+    #: where the fit holds a prior counted in rows (Platt's target smoothing):
+    #: there the fit is instead invariant to rescaling the weights, which the
+    #: common checks then test in place of repetition.
+    _sample_weight_is_repetition = True
+
+    #: Whether a binary map depends on the logits only through the log-odds
+    #: ``z_1 - z_0``: then a calibrator fitted on two columns accepts the 1-D
+    #: log-odds at predict time and the other way round (same answer). Maps
+    #: with parameters per column (vector scaling) reject the switch.
+    _binary_log_odds_only = False
+
+    #: Whether the calibration map keeps the order of each row's logits (a
+    #: strictly increasing function applied to the whole row, e.g. a positive
+    #: temperature). Then ``predict`` is the argmax of the input itself: the
+    #: argmax of rounded probabilities may differ where logits nearly tie.
+    _preserves_order = False
+
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
         # Column names of a DataFrame are the classes' names: record them in
         # fit (feature_names_in_) and reject reordered or renamed columns
         # later, as scikit-learn does (only the name check runs here).
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
-        Z, n_cols = check_scores(X, input_type=self.input_type)
+        # input that looks like probabilities is reported once, in fit
+        input_type = self.input_type
+        if not reset and input_type == "logits":
+            input_type = "logits"  # the literal, not the default marker
+        Z, n_cols = check_scores(X, input_type=input_type)
         if reset:
             self.n_features_in_ = n_cols
         else:
             n_classes = len(self.classes_)
-            if Z.shape[1] != n_classes:
+            switch = Z.shape[1] == n_classes and n_cols != self.n_features_in_
+            if Z.shape[1] != n_classes or (switch and not self._binary_log_odds_only):
+                fitted = (
+                    "a 1-D binary score" if self.n_features_in_ == 1
+                    else f"{self.n_features_in_} columns"
+                )
+                hint = f"Reshape your data to (n_samples, {n_classes})"
+                if n_classes == 2 and self._binary_log_odds_only:
+                    hint += " or pass a 1-D score vector (the log-odds)."
+                elif n_classes == 2 and self.n_features_in_ == 1:
+                    hint = "Pass a 1-D score vector, as in fit."
+                elif n_classes == 2:
+                    hint += (
+                        f"; {self.__class__.__name__} has parameters per column, so "
+                        "a 1-D score (the log-odds) would be calibrated differently."
+                    )
+                else:
+                    hint += "."
                 raise ValueError(
                     f"X has {n_cols} features, but {self.__class__.__name__} is "
                     f"expecting {self.n_features_in_} features as input: it was "
-                    f"fitted on {n_classes} classes {self.classes_[:10].tolist()!r}. "
-                    f"Reshape your data to (n_samples, {n_classes})"
-                    + (" or pass a 1-D score vector." if n_classes == 2 else ".")
+                    f"fitted on {fitted} for {n_classes} classes "
+                    f"{self.classes_[:10].tolist()!r}. {hint}"
                 )
         return Z
 
@@ -229,6 +287,8 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         if sw is not None:
             sw = xp.from_numpy(sw, device=device)
         self._fit(Z, y_enc, sw, xp)
+        if self._preserves_order:
+            _warn_if_constant_rows(self, Z)
         return self
 
     # ---------------------------------------------------------------- predict
@@ -297,7 +357,9 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_samples,)
             Entries of ``classes_``. For tensor input with integer classes a
-            tensor on the input's device.
+            tensor on the input's device. Calibrators whose map keeps the order
+            of the logits (temperature scaling) return the argmax of ``X``
+            itself, which the rounded probabilities might not resolve.
         """
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
@@ -307,7 +369,12 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
             P = self._predict_dask(Z, "_predict_proba")
             return _dask.take_labels(_dask.argmax_rows(P), self.classes_)
         Z, xp = self._prepare(Z)
-        idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
+        if self._preserves_order:
+            # the calibrated order is the input's order: predict from it, not
+            # from probabilities that rounding may have tied or swapped
+            idx = to_numpy(xp.argmax_rows(Z))
+        else:
+            idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
         return like_input(self.classes_[idx], X)
 
     def transform(self, X):
@@ -386,6 +453,81 @@ class BaseCalibrator(ClassifierMixin, TransformerMixin, BaseEstimator):
         from ._backend import _dask
 
         return _dask.predict_blocks(self, method, Z, _numpy.output_dtype(Z.dtype))
+
+    # ----------------------------------------------------------------- export
+    def _torch_spec(self):
+        """Fitted parameters for a generic module of :mod:`skcal.torch`.
+
+        Subclasses with a closed form on logits override this hook and return
+        ``{"kind": "affine" | "ovr_sigmoid" | "ovr_interp", **params}`` (the
+        keyword arguments of :class:`skcal.torch.AffineLogits`,
+        :class:`~skcal.torch.OneVsRestSigmoid` or
+        :class:`~skcal.torch.OneVsRestInterpolation`), or a ready
+        ``torch.nn.Module`` mapping the calibrator's input to calibrated
+        log-probabilities. The same spec drives the ONNX export
+        (:func:`skcal.onnx.to_onnx`) for the three generic kinds.
+        """
+        raise NotImplementedError(
+            f"{self.__class__.__name__} has no closed-form map on logits, so it "
+            "cannot be exported with to_torch() (or to ONNX); use its "
+            "predict_proba / transform instead."
+        )
+
+    def to_torch(self, *, dtype=None, device=None):
+        """The fitted map as a ``torch.nn.Module`` (no scikit-learn needed to run it).
+
+        Parameters
+        ----------
+        dtype : torch.dtype, default=torch.float32
+            Dtype of the module's buffers and computation; input of any float
+            dtype is cast to it.
+        device : torch.device or str, default=None
+            Device of the buffers (CPU by default); move it later with ``.to()``.
+
+        Returns
+        -------
+        module : torch.nn.Module
+            In eval mode, with the fitted parameters as buffers. Its forward
+            maps a tensor of the calibrator's input (logits or probabilities,
+            shape ``(n_samples, n_features_in_)`` or ``(n_samples,)`` for one
+            binary score) to calibrated log-probabilities of shape
+            ``(n_samples, n_classes)``, equal to :meth:`transform`. It runs
+            under ``torch.compile`` and ``torch.export``.
+
+        Raises
+        ------
+        NotImplementedError
+            If the calibrator has no closed form on logits.
+        ImportError
+            If torch is not installed.
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+
+        Examples
+        --------
+        >>> import numpy as np, torch
+        >>> from skcal import TemperatureScaler
+        >>> rng = np.random.default_rng(0)
+        >>> Z = rng.normal(size=(200, 3)) * 3
+        >>> y = (Z + 3 * rng.normal(size=(200, 3))).argmax(axis=1)
+        >>> ts = TemperatureScaler().fit(Z, y)
+        >>> m = ts.to_torch()
+        >>> out = m(torch.as_tensor(Z, dtype=torch.float32))
+        >>> bool(np.allclose(out.numpy(), ts.transform(Z), atol=1e-5))
+        True
+        """
+        check_is_fitted(self)
+        spec = self._torch_spec()
+        from .torch._modules import build_module
+
+        return build_module(
+            spec,
+            n_classes=len(self.classes_),
+            input_type=self.input_type,
+            n_features_in=self.n_features_in_,
+            dtype=dtype,
+            device=device,
+        )
 
     # ---------------------------------------------------------------- helpers
     def get_feature_names_out(self, input_features=None):

@@ -1,5 +1,9 @@
 """The ``skcal`` console script.
 
+``skcal fit``, ``skcal apply`` and ``skcal report`` fit a calibrator on
+labelled logits, apply a saved one to new logits, and report calibration
+metrics (see :mod:`skcal._cli_calibrate`).
+
 ``skcal benchmark`` answers "which calibration method should I use on my
 model's outputs, and how much does it help?": it fits every calibrator (and
 the peer libraries that are installed) on a calibration split of real logits
@@ -65,6 +69,31 @@ def _seed(text):
     return value
 
 
+def _repeats(text):
+    """argparse type of ``--repeats``: an integer in ``1 .. 100``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be in 1..100, got {value}")
+    return value
+
+
+def _columns(text, allow_empty=False):
+    """A comma-separated list of column names (None for None).
+
+    With ``allow_empty``, an empty name is the header's unnamed column (as
+    pandas writes its index): ``--ignore-columns ""``.
+    """
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",")]
+    if not allow_empty and not all(names):
+        raise _UserError(f"empty column name in {text!r}")
+    return names
+
+
 def _parser():
     from .benchmark._benchmark import available_methods
     from .datasets import list_datasets
@@ -104,6 +133,20 @@ def _parser():
         help="your own logits file (.npz, .npy or .csv); repeatable",
     )
     b.add_argument(
+        "--label-column", metavar="NAME",
+        help="CSV: header name of the label column (default: 'label' or 'y')",
+    )
+    b.add_argument(
+        "--logit-columns", metavar="C1,C2,...",
+        help="CSV: header names of the logit columns, in class order (default: "
+        "every other column but 'split')",
+    )
+    b.add_argument(
+        "--ignore-columns", metavar="C1,C2,...",
+        help="CSV: columns to skip (a row index, ids, metadata); '' names an "
+        "unnamed column, as pandas writes its index",
+    )
+    b.add_argument(
         "--dataset", action="append", metavar="NAME", default=[],
         choices=list_datasets(),
         help=f"a bundled data set; repeatable ({', '.join(list_datasets())})",
@@ -132,6 +175,11 @@ def _parser():
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
     b.add_argument(
+        "--repeats", type=_repeats, default=3, metavar="N",
+        help="timed runs per method after one untimed warm-up; the table shows "
+        "the median (default: 3)",
+    )
+    b.add_argument(
         "--resamples", type=_resamples, default=1000, metavar="N",
         help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
         "accuracy and for the paired comparison with the best method, whose "
@@ -156,6 +204,9 @@ def _parser():
         help="number of label-shift draws averaged per data set (default: 5)",
     )
     b.add_argument("--quiet", action="store_true", help="no progress bar")
+    from ._cli_calibrate import add_subcommands
+
+    add_subcommands(sub)
     return parser
 
 
@@ -189,7 +240,12 @@ def _load(args):
     datasets = []
     for path in args.data:
         try:
-            datasets.append(load_logits_file(path, random_state=args.seed))
+            datasets.append(load_logits_file(
+                path, random_state=args.seed,
+                label_column=args.label_column,
+                logit_columns=_columns(args.logit_columns),
+                ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+            ))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None
     names = list(args.dataset)
@@ -273,14 +329,12 @@ def _benchmark(args):
                     f"{flag} excludes the peer method(s) {', '.join(excluded)} "
                     f"named in --methods; drop {flag} or those methods"
                 )
+    has_matplotlib = True
     if args.output:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise _UserError(
-                "--output needs matplotlib for the reliability diagrams; "
-                "install it (pip install 'skcal[plot]') or omit --output"
-            ) from None
+            has_matplotlib = False
     datasets = _load(args)
     out_dir = None
     if args.output:
@@ -303,7 +357,7 @@ def _benchmark(args):
     rows = bm.run_benchmark(
         datasets + shifted, methods, peers=peers, random_state=args.seed,
         progress=show_bar, keep_proba=out_dir is not None,
-        n_resamples=args.resamples,
+        n_resamples=args.resamples, n_repeats=args.repeats,
     )
     by_name = {d.name: d for d in datasets + shifted}
     base_names = {d.name for d in datasets}
@@ -315,6 +369,7 @@ def _benchmark(args):
         print("Under shift (change = shifted - unshifted test split; the NLL change "
               "also reflects the new class mix, the ECE change the calibration)\n")
         print(format_shift_table(rows, shifted))
+    print(bm.timing_note(args.repeats))
     failed = bm.failed_datasets(rows)
     if failed:  # no method could calibrate it: bad input, not a method bug
         name, status = next(iter(failed.items()))
@@ -330,8 +385,9 @@ def _benchmark(args):
         )
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
-            "the test split. ECE: 15 equal-width bins. Times in milliseconds."
-            f"{intervals} Seed: {args.seed}.\n\n"
+            "the test split. ECE: 15 equal-width bins. "
+            + bm.timing_note(args.repeats)
+            + f"{intervals} Seed: {args.seed}.\n\n"
             + bm.format_table(rows, "markdown", by_name)
         )
         if shifted:
@@ -344,6 +400,8 @@ def _benchmark(args):
         # one diagram per set, and for the first shifted copy of each kind
         first = [s for s in shifted if s.shift.get("draw", 0) == 0]
         for d in datasets + first:
+            if not has_matplotlib:
+                break
             png = f"reliability_{_file_name(d.name)}.png"
             bm.plot_reliability(
                 [r for r in rows if r["dataset"] == d.name], d.y_test,
@@ -351,6 +409,13 @@ def _benchmark(args):
             )
             written.append(png)
         print(f"wrote {', '.join(written)} to {out_dir}{os.sep}")
+        if not has_matplotlib:
+            print(
+                "skcal benchmark: notice: matplotlib is not installed, so the "
+                "reliability diagrams (PNG) were skipped; pip install 'skcal[plot]' "
+                "to get them",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -368,8 +433,8 @@ def main(argv=None):
         0 on success, including when some methods (e.g. a peer library)
         raise: they become error rows of the table; 2 for a usage error or
         bad input (missing file, bad format, shape mismatch, a calibration
-        split with a single class, a data set on which every method raised,
-        ``--output`` without matplotlib), reported as one line on stderr
+        split with a single class, a data set on which every method raised),
+        reported as one line on stderr
         without a traceback.
     """
     parser = _parser()
@@ -380,6 +445,9 @@ def main(argv=None):
     try:
         if args.command == "benchmark":
             return _benchmark(args)
+        from ._cli_calibrate import run
+
+        return run(args)  # prints its own one-line errors
     except _UserError as exc:
         print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
         return 2

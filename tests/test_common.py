@@ -18,6 +18,15 @@ def _calibrators():
 
 
 def _expected_failed_checks(estimator):
+    if not getattr(estimator, "_sample_weight_is_repetition", True):
+        return {
+            **SKLEARN_CHECKS_NOT_APPLICABLE,
+            "check_sample_weight_equivalence_on_dense_data": (
+                "the fit holds a prior counted in rows (Platt's target smoothing), "
+                "so that it is invariant to rescaling the weights (issue 16): an "
+                "integer weight is not a repeated row there"
+            ),
+        }
     return SKLEARN_CHECKS_NOT_APPLICABLE
 
 

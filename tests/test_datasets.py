@@ -159,7 +159,9 @@ def test_load_csv_with_split_column(tmp_path):
 
 
 def test_load_csv_without_split_column(tmp_path):
-    lines = ["label,a,b,c"] + [f"{i % 3},{i},{-i},0.5" for i in range(10)]
+    # (i + 0.25: a column holding exactly the row numbers 0..n-1 is refused as
+    # a row index)
+    lines = ["label,a,b,c"] + [f"{i % 3},{i + 0.25},{-(i + 0.25)},0.5" for i in range(10)]
     f = tmp_path / "m.csv"
     f.write_text("\n".join(lines) + "\n")
     d = load_logits_file(f, random_state=0)
@@ -206,8 +208,8 @@ def _npz(tmp_path, **arrays):
               y_test=[0, 1]), "3 classes but test logits have 2"),
         (dict(logits_val=np.zeros((2, 2, 2)), y_val=[0, 1],
               logits_test=np.zeros((2, 2)), y_test=[0, 1]), "shape"),
-        (dict(logits_val=np.zeros((2, 1)), y_val=[0, 0],
-              logits_test=np.zeros((2, 1)), y_test=[0, 0]), "at least 2 columns"),
+        (dict(logits_val=np.zeros((2, 0)), y_val=[0, 0],
+              logits_test=np.zeros((2, 0)), y_test=[0, 0]), "at least 1 column"),
     ],
 )
 def test_load_npz_errors(tmp_path, arrays, match):

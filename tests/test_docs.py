@@ -29,7 +29,8 @@ EXAMPLES_DIR = REPO_ROOT / "examples"
 
 #: Optional dependencies: a module that needs a missing one is skipped.
 OPTIONAL_MODULES = (
-    "torch", "matplotlib", "tqdm", "psutil", "netcal", "probmetrics", "dask", "distributed",
+    "torch", "matplotlib", "tqdm", "psutil", "netcal", "probmetrics",
+    "onnx", "onnxruntime", "skl2onnx", "skops", "pyarrow", "dask", "distributed",
 )
 
 DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

@@ -170,15 +170,36 @@ def test_top_label_of_1d_binary_uses_max_of_p_and_1_minus_p():
 
 
 def test_quantile_tiny_hand_computed():
-    # levels of .1 .2 .3 .4 are 0, 1/3, 2/3, 1: the median edge is 0.25
+    # inverted CDF: cumulative fractions of .1 .2 .3 .4 are 1/4 .. 1; the
+    # median edge is the first score reaching 1/2, i.e. 0.2
     y = [0, 1, 0, 1]
     p1 = [0.4, 0.1, 0.3, 0.2]
     curve = reliability_curve(y, p1, kind="binary", n_bins=2, strategy="quantile")
-    np.testing.assert_allclose(curve.bin_edges, [0.1, 0.25, 0.4])
+    np.testing.assert_allclose(curve.bin_edges, [0.1, 0.2, 0.4])
     np.testing.assert_allclose(curve.prob_pred, [0.15, 0.35])
     np.testing.assert_allclose(curve.prob_true, [1.0, 0.0])
     err = calibration_error(y, p1, kind="binary", n_bins=2, strategy="quantile")
     assert err == pytest.approx(0.5 * 0.85 + 0.5 * 0.35)
+
+
+def test_quantile_edges_are_numpy_inverted_cdf_and_commute_with_repetition(rng):
+    # issue 16: the equal-mass rule must give the bins of the repeated rows
+    p1 = rng.uniform(size=37)
+    y = rng.integers(0, 2, size=37)
+    w = rng.integers(0, 4, size=37)
+    w[0] = 1
+    for n_bins in (2, 3, 5, 10):
+        curve = reliability_curve(y, p1, kind="binary", n_bins=n_bins,
+                                  strategy="quantile", sample_weight=w)
+        ref = np.unique(np.quantile(p1, np.linspace(0, 1, n_bins + 1),
+                                    method="inverted_cdf", weights=w))
+        ref[0], ref[-1] = p1[w > 0].min(), p1[w > 0].max()
+        np.testing.assert_array_equal(curve.bin_edges, np.unique(ref))
+        rep = reliability_curve(np.repeat(y, w), np.repeat(p1, w), kind="binary",
+                                n_bins=n_bins, strategy="quantile")
+        np.testing.assert_array_equal(curve.bin_edges, rep.bin_edges)
+        np.testing.assert_allclose(curve.prob_true, rep.prob_true, rtol=1e-12)
+        np.testing.assert_allclose(curve.prob_pred, rep.prob_pred, rtol=1e-12)
 
 
 def test_weighted_tiny_hand_computed(tiny):
@@ -258,10 +279,10 @@ def test_quantile_ties_merge_duplicate_edges(rng):
     assert np.all(np.diff(curve.bin_edges) > 0)
     assert curve.bin_count.sum() == p1.shape[0]
     assert np.all(curve.bin_count > 0)
-    # scikit-learn drops the empty bins its duplicate edges create
-    prob_true, prob_pred = calibration_curve(y, p1, n_bins=10, strategy="quantile")
-    np.testing.assert_allclose(curve.prob_true, prob_true)
-    np.testing.assert_allclose(curve.prob_pred, prob_pred)
+    # inverted-CDF edges: 0.2 (levels 0..0.8), 0.9 (level 0.9), 0.95; bins
+    # closed on the right: [0.2, 0.9] and (0.9, 0.95]
+    np.testing.assert_allclose(curve.bin_edges, [0.2, 0.9, 0.95])
+    np.testing.assert_allclose(curve.prob_true, [y[:33].mean(), y[33]])
 
 
 def test_quantile_single_sample():
@@ -324,7 +345,9 @@ def test_binary_matches_loop_reference(rng):
         )
 
 
-@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+# Equal-mass bins: scikit-learn's edges are linear quantiles, which do not
+# commute with repetition; skcal's inverted-CDF edges are tested against NumPy.
+@pytest.mark.parametrize("strategy", ["uniform"])
 @pytest.mark.parametrize("n_bins", [2, 5, 10, 23])
 def test_binary_curve_matches_sklearn_calibration_curve(rng, strategy, n_bins):
     p1 = rng.beta(0.7, 0.9, size=517)
@@ -339,7 +362,7 @@ def test_binary_curve_matches_sklearn_with_string_labels(rng):
     p1 = rng.uniform(size=200)
     y = np.where(rng.uniform(size=200) < p1, "spam", "ham")
     prob_true, prob_pred = calibration_curve(y, p1, n_bins=8, pos_label="spam")
-    curve = reliability_curve(y, p1, kind="binary", n_bins=8)  # labels: ham, spam
+    curve = reliability_curve(y, p1, kind="binary", n_bins=8, pos_label="spam")
     np.testing.assert_allclose(curve.prob_true, prob_true)
     np.testing.assert_allclose(curve.prob_pred, prob_pred)
 

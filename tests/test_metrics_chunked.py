@@ -46,7 +46,8 @@ def _reference_bins(s, o, w, n_bins, strategy):
         ids = np.clip(np.ceil(t).astype(int) - 1, 0, n_bins - 1)
         nb = n_bins
     else:
-        edges = np.unique(np.quantile(s, np.linspace(0, 1, n_bins + 1)))
+        edges = np.unique(np.quantile(s, np.linspace(0, 1, n_bins + 1),
+                                      method="inverted_cdf"))
         ids = np.searchsorted(edges[1:-1], s, side="left")
         nb = edges.shape[0] - 1
     tot = np.bincount(ids, w, nb)

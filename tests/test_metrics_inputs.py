@@ -28,11 +28,15 @@ _P_1234 = np.array(
 )
 
 
-def test_absent_class_with_labels_not_from_zero_asks_for_labels():
-    # labels 1..3 must not be read as column indices 1..3
+def test_integer_labels_below_n_columns_are_column_indices_without_zero():
+    # issue 16: integer labels in 0..K-1 are column indices whether or not 0
+    # occurs (labels 1..3 of a 4-column y_prob are columns 1..3)
+    nll = negative_log_likelihood(_Y_1234, _P_1234)
+    assert nll == pytest.approx(-(math.log(0.1) + math.log(0.2) + math.log(0.2)) / 3)
+    # a label >= K cannot be a column index: still ambiguous
     for func in (negative_log_likelihood, brier_score, calibration_error):
         with pytest.raises(ValueError, match="labels="):
-            func(_Y_1234, _P_1234)
+            func(_Y_1234 + 1, _P_1234)
 
 
 def test_absent_class_with_explicit_labels_gives_hand_values():
@@ -53,7 +57,9 @@ def test_absent_class_with_explicit_labels_gives_hand_values():
 def test_metrics_and_calibrators_follow_the_same_label_rule():
     logp = np.log(_P_1234)
     with pytest.raises(ValueError, match="classes="):
-        TemperatureScaler().fit(logp, _Y_1234)
+        TemperatureScaler().fit(logp, _Y_1234 + 1)
+    with pytest.warns(UserWarning, match="never occur"):
+        TemperatureScaler().fit(logp, _Y_1234)  # columns 1..3; class 0 absent
     # integers that include 0: columns are 0..3 for both
     y = np.array([0, 2, 2])
     nll = negative_log_likelihood(y, _P_1234)
@@ -62,9 +68,16 @@ def test_metrics_and_calibrators_follow_the_same_label_rule():
         TemperatureScaler().fit(logp, y)  # accepted; classes 1 and 3 absent
 
 
-def test_single_class_2d_needs_labels():
+def test_single_class_2d_integer_label_is_a_column_index():
+    # issue 16: a single integer class in 0..K-1 names its column
+    got = negative_log_likelihood([0, 0], [[0.9, 0.1], [0.8, 0.2]])
+    assert got == pytest.approx(-(math.log(0.9) + math.log(0.8)) / 2)
+    got = negative_log_likelihood([2, 2], [[0.1, 0.2, 0.7], [0.2, 0.2, 0.6]])
+    assert got == pytest.approx(-(math.log(0.7) + math.log(0.6)) / 2)
     with pytest.raises(ValueError, match="labels="):
-        negative_log_likelihood([0, 0], [[0.9, 0.1], [0.8, 0.2]])
+        negative_log_likelihood([3, 3], [[0.9, 0.1], [0.8, 0.2]])
+    with pytest.raises(ValueError, match="labels="):
+        negative_log_likelihood(["a", "a"], [[0.9, 0.1], [0.8, 0.2]])
     got = negative_log_likelihood([0, 0], [[0.9, 0.1], [0.8, 0.2]], labels=[0, 1])
     assert got == pytest.approx(-(math.log(0.9) + math.log(0.8)) / 2)
 

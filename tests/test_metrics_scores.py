@@ -53,7 +53,11 @@ def test_brier_binary_matches_sklearn(rng):
     y = np.where(rng.uniform(size=200) < p1, "spam", "ham")
     w = rng.uniform(size=200)
     expected = brier_score_loss(y, p1, pos_label="spam", sample_weight=w)
-    assert brier_score(y, p1, sample_weight=w) == pytest.approx(expected, abs=1e-14)
+    assert brier_score(y, p1, sample_weight=w, pos_label="spam") == pytest.approx(
+        expected, abs=1e-14
+    )
+    with pytest.raises(ValueError, match="pos_label"):  # issue 16: not silently
+        brier_score(y, p1, sample_weight=w)
     two_col = np.column_stack([1 - p1, p1])
     assert brier_score(y, two_col, sample_weight=w) == pytest.approx(expected)
 
@@ -145,7 +149,13 @@ def test_nll_matches_sklearn_log_loss(multiclass, rng):
 def test_nll_binary_matches_sklearn_log_loss(rng):
     p1 = rng.uniform(0.01, 0.99, size=200)
     y = np.where(rng.uniform(size=200) < p1, "yes", "no")
-    assert negative_log_likelihood(y, p1) == pytest.approx(log_loss(y, p1), rel=1e-12)
+    # log_loss takes the second sorted label as positive silently; skcal asks
+    assert negative_log_likelihood(y, p1, pos_label="yes") == pytest.approx(
+        log_loss(y, p1), rel=1e-12
+    )
+    assert negative_log_likelihood(y, 1 - p1, pos_label="no") == pytest.approx(
+        log_loss(y, p1), rel=1e-12
+    )
 
 
 def test_nll_logits_equal_log_of_softmax(multiclass):

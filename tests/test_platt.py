@@ -126,10 +126,32 @@ def test_platt_binary_matches_scipy_reference(binary_scores, smoothing):
 
 # the frozen base classifier ignores sample_weight; the calibrator (compared) uses it
 @pytest.mark.filterwarnings("ignore:Since FrozenEstimator:UserWarning")
-def test_platt_binary_matches_sklearn_sigmoid(binary_scores, rng):
+def test_platt_binary_weighted_prior_counts_rows(binary_scores, rng):
+    # issue 16: Platt's targets use row counts (scale invariant); scikit-learn
+    # 1.9 uses weighted counts, so the weighted reference is a plain scipy solve
+    from scipy.optimize import minimize
+    from scipy.special import log_expit
+
     s, y = binary_scores
     w = rng.uniform(0.5, 2.0, size=len(s))
-    for sw in (None, w):
+    n1 = float(np.sum(y == 1))
+    n0 = len(y) - n1
+    t = np.where(y == 1, (n1 + 1) / (n1 + 2), 1 / (n0 + 2))
+
+    def loss(p):
+        f = p[0] * s + p[1]
+        return -np.sum(w * (t * log_expit(f) + (1 - t) * log_expit(-f))) / w.sum()
+
+    ref = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-12}).x
+    for scale in (1.0, 1e-6, 1e6):
+        ps = PlattScaler().fit(s, y, sample_weight=scale * w)
+        assert ps.a_ == pytest.approx(ref[0], rel=1e-5)
+        assert ps.b_ == pytest.approx(ref[1], rel=1e-5, abs=1e-6)
+
+
+def test_platt_binary_matches_sklearn_sigmoid(binary_scores, rng):
+    s, y = binary_scores
+    for sw in (None,):
         ps = PlattScaler().fit(s, y, sample_weight=sw)
         cal = sklearn_calibrated(s, y, "sigmoid", sample_weight=sw)
         # sklearn's map is 1 / (1 + exp(a s + b)): the signs are flipped
@@ -289,11 +311,15 @@ def test_platt_extreme_logits_give_valid_rows(multiclass_logits):
 
 # ------------------------------------------------------------------ invariants
 def test_platt_sample_weight_equals_repetition(multiclass_logits, rng):
+    # issue 16: Platt's smoothing prior counts rows (scale invariance), so
+    # weights equal repetition only for the plain maximum-likelihood fit
     Z, y = multiclass_logits
     Z, y = Z[:300], y[:300]
     w = rng.integers(0, 4, size=len(y))
-    a = PlattScaler().fit(Z, y, sample_weight=w)
-    b = PlattScaler().fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
+    a = PlattScaler(target_smoothing=False).fit(Z, y, sample_weight=w)
+    b = PlattScaler(target_smoothing=False).fit(
+        np.repeat(Z, w, axis=0), np.repeat(y, w)
+    )
     np.testing.assert_allclose(a.a_, b.a_, rtol=1e-8)
     np.testing.assert_allclose(a.b_, b.b_, rtol=1e-8, atol=1e-10)
 
@@ -529,3 +555,26 @@ def test_platt_constant_scores_fit_the_intercept_without_warning(scale):
     t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)
     p = (n_pos * t_pos + n_neg * t_neg) / len(y)   # sigmoid(B) at the optimum
     np.testing.assert_allclose(P, p / p.sum(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fit_platt_ovr_warm_start_keeps_the_optimum(rng, weighted):
+    # Above WARM_START_MIN_ROWS the batched solver starts from a subsample's
+    # fit; the optimum must still be the full-data one: an independent SciPy
+    # solve per class on brute-force one-vs-rest scores, and the cold start.
+    from skcal.ovr import _platt
+
+    n, k = _platt.WARM_START_MIN_ROWS + 1_000, 4
+    y = rng.integers(0, k, size=n)
+    Z = 3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))
+    w = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    A, B, n_iter, status = fit_platt_ovr(Z, y, w)
+    A0, B0, n_iter0, _ = fit_platt_ovr(Z, y, w, warm_start=False)
+    assert set(status) == {"converged"}
+    assert n_iter.max() < n_iter0.max()  # the warm start saves full passes
+    np.testing.assert_allclose(A, A0, rtol=1e-9)
+    np.testing.assert_allclose(B, B0, rtol=1e-9, atol=1e-12)
+    S = reference_ovr_log_odds(Z)
+    for j in range(k):
+        a, b = reference_platt(S[:, j], y == j, w)
+        np.testing.assert_allclose([A[j], B[j]], [a, b], rtol=1e-6)

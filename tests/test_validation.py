@@ -76,7 +76,7 @@ def test_resolve_classes_integer_labels_with_zero_fix_columns():
     np.testing.assert_array_equal(missing, [1, 3])
 
 
-@pytest.mark.parametrize("y", [[1, 2, 3, 1], ["a", "b", "a", "c"], [0.5, 1.5, 0.5, 2.5]])
+@pytest.mark.parametrize("y", [[1, 2, 4, 1], ["a", "b", "a", "c"], [0.5, 1.5, 0.5, 2.5]])
 def test_resolve_classes_ambiguous_labels_raise(y):
     with pytest.raises(ValueError, match="ambiguous"):
         resolve_classes(np.array(y), 4)
@@ -92,13 +92,17 @@ def test_resolve_classes_explicit_classes_order_and_unseen():
         resolve_classes(np.array(["b"]), 2, ["b", "b"])
 
 
-def test_calibrator_never_guesses_shifted_integer_labels():
-    """Labels 1..3 for 4 columns could be 0..3 or 1..4: ask instead of guessing."""
+def test_calibrator_integer_labels_below_k_are_column_indices():
+    """issue 16: labels 1..3 for 4 columns are columns 1..3 (class 0 absent);
+    labels 2..4 cannot be column indices: ask instead of guessing."""
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(90, 4))
     y = np.arange(90) % 3 + 1
+    with pytest.warns(UserWarning, match="never occur"):
+        ts = TemperatureScaler().fit(Z, y)
+    np.testing.assert_array_equal(ts.classes_, [0, 1, 2, 3])
     with pytest.raises(ValueError, match="ambiguous"):
-        TemperatureScaler().fit(Z, y)
+        TemperatureScaler().fit(Z, y + 1)
     with pytest.warns(UserWarning, match="never occur"):
         ts = TemperatureScaler(classes=[1, 2, 3, 4]).fit(Z, y)
     np.testing.assert_array_equal(ts.classes_, [1, 2, 3, 4])

@@ -162,7 +162,9 @@ def _temperature_block(Zb, yb, wb, beta, third):
     return (np.asarray(r, dtype=np.float64) * W, W)
 
 
-def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=False):
+def temperature_nll_derivs(
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+):
     """:func:`skcal._backend._numpy.temperature_nll_derivs` over row blocks (one pass).
 
     ``row_stats`` is ignored on dask arrays: each block recomputes its row
@@ -171,9 +173,18 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
     """
     loc = _local(Z, y, sample_weight)
     if loc is not None:
-        return _numpy.temperature_nll_derivs(*loc, beta, third=third)
+        return _numpy.temperature_nll_derivs(
+            *loc, beta, third=third, return_row_stats=return_row_stats
+        )
     acc, W = _reduce(_temperature_block, Z, y, sample_weight, float(beta), third)
-    return tuple(float(v) for v in acc / W)
+    out = tuple(float(v) for v in acc / W)
+    if return_row_stats:
+        # only their largest gap max_k z - z_y is used (the logit scale): a
+        # one-element stand-in, from one more pass
+        m, zy = row_max_and_true(Z, y)
+        gap = float((m - zy).max().compute())
+        out = out + ((np.array([gap]), np.array([0.0])),)
+    return out
 
 
 def _vector_block(Zb, yb, wb, w, b, hessian):

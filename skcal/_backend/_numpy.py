@@ -7,9 +7,14 @@ optional float64 ``sample_weight``; it walks ``Z`` in row chunks of about
 *means* (sum of weighted terms divided by the sum of the weights).
 """
 
+import sys
+
 import numpy as np
 from scipy.linalg.blas import dsyrk as _dsyrk
 from scipy.linalg.blas import ssyrk as _ssyrk
+
+from . import _shared
+from ._shared import weights as _weights
 
 #: Target size in bytes of one float64 working chunk.
 CHUNK_BYTES = 1 << 20
@@ -36,9 +41,7 @@ def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
     slice
     """
     budget = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
-    step = max(1, budget // max(1, n_classes * itemsize))
-    for start in range(0, n_samples, step):
-        yield slice(start, min(start + step, n_samples))
+    return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
 
 
 def from_numpy(a, device=None):
@@ -56,12 +59,6 @@ def output_dtype(dtype):
 
 def _work(Zc):
     return Zc.astype(np.float64, copy=False)
-
-
-def _weights(sample_weight, n):
-    if sample_weight is None:
-        return None, float(n)
-    return sample_weight, float(np.sum(sample_weight))
 
 
 def _row_max(A):
@@ -212,24 +209,23 @@ def row_max_and_true(Z, y):
     m = np.empty(n)
     zy = np.empty(n)
     for sl in chunk_rows(n, k):
-        Zc = Z[sl]
-        if k <= _FEW_COLUMNS:
-            # numpy reduces short rows slowly; fold the columns instead.
-            mc = Zc[:, 0].copy()
-            for j in range(1, k):
-                np.maximum(mc, Zc[:, j], out=mc)
-            m[sl] = mc
-        else:
-            m[sl] = Zc.max(axis=1)
-        zy[sl] = Zc[np.arange(Zc.shape[0]), y[sl]]
+        m[sl], zy[sl] = _max_and_true(Z[sl], y[sl])
     return m, zy
+
+
+def _max_and_true(Zc, yc):
+    """Row maxima (a column fold for few columns: NumPy reduces short rows
+    slowly) and true-class entries of one chunk."""
+    return _row_max(Zc)[:, 0], Zc[np.arange(Zc.shape[0]), yc]
 
 
 #: Up to this many columns, row maxima are taken column by column.
 _FEW_COLUMNS = 32
 
 
-def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=False):
+def temperature_nll_derivs(
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+):
     """NLL of temperature scaling and its derivatives in ``beta = 1/T``.
 
     Parameters
@@ -243,9 +239,12 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
         Inverse temperature, ``beta > 0``.
     row_stats : tuple of two ndarrays of shape (n_samples,), optional
         ``(max_k z_ik, z_{i, y_i})`` from :func:`row_max_and_true`, reused
-        across Newton iterations.
+        across Newton iterations. Without them they are computed in the same
+        pass (from each chunk while it is in cache).
     third : bool, default=False
         Also return the third derivative.
+    return_row_stats : bool, default=False
+        Also return ``row_stats`` (those computed, or those given).
 
     Returns
     -------
@@ -257,6 +256,8 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
     t : float
         Only with ``third=True``: ``f'''(beta) = mean_w kappa3_{p_i}[z_i]``,
         the mean third central moment of ``z_i`` under ``p_i``.
+    row_stats : tuple of two ndarrays of shape (n_samples,), float64
+        Only with ``return_row_stats=True``.
 
     Notes
     -----
@@ -274,37 +275,46 @@ def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=Fals
     The rounding of ``Var`` only changes Newton's step length, not the root
     of ``g``.
     """
-    n, k = Z.shape
-    if row_stats is None:
-        row_stats = row_max_and_true(Z, y)
-    m_all, zy_all = row_stats
-    sw, wsum = _weights(sample_weight, n)
+    return _shared.temperature_nll_derivs(
+        _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats
+    )
+
+
+def _temperature_chunks(Z):
     wd = np.float64 if Z.dtype == np.float64 else np.float32
-    b = wd(beta)
-    acc = np.zeros(4)
-    for sl in chunk_rows(n, k, np.dtype(wd).itemsize):
-        m = m_all[sl]
-        D = np.subtract(Z[sl], m.astype(wd)[:, None], dtype=wd)  # <= 0
-        E = np.multiply(D, b)
-        np.exp(E, out=E)
-        s0 = np.einsum("ij->i", E).astype(np.float64)
-        s1 = np.einsum("ij,ij->i", E, D).astype(np.float64)
+    for sl in chunk_rows(Z.shape[0], Z.shape[1], np.dtype(wd).itemsize):
+        yield sl, wd
+
+
+def _temperature_row_sums(Zc, m, beta, third, wd):
+    """Row sums of ``e d^j`` (j = 0..2, 3 with ``third``) of one chunk, float64."""
+    D = np.subtract(Zc, m.astype(wd)[:, None], dtype=wd)  # <= 0
+    E = np.multiply(D, wd(beta))
+    np.exp(E, out=E)
+    s0 = np.einsum("ij->i", E).astype(np.float64)
+    s1 = np.einsum("ij,ij->i", E, D).astype(np.float64)
+    E *= D
+    s2 = np.einsum("ij,ij->i", E, D).astype(np.float64)
+    s3 = None
+    if third:
         E *= D
-        s2 = np.einsum("ij,ij->i", E, D).astype(np.float64)
-        mu = s1 / s0                            # E_p[z] - m
-        m2 = s2 / s0
-        var = np.maximum(m2 - mu * mu, 0.0)
-        dy = zy_all[sl] - m                     # z_y - m <= 0
-        terms = [np.log(s0) - beta * dy, mu - dy, var]
-        if third:
-            E *= D
-            s3 = np.einsum("ij,ij->i", E, D).astype(np.float64)
-            terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
-        w = None if sw is None else sw[sl]
-        for j, v in enumerate(terms):
-            acc[j] += v.sum() if w is None else np.dot(w, v)
-    acc /= wsum
-    return tuple(float(v) for v in acc[: 4 if third else 3])
+        s3 = np.einsum("ij,ij->i", E, D).astype(np.float64)
+    return s0, s1, s2, s3
+
+
+def _empty64(n, like):
+    return np.empty(n)
+
+
+def _zeros64(n, like):
+    return np.zeros(n)
+
+
+def _clip0(v):
+    return np.maximum(v, 0.0)
+
+
+_this = sys.modules[__name__]
 
 
 # --------------------------------------------------------------- vector scaling
@@ -429,18 +439,14 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         else:
             P *= Zc
             s_pz += _wcolsum(wc, P)
-    gw = (s_pz - t_z) / wsum
-    gb = (s_p - t_1) / wsum
     if not hessian:
-        return float(f / wsum), gw, gb, None
-    H = -(np.triu(QQ) + np.triu(QQ, 1).T)
-    idx = np.arange(k)
-    H[idx, idx] += s_pzz
-    H[idx + k, idx + k] += s_p
-    H[idx, idx + k] += s_pz
-    H[idx + k, idx] += s_pz
-    H /= wsum
-    return float(f / wsum), gw, gb, H
+        return _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum)
+    QQ = np.triu(QQ) + np.triu(QQ, 1).T  # syrk filled the upper triangle
+    return _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum, QQ, s_pzz)
+
+
+def _rowdot(P, D):
+    return np.einsum("ij,ij->i", P, D)[:, None]
 
 
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
@@ -466,10 +472,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     hb = np.zeros(k)
     for sl in chunk_rows(n, k):
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b)
-        D = Zc * vw
-        D += vb
-        D -= np.einsum("ij,ij->i", P, D)[:, None]
-        D *= P
+        D = _shared.vector_hessp_chunk(Zc, P, vw, vb, _rowdot)
         wc = None if sw is None else sw[sl]
         hb += _wcolsum(wc, D)
         D *= Zc

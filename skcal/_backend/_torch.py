@@ -21,8 +21,13 @@ consumer GPUs). Chunks are :data:`CHUNK_BYTES` on the CPU (cache-sized) and
 This module imports torch; nothing else in skcal imports it at import time.
 """
 
+import sys
+
 import numpy as np
 import torch
+
+from . import _shared
+from ._shared import weights as _weights
 
 #: Target size in bytes of one working chunk on the CPU (fits in cache).
 CHUNK_BYTES = 1 << 20
@@ -59,28 +64,13 @@ def _chunk_bytes(device):
 
 
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu"):
-    """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
+    """Row-chunk slices as :func:`skcal._backend._numpy.chunk_rows`.
 
-    Parameters
-    ----------
-    n_samples, n_classes : int
-        Shape of the matrix to walk.
-    itemsize : int, default=8
-        Bytes per element of the working copy.
-    chunk_bytes : int, optional
-        Target bytes per chunk; by default :data:`CHUNK_BYTES` on the CPU and
-        :data:`CHUNK_BYTES_DEVICE` elsewhere.
-    device : str or torch.device, default="cpu"
-        Device of the matrix (sets the default ``chunk_bytes``).
-
-    Yields
-    ------
-    slice
+    ``device`` (default ``"cpu"``) sets the default ``chunk_bytes``:
+    :data:`CHUNK_BYTES` on the CPU, :data:`CHUNK_BYTES_DEVICE` elsewhere.
     """
     budget = _chunk_bytes(device) if chunk_bytes is None else chunk_bytes
-    step = max(1, budget // max(1, n_classes * itemsize))
-    for start in range(0, n_samples, step):
-        yield slice(start, min(start + step, n_samples))
+    return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
 
 
 def output_dtype(dtype):
@@ -143,12 +133,6 @@ def _affine(A, scale, bias):
     return A
 
 
-def _weights(sample_weight, n):
-    if sample_weight is None:
-        return None, float(n)
-    return sample_weight, float(sample_weight.sum())
-
-
 def _wsum(v, w):
     """Sum of the float vector ``v`` (optionally weighted by ``w``) in float64."""
     v = v.to(torch.float64)
@@ -157,26 +141,12 @@ def _wsum(v, w):
 
 @torch.no_grad()
 def log_softmax(Z, scale=None, bias=None, out=None):
-    """Row-wise log-softmax of the affine map ``scale * Z + bias``.
+    """Row-wise log-softmax of ``scale * Z + bias``, computed on the device of ``Z``.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-        Logits, float16/bfloat16/float32/float64, on any device.
-    scale : float or array-like of shape (n_classes,), optional
-        Multiplies ``Z`` column-wise (``1/T`` for temperature scaling).
-    bias : array-like of shape (n_classes,), optional
-        Added after scaling.
-    out : torch.Tensor of shape (n_samples, n_classes), optional
-        Output buffer; by default a new tensor of :func:`output_dtype` on the
-        device of ``Z``.
-
-    Returns
-    -------
-    torch.Tensor of shape (n_samples, n_classes)
-        ``log softmax(scale * Z + bias)`` with the max-shift (log-sum-exp)
-        trick, computed per chunk in the working precision (see the module
-        docstring), so it is finite for any finite input.
+    Same contract as :func:`skcal._backend._numpy.log_softmax` (``Z`` may
+    also be bfloat16; ``out`` defaults to a new tensor of
+    :func:`output_dtype` on that device), with torch's fused
+    ``log_softmax`` per chunk in the working precision (module docstring).
     """
     n, k = Z.shape
     if out is None:
@@ -227,20 +197,10 @@ def mean_log_likelihood(LP, y, sample_weight=None):
 
 @torch.no_grad()
 def nll(Z, y, sample_weight=None, scale=None, bias=None):
-    """Weighted mean negative log-likelihood of ``softmax(scale * Z + bias)``.
+    """Weighted mean NLL of ``softmax(scale * Z + bias)``, a float.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-    y : torch.Tensor of shape (n_samples,), int64, on the device of ``Z``
-    sample_weight : torch.Tensor of shape (n_samples,), float64, optional
-    scale, bias : see :func:`log_softmax`
-
-    Returns
-    -------
-    float
-        ``sum_i w_i (logsumexp(a_i) - a_{i, y_i}) / sum_i w_i`` with
-        ``a_i = scale * z_i + bias``.
+    Same contract as :func:`skcal._backend._numpy.nll`; tensors on one
+    device; torch's fused ``cross_entropy`` per chunk.
     """
     n, k = Z.shape
     sw, wsum = _weights(sample_weight, n)
@@ -261,88 +221,73 @@ def row_max_and_true(Z, y):
     m = torch.empty(n, dtype=torch.float64, device=Z.device)
     zy = torch.empty(n, dtype=torch.float64, device=Z.device)
     for sl in chunk_rows(n, k, Z.element_size(), device=Z.device):
-        Zc = Z[sl]
-        m[sl] = Zc.amax(dim=1).to(torch.float64)
-        zy[sl] = Zc.gather(1, y[sl].view(-1, 1)).view(-1).to(torch.float64)
+        m[sl], zy[sl] = _max_and_true(Z[sl], y[sl])
     return m, zy
 
 
+def _max_and_true(Zc, yc):
+    return Zc.amax(dim=1), Zc.gather(1, yc.view(-1, 1)).view(-1)
+
+
 @torch.no_grad()
-def temperature_nll_derivs(Z, y, sample_weight, beta, row_stats=None, third=False):
+def temperature_nll_derivs(
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+):
     """NLL of temperature scaling and its derivatives in ``beta = 1/T``.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-        Logits, float16/bfloat16/float32/float64.
-    y : torch.Tensor of shape (n_samples,), int64
-        Encoded labels, on the device of ``Z``.
-    sample_weight : torch.Tensor of shape (n_samples,), float64, or None
-    beta : float
-        Inverse temperature, ``beta > 0``.
-    row_stats : tuple of two tensors of shape (n_samples,), optional
-        ``(max_k z_ik, z_{i, y_i})`` from :func:`row_max_and_true`, reused
-        across Newton iterations.
-    third : bool, default=False
-        Also return the third derivative.
-
-    Returns
-    -------
-    f, g, h : float
-        ``f(beta) = mean_w [logsumexp(beta z_i) - beta z_{i,y_i}]``,
-        ``g = f'(beta) = mean_w [E_{p_i}[z_i] - z_{i,y_i}]`` and
-        ``h = f''(beta) = mean_w Var_{p_i}[z_i]`` with
-        ``p_i = softmax(beta z_i)``; all from one pass over ``Z``.
-    t : float
-        Only with ``third=True``: ``f'''(beta)``, the weighted mean third
-        central moment of ``z_i`` under ``p_i``.
-
-    Notes
-    -----
-    As :func:`skcal._backend._numpy.temperature_nll_derivs`: with
-    ``d = z - max z <= 0`` and ``e = exp(beta d)``, the row sums of ``e``,
-    ``e d``, ``e d^2`` (and ``e d^3``) (all terms of one sign, no
-    cancellation) give the results. float64 logits are processed in float64, others in
-    float32 per chunk (row sums included), combined over rows in float64.
+    Same contract and notes as
+    :func:`skcal._backend._numpy.temperature_nll_derivs`; ``Z``, ``y``,
+    ``sample_weight`` (and ``row_stats``) are tensors on one device. float64
+    logits are processed in float64, others (bfloat16 included) in float32
+    per chunk, row sums included, combined over rows in float64.
     """
-    n, k = Z.shape
-    if row_stats is None:
-        row_stats = row_max_and_true(Z, y)
-    m_all, zy_all = row_stats
-    sw, wsum = _weights(sample_weight, n)
-    beta = float(beta)
-    wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
-    chunks = chunk_rows(n, k, 8 if wd == torch.float64 else 4, device=Z.device)
-    acc = torch.zeros(4, dtype=torch.float64, device=Z.device)
+    return _shared.temperature_nll_derivs(
+        _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats
+    )
+
+
+def _temperature_chunks(Z):
+    wd = _work_dtype(Z)
     # Two chunk buffers, reused: a fresh tensor per chunk would cost an
     # allocation (and, on the CPU, page faults) per chunk -- more than the
     # arithmetic.
-    D_buf, E_buf = _chunk_buffers(Z, wd, 2)
-    for sl in chunks:
-        m = m_all[sl]
-        r = m.shape[0]
-        # type promotion makes D float32 for 16-bit Z without a separate copy
-        D = torch.sub(Z[sl], m.to(wd)[:, None], out=D_buf[:r])  # <= 0
-        E = torch.mul(D, beta, out=E_buf[:r]).exp_()
-        s0 = E.sum(dim=1).to(torch.float64)
+    bufs = _chunk_buffers(Z, wd, 2)
+    for sl in chunk_rows(Z.shape[0], Z.shape[1], bufs[0].element_size(), device=Z.device):
+        yield sl, bufs
+
+
+def _temperature_row_sums(Zc, m, beta, third, bufs):
+    """Row sums of ``e d^j`` (j = 0..2, 3 with ``third``) of one chunk, float64."""
+    D_buf, E_buf = bufs
+    r = m.shape[0]
+    # type promotion makes D float32 for 16-bit Z without a separate copy
+    D = torch.sub(Zc, m.to(D_buf.dtype)[:, None], out=D_buf[:r])  # <= 0
+    E = torch.mul(D, beta, out=E_buf[:r]).exp_()
+    s0 = E.sum(dim=1).to(torch.float64)
+    E.mul_(D)
+    s1 = E.sum(dim=1).to(torch.float64)
+    E.mul_(D)
+    s2 = E.sum(dim=1).to(torch.float64)
+    s3 = None
+    if third:
         E.mul_(D)
-        s1 = E.sum(dim=1).to(torch.float64)
-        E.mul_(D)
-        s2 = E.sum(dim=1).to(torch.float64)
-        mu = s1 / s0                                 # E_p[z] - m
-        m2 = s2 / s0
-        var = (m2 - mu * mu).clamp_(min=0.0)
-        dy = zy_all[sl] - m                          # z_y - m <= 0
-        terms = [torch.log(s0) - beta * dy, mu - dy, var]
-        if third:
-            E.mul_(D)
-            s3 = E.sum(dim=1).to(torch.float64)
-            terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
-        w = None if sw is None else sw[sl]
-        for j, v in enumerate(terms):
-            acc[j] += _wsum(v, w)
-    acc = (acc / wsum).tolist()
-    return tuple(acc[: 4 if third else 3])
+        s3 = E.sum(dim=1).to(torch.float64)
+    return s0, s1, s2, s3
+
+
+def _empty64(n, like):
+    return torch.empty(n, dtype=torch.float64, device=like.device)
+
+
+def _zeros64(n, like):
+    return torch.zeros(n, dtype=torch.float64, device=like.device)
+
+
+def _clip0(v):
+    return v.clamp(min=0.0)
+
+
+_this = sys.modules[__name__]
 
 
 # --------------------------------------------------------------- vector scaling
@@ -427,20 +372,15 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
             if sw is not None:
                 Q *= wc.sqrt().to(Q.dtype)[:, None]
             QQ += (Q.T @ Q).to(f64)
-    gw = ((s_pz - t_z) / wsum).cpu().numpy()
-    gb = ((s_p - t_1) / wsum).cpu().numpy()
-    f = float(f) / wsum
+    sums = [v.cpu().numpy() for v in (s_pz, t_z, s_p, t_1)]
     if not hessian:
-        return f, gw, gb, None
-    H = (-QQ).cpu().numpy()
-    s_pzz, s_pz, s_p = (v.cpu().numpy() for v in (s_pzz, s_pz, s_p))
-    idx = torch.arange(k).numpy()
-    H[idx, idx] += s_pzz
-    H[idx + k, idx + k] += s_p
-    H[idx, idx + k] += s_pz
-    H[idx + k, idx] += s_pz
-    H /= wsum
-    return f, gw, gb, H
+        return _shared.vector_result(float(f), *sums, wsum)
+    QQ, s_pzz = QQ.cpu().numpy(), s_pzz.cpu().numpy()
+    return _shared.vector_result(float(f), *sums, wsum, QQ, s_pzz)
+
+
+def _rowdot(P, D):
+    return (P * D).sum(dim=1, keepdim=True)
 
 
 @torch.no_grad()
@@ -461,9 +401,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     wd, chunks = _chunks(Z)
     for sl in chunks:
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b, wd)
-        D = Zc * vw.to(wd) + vb.to(wd)
-        D -= (P * D).sum(dim=1, keepdim=True)
-        D *= P
+        D = _shared.vector_hessp_chunk(Zc, P, vw.to(wd), vb.to(wd), _rowdot)
         wc = (
             torch.ones(P.shape[0], dtype=f64, device=dev)
             if sw is None

@@ -181,6 +181,8 @@ def _as_logits(arr, what, path):
     arr = np.asarray(arr)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{path}: {what} must be numeric, got dtype {arr.dtype}")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]  # one column: the binary log-odds, as the calibrators read it
     if arr.ndim == 1:
         # Binary log-odds of class 1 -> two columns [0, s]; same softmax.
         arr = np.column_stack([np.zeros_like(arr), arr])
@@ -191,8 +193,7 @@ def _as_logits(arr, what, path):
         )
     if arr.shape[1] < 2:
         raise ValueError(
-            f"{path}: {what} must have at least 2 columns (one per class), "
-            f"got shape {arr.shape}; give binary scores as a 1-D array"
+            f"{path}: {what} must have at least 1 column, got shape {arr.shape}"
         )
     if arr.shape[0] == 0:
         raise ValueError(f"{path}: {what} has no rows")
@@ -230,6 +231,31 @@ def _as_labels(arr, what, path, n_classes):
             f"column), got values in {labels.min()}..{labels.max()}"
         )
     return labels
+
+
+def _text_labels(arrays, n_classes, path):
+    """Encode text label arrays (the splits of one file) with one shared class list.
+
+    Text labels are mapped to the logit columns in sorted order (the rule of
+    the calibrators' ``classes_``), so there must be exactly ``n_classes``
+    distinct labels over all splits. Returns ``(encoded arrays, classes)``;
+    numeric arrays are returned unchanged with ``classes`` None.
+    """
+    arrays = [np.asarray(a) for a in arrays]
+    if not any(a.dtype.kind in "US" for a in arrays):
+        return arrays, None
+    flat = [a.reshape(-1) if a.ndim == 2 and a.shape[1] == 1 else a for a in arrays]
+    if any(a.dtype.kind not in "US" for a in flat):
+        raise ValueError(f"{path}: label arrays mix text and numbers")
+    classes = np.unique(np.concatenate([a.astype(str) for a in flat]))
+    if len(classes) != n_classes:
+        raise ValueError(
+            f"{path}: the labels are {len(classes)} distinct text labels "
+            f"{classes[:10].tolist()} but there are {n_classes} logit columns; text "
+            "labels are matched to the logit columns in sorted order, so there must "
+            "be exactly one label per column"
+        )
+    return [np.searchsorted(classes, a.astype(str)) for a in flat], classes
 
 
 def _check_pair(logits, y, split, path):
@@ -280,7 +306,12 @@ def _load_npy(path):
         raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
 
 
-def _split(logits, y, random_state, test_size, path):
+def _split(logits, y, random_state, test_size, path, names=None):
+    """Split one set; ``names``: the class name of each logit column (CSV header).
+
+    The split is stratified by class *name*, so that reordering the logit
+    columns of a CSV (which renumbers the classes) selects the same rows.
+    """
     logits = _as_logits(logits, "logits", path)
     y = _as_labels(y, "labels", path, logits.shape[1])
     if logits.shape[0] != y.shape[0]:
@@ -291,7 +322,9 @@ def _split(logits, y, random_state, test_size, path):
     if logits.shape[0] < 4:
         raise ValueError(f"{path}: need at least 4 rows to split, got {len(y)}")
     counts = np.bincount(y)
-    stratify = y if counts[counts > 0].min() >= 2 else None
+    stratify = None
+    if counts[counts > 0].min() >= 2:
+        stratify = y if names is None else np.asarray(names, dtype=str)[y]
     lv, lt, yv, yt = train_test_split(
         logits, y, test_size=test_size, random_state=random_state, stratify=stratify
     )
@@ -363,7 +396,77 @@ def _csv_labels(cells, column, n_classes, path, names=None):
     return y.astype(np.float64), classes
 
 
-def _read_csv(path):
+#: Header names (lower case) of columns that are row identifiers, not classes:
+#: pandas' unnamed index (written as an empty name, read back as "Unnamed: 0").
+_ID_NAMES = ("", "index", "id", "idx", "row", "row_id", "sample", "sample_id")
+
+
+def _pick_columns(header, path, label_column, logit_columns, ignore_columns):
+    """Indices of the label, split and logit columns of a CSV header."""
+    lower = [h.lower() for h in header]
+
+    def find(name, what):
+        if name in header:
+            return header.index(name)
+        raise ValueError(
+            f"{path}: {what} {name!r} is not a column of the header {header[:20]}"
+        )
+
+    ignored = {find(c, "--ignore-columns entry") for c in (ignore_columns or ())}
+    if label_column is not None:
+        label_col = find(label_column, "--label-column")
+    else:
+        label_cols = [i for i, h in enumerate(lower) if h in ("label", "y")]
+        if len(label_cols) != 1:
+            raise ValueError(
+                f"{path}: CSV header needs exactly one 'label' (or 'y') column, "
+                f"got header {header}; name it with --label-column"
+            )
+        label_col = label_cols[0]
+    split_col = lower.index("split") if "split" in lower else None
+    if split_col in ignored:
+        split_col = None
+    if logit_columns is not None:
+        logit_cols = [find(c, "--logit-columns entry") for c in logit_columns]
+        bad = [header[i] for i in logit_cols if i in (label_col, split_col)]
+        if bad or not logit_cols:
+            raise ValueError(
+                f"{path}: --logit-columns must name logit columns only, got {bad}"
+            )
+        return label_col, split_col, logit_cols
+    logit_cols = [
+        i for i in range(len(header)) if i not in (label_col, split_col) and i not in ignored
+    ]
+    ids = [header[i] for i in logit_cols if lower[i] in _ID_NAMES
+           or lower[i].startswith("unnamed:")]
+    if ids:
+        shown = ", ".join(repr(h) for h in ids)
+        raise ValueError(
+            f"{path}: column(s) {shown} look like a row index or id, not a class "
+            "logit (pandas' DataFrame.to_csv writes its index as an unnamed first "
+            "column); drop them (df.to_csv(..., index=False)), or pass "
+            f"--ignore-columns {','.join(ids) or chr(39) * 2} (or --logit-columns)"
+        )
+    return label_col, split_col, logit_cols
+
+
+def _check_not_row_index(logits, header, logit_cols, path):
+    """Reject a logit column holding the row numbers 0..n-1 or 1..n (an unnamed index)."""
+    n = logits.shape[0]
+    if n < 3:
+        return
+    for j, i in enumerate(logit_cols):
+        col = logits[:, j]
+        if np.array_equal(col, np.arange(n)) or np.array_equal(col, np.arange(1, n + 1)):
+            raise ValueError(
+                f"{path}: column {header[i]!r} holds the row numbers "
+                f"{int(col[0])}..{int(col[-1])}: it looks like a row index, not a "
+                f"class logit; drop it or pass --ignore-columns {header[i]} (or "
+                "--logit-columns)"
+            )
+
+
+def _read_csv(path, label_column=None, logit_columns=None, ignore_columns=None):
     # utf-8-sig: a byte-order mark (as spreadsheet programs write) is skipped
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
@@ -376,15 +479,9 @@ def _read_csv(path):
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
         raise ValueError(f"{path}: duplicate column name(s) {dupes[:10]} in the header")
-    label_cols = [i for i, h in enumerate(lower) if h in ("label", "y")]
-    if len(label_cols) != 1:
-        raise ValueError(
-            f"{path}: CSV header needs exactly one 'label' (or 'y') column, "
-            f"got header {header}"
-        )
-    label_col = label_cols[0]
-    split_col = lower.index("split") if "split" in lower else None
-    logit_cols = [i for i in range(len(header)) if i not in (label_col, split_col)]
+    label_col, split_col, logit_cols = _pick_columns(
+        header, path, label_column, logit_columns, ignore_columns
+    )
     if not rows:
         raise ValueError(f"{path}: CSV file has a header but no rows")
     for lineno, r in enumerate(rows, start=2):
@@ -403,9 +500,13 @@ def _read_csv(path):
                     f"{path}: non-numeric value {r[i]!r} in logit column "
                     f"{header[i]!r} (line {lineno})"
                 ) from None
+    if logit_columns is None:
+        _check_not_row_index(logits, header, logit_cols, path)
+    n_classes = 2 if len(logit_cols) == 1 else len(logit_cols)
+    names = None if len(logit_cols) == 1 else [header[i] for i in logit_cols]
     y, classes = _csv_labels(
-        [r[label_col].strip() for r in rows], header[label_col], len(logit_cols),
-        path, names=[header[i] for i in logit_cols],
+        [r[label_col].strip() for r in rows], header[label_col], n_classes,
+        path, names=names,
     )
     split = None
     if split_col is not None:
@@ -415,10 +516,13 @@ def _read_csv(path):
             raise ValueError(
                 f"{path}: column 'split' must hold 'val' or 'test', got {bad}"
             )
-    return logits, y, split, classes
+    return logits, y, split, classes, names
 
 
-def load_logits_file(path, *, random_state=0, test_size=0.5):
+def load_logits_file(
+    path, *, random_state=0, test_size=0.5, label_column=None, logit_columns=None,
+    ignore_columns=None,
+):
     """Load a user's logits and labels from a file.
 
     Three formats are accepted; the format is chosen by the file suffix.
@@ -447,7 +551,14 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         distinct text labels; an optional column ``split``
         holds ``val`` or ``test`` (without it, the set is split here); every
         other column is a logit, in class order (column ``k`` of the logits
-        is the first, second, ... remaining column).
+        is the first, second, ... remaining column). A single logit column is
+        the binary log-odds of the second class. A column that looks like a
+        row index or id (an empty header name, as pandas' ``to_csv`` writes
+        its index, ``Unnamed: 0``, ``id``, ``index``, ..., or a column holding
+        the row numbers ``0..n-1``) is an error naming it: drop it, or select
+        the columns with ``label_column``, ``logit_columns`` or
+        ``ignore_columns``. A single set is stratified by class name, so the
+        order of the logit columns does not change which rows are selected.
 
     Logits may also be log-probabilities. A 1-D logits array is read as the
     log-odds of class 1 of a binary problem and returned as two columns
@@ -462,6 +573,14 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         unused for files that are already split.
     test_size : float, default=0.5
         Fraction of a single set that goes to the test split.
+    label_column : str, default=None
+        CSV only: the header name of the label column (default: the column
+        named ``label`` or ``y``).
+    logit_columns : list of str, default=None
+        CSV only: the header names of the logit columns, in class order
+        (default: every column but the label and ``split`` columns).
+    ignore_columns : list of str, default=None
+        CSV only: columns to skip (ids, row indices, metadata).
 
     Returns
     -------
@@ -511,6 +630,7 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
     suffix = path.suffix.lower()
     descr = f"User data loaded from {path}"
     info = {"source": str(path)}
+    text = None
     if suffix == ".npz":
         if not zipfile.is_zipfile(path):
             raise ValueError(
@@ -524,13 +644,17 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
             keys = set(f.files)
             if set(_SPLIT_KEYS) <= keys:
                 a = {k: _npz_array(f, k, path) for k in _SPLIT_KEYS}
+                k_val = _as_logits(a["logits_val"], "logits_val", path).shape[1]
+                (a["y_val"], a["y_test"]), text = _text_labels(
+                    [a["y_val"], a["y_test"]], k_val, path
+                )
                 lv, yv = _check_pair(a["logits_val"], a["y_val"], "val", path)
                 lt, yt = _check_pair(a["logits_test"], a["y_test"], "test", path)
             elif {"logits", "y"} <= keys:
-                lv, yv, lt, yt = _split(
-                    _npz_array(f, "logits", path), _npz_array(f, "y", path),
-                    random_state, test_size, path,
-                )
+                logits = _npz_array(f, "logits", path)
+                k = _as_logits(logits, "logits", path).shape[1]
+                (y,), text = _text_labels([_npz_array(f, "y", path)], k, path)
+                lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
                 descr += f", split with random_state={random_state}"
             else:
                 raise ValueError(
@@ -549,11 +673,14 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
         if not labels_path.exists():
             raise FileNotFoundError(f"no labels file {labels_path} beside {path}")
         logits = _load_npy(path)
-        y = _load_npy(labels_path)
+        k = _as_logits(logits, "logits", path).shape[1]
+        (y,), text = _text_labels([_load_npy(labels_path)], k, path)
         lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
         descr += f" and {labels_path}, split with random_state={random_state}"
     elif suffix == ".csv":
-        logits, y, split, classes = _read_csv(path)
+        logits, y, split, classes, names = _read_csv(
+            path, label_column, logit_columns, ignore_columns
+        )
         if classes is not None:
             info["classes"] = classes.tolist()
             descr += (
@@ -561,7 +688,8 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
                 "columns in sorted order"
             )
         if split is None:
-            lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
+            key = classes.tolist() if classes is not None else names
+            lv, yv, lt, yt = _split(logits, y, random_state, test_size, path, key)
             descr += f", split with random_state={random_state}"
         else:
             lv, yv = _check_pair(logits[split == "val"], y[split == "val"], "val", path)
@@ -571,6 +699,12 @@ def load_logits_file(path, *, random_state=0, test_size=0.5):
     else:
         raise ValueError(
             f"{path}: unsupported file type {path.suffix!r}; use .npz, .npy or .csv"
+        )
+    if text is not None:
+        info["classes"] = text.tolist()
+        descr += (
+            f"; text labels {', '.join(text[:10].tolist())} mapped to columns in "
+            "sorted order"
         )
     if lv.shape[1] != lt.shape[1]:
         raise ValueError(

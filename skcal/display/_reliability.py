@@ -309,6 +309,7 @@ class ReliabilityDisplay:
         sample_weight=None,
         input_type="probabilities",
         labels=None,
+        pos_label=None,
         n_bootstrap=0,
         confidence_level=0.95,
         random_state=None,
@@ -351,6 +352,10 @@ class ReliabilityDisplay:
             How to read ``y_prob``.
         labels : array-like of shape (n_classes,), default=None
             Class of each column (see :func:`~skcal.metrics.reliability_curve`).
+        pos_label : int, float, bool or str, default=None
+            Positive class of ``kind="binary"`` or a 1-D ``y_prob``; required
+            (or ``labels``) when the labels are not {0, 1}, {-1, 1} or
+            booleans (see :func:`~skcal.metrics.reliability_curve`).
         n_bootstrap : int, default=0
             If > 0, draw a bootstrap confidence band with this many resamples.
         confidence_level : float, default=0.95
@@ -413,7 +418,7 @@ class ReliabilityDisplay:
         curve = reliability_curve(
             y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
             strategy=strategy, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, n_bootstrap=n_bootstrap,
+            labels=labels, pos_label=pos_label, n_bootstrap=n_bootstrap,
             confidence_level=confidence_level, random_state=random_state,
             interval=interval,
         )
@@ -435,7 +440,9 @@ class ReliabilityDisplay:
         class_label = None
         if kind != "top-label":
             column = 1 if kind == "binary" else class_index
-            if labels is not None:
+            if kind == "binary" and pos_label is not None:
+                class_label = pos_label
+            elif labels is not None:
                 class_label = np.asarray(labels)[column]
             else:
                 class_label = column
@@ -533,6 +540,7 @@ class ReliabilityDisplay:
         n_bins=15,
         strategy="uniform",
         sample_weight=None,
+        pos_label=None,
         n_bootstrap=0,
         confidence_level=0.95,
         random_state=None,
@@ -574,6 +582,8 @@ class ReliabilityDisplay:
             Equal-width or equal-mass bins.
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
+        pos_label : int, float, bool or str, default=None
+            Positive class of ``kind="binary"`` (default ``classes_[1]``).
         n_bootstrap : int, default=0
             If > 0, draw a bootstrap confidence band with this many resamples.
         confidence_level : float, default=0.95
@@ -624,7 +634,8 @@ class ReliabilityDisplay:
         return cls.from_predictions(
             y, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
             strategy=strategy, sample_weight=sample_weight,
-            labels=getattr(estimator, "classes_", None), n_bootstrap=n_bootstrap,
+            labels=getattr(estimator, "classes_", None), pos_label=pos_label,
+            n_bootstrap=n_bootstrap,
             confidence_level=confidence_level, random_state=random_state,
             interval=interval, smooth=smooth, n_classes_shown=n_classes_shown,
             name=name, ref_line=ref_line, ax=ax, show_histogram=show_histogram,

@@ -113,6 +113,10 @@ class _PriorCorrection(BaseCalibrator):
         P = np.exp(self._predict_log_proba(Z, xp))
         return P / P.sum(axis=1, keepdims=True)
 
+    def _torch_spec(self):
+        # to_torch / ONNX: log_softmax(log_softmax(z) - log prior_)
+        return {"kind": "affine", "features": "log_softmax", "bias": -self.log_prior_}
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False

@@ -45,6 +45,7 @@ from .._backend import _numpy
 from ._logits import _classifier_scores, _log_proba, _resolve_response_method
 from ..scaling._temperature import TemperatureScaler
 from ..utils._labels import encode_labels as _encode_with
+from ..utils._pickle import VersionedPickleMixin
 
 __all__ = ["CalibratedClassifier"]
 
@@ -63,11 +64,18 @@ class _CalibratedPair:
         calibrator without an ``input_type`` parameter).
     """
 
-    def __init__(self, estimator, calibrator, response_method, log_input=False):
+    def __init__(
+        self, estimator, calibrator, response_method, log_input=False, columns=None,
+        n_classes=None,
+    ):
         self.estimator = estimator
         self.calibrator = calibrator
         self.response_method = response_method
         self.log_input = log_input
+        # columns: positions in the meta-estimator's classes_ of the classes
+        # this pair knows (a training fold may lack some); None: all of them
+        self.columns = columns
+        self.n_classes = n_classes
 
     def calibrator_input(self, X):
         scores = _classifier_scores(
@@ -77,8 +85,15 @@ class _CalibratedPair:
 
     def predict_proba(self, X):
         """Calibrated probabilities of shape (n_samples, n_classes), float64."""
-        P = self.calibrator.predict_proba(self.calibrator_input(X))
-        return np.asarray(P, dtype=np.float64)
+        P = np.asarray(
+            self.calibrator.predict_proba(self.calibrator_input(X)), dtype=np.float64
+        )
+        if self.columns is None:
+            return P
+        # classes absent from this pair's training fold get probability 0
+        out = np.zeros((P.shape[0], self.n_classes))
+        out[:, self.columns] = P
+        return out
 
 
 def _fit_fold(estimator, X, y, train, test, fit_params, response_method):
@@ -92,7 +107,9 @@ def _fit_fold(estimator, X, y, train, test, fit_params, response_method):
     return estimator, scores
 
 
-class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class CalibratedClassifier(
+    VersionedPickleMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator
+):
     """Probability calibration of a classifier with a skcal calibrator.
 
     The classifier's scores (its ``decision_function`` when it has one, else
@@ -276,13 +293,72 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         calibrator.set_params(**updates)
         return calibrator, log_input
 
-    def _fit_calibrated_pair(self, estimator, scores, y, sample_weight):
+    def _fit_calibrated_pair(self, estimator, scores, y, sample_weight, partial=False):
+        if partial and not self._same_classes(estimator):
+            return self._fit_partial_pair(estimator, scores, y, sample_weight)
         self._check_estimator_classes(estimator)
         calibrator, log_input = self._new_calibrator(self.response_method_)
         calibrator.fit(
             _log_proba(scores) if log_input else scores, y, sample_weight=sample_weight
         )
         return _CalibratedPair(estimator, calibrator, self.response_method_, log_input)
+
+    def _same_classes(self, estimator):
+        est_classes = np.asarray(estimator.classes_)
+        return est_classes.shape == self.classes_.shape and bool(
+            np.all(est_classes == self.classes_)
+        )
+
+    def _fit_partial_pair(self, estimator, scores, y, sample_weight):
+        """A pair for a fold whose classifier lacks some classes (ensemble=True).
+
+        As scikit-learn's ``CalibratedClassifierCV``: the fold's calibrator
+        knows the fold classifier's classes only, its test rows of other
+        classes are left out of its calibration set, and the missing
+        classes get probability 0 from this pair (the other folds' pairs give
+        them probability in the ensemble average). The calibrator is told the
+        fold classifier's classes, so it is fitted even if a single one of
+        them remains in the fold's calibration rows. None when no row remains
+        (the fold is then left out, with the warning).
+        """
+        est_classes = np.asarray(estimator.classes_)
+        columns = _encode_with(self.classes_, est_classes)
+        missing = np.setdiff1d(self.classes_, est_classes)
+        warnings.warn(
+            f"A training fold lacks the classes {missing[:10].tolist()!r}: its "
+            f"classifier gives them probability 0, and its {int((~np.isin(y, est_classes)).sum())} "
+            "calibration rows of those classes are left out of its calibrator. Use a "
+            "stratified cv to avoid this.",
+            UserWarning,
+            stacklevel=4,
+        )
+        keep = np.isin(y, est_classes)
+        calibrator = clone(self._get_calibrator())
+        params = calibrator.get_params(deep=False)
+        if not keep.any() or (
+            "classes" not in params and len(np.unique(np.asarray(y)[keep])) < 2
+        ):
+            # nothing left to calibrate this fold's classifier on: leave it out
+            return None
+        updates, log_input = {}, False
+        if "input_type" in params:
+            updates["input_type"] = (
+                "probabilities" if self.response_method_ == "predict_proba" else "logits"
+            )
+        elif self.response_method_ == "predict_proba":
+            log_input = True
+        if "classes" in params:
+            updates["classes"] = est_classes
+        calibrator.set_params(**updates)
+        scores = np.asarray(scores)[keep]
+        calibrator.fit(
+            _log_proba(scores) if log_input else scores, np.asarray(y)[keep],
+            sample_weight=None if sample_weight is None else sample_weight[keep],
+        )
+        return _CalibratedPair(
+            estimator, calibrator, self.response_method_, log_input,
+            columns=columns, n_classes=len(self.classes_),
+        )
 
     def _check_estimator_classes(self, estimator):
         est_classes = np.asarray(estimator.classes_)
@@ -433,15 +509,23 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             for train, test in splits
         )
         if ensemble:
-            return [
+            pairs = [
                 self._fit_calibrated_pair(
                     est,
                     scores,
                     _safe_indexing(y, test),
                     None if sample_weight is None else sample_weight[test],
+                    partial=True,
                 )
                 for (est, scores), (_, test) in zip(folds, splits)
             ]
+            pairs = [p for p in pairs if p is not None]
+            if not pairs:
+                raise ValueError(
+                    "No fold could be calibrated: every training fold lacks classes "
+                    "that make up its test fold. Use a stratified (or shuffled) cv."
+                )
+            return pairs
         test_idx = np.concatenate([test for _, test in splits])
         n_samples = len(y)
         if len(test_idx) != n_samples or not np.array_equal(
@@ -452,8 +536,7 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "parts of cv must partition the samples (each sample in exactly one "
                 "test fold)."
             )
-        for est, _ in folds:
-            self._check_estimator_classes(est)
+        folds = [(est, self._full_scores(est, scores)) for est, scores in folds]
         first = folds[0][1]
         oof = np.empty((n_samples,) + first.shape[1:], dtype=first.dtype)
         for (_, scores), (_, test) in zip(folds, splits):
@@ -461,6 +544,49 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         final = clone(estimator)
         final.fit(X, y, **est_params)
         return [self._fit_calibrated_pair(final, oof, y, sample_weight)]
+
+    def _full_scores(self, estimator, scores):
+        """Out-of-fold scores with one column per class of ``classes_``.
+
+        As :func:`sklearn.model_selection.cross_val_predict`: a fold whose
+        classifier lacks classes gets, in their columns, probability 0 (for
+        ``predict_proba``) or, for a decision function, a score below all of
+        the fold's (its minimum minus 100 times its range, plus 100): the
+        absent classes are the least likely by a wide margin. A warning
+        says so.
+        """
+        if self._same_classes(estimator):
+            return scores
+        est_classes = np.asarray(estimator.classes_)
+        scores = np.asarray(scores)
+        if scores.ndim == 1 and len(est_classes) == 2:
+            # a binary decision function: the log-odds of est_classes[1]
+            scores = np.column_stack([np.zeros_like(scores), scores])
+        if len(est_classes) < 2 or scores.ndim != 2 or len(self.classes_) < 3:
+            raise ValueError(
+                f"The classifier {estimator.__class__.__name__} of a training fold "
+                f"has classes_ {est_classes[:10].tolist()!r} but y has classes "
+                f"{self.classes_[:10].tolist()!r}; use a stratified cv."
+            )
+        columns = _encode_with(self.classes_, est_classes)
+        missing = np.setdiff1d(self.classes_, est_classes)
+        warnings.warn(
+            f"A training fold lacks the classes {missing[:10].tolist()!r}; its "
+            "out-of-fold scores give them "
+            + ("probability 0." if self.response_method_ == "predict_proba"
+               else "a score below all others.")
+            + " Use a stratified cv to avoid this.",
+            UserWarning,
+            stacklevel=4,
+        )
+        if self.response_method_ == "predict_proba":
+            fill = 0.0
+        else:
+            lo, hi = float(scores.min()), float(scores.max())
+            fill = lo - 100.0 * (hi - lo) - 100.0
+        out = np.full((scores.shape[0], len(self.classes_)), fill, dtype=np.float64)
+        out[:, columns] = scores
+        return out
 
     # ---------------------------------------------------------------- predict
     def predict_proba(self, X):

@@ -23,6 +23,8 @@ from sklearn.utils.metadata_routing import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._pickle import VersionedPickleMixin
+
 __all__ = ["ClassifierLogits"]
 
 #: Response methods in the order that ``response_method="auto"`` tries them.
@@ -83,6 +85,16 @@ def _classifier_scores(estimator, X, method, n_classes):
         If the output does not have one column per class (for instance the
         one-vs-one ``decision_function`` of ``SVC(decision_function_shape="ovo")``).
     """
+    if method == "decision_function" and n_classes > 2 and _is_one_vs_one(estimator):
+        # K(K-1)/2 pairwise columns; for K = 3 there are 3 of them, which
+        # would pass for one column per class
+        raise ValueError(
+            f"{_describe(estimator)} has a one-vs-one decision function "
+            f"({n_classes * (n_classes - 1) // 2} columns, one per pair of "
+            "classes, not one per class): it cannot be calibrated as logits. Use "
+            "response_method='predict_proba', or decision_function_shape='ovr' "
+            "(for SVC / NuSVC)."
+        )
     scores = np.asarray(getattr(estimator, method)(X))
     if scores.ndim == 2 and scores.shape[1] == 1 and n_classes == 2:
         scores = scores.reshape(-1)
@@ -104,6 +116,36 @@ def _classifier_scores(estimator, X, method, n_classes):
     return scores
 
 
+def _unwrap(estimator):
+    """The classifier inside a FrozenEstimator, a Pipeline's last step, ..."""
+    seen = 0
+    while seen < 10:
+        seen += 1
+        inner = getattr(estimator, "estimator", None)
+        if inner is not None and type(estimator).__name__ == "FrozenEstimator":
+            estimator = inner
+        elif hasattr(estimator, "steps") and estimator.steps:
+            estimator = estimator.steps[-1][1]
+        else:
+            break
+    return estimator
+
+
+def _describe(estimator):
+    inner = _unwrap(estimator)
+    return inner.__class__.__name__
+
+
+def _is_one_vs_one(estimator):
+    """Whether ``decision_function`` of ``estimator`` returns one-vs-one columns.
+
+    True for ``SVC`` / ``NuSVC`` with ``decision_function_shape="ovo"`` (also
+    inside a ``FrozenEstimator`` or as a ``Pipeline``'s last step).
+    """
+    inner = _unwrap(estimator)
+    return getattr(inner, "decision_function_shape", None) == "ovo"
+
+
 def _log_proba(P):
     """``log(P)`` with exact zeros first raised to the dtype's ``finfo.tiny``."""
     P = np.asarray(P)
@@ -112,7 +154,9 @@ def _log_proba(P):
     return np.log(np.maximum(P, np.finfo(P.dtype).tiny))
 
 
-class ClassifierLogits(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
+class ClassifierLogits(
+    VersionedPickleMixin, MetaEstimatorMixin, TransformerMixin, BaseEstimator
+):
     """Transformer that outputs the logits of a classifier.
 
     Put it before a skcal calibrator in a :class:`~sklearn.pipeline.Pipeline`

@@ -22,15 +22,22 @@ Bin rules
     float32 rounding of ``k / M`` differs from ``k / M`` by up to 2**-24
     relative).
 ``strategy="quantile"``
-    Equal-mass bins. Edges are weighted quantiles of the scores at levels
-    ``0, 1/M, ..., 1``: sort the scores ``v_1 <= ... <= v_n`` (zero-weight
-    samples excluded) with weights ``w_i`` and cumulative weights ``S_i``,
-    place ``v_i`` at level ``S_{i-1} / S_{n-1}`` and interpolate linearly.
-    With unit weights this is NumPy's default ("linear") quantile, so the
-    bins equal those of ``calibration_curve(..., strategy="quantile")``.
-    Duplicate edges (ties in the scores) are merged, so fewer than ``n_bins``
-    bins may result; bins are closed on the right as above, with the
-    smallest score in the first bin. No edge rule can crash on ties.
+    Equal-mass bins. Edges are the inverted-CDF weighted quantiles of the
+    scores at levels ``q_j = j / M``, ``j = 0..M``: sort the scores
+    ``v_1 <= ... <= v_n`` (zero-weight samples excluded) with weights ``w_i``
+    and cumulative weights ``S_i = w_1 + ... + w_i``; edge ``j`` is the
+    smallest ``v_i`` with ``S_i >= q_j S_n`` (the first and last edges are
+    ``v_1`` and ``v_n``). This is NumPy's ``method="inverted_cdf"`` quantile
+    (Hyndman and Fan's definition 1), the one quantile definition that
+    depends on the weights only through the cumulative weight fractions: an
+    integer weight gives exactly the bins of the repeated rows, and scaling
+    every weight changes nothing. (The "linear" quantile of
+    :func:`sklearn.calibration.calibration_curve` interpolates between
+    neighbouring order statistics, so repeating every row moves its edges.)
+    The comparison allows a relative :data:`QUANTILE_RTOL` for the rounding
+    of ``S_i``. Duplicate edges (ties in the scores) are merged, so fewer
+    than ``n_bins`` bins may result; bins are closed on the right as above,
+    with the smallest score in the first bin. No edge rule can crash on ties.
 
 Bins with zero total weight are reported as empty and skipped by the metrics.
 """
@@ -51,52 +58,58 @@ def uniform_bin_ids(x, n_bins):
     return np.clip(np.ceil(t).astype(np.int64) - 1, 0, n_bins - 1)
 
 
-def quantile_levels(x, w):
-    """Sorted scores and their quantile levels (see the module docstring)."""
-    if w is not None:
-        keep = w > 0
-        x, w = x[keep], w[keep]
-    order = np.argsort(x, kind="stable")
-    v = x[order]
-    if v.shape[0] == 1:
-        return v, np.zeros(1)
-    ww = np.ones_like(v) if w is None else w[order]
-    s = np.cumsum(ww)
-    return v, (s - ww) / (s[-1] - ww[-1])
+#: Relative tolerance of the comparison ``S_i >= q S_n`` of the equal-mass
+#: rule: a cumulative weight within it of a level counts as reaching it, so
+#: that sums rounded differently (weights ``[2, 1]`` against the rows
+#: repeated) pick the same sample.
+QUANTILE_RTOL = 1e-9
 
 
-def _unit_weight_edges(x, n_bins):
-    """``np.interp(q, levels, v)`` for unit weights without the level vector.
+def edge_positions(n_bins, n=None, cumulative=None):
+    """Sorted-sample index of each equal-mass edge (inverted-CDF quantiles).
 
-    With unit weights the level of the ``i``-th smallest score is exactly
-    ``i / (n - 1)``, so each quantile is interpolated on a 4-point window of
-    the sorted scores around ``q (n - 1)``: the same numbers as interpolating
-    on all levels, with one sorted copy of ``x`` as the only ``(n,)`` vector.
+    Parameters
+    ----------
+    n_bins : int
+    n : int, optional
+        Number of unit-weight samples (then ``cumulative`` is not needed:
+        the cumulative weights are ``1..n``).
+    cumulative : ndarray of shape (n,), optional
+        Cumulative weights ``S_1..S_n`` of the sorted samples.
+
+    Returns
+    -------
+    ndarray of shape (n_bins + 1,), int64
+        For each level ``q_j = j / n_bins``, the smallest ``i`` (0-based) with
+        ``S_i >= q_j S_n`` (within :data:`QUANTILE_RTOL`).
     """
-    v = np.sort(x)
-    n = v.shape[0]
-    if n == 1:
-        return v, None
-    q = np.linspace(0.0, 1.0, n_bins + 1)
-    edges = np.empty(n_bins + 1)
-    for j, qj in enumerate(q):
-        lo = min(max(int(qj * (n - 1)) - 1, 0), max(n - 4, 0))
-        hi = min(lo + 4, n)
-        levels = np.arange(lo, hi, dtype=np.float64) / (n - 1)
-        edges[j] = np.interp(qj, levels, v[lo:hi])
-    return v, edges
+    if cumulative is None:
+        t = np.arange(n_bins + 1, dtype=np.float64) * (n / n_bins)
+        idx = np.ceil(t * (1.0 - QUANTILE_RTOL)).astype(np.int64) - 1
+        return np.clip(idx, 0, n - 1)
+    total = cumulative[-1]
+    t = np.arange(n_bins + 1, dtype=np.float64) * (total / n_bins)
+    idx = np.searchsorted(cumulative, t * (1.0 - QUANTILE_RTOL), side="left")
+    return np.clip(idx, 0, cumulative.shape[0] - 1)
 
 
 def quantile_edges(x, w, n_bins):
-    """Unique equal-mass bin edges of float64 scores ``x`` with weights ``w``."""
-    if w is None:
-        v, edges = _unit_weight_edges(x, n_bins)
-    else:
-        v, levels = quantile_levels(x, w)
-    if v.shape[0] == 1:
-        return np.array([v[0], v[0]])
+    """Unique equal-mass bin edges of float64 scores ``x`` with weights ``w``.
+
+    The inverted-CDF weighted quantiles of the module docstring (NumPy's
+    ``np.quantile(x, q, method="inverted_cdf", weights=w)``).
+    """
     if w is not None:
-        edges = np.interp(np.linspace(0.0, 1.0, n_bins + 1), levels, v)
+        keep = w > 0
+        x, w = x[keep], w[keep]
+    if w is None:
+        v = np.sort(x)
+        idx = edge_positions(n_bins, n=v.shape[0])
+    else:
+        order = np.argsort(x, kind="stable")
+        v = x[order]
+        idx = edge_positions(n_bins, cumulative=np.cumsum(w[order]))
+    edges = v[idx]
     edges[0], edges[-1] = v[0], v[-1]
     edges = np.unique(edges)
     if edges.shape[0] == 1:

@@ -33,7 +33,7 @@ _NORMS = ("l1", "l2", "max")
 _STRATEGIES = ("uniform", "quantile")
 
 
-def _class_index(kind, class_index, n_classes):
+def _class_index(kind, class_index, n_classes, pos_index=1):
     """The column of ``y_prob`` a ``"classwise"``/``"binary"`` event refers to."""
     if kind == "binary":
         if n_classes != 2:
@@ -41,7 +41,7 @@ def _class_index(kind, class_index, n_classes):
                 f"kind='binary' needs 2 classes, but y_prob has {n_classes} "
                 "columns; use kind='top-label' or 'classwise'."
             )
-        return 1
+        return pos_index
     if (
         isinstance(class_index, bool)
         or not isinstance(class_index, numbers.Integral)
@@ -72,7 +72,7 @@ def _bins(inp, kind, n_bins, strategy, class_index=None, keep=False):
     if kind == "top-label":
         events = _rows.top_label_chunks(inp, xp)
     else:
-        events = _rows.class_chunks(inp, xp, _class_index(kind, class_index, n_classes))
+        events = _rows.class_chunks(inp, xp, _class_index(kind, class_index, n_classes, inp.pos_index))
     sums, targets = _rows.binned_event(inp, xp, events, n, n_bins, strategy, keep)
     return [sums], targets
 
@@ -110,9 +110,10 @@ _COMMON_PARAMS = """
 
 _TAIL_PARAMS = """
     sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative sample weights, not all zero; a weight of 2 is the same
-        as repeating the sample (for equal-mass bins, except where the
-        linearly interpolated quantile edges fall).
+        Non-negative sample weights, not all zero; an integer weight is
+        the same as repeating the sample, for equal-mass bins too (their
+        edges are inverted-CDF quantiles), and only the ratios of the weights
+        matter.
     input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``. Logits go through a stable (log-)softmax
         (sigmoid of the log-odds for 1-D input).
@@ -125,7 +126,15 @@ _TAIL_PARAMS = """
         mapping is ambiguous and a ``ValueError`` asks for ``labels``. This
         is the rule of the calibrators' ``classes`` parameter. For a 1-D
         (binary) ``y_prob`` and a ``y_true`` with the single label 0, 1 or
-        -1, the classes are ``[0, 1]`` (``[-1, 1]``), as in scikit-learn.""".strip()
+        -1, the classes are ``[0, 1]`` (``[-1, 1]``), as in scikit-learn.
+    pos_label : int, float, bool or str, default=None
+        The positive class of a binary view: a 1-D ``y_prob`` is its
+        probability (log-odds), and ``kind="binary"`` checks the column of
+        ``pos_label``. By default ``labels[1]``; without ``labels`` the
+        labels of ``y_true`` must then be {0, 1}, {-1, 1} or booleans
+        (positive: 1, True), otherwise a ``ValueError`` asks for
+        ``pos_label``, as scikit-learn's binary metrics do. Not used (an
+        error) for other views of a 2-D ``y_prob``.""".strip()
 
 
 def calibration_error(
@@ -140,6 +149,7 @@ def calibration_error(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Binned calibration error of predicted probabilities.
 
@@ -215,10 +225,12 @@ def calibration_error(
     :math:`(m/M, (m+1)/M]`, with 0.0 in the first bin and 1.0 in the last; a
     score on an interior edge falls in the lower bin whether it is float32 or
     float64 (scores within a relative :math:`2^{{-21}}` of an edge count as on
-    it). Equal-mass edges are the weighted linear quantiles of the scores
-    (NumPy's default quantile for unit weights); duplicate edges from tied
-    scores are merged, so fewer bins may result; zero-weight samples do not
-    move the edges. Bins with zero weight are skipped.
+    it). Equal-mass edges are the inverted-CDF weighted quantiles of the scores
+    (edge :math:`j` is the smallest score :math:`v` whose cumulative weight
+    fraction reaches :math:`j/M`; NumPy's ``method="inverted_cdf"``), the
+    definition under which an integer weight gives exactly the bins of the
+    repeated rows; duplicate edges from tied scores are merged, so fewer bins
+    may result; zero-weight samples do not move the edges. Bins with zero weight are skipped.
 
     Memory: uniform bins are accumulated row chunk by row chunk (for
     ``kind="classwise"``, all classes in one pass); equal-mass bins need the
@@ -263,7 +275,7 @@ def calibration_error(
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
+        labels=labels, pos_label=pos_label, binary=kind == "binary",
     )
     n_bins = _check_n_bins(n_bins, inp.y.shape[0])
     groups, _ = _bins(inp, kind, n_bins, strategy, class_index)
@@ -287,12 +299,13 @@ def _convenience(norm, name, long_name, symbol):
         sample_weight=None,
         input_type="probabilities",
         labels=None,
+        pos_label=None,
     ):
         return calibration_error(
             y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
             strategy=strategy,
             norm=norm, sample_weight=sample_weight, input_type=input_type,
-            labels=labels,
+            labels=labels, pos_label=pos_label,
         )
 
     func.__name__ = func.__qualname__ = name
@@ -364,6 +377,7 @@ def reliability_curve(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
     n_bootstrap=0,
     confidence_level=0.95,
     random_state=None,
@@ -499,7 +513,7 @@ def reliability_curve(
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
+        labels=labels, pos_label=pos_label, binary=kind == "binary",
     )
     n_bins = _check_n_bins(n_bins, inp.y.shape[0])
     (s,), targets = _bins(

@@ -7,7 +7,10 @@ strings is left untouched: pass the scorer object, or the object returned by
 """
 
 import difflib
+import functools
 import inspect
+
+import numpy as np
 
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
@@ -22,6 +25,7 @@ from ._calibration_error import (
 from ._debiased import debiased_calibration_error
 from ._scores import brier_score, negative_log_likelihood
 from ._smooth import smooth_calibration_error
+from ._validation import _obvious_positive
 
 __all__ = [
     "get_scorer",
@@ -80,9 +84,34 @@ def _check_keywords(name, kwargs):
             )
 
 
+def _scorer_metric(metric):
+    """``metric`` as a scorer calls it: a binary 1-D ``y_prob`` is ``classes_[1]``'s.
+
+    scikit-learn's scorers hand a binary classifier's ``predict_proba`` over
+    as the 1-D column of ``classes_[1]``, the larger of its two sorted
+    labels; the metric itself would ask for ``pos_label`` when the labels
+    are text. With two labels in ``y_true`` and no ``pos_label`` or
+    ``labels`` given, the scorer passes the larger one.
+    """
+
+    @functools.wraps(metric)
+    def scored(y_true, y_prob, **kwargs):
+        if (
+            np.ndim(y_prob) == 1
+            and kwargs.get("pos_label") is None
+            and kwargs.get("labels") is None
+        ):
+            present = np.unique(np.asarray(y_true))
+            if len(present) == 2 and not _obvious_positive(present):
+                kwargs["pos_label"] = present[1]
+        return metric(y_true, y_prob, **kwargs)
+
+    return scored
+
+
 def _make(name, **kwargs):
     return make_scorer(
-        _METRICS[name],
+        _scorer_metric(_METRICS[name]),
         greater_is_better=False,
         response_method="predict_proba",
         **kwargs,

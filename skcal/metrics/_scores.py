@@ -26,6 +26,7 @@ def brier_score(
     input_type="probabilities",
     labels=None,
     scale_by_half="auto",
+    pos_label=None,
 ):
     """Brier score: mean squared error of the predicted probabilities.
 
@@ -89,7 +90,7 @@ def brier_score(
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
+        labels=labels, pos_label=pos_label,
     )
     n_classes = _rows.n_columns(inp)
     per_sample = _rows.brier_terms(inp, _rows.ops(inp))
@@ -110,6 +111,7 @@ def negative_log_likelihood(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Mean negative log-likelihood (log loss, cross-entropy), natural log.
 
@@ -166,7 +168,7 @@ def negative_log_likelihood(
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
+        labels=labels, pos_label=pos_label,
     )
     loss = -_rows.true_class_log_proba(inp, _rows.ops(inp))
     if inp.weight is not None:

@@ -8,7 +8,7 @@ are copied to the host.
 
 import torch
 
-from ._binning import EDGE_RTOL
+from ._binning import EDGE_RTOL, QUANTILE_RTOL
 
 
 def uniform_bin_ids(x, n_bins):
@@ -29,23 +29,21 @@ def uniform_bin_ids(x, n_bins):
 
 
 def quantile_edges(x, w, n_bins):
-    """Unique equal-mass bin edges (weighted linear quantiles), as a tensor."""
+    """Unique equal-mass bin edges (inverted-CDF weighted quantiles), as a tensor."""
     if w is not None:
         keep = w > 0
         x, w = x[keep], w[keep]
     v, order = torch.sort(x, stable=True)
-    if v.shape[0] == 1:
-        return torch.stack([v[0], v[0]])
-    ww = torch.ones_like(v) if w is None else w[order]
-    s = torch.cumsum(ww, 0)
-    levels = (s - ww) / (s[-1] - ww[-1])
-    q = torch.linspace(0.0, 1.0, n_bins + 1, dtype=torch.float64, device=x.device)
-    # linear interpolation of (levels, v) at q, as numpy.interp
-    j = (torch.searchsorted(levels, q, right=True) - 1).clamp_(0, v.shape[0] - 2)
-    lo, hi = levels[j], levels[j + 1]
-    t = ((q - lo) / (hi - lo)).clamp_(0.0, 1.0)
-    edges = torch.where(t == 0, v[j], torch.where(t == 1, v[j + 1],
-                                                   v[j] + t * (v[j + 1] - v[j])))
+    n = v.shape[0]
+    levels = torch.arange(n_bins + 1, dtype=torch.float64, device=x.device)
+    if w is None:
+        t = levels * (n / n_bins)
+        idx = torch.ceil(t * (1.0 - QUANTILE_RTOL)).to(torch.int64) - 1
+    else:
+        s = torch.cumsum(w[order], 0)
+        t = levels * (s[-1] / n_bins)
+        idx = torch.searchsorted(s, t * (1.0 - QUANTILE_RTOL), right=False)
+    edges = v[idx.clamp_(0, n - 1)]
     edges[0], edges[-1] = v[0], v[-1]
     edges = torch.unique(edges)
     if edges.shape[0] == 1:

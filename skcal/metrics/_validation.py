@@ -56,6 +56,7 @@ class _Inputs(NamedTuple):
     classes: np.ndarray
     binary_1d: bool
     is_torch: bool
+    pos_index: int = 1
 
 
 def _check_choice(name, value, options):
@@ -114,31 +115,110 @@ def _to_numpy_labels(y_true):
     return y
 
 
-def _encode_labels(y, n_classes, labels, binary_1d):
+#: Label sets whose positive class is known without ``pos_label`` (as in
+#: scikit-learn): {0, 1}, {-1, 1} and booleans.
+def _obvious_positive(present):
+    if present.dtype.kind == "b":
+        return True
+    if present.dtype.kind not in "iuf":
+        return False
+    values = set(present.tolist())
+    return values <= {0, 1} or values <= {-1, 1}
+
+
+def _positive_labels(y, labels, pos_label, binary_1d):
+    """``labels`` for a binary view of ``y``, from ``pos_label`` (see :func:`_encode_labels`)."""
+    present = np.unique(y)
+    if pos_label is not None:
+        if isinstance(pos_label, np.generic):
+            pos_label = pos_label.item()
+        if labels is not None:
+            given = list(np.asarray(labels).tolist())
+            if pos_label not in given:
+                raise ValueError(
+                    f"pos_label={pos_label!r} is not among labels={given[:10]!r}."
+                )
+            if binary_1d and len(given) == 2 and given[1] != pos_label:
+                raise ValueError(
+                    f"pos_label={pos_label!r} contradicts labels={given!r}: a 1-D "
+                    "y_prob is the probability of labels[1]."
+                )
+            return labels
+        if not binary_1d:
+            return None
+        others = [v for v in present.tolist() if v != pos_label]
+        if len(others) > 1:
+            raise ValueError(
+                f"y_true has {len(present)} labels {present[:10].tolist()!r}; a 1-D "
+                "y_prob is a binary problem (at most 2 labels)."
+            )
+        if not others:
+            if isinstance(pos_label, bool):
+                others = [not pos_label]
+            elif isinstance(pos_label, (int, float)):
+                others = [0 if pos_label != 0 else 1]
+            else:
+                return np.array(["" if pos_label != "" else " ", pos_label], dtype=object)
+        return np.array([others[0], pos_label], dtype=object)
+    if labels is None and not _obvious_positive(present) and len(present) <= 2:
+        raise ValueError(
+            f"y_true has the labels {present[:10].tolist()!r}, so which class is "
+            "positive (the class whose probability a binary y_prob or kind='binary' "
+            "holds) is ambiguous: pass pos_label=<the positive label> (or "
+            "labels=[negative, positive])."
+        )
+    return labels
+
+
+def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False):
     """Map labels ``y`` to column indices 0..n_classes-1.
 
     The rule is the calibrators' one,
     :func:`skcal.utils._labels.resolve_classes` (``labels=None``: the sorted
-    unique labels if there are ``n_classes`` of them; fewer only when they
-    are integers that include 0 and are below ``n_classes``; else an error
-    asking for ``labels=``). One addition, as in scikit-learn's binary
-    metrics: for a 1-D (binary) ``y_prob`` and a ``y_true`` holding a single
-    label among 0, 1 and -1, the classes are ``[0, 1]`` (``[-1, 1]`` for -1),
-    so ``y_prob`` is the probability of label 1.
+    unique labels if there are ``n_classes`` of them; fewer, even a single
+    one, only when they are integers in ``0..n_classes-1``, which are then
+    column indices; else an error asking for ``labels=``). One addition, as in
+    scikit-learn's binary metrics: for a 1-D (binary) ``y_prob`` and a
+    ``y_true`` holding a single label among 0, 1 and -1, the classes are
+    ``[0, 1]`` (``[-1, 1]`` for -1), so ``y_prob`` is the probability of
+    label 1.
 
-    Returns ``(y_index, classes)``.
+    Binary views (a 1-D ``y_prob``, or ``binary=True`` for ``kind="binary"``)
+    need to know the positive class: ``pos_label`` when given (a 1-D
+    ``y_prob`` is its probability; for two columns, the event is the column
+    of ``pos_label``), else ``labels[1]``; without either, the labels must be
+    {0, 1}, {-1, 1} or booleans (positive: 1 / True), as in scikit-learn.
+
+    Returns ``(y_index, classes, pos_index)``.
     """
+    if binary_1d or (binary and n_classes == 2):
+        labels = _positive_labels(y, labels, pos_label, binary_1d)
+    elif pos_label is not None:
+        raise ValueError(
+            "pos_label is only used for a binary y_prob (1-D) or kind='binary'."
+        )
     if labels is None and binary_1d and y.dtype.kind in "iubf":
         present = np.unique(y)
         if present.shape[0] == 1 and present[0] in (0, 1, -1):
             labels = np.array([-1 if present[0] == -1 else 0, 1]).astype(y.dtype)
     try:
-        classes, y_idx, _ = resolve_classes(y, n_classes, labels, name="labels")
+        classes, y_idx, _ = resolve_classes(
+            y, n_classes, labels, name="labels", allow_single=True
+        )
     except TypeError as exc:  # labels of types that cannot be sorted together
         raise ValueError(
             f"y_true or labels mix label types that cannot be compared: {exc}"
         ) from exc
-    return y_idx, classes
+    pos_index = 1
+    if pos_label is not None and not binary_1d:
+        hits = [j for j, c in enumerate(classes.tolist()) if c == pos_label]
+        if not hits:
+            raise ValueError(
+                f"pos_label={pos_label!r} is not among the classes "
+                f"{classes[:10].tolist()!r} of y_prob's columns."
+            )
+        pos_index = hits[0]
+    return y_idx, classes, pos_index
 
 
 def _row_tolerance(dtype, is_floating):
@@ -226,7 +306,7 @@ def _check_sample_weight(sample_weight, n_samples, torch_like=None):
 
 
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
-                  labels=None):
+                  labels=None, pos_label=None, binary=False):
     """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
 
     ``y_prob`` is neither copied nor up-cast: the returned ``scores`` is the
@@ -243,7 +323,9 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     """
     _check_choice("input_type", input_type, _INPUT_TYPES)
     if is_torch_tensor(y_prob):
-        return _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels)
+        return _check_inputs_torch(
+            y_true, y_prob, sample_weight, input_type, labels, pos_label, binary
+        )
 
     columns = getattr(y_prob, "columns", None)  # a DataFrame's column names
     names = None if columns is None else [str(c) for c in columns]
@@ -262,14 +344,19 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
-    y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels, names)
+    y_idx, classes, pos = _labels_for(
+        y_true, p.shape, binary_1d, labels, names, pos_label, binary
+    )
     w = _check_sample_weight(sample_weight, p.shape[0])
     if input_type == "probabilities":
         _check_proba_values(p, lo, hi, binary_1d, tol)
-    return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, False)
+    return _Inputs(
+        y_idx, p, input_type == "logits", w, classes, binary_1d, False, pos
+    )
 
 
-def _labels_for(y_true, shape, binary_1d, labels, names=None):
+def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
+                binary=False):
     """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``.
 
     ``names``: the column names of a DataFrame ``y_prob``; when they are the
@@ -283,10 +370,11 @@ def _labels_for(y_true, shape, binary_1d, labels, names=None):
         raise ValueError(f"y_true has {y.shape[0]} samples but y_prob has {shape[0]}.")
     if not binary_1d:
         labels = classes_from_column_names(names, y, labels, name="labels")
-    return _encode_labels(y, n_classes, labels, binary_1d)
+    return _encode_labels(y, n_classes, labels, binary_1d, pos_label, binary)
 
 
-def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
+def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels,
+                        pos_label=None, binary=False):
     import torch
 
     p = y_prob.detach()
@@ -307,9 +395,11 @@ def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels):
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
-    y_idx, classes = _labels_for(y_true, p.shape, binary_1d, labels)
+    y_idx, classes, pos = _labels_for(
+        y_true, p.shape, binary_1d, labels, None, pos_label, binary
+    )
     y_idx = torch.as_tensor(y_idx, device=p.device)
     w = _check_sample_weight(sample_weight, p.shape[0], torch_like=p)
     if input_type == "probabilities":
         _check_proba_values(p, lo, hi, binary_1d, tol)
-    return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, True)
+    return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, True, pos)

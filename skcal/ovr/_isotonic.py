@@ -15,6 +15,7 @@ from .._backend._ovr import interp_knots, stack_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
+from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["IsotonicScaler"]
 
@@ -117,13 +118,14 @@ class IsotonicScaler(OneVsRestCalibrator):
     """
 
     _weight_scale_invariant = True
+    _binary_log_odds_only = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "clip": [Interval(Real, 0, 0.5, closed="left"), None],
     }
 
-    def __init__(self, *, input_type="logits", classes=None, backend="auto", clip=1e-6):
+    def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto", clip=1e-6):
         self.input_type = input_type
         self.classes = classes
         self.backend = backend
@@ -154,3 +156,10 @@ class IsotonicScaler(OneVsRestCalibrator):
                 for j, cal in enumerate(self.calibrators_)
             ]
         )
+
+    def _torch_spec(self):
+        return {
+            "kind": "ovr_interp",
+            "x": [c.X_thresholds_ for c in self.calibrators_],
+            "y": [c.y_thresholds_ for c in self.calibrators_],
+        }

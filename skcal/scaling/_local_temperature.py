@@ -398,6 +398,8 @@ class LocalTemperatureScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    # T(x) > 0: every row keeps its order (predict is the argmax of the logits)
+    _preserves_order = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend import _numpy
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
+from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
@@ -46,10 +47,31 @@ _REUSE_THIRD_MAX_STEP = 0.02
 _HALLEY_MAX = 0.5
 
 
-def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
+#: The NLL counts as flat where Newton's predicted decrease ``f'^2 / f''`` is
+#: below this fraction of ``f`` (a few float64 roundings of ``f``).
+_FLAT = 4 * 2.0**-52
+
+
+def _all_rows_tied(Z):
+    """Whether every row of ``Z`` (NumPy or torch) has all its logits equal."""
+    return bool((Z == Z[:, :1]).all())
+
+
+def _logit_scale(stats):
+    """``S = max(1, max_i (max_k z_ik - z_{i,y_i}))`` from the row statistics."""
+    return max(1.0, float((stats[0] - stats[1]).max()))
+
+
+def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=None):
     """Safeguarded Newton-Halley iteration on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
-    Returns ``(beta, n_iter, status)``.
+    With ``stats=None`` the row statistics are taken in the first pass and
+    the logit scale follows from them (``scale`` is then a lower bound of
+    it, used only to clip the starting point). ``t``: an estimate of
+    ``f'''`` near ``beta`` (from a warm start), which only sets Halley's
+    correction and the error estimate; the first pass then skips it.
+
+    Returns ``(beta, n_iter, status, t)``, ``t`` the last ``f'''`` used.
     """
     b_min, b_max = 1.0 / (TEMPERATURE_MAX * scale), 1.0 / TEMPERATURE_MIN
     lo, hi = b_min, b_max
@@ -57,33 +79,43 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
     beta = min(max(beta, b_min), b_max)
     n_up = 0  # consecutive steps upwards while no f' > 0 has been seen
     expand = (0, _EXPAND)  # (direction of the last expansion step, its next factor)
-    t = None  # f''' at the last point where it was computed
-    last_step = math.inf  # relative size of the last step
+    # t: f''' at the last point where it was computed (or the warm start's)
+    last_step = math.inf if t is None else 0.0  # relative size of the last step
     for it in range(1, max_iter + 1):
         # After a small step, f''' (which only sets Halley's correction and the
         # error estimate) is reused: one product and sum less per entry.
         third = t is None or last_step > _REUSE_THIRD_MAX_STEP
+        fused = stats is None
         f, g, h, *rest = xp.temperature_nll_derivs(
-            Z, y, sample_weight, beta, row_stats=stats, third=third
+            Z, y, sample_weight, beta, row_stats=stats, third=third,
+            return_row_stats=fused,
         )
+        if fused:
+            # row statistics from this first pass: the true lower bound of beta
+            stats = rest.pop()
+            b_min = lo = 1.0 / (TEMPERATURE_MAX * _logit_scale(stats))
         if third:
             t = rest[0]
         if beta <= b_min and g >= 0:
-            return b_min, it, "lower"
+            return b_min, it, "lower", t
         if beta >= b_max and g <= 0:
-            return b_max, it, "upper"
+            return b_max, it, "upper", t
         if f == 0 and g <= 0:
             # the NLL (>= 0) has reached 0: every row's softmax is saturated on
             # its true class from here on, i.e. the logits separate the set.
-            return b_max, it, "upper"
+            return b_max, it, "upper", t
         if g == 0 and h == 0:
-            if f == 0:
-                return b_max, it, "upper"
+            if f == 0 or not _all_rows_tied(Z):
+                # Every row is either saturated on its true class (its terms
+                # underflowed) or has all logits equal (f = log K whatever
+                # beta): the untied rows separate the set and the NLL is at
+                # its limit as beta -> inf.
+                return b_max, it, "upper", t
             # every row's logits are equal: T changes nothing, the logits carry
             # no information; take the uninformative bound.
-            return b_min, it, "lower"
+            return b_min, it, "lower", t
         if g == 0:
-            return beta, it, "converged"
+            return beta, it, "converged", t
         if g > 0:
             hi, hi_tested = beta, True
         else:
@@ -96,8 +128,24 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
         else:
             d = step = curvature = math.nan
         newton = beta + step
+        if (
+            g < 0
+            and not hi_tested
+            and h > 0
+            and g * g / h <= _FLAT * f
+        ):
+            # The NLL is decreasing but the quadratic model predicts a decrease
+            # below the resolution of f: it is flat as computed (rows saturated
+            # on their true class, the rest tied). Test the upper bound: if f'
+            # is still <= 0 there, the NLL is at its limit there.
+            cand = hi
+            if abs(cand - beta) <= tol * beta:
+                return cand, it, "upper", t
+            last_step = abs(cand - beta) / beta
+            beta = cand
+            continue
         if abs(d) <= tol * beta:  # False for NaN
-            return newton, it, "converged"
+            return newton, it, "converged", t
         cand = newton
         if g < 0 and not hi_tested and not cand <= 1.01 * beta:
             # f' -> 0 only exponentially fast on (near-)separable data, where
@@ -121,7 +169,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
         else:
             expand = (0, _EXPAND)
         if abs(cand - beta) <= tol * beta or (hi - lo) <= tol * lo:
-            return cand, it, "converged"
+            return cand, it, "converged", t
         if (
             cand == newton
             and abs(d) <= 1e-2 * beta
@@ -129,10 +177,10 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0):
         ):
             # Newton's error after d is about c d^2 (quadratic convergence);
             # Halley's step removes that term, leaving O(d^3).
-            return cand, it, "converged"
+            return cand, it, "converged", t
         last_step = abs(cand - beta) / beta
         beta = cand
-    return beta, max_iter, "max_iter"
+    return beta, max_iter, "max_iter", t
 
 
 def _warm_start_strides(n):
@@ -207,8 +255,16 @@ def fit_temperature(
     ``f'`` decays exponentially and Newton's steps would stay of constant
     size. If every row's softmax saturates on its true class (the NLL
     evaluates to exactly 0 in float64) the set is separable and ``beta`` goes
-    to its upper bound; if every row's logits are equal (``f' = f'' = 0``
-    with ``f > 0``) ``T`` changes nothing and ``beta`` goes to its lower bound.
+    to its upper bound. Where ``f' = f'' = 0`` with ``f > 0``: if every row's
+    logits are equal, ``T`` changes nothing and ``beta`` goes to its lower
+    bound; otherwise the rows that are not tied are saturated on their true
+    class (their terms underflowed; forest or kNN log-probabilities with
+    ``-708`` entries do this), the tied ones contribute ``log K`` whatever
+    ``beta``, so the NLL is at its limit and ``beta`` goes to its upper bound.
+    Likewise, while ``f' < 0`` and Newton's predicted decrease ``f'^2 / f''``
+    is below the float64 resolution of ``f`` (``4 eps f``), the upper bound
+    is tested next: the NLL is flat as computed, and a bracket forms if it
+    rises again before the bound.
 
     Stopping rule: near the optimum the error left after a Newton step ``d``
     is about ``c d^2`` with ``c = |f'''| / (2 f'')`` (exact, from the same
@@ -217,31 +273,27 @@ def fit_temperature(
     ``|d| <= tol * beta``, or when the bracket is narrower than ``tol * lo``.
     With the warm start this typically takes 2 passes over ``Z``.
     """
-    stats = xp.row_max_and_true(Z, y)
-    scale = max(1.0, float((stats[0] - stats[1]).max()))
-    if warm_start:
-        strides = _warm_start_strides(Z.shape[0])
-        Zw, yw, sww, statsw, wxp = Z, y, sample_weight, stats, xp
-        if strides and hasattr(xp, "warm_start_sample"):
-            # distributed arrays: one pass copies the finest subsample that fits
-            # the client; the coarser ones are its own subsamples (same rows)
-            base, local = xp.warm_start_sample(strides, Z, y, sample_weight, *stats)
-            if base is not None:
-                Zw, yw, sww, *statsw = local
-                wxp = _numpy
-                strides = [s // base for s in strides if s >= base]
+    scale, t0 = 1.0, None
+    strides = _warm_start_strides(Z.shape[0]) if warm_start else []
+    if strides:
+        # Row statistics of the finest subsample only (the coarser ones are
+        # its subsamples); the full ones come with the first full pass.
+        fine = strides[-1]
+        stats = xp.row_max_and_true(Z[::fine], y[::fine])
+        scale = _logit_scale(stats)
         for stride in strides:
             sub = slice(None, None, stride)
-            sw = None if sww is None else sww[sub]
+            ss = slice(None, None, stride // fine)
+            sw = None if sample_weight is None else sample_weight[sub]
             if sw is not None and not float(sw.sum()) > 0:
                 continue
-            b, _, status = _newton(
-                Zw[sub], yw[sub], sw, wxp, (statsw[0][sub], statsw[1][sub]),
+            b, _, status, t = _newton(
+                Z[sub], y[sub], sw, xp, (stats[0][ss], stats[1][ss]),
                 beta0, WARM_START_TOL, max_iter, scale=scale,
             )
             if status == "converged":
-                beta0 = b
-    return _newton(Z, y, sample_weight, xp, stats, beta0, tol, max_iter, scale)
+                beta0, t0 = b, t
+    return _newton(Z, y, sample_weight, xp, None, beta0, tol, max_iter, scale, t0)[:3]
 
 
 @substitute_docstring
@@ -297,7 +349,9 @@ class TemperatureScaler(BaseCalibrator):
     ``T >= 1e6 * S`` (logits uninformative or anti-informative, ``T -> inf``)
     or ``T <= 1e-6`` (separable calibration set, ``T -> 0``), ``T`` is set to
     the bound and a ``ConvergenceWarning`` says so. A ``ConvergenceWarning``
-    also reports stopping at ``max_iter``.
+    also reports stopping at ``max_iter``. Constant scores (every row the
+    same) cannot be mapped to the base rate by one temperature: the fit then
+    warns (the other calibrators return the base rate).
 
     References
     ----------
@@ -321,6 +375,8 @@ class TemperatureScaler(BaseCalibrator):
     _weight_scale_invariant = True
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
+    _preserves_order = True
+    _binary_log_odds_only = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
@@ -331,7 +387,7 @@ class TemperatureScaler(BaseCalibrator):
     def __init__(
         self,
         *,
-        input_type="logits",
+        input_type=DEFAULT_INPUT_TYPE,
         classes=None,
         backend="auto",
         tol=1e-10,
@@ -361,8 +417,10 @@ class TemperatureScaler(BaseCalibrator):
         elif status == "upper":
             warnings.warn(
                 "The NLL keeps decreasing as T -> 0 down to the lower bound "
-                f"{self.temperature_:g}: the logits separate the calibration set, or "
-                "are on a tiny scale. The temperature is set to that bound.",
+                f"{self.temperature_:g}: the logits separate the calibration set "
+                "(apart from rows whose logits are all equal, whose probabilities "
+                "are uniform at any T), or are on a tiny scale. The temperature is "
+                "set to that bound.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -379,3 +437,6 @@ class TemperatureScaler(BaseCalibrator):
 
     def _predict_proba(self, Z, xp):
         return xp.softmax(Z, scale=1.0 / self.temperature_)
+
+    def _torch_spec(self):
+        return {"kind": "affine", "scale": 1.0 / self.temperature_}

@@ -13,6 +13,7 @@ from ._temperature import fit_temperature
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._array import to_numpy
+from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["VectorScaler", "fit_vector"]
 
@@ -424,7 +425,7 @@ class VectorScaler(BaseCalibrator):
     def __init__(
         self,
         *,
-        input_type="logits",
+        input_type=DEFAULT_INPUT_TYPE,
         classes=None,
         backend="auto",
         alpha=1e-4,
@@ -505,3 +506,6 @@ class VectorScaler(BaseCalibrator):
 
     def _predict_proba(self, Z, xp):
         return xp.softmax(Z, scale=self.coef_, bias=self.intercept_)
+
+    def _torch_spec(self):
+        return {"kind": "affine", "scale": self.coef_, "bias": self.intercept_}

@@ -125,7 +125,7 @@ def _unique_inverse(y):
     return np.unique(y, return_inverse=True)
 
 
-def resolve_classes(y, n_columns, classes=None, *, name="classes"):
+def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=False):
     """Decide which label each column belongs to, and encode ``y``.
 
     Parameters
@@ -137,12 +137,16 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes"):
     classes : array-like of shape (n_columns,), default=None
         Explicit labels of the columns. When None, the sorted unique labels of
         ``y`` are used if there are exactly ``n_columns`` of them. Fewer labels
-        are accepted only when they are integers that include 0 and are below
-        ``n_columns``: the columns are then the classes ``0..n_columns-1``
-        (the usual encoding of a model's outputs). Any other case is
-        ambiguous and raises.
+        are accepted only when they are integers in ``0..n_columns-1``
+        (whether or not 0 occurs, as in a cross-validation fold lacking class
+        0): the columns are then the classes ``0..n_columns-1`` (the usual
+        encoding of a model's outputs). Any other case is ambiguous and
+        raises.
     name : str, default="classes"
         The parameter name to suggest in error messages.
+    allow_single : bool, default=False
+        Accept a single class in ``y`` when the integer-label rule above names
+        the columns (metrics; a calibrator needs two classes).
 
     Returns
     -------
@@ -185,19 +189,26 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes"):
         y_enc = encode_labels(classes, y)
     else:
         classes, y_enc = _unique_inverse(y)
-        if len(classes) < 2:
+        single_ok = (
+            allow_single
+            and len(classes) == 1
+            and n_columns > 1
+            and np.issubdtype(classes.dtype, np.integer)
+            and 0 <= classes[0] < n_columns
+        )
+        if len(classes) < 2 and not single_ok:
             raise ValueError(
                 f"y contains only one class ({classes[:1].tolist()[0]!r}); at least 2 classes are "
                 f"needed, or pass {name}=[...] to name the {n_columns} columns."
             )
         if len(classes) != n_columns:
-            is_int = type_of_target(y) in ("binary", "multiclass") and np.issubdtype(
-                classes.dtype, np.integer
+            is_int = np.issubdtype(classes.dtype, np.integer) and (
+                single_ok or type_of_target(y) in ("binary", "multiclass")
             )
             if (
                 is_int
                 and len(classes) < n_columns
-                and classes.min() == 0
+                and classes.min() >= 0
                 and classes.max() < n_columns
             ):
                 classes = np.arange(n_columns, dtype=classes.dtype)

@@ -21,6 +21,9 @@ _SKIP = {
     "skcal.display",
     "skcal.metrics",
     "skcal.torch",
+    "skcal.onnx",
+    "skcal.io",
+    "skcal._cli_calibrate",
     "skcal.utils",
     "skcal._backend",
 }

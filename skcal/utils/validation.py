@@ -7,6 +7,7 @@ same clear ``ValueError`` for the same problem.
 import math
 import numbers
 import sys
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_array
@@ -14,6 +15,8 @@ from sklearn.utils.validation import check_array
 from ._array import is_dask_array, is_torch_tensor
 
 __all__ = [
+    "DEFAULT_INPUT_TYPE",
+    "ProbabilitiesAsLogitsWarning",
     "check_scores",
     "check_sample_weight",
     "probability_row_tolerance",
@@ -24,6 +27,47 @@ __all__ = [
 ]
 
 INPUT_TYPES = ("logits", "probabilities")
+
+
+#: Default of the calibrators' ``input_type``: the string ``"logits"``, built
+#: at run time so that it is a distinct object from any ``"logits"`` literal
+#: (literals are interned). ``input_type is DEFAULT_INPUT_TYPE`` tells that the
+#: user left the default: ``clone`` and ``get_params`` keep the object, while
+#: ``input_type="logits"`` passed explicitly is another object. Input that
+#: looks like probabilities is reported only in the first case (see
+#: :func:`check_scores`).
+DEFAULT_INPUT_TYPE = "".join(("log", "its"))
+
+
+class ProbabilitiesAsLogitsWarning(UserWarning):
+    """Input that looks like probabilities was read as logits (``input_type`` left at its default)."""
+
+
+def _warn_if_probabilities(X, lo, hi):
+    """Warn when 2-D logits look like probabilities: in [0, 1], rows summing to 1."""
+    if X.ndim != 2 or X.shape[1] < 2 or lo < 0 or hi > 1:
+        return
+    if is_torch_tensor(X):
+        torch = sys.modules["torch"]
+        sums = X.sum(dim=1, dtype=torch.float64)
+        dev = float((sums - 1.0).abs().max())
+    else:
+        dev = 0.0
+        step = max(1, _MINMAX_CHUNK_BYTES // (X.itemsize * X.shape[1]))
+        for start in range(0, X.shape[0], step):
+            c = X[start:start + step].sum(axis=1, dtype=np.float64)
+            dev = max(dev, float(np.abs(c - 1.0).max()))
+            if dev > probability_row_tolerance(X.dtype):
+                return
+    if dev <= probability_row_tolerance(X.dtype):
+        warnings.warn(
+            "X looks like probabilities (every value in [0, 1], every row summing "
+            "to 1) but is read as logits, because input_type was left at its "
+            "default 'logits'. Pass input_type='probabilities' (or "
+            "input_type='logits' to keep this reading and silence this warning).",
+            ProbabilitiesAsLogitsWarning,
+            stacklevel=5,
+        )
 
 _FLOAT_DTYPES = (np.float64, np.float32, np.float16)
 
@@ -136,7 +180,12 @@ def check_scores(X, *, input_type="logits", name="X"):
         (rows summing to one; a single column or 1-D vector is the probability
         of the second class).
     input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. It is never guessed from the values.
+        What ``X`` holds. It is never guessed from the values, but when it is
+        :data:`DEFAULT_INPUT_TYPE` (the very object: a calibrator's ``input_type`` left at its
+        default) and a 2-D ``X`` looks like probabilities (every value in
+        [0, 1] and every row summing to 1 within
+        :func:`probability_row_tolerance`), a
+        :class:`ProbabilitiesAsLogitsWarning` says so.
     name : str, default="X"
         Name used in error messages.
 
@@ -206,6 +255,8 @@ def check_scores(X, *, input_type="logits", name="X"):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
+        if input_type is DEFAULT_INPUT_TYPE:
+            _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
         if n_input_columns == 1:
@@ -279,6 +330,8 @@ def _check_scores_torch(X, input_type, name):
         _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
+        if input_type is DEFAULT_INPUT_TYPE:
+            _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
         if n_input_columns == 1:

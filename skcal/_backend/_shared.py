@@ -1,0 +1,173 @@
+"""The parts of the kernels written once for NumPy arrays and torch tensors.
+
+:mod:`skcal._backend._numpy` and :mod:`skcal._backend._torch` keep only the
+memory-traffic-critical inner loops, per library (the per-chunk sweeps over
+the logits: NumPy with ``out=`` buffers, ``einsum`` and BLAS ``syrk``; torch
+with its fused kernels and reused chunk buffers). Everything around them is
+here, written once: the row chunking, the sample-weight handling, the per-row
+combination of the row sums into the objectives' terms, their weighted
+float64 accumulation over chunks, the skeletons of the passes and the
+assembly of the vector-scaling gradient and Hessian.
+
+Why not the array API standard for the whole kernels: measured by
+``benchmarks/bench_backend_design.py`` (``benchmarks/README.md``), the same
+kernels written once against ``array_api_compat`` are 1.2-5x slower on NumPy
+(no ``out=``, no ``einsum``, no ``syrk``, a one-hot matrix instead of
+``bincount``) and up to 2.9x slower on torch (no fused ``cross_entropy`` /
+buffer reuse). The code here uses only operators and methods that NumPy
+arrays and torch tensors share (``+ - * /``, ``@``, ``.sum()``, slicing,
+``.tolist()``), so it needs no namespace object and dispatches on nothing.
+"""
+
+import numpy as np
+
+
+def chunk_rows(n_samples, n_classes, itemsize, budget):
+    """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
+
+    Parameters
+    ----------
+    n_samples, n_classes : int
+        Shape of the matrix to walk.
+    itemsize : int
+        Bytes per element of the working copy.
+    budget : int
+        Target bytes per chunk.
+
+    Yields
+    ------
+    slice
+    """
+    step = max(1, budget // max(1, n_classes * itemsize))
+    for start in range(0, n_samples, step):
+        yield slice(start, min(start + step, n_samples))
+
+
+def weights(sample_weight, n):
+    """``(sample_weight, sum of the weights)``; ``(None, n)`` without weights."""
+    if sample_weight is None:
+        return None, float(n)
+    return sample_weight, float(sample_weight.sum())
+
+
+def wsum(v, w):
+    """Sum of the float64 vector ``v``, weighted by ``w`` (None: unweighted)."""
+    return v.sum() if w is None else w @ v
+
+
+# ---------------------------------------------------------- temperature scaling
+def temperature_terms(s0, s1, s2, s3, dy, beta, log, clip0):
+    """Per-row terms of the temperature-scaling NLL and its derivatives.
+
+    Parameters
+    ----------
+    s0, s1, s2 : float64 arrays of shape (rows,)
+        Row sums of ``e``, ``e d`` and ``e d^2`` with ``d = z - max z`` and
+        ``e = exp(beta d)``.
+    s3 : float64 array of shape (rows,) or None
+        Row sums of ``e d^3``, for the third derivative.
+    dy : float64 array of shape (rows,)
+        ``z_y - max z <= 0``.
+    beta : float
+    log, clip0 : callables
+        The library's ``log`` and ``x -> max(x, 0)``.
+
+    Returns
+    -------
+    list of float64 arrays of shape (rows,)
+        ``log s0 - beta dy`` (the NLL), ``mu - dy`` (``f'``), ``Var_p[z]``
+        (``f''``) and, with ``s3``, the third central moment (``f'''``), with
+        ``mu = s1 / s0 = E_p[z] - max z``.
+    """
+    mu = s1 / s0
+    m2 = s2 / s0
+    terms = [log(s0) - beta * dy, mu - dy, clip0(m2 - mu * mu)]
+    if s3 is not None:
+        terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
+    return terms
+
+
+def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
+                           return_row_stats):
+    """The pass of ``temperature_nll_derivs`` of kernel module ``lib``.
+
+    ``lib`` supplies the per-chunk sweeps ``_temperature_chunks(Z)`` (yielding
+    ``(slice, state)``), ``_max_and_true(Zc, yc)`` and
+    ``_temperature_row_sums(Zc, m, beta, third, state)``, the float64 vector
+    allocator ``_empty64(n, like)`` and the accumulator ``_zeros64(4, like)``.
+    Without ``row_stats`` the row maxima and true-class logits are taken in
+    the same pass, from the chunk while it is in cache.
+    """
+    n = Z.shape[0]
+    fused = row_stats is None
+    if fused:
+        m_all, zy_all = lib._empty64(n, Z), lib._empty64(n, Z)
+    else:
+        m_all, zy_all = row_stats
+    sw, total = weights(sample_weight, n)
+    beta = float(beta)
+    acc = lib._zeros64(4, Z)
+    for sl, state in lib._temperature_chunks(Z):
+        Zc = Z[sl]
+        if fused:
+            m_all[sl], zy_all[sl] = lib._max_and_true(Zc, y[sl])
+        m = m_all[sl]
+        s0, s1, s2, s3 = lib._temperature_row_sums(Zc, m, beta, third, state)
+        terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log, lib._clip0)
+        w = None if sw is None else sw[sl]
+        for j, v in enumerate(terms):
+            acc[j] += wsum(v, w)
+    out = tuple((acc / total).tolist()[: 4 if third else 3])
+    return out + ((m_all, zy_all),) if return_row_stats else out
+
+
+# --------------------------------------------------------------- vector scaling
+def vector_result(f, s_pz, t_z, s_p, t_1, total, QQ=None, s_pzz=None):
+    """NLL, gradient and (with ``QQ``) Hessian of vector scaling from its sums.
+
+    Parameters
+    ----------
+    f : float
+        ``sum_i s_i [logsumexp(a_i) - a_{i, y_i}]``.
+    s_pz, t_z, s_p, t_1 : ndarray of shape (n_classes,), float64
+        ``sum_i s_i p_i z_i``, ``sum_i s_i e_{y_i} z_{i, y_i}``,
+        ``sum_i s_i p_i`` and ``sum_i s_i e_{y_i}``.
+    total : float
+        Sum of the sample weights.
+    QQ : ndarray of shape (2 K, 2 K), float64, optional
+        ``sum_i s_i q_i q_i^T`` with ``q_i = (p_i z_i, p_i)`` (symmetric).
+    s_pzz : ndarray of shape (n_classes,), float64, optional
+        ``sum_i s_i p_i z_i^2``.
+
+    Returns
+    -------
+    f, grad_w, grad_b, hess
+        Means (divided by ``total``); ``hess`` is None without ``QQ``.
+    """
+    gw = (s_pz - t_z) / total
+    gb = (s_p - t_1) / total
+    if QQ is None:
+        return float(f) / total, gw, gb, None
+    k = s_p.shape[0]
+    H = -QQ
+    idx = np.arange(k)
+    H[idx, idx] += s_pzz
+    H[idx + k, idx + k] += s_p
+    H[idx, idx + k] += s_pz
+    H[idx + k, idx] += s_pz
+    H /= total
+    return float(f) / total, gw, gb, H
+
+
+def vector_hessp_chunk(Zc, P, vw, vb, rowdot):
+    """Per-row part of the vector-scaling Hessian-vector product on one chunk.
+
+    Returns ``U`` with ``u_i = p_i * (d_i - p_i . d_i)``, ``d_i = vw * z_i + vb``
+    (``hw = mean_s[u_i * z_i]``, ``hb = mean_s[u_i]``), computed in one new
+    array; ``rowdot(P, D)`` is the library's row-wise dot product, shape (rows, 1).
+    """
+    D = Zc * vw
+    D += vb
+    D -= rowdot(P, D)
+    D *= P
+    return D

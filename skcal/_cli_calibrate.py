@@ -1,0 +1,526 @@
+"""``skcal fit``, ``skcal apply`` and ``skcal report``: calibration as batch jobs.
+
+::
+
+    skcal fit --data cal.csv --method temperature --output model.skops
+    skcal apply model.skops --data new.parquet --output calibrated.parquet
+    skcal report --data test.npz --model model.skops --output report/
+
+Files are read by :func:`skcal.datasets._tables.read_logit_table` (NumPy for
+``.npz`` / memory-mapped ``.npy``, pyarrow for CSV and Parquet); models are
+stored with ``skops.io`` and loaded trusting only skcal's types
+(:mod:`skcal.io`). Every user error is one line on stderr and exit code 2.
+"""
+
+import ast
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["add_subcommands", "run"]
+
+
+class _UserError(Exception):
+    """An error in the user's input: reported in one line, exit code 2."""
+
+
+# ------------------------------------------------------------------ parsing
+def _columns(text):
+    cols = [c.strip() for c in text.split(",")]
+    if not all(cols):
+        raise ValueError(f"empty name in {text!r}")
+    return cols
+
+
+def _positive_int(text):
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
+    return v
+
+
+def _add_table_args(p, labels_help):
+    p.add_argument("--data", required=True, metavar="FILE",
+                   help="logits file: .npz, .npy (memory-mapped), .csv or .parquet")
+    p.add_argument("--label-column", metavar="NAME",
+                   help=f"label column (CSV/Parquet) or key (.npz); {labels_help}")
+    p.add_argument("--logit-columns", metavar="C1,C2,...", type=_columns_arg(),
+                   help="logit columns in class order (CSV/Parquet; default: every "
+                   "column but the label column; when given, any other column is an "
+                   "error) or the logits key (.npz)")
+
+
+def _columns_arg():
+    import argparse
+
+    def parse(text):
+        try:
+            return _columns(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def add_subcommands(sub):
+    """Add ``fit``, ``apply`` and ``report`` to the ``skcal`` argument parser."""
+    methods = ", ".join(sorted(_methods()))
+    f = sub.add_parser(
+        "fit", help="fit a calibrator on labelled logits and save it (.skops)",
+        description="Fit a calibration method on a calibration set and save the "
+        "fitted calibrator with skops.io.",
+        epilog=f"Methods: {methods} (or a calibrator class name). Labels: integer "
+        "class indices 0..K-1 (column k of the logits is class k), or text labels "
+        "that name the logit columns, or text labels mapped to the columns in "
+        "sorted order.",
+    )
+    _add_table_args(f, "default: 'label' or 'y'")
+    f.add_argument("--method", required=True, metavar="NAME", help=f"one of {methods}")
+    f.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter of the calibrator, e.g. --param max_iter=200; "
+                   "values are Python literals (else text); repeatable")
+    f.add_argument("--output", required=True, metavar="MODEL.skops",
+                   help="where to write the fitted calibrator")
+
+    a = sub.add_parser(
+        "apply", help="calibrate logits with a saved calibrator",
+        description="Write calibrated probabilities (one column per class, named "
+        "after the class) for the logits of FILE.",
+    )
+    a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
+    _add_table_args(a, "optional; copied to the output when present")
+    a.add_argument("--output", required=True, metavar="FILE",
+                   help="calibrated.npz (key 'proba', 'classes'), .csv or .parquet")
+    a.add_argument("--log-proba", action="store_true",
+                   help="write log-probabilities (calibrated logits) instead")
+
+    r = sub.add_parser(
+        "report", help="calibration metrics with intervals and reliability diagrams",
+        description="NLL, Brier score, top-label ECE and accuracy with bootstrap "
+        "intervals, and a reliability diagram, of the uncalibrated logits (softmax) "
+        "and, with --model, of the calibrated probabilities.",
+    )
+    _add_table_args(r, "default: 'label' or 'y'")
+    r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
+    r.add_argument("--output", required=True, metavar="DIR",
+                   help="folder for report.md, metrics.csv, metrics.json, reliability.png")
+    r.add_argument("--n-bins", type=_positive_int, default=15,
+                   help="equal-width bins of the ECE and the diagram (default 15)")
+    r.add_argument("--n-bootstrap", type=_positive_int, default=200,
+                   help="bootstrap resamples of the intervals; 0: none (default 200)")
+    r.add_argument("--seed", type=_positive_int, default=0, help="bootstrap seed")
+
+
+def _methods():
+    """Method name -> calibrator class: short names (``temperature``) and class names."""
+    from .utils.discovery import all_calibrators, method_name
+
+    out = {}
+    for name, cls in all_calibrators():
+        out[name] = cls
+        out[method_name(cls)] = cls
+    return out
+
+
+def _parse_params(items):
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise _UserError(f"--param {item!r}: expected KEY=VALUE")
+        try:
+            params[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            params[key] = value
+    return params
+
+
+# ------------------------------------------------------------------- tables
+def _read(args, role, need_labels):
+    from .datasets._tables import read_logit_table
+
+    try:
+        table = read_logit_table(
+            args.data, role=role, label_column=args.label_column,
+            logit_columns=args.logit_columns, need_labels=need_labels,
+        )
+    except (OSError, ValueError) as exc:
+        raise _UserError(_one_line(exc)) from None
+    table.explicit_columns = args.logit_columns
+    return table
+
+
+def _one_line(exc):
+    text = str(exc).strip() or exc.__class__.__name__
+    return " ".join(text.split())
+
+
+def _fit_labels(table):
+    """``(y, classes)`` for ``fit``: see the epilog of ``skcal fit``."""
+    y, K = table.y, table.logits.shape[1]
+    if y.dtype.kind in "iu":
+        bad = (y < 0) | (y >= K)
+        if bad.any():
+            raise _UserError(
+                f"{table.path}: labels must be class indices 0..{K - 1} (one per logit "
+                f"column), got {y[bad][0]}"
+            )
+        return y, np.arange(K)
+    present = np.unique(y)
+    if table.columns is not None and np.isin(present, table.columns).all():
+        unnamed = [c for c in table.columns if c not in present]
+        if unnamed and table.explicit_columns is None:
+            raise _UserError(
+                f"{table.path}: the labels name the logit columns, but column "
+                f"{unnamed[0]!r} is named by no label, so it is neither a label nor a "
+                "logit of a seen class; pass --logit-columns to list the logit "
+                "columns (a class absent from the data included)"
+            )
+        return y, np.asarray(table.columns, dtype=str)
+    if len(present) != K:
+        raise _UserError(
+            f"{table.path}: {len(present)} distinct text labels "
+            f"{present[:10].tolist()} for {K} logit columns; text labels must name "
+            "the logit columns, or number exactly one per column (sorted order)"
+        )
+    return y, present
+
+
+def _load_model(path):
+    from .base import BaseCalibrator
+
+    path = Path(path)
+    if not path.exists():
+        raise _UserError(f"no such model file: {path}")
+    if path.is_dir():
+        raise _UserError(f"{path} is a directory, expected a .skops model file")
+    try:
+        from .io import load
+
+        model = load(path)
+    except ImportError as exc:
+        raise _UserError(_one_line(exc)) from None
+    except Exception as exc:  # zip errors, untrusted types, bad JSON ...
+        raise _UserError(f"{path}: not a loadable skcal model ({_one_line(exc)})") from None
+    if not isinstance(model, BaseCalibrator):
+        raise _UserError(
+            f"{path}: holds a {model.__class__.__name__}, not a skcal calibrator"
+        )
+    return model
+
+
+def _model_input(model, table):
+    """The table's logits in the order of ``model.classes_``."""
+    Z = table.logits
+    n_in = model.n_features_in_ if model.n_features_in_ != 1 else 2
+    names = [str(c) for c in model.classes_]
+    if Z.shape[1] != n_in and table.columns is not None:
+        extra = [c for c in table.columns if c not in names]
+        if extra and len(table.columns) - len(extra) == n_in:
+            raise _UserError(
+                f"{table.path}: column {extra[0]!r} is neither the label column nor "
+                f"a class of the model ({names[:10]}); pass --label-column or "
+                "--logit-columns, or remove it"
+            )
+    if Z.shape[1] != n_in:
+        raise _UserError(
+            f"{table.path}: {Z.shape[1]} logit columns but the model was fitted on "
+            f"{n_in} (classes {np.asarray(model.classes_)[:10].tolist()})"
+        )
+    if table.columns is not None and sorted(table.columns) == sorted(names) and (
+        list(table.columns) != names
+    ):
+        order = [list(table.columns).index(n) for n in names]
+        Z = Z[:, order]
+    if model.n_features_in_ == 1:
+        Z = np.asarray(Z[:, 1], dtype=np.float64) - Z[:, 0]
+    return Z
+
+
+def _encode(y, classes, path):
+    classes = np.asarray(classes)
+    key = classes.astype(str) if y.dtype.kind in "OUS" else classes
+    if y.dtype.kind in "iu" and classes.dtype.kind not in "iu":
+        # integer labels of a model with text classes: column indices
+        key = np.arange(len(classes))
+    order = np.argsort(key)
+    pos = np.searchsorted(key[order], y)
+    pos = np.clip(pos, 0, len(key) - 1)
+    ok = key[order][pos] == y
+    if not ok.all():
+        raise _UserError(
+            f"{path}: label {y[~ok][0]!r} is not one of the model's classes "
+            f"{classes[:10].tolist()}"
+        )
+    return order[pos]
+
+
+# -------------------------------------------------------------------- fit
+def _cmd_fit(args):
+    methods = _methods()
+    if args.method not in methods:
+        raise _UserError(
+            f"unknown method {args.method!r}; choose from {', '.join(sorted(methods))}"
+        )
+    out = Path(args.output)
+    if out.suffix.lower() != ".skops":
+        raise _UserError(f"--output {out}: the model file must end in .skops")
+    if out.is_dir():
+        raise _UserError(f"--output {out} is a directory")
+    if not out.parent.exists():
+        raise _UserError(f"--output {out}: folder {out.parent} does not exist")
+    params = _parse_params(args.param)
+    cls = methods[args.method]
+    try:
+        est = cls().set_params(**params)
+    except (ValueError, TypeError) as exc:
+        raise _UserError(f"--param: {_one_line(exc)}") from None
+    table = _read(args, "fit", need_labels=True)
+    y, classes = _fit_labels(table)
+    if len(np.unique(y)) < 2:
+        raise _UserError(
+            f"{table.path}: the labels hold one class only ({np.unique(y)[0].item()!r}); "
+            "calibration needs at least 2 classes"
+        )
+    if "classes" in est.get_params() and "classes" not in params:
+        est.set_params(classes=classes)
+    import warnings
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est.fit(table.logits, y)
+        except (ValueError, TypeError) as exc:
+            raise _UserError(_one_line(exc)) from None
+    elapsed = time.perf_counter() - t0
+    for w in caught:
+        print(f"skcal fit: warning: {_one_line(w.message)}", file=sys.stderr)
+    try:
+        from .io import dump
+
+        dump(est, out)
+    except ImportError as exc:
+        raise _UserError(_one_line(exc)) from None
+    except OSError as exc:
+        raise _UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    n, K = table.logits.shape
+    print(
+        f"fitted {cls.__name__} on {n} rows, {K} classes in {elapsed:.3g} s"
+        f"{_summary(est)}; wrote {out}"
+    )
+    return 0
+
+
+def _summary(est):
+    for attr in ("temperature_",):
+        if hasattr(est, attr):
+            return f" ({attr} = {getattr(est, attr):.6g})"
+    n_iter = getattr(est, "n_iter_", None)
+    return "" if n_iter is None else f" (n_iter_ = {n_iter})"
+
+
+# ------------------------------------------------------------------ apply
+def _check_output_file(path, suffixes):
+    out = Path(path)
+    if out.suffix.lower() not in suffixes:
+        raise _UserError(
+            f"--output {out}: unsupported output type {out.suffix!r}; use "
+            f"{', '.join(suffixes)}"
+        )
+    if out.is_dir():
+        raise _UserError(f"--output {out} is a directory")
+    if not out.parent.exists():
+        raise _UserError(f"--output {out}: folder {out.parent} does not exist")
+    return out
+
+
+def _cmd_apply(args):
+    from .datasets._tables import write_table
+
+    out = _check_output_file(args.output, (".npz", ".csv", ".parquet"))
+    model = _load_model(args.model)
+    table = _read(args, "apply", need_labels=False)
+    Z = _model_input(model, table)
+    try:
+        res = model.predict_log_proba(Z) if args.log_proba else model.predict_proba(Z)
+    except ValueError as exc:
+        raise _UserError(f"{table.path}: {_one_line(exc)}") from None
+    names = [str(c) for c in model.classes_]
+    extra = {}
+    if table.y is not None:
+        extra[table.label_column if table.columns is not None else "y"] = table.y
+    try:
+        write_table(
+            out, names, res, npz_key="log_proba" if args.log_proba else "proba",
+            extra=extra,
+        )
+    except OSError as exc:
+        raise _UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise _UserError(_one_line(exc)) from None
+    kind = "log-probabilities" if args.log_proba else "probabilities"
+    print(f"wrote calibrated {kind} of {res.shape[0]} rows, {res.shape[1]} classes to {out}")
+    return 0
+
+
+# ----------------------------------------------------------------- report
+def _metrics(y, P, n_bins, sample_weight=None):
+    from .metrics import brier_score, expected_calibration_error, negative_log_likelihood
+
+    w = sample_weight
+    acc = np.average(P.argmax(axis=1) == y, weights=w)
+    with np.errstate(divide="ignore"):
+        return {
+            "nll": negative_log_likelihood(y, P, sample_weight=w),
+            "brier": brier_score(y, P, sample_weight=w),
+            "ece": expected_calibration_error(y, P, n_bins=n_bins, sample_weight=w),
+            "accuracy": float(acc),
+        }
+
+
+def _with_intervals(y, P, n_bins, n_bootstrap, seed):
+    """Point estimates and 95% percentile bootstrap intervals (rows resampled)."""
+    point = _metrics(y, P, n_bins)
+    if not n_bootstrap:
+        return {k: (v, np.nan, np.nan) for k, v in point.items()}
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    draws = {k: [] for k in point}
+    for _ in range(n_bootstrap):
+        counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+        for k, v in _metrics(y, P, n_bins, sample_weight=counts).items():
+            draws[k].append(v)
+    return {
+        k: (point[k], *np.percentile(draws[k], [2.5, 97.5]).tolist()) for k in point
+    }
+
+
+def _fmt(v):
+    return "inf" if np.isinf(v) else ("" if np.isnan(v) else f"{v:.4f}")
+
+
+def _cmd_report(args):
+    out_dir = Path(args.output)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise _UserError(f"--output {out_dir} exists and is not a folder")
+    if args.n_bins < 1:
+        raise _UserError("--n-bins must be at least 1")
+    model = _load_model(args.model) if args.model else None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise _UserError(
+            "skcal report needs matplotlib for the reliability diagram; install it "
+            "(pip install 'skcal[plot]')"
+        ) from None
+    table = _read(args, "report", need_labels=True)
+    from scipy.special import softmax
+
+    rows = []
+    if model is not None:
+        Z = _model_input(model, table)
+        y = _encode(np.asarray(table.y), model.classes_, table.path)
+        Z2 = np.asarray(table.logits, dtype=np.float64)
+        if model.input_type == "probabilities":
+            P0 = Z2 / Z2.sum(axis=1, keepdims=True)
+        else:
+            P0 = softmax(Z2, axis=1)
+        if list(table.columns or []) != [str(c) for c in model.classes_] and (
+            table.columns is not None
+            and sorted(table.columns) == sorted(str(c) for c in model.classes_)
+        ):
+            order = [list(table.columns).index(str(c)) for c in model.classes_]
+            P0 = P0[:, order]
+        try:
+            P1 = np.asarray(model.predict_proba(Z), dtype=np.float64)
+        except ValueError as exc:
+            raise _UserError(f"{table.path}: {_one_line(exc)}") from None
+        rows.append(("uncalibrated", P0))
+        rows.append((model.__class__.__name__, P1))
+    else:
+        y, classes = _fit_labels(table)
+        y = _encode(np.asarray(y), classes, table.path)
+        rows.append(("uncalibrated", softmax(np.asarray(table.logits, dtype=np.float64), axis=1)))
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _UserError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+    results = {}
+    for name, P in rows:
+        results[name] = _with_intervals(y, P, args.n_bins, args.n_bootstrap, args.seed)
+    level = "" if not args.n_bootstrap else f" [95% bootstrap interval, {args.n_bootstrap} resamples]"
+    head = "| model | NLL | Brier | ECE | accuracy |\n|---|---|---|---|---|\n"
+    lines = []
+    for name, res in results.items():
+        cells = []
+        for k in ("nll", "brier", "ece", "accuracy"):
+            v, lo, hi = res[k]
+            cells.append(_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]"))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    md = (
+        f"# skcal report\n\nData: {table.path} ({len(y)} rows, {rows[0][1].shape[1]} "
+        f"classes). Top-label ECE with {args.n_bins} equal-width bins{level}.\n\n"
+        + head + "\n".join(lines) + "\n\n![reliability](reliability.png)\n"
+    )
+    (out_dir / "report.md").write_text(md, encoding="utf-8")
+    with open(out_dir / "metrics.csv", "w", encoding="utf-8") as fh:
+        fh.write("model,metric,value,low,high\n")
+        for name, res in results.items():
+            for k, (v, lo, hi) in res.items():
+                fh.write(f"{name},{k},{v!r},{lo!r},{hi!r}\n")
+    (out_dir / "metrics.json").write_text(json.dumps(
+        {name: {k: {"value": v, "low": lo, "high": hi} for k, (v, lo, hi) in res.items()}
+         for name, res in results.items()}, indent=2, allow_nan=True), encoding="utf-8")
+    _plot(rows, y, args, out_dir / "reliability.png", table.path)
+    print(head + "\n".join(lines))
+    print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")
+    return 0
+
+
+def _plot(rows, y, args, path, source):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False) if "matplotlib.pyplot" not in sys.modules else None
+    from matplotlib.figure import Figure
+
+    from .display import ReliabilityDisplay
+
+    fig = Figure(figsize=(5.5, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    for i, (name, P) in enumerate(rows):
+        ReliabilityDisplay.from_predictions(
+            y, P, n_bins=args.n_bins, n_bootstrap=min(args.n_bootstrap, 200),
+            random_state=args.seed, name=name, ax=ax, ref_line=i == 0,
+        )
+    ax.set_title(f"{Path(source).name}: top-label reliability")
+    fig.savefig(path, dpi=120)
+
+
+# -------------------------------------------------------------------- run
+_COMMANDS = {"fit": _cmd_fit, "apply": _cmd_apply, "report": _cmd_report}
+
+
+def run(args):
+    """Run one of ``fit`` / ``apply`` / ``report``.
+
+    Returns
+    -------
+    status : int
+        0 on success; 2 for bad input (path, format, shape, parameter),
+        reported as one line on stderr without a traceback.
+    """
+    try:
+        return _COMMANDS[args.command](args)
+    except _UserError as exc:
+        print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
+        return 2

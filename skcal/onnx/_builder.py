@@ -1,0 +1,259 @@
+"""ONNX graphs of the generic calibration maps, built node by node.
+
+One function per map kind of :mod:`skcal.torch._modules` (``affine``,
+``ovr_sigmoid``, ``ovr_interp``) writes the same computation as ONNX
+operators from a calibrator's ``_torch_spec()``. The nodes go through a small
+emitter interface so that the same code builds a standalone model
+(:func:`skcal.onnx.to_onnx`) and the nodes of a skl2onnx converter.
+"""
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from ..utils._export import padded_knots
+
+__all__ = ["Emitter", "ModelEmitter", "calibration_nodes"]
+
+_FLOAT = TensorProto.FLOAT
+_DOUBLE = TensorProto.DOUBLE
+
+
+class Emitter:
+    """Where nodes and constants go. Subclasses implement the three methods."""
+
+    opset = 17
+
+    def name(self, seed):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def const(self, array, seed="c"):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def node(self, op_type, inputs, seed="t", **attrs):  # pragma: no cover
+        raise NotImplementedError
+
+    # -- helpers built on the three primitives ---------------------------
+    def reduce(self, op, x, *, keepdims=1, axis=1):
+        """``ReduceMax`` / ``ReduceSum`` over one axis, for the emitter's opset."""
+        if op == "ReduceSum" or self.opset >= 18:
+            axes = self.const(np.array([axis], dtype=np.int64), "axes")
+            return self.node(op, [x, axes], op.lower(), keepdims=keepdims)
+        return self.node(op, [x], op.lower(), axes=[axis], keepdims=keepdims)
+
+    def log_sigmoid(self, x, npt=np.float32):
+        """``log sigmoid(x) = min(x, 0) - log(1 + exp(-|x|))`` (no overflow).
+
+        Written out: onnxruntime has no float64 ``Softplus`` for recent opsets.
+        """
+        zero = self.const(np.array(0.0, dtype=npt), "zero")
+        one = self.const(np.array(1.0, dtype=npt), "one")
+        e = self.node("Exp", [self.node("Neg", [self.node("Abs", [x])])])
+        return self.node(
+            "Sub", [self.node("Min", [x, zero]), self.node("Log", [self.node("Add", [one, e])])]
+        )
+
+
+class ModelEmitter(Emitter):
+    """Collects nodes and initializers for :func:`onnx.helper.make_graph`."""
+
+    def __init__(self, opset=17):
+        self.opset = opset
+        self.nodes = []
+        self.initializers = []
+        self._count = 0
+
+    def name(self, seed):
+        self._count += 1
+        return f"{seed}_{self._count}"
+
+    def const(self, array, seed="c"):
+        name = self.name(seed)
+        self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def node(self, op_type, inputs, seed="t", **attrs):
+        out = self.name(seed)
+        self.nodes.append(
+            helper.make_node(op_type, list(inputs), [out], name=self.name(op_type), **attrs)
+        )
+        return out
+
+
+def _np_dtype(onnx_type):
+    return np.float64 if onnx_type == _DOUBLE else np.float32
+
+
+def _logits(g, X, *, input_type, n_features_in, dtype):
+    """The calibrator's input as (n, K) logits of ``dtype`` (as ``check_scores``)."""
+    X = g.node("Cast", [X], "x", to=dtype)
+    tiny = np.finfo(_np_dtype(dtype)).tiny
+    if n_features_in == 1:
+        s = g.node("Reshape", [X, g.const(np.array([-1, 1], dtype=np.int64), "shape")])
+        if input_type == "probabilities":
+            one = g.const(np.array(1.0, dtype=_np_dtype(dtype)), "one")
+            P = g.node("Concat", [g.node("Sub", [one, s]), s], "p", axis=1)
+            t = g.const(np.array(tiny, dtype=_np_dtype(dtype)), "tiny")
+            return g.node("Log", [g.node("Max", [P, t])], "z")
+        zero = g.node("Sub", [s, s])
+        return g.node("Concat", [zero, s], "z", axis=1)
+    if input_type == "probabilities":
+        t = g.const(np.array(tiny, dtype=_np_dtype(dtype)), "tiny")
+        return g.node("Log", [g.node("Max", [X, t])], "z")
+    return X
+
+
+def _ovr_log_odds(g, Z, n_classes, dtype):
+    """ONNX version of :func:`skcal.torch._modules.ovr_log_odds`."""
+    npt = _np_dtype(dtype)
+    m1 = g.reduce("ReduceMax", Z)
+    a1 = g.node("ArgMax", [Z], "argmax", axis=1, keepdims=1)
+    top = g.node("Equal", [g.const(np.arange(n_classes, dtype=np.int64)[None, :], "k"), a1])
+    E = g.node("Exp", [g.node("Sub", [Z, m1])])
+    rest = g.node("Sub", [g.reduce("ReduceSum", E), E])
+    one = g.const(np.array(1.0, dtype=npt), "one")
+    L = g.node("Add", [m1, g.node("Log", [g.node("Where", [top, one, rest])])])
+    A2 = g.node("Where", [top, g.const(np.array(-np.inf, dtype=npt), "ninf"), Z])
+    m2 = g.reduce("ReduceMax", A2)
+    l_top = g.node(
+        "Add",
+        [m2, g.node("Log", [g.reduce("ReduceSum", g.node("Exp", [g.node("Sub", [A2, m2])]))])],
+    )
+    return g.node("Sub", [Z, g.node("Where", [top, l_top, L])], "s")
+
+
+def _scores(g, Z, n_classes, binary, dtype):
+    if binary:
+        z1 = g.node("Slice", [Z, g.const(np.array([1], np.int64)), g.const(np.array([2], np.int64)),
+                              g.const(np.array([1], np.int64))])
+        z0 = g.node("Slice", [Z, g.const(np.array([0], np.int64)), g.const(np.array([1], np.int64)),
+                              g.const(np.array([1], np.int64))])
+        return g.node("Sub", [z1, z0], "s")
+    return _ovr_log_odds(g, Z, n_classes, dtype)
+
+
+def _affine(g, Z, spec, dtype):
+    npt = _np_dtype(dtype)
+    if spec.get("features", "logits") == "log_softmax":
+        Z = g.node("LogSoftmax", [Z], axis=1)
+    if spec.get("matrix") is not None:
+        W = np.asarray(spec["matrix"], dtype=npt).T.copy()
+        Z = g.node("MatMul", [Z, g.const(W, "w")])
+    else:
+        scale = spec.get("scale")
+        scale = 1.0 if scale is None else scale
+        Z = g.node("Mul", [Z, g.const(np.asarray(scale, dtype=npt), "scale")])
+    if spec.get("bias") is not None:
+        Z = g.node("Add", [Z, g.const(np.asarray(spec["bias"], dtype=npt), "bias")])
+    return g.node("LogSoftmax", [Z], "log_proba", axis=1), True
+
+
+def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
+    npt = _np_dtype(dtype)
+    coef = np.atleast_2d(np.asarray(spec["coef"], dtype=np.float64))
+    binary = coef.shape[1] == 1
+    S = _scores(g, Z, n_classes, binary, dtype)
+    F = g.const(np.asarray(spec["intercept"], dtype=npt).reshape(-1), "intercept")
+    for i, f in enumerate(spec.get("features", ("score",))):
+        if f == "score":
+            phi = S
+        elif f == "log_sigmoid":
+            phi = g.log_sigmoid(S, npt)
+        else:
+            phi = g.log_sigmoid(g.node("Neg", [S]), npt)
+        F = g.node("Add", [F, g.node("Mul", [phi, g.const(coef[i].astype(npt), "coef")])])
+    if binary:
+        out = g.node(
+            "Concat", [g.log_sigmoid(g.node("Neg", [F]), npt), g.log_sigmoid(F, npt)], axis=1
+        )
+        return out, True
+    return g.node("LogSoftmax", [g.log_sigmoid(F, npt)], "log_proba", axis=1), True
+
+
+def _ovr_interp(g, Z, spec, n_classes, dtype):
+    npt = _np_dtype(dtype)
+    X, Y = padded_knots(spec["x"], spec["y"])
+    n_maps, m = X.shape
+    binary = n_maps == 1
+    S = _scores(g, Z, n_classes, binary, dtype)
+    lo = g.const(np.array([x[0] for x in spec["x"]], dtype=npt), "x_min")
+    hi = g.const(np.array([x[-1] for x in spec["x"]], dtype=npt), "x_max")
+    S = g.node("Min", [g.node("Max", [S, lo]), hi], "s_clip")
+    # j = number of knots <= s (searchsorted right), clamped to 1..m-1
+    ge = g.node("GreaterOrEqual", [g.node("Unsqueeze", [S, g.const(np.array([2], np.int64))]),
+                                   g.const(X.astype(npt)[None], "knots_x")])
+    j = g.reduce("ReduceSum", g.node("Cast", [ge], to=_DOUBLE), keepdims=0, axis=2)
+    j = g.node("Min", [g.node("Max", [j, g.const(np.array(1.0), "one")]),
+                       g.const(np.array(float(m - 1)), "last")])
+    j = g.node("Add", [g.node("Cast", [j], to=TensorProto.INT64),
+                       g.const((np.arange(n_maps, dtype=np.int64) * m)[None, :], "offset")])
+    j0 = g.node("Sub", [j, g.const(np.array(1, dtype=np.int64), "one_i")])
+    Xf = g.const(X.astype(npt).reshape(-1), "knots_x_flat")
+    Yf = g.const(Y.astype(npt).reshape(-1), "knots_y_flat")
+    x0, x1 = g.node("Gather", [Xf, j0]), g.node("Gather", [Xf, j])
+    y0, y1 = g.node("Gather", [Yf, j0]), g.node("Gather", [Yf, j])
+    t = g.node("Div", [g.node("Sub", [S, x0]), g.node("Sub", [x1, x0])])
+    Q = g.node("Add", [y0, g.node("Mul", [t, g.node("Sub", [y1, y0])])], "q")
+    one = g.const(np.array(1.0, dtype=npt), "one")
+    if binary:
+        return g.node("Concat", [g.node("Sub", [one, Q]), Q], "proba", axis=1), False
+    den = g.reduce("ReduceSum", Q)
+    ok = g.node("Greater", [den, g.const(np.array(0.0, dtype=npt), "zero")])
+    P = g.node("Div", [Q, g.node("Where", [ok, den, one])])
+    uniform = g.const(np.array(1.0 / n_classes, dtype=npt), "uniform")
+    return g.node("Where", [ok, P, uniform], "proba"), False
+
+
+def calibration_nodes(
+    g, X, spec, *, n_classes, input_type, n_features_in, out_dtype=_FLOAT
+):
+    """Emit the nodes of a calibrator's map.
+
+    Parameters
+    ----------
+    g : Emitter
+    X : str
+        Name of the input (the calibrator's input: logits or probabilities,
+        shape (n, n_features_in)).
+    spec : dict
+        The calibrator's ``_torch_spec()``.
+    n_classes, input_type, n_features_in :
+        From the fitted calibrator.
+    out_dtype : onnx.TensorProto.FLOAT or DOUBLE, default=FLOAT
+        Dtype of the outputs and of the computation (the isotonic maps
+        always compute in float64).
+
+    Returns
+    -------
+    proba, log_proba : str
+        Names of (n, n_classes) outputs of ``out_dtype``: calibrated
+        probabilities and their logarithm.
+
+    Raises
+    ------
+    NotImplementedError
+        For a spec that is a torch module or of an unknown kind.
+    """
+    if not isinstance(spec, dict):
+        raise NotImplementedError(
+            "this calibrator's map is a custom torch module; export it with "
+            "torch.onnx.export(calibrator.to_torch(), ...) instead"
+        )
+    kind = spec["kind"]
+    # the interpolation works in float64, as IsotonicScaler does
+    dtype = _DOUBLE if kind == "ovr_interp" else out_dtype
+    Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=dtype)
+    if kind == "affine":
+        out, is_log = _affine(g, Z, spec, dtype)
+    elif kind == "ovr_sigmoid":
+        out, is_log = _ovr_sigmoid(g, Z, spec, n_classes, dtype)
+    elif kind == "ovr_interp":
+        out, is_log = _ovr_interp(g, Z, spec, n_classes, dtype)
+    else:
+        raise NotImplementedError(f"no ONNX builder for map kind {kind!r}")
+    if is_log:
+        log_proba = g.node("Cast", [out], "log_proba", to=out_dtype)
+        proba = g.node("Exp", [log_proba], "proba")
+    else:
+        proba = g.node("Cast", [out], "proba", to=out_dtype)
+        log_proba = g.node("Cast", [g.node("Log", [out])], "log_proba", to=out_dtype)
+    return proba, log_proba

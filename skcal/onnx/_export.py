@@ -1,0 +1,93 @@
+"""Standalone ONNX models of fitted calibrators."""
+
+from onnx import TensorProto, checker, helper
+from sklearn.utils.validation import check_is_fitted
+
+from ._builder import ModelEmitter, calibration_nodes
+
+__all__ = ["to_onnx"]
+
+
+def to_onnx(calibrator, *, opset=17, input_name="X"):
+    """A fitted calibrator as an ONNX model (no scikit-learn or torch to run it).
+
+    Parameters
+    ----------
+    calibrator : skcal calibrator
+        Fitted, with a closed-form map (every calibrator whose
+        :meth:`~skcal.base.BaseCalibrator.to_torch` works through one of the
+        generic modules of :mod:`skcal.torch`).
+    opset : int, default=17
+        ONNX opset of the default domain (13 or later).
+    input_name : str, default="X"
+        Name of the graph input.
+
+    Returns
+    -------
+    model : onnx.ModelProto
+        Input ``X``: float32 tensor of shape ``(N, n_features_in_)`` holding
+        what the calibrator's ``fit`` took (logits or probabilities; one
+        binary score per row as shape ``(N, 1)``). Outputs ``probabilities``
+        and ``log_probabilities``: float32 ``(N, n_classes)``, equal to
+        ``predict_proba`` and ``predict_log_proba`` (to about 1e-7 in
+        probability).
+
+    Raises
+    ------
+    NotImplementedError
+        If the calibrator has no closed form on logits.
+    sklearn.exceptions.NotFittedError
+        If it is not fitted.
+
+    Notes
+    -----
+    Run with ``onnxruntime``::
+
+        import onnxruntime as ort
+        sess = ort.InferenceSession(to_onnx(cal).SerializeToString())
+        proba = sess.run(["probabilities"], {"X": logits.astype("float32")})[0]
+
+    The isotonic (piecewise-linear) map computes in float64 inside the
+    graph, as :class:`~skcal.IsotonicScaler` does; knots are found by
+    counting, which costs ``N * n_classes * n_knots`` comparisons.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import TemperatureScaler
+    >>> from skcal.onnx import to_onnx
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(100, 3)) * 3
+    >>> y = (Z + 3 * rng.normal(size=(100, 3))).argmax(axis=1)
+    >>> model = to_onnx(TemperatureScaler().fit(Z, y))
+    >>> [o.name for o in model.graph.output]
+    ['probabilities', 'log_probabilities']
+    """
+    check_is_fitted(calibrator)
+    spec = calibrator._torch_spec()
+    g = ModelEmitter(opset=opset)
+    n_classes = len(calibrator.classes_)
+    proba, log_proba = calibration_nodes(
+        g, input_name, spec, n_classes=n_classes,
+        input_type=calibrator.input_type, n_features_in=calibrator.n_features_in_,
+    )
+    g.nodes.append(helper.make_node("Identity", [proba], ["probabilities"]))
+    g.nodes.append(helper.make_node("Identity", [log_proba], ["log_probabilities"]))
+    graph = helper.make_graph(
+        g.nodes,
+        f"skcal_{calibrator.__class__.__name__}",
+        [helper.make_tensor_value_info(
+            input_name, TensorProto.FLOAT, ["N", calibrator.n_features_in_]
+        )],
+        [
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["N", n_classes]),
+            helper.make_tensor_value_info("log_probabilities", TensorProto.FLOAT, ["N", n_classes]),
+        ],
+        initializer=g.initializers,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="skcal"
+    )
+    model.ir_version = min(model.ir_version, 8 if opset < 19 else 9)
+    checker.check_model(model)
+    return model

@@ -1,0 +1,22 @@
+"""PyTorch integration: calibrators as modules, logit collection, calibrated models.
+
+- :meth:`skcal.base.BaseCalibrator.to_torch` returns a fitted calibrator as one
+  of the modules below (:class:`AffineLogits`, :class:`OneVsRestSigmoid`,
+  :class:`OneVsRestInterpolation`);
+- :func:`collect_logits` runs a network over a DataLoader;
+- :class:`CalibratedModel` wraps a network with a calibrator fitted exactly on
+  its logits.
+
+Importing this subpackage imports torch (``import skcal`` does not).
+"""
+
+from ._model import CalibratedModel, collect_logits
+from ._modules import AffineLogits, OneVsRestInterpolation, OneVsRestSigmoid
+
+__all__ = [
+    "AffineLogits",
+    "CalibratedModel",
+    "OneVsRestInterpolation",
+    "OneVsRestSigmoid",
+    "collect_logits",
+]

@@ -1,0 +1,371 @@
+"""Fitted calibration maps as ``torch.nn.Module`` objects.
+
+Three generic modules cover every calibrator with a closed form on logits; a
+calibrator only supplies its fitted parameters through the private hook
+``_torch_spec()`` (see :meth:`skcal.base.BaseCalibrator.to_torch`):
+
+- :class:`AffineLogits` (``kind="affine"``): ``log_softmax(W phi(z) + b)``,
+  with ``phi`` the identity or ``log_softmax`` and ``W`` a scalar, a diagonal
+  or a full matrix: temperature, vector, matrix and Dirichlet calibration;
+- :class:`OneVsRestSigmoid` (``kind="ovr_sigmoid"``): per-class
+  ``sigmoid(sum_f c_fk phi_f(s_k) + b_k)`` of the one-vs-rest log-odds
+  ``s_k``, renormalised: Platt scaling (``phi = s``) and beta calibration
+  (``phi = log sigmoid(s), log sigmoid(-s)``);
+- :class:`OneVsRestInterpolation` (``kind="ovr_interp"``): per-class
+  piecewise-linear maps of ``s_k`` through knots, evaluated with
+  :func:`torch.searchsorted`, renormalised: isotonic and histogram binning.
+
+Every module maps the calibrator's input (logits, probabilities, or one binary
+score per row, as in ``fit``) to calibrated log-probabilities of shape
+``(n_samples, n_classes)`` in the module's dtype (``float32`` unless
+``to_torch(dtype=...)`` says otherwise; move it with ``.to()`` like any
+module). The interpolation module computes in float64 internally (float32 on
+MPS), the others in the module's dtype. The code is straight-line tensor algebra, so it runs under
+:func:`torch.compile`, :func:`torch.export.export` and :func:`torch.onnx.export`.
+"""
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..utils._export import padded_knots
+
+__all__ = [
+    "AffineLogits",
+    "OneVsRestInterpolation",
+    "OneVsRestSigmoid",
+    "build_module",
+    "ovr_log_odds",
+]
+
+
+def ovr_log_odds(Z):
+    """One-vs-rest log-odds ``s_ik = z_ik - log sum_{j != k} exp(z_ij)``.
+
+    Parameters
+    ----------
+    Z : torch.Tensor of shape (n_samples, n_classes), n_classes >= 3
+
+    Returns
+    -------
+    S : torch.Tensor of shape (n_samples, n_classes), dtype of ``Z``
+
+    Notes
+    -----
+    With ``m`` the row maximum and ``E = exp(z - m)``, the sum over
+    ``j != k`` is ``m + log(sum(E) - E_k)`` for every ``k`` but the arg-max,
+    where the argument is at least 1 (no cancellation); for the arg-max it
+    is computed around the second-largest logit. Same algorithm as
+    :func:`skcal._backend._ovr.ovr_log_odds`, written without in-place ops.
+    """
+    K = Z.shape[1]
+    m1, a1 = Z.max(dim=1, keepdim=True)
+    E = torch.exp(Z - m1)
+    rest = E.sum(dim=1, keepdim=True) - E
+    top = torch.arange(K, device=Z.device).unsqueeze(0) == a1
+    L = m1 + torch.log(torch.where(top, torch.ones_like(rest), rest))
+    A2 = Z.masked_fill(top, -math.inf)
+    m2 = A2.max(dim=1, keepdim=True).values
+    l_top = m2 + torch.log(torch.exp(A2 - m2).sum(dim=1, keepdim=True))
+    return Z - torch.where(top, l_top, L)
+
+
+class _CalibrationModule(nn.Module):
+    """Input handling shared by the calibration modules.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of output columns.
+    input_type : {"logits", "probabilities"}
+        What the input holds, as the calibrator's ``input_type``.
+    n_features_in : int
+        Input columns in ``fit``: ``n_classes``, or 1 for one binary score
+        per row (the log-odds, or probability, of the second class), which
+        may then be given as shape (n,) or (n, 1).
+    dtype : torch.dtype
+        Dtype of the output (and of the computation, by default).
+    device : torch.device or str or None
+    work_dtype : torch.dtype, default=None
+        Dtype of the buffers and of the computation, if not ``dtype``.
+        :class:`OneVsRestInterpolation` works in float64 by default (a steep
+        segment would magnify the float32 rounding of the scores).
+    """
+
+    def __init__(
+        self, *, n_classes, input_type, n_features_in, dtype, device, work_dtype=None
+    ):
+        super().__init__()
+        self.n_classes = int(n_classes)
+        self.input_type = input_type
+        self.n_features_in = int(n_features_in)
+        # Buffers that fix the output dtype and the working dtype (and the
+        # device) even when the map has no parameter of its own.
+        self.register_buffer("_anchor", torch.zeros((), dtype=dtype, device=device))
+        work = dtype if work_dtype is None else work_dtype
+        self.register_buffer("_work", torch.zeros((), dtype=work, device=device))
+
+    def _buffer(self, name, value):
+        value = torch.as_tensor(
+            np.asarray(value, dtype=np.float64),
+            dtype=self._work.dtype,
+            device=self._work.device,
+        )
+        self.register_buffer(name, value)
+
+    def _logits(self, X):
+        """Input as (n, n_classes) logits in the module's working dtype.
+
+        Probabilities are turned into logits in the module's dtype, as the
+        calibrators do in the input's dtype: ``log(max(p, tiny))``.
+        """
+        X = X.to(self._anchor.dtype)
+        tiny = torch.finfo(X.dtype).tiny
+        if self.n_features_in == 1:
+            s = X.reshape(X.shape[0])
+            if self.input_type == "probabilities":
+                P = torch.stack([1 - s, s], dim=1)
+                X = torch.log(torch.clamp(P, min=tiny))
+            else:
+                X = torch.stack([torch.zeros_like(s), s], dim=1)
+        elif self.input_type == "probabilities":
+            X = torch.log(torch.clamp(X, min=tiny))
+        return X.to(self._work.dtype)
+
+    def forward(self, X):
+        """Calibrated log-probabilities.
+
+        Parameters
+        ----------
+        X : torch.Tensor of shape (n_samples, n_features_in) or (n_samples,)
+            The calibrator's input (logits or probabilities), any float dtype.
+
+        Returns
+        -------
+        log_proba : torch.Tensor of shape (n_samples, n_classes)
+            In the module's dtype; ``exp`` of each row sums to one.
+        """
+        return self._log_proba(self._logits(X)).to(self._anchor.dtype)
+
+    def extra_repr(self):
+        return (
+            f"n_classes={self.n_classes}, input_type={self.input_type!r}, "
+            f"n_features_in={self.n_features_in}"
+        )
+
+
+class AffineLogits(_CalibrationModule):
+    """``log_softmax(W phi(z) + b)``: an affine map of the logits.
+
+    Parameters
+    ----------
+    scale : float or array-like of shape (n_classes,), default=None
+        Scalar (temperature scaling: ``1 / T``) or per-class (vector scaling)
+        multiplier; ignored when ``matrix`` is given.
+    bias : array-like of shape (n_classes,), default=None
+    matrix : array-like of shape (n_classes, n_classes), default=None
+        Full matrix ``W`` (matrix / Dirichlet calibration).
+    features : {"logits", "log_softmax"}, default="logits"
+        ``phi``: the logits themselves, or the log-probabilities
+        ``log_softmax(z)`` (Dirichlet calibration).
+    **kwargs
+        See :class:`_CalibrationModule`.
+
+    Notes
+    -----
+    Temperature scaling (Guo et al., "On calibration of modern neural
+    networks", ICML 2017, Eq. 9) is ``W = 1 / T``, ``b = 0``.
+    """
+
+    def __init__(self, *, scale=None, bias=None, matrix=None, features="logits", **kwargs):
+        super().__init__(**kwargs)
+        if features not in ("logits", "log_softmax"):
+            raise ValueError(f"features must be 'logits' or 'log_softmax', got {features!r}")
+        self.features = features
+        self.has_matrix = matrix is not None
+        self.has_bias = bias is not None
+        if self.has_matrix:
+            self._buffer("matrix", matrix)
+        else:
+            self._buffer("scale", 1.0 if scale is None else scale)
+        if self.has_bias:
+            self._buffer("bias", bias)
+
+    def _log_proba(self, Z):
+        if self.features == "log_softmax":
+            Z = torch.log_softmax(Z, dim=1)
+        Z = Z @ self.matrix.T if self.has_matrix else Z * self.scale
+        if self.has_bias:
+            Z = Z + self.bias
+        return torch.log_softmax(Z, dim=1)
+
+
+def _ovr_scores(Z, binary):
+    """(n, 1) log-odds ``z1 - z0`` of class 1, or the (n, K) one-vs-rest ones."""
+    if binary:
+        return (Z[:, 1] - Z[:, 0]).unsqueeze(1)
+    return ovr_log_odds(Z)
+
+
+class OneVsRestSigmoid(_CalibrationModule):
+    """Per-class ``sigmoid(sum_f c_fk phi_f(s_k) + b_k)``, renormalised.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_features, n_maps)
+        ``c_fk``; ``n_maps`` is 1 for a binary problem (one map of the
+        log-odds ``s = z1 - z0`` of the second class), ``n_classes`` otherwise.
+    intercept : array-like of shape (n_maps,)
+    features : tuple of {"score", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
+        ``phi_f(s)``: ``s`` (Platt), ``log sigmoid(s)`` and ``log sigmoid(-s)``
+        (beta calibration: ``log p`` and ``log(1 - p)``).
+    **kwargs
+        See :class:`_CalibrationModule`.
+
+    Notes
+    -----
+    Binary: ``[log sigmoid(-F), log sigmoid(F)]``. Multiclass:
+    ``log sigmoid(F_k) - logsumexp_j log sigmoid(F_j)`` (Zadrozny & Elkan,
+    KDD 2002). Platt, "Probabilistic outputs for support vector machines",
+    1999, Eq. 1.
+    """
+
+    _FEATURES = ("score", "log_sigmoid", "log_sigmoid_neg")
+
+    def __init__(self, *, coef, intercept, features=("score",), **kwargs):
+        super().__init__(**kwargs)
+        features = tuple(features)
+        unknown = [f for f in features if f not in self._FEATURES]
+        if unknown:
+            raise ValueError(f"unknown features {unknown}; use {self._FEATURES}")
+        coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+        if coef.shape[0] != len(features):
+            raise ValueError(
+                f"coef has {coef.shape[0]} rows but there are {len(features)} features"
+            )
+        self.features = features
+        self.binary = coef.shape[1] == 1
+        self._buffer("coef", coef)
+        self._buffer("intercept", np.asarray(intercept, dtype=np.float64).reshape(-1))
+
+    def _log_proba(self, Z):
+        S = _ovr_scores(Z, self.binary)
+        F = self.intercept
+        for i, f in enumerate(self.features):
+            if f == "score":
+                phi = S
+            elif f == "log_sigmoid":
+                phi = nn.functional.logsigmoid(S)
+            else:
+                phi = nn.functional.logsigmoid(-S)
+            F = F + self.coef[i] * phi
+        if self.binary:
+            F = F[:, 0]
+            return torch.stack(
+                [nn.functional.logsigmoid(-F), nn.functional.logsigmoid(F)], dim=1
+            )
+        L = nn.functional.logsigmoid(F)
+        return L - torch.logsumexp(L, dim=1, keepdim=True)
+
+
+class OneVsRestInterpolation(_CalibrationModule):
+    """Per-class piecewise-linear maps of the one-vs-rest log-odds, renormalised.
+
+    Parameters
+    ----------
+    x : list of array-like
+        One strictly increasing knot vector per map (one map of ``z1 - z0``
+        for a binary problem, else one per class).
+    y : list of array-like
+        Values at the knots (probabilities of the class).
+    **kwargs
+        See :class:`_CalibrationModule`.
+
+    Notes
+    -----
+    A score is clamped to its map's knot range and interpolated linearly
+    between the two knots around it (found by :func:`torch.searchsorted`),
+    as ``IsotonicRegression(out_of_bounds="clip").predict``. Binary:
+    ``[1 - q, q]``; multiclass ``q_k / sum_j q_j`` (1/K where the sum is 0).
+    Output: the log of these probabilities (``-inf`` for a 0).
+    """
+
+    def __init__(self, *, x, y, **kwargs):
+        super().__init__(**kwargs)
+        if len(x) != len(y) or any(len(a) != len(b) or len(a) == 0 for a, b in zip(x, y)):
+            raise ValueError("x and y must be non-empty knot lists of equal lengths")
+        X, Y = padded_knots(x, y)
+        self.binary = X.shape[0] == 1
+        self._buffer("knots_x", X)
+        self._buffer("knots_y", Y)
+        self._buffer("x_min", [a[0] for a in x])
+        self._buffer("x_max", [a[-1] for a in x])
+
+    def _log_proba(self, Z):
+        S = _ovr_scores(Z, self.binary)  # (n, n_maps)
+        S = torch.minimum(torch.maximum(S, self.x_min), self.x_max).T.contiguous()
+        m = self.knots_x.shape[1]
+        j = torch.searchsorted(self.knots_x, S, right=True).clamp(1, m - 1)
+        x0 = torch.gather(self.knots_x, 1, j - 1)
+        x1 = torch.gather(self.knots_x, 1, j)
+        y0 = torch.gather(self.knots_y, 1, j - 1)
+        y1 = torch.gather(self.knots_y, 1, j)
+        Q = (y0 + (S - x0) / (x1 - x0) * (y1 - y0)).T  # (n, n_maps)
+        if self.binary:
+            q = Q[:, 0]
+            P = torch.stack([1 - q, q], dim=1)
+        else:
+            den = Q.sum(dim=1, keepdim=True)
+            ok = den > 0
+            P = torch.where(ok, Q / torch.where(ok, den, torch.ones_like(den)), 1.0 / self.n_classes)
+        return torch.log(P)
+
+
+_KINDS = {
+    "affine": AffineLogits,
+    "ovr_sigmoid": OneVsRestSigmoid,
+    "ovr_interp": OneVsRestInterpolation,
+}
+
+
+def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, device=None):
+    """The torch module of a calibrator's ``_torch_spec()``.
+
+    Parameters
+    ----------
+    spec : dict or torch.nn.Module
+        ``{"kind": "affine" | "ovr_sigmoid" | "ovr_interp", **params}``, the
+        keyword arguments of :class:`AffineLogits`, :class:`OneVsRestSigmoid`
+        or :class:`OneVsRestInterpolation`; a module is returned as is (moved
+        to ``dtype`` / ``device``), for maps that fit none of them.
+    n_classes, input_type, n_features_in :
+        From the fitted calibrator.
+    dtype : torch.dtype, default=torch.float32
+    device : torch.device or str, default=None (CPU)
+
+    Returns
+    -------
+    module : torch.nn.Module in eval mode
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind``.
+    """
+    dtype = torch.float32 if dtype is None else dtype
+    if isinstance(spec, nn.Module):
+        return spec.to(dtype=dtype, device=device).eval()
+    spec = dict(spec)
+    kind = spec.pop("kind")
+    if kind not in _KINDS:
+        raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
+    if kind == "ovr_interp" and torch.device(device or "cpu").type != "mps":
+        # float64 scores and knots (as IsotonicScaler computes); MPS lacks float64
+        spec.setdefault("work_dtype", torch.float64)
+    module = _KINDS[kind](
+        n_classes=n_classes, input_type=input_type, n_features_in=n_features_in,
+        dtype=dtype, device=device, **spec,
+    )
+    return module.eval()

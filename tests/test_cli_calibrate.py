@@ -1,0 +1,275 @@
+"""``skcal fit`` / ``skcal apply`` / ``skcal report`` as a user runs them."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import log_softmax, softmax
+
+from skcal.cli import main
+
+pytest.importorskip("skops")
+pa = pytest.importorskip("pyarrow")
+
+NAMES = ["ant", "bee", "cat"]
+
+
+@pytest.fixture(scope="module")
+def logits():
+    rng = np.random.default_rng(0)
+    n, K = 900, 3
+    y = rng.integers(0, K, n)
+    Z = rng.normal(size=(n, K)) * 2.0
+    Z[np.arange(n), y] += 2.0
+    return Z * 2.5, y
+
+
+def _t_reference(Z, y):
+    """Independent reference: the NLL-optimal temperature by a bounded 1-D search."""
+    def nll(log_t):
+        return -log_softmax(Z / np.exp(log_t), axis=1)[np.arange(len(y)), y].mean()
+
+    return float(np.exp(minimize_scalar(nll, bounds=(-5, 5), method="bounded",
+                                        options={"xatol": 1e-10}).x))
+
+
+def _write(path, Z, y, *, text=True, extra=None):
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    cols = {**(extra or {}), **{NAMES[k]: Z[:, k] for k in range(Z.shape[1])}}
+    if y is not None:
+        cols["label"] = np.array(NAMES)[y] if text else y
+    t = pa.table(cols)
+    if str(path).endswith(".csv"):
+        pacsv.write_csv(t, path)
+    else:
+        pq.write_table(t, path)
+
+
+def _err(capsys):
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err  # one line, no traceback
+    return err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "npz", "npy"])
+def test_fit_apply_round_trip(tmp_path, logits, fmt, capsys):
+    import skops.io as sio
+
+    Z, y = logits
+    cal, new = tmp_path / f"cal.{fmt}", tmp_path / f"new.{fmt}"
+    if fmt in ("csv", "parquet"):
+        _write(cal, Z[:600], y[:600])
+        _write(new, Z[600:], None)
+    elif fmt == "npz":
+        np.savez(cal, logits=Z[:600], y=y[:600])
+        np.savez(new, logits=Z[600:])
+    else:
+        cal, new = tmp_path / "cal_logits.npy", tmp_path / "new_logits.npy"
+        np.save(cal, Z[:600])
+        np.save(tmp_path / "cal_labels.npy", y[:600])
+        np.save(new, Z[600:])
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    from skcal.io import trusted_types
+
+    ts = sio.load(model, trusted=trusted_types())
+    assert abs(ts.temperature_ - _t_reference(Z[:600], y[:600])) < 1e-5
+    out = tmp_path / "out.csv"
+    assert main(["apply", str(model), "--data", str(new), "--output", str(out)]) == 0
+    import pyarrow.csv as pacsv
+
+    t = pacsv.read_csv(out)
+    expected_cols = NAMES if fmt in ("csv", "parquet") else ["0", "1", "2"]
+    assert t.column_names == expected_cols
+    P = np.column_stack([t.column(c).to_numpy() for c in expected_cols])
+    np.testing.assert_allclose(P, softmax(Z[600:] / ts.temperature_, axis=1), atol=1e-12)
+
+
+def test_apply_reorders_named_columns_and_log_proba(tmp_path, logits):
+    Z, y = logits
+    cal, new = tmp_path / "cal.parquet", tmp_path / "new.parquet"
+    _write(cal, Z, y)
+    # same classes, columns in another order: matched by name
+    import pyarrow.parquet as pq
+
+    perm = [2, 0, 1]
+    pq.write_table(pa.table({NAMES[k]: Z[:50, k] for k in perm}), new)
+    model = tmp_path / "vs.skops"
+    assert main(["fit", "--data", str(cal), "--method", "vector", "--output", str(model)]) == 0
+    out = tmp_path / "out.npz"
+    assert main(["apply", str(model), "--data", str(new), "--output", str(out),
+                 "--log-proba"]) == 0
+    import skcal.io
+
+    vs = skcal.io.load(model)
+    with np.load(out) as f:
+        assert f["classes"].tolist() == NAMES
+        ref = log_softmax(Z[:50] * vs.coef_ + vs.intercept_, axis=1)
+        np.testing.assert_allclose(f["log_proba"], ref, atol=1e-10)
+
+
+def test_fit_params_and_methods(tmp_path, logits):
+    Z, y = logits
+    cal = tmp_path / "cal.npz"
+    np.savez(cal, logits=Z, y=y)
+    for method in ("platt", "isotonic", "VectorScaler"):
+        out = tmp_path / f"{method}.skops"
+        assert main(["fit", "--data", str(cal), "--method", method, "--output", str(out)]) == 0
+    out = tmp_path / "p.skops"
+    assert main(["fit", "--data", str(cal), "--method", "platt", "--param",
+                 "target_smoothing=False", "--param", "max_iter=300",
+                 "--output", str(out)]) == 0
+    import skcal.io
+
+    p = skcal.io.load(out)
+    assert p.target_smoothing is False and p.max_iter == 300
+
+
+def test_report(tmp_path, logits, capsys):
+    Z, y = logits
+    cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
+    _write(cal, Z[:600], y[:600])
+    _write(test, Z[600:], y[600:])
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(test), "--model", str(model), "--output",
+                 str(rep), "--n-bootstrap", "30"]) == 0
+    for f in ("report.md", "metrics.csv", "metrics.json", "reliability.png"):
+        assert (rep / f).stat().st_size > 0
+    m = json.loads((rep / "metrics.json").read_text())
+    # independent reference: plain NumPy NLL and accuracy
+    Zt, yt = Z[600:], y[600:]
+    nll0 = -log_softmax(Zt, axis=1)[np.arange(len(yt)), yt].mean()
+    assert m["uncalibrated"]["nll"]["value"] == pytest.approx(nll0, rel=1e-9)
+    T = _t_reference(Z[:600], y[:600])
+    nll1 = -log_softmax(Zt / T, axis=1)[np.arange(len(yt)), yt].mean()
+    assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(nll1, rel=1e-5)
+    acc = (Zt.argmax(axis=1) == yt).mean()
+    assert m["TemperatureScaler"]["accuracy"]["value"] == pytest.approx(acc)
+    for res in m.values():
+        for v in res.values():
+            assert v["low"] <= v["value"] + 1e-12 or v["low"] <= v["high"]
+            assert v["low"] <= v["high"]
+    # without a model: only the uncalibrated rows
+    rep2 = tmp_path / "rep2"
+    assert main(["report", "--data", str(test), "--output", str(rep2),
+                 "--n-bootstrap", "0"]) == 0
+    assert list(json.loads((rep2 / "metrics.json").read_text())) == ["uncalibrated"]
+
+
+def _bad_paths(tmp_path, logits):
+    Z, y = logits
+    good = tmp_path / "good.csv"
+    _write(good, Z[:100], y[:100])
+    with_id = tmp_path / "with_id.csv"
+    _write(with_id, Z[:100], y[:100], extra={"id": np.arange(100)})
+    _write(tmp_path / "new_id.csv", Z[:100], None, extra={"id": np.arange(100)})
+    (tmp_path / "nonnum.csv").write_text("a,b,label\n1,x,0\n2,3,1\n")
+    (tmp_path / "empty_cell.csv").write_text("a,b,label\n1,,0\n2,3,1\n")
+    (tmp_path / "nan.csv").write_text("a,b,label\n1,nan,0\n2,3,1\n")
+    (tmp_path / "header_only.csv").write_text("a,b,label\n")
+    (tmp_path / "zero.csv").write_text("")
+    (tmp_path / "ragged.csv").write_text("a,b,label\n1,2\n2,3,1\n")
+    (tmp_path / "one_class.csv").write_text("a,b,label\n1,2,0\n2,3,0\n")
+    (tmp_path / "bad_label.csv").write_text("a,b,label\n1,2,0\n2,3,7\n")
+    (tmp_path / "fake.parquet").write_text("nope")
+    (tmp_path / "x.txt").write_text("a,b")
+    np.savez(tmp_path / "k4.npz", logits=np.zeros((5, 4)))
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(good), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    return good, model
+
+
+BAD_FIT = [
+    (["--data", "{d}/missing.csv"], "no such file"),
+    (["--data", "{d}/x.txt"], "unsupported file type"),
+    (["--data", "{d}/fake.parquet"], "not a readable parquet"),
+    (["--data", "{d}/nonnum.csv"], "column 'b'"),
+    (["--data", "{d}/empty_cell.csv"], "empty value"),
+    (["--data", "{d}/nan.csv"], "non-finite"),
+    (["--data", "{d}/header_only.csv"], "no rows"),
+    (["--data", "{d}/zero.csv"], "empty CSV"),
+    (["--data", "{d}/ragged.csv"], "Expected 3 columns"),
+    (["--data", "{d}/one_class.csv"], "one class only"),
+    (["--data", "{d}/bad_label.csv"], "class indices 0..1"),
+    (["--data", "{d}/with_id.csv"], "column 'id'"),
+    (["--data", "{d}/with_id.csv", "--logit-columns", "ant,bee,cat"], "column 'id' is neither"),
+    (["--data", "{d}/good.csv", "--logit-columns", "ant,zzz"], "no logit column"),
+    (["--data", "{d}/good.csv", "--label-column", "lbl"], "no label column 'lbl'"),
+    (["--data", "{d}/good.csv", "--method", "nope"], "unknown method 'nope'"),
+    (["--data", "{d}/good.csv", "--param", "max_iter=-1"], "max_iter"),
+    (["--data", "{d}/good.csv", "--param", "foo=1"], "Invalid parameter 'foo'"),
+    (["--data", "{d}/good.csv", "--param", "foo"], "expected KEY=VALUE"),
+    (["--data", "{d}/good.csv", "--output", "{d}/m.pkl"], "must end in .skops"),
+    (["--data", "{d}/good.csv", "--output", "{d}/no/dir/m.skops"], "does not exist"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_FIT)
+def test_fit_bad_input_one_line_exit_2(tmp_path, logits, capsys, args, message):
+    _bad_paths(tmp_path, logits)
+    capsys.readouterr()
+    d = str(tmp_path)
+    args = [a.format(d=d) for a in args]
+    if "--method" not in args:
+        args += ["--method", "temperature"]
+    if "--output" not in args:
+        args += ["--output", f"{d}/out.skops"]
+    assert main(["fit", *args]) == 2
+    err = _err(capsys)
+    assert err.startswith("skcal fit: error:") and message in err
+
+
+BAD_APPLY = [
+    (["{d}/missing.skops", "--data", "{d}/good.csv", "--output", "{d}/o.csv"], "no such model"),
+    (["{d}/good.csv", "--data", "{d}/good.csv", "--output", "{d}/o.csv"], "not a loadable"),
+    (["{d}/m.skops", "--data", "{d}/k4.npz", "--output", "{d}/o.csv"], "4 logit columns"),
+    (["{d}/m.skops", "--data", "{d}/good.csv", "--output", "{d}/o.txt"], "unsupported output"),
+    (["{d}/m.skops", "--data", "{d}/good.csv", "--output", "{d}/no/o.csv"], "does not exist"),
+    (["{d}/m.skops", "--data", "{d}/missing.csv", "--output", "{d}/o.csv"], "no such file"),
+    (["{d}/m.skops", "--data", "{d}/new_id.csv", "--output", "{d}/o.csv"],
+     "column 'id' is neither"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_APPLY)
+def test_apply_bad_input_one_line_exit_2(tmp_path, logits, capsys, args, message):
+    _bad_paths(tmp_path, logits)
+    capsys.readouterr()
+    assert main(["apply", *[a.format(d=str(tmp_path)) for a in args]]) == 2
+    err = _err(capsys)
+    assert err.startswith("skcal apply: error:") and message in err
+
+
+def test_report_bad_input(tmp_path, logits, capsys):
+    good, model = _bad_paths(tmp_path, logits)
+    capsys.readouterr()
+    assert main(["report", "--data", str(good), "--output", str(good)]) == 2
+    assert "not a folder" in _err(capsys)
+    assert main(["report", "--data", str(good), "--model", str(tmp_path / "x.skops"),
+                 "--output", str(tmp_path / "r")]) == 2
+    assert "no such model" in _err(capsys)
+    assert main(["report", "--data", str(good), "--output", str(tmp_path / "r"),
+                 "--n-bins", "0"]) == 2
+    assert "--n-bins" in _err(capsys)
+
+
+def test_skops_model_of_foreign_type_is_refused(tmp_path, logits, capsys):
+    from sklearn.linear_model import LogisticRegression
+
+    import skcal.io
+
+    good, _ = _bad_paths(tmp_path, logits)
+    path = tmp_path / "lr.skops"
+    skcal.io.dump(LogisticRegression().fit([[0.0], [1.0]], [0, 1]), path)
+    capsys.readouterr()
+    assert main(["apply", str(path), "--data", str(good), "--output",
+                 str(tmp_path / "o.csv")]) == 2
+    assert "not a skcal calibrator" in _err(capsys)

@@ -1,0 +1,198 @@
+"""``to_torch()``: every calibrator with a closed form, as a torch module.
+
+The calibrators are discovered from ``skcal``'s public names, so a calibrator
+added later that implements the ``_torch_spec`` hook is covered here.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import skcal  # noqa: E402
+from skcal.base import BaseCalibrator  # noqa: E402
+
+
+def exportable_calibrators():
+    """Public skcal calibrators (the registry) that override ``_torch_spec``."""
+    from skcal.utils.discovery import all_calibrators
+
+    return [
+        cls for _, cls in all_calibrators()
+        if cls._torch_spec is not BaseCalibrator._torch_spec
+    ]
+
+
+EXPORTABLE = exportable_calibrators()
+IDS = [c.__name__ for c in EXPORTABLE]
+
+#: (n_classes, input shape): multiclass, binary 2-column, binary 1-D score.
+CASES = [(5, "2d"), (2, "2d"), (2, "1d")]
+
+
+def _fit(cls, n_classes, shape, input_type="logits", seed=0, n=600):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    Z = rng.normal(size=(n, n_classes)) * 2.0
+    Z[np.arange(n), y] += 2.5  # informative, over-confident logits
+    Z = (Z * 1.5).astype(np.float32)
+    if shape == "1d":
+        Z = (Z[:, 1] - Z[:, 0]).astype(np.float32)
+    if input_type == "probabilities":
+        Zs = Z if Z.ndim == 2 else np.stack([np.zeros_like(Z), Z], axis=1)
+        P = np.exp(Zs - Zs.max(axis=1, keepdims=True))
+        P = (P / P.sum(axis=1, keepdims=True)).astype(np.float32)
+        Z = P if shape == "2d" else P[:, 1].copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # separable toy sets may warn
+        est = cls(input_type=input_type).fit(Z, y)
+    return est, Z
+
+
+def _check_close(out, est, Z):
+    """Module output vs transform / predict_proba of the fitted calibrator."""
+    ref = est.transform(Z)
+    P = est.predict_proba(Z)
+    assert out.shape == ref.shape
+    assert out.dtype == torch.float32
+    out = out.detach().numpy()
+    # probabilities to 1e-6 absolute
+    np.testing.assert_allclose(np.exp(out), P, rtol=0, atol=1e-6)
+    # log-probabilities to 1e-6 relative to max(1, |log p|) (float32 spacing
+    # of a log-probability of -20 is 2e-6), -inf where transform has -inf
+    finite = np.isfinite(ref)
+    np.testing.assert_array_equal(np.isfinite(out), finite)
+    err = np.abs(out[finite] - ref[finite]) / np.maximum(1.0, np.abs(ref[finite]))
+    assert err.max(initial=0.0) <= 1e-6
+
+
+def test_exportable_calibrators_found():
+    names = set(IDS)
+    assert {"TemperatureScaler", "VectorScaler", "PlattScaler", "IsotonicScaler"} <= names
+
+
+@pytest.mark.parametrize("cls", EXPORTABLE, ids=IDS)
+@pytest.mark.parametrize("n_classes, shape", CASES)
+def test_to_torch_matches_transform(cls, n_classes, shape):
+    est, Z = _fit(cls, n_classes, shape)
+    m = est.to_torch()
+    assert isinstance(m, torch.nn.Module) and not m.training
+    # fitted parameters are buffers, not trainable parameters
+    assert not list(m.parameters()) and list(m.buffers())
+    _check_close(m(torch.from_numpy(Z)), est, Z)
+    # float64 input is cast to the module's dtype
+    out64 = m(torch.from_numpy(np.asarray(Z, dtype=np.float64)))
+    assert out64.dtype == torch.float32
+
+
+@pytest.mark.parametrize("cls", EXPORTABLE, ids=IDS)
+@pytest.mark.parametrize("shape", ["2d", "1d"])
+def test_to_torch_probabilities_input(cls, shape):
+    n_classes = 4 if shape == "2d" else 2
+    est, P = _fit(cls, n_classes, shape, input_type="probabilities")
+    out = est.to_torch()(torch.from_numpy(P))
+    if cls.__name__ == "IsotonicScaler":
+        # torch's and NumPy's float32 log of p may differ by one ulp; a score
+        # that close to a jump of the step function moves by up to ~1e-5
+        np.testing.assert_allclose(
+            out.exp().numpy(), est.predict_proba(P), rtol=0, atol=2e-5
+        )
+        return
+    _check_close(out, est, P)
+
+
+@pytest.mark.parametrize("cls", EXPORTABLE, ids=IDS)
+def test_to_torch_float64_module(cls):
+    est, Z = _fit(cls, 4, "2d")
+    Z64 = Z.astype(np.float64)
+    out = est.to_torch(dtype=torch.float64)(torch.from_numpy(Z64)).numpy()
+    np.testing.assert_allclose(np.exp(out), est.predict_proba(Z64), rtol=0, atol=1e-12)
+
+
+def test_temperature_module_is_plain_log_softmax():
+    # independent reference: the formula of Guo et al. (2017), Eq. 9
+    est, Z = _fit(skcal.TemperatureScaler, 5, "2d")
+    x = torch.from_numpy(Z).double()
+    ref = torch.log_softmax(x / est.temperature_, dim=1)
+    out = est.to_torch(dtype=torch.float64)(x)
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+
+
+def test_isotonic_module_matches_numpy_interp():
+    # independent reference: np.interp on the fitted knots (binary case)
+    est, Z = _fit(skcal.IsotonicScaler, 2, "2d")
+    ir = est.calibrators_[0]
+    s = Z[:, 1].astype(np.float64) - Z[:, 0]
+    q = np.interp(s, ir.X_thresholds_, ir.y_thresholds_)
+    out = est.to_torch(dtype=torch.float64)(torch.from_numpy(Z)).exp().numpy()
+    np.testing.assert_allclose(out[:, 1], q, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", EXPORTABLE, ids=IDS)
+def test_to_torch_export(cls):
+    est, Z = _fit(cls, 5, "2d")
+    m = est.to_torch()
+    x = torch.from_numpy(Z)
+    batch = torch.export.Dim("batch", min=2)
+    ep = torch.export.export(m, (x,), dynamic_shapes=({0: batch},))
+    _check_close(ep.module()(x[:37]), est, Z[:37])
+
+
+def _compile_works():
+    try:
+        f = torch.compile(lambda t: t * 2.0, backend="aot_eager")
+        return bool(f(torch.ones(2)).sum() == 4.0)
+    except Exception:  # no C compiler or inductor backend on this build
+        return False
+
+
+@pytest.mark.parametrize("cls", EXPORTABLE, ids=IDS)
+def test_to_torch_compile_fullgraph(cls):
+    # Dynamo traces the whole forward without a graph break (aot_eager: no
+    # C compiler needed, fast); the inductor build is checked once below.
+    if not _compile_works():
+        pytest.skip("torch.compile is not available on this build")
+    est, Z = _fit(cls, 3, "2d", n=200)
+    compiled = torch.compile(est.to_torch(), backend="aot_eager", fullgraph=True)
+    _check_close(compiled(torch.from_numpy(Z)), est, Z)
+
+
+def test_to_torch_compile_inductor():
+    if not _compile_works():
+        pytest.skip("torch.compile is not available on this build")
+    est, Z = _fit(skcal.TemperatureScaler, 3, "2d", n=200)
+    compiled = torch.compile(est.to_torch(), fullgraph=True)
+    try:
+        out = compiled(torch.from_numpy(Z))
+    except torch._dynamo.exc.BackendCompilerFailed as exc:  # e.g. no C compiler
+        pytest.skip(f"inductor cannot compile on this machine: {exc}")
+    _check_close(out, est, Z)
+
+
+def test_to_torch_not_implemented_message():
+    class NoClosedForm(skcal.TemperatureScaler):
+        _torch_spec = BaseCalibrator._torch_spec
+
+    est = NoClosedForm().fit(np.array([[0.0, 1.0], [1.0, 0.0]] * 5), [1, 0] * 5)
+    with pytest.raises(NotImplementedError, match="NoClosedForm has no closed-form"):
+        est.to_torch()
+
+
+def test_to_torch_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    for cls in EXPORTABLE:
+        with pytest.raises(NotFittedError):
+            cls().to_torch()
+
+
+def test_module_device_and_dtype_move():
+    est, Z = _fit(skcal.VectorScaler, 3, "2d")
+    m = est.to_torch().to(torch.float64)
+    out = m(torch.from_numpy(Z).double())
+    assert out.dtype == torch.float64
+    np.testing.assert_allclose(
+        out.exp().numpy(), est.predict_proba(Z.astype(np.float64)), atol=1e-6
+    )

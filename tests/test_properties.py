@@ -1,0 +1,350 @@
+"""Property-based tests (hypothesis) over every calibrator of the registry and every metric.
+
+Each property is checked on small random problems (bounded examples, derandomized
+so that the run is reproducible and fast). A property that a calibrator does not
+promise is marked ``xfail(strict=True)`` with the reason: argmax preservation
+holds only for order-preserving maps (``_preserves_order``, e.g. temperature
+scaling), and integer weights equal repeated rows only where the fit has no
+prior counted in rows (``_sample_weight_is_repetition``; not Platt's target
+smoothing, which is instead invariant to rescaling the weights). A fixed
+``@example`` that breaks each unpromised property keeps those xfails strict.
+"""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from skcal import metrics  # noqa: E402
+from skcal.utils.discovery import all_calibrators  # noqa: E402
+
+_SETTINGS = settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+)
+
+_CALIBRATORS = [(name, cls) for name, cls in all_calibrators()]
+
+
+def _make(cls):
+    return cls()
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def _problem(seed, n, k, scale, imbalance=0.0):
+    """Logits (n, k) and labels with every class present (first k rows)."""
+    rng = np.random.default_rng(seed)
+    p = np.full(k, 1.0 / k)
+    if imbalance:
+        p = np.r_[1.0 - imbalance, np.full(k - 1, imbalance / (k - 1))]
+    y = rng.choice(k, size=n, p=p)
+    y[:k] = np.arange(k)
+    Z = scale * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))
+    return Z, y
+
+
+problems = st.tuples(
+    st.integers(0, 2**16),          # seed
+    st.integers(12, 60),            # rows
+    st.integers(2, 4),              # classes
+    st.sampled_from([0.1, 1.0, 5.0, 30.0]),  # logit scale
+)
+
+#: A problem where any per-class or biased map changes the argmax: nearly
+#: uninformative logits and 90 % of one class (calibration predicts that class).
+_ARGMAX_BREAKER = (3, 60, 3, 0.1)
+
+
+def _promise(cls, attr):
+    est = _make(cls)
+    return bool(getattr(est, attr, False))
+
+
+def _params(prop_attr, reason):
+    out = []
+    for name, cls in _CALIBRATORS:
+        marks = []
+        if not _promise(cls, prop_attr):
+            marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {reason}")]
+        out.append(pytest.param(cls, id=name, marks=marks))
+    return out
+
+
+_ALL = [pytest.param(cls, id=name) for name, cls in _CALIBRATORS]
+
+
+# ------------------------------------------------------------------ calibrators
+@pytest.mark.parametrize("cls", _ALL)
+@_SETTINGS
+@given(problems)
+def test_probabilities_are_rows_of_a_simplex(cls, prob):
+    Z, y = _problem(*prob)
+    m = _quiet(_make(cls).fit, Z, y)
+    P = m.predict_proba(Z)
+    assert P.shape == Z.shape
+    assert np.all(P >= 0) and np.all(P <= 1)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    _params("_preserves_order", "the map is not order-preserving; the argmax may change"),
+)
+@_SETTINGS
+@given(problems)
+@example(_ARGMAX_BREAKER)
+def test_order_preserving_calibrators_keep_argmax(cls, prob):
+    # the breaker: 90 % of the rows in class 0
+    imbalance = 0.1 if prob == _ARGMAX_BREAKER else 0.0
+    Z, y = _problem(*prob, imbalance=imbalance)
+    m = _quiet(_make(cls).fit, Z, y)
+    top = np.argmax(Z, axis=1)
+    np.testing.assert_array_equal(m.predict(Z), m.classes_[top])
+    P = m.predict_proba(Z)
+    # the input's argmax is a maximum of the calibrated row (ties allowed)
+    np.testing.assert_allclose(P[np.arange(len(y)), top], P.max(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@_SETTINGS
+@given(problems, st.integers(0, 2**16))
+def test_row_order_does_not_matter(cls, prob, perm_seed):
+    Z, y = _problem(*prob)
+    perm = np.random.default_rng(perm_seed).permutation(len(y))
+    a = _quiet(_make(cls).fit, Z, y)
+    b = _quiet(_make(cls).fit, Z[perm], y[perm])
+    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    _params(
+        "_sample_weight_is_repetition",
+        "its prior counts rows (Platt's target smoothing), so that it is invariant "
+        "to rescaling the weights instead",
+    ),
+)
+@_SETTINGS
+@given(problems, st.integers(0, 2**16))
+@example((0, 12, 2, 1.0), 5)
+def test_integer_weights_equal_repeated_rows(cls, prob, wseed):
+    Z, y = _problem(*prob)
+    w = np.random.default_rng(wseed).integers(0, 4, size=len(y))
+    w[: Z.shape[1]] = np.maximum(w[: Z.shape[1]], 1)
+    if prob == (0, 12, 2, 1.0):
+        w[:] = 1
+        w[0] = 3  # repetition changes the row count, not the weight shares
+    a = _quiet(_make(cls).fit, Z, y, sample_weight=w)
+    b = _quiet(_make(cls).fit, np.repeat(Z, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-7)
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@_SETTINGS
+@given(problems, st.sampled_from([1e-300, 1e-6, 7.0, 1e250]))
+def test_rescaling_the_weights_changes_nothing(cls, prob, scale):
+    Z, y = _problem(*prob)
+    w = np.random.default_rng(prob[0]).uniform(0.2, 3.0, size=len(y))
+    a = _quiet(_make(cls).fit, Z, y, sample_weight=w)
+    b = _quiet(_make(cls).fit, Z, y, sample_weight=scale * w)
+    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@_SETTINGS
+@given(problems)
+def test_float32_input_matches_the_same_numbers_in_float64(cls, prob):
+    Z, y = _problem(*prob)
+    Z32 = Z.astype(np.float32)
+    a = _quiet(_make(cls).fit, Z32.astype(np.float64), y)
+    b = _quiet(_make(cls).fit, Z32, y)
+    Pa = a.predict_proba(Z32.astype(np.float64))
+    Pb = b.predict_proba(Z32)
+    assert Pb.dtype == np.float32
+    np.testing.assert_allclose(Pb, Pa, atol=2e-4)
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@_SETTINGS
+@given(problems)
+def test_clone_and_pickle_round_trip(cls, prob):
+    Z, y = _problem(*prob)
+    est = _make(cls)
+    m = _quiet(est.fit, Z, y)
+    back = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(back.predict_proba(Z), m.predict_proba(Z))
+    c = clone(m)
+    assert c.get_params() == est.get_params()
+    assert not hasattr(c, "classes_")
+    np.testing.assert_array_equal(
+        _quiet(c.fit, Z, y).predict_proba(Z), m.predict_proba(Z)
+    )
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@_SETTINGS
+@given(problems)
+def test_transform_predict_proba_predict_score_agree(cls, prob):
+    Z, y = _problem(*prob)
+    m = _quiet(_make(cls).fit, Z, y)
+    P = m.predict_proba(Z)
+    LP = m.transform(Z)
+    np.testing.assert_array_equal(LP, m.predict_log_proba(Z))
+    pos = P > 1e-300
+    np.testing.assert_allclose(np.exp(LP[pos]), P[pos], rtol=1e-9)
+    pred = m.predict(Z)
+    idx = np.searchsorted(m.classes_, pred)
+    # the predicted class has the largest calibrated probability (ties allowed)
+    np.testing.assert_allclose(P[np.arange(len(y)), idx], P.max(axis=1), rtol=1e-9)
+    with np.errstate(divide="ignore"):
+        expected = np.mean(np.log(P[np.arange(len(y)), np.searchsorted(m.classes_, y)]))
+    assert m.score(Z, y) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+# ---------------------------------------------------------------------- metrics
+def _ece(kind, strategy):
+    def f(y, P, **kw):
+        return metrics.calibration_error(y, P, kind=kind, strategy=strategy, n_bins=5, **kw)
+
+    f.__name__ = f"ece_{kind}_{strategy}"
+    return f
+
+
+def _curve(strategy):
+    def f(y, P, **kw):
+        c = metrics.reliability_curve(y, P, kind="top-label", strategy=strategy,
+                                      n_bins=5, **kw)
+        return np.concatenate([c.prob_true, c.prob_pred, c.bin_weight, c.bin_edges])
+
+    f.__name__ = f"reliability_curve_{strategy}"
+    return f
+
+
+_METRICS = [
+    *(_ece(kind, strategy) for kind in ("top-label", "classwise")
+      for strategy in ("uniform", "quantile")),
+    _curve("uniform"),
+    _curve("quantile"),
+    metrics.brier_score,
+    metrics.negative_log_likelihood,
+    lambda y, P, **kw: metrics.rms_calibration_error(y, P, n_bins=5, **kw),
+    lambda y, P, **kw: metrics.maximum_calibration_error(
+        y, P, n_bins=5, strategy="quantile", **kw),
+]
+_METRIC_IDS = [getattr(f, "__name__", "f") for f in _METRICS]
+_METRIC_IDS[-2:] = ["rms_ce", "max_ce_quantile"]
+
+
+def _proba_problem(seed, n, k, scale):
+    Z, y = _problem(seed, n, k, scale)
+    Z = Z - Z.max(axis=1, keepdims=True)
+    P = np.exp(Z)
+    P /= P.sum(axis=1, keepdims=True)
+    return P, y
+
+
+@pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
+@_SETTINGS
+@given(problems, st.integers(0, 2**16))
+def test_metric_integer_weights_equal_repeated_rows(metric, prob, wseed):
+    P, y = _proba_problem(*prob)
+    w = np.random.default_rng(wseed).integers(0, 4, size=len(y))
+    w[0] = max(w[0], 1)
+    a = metric(y, P, sample_weight=w, labels=np.arange(P.shape[1]))
+    b = metric(np.repeat(y, w), np.repeat(P, w, axis=0), labels=np.arange(P.shape[1]))
+    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
+@_SETTINGS
+@given(problems, st.sampled_from([1e-300, 1e-3, 9.0, 1e200]))
+def test_metric_weight_scale_and_row_order_invariance(metric, prob, scale):
+    P, y = _proba_problem(*prob)
+    rng = np.random.default_rng(prob[0])
+    w = rng.uniform(0.1, 2.0, size=len(y))
+    perm = rng.permutation(len(y))
+    a = metric(y, P, sample_weight=w)
+    np.testing.assert_allclose(metric(y, P, sample_weight=scale * w), a, rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(metric(y[perm], P[perm], sample_weight=w[perm]), a,
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
+@_SETTINGS
+@given(problems)
+def test_metric_label_encoding_and_float32(metric, prob):
+    P, y = _proba_problem(*prob)
+    names = np.array(["ant", "bee", "cat", "dog"])[: P.shape[1]]
+    a = metric(y, P)
+    np.testing.assert_allclose(metric(names[y], P, labels=names), a, rtol=1e-12)
+    P32 = P.astype(np.float32)
+    np.testing.assert_allclose(metric(y, P32), metric(y, P32.astype(np.float64)),
+                               rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
+@_SETTINGS
+@given(problems, st.integers(0, 3))
+def test_metric_single_class_y_true_uses_the_columns(metric, prob, label):
+    P, _ = _proba_problem(*prob)
+    label = label % P.shape[1]
+    y = np.full(P.shape[0], label)
+    got = metric(y, P)
+    ref = metric(y, P, labels=np.arange(P.shape[1]))
+    np.testing.assert_allclose(got, ref)
+
+
+#: Calibrators that by design do not use the labels for their map: constant
+#: scores go to the uniform distribution, not the base rate.
+_LABEL_FREE = {
+    "BatchCalibrator": "label-free bias correction (prior from the mean prediction): "
+    "a constant row is mapped to the uniform distribution by design",
+    "ContextualCalibrator": "label-free bias correction (prior from content-free "
+    "inputs): a constant row is mapped to the uniform distribution by design",
+}
+
+
+def _base_rate_params():
+    out = []
+    for name, cls in _CALIBRATORS:
+        marks = []
+        if name in _LABEL_FREE:
+            marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {_LABEL_FREE[name]}")]
+        out.append(pytest.param(cls, id=name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("cls", _base_rate_params())
+@settings(_SETTINGS, max_examples=6)
+@given(problems, st.sampled_from([-300.0, -2.0, 0.0, 3.0, 1e5]))
+def test_constant_scores_give_the_base_rate_or_warn(cls, prob, value):
+    # issue 16: never an arbitrary map set by a regulariser
+    seed, n, k, _ = prob
+    _, y = _problem(seed, max(n, 40), k, 1.0)
+    row = np.full(k, 0.0)
+    row[0] = value
+    Z = np.tile(row, (len(y), 1))
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        m = _make(cls).fit(Z, y)
+    base = np.bincount(y, minlength=k) / len(y)
+    P = m.predict_proba(Z[:1])[0]
+    if any("base rate" in str(w.message) for w in rec):
+        return  # the documented limitation of order-preserving maps, reported
+    # Platt's smoothed targets shrink by at most 1 / (N + 2) per class
+    np.testing.assert_allclose(P, base, atol=1.0 / len(y) + 1e-6)
