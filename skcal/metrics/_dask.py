@@ -53,9 +53,10 @@ __all__ = [
 class _BlockSpec:
     """What a worker needs to validate and encode one NumPy row block (no dask arrays)."""
 
-    def __init__(self, classes, logits, binary_1d, input_type):
+    def __init__(self, classes, logits, binary_1d, input_type, pos_index=1):
         self.classes, self.logits = classes, logits
         self.binary_1d, self.input_type = binary_1d, input_type
+        self.pos_index = pos_index
 
     def __call__(self, pb, yb, wb=None):
         """The NumPy metrics' validated inputs of one row block."""
@@ -69,7 +70,10 @@ class _BlockSpec:
                 tol = _row_tolerance(pb.dtype, True)
                 _check_proba_values(pb, lo, hi, self.binary_1d, tol)
         y_idx = encode_labels(self.classes, np.asarray(yb))
-        return _Inputs(y_idx, pb, self.logits, wb, self.classes, self.binary_1d, False)
+        return _Inputs(
+            y_idx, pb, self.logits, wb, self.classes, self.binary_1d, False,
+            self.pos_index,
+        )
 
 
 class _DaskInputs:
@@ -100,8 +104,11 @@ class _DaskInputs:
             )
         # the classes from the unique labels, by the NumPy metrics' rule
         uniq = _dask.unique_labels(y_true)
-        _, classes = _encode_labels(uniq, self.n_classes, labels, binary_1d)
-        self.block = _BlockSpec(classes, input_type == "logits", binary_1d, input_type)
+        _, classes, pos = _encode_labels(uniq, self.n_classes, labels, binary_1d)[:3]
+        self.block = _BlockSpec(
+            classes, input_type == "logits", binary_1d, input_type,
+            1 if pos is None else pos,
+        )
         self.p = y_prob
         self.y = _dask.as_row_chunks(
             y_true if isinstance(y_true, da.Array) else np.asarray(y_true), y_prob
