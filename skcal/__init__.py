@@ -9,6 +9,7 @@ from .meta import (
     CalibratedClassifier,
     CalibratedEnsemble,
     ClassifierLogits,
+    GroupedCalibrator,
     calibrate_ensemble,
 )
 from .ovr import (
@@ -44,6 +45,7 @@ __all__ = [
     "ClassifierLogits",
     "DirichletCalibrator",
     "EnsembleTemperatureScaler",
+    "GroupedCalibrator",
     "HistogramCalibrator",
     "IsotonicScaler",
     "LocalTemperatureScaler",

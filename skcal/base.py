@@ -10,7 +10,9 @@ sample weights), chooses the backend, and implements ``fit``,
 - ``_predict_log_proba(Z, xp)`` *or* ``_predict_proba(Z, xp)``: calibrated
   log-probabilities or probabilities of shape (n_samples, n_classes).
 
-``xp`` is the kernel module (``skcal._backend._numpy`` or ``_torch``).
+``xp`` is the kernel module (``skcal._backend._numpy``, ``_torch``, or
+``_dask`` for a ``dask.array.Array``, whose kernels run the NumPy ones per row
+block and reduce their sums; see the dask user guide).
 """
 
 import warnings
@@ -29,7 +31,14 @@ from sklearn.utils.validation import (
 from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
 from ._backend._ovr import log_or_neg_inf
-from .utils._array import get_backend, is_torch_tensor, like_input, to_backend, to_numpy
+from .utils._array import (
+    get_backend,
+    is_dask_array,
+    is_torch_tensor,
+    like_input,
+    to_backend,
+    to_numpy,
+)
 from .utils._pickle import VersionedPickleMixin
 from .utils.validation import check_sample_weight, check_scores
 
@@ -85,6 +94,13 @@ class BaseCalibrator(
     #: objective is a weighted mean); then they are divided by their maximum
     #: before the kernels run.
     _weight_scale_invariant = False
+
+    #: Whether ``_fit`` runs on dask arrays: it reaches the data only through
+    #: the kernel module ``xp`` (whose dask twin reduces per-block sums), or
+    #: through the one-vs-rest gather rule. Other calibrators reject a dask
+    #: ``X`` in ``fit`` with a clear error (their predictions still run
+    #: blockwise on dask arrays).
+    _dask_fit = False
 
     #: Whether integer sample weights fit exactly like repeated rows. False
     #: where the fit holds a prior counted in rows (Platt's target smoothing):
@@ -164,15 +180,43 @@ class BaseCalibrator(
             getattr(self, "feature_names_in_", None), y_np, self.classes
         )
         classes, y_enc, missing = resolve_classes(y_np, n_columns, classes)
+        self._set_classes(classes, missing)
+        return np.asarray(y_enc, dtype=np.int64)
+
+    def _set_classes(self, classes, missing):
         if len(missing):
             warnings.warn(
                 f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the "
                 "calibration set; their columns are calibrated without examples.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         self.classes_ = classes
-        return np.asarray(y_enc, dtype=np.int64)
+
+    def _encode_y_dask(self, y, Z, xp):
+        """Classes from the unique labels (one pass over ``y``); lazy encoded labels."""
+        if y is None:
+            raise ValueError(
+                f"{self.__class__.__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        if not is_dask_array(y):
+            y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
+        elif y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got a dask array of shape {y.shape}.")
+        if y.shape[0] != Z.shape[0]:
+            raise ValueError(
+                f"X and y have different numbers of samples: {Z.shape[0]} and "
+                f"{y.shape[0]}."
+            )
+        uniq = xp.unique_labels(y)
+        with warnings.catch_warnings():
+            # judged on the unique labels only: not "more classes than half the rows"
+            warnings.filterwarnings("ignore", message="The number of unique classes")
+            check_classification_targets(uniq)
+        classes, _, missing = resolve_classes(uniq, Z.shape[1], self.classes)
+        self._set_classes(classes, missing)
+        return xp.encode_labels(y, classes, Z)
 
     def _prepare(self, Z):
         """Move validated logits to the compute backend; return (Z, xp)."""
@@ -215,6 +259,22 @@ class BaseCalibrator(
         """
         self._validate_params()
         Z = self._validate_X(X, reset=True)
+        if is_dask_array(Z):
+            if not self._dask_fit:
+                raise ValueError(
+                    f"{self.__class__.__name__}.fit does not run on dask arrays (its "
+                    "fit is not written as passes of skcal's kernels); fit it on a "
+                    "NumPy array (e.g. a subsample, X[::step].compute()). Its "
+                    "predictions do accept dask arrays."
+                )
+            # labels, weights and every pass stay on the cluster (lazy, blockwise)
+            xp = get_backend(Z, self.backend)
+            y_enc = self._encode_y_dask(y, Z, xp)
+            sw = xp.check_sample_weight(
+                sample_weight, Z, relative=self._weight_scale_invariant
+            )
+            self._fit(Z, y_enc, sw, xp)
+            return self
         y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
         # Where the objective is a weighted mean only the ratios of the weights
         # matter: scaled to max 1, they cannot underflow or overflow in the kernels.
@@ -262,7 +322,10 @@ class BaseCalibrator(
             If called before ``fit``.
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            return self._predict_dask(Z, "_predict_proba")
+        Z, xp = self._prepare(Z)
         return like_input(self._predict_proba(Z, xp), X)
 
     def predict_log_proba(self, X):
@@ -277,7 +340,10 @@ class BaseCalibrator(
         log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            return self._predict_dask(Z, "_predict_log_proba")
+        Z, xp = self._prepare(Z)
         return like_input(self._predict_log_proba(Z, xp), X)
 
     def predict(self, X):
@@ -296,7 +362,13 @@ class BaseCalibrator(
             itself, which the rounded probabilities might not resolve.
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            from ._backend import _dask
+
+            P = self._predict_dask(Z, "_predict_proba")
+            return _dask.take_labels(_dask.argmax_rows(P), self.classes_)
+        Z, xp = self._prepare(Z)
         if self._preserves_order:
             # the calibrated order is the input's order: predict from it, not
             # from probabilities that rounding may have tied or swapped
@@ -345,7 +417,22 @@ class BaseCalibrator(
             If ``y`` holds labels not in ``classes_``.
         """
         check_is_fitted(self)
-        Z, xp = self._prepare(self._validate_X(X, reset=False))
+        Z = self._validate_X(X, reset=False)
+        if is_dask_array(Z):
+            from ._backend import _dask as xp
+
+            if not is_dask_array(y):
+                y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
+            if y.shape[0] != Z.shape[0]:
+                raise ValueError(
+                    f"X and y have different numbers of samples: {Z.shape[0]} and "
+                    f"{y.shape[0]}."
+                )
+            LP = self._predict_dask(Z, "_predict_log_proba")
+            y_enc = xp.encode_labels(y, self.classes_, Z)
+            sw = xp.check_sample_weight(sample_weight, Z)
+            return xp.mean_log_likelihood(LP, y_enc, sw)
+        Z, xp = self._prepare(Z)
         y_np = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
         if y_np.shape[0] != Z.shape[0]:
             raise ValueError(
@@ -356,6 +443,16 @@ class BaseCalibrator(
         sw = check_sample_weight(sample_weight, Z.shape[0])
         LP = to_numpy(self._predict_log_proba(Z, xp))
         return _numpy.mean_log_likelihood(LP, y_enc, sw)
+
+    def _predict_dask(self, Z, method):
+        """Lazy ``method`` (a private predict hook) over the row blocks of dask ``Z``.
+
+        Each NumPy block goes through ``_prepare`` and the hook, as a NumPy
+        input would: any calibrator predicts blockwise, whatever its fit.
+        """
+        from ._backend import _dask
+
+        return _dask.predict_blocks(self, method, Z, _numpy.output_dtype(Z.dtype))
 
     # ----------------------------------------------------------------- export
     def _torch_spec(self):

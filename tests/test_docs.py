@@ -30,7 +30,7 @@ EXAMPLES_DIR = REPO_ROOT / "examples"
 #: Optional dependencies: a module that needs a missing one is skipped.
 OPTIONAL_MODULES = (
     "torch", "matplotlib", "tqdm", "psutil", "netcal", "probmetrics",
-    "onnx", "onnxruntime", "skl2onnx", "skops", "pyarrow",
+    "onnx", "onnxruntime", "skl2onnx", "skops", "pyarrow", "dask", "distributed",
 )
 
 DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

@@ -1,7 +1,14 @@
-"""Meta-estimators around a fitted classifier: cross-validated calibration, logits as a step, ensembles."""
+"""Meta-estimators: cross-validated calibration, logits as a step, ensembles, group-wise calibration."""
 
 from ._calibrated import CalibratedClassifier
 from ._ensemble import CalibratedEnsemble, calibrate_ensemble
+from ._grouped import GroupedCalibrator
 from ._logits import ClassifierLogits
 
-__all__ = ["CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits", "calibrate_ensemble"]
+__all__ = [
+    "CalibratedClassifier",
+    "CalibratedEnsemble",
+    "ClassifierLogits",
+    "GroupedCalibrator",
+    "calibrate_ensemble",
+]

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
+from ..utils._array import is_dask_array
 from . import _rows
 from ._validation import _check_choice, _check_inputs, _check_n_bins, _plain
 
@@ -264,6 +265,14 @@ def calibration_error(
     n_bins = _check_n_bins(n_bins)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
+    if is_dask_array(y_prob):
+        from . import _dask
+
+        return _dask.calibration_error(
+            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
+            strategy=strategy, norm=norm, sample_weight=sample_weight,
+            input_type=input_type, labels=labels,
+        )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label, binary=kind == "binary",
@@ -493,6 +502,14 @@ def reliability_curve(
         raise ValueError(
             "A reliability curve shows one class: kind='classwise' needs "
             "class_index, the column of y_prob to show."
+        )
+    if is_dask_array(y_prob):
+        from . import _dask
+
+        return _dask.reliability_curve(
+            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
+            strategy=strategy, sample_weight=sample_weight, input_type=input_type,
+            labels=labels, n_bootstrap=n_bootstrap,
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,

@@ -4,6 +4,7 @@ import numpy as np
 
 from . import _rows
 from ._calibration_error import _COMMON_PARAMS, _TAIL_PARAMS
+from ..utils._array import is_dask_array
 from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]
@@ -80,6 +81,13 @@ def brier_score(
         raise ValueError(
             f"scale_by_half must be True, False or 'auto', got {scale_by_half!r}."
         )
+    if is_dask_array(y_prob):
+        from . import _dask
+
+        return _dask.brier_score(
+            y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+            labels=labels, scale_by_half=scale_by_half,
+        )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label,
@@ -151,6 +159,13 @@ def negative_log_likelihood(
     >>> negative_log_likelihood([0, 1], [[0.0, 1.0], [0.0, 1.0]])
     inf
     """
+    if is_dask_array(y_prob):
+        from . import _dask
+
+        return _dask.negative_log_likelihood(
+            y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+            labels=labels,
+        )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label,

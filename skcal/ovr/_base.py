@@ -70,6 +70,8 @@ class OneVsRestCalibrator(BaseCalibrator):
 
     #: Not a calibrator of its own (skipped by :func:`skcal.utils.discovery.all_calibrators`).
     _abstract = True
+    #: dask arrays: one pass per class gathers its 1-D score column (``_fit_gathered``).
+    _dask_fit = True
     #: What ``_map_scores`` returns: "proba" or "log_odds".
     _map_output = "proba"
     #: Bytes (float64) of one row chunk at prediction; None: the kernels' default.
@@ -80,6 +82,9 @@ class OneVsRestCalibrator(BaseCalibrator):
 
     # -------------------------------------------------------------- fitting
     def _fit(self, Z, y, sample_weight, xp):
+        if xp.name == "dask":
+            self._set_maps(self._fit_gathered(Z, y, sample_weight, xp))
+            return
         y = ops.to_host(y)
         sw = ops.to_host(sample_weight)
         if Z.shape[1] == 2:
@@ -101,6 +106,23 @@ class OneVsRestCalibrator(BaseCalibrator):
             )
             for k in range(Z.shape[1])
         ]
+
+    def _fit_gathered(self, Z, y, sample_weight, xp):
+        """Distributed logits: one pass per class gathers its 1-D score column.
+
+        Only the ``(n_samples,)`` float64 score column of one class, its
+        targets and weights are on the client at a time (at most
+        ``skcal._backend._dask.GATHER_MAX_ROWS`` rows); each is fitted by
+        ``_fit_map``.
+        """
+        if Z.shape[1] == 2:
+            s, t, sw = xp.gather_ovr_column(Z, y, sample_weight, None)
+            return [self._fit_map(s, t, sw, class_label(self.classes_[1]))]
+        maps = []
+        for k in range(Z.shape[1]):
+            s, t, sw = xp.gather_ovr_column(Z, y, sample_weight, k)
+            maps.append(self._fit_map(s, t, sw, class_label(self.classes_[k])))
+        return maps
 
     def _set_maps(self, maps):
         self.calibrators_ = list(maps)

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from .._backend import _numpy
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
@@ -372,6 +373,8 @@ class TemperatureScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    #: dask arrays: exact distributed passes (see the dask user guide).
+    _dask_fit = True
     _preserves_order = True
     _binary_log_odds_only = True
 

@@ -100,8 +100,10 @@ def _newton_direction(H, g, gauge):
     return -D * (V[:, keep] @ ((V[:, keep].T @ gs) / lam[keep]))
 
 
-def _column_ranges(Z):
+def _column_ranges(Z, xp=None):
     """Column minima and maxima of ``Z`` as float64 NumPy arrays (no temporary)."""
+    if hasattr(xp, "column_ranges"):  # distributed arrays: one pass
+        return xp.column_ranges(Z)
     if isinstance(Z, np.ndarray):
         return Z.min(axis=0).astype(np.float64), Z.max(axis=0).astype(np.float64)
     return to_numpy(Z.amin(dim=0)).astype(np.float64), to_numpy(
@@ -120,7 +122,7 @@ def _initial_scales(Z, y, sample_weight, xp):
     All-zero columns (the class-0 column of a 1-D binary score) start, and
     stay, at 1: their scale does not enter the objective.
     """
-    lo, hi = _column_ranges(Z)
+    lo, hi = _column_ranges(Z, xp)
     zmax = max(-lo.min(), hi.max())
     if zmax > _TEMPERATURE_START_MAX_ABS:
         beta = 1.0 / zmax
@@ -410,6 +412,8 @@ class VectorScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    #: dask arrays: exact distributed passes (see the dask user guide).
+    _dask_fit = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

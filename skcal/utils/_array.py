@@ -1,10 +1,10 @@
-"""Array-namespace helpers: recognise torch tensors without importing torch."""
+"""Array-namespace helpers: recognise torch tensors and dask arrays without importing them."""
 
 import sys
 
 import numpy as np
 
-__all__ = ["is_torch_tensor", "get_backend", "to_numpy"]
+__all__ = ["is_torch_tensor", "is_dask_array", "get_backend", "to_numpy"]
 
 
 def is_torch_tensor(x):
@@ -26,6 +26,24 @@ def is_torch_tensor(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def is_dask_array(x):
+    """Return True if ``x`` is a ``dask.array.Array``.
+
+    Like :func:`is_torch_tensor`, dask is only looked up in ``sys.modules``
+    (a process that never imported ``dask.array`` cannot hold one).
+
+    Parameters
+    ----------
+    x : object
+
+    Returns
+    -------
+    bool
+    """
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(x, dask_array.Array)
+
+
 def get_backend(X, backend="auto"):
     """Return the kernel module (``skcal._backend._numpy`` or ``_torch``) for ``X``.
 
@@ -45,7 +63,23 @@ def get_backend(X, backend="auto"):
     ------
     ImportError
         If ``backend="torch"`` and torch is not installed.
+    ValueError
+        If ``X`` is a dask array and ``backend="torch"``.
+
+    Notes
+    -----
+    A dask array always gets ``skcal._backend._dask`` (NumPy kernels per row
+    block); ``backend="numpy"`` is accepted for it.
     """
+    if is_dask_array(X):
+        if backend == "torch":
+            raise ValueError(
+                "backend='torch' does not take a dask array; a dask array is "
+                "computed blockwise with the NumPy kernels (backend='auto')."
+            )
+        from .._backend import _dask
+
+        return _dask
     if backend == "auto":
         backend = "torch" if is_torch_tensor(X) else "numpy"
     if backend == "torch":
@@ -104,8 +138,10 @@ def like_input(out, X):
 
     Tensor input gives a tensor on ``X``'s device; anything else a NumPy array.
     Integer or float NumPy arrays become tensors; other dtypes (e.g. text
-    labels) stay NumPy arrays.
+    labels) stay NumPy arrays. A lazy dask result is returned as is.
     """
+    if is_dask_array(out):
+        return out
     if is_torch_tensor(X):
         if not is_torch_tensor(out):
             if not (

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ._array import is_torch_tensor
+from ._array import is_dask_array, is_torch_tensor
 
 __all__ = [
     "DEFAULT_INPUT_TYPE",
@@ -202,6 +202,13 @@ def check_scores(X, *, input_type="logits", name="X"):
     n_input_columns : int
         The number of columns of ``X`` as given (1 for 1-D input).
 
+    Notes
+    -----
+    A ``dask.array.Array`` is checked lazily: its shape and dtype at once,
+    its values block by block (by this same function, on each NumPy block)
+    when the returned dask array is computed, so that validation costs no
+    pass of its own (see ``skcal._backend._dask.check_scores``).
+
     Raises
     ------
     ValueError
@@ -217,6 +224,11 @@ def check_scores(X, *, input_type="logits", name="X"):
         )
     if is_torch_tensor(X):
         return _check_scores_torch(X, input_type, name)
+    if is_dask_array(X):
+        # validated lazily, block by block, when the blocks are computed
+        from .._backend import _dask
+
+        return _dask.check_scores(X, input_type, name)
     try:
         X = check_array(
             X,

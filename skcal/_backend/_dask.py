@@ -1,0 +1,623 @@
+"""dask kernels: the NumPy kernels run per row block, their sums tree-reduced.
+
+This module exposes the kernel names of :mod:`skcal._backend._numpy`
+(``temperature_nll_derivs``, ``vector_nll_grad``/``hess``/``hessp``,
+``nll``, ``row_max_and_true``, ``log_softmax``, ``softmax``, ...) for a
+``dask.array.Array`` of logits chunked along rows (one chunk along the
+columns). Every objective kernel is one pass: the NumPy kernel runs on each
+row block on the workers, its weighted *mean* is turned back into a weighted
+*sum* (times the block's weight total) and the small float64 results are
+summed in a tree (fan-in :data:`SPLIT_EVERY`); only those numbers reach the
+client, which runs the Newton / trust-region iteration. No pass gathers the
+``(n_samples, n_classes)`` matrix.
+
+Two rules keep the number of passes low:
+
+- **small arrays are local**: a dask array of at most :data:`LOCAL_MAX_BYTES`
+  (with its labels and weights) is computed once, kept in a small cache keyed
+  by the dask names, and handed to the NumPy kernels (the systematic
+  subsamples of the warm starts, or a whole small calibration set);
+- the per-class (one-vs-rest) maps need their 1-D score column: it is
+  gathered, one class per pass, up to :data:`GATHER_MAX_ROWS` rows
+  (:func:`gather_ovr_column`).
+
+dask is imported here at module level; :mod:`skcal` imports this module only
+when it is given a dask array.
+"""
+
+import functools
+import math
+from collections import OrderedDict
+
+import dask
+import dask.array as da
+import numpy as np
+
+from . import _numpy
+from ._ovr import _ovr_columns, _ovr_row_stats, binary_score
+
+name = "dask"
+exp = np.exp
+log = np.log
+output_dtype = _numpy.output_dtype
+
+#: Dask arrays (logits plus labels and weights) up to this many bytes are
+#: computed once and fitted by the NumPy kernels on the client.
+LOCAL_MAX_BYTES = 64 << 20
+#: Most rows of a 1-D float64 column gathered to the client (one-vs-rest
+#: maps whose fit is not a sum: 2**27 rows = 1 GiB per column).
+GATHER_MAX_ROWS = 1 << 27
+#: Fan-in of the tree reduction of per-block sums.
+SPLIT_EVERY = 16
+
+_CACHE = OrderedDict()
+_CACHE_ENTRIES = 4
+
+
+def from_numpy(a, device=None):
+    """Return ``a`` unchanged (NumPy arrays are accepted next to dask arrays)."""
+    return a
+
+
+def is_dask_array(x):
+    """True for a ``dask.array.Array``."""
+    return isinstance(x, da.Array)
+
+
+# ------------------------------------------------------------------ plumbing
+def as_row_chunks(v, like):
+    """``v`` (NumPy or dask, 1-D) as a dask array with the row chunks of ``like``.
+
+    Returns None for None.
+    """
+    if v is None:
+        return None
+    if not isinstance(v, da.Array):
+        return da.from_array(np.asarray(v), chunks=(like.chunks[0],))
+    if v.chunks[0] != like.chunks[0]:
+        v = v.rechunk((like.chunks[0],))
+    return v
+
+
+def _block_weight(n, wb):
+    return float(n) if wb is None else float(np.sum(wb))
+
+
+def _packed(Zb, yb, wb=None, *, block_fn, args):
+    """``block_fn``'s tuple of sums flattened into one (1, m) float64 row."""
+    parts = block_fn(Zb, yb, wb, *args)
+    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
+
+
+def _reduce(block_fn, Z, y, sw, *args):
+    """Sum over row blocks of ``block_fn(Zb, yb, wb, *args)`` (a tuple of arrays).
+
+    One blockwise task per row block (fused with the lazy validation and
+    label encoding of the block) returns the sums flattened into one row;
+    dask's tree reduction (fan-in :data:`SPLIT_EVERY`) adds the rows, and
+    only the summed row reaches the client, where it is unpacked.
+    """
+    k = Z.shape[1]
+    empty = block_fn(
+        np.empty((0, k), Z.dtype), np.empty(0, np.int64),
+        None if sw is None else np.empty(0), *args,
+    )
+    shapes = [np.shape(v) for v in empty]
+    size = sum(int(np.prod(sh)) for sh in shapes)
+    fn = functools.partial(_packed, block_fn=block_fn, args=args)
+    arrays = [Z, "ij", y, "i"] + ([] if sw is None else [sw, "i"])
+    rows = da.blockwise(
+        fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
+        concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+    )
+    flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
+    out, at = [], 0
+    for sh in shapes:
+        m = int(np.prod(sh))
+        v = flat[at:at + m].reshape(sh)
+        out.append(float(v) if sh == () else v)
+        at += m
+    return tuple(out)
+
+
+def _key(*arrays):
+    return tuple(None if a is None else (a.name, a.shape) for a in arrays)
+
+
+def _local(Z, y=None, sw=None):
+    """NumPy copies of small dask arrays (cached), or None when too large."""
+    if not isinstance(Z, da.Array):
+        return Z, y, sw
+    size = Z.nbytes + sum(0 if v is None else v.nbytes for v in (y, sw))
+    if not size <= LOCAL_MAX_BYTES:
+        return None
+    key = _key(Z, y, sw)
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = dask.compute(Z, y, sw)
+        _CACHE[key] = hit
+        while len(_CACHE) > _CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return hit
+
+
+def clear_cache():
+    """Forget the local copies of small dask arrays."""
+    _CACHE.clear()
+
+
+# -------------------------------------------------------------- objectives
+def _means_to_sums(values, W):
+    return tuple(np.asarray(v, dtype=np.float64) * W for v in values)
+
+
+def _temperature_block(Zb, yb, wb, beta, third):
+    W = _block_weight(Zb.shape[0], wb)
+    n_out = 4 if third else 3
+    if Zb.shape[0] == 0 or not W > 0:
+        return (np.zeros(n_out), 0.0)
+    r = _numpy.temperature_nll_derivs(Zb, yb, wb, beta, third=third)
+    return (np.asarray(r, dtype=np.float64) * W, W)
+
+
+def temperature_nll_derivs(
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+):
+    """:func:`skcal._backend._numpy.temperature_nll_derivs` over row blocks (one pass).
+
+    ``row_stats`` is ignored on dask arrays: each block recomputes its row
+    maxima and true-class logits (one extra read of the block, already in
+    memory).
+    """
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return _numpy.temperature_nll_derivs(
+            *loc, beta, third=third, return_row_stats=return_row_stats
+        )
+    acc, W = _reduce(_temperature_block, Z, y, sample_weight, float(beta), third)
+    out = tuple(float(v) for v in acc / W)
+    if return_row_stats:
+        # only their largest gap max_k z - z_y is used (the logit scale): a
+        # one-element stand-in, from one more pass
+        m, zy = row_max_and_true(Z, y)
+        gap = float((m - zy).max().compute())
+        out = out + ((np.array([gap]), np.array([0.0])),)
+    return out
+
+
+def _vector_block(Zb, yb, wb, w, b, hessian):
+    W = _block_weight(Zb.shape[0], wb)
+    k = Zb.shape[1]
+    if Zb.shape[0] == 0 or not W > 0:
+        out = (0.0, np.zeros(k), np.zeros(k))
+        return out + ((np.zeros((2 * k, 2 * k)),) if hessian else ()) + (0.0,)
+    fn = _numpy.vector_nll_hess if hessian else _numpy.vector_nll_grad
+    return _means_to_sums(fn(Zb, yb, wb, w, b), W) + (W,)
+
+
+def vector_nll_grad(Z, y, sample_weight, w, b):
+    """:func:`skcal._backend._numpy.vector_nll_grad` over row blocks (one pass)."""
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return _numpy.vector_nll_grad(*loc, w, b)
+    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
+    f, gw, gb, W = _reduce(_vector_block, Z, y, sample_weight, w, b, False)
+    return float(f / W), gw / W, gb / W
+
+
+def vector_nll_hess(Z, y, sample_weight, w, b):
+    """:func:`skcal._backend._numpy.vector_nll_hess` over row blocks (one pass)."""
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return _numpy.vector_nll_hess(*loc, w, b)
+    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
+    f, gw, gb, H, W = _reduce(_vector_block, Z, y, sample_weight, w, b, True)
+    return float(f / W), gw / W, gb / W, H / W
+
+
+def _hessp_block(Zb, yb, wb, w, b, vw, vb):
+    W = _block_weight(Zb.shape[0], wb)
+    k = Zb.shape[1]
+    if Zb.shape[0] == 0 or not W > 0:
+        return np.zeros(k), np.zeros(k), 0.0
+    return _means_to_sums(_numpy.vector_nll_hessp(Zb, yb, wb, w, b, vw, vb), W) + (W,)
+
+
+def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
+    """:func:`skcal._backend._numpy.vector_nll_hessp` over row blocks (one pass)."""
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return _numpy.vector_nll_hessp(*loc, w, b, vw, vb)
+    args = (np.asarray(v, np.float64) for v in (w, b, vw, vb))
+    hw, hb, W = _reduce(_hessp_block, Z, y, sample_weight, *args)
+    return hw / W, hb / W
+
+
+def _nll_block(Zb, yb, wb, scale, bias):
+    W = _block_weight(Zb.shape[0], wb)
+    if Zb.shape[0] == 0 or not W > 0:
+        return 0.0, 0.0
+    return _numpy.nll(Zb, yb, wb, scale=scale, bias=bias) * W, W
+
+
+def nll(Z, y, sample_weight=None, scale=None, bias=None):
+    """:func:`skcal._backend._numpy.nll` over row blocks (one pass)."""
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return _numpy.nll(*loc, scale=scale, bias=bias)
+    f, W = _reduce(_nll_block, Z, y, sample_weight, scale, bias)
+    return float(f / W)
+
+
+def _mll_block(LPb, yb, wb):
+    W = _block_weight(LPb.shape[0], wb)
+    if LPb.shape[0] == 0 or not W > 0:
+        return 0.0, 0.0
+    return _numpy.mean_log_likelihood(LPb, yb, wb) * W, W
+
+
+def mean_log_likelihood(LP, y, sample_weight=None):
+    """Weighted mean of ``LP[i, y[i]]`` over row blocks (one pass)."""
+    s, W = _reduce(_mll_block, LP, y, sample_weight)
+    return float(s / W)
+
+
+def _row_stats(Zb, yb):
+    return np.stack(_numpy.row_max_and_true(Zb, yb), axis=1)
+
+
+def row_max_and_true(Z, y):
+    """Lazy per-row maximum and true-class logit, dask float64 arrays of shape (n_samples,).
+
+    Both come from one task per block (so a block is read once).
+    """
+    S = da.blockwise(
+        _row_stats, "ic", Z, "ij", y, "i", new_axes={"c": 2}, concatenate=True,
+        dtype=np.float64, meta=np.empty((0, 0)),
+    )
+    return S[:, 0], S[:, 1]
+
+
+def column_ranges(Z):
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays (one pass)."""
+    loc = _local(Z)
+    if loc is not None:
+        A = loc[0]
+        return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
+    lo, hi = dask.compute(
+        Z.min(axis=0, split_every=SPLIT_EVERY), Z.max(axis=0, split_every=SPLIT_EVERY)
+    )
+    return lo.astype(np.float64), hi.astype(np.float64)
+
+
+def warm_start_sample(strides, Z, y, sample_weight, *row_stats):
+    """Local copy of the finest warm-start subsample that fits :data:`LOCAL_MAX_BYTES`.
+
+    Parameters
+    ----------
+    strides : list of int
+        Strides of the warm-start subsamples, coarsest first.
+    Z, y, sample_weight, row_stats
+        dask arrays of the calibration set.
+
+    Returns
+    -------
+    base : int or None
+        The stride of the copy (None: no subsample is small enough).
+    arrays : tuple
+        ``(Z[::base], y[::base], sample_weight[::base], *row_stats[::base])`` as
+        NumPy arrays (computed in one pass), or None.
+    """
+    n = Z.shape[0]
+    row_bytes = Z.dtype.itemsize * Z.shape[1] + 8 * (2 + len(row_stats))
+    for s in sorted(strides):
+        if math.ceil(n / s) * row_bytes <= LOCAL_MAX_BYTES:
+            sub = slice(None, None, s)
+            parts = [Z[sub], y[sub]]
+            parts.append(None if sample_weight is None else sample_weight[sub])
+            parts += [v[sub] for v in row_stats]
+            return s, dask.compute(*parts)
+    return None, None
+
+
+# -------------------------------------------------------------- prediction
+def _predict_block(Zb, est, method):
+    Zb, xp = est._prepare(Zb)
+    out = getattr(est, method)(Zb, xp)
+    return out if isinstance(out, np.ndarray) else _to_numpy(out)
+
+
+def _to_numpy(x):
+    from ..utils._array import to_numpy
+
+    return to_numpy(x)
+
+
+def predict_blocks(est, method, Z, dtype):
+    """Lazy ``est.<method>(*est._prepare(block))`` over the row blocks of ``Z``.
+
+    ``method`` is a calibrator's private hook (``"_predict_proba"`` or
+    ``"_predict_log_proba"``); the result has ``Z``'s row chunks.
+    """
+    return Z.map_blocks(
+        _predict_block, est, method, dtype=dtype, meta=np.empty((0, 0), dtype)
+    )
+
+
+def log_softmax(Z, scale=None, bias=None, out=None):
+    """Lazy :func:`skcal._backend._numpy.log_softmax` per row block."""
+    return Z.map_blocks(
+        _numpy.log_softmax, scale, bias, dtype=output_dtype(Z.dtype)
+    )
+
+
+def softmax(Z, scale=None, bias=None):
+    """Lazy :func:`skcal._backend._numpy.softmax` per row block."""
+    return Z.map_blocks(_numpy.softmax, scale, bias, dtype=output_dtype(Z.dtype))
+
+
+def argmax_rows(P):
+    """Lazy column index of each row's largest entry (int64 of shape (n_samples,))."""
+    return P.map_blocks(_numpy.argmax_rows, drop_axis=1, dtype=np.int64)
+
+
+def _take(idx, classes):
+    return classes[idx]
+
+
+def take_labels(idx, classes):
+    """Lazy ``classes[idx]`` (labels of the predicted columns)."""
+    return idx.map_blocks(_take, classes, dtype=classes.dtype)
+
+
+# ----------------------------------------------------- one-vs-rest columns
+def _ovr_score_block(Zb, k):
+    if k is None:  # binary: s = z_1 - z_0
+        return np.asarray(binary_score(Zb), dtype=np.float64)
+    A = np.asarray(Zb, dtype=np.float64)
+    if A.shape[0] == 0:
+        return np.empty(0)
+    cols = np.array([k])
+    return _ovr_columns(A[:, cols], _ovr_row_stats(A), cols)[:, 0]
+
+
+def gather_ovr_column(Z, y, sample_weight, k):
+    """One class's one-vs-rest score column, targets and weights, gathered (one pass).
+
+    Parameters
+    ----------
+    Z : dask.array.Array of shape (n_samples, n_classes)
+    y : dask.array.Array of shape (n_samples,), int64
+    sample_weight : dask.array.Array of shape (n_samples,) or None
+    k : int or None
+        The class; None for the binary score ``z_1 - z_0`` (targets ``y == 1``).
+
+    Returns
+    -------
+    s : ndarray of shape (n_samples,), float64
+    t : ndarray of shape (n_samples,), bool
+    sample_weight : ndarray of shape (n_samples,), float64, or None
+
+    Raises
+    ------
+    ValueError
+        If ``n_samples`` exceeds :data:`GATHER_MAX_ROWS`.
+    """
+    n = Z.shape[0]
+    if n > GATHER_MAX_ROWS:
+        raise ValueError(
+            f"This per-class calibrator fits a 1-D map on each class's score column, "
+            f"which on a dask array is gathered to the client: {n} rows exceed "
+            f"skcal._backend._dask.GATHER_MAX_ROWS = {GATHER_MAX_ROWS} "
+            f"({GATHER_MAX_ROWS * 8 / 2**30:.2g} GiB of float64). Fit on a subsample "
+            "or raise the limit if the client has the memory."
+        )
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        Zl, yl, wl = loc
+        return _ovr_score_block(Zl, k), yl == (1 if k is None else k), wl
+    s = Z.map_blocks(_ovr_score_block, k, drop_axis=1, dtype=np.float64)
+    t = y == (1 if k is None else k)
+    return gather_rows(s, t, sample_weight)
+
+
+def _client():
+    """The active dask.distributed client, or None (no import of distributed otherwise)."""
+    import sys
+
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        return distributed.get_client()
+    except ValueError:
+        return None
+
+
+def gather_rows(*arrays):
+    """1-D dask arrays (or None) with equal row chunks, as NumPy arrays on the client.
+
+    On a dask.distributed client the row blocks are fetched as they finish and
+    released at once (``as_completed``), so a worker never holds more than
+    its blocks in flight (not its whole share of the columns); otherwise one
+    ``dask.compute``.
+    """
+    client = _client()
+    present = [a for a in arrays if a is not None]
+    if client is None or not present:
+        return dask.compute(*arrays)
+    import distributed
+
+    n = present[0].shape[0]
+    outs = [None if a is None else np.empty(n, dtype=a.dtype) for a in arrays]
+    bounds = np.concatenate([[0], np.cumsum(present[0].chunks[0])])
+    blocks = [
+        [a.blocks[i] for a in present] for i in range(len(present[0].chunks[0]))
+    ]
+    pack = dask.delayed(_as_tuple, pure=True)
+    window = max(2, 2 * len(client.scheduler_info().get("workers", ())) or 4)
+    futures, todo = {}, iter(enumerate(blocks))
+
+    def submit():
+        nxt = next(todo, None)
+        if nxt is not None:
+            fut = client.compute(pack(*nxt[1]))  # one future per row block
+            futures[fut] = nxt[0]
+            return fut
+        return None
+
+    ac = distributed.as_completed(
+        [f for f in (submit() for _ in range(window)) if f is not None],
+        with_results=True,
+    )
+    for fut, vals in ac:
+        i = futures.pop(fut)
+        j = 0
+        for o in outs:
+            if o is not None:
+                o[bounds[i]:bounds[i + 1]] = vals[j]
+                j += 1
+        fut.release()
+        nxt = submit()
+        if nxt is not None:
+            ac.add(nxt)
+    return tuple(outs)
+
+
+def _as_tuple(*values):
+    return values
+
+
+# -------------------------------------------------------------- validation
+def _check_block(Xb, input_type, name):
+    from ..utils.validation import check_scores
+
+    if Xb.shape[0] == 0:
+        k = 2 if Xb.ndim == 1 or Xb.shape[1] == 1 else Xb.shape[1]
+        return np.empty((0, k), dtype=_float_dtype(Xb.dtype))
+    return check_scores(Xb, input_type=input_type, name=name)[0]
+
+
+def _float_dtype(dtype):
+    return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+
+
+def check_scores(X, input_type, name):
+    """Lazy, blockwise :func:`skcal.utils.validation.check_scores` of a dask array.
+
+    Every row block is validated by the NumPy check when it is computed (in
+    the first pass of a fit, or when predictions are computed): its errors
+    (NaN, infinity, huge logits, probabilities outside [0, 1] or rows not
+    summing to 1) are raised then, as the same ``ValueError``. Shape and dtype
+    are checked at once.
+
+    Returns
+    -------
+    Z : dask.array.Array of shape (n_samples, n_columns)
+        Logits, one chunk along the columns, the row chunks of ``X``.
+    n_input_columns : int
+    """
+    if X.ndim not in (1, 2):
+        raise ValueError(
+            f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
+            f"got {X.ndim}-D of shape {X.shape}."
+        )
+    if any(math.isnan(c) for c in X.chunks[0]):
+        raise ValueError(
+            f"Input {name} is a dask array with unknown chunk sizes; call "
+            "X.compute_chunk_sizes() first."
+        )
+    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
+        raise ValueError(f"Input {name} is empty: shape {X.shape}.")
+    if X.dtype.kind not in "fiub":
+        raise ValueError(f"Input {name} has dtype {X.dtype}; expected real numbers.")
+    n_cols = 1 if X.ndim == 1 else X.shape[1]
+    if X.ndim == 2 and len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    k = 2 if n_cols == 1 else n_cols
+    dtype = _float_dtype(X.dtype)
+    meta = np.empty((0, k), dtype=dtype)
+    if X.ndim == 1:
+        Z = X.map_blocks(
+            _check_block, input_type, name, new_axis=1, chunks=(X.chunks[0], (k,)),
+            dtype=dtype, meta=meta,
+        )
+    else:
+        Z = X.map_blocks(
+            _check_block, input_type, name, chunks=(X.chunks[0], (k,)), dtype=dtype,
+            meta=meta,
+        )
+    return Z, n_cols
+
+
+def _check_weight_block(wb):
+    wb = np.asarray(wb, dtype=np.float64)
+    if wb.ndim != 1:
+        raise ValueError(
+            f"sample_weight must be 1-D (one weight per sample), got shape {wb.shape}."
+        )
+    if not np.isfinite(wb).all():
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if (wb < 0).any():
+        raise ValueError("sample_weight has negative values; weights must be >= 0.")
+    return wb
+
+
+def check_sample_weight(sample_weight, like, relative=False):
+    """Validate dask (or NumPy) weights for dask logits ``like``; one pass over the weights.
+
+    Returns a float64 dask array with the row chunks of ``like`` (divided by
+    its maximum when ``relative``), or None. Raises the errors of
+    :func:`skcal.utils.validation.check_sample_weight`.
+    """
+    if sample_weight is None:
+        return None
+    n = like.shape[0]
+    if not isinstance(sample_weight, da.Array):
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    if sample_weight.ndim == 0:
+        sw = da.full(n, float(sample_weight), chunks=(like.chunks[0],))
+    else:
+        sw = sample_weight
+        if sw.ndim != 1:
+            raise ValueError(
+                "sample_weight must be 1-D (one weight per sample), got shape "
+                f"{sw.shape}."
+            )
+        if sw.shape[0] != n:
+            raise ValueError(
+                f"sample_weight has {sw.shape[0]} entries (shape {sw.shape}) but "
+                f"there are {n} samples; pass one weight per sample."
+            )
+        sw = as_row_chunks(sw, like)
+    sw = sw.map_blocks(_check_weight_block, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        total, top = dask.compute(sw.sum(), sw.max())
+    if not top > 0:
+        raise ValueError("sample_weight sums to 0: every weight is zero.")
+    if not np.isfinite(total):
+        raise ValueError(
+            f"sample_weight sums to {total} (float64 overflow); rescale the weights."
+        )
+    return sw / top if relative else sw
+
+
+def _encode_block(yb, classes):
+    from ..utils._labels import encode_labels
+
+    return encode_labels(classes, np.asarray(yb))
+
+
+def encode_labels(y, classes, like):
+    """Lazy encoding of dask (or NumPy) labels ``y`` as positions in ``classes``."""
+    y = as_row_chunks(y, like)
+    return y.map_blocks(_encode_block, classes, dtype=np.int64)
+
+
+def unique_labels(y):
+    """Sorted unique labels of a dask (or NumPy) 1-D array (one pass over ``y``)."""
+    if isinstance(y, da.Array):
+        return np.asarray(da.unique(y).compute())
+    return np.unique(np.asarray(y))

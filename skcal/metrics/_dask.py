@@ -1,0 +1,299 @@
+"""The metrics on dask arrays: per-block sums of the NumPy code, tree-reduced.
+
+Imported only when a metric receives a ``dask.array.Array`` ``y_prob``.
+
+- Labels: the classes are decided on the client from the unique labels (one
+  pass over ``y_true``, by the rule of the NumPy metrics); each block is then
+  encoded against them.
+- Brier score and NLL: each row block gives its weighted sum and weight
+  total; one pass.
+- Uniform bins (every ``calibration_error`` kind and norm,
+  ``reliability_curve``): each block gives its per-bin ``count``, ``weight``,
+  ``score_sum`` and ``target_sum`` (the NumPy binning code on the block);
+  they add up exactly, so one pass gives the same bins as NumPy.
+- Equal-mass bins: the edges are quantiles of all the scores, which sums do
+  not give. The ``(n_samples,)`` score and 0/1 target of one group (the
+  top-label confidence, or one class column) are gathered to the client, at
+  most :data:`skcal._backend._dask.GATHER_MAX_ROWS` rows, and binned by the
+  NumPy code: exact, one pass per group. Bootstrap intervals of
+  ``reliability_curve`` are not supported on dask arrays.
+
+Every block is validated by the NumPy checks when it is computed (NaN,
+infinity, probabilities outside [0, 1], rows not summing to 1): errors are
+raised at that pass.
+"""
+
+import functools
+
+import dask.array as da
+import numpy as np
+from sklearn.utils import Bunch
+
+from .._backend import _dask
+from ..utils._labels import encode_labels
+from ..utils.validation import min_max
+from . import _rows
+from ._validation import (
+    _Inputs,
+    _check_finite,
+    _check_n_bins,
+    _check_proba_values,
+    _encode_labels,
+    _row_tolerance,
+)
+
+__all__ = [
+    "brier_score",
+    "calibration_error",
+    "negative_log_likelihood",
+    "reliability_curve",
+]
+
+
+class _BlockSpec:
+    """What a worker needs to validate and encode one NumPy row block (no dask arrays)."""
+
+    def __init__(self, classes, logits, binary_1d, input_type, pos_index=1):
+        self.classes, self.logits = classes, logits
+        self.binary_1d, self.input_type = binary_1d, input_type
+        self.pos_index = pos_index
+
+    def __call__(self, pb, yb, wb=None):
+        """The NumPy metrics' validated inputs of one row block."""
+        pb = np.asarray(pb)
+        if not np.issubdtype(pb.dtype, np.floating):
+            pb = pb.astype(np.float64)
+        if pb.shape[0]:
+            lo, hi = min_max(pb)
+            _check_finite(lo, hi, self.input_type)
+            if not self.logits:
+                tol = _row_tolerance(pb.dtype, True)
+                _check_proba_values(pb, lo, hi, self.binary_1d, tol)
+        y_idx = encode_labels(self.classes, np.asarray(yb))
+        return _Inputs(
+            y_idx, pb, self.logits, wb, self.classes, self.binary_1d, False,
+            self.pos_index,
+        )
+
+
+class _DaskInputs:
+    """Validated dask inputs: scores, labels and weights with the same row chunks."""
+
+    def __init__(self, y_true, y_prob, sample_weight, input_type, labels):
+        if y_prob.ndim not in (1, 2):
+            raise ValueError(f"y_prob must be 1-D or 2-D, got shape {y_prob.shape}.")
+        if y_prob.shape[0] == 0:
+            raise ValueError("y_true is empty; at least one sample is required.")
+        if y_prob.dtype.kind not in "fiub":
+            raise ValueError(f"y_prob has dtype {y_prob.dtype}; expected real numbers.")
+        if y_prob.ndim == 2 and len(y_prob.chunks[1]) > 1:
+            y_prob = y_prob.rechunk({1: -1})
+        binary_1d = y_prob.ndim == 1 or y_prob.shape[1] == 1
+        if y_prob.ndim == 2 and binary_1d:
+            y_prob = y_prob[:, 0]
+        self.n_classes = 2 if binary_1d else y_prob.shape[1]
+        if not binary_1d and self.n_classes < 2:
+            raise ValueError("y_prob must have at least 2 columns.")
+        if getattr(y_true, "ndim", 1) != 1:
+            raise ValueError(
+                f"y_true must be 1-D of shape (n_samples,), got shape {y_true.shape}."
+            )
+        if len(y_true) != y_prob.shape[0]:
+            raise ValueError(
+                f"y_true has {len(y_true)} samples but y_prob has {y_prob.shape[0]}."
+            )
+        # the classes from the unique labels, by the NumPy metrics' rule
+        uniq = _dask.unique_labels(y_true)
+        _, classes, pos = _encode_labels(uniq, self.n_classes, labels, binary_1d)[:3]
+        self.block = _BlockSpec(
+            classes, input_type == "logits", binary_1d, input_type,
+            1 if pos is None else pos,
+        )
+        self.p = y_prob
+        self.y = _dask.as_row_chunks(
+            y_true if isinstance(y_true, da.Array) else np.asarray(y_true), y_prob
+        )
+        self.w = _dask.check_sample_weight(sample_weight, y_prob, relative=True)
+
+    def arrays(self):
+        """(array, index) pairs for ``da.blockwise``: scores, labels, weights."""
+        p_ind = "i" if self.p.ndim == 1 else "ij"
+        out = [self.p, p_ind, self.y, "i"]
+        if self.w is not None:
+            out += [self.w, "i"]
+        return out
+
+
+def _sum_blocks(inputs, block_fn, shapes):
+    """One pass: ``block_fn(numpy_inputs)`` (a tuple of arrays of ``shapes``) summed over blocks."""
+    size = sum(int(np.prod(s)) for s in shapes)
+
+    spec = inputs.block
+
+    def packed(*blocks):
+        parts = block_fn(spec(*blocks))
+        return np.concatenate([np.ravel(np.asarray(v, np.float64)) for v in parts])[None]
+
+    rows = da.blockwise(
+        packed, "ic", *inputs.arrays(), new_axes={"c": size}, adjust_chunks={"i": 1},
+        concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+    )
+    flat = rows.sum(axis=0, split_every=_dask.SPLIT_EVERY).compute()
+    out, at = [], 0
+    for s in shapes:
+        m = int(np.prod(s))
+        out.append(flat[at:at + m].reshape(s))
+        at += m
+    return out
+
+
+def _weighted(values, w):
+    if w is None:
+        return float(np.sum(values)), float(values.shape[0])
+    return float(np.dot(w, values)), float(np.sum(w))
+
+
+def brier_score(y_true, y_prob, *, sample_weight, input_type, labels, scale_by_half):
+    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
+
+    def block(b):
+        if b.scores.shape[0] == 0:
+            return 0.0, 0.0
+        return _weighted(_rows.brier_terms(b, _rows.ops(b)), b.weight)
+
+    s, W = _sum_blocks(inp, block, [(), ()])
+    score = float(s / W)
+    half = inp.n_classes == 2 if scale_by_half == "auto" else scale_by_half
+    return score / 2 if half else score
+
+
+def negative_log_likelihood(y_true, y_prob, *, sample_weight, input_type, labels):
+    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
+
+    def block(b):
+        if b.scores.shape[0] == 0:
+            return 0.0, 0.0
+        loss = -_rows.true_class_log_proba(b, _rows.ops(b))
+        if b.weight is not None:
+            loss = np.where(b.weight > 0, loss, 0.0)
+        return _weighted(loss, b.weight)
+
+    s, W = _sum_blocks(inp, block, [(), ()])
+    return float(s / W)
+
+
+_FIELDS = ("count", "weight", "score_sum", "target_sum")
+
+
+def _uniform_groups(inp, kind, n_bins, class_index):
+    """Per-bin sums of every group (the NumPy ``_bins`` per block, summed)."""
+    from ._calibration_error import _bins
+
+    n_groups = inp.n_classes if kind == "classwise" and class_index is None else 1
+
+    def block(b):
+        if b.scores.shape[0] == 0:
+            return (np.zeros((n_groups, 4, n_bins)),)
+        groups, _ = _bins(b, kind, n_bins, "uniform", class_index)
+        return (np.array([[g[f] for f in _FIELDS] for g in groups], dtype=np.float64),)
+
+    (S,) = _sum_blocks(inp, block, [(n_groups, 4, n_bins)])
+    edges = _rows._NUMPY.uniform_edges(n_bins)
+    return [
+        {
+            "edges": edges, "ids": None, "count": S[g, 0].astype(np.int64),
+            "weight": S[g, 1], "score_sum": S[g, 2], "target_sum": S[g, 3],
+        }
+        for g in range(n_groups)
+    ]
+
+
+def _event_block(pb, yb, wb=None, *, spec, kind, k):
+    b = spec(pb, yb, wb)
+    if b.scores.shape[0] == 0:
+        return np.empty((0, 2))
+    xp = _rows.ops(b)
+    if kind == "top-label":
+        chunks = _rows.top_label_chunks(b, xp)
+    else:
+        chunks = _rows.class_chunks(b, xp, k)
+    parts = [np.stack([x, t], axis=1) for _, x, t in chunks]
+    return np.concatenate(parts) if parts else np.empty((0, 2))
+
+
+def _quantile_groups(inp, kind, n_bins, class_index):
+    """Equal-mass bins: per group, gather the 1-D scores and targets, bin them with NumPy."""
+    from ._calibration_error import _bins
+    from ._validation import _Inputs as Inputs
+
+    n = inp.p.shape[0]
+    if n > _dask.GATHER_MAX_ROWS:
+        raise ValueError(
+            f"Equal-mass bins need the quantiles of all {n} scores: on a dask array "
+            "one group's scores are gathered to the client, at most "
+            f"skcal._backend._dask.GATHER_MAX_ROWS = {_dask.GATHER_MAX_ROWS} rows. "
+            "Use strategy='uniform' (one distributed pass), or raise the limit."
+        )
+    if kind == "top-label":
+        ks = [None]
+    elif kind == "classwise" and class_index is None:
+        ks = list(range(inp.n_classes))
+    else:
+        from ._calibration_error import _class_index
+
+        ks = [_class_index(kind, class_index, inp.n_classes)]
+    out = []
+    for k in ks:
+        fn = functools.partial(_event_block, spec=inp.block, kind=kind, k=k)
+        ev = da.blockwise(
+            fn, "ic", *inp.arrays(), new_axes={"c": 2}, concatenate=True,
+            dtype=np.float64, meta=np.empty((0, 0)),
+        )
+        x, t, w = _dask.gather_rows(ev[:, 0], ev[:, 1], inp.w)
+        # the event as a binary problem: probability x of the outcome t
+        local = Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True, False)
+        (s,), _ = _bins(local, "binary", n_bins, "quantile", None)
+        out.append(s)
+    return out
+
+
+def _groups(inp, kind, n_bins, strategy, class_index):
+    if strategy == "uniform":
+        return _uniform_groups(inp, kind, n_bins, class_index)
+    return _quantile_groups(inp, kind, n_bins, class_index)
+
+
+def calibration_error(
+    y_true, y_prob, *, kind, class_index, n_bins, strategy, norm, sample_weight,
+    input_type, labels,
+):
+    from ._calibration_error import _error_from_sums
+
+    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
+    n_bins = _check_n_bins(n_bins, inp.p.shape[0])
+    groups = _groups(inp, kind, n_bins, strategy, class_index)
+    return float(np.mean([_error_from_sums(s, norm) for s in groups]))
+
+
+def reliability_curve(
+    y_true, y_prob, *, kind, class_index, n_bins, strategy, sample_weight,
+    input_type, labels, n_bootstrap,
+):
+    if n_bootstrap:
+        raise ValueError(
+            "reliability_curve on a dask array does not support n_bootstrap > 0 "
+            "(the bootstrap resamples rows); compute it on a NumPy subsample."
+        )
+    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
+    n_bins = _check_n_bins(n_bins, inp.p.shape[0])
+    (s,) = _groups(inp, kind, n_bins, strategy, class_index)
+    nonempty = s["weight"] > 0
+    wsum = s["weight"][nonempty]
+    return Bunch(
+        prob_pred=s["score_sum"][nonempty] / wsum,
+        prob_true=s["target_sum"][nonempty] / wsum,
+        bin_weight=wsum / wsum.sum(),
+        bin_count=s["count"][nonempty].astype(np.int64),
+        bin_index=np.flatnonzero(nonempty),
+        bin_edges=s["edges"],
+    )

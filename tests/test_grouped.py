@@ -1,0 +1,73 @@
+"""GroupedCalibrator: one calibrator per group id, global fallback for small groups."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp
+
+from skcal import GroupedCalibrator, PlattScaler, TemperatureScaler
+
+
+def _data(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    g = rng.integers(0, 3, n)
+    g[:40] = 7  # a small group
+    Z = (1.0 + 2.0 * (g % 3))[:, None] * (np.eye(3)[y] + rng.normal(size=(n, 3)))
+    return Z, y, g
+
+
+def _scipy_temperature(Z, y):
+    def f(beta):
+        A = beta * Z
+        return np.mean(logsumexp(A, axis=1) - A[np.arange(len(y)), y])
+
+    res = minimize_scalar(f, bounds=(1e-3, 10), method="bounded", options={"xatol": 1e-12})
+    return 1.0 / res.x
+
+
+def test_grouped_fits_each_group_and_falls_back():
+    Z, y, g = _data()
+    gc = GroupedCalibrator(TemperatureScaler(), min_group_size=100).fit(Z, y, groups=g)
+    assert sorted(gc.calibrators_) == [0, 1, 2]
+    assert gc.fallback_groups_.tolist() == [7]
+    for k in (0, 2):
+        m = g == k
+        assert gc.calibrators_[k].temperature_ == pytest.approx(
+            _scipy_temperature(Z[m], y[m]), rel=1e-6
+        )
+    assert gc.global_calibrator_.temperature_ == pytest.approx(
+        _scipy_temperature(Z, y), rel=1e-6
+    )
+    # rows of the small group and of an unseen group use the global calibrator
+    g2 = g.copy()
+    g2[-5:] = 99
+    P = gc.predict_proba(Z, groups=g2)
+    glob = gc.global_calibrator_.predict_proba(Z)
+    np.testing.assert_allclose(P[:40], glob[:40])
+    np.testing.assert_allclose(P[-5:], glob[-5:])
+    m = g2 == 1
+    np.testing.assert_allclose(P[m], gc.calibrators_[1].predict_proba(Z[m]))
+    assert gc.predict(Z, groups=g).shape == (3000,)
+    assert np.isfinite(gc.score(Z, y, groups=g))
+
+
+def test_grouped_missing_class_in_group_keeps_all_columns():
+    Z, y, g = _data()
+    y = y.copy()
+    y[(g == 1) & (y == 2)] = 0  # group 1 never has class 2
+    gc = GroupedCalibrator(PlattScaler(), min_group_size=100)
+    with pytest.warns(UserWarning, match="never occur"):
+        gc.fit(Z, y, groups=g)
+    assert gc.calibrators_[1].classes_.tolist() == [0, 1, 2]
+    assert gc.predict_proba(Z, groups=g).shape == (3000, 3)
+
+
+def test_grouped_errors():
+    Z, y, g = _data()
+    with pytest.raises(ValueError, match="groups has"):
+        GroupedCalibrator().fit(Z, y, groups=g[:-1])
+    with pytest.raises(TypeError):
+        GroupedCalibrator().fit(Z, y)
+    with pytest.raises(ValueError, match="min_group_size"):
+        GroupedCalibrator(min_group_size=0).fit(Z, y, groups=g)
