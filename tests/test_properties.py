@@ -74,17 +74,51 @@ def _promise(cls, attr):
     return bool(getattr(est, attr, False))
 
 
-def _params(prop_attr, reason):
+def _params(prop_attr, reason, also=None):
     out = []
     for name, cls in _CALIBRATORS:
         marks = []
         if not _promise(cls, prop_attr):
             marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {reason}")]
+        elif also and name in also:
+            marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {also[name]}")]
         out.append(pytest.param(cls, id=name, marks=marks))
     return out
 
 
 _ALL = [pytest.param(cls, id=name) for name, cls in _CALIBRATORS]
+
+#: Calibrators whose fit changes when all weights are multiplied by a constant.
+_NOT_SCALE_INVARIANT = {
+    name: "its prior pseudo-counts are in units of weight (integer weights equal "
+    "repeated rows instead)"
+    for name in (
+        "BBQCalibrator",
+        "HistogramCalibrator",
+        "ScalingBinningCalibrator",
+        "VennAbersCalibrator",
+    )
+}
+_NOT_SCALE_INVARIANT["SplineCalibrator"] = (
+    "the cross-validated penalty compares held-out losses that move by rounding "
+    "(~1e-8) when the weights are rescaled"
+)
+
+#: Calibrators whose weighted fit is not that of repeated rows, beyond the flag.
+_NOT_REPETITION = {
+    "SplineCalibrator": "repeated rows change the cross-validation folds, hence "
+    "the chosen penalty",
+}
+
+
+def _params_except(unpromised):
+    out = []
+    for name, cls in _CALIBRATORS:
+        marks = []
+        if name in unpromised:
+            marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {unpromised[name]}")]
+        out.append(pytest.param(cls, id=name, marks=marks))
+    return out
 
 
 # ------------------------------------------------------------------ calibrators
@@ -136,6 +170,7 @@ def test_row_order_does_not_matter(cls, prob, perm_seed):
         "_sample_weight_is_repetition",
         "its prior counts rows (Platt's target smoothing), so that it is invariant "
         "to rescaling the weights instead",
+        also=_NOT_REPETITION,
     ),
 )
 @_SETTINGS
@@ -153,7 +188,7 @@ def test_integer_weights_equal_repeated_rows(cls, prob, wseed):
     np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-7)
 
 
-@pytest.mark.parametrize("cls", _ALL)
+@pytest.mark.parametrize("cls", _params_except(_NOT_SCALE_INVARIANT))
 @_SETTINGS
 @given(problems, st.sampled_from([1e-300, 1e-6, 7.0, 1e250]))
 def test_rescaling_the_weights_changes_nothing(cls, prob, scale):
