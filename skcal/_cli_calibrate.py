@@ -379,11 +379,16 @@ def _metrics(y, P, n_bins, sample_weight=None):
 
     w = sample_weight
     acc = np.average(P.argmax(axis=1) == y, weights=w)
+    # y is encoded as column indices: name the classes, so that a file in which
+    # some classes (or all but one) do not occur is not ambiguous
+    labels = np.arange(P.shape[1])
     with np.errstate(divide="ignore"):
         return {
-            "nll": negative_log_likelihood(y, P, sample_weight=w),
-            "brier": brier_score(y, P, sample_weight=w),
-            "ece": expected_calibration_error(y, P, n_bins=n_bins, sample_weight=w),
+            "nll": negative_log_likelihood(y, P, sample_weight=w, labels=labels),
+            "brier": brier_score(y, P, sample_weight=w, labels=labels),
+            "ece": expected_calibration_error(
+                y, P, n_bins=n_bins, sample_weight=w, labels=labels
+            ),
             "accuracy": float(acc),
         }
 

@@ -11,7 +11,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import _SPLIT_KEYS, _as_labels, _as_logits, _load_npy, _npz_array
+from ._base import (
+    _ID_NAMES,
+    _SPLIT_KEYS,
+    _as_labels,
+    _as_logits,
+    _check_not_row_index,
+    _load_npy,
+    _npz_array,
+)
 
 __all__ = ["read_logit_table", "write_table", "TABLE_SUFFIXES"]
 
@@ -185,6 +193,16 @@ def _read_arrow(path, suffix, label_column, logit_columns, need_labels, dtype):
             )
     else:
         logit_columns = [n for n in names if n != label_column]
+        ids = [n for n in logit_columns
+               if n.strip().lower() in _ID_NAMES or n.lower().startswith("unnamed:")]
+        if ids:
+            raise ValueError(
+                f"{path}: column(s) {', '.join(repr(n) for n in ids)} look like a row "
+                "index or id, not a class logit (pandas' DataFrame.to_csv writes its "
+                "index as an unnamed first column); drop them "
+                "(df.to_csv(..., index=False)) or list the logit columns with "
+                "--logit-columns"
+            )
     if not logit_columns:
         raise ValueError(f"{path}: no logit columns besides the label column")
     float_type = pa.float32() if dtype == np.float32 else pa.float64()
@@ -233,6 +251,7 @@ def _read_arrow(path, suffix, label_column, logit_columns, need_labels, dtype):
                     f"{path}: column {c!r} holds {n_bad} non-finite value(s) (NaN or inf)"
                 )
     logits = _as_logits(_to_matrix(table, logit_columns, dtype), "logits", path)
+    _check_not_row_index(logits, list(logit_columns), range(len(logit_columns)), path)
     y = None
     if label_column is not None:
         col = table.column(label_column)
