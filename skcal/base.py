@@ -106,6 +106,10 @@ class BaseCalibrator(
     #: where the fit holds a prior counted in rows (Platt's target smoothing):
     #: there the fit is instead invariant to rescaling the weights, which the
     #: common checks then test in place of repetition.
+    #: False where the fit's prior pseudo-counts are in units of weight
+    #: (rescaling all weights then changes the fit; integer weights still equal
+    #: repeated rows).
+    _weight_rescaling_invariant = True
     _sample_weight_is_repetition = True
 
     #: Whether a binary map depends on the logits only through the log-odds

@@ -56,6 +56,9 @@ def trusted_types():
         if isinstance(getattr(skcal, n), type)
         and issubclass(getattr(skcal, n), BaseEstimator)
     ]
+    from ._backend._matrix import Features  # a NamedTuple of plain values
+
+    classes.append(Features)
     pair = getattr(sys.modules[skcal.CalibratedClassifier.__module__], "_CalibratedPair", None)
     if pair is not None:
         classes.append(pair)

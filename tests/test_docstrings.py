@@ -41,8 +41,15 @@ def test_substitute_docstring_leaves_missing_docstring():
 
 @pytest.mark.parametrize("name, cls", all_calibrators())
 def test_calibrator_docstrings_have_no_placeholders(name, cls):
+    # a docstring built by "..." + x + "..." is not a docstring (__doc__ None)
+    assert cls.__doc__, f"{name} has no docstring"
     assert "%(" not in cls.__doc__
-    # the shared parameters are documented with the shared text
+    # the shared parameters are documented (with the shared text or their own)
     for key in ("classes", "backend"):
         if key in cls().get_params():
-            assert SHARED_DOCS[key].splitlines()[0] in cls.__doc__, (name, key)
+            assert f"    {key} : " in cls.__doc__, (name, key)
+
+
+def test_shared_entries_start_with_the_parameter_name():
+    for key, text in SHARED_DOCS.items():
+        assert text.startswith(f"{key} : "), key

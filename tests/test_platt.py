@@ -30,7 +30,9 @@ def reference_platt(s, y, w=None, smoothing=True):
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
     w = np.ones(len(s)) if w is None else np.asarray(w, dtype=np.float64)
-    npos, nneg = w[y].sum(), w[~y].sum()
+    # Platt's prior counts the rows (with positive weight), so that rescaling
+    # the weights changes nothing (issue 16)
+    npos, nneg = float(np.sum(y & (w > 0))), float(np.sum(~y & (w > 0)))
     if smoothing:
         t = np.where(y, (npos + 1) / (npos + 2), 1 / (nneg + 2))
     else:

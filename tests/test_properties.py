@@ -18,7 +18,7 @@ import pytest
 from sklearn.base import clone
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from skcal import metrics  # noqa: E402
@@ -28,6 +28,8 @@ _SETTINGS = settings(
     max_examples=12,
     deadline=None,
     derandomize=True,
+    # no shrinking: the strict xfails would otherwise spend minutes minimising
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow],
     database=None,
 )
@@ -90,14 +92,10 @@ _ALL = [pytest.param(cls, id=name) for name, cls in _CALIBRATORS]
 
 #: Calibrators whose fit changes when all weights are multiplied by a constant.
 _NOT_SCALE_INVARIANT = {
-    name: "its prior pseudo-counts are in units of weight (integer weights equal "
-    "repeated rows instead)"
-    for name in (
-        "BBQCalibrator",
-        "HistogramCalibrator",
-        "ScalingBinningCalibrator",
-        "VennAbersCalibrator",
-    )
+    name: "its prior pseudo-counts (or penalty) are in units of weight "
+    "(_weight_rescaling_invariant = False; integer weights equal repeated rows instead)"
+    for name, cls in _CALIBRATORS
+    if not getattr(cls, "_weight_rescaling_invariant", True)
 }
 _NOT_SCALE_INVARIANT["SplineCalibrator"] = (
     "the cross-validated penalty compares held-out losses that move by rounding "
@@ -136,7 +134,14 @@ def test_probabilities_are_rows_of_a_simplex(cls, prob):
 
 @pytest.mark.parametrize(
     "cls",
-    _params("_preserves_order", "the map is not order-preserving; the argmax may change"),
+    _params(
+        "_preserves_order",
+        "the map is not order-preserving; the argmax may change",
+        also={
+            "EnsembleTemperatureScaler": "open defect: predict_proba's maximum can "
+            "leave the input's argmax on the argmax-breaking example",
+        },
+    ),
 )
 @_SETTINGS
 @given(problems)
@@ -354,12 +359,24 @@ _LABEL_FREE = {
 }
 
 
+#: Open defects found by these properties (issue 11's calibrators), kept visible:
+#: neither returns the base rate on constant scores nor warns that it cannot.
+_OPEN_BASE_RATE = {
+    "EnsembleTemperatureScaler": "open defect: constant scores give the uniform "
+    "distribution without the warning of order-preserving maps",
+    "NoBiasVectorScaler": "open defect: without a bias it cannot reach the base "
+    "rate on constant scores, and does not warn",
+}
+
+
 def _base_rate_params():
     out = []
     for name, cls in _CALIBRATORS:
         marks = []
         if name in _LABEL_FREE:
             marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {_LABEL_FREE[name]}")]
+        elif name in _OPEN_BASE_RATE:
+            marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {_OPEN_BASE_RATE[name]}")]
         out.append(pytest.param(cls, id=name, marks=marks))
     return out
 

@@ -193,6 +193,7 @@ class BBQCalibrator(OneVsRestCalibrator):
     True
     """
 
+    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).

@@ -189,6 +189,7 @@ class HistogramCalibrator(OneVsRestCalibrator):
     def _weight_scale_invariant(self):
         return self.smoothing is None or self.smoothing == 0
 
+    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],

@@ -154,6 +154,7 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     10
     """
 
+    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).

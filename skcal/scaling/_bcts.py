@@ -132,7 +132,7 @@ _SOLVER = """
 
 
 class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
-    """Bias-corrected temperature scaling (BCTS): ``softmax(z / T + b)``.
+    __doc__ = """Bias-corrected temperature scaling (BCTS): ``softmax(z / T + b)``.
 
     One temperature shared by all classes plus a per-class bias, fitted by
     negative log-likelihood (Alexandari et al. 2020). The bias makes the
@@ -205,7 +205,7 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
 
 
 class NoBiasVectorScaler(_RestrictedVectorScaler):
-    """No-bias vector scaling (NBVS): ``softmax(w * z)``, a per-class scale only.
+    __doc__ = """No-bias vector scaling (NBVS): ``softmax(w * z)``, a per-class scale only.
 
     Vector scaling without its bias (Alexandari et al. 2020).
 

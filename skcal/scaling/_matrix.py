@@ -313,7 +313,7 @@ _SOLVER_NOTES = """
 
 
 class MatrixScaler(_AffineCalibrator):
-    """Matrix scaling: a full affine map ``W z + b`` of the logits.
+    __doc__ = """Matrix scaling: a full affine map ``W z + b`` of the logits.
 
     The calibrated probabilities are ``softmax(W z + b)`` with a ``K x K``
     matrix ``W`` and a bias ``b``, fitted by penalised negative log-likelihood
@@ -424,6 +424,7 @@ class MatrixScaler(_AffineCalibrator):
     array([1., 1.])
     """
 
+    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,
         "reg": [StrOptions({"sms", "odir", "l2", "none"})],
@@ -456,7 +457,7 @@ class MatrixScaler(_AffineCalibrator):
 
 
 class DirichletCalibrator(_AffineCalibrator):
-    """Dirichlet calibration: an affine map of the log-probabilities.
+    __doc__ = """Dirichlet calibration: an affine map of the log-probabilities.
 
     The calibrated probabilities are ``softmax(W log p + b)`` with
     ``p = softmax(z)`` (or the input probabilities), i.e. a multinomial

@@ -100,8 +100,9 @@ def all_calibrators(family=None):
     Examples
     --------
     >>> from skcal.utils.discovery import all_calibrators
-    >>> [name for name, _ in all_calibrators(family="ovr")][:2]
-    ['IsotonicScaler', 'PlattScaler']
+    >>> names = [name for name, _ in all_calibrators(family="ovr")]
+    >>> "PlattScaler" in names and "TemperatureScaler" not in names
+    True
     """
     if family not in (None, "scaling", "ovr", "other"):
         raise ValueError(
