@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend._ovr import stack_columns
 from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 
@@ -101,17 +102,16 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
     return edges, np.clip(values, 0.0, 1.0), np.arange(lo, hi + 1), log_w
 
 
+@substitute_docstring
 class BBQCalibrator(OneVsRestCalibrator):
     """Bayesian Binning into Quantiles: a posterior average of equal-mass histograms.
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    %(input_type)s
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns of ``X``.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(backend)s
     C : float, default=10.0
         Range of the models: ``B`` bins for every integer ``B`` from
         ``floor(N^(1/3) / C)`` to ``ceil(C N^(1/3))`` (at most ``N / 5``), ``N``

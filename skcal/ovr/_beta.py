@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 from ._logistic import fit_logistic_bounded, logistic_loss
 from ._logistic import log_sigmoid as log_sigmoid_np
@@ -153,6 +154,7 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     return float(a), float(b), float(c), n_iter, status
 
 
+@substitute_docstring
 class BetaCalibrator(OneVsRestCalibrator):
     """Beta calibration: ``logit q = a log p - b log(1 - p) + c`` with ``a, b >= 0``.
 
@@ -163,13 +165,11 @@ class BetaCalibrator(OneVsRestCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    %(input_type)s
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns of ``X``. By default the sorted unique labels of
         ``y``.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(backend)s
     parameters : {"abm", "am", "ab"}, default="abm"
         The parametrisation of Kull et al.: ``"abm"`` the full three-parameter
         family; ``"am"`` ``a = b`` (logistic calibration of the log-odds with

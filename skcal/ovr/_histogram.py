@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._backend._ovr import stack_columns
 from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts, uniform_edges
 
@@ -85,6 +86,7 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
     return edges, np.clip(values, 0.0, 1.0), n
 
 
+@substitute_docstring
 class HistogramCalibrator(OneVsRestCalibrator):
     """Histogram binning: the calibrated probability is the frequency of the class in the score's bin.
 
@@ -94,12 +96,10 @@ class HistogramCalibrator(OneVsRestCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    %(input_type)s
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns of ``X``.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(backend)s
     n_bins : int, default=10
         Number of bins (Zadrozny & Elkan use 10).
     strategy : {"quantile", "uniform"}, default="quantile"

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._backend._ovr import param_like, stack_columns
 from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ._logistic import fit_logistic_bounded
@@ -75,17 +76,16 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
     return float(A), float(B), edges, g / n, status
 
 
+@substitute_docstring
 class ScalingBinningCalibrator(OneVsRestCalibrator):
     """Scaling-binning calibration: Platt (or temperature) scaling, then the bin mean of the scaled values.
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    %(input_type)s
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns of ``X``.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(backend)s
     n_bins : int, default=10
         Number of equal-mass bins of the scaled values.
     scaling : {"platt", "temperature"}, default="platt"

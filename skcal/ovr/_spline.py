@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend._ovr import stack_columns
 from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ._logistic import fit_logistic_bounded, logistic_loss
@@ -201,17 +202,16 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
                 status="converged" if converged else "max_iter")
 
 
+@substitute_docstring
 class SplineCalibrator(OneVsRestCalibrator):
     """Spline calibration: a penalised cubic spline of the log-odds, the penalty chosen by cross-validation.
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    %(input_type)s
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns of ``X``.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(backend)s
     n_knots : int, default=20
         Interior knots, at weighted equal-mass quantiles of the distinct
         scores (fewer with heavy ties; a knot closer than

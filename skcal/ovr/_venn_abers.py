@@ -10,6 +10,7 @@ from .._backend import _numpy
 from .._backend._ovr import empty_out, is_cpu_tensor, host64, stack_columns, write_rows
 from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ..utils._array import like_input
 from ._base import OneVsRestCalibrator
 from ._binning import distinct_scores
@@ -152,17 +153,16 @@ def _fold_ids(s, w, n_folds):
     return inv % n_folds
 
 
+@substitute_docstring
 class VennAbersCalibrator(OneVsRestCalibrator):
     """Venn-Abers calibration: inductive (IVAP) or cross (CVAP) Venn-Abers predictors.
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    %(input_type)s
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns of ``X``.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(backend)s
     method : {"ivap", "cvap"}, default="ivap"
         ``"ivap"``: the inductive Venn-Abers predictor on the whole calibration
         set; ``"cvap"``: the cross Venn-Abers predictor, one IVAP per fold

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._backend import _matrix as mk
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from ..utils._array import to_numpy
 from ._affine import AffinePenalty, fit_affine, start_scale
 
@@ -312,6 +313,7 @@ _SOLVER_NOTES = """
 """
 
 
+@substitute_docstring
 class MatrixScaler(_AffineCalibrator):
     __doc__ = """Matrix scaling: a full affine map ``W z + b`` of the logits.
 
@@ -327,8 +329,7 @@ class MatrixScaler(_AffineCalibrator):
         What ``X`` holds; probabilities are turned into logits by ``log``.
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns of ``X``; by default the sorted labels of ``y``.
-    backend : {"auto", "numpy", "torch"}, default="auto"
-        Array library used for the computation; ``"auto"`` follows the input.
+    %(backend)s
     reg : {"sms", "odir", "l2", "none"}, default="sms"
         The penalty (see Notes). ``"sms"``, the default, is the structured
         matrix scaling of Berta et al. (2025): the map acts on the

@@ -299,8 +299,7 @@ class VectorScaler(BaseCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. Probabilities are turned into logits by ``log``.
+    %(input_type)s
         Note that, unlike ``softmax``, vector scaling is not invariant to a
         per-row shift of the logits (unless all ``w_k`` are equal).
     %(classes)s
