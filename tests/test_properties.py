@@ -134,14 +134,7 @@ def test_probabilities_are_rows_of_a_simplex(cls, prob):
 
 @pytest.mark.parametrize(
     "cls",
-    _params(
-        "_preserves_order",
-        "the map is not order-preserving; the argmax may change",
-        also={
-            "EnsembleTemperatureScaler": "open defect: predict_proba's maximum can "
-            "leave the input's argmax on the argmax-breaking example",
-        },
-    ),
+    _params("_preserves_order", "the map is not order-preserving; the argmax may change"),
 )
 @_SETTINGS
 @given(problems)
@@ -359,11 +352,9 @@ _LABEL_FREE = {
 }
 
 
-#: Open defects found by these properties (issue 11's calibrators), kept visible:
-#: neither returns the base rate on constant scores nor warns that it cannot.
+#: Open defect found by these properties (issue 11), kept visible: it neither
+#: returns the base rate on constant scores nor warns that it cannot.
 _OPEN_BASE_RATE = {
-    "EnsembleTemperatureScaler": "open defect: constant scores give the uniform "
-    "distribution without the warning of order-preserving maps",
     "NoBiasVectorScaler": "open defect: without a bias it cannot reach the base "
     "rate on constant scores, and does not warn",
 }

@@ -197,9 +197,9 @@ def _read_arrow(path, suffix, label_column, logit_columns, need_labels, dtype):
                if n.strip().lower() in _ID_NAMES or n.lower().startswith("unnamed:")]
         if ids:
             raise ValueError(
-                f"{path}: column(s) {', '.join(repr(n) for n in ids)} look like a row "
-                "index or id, not a class logit (pandas' DataFrame.to_csv writes its "
-                "index as an unnamed first column); drop them "
+                f"{path}: column {ids[0]!r} is neither the label column nor a class "
+                "logit: it looks like a row index or id (pandas' DataFrame.to_csv "
+                "writes its index as an unnamed first column); drop it "
                 "(df.to_csv(..., index=False)) or list the logit columns with "
                 "--logit-columns"
             )

@@ -222,6 +222,9 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     """
 
     _weight_scale_invariant = True
+    #: a convex mixture of softmax(z / T), softmax(z) and the uniform: every
+    #: component has the argmax of z, so the mixture keeps it
+    _preserves_order = True
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
