@@ -109,8 +109,7 @@ class BBQCalibrator(OneVsRestCalibrator):
     Parameters
     ----------
     %(input_type)s
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``.
+    %(classes)s
     %(backend)s
     C : float, default=10.0
         Range of the models: ``B`` bins for every integer ``B`` from

@@ -97,8 +97,7 @@ class HistogramCalibrator(OneVsRestCalibrator):
     Parameters
     ----------
     %(input_type)s
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``.
+    %(classes)s
     %(backend)s
     n_bins : int, default=10
         Number of bins (Zadrozny & Elkan use 10).

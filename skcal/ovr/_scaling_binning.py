@@ -83,8 +83,7 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     Parameters
     ----------
     %(input_type)s
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``.
+    %(classes)s
     %(backend)s
     n_bins : int, default=10
         Number of equal-mass bins of the scaled values.

@@ -209,8 +209,7 @@ class SplineCalibrator(OneVsRestCalibrator):
     Parameters
     ----------
     %(input_type)s
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``.
+    %(classes)s
     %(backend)s
     n_knots : int, default=20
         Interior knots, at weighted equal-mass quantiles of the distinct

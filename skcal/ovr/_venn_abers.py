@@ -160,8 +160,7 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     Parameters
     ----------
     %(input_type)s
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``.
+    %(classes)s
     %(backend)s
     method : {"ivap", "cvap"}, default="ivap"
         ``"ivap"``: the inductive Venn-Abers predictor on the whole calibration
