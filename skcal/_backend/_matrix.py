@@ -37,6 +37,7 @@ __all__ = [
     "affine_nll_grad",
     "affine_nll_hess",
     "affine_nll_hessp",
+    "HessianSample",
     "affine_log_softmax",
     "true_class_log_proba",
 ]
@@ -60,6 +61,11 @@ class Features(NamedTuple):
     beta: float
     shift: np.ndarray
     scale: np.ndarray
+
+
+#: Row-block size (bytes of one float32 block) of the in-memory
+#: Hessian-vector products of :class:`HessianSample` on the CPU.
+HESSP_BLOCK_BYTES = 256 << 10
 
 
 # ----------------------------------------------------------------- array ops
@@ -495,6 +501,106 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         ops.numpy(gb) / wsum,
         H,
     )
+
+
+class HessianSample:
+    """The Hessian of :func:`affine_nll_grad`'s objective on rows held in memory.
+
+    The trust-region solver of :mod:`skcal.scaling._affine` takes its
+    Hessian-vector products here: the standardised features of a fixed set of
+    rows (all rows when they fit the memory budget, else a fixed random
+    subset, see there) are computed once, the probabilities once per iterate
+    (:meth:`at`), and each product is then two in-memory matrix products
+    instead of a pass over ``Z``.
+
+    Features are held in the solver's parameters: for a full ``W`` the
+    kernel map is ``W~ = T M`` (``M`` symmetric, the whitening), so the rows
+    are stored as ``x~ M`` and the products are taken with respect to
+    ``(T, b~)`` directly.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+    sample_weight : ndarray or torch.Tensor of shape (n_samples,), or None
+    xp : module
+    feat : Features
+    M : ndarray of shape (n_classes, n_classes) or None
+        Right factor of a full ``W`` (None: identity, or a diagonal ``W``).
+    rows : ndarray of int or None
+        Rows to hold (None: all of them).
+    """
+
+    def __init__(self, Z, sample_weight, xp, feat, M=None, rows=None):
+        ops = self.ops = _ops(xp, Z)
+        if rows is not None:
+            idx = rows if ops.name == "numpy" else ops.torch.as_tensor(rows, device=ops.device)
+            Z = Z[idx]
+            if sample_weight is not None:
+                sample_weight = sample_weight[idx]
+        parts = [
+            _standardised(Z[sl], feat, ops)
+            for sl in ops.chunks(Z)
+        ]
+        X = parts[0] if len(parts) == 1 else (
+            ops.torch.cat(parts, 0) if ops.name == "torch" else np.concatenate(parts, 0)
+        )
+        del parts
+        if M is not None:
+            X = X @ ops.const(M)
+        self.X = X
+        if sample_weight is None:
+            self.sw, self.wsum = None, float(X.shape[0])
+        else:
+            self.sw = ops.const(sample_weight)[:, None]
+            self.wsum = float(ops.numpy(sample_weight).sum())
+        self.P = None
+
+    def at(self, W, b):
+        """Hold ``softmax(X W^T + b)`` (``W`` in the stored features' parameters)."""
+        ops = self.ops
+        Wc, bc = _params(W, b, ops)
+        self.P, _ = _softmax_parts(_logits(self.X, Wc, bc, ops), ops)
+        return self
+
+    def hessp(self, VW, vb):
+        """``H @ (VW, vb)`` as in :func:`affine_nll_hessp`, on the held rows.
+
+        Walks the rows in cache-sized blocks (:data:`HESSP_BLOCK_BYTES`);
+        float32 products per block, summed over blocks in float64.
+        """
+        ops, X, P = self.ops, self.X, self.P
+        Vc, vc = _params(VW, vb, ops)
+        n, k = X.shape
+        full = VW.ndim == 2
+        HW = ops.zeros(tuple(VW.shape))
+        hb = ops.zeros(k)
+        step = max(1, HESSP_BLOCK_BYTES // (4 * k)) if ops.name == "numpy" else n
+        for s in range(0, n, step):
+            Xb, Pb = X[s : s + step], P[s : s + step]
+            D = _logits(Xb, Vc, vc, ops)
+            if ops.name == "numpy":
+                D -= np.einsum("ij,ij->i", Pb, D)[:, None]
+            else:
+                D -= ops.rowsum(Pb * D)
+            D *= Pb
+            if self.sw is not None:
+                D *= self.sw[s : s + step]
+            hb += ops.f64(ops.colsum(D))
+            HW += ops.f64(D.T @ Xb) if full else ops.f64(ops.colsum(D * Xb))
+        return ops.numpy(HW) / self.wsum, ops.numpy(hb) / self.wsum
+
+    def diagonal(self, full):
+        """Diagonal of the Hessian: ``(diag_W, diag_b)`` (``diag_W`` of the shape of ``W``)."""
+        ops, X, P = self.ops, self.X, self.P
+        Q = P * (1.0 - P)
+        if self.sw is not None:
+            Q *= self.sw
+        db = ops.numpy(ops.f64(ops.colsum(Q))) / self.wsum
+        if full:
+            dW = ops.numpy(Q.T @ (X * X))
+        else:
+            dW = ops.numpy(ops.f64(ops.colsum(Q * X * X)))
+        return np.maximum(dW, 0.0) / self.wsum, np.maximum(db, 0.0)
 
 
 def _sub_weighted_onehot(R, y, wc, ops):

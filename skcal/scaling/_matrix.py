@@ -297,11 +297,15 @@ _SOLVER_NOTES = """
     exact Hessian, formed in float64 in one pass, a Jacobi-scaled
     pseudo-inverse step and Armijo backtracking; it stops when half the
     squared Newton decrement (the objective decrease the quadratic model
-    still predicts, in nats) is at most ``tol``. Above, the trust-region
-    Newton-CG method ``scipy.optimize.minimize(method="trust-ncg")`` with the
-    exact gradient and exact Hessian-vector products (one pass each, never
-    a ``K^2 x K^2`` matrix), stopping when the gradient norm in the
-    standardised parameters is at most ``sqrt(tol) / 10``. The parameters are
+    still predicts, in nats) is at most ``tol``. Above, a trust-region
+    Newton-CG method (Steihaug, Jacobi preconditioner) with the exact
+    objective and gradient (one pass each), stopping when the gradient norm
+    in the standardised parameters is at most ``sqrt(tol) / 10``; its
+    quadratic model takes exact Hessian-vector products (never a
+    ``K^2 x K^2`` matrix) on the rows held in memory, all of them up to
+    32 MiB of features and probabilities, else a fixed random subset of that
+    size (sub-sampled Newton: the subset shapes the steps, the exact
+    objective accepts them and the exact gradient stops the solve). The parameters are
     those of the standardised features ``(phi(z) - mean) / std`` (an exact
     linear change of variables, for conditioning); the start is the
     temperature-scaling optimum (``W = I / T``, ``b = 0``). Every pass walks
@@ -370,8 +374,9 @@ class MatrixScaler(_AffineCalibrator):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     n_iter_ : int
-        Newton or trust-region iterations (each about one pass over the data,
-        plus one pass per conjugate-gradient step for trust-ncg).
+        Newton or trust-region iterations (each one pass over the data; the
+        trust region's conjugate-gradient steps work on the rows held in
+        memory).
 
     See Also
     --------
