@@ -651,17 +651,27 @@ def true_class_log_proba(Z, y, xp, betas=(1.0,)):
     y : ndarray or torch.Tensor of shape (n_samples,), int64
     xp : module
     betas : sequence of float, default=(1.0,)
+        Positive scales (the rows are shifted once by their maxima, which
+        are those of ``beta z`` divided by ``beta``).
 
     Returns
     -------
     ndarray of shape (n_samples, len(betas)), float64
+        Each value in the working precision of the chunk (float32 for
+        16/32-bit logits), stored in float64.
     """
     ops = _ops(xp, Z)
     n, _ = Z.shape
     out = np.empty((n, len(betas)))
     for sl in ops.chunks(Z):
-        Zc = Z[sl]
+        # one shift by the row maxima, then exp/sum per beta (beta > 0:
+        # the maximum of beta z is beta times that of z)
+        A = ops.work(Z[sl])
+        A -= ops.rowmax(A)
+        zy = ops.take(A, y[sl])
         for j, beta in enumerate(betas):
-            X = _phi(Zc, True, float(beta), ops)
-            out[sl, j] = ops.numpy(ops.take(X, y[sl]))
+            beta = float(beta)
+            B = A * beta if beta != 1.0 else A
+            lse = ops.log(ops.rowsum(ops.exp(B)))[:, 0]
+            out[sl, j] = ops.numpy(zy * beta - lse)
     return out

@@ -20,38 +20,61 @@ _EDGES = ((0, 1), (0, 2), (1, 2))
 
 
 def _mixture_terms(E, sw):
-    """Objective pieces of ``-mean_s log(E w)`` for the (n, 3) matrix ``E``."""
-    wsum = float(len(E) if sw is None else sw.sum())
+    """Objective pieces of ``-mean_s log(E w)`` for the (n, 3) matrix ``E``.
+
+    ``E`` is kept as three contiguous columns; the derivatives are a few
+    dot products over rows (no ``(n, 3)`` temporaries).
+    """
+    cols = [np.ascontiguousarray(E[:, j], dtype=np.float64) for j in range(3)]
+    n = len(cols[0])
+    wsum = float(n if sw is None else sw.sum())
+    sw = None if sw is None else np.asarray(sw, dtype=np.float64)
+
+    def mix(w):
+        return w[0] * cols[0] + w[1] * cols[1] + w[2] * cols[2]
+
+    def mean(v):
+        return float(v.sum() if sw is None else sw @ v) / wsum
 
     def value(w):
-        m = E @ w
+        m = mix(w)
         if np.any(m < 0):
             return np.inf, m
         with np.errstate(divide="ignore"):
             li = np.log(m)
-        return -float(li.mean() if sw is None else sw @ li / wsum), m
+        return -mean(li), m
 
     def derivs(w):
-        m = E @ w
-        R = E / m[:, None]
+        m = mix(w)
+        R = [c / m for c in cols]
         if sw is not None:
-            g = -(sw @ R) / wsum
-            H = (R * sw[:, None]).T @ R / wsum
+            wR = [sw * r for r in R]
         else:
-            g = -R.mean(0)
-            H = R.T @ R / len(E)
+            wR = R
+        g = -np.array([float(r.sum()) for r in wR]) / wsum
+        H = np.empty((3, 3))
+        for i in range(3):
+            for j in range(i, 3):
+                H[i, j] = H[j, i] = float(wR[i] @ R[j]) / wsum
         return g, H
 
-    return value, derivs
+    def edge(a, b):
+        """``t -> (F', F'')`` along ``(1 - t) a + t b`` (two reductions each)."""
+        ma, md = mix(a), mix(b - a)
+
+        def g1(t):
+            r = md / (ma + t * md)
+            wr = r if sw is None else sw * r
+            return -float(wr.sum()) / wsum, float(wr @ r) / wsum
+
+        return g1
+
+    return value, derivs, edge
 
 
-def _edge_min(value, derivs, a, b, tol):
+def _edge_min(value, edge, a, b, tol):
     """Minimise the convex ``t -> F((1 - t) a + t b)`` on [0, 1] (safeguarded Newton)."""
-    d = b - a
-
-    def g1(t):
-        g, H = derivs((1 - t) * a + t * b)
-        return float(g @ d), float(d @ H @ d)
+    g1 = edge(a, b)
 
     with np.errstate(divide="ignore", invalid="ignore"):
         g0, _ = g1(0.0) if np.isfinite(value(a)[0]) else (-np.inf, 0.0)
@@ -68,6 +91,8 @@ def _edge_min(value, derivs, a, b, tol):
         else:
             lo = t
         step = -g / h if h > 0 else np.nan
+        if h > 0 and g * g / h <= 1e-24:
+            return t  # Newton's predicted decrease is far below float64 resolution
         cand = t + step
         if not lo < cand < hi:
             cand = 0.5 * (lo + hi)
@@ -108,11 +133,11 @@ def fit_simplex_mixture(E, sample_weight=None, *, tol=1e-12, max_iter=100):
     where it is found by safeguarded 1-D Newton; every candidate is
     evaluated and the best kept, so the answer is exact to ``tol``.
     """
-    value, derivs = _mixture_terms(E, sample_weight)
+    value, derivs, edge = _mixture_terms(E, sample_weight)
     V = np.eye(3)
     cands = []
     for i, j in _EDGES:
-        t = _edge_min(value, derivs, V[i], V[j], 1e-14)
+        t = _edge_min(value, edge, V[i], V[j], 1e-14)
         cands.append((1 - t) * V[i] + t * V[j])
     # interior: Newton in (w1, w2), w3 = 1 - w1 - w2
     M = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
