@@ -112,6 +112,10 @@ class _NumpyOps:
     log = staticmethod(np.log)
 
     @staticmethod
+    def exp_(A):
+        return np.exp(A, out=A)
+
+    @staticmethod
     def take(A, y):
         return A[np.arange(A.shape[0]), y]
 
@@ -183,6 +187,10 @@ class _TorchOps:
     def exp(self, A):
         return self.torch.exp(A)
 
+    @staticmethod
+    def exp_(A):
+        return A.exp_()
+
     def log(self, A):
         return self.torch.log(A)
 
@@ -232,8 +240,11 @@ def _phi(Zc, log_softmax, beta, ops):
 
 def _standardised(Zc, feat, ops):
     X = _phi(Zc, feat.log_softmax, float(feat.beta), ops)
-    X -= ops.const(feat.shift)
-    X *= ops.const(1.0 / np.asarray(feat.scale, dtype=np.float64))
+    if np.any(feat.shift):
+        X -= ops.const(feat.shift)
+    scale = np.asarray(feat.scale, dtype=np.float64)
+    if np.any(scale != 1.0):  # a whitened full W has unit scales
+        X *= ops.const(1.0 / scale)
     return X
 
 
@@ -248,13 +259,21 @@ def _logits(X, W, b, ops):
     return A
 
 
-def _softmax_parts(A, ops):
-    """Shift ``A`` in place by its row maxima; return ``(P, lse)`` (``lse`` of shape (n, 1))."""
+def _softmax_parts(A, ops, y=None):
+    """Overwrite ``A`` by ``softmax(A)`` (row-max shifted); return ``(P, lse[, a_y])``.
+
+    ``lse`` (shape (n, 1)) is the log-sum-exp of the shifted rows; with
+    ``y``, also the shifted logit of the true class (float64, shape (n,)),
+    taken before ``A`` is overwritten.
+    """
     A -= ops.rowmax(A)
-    E = ops.exp(A)
-    s = ops.rowsum(E)
-    P = E / s
-    return P, ops.log(s)
+    ay = None if y is None else ops.f64(ops.take(A, y))
+    A = ops.exp_(A)
+    s = ops.rowsum(A)
+    A /= s
+    if y is None:
+        return A, ops.log(s)
+    return A, ops.log(s), ay
 
 
 def _params(W, b, ops):
@@ -345,9 +364,8 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
     for sl in ops.chunks(Z):
         yc = y[sl]
         X = _standardised(Z[sl], feat, ops)
-        A = _logits(X, Wc, bc, ops)
-        R, lse = _softmax_parts(A, ops)
-        fi = ops.f64(lse[:, 0]) - ops.f64(ops.take(A, yc))
+        R, lse, ay = _softmax_parts(_logits(X, Wc, bc, ops), ops, yc)
+        fi = ops.f64(lse[:, 0]) - ay
         ops.sub_onehot(R, yc)
         if sw is not None:
             wc = sw[sl]
@@ -447,9 +465,8 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
     for sl in ops.chunks(Z, itemsize=8, width=width):
         yc = y[sl]
         X = _standardised(Z[sl], feat, ops)
-        A = _logits(X, Wc, bc, ops)
-        P, lse = _softmax_parts(A, ops)
-        fi = ops.f64(lse[:, 0]) - ops.f64(ops.take(A, yc))
+        P, lse, ay = _softmax_parts(_logits(X, Wc, bc, ops), ops, yc)
+        fi = ops.f64(lse[:, 0]) - ay
         X64, P64 = ops.f64(X), ops.f64(P)
         P64 = P64 / ops.rowsum(P64)
         wc = None if sw is None else ops.const(sw[sl], dtype=X64.dtype)

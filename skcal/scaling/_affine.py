@@ -434,6 +434,7 @@ def fit_affine(
     tol=1e-10,
     max_iter=100,
     solver="auto",
+    info=None,
 ):
     """Minimise the penalised NLL of ``softmax(W phi(z) + b)`` (see the module docstring).
 
@@ -467,6 +468,11 @@ def fit_affine(
         "auto": Newton up to :data:`NEWTON_MAX_PARAMS` parameters
         (:data:`NEWTON_MAX_FULL_PARAMS` for a full ``W``), the trust-region
         Newton-CG method above ("trust-ncg"; see the module docstring).
+
+    info : dict, optional
+        If given, receives ``"nll"``: the mean NLL (without the penalty) at
+        the returned solution when the solver evaluated it there (the trust
+        region does; Newton applies its last step unevaluated), else None.
 
     Returns
     -------
@@ -530,9 +536,21 @@ def fit_affine(
             return f + pf, _reduce_kernel_grad(prob, gW, gb) + pg
 
         f_eps = 1e-13 if str(Z.dtype).endswith("float64") else 1e-6
+        seen = []  # the last few evaluations: (theta, f)
+
+        def fun_kept(theta):
+            out = fun(theta)
+            seen[:] = seen[-2:] + [(theta.copy(), out[0])]
+            return out
+
         theta, n_iter, status = _trust_region_newton_cg(
-            fun, model, theta0, tol, max_iter, f_eps=f_eps
+            fun_kept, model, theta0, tol, max_iter, f_eps=f_eps
         )
+        for th, fv in seen if info is not None else ():
+            if np.array_equal(th, theta):
+                info["nll"] = fv - penalty.value(*prob.theta_to_original(theta))
+    if info is not None:
+        info.setdefault("nll", None)
     W, b = prob.theta_to_original(theta)
     if structure == "scalar":
         W = float(W[0])

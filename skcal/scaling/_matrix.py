@@ -116,12 +116,15 @@ class _AffineCalibrator(BaseCalibrator):
         else:
             log_features, feature_beta, w_start = self._log_features(), 1.0, beta_ts
         pen = affine_penalty(reg, structure, k, n, reg_lambda, reg_mu)
+        # the last solve's NLL, for the separation check of _warn_status
+        self._fit_info = info = {}
         return (
             fit_affine(
                 Z, y, sw, xp,
                 structure=structure, intercept=True, penalty=pen,
                 log_features=log_features, feature_beta=feature_beta,
                 w_start=w_start, tol=self.tol, max_iter=self.max_iter,
+                info=info,
             ),
             pen,
             log_features,
@@ -161,6 +164,7 @@ class _AffineCalibrator(BaseCalibrator):
         self._set_map(W, b, logf, fbeta, k)
         self.n_iter_ = n_iter
         self._warn_status(status, pen, Z, y, sample_weight, xp)
+        self.__dict__.pop("_fit_info", None)
         w_start = 1.0 if logf and fbeta != 1.0 else beta_ts
         if np.max(np.abs(self.coef_)) > DIVERGED_RATIO * max(abs(w_start), 1e-300):
             warnings.warn(
@@ -201,9 +205,11 @@ class _AffineCalibrator(BaseCalibrator):
                 stacklevel=4,
             )
         if pen.is_zero or not np.any(pen.C):
-            f, _, _ = mk.affine_nll_grad(
-                Z, y, sw, xp, self._feat, self._W_for_kernel(), self.intercept_
-            )
+            f = self._fit_info.get("nll")
+            if f is None:
+                f, _, _ = mk.affine_nll_grad(
+                    Z, y, sw, xp, self._feat, self._W_for_kernel(), self.intercept_
+                )
             if f < SEPARATED_NLL:
                 warnings.warn(
                     f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the "
