@@ -258,6 +258,30 @@ def test_nbvs_matches_scipy(synthetic, alpha):
     _check(f, ref_affine(Z, y, sw, "diagonal", False, C, R, cb))
 
 
+@pytest.mark.parametrize("value", [-2.0, 3.0])
+def test_nbvs_constant_scores_documented_bound(value):
+    # analytic reference: with one common row z, p_k = r_k on the classes with
+    # z_k != 0 and the zero-score classes share the rest equally
+    rng = np.random.default_rng(0)
+    k, n = 4, 400
+    y = rng.choice(k, size=n, p=[0.4, 0.3, 0.2, 0.1])
+    row = np.zeros(k)
+    row[0], row[2] = value, 0.5 * value
+    Z = np.tile(row, (n, 1))
+    r = np.bincount(y, minlength=k) / n
+    expected = r.copy()
+    expected[[1, 3]] = (1.0 - r[0] - r[2]) / 2
+    with pytest.warns(UserWarning, match="base rate"):
+        est = NoBiasVectorScaler(alpha=0.0).fit(Z, y)
+    np.testing.assert_allclose(est.predict_proba(Z[:1])[0], expected, atol=1e-7)
+    # when the zero-score classes have equal frequencies the base rate is reached, silently
+    y2 = np.repeat([0, 1, 2, 3], [160, 80, 80, 80])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = NoBiasVectorScaler(alpha=0.0).fit(Z, y2)
+    np.testing.assert_allclose(est.predict_proba(Z[:1])[0], [0.4, 0.2, 0.2, 0.2], atol=1e-7)
+
+
 # ------------------------------------------------------------ ETS
 def ref_ets_weights_objective(Z, y, beta, sw=None):
     """min over the simplex of -mean log(w1 p_TS + w2 p_raw + w3 / K) (SLSQP, float64)."""

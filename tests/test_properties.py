@@ -352,12 +352,8 @@ _LABEL_FREE = {
 }
 
 
-#: Open defect found by these properties (issue 11), kept visible: it neither
-#: returns the base rate on constant scores nor warns that it cannot.
-_OPEN_BASE_RATE = {
-    "NoBiasVectorScaler": "open defect: without a bias it cannot reach the base "
-    "rate on constant scores, and does not warn",
-}
+#: Open defects found by these properties, kept visible (strict xfails).
+_OPEN_BASE_RATE = {}
 
 
 def _base_rate_params():

@@ -27,6 +27,43 @@ SEPARATED_NLL = 1e-6
 ABSENT_CLASS_ALPHA = 1e-6
 
 
+def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
+    """NBVS on identical rows: warn when ``softmax(w * z)`` misses the base rate.
+
+    With one common row ``z``, the attainable probabilities are those with
+    equal values on the classes whose score is 0 (their logit ``w_k z_k`` is
+    0 whatever ``w``); the NLL optimum of the family is ``p_k = r_k`` (the
+    weighted class frequency, up to the ``alpha`` penalty) on the other
+    classes, and ``(1 - sum of those r_k) / m`` on each of the ``m``
+    zero-score classes.
+    """
+    n = Z.shape[0]
+    if n < 2 or not bool((Z[:, 0] == Z[0, 0]).all()) or not bool((Z == Z[:1]).all()):
+        return
+    k = Z.shape[1]
+    z = to_numpy(Z[0]).astype(np.float64)
+    sw = None if sample_weight is None else to_numpy(sample_weight).astype(np.float64)
+    base = np.bincount(to_numpy(y), weights=sw, minlength=k)
+    base = base / base.sum()
+    a = est.coef_ * z
+    p = np.exp(a - a.max())
+    p /= p.sum()
+    gap = float(np.abs(p - base).max())
+    if gap <= 1.0 / n + 1e-6:
+        return
+    zero = np.flatnonzero(z == 0)
+    warnings.warn(
+        f"Every row of X is the same: {type(est).__name__} has no bias, so "
+        "softmax(w * z) cannot reach the class frequencies of the calibration set "
+        f"(the base rate; largest gap {gap:.3g}). Classes whose common score is 0 "
+        f"({len(zero)} here) keep equal probabilities; the fit gives the others "
+        "their base rate (up to the alpha penalty) and shares the rest equally. "
+        "BiasCorrectedTemperatureScaler and VectorScaler return the base rate.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
 class _RestrictedVectorScaler(BaseCalibrator):
     _weight_scale_invariant = True
     _structure = "diagonal"
@@ -234,6 +271,13 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
     Objective: ``F(w) = sum_i s_i [logsumexp(w * z_i) - w_{y_i} z_{i,y_i}] /
     sum_i s_i + alpha/2 ||w - 1||^2``, convex. Unlike the other scalings it
     is not invariant to adding a constant to a row of logits.
+
+    Constant scores (every row the same ``z``): without a bias the map can
+    only set ``p_k`` for the classes with ``z_k != 0``; the fit gives them
+    their base rate ``r_k`` (weighted class frequency, up to the ``alpha``
+    penalty) and the ``m`` classes with ``z_k = 0`` share ``1 - sum r_k``
+    equally. When that misses the base rate by more than ``1 / n_samples``
+    a ``UserWarning`` says so.
     """ + _SOLVER + """
     References
     ----------
@@ -254,6 +298,10 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
 
     _structure = "diagonal"
     _intercept = False
+
+    def _fit(self, Z, y, sample_weight, xp):
+        super()._fit(Z, y, sample_weight, xp)
+        _warn_constant_rows_no_bias(self, Z, y, sample_weight)
 
     def _set(self, w, b):
         self.coef_ = w
