@@ -77,6 +77,14 @@ HESS_SAMPLE_MIN_ROWS = 4096
 #: exactly buys little).
 CG_FORCING = 0.1
 
+#: Relative rounding of the objective assumed for 16/32-bit logits (per-row
+#: terms in float32, summed in float64): changes below ``F32_EPS |f|`` are
+#: judged by the gradient (see :func:`_trust_region_newton_cg`).
+F32_EPS = 1e-9
+
+#: Most conjugate-gradient steps per trust-region iteration.
+CG_MAX_STEPS = 250
+
 
 
 class AffinePenalty:
@@ -235,13 +243,17 @@ def _penalty_terms(prob, pen, theta, want_hess):
     g = prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
     if not want_hess:
         return f, g, None
-    P = prob.n_params
-    H = np.empty((P, P))
-    for j in range(P):
-        e = np.zeros(P)
-        e[j] = 1.0
-        H[:, j] = _penalty_hessp(prob, pen, e)
-    return f, g, H
+    # the penalty is quadratic: its Hessian is formed once per problem
+    H = getattr(prob, "_pen_hess", None)
+    if H is None or H[0] is not pen:
+        P = prob.n_params
+        H = np.empty((P, P))
+        for j in range(P):
+            e = np.zeros(P)
+            e[j] = 1.0
+            H[:, j] = _penalty_hessp(prob, pen, e)
+        prob._pen_hess = H = (pen, H)
+    return f, g, H[1]
 
 
 def _penalty_hessp(prob, pen, v):
@@ -284,7 +296,7 @@ def _newton(evaluate, theta, tol, max_iter):
     return theta, max_iter, "max_iter"
 
 
-def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13):
+def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, exact=False):
     """Trust-region Newton-CG (Steihaug) with a Jacobi preconditioner.
 
     Parameters
@@ -308,13 +320,16 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13):
     every iterate, as in LIBLINEAR's preconditioned TRON, Hsia, Chiang & Lin
     2018), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
     ``rho > 0.1``). The inner solve stops at a relative residual of
-    ``min(0.5, sqrt(|g|))``. The model's Hessian may be that of a row subset
+    ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``exact``:
+    all rows held), else :data:`CG_FORCING`, or after :data:`CG_MAX_STEPS`
+    steps. The model's Hessian may be that of a row subset
     (sub-sampled Newton, Byrd, Chin, Neveitt & Nocedal 2011): it only shapes
     the step; every accepted step and the stopping test use the exact
     objective and gradient, so the solution is the exact optimum to ``tol``.
     A step whose predicted or actual change of the objective is below the
-    objective's rounding (``f_eps |f|``: ``1e-13`` for float64 logits, ``1e-6``
-    for float32 ones, whose per-row terms are computed in float32) is judged
+    objective's rounding (``f_eps |f|``: ``1e-13`` for float64 logits,
+    :data:`F32_EPS` for float32 ones, whose per-row terms are computed in
+    float32) is judged
     by the exact gradient instead: accepted when it lowers its norm.
     """
     gtol = np.sqrt(tol) / 10.0
@@ -334,7 +349,8 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13):
         def Hs(v):
             return pre.left(hessp(pre.right(v)))
 
-        p, hit, model = _steihaug(Hs, gs, radius, CG_FORCING * gs_norm)
+        eta = min(0.5, np.sqrt(gnorm)) if exact else CG_FORCING
+        p, hit, model = _steihaug(Hs, gs, radius, eta * gs_norm)
         pred = -model
         step = pre.right(p)
         f_new, g_new = fun(theta + step)
@@ -358,7 +374,7 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13):
             fails = 0
         else:
             fails += 1
-            if fails >= 20 or radius < 1e-14 * max(1.0, float(np.linalg.norm(theta * d))):
+            if fails >= 20 or radius < 1e-14:
                 ok = gnorm <= _PRECISION_LOSS_GTOL_FACTOR * gtol
                 return theta, it, "converged" if ok else "line_search"
     if gnorm <= gtol:
@@ -375,7 +391,7 @@ def _steihaug(Hv, g, radius, rtol):
     r = g.copy()  # r = g + H p
     dvec = -r
     rr = float(r @ r)
-    for _ in range(10 * len(g) + 10):
+    for _ in range(min(10 * len(g) + 10, CG_MAX_STEPS)):
         Hd = Hv(dvec)
         dHd = float(dvec @ Hd)
         if dHd <= 0:
@@ -535,7 +551,7 @@ def fit_affine(
             pf, pg, _ = _penalty_terms(prob, penalty, theta, False)
             return f + pf, _reduce_kernel_grad(prob, gW, gb) + pg
 
-        f_eps = 1e-13 if str(Z.dtype).endswith("float64") else 1e-6
+        f_eps = 1e-13 if str(Z.dtype).endswith("float64") else F32_EPS
         seen = []  # the last few evaluations: (theta, f)
 
         def fun_kept(theta):
@@ -544,7 +560,7 @@ def fit_affine(
             return out
 
         theta, n_iter, status = _trust_region_newton_cg(
-            fun_kept, model, theta0, tol, max_iter, f_eps=f_eps
+            fun_kept, model, theta0, tol, max_iter, f_eps=f_eps, exact=model.exact
         )
         for th, fv in seen if info is not None else ():
             if np.array_equal(th, theta):
@@ -597,6 +613,7 @@ def _model_factory(Z, sample_weight, xp, prob, penalty):
         diag = (np.concatenate([dW, db]) if prob.intercept else dW) + pen_diag
         return hessp, _Jacobi(diag)
 
+    make.exact = rows is None
     return make
 
 
