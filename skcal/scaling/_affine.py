@@ -82,7 +82,9 @@ CG_FORCING = 0.1
 #: judged by the gradient (see :func:`_trust_region_newton_cg`).
 F32_EPS = 1e-9
 
-#: Most conjugate-gradient steps per trust-region iteration.
+#: Most conjugate-gradient steps per trust-region iteration on a row sample
+#: (with all rows held the inner solve runs to its tolerance, up to 10 steps
+#: per parameter, as SciPy's trust-ncg).
 CG_MAX_STEPS = 250
 
 
@@ -321,7 +323,7 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     2018), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
     ``rho > 0.1``). The inner solve stops at a relative residual of
     ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``exact``:
-    all rows held), else :data:`CG_FORCING`, or after :data:`CG_MAX_STEPS`
+    all rows held), else :data:`CG_FORCING` or after :data:`CG_MAX_STEPS`
     steps. The model's Hessian may be that of a row subset
     (sub-sampled Newton, Byrd, Chin, Neveitt & Nocedal 2011): it only shapes
     the step; every accepted step and the stopping test use the exact
@@ -350,7 +352,9 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
             return pre.left(hessp(pre.right(v)))
 
         eta = min(0.5, np.sqrt(gnorm)) if exact else CG_FORCING
-        p, hit, model = _steihaug(Hs, gs, radius, eta * gs_norm)
+        p, hit, model = _steihaug(
+            Hs, gs, radius, eta * gs_norm, None if exact else CG_MAX_STEPS
+        )
         pred = -model
         step = pre.right(p)
         f_new, g_new = fun(theta + step)
@@ -382,7 +386,7 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     return theta, max_iter, "max_iter"
 
 
-def _steihaug(Hv, g, radius, rtol):
+def _steihaug(Hv, g, radius, rtol, max_steps=None):
     """Approximately minimise ``m(p) = g.p + p.H.p / 2`` over ``|p| <= radius`` (CG-Steihaug).
 
     Returns the step, whether it reached the boundary, and ``m(p)``.
@@ -391,7 +395,8 @@ def _steihaug(Hv, g, radius, rtol):
     r = g.copy()  # r = g + H p
     dvec = -r
     rr = float(r @ r)
-    for _ in range(min(10 * len(g) + 10, CG_MAX_STEPS)):
+    cap = 10 * len(g) + 10 if max_steps is None else min(10 * len(g) + 10, max_steps)
+    for _ in range(cap):
         Hd = Hv(dvec)
         dHd = float(dvec @ Hd)
         if dHd <= 0:
