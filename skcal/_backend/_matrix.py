@@ -628,7 +628,7 @@ def _sub_weighted_onehot(R, y, wc, ops):
         R[np.arange(R.shape[0]), y] -= wc
 
 
-def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None):
+def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None, proba=False):
     """Calibrated log-probabilities ``log_softmax(W x~ + b)`` of every row.
 
     Parameters
@@ -641,6 +641,9 @@ def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None):
     out_dtype : dtype, optional
         Default: ``xp.output_dtype(Z.dtype)`` (float64 for float64 input,
         float32 otherwise).
+    proba : bool, default=False
+        Return the probabilities ``softmax(W x~ + b)`` instead (computed
+        per chunk, so no second ``(n, K)`` array is needed).
 
     Returns
     -------
@@ -653,8 +656,11 @@ def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None):
     out = ops.empty((n, k), out_dtype or xp.output_dtype(Z.dtype))
     for sl in ops.chunks(Z):
         A = _logits(_standardised(Z[sl], feat, ops), Wc, bc, ops)
-        A -= ops.rowmax(A)
-        A -= ops.log(ops.rowsum(ops.exp(A)))
+        if proba:
+            A, _ = _softmax_parts(A, ops)
+        else:
+            A -= ops.rowmax(A)
+            A -= ops.log(ops.rowsum(ops.exp(A)))
         out[sl] = A
     return out
 

@@ -277,6 +277,11 @@ class _AffineCalibrator(BaseCalibrator):
     def _predict_log_proba(self, Z, xp):
         return mk.affine_log_softmax(Z, xp, self._feat, self.coef_, self.intercept_)
 
+    def _predict_proba(self, Z, xp):
+        return mk.affine_log_softmax(
+            Z, xp, self._feat, self.coef_, self.intercept_, proba=True
+        )
+
     def __sklearn_tags__(self):
         return super().__sklearn_tags__()
 
