@@ -13,6 +13,7 @@ Command (from the repository root)::
 
 import argparse
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -85,6 +86,7 @@ def main():
                     warnings.simplefilter("ignore")
                     est.fit(Zv, yv)
                 times[m] += time.perf_counter() - t
+                print(f"  {name} {m}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
                 P = est.predict_proba(Zt).astype(np.float64)
             ece = 100 * calibration_error(yt, P, n_bins=15)
             cells.append(f"{_nll(P, yt):.4f} / {ece:.2f}")

@@ -71,6 +71,10 @@ HESS_SAMPLE_BYTES = 32 << 20
 
 HESS_SAMPLE_MIN_ROWS = 4096
 
+#: Eigenvalues of the feature covariance are floored at this fraction of the
+#: largest before whitening.
+WHITEN_FLOOR = 1e-2
+
 #: Relative residual at which the inner conjugate-gradient solve stops (a
 #: constant forcing term: the model's Hessian is itself that of a row sample
 #: when the rows do not fit :data:`HESS_SAMPLE_BYTES`, so solving it more
@@ -228,13 +232,19 @@ class _Problem:
 
 
 def _whitening(cov):
-    """Symmetric ``cov^(-1/2)`` with eigenvalues floored at ``1e-6`` of the largest."""
+    """Symmetric ``cov^(-1/2)`` with eigenvalues floored at :data:`WHITEN_FLOOR` of the largest.
+
+    Only a preconditioner (an exact change of variables): a floor this high
+    keeps the penalty, isotropic in ``W``, well conditioned in the whitened
+    parameters when the feature covariance is nearly singular (few rows,
+    log-probabilities of many classes).
+    """
     cov = np.where(np.isfinite(cov), cov, 0.0)
     lam, V = np.linalg.eigh(cov)
     top = max(float(lam[-1]), 1e-300)
     if not top > 0 or top < 1e-300:
         return np.eye(len(lam))
-    d = 1.0 / np.sqrt(np.maximum(lam, 1e-6 * top))
+    d = 1.0 / np.sqrt(np.maximum(lam, WHITEN_FLOOR * top))
     return (V * d) @ V.T
 
 
