@@ -461,7 +461,19 @@ class _OvrProblem32(_OvrProblem):
         return ovr_columns32(self.Z[sl], st, cols, all_cols=cols.size == self.K)
 
     def evaluate(self, cols, a, b, loss=True):
-        """Mean loss (None unless ``loss``), gradient (2, m), Hessian (3, m)."""
+        """Mean loss (None unless ``loss``), gradient (2, m), Hessian (3, m).
+
+        At least a quarter of the classes are evaluated as all of them (a column
+        gather costs more than the classes it skips).
+        """
+        if cols.size < self.K and 4 * cols.size >= self.K:
+            a_all, b_all = np.zeros(self.K), np.zeros(self.K)
+            a_all[cols], b_all[cols] = a, b
+            F, g, H = self._evaluate(np.arange(self.K), a_all, b_all, loss)
+            return (F[cols] if loss else None), g[:, cols], H[:, cols]
+        return self._evaluate(cols, a, b, loss)
+
+    def _evaluate(self, cols, a, b, loss):
         n, m = self.Z.shape[0], cols.size
         f32 = np.float32
         acc = np.zeros((6, m))
@@ -470,9 +482,11 @@ class _OvrProblem32(_OvrProblem):
         a32, b32 = a.astype(f32), b.astype(f32)
         t_neg, dt = self.t_neg[cols], (self.t_pos - self.t_neg)[cols]
         t_neg32, dt32 = t_neg.astype(f32), dt.astype(f32)
-        step = max(1, _numpy.CHUNK_BYTES // (4 * self.K))
+        # row chunks of about CHUNK_BYTES of work arrays (the gathered columns)
+        width = max(m, 16)
+        step = max(1, _numpy.CHUNK_BYTES // (4 * width))
         bufs = np.empty((4, min(n, step), m), dtype=f32)
-        for sl in _numpy.chunk_rows(n, self.K, itemsize=4):
+        for sl in _numpy.chunk_rows(n, width, itemsize=4):
             U = self._scores(sl, cols)
             U -= mu
             U *= isd
