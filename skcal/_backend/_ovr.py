@@ -462,3 +462,40 @@ def ovr_columns32(Ac, stats, cols, all_cols=False):
         r = np.flatnonzero(j >= 0)
         D[r, j[r]] = neg_top[r]
     return D
+
+
+def ovr_score_blocks(Z, stats, max_bytes):
+    """One-vs-rest log-odds of blocks of consecutive columns, class-major, in float64.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_rows, n_classes)
+        Logits, ``n_classes >= 3`` (a tensor's row chunks are copied to the host).
+    stats : tuple
+        :func:`ovr_row_stats` of ``Z``.
+    max_bytes : int
+        Largest size of one block (at least one column is always taken).
+
+    Yields
+    ------
+    c0, c1 : int
+        The block's columns ``c0:c1``.
+    S : ndarray of shape (c1 - c0, n_rows), float64
+        ``S[j]`` is the (contiguous) score column of class ``c0 + j``, exactly
+        :func:`ovr_column`'s.
+
+    Notes
+    -----
+    Every block walks the rows of ``Z`` once, reading only its own columns,
+    so all blocks together compute each score once.
+    """
+    n, K = Z.shape
+    width = int(max(1, min(K, max_bytes // (8 * max(n, 1)))))
+    for c0 in range(0, K, width):
+        c1 = min(K, c0 + width)
+        cols = np.arange(c0, c1)
+        S = np.empty((c1 - c0, n))
+        for sl in _numpy.chunk_rows(n, c1 - c0):
+            st = tuple(v[sl] for v in stats)
+            S[:, sl] = _ovr_columns(host64(Z[sl][:, c0:c1]), st, cols).T
+        yield c0, c1, S

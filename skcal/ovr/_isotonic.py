@@ -8,13 +8,13 @@ one-vs-rest outputs and evaluates the fitted step functions on any device.
 from numbers import Real
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
+from sklearn.isotonic import IsotonicRegression, isotonic_regression
 from sklearn.utils._param_validation import Interval
 
-from .._backend._ovr import interp_knots, stack_columns
+from .._backend._ovr import interp_knots, ovr_row_stats, ovr_score_blocks, stack_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator
+from ._base import OneVsRestCalibrator, class_label
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["IsotonicScaler"]
@@ -147,6 +147,81 @@ class IsotonicScaler(OneVsRestCalibrator):
 
     def _fit_map(self, s, t, sample_weight, label):
         return self._new_calibrator().fit(s, t.astype(np.float64), sample_weight)
+
+    #: Largest score block of a multiclass fit, as a fraction of the input's size.
+    _SCORE_BLOCK_FRACTION = 0.25
+
+    def _fit_multiclass(self, Z, y, sample_weight):
+        """All classes' maps from blocks of score columns (see ``_fit_sorted``).
+
+        The score columns are computed a block of classes at a time (at most
+        a quarter of the input's size, at least one column), class-major so
+        that each class's column is contiguous; unweighted columns are fitted
+        by :meth:`_fit_sorted`, weighted ones by ``IsotonicRegression.fit``.
+        """
+        n, K = Z.shape
+        itemsize = Z.element_size() if hasattr(Z, "element_size") else Z.dtype.itemsize
+        budget = int(self._SCORE_BLOCK_FRACTION * n * K * itemsize)
+        order = np.argsort(y, kind="stable")
+        ends = np.cumsum(np.bincount(y, minlength=K))
+        maps = []
+        for c0, c1, S in ovr_score_blocks(Z, ovr_row_stats(Z), budget):
+            for k in range(c0, c1):
+                s = S[k - c0]
+                cal = None
+                if sample_weight is None:
+                    start = ends[k - 1] if k else 0
+                    cal = self._fit_sorted(s, order[start : ends[k]])
+                if cal is None:
+                    cal = self._fit_map(s, y == k, sample_weight, class_label(self.classes_[k]))
+                maps.append(cal)
+        return maps
+
+    def _fit_sorted(self, s, pos_rows):
+        """``IsotonicRegression.fit(s, t)`` for unit weights, from two value sorts.
+
+        ``t`` is 1 on the rows ``pos_rows`` and 0 elsewhere. scikit-learn sorts
+        the rows (``lexsort``), averages the targets of equal scores
+        (``_make_unique``: a score at least ``eps = finfo.resolution`` above the
+        first of its group starts a new group) and runs PAVA
+        (``isotonic_regression``) on the group means weighted by the group
+        sizes. With unit weights a group's mean is (positives in the group) /
+        (rows in the group), so sorting the values of all scores and of the
+        positives' scores (no argsort) gives the same groups, means and
+        weights, and the same PAVA call gives the same fit. Returns None
+        (use scikit-learn's fit) when two scores differ by less than ``eps``
+        without being equal, where scikit-learn's chained grouping applies.
+        """
+        xs = np.sort(s)
+        d = xs[1:] - xs[:-1]
+        eps = np.finfo(np.float64).resolution
+        new = d >= eps
+        n_groups = np.count_nonzero(new) + 1
+        if np.count_nonzero(d) != n_groups - 1:
+            return None
+        if n_groups == s.size:  # all scores distinct
+            ux, size = xs, np.ones(s.size)
+        else:
+            first = np.flatnonzero(new) + 1
+            ux = xs[np.concatenate(([0], first))]
+            size = np.diff(np.concatenate(([0], first, [s.size]))).astype(np.float64)
+        # every positive's score is one of the group values: its group by bisection
+        g = np.searchsorted(ux, s[pos_rows], side="left")
+        n_pos = np.bincount(g, minlength=ux.size).astype(np.float64)
+        cal = self._new_calibrator()
+        yf = isotonic_regression(
+            np.divide(n_pos, size, out=n_pos), sample_weight=size, y_min=cal.y_min,
+            y_max=cal.y_max, increasing=True,
+        )
+        cal.increasing_ = True
+        cal.X_min_, cal.X_max_ = np.min(ux), np.max(ux)
+        keep = np.ones(yf.size, dtype=bool)
+        keep[1:-1] = np.logical_or(
+            np.not_equal(yf[1:-1], yf[:-2]), np.not_equal(yf[1:-1], yf[2:])
+        )
+        cal.X_thresholds_, cal.y_thresholds_ = ux[keep], yf[keep]
+        cal._build_f(cal.X_thresholds_, cal.y_thresholds_)
+        return cal
 
     def _map_scores(self, S):
         """Interpolate each class's fitted knots at its score column."""
