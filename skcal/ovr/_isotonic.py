@@ -142,7 +142,7 @@ class IsotonicScaler(OneVsRestCalibrator):
     # on a host view: torch's CPU kernels for these many small elementwise ops
     # are ~5x slower on a loaded machine (OpenMP threads spin-waiting), and
     # skcal never changes torch's thread settings.
-    _predict_chunk_bytes = 1 << 24
+    _predict_chunk_bytes = 1 << 22
     _predict_on_host = True
 
     def _fit_map(self, s, t, sample_weight, label):
@@ -222,6 +222,26 @@ class IsotonicScaler(OneVsRestCalibrator):
         cal.X_thresholds_, cal.y_thresholds_ = ux[keep], yf[keep]
         cal._build_f(cal.X_thresholds_, cal.y_thresholds_)
         return cal
+
+    def _chunk(self, Zc, log):
+        """Calibrated (log-)probabilities of a row chunk; NumPy multiclass class-major.
+
+        The scores are transposed once so that each class's interpolation
+        reads and writes a contiguous row, and the renormalisation sums over
+        the classes row by row; the result is the same ``np.interp`` of each
+        class's knots, renormalised as :func:`skcal._backend._ovr.renormalise`.
+        """
+        if not isinstance(Zc, np.ndarray) or self._is_binary():
+            return super()._chunk(Zc, log)
+        ST = np.ascontiguousarray(self._scores(Zc).T)
+        for j, cal in enumerate(self.calibrators_):
+            ST[j] = np.interp(ST[j], cal.X_thresholds_, cal.y_thresholds_)
+        den = ST.sum(axis=0)
+        P = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0).T
+        if not log:
+            return P
+        with np.errstate(divide="ignore"):
+            return np.log(P)
 
     def _map_scores(self, S):
         """Interpolate each class's fitted knots at its score column."""
