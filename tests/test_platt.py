@@ -593,17 +593,18 @@ def test_fit_platt_ovr_float32_solver_keeps_the_optimum(rng, weighted, monkeypat
     calls = []
     real = _platt._fit_platt_ovr32
     monkeypatch.setattr(
-        _platt, "_fit_platt_ovr32", lambda *a: calls.append(1) or real(*a)
+        _platt, "_fit_platt_ovr32", lambda *a: calls.append(real(*a)) or calls[-1]
     )
     n, k = _platt.WARM_START_MIN_ROWS + 1_000, 5
-    y = rng.integers(0, k, size=n)
+    y = rng.integers(0, k - 1, size=n)
+    y[[1, 2, 3, 4, 6]] = k - 1  # a rare class, absent from the subsample
     Z = (3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))).astype(np.float32)
     Z[:, 0] -= 40.0  # a shifted column: standardisation matters
     w = rng.uniform(0.5, 2.0, size=n) if weighted else None
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         ps = PlattScaler().fit(Z, y, sample_weight=w)
-    assert calls, "the float32 solver was not used"
+    assert calls and calls[0] is not None, "the float32 solver was not used"
     S = reference_ovr_log_odds(Z)
     for j in range(k):
         a, b = reference_platt(S[:, j], y == j, w)

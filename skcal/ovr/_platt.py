@@ -599,35 +599,35 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter):
     rows) is solved from Lin et al.'s start to :data:`WARM_START_TOL`; its
     moments standardise the full problem (any affine standardisation has the
     same optimum and the same Newton decrements), which starts at the
-    subsample's optimum. None (use the float64 solver) when a subsample
-    class has no positive or no negative row, a nearly constant score
-    column, or did not converge.
+    subsample's optimum (at Lin et al.'s start for a class whose subsample
+    fit did not converge). Returns None, and the float64 solver runs
+    instead, when a subsample score column is nearly constant or not finite,
+    or when any class of the full fit does not converge to a finite optimum:
+    the float32 solver never returns a warning status of its own.
     """
     n, K = Z.shape
     sub = slice(None, None, max(1, n // WARM_START_ROWS))
     ys, ws = y[sub], None if w is None else w[sub]
-    if np.bincount(ys if ws is None else ys[ws > 0], minlength=K).min() == 0:
-        return None
     ps = _OvrProblem32(Z[sub], ys, ws, True)
-    if not np.all(ps.sd > F32_FLAT_SD * np.abs(ps.mu)) or np.any(ps.flat):
+    if not (np.all(np.isfinite(ps.mu)) and np.all(np.isfinite(ps.sd))):
         return None
-    if not (np.all(ps.e_neg > 0) and np.all(np.isfinite(ps.mu))):
+    if np.any(ps.flat) or not np.all(ps.sd > F32_FLAT_SD * np.abs(ps.mu)):
         return None
     a, b, _, g, H = ps.start()
     # the start's loss by the float32 evaluation, as every later loss
     F, _, _ = ps.evaluate(np.arange(K), a, b, loss=True)
     a, b, _, st = _newton32(ps, a, b, F, g, H, WARM_START_TOL, max_iter)
-    if not np.all(st == "converged"):
-        return None
     prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd))
-    cols = np.arange(K)
-    F, g, H = prob.evaluate(cols, a, b, loss=True)
+    cold = (st != "converged") | ~np.isfinite(a) | ~np.isfinite(b)
+    a[cold] = 0.0
+    b[cold] = np.log((prob.e_pos[cold] + 1.0) / (prob.e_neg[cold] + 1.0))
+    F, g, H = prob.evaluate(np.arange(K), a, b, loss=True)
     a, b, n_iter, status = _newton32(prob, a, b, F, g, H, tol, max_iter)
     A = a / prob.sd
     B = b - a * prob.mu / prob.sd
+    if not (np.all(status == "converged") and np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+        return None
     return A, B, n_iter, status
-
-
 
 
 def _warm_start(Z, y, w, target_smoothing, max_iter):
@@ -676,7 +676,10 @@ def fit_platt_ovr(
         whose subsample fit converged starts the full iteration there when
         its loss is below that at Lin et al.'s start. This changes only the
         starting point, not the optimum or the stopping rule, and is
-        deterministic.
+        deterministic. For a float32 NumPy ``Z`` (with ``target_smoothing``
+        and ``tol >= 1e-14``) the whole solve runs in float32 evaluations
+        (:func:`_fit_platt_ovr32`, below), falling back to this float64
+        solver when it does not converge.
 
     Returns
     -------
@@ -691,7 +694,19 @@ def fit_platt_ovr(
     -----
     Extra memory is O(n_samples + n_classes) plus one row chunk (about
     :data:`skcal._backend._numpy.CHUNK_BYTES` per work array), never an
-    (n_samples, n_classes) matrix. The start point's loss, gradient and
+    (n_samples, n_classes) matrix.
+
+    **float32 solver.** For float32 logits the scores, sigmoids and products
+    are computed in float32 (the scores then carry an absolute error of a
+    few float32 ulps of the row's largest logit, as the logits themselves),
+    with each row chunk's sums taken by float32 matrix-vector products and
+    accumulated in float64; the subsample's moments standardise the full
+    problem (no moments pass). Its loss resolves decreases of about 1e-9,
+    so steps whose predicted decrease is below
+    :data:`F32_LOSS_RESOLUTION` are accepted when they decrease the Newton
+    decrement (Armijo's rule on the loss above it). The stopping rule and
+    ``tol`` are unchanged; the optimum agrees with the float64 solver's to
+    ~1e-7 relative (the float32 rounding of the scores). The start point's loss, gradient and
     Hessian follow from per-class moments of the scores (``a = 0`` makes
     every ``f_i`` equal). Each later pass evaluates the candidate point of
     the line search together with its gradient and Hessian, so an accepted
@@ -873,8 +888,10 @@ class PlattScaler(OneVsRestCalibrator):
     it converges. Extra memory is O(n_samples) (four per-row statistics of the
     scores) plus one row chunk, never an (n_samples, n_classes) matrix.
 
-    **Devices.** The fit runs on the CPU in float64: for a torch tensor each
-    row chunk is copied to host memory as it is read. Prediction is
+    **Devices.** The fit runs on the CPU in float64 (float32 logits in a
+    NumPy array with at least 40,000 rows: in float32 with float64 sums, see
+    :func:`fit_platt_ovr`): for a torch tensor each row chunk is copied to
+    host memory as it is read. Prediction is
     elementwise and runs entirely on the tensor's device.
 
     References
