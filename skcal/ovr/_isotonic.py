@@ -92,10 +92,16 @@ class IsotonicScaler(OneVsRestCalibrator):
     ``[eps / (n_classes (1 - eps)), (1 - eps) / (1 - eps + (n_classes - 1) eps)]``,
     so they are never exactly 0 or 1.
 
-    **Memory and devices.** The fit computes one class's scores at a time
-    from four per-row statistics (O(n_samples) memory, never an
+    **Memory and devices.** The fit computes the scores of a block of
+    classes at a time from four per-row statistics, class-major, in at most
+    an eighth of the input's size (at least one column; never the
     (n_samples, n_classes) matrix); for a torch tensor the rows are copied to
-    host memory as float64 chunk by chunk. Prediction (scores, interpolation,
+    host memory as float64 chunk by chunk. Without sample weights each
+    class's map comes from two value sorts (all scores, the positives'
+    scores) and scikit-learn's PAVA on the group means: the same knots as
+    ``IsotonicRegression.fit`` (which sorts the rows by ``lexsort``), whose
+    own fit is used with weights and for scores closer than
+    ``finfo.resolution`` without being equal. Prediction (scores, interpolation,
     renormalisation) runs on the tensor's device; a CPU tensor is evaluated
     through NumPy (``IsotonicRegression.predict``) and returned as a tensor.
 
@@ -149,13 +155,13 @@ class IsotonicScaler(OneVsRestCalibrator):
         return self._new_calibrator().fit(s, t.astype(np.float64), sample_weight)
 
     #: Largest score block of a multiclass fit, as a fraction of the input's size.
-    _SCORE_BLOCK_FRACTION = 0.25
+    _SCORE_BLOCK_FRACTION = 0.125
 
     def _fit_multiclass(self, Z, y, sample_weight):
         """All classes' maps from blocks of score columns (see ``_fit_sorted``).
 
         The score columns are computed a block of classes at a time (at most
-        a quarter of the input's size, at least one column), class-major so
+        an eighth of the input's size, at least one column), class-major so
         that each class's column is contiguous; unweighted columns are fitted
         by :meth:`_fit_sorted`, weighted ones by ``IsotonicRegression.fit``.
         """
