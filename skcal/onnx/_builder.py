@@ -151,11 +151,15 @@ def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
     npt = _np_dtype(dtype)
     coef = np.atleast_2d(np.asarray(spec["coef"], dtype=np.float64))
     binary = coef.shape[1] == 1
+    if spec.get("log_floor") is not None:
+        Z = g.node("Max", [Z, g.const(np.array(spec["log_floor"], dtype=npt), "log_floor")])
     S = _scores(g, Z, n_classes, binary, dtype)
     F = g.const(np.asarray(spec["intercept"], dtype=npt).reshape(-1), "intercept")
     for i, f in enumerate(spec.get("features", ("score",))):
         if f == "score":
             phi = S
+        elif f == "sigmoid":
+            phi = g.node("Sigmoid", [S])
         elif f == "log_sigmoid":
             phi = g.log_sigmoid(S, npt)
         else:

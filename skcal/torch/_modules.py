@@ -218,9 +218,13 @@ class OneVsRestSigmoid(_CalibrationModule):
         ``c_fk``; ``n_maps`` is 1 for a binary problem (one map of the
         log-odds ``s = z1 - z0`` of the second class), ``n_classes`` otherwise.
     intercept : array-like of shape (n_maps,)
-    features : tuple of {"score", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
-        ``phi_f(s)``: ``s`` (Platt), ``log sigmoid(s)`` and ``log sigmoid(-s)``
-        (beta calibration: ``log p`` and ``log(1 - p)``).
+    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
+        ``phi_f(s)``: ``s`` (Platt on log-odds), ``sigmoid(s)`` (Platt on
+        probabilities), ``log sigmoid(s)`` and ``log sigmoid(-s)`` (beta
+        calibration: ``log p`` and ``log(1 - p)``).
+    log_floor : float, default=None
+        If given, the log-probabilities are raised to it before the scores
+        are formed (``PlattScaler.log_floor_``).
     **kwargs
         See :class:`_CalibrationModule`.
 
@@ -232,10 +236,11 @@ class OneVsRestSigmoid(_CalibrationModule):
     1999, Eq. 1.
     """
 
-    _FEATURES = ("score", "log_sigmoid", "log_sigmoid_neg")
+    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg")
 
-    def __init__(self, *, coef, intercept, features=("score",), **kwargs):
+    def __init__(self, *, coef, intercept, features=("score",), log_floor=None, **kwargs):
         super().__init__(**kwargs)
+        self.log_floor = None if log_floor is None else float(log_floor)
         features = tuple(features)
         unknown = [f for f in features if f not in self._FEATURES]
         if unknown:
@@ -251,11 +256,15 @@ class OneVsRestSigmoid(_CalibrationModule):
         self._buffer("intercept", np.asarray(intercept, dtype=np.float64).reshape(-1))
 
     def _log_proba(self, Z):
+        if self.log_floor is not None:
+            Z = torch.clamp(Z, min=self.log_floor)
         S = _ovr_scores(Z, self.binary)
         F = self.intercept
         for i, f in enumerate(self.features):
             if f == "score":
                 phi = S
+            elif f == "sigmoid":
+                phi = torch.sigmoid(S)
             elif f == "log_sigmoid":
                 phi = nn.functional.logsigmoid(S)
             else:
