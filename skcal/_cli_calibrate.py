@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .utils._labels import check_near_match
+
 __all__ = ["add_subcommands", "run"]
 
 
@@ -195,6 +197,12 @@ def _fit_labels(table):
                 "columns (a class absent from the data included)"
             )
         return y, np.asarray(table.columns, dtype=str)
+    if table.columns is not None:
+        try:
+            check_near_match(present.tolist(), [str(c) for c in table.columns],
+                             remedy="use integer labels 0..K-1")
+        except ValueError as exc:
+            raise _UserError(f"{table.path}: {exc}") from None
     if len(present) != K:
         raise _UserError(
             f"{table.path}: {len(present)} distinct text labels "
