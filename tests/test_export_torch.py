@@ -155,6 +155,7 @@ def test_to_torch_compile_fullgraph(cls):
     if not _compile_works():
         pytest.skip("torch.compile is not available on this build")
     est, Z = _fit(cls, 3, "2d", n=200)
+    torch._dynamo.reset()  # one compiled forward per module class: no recompile limit
     compiled = torch.compile(est.to_torch(), backend="aot_eager", fullgraph=True)
     _check_close(compiled(torch.from_numpy(Z)), est, Z)
 
@@ -196,3 +197,37 @@ def test_module_device_and_dtype_move():
     np.testing.assert_allclose(
         out.exp().numpy(), est.predict_proba(Z.astype(np.float64)), atol=1e-6
     )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: skcal.MatrixScaler(reg="sms"),
+     lambda: skcal.DirichletCalibrator(reg_lambda=0.0, reg_mu=0.0),
+     lambda: skcal.EnsembleTemperatureScaler()],
+    ids=["matrix-sms", "dirichlet-unregularised", "ets"],
+)
+def test_to_torch_non_default_maps(make):
+    # log-softmax features with a scale (SMS), and a mixture whose weights are
+    # all positive on over-confident logits
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 500)
+    Z = (3.0 * (rng.normal(size=(500, 4)) + 2.0 * np.eye(4)[y])).astype(np.float32)
+    noisy = rng.random(500) < 0.3  # label noise: the mixture uses all three terms
+    y = np.where(noisy, rng.integers(0, 4, 500), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make().fit(Z, y)
+    if isinstance(est, skcal.EnsembleTemperatureScaler):
+        assert (est.weights_ > 0.1).all()
+    _check_close(est.to_torch()(torch.from_numpy(Z)), est, Z)
+    if isinstance(est, skcal.MatrixScaler):
+        assert est.feature_scale_ is not None and est.feature_scale_ != 1.0
+    try:
+        import onnxruntime as ort
+
+        from skcal.onnx import to_onnx
+    except ImportError:
+        return
+    sess = ort.InferenceSession(to_onnx(est).SerializeToString())
+    P = sess.run(None, {sess.get_inputs()[0].name: Z})[0]
+    np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=1e-6)

@@ -134,6 +134,9 @@ def _scores(g, Z, n_classes, binary, dtype):
 def _affine(g, Z, spec, dtype):
     npt = _np_dtype(dtype)
     if spec.get("features", "logits") == "log_softmax":
+        beta = float(spec.get("feature_scale", 1.0))
+        if beta != 1.0:
+            Z = g.node("Mul", [Z, g.const(np.asarray(beta, dtype=npt), "feature_scale")])
         Z = g.node("LogSoftmax", [Z], axis=1)
     if spec.get("matrix") is not None:
         W = np.asarray(spec["matrix"], dtype=npt).T.copy()
@@ -145,6 +148,32 @@ def _affine(g, Z, spec, dtype):
     if spec.get("bias") is not None:
         Z = g.node("Add", [Z, g.const(np.asarray(spec["bias"], dtype=npt), "bias")])
     return g.node("LogSoftmax", [Z], "log_proba", axis=1), True
+
+
+def _mixture(g, Z, spec, n_classes, dtype):
+    """Ensemble temperature scaling, in log space (see ``TemperatureMixture``)."""
+    npt = _np_dtype(dtype)
+    w = np.asarray(spec["weights"], dtype=np.float64).reshape(-1)
+    parts = []
+    if w[0] > 0:
+        Zt = g.node("Mul", [Z, g.const(np.asarray(1.0 / spec["temperature"], dtype=npt), "beta")])
+        parts.append(g.node("Add", [g.node("LogSoftmax", [Zt], axis=1),
+                                    g.const(np.asarray(np.log(w[0]), dtype=npt), "lw")]))
+    if w[1] > 0:
+        parts.append(g.node("Add", [g.node("LogSoftmax", [Z], axis=1),
+                                    g.const(np.asarray(np.log(w[1]), dtype=npt), "lw")]))
+    if w[2] > 0:
+        zero = g.node("Sub", [Z, Z])
+        parts.append(g.node("Add", [zero, g.const(
+            np.asarray(np.log(w[2]) - np.log(n_classes), dtype=npt), "lw")]))
+    if len(parts) == 1:
+        return parts[0], True
+    m = g.node("Max", parts)
+    total = None
+    for t in parts:
+        e = g.node("Exp", [g.node("Sub", [t, m])])
+        total = e if total is None else g.node("Add", [total, e])
+    return g.node("Add", [m, g.node("Log", [total])], "log_proba"), True
 
 
 def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
@@ -248,6 +277,8 @@ def calibration_nodes(
     Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=dtype)
     if kind == "affine":
         out, is_log = _affine(g, Z, spec, dtype)
+    elif kind == "mixture":
+        out, is_log = _mixture(g, Z, spec, n_classes, dtype)
     elif kind == "ovr_sigmoid":
         out, is_log = _ovr_sigmoid(g, Z, spec, n_classes, dtype)
     elif kind == "ovr_interp":

@@ -1,8 +1,8 @@
 """PyTorch integration: calibrators as modules, logit collection, calibrated models.
 
 - :meth:`skcal.base.BaseCalibrator.to_torch` returns a fitted calibrator as one
-  of the modules below (:class:`AffineLogits`, :class:`OneVsRestSigmoid`,
-  :class:`OneVsRestInterpolation`);
+  of the modules below (:class:`AffineLogits`, :class:`TemperatureMixture`,
+  :class:`OneVsRestSigmoid`, :class:`OneVsRestInterpolation`);
 - :func:`collect_logits` runs a network over a DataLoader;
 - :class:`CalibratedModel` wraps a network with a calibrator fitted exactly on
   its logits.
@@ -11,12 +11,18 @@ Importing this subpackage imports torch (``import skcal`` does not).
 """
 
 from ._model import CalibratedModel, collect_logits
-from ._modules import AffineLogits, OneVsRestInterpolation, OneVsRestSigmoid
+from ._modules import (
+    AffineLogits,
+    OneVsRestInterpolation,
+    OneVsRestSigmoid,
+    TemperatureMixture,
+)
 
 __all__ = [
     "AffineLogits",
     "CalibratedModel",
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
+    "TemperatureMixture",
     "collect_logits",
 ]

@@ -36,6 +36,7 @@ __all__ = [
     "AffineLogits",
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
+    "TemperatureMixture",
     "build_module",
     "ovr_log_odds",
 ]
@@ -169,7 +170,10 @@ class AffineLogits(_CalibrationModule):
         Full matrix ``W`` (matrix / Dirichlet calibration).
     features : {"logits", "log_softmax"}, default="logits"
         ``phi``: the logits themselves, or the log-probabilities
-        ``log_softmax(z)`` (Dirichlet calibration).
+        ``log_softmax(feature_scale * z)`` (Dirichlet calibration; structured
+        matrix scaling).
+    feature_scale : float, default=1.0
+        Scale of the logits inside the log-softmax features.
     **kwargs
         See :class:`_CalibrationModule`.
 
@@ -179,11 +183,13 @@ class AffineLogits(_CalibrationModule):
     networks", ICML 2017, Eq. 9) is ``W = 1 / T``, ``b = 0``.
     """
 
-    def __init__(self, *, scale=None, bias=None, matrix=None, features="logits", **kwargs):
+    def __init__(self, *, scale=None, bias=None, matrix=None, features="logits",
+                 feature_scale=1.0, **kwargs):
         super().__init__(**kwargs)
         if features not in ("logits", "log_softmax"):
             raise ValueError(f"features must be 'logits' or 'log_softmax', got {features!r}")
         self.features = features
+        self.feature_scale = float(feature_scale)
         self.has_matrix = matrix is not None
         self.has_bias = bias is not None
         if self.has_matrix:
@@ -195,6 +201,8 @@ class AffineLogits(_CalibrationModule):
 
     def _log_proba(self, Z):
         if self.features == "log_softmax":
+            if self.feature_scale != 1.0:
+                Z = Z * self.feature_scale
             Z = torch.log_softmax(Z, dim=1)
         Z = Z @ self.matrix.T if self.has_matrix else Z * self.scale
         if self.has_bias:
@@ -332,7 +340,49 @@ class OneVsRestInterpolation(_CalibrationModule):
         return torch.log(P)
 
 
+class TemperatureMixture(_CalibrationModule):
+    """``log(w_0 softmax(z / T) + w_1 softmax(z) + w_2 / K)``: ensemble temperature scaling.
+
+    Parameters
+    ----------
+    temperature : float
+        ``T > 0``.
+    weights : array-like of shape (3,)
+        Mixture weights ``w`` on the simplex (zeros allowed).
+    **kwargs
+        See :class:`_CalibrationModule`.
+
+    Notes
+    -----
+    Zhang, Kailkhura & Han, "Mix-n-Match: Ensemble and Compositional Methods
+    for Uncertainty Calibration in Deep Learning", ICML 2020, Eq. 8. Computed
+    in log space (``logsumexp`` of the log-weighted terms), so a probability
+    never underflows to 0 where a term is positive.
+    """
+
+    def __init__(self, *, temperature, weights, **kwargs):
+        super().__init__(**kwargs)
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if w.shape != (3,) or (w < 0).any() or not w.sum() > 0:
+            raise ValueError(f"weights must be 3 non-negative numbers, got {weights!r}")
+        self.terms = tuple(bool(v > 0) for v in w)
+        with np.errstate(divide="ignore"):
+            self._buffer("log_weights", np.log(w))
+        self.inv_temperature = 1.0 / float(temperature)
+
+    def _log_proba(self, Z):
+        parts = []
+        if self.terms[0]:
+            parts.append(self.log_weights[0] + torch.log_softmax(Z * self.inv_temperature, dim=1))
+        if self.terms[1]:
+            parts.append(self.log_weights[1] + torch.log_softmax(Z, dim=1))
+        if self.terms[2]:
+            parts.append((self.log_weights[2] - math.log(self.n_classes)) + torch.zeros_like(Z))
+        return torch.logsumexp(torch.stack(parts), dim=0)
+
+
 _KINDS = {
+    "mixture": TemperatureMixture,
     "affine": AffineLogits,
     "ovr_sigmoid": OneVsRestSigmoid,
     "ovr_interp": OneVsRestInterpolation,
@@ -345,9 +395,10 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
     Parameters
     ----------
     spec : dict or torch.nn.Module
-        ``{"kind": "affine" | "ovr_sigmoid" | "ovr_interp", **params}``, the
-        keyword arguments of :class:`AffineLogits`, :class:`OneVsRestSigmoid`
-        or :class:`OneVsRestInterpolation`; a module is returned as is (moved
+        ``{"kind": "affine" | "mixture" | "ovr_sigmoid" | "ovr_interp",
+        **params}``, the keyword arguments of :class:`AffineLogits`,
+        :class:`TemperatureMixture`, :class:`OneVsRestSigmoid` or
+        :class:`OneVsRestInterpolation`; a module is returned as is (moved
         to ``dtype`` / ``device``), for maps that fit none of them.
     n_classes, input_type, n_features_in :
         From the fitted calibrator.
