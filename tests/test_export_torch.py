@@ -231,3 +231,33 @@ def test_to_torch_non_default_maps(make):
     sess = ort.InferenceSession(to_onnx(est).SerializeToString())
     P = sess.run(None, {sess.get_inputs()[0].name: Z})[0]
     np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("top_k", [0, 3])
+def test_local_temperature_network_exports(top_k):
+    # rows with feature 1 are over-confident, rows with feature 0 are not:
+    # the fitted network (local_ True) must be exported, extra feature included
+    rng = np.random.default_rng(0)
+    n, K = 3000, 4
+    y = rng.integers(0, K, n)
+    f = rng.integers(0, 2, n).astype(float)
+    Z = rng.normal(size=(n, K)) + 1.5 * np.eye(K)[y]
+    Z *= np.where(f == 1, 4.0, 1.0)[:, None]
+    X = np.hstack([Z, f[:, None]]).astype(np.float32)
+    est = skcal.LocalTemperatureScaler(n_extra_features=1, top_k=top_k,
+                                       max_iter=300).fit(X, y)
+    assert est.local_
+    T = est.temperatures(X)
+    assert T[f == 1].mean() > 2.0 * T[f == 0].mean()
+    out = est.to_torch()(torch.from_numpy(X))
+    np.testing.assert_allclose(np.exp(out.detach().numpy()), est.predict_proba(X),
+                               rtol=0, atol=1e-6)
+    try:
+        import onnxruntime as ort
+
+        from skcal.onnx import to_onnx
+    except ImportError:
+        return
+    sess = ort.InferenceSession(to_onnx(est).SerializeToString())
+    P = sess.run(None, {sess.get_inputs()[0].name: X})[0]
+    np.testing.assert_allclose(P, est.predict_proba(X), rtol=0, atol=1e-6)

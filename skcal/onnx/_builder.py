@@ -29,7 +29,8 @@ class Emitter:
     def const(self, array, seed="c"):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def node(self, op_type, inputs, seed="t", **attrs):  # pragma: no cover
+    def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):  # pragma: no cover
+        """Add a node; return its output's name (a list of names if ``n_outputs > 1``)."""
         raise NotImplementedError
 
     # -- helpers built on the three primitives ---------------------------
@@ -71,12 +72,12 @@ class ModelEmitter(Emitter):
         self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
         return name
 
-    def node(self, op_type, inputs, seed="t", **attrs):
-        out = self.name(seed)
+    def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):
+        outs = [self.name(seed) for _ in range(n_outputs)]
         self.nodes.append(
-            helper.make_node(op_type, list(inputs), [out], name=self.name(op_type), **attrs)
+            helper.make_node(op_type, list(inputs), outs, name=self.name(op_type), **attrs)
         )
-        return out
+        return outs[0] if n_outputs == 1 else outs
 
 
 def _np_dtype(onnx_type):
@@ -176,6 +177,37 @@ def _mixture(g, Z, spec, n_classes, dtype):
     return g.node("Add", [m, g.node("Log", [total])], "log_proba"), True
 
 
+def _local_temperature(g, Z, F, spec, n_classes, dtype):
+    """Local temperature scaling (see ``skcal.torch.LocalTemperature``)."""
+    npt = _np_dtype(dtype)
+    coefs = spec["coefs"]
+    if not coefs:
+        T = g.const(np.asarray(spec["temperature"], dtype=npt), "temperature")
+    else:
+        k = min(int(spec["top_k"]), n_classes)
+        phi = []
+        if k:
+            top, _ = g.node("TopK", [g.node("LogSoftmax", [Z], axis=1),
+                                     g.const(np.array([k], dtype=np.int64), "k")],
+                            n_outputs=2, axis=1, largest=1, sorted=1)
+            phi.append(top)
+        if F is not None:
+            phi.append(g.node("Cast", [F], to=dtype))
+        h = phi[0] if len(phi) == 1 else g.node("Concat", phi, axis=1)
+        h = g.node("Div", [g.node("Sub", [h, g.const(np.asarray(spec["feature_mean"], dtype=npt), "mean")]),
+                           g.const(np.asarray(spec["feature_scale"], dtype=npt), "scale")])
+        for i, (W, b) in enumerate(zip(coefs, spec["intercepts"])):
+            h = g.node("Add", [g.node("MatMul", [h, g.const(np.asarray(W, dtype=npt), "w")]),
+                               g.const(np.asarray(b, dtype=npt), "b")])
+            if i < len(coefs) - 1:
+                h = g.node("Tanh", [h])
+        # softplus(h) = -log sigmoid(-h) (onnxruntime has no float64 Softplus)
+        softplus = g.node("Neg", [g.log_sigmoid(g.node("Neg", [h]), npt)])
+        T = g.node("Add", [softplus,
+                           g.const(np.asarray(spec["min_temperature"], dtype=npt), "t_min")])
+    return g.node("LogSoftmax", [g.node("Div", [Z, T])], "log_proba", axis=1), True
+
+
 def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
     npt = _np_dtype(dtype)
     coef = np.atleast_2d(np.asarray(spec["coef"], dtype=np.float64))
@@ -272,13 +304,27 @@ def calibration_nodes(
             "torch.onnx.export(calibrator.to_torch(), ...) instead"
         )
     kind = spec["kind"]
-    # the interpolation works in float64, as IsotonicScaler does
-    dtype = _DOUBLE if kind == "ovr_interp" else out_dtype
+    # the interpolation and the temperature network work in float64, as skcal does
+    dtype = _DOUBLE if kind in ("ovr_interp", "local_temperature") else out_dtype
+    F = None
+    m = int(spec.get("n_extra_features", 0)) if kind == "local_temperature" else 0
+    if m:
+        cut = n_features_in - m
+
+        def cols(lo, hi):
+            return g.node("Slice", [X, g.const(np.array([lo], np.int64)),
+                                    g.const(np.array([hi], np.int64)),
+                                    g.const(np.array([1], np.int64))])
+
+        X, F = cols(0, cut), cols(cut, n_features_in)
+        n_features_in = cut
     Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=dtype)
     if kind == "affine":
         out, is_log = _affine(g, Z, spec, dtype)
     elif kind == "mixture":
         out, is_log = _mixture(g, Z, spec, n_classes, dtype)
+    elif kind == "local_temperature":
+        out, is_log = _local_temperature(g, Z, F, spec, n_classes, dtype)
     elif kind == "ovr_sigmoid":
         out, is_log = _ovr_sigmoid(g, Z, spec, n_classes, dtype)
     elif kind == "ovr_interp":

@@ -2,7 +2,8 @@
 
 - :meth:`skcal.base.BaseCalibrator.to_torch` returns a fitted calibrator as one
   of the modules below (:class:`AffineLogits`, :class:`TemperatureMixture`,
-  :class:`OneVsRestSigmoid`, :class:`OneVsRestInterpolation`);
+  :class:`LocalTemperature`, :class:`OneVsRestSigmoid`,
+  :class:`OneVsRestInterpolation`);
 - :func:`collect_logits` runs a network over a DataLoader;
 - :class:`CalibratedModel` wraps a network with a calibrator fitted exactly on
   its logits.
@@ -13,6 +14,7 @@ Importing this subpackage imports torch (``import skcal`` does not).
 from ._model import CalibratedModel, collect_logits
 from ._modules import (
     AffineLogits,
+    LocalTemperature,
     OneVsRestInterpolation,
     OneVsRestSigmoid,
     TemperatureMixture,
@@ -21,6 +23,7 @@ from ._modules import (
 __all__ = [
     "AffineLogits",
     "CalibratedModel",
+    "LocalTemperature",
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
     "TemperatureMixture",

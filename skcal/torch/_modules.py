@@ -34,6 +34,7 @@ from ..utils._export import padded_knots
 
 __all__ = [
     "AffineLogits",
+    "LocalTemperature",
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
     "TemperatureMixture",
@@ -381,7 +382,77 @@ class TemperatureMixture(_CalibrationModule):
         return torch.logsumexp(torch.stack(parts), dim=0)
 
 
+class LocalTemperature(_CalibrationModule):
+    """``log_softmax(z / T(x))`` with ``T(x) = T_min + softplus(g(phi(x)))``: local temperature scaling.
+
+    Parameters
+    ----------
+    temperature : float
+        The global temperature, used when ``coefs`` is empty.
+    coefs, intercepts : list of array-like
+        Weights ``(n_in, n_out)`` and biases of the tanh network ``g`` (empty:
+        the global temperature for every row).
+    feature_mean, feature_scale : array-like of shape (n_phi,)
+        Standardisation of the features ``phi(x)``.
+    top_k : int
+        Number of sorted log-probabilities in ``phi(x)``.
+    min_temperature : float
+    n_extra_features : int
+        Trailing input columns that are features, not logits.
+    **kwargs
+        See :class:`_CalibrationModule`; ``n_features_in`` counts the logit
+        and the extra feature columns.
+
+    Notes
+    -----
+    ``phi(x)`` is the ``top_k`` largest entries of ``log_softmax(z)`` in
+    decreasing order, then the extra features (Tomani, Cremers & Buettner,
+    "Parameterized Temperature Scaling", ECCV 2022). The temperature network
+    works in float64 by default (as the NumPy prediction does).
+    """
+
+    def __init__(self, *, temperature, coefs, intercepts, feature_mean, feature_scale,
+                 top_k, min_temperature, n_extra_features, n_features_in, **kwargs):
+        self.n_extra_features = int(n_extra_features)
+        super().__init__(n_features_in=n_features_in - self.n_extra_features, **kwargs)
+        self.n_layers = len(coefs)
+        self.top_k = min(int(top_k), self.n_classes)
+        self.min_temperature = float(min_temperature)
+        self.temperature = float(temperature)
+        for i, (W, b) in enumerate(zip(coefs, intercepts)):
+            self._buffer(f"coef_{i}", W)
+            self._buffer(f"intercept_{i}", b)
+        if self.n_layers:
+            self._buffer("feature_mean", feature_mean)
+            self._buffer("feature_scale", feature_scale)
+
+    def forward(self, X):
+        """Calibrated log-probabilities (see :meth:`_CalibrationModule.forward`).
+
+        ``X`` holds the logit column(s) followed by the ``n_extra_features``
+        feature columns, as in ``fit``.
+        """
+        m = self.n_extra_features
+        L, F = (X[..., : X.shape[-1] - m], X[..., X.shape[-1] - m:]) if m else (X, None)
+        Z = self._logits(L)
+        if self.n_layers:
+            phi = [torch.topk(torch.log_softmax(Z, dim=1), self.top_k, dim=1).values] \
+                if self.top_k else []
+            if F is not None:
+                phi.append(F.to(Z.dtype))
+            h = (torch.cat(phi, dim=1) - self.feature_mean) / self.feature_scale
+            for i in range(self.n_layers):
+                h = h @ getattr(self, f"coef_{i}") + getattr(self, f"intercept_{i}")
+                if i < self.n_layers - 1:
+                    h = torch.tanh(h)
+            T = self.min_temperature + nn.functional.softplus(h)
+        else:
+            T = torch.full((Z.shape[0], 1), self.temperature, dtype=Z.dtype, device=Z.device)
+        return torch.log_softmax(Z / T, dim=1).to(self._anchor.dtype)
+
+
 _KINDS = {
+    "local_temperature": LocalTemperature,
     "mixture": TemperatureMixture,
     "affine": AffineLogits,
     "ovr_sigmoid": OneVsRestSigmoid,
@@ -421,7 +492,7 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
     kind = spec.pop("kind")
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
-    if kind == "ovr_interp" and torch.device(device or "cpu").type != "mps":
+    if kind in ("ovr_interp", "local_temperature") and torch.device(device or "cpu").type != "mps":
         # float64 scores and knots (as IsotonicScaler computes); MPS lacks float64
         spec.setdefault("work_dtype", torch.float64)
     module = _KINDS[kind](
