@@ -421,10 +421,11 @@ class _OvrProblem:
 
 # ------------------------------------------------ float32 one-vs-rest solver
 #: float32 solver: a Newton step whose predicted decrease (half the squared
-#: Newton decrement) is at most this is below what the float32 loss resolves
-#: (its rounding is ~1e-9); such a step is accepted when it decreases the
-#: Newton decrement (quadratic-convergence region), larger ones by Armijo.
-F32_LOSS_RESOLUTION = 1e-7
+#: Newton decrement) is at most this may be below what the float32 loss
+#: resolves (its rounding is ~1e-9 of ordinary losses, ~1e-6 when many entries
+#: have large |f|); such a step is accepted when it decreases the Newton
+#: decrement (quadratic-convergence region), larger ones by Armijo.
+F32_LOSS_RESOLUTION = 1e-5
 #: float32 solver: a subsample score column whose sd is at most this fraction
 #: of its mean (nearly constant in float32) sends the fit to the float64 solver.
 F32_FLAT_SD = 1e-4
@@ -456,6 +457,11 @@ class _OvrProblem32(_OvrProblem):
             self.mu, self.sd = standardise
             self.flat = np.zeros(self.K, dtype=bool)
             self.separable = np.zeros(self.K, dtype=bool)
+        # the float32 mean and 1 / sd that the evaluations use, exactly, so that
+        # mapping (a, b) back to (A, B) adds no rounding of its own
+        with np.errstate(over="ignore"):
+            self.mu = self.mu.astype(np.float32).astype(np.float64)
+            self.sd = 1.0 / (1.0 / self.sd).astype(np.float32).astype(np.float64)
 
     def _scores(self, sl, cols):
         st = tuple(v[sl] for v in self.stats)
@@ -695,23 +701,23 @@ def fit_platt_ovr(
     -----
     Extra memory is O(n_samples + n_classes) plus one row chunk (about
     :data:`skcal._backend._numpy.CHUNK_BYTES` per work array), never an
-    (n_samples, n_classes) matrix.
+    (n_samples, n_classes) matrix. The start point's loss, gradient and
+    Hessian follow from per-class moments of the scores (``a = 0`` makes
+    every ``f_i`` equal). Each later pass evaluates the candidate point of
+    the line search together with its gradient and Hessian, so an accepted
+    full Newton step costs one pass.
 
     **float32 solver.** For float32 logits the scores, sigmoids and products
     are computed in float32 (the scores then carry an absolute error of a
     few float32 ulps of the row's largest logit, as the logits themselves),
     with each row chunk's sums taken by float32 matrix-vector products and
     accumulated in float64; the subsample's moments standardise the full
-    problem (no moments pass). Its loss resolves decreases of about 1e-9,
-    so steps whose predicted decrease is below
-    :data:`F32_LOSS_RESOLUTION` are accepted when they decrease the Newton
-    decrement (Armijo's rule on the loss above it). The stopping rule and
-    ``tol`` are unchanged; the optimum agrees with the float64 solver's to
-    ~1e-7 relative (the float32 rounding of the scores). The start point's loss, gradient and
-    Hessian follow from per-class moments of the scores (``a = 0`` makes
-    every ``f_i`` equal). Each later pass evaluates the candidate point of
-    the line search together with its gradient and Hessian, so an accepted
-    full Newton step costs one pass.
+    problem (no moments pass). Its loss resolves decreases of about 1e-9
+    (1e-6 with many large ``|f|``), so steps whose predicted decrease is
+    below :data:`F32_LOSS_RESOLUTION` are accepted when they decrease the
+    Newton decrement (Armijo's rule on the loss above it). The stopping rule
+    and ``tol`` are unchanged; the optimum agrees with the float64 solver's
+    to ~1e-7 relative (the float32 rounding of the scores).
     """
     y = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
