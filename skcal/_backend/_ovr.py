@@ -404,25 +404,48 @@ def ovr_row_stats32(Z, chunk_bytes=None):
     total = np.empty(n, dtype=np.float32)
     neg_top = np.empty(n, dtype=np.float32)
     for sl in _numpy.chunk_rows(n, k, itemsize=4, chunk_bytes=chunk_bytes):
-        A = Z[sl]
-        rows = np.arange(A.shape[0])
-        a = A.argmax(axis=1)
-        m = A[rows, a]
-        E = A - m[:, None]
-        np.exp(E, out=E)
-        E[rows, a] = 0.0
-        rest = E.sum(axis=1)
-        with np.errstate(divide="ignore"):
-            nt = -np.log(rest)
-        bad = np.flatnonzero(~(rest >= TINY_REST32))
-        if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
-            A2 = A[bad].astype(np.float64)
-            A2[np.arange(bad.size), a[bad]] = -np.inf
-            m2 = A2.max(axis=1, keepdims=True)
-            lt = m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True))
-            nt[bad] = (m[bad].astype(np.float64) - lt[:, 0]).astype(np.float32)
-        a1[sl], m1[sl], total[sl], neg_top[sl] = a, m, rest + 1.0, nt
+        a1[sl], m1[sl], total[sl], neg_top[sl] = _row_stats32(Z[sl])[0]
     return a1, m1, total, neg_top
+
+
+def _row_stats32(A):
+    """:func:`ovr_row_stats32` of one chunk, and its work arrays ``D = A - m1``, ``E``.
+
+    ``E = exp(D)`` with the arg-max entries set to 0, from which
+    :func:`ovr_scores32_from_work` gets every column's score without a second
+    ``exp``.
+    """
+    rows = np.arange(A.shape[0])
+    a = A.argmax(axis=1)
+    m = A[rows, a]
+    D = A - m[:, None]
+    E = np.exp(D)
+    E[rows, a] = 0.0
+    rest = E.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        nt = -np.log(rest)
+    bad = np.flatnonzero(~(rest >= TINY_REST32))
+    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
+        A2 = A[bad].astype(np.float64)
+        A2[np.arange(bad.size), a[bad]] = -np.inf
+        m2 = A2.max(axis=1, keepdims=True)
+        lt = m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True))
+        nt[bad] = (m[bad].astype(np.float64) - lt[:, 0]).astype(np.float32)
+    return (a, m, rest + np.float32(1.0), nt), D, E
+
+
+def ovr_scores32_from_work(stats, D, E):
+    """All columns' float32 one-vs-rest log-odds of a chunk from :func:`_row_stats32`.
+
+    Overwrites ``D`` and ``E``; returns ``D``, as :func:`ovr_columns32` with
+    all columns.
+    """
+    a1, _, total, neg_top = stats
+    np.subtract(total[:, None], E, out=E)
+    np.log(E, out=E)  # >= log(1) off the arg-max; the arg-max entry is replaced
+    D -= E
+    D[np.arange(D.shape[0]), a1] = neg_top
+    return D
 
 
 def ovr_columns32(Ac, stats, cols, all_cols=False):

@@ -20,8 +20,10 @@ from .._backend import _numpy
 from .._backend import _ovr as ops
 from .._backend._ovr import (
     _ovr_columns,
+    _row_stats32,
     host64,
     ovr_columns32,
+    ovr_scores32_from_work,
     ovr_row_stats,
     ovr_row_stats32,
     param_like,
@@ -448,7 +450,15 @@ class _OvrProblem32(_OvrProblem):
 
     def __init__(self, Z, y, w, target_smoothing, standardise=None):
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
-        self.stats = ovr_row_stats32(Z)
+        if standardise is None:
+            self.stats = ovr_row_stats32(Z)
+        else:  # filled by the first evaluation (one read of Z and one exp fewer)
+            n = Z.shape[0]
+            self.stats = None
+            self._stats = (
+                np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
+                np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
+            )
         self._counts(target_smoothing)
         self.w32 = None if w is None else w.astype(np.float32)
         if standardise is None:
@@ -464,6 +474,13 @@ class _OvrProblem32(_OvrProblem):
             self.sd = 1.0 / (1.0 / self.sd).astype(np.float32).astype(np.float64)
 
     def _scores(self, sl, cols):
+        if self.stats is None:  # the first evaluation: the row statistics too
+            st, D, E = _row_stats32(self.Z[sl])
+            for o, v in zip(self._stats, st):
+                o[sl] = v
+            if cols.size == self.K:
+                return ovr_scores32_from_work(st, D, E)
+            return ovr_columns32(self.Z[sl], st, cols)
         st = tuple(v[sl] for v in self.stats)
         return ovr_columns32(self.Z[sl], st, cols, all_cols=cols.size == self.K)
 
@@ -537,6 +554,8 @@ class _OvrProblem32(_OvrProblem):
             acc[4] += wc @ T
             T *= U
             acc[3] += wc @ T
+        if self.stats is None:
+            self.stats = self._stats
         if loss:  # minus sum_i w_i t_i f_i
             acc[0] -= t_neg * sum_f + dt * sum_pos_f
         acc /= self.wsum
