@@ -731,7 +731,8 @@ def fit_platt_ovr(
     few float32 ulps of the row's largest logit, as the logits themselves),
     with each row chunk's sums taken by float32 matrix-vector products and
     accumulated in float64; the subsample's moments standardise the full
-    problem (no moments pass). Its loss resolves decreases of about 1e-9
+    problem (no moments pass) and the row statistics of the scores are taken
+    in the first full evaluation (no separate pass). Its loss resolves decreases of about 1e-9
     (1e-6 with many large ``|f|``), so steps whose predicted decrease is
     below :data:`F32_LOSS_RESOLUTION` are accepted when they decrease the
     Newton decrement (Armijo's rule on the loss above it). The stopping rule
