@@ -15,7 +15,7 @@ from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
 from ._logistic import fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
@@ -129,6 +129,11 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
                  cv_loss=np.full(len(penalties), np.nan), n_iter=0)
     if pos == 0.0 or pos == total:
         return {**const, "status": "one_class"}
+    # Platt's smoothed targets (counts in rows): a finite optimum even where
+    # the scores separate the classes (a line has no roughness penalty)
+    unit = weight_unit(s, y, sample_weight)
+    n_pos, n_neg = pos / unit, (total - pos) / unit
+    t_fit = (Y * ((n_pos + 1.0) / (n_pos + 2.0)) + (W - Y) * (1.0 / (n_neg + 2.0))) / W
     mu = float(np.dot(W, u_s) / total)
     sd = math.sqrt(float(np.dot(W, (u_s - mu) ** 2) / total))
     if u_s.size < 2 or not sd > 0:
@@ -151,7 +156,7 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     def solve(rows, lam, start):
         Xr = X if rows is None else X.take(rows)
         rows = slice(None) if rows is None else rows
-        return fit_logistic_bounded(Xr, t_s[rows], W[rows], nonneg=nonneg,
+        return fit_logistic_bounded(Xr, t_fit[rows], W[rows], nonneg=nonneg,
                                     penalty=lam * P, theta0=start, tol=tol,
                                     max_iter=max_iter)
 
@@ -175,7 +180,9 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
             start = theta
             eta = X.take(test).matvec(theta)
             cv_loss[i] += logistic_loss(eta, t_s[test], W[test], 1.0)
-    best = int(np.argmin(cv_loss))  # the largest penalty among equals
+    # the largest penalty within 1e-9 (relative) of the lowest held-out loss:
+    # losses that differ by rounding only (rescaled weights) pick alike
+    best = int(np.flatnonzero(cv_loss <= cv_loss.min() + 1e-9 * abs(cv_loss.min()))[0])
     lam = float(lams[best])
     theta, it, converged = solve(None, lam, theta0)
     n_iter += it
@@ -263,9 +270,13 @@ class SplineCalibrator(OneVsRestCalibrator):
     standardised by its weighted mean and sd, ``B_j`` the cubic B-splines on
     the knots, and ``theta`` minimises the weighted mean log loss plus
     ``lambda / 2 * integral f''(u)^2 du`` over the calibration range (Newton's
-    method, the penalty matrix computed exactly by Gauss quadrature). A huge
-    ``lambda`` leaves a straight line, i.e. Platt scaling; a small one follows
-    the data. Beyond the calibration range ``f`` continues linearly (the
+    method, the penalty matrix computed exactly by Gauss quadrature). The
+    targets are Platt's smoothed labels ``(N+ + 1) / (N+ + 2)`` and
+    ``1 / (N- + 2)`` (``N+, N-`` the rows of each label): a straight line has
+    no roughness penalty, and without them scores that separate the classes
+    would leave the optimum at infinite slope. A huge ``lambda`` leaves a
+    straight line, i.e. Platt scaling (:class:`~skcal.PlattScaler`); a small
+    one follows the data. Beyond the calibration range ``f`` continues linearly (the
     natural-spline boundary behaviour), so extreme scores keep a finite slope.
 
     ``lambda`` minimises the summed weighted held-out log loss of
@@ -281,7 +292,12 @@ class SplineCalibrator(OneVsRestCalibrator):
     penalty chosen by cross-validation; ml-insights' ``SplineCalib`` is that
     method. skcal keeps the method (a cross-validated penalised cubic
     spline of the log-odds) with a deterministic knot rule, the classical
-    roughness penalty (Platt as its limit) and no pseudo-data.
+    roughness penalty (Platt as its limit) and no pseudo-data beyond Platt's
+    target smoothing. The held-out losses of the cross-validation use the
+    raw labels; the penalty chosen is the largest whose loss is within
+    ``1e-9`` (relative) of the lowest.
+
+    %(weight_unit)s
 
     With ``monotone=True`` the coefficients are written as cumulative sums of
     increments constrained to be ``>= 0`` (solved by the active-set Newton

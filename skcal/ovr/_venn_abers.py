@@ -1,5 +1,6 @@
 """Venn-Abers predictors (Vovk & Petej 2012; Vovk, Petej & Fedorova 2015): IVAP and CVAP."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._array import like_input
 from ._base import OneVsRestCalibrator
-from ._binning import distinct_scores
+from ._binning import distinct_scores, weight_unit
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -106,7 +107,7 @@ def _f0(px, py):
     return F0
 
 
-def venn_abers_table(s, y, sample_weight=None):
+def venn_abers_table(s, y, sample_weight=None, unit=None):
     """The two isotonic fits with a test point, for every possible test-score position.
 
     Parameters
@@ -116,7 +117,11 @@ def venn_abers_table(s, y, sample_weight=None):
     y : ndarray of shape (n_samples,), bool
         Calibration labels.
     sample_weight : ndarray of shape (n_samples,), default=None
-        Weights in units of one test point (integer weights act as copies).
+        Weights; the test point weighs ``unit``.
+    unit : float, default=None
+        Weight of the test point; by default one row,
+        :func:`~skcal.ovr._binning.weight_unit` of the data (1 for unweighted
+        data and integer weights, which act as copies).
 
     Returns
     -------
@@ -134,11 +139,13 @@ def venn_abers_table(s, y, sample_weight=None):
     1-4) compute it for every position of the test point from one stack
     sweep per label: ``O(k)`` after an ``O(n log n)`` sort, exactly (no
     approximation of the extra point). Sample weights enter the diagram as
-    the points' widths, the test point having width 1.
+    the points' widths, the test point having width ``unit``.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
-    px = [0.0] + np.cumsum(W).tolist()
-    py = [0.0] + np.cumsum(Y).tolist()
+    if unit is None:
+        unit = weight_unit(s, y, sample_weight)
+    px = [0.0] + (np.cumsum(W) / unit).tolist()
+    py = [0.0] + (np.cumsum(Y) / unit).tolist()
     k = u.size
     F1 = _f1(px, py)
     F0 = _f0(px, py)
@@ -210,13 +217,19 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     :meth:`predict_interval` returns ``(1 - GM(1 - p0), GM(p1))`` sorted, the
     pair whose merge is ``p``.
 
+    **Constant scores** (one distinct calibration score) give the base rate,
+    ``p0 = p1``, with a ``UserWarning``: the data say nothing about the
+    order of scores, and the pair of a test point at the one score would
+    depend on the weight of the test point only.
+
     **Multiclass.** One-vs-rest: each class's merged ``p`` is renormalised
     over the classes; :meth:`predict_interval` returns the per-class pairs
     (not renormalised).
 
-    **Weights** count as copies of a calibration row, in units of the one
-    test point added to each fit; rescaling all weights therefore changes the
-    predictions (the test point's relative weight changes).
+    **Weights.** The test point added to each fit weighs one row (for CVAP,
+    one row of the whole calibration set):
+
+    %(weight_unit)s
 
     **Devices.** The fit sorts the scores on the CPU; prediction is two
     ``searchsorted`` lookups per class on the tensor's device.
@@ -242,7 +255,6 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
@@ -265,14 +277,25 @@ class VennAbersCalibrator(OneVsRestCalibrator):
         self.n_folds = n_folds
 
     def _fit_map(self, s, t, sample_weight, label):
+        unit = weight_unit(s, t, sample_weight)
+        keep = slice(None) if sample_weight is None else sample_weight > 0
+        u = np.unique(s[keep])
+        if u.size == 1:  # constant scores: the base rate, p0 = p1
+            w = np.ones(s.size) if sample_weight is None else sample_weight
+            r = np.full(2, float(w[t].sum()) / float(w.sum()))
+            warnings.warn(f"Venn-Abers of {label}: constant scores; the map is the "
+                          "base rate.", UserWarning, stacklevel=5)
+            if self.method == "ivap":
+                return u, r, r
+            return [u] * self.n_folds, [r] * self.n_folds, [r] * self.n_folds
         if self.method == "ivap":
-            return venn_abers_table(s, t, sample_weight)
+            return venn_abers_table(s, t, sample_weight, unit)
         fold = _fold_ids(s, sample_weight, self.n_folds)
         tables = []
         for f in range(self.n_folds):
             keep = fold != f
             w = None if sample_weight is None else sample_weight[keep]
-            tables.append(venn_abers_table(s[keep], t[keep], w))
+            tables.append(venn_abers_table(s[keep], t[keep], w, unit))
         return tuple(list(v) for v in zip(*tables))
 
     def _set_maps(self, maps):

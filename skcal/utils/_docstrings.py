@@ -23,6 +23,17 @@ classes : array-like of shape (n_classes,), default=None
     "backend": """\
 backend : {"auto", "numpy", "torch"}, default="auto"
     Array library used for the computation; ``"auto"`` follows the input.""",
+    # the per-class methods with a prior counted in rows (skcal.ovr._binning.weight_unit)
+    "weight_unit": """\
+**Sample weights** count in rows: when they are proportional to whole
+numbers (up to rounding; ratios of denominator at most 2**16) the unit is
+one row of the smallest unweighted data set they stand for (for integer
+weights 1, unless the totals of all distinct (score, label) pairs share a
+factor); otherwise it is the mean positive weight (each row counts once).
+So integer weights fit exactly like repeated rows, multiplying all weights
+by a constant changes nothing, and unweighted data count their rows, ties
+included. No rule continuous in the weights has all three properties
+(:func:`skcal.ovr._binning.weight_unit`).""",
 }
 
 _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
