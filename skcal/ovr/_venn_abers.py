@@ -24,45 +24,53 @@ def _f1(px, py):
 
     ``px, py``: the cumulative sum diagram ``P_0 = (0, 0), ..., P_k`` as lists.
     Points are kept in plain lists (index ``i + 1`` holds ``P_i``, index 0
-    the extra point ``P_{-1} = (-1, -1)``) and the geometric tests are
-    inlined: this loop is the whole cost of the fit.
+    the extra point ``P_{-1} = (-1, -1)``), the stacks are preallocated lists
+    with an index of their top, and the geometric tests are inlined: this
+    loop is the whole cost of the fit.
     """
     k = len(px) - 1
     X = [-1.0] + list(px)
     Y = [-1.0] + list(py)
     # Algorithm 1: lower convex hull of P_{-1}, P_0, ..., P_k (a stack)
-    sx, sy = [X[0], X[1]], [Y[0], Y[1]]
+    sx, sy = [0.0] * (k + 2), [0.0] * (k + 2)
+    sx[0], sy[0], sx[1], sy[1] = X[0], Y[0], X[1], Y[1]
+    top = 1
     for i in range(2, k + 2):
         x, y = X[i], Y[i]
-        while len(sx) > 1 and (
-            (sx[-1] - sx[-2]) * (y - sy[-1]) - (sy[-1] - sy[-2]) * (x - sx[-1]) <= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
-    sx.reverse()
-    sy.reverse()
+        ax, ay = sx[top], sy[top]
+        while top > 0:
+            bx, by = sx[top - 1], sy[top - 1]
+            if (ax - bx) * (y - ay) - (ay - by) * (x - ax) <= 0:
+                top -= 1
+                ax, ay = bx, by
+            else:
+                break
+        top += 1
+        sx[top], sy[top] = x, y
+    # the hull reversed: its first point on top
+    rx = sx[top::-1] + [0.0] * (k + 2)
+    ry = sy[top::-1] + [0.0] * (k + 2)
     # Algorithm 2
     F1 = [0.0] * (k + 1)
     for i in range(1, k + 1):
-        tx, ty, nx, ny = sx[-1], sy[-1], sx[-2], sy[-2]
-        F1[i] = (ny - ty) / (nx - tx)
+        tx, ty, nx, ny = rx[top], ry[top], rx[top - 1], ry[top - 1]
+        f = (ny - ty) / (nx - tx)
+        F1[i] = f
         # P_{i-1} <- P_{i-2} + P_i - P_{i-1}
         x = X[i - 1] + X[i + 1] - X[i]
         y = Y[i - 1] + Y[i + 1] - Y[i]
         X[i], Y[i] = x, y
-        if y >= ty + F1[i] * (x - tx):  # on or above the line top-nextToTop
+        if y >= ty + f * (x - tx):  # on or above the line top-nextToTop
             continue
-        sx.pop()
-        sy.pop()
-        while len(sx) > 1 and (
-            (sx[-1] - x) * (sy[-2] - sy[-1]) - (sy[-1] - y) * (sx[-2] - sx[-1]) <= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
+        top -= 1
+        while top > 0:
+            ax, ay, bx, by = rx[top], ry[top], rx[top - 1], ry[top - 1]
+            if (ax - x) * (by - ay) - (ay - y) * (bx - ax) <= 0:
+                top -= 1
+            else:
+                break
+        top += 1
+        rx[top], ry[top] = x, y
     return F1
 
 
@@ -72,38 +80,44 @@ def _f0(px, py):
     X = list(px) + [px[k] + 1.0]  # index i holds P_i, k + 1 the extra point
     Y = list(py) + [py[k]]
     # Algorithm 3: the hull from the right
-    sx, sy = [X[k + 1], X[k]], [Y[k + 1], Y[k]]
+    sx, sy = [0.0] * (k + 2), [0.0] * (k + 2)
+    sx[0], sy[0], sx[1], sy[1] = X[k + 1], Y[k + 1], X[k], Y[k]
+    top = 1
     for i in range(k - 1, -1, -1):
         x, y = X[i], Y[i]
-        while len(sx) > 1 and (
-            (sx[-1] - sx[-2]) * (y - sy[-1]) - (sy[-1] - sy[-2]) * (x - sx[-1]) >= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
-    sx.reverse()
-    sy.reverse()
+        ax, ay = sx[top], sy[top]
+        while top > 0:
+            bx, by = sx[top - 1], sy[top - 1]
+            if (ax - bx) * (y - ay) - (ay - by) * (x - ax) >= 0:
+                top -= 1
+                ax, ay = bx, by
+            else:
+                break
+        top += 1
+        sx[top], sy[top] = x, y
+    rx = sx[top::-1] + [0.0] * (k + 2)
+    ry = sy[top::-1] + [0.0] * (k + 2)
     # Algorithm 4
     F0 = [0.0] * (k + 2)
     for i in range(k, 0, -1):
-        tx, ty, nx, ny = sx[-1], sy[-1], sx[-2], sy[-2]
-        F0[i] = (ny - ty) / (nx - tx)
+        tx, ty, nx, ny = rx[top], ry[top], rx[top - 1], ry[top - 1]
+        f = (ny - ty) / (nx - tx)
+        F0[i] = f
         # P_i <- P_{i-1} + P_{i+1} - P_i
         x = X[i - 1] + X[i + 1] - X[i]
         y = Y[i - 1] + Y[i + 1] - Y[i]
         X[i], Y[i] = x, y
-        if y >= ty + F0[i] * (x - tx):
+        if y >= ty + f * (x - tx):
             continue
-        sx.pop()
-        sy.pop()
-        while len(sx) > 1 and (
-            (sx[-1] - x) * (sy[-2] - sy[-1]) - (sy[-1] - y) * (sx[-2] - sx[-1]) >= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
+        top -= 1
+        while top > 0:
+            ax, ay, bx, by = rx[top], ry[top], rx[top - 1], ry[top - 1]
+            if (ax - x) * (by - ay) - (ay - y) * (bx - ax) >= 0:
+                top -= 1
+            else:
+                break
+        top += 1
+        rx[top], ry[top] = x, y
     return F0
 
 
