@@ -51,7 +51,7 @@ def _whole_multiples(vals):
             return None
 
 
-def weight_unit(s, t, w):
+def weight_unit(s, t, w, n_distinct=None):
     """The weight of one row, in which the per-class priors count.
 
     Parameters
@@ -62,6 +62,9 @@ def weight_unit(s, t, w):
         Labels of the class.
     w : ndarray of shape (n,) or None
         Non-negative sample weights (None: all 1).
+    n_distinct : int, default=None
+        The number of distinct scores, when the caller has it: unweighted
+        scores that are all distinct have unit 1 without another sort.
 
     Returns
     -------
@@ -97,6 +100,8 @@ def weight_unit(s, t, w):
     s = np.asarray(s, dtype=np.float64)
     t = np.asarray(t, dtype=bool)
     if w is None:
+        if n_distinct is not None and n_distinct == s.size:
+            return 1.0
         m = None
         g = 1.0
     else:

@@ -157,7 +157,7 @@ def venn_abers_table(s, y, sample_weight=None, unit=None):
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
     if unit is None:
-        unit = weight_unit(s, y, sample_weight)
+        unit = weight_unit(s, y, sample_weight, u.size)
     px = [0.0] + (np.cumsum(W) / unit).tolist()
     py = [0.0] + (np.cumsum(Y) / unit).tolist()
     k = u.size
@@ -291,9 +291,9 @@ class VennAbersCalibrator(OneVsRestCalibrator):
         self.n_folds = n_folds
 
     def _fit_map(self, s, t, sample_weight, label):
-        unit = weight_unit(s, t, sample_weight)
         keep = slice(None) if sample_weight is None else sample_weight > 0
         u = np.unique(s[keep])
+        unit = weight_unit(s, t, sample_weight, u.size)
         if u.size == 1:  # constant scores: the base rate, p0 = p1
             w = np.ones(s.size) if sample_weight is None else sample_weight
             r = np.full(2, float(w[t].sum()) / float(w.sum()))
