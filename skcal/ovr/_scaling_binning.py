@@ -137,7 +137,8 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     separate the classes (the reference implementation's nearly
     unregularised logistic regression has none there). The smoothed targets
     count the rows ``N+, N-`` of each label. A ``ConvergenceWarning``
-    reports a failed fit.
+    reports a failed fit; constant scores (Platt scaling) give the base rate,
+    with a ``UserWarning``.
 
     %(weight_unit)s
 
