@@ -306,23 +306,58 @@ def test_dask_metrics_one_row_chunks_and_curve(client):
         expected_calibration_error(y, da.from_array(bad, chunks=3))
 
 
-def test_grouped_calibrator_on_dask(client, distributed_passes):
-    from skcal import GroupedCalibrator
+def _counting_scheduler(client, calls):
+    def get(expr, keys, **kwargs):
+        calls.append(1)
+        return client.get(expr, keys, **kwargs)
 
-    Z, y = _data(900, 3, seed=11)
-    g = np.random.default_rng(12).integers(0, 2, 900)
-    g[:20] = 5  # falls back
-    ref = GroupedCalibrator(TemperatureScaler(), min_group_size=50).fit(Z, y, groups=g)
-    est = GroupedCalibrator(TemperatureScaler(), min_group_size=50).fit(
-        da.from_array(Z, chunks=(300, 3)), da.from_array(y, chunks=300),
-        groups=da.from_array(g, chunks=300),
-    )
-    assert est.fallback_groups_.tolist() == [5]
-    for k in (0, 1):
-        assert est.calibrators_[k].temperature_ == pytest.approx(
-            ref.calibrators_[k].temperature_, rel=RTOL
+    return get
+
+
+@pytest.mark.parametrize("est", [TemperatureScaler(), VectorScaler(), PlattScaler()],
+                         ids=lambda e: type(e).__name__)
+def test_grouped_calibrator_on_dask_lockstep(client, distributed_passes, monkeypatch, est):
+    # all fits (global + per group) in lockstep: one dask job per pass for all
+    # groups; parameters equal the NumPy GroupedCalibrator's
+    import dask
+
+    from skcal import GroupedCalibrator
+    from skcal._backend import _dask_groups
+
+    rng = np.random.default_rng(12)
+    Z, y = _data(2400, 3, seed=11)
+    g = rng.choice(["a", "b", "c"], 2400)
+    g[:20] = "z"  # too small: falls back
+    Z *= np.where(g == "b", 3.0, 1.0)[:, None]  # groups need different maps
+    w = rng.uniform(0.2, 3.0, 2400)
+    ref = GroupedCalibrator(est, min_group_size=50).fit(Z, y, w, groups=g)
+    passes = []
+    pass_array = _dask_groups.Coordinator._pass_array
+    monkeypatch.setattr(_dask_groups.Coordinator, "_pass_array",
+                        lambda self, r: passes.append(len(r)) or pass_array(self, r))
+    calls = []
+    chunks = (700, 13, 1, 900, 786)
+    with dask.config.set(scheduler=_counting_scheduler(client, calls)):
+        got = GroupedCalibrator(est, min_group_size=50).fit(
+            da.from_array(Z, chunks=(chunks, 3)), da.from_array(y, chunks=chunks),
+            sample_weight=w, groups=da.from_array(g, chunks=chunks),
         )
-    P = est.predict_proba(da.from_array(Z, chunks=(250, 3)), groups=g)
+    assert got.fallback_groups_.tolist() == ["z"]
+    assert sorted(got.calibrators_) == ["a", "b", "c"]
+    _assert_same_fit(ref.global_calibrator_, got.global_calibrator_)
+    for k in "abc":
+        _assert_same_fit(ref.calibrators_[k], got.calibrators_[k])
+    assert len(calls) == got.n_dask_jobs_
+    if isinstance(est, TemperatureScaler):
+        # one grouped pass per Newton step, serving the 4 fits together; the
+        # rest: the ids/labels job, each fit's label and weight checks (merged)
+        # and its logit scale (merged)
+        n_iter = [ref.global_calibrator_.n_iter_] + [
+            ref.calibrators_[k].n_iter_ for k in "abc"
+        ]
+        assert len(passes) == max(n_iter) and passes[0] == 4
+        assert len(calls) == max(n_iter) + 4 < sum(n_iter)
+    P = got.predict_proba(da.from_array(Z, chunks=(250, 3)), groups=g)
     assert isinstance(P, da.Array)
     np.testing.assert_allclose(P.compute(), ref.predict_proba(Z, groups=g), rtol=1e-12)
 
