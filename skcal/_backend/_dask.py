@@ -48,6 +48,8 @@ LOCAL_MAX_BYTES = 64 << 20
 #: Most rows of a 1-D float64 column gathered to the client (one-vs-rest
 #: maps whose fit is not a sum: 2**27 rows = 1 GiB per column).
 GATHER_MAX_ROWS = 1 << 27
+#: Bytes of row blocks in flight while :func:`gather_rows` streams columns.
+GATHER_WINDOW_BYTES = 64 << 20
 #: Fan-in of the tree reduction of per-block sums.
 SPLIT_EVERY = 16
 
@@ -448,7 +450,8 @@ def gather_rows(*arrays):
 
     On a dask.distributed client the row blocks are fetched as they finish and
     released at once (``as_completed``), so a worker never holds more than
-    its blocks in flight (not its whole share of the columns); otherwise one
+    its blocks in flight (not its whole share of the columns): two per
+    worker, or as many as fit in :data:`GATHER_WINDOW_BYTES`; otherwise one
     ``dask.compute``.
     """
     client = _client()
@@ -464,7 +467,14 @@ def gather_rows(*arrays):
         [a.blocks[i] for a in present] for i in range(len(present[0].chunks[0]))
     ]
     pack = dask.delayed(_as_tuple, pure=True)
-    window = max(2, 2 * len(client.scheduler_info().get("workers", ())) or 4)
+    # blocks in flight: two per worker, or more small ones up to
+    # GATHER_WINDOW_BYTES (tiny blocks would otherwise cost a round trip each)
+    row_bytes = sum(a.dtype.itemsize for a in present)
+    biggest = max(present[0].chunks[0]) * row_bytes
+    window = max(
+        2 * len(client.scheduler_info().get("workers", ())) or 4,
+        GATHER_WINDOW_BYTES // max(biggest, 1),
+    )
     futures, todo = {}, iter(enumerate(blocks))
 
     def submit():
