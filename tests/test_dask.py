@@ -33,15 +33,27 @@ RTOL = 1e-9
 
 @pytest.fixture(scope="module")
 def client():
-    """A LocalCluster of 2 worker processes with 1 thread each."""
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-        memory_limit="1GiB",
-    )
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+    """A LocalCluster of 2 worker processes with 1 thread each.
+
+    No dashboard, no worker profiler and no work stealing: on a loaded
+    machine (the tests share 2 cores) their threads and messages cost more
+    than the tiny test jobs.
+    """
+    import dask
+
+    quiet = {
+        "distributed.worker.profile.enabled": False,
+        "distributed.scheduler.work-stealing": False,
+    }
+    with dask.config.set(quiet):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit="1GiB",
+        )
+        c = distributed.Client(cluster)
+        yield c
+        c.close()
+        cluster.close()
 
 
 @pytest.fixture
