@@ -298,7 +298,8 @@ def test_dask_metrics_match_numpy(client, case):
     X = Z if input_type == "logits" else np.exp(Z - logsumexp(Z, axis=1, keepdims=True))
     w = np.random.default_rng(9).uniform(0, 2, 400)
     ref = metric(y, X, sample_weight=w, input_type=input_type, **kw)
-    chunkings = [(150, 1, 200, 49)] + ([400] if "classwise" in name or "nll" in name else [])
+    single = "classwise" in name or "nll" in name
+    chunkings = [(150, 1, 200, 49)] + ([400] if single else [])
     for chunks in chunkings:
         got = metric(
             da.from_array(y, chunks=(chunks,)), da.from_array(X, chunks=(chunks, 3)),
@@ -348,7 +349,9 @@ def _counting_scheduler(client, calls):
 
 @pytest.mark.parametrize("est", [TemperatureScaler(), VectorScaler(), PlattScaler()],
                          ids=lambda e: type(e).__name__)
-def test_grouped_calibrator_on_dask_lockstep(client, distributed_passes, monkeypatch, est):
+def test_grouped_calibrator_on_dask_lockstep(
+    client, distributed_passes, monkeypatch, est
+):
     # all fits (global + per group) in lockstep: one dask job per pass for all
     # groups; parameters equal the NumPy GroupedCalibrator's
     import dask
