@@ -217,6 +217,25 @@ def vector_nll_hess(Z, y, sample_weight, w, b):
     return float(f / W), gw / W, gb / W, H / W
 
 
+def _blocks_block(Zb, yb, wb, w, b, single):
+    W = _block_weight(Zb.shape[0], wb)
+    k = Zb.shape[1]
+    if Zb.shape[0] == 0 or not W > 0:
+        return (0.0, np.zeros(k), np.zeros(k), np.zeros((3, k)), 0.0)
+    f, gw, gb, blocks = _numpy.vector_nll_grad_blocks(Zb, yb, wb, w, b, single=single)
+    return _means_to_sums((f, gw, gb, np.array(blocks)), W) + (W,)
+
+
+def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
+    """:func:`skcal._backend._numpy.vector_nll_grad_blocks` over row blocks (one pass)."""
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return _numpy.vector_nll_grad_blocks(*loc, w, b, single=single)
+    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
+    f, gw, gb, blocks, W = _reduce(_blocks_block, Z, y, sample_weight, w, b, single)
+    return float(f / W), gw / W, gb / W, tuple(blocks / W)
+
+
 def _hessp_block(Zb, yb, wb, w, b, vw, vb):
     W = _block_weight(Zb.shape[0], wb)
     k = Zb.shape[1]

@@ -410,3 +410,51 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
         hb += wc @ D.to(f64)
         hw += wc @ (D * Zc).to(f64)
     return (hw / wsum).cpu().numpy(), (hb / wsum).cpu().numpy()
+
+
+@torch.no_grad()
+def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
+    """NLL, gradient and per-class ``2 x 2`` Hessian blocks of vector scaling, in one pass.
+
+    Same contract as :func:`skcal._backend._numpy.vector_nll_grad_blocks`
+    (``single``: float32 work for 16/32-bit logits by default; float64 sums).
+    """
+    n, k = Z.shape
+    dev = Z.device
+    sw, wsum = _weights(sample_weight, n)
+    f64 = torch.float64
+    if single is None:
+        single = Z.dtype != f64
+    wd = torch.float32 if single else f64
+    w, b = _as_param(w, dev).to(wd), _as_param(b, dev).to(wd)
+    f = torch.zeros((), dtype=f64, device=dev)
+    sums = torch.zeros((6, k), dtype=f64, device=dev)
+    t_z = torch.zeros(k, dtype=f64, device=dev)
+    t_1 = torch.zeros(k, dtype=f64, device=dev)
+    for sl in chunk_rows(n, k, torch.finfo(wd).bits // 8, device=dev):
+        yc = y[sl]
+        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
+        wc = (
+            torch.ones(P.shape[0], dtype=f64, device=dev)
+            if sw is None
+            else sw[sl].to(f64)
+        )
+        z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(f64)
+        f += torch.dot(wc, f_i)
+        t_z.index_add_(0, yc, wc * z_y)
+        t_1.index_add_(0, yc, wc)
+        PZ = P * Zc
+        u = wc.to(wd)
+        Pw, PZw = (P, PZ) if sw is None else (P * u[:, None], PZ * u[:, None])
+        sums[0] += (u @ P).to(f64)
+        sums[1] += (u @ PZ).to(f64)
+        sums[2] += (PZw * Zc).sum(dim=0, dtype=f64)
+        sums[3] += (PZw * PZ).sum(dim=0, dtype=f64)
+        sums[4] += (PZw * P).sum(dim=0, dtype=f64)
+        sums[5] += (Pw * P).sum(dim=0, dtype=f64)
+    s_p, s_pz, s_pzz, q_zz, q_z1, q_11 = sums.cpu().numpy()
+    f, gw, gb, _ = _shared.vector_result(
+        float(f), s_pz, t_z.cpu().numpy(), s_p, t_1.cpu().numpy(), wsum
+    )
+    blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
+    return f, gw, gb, blocks
