@@ -153,17 +153,18 @@ def _means_to_sums(values, W):
     return tuple(np.asarray(v, dtype=np.float64) * W for v in values)
 
 
-def _temperature_block(Zb, yb, wb, beta, third):
+def _temperature_block(Zb, yb, wb, beta, third, second=True):
     W = _block_weight(Zb.shape[0], wb)
-    n_out = 4 if third else 3
+    n_out = 2 if not second else 4 if third else 3
     if Zb.shape[0] == 0 or not W > 0:
         return (np.zeros(n_out), 0.0)
-    r = _numpy.temperature_nll_derivs(Zb, yb, wb, beta, third=third)
-    return (np.asarray(r, dtype=np.float64) * W, W)
+    r = _numpy.temperature_nll_derivs(Zb, yb, wb, beta, third=third, second=second)
+    return (np.asarray(r[:n_out], dtype=np.float64) * W, W)
 
 
 def temperature_nll_derivs(
-    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False,
+    second=True,
 ):
     """:func:`skcal._backend._numpy.temperature_nll_derivs` over row blocks (one pass).
 
@@ -174,10 +175,12 @@ def temperature_nll_derivs(
     loc = _local(Z, y, sample_weight)
     if loc is not None:
         return _numpy.temperature_nll_derivs(
-            *loc, beta, third=third, return_row_stats=return_row_stats
+            *loc, beta, third=third, return_row_stats=return_row_stats, second=second
         )
-    acc, W = _reduce(_temperature_block, Z, y, sample_weight, float(beta), third)
+    acc, W = _reduce(_temperature_block, Z, y, sample_weight, float(beta), third, second)
     out = tuple(float(v) for v in acc / W)
+    if not second:
+        out = out + (None,) * (2 if third else 1)
     if return_row_stats:
         # only their largest gap max_k z - z_y is used (the logit scale): a
         # one-element stand-in, from one more pass

@@ -231,7 +231,8 @@ def _max_and_true(Zc, yc):
 
 @torch.no_grad()
 def temperature_nll_derivs(
-    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False,
+    second=True,
 ):
     """NLL of temperature scaling and its derivatives in ``beta = 1/T``.
 
@@ -242,7 +243,7 @@ def temperature_nll_derivs(
     per chunk, row sums included, combined over rows in float64.
     """
     return _shared.temperature_nll_derivs(
-        _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats
+        _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats, second
     )
 
 
@@ -256,8 +257,11 @@ def _temperature_chunks(Z):
         yield sl, bufs
 
 
-def _temperature_row_sums(Zc, m, beta, third, bufs):
-    """Row sums of ``e d^j`` (j = 0..2, 3 with ``third``) of one chunk, float64."""
+def _temperature_row_sums(Zc, m, beta, third, bufs, second=True):
+    """Row sums of ``e d^j`` (j = 0..2, 3 with ``third``) of one chunk, float64.
+
+    Without ``second`` only ``j = 0, 1`` (``s2`` is None).
+    """
     D_buf, E_buf = bufs
     r = m.shape[0]
     # type promotion makes D float32 for 16-bit Z without a separate copy
@@ -266,6 +270,8 @@ def _temperature_row_sums(Zc, m, beta, third, bufs):
     s0 = E.sum(dim=1).to(torch.float64)
     E.mul_(D)
     s1 = E.sum(dim=1).to(torch.float64)
+    if not second:
+        return s0, s1, None, None
     E.mul_(D)
     s2 = E.sum(dim=1).to(torch.float64)
     s3 = None
