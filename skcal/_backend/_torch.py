@@ -133,6 +133,31 @@ def _affine(A, scale, bias):
     return A
 
 
+def _affine_buffer(Z, wd, scale, bias):
+    """One reused chunk buffer for ``scale * Zc + bias`` (None if there is no map)."""
+    if scale is None and bias is None and Z.dtype == wd:
+        return None
+    return _chunk_buffers(Z, wd, 1)[0]
+
+
+def _affine_into(Zc, scale, bias, wd, buf):
+    """``scale * Zc + bias`` in ``wd``, written into the reused ``buf``.
+
+    A fresh tensor per chunk costs an allocation and, on the CPU, page faults
+    on every chunk (measured: a quarter of ``softmax`` at 1,000 classes).
+    """
+    if buf is None:
+        return Zc
+    A = buf[: Zc.shape[0]]
+    if scale is None:
+        A.copy_(Zc)
+    else:
+        torch.mul(Zc.to(wd), scale if isinstance(scale, float) else scale.to(wd), out=A)
+    if bias is not None:
+        A.add_(bias if isinstance(bias, float) else bias.to(wd))
+    return A
+
+
 def _wsum(v, w):
     """Sum of the float vector ``v`` (optionally weighted by ``w``) in float64."""
     v = v.to(torch.float64)
@@ -153,8 +178,9 @@ def log_softmax(Z, scale=None, bias=None, out=None):
         out = _empty((n, k), output_dtype(Z.dtype), Z.device)
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
+    buf = _affine_buffer(Z, wd, scale, bias)
     for sl in chunks:
-        A = _affine(Z[sl].to(wd), scale, bias)
+        A = _affine_into(Z[sl], scale, bias, wd, buf)
         torch.log_softmax(A, dim=1, out=out[sl])
     return out
 
@@ -173,9 +199,11 @@ def softmax(Z, scale=None, bias=None):
     out = _empty((n, k), output_dtype(Z.dtype), Z.device)
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
+    buf = _affine_buffer(Z, wd, scale, bias)
     for sl in chunks:
         # direct softmax, written in place: no log / exp round trip, no copy
-        torch.softmax(_affine(Z[sl].to(wd), scale, bias), dim=1, out=out[sl])
+        A = _affine_into(Z[sl], scale, bias, wd, buf)
+        torch.softmax(A, dim=1, out=out[sl])
     return out
 
 
