@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .utils._labels import check_near_match
+
 __all__ = ["add_subcommands", "run"]
 
 
@@ -33,6 +35,15 @@ def _columns(text):
     if not all(cols):
         raise ValueError(f"empty name in {text!r}")
     return cols
+
+
+def _bootstrap_count(text):
+    import argparse
+
+    v = _positive_int(text)
+    if v == 1:
+        raise argparse.ArgumentTypeError("must be 0 (no intervals) or at least 2, got 1")
+    return v
 
 
 def _positive_int(text):
@@ -114,7 +125,7 @@ def add_subcommands(sub):
                    help="folder for report.md, metrics.csv, metrics.json, reliability.png")
     r.add_argument("--n-bins", type=_positive_int, default=15,
                    help="equal-width bins of the ECE and the diagram (default 15)")
-    r.add_argument("--n-bootstrap", type=_positive_int, default=200,
+    r.add_argument("--n-bootstrap", type=_bootstrap_count, default=200,
                    help="bootstrap resamples of the intervals; 0: none (default 200)")
     r.add_argument("--seed", type=_positive_int, default=0, help="bootstrap seed")
 
@@ -186,6 +197,12 @@ def _fit_labels(table):
                 "columns (a class absent from the data included)"
             )
         return y, np.asarray(table.columns, dtype=str)
+    if table.columns is not None:
+        try:
+            check_near_match(present.tolist(), [str(c) for c in table.columns],
+                             remedy="use integer labels 0..K-1")
+        except ValueError as exc:
+            raise _UserError(f"{table.path}: {exc}") from None
     if len(present) != K:
         raise _UserError(
             f"{table.path}: {len(present)} distinct text labels "
@@ -394,20 +411,29 @@ def _metrics(y, P, n_bins, sample_weight=None):
 
 
 def _with_intervals(y, P, n_bins, n_bootstrap, seed):
-    """Point estimates and 95% percentile bootstrap intervals (rows resampled)."""
+    """Point estimates and 95% BCa bootstrap intervals (rows resampled).
+
+    The intervals are :func:`skcal.metrics.confidence_interval`'s (the ECE's
+    equal-width bins are those of the full sample). BCa rather than
+    percentile: the binned ECE of a well-calibrated model is biased upwards
+    and its percentile interval can lie entirely above the estimate.
+    """
+    from .metrics import confidence_interval
+
     point = _metrics(y, P, n_bins)
     if not n_bootstrap:
         return {k: (v, np.nan, np.nan) for k, v in point.items()}
-    rng = np.random.default_rng(seed)
-    n = len(y)
-    draws = {k: [] for k in point}
-    for _ in range(n_bootstrap):
-        counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
-        for k, v in _metrics(y, P, n_bins, sample_weight=counts).items():
-            draws[k].append(v)
-    return {
-        k: (point[k], *np.percentile(draws[k], [2.5, 97.5]).tolist()) for k in point
-    }
+    labels = np.arange(P.shape[1])
+    out = {}
+    for name, value in point.items():
+        params = {"n_bins": n_bins} if name == "ece" else {}
+        with np.errstate(divide="ignore"):
+            ci = confidence_interval(
+                name, y, P, method="BCa", n_resamples=n_bootstrap,
+                random_state=seed, labels=labels, **params,
+            )
+        out[name] = (value, float(ci.low), float(ci.high))
+    return out
 
 
 def _fmt(v):
@@ -463,7 +489,7 @@ def _cmd_report(args):
     results = {}
     for name, P in rows:
         results[name] = _with_intervals(y, P, args.n_bins, args.n_bootstrap, args.seed)
-    level = "" if not args.n_bootstrap else f" [95% bootstrap interval, {args.n_bootstrap} resamples]"
+    level = "" if not args.n_bootstrap else f" [95% BCa bootstrap interval, {args.n_bootstrap} resamples]"
     head = "| model | NLL | Brier | ECE | accuracy |\n|---|---|---|---|---|\n"
     lines = []
     for name, res in results.items():

@@ -463,7 +463,7 @@ class BaseCalibrator(
         """Fitted parameters for a generic module of :mod:`skcal.torch`.
 
         Subclasses with a closed form on logits override this hook and return
-        ``{"kind": "affine" | "ovr_sigmoid" | "ovr_interp", **params}`` (the
+        ``{"kind": "affine" | "mixture" | "ovr_sigmoid" | "ovr_interp", **params}`` (the
         keyword arguments of :class:`skcal.torch.AffineLogits`,
         :class:`~skcal.torch.OneVsRestSigmoid` or
         :class:`~skcal.torch.OneVsRestInterpolation`), or a ready

@@ -273,3 +273,20 @@ def test_skops_model_of_foreign_type_is_refused(tmp_path, logits, capsys):
     assert main(["apply", str(path), "--data", str(good), "--output",
                  str(tmp_path / "o.csv")]) == 2
     assert "not a skcal calibrator" in _err(capsys)
+
+
+def test_text_labels_matching_headers_only_up_to_case(tmp_path, logits, capsys):
+    import pyarrow.csv as pacsv
+
+    Z, y = logits
+
+    cols = {name.upper(): Z[:, k] for k, name in enumerate(NAMES)}
+    cols["label"] = np.array(NAMES)[y]
+    path = tmp_path / "case.csv"
+    pacsv.write_csv(pa.table(cols), path)
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 2
+    assert "only when case and spaces are ignored" in _err(capsys)
+    assert main(["benchmark", "--data", str(path), "--quiet",
+                       "--methods", "temperature"]) == 2
+    assert "only when case and spaces are ignored" in _err(capsys)

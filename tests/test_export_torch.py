@@ -155,6 +155,7 @@ def test_to_torch_compile_fullgraph(cls):
     if not _compile_works():
         pytest.skip("torch.compile is not available on this build")
     est, Z = _fit(cls, 3, "2d", n=200)
+    torch._dynamo.reset()  # one compiled forward per module class: no recompile limit
     compiled = torch.compile(est.to_torch(), backend="aot_eager", fullgraph=True)
     _check_close(compiled(torch.from_numpy(Z)), est, Z)
 
@@ -196,3 +197,67 @@ def test_module_device_and_dtype_move():
     np.testing.assert_allclose(
         out.exp().numpy(), est.predict_proba(Z.astype(np.float64)), atol=1e-6
     )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: skcal.MatrixScaler(reg="sms"),
+     lambda: skcal.DirichletCalibrator(reg_lambda=0.0, reg_mu=0.0),
+     lambda: skcal.EnsembleTemperatureScaler()],
+    ids=["matrix-sms", "dirichlet-unregularised", "ets"],
+)
+def test_to_torch_non_default_maps(make):
+    # log-softmax features with a scale (SMS), and a mixture whose weights are
+    # all positive on over-confident logits
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 500)
+    Z = (3.0 * (rng.normal(size=(500, 4)) + 2.0 * np.eye(4)[y])).astype(np.float32)
+    noisy = rng.random(500) < 0.3  # label noise: the mixture uses all three terms
+    y = np.where(noisy, rng.integers(0, 4, 500), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make().fit(Z, y)
+    if isinstance(est, skcal.EnsembleTemperatureScaler):
+        assert (est.weights_ > 0.1).all()
+    _check_close(est.to_torch()(torch.from_numpy(Z)), est, Z)
+    if isinstance(est, skcal.MatrixScaler):
+        assert est.feature_scale_ is not None and est.feature_scale_ != 1.0
+    try:
+        import onnxruntime as ort
+
+        from skcal.onnx import to_onnx
+    except ImportError:
+        return
+    sess = ort.InferenceSession(to_onnx(est).SerializeToString())
+    P = sess.run(None, {sess.get_inputs()[0].name: Z})[0]
+    np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("top_k", [0, 3])
+def test_local_temperature_network_exports(top_k):
+    # rows with feature 1 are over-confident, rows with feature 0 are not:
+    # the fitted network (local_ True) must be exported, extra feature included
+    rng = np.random.default_rng(0)
+    n, K = 3000, 4
+    y = rng.integers(0, K, n)
+    f = rng.integers(0, 2, n).astype(float)
+    Z = rng.normal(size=(n, K)) + 1.5 * np.eye(K)[y]
+    Z *= np.where(f == 1, 4.0, 1.0)[:, None]
+    X = np.hstack([Z, f[:, None]]).astype(np.float32)
+    est = skcal.LocalTemperatureScaler(n_extra_features=1, top_k=top_k,
+                                       max_iter=300).fit(X, y)
+    assert est.local_
+    T = est.temperatures(X)
+    assert T[f == 1].mean() > 2.0 * T[f == 0].mean()
+    out = est.to_torch()(torch.from_numpy(X))
+    np.testing.assert_allclose(np.exp(out.detach().numpy()), est.predict_proba(X),
+                               rtol=0, atol=1e-6)
+    try:
+        import onnxruntime as ort
+
+        from skcal.onnx import to_onnx
+    except ImportError:
+        return
+    sess = ort.InferenceSession(to_onnx(est).SerializeToString())
+    P = sess.run(None, {sess.get_inputs()[0].name: X})[0]
+    np.testing.assert_allclose(P, est.predict_proba(X), rtol=0, atol=1e-6)

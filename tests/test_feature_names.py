@@ -84,3 +84,18 @@ def test_metrics_match_dataframe_columns_by_label_name():
         expected_calibration_error(y, P, kind="classwise"), rel=1e-12)
     with pytest.raises(ValueError, match="same labels in another order"):
         negative_log_likelihood(y, rev, labels=list("abcd"))
+
+
+def test_labels_that_name_columns_only_up_to_case_are_refused():
+    # positional matching would be a silent guess: "Dog" would become "cat"
+    df, ys, _ = _named_frame()
+    upper = df.rename(columns=str.capitalize)[["Dog", "Cat", "Emu"]]
+    with pytest.raises(ValueError, match="only when case and spaces are ignored"):
+        skcal.TemperatureScaler().fit(upper, ys)
+    partial = df.rename(columns={"emu": "eel"})
+    with pytest.raises(ValueError, match=r"Some labels of y name score columns \(\['cat', 'dog'\]\)"):
+        skcal.PlattScaler().fit(partial, ys)
+    # names unrelated to the labels: matched by position (sorted labels), as arrays
+    plain = pd.DataFrame(df.values, columns=["s0", "s1", "s2"])
+    est = skcal.TemperatureScaler().fit(plain, ys)
+    assert est.classes_.tolist() == ["cat", "dog", "emu"]

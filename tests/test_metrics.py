@@ -570,14 +570,17 @@ def test_rounding_tolerance_of_probability_rows():
     calibration_error(np.arange(50), p)
 
 
-def test_import_does_not_import_torch_or_matplotlib():
+def test_import_does_not_import_torch_matplotlib_or_dask():
+    # (one interpreter for the optional dependencies: torch, matplotlib and
+    # dask/distributed, which skcal loads only when given a dask array)
     code = (
-        "import sys, skcal.metrics, skcal.display; "
-        "print('torch' in sys.modules, 'matplotlib' in sys.modules)"
+        "import sys, skcal, skcal.metrics, skcal.display; "
+        "print(*[any(m.split('.')[0] == name for m in sys.modules) for name in "
+        "('torch', 'matplotlib', 'dask', 'distributed')])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False"] * 4
 
 
 # --------------------------------------------------------------------------

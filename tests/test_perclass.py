@@ -222,6 +222,9 @@ def _spline_ref(s, y, knots_u, mu, sd, lam, monotone=False):
     D2 = BSpline(t, np.eye(p), 3).derivative(2)(xq)
     P = (D2 * wq[:, None]).T @ D2
 
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    y = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))  # Platt's targets
+
     def F(th):
         f = X @ th
         return np.mean(np.logaddexp(0, f) - y * f) + lam / 2 * th @ P @ th
@@ -245,11 +248,13 @@ def test_spline_single_penalty_matches_scipy_solve():
     np.testing.assert_allclose(got, ref, atol=2e-5)
 
 
-def test_spline_large_penalty_is_platt_without_smoothing():
+def test_spline_large_penalty_is_platt():
     s, y = _binary(300, seed=10)
     est = SplineCalibrator(penalties=[1e5]).fit(s, y)
     X = np.column_stack([s, np.ones_like(s)])
-    ab, _ = _bounded_logistic_ref(X, y.astype(float), np.ones_like(s), 0)
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))  # Platt's targets
+    ab, _ = _bounded_logistic_ref(X, t, np.ones_like(s), 0)
     f = est.transform(s)[:, 1] - est.transform(s)[:, 0]
     np.testing.assert_allclose(f, X @ ab, atol=1e-3)
     # beyond the calibration range the map continues linearly
@@ -265,13 +270,22 @@ def test_spline_cv_picks_the_penalty_with_the_lowest_held_out_loss():
 
 
 # -------------------------------------------------------------- Venn-Abers
-def _va_brute(s, y, w, x):
+def _va_brute(s, y, w, x, unit=1.0):
     p = []
     for lab in (0, 1):
         ir = IsotonicRegression(out_of_bounds="clip").fit(
-            np.append(s, x), np.append(y, lab).astype(float), np.append(w, 1.0))
+            np.append(s, x), np.append(y, lab).astype(float), np.append(w, unit))
         p.append(ir.predict([x])[0])
     return p
+
+
+def _row_unit(s, y, w):
+    """One row for integer weights: gcd of the (score, label) totals (the rule of weight_unit)."""
+    tot = {}
+    for si, yi, wi in zip(s, y, w):
+        if wi > 0:
+            tot[(si, yi)] = tot.get((si, yi), 0) + int(wi)
+    return float(np.gcd.reduce(list(tot.values())))
 
 
 def test_venn_abers_matches_brute_force_isotonic_fits():
@@ -286,7 +300,8 @@ def test_venn_abers_matches_brute_force_isotonic_fits():
         est = VennAbersCalibrator().fit(s, y, sample_weight=w)
         x = np.arange(-1.0, 7.0, 0.5)
         p0, p1 = est.predict_interval(x)
-        ref = np.array([_va_brute(s, y, w, xi) for xi in x])
+        unit = _row_unit(s, y, w)  # the test point weighs one row
+        ref = np.array([_va_brute(s, y, w, xi, unit) for xi in x])
         np.testing.assert_allclose(p0, ref[:, 0], atol=1e-12)
         np.testing.assert_allclose(p1, ref[:, 1], atol=1e-12)
         np.testing.assert_allclose(est.predict_proba(x)[:, 1], p1 / (1 - p0 + p1), rtol=1e-12)
@@ -299,7 +314,8 @@ def test_venn_abers_fractional_weights_match_brute_force():
     est = VennAbersCalibrator().fit(s, y, sample_weight=w)
     x = np.linspace(-3, 3, 25)
     p0, p1 = est.predict_interval(x)
-    ref = np.array([_va_brute(s, y, w, xi) for xi in x])
+    # weights not proportional to whole numbers: the test point weighs their mean
+    ref = np.array([_va_brute(s, y, w, xi, w.mean()) for xi in x])
     np.testing.assert_allclose(np.c_[p0, p1], ref, atol=1e-12)
 
 
@@ -401,3 +417,41 @@ def test_venn_abers_interval_follows_torch_input():
     r0, r1 = est.predict_interval(s)
     np.testing.assert_allclose(p0.numpy(), r0, rtol=1e-12)
     np.testing.assert_allclose(p1.numpy(), r1, rtol=1e-12)
+
+
+# ------------------------------------------------------------- weight unit
+def test_weight_unit_counts_rows_of_the_smallest_whole_data_set():
+    from math import gcd
+
+    from skcal.ovr._binning import weight_unit
+    rng = np.random.default_rng(20)
+    s = np.repeat(rng.normal(size=30), 2)  # every score twice ...
+    t = np.arange(60) % 2 == 0  # ... once with each label: no common factor
+    assert weight_unit(s, t, None) == 1.0
+    assert weight_unit(np.r_[s, s], np.r_[t, t], None) == 2.0  # an exact copy
+    w = rng.integers(0, 5, 60).astype(float)
+    w[:2] = 1.0
+    tot = {}
+    for si, ti, wi in zip(s, t, w):
+        if wi:
+            tot[(si, ti)] = tot.get((si, ti), 0) + int(wi)
+    d = 0
+    for v in tot.values():
+        d = gcd(d, v)
+    for c in (1.0, 1e-300, 1 / 3, 7.0, 1e250):
+        np.testing.assert_allclose(weight_unit(s, t, c * w), c * d, rtol=1e-13)
+    # class weights 1 : 3.7 stand for 10 and 37 copies
+    np.testing.assert_allclose(weight_unit(s, t, np.where(t, 1.0, 3.7)), 0.1, rtol=1e-13)
+    # weights not proportional to whole numbers: each row counts once
+    f = rng.uniform(0.2, 3.0, 60)
+    for c in (1.0, 1e-300, 1e250):
+        np.testing.assert_allclose(weight_unit(s, t, c * f), c * f.mean(), rtol=1e-13)
+
+
+def test_spline_on_separated_scores_is_finite_and_platt_like():
+    s = np.r_[np.linspace(-3, -0.5, 6), np.linspace(0.5, 3, 6)]
+    y = np.r_[np.zeros(6, int), np.ones(6, int)]
+    est = SplineCalibrator().fit(s, y)
+    p = est.predict_proba(s)[:, 1]
+    # smoothed targets 1/8 and 7/8 bound the fit away from 0 and 1
+    assert np.all((p > 0.01) & (p < 0.99))

@@ -97,16 +97,16 @@ _NOT_SCALE_INVARIANT = {
     for name, cls in _CALIBRATORS
     if not getattr(cls, "_weight_rescaling_invariant", True)
 }
-_NOT_SCALE_INVARIANT["SplineCalibrator"] = (
-    "the cross-validated penalty compares held-out losses that move by rounding "
-    "(~1e-8) when the weights are rescaled"
-)
 
 #: Calibrators whose weighted fit is not that of repeated rows, beyond the flag.
-_NOT_REPETITION = {
-    "SplineCalibrator": "repeated rows change the cross-validation folds, hence "
-    "the chosen penalty",
-}
+_NOT_REPETITION = {}
+
+#: Weight invariances that hold exactly for the problem but only to the
+#: accuracy of an ill-conditioned solve: SplineCalibrator's Newton solves
+#: (tol=1e-10 on the decrement, penalty matrices with entries ~1e5 next to a
+#: loss Hessian ~0.1) agree to ~4e-6 on the same problem posed with other
+#: (rescaled or repeated) weights.
+_WEIGHT_ATOL = {"SplineCalibrator": 2e-5}
 
 
 def _params_except(unpromised):
@@ -183,7 +183,8 @@ def test_integer_weights_equal_repeated_rows(cls, prob, wseed):
         w[0] = 3  # repetition changes the row count, not the weight shares
     a = _quiet(_make(cls).fit, Z, y, sample_weight=w)
     b = _quiet(_make(cls).fit, np.repeat(Z, w, axis=0), np.repeat(y, w))
-    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-7)
+    atol = _WEIGHT_ATOL.get(cls.__name__, 1e-7)
+    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=atol)
 
 
 @pytest.mark.parametrize("cls", _params_except(_NOT_SCALE_INVARIANT))
@@ -194,7 +195,8 @@ def test_rescaling_the_weights_changes_nothing(cls, prob, scale):
     w = np.random.default_rng(prob[0]).uniform(0.2, 3.0, size=len(y))
     a = _quiet(_make(cls).fit, Z, y, sample_weight=w)
     b = _quiet(_make(cls).fit, Z, y, sample_weight=scale * w)
-    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-9)
+    atol = _WEIGHT_ATOL.get(cls.__name__, 1e-9)
+    np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=atol)
 
 
 @pytest.mark.parametrize("cls", _ALL)

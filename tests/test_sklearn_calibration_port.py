@@ -236,11 +236,11 @@ def test_calibration_multiclass_linear_svc(method, ensemble, seed):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["isotonic"])
+@pytest.mark.parametrize("method", ["sigmoid", "isotonic"])
 @pytest.mark.parametrize("ensemble", [True, False])
 def test_calibration_multiclass_random_forest(method, ensemble):
     # the second half of scikit-learn's test (one seed; Platt, "sigmoid", is
-    # tested against scikit-learn itself in tests/test_issue16_bugs.py, bug 3)
+    # also compared with scikit-learn itself in tests/test_issue16_bugs.py)
     Xtr, ytr, Xte, yte = _blobs(1)
     clf = RandomForestClassifier(n_estimators=30, random_state=42).fit(Xtr, ytr)
     uncal = _multiclass_brier(yte, clf.predict_proba(Xte), 3)

@@ -27,6 +27,7 @@ when it is given a dask array.
 
 import functools
 import math
+import threading
 from collections import OrderedDict
 
 import dask
@@ -47,11 +48,20 @@ LOCAL_MAX_BYTES = 64 << 20
 #: Most rows of a 1-D float64 column gathered to the client (one-vs-rest
 #: maps whose fit is not a sum: 2**27 rows = 1 GiB per column).
 GATHER_MAX_ROWS = 1 << 27
+#: Bytes of row blocks in flight while :func:`gather_rows` streams columns.
+GATHER_WINDOW_BYTES = 64 << 20
 #: Fan-in of the tree reduction of per-block sums.
 SPLIT_EVERY = 16
 
 _CACHE = OrderedDict()
 _CACHE_ENTRIES = 4
+#: ``_STATE.participant``: the lockstep fit run by this thread, if any
+#: (:mod:`skcal._backend._dask_groups`).
+_STATE = threading.local()
+
+
+def _participant():
+    return getattr(_STATE, "participant", None)
 
 
 def from_numpy(a, device=None):
@@ -110,7 +120,12 @@ def _reduce(block_fn, Z, y, sw, *args):
         fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
         concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
     )
-    flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
+    p = _participant()
+    if p is not None and p.owns(Z, y, sw):
+        # a lockstep fit: one blockwise pass over all rows serves every group
+        flat = p.call(("pass", block_fn, args, size))
+    else:
+        flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
     out, at = [], 0
     for sh in shapes:
         m = int(np.prod(sh))
@@ -132,6 +147,15 @@ def _local(Z, y=None, sw=None):
     if not size <= LOCAL_MAX_BYTES:
         return None
     key = _key(Z, y, sw)
+    p = _participant()
+    if p is not None:
+        # lockstep fits share one budget of LOCAL_MAX_BYTES for their copies
+        hit = p.cache.get(key)
+        if hit is None:
+            if not p.reserve(size):
+                return None
+            hit = p.cache[key] = dask.compute(Z, y, sw)
+        return hit
     hit = _CACHE.get(key)
     if hit is None:
         hit = dask.compute(Z, y, sw)
@@ -308,40 +332,24 @@ def column_ranges(Z):
     if loc is not None:
         A = loc[0]
         return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
-    lo, hi = dask.compute(
-        Z.min(axis=0, split_every=SPLIT_EVERY), Z.max(axis=0, split_every=SPLIT_EVERY)
+    # per block (an empty block, e.g. of a group's rows, gives +inf / -inf)
+    k = Z.shape[1]
+    R = Z.map_blocks(
+        _range_block, chunks=((2,) * Z.numblocks[0], (k,)), dtype=np.float64,
+        meta=np.empty((0, 0)),
     )
-    return lo.astype(np.float64), hi.astype(np.float64)
+    lo, hi = dask.compute(
+        R[0::2].min(axis=0, split_every=SPLIT_EVERY),
+        R[1::2].max(axis=0, split_every=SPLIT_EVERY),
+    )
+    return lo, hi
 
 
-def warm_start_sample(strides, Z, y, sample_weight, *row_stats):
-    """Local copy of the finest warm-start subsample that fits :data:`LOCAL_MAX_BYTES`.
-
-    Parameters
-    ----------
-    strides : list of int
-        Strides of the warm-start subsamples, coarsest first.
-    Z, y, sample_weight, row_stats
-        dask arrays of the calibration set.
-
-    Returns
-    -------
-    base : int or None
-        The stride of the copy (None: no subsample is small enough).
-    arrays : tuple
-        ``(Z[::base], y[::base], sample_weight[::base], *row_stats[::base])`` as
-        NumPy arrays (computed in one pass), or None.
-    """
-    n = Z.shape[0]
-    row_bytes = Z.dtype.itemsize * Z.shape[1] + 8 * (2 + len(row_stats))
-    for s in sorted(strides):
-        if math.ceil(n / s) * row_bytes <= LOCAL_MAX_BYTES:
-            sub = slice(None, None, s)
-            parts = [Z[sub], y[sub]]
-            parts.append(None if sample_weight is None else sample_weight[sub])
-            parts += [v[sub] for v in row_stats]
-            return s, dask.compute(*parts)
-    return None, None
+def _range_block(Zb):
+    if Zb.shape[0] == 0:
+        k = Zb.shape[1]
+        return np.stack([np.full(k, np.inf), np.full(k, -np.inf)])
+    return np.stack([Zb.min(axis=0), Zb.max(axis=0)]).astype(np.float64)
 
 
 # -------------------------------------------------------------- prediction
@@ -450,7 +458,8 @@ def _client():
     import sys
 
     distributed = sys.modules.get("distributed")
-    if distributed is None:
+    if distributed is None or _participant() is not None:
+        # (lockstep fits: every computation goes through the scheduler hook)
         return None
     try:
         return distributed.get_client()
@@ -463,7 +472,8 @@ def gather_rows(*arrays):
 
     On a dask.distributed client the row blocks are fetched as they finish and
     released at once (``as_completed``), so a worker never holds more than
-    its blocks in flight (not its whole share of the columns); otherwise one
+    its blocks in flight (not its whole share of the columns): two per
+    worker, or as many as fit in :data:`GATHER_WINDOW_BYTES`; otherwise one
     ``dask.compute``.
     """
     client = _client()
@@ -479,7 +489,14 @@ def gather_rows(*arrays):
         [a.blocks[i] for a in present] for i in range(len(present[0].chunks[0]))
     ]
     pack = dask.delayed(_as_tuple, pure=True)
-    window = max(2, 2 * len(client.scheduler_info().get("workers", ())) or 4)
+    # blocks in flight: two per worker, or more small ones up to
+    # GATHER_WINDOW_BYTES (tiny blocks would otherwise cost a round trip each)
+    row_bytes = sum(a.dtype.itemsize for a in present)
+    biggest = max(present[0].chunks[0]) * row_bytes
+    window = max(
+        2 * len(client.scheduler_info().get("workers", ())) or 4,
+        GATHER_WINDOW_BYTES // max(biggest, 1),
+    )
     futures, todo = {}, iter(enumerate(blocks))
 
     def submit():
@@ -623,6 +640,9 @@ def check_sample_weight(sample_weight, like, relative=False):
         raise ValueError(
             f"sample_weight sums to {total} (float64 overflow); rescale the weights."
         )
+    p = _participant()
+    if p is not None:  # a lockstep fit: its weight divisor, for the grouped passes
+        p.weight_top = float(top) if relative else None
     return sw / top if relative else sw
 
 

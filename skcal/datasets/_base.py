@@ -10,6 +10,8 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch
 
+from ..utils._labels import check_near_match
+
 __all__ = [
     "list_datasets",
     "load_logits",
@@ -385,6 +387,12 @@ def _csv_labels(cells, column, n_classes, path, names=None):
         classes = np.asarray(names, dtype=str)
         lookup = {name: j for j, name in enumerate(classes)}
         return np.array([lookup[c] for c in labels], dtype=np.float64), classes
+    if names is not None:
+        try:
+            check_near_match(present.tolist(), [str(nm) for nm in names],
+                             remedy="use integer labels 0..K-1")
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
     classes, y = np.unique(labels, return_inverse=True)
     if len(classes) != n_classes:
         raise ValueError(

@@ -57,6 +57,9 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The labels, shared by every group's calibrator (passed to each clone
         as ``classes`` when it has that parameter, so that a group lacking a
         class still has all columns).
+    n_dask_jobs_ : int
+        Only after a lockstep fit on dask arrays: the number of dask
+        computations it took.
 
     Notes
     -----
@@ -66,12 +69,23 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     them is fitted as usual, with all classes (the per-group fit may warn
     about classes without examples).
 
-    dask arrays: the group ids come from one pass over ``groups``; each
-    fitted group's rows are selected lazily (``X[groups == g]``) and fitted by
-    the calibrator's distributed passes, one group after the other (so the
-    number of jobs grows with the number of groups; a single batched Newton
-    step over all groups is not implemented). Predictions are one lazy pass:
-    each row block is calibrated group by group with NumPy.
+    dask arrays: the labels and the group ids (with their counts per row
+    block) come from one job. For a skcal calibrator whose fit runs on dask
+    arrays (``_dask_fit``), the global fit and every group's fit then run in
+    *lockstep* (:mod:`skcal._backend._dask_groups`): each runs its own
+    unchanged client-side solver, and whenever they need data, one dask job
+    serves them all. A kernel pass (a Newton step's derivatives, gradient,
+    Hessian or Hessian-vector product, a line-search NLL) is one blockwise
+    map over the row blocks of all rows: each block task splits its rows by
+    group and computes every group's sums with that group's parameters, and
+    the packed sums are tree-reduced together. Other steps (each fit's label
+    and weight checks, warm-start subsamples, the per-class columns of
+    one-vs-rest calibrators) are merged into the same jobs. So a fit costs
+    about as many jobs as its slowest group has passes (``n_dask_jobs_``),
+    not groups x passes; a group that has converged stops. Another estimator
+    (not a skcal calibrator) is fitted group after group, each group's rows
+    selected lazily. Predictions are one lazy pass: each row block is
+    calibrated group by group with NumPy.
 
     Examples
     --------
@@ -144,6 +158,8 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._validate_params()
         n = X.shape[0] if hasattr(X, "shape") else len(X)
         groups = self._check_groups(groups, n)
+        if is_dask_array(X) and _lockstep_ok(self._base()):
+            return self._fit_dask_lockstep(X, y, sample_weight, groups)
         self.global_calibrator_ = clone(self._base()).fit(X, y, sample_weight)
         self.classes_ = self.global_calibrator_.classes_
         ids, counts = _group_sizes(groups)
@@ -165,8 +181,61 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 swg = None if sample_weight is None or not np.ndim(sample_weight) else (
                     sample_weight[mask]
                 )
-            key = g.item() if isinstance(g, np.generic) else g
-            self.calibrators_[key] = self._clone().fit(Xg, yg, swg)
+            self.calibrators_[_key_of(g)] = self._clone().fit(Xg, yg, swg)
+        return self
+
+    def _fit_dask_lockstep(self, X, y, sample_weight, groups):
+        """Every fit (global and per group) in lockstep: one dask job per pass."""
+        from .._backend import _dask
+        from .._backend._dask_groups import fit_lockstep
+        from ..utils._labels import resolve_classes
+
+        # the validated logits of all rows (lazy) and, in one job, the labels
+        # and each row block's group ids and counts
+        probe = clone(self._base())
+        Z = probe._validate_X(X, reset=True)
+        groups = _dask.as_row_chunks(groups, Z)
+        if not is_dask_array(y):
+            y = column_or_1d(np.asarray(y))
+        if y.shape[0] != Z.shape[0]:
+            raise ValueError(
+                f"X and y have different numbers of samples: {Z.shape[0]} and "
+                f"{y.shape[0]}."
+            )
+        y = _dask.as_row_chunks(y, Z)
+        if sample_weight is not None and not is_dask_array(sample_weight):
+            sample_weight = np.broadcast_to(
+                np.asarray(sample_weight, dtype=np.float64), (Z.shape[0],)
+            ).copy() if np.ndim(sample_weight) == 0 else np.asarray(sample_weight)
+        uniq, ids, counts, block_counts = _labels_and_groups(y, groups)
+        classes, _, _ = resolve_classes(uniq, Z.shape[1], probe.classes)
+        self.classes_ = classes
+        self.groups_ = ids
+        big = counts >= self.min_group_size
+        self.fallback_groups_ = ids[~big]
+        big_pos = np.flatnonzero(big)
+        code_of = np.full(len(ids), -1, dtype=np.int64)
+        code_of[big_pos] = np.arange(len(big_pos))
+        codes = groups.map_blocks(_codes_block, ids, code_of, dtype=np.int64)
+
+        # the coordinator's arrays: validated logits, encoded labels, checked
+        # (unscaled) weights of all rows; each group's fit divides its own
+        y_enc = _dask.encode_labels(y, classes, Z)
+        sw = None
+        if sample_weight is not None:
+            sw = _dask.as_row_chunks(sample_weight, Z)
+            sw = sw.map_blocks(_dask._check_weight_block, dtype=np.float64)
+
+        self.global_calibrator_ = clone(self._base())
+        fits = [(-1, _fit_fn(self.global_calibrator_, X, y, sample_weight))]
+        ests = {}
+        for code, pos in enumerate(big_pos):
+            rows = tuple(int(c.get(pos, 0)) for c in block_counts)
+            Xg, yg, swg = _select_rows(codes == code, X, y, sample_weight, rows=rows)
+            est = ests[_key_of(ids[pos])] = self._clone()
+            fits.append((code, _fit_fn(est, Xg, yg, swg)))
+        self.n_dask_jobs_ = 1 + fit_lockstep(fits, Z, y_enc, sw, codes, like=Z)
+        self.calibrators_ = ests
         return self
 
     def _predict_numpy(self, X, groups, method):
@@ -252,22 +321,93 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
 
 
+def _key_of(g):
+    return g.item() if isinstance(g, np.generic) else g
+
+
+def _lockstep_ok(est):
+    """Whether the fits of clones of ``est`` can run in lockstep on dask arrays."""
+    from ..base import BaseCalibrator
+
+    return isinstance(est, BaseCalibrator) and est._dask_fit
+
+
+def _fit_fn(est, X, y, sample_weight):
+    """A lockstep participant: ``est.fit`` that registers its validated arrays.
+
+    The arrays ``est.fit`` hands to ``est._fit`` are recorded, so that the
+    kernel passes on them are served by the grouped pass over all rows.
+    """
+    from .._backend import _dask
+
+    def fn(participant):
+        fit_hook = est._fit
+
+        def registering(Z, y_enc, sw, xp):
+            participant.key = _dask._key(Z, y_enc, sw)
+            return fit_hook(Z, y_enc, sw, xp)
+
+        est._fit = registering
+        try:
+            est.fit(X, y, sample_weight)
+        finally:
+            del est._fit
+
+    return fn
+
+
+def _unique_counts(b):
+    return np.unique(np.asarray(b), return_counts=True)
+
+
+def _labels_and_groups(y, groups):
+    """One job: unique labels, and the group ids with their counts per row block.
+
+    Returns ``(labels, ids, counts, block_counts)``; ``block_counts[b]`` maps
+    a position in ``ids`` to its row count in row block ``b``.
+    """
+    import dask
+    import dask.array as da
+
+    blocks = groups.to_delayed().ravel()
+    uniq, *parts = dask.compute(
+        da.unique(y), *[dask.delayed(_unique_counts)(b) for b in blocks]
+    )
+    ids = np.unique(np.concatenate([u for u, _ in parts]))
+    counts = np.zeros(len(ids), dtype=np.int64)
+    block_counts = []
+    for u, c in parts:
+        pos = np.searchsorted(ids, u)
+        counts[pos] += c
+        block_counts.append(dict(zip(pos.tolist(), c.tolist())))
+    return np.asarray(uniq), ids, counts, block_counts
+
+
+def _codes_block(gb, ids, code_of):
+    gb = np.asarray(gb)
+    if gb.shape[0] == 0:
+        return np.empty(0, dtype=np.int64)
+    pos = np.clip(np.searchsorted(ids, gb), 0, len(ids) - 1)
+    return np.where(ids[pos] == gb, code_of[pos], -1)
+
+
 def _block_count(b):
     return np.array([int(np.count_nonzero(b))])
 
 
-def _select_rows(mask, X, y, sample_weight):
+def _select_rows(mask, X, y, sample_weight, rows=None):
     """``X[mask]``, ``y[mask]``, ``sample_weight[mask]`` of dask arrays, chunk sizes known.
 
-    The rows kept per block are counted in one pass over ``mask`` only, and
-    set as the (equal) row chunks of the three selections, as
+    The rows kept per block (``rows``, or counted in one pass over ``mask``)
+    are set as the (equal) row chunks of the three selections, as
     ``dask.array.Array.compute_chunk_sizes`` does.
     """
     from .._backend._dask import as_row_chunks
 
     mask = as_row_chunks(mask, X)
-    counts = mask.map_blocks(_block_count, chunks=((1,) * mask.numblocks[0],))
-    rows = tuple(int(c) for c in counts.compute())
+    if rows is None:
+        counts = mask.map_blocks(_block_count, chunks=((1,) * mask.numblocks[0],))
+        rows = tuple(int(c) for c in counts.compute())
     out = []
     for v in (X, y, sample_weight):
         if v is None:

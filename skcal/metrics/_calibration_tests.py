@@ -8,9 +8,7 @@ import numpy as np
 from scipy.special import ndtr
 from sklearn.utils import Bunch
 
-from ._calibration_error import _check_kind
-from ._events import event_vectors, frequency_weights
-from ._validation import _check_inputs
+from ._events import single_event
 
 __all__ = [
     "kolmogorov_smirnov_calibration_test",
@@ -20,18 +18,8 @@ __all__ = [
 
 
 def _event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels):
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
-    )
-    if kind == "classwise" and class_index is None:
-        raise ValueError("A calibration test checks one event: kind='classwise' "
-                         "needs class_index.")
-    s, o = event_vectors(inp, kind, class_index)
-    w = frequency_weights(sample_weight, inp)
+    s, o, w = single_event(y_true, y_prob, kind, class_index, sample_weight, input_type,
+                           labels, what="A calibration test")
     return s, o, (np.ones_like(s) if w is None else w)
 
 

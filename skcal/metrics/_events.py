@@ -25,9 +25,49 @@ import numpy as np
 
 from ..utils.validation import check_sample_weight
 from . import _rows
-from ._calibration_error import _class_index
+from ._calibration_error import _check_kind, _class_index
+from ._validation import _check_inputs
 
-__all__ = ["event_vectors", "frequency_weights", "class_vectors"]
+__all__ = ["event_vectors", "frequency_weights", "class_vectors", "single_event"]
+
+
+def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+                 *, what):
+    """Validated inputs of a metric defined for one event.
+
+    Parameters
+    ----------
+    y_true, y_prob, kind, class_index, sample_weight, input_type, labels :
+        As the public metric's.
+    what : str
+        The metric's name for the error message (e.g. "A calibration test").
+
+    Returns
+    -------
+    s, o : ndarray of shape (n_samples,), float64
+        Scores and 0/1 outcomes of the event (see :func:`event_vectors`).
+    w : ndarray of shape (n_samples,) or None
+        Frequency weights (:func:`frequency_weights`).
+
+    Raises
+    ------
+    ValueError
+        As :func:`skcal.metrics._validation._check_inputs`; for ``class_index``
+        with a ``kind`` other than ``"classwise"``; for ``kind="classwise"``
+        without ``class_index``.
+    """
+    kind = _check_kind(kind)
+    if kind != "classwise" and class_index is not None:
+        raise ValueError("class_index is only used with kind='classwise'.")
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels,
+    )
+    if kind == "classwise" and class_index is None:
+        raise ValueError(f"{what} is defined for one event: kind='classwise' needs "
+                         "class_index.")
+    s, o = event_vectors(inp, kind, class_index)
+    return s, o, frequency_weights(sample_weight, inp)
 
 
 def event_vectors(inp, kind, class_index=None):

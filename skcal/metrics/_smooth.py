@@ -11,9 +11,7 @@ bisection steps on [0, 1].
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._calibration_error import _check_kind
-from ._events import event_vectors, frequency_weights
-from ._validation import _check_inputs
+from ._events import single_event
 
 __all__ = ["smooth_calibration_error", "smooth_reliability_curve"]
 
@@ -97,20 +95,8 @@ def _smooth_ece_rows(f, o, w):
 
 
 def _prepare(y_true, y_prob, kind, class_index, sample_weight, input_type, labels):
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
-    )
-    if kind == "classwise" and class_index is None:
-        raise ValueError(
-            "The smooth ECE is defined for one event: kind='classwise' needs "
-            "class_index."
-        )
-    f, o = event_vectors(inp, kind, class_index)
-    return f, o, frequency_weights(sample_weight, inp)
+    return single_event(y_true, y_prob, kind, class_index, sample_weight, input_type,
+                        labels, what="The smooth ECE")
 
 
 _PARAMS = """

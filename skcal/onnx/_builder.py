@@ -29,7 +29,8 @@ class Emitter:
     def const(self, array, seed="c"):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def node(self, op_type, inputs, seed="t", **attrs):  # pragma: no cover
+    def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):  # pragma: no cover
+        """Add a node; return its output's name (a list of names if ``n_outputs > 1``)."""
         raise NotImplementedError
 
     # -- helpers built on the three primitives ---------------------------
@@ -71,12 +72,12 @@ class ModelEmitter(Emitter):
         self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
         return name
 
-    def node(self, op_type, inputs, seed="t", **attrs):
-        out = self.name(seed)
+    def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):
+        outs = [self.name(seed) for _ in range(n_outputs)]
         self.nodes.append(
-            helper.make_node(op_type, list(inputs), [out], name=self.name(op_type), **attrs)
+            helper.make_node(op_type, list(inputs), outs, name=self.name(op_type), **attrs)
         )
-        return out
+        return outs[0] if n_outputs == 1 else outs
 
 
 def _np_dtype(onnx_type):
@@ -134,6 +135,9 @@ def _scores(g, Z, n_classes, binary, dtype):
 def _affine(g, Z, spec, dtype):
     npt = _np_dtype(dtype)
     if spec.get("features", "logits") == "log_softmax":
+        beta = float(spec.get("feature_scale", 1.0))
+        if beta != 1.0:
+            Z = g.node("Mul", [Z, g.const(np.asarray(beta, dtype=npt), "feature_scale")])
         Z = g.node("LogSoftmax", [Z], axis=1)
     if spec.get("matrix") is not None:
         W = np.asarray(spec["matrix"], dtype=npt).T.copy()
@@ -147,15 +151,76 @@ def _affine(g, Z, spec, dtype):
     return g.node("LogSoftmax", [Z], "log_proba", axis=1), True
 
 
+def _mixture(g, Z, spec, n_classes, dtype):
+    """Ensemble temperature scaling, in log space (see ``TemperatureMixture``)."""
+    npt = _np_dtype(dtype)
+    w = np.asarray(spec["weights"], dtype=np.float64).reshape(-1)
+    parts = []
+    if w[0] > 0:
+        Zt = g.node("Mul", [Z, g.const(np.asarray(1.0 / spec["temperature"], dtype=npt), "beta")])
+        parts.append(g.node("Add", [g.node("LogSoftmax", [Zt], axis=1),
+                                    g.const(np.asarray(np.log(w[0]), dtype=npt), "lw")]))
+    if w[1] > 0:
+        parts.append(g.node("Add", [g.node("LogSoftmax", [Z], axis=1),
+                                    g.const(np.asarray(np.log(w[1]), dtype=npt), "lw")]))
+    if w[2] > 0:
+        zero = g.node("Sub", [Z, Z])
+        parts.append(g.node("Add", [zero, g.const(
+            np.asarray(np.log(w[2]) - np.log(n_classes), dtype=npt), "lw")]))
+    if len(parts) == 1:
+        return parts[0], True
+    m = g.node("Max", parts)
+    total = None
+    for t in parts:
+        e = g.node("Exp", [g.node("Sub", [t, m])])
+        total = e if total is None else g.node("Add", [total, e])
+    return g.node("Add", [m, g.node("Log", [total])], "log_proba"), True
+
+
+def _local_temperature(g, Z, F, spec, n_classes, dtype):
+    """Local temperature scaling (see ``skcal.torch.LocalTemperature``)."""
+    npt = _np_dtype(dtype)
+    coefs = spec["coefs"]
+    if not coefs:
+        T = g.const(np.asarray(spec["temperature"], dtype=npt), "temperature")
+    else:
+        k = min(int(spec["top_k"]), n_classes)
+        phi = []
+        if k:
+            top, _ = g.node("TopK", [g.node("LogSoftmax", [Z], axis=1),
+                                     g.const(np.array([k], dtype=np.int64), "k")],
+                            n_outputs=2, axis=1, largest=1, sorted=1)
+            phi.append(top)
+        if F is not None:
+            phi.append(g.node("Cast", [F], to=dtype))
+        h = phi[0] if len(phi) == 1 else g.node("Concat", phi, axis=1)
+        h = g.node("Div", [g.node("Sub", [h, g.const(np.asarray(spec["feature_mean"], dtype=npt), "mean")]),
+                           g.const(np.asarray(spec["feature_scale"], dtype=npt), "scale")])
+        for i, (W, b) in enumerate(zip(coefs, spec["intercepts"])):
+            h = g.node("Add", [g.node("MatMul", [h, g.const(np.asarray(W, dtype=npt), "w")]),
+                               g.const(np.asarray(b, dtype=npt), "b")])
+            if i < len(coefs) - 1:
+                h = g.node("Tanh", [h])
+        # softplus(h) = -log sigmoid(-h) (onnxruntime has no float64 Softplus)
+        softplus = g.node("Neg", [g.log_sigmoid(g.node("Neg", [h]), npt)])
+        T = g.node("Add", [softplus,
+                           g.const(np.asarray(spec["min_temperature"], dtype=npt), "t_min")])
+    return g.node("LogSoftmax", [g.node("Div", [Z, T])], "log_proba", axis=1), True
+
+
 def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
     npt = _np_dtype(dtype)
     coef = np.atleast_2d(np.asarray(spec["coef"], dtype=np.float64))
     binary = coef.shape[1] == 1
+    if spec.get("log_floor") is not None:
+        Z = g.node("Max", [Z, g.const(np.array(spec["log_floor"], dtype=npt), "log_floor")])
     S = _scores(g, Z, n_classes, binary, dtype)
     F = g.const(np.asarray(spec["intercept"], dtype=npt).reshape(-1), "intercept")
     for i, f in enumerate(spec.get("features", ("score",))):
         if f == "score":
             phi = S
+        elif f == "sigmoid":
+            phi = g.node("Sigmoid", [S])
         elif f == "log_sigmoid":
             phi = g.log_sigmoid(S, npt)
         else:
@@ -239,11 +304,27 @@ def calibration_nodes(
             "torch.onnx.export(calibrator.to_torch(), ...) instead"
         )
     kind = spec["kind"]
-    # the interpolation works in float64, as IsotonicScaler does
-    dtype = _DOUBLE if kind == "ovr_interp" else out_dtype
+    # the interpolation and the temperature network work in float64, as skcal does
+    dtype = _DOUBLE if kind in ("ovr_interp", "local_temperature") else out_dtype
+    F = None
+    m = int(spec.get("n_extra_features", 0)) if kind == "local_temperature" else 0
+    if m:
+        cut = n_features_in - m
+
+        def cols(lo, hi):
+            return g.node("Slice", [X, g.const(np.array([lo], np.int64)),
+                                    g.const(np.array([hi], np.int64)),
+                                    g.const(np.array([1], np.int64))])
+
+        X, F = cols(0, cut), cols(cut, n_features_in)
+        n_features_in = cut
     Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=dtype)
     if kind == "affine":
         out, is_log = _affine(g, Z, spec, dtype)
+    elif kind == "mixture":
+        out, is_log = _mixture(g, Z, spec, n_classes, dtype)
+    elif kind == "local_temperature":
+        out, is_log = _local_temperature(g, Z, F, spec, n_classes, dtype)
     elif kind == "ovr_sigmoid":
         out, is_log = _ovr_sigmoid(g, Z, spec, n_classes, dtype)
     elif kind == "ovr_interp":

@@ -47,13 +47,13 @@ class _ContainerEmitter(Emitter):
             )
         return name
 
-    def node(self, op_type, inputs, seed="t", **attrs):
-        out = self.name(seed)
+    def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):
+        outs = [self.name(seed) for _ in range(n_outputs)]
         self.container.add_node(
-            op_type, list(inputs), [out],
+            op_type, list(inputs), outs,
             name=self.scope.get_unique_operator_name(f"skcal_{op_type}"), **attrs,
         )
-        return out
+        return outs[0] if n_outputs == 1 else outs
 
 
 def _proto_dtype(variable):

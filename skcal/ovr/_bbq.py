@@ -1,6 +1,7 @@
 """Bayesian Binning into Quantiles (Naeini, Cooper & Hauskrecht, AAAI 2015)."""
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -12,7 +13,7 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
 
 __all__ = ["BBQCalibrator", "fit_bbq", "bbq_bin_range"]
 
@@ -38,7 +39,7 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         Scores (log-odds of the positive class); the priors use ``sigmoid(s)``.
     y : ndarray of shape (n_samples,), bool
     sample_weight : ndarray of shape (n_samples,), default=None
-        Weights act as counts.
+        Counted in rows of :func:`~skcal.ovr._binning.weight_unit`.
     C : float, default=10.0
         The models have ``B`` equal-mass bins for every ``B`` in
         :func:`bbq_bin_range`.
@@ -57,11 +58,20 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         Normalised log posterior weight of each model.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
+    unit = weight_unit(s, y, sample_weight, u.size)
+    W, Y = W / unit, Y / unit
     k = u.size
     total = float(W.sum())
-    lo, hi = bbq_bin_range(total, C)
+    if k == 1:  # constant scores: the base rate (see BBQCalibrator)
+        return np.empty(0), np.array([float(Y.sum()) / total]), np.array([1]), np.zeros(1)
+    # rows: a whole number up to rounding (weight_unit), rounded so that
+    # rescaled weights get the same range of models
+    lo, hi = bbq_bin_range(max(1.0, round(total)), C)
     cum_w = np.concatenate([[0.0], np.cumsum(W)])
     cum_y = np.concatenate([[0.0], np.cumsum(Y)])
+    # negatives summed on their own: a bin without one has exactly 0 (not a
+    # rounding residue, where gammaln(x + beta) with beta ~ 1e-16 is steep)
+    cum_n = np.concatenate([[0.0], np.cumsum(W - Y)])
     models = []
     cum = cum_w[1:]
     for B in range(lo, hi + 1):
@@ -69,8 +79,9 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         # bin b covers distinct scores start[b] .. stop[b] - 1
         stop = np.concatenate([cuts + 1, [k]])
         start = np.concatenate([[0], cuts + 1])
-        N = cum_w[stop] - cum_w[start]
-        m = cum_y[stop] - cum_y[start]
+        m = np.maximum(cum_y[stop] - cum_y[start], 0.0)
+        neg = np.maximum(cum_n[stop] - cum_n[start], 0.0)
+        N = m + neg
         e = expit(cut_edges(u, cuts)) if cuts.size else np.empty(0)
         lo_p = np.concatenate([[0.0], e])
         hi_p = np.concatenate([e, [1.0]])
@@ -82,7 +93,7 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         log_ml = float(np.sum(
             gammaln(ess / nb) - gammaln(N + ess / nb)
             + gammaln(m + a) - gammaln(a)
-            + gammaln(N - m + b) - gammaln(b)
+            + gammaln(neg + b) - gammaln(b)
         ))
         models.append((cuts, (m + a) / (N + a + b), log_ml))
     log_ml = np.array([lm for _, _, lm in models])
@@ -157,7 +168,8 @@ class BBQCalibrator(OneVsRestCalibrator):
     is ``sum_M P(M | D) (m_b + alpha_b) / (N_b + N'/B)`` over the models' bins
     containing the score (models whose weight is below ``exp(-50)`` of the
     largest are dropped: their share is below float64 resolution).
-    Everything is deterministic (no sampling).
+    Everything is deterministic (no sampling). Constant scores give the
+    base rate, with a ``UserWarning``.
 
     **Cost.** A direct implementation evaluates every model at prediction:
     ``T`` lookups per score for ``T ~ C N^(1/3)`` models (about 1000 at
@@ -171,8 +183,10 @@ class BBQCalibrator(OneVsRestCalibrator):
     scores the same family of models by BIC by default and keeps the models
     past an "elbow" of the scores; Naeini et al.'s BDeu average is used here.
 
-    Weights act as counts (the prior's ``N'`` is in the same unit), so
-    rescaling all weights changes the posterior.
+    The counts ``N_b, m_b, n_b`` and ``N`` of the range are in rows, the
+    unit of the prior's ``N'``:
+
+    %(weight_unit)s
 
     References
     ----------
@@ -192,7 +206,6 @@ class BBQCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
@@ -215,6 +228,10 @@ class BBQCalibrator(OneVsRestCalibrator):
         self.ess = ess
 
     def _fit_map(self, s, t, sample_weight, label):
+        keep = slice(None) if sample_weight is None else sample_weight > 0
+        if np.unique(s[keep]).size == 1:
+            warnings.warn(f"BBQ of {label}: constant scores; the map is the base "
+                          "rate.", UserWarning, stacklevel=5)
         return fit_bbq(s, t, sample_weight, C=self.C, ess=self.ess)
 
     def _set_maps(self, maps):

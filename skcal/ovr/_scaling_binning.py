@@ -14,7 +14,7 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
 from ._logistic import fit_logistic_bounded
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
@@ -41,22 +41,25 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
         Equal-mass bin edges on ``f = A s + B``.
     values : ndarray of shape (len(edges) + 1,)
         Weighted mean of ``g = sigmoid(f)`` over the calibration rows of each bin.
-    status : {"converged", "max_iter"}
-        The scaling fit's status.
+    status : {"converged", "max_iter", "constant"}
+        The scaling fit's status; ``"constant"``: constant scores, the map is
+        the base rate (clipped to ``[1e-6, 1 - 1e-6]``).
     """
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
     w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
     wsum = float(w.sum())
-    n_pos = float(w[y].sum())
-    n_neg = wsum - n_pos
-    # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007)
+    unit = weight_unit(s, y, sample_weight)
+    n_pos = float(w[y].sum()) / unit
+    n_neg = float(w[~y].sum()) / unit
+    # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007), counts in rows
     t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
     if scaling == "platt":
         mu = float((w * s).sum() / wsum)
         sd = math.sqrt(float((w * (s - mu) ** 2).sum() / wsum))
-        if not sd > 1e-13 * abs(mu):  # constant scores: the intercept only
-            A, B, status = 0.0, float(logit((t * w).sum() / wsum)), "converged"
+        if not sd > 1e-13 * abs(mu):  # constant scores: the base rate
+            rate = min(max(float(w[y].sum()) / wsum, 1e-6), 1.0 - 1e-6)
+            A, B, status = 0.0, float(logit(rate)), "constant"
         else:
             X = np.column_stack([(s - mu) / sd, np.ones_like(s)])
             b0 = math.log((n_pos + 1.0) / (n_neg + 1.0))
@@ -133,9 +136,11 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     standardised scores to ``tol=1e-12`` (as :func:`skcal.ovr._platt.fit_platt`), so its optimum is finite even for scores that
     separate the classes (the reference implementation's nearly
     unregularised logistic regression has none there). The smoothed targets
-    depend on the weight totals, so weights act as counts: integer weights
-    equal repeated rows, and rescaling all weights changes the fit slightly.
-    A ``ConvergenceWarning`` reports a failed fit.
+    count the rows ``N+, N-`` of each label. A ``ConvergenceWarning``
+    reports a failed fit; constant scores (Platt scaling) give the base rate,
+    with a ``UserWarning``.
+
+    %(weight_unit)s
 
     References
     ----------
@@ -153,7 +158,6 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     10
     """
 
-    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
@@ -179,6 +183,9 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
         A, B, edges, values, status = fit_scaling_binning(
             s, t, sample_weight, n_bins=self.n_bins, scaling=self.scaling
         )
+        if status == "constant":
+            warnings.warn(f"Scaling-binning of {label}: constant scores; the map is "
+                          "the base rate.", UserWarning, stacklevel=5)
         if status == "max_iter":
             warnings.warn(
                 f"The {self.scaling} scaling of {label} did not converge ({status}).",

@@ -15,7 +15,7 @@ from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
 from ._logistic import fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
@@ -45,12 +45,22 @@ def _spaced(knots, lo, hi, gap):
     return np.array(kept)
 
 
+#: The 10 pairs ``a <= b`` of the 4 non-zero columns of a row (the band of X'X).
+_PA = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 3])
+_PB = np.array([0, 1, 2, 3, 1, 2, 3, 2, 3, 3])
+
+
 class _BSplineDesign:
     """Cubic B-spline design, 4 non-zeros per row, as a design operator.
 
     Row ``i`` has the values ``B[i, a]`` in columns ``j[i] + a``, ``a = 0..3``;
     with ``cumulative=True`` the coefficients are ``theta = cumsum(delta)``
     (the monotone parametrisation), i.e. the design is ``X L``.
+
+    The rows are sorted by score, so ``j`` is non-decreasing and the rows of
+    one knot interval are contiguous: products with ``X`` and ``X'`` and the
+    banded ``X' diag(q) X`` are sums over these segments (``np.add.reduceat``,
+    one call each) instead of scatter-adds of every row.
     """
 
     def __init__(self, u, t, cumulative=False):
@@ -58,43 +68,46 @@ class _BSplineDesign:
         x = np.clip(u, t[3], t[-4])
         j = np.clip(np.searchsorted(t, x, side="right") - 4, 0, p - 4)
         M = BSpline.design_matrix(x, t, 3).tocsr()
-        self.j = j
-        self.B = np.stack([np.asarray(M[np.arange(x.size), j + a]).ravel() for a in range(4)], 1)
-        self.p, self.cumulative = p, cumulative
-        self.shape = (x.size, p)
+        B = np.stack([np.asarray(M[np.arange(x.size), j + a]).ravel() for a in range(4)], 1)
+        self._set(j, B, p, cumulative)
+
+    def _set(self, j, B, p, cumulative):
+        if j.size > 1 and np.any(j[1:] < j[:-1]):  # pragma: no cover - rows come sorted
+            raise ValueError("_BSplineDesign rows must be sorted by score.")
+        self.j, self.B, self.p, self.cumulative = j, B, p, cumulative
+        self.shape = (j.size, p)
+        self.starts = (np.flatnonzero(np.r_[True, j[1:] != j[:-1]]) if j.size
+                       else np.empty(0, np.intp))
+        self.seg_j = j[self.starts]
+        self.counts = np.diff(np.r_[self.starts, j.size])
+        self.BB = B[:, _PA] * B[:, _PB]  # (n, 10): products of the band pairs
 
     def take(self, rows):
+        """The rows ``rows`` (increasing indices) as a design."""
         out = object.__new__(_BSplineDesign)
-        out.j, out.B, out.p, out.cumulative = self.j[rows], self.B[rows], self.p, self.cumulative
-        out.shape = (out.j.size, self.p)
+        out._set(self.j[rows], self.B[rows], self.p, self.cumulative)
         return out
 
     def matvec(self, theta):
         if self.cumulative:
             theta = np.cumsum(theta)
-        f = self.B[:, 0] * theta[self.j]
-        for a in range(1, 4):
-            f += self.B[:, a] * theta[self.j + a]
-        return f
+        C = np.repeat(theta[self.seg_j[:, None] + np.arange(4)], self.counts, axis=0)
+        return np.einsum("ij,ij->i", self.B, C)
 
     def rmatvec(self, r):
         g = np.zeros(self.p)
-        for a in range(4):
-            g += np.bincount(self.j + a, weights=self.B[:, a] * r, minlength=self.p)
+        if self.starts.size:
+            G = np.add.reduceat(self.B * r[:, None], self.starts, axis=0)
+            np.add.at(g, self.seg_j[:, None] + np.arange(4), G)
         return np.cumsum(g[::-1])[::-1] if self.cumulative else g
 
     def gram(self, q):
         p = self.p
-        H = np.zeros(p * p)
-        for a in range(4):
-            Bq = self.B[:, a] * q
-            for b in range(a, 4):
-                h = np.bincount((self.j + a) * p + self.j + b, weights=Bq * self.B[:, b],
-                                minlength=p * p)
-                H += h
-                if b != a:
-                    H += h.reshape(p, p).T.ravel()
-        H = H.reshape(p, p)
+        H = np.zeros((p, p))
+        if self.starts.size:
+            G = np.add.reduceat(self.BB * q[:, None], self.starts, axis=0)
+            np.add.at(H, (self.seg_j[:, None] + _PA, self.seg_j[:, None] + _PB), G)
+            H = H + np.triu(H, 1).T
         if self.cumulative:
             H = np.cumsum(np.cumsum(H[::-1, ::-1], 0), 1)[::-1, ::-1]
         return H
@@ -129,6 +142,11 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
                  cv_loss=np.full(len(penalties), np.nan), n_iter=0)
     if pos == 0.0 or pos == total:
         return {**const, "status": "one_class"}
+    # Platt's smoothed targets (counts in rows): a finite optimum even where
+    # the scores separate the classes (a line has no roughness penalty)
+    unit = weight_unit(s, y, sample_weight, u_s.size)
+    n_pos, n_neg = pos / unit, (total - pos) / unit
+    t_fit = (Y * ((n_pos + 1.0) / (n_pos + 2.0)) + (W - Y) * (1.0 / (n_neg + 2.0))) / W
     mu = float(np.dot(W, u_s) / total)
     sd = math.sqrt(float(np.dot(W, (u_s - mu) ** 2) / total))
     if u_s.size < 2 or not sd > 0:
@@ -148,10 +166,9 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     theta0 = np.zeros(p)
     theta0[0] = c0
 
-    def solve(rows, lam, start):
-        Xr = X if rows is None else X.take(rows)
+    def solve(Xr, rows, lam, start):
         rows = slice(None) if rows is None else rows
-        return fit_logistic_bounded(Xr, t_s[rows], W[rows], nonneg=nonneg,
+        return fit_logistic_bounded(Xr, t_fit[rows], W[rows], nonneg=nonneg,
                                     penalty=lam * P, theta0=start, tol=tol,
                                     max_iter=max_iter)
 
@@ -169,15 +186,18 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
         if test.size == 0 or W[test].sum() == 0:
             continue
         start = theta0
+        X_train, X_test = X.take(train), X.take(test)
         for i, lam in enumerate(lams):
-            theta, it, _ = solve(train, lam, start)
+            theta, it, _ = solve(X_train, train, lam, start)
             n_iter += it
             start = theta
-            eta = X.take(test).matvec(theta)
+            eta = X_test.matvec(theta)
             cv_loss[i] += logistic_loss(eta, t_s[test], W[test], 1.0)
-    best = int(np.argmin(cv_loss))  # the largest penalty among equals
+    # the largest penalty within 1e-9 (relative) of the lowest held-out loss:
+    # losses that differ by rounding only (rescaled weights) pick alike
+    best = int(np.flatnonzero(cv_loss <= cv_loss.min() + 1e-9 * abs(cv_loss.min()))[0])
     lam = float(lams[best])
-    theta, it, converged = solve(None, lam, theta0)
+    theta, it, converged = solve(X, None, lam, theta0)
     n_iter += it
     coef = np.cumsum(theta) if monotone else theta
     # the map as a piecewise cubic in s, linear beyond the calibration range
@@ -263,9 +283,13 @@ class SplineCalibrator(OneVsRestCalibrator):
     standardised by its weighted mean and sd, ``B_j`` the cubic B-splines on
     the knots, and ``theta`` minimises the weighted mean log loss plus
     ``lambda / 2 * integral f''(u)^2 du`` over the calibration range (Newton's
-    method, the penalty matrix computed exactly by Gauss quadrature). A huge
-    ``lambda`` leaves a straight line, i.e. Platt scaling; a small one follows
-    the data. Beyond the calibration range ``f`` continues linearly (the
+    method, the penalty matrix computed exactly by Gauss quadrature). The
+    targets are Platt's smoothed labels ``(N+ + 1) / (N+ + 2)`` and
+    ``1 / (N- + 2)`` (``N+, N-`` the rows of each label): a straight line has
+    no roughness penalty, and without them scores that separate the classes
+    would leave the optimum at infinite slope. A huge ``lambda`` leaves a
+    straight line, i.e. Platt scaling (:class:`~skcal.PlattScaler`); a small
+    one follows the data. Beyond the calibration range ``f`` continues linearly (the
     natural-spline boundary behaviour), so extreme scores keep a finite slope.
 
     ``lambda`` minimises the summed weighted held-out log loss of
@@ -281,7 +305,12 @@ class SplineCalibrator(OneVsRestCalibrator):
     penalty chosen by cross-validation; ml-insights' ``SplineCalib`` is that
     method. skcal keeps the method (a cross-validated penalised cubic
     spline of the log-odds) with a deterministic knot rule, the classical
-    roughness penalty (Platt as its limit) and no pseudo-data.
+    roughness penalty (Platt as its limit) and no pseudo-data beyond Platt's
+    target smoothing. The held-out losses of the cross-validation use the
+    raw labels; the penalty chosen is the largest whose loss is within
+    ``1e-9`` (relative) of the lowest.
+
+    %(weight_unit)s
 
     With ``monotone=True`` the coefficients are written as cumulative sums of
     increments constrained to be ``>= 0`` (solved by the active-set Newton

@@ -1,5 +1,6 @@
 """Venn-Abers predictors (Vovk & Petej 2012; Vovk, Petej & Fedorova 2015): IVAP and CVAP."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._array import like_input
 from ._base import OneVsRestCalibrator
-from ._binning import distinct_scores
+from ._binning import distinct_scores, weight_unit
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -23,45 +24,53 @@ def _f1(px, py):
 
     ``px, py``: the cumulative sum diagram ``P_0 = (0, 0), ..., P_k`` as lists.
     Points are kept in plain lists (index ``i + 1`` holds ``P_i``, index 0
-    the extra point ``P_{-1} = (-1, -1)``) and the geometric tests are
-    inlined: this loop is the whole cost of the fit.
+    the extra point ``P_{-1} = (-1, -1)``), the stacks are preallocated lists
+    with an index of their top, and the geometric tests are inlined: this
+    loop is the whole cost of the fit.
     """
     k = len(px) - 1
     X = [-1.0] + list(px)
     Y = [-1.0] + list(py)
     # Algorithm 1: lower convex hull of P_{-1}, P_0, ..., P_k (a stack)
-    sx, sy = [X[0], X[1]], [Y[0], Y[1]]
+    sx, sy = [0.0] * (k + 2), [0.0] * (k + 2)
+    sx[0], sy[0], sx[1], sy[1] = X[0], Y[0], X[1], Y[1]
+    top = 1
     for i in range(2, k + 2):
         x, y = X[i], Y[i]
-        while len(sx) > 1 and (
-            (sx[-1] - sx[-2]) * (y - sy[-1]) - (sy[-1] - sy[-2]) * (x - sx[-1]) <= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
-    sx.reverse()
-    sy.reverse()
+        ax, ay = sx[top], sy[top]
+        while top > 0:
+            bx, by = sx[top - 1], sy[top - 1]
+            if (ax - bx) * (y - ay) - (ay - by) * (x - ax) <= 0:
+                top -= 1
+                ax, ay = bx, by
+            else:
+                break
+        top += 1
+        sx[top], sy[top] = x, y
+    # the hull reversed: its first point on top
+    rx = sx[top::-1] + [0.0] * (k + 2)
+    ry = sy[top::-1] + [0.0] * (k + 2)
     # Algorithm 2
     F1 = [0.0] * (k + 1)
     for i in range(1, k + 1):
-        tx, ty, nx, ny = sx[-1], sy[-1], sx[-2], sy[-2]
-        F1[i] = (ny - ty) / (nx - tx)
+        tx, ty, nx, ny = rx[top], ry[top], rx[top - 1], ry[top - 1]
+        f = (ny - ty) / (nx - tx)
+        F1[i] = f
         # P_{i-1} <- P_{i-2} + P_i - P_{i-1}
         x = X[i - 1] + X[i + 1] - X[i]
         y = Y[i - 1] + Y[i + 1] - Y[i]
         X[i], Y[i] = x, y
-        if y >= ty + F1[i] * (x - tx):  # on or above the line top-nextToTop
+        if y >= ty + f * (x - tx):  # on or above the line top-nextToTop
             continue
-        sx.pop()
-        sy.pop()
-        while len(sx) > 1 and (
-            (sx[-1] - x) * (sy[-2] - sy[-1]) - (sy[-1] - y) * (sx[-2] - sx[-1]) <= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
+        top -= 1
+        while top > 0:
+            ax, ay, bx, by = rx[top], ry[top], rx[top - 1], ry[top - 1]
+            if (ax - x) * (by - ay) - (ay - y) * (bx - ax) <= 0:
+                top -= 1
+            else:
+                break
+        top += 1
+        rx[top], ry[top] = x, y
     return F1
 
 
@@ -71,42 +80,48 @@ def _f0(px, py):
     X = list(px) + [px[k] + 1.0]  # index i holds P_i, k + 1 the extra point
     Y = list(py) + [py[k]]
     # Algorithm 3: the hull from the right
-    sx, sy = [X[k + 1], X[k]], [Y[k + 1], Y[k]]
+    sx, sy = [0.0] * (k + 2), [0.0] * (k + 2)
+    sx[0], sy[0], sx[1], sy[1] = X[k + 1], Y[k + 1], X[k], Y[k]
+    top = 1
     for i in range(k - 1, -1, -1):
         x, y = X[i], Y[i]
-        while len(sx) > 1 and (
-            (sx[-1] - sx[-2]) * (y - sy[-1]) - (sy[-1] - sy[-2]) * (x - sx[-1]) >= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
-    sx.reverse()
-    sy.reverse()
+        ax, ay = sx[top], sy[top]
+        while top > 0:
+            bx, by = sx[top - 1], sy[top - 1]
+            if (ax - bx) * (y - ay) - (ay - by) * (x - ax) >= 0:
+                top -= 1
+                ax, ay = bx, by
+            else:
+                break
+        top += 1
+        sx[top], sy[top] = x, y
+    rx = sx[top::-1] + [0.0] * (k + 2)
+    ry = sy[top::-1] + [0.0] * (k + 2)
     # Algorithm 4
     F0 = [0.0] * (k + 2)
     for i in range(k, 0, -1):
-        tx, ty, nx, ny = sx[-1], sy[-1], sx[-2], sy[-2]
-        F0[i] = (ny - ty) / (nx - tx)
+        tx, ty, nx, ny = rx[top], ry[top], rx[top - 1], ry[top - 1]
+        f = (ny - ty) / (nx - tx)
+        F0[i] = f
         # P_i <- P_{i-1} + P_{i+1} - P_i
         x = X[i - 1] + X[i + 1] - X[i]
         y = Y[i - 1] + Y[i + 1] - Y[i]
         X[i], Y[i] = x, y
-        if y >= ty + F0[i] * (x - tx):
+        if y >= ty + f * (x - tx):
             continue
-        sx.pop()
-        sy.pop()
-        while len(sx) > 1 and (
-            (sx[-1] - x) * (sy[-2] - sy[-1]) - (sy[-1] - y) * (sx[-2] - sx[-1]) >= 0
-        ):
-            sx.pop()
-            sy.pop()
-        sx.append(x)
-        sy.append(y)
+        top -= 1
+        while top > 0:
+            ax, ay, bx, by = rx[top], ry[top], rx[top - 1], ry[top - 1]
+            if (ax - x) * (by - ay) - (ay - y) * (bx - ax) >= 0:
+                top -= 1
+            else:
+                break
+        top += 1
+        rx[top], ry[top] = x, y
     return F0
 
 
-def venn_abers_table(s, y, sample_weight=None):
+def venn_abers_table(s, y, sample_weight=None, unit=None):
     """The two isotonic fits with a test point, for every possible test-score position.
 
     Parameters
@@ -116,7 +131,11 @@ def venn_abers_table(s, y, sample_weight=None):
     y : ndarray of shape (n_samples,), bool
         Calibration labels.
     sample_weight : ndarray of shape (n_samples,), default=None
-        Weights in units of one test point (integer weights act as copies).
+        Weights; the test point weighs ``unit``.
+    unit : float, default=None
+        Weight of the test point; by default one row,
+        :func:`~skcal.ovr._binning.weight_unit` of the data (1 for unweighted
+        data and integer weights, which act as copies).
 
     Returns
     -------
@@ -134,11 +153,13 @@ def venn_abers_table(s, y, sample_weight=None):
     1-4) compute it for every position of the test point from one stack
     sweep per label: ``O(k)`` after an ``O(n log n)`` sort, exactly (no
     approximation of the extra point). Sample weights enter the diagram as
-    the points' widths, the test point having width 1.
+    the points' widths, the test point having width ``unit``.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
-    px = [0.0] + np.cumsum(W).tolist()
-    py = [0.0] + np.cumsum(Y).tolist()
+    if unit is None:
+        unit = weight_unit(s, y, sample_weight, u.size)
+    px = [0.0] + (np.cumsum(W) / unit).tolist()
+    py = [0.0] + (np.cumsum(Y) / unit).tolist()
     k = u.size
     F1 = _f1(px, py)
     F0 = _f0(px, py)
@@ -210,13 +231,19 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     :meth:`predict_interval` returns ``(1 - GM(1 - p0), GM(p1))`` sorted, the
     pair whose merge is ``p``.
 
+    **Constant scores** (one distinct calibration score) give the base rate,
+    ``p0 = p1``, with a ``UserWarning``: the data say nothing about the
+    order of scores, and the pair of a test point at the one score would
+    depend on the weight of the test point only.
+
     **Multiclass.** One-vs-rest: each class's merged ``p`` is renormalised
     over the classes; :meth:`predict_interval` returns the per-class pairs
     (not renormalised).
 
-    **Weights** count as copies of a calibration row, in units of the one
-    test point added to each fit; rescaling all weights therefore changes the
-    predictions (the test point's relative weight changes).
+    **Weights.** The test point added to each fit weighs one row (for CVAP,
+    one row of the whole calibration set):
+
+    %(weight_unit)s
 
     **Devices.** The fit sorts the scores on the CPU; prediction is two
     ``searchsorted`` lookups per class on the tensor's device.
@@ -242,7 +269,6 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
@@ -265,14 +291,25 @@ class VennAbersCalibrator(OneVsRestCalibrator):
         self.n_folds = n_folds
 
     def _fit_map(self, s, t, sample_weight, label):
+        keep = slice(None) if sample_weight is None else sample_weight > 0
+        u = np.unique(s[keep])
+        unit = weight_unit(s, t, sample_weight, u.size)
+        if u.size == 1:  # constant scores: the base rate, p0 = p1
+            w = np.ones(s.size) if sample_weight is None else sample_weight
+            r = np.full(2, float(w[t].sum()) / float(w.sum()))
+            warnings.warn(f"Venn-Abers of {label}: constant scores; the map is the "
+                          "base rate.", UserWarning, stacklevel=5)
+            if self.method == "ivap":
+                return u, r, r
+            return [u] * self.n_folds, [r] * self.n_folds, [r] * self.n_folds
         if self.method == "ivap":
-            return venn_abers_table(s, t, sample_weight)
+            return venn_abers_table(s, t, sample_weight, unit)
         fold = _fold_ids(s, sample_weight, self.n_folds)
         tables = []
         for f in range(self.n_folds):
             keep = fold != f
             w = None if sample_weight is None else sample_weight[keep]
-            tables.append(venn_abers_table(s[keep], t[keep], w))
+            tables.append(venn_abers_table(s[keep], t[keep], w, unit))
         return tuple(list(v) for v in zip(*tables))
 
     def _set_maps(self, maps):

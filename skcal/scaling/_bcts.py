@@ -119,6 +119,10 @@ class _RestrictedVectorScaler(BaseCalibrator):
         w, b = self._scale_bias()
         return xp.softmax(Z, scale=w, bias=b)
 
+    def _torch_spec(self):
+        w, b = self._scale_bias()
+        return {"kind": "affine", "scale": w, "bias": b}
+
 
 _SOLVER = """
     Solver: Newton's method with the exact Hessian (one pass over the data

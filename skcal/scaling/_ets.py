@@ -263,6 +263,9 @@ class EnsembleTemperatureScaler(BaseCalibrator):
         self.weights_ = w
         self.n_iter_ = n_iter + it
 
+    def _torch_spec(self):
+        return {"kind": "mixture", "temperature": self.temperature_, "weights": self.weights_}
+
     def _predict_log_proba(self, Z, xp):
         w = self.weights_
         beta = 1.0 / self.temperature_

@@ -660,6 +660,19 @@ class LocalTemperatureScaler(BaseCalibrator):
         phi = (self._phi(Zl, F) - self.feature_mean_) / self.feature_scale_
         return self.min_temperature + _softplus(_mlp_numpy(phi, self.coefs_, self.intercepts_))
 
+    def _torch_spec(self):
+        return {
+            "kind": "local_temperature",
+            "temperature": self.temperature_,
+            "coefs": list(self.coefs_) if self.local_ else [],
+            "intercepts": list(self.intercepts_) if self.local_ else [],
+            "feature_mean": self.feature_mean_,
+            "feature_scale": self.feature_scale_,
+            "top_k": self.top_k,
+            "min_temperature": self.min_temperature,
+            "n_extra_features": self.n_extra_features,
+        }
+
     def _predict_log_proba(self, Z, xp):
         Zl, F, dtype = self._split(Z)
         LP = _log_softmax_rows(Zl, 1.0 / self._temperatures(Zl, F))

@@ -271,6 +271,16 @@ class _AffineCalibrator(BaseCalibrator):
     def _predict_log_proba(self, Z, xp):
         return mk.affine_log_softmax(Z, xp, self._feat, self.coef_, self.intercept_)
 
+    def _torch_spec(self):
+        log_features = self.feature_scale_ is not None
+        return {
+            "kind": "affine",
+            "matrix": self.coef_,
+            "bias": self.intercept_,
+            "features": "log_softmax" if log_features else "logits",
+            "feature_scale": self.feature_scale_ if log_features else 1.0,
+        }
+
     def __sklearn_tags__(self):
         return super().__sklearn_tags__()
 

@@ -34,8 +34,10 @@ from ..utils._export import padded_knots
 
 __all__ = [
     "AffineLogits",
+    "LocalTemperature",
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
+    "TemperatureMixture",
     "build_module",
     "ovr_log_odds",
 ]
@@ -169,7 +171,10 @@ class AffineLogits(_CalibrationModule):
         Full matrix ``W`` (matrix / Dirichlet calibration).
     features : {"logits", "log_softmax"}, default="logits"
         ``phi``: the logits themselves, or the log-probabilities
-        ``log_softmax(z)`` (Dirichlet calibration).
+        ``log_softmax(feature_scale * z)`` (Dirichlet calibration; structured
+        matrix scaling).
+    feature_scale : float, default=1.0
+        Scale of the logits inside the log-softmax features.
     **kwargs
         See :class:`_CalibrationModule`.
 
@@ -179,11 +184,13 @@ class AffineLogits(_CalibrationModule):
     networks", ICML 2017, Eq. 9) is ``W = 1 / T``, ``b = 0``.
     """
 
-    def __init__(self, *, scale=None, bias=None, matrix=None, features="logits", **kwargs):
+    def __init__(self, *, scale=None, bias=None, matrix=None, features="logits",
+                 feature_scale=1.0, **kwargs):
         super().__init__(**kwargs)
         if features not in ("logits", "log_softmax"):
             raise ValueError(f"features must be 'logits' or 'log_softmax', got {features!r}")
         self.features = features
+        self.feature_scale = float(feature_scale)
         self.has_matrix = matrix is not None
         self.has_bias = bias is not None
         if self.has_matrix:
@@ -195,6 +202,8 @@ class AffineLogits(_CalibrationModule):
 
     def _log_proba(self, Z):
         if self.features == "log_softmax":
+            if self.feature_scale != 1.0:
+                Z = Z * self.feature_scale
             Z = torch.log_softmax(Z, dim=1)
         Z = Z @ self.matrix.T if self.has_matrix else Z * self.scale
         if self.has_bias:
@@ -218,9 +227,13 @@ class OneVsRestSigmoid(_CalibrationModule):
         ``c_fk``; ``n_maps`` is 1 for a binary problem (one map of the
         log-odds ``s = z1 - z0`` of the second class), ``n_classes`` otherwise.
     intercept : array-like of shape (n_maps,)
-    features : tuple of {"score", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
-        ``phi_f(s)``: ``s`` (Platt), ``log sigmoid(s)`` and ``log sigmoid(-s)``
-        (beta calibration: ``log p`` and ``log(1 - p)``).
+    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
+        ``phi_f(s)``: ``s`` (Platt on log-odds), ``sigmoid(s)`` (Platt on
+        probabilities), ``log sigmoid(s)`` and ``log sigmoid(-s)`` (beta
+        calibration: ``log p`` and ``log(1 - p)``).
+    log_floor : float, default=None
+        If given, the log-probabilities are raised to it before the scores
+        are formed (``PlattScaler.log_floor_``).
     **kwargs
         See :class:`_CalibrationModule`.
 
@@ -232,10 +245,11 @@ class OneVsRestSigmoid(_CalibrationModule):
     1999, Eq. 1.
     """
 
-    _FEATURES = ("score", "log_sigmoid", "log_sigmoid_neg")
+    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg")
 
-    def __init__(self, *, coef, intercept, features=("score",), **kwargs):
+    def __init__(self, *, coef, intercept, features=("score",), log_floor=None, **kwargs):
         super().__init__(**kwargs)
+        self.log_floor = None if log_floor is None else float(log_floor)
         features = tuple(features)
         unknown = [f for f in features if f not in self._FEATURES]
         if unknown:
@@ -251,11 +265,15 @@ class OneVsRestSigmoid(_CalibrationModule):
         self._buffer("intercept", np.asarray(intercept, dtype=np.float64).reshape(-1))
 
     def _log_proba(self, Z):
+        if self.log_floor is not None:
+            Z = torch.clamp(Z, min=self.log_floor)
         S = _ovr_scores(Z, self.binary)
         F = self.intercept
         for i, f in enumerate(self.features):
             if f == "score":
                 phi = S
+            elif f == "sigmoid":
+                phi = torch.sigmoid(S)
             elif f == "log_sigmoid":
                 phi = nn.functional.logsigmoid(S)
             else:
@@ -323,7 +341,119 @@ class OneVsRestInterpolation(_CalibrationModule):
         return torch.log(P)
 
 
+class TemperatureMixture(_CalibrationModule):
+    """``log(w_0 softmax(z / T) + w_1 softmax(z) + w_2 / K)``: ensemble temperature scaling.
+
+    Parameters
+    ----------
+    temperature : float
+        ``T > 0``.
+    weights : array-like of shape (3,)
+        Mixture weights ``w`` on the simplex (zeros allowed).
+    **kwargs
+        See :class:`_CalibrationModule`.
+
+    Notes
+    -----
+    Zhang, Kailkhura & Han, "Mix-n-Match: Ensemble and Compositional Methods
+    for Uncertainty Calibration in Deep Learning", ICML 2020, Eq. 8. Computed
+    in log space (``logsumexp`` of the log-weighted terms), so a probability
+    never underflows to 0 where a term is positive.
+    """
+
+    def __init__(self, *, temperature, weights, **kwargs):
+        super().__init__(**kwargs)
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if w.shape != (3,) or (w < 0).any() or not w.sum() > 0:
+            raise ValueError(f"weights must be 3 non-negative numbers, got {weights!r}")
+        self.terms = tuple(bool(v > 0) for v in w)
+        with np.errstate(divide="ignore"):
+            self._buffer("log_weights", np.log(w))
+        self.inv_temperature = 1.0 / float(temperature)
+
+    def _log_proba(self, Z):
+        parts = []
+        if self.terms[0]:
+            parts.append(self.log_weights[0] + torch.log_softmax(Z * self.inv_temperature, dim=1))
+        if self.terms[1]:
+            parts.append(self.log_weights[1] + torch.log_softmax(Z, dim=1))
+        if self.terms[2]:
+            parts.append((self.log_weights[2] - math.log(self.n_classes)) + torch.zeros_like(Z))
+        return torch.logsumexp(torch.stack(parts), dim=0)
+
+
+class LocalTemperature(_CalibrationModule):
+    """``log_softmax(z / T(x))`` with ``T(x) = T_min + softplus(g(phi(x)))``: local temperature scaling.
+
+    Parameters
+    ----------
+    temperature : float
+        The global temperature, used when ``coefs`` is empty.
+    coefs, intercepts : list of array-like
+        Weights ``(n_in, n_out)`` and biases of the tanh network ``g`` (empty:
+        the global temperature for every row).
+    feature_mean, feature_scale : array-like of shape (n_phi,)
+        Standardisation of the features ``phi(x)``.
+    top_k : int
+        Number of sorted log-probabilities in ``phi(x)``.
+    min_temperature : float
+    n_extra_features : int
+        Trailing input columns that are features, not logits.
+    **kwargs
+        See :class:`_CalibrationModule`; ``n_features_in`` counts the logit
+        and the extra feature columns.
+
+    Notes
+    -----
+    ``phi(x)`` is the ``top_k`` largest entries of ``log_softmax(z)`` in
+    decreasing order, then the extra features (Tomani, Cremers & Buettner,
+    "Parameterized Temperature Scaling", ECCV 2022). The temperature network
+    works in float64 by default (as the NumPy prediction does).
+    """
+
+    def __init__(self, *, temperature, coefs, intercepts, feature_mean, feature_scale,
+                 top_k, min_temperature, n_extra_features, n_features_in, **kwargs):
+        self.n_extra_features = int(n_extra_features)
+        super().__init__(n_features_in=n_features_in - self.n_extra_features, **kwargs)
+        self.n_layers = len(coefs)
+        self.top_k = min(int(top_k), self.n_classes)
+        self.min_temperature = float(min_temperature)
+        self.temperature = float(temperature)
+        for i, (W, b) in enumerate(zip(coefs, intercepts)):
+            self._buffer(f"coef_{i}", W)
+            self._buffer(f"intercept_{i}", b)
+        if self.n_layers:
+            self._buffer("feature_mean", feature_mean)
+            self._buffer("feature_scale", feature_scale)
+
+    def forward(self, X):
+        """Calibrated log-probabilities (see :meth:`_CalibrationModule.forward`).
+
+        ``X`` holds the logit column(s) followed by the ``n_extra_features``
+        feature columns, as in ``fit``.
+        """
+        m = self.n_extra_features
+        L, F = (X[..., : X.shape[-1] - m], X[..., X.shape[-1] - m:]) if m else (X, None)
+        Z = self._logits(L)
+        if self.n_layers:
+            phi = [torch.topk(torch.log_softmax(Z, dim=1), self.top_k, dim=1).values] \
+                if self.top_k else []
+            if F is not None:
+                phi.append(F.to(Z.dtype))
+            h = (torch.cat(phi, dim=1) - self.feature_mean) / self.feature_scale
+            for i in range(self.n_layers):
+                h = h @ getattr(self, f"coef_{i}") + getattr(self, f"intercept_{i}")
+                if i < self.n_layers - 1:
+                    h = torch.tanh(h)
+            T = self.min_temperature + nn.functional.softplus(h)
+        else:
+            T = torch.full((Z.shape[0], 1), self.temperature, dtype=Z.dtype, device=Z.device)
+        return torch.log_softmax(Z / T, dim=1).to(self._anchor.dtype)
+
+
 _KINDS = {
+    "local_temperature": LocalTemperature,
+    "mixture": TemperatureMixture,
     "affine": AffineLogits,
     "ovr_sigmoid": OneVsRestSigmoid,
     "ovr_interp": OneVsRestInterpolation,
@@ -336,9 +466,10 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
     Parameters
     ----------
     spec : dict or torch.nn.Module
-        ``{"kind": "affine" | "ovr_sigmoid" | "ovr_interp", **params}``, the
-        keyword arguments of :class:`AffineLogits`, :class:`OneVsRestSigmoid`
-        or :class:`OneVsRestInterpolation`; a module is returned as is (moved
+        ``{"kind": "affine" | "mixture" | "ovr_sigmoid" | "ovr_interp",
+        **params}``, the keyword arguments of :class:`AffineLogits`,
+        :class:`TemperatureMixture`, :class:`OneVsRestSigmoid` or
+        :class:`OneVsRestInterpolation`; a module is returned as is (moved
         to ``dtype`` / ``device``), for maps that fit none of them.
     n_classes, input_type, n_features_in :
         From the fitted calibrator.
@@ -361,7 +492,7 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
     kind = spec.pop("kind")
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
-    if kind == "ovr_interp" and torch.device(device or "cpu").type != "mps":
+    if kind in ("ovr_interp", "local_temperature") and torch.device(device or "cpu").type != "mps":
         # float64 scores and knots (as IsotonicScaler computes); MPS lacks float64
         spec.setdefault("work_dtype", torch.float64)
     module = _KINDS[kind](

@@ -9,7 +9,7 @@ decorated with :func:`substitute_docstring`.
 import re
 import textwrap
 
-__all__ = ["SHARED_DOCS", "substitute_docstring"]
+__all__ = ["SHARED_DOCS", "SHARED_NOTES", "substitute_docstring"]
 
 #: The text of each shared entry, without indentation.
 SHARED_DOCS = {
@@ -25,11 +25,26 @@ backend : {"auto", "numpy", "torch"}, default="auto"
     Array library used for the computation; ``"auto"`` follows the input.""",
 }
 
+#: Paragraphs of Notes shared by several calibrators (same substitution).
+SHARED_NOTES = {
+    # the per-class methods with a prior counted in rows (skcal.ovr._binning.weight_unit)
+    "weight_unit": """\
+**Sample weights** count in rows: when they are proportional to whole
+numbers (up to rounding; ratios of denominator at most 2**16) the unit is
+one row of the smallest unweighted data set they stand for (for integer
+weights 1, unless the totals of all distinct (score, label) pairs share a
+factor); otherwise it is the mean positive weight (each row counts once).
+So integer weights fit exactly like repeated rows, multiplying all weights
+by a constant changes nothing, and unweighted data count their rows, ties
+included. No rule continuous in the weights has all three properties
+(:func:`skcal.ovr._binning.weight_unit`).""",
+}
+
 _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
 
 
 def substitute_docstring(obj):
-    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` entries.
+    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` (or :data:`SHARED_NOTES`) entries.
 
     Each placeholder must stand alone on its line; the entry is indented like
     the placeholder. Unknown names raise ``KeyError`` at import time, so a typo
@@ -48,6 +63,6 @@ def substitute_docstring(obj):
     """
     if obj.__doc__:
         obj.__doc__ = _FIELD.sub(
-            lambda m: textwrap.indent(SHARED_DOCS[m["name"]], m["indent"]), obj.__doc__
+            lambda m: textwrap.indent({**SHARED_DOCS, **SHARED_NOTES}[m["name"]], m["indent"]), obj.__doc__
         )
     return obj

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["resolve_classes", "encode_labels", "classes_from_column_names"]
+__all__ = ["resolve_classes", "encode_labels", "classes_from_column_names", "check_near_match"]
 
 
 def encode_labels(classes, y):
@@ -42,6 +42,44 @@ def encode_labels(classes, y):
     return order[pos].astype(np.int64)
 
 
+def check_near_match(labels, names, *, remedy="pass the classes explicitly"):
+    """Raise when text labels almost name the columns (see classes_from_column_names).
+
+    Parameters
+    ----------
+    labels : list of str
+        The distinct labels.
+    names : list of str
+        The score columns' names.
+    remedy : str
+        The last way out named by the message.
+
+    Raises
+    ------
+    ValueError
+        If every label names a column once case and surrounding spaces are
+        ignored, or if some labels name columns and others do not.
+    """
+    def fold(v):
+        return v.strip().casefold()
+
+    folded = {fold(nm) for nm in names}
+    if {fold(lb) for lb in labels} <= folded:
+        raise ValueError(
+            f"The labels of y {labels[:10]!r} name the score columns {names[:10]!r} "
+            "only when case and spaces are ignored; rename the columns (or map the "
+            f"labels) so that they match exactly, or {remedy}."
+        )
+    named = [lb for lb in labels if lb in set(names)]
+    if named:
+        missing = [lb for lb in labels if lb not in set(names)]
+        raise ValueError(
+            f"Some labels of y name score columns ({named[:10]!r}) but others do not "
+            f"({missing[:10]!r}; columns: {names[:10]!r}): the columns cannot be "
+            f"matched to the classes. Rename the columns, or {remedy}."
+        )
+
+
 def classes_from_column_names(names, y, classes=None, *, name="classes"):
     """The classes named by a DataFrame's columns, when its column names are labels of ``y``.
 
@@ -68,7 +106,10 @@ def classes_from_column_names(names, y, classes=None, *, name="classes"):
     ------
     ValueError
         If ``classes`` is given and names the same labels as the columns but
-        in another order (the columns would be assigned to the wrong classes).
+        in another order (the columns would be assigned to the wrong classes);
+        if the text labels of ``y`` name columns only when case and
+        surrounding spaces are ignored, or only some of them name columns
+        (matching by position would then be a guess).
     """
     if names is None:
         return classes
@@ -86,7 +127,11 @@ def classes_from_column_names(names, y, classes=None, *, name="classes"):
         return classes
     uniq = np.unique(y)
     text_of = {str(c): c for c in uniq.tolist()}
-    if len(text_of) != len(uniq) or not set(text_of) <= set(names):
+    if len(text_of) != len(uniq):
+        return None
+    if not set(text_of) <= set(names):
+        if uniq.dtype.kind in "OUS":
+            check_near_match(sorted(text_of), names)
         return None
     if set(text_of) == set(names):
         return np.array([text_of[nm] for nm in names], dtype=uniq.dtype)
