@@ -54,6 +54,9 @@ _REUSE_SECOND_MAX_STEP = 1e-2
 #: The NLL counts as flat where Newton's predicted decrease ``f'^2 / f''`` is
 #: below this fraction of ``f`` (a few float64 roundings of ``f``).
 _FLAT = 4 * 2.0**-52
+#: Relative bracket width at which the float32-swept objective (float16/32
+#: logits) is solved: a few float32 roundings of ``beta * d``.
+_SINGLE_BRACKET = 2.0**-22
 
 
 def _all_rows_tied(Z):
@@ -86,6 +89,10 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
     # t: f''' at the last point where it was computed (or the warm start's)
     last_step = math.inf if t is None else 0.0  # relative size of the last step
     prev = None  # (beta, f'', f') of the last pass with f'', for a lite pass
+    # float16/32 logits are swept in float32: beta * d rounds to ~1.2e-7, so f'
+    # as computed is a step function of beta at that scale and a bracket
+    # narrower than a few of its steps cannot shrink further by Newton steps
+    bracket_tol = tol if "float64" in str(Z.dtype) else max(tol, _SINGLE_BRACKET)
     h_err = 0.0  # relative error estimate of an extrapolated f''
     for it in range(1, max_iter + 1):
         # After a small step, f''' (which only sets Halley's correction and the
@@ -192,7 +199,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
                 expand = (0, _EXPAND)
         else:
             expand = (0, _EXPAND)
-        if abs(cand - beta) <= tol * beta or (hi - lo) <= tol * lo:
+        if abs(cand - beta) <= tol * beta or (hi - lo) <= bracket_tol * lo:
             return cand, it, "converged", t
         if (
             cand == newton
