@@ -352,3 +352,29 @@ def test_isotonic_huge_logit_scales_match_independent_fits(
     for R in (P, P_unit):
         assert np.all(np.isfinite(R)) and np.all(R > 0)
         np.testing.assert_allclose(R.sum(axis=1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("clip", [None, 1e-6])
+def test_isotonic_multiclass_fit_is_sklearns_fit_exactly(rng, clip):
+    # The multiclass fit sorts score values (no argsort) and runs scikit-learn's
+    # PAVA on the group means: the knots must be exactly those of
+    # IsotonicRegression.fit on the brute-force one-vs-rest scores, with tied
+    # scores (repeated rows) and scores closer than finfo.resolution (1e-15),
+    # which scikit-learn merges by its chained rule.
+    n, k = 3000, 5
+    y = rng.integers(0, k, size=n)
+    Z = 3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))
+    Z[100:400] = Z[:300]  # ties
+    Z[500] = Z[501]
+    Z[500, 2] = np.nextafter(Z[501, 2], np.inf)  # class 2: scores 1 ulp apart
+    iso = IsotonicScaler(clip=clip).fit(Z, y)
+    S = reference_ovr_log_odds(Z)
+    eps = 0.0 if clip is None else clip
+    for j in range(k):
+        ref = IsotonicRegression(out_of_bounds="clip", y_min=eps, y_max=1 - eps)
+        ref.fit(S[:, j], (y == j).astype(float))
+        cal = iso.calibrators_[j]
+        np.testing.assert_allclose(cal.X_thresholds_, ref.X_thresholds_, rtol=1e-13)
+        np.testing.assert_array_equal(cal.y_thresholds_, ref.y_thresholds_)
+        assert (cal.X_min_, cal.X_max_) == pytest.approx((ref.X_min_, ref.X_max_), rel=1e-13)
+        np.testing.assert_allclose(cal.predict(S[:, j]), ref.predict(S[:, j]), rtol=1e-12)

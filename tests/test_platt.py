@@ -580,3 +580,33 @@ def test_fit_platt_ovr_warm_start_keeps_the_optimum(rng, weighted):
     for j in range(k):
         a, b = reference_platt(S[:, j], y == j, w)
         np.testing.assert_allclose([A[j], B[j]], [a, b], rtol=1e-6)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fit_platt_ovr_float32_solver_keeps_the_optimum(rng, weighted, monkeypatch):
+    # float32 logits with >= WARM_START_MIN_ROWS rows take the float32 solver
+    # (float32 evaluations, the subsample's standardisation): its optimum is
+    # the float64 one, checked against an independent SciPy solve per class on
+    # brute-force float64 one-vs-rest scores of the same float32 logits.
+    from skcal.ovr import _platt
+
+    calls = []
+    real = _platt._fit_platt_ovr32
+    monkeypatch.setattr(
+        _platt, "_fit_platt_ovr32", lambda *a: calls.append(real(*a)) or calls[-1]
+    )
+    n, k = _platt.WARM_START_MIN_ROWS + 1_000, 5
+    y = rng.integers(0, k - 1, size=n)
+    y[[1, 2, 3, 4, 6]] = k - 1  # a rare class, absent from the subsample
+    Z = (3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))).astype(np.float32)
+    Z[:, 0] -= 40.0  # a shifted column: standardisation matters
+    w = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ps = PlattScaler().fit(Z, y, sample_weight=w)
+    assert calls and calls[0] is not None, "the float32 solver was not used"
+    S = reference_ovr_log_odds(Z)
+    for j in range(k):
+        a, b = reference_platt(S[:, j], y == j, w)
+        assert ps.a_[j] == pytest.approx(a, rel=1e-6)
+        assert ps.b_[j] == pytest.approx(b, rel=1e-6, abs=1e-8)

@@ -361,3 +361,164 @@ def write_rows(out, sl, R):
     if backend_name(out) == "torch" and backend_name(R) == "numpy":
         R = sys.modules["torch"].from_numpy(R)
     out[sl] = R
+
+
+# ------------------------------------------------------- float32 fast kernels
+#: float32 twin of :data:`TINY_REST`: below it the arg-max entry's log-sum is
+#: recomputed around the second-largest logit.
+TINY_REST32 = 1e-30
+
+
+def ovr_row_stats32(Z, chunk_bytes=None):
+    """Row statistics of the one-vs-rest log-odds of a float32 NumPy matrix, in float32.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_rows, n_classes), float32
+        Logits, ``n_classes >= 3``.
+    chunk_bytes : int, optional
+        Bytes of one float32 row chunk (:data:`skcal._backend._numpy.CHUNK_BYTES`
+        by default).
+
+    Returns
+    -------
+    a1 : ndarray of shape (n_rows,), intp
+        Arg-max column.
+    m1 : ndarray of shape (n_rows,), float32
+        Row maximum.
+    total : ndarray of shape (n_rows,), float32
+        ``sum_j exp(z_j - m1) >= 1``.
+    neg_top : ndarray of shape (n_rows,), float32
+        The arg-max entry's log-odds ``m1 - log sum_{j != a1} exp(z_j)``.
+
+    Notes
+    -----
+    As :func:`_ovr_row_stats` (the same formulas, no cancellation), in
+    float32: every score then has an absolute error of a few float32 ulps of
+    the row's largest logit. Uses O(n_rows) memory (16 B per row) and one
+    float32 work chunk.
+    """
+    n, k = Z.shape
+    a1 = np.empty(n, dtype=np.intp)
+    m1 = np.empty(n, dtype=np.float32)
+    total = np.empty(n, dtype=np.float32)
+    neg_top = np.empty(n, dtype=np.float32)
+    for sl in _numpy.chunk_rows(n, k, itemsize=4, chunk_bytes=chunk_bytes):
+        a1[sl], m1[sl], total[sl], neg_top[sl] = _row_stats32(Z[sl])[0]
+    return a1, m1, total, neg_top
+
+
+def _row_stats32(A):
+    """:func:`ovr_row_stats32` of one chunk, and its work arrays ``D = A - m1``, ``E``.
+
+    ``E = exp(D)`` with the arg-max entries set to 0, from which
+    :func:`ovr_scores32_from_work` gets every column's score without a second
+    ``exp``.
+    """
+    rows = np.arange(A.shape[0])
+    a = A.argmax(axis=1)
+    m = A[rows, a]
+    D = A - m[:, None]
+    E = np.exp(D)
+    E[rows, a] = 0.0
+    rest = E.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        nt = -np.log(rest)
+    bad = np.flatnonzero(~(rest >= TINY_REST32))
+    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
+        A2 = A[bad].astype(np.float64)
+        A2[np.arange(bad.size), a[bad]] = -np.inf
+        m2 = A2.max(axis=1, keepdims=True)
+        lt = m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True))
+        nt[bad] = (m[bad].astype(np.float64) - lt[:, 0]).astype(np.float32)
+    return (a, m, rest + np.float32(1.0), nt), D, E
+
+
+def ovr_scores32_from_work(stats, D, E):
+    """All columns' float32 one-vs-rest log-odds of a chunk from :func:`_row_stats32`.
+
+    Overwrites ``D`` and ``E``; returns ``D``, as :func:`ovr_columns32` with
+    all columns.
+    """
+    a1, _, total, neg_top = stats
+    np.subtract(total[:, None], E, out=E)
+    np.log(E, out=E)  # >= log(1) off the arg-max; the arg-max entry is replaced
+    D -= E
+    D[np.arange(D.shape[0]), a1] = neg_top
+    return D
+
+
+def ovr_columns32(Ac, stats, cols, all_cols=False):
+    """float32 one-vs-rest log-odds of the columns ``cols`` of a row chunk.
+
+    Parameters
+    ----------
+    Ac : ndarray of shape (n_rows, n_classes), float32
+        The chunk's logits (all columns).
+    stats : tuple
+        :func:`ovr_row_stats32` of the same rows.
+    cols : ndarray of int
+        Column indices (sorted, distinct).
+    all_cols : bool, default=False
+        ``cols`` is ``arange(n_classes)`` (no column gather).
+
+    Returns
+    -------
+    S : ndarray of shape (n_rows, len(cols)), float32
+        ``s_ik = (z_ik - m1_i) - log(total_i - exp(z_ik - m1_i))``, and the
+        arg-max entry's ``neg_top_i``.
+    """
+    a1, m1, total, neg_top = stats
+    D = Ac - m1[:, None] if all_cols else Ac[:, cols] - m1[:, None]
+    E = np.exp(D)
+    np.subtract(total[:, None], E, out=E)
+    with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
+        np.log(E, out=E)
+    D -= E
+    if all_cols:
+        r = np.arange(D.shape[0])
+        D[r, a1] = neg_top
+    else:
+        pos = np.full(Ac.shape[1], -1)
+        pos[cols] = np.arange(cols.size)
+        j = pos[a1]
+        r = np.flatnonzero(j >= 0)
+        D[r, j[r]] = neg_top[r]
+    return D
+
+
+def ovr_score_blocks(Z, stats, max_bytes):
+    """One-vs-rest log-odds of blocks of consecutive columns, class-major, in float64.
+
+    Parameters
+    ----------
+    Z : ndarray or torch.Tensor of shape (n_rows, n_classes)
+        Logits, ``n_classes >= 3`` (a tensor's row chunks are copied to the host).
+    stats : tuple
+        :func:`ovr_row_stats` of ``Z``.
+    max_bytes : int
+        Largest size of one block (at least one column is always taken).
+
+    Yields
+    ------
+    c0, c1 : int
+        The block's columns ``c0:c1``.
+    S : ndarray of shape (c1 - c0, n_rows), float64
+        ``S[j]`` is the (contiguous) score column of class ``c0 + j``, exactly
+        :func:`ovr_column`'s.
+
+    Notes
+    -----
+    Every block walks the rows of ``Z`` once, reading only its own columns,
+    so all blocks together compute each score once.
+    """
+    n, K = Z.shape
+    width = int(max(1, min(K, max_bytes // (8 * max(n, 1)))))
+    for c0 in range(0, K, width):
+        c1 = min(K, c0 + width)
+        cols = np.arange(c0, c1)
+        S = np.empty((c1 - c0, n))
+        for sl in _numpy.chunk_rows(n, c1 - c0):
+            st = tuple(v[sl] for v in stats)
+            S[:, sl] = _ovr_columns(host64(Z[sl][:, c0:c1]), st, cols).T
+        yield c0, c1, S

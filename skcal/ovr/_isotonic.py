@@ -8,13 +8,13 @@ one-vs-rest outputs and evaluates the fitted step functions on any device.
 from numbers import Real
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
+from sklearn.isotonic import IsotonicRegression, isotonic_regression
 from sklearn.utils._param_validation import Interval
 
-from .._backend._ovr import interp_knots, stack_columns
+from .._backend._ovr import interp_knots, ovr_row_stats, ovr_score_blocks, stack_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator
+from ._base import OneVsRestCalibrator, class_label
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["IsotonicScaler"]
@@ -92,10 +92,16 @@ class IsotonicScaler(OneVsRestCalibrator):
     ``[eps / (n_classes (1 - eps)), (1 - eps) / (1 - eps + (n_classes - 1) eps)]``,
     so they are never exactly 0 or 1.
 
-    **Memory and devices.** The fit computes one class's scores at a time
-    from four per-row statistics (O(n_samples) memory, never an
+    **Memory and devices.** The fit computes the scores of a block of
+    classes at a time from four per-row statistics, class-major, in at most
+    an eighth of the input's size (at least one column; never the
     (n_samples, n_classes) matrix); for a torch tensor the rows are copied to
-    host memory as float64 chunk by chunk. Prediction (scores, interpolation,
+    host memory as float64 chunk by chunk. Without sample weights each
+    class's map comes from two value sorts (all scores, the positives'
+    scores) and scikit-learn's PAVA on the group means: the same knots as
+    ``IsotonicRegression.fit`` (which sorts the rows by ``lexsort``), whose
+    own fit is used with weights and for scores closer than
+    ``finfo.resolution`` without being equal. Prediction (scores, interpolation,
     renormalisation) runs on the tensor's device; a CPU tensor is evaluated
     through NumPy (``IsotonicRegression.predict``) and returned as a tensor.
 
@@ -142,11 +148,106 @@ class IsotonicScaler(OneVsRestCalibrator):
     # on a host view: torch's CPU kernels for these many small elementwise ops
     # are ~5x slower on a loaded machine (OpenMP threads spin-waiting), and
     # skcal never changes torch's thread settings.
-    _predict_chunk_bytes = 1 << 24
+    _predict_chunk_bytes = 1 << 22
     _predict_on_host = True
 
     def _fit_map(self, s, t, sample_weight, label):
         return self._new_calibrator().fit(s, t.astype(np.float64), sample_weight)
+
+    #: Largest score block of a multiclass fit, as a fraction of the input's size.
+    _SCORE_BLOCK_FRACTION = 0.125
+
+    def _fit_multiclass(self, Z, y, sample_weight):
+        """All classes' maps from blocks of score columns (see ``_fit_sorted``).
+
+        The score columns are computed a block of classes at a time (at most
+        an eighth of the input's size, at least one column), class-major so
+        that each class's column is contiguous; unweighted columns are fitted
+        by :meth:`_fit_sorted`, weighted ones by ``IsotonicRegression.fit``.
+        """
+        n, K = Z.shape
+        itemsize = Z.element_size() if hasattr(Z, "element_size") else Z.dtype.itemsize
+        budget = int(self._SCORE_BLOCK_FRACTION * n * K * itemsize)
+        order = np.argsort(y, kind="stable")
+        ends = np.cumsum(np.bincount(y, minlength=K))
+        maps = []
+        for c0, c1, S in ovr_score_blocks(Z, ovr_row_stats(Z), budget):
+            for k in range(c0, c1):
+                s = S[k - c0]
+                cal = None
+                if sample_weight is None:
+                    start = ends[k - 1] if k else 0
+                    cal = self._fit_sorted(s, order[start : ends[k]])
+                if cal is None:
+                    cal = self._fit_map(s, y == k, sample_weight, class_label(self.classes_[k]))
+                maps.append(cal)
+        return maps
+
+    def _fit_sorted(self, s, pos_rows):
+        """``IsotonicRegression.fit(s, t)`` for unit weights, from two value sorts.
+
+        ``t`` is 1 on the rows ``pos_rows`` and 0 elsewhere. scikit-learn sorts
+        the rows (``lexsort``), averages the targets of equal scores
+        (``_make_unique``: a score at least ``eps = finfo.resolution`` above the
+        first of its group starts a new group) and runs PAVA
+        (``isotonic_regression``) on the group means weighted by the group
+        sizes. With unit weights a group's mean is (positives in the group) /
+        (rows in the group), so sorting the values of all scores and of the
+        positives' scores (no argsort) gives the same groups, means and
+        weights, and the same PAVA call gives the same fit. Returns None
+        (use scikit-learn's fit) when two scores differ by less than ``eps``
+        without being equal, where scikit-learn's chained grouping applies.
+        """
+        xs = np.sort(s)
+        d = xs[1:] - xs[:-1]
+        eps = np.finfo(np.float64).resolution
+        new = d >= eps
+        n_groups = np.count_nonzero(new) + 1
+        if np.count_nonzero(d) != n_groups - 1:
+            return None
+        if n_groups == s.size:  # all scores distinct
+            ux, size = xs, np.ones(s.size)
+        else:
+            first = np.flatnonzero(new) + 1
+            ux = xs[np.concatenate(([0], first))]
+            size = np.diff(np.concatenate(([0], first, [s.size]))).astype(np.float64)
+        # every positive's score is one of the group values: its group by bisection
+        g = np.searchsorted(ux, s[pos_rows], side="left")
+        n_pos = np.bincount(g, minlength=ux.size).astype(np.float64)
+        cal = self._new_calibrator()
+        yf = isotonic_regression(
+            np.divide(n_pos, size, out=n_pos), sample_weight=size, y_min=cal.y_min,
+            y_max=cal.y_max, increasing=True,
+        )
+        cal.increasing_ = True
+        cal.X_min_, cal.X_max_ = np.min(ux), np.max(ux)
+        keep = np.ones(yf.size, dtype=bool)
+        keep[1:-1] = np.logical_or(
+            np.not_equal(yf[1:-1], yf[:-2]), np.not_equal(yf[1:-1], yf[2:])
+        )
+        cal.X_thresholds_, cal.y_thresholds_ = ux[keep], yf[keep]
+        cal._build_f(cal.X_thresholds_, cal.y_thresholds_)
+        return cal
+
+    def _chunk(self, Zc, log):
+        """Calibrated (log-)probabilities of a row chunk; NumPy multiclass class-major.
+
+        The scores are transposed once so that each class's interpolation
+        reads and writes a contiguous row, and the renormalisation sums over
+        the classes row by row; the result is the same ``np.interp`` of each
+        class's knots, renormalised as :func:`skcal._backend._ovr.renormalise`.
+        """
+        if not isinstance(Zc, np.ndarray) or self._is_binary():
+            return super()._chunk(Zc, log)
+        ST = np.ascontiguousarray(self._scores(Zc).T)
+        for j, cal in enumerate(self.calibrators_):
+            ST[j] = np.interp(ST[j], cal.X_thresholds_, cal.y_thresholds_)
+        den = ST.sum(axis=0)
+        P = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0).T
+        if not log:
+            return P
+        with np.errstate(divide="ignore"):
+            return np.log(P)
 
     def _map_scores(self, S):
         """Interpolate each class's fitted knots at its score column."""

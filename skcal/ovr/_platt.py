@@ -18,7 +18,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._backend import _numpy
 from .._backend import _ovr as ops
-from .._backend._ovr import _ovr_columns, host64, ovr_row_stats, param_like
+from .._backend._ovr import (
+    _ovr_columns,
+    _row_stats32,
+    host64,
+    ovr_columns32,
+    ovr_scores32_from_work,
+    ovr_row_stats,
+    ovr_row_stats32,
+    param_like,
+)
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label
@@ -245,9 +254,14 @@ class _OvrProblem:
     """
 
     def __init__(self, Z, y, w, target_smoothing):
-        n, K = Z.shape
-        self.Z, self.y, self.w, self.K = Z, y, w, K
+        self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         self.stats = ovr_row_stats(Z)
+        self._counts(target_smoothing)
+        self._moments(separable=not target_smoothing)
+
+    def _counts(self, target_smoothing):
+        """Weighted and effective class counts; Platt's targets ``t_pos``, ``t_neg``."""
+        n, K, y, w = self.Z.shape[0], self.K, self.y, self.w
         self.wsum = float(n) if w is None else float(w.sum())
         self.n_pos = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         self.n_neg = self.wsum - self.n_pos
@@ -262,7 +276,6 @@ class _OvrProblem:
             self.t_neg = 1.0 / (self.e_neg + 2.0)
         else:
             self.t_pos, self.t_neg = np.ones(K), np.zeros(K)
-        self._moments(separable=not target_smoothing)
 
     def _scores(self, sl, cols):
         st = tuple(v[sl] for v in self.stats)
@@ -292,7 +305,7 @@ class _OvrProblem:
             inf = np.full(K, np.inf)
             lo, hi, plo, phi, nlo, nhi = inf, -inf, inf, -inf, inf, -inf
         for sl in _numpy.chunk_rows(n, K):
-            S = self._scores(sl, cols)
+            S = np.asarray(self._scores(sl, cols), dtype=np.float64)
             wc = None if self.w is None else self.w[sl]
             cw = float(S.shape[0]) if wc is None else float(wc.sum())
             r, j = self._positives(sl, cols)
@@ -408,6 +421,241 @@ class _OvrProblem:
         return acc[0], acc[1:3], acc[3:6]
 
 
+# ------------------------------------------------ float32 one-vs-rest solver
+#: float32 solver: a Newton step whose predicted decrease (half the squared
+#: Newton decrement) is at most this may be below what the float32 loss
+#: resolves (its rounding is ~1e-9 of ordinary losses, ~1e-6 when many entries
+#: have large |f|); such a step is accepted when it decreases the Newton
+#: decrement (quadratic-convergence region), larger ones by Armijo.
+F32_LOSS_RESOLUTION = 1e-5
+#: float32 solver: a subsample score column whose sd is at most this fraction
+#: of its mean (nearly constant in float32) sends the fit to the float64 solver.
+F32_FLAT_SD = 1e-4
+#: float32 solver: the smallest ``tol`` it is used for (its gradients carry
+#: float32 rounding of ~1e-9; a smaller tol goes to the float64 solver).
+F32_MIN_TOL = 1e-14
+#: float32 solver: ``f`` is clipped to +-this before ``exp(-f)``.
+_F32_CLIP = 87.0
+
+
+class _OvrProblem32(_OvrProblem):
+    """:class:`_OvrProblem` on a float32 NumPy matrix, evaluated in float32.
+
+    Scores come from float32 row statistics (:func:`ovr_row_stats32`, 16 B per
+    row); every elementwise operation of an evaluation is float32 and every
+    sum over rows a float32 matrix-vector product per row chunk (about 1 MiB)
+    accumulated in float64 across chunks. With ``standardise=(mu, sd)`` the
+    scores are standardised by the given moments (no moments pass).
+    """
+
+    def __init__(self, Z, y, w, target_smoothing, standardise=None):
+        self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
+        if standardise is None:
+            self.stats = ovr_row_stats32(Z)
+        else:  # filled by the first evaluation (one read of Z and one exp fewer)
+            n = Z.shape[0]
+            self.stats = None
+            self._stats = (
+                np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
+                np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
+            )
+        self._counts(target_smoothing)
+        self.w32 = None if w is None else w.astype(np.float32)
+        if standardise is None:
+            self._moments(separable=False)
+        else:
+            self.mu, self.sd = standardise
+            self.flat = np.zeros(self.K, dtype=bool)
+            self.separable = np.zeros(self.K, dtype=bool)
+        # the float32 mean and 1 / sd that the evaluations use, exactly, so that
+        # mapping (a, b) back to (A, B) adds no rounding of its own
+        with np.errstate(over="ignore"):
+            self.mu = self.mu.astype(np.float32).astype(np.float64)
+            self.sd = 1.0 / (1.0 / self.sd).astype(np.float32).astype(np.float64)
+
+    def _scores(self, sl, cols):
+        if self.stats is None:  # the first evaluation: the row statistics too
+            st, D, E = _row_stats32(self.Z[sl])
+            for o, v in zip(self._stats, st):
+                o[sl] = v
+            if cols.size == self.K:
+                return ovr_scores32_from_work(st, D, E)
+            return ovr_columns32(self.Z[sl], st, cols)
+        st = tuple(v[sl] for v in self.stats)
+        return ovr_columns32(self.Z[sl], st, cols, all_cols=cols.size == self.K)
+
+    def evaluate(self, cols, a, b, loss=True):
+        """Mean loss (None unless ``loss``), gradient (2, m), Hessian (3, m).
+
+        At least a quarter of the classes are evaluated as all of them (a column
+        gather costs more than the classes it skips).
+        """
+        if cols.size < self.K and 4 * cols.size >= self.K:
+            a_all, b_all = np.zeros(self.K), np.zeros(self.K)
+            a_all[cols], b_all[cols] = a, b
+            F, g, H = self._evaluate(np.arange(self.K), a_all, b_all, loss)
+            return (F[cols] if loss else None), g[:, cols], H[:, cols]
+        return self._evaluate(cols, a, b, loss)
+
+    def _evaluate(self, cols, a, b, loss):
+        n, m = self.Z.shape[0], cols.size
+        f32 = np.float32
+        acc = np.zeros((6, m))
+        sum_f, sum_pos_f = np.zeros(m), np.zeros(m)
+        mu, isd = self.mu[cols].astype(f32), (1.0 / self.sd[cols]).astype(f32)
+        a32, b32 = a.astype(f32), b.astype(f32)
+        t_neg, dt = self.t_neg[cols], (self.t_pos - self.t_neg)[cols]
+        t_neg32, dt32 = t_neg.astype(f32), dt.astype(f32)
+        # row chunks of about CHUNK_BYTES of work arrays (the gathered columns)
+        width = max(m, 16)
+        step = max(1, _numpy.CHUNK_BYTES // (4 * width))
+        bufs = np.empty((4, min(n, step), m), dtype=f32)
+        for sl in _numpy.chunk_rows(n, width, itemsize=4):
+            U = self._scores(sl, cols)
+            U -= mu
+            U *= isd
+            rows = U.shape[0]
+            F, C, E, T = bufs[:, :rows]
+            np.multiply(U, a32, out=F)
+            F += b32
+            wc = np.ones(rows, dtype=f32) if self.w32 is None else self.w32[sl]
+            r, j = self._positives(sl, cols)
+            # f clipped to [-87, 87] so that exp(-f) neither overflows nor
+            # underflows in float32; entries beyond are corrected in float64
+            np.clip(F, f32(-_F32_CLIP), f32(_F32_CLIP), out=C)
+            np.negative(C, out=E)
+            np.exp(E, out=E)  # exp(-f)
+            P = np.add(E, f32(1.0), out=T)
+            np.reciprocal(P, out=P)  # p = sigmoid(f)
+            Q = np.multiply(E, P, out=E)  # exp(-f) p = 1 - p, no cancellation
+            if loss:  # softplus(f) = -log(1 - p); the t f terms from sums
+                np.log(Q, out=C)
+                acc[0] -= wc @ C
+                sum_f += wc @ F
+                fp = F[r, j].astype(np.float64)
+                if self.w is not None:
+                    fp *= self.w[sl][r]
+                sum_pos_f += np.bincount(j, weights=fp, minlength=m)
+                if F.max(initial=0.0) > _F32_CLIP or F.min(initial=0.0) < -_F32_CLIP:
+                    ri, ci = np.nonzero(np.abs(F) > _F32_CLIP)
+                    f = F[ri, ci].astype(np.float64)
+                    fc = np.clip(f, -_F32_CLIP, _F32_CLIP)
+                    fix = _softplus(f) - _softplus(fc)
+                    acc[0] += np.bincount(ci, weights=fix * wc[ri], minlength=m)
+            Q *= P  # q = p (1 - p)
+            T = Q
+            P -= t_neg32
+            P[r, j] -= dt32[j]  # p - t
+            acc[2] += wc @ P
+            P *= U
+            acc[1] += wc @ P
+            acc[5] += wc @ T
+            T *= U
+            acc[4] += wc @ T
+            T *= U
+            acc[3] += wc @ T
+        if self.stats is None:
+            self.stats = self._stats
+        if loss:  # minus sum_i w_i t_i f_i
+            acc[0] -= t_neg * sum_f + dt * sum_pos_f
+        acc /= self.wsum
+        acc[3] += _HESSIAN_RIDGE
+        acc[5] += _HESSIAN_RIDGE
+        return (acc[0] if loss else None), acc[1:3], acc[3:6]
+
+
+def _half_decrement(g, H):
+    da, db = _newton_direction(g, H)
+    return -(g[0] * da + g[1] * db) / 2.0
+
+
+def _newton32(prob, a, b, F, g, H, tol, max_iter):
+    """Batched Newton iteration of :func:`fit_platt_ovr` for float32 evaluations.
+
+    As the float64 loop, except for the acceptance of a step whose predicted
+    decrease is at most :data:`F32_LOSS_RESOLUTION`: it is accepted when the
+    Newton decrement at the new point is smaller (the float32 loss cannot
+    resolve such decreases; the decrement, a gradient quantity, can). Larger
+    steps use Armijo's rule on the loss. Returns ``a, b, n_iter, status``.
+    """
+    K = a.size
+    n_iter = np.zeros(K, dtype=np.int64)
+    status = np.full(K, "max_iter", dtype=object)
+    active = np.arange(K)
+    while active.size:
+        n_iter[active] += 1
+        da, db = _newton_direction(g[:, active], H[:, active])
+        slope = g[0, active] * da + g[1, active] * db
+        conv = -slope / 2.0 <= tol
+        c = active[conv]
+        a[c] += da[conv]
+        b[c] += db[conv]
+        status[c] = "converged"
+        keep = ~conv
+        cols, da, db, slope = active[keep], da[keep], db[keep], slope[keep]
+        step = np.ones(cols.size)
+        still = []
+        while cols.size:
+            local = -slope / 2.0 <= F32_LOSS_RESOLUTION
+            need_loss = not bool(local.all())
+            a_c, b_c = a[cols] + step * da, b[cols] + step * db
+            F_c, g_c, H_c = prob.evaluate(cols, a_c, b_c, loss=need_loss)
+            ok = _half_decrement(g_c, H_c) < -slope / 2.0
+            if need_loss:
+                armijo = F_c <= F[cols] + _ARMIJO_C * step * slope
+                ok = np.where(local, ok, armijo)
+            acc = cols[ok]
+            a[acc], b[acc] = a_c[ok], b_c[ok]
+            F[acc] = F_c[ok] if need_loss else np.nan
+            g[:, acc], H[:, acc] = g_c[:, ok], H_c[:, ok]
+            still.append(acc[n_iter[acc] < max_iter])
+            step = step[~ok] / 2.0
+            failed = step < _MIN_STEP
+            status[cols[~ok][failed]] = "line_search"
+            cols, da, db, slope = (v[~ok][~failed] for v in (cols, da, db, slope))
+            step = step[~failed]
+        active = np.sort(np.concatenate(still)) if still else active[:0]
+    return a, b, n_iter, status
+
+
+def _fit_platt_ovr32(Z, y, w, tol, max_iter):
+    """:func:`fit_platt_ovr` of a float32 matrix by float32 evaluations, or None.
+
+    A systematic subsample (every ``s``-th row, about :data:`WARM_START_ROWS`
+    rows) is solved from Lin et al.'s start to :data:`WARM_START_TOL`; its
+    moments standardise the full problem (any affine standardisation has the
+    same optimum and the same Newton decrements), which starts at the
+    subsample's optimum (at Lin et al.'s start for a class whose subsample
+    fit did not converge). Returns None, and the float64 solver runs
+    instead, when a subsample score column is nearly constant or not finite,
+    or when any class of the full fit does not converge to a finite optimum:
+    the float32 solver never returns a warning status of its own.
+    """
+    n, K = Z.shape
+    sub = slice(None, None, max(1, n // WARM_START_ROWS))
+    ys, ws = y[sub], None if w is None else w[sub]
+    ps = _OvrProblem32(Z[sub], ys, ws, True)
+    if not (np.all(np.isfinite(ps.mu)) and np.all(np.isfinite(ps.sd))):
+        return None
+    if np.any(ps.flat) or not np.all(ps.sd > F32_FLAT_SD * np.abs(ps.mu)):
+        return None
+    a, b, _, g, H = ps.start()
+    # the start's loss by the float32 evaluation, as every later loss
+    F, _, _ = ps.evaluate(np.arange(K), a, b, loss=True)
+    a, b, _, st = _newton32(ps, a, b, F, g, H, WARM_START_TOL, max_iter)
+    prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd))
+    cold = (st != "converged") | ~np.isfinite(a) | ~np.isfinite(b)
+    a[cold] = 0.0
+    b[cold] = np.log((prob.e_pos[cold] + 1.0) / (prob.e_neg[cold] + 1.0))
+    F, g, H = prob.evaluate(np.arange(K), a, b, loss=True)
+    a, b, n_iter, status = _newton32(prob, a, b, F, g, H, tol, max_iter)
+    A = a / prob.sd
+    B = b - a * prob.mu / prob.sd
+    if not (np.all(status == "converged") and np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+        return None
+    return A, B, n_iter, status
+
+
 def _warm_start(Z, y, w, target_smoothing, max_iter):
     """Slopes and intercepts fitted on a systematic subsample, or None."""
     n = Z.shape[0]
@@ -454,7 +702,10 @@ def fit_platt_ovr(
         whose subsample fit converged starts the full iteration there when
         its loss is below that at Lin et al.'s start. This changes only the
         starting point, not the optimum or the stopping rule, and is
-        deterministic.
+        deterministic. For a float32 NumPy ``Z`` (with ``target_smoothing``
+        and ``tol >= 1e-14``) the whole solve runs in float32 evaluations
+        (:func:`_fit_platt_ovr32`, below), falling back to this float64
+        solver when it does not converge.
 
     Returns
     -------
@@ -474,9 +725,33 @@ def fit_platt_ovr(
     every ``f_i`` equal). Each later pass evaluates the candidate point of
     the line search together with its gradient and Hessian, so an accepted
     full Newton step costs one pass.
+
+    **float32 solver.** For float32 logits the scores, sigmoids and products
+    are computed in float32 (the scores then carry an absolute error of a
+    few float32 ulps of the row's largest logit, as the logits themselves),
+    with each row chunk's sums taken by float32 matrix-vector products and
+    accumulated in float64; the subsample's moments standardise the full
+    problem (no moments pass) and the row statistics of the scores are taken
+    in the first full evaluation (no separate pass). Its loss resolves decreases of about 1e-9
+    (1e-6 with many large ``|f|``), so steps whose predicted decrease is
+    below :data:`F32_LOSS_RESOLUTION` are accepted when they decrease the
+    Newton decrement (Armijo's rule on the loss above it). The stopping rule
+    and ``tol`` are unchanged; the optimum agrees with the float64 solver's
+    to ~1e-7 relative (the float32 rounding of the scores).
     """
     y = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+    if (
+        warm_start
+        and target_smoothing
+        and tol >= F32_MIN_TOL
+        and isinstance(Z, np.ndarray)
+        and Z.dtype == np.float32
+        and Z.shape[0] >= WARM_START_MIN_ROWS
+    ):
+        out = _fit_platt_ovr32(Z, y, w, tol, max_iter)
+        if out is not None:
+            return out
     warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
     prob = _OvrProblem(Z, y, w, target_smoothing)
     K = prob.K
@@ -667,8 +942,10 @@ class PlattScaler(OneVsRestCalibrator):
     it converges. Extra memory is O(n_samples) (four per-row statistics of the
     scores) plus one row chunk, never an (n_samples, n_classes) matrix.
 
-    **Devices.** The fit runs on the CPU in float64: for a torch tensor each
-    row chunk is copied to host memory as it is read. Prediction is
+    **Devices.** The fit runs on the CPU in float64 (float32 logits in a
+    NumPy array with at least 40,000 rows: in float32 with float64 sums, see
+    :func:`fit_platt_ovr`): for a torch tensor each row chunk is copied to
+    host memory as it is read. Prediction is
     elementwise and runs entirely on the tensor's device.
 
     References
