@@ -11,6 +11,7 @@ Run (from the repository root)::
     python benchmarks/bench_speed.py                 # the issue-4 targets (~10 min)
     python benchmarks/bench_speed.py --quick         # small sizes, a smoke run
     python benchmarks/bench_speed.py --growth        # every calibrator at growing sizes
+    python benchmarks/bench_speed.py --targets --torch-threads 1   # issue-17 ratios
 
 Peers (scikit-learn, netcal, probmetrics) run in a subprocess with a time
 limit when installed; the tables say so when they are not.
@@ -225,6 +226,84 @@ def bench_growth(repeat, seed, quick, only=None, sizes=None):
             "predict / pass"], rows)
 
 
+# ------------------------------------------------------- issue-17 targets
+#: (calibrator, NxK, budget in passes) of issue 17 measured by --targets (NumPy fits).
+FIT_TARGETS = [
+    ("VectorScaler", (100_000, 1_000), 20.0),
+    ("TemperatureScaler", (100_000, 100), 3.0),
+    ("TemperatureScaler", (100_000, 1_000), 3.0),
+    ("TemperatureScaler", (1_000_000, 10), 3.0),
+]
+#: torch (CPU) predict_proba budget, in torch passes.
+TORCH_PREDICT_TARGET = 2.0
+#: torch (CPU) metrics: at most this multiple of the NumPy metric's time.
+METRIC_TARGET = 1.5
+
+
+def _verdict(value, budget):
+    return "met" if value <= budget else "**missed**"
+
+
+def bench_targets(repeat, seed, metric_size=(1_000_000, 100)):
+    """The issue-17 targets of the whole-vector calibrators, as printed ratios."""
+    import skcal
+
+    rows = []
+    for name, (n, k), budget in FIT_TARGETS:
+        Z, y = make_logits(n, k, seed=seed)
+        t_pass, _ = pass_time(Z, y, repeat=repeat)
+        cls = getattr(skcal, name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t_fit, est = best_time(lambda: cls().fit(Z, y), repeat=repeat)
+        ratio = t_fit / t_pass
+        rows.append([f"{name}.fit (numpy)", f"{n:,}x{k:,}", f"{t_pass:.3f}", f"{t_fit:.3f}",
+                     f"{ratio:.1f}", f"<= {budget:g} passes", _verdict(ratio, budget)])
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        from _common import torch_pass
+
+        for n, k in ((100_000, 100), (100_000, 1_000)):
+            Z, y = make_logits(n, k, seed=seed)
+            Zt, yt = torch.from_numpy(Z), torch.from_numpy(y)
+            t_pass = min(best_time(lambda: torch_pass(Zt, yt), repeat=repeat)[0]
+                         for _ in range(2))
+            for name in ("TemperatureScaler", "VectorScaler"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est = getattr(skcal, name)().fit(Z[:20_000], y[:20_000])
+                t_pred, _ = best_time(lambda: est.predict_proba(Zt), repeat=repeat + 2)
+                ratio = t_pred / t_pass
+                rows.append([f"{name}.predict_proba (torch CPU)", f"{n:,}x{k:,}",
+                             f"{t_pass:.3f}", f"{t_pred:.3f}", f"{ratio:.1f}",
+                             f"<= {TORCH_PREDICT_TARGET:g} torch passes",
+                             _verdict(ratio, TORCH_PREDICT_TARGET)])
+        import skcal.metrics as M
+        from scipy.special import softmax
+
+        n, k = metric_size
+        Z, y = make_logits(n, k, seed=seed)
+        P = softmax(Z.astype(np.float64) / 3.0, axis=1).astype(np.float32)
+        Pt, yt = torch.from_numpy(P), torch.from_numpy(y)
+        for label, fn in (("expected_calibration_error", M.expected_calibration_error),
+                          ("calibration_error(kind=classwise)",
+                           lambda a, b: M.calibration_error(a, b, kind="classwise")),
+                          ("negative_log_likelihood", M.negative_log_likelihood),
+                          ("brier_score", M.brier_score)):
+            t_np, _ = best_time(lambda: fn(y, P), repeat=repeat)
+            t_t, _ = best_time(lambda: fn(yt, Pt), repeat=repeat)
+            ratio = t_t / t_np
+            rows.append([f"metrics.{label} (torch CPU / numpy)", f"{n:,}x{k:,}",
+                         f"{t_np:.3f}", f"{t_t:.3f}", f"{ratio:.2f}",
+                         f"<= {METRIC_TARGET:g}x numpy", _verdict(ratio, METRIC_TARGET)])
+    _table("Issue-17 targets (whole-vector calibrators, torch CPU): measured ratios",
+           ["what", "size", "reference s (pass / numpy metric)", "s", "ratio", "target",
+            "status"], rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=",".join(f"{n}x{k}" for n, k in TARGET_SIZES),
@@ -241,6 +320,8 @@ def main(argv=None):
                     help="--growth: comma-separated class names (default: the registry)")
     ap.add_argument("--growth-sizes", default=None,
                     help="--growth: comma-separated NxK sizes (default: the standard grid)")
+    ap.add_argument("--targets", action="store_true",
+                    help="only the issue-17 targets of the whole-vector calibrators")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads for this benchmark process (default: "
@@ -266,6 +347,9 @@ def main(argv=None):
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {load:.1f})")
+    if args.targets:
+        bench_targets(args.repeat, args.seed)
+        return
     if args.growth:
         only = args.calibrators.split(",") if args.calibrators else None
         gsizes = ([_size(s) for s in args.growth_sizes.split(",")]

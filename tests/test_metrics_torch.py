@@ -1,4 +1,4 @@
-"""torch tensors in skcal.metrics: computed with torch, equal to the NumPy path."""
+"""torch tensors in skcal.metrics: equal to the NumPy path (torch kernels and CPU views)."""
 
 import math
 
@@ -16,6 +16,18 @@ from skcal.metrics import (  # noqa: E402
 )
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.fixture(autouse=True, params=["numpy-view", "torch-kernels"])
+def cpu_route(request, monkeypatch):
+    # CPU tensors go through NumPy views by default; the torch kernels (which
+    # serve accelerators) are checked on the CPU too.
+    from skcal.metrics import _validation
+
+    monkeypatch.setattr(
+        _validation, "TORCH_CPU_VIA_NUMPY", request.param == "numpy-view"
+    )
+    return request.param
 
 
 @pytest.fixture

@@ -177,17 +177,18 @@ def _means_to_sums(values, W):
     return tuple(np.asarray(v, dtype=np.float64) * W for v in values)
 
 
-def _temperature_block(Zb, yb, wb, beta, third):
+def _temperature_block(Zb, yb, wb, beta, third, second=True):
     W = _block_weight(Zb.shape[0], wb)
-    n_out = 4 if third else 3
+    n_out = 2 if not second else 4 if third else 3
     if Zb.shape[0] == 0 or not W > 0:
         return (np.zeros(n_out), 0.0)
-    r = _numpy.temperature_nll_derivs(Zb, yb, wb, beta, third=third)
-    return (np.asarray(r, dtype=np.float64) * W, W)
+    r = _numpy.temperature_nll_derivs(Zb, yb, wb, beta, third=third, second=second)
+    return (np.asarray(r[:n_out], dtype=np.float64) * W, W)
 
 
 def temperature_nll_derivs(
-    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False
+    Z, y, sample_weight, beta, row_stats=None, third=False, return_row_stats=False,
+    second=True,
 ):
     """:func:`skcal._backend._numpy.temperature_nll_derivs` over row blocks (one pass).
 
@@ -198,10 +199,12 @@ def temperature_nll_derivs(
     loc = _local(Z, y, sample_weight)
     if loc is not None:
         return _numpy.temperature_nll_derivs(
-            *loc, beta, third=third, return_row_stats=return_row_stats
+            *loc, beta, third=third, return_row_stats=return_row_stats, second=second
         )
-    acc, W = _reduce(_temperature_block, Z, y, sample_weight, float(beta), third)
+    acc, W = _reduce(_temperature_block, Z, y, sample_weight, float(beta), third, second)
     out = tuple(float(v) for v in acc / W)
+    if not second:
+        out = out + (None,) * (2 if third else 1)
     if return_row_stats:
         # only their largest gap max_k z - z_y is used (the logit scale): a
         # one-element stand-in, from one more pass
@@ -239,6 +242,25 @@ def vector_nll_hess(Z, y, sample_weight, w, b):
     w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
     f, gw, gb, H, W = _reduce(_vector_block, Z, y, sample_weight, w, b, True)
     return float(f / W), gw / W, gb / W, H / W
+
+
+def _blocks_block(Zb, yb, wb, w, b, single):
+    W = _block_weight(Zb.shape[0], wb)
+    k = Zb.shape[1]
+    if Zb.shape[0] == 0 or not W > 0:
+        return (0.0, np.zeros(k), np.zeros(k), np.zeros((3, k)), 0.0)
+    f, gw, gb, blocks = _numpy.vector_nll_grad_blocks(Zb, yb, wb, w, b, single=single)
+    return _means_to_sums((f, gw, gb, np.array(blocks)), W) + (W,)
+
+
+def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
+    """:func:`skcal._backend._numpy.vector_nll_grad_blocks` over row blocks (one pass)."""
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return _numpy.vector_nll_grad_blocks(*loc, w, b, single=single)
+    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
+    f, gw, gb, blocks, W = _reduce(_blocks_block, Z, y, sample_weight, w, b, single)
+    return float(f / W), gw / W, gb / W, tuple(blocks / W)
 
 
 def _hessp_block(Zb, yb, wb, w, b, vw, vb):

@@ -63,7 +63,7 @@ def temperature_terms(s0, s1, s2, s3, dy, beta, log, clip0):
     ----------
     s0, s1, s2 : float64 arrays of shape (rows,)
         Row sums of ``e``, ``e d`` and ``e d^2`` with ``d = z - max z`` and
-        ``e = exp(beta d)``.
+        ``e = exp(beta d)``; ``s2`` may be None (no ``f''``).
     s3 : float64 array of shape (rows,) or None
         Row sums of ``e d^3``, for the third derivative.
     dy : float64 array of shape (rows,)
@@ -80,7 +80,9 @@ def temperature_terms(s0, s1, s2, s3, dy, beta, log, clip0):
         ``mu = s1 / s0 = E_p[z] - max z``.
     """
     mu = s1 / s0
-    m2 = s2 / s0
+    m2 = None if s2 is None else s2 / s0
+    if s2 is None:
+        return [log(s0) - beta * dy, mu - dy]
     terms = [log(s0) - beta * dy, mu - dy, clip0(m2 - mu * mu)]
     if s3 is not None:
         terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
@@ -88,7 +90,7 @@ def temperature_terms(s0, s1, s2, s3, dy, beta, log, clip0):
 
 
 def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
-                           return_row_stats):
+                           return_row_stats, second=True):
     """The pass of ``temperature_nll_derivs`` of kernel module ``lib``.
 
     ``lib`` supplies the per-chunk sweeps ``_temperature_chunks(Z)`` (yielding
@@ -96,7 +98,8 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
     ``_temperature_row_sums(Zc, m, beta, third, state)``, the float64 vector
     allocator ``_empty64(n, like)`` and the accumulator ``_zeros64(4, like)``.
     Without ``row_stats`` the row maxima and true-class logits are taken in
-    the same pass, from the chunk while it is in cache.
+    the same pass, from the chunk while it is in cache. Without ``second``
+    the pass skips ``f''`` (and ``f'''``), returned as None.
     """
     n = Z.shape[0]
     fused = row_stats is None
@@ -112,12 +115,14 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
         if fused:
             m_all[sl], zy_all[sl] = lib._max_and_true(Zc, y[sl])
         m = m_all[sl]
-        s0, s1, s2, s3 = lib._temperature_row_sums(Zc, m, beta, third, state)
+        s0, s1, s2, s3 = lib._temperature_row_sums(Zc, m, beta, third, state, second)
         terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log, lib._clip0)
         w = None if sw is None else sw[sl]
         for j, v in enumerate(terms):
             acc[j] += wsum(v, w)
     out = tuple((acc / total).tolist()[: 4 if third else 3])
+    if not second:
+        out = out[:2] + (None,) * (len(out) - 2)
     return out + ((m_all, zy_all),) if return_row_stats else out
 
 

@@ -305,6 +305,29 @@ def _check_sample_weight(sample_weight, n_samples, torch_like=None):
     return check_sample_weight(sample_weight, n_samples, like=torch_like, relative=True)
 
 
+#: Metrics read float16/32/64 torch tensors on the CPU through NumPy views
+#: (zero copy); the torch kernels then serve accelerator tensors (and CPU
+#: bfloat16, which NumPy lacks). Measured by ``benchmarks/bench_speed.py
+#: --metrics``. Tests set it to False to run the torch kernels on the CPU.
+TORCH_CPU_VIA_NUMPY = True
+
+_NUMPY_VIEW_DTYPES = ("torch.float16", "torch.float32", "torch.float64")
+
+
+def _numpy_view_ok(t):
+    """Whether tensor ``t`` lives on the CPU with a dtype NumPy can view.
+
+    Tensors the validation rejects (empty, not 1-D/2-D) keep the torch path
+    and its messages.
+    """
+    return (
+        t.device.type == "cpu"
+        and str(t.dtype) in _NUMPY_VIEW_DTYPES
+        and t.ndim in (1, 2)
+        and t.shape[0] > 0
+    )
+
+
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
                   labels=None, pos_label=None, binary=False):
     """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
@@ -323,9 +346,17 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     """
     _check_choice("input_type", input_type, _INPUT_TYPES)
     if is_torch_tensor(y_prob):
-        return _check_inputs_torch(
-            y_true, y_prob, sample_weight, input_type, labels, pos_label, binary
-        )
+        if not (TORCH_CPU_VIA_NUMPY and _numpy_view_ok(y_prob)):
+            return _check_inputs_torch(
+                y_true, y_prob, sample_weight, input_type, labels, pos_label, binary
+            )
+        # A CPU tensor is read through a NumPy view of its memory (no copy):
+        # the same row-chunked passes, without torch's per-operation dispatch
+        # and intra-op thread hand-offs on every 1 MiB chunk (on a loaded
+        # 2-core machine these made the torch path ~10x slower than NumPy).
+        y_prob = y_prob.detach().numpy()
+        if is_torch_tensor(sample_weight) and sample_weight.device.type == "cpu":
+            sample_weight = sample_weight.detach().numpy()
 
     columns = getattr(y_prob, "columns", None)  # a DataFrame's column names
     names = None if columns is None else [str(c) for c in columns]

@@ -45,11 +45,18 @@ _REUSE_THIRD_MAX_STEP = 0.02
 #: Halley's correction is used when it changes the Newton step by at most
 #: this fraction (near the root); otherwise the plain Newton step.
 _HALLEY_MAX = 0.5
+#: After a Newton step of at most this relative size, the next pass computes
+#: only ``f`` and ``f'``: ``f''`` is extrapolated from the last one with
+#: ``f'''`` (one product and row sum per entry less).
+_REUSE_SECOND_MAX_STEP = 1e-2
 
 
 #: The NLL counts as flat where Newton's predicted decrease ``f'^2 / f''`` is
 #: below this fraction of ``f`` (a few float64 roundings of ``f``).
 _FLAT = 4 * 2.0**-52
+#: Relative bracket width at which the float32-swept objective (float16/32
+#: logits) is solved: a few float32 roundings of ``beta * d``.
+_SINGLE_BRACKET = 2.0**-22
 
 
 def _all_rows_tied(Z):
@@ -81,15 +88,38 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
     expand = (0, _EXPAND)  # (direction of the last expansion step, its next factor)
     # t: f''' at the last point where it was computed (or the warm start's)
     last_step = math.inf if t is None else 0.0  # relative size of the last step
+    prev = None  # (beta, f'', f') of the last pass with f'', for a lite pass
+    # float16/32 logits are swept in float32: beta * d rounds to ~1.2e-7, so f'
+    # as computed is a step function of beta at that scale and a bracket
+    # narrower than a few of its steps cannot shrink further by Newton steps
+    bracket_tol = tol if "float64" in str(Z.dtype) else max(tol, _SINGLE_BRACKET)
+    h_err = 0.0  # relative error estimate of an extrapolated f''
     for it in range(1, max_iter + 1):
         # After a small step, f''' (which only sets Halley's correction and the
-        # error estimate) is reused: one product and sum less per entry.
+        # error estimate) is reused: one product and sum less per entry; after
+        # a small Newton step, f'' too (extrapolated with f''').
         third = t is None or last_step > _REUSE_THIRD_MAX_STEP
+        lite = prev is not None and not third and last_step <= _REUSE_SECOND_MAX_STEP
         fused = stats is None
         f, g, h, *rest = xp.temperature_nll_derivs(
             Z, y, sample_weight, beta, row_stats=stats, third=third,
-            return_row_stats=fused,
+            return_row_stats=fused, second=not lite,
         )
+        if lite:
+            # f'' at beta: linear in f''' from the last pass (h_lin), checked
+            # against the estimate that also fits the secant of f' (quadratic
+            # term included): their difference bounds the error of h_lin,
+            # including float32 rounding of f' (conservative when the step is
+            # tiny against that rounding).
+            b0, h0, g0 = prev
+            db = beta - b0
+            h = h0 + t * db
+            h_quad = 3.0 * (g - g0) / db - 2.0 * h0 - 0.5 * t * db
+            h_err = abs(h_quad - h) / h if h > 0 else math.inf
+            if not h > 0:
+                h, h_err = h0, math.inf
+        else:
+            h_err = 0.0
         if fused:
             # row statistics from this first pass: the true lower bound of beta
             stats = rest.pop()
@@ -133,6 +163,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             and not hi_tested
             and h > 0
             and g * g / h <= _FLAT * f
+            and not abs(d) <= 1e-2 * beta
         ):
             # The NLL is decreasing but the quadratic model predicts a decrease
             # below the resolution of f: it is flat as computed (rows saturated
@@ -168,16 +199,22 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
                 expand = (0, _EXPAND)
         else:
             expand = (0, _EXPAND)
-        if abs(cand - beta) <= tol * beta or (hi - lo) <= tol * lo:
+        if abs(cand - beta) <= tol * beta or (hi - lo) <= bracket_tol * lo:
             return cand, it, "converged", t
         if (
             cand == newton
             and abs(d) <= 1e-2 * beta
-            and _SAFETY * curvature * d * d <= tol * beta
+            and _SAFETY * curvature * d * d + abs(d) * h_err <= tol * beta
         ):
             # Newton's error after d is about c d^2 (quadratic convergence);
             # Halley's step removes that term, leaving O(d^3).
             return cand, it, "converged", t
+        if lite:
+            pass  # a further lite pass extrapolates from the same full one
+        elif cand == newton and h > 0:
+            prev = (beta, h, g)
+        else:
+            prev = None
         last_step = abs(cand - beta) / beta
         beta = cand
     return beta, max_iter, "max_iter", t

@@ -5,7 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
@@ -18,12 +17,15 @@ from ..utils.validation import DEFAULT_INPUT_TYPE
 __all__ = ["VectorScaler", "fit_vector"]
 
 #: Up to this many classes the exact ``2K x 2K`` Hessian is formed in each pass
-#: and Newton's method is used; above it, a trust-region Newton-CG method that
-#: only needs Hessian-vector products (one pass each).
+#: and Newton's method is used; above it, Newton steps with the exact per-class
+#: ``2 x 2`` Hessian blocks (:func:`_fit_block_newton`, one pass each).
 FULL_HESSIAN_MAX_CLASSES = 256
 
 #: Rows (at most, about) of the subsample on which the starting 1/T is solved.
 _START_ROWS = 20_000
+#: ... and at most about this many entries (rows x classes): with many classes
+#: a few thousand rows fix 1/T well enough for a start.
+_START_ENTRIES = 4_000_000
 
 #: The stopping rule may predict the next decrement (from the convergence
 #: rate of the last full Newton step) only below this half squared decrement,
@@ -45,6 +47,10 @@ ABSENT_CLASS_ALPHA = 1e-6
 #: bound, and differences of float32 logits can overflow) the start is
 #: ``w = 1 / max |z|``, which keeps every starting logit within [-1, 1].
 _TEMPERATURE_START_MAX_ABS = 1e30
+
+#: Above this ``max |z|`` the many-class solver sweeps float32 logits in
+#: float64 (``p z^2`` must stay far inside the float32 range).
+_SINGLE_MAX_ABS = 1e12
 
 
 def _penalised(f, gw, gb, w, b, alpha):
@@ -115,20 +121,24 @@ def _initial_scales(Z, y, sample_weight, xp):
     """Starting scales ``w``: ``1/T`` (the temperature-scaling optimum) for all classes.
 
     :func:`skcal.scaling._temperature.fit_temperature`, solved to relative 1e-4 on a
-    systematic subsample of about 20,000 rows, costs a fraction of a pass. When
+    systematic subsample of about 20,000 rows (at most ~4e6 entries: 4,000
+    rows of 1,000 classes), costs a fraction of a pass. When
     that optimum lies below its lower bound on ``1/T`` (logits of magnitude
     beyond about 1e6 that carry little information), ``1 / max |z|`` is used
     instead, so that the starting logits are of order 1 and not saturated.
     All-zero columns (the class-0 column of a 1-D binary score) start, and
-    stay, at 1: their scale does not enter the objective.
+    stay, at 1: their scale does not enter the objective. Also returns
+    ``max |z|``.
     """
     lo, hi = _column_ranges(Z, xp)
     zmax = max(-lo.min(), hi.max())
     if zmax > _TEMPERATURE_START_MAX_ABS:
         beta = 1.0 / zmax
     else:
-        # A start needs no precision: solve on at most ~20,000 rows, to 1e-4.
-        step = max(1, Z.shape[0] // _START_ROWS)
+        # A start needs no precision: solve on at most ~20,000 rows
+        # (and ~4e6 entries), to 1e-4.
+        rows = max(1, min(_START_ROWS, _START_ENTRIES // max(1, Z.shape[1])))
+        step = max(1, Z.shape[0] // rows)
         sub = slice(None, None, step)
         sw = None if sample_weight is None else sample_weight[sub]
         if sw is not None and not float(sw.sum()) > 0:
@@ -136,7 +146,7 @@ def _initial_scales(Z, y, sample_weight, xp):
         beta, _, status = fit_temperature(Z[sub], y[sub], sw, xp, tol=1e-4)
         if status == "lower" and zmax > 0:
             beta = min(beta, 1.0 / zmax)
-    return np.where((lo == 0) & (hi == 0), 1.0, float(beta))
+    return np.where((lo == 0) & (hi == 0), 1.0, float(beta)), zmax
 
 
 def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
@@ -158,9 +168,9 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
         objective predicted by the quadratic model) is at most ``tol``, or is
         predicted to be at most ``tol / 10`` after the next full step (from
         the quadratic convergence rate of the last full step, once it is below
-        1e-4) (full-Hessian Newton), or when the Euclidean norm of the gradient in
-        ``(w / w0, b)``, ``w0`` the starting scales, is at most ``sqrt(tol)``
-        (trust-region Newton-CG, many classes).
+        1e-4) (full-Hessian Newton). Many classes: the same with the
+        decrement ``g^T M^+ g / 2`` of the block-diagonal Hessian ``M`` and
+        the prediction from the measured linear rate (at most 0.25).
     max_iter : int, default=100
         Maximum number of Newton iterations.
 
@@ -191,16 +201,24 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     a symmetric Jacobi scaling, so that logits of any magnitude (up to 1e100)
     are handled alike. Start: ``w = 1/T, b = 0`` with ``T`` the
     temperature-scaling optimum (see :func:`_initial_scales`), which leaves
-    only a few Newton iterations. Above that class count,
-    ``scipy.optimize.minimize(method="trust-ncg")`` is used with the exact
-    gradient and Hessian-vector products (one pass each).
+    only a few Newton iterations. Above that class count, each pass gives
+    the objective, the gradient and the exact ``2 x 2`` Hessian block of each
+    class's ``(w_k, b_k)`` (float32 sweeps with float64 sums for 16/32-bit
+    logits), and the step solves the block-diagonal system
+    (:func:`_fit_block_newton`): the coupling between classes is small when
+    there are many, so the rate is linear and fast (~0.001-0.04 per pass
+    measured at 300-1,000 classes: 4-6 passes from the start); a slower rate
+    switches to conjugate-gradient refinement on exact Hessian-vector products.
     """
     n, k = Z.shape
-    w = _initial_scales(Z, y, sample_weight, xp)
+    w, zmax = _initial_scales(Z, y, sample_weight, xp)
     b = np.zeros(k)
     if k > FULL_HESSIAN_MAX_CLASSES:
-        w, b, n_iter, status = _fit_trust_ncg(
-            Z, y, sample_weight, xp, alpha, tol, max_iter, w
+        # float32 sweeps for 16/32-bit logits whose squares stay far from the
+        # float32 range; float64 otherwise
+        single = Z.dtype != np.float64 and zmax < _SINGLE_MAX_ABS
+        w, b, n_iter, status = _fit_block_newton(
+            Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single
         )
     else:
         w, b, n_iter, status = _fit_newton(
@@ -251,39 +269,173 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
     return w, b, max_iter, "max_iter"
 
 
-def _fit_trust_ncg(Z, y, sample_weight, xp, alpha, tol, max_iter, w0):
-    # Parametrised by v = w / w0 (w0: the starting scales, ~1/T), so that the
-    # problem is equally well scaled for logits of any magnitude.
-    k = Z.shape[1]
-    c = np.concatenate([w0, np.ones(k)])
+#: Above this ratio of successive Newton decrements (a slow linear rate: the
+#: per-class blocks miss a strong coupling between classes, e.g. with few
+#: classes), the block-diagonal step is refined by preconditioned conjugate
+#: gradients on the exact Hessian (one Hessian-vector pass per CG step).
+_SLOW_RATE = 0.25
+#: Relative resolution of the objective summed from float32 sweeps.
+_SINGLE_NOISE = 1e-7
+#: Largest number of CG steps of one refined Newton step.
+_MAX_CG = 50
 
-    def fun(theta):
-        w, b = theta[:k] * w0, theta[k:]
-        f, gw, gb = xp.vector_nll_grad(Z, y, sample_weight, w, b)
-        f, g = _penalised(f, gw, gb, w, b, alpha)
-        return f, g * c
 
-    def hessp(theta, v):
-        v = v * c
-        hw, hb = xp.vector_nll_hessp(
-            Z, y, sample_weight, theta[:k] * w0, theta[k:], v[:k], v[k:]
+def _block_solver(blocks, alpha, k):
+    """Solve with the per-class ``2 x 2`` Hessian blocks (minus the common shift of ``b``).
+
+    Returns ``solve(r)``: ``M^+ r`` with ``M`` the block-diagonal part of the
+    Hessian (class ``k``'s block couples ``w_k`` and ``b_k``). Each block is
+    Jacobi-scaled and pseudo-inverted in closed form (eigenvalues ``1 +- c``
+    of the scaled block), so blocks that are singular (a constant or all-zero
+    column with ``alpha = 0``) give a minimum-norm step. The common shift of
+    ``b`` (unit vector ``u``) is an exact eigenvector of the Hessian, with
+    eigenvalue ``alpha``, which the block diagonal does not have: ``M^+`` acts
+    on the complement of ``u`` and on ``u`` as ``1 / alpha`` (nothing for
+    ``alpha = 0``).
+    """
+    hww, hwb, hbb = (np.asarray(v, dtype=np.float64) for v in blocks)
+    a, d = hww + alpha, hbb + alpha
+    dead_w, dead_b = ~(a > 0), ~(d > 0)
+    sa = np.where(dead_w, 0.0, 1.0 / np.sqrt(np.where(dead_w, 1.0, a)))
+    sd = np.where(dead_b, 0.0, 1.0 / np.sqrt(np.where(dead_b, 1.0, d)))
+    c = np.clip(hwb * sa * sd, -1.0, 1.0)
+    lam1, lam2 = 1.0 + c, 1.0 - c
+    i1 = np.where(lam1 > 1e-10, 1.0 / np.where(lam1 > 1e-10, lam1, 1.0), 0.0)
+    i2 = np.where(lam2 > 1e-10, 1.0 / np.where(lam2 > 1e-10, lam2, 1.0), 0.0)
+    p, q = 0.5 * (i1 + i2), 0.5 * (i1 - i2)  # pinv of [[1, c], [c, 1]]
+    live_b = ~dead_b
+    u = np.concatenate([np.zeros(k), live_b / np.sqrt(max(1, live_b.sum()))])
+
+    def solve(r):
+        ru = u @ r
+        r = r - ru * u
+        xw, xb = r[:k] * sa, r[k:] * sd
+        x = np.concatenate([sa * (p * xw + q * xb), sd * (q * xw + p * xb)])
+        x -= (u @ x) * u
+        if alpha > 0:
+            x += (ru / alpha) * u
+        return x
+
+    return solve
+
+
+def _fit_block_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single):
+    """Newton's method with the per-class Hessian blocks, for many classes.
+
+    Each iteration is one pass (:func:`skcal._backend._numpy.vector_nll_grad_blocks`)
+    giving the objective, the exact gradient and the exact per-class ``2 x 2``
+    Hessian blocks; the step solves the block-diagonal system (see
+    :func:`_block_solver`). With many classes the coupling between classes,
+    ``-mean_s[p_k p_l ...]``, is small against the blocks, so the step is close
+    to Newton's: measured at 100,000 x 1,000, the generalised eigenvalues of
+    the Hessian against the blocks lie in [0.6, 1.3] (all but ~0.1% in
+    [0.98, 1.02]), a linear rate of ~0.05 per pass. When the observed rate is
+    slower (few classes, strong coupling), the step is refined by conjugate
+    gradients on the exact Hessian, preconditioned by the blocks. Backtracking
+    line search and stopping rule as in the full-Hessian method (the
+    decrement ``g^T M^+ g / 2`` with the blocks ``M``; the prediction of the
+    next decrement uses the measured linear rate). float16/32 logits are swept
+    in float32 (float64 sums); if that stalls above ``tol``, float64.
+    """
+    k = w.shape[0]
+
+    def evaluate(w, b):
+        f, gw, gb, blocks = xp.vector_nll_grad_blocks(
+            Z, y, sample_weight, w, b, single=single
         )
-        return (np.concatenate([hw, hb]) + alpha * v) * c
+        # sum_k grad_b_k is exactly 0 (each row's p and one-hot both sum to
+        # one); remove its rounding, which alpha would turn into a shift of b
+        gb = gb - gb.mean()
+        f, g = _penalised(f, gw, gb, w, b, alpha)
+        return f, g, blocks
 
-    theta0 = np.concatenate([np.ones(k), np.zeros(k)])
-    res = minimize(
-        fun,
-        theta0,
-        method="trust-ncg",
-        jac=True,
-        hessp=hessp,
-        options={"gtol": np.sqrt(tol), "maxiter": max_iter},
-    )
-    if res.success:
-        status = "converged"
-    else:
-        status = "max_iter" if res.status == 1 else "line_search"
-    return res.x[:k] * w0, res.x[k:].copy(), int(res.nit), status
+    def hessp(w, b, v):
+        hw, hb = xp.vector_nll_hessp(Z, y, sample_weight, w, b, v[:k], v[k:])
+        return np.concatenate([hw, hb]) + alpha * v
+
+    f, g, blocks = evaluate(w, b)
+    prev_dec = last_dec = None
+    refine = False
+    for it in range(1, max_iter + 1):
+        solve = _block_solver(blocks, alpha, k)
+        d = -solve(g)
+        dec = -0.5 * (g @ d)
+        if dec <= tol:
+            return w + d[:k], b + d[k:], it, "converged"
+        if single and last_dec is not None and dec > 0.5 * last_dec and refine:
+            # no progress: float32 rounding of the gradient; go on in float64
+            single = False
+            f, g, blocks = evaluate(w, b)
+            last_dec = prev_dec = None
+            continue
+        last_dec = dec
+        if refine:
+            d = _pcg(lambda v: hessp(w, b, v), solve, g, d)
+            dec = -0.5 * (g @ d)
+        elif prev_dec is not None:
+            rate = dec / prev_dec
+            if rate <= _SLOW_RATE and _SAFETY * rate * dec <= tol:
+                return w + d[:k], b + d[k:], it, "converged"
+        slope = g @ d
+        # Below the float32 resolution of f (and of g . d), in the linear
+        # regime already measured, the line-search tests only see rounding:
+        # the full step is taken (a stall then switches to float64).
+        noisy = (
+            single
+            and prev_dec is not None
+            and dec <= _SLOW_RATE * prev_dec
+            and dec <= _SINGLE_NOISE * max(1.0, abs(f))
+        )
+        t = 1.0
+        while True:
+            w_t, b_t = w + t * d[:k], b + t * d[k:]
+            f_t, g_t, blocks_t = evaluate(w_t, b_t)
+            if f_t <= f + 1e-4 * t * slope or g_t @ d <= 0 or noisy:
+                break
+            t *= 0.5
+            if t < 1e-10:
+                if single:  # float32 rounding: continue in float64
+                    single = False
+                    f, g, blocks = evaluate(w, b)
+                    break
+                return w, b, it, "line_search"
+        if t < 1e-10:
+            prev_dec = None
+            continue
+        refine = refine or t < 1.0 or (prev_dec is not None and dec > _SLOW_RATE * prev_dec)
+        prev_dec = dec if t == 1.0 else None
+        w, b, f, g, blocks = w_t, b_t, f_t, g_t, blocks_t
+    return w, b, max_iter, "max_iter"
+
+
+def _pcg(hessp, solve, g, d0, rtol=0.1):
+    """Preconditioned CG on ``H d = -g`` from ``d = 0`` (preconditioner ``solve``).
+
+    Stops when the preconditioned residual norm is at most ``rtol`` times that
+    of ``g``, after :data:`_MAX_CG` steps, or on non-positive curvature; returns
+    ``d0`` (the preconditioned gradient step) if no step was taken.
+    """
+    x = np.zeros_like(g)
+    r = -g
+    z = solve(r)
+    rz = r @ z
+    stop = rtol * rtol * rz
+    p = z
+    for _ in range(_MAX_CG):
+        Hp = hessp(p)
+        curv = p @ Hp
+        if not curv > 0:
+            break
+        a = rz / curv
+        x = x + a * p
+        r = r - a * Hp
+        z = solve(r)
+        rz_new = r @ z
+        if rz_new <= stop:
+            break
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return x if np.any(x) else d0
 
 
 @substitute_docstring
@@ -371,10 +523,19 @@ class VectorScaler(BaseCalibrator):
     applied. For float16/32 logits the ``Q^T Q`` part of the Hessian is
     accumulated in float32 per row chunk (it only shapes the step; the
     gradient and objective stay float64). For
-    more classes, the ``2K x 2K`` Hessian is too costly and
-    ``scipy.optimize.minimize(method="trust-ncg")`` is used with the exact
-    gradient and Hessian-vector products in the parameters ``(w T, b)`` (scale
-    free), stopping when the gradient norm in them is at most ``sqrt(tol)``. No finite differences are used. A
+    more classes, the ``2K x 2K`` Hessian is too costly: each pass computes
+    the objective, the gradient and the exact ``2 x 2`` Hessian block of
+    every class's ``(w_k, b_k)``, and the step solves the block-diagonal
+    system (Jacobi-scaled, the common shift of ``b`` handled exactly). With
+    many classes the coupling between classes is small, so this converges
+    linearly at a fast rate (4 passes at 100,000 x 1,000); when the measured
+    rate is slow, the step is refined by conjugate gradients on exact
+    Hessian-vector products, preconditioned by the blocks. The stopping
+    rule is the same, with the blocks' decrement and the predicted next one
+    ``rate * dec`` (``rate`` the measured ratio of successive decrements).
+    float16/32 logits are swept in float32 with float64 sums; if that stalls
+    above ``tol`` (a tolerance below float32 rounding), the fit continues in
+    float64. No finite differences are used. A
     ``ConvergenceWarning`` reports stopping at ``max_iter`` or a failed line
     search.
 
