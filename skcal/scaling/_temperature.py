@@ -163,7 +163,11 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             and not hi_tested
             and h > 0
             and g * g / h <= _FLAT * f
-            and not abs(d) <= 1e-2 * beta
+            # not where Newton is converging (a step much smaller than the
+            # last one): there the decrease is unresolvable because f is at
+            # its optimum, not because the rows are saturated (those keep
+            # steps of a constant size, about 1 / (logit gap))
+            and not (abs(d) <= 1e-2 * beta and abs(d) <= 0.1 * last_step * beta)
         ):
             # The NLL is decreasing but the quadratic model predicts a decrease
             # below the resolution of f: it is flat as computed (rows saturated
