@@ -366,10 +366,6 @@ def test_grouped_calibrator_on_dask_lockstep(
     Z *= np.where(g == "b", 3.0, 1.0)[:, None]  # groups need different maps
     w = rng.uniform(0.2, 3.0, 2400)
     ref = GroupedCalibrator(est, min_group_size=50).fit(Z, y, w, groups=g)
-    passes = []
-    pass_array = _dask_groups.Coordinator._pass_array
-    monkeypatch.setattr(_dask_groups.Coordinator, "_pass_array",
-                        lambda self, r: passes.append(len(r)) or pass_array(self, r))
     calls = []
     chunks = (700, 13, 1, 900, 786)
     with dask.config.set(scheduler=_counting_scheduler(client, calls)):
@@ -383,18 +379,60 @@ def test_grouped_calibrator_on_dask_lockstep(
     for k in "abc":
         _assert_same_fit(ref.calibrators_[k], got.calibrators_[k])
     assert len(calls) == got.n_dask_jobs_
-    if isinstance(est, TemperatureScaler):
-        # one grouped pass per Newton step, serving the 4 fits together; the
-        # rest: the ids/labels job, each fit's label and weight checks (merged)
-        # and its logit scale (merged)
-        n_iter = [ref.global_calibrator_.n_iter_] + [
-            ref.calibrators_[k].n_iter_ for k in "abc"
-        ]
-        assert len(passes) == max(n_iter) and passes[0] == 4
-        assert len(calls) == max(n_iter) + 4 < sum(n_iter)
     P = got.predict_proba(da.from_array(Z, chunks=(250, 3)), groups=g)
     assert isinstance(P, da.Array)
     np.testing.assert_allclose(P.compute(), ref.predict_proba(Z, groups=g), rtol=1e-12)
+
+
+def _n_tasks(expr):
+    graph = expr.__dask_graph__() if hasattr(expr, "__dask_graph__") else expr
+    return len(dict(graph))
+
+
+def test_grouped_dask_jobs_do_not_grow_with_groups(client, distributed_passes):
+    # G copies of one data set, one per group, every other one scaled (so the
+    # fits take the same steps for any even G): the number of dask computations, and of tasks in each, is
+    # the same for 2 and 6 groups -- every data step of all fits (label and
+    # weight checks, logit scale, Newton passes) is one task per row block --
+    # and each fit equals its NumPy fit
+    import dask
+
+    from skcal import GroupedCalibrator
+
+    Z0, y0 = _data(400, 3, seed=13)
+    w0 = np.random.default_rng(14).uniform(0.5, 2.0, 400)
+    jobs, tasks = {}, {}
+    for G in (2, 6):
+        n = 400 * G
+        Z, y, w = np.tile(Z0, (G, 1)), np.tile(y0, G), np.tile(w0, G)
+        Z *= np.repeat(1.0 + np.arange(G) % 2, 400)[:, None]  # two temperatures
+        g = np.repeat(np.arange(G), 400)
+        ref = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(
+            Z, y, w, groups=g
+        )
+        chunks = (n // 3, 1, n // 2, n - n // 3 - 1 - n // 2)
+        sizes = []
+
+        def get(expr, keys, **kwargs):
+            sizes.append(_n_tasks(expr))
+            return client.get(expr, keys, **kwargs)
+
+        with dask.config.set(scheduler=get):
+            got = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(
+                da.from_array(Z, chunks=(chunks, 3)), da.from_array(y, chunks=chunks),
+                da.from_array(w, chunks=chunks), groups=da.from_array(g, chunks=chunks),
+            )
+        _assert_same_fit(ref.global_calibrator_, got.global_calibrator_)
+        for key in range(G):
+            _assert_same_fit(ref.calibrators_[key], got.calibrators_[key])
+        assert len(sizes) == got.n_dask_jobs_
+        jobs[G], tasks[G] = len(sizes), max(sizes[1:])
+        # 1 job for the group ids, then 1 per data step of the slowest fit:
+        # its label check, weight check and Newton passes
+        n_iter = [e.n_iter_ for e in [got.global_calibrator_, *got.calibrators_.values()]]
+        assert jobs[G] == 3 + max(n_iter) < sum(n_iter)
+    assert jobs[2] == jobs[6]
+    assert tasks[2] == tasks[6]
 
 
 def test_dask_fit_survives_killed_worker(client, distributed_passes, tmp_path):
