@@ -136,37 +136,86 @@ def test_dask_fit_supported_or_clear_error(client):
                                    err_msg=type(ref).__name__)
 
 
-@pytest.mark.parametrize("cls", DASK_FIT, ids=lambda c: c.__name__)
-def test_dask_fit_matches_numpy(client, distributed_passes, cls):
-    # uneven chunks with weights (chunked differently: rechunked) for every
-    # calibrator; a single chunk and one-row chunks for FULL_MATRIX
+def _parity_fits(cls):
+    """The NumPy and dask fits of :func:`test_dask_fit_matches_numpy` for ``cls``.
+
+    Uneven chunks with weights (chunked differently: rechunked) for every
+    calibrator; a single chunk and one-row chunks for FULL_MATRIX. Returns
+    ``{case: (numpy fit, dask fit)}`` and the dask predictions (computed in
+    one job) with the NumPy ones.
+    """
+    import dask
+
+    fits = {}
     Z, y = _data(300, 4)
     w = np.random.default_rng(2).uniform(0.2, 3.0, 300)
-    ref = cls().fit(Z, y, sample_weight=w)
     Zd = da.from_array(Z, chunks=(UNEVEN, 4))
     est = cls().fit(Zd, da.from_array(y, chunks=(UNEVEN,)),
                     sample_weight=da.from_array(w, chunks=100))
-    _assert_same_fit(ref, est)
-    P = est.predict_proba(Zd)
-    assert isinstance(P, da.Array) and P.chunks[0] == Zd.chunks[0]
-    np.testing.assert_allclose(P.compute(), ref.predict_proba(Z), rtol=RTOL, atol=1e-13)
-    np.testing.assert_array_equal(est.predict(Zd).compute(), ref.predict(Z))
-    if cls.__name__ not in FULL_MATRIX + ("VectorScaler",):
-        return
-    # a single chunk, unweighted
-    ref = cls().fit(Z, y)
-    _assert_same_fit(ref, cls().fit(da.from_array(Z, chunks=(300, 4)), y))
-    if cls.__name__ not in FULL_MATRIX or cls.__name__ == "IsotonicScaler":
-        return
-    # one-row chunks, weighted (12 noisy rows: few Newton steps)
-    rng = np.random.default_rng(2)
-    y = rng.integers(0, 3, 12)
-    Z = np.eye(3)[y] + 1.5 * rng.normal(size=(12, 3))
-    w = w[:12]
     ref = cls().fit(Z, y, sample_weight=w)
-    est = cls().fit(da.from_array(Z, chunks=(1, 3)), y,
-                    sample_weight=da.from_array(w, chunks=5))
-    _assert_same_fit(ref, est)
+    fits["uneven, weighted"] = (ref, est)
+    P = est.predict_proba(Zd)
+    lazy = (isinstance(P, da.Array) and P.chunks[0] == Zd.chunks[0])
+    P, labels = dask.compute(P, est.predict(Zd))  # one job
+    preds = (lazy, P, labels, ref.predict_proba(Z), ref.predict(Z))
+    if cls.__name__ in FULL_MATRIX + ("VectorScaler",):
+        # a single chunk, unweighted
+        fits["single chunk"] = (
+            cls().fit(Z, y), cls().fit(da.from_array(Z, chunks=(300, 4)), y)
+        )
+    if cls.__name__ in FULL_MATRIX and cls.__name__ != "IsotonicScaler":
+        # one-row chunks, weighted (12 noisy rows: few Newton steps)
+        rng = np.random.default_rng(2)
+        y = rng.integers(0, 3, 12)
+        Z = np.eye(3)[y] + 1.5 * rng.normal(size=(12, 3))
+        w = w[:12]
+        fits["one-row chunks, weighted"] = (
+            cls().fit(Z, y, sample_weight=w),
+            cls().fit(da.from_array(Z, chunks=(1, 3)), y,
+                      sample_weight=da.from_array(w, chunks=5)),
+        )
+    return fits, preds
+
+
+@pytest.fixture(scope="module")
+def parity_fits(client):
+    """:func:`_parity_fits` of every calibrator of DASK_FIT, run concurrently.
+
+    One client thread per calibrator, every pass on the cluster
+    (``LOCAL_MAX_BYTES = 0``): the cluster serves their small jobs side by
+    side instead of one round trip after another. A calibrator's exception is
+    kept and raised by its test.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_dask, "LOCAL_MAX_BYTES", 0)
+        _dask.clear_cache()
+        with ThreadPoolExecutor(len(DASK_FIT)) as ex:
+            futures = {cls: ex.submit(_parity_fits, cls) for cls in DASK_FIT}
+        _dask.clear_cache()
+    return {
+        cls: f.exception() if f.exception() is not None else f.result()
+        for cls, f in futures.items()
+    }
+
+
+@pytest.mark.parametrize("cls", DASK_FIT, ids=lambda c: c.__name__)
+def test_dask_fit_matches_numpy(parity_fits, cls):
+    # every calibrator that fits on dask: parameters to relative 1e-9, lazy
+    # predictions with the row chunks of the input, same probabilities/labels
+    got = parity_fits[cls]
+    if isinstance(got, BaseException):
+        raise got
+    fits, (lazy, P, labels, P_ref, labels_ref) = got
+    for case, (ref, est) in fits.items():
+        try:
+            _assert_same_fit(ref, est)
+        except AssertionError as e:
+            raise AssertionError(f"{case}: {e}") from None
+    assert lazy
+    np.testing.assert_allclose(P, P_ref, rtol=RTOL, atol=1e-13)
+    np.testing.assert_array_equal(labels, labels_ref)
 
 
 @pytest.mark.parametrize(
@@ -445,9 +494,11 @@ def test_dask_fit_survives_killed_worker(client, distributed_passes, tmp_path):
 
     def slow_block(b):
         # (defined here: pickled by value, so the workers need not import
-        # this test module) leaves its worker's pid behind, then takes 0.2 s
-        open(os.path.join(marker_dir, str(os.getpid())), "w").close()
-        time.sleep(0.2)
+        # this test module) until the kill: leaves its worker's pid behind,
+        # then takes 0.2 s; afterwards (the retried and later passes) no delay
+        if not os.path.exists(os.path.join(marker_dir, "killed")):
+            open(os.path.join(marker_dir, str(os.getpid())), "w").close()
+            time.sleep(0.2)
         return b
 
     Zd = da.from_array(Z, chunks=(250, 4)).map_blocks(
@@ -458,10 +509,13 @@ def test_dask_fit_survives_killed_worker(client, distributed_passes, tmp_path):
 
     def kill():
         while not done.is_set():
-            pids = [p for p in os.listdir(tmp_path) if int(p) != client_pid]
+            pids = [
+                p for p in os.listdir(tmp_path) if p.isdigit() and int(p) != client_pid
+            ]
             if pids:  # a worker is inside a slow block now
                 os.kill(int(pids[0]), signal.SIGKILL)
                 killed.append(int(pids[0]))
+                open(os.path.join(marker_dir, "killed"), "w").close()
                 return
             time.sleep(0.01)
 
