@@ -398,15 +398,12 @@ def _counting_scheduler(client, calls):
 
 @pytest.mark.parametrize("est", [TemperatureScaler(), VectorScaler(), PlattScaler()],
                          ids=lambda e: type(e).__name__)
-def test_grouped_calibrator_on_dask_lockstep(
-    client, distributed_passes, monkeypatch, est
-):
+def test_grouped_calibrator_on_dask_lockstep(client, distributed_passes, est):
     # all fits (global + per group) in lockstep: one dask job per pass for all
     # groups; parameters equal the NumPy GroupedCalibrator's
     import dask
 
     from skcal import GroupedCalibrator
-    from skcal._backend import _dask_groups
 
     rng = np.random.default_rng(12)
     Z, y = _data(2400, 3, seed=11)
@@ -440,8 +437,8 @@ def _n_tasks(expr):
 
 def test_grouped_dask_jobs_do_not_grow_with_groups(client, distributed_passes):
     # G copies of one data set, one per group, every other one scaled (so the
-    # fits take the same steps for any even G): the number of dask computations, and of tasks in each, is
-    # the same for 2 and 6 groups -- every data step of all fits (label and
+    # fits take the same steps for any even G): the number of dask
+    # computations, and of tasks in each, is the same for 2 and 6 groups -- every data step of all fits (label and
     # weight checks, logit scale, Newton passes) is one task per row block --
     # and each fit equals its NumPy fit
     import dask
@@ -478,10 +475,58 @@ def test_grouped_dask_jobs_do_not_grow_with_groups(client, distributed_passes):
         jobs[G], tasks[G] = len(sizes), max(sizes[1:])
         # 1 job for the group ids, then 1 per data step of the slowest fit:
         # its label check, weight check and Newton passes
-        n_iter = [e.n_iter_ for e in [got.global_calibrator_, *got.calibrators_.values()]]
+        fitted = [got.global_calibrator_, *got.calibrators_.values()]
+        n_iter = [e.n_iter_ for e in fitted]
         assert jobs[G] == 3 + max(n_iter) < sum(n_iter)
     assert jobs[2] == jobs[6]
     assert tasks[2] == tasks[6]
+
+
+def test_grouped_dask_warm_start_subsamples(client, monkeypatch):
+    # the temperature's warm starts (their row thresholds lowered here): the
+    # systematic subsamples Z[::s] of each group's rows (interleaved across
+    # uneven blocks) are served by the grouped tasks -- their local copies
+    # are exactly the NumPy rows (g == id)[::s] -- and every fit equals its
+    # NumPy fit
+    from skcal import GroupedCalibrator
+    from skcal.scaling import _temperature
+
+    monkeypatch.setattr(_temperature, "WARM_START_MIN_ROWS", 200)
+    monkeypatch.setattr(_temperature, "WARM_START_ROWS", 250)
+    # subsamples local, whole calibration sets not (one budget for all fits)
+    monkeypatch.setattr(_dask, "LOCAL_MAX_BYTES", 30_000)
+    _dask.clear_cache()
+    rng = np.random.default_rng(15)
+    n = 1900
+    Z, y = _data(n, 3, seed=16)
+    g = rng.choice([10, 20], n, p=[0.55, 0.45])
+    Z *= np.where(g == 20, 2.0, 1.0)[:, None]
+    w = rng.uniform(0.5, 2.0, n)
+    ref = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(Z, y, w, groups=g)
+    rows = {-1: Z, 0: Z[g == 10], 1: Z[g == 20]}
+    copies = []
+    local = _dask._local
+
+    def checking(Zd, yd=None, swd=None):
+        out = local(Zd, yd, swd)
+        p = _dask._participant()
+        if out is not None and p is not None:
+            stride = p.view(Zd, yd, swd)
+            np.testing.assert_array_equal(out[0], rows[p.code][::stride])
+            copies.append((p.code, stride))
+        return out
+
+    monkeypatch.setattr(_dask, "_local", checking)
+    chunks = (600, 1, 500, n - 1101)
+    got = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(
+        da.from_array(Z, chunks=(chunks, 3)), da.from_array(y, chunks=chunks),
+        da.from_array(w, chunks=chunks), groups=da.from_array(g, chunks=chunks),
+    )
+    _assert_same_fit(ref.global_calibrator_, got.global_calibrator_)
+    for key in (10, 20):
+        _assert_same_fit(ref.calibrators_[key], got.calibrators_[key])
+    # subsamples of every fit (strides 64 and 8 of all rows, 8 of a group's)
+    assert set(copies) == {(-1, 64), (-1, 8), (0, 8), (1, 8)}
 
 
 def test_dask_fit_survives_killed_worker(client, distributed_passes, tmp_path):

@@ -157,8 +157,10 @@ class Participant:
         return stride
 
     def grouped(self, kind, fn, args, stride, uses, scaled=True, size=0, is_max=None):
-        """One grouped request (see :meth:`Coordinator._grouped`); returns its result."""
-        return self.call(("grouped", kind, fn, args, stride, uses, scaled, size, is_max))
+        """One grouped request (:meth:`Coordinator._grouped`); returns its result."""
+        return self.call(
+            ("grouped", kind, fn, args, stride, uses, scaled, size, is_max)
+        )
 
     def reserve(self, nbytes):
         """Take ``nbytes`` of the shared local-copy budget (False: not available)."""

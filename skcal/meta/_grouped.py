@@ -74,14 +74,17 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     arrays (``_dask_fit``), the global fit and every group's fit then run in
     *lockstep* (:mod:`skcal._backend._dask_groups`): each runs its own
     unchanged client-side solver, and whenever they need data, one dask job
-    serves them all. A kernel pass (a Newton step's derivatives, gradient,
-    Hessian or Hessian-vector product, a line-search NLL) is one blockwise
-    map over the row blocks of all rows: each block task splits its rows by
-    group and computes every group's sums with that group's parameters, and
-    the packed sums are tree-reduced together. Other steps (each fit's label
-    and weight checks, warm-start subsamples, the per-class columns of
-    one-vs-rest calibrators) are merged into the same jobs. So a fit costs
-    about as many jobs as its slowest group has passes (``n_dask_jobs_``),
+    serves them all. Every data step of a fit on its rows, or on a
+    systematic subsample ``[::s]`` of them (warm starts) -- its label and
+    weight checks, a Newton step's derivatives, gradient, Hessian or
+    Hessian-vector product, a line-search NLL, the logit scale, column
+    ranges, a subsample's local copy, the per-class columns of one-vs-rest
+    calibrators -- is one task per row block of all rows: each block task
+    splits its rows by group and computes every waiting fit's sums, maxima
+    or rows with that fit's parameters; the packed sums are tree-reduced
+    together. So a fit costs about as many jobs as its slowest group has
+    data steps (``n_dask_jobs_``), each with a number of tasks that does not
+    grow with the groups,
     not groups x passes; a group that has converged stops. Another estimator
     (not a skcal calibrator) is fitted group after group, each group's rows
     selected lazily. Predictions are one lazy pass: each row block is
