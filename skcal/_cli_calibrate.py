@@ -235,12 +235,54 @@ def _load_model(path):
     return model
 
 
+def _column_order(model, table):
+    """Indices of the table's logit columns in the model's input order, or None.
+
+    A model fitted by ``skcal fit`` on a CSV/Parquet file keeps that file's
+    logit column names (``feature_names_in_``): a table with the same names
+    in another order is reordered, other names are an error naming the
+    missing and extra columns. Only ``--logit-columns`` naming none of the
+    fitted names (an explicit choice) or a file without column names (.npz,
+    .npy) is taken by position. A model without column names (fitted on an
+    .npz / .npy file, or by an older skcal) matches columns named after its
+    classes by name, else by position.
+    """
+    cols = None if table.columns is None else [str(c) for c in table.columns]
+    fitted = getattr(model, "feature_names_in_", None)
+    if cols is None:
+        return None
+    if fitted is not None:
+        fitted = [str(c) for c in fitted]
+        if cols == fitted:
+            return None
+        if sorted(cols) == sorted(fitted):
+            return [cols.index(c) for c in fitted]
+        if table.explicit_columns is not None and not set(cols) & set(fitted):
+            return None  # explicit positional use, checked for the count later
+        missing = [c for c in fitted if c not in cols]
+        extra = [c for c in cols if c not in fitted]
+        raise _UserError(
+            f"{table.path}: the logit columns do not match those the model was "
+            f"fitted on ({fitted[:10]}): missing {missing[:10]}, extra "
+            f"{extra[:10]}; rename them, pass --label-column for a label column, "
+            "or list the logit columns in class order with --logit-columns "
+            "(names not among the fitted ones are then taken by position)"
+        )
+    names = [str(c) for c in model.classes_]
+    if sorted(cols) == sorted(names) and cols != names:
+        return [cols.index(n) for n in names]
+    return None
+
+
 def _model_input(model, table):
-    """The table's logits in the order of ``model.classes_``."""
+    """``(Z, order)``: the table's logits in the model's input order, and that
+    order (indices of the table's columns, None for the table's own order)."""
     Z = table.logits
     n_in = model.n_features_in_ if model.n_features_in_ != 1 else 2
     names = [str(c) for c in model.classes_]
-    if Z.shape[1] != n_in and table.columns is not None:
+    if getattr(model, "feature_names_in_", None) is None and (
+        Z.shape[1] != n_in and table.columns is not None
+    ):
         extra = [c for c in table.columns if c not in names]
         if extra and len(table.columns) - len(extra) == n_in:
             raise _UserError(
@@ -248,19 +290,30 @@ def _model_input(model, table):
                 f"a class of the model ({names[:10]}); pass --label-column or "
                 "--logit-columns, or remove it"
             )
+    order = _column_order(model, table)
     if Z.shape[1] != n_in:
         raise _UserError(
             f"{table.path}: {Z.shape[1]} logit columns but the model was fitted on "
             f"{n_in} (classes {np.asarray(model.classes_)[:10].tolist()})"
         )
-    if table.columns is not None and sorted(table.columns) == sorted(names) and (
-        list(table.columns) != names
-    ):
-        order = [list(table.columns).index(n) for n in names]
+    if order is not None:
         Z = Z[:, order]
     if model.n_features_in_ == 1:
         Z = np.asarray(Z[:, 1], dtype=np.float64) - Z[:, 0]
-    return Z
+    return Z, order
+
+
+def _predict(model, Z, log=False):
+    """``predict_proba`` / ``predict_log_proba`` of the logits array ``Z``, whose
+    columns were matched by name here (scikit-learn's warning that an array
+    has no feature names is then moot)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="X does not have valid feature names", category=UserWarning
+        )
+        return model.predict_log_proba(Z) if log else model.predict_proba(Z)
 
 
 def _encode(y, classes, path):
@@ -320,6 +373,12 @@ def _cmd_fit(args):
         except (ValueError, TypeError) as exc:
             raise _UserError(_one_line(exc)) from None
     elapsed = time.perf_counter() - t0
+    if table.columns is not None and len(table.columns) == getattr(
+        est, "n_features_in_", None
+    ):
+        # keep the logit columns' names, as a fit on a DataFrame does: apply and
+        # report match a file's columns to them by name
+        est.feature_names_in_ = np.asarray(table.columns, dtype=object)
     for w in caught:
         print(f"skcal fit: warning: {_one_line(w.message)}", file=sys.stderr)
     try:
@@ -367,9 +426,9 @@ def _cmd_apply(args):
     out = _check_output_file(args.output, (".npz", ".csv", ".parquet"))
     model = _load_model(args.model)
     table = _read(args, "apply", need_labels=False)
-    Z = _model_input(model, table)
+    Z, _ = _model_input(model, table)
     try:
-        res = model.predict_log_proba(Z) if args.log_proba else model.predict_proba(Z)
+        res = _predict(model, Z, log=args.log_proba)
     except ValueError as exc:
         raise _UserError(f"{table.path}: {_one_line(exc)}") from None
     names = [str(c) for c in model.classes_]
@@ -459,21 +518,17 @@ def _cmd_report(args):
 
     rows = []
     if model is not None:
-        Z = _model_input(model, table)
+        Z, order = _model_input(model, table)
         y = _encode(np.asarray(table.y), model.classes_, table.path)
         Z2 = np.asarray(table.logits, dtype=np.float64)
+        if order is not None:
+            Z2 = Z2[:, order]
         if model.input_type == "probabilities":
             P0 = Z2 / Z2.sum(axis=1, keepdims=True)
         else:
             P0 = softmax(Z2, axis=1)
-        if list(table.columns or []) != [str(c) for c in model.classes_] and (
-            table.columns is not None
-            and sorted(table.columns) == sorted(str(c) for c in model.classes_)
-        ):
-            order = [list(table.columns).index(str(c)) for c in model.classes_]
-            P0 = P0[:, order]
         try:
-            P1 = np.asarray(model.predict_proba(Z), dtype=np.float64)
+            P1 = np.asarray(_predict(model, Z), dtype=np.float64)
         except ValueError as exc:
             raise _UserError(f"{table.path}: {_one_line(exc)}") from None
         rows.append(("uncalibrated", P0))

@@ -290,3 +290,88 @@ def test_text_labels_matching_headers_only_up_to_case(tmp_path, logits, capsys):
     assert main(["benchmark", "--data", str(path), "--quiet",
                        "--methods", "temperature"]) == 2
     assert "only when case and spaces are ignored" in _err(capsys)
+
+
+def _write_int(path, Z, y, order):
+    """A CSV/Parquet file with the logit columns NAMES[k] for k in ``order``."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    cols = {NAMES[k]: Z[:, k] for k in order}
+    if y is not None:
+        cols["label"] = y  # integer class indices of the fit file's columns
+    t = pa.table(cols)
+    (pacsv.write_csv if str(path).endswith(".csv") else pq.write_table)(t, path)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_integer_label_model_matches_columns_by_name(tmp_path, logits, fmt, capsys):
+    """Integer labels: the fit file's header is kept and matched by name later."""
+    import skcal.io
+
+    Z, y = logits
+    cal, new = tmp_path / f"cal.{fmt}", tmp_path / f"new.{fmt}"
+    _write_int(cal, Z[:600], y[:600], [0, 1, 2])
+    _write_int(new, Z[600:], y[600:], [1, 0, 2])  # bee, ant, cat
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    ts = skcal.io.load(model)
+    assert list(ts.feature_names_in_) == NAMES
+    T = _t_reference(Z[:600], y[:600])
+    out = tmp_path / "o.npz"
+    assert main(["apply", str(model), "--data", str(new), "--output", str(out)]) == 0
+    with np.load(out) as f:
+        np.testing.assert_allclose(f["proba"], softmax(Z[600:] / T, axis=1), atol=1e-6)
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(new), "--model", str(model), "--output",
+                 str(rep), "--n-bootstrap", "0"]) == 0
+    m = json.loads((rep / "metrics.json").read_text())
+    Zt, yt = Z[600:], y[600:]
+    acc = (Zt.argmax(axis=1) == yt).mean()
+    nll0 = -log_softmax(Zt, axis=1)[np.arange(len(yt)), yt].mean()
+    nll1 = -log_softmax(Zt / T, axis=1)[np.arange(len(yt)), yt].mean()
+    assert m["uncalibrated"]["accuracy"]["value"] == pytest.approx(acc)
+    assert m["TemperatureScaler"]["accuracy"]["value"] == pytest.approx(acc)
+    assert m["uncalibrated"]["nll"]["value"] == pytest.approx(nll0, rel=1e-9)
+    assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(nll1, rel=1e-5)
+    # other names: an error naming the missing and the extra columns
+    import pyarrow.csv as pacsv
+
+    odd = tmp_path / "odd.csv"
+    pacsv.write_csv(pa.table({"ant": Z[:9, 0], "bee": Z[:9, 1], "emu": Z[:9, 2],
+                              "label": y[:9]}), odd)
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(odd), "--output",
+                 str(tmp_path / "x.csv")]) == 2
+    err = _err(capsys)
+    assert "missing" in err and "'cat'" in err and "'emu'" in err
+    assert main(["report", "--data", str(odd), "--model", str(model), "--output",
+                 str(tmp_path / "r2")]) == 2
+    assert "'cat'" in _err(capsys)
+    # explicit positional use: --logit-columns naming none of the fitted names
+    assert main(["apply", str(model), "--data", str(odd), "--output",
+                 str(tmp_path / "x.csv"), "--logit-columns", "ant,bee,emu"]) == 2
+    assert "'cat'" in _err(capsys)
+    pacsv.write_csv(pa.table({"a": Z[:9, 0], "b": Z[:9, 1], "c": Z[:9, 2],
+                              "label": y[:9]}), odd)
+    assert main(["apply", str(model), "--data", str(odd), "--output",
+                 str(tmp_path / "x.npz"), "--logit-columns", "a,b,c"]) == 0
+    with np.load(tmp_path / "x.npz") as f:
+        np.testing.assert_allclose(f["proba"], softmax(Z[:9] / T, axis=1), atol=1e-6)
+    # a file without names (.npz) stays positional
+    np.savez(tmp_path / "new.npz", logits=Z[600:])
+    assert main(["apply", str(model), "--data", str(tmp_path / "new.npz"), "--output",
+                 str(out)]) == 0
+    with np.load(out) as f:
+        np.testing.assert_allclose(f["proba"], softmax(Z[600:] / T, axis=1), atol=1e-6)
+
+
+def test_duplicate_logit_columns_named_first(tmp_path, logits, capsys):
+    Z, y = logits
+    cal = tmp_path / "cal.csv"
+    _write_int(cal, Z[:50], y[:50], [0, 1, 2])
+    assert main(["fit", "--data", str(cal), "--method", "temperature", "--output",
+                 str(tmp_path / "m.skops"), "--logit-columns", "ant,ant,bee"]) == 2
+    err = _err(capsys)
+    assert "duplicate" in err and "'ant'" in err and "'cat'" not in err

@@ -435,6 +435,9 @@ def _pick_columns(header, path, label_column, logit_columns, ignore_columns):
     if split_col in ignored:
         split_col = None
     if logit_columns is not None:
+        dupes = sorted({c for c in logit_columns if list(logit_columns).count(c) > 1})
+        if dupes:
+            raise ValueError(f"{path}: --logit-columns names {dupes[:10]} more than once")
         logit_cols = [find(c, "--logit-columns entry") for c in logit_columns]
         bad = [header[i] for i in logit_cols if i in (label_col, split_col)]
         if bad or not logit_cols:

@@ -296,6 +296,16 @@ def _to_matrix(table, columns, dtype):
     return out
 
 
+def _duplicates(names):
+    """Names that occur more than once, in order of first occurrence."""
+    seen, dupes = set(), []
+    for n in names:
+        if n in seen and n not in dupes:
+            dupes.append(n)
+        seen.add(n)
+    return dupes
+
+
 def _short(exc):
     return str(exc).strip().splitlines()[0][:300]
 
@@ -352,10 +362,14 @@ def read_logit_table(
     ValueError
         For an unsupported suffix, an unreadable file, a missing or duplicate
         column or key, a column that is neither label nor logit (when
-        ``logit_columns`` is given), a non-numeric or empty logit value,
+        ``logit_columns`` is given), a name listed twice in ``logit_columns``, a non-numeric or empty logit value,
         non-finite logits, or labels that do not fit the logits.
     """
     path, suffix = _check_path(path)
+    if logit_columns is not None:
+        dupes = _duplicates(logit_columns)
+        if dupes:
+            raise ValueError(f"{path}: --logit-columns names {dupes[:10]} more than once")
     if suffix == ".npz":
         logits, y, columns, lname = _read_npz(path, role, label_column, logit_columns, need_labels)
     elif suffix == ".npy":
