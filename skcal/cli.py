@@ -124,26 +124,27 @@ def _parser():
             "--seed); .csv with a header, a 'label' column, an optional "
             "'split' column (val/test) and one column per class logit; labels "
             "are class indices 0..K-1 or text labels, matched to the logit "
-            "columns by header name (else by position / in sorted order). "
+            "columns by header name (else by position / in sorted order); "
+            ".parquet with the same columns as .csv. "
             f"Methods: {', '.join(available_methods())}."
         ),
     )
     b.add_argument(
         "--data", action="append", metavar="FILE", default=[],
-        help="your own logits file (.npz, .npy or .csv); repeatable",
+        help="your own logits file (.npz, .npy, .csv or .parquet); repeatable",
     )
     b.add_argument(
         "--label-column", metavar="NAME",
-        help="CSV: header name of the label column (default: 'label' or 'y')",
+        help="CSV/Parquet: name of the label column (default: 'label' or 'y')",
     )
     b.add_argument(
         "--logit-columns", metavar="C1,C2,...",
-        help="CSV: header names of the logit columns, in class order (default: "
+        help="CSV/Parquet: names of the logit columns, in class order (default: "
         "every other column but 'split')",
     )
     b.add_argument(
         "--ignore-columns", metavar="C1,C2,...",
-        help="CSV: columns to skip (a row index, ids, metadata); '' names an "
+        help="CSV/Parquet: columns to skip (a row index, ids, metadata); '' names an "
         "unnamed column, as pandas writes its index",
     )
     b.add_argument(

@@ -505,3 +505,49 @@ def test_cli_class_absent_from_calibration_split_is_reported(tmp_path, capsys):
     rows = [line for line in out.splitlines() if line.startswith(("vector", "platt"))]
     assert len(rows) == 2
     assert all("classes absent from the calibration split" in r for r in rows)
+
+
+def test_benchmark_reads_parquet_like_csv(tmp_path, capsys):
+    """``--data x.parquet`` is read with the CSV rules (split, text labels,
+    ignored columns), giving the arrays the same CSV gives."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from skcal.datasets import load_logits_file
+
+    rng = np.random.default_rng(1)
+    n = 60
+    Z = rng.normal(size=(n, 3))
+    names = np.array(["emu", "cat", "dog"])
+    y = rng.integers(0, 3, n)
+    cols = {"row": np.arange(5, 5 + n), "dog": Z[:, 2], "cat": Z[:, 1], "emu": Z[:, 0],
+            "label": names[y], "split": np.where(np.arange(n) < 40, "val", "test")}
+    t = pa.table(cols)
+    pacsv.write_csv(t, tmp_path / "x.csv")
+    pq.write_table(t, tmp_path / "x.parquet")
+    kw = dict(ignore_columns=["row"])
+    a = load_logits_file(tmp_path / "x.csv", **kw)
+    b = load_logits_file(tmp_path / "x.parquet", **kw)
+    for k in ("logits_val", "y_val", "logits_test", "y_test"):
+        np.testing.assert_array_equal(a[k], b[k])
+    # independent reference: the text labels name the columns dog, cat, emu
+    np.testing.assert_array_equal(b.logits_val, Z[:40][:, [2, 1, 0]])
+    np.testing.assert_array_equal(b.y_val, np.array([2, 1, 0])[y[:40]])
+    # integer labels, no split column: split here, as for a CSV
+    pq.write_table(pa.table({"a": Z[:, 0], "b": Z[:, 1], "c": Z[:, 2], "y": y}),
+                   tmp_path / "i.parquet")
+    pacsv.write_csv(pa.table({"a": Z[:, 0], "b": Z[:, 1], "c": Z[:, 2], "y": y}),
+                    tmp_path / "i.csv")
+    a, b = load_logits_file(tmp_path / "i.csv"), load_logits_file(tmp_path / "i.parquet")
+    np.testing.assert_array_equal(a.logits_test, b.logits_test)
+    np.testing.assert_array_equal(a.y_test, b.y_test)
+    assert main(["benchmark", "--data", str(tmp_path / "i.parquet"), "--no-peers",
+                 "--methods", "temperature", "--resamples", "0", "--repeats", "1",
+                 "--quiet"]) == 0
+    assert "i (K=3, 30 calibration / 30 test rows)" in capsys.readouterr().out
+    # duplicate --logit-columns entries are named first
+    assert main(["benchmark", "--data", str(tmp_path / "i.parquet"), "--quiet",
+                 "--logit-columns", "a,a,b"]) == 2
+    err = capsys.readouterr().err
+    assert "'a'" in err and "more than once" in err

@@ -530,13 +530,79 @@ def _read_csv(path, label_column=None, logit_columns=None, ignore_columns=None):
     return logits, y, split, classes, names
 
 
+def _read_parquet(path, label_column=None, logit_columns=None, ignore_columns=None):
+    """:func:`_read_csv` for a Parquet file: the same columns rules and labels,
+    read with pyarrow as ``skcal fit/apply/report`` read it."""
+    from ._tables import _pyarrow, _short
+
+    pa = _pyarrow(path)
+    import pyarrow.parquet as pq
+
+    try:
+        raw = pq.read_schema(path).names
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: not a readable parquet file ({_short(exc)})") from None
+    header = [str(h).strip() for h in raw]
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise ValueError(f"{path}: duplicate column name(s) {dupes[:10]}")
+    label_col, split_col, logit_cols = _pick_columns(
+        header, path, label_column, logit_columns, ignore_columns
+    )
+    used = [label_col, *logit_cols] + ([split_col] if split_col is not None else [])
+    try:
+        table = pq.read_table(path, columns=[raw[i] for i in sorted(set(used))])
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: not a readable parquet file ({_short(exc)})") from None
+    if table.num_rows == 0:
+        raise ValueError(f"{path}: the file has columns but no rows")
+
+    def column(i, what):
+        col = table.column(raw[i])
+        if col.null_count:
+            raise ValueError(
+                f"{path}: {what} {header[i]!r} has {col.null_count} empty value(s)"
+            )
+        return col
+
+    logits = np.empty((table.num_rows, len(logit_cols)), dtype=np.float64)
+    for j, i in enumerate(logit_cols):
+        col = column(i, "logit column")
+        if not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
+            raise ValueError(
+                f"{path}: logit column {header[i]!r} is not numeric (type {col.type})"
+            )
+        logits[:, j] = col.to_numpy()
+    if logit_columns is None:
+        _check_not_row_index(logits, header, logit_cols, path)
+    n_classes = 2 if len(logit_cols) == 1 else len(logit_cols)
+    names = None if len(logit_cols) == 1 else [header[i] for i in logit_cols]
+    labels = column(label_col, "label column").to_numpy(zero_copy_only=False)
+    if labels.dtype.kind == "f" and np.all(labels == np.round(labels)):
+        labels = labels.astype(np.int64)
+    y, classes = _csv_labels(
+        [str(v).strip() for v in labels.tolist()], header[label_col], n_classes,
+        path, names=names,
+    )
+    split = None
+    if split_col is not None:
+        cells = column(split_col, "column").to_numpy(zero_copy_only=False)
+        split = np.array([str(v).strip().lower() for v in cells.tolist()])
+        bad = sorted(set(split.tolist()) - {"val", "test"})
+        if bad:
+            raise ValueError(
+                f"{path}: column 'split' must hold 'val' or 'test', got {bad}"
+            )
+    return logits, y, split, classes, names
+
+
 def load_logits_file(
     path, *, random_state=0, test_size=0.5, label_column=None, logit_columns=None,
     ignore_columns=None,
 ):
     """Load a user's logits and labels from a file.
 
-    Three formats are accepted; the format is chosen by the file suffix.
+    Four formats are accepted; the format is chosen by the file suffix.
 
     ``.npz``
         Either the four keys ``logits_val``, ``y_val``, ``logits_test``,
@@ -570,6 +636,10 @@ def load_logits_file(
         the columns with ``label_column``, ``logit_columns`` or
         ``ignore_columns``. A single set is stratified by class name, so the
         order of the logit columns does not change which rows are selected.
+    ``.parquet``
+        The same columns and rules as ``.csv`` (read with pyarrow, as
+        ``skcal fit`` reads it; needs the ``io`` extra); logit columns must
+        be numeric.
 
     Logits may also be log-probabilities. A 1-D logits array is read as the
     log-odds of class 1 of a binary problem and returned as two columns
@@ -585,13 +655,13 @@ def load_logits_file(
     test_size : float, default=0.5
         Fraction of a single set that goes to the test split.
     label_column : str, default=None
-        CSV only: the header name of the label column (default: the column
+        CSV/Parquet only: the header name of the label column (default: the column
         named ``label`` or ``y``).
     logit_columns : list of str, default=None
-        CSV only: the header names of the logit columns, in class order
+        CSV/Parquet only: the header names of the logit columns, in class order
         (default: every column but the label and ``split`` columns).
     ignore_columns : list of str, default=None
-        CSV only: columns to skip (ids, row indices, metadata).
+        CSV/Parquet only: columns to skip (ids, row indices, metadata).
 
     Returns
     -------
@@ -637,7 +707,9 @@ def load_logits_file(
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     if path.is_dir():
-        raise ValueError(f"{path} is a directory, expected a .npz, .npy or .csv file")
+        raise ValueError(
+            f"{path} is a directory, expected a .npz, .npy, .csv or .parquet file"
+        )
     suffix = path.suffix.lower()
     descr = f"User data loaded from {path}"
     info = {"source": str(path)}
@@ -688,8 +760,9 @@ def load_logits_file(
         (y,), text = _text_labels([_load_npy(labels_path)], k, path)
         lv, yv, lt, yt = _split(logits, y, random_state, test_size, path)
         descr += f" and {labels_path}, split with random_state={random_state}"
-    elif suffix == ".csv":
-        logits, y, split, classes, names = _read_csv(
+    elif suffix in (".csv", ".parquet"):
+        reader = _read_csv if suffix == ".csv" else _read_parquet
+        logits, y, split, classes, names = reader(
             path, label_column, logit_columns, ignore_columns
         )
         if classes is not None:
@@ -709,7 +782,8 @@ def load_logits_file(
             )
     else:
         raise ValueError(
-            f"{path}: unsupported file type {path.suffix!r}; use .npz, .npy or .csv"
+            f"{path}: unsupported file type {path.suffix!r}; use .npz, .npy, .csv "
+            "or .parquet"
         )
     if text is not None:
         info["classes"] = text.tolist()
