@@ -184,3 +184,22 @@ def test_zipmap_output(registered):
     np.testing.assert_allclose(
         [[d[c] for c in ("ant", "bee", "cat")] for d in probs], ref, atol=1e-5
     )
+
+
+def test_frozen_classifier_pipeline(registered):
+    """The documented pattern, ClassifierLogits(FrozenEstimator(clf)), converts."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    X, y = _tabular(3)
+    X = X.astype(np.float64)
+    clf = LogisticRegression().fit(X[::2], y[::2])
+    pipe = make_pipeline(
+        skcal.ClassifierLogits(FrozenEstimator(clf)), skcal.TemperatureScaler()
+    ).fit(X[1::2], y[1::2])
+    label, P = _run(skl2onnx.to_onnx(pipe, X[:1], options={"zipmap": False}), X)
+    # reference: the classifier's own logits over the fitted temperature
+    Z = X @ clf.coef_.T + clf.intercept_
+    ref = np.exp(Z / pipe[-1].temperature_)
+    np.testing.assert_allclose(P, ref / ref.sum(axis=1, keepdims=True), atol=1e-9)

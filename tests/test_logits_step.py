@@ -235,3 +235,20 @@ def test_classifier_logits_warns_when_calibration_set_lacks_non_range_classes():
     with _w.catch_warnings():
         _w.simplefilter("error")
         ClassifierLogits(FrozenEstimator(clf2)).fit(X[300:][cal], y2[300:][cal])
+
+
+def test_classifier_logits_warns_when_a_fitted_estimator_is_refit(cancer):
+    """A fitted, not frozen classifier is refitted on the calibration rows: warn."""
+    import warnings
+
+    X_train, X_test, y_train, y_test = cancer
+    clf = LogisticRegression().fit(X_train, y_train)
+    with pytest.warns(UserWarning, match="FrozenEstimator"):
+        step = ClassifierLogits(clf).fit(X_test, y_test)
+    # it was refitted on the rows given (reference: a fresh fit on them)
+    ref = LogisticRegression().fit(X_test, y_test)
+    np.testing.assert_allclose(step.estimator_.coef_, ref.coef_, rtol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ClassifierLogits(FrozenEstimator(clf)).fit(X_test, y_test)
+        ClassifierLogits(LogisticRegression()).fit(X_test, y_test)

@@ -171,7 +171,9 @@ class ClassifierLogits(
     estimator : classifier
         The classifier whose scores are returned. It is cloned and fitted in
         :meth:`fit`; a :class:`~sklearn.frozen.FrozenEstimator` is neither
-        cloned nor refitted. It must have ``classes_`` once fitted.
+        cloned nor refitted. It must have ``classes_`` once fitted. An
+        already fitted classifier that is not frozen is refitted too, with a
+        ``UserWarning`` (wrap it in ``FrozenEstimator`` to keep it).
     response_method : {"auto", "decision_function", "predict_proba"}, default="auto"
         Which method of the classifier gives the logits:
 
@@ -270,12 +272,19 @@ class ClassifierLogits(
         ------
         AttributeError
             If the classifier lacks the requested response method.
+
+        Warns
+        -----
+        UserWarning
+            If ``estimator`` is already fitted and not a
+            :class:`~sklearn.frozen.FrozenEstimator`: it is refitted on ``X``.
         """
         self._validate_params()
         if _routing_enabled():
             params = process_routing(self, "fit", **fit_params).estimator.fit
         else:
             params = fit_params
+        self._warn_fitted_estimator_refit()
         estimator = clone(self.estimator)
         estimator.fit(X, y, **params)
         self.estimator_ = estimator
@@ -289,6 +298,32 @@ class ClassifierLogits(
         if y is not None:
             self._warn_missing_classes(y)
         return self
+
+    def _warn_fitted_estimator_refit(self):
+        # An already fitted classifier given as is gets cloned and refitted on
+        # the rows passed to fit (the calibration set, in a Pipeline): almost
+        # surely not what was meant (the calibrator then sees in-sample
+        # scores). A FrozenEstimator is neither cloned nor refitted.
+        from sklearn.exceptions import NotFittedError
+        from sklearn.frozen import FrozenEstimator
+
+        if isinstance(self.estimator, FrozenEstimator):
+            return
+        try:
+            check_is_fitted(self.estimator)
+        except (NotFittedError, TypeError):
+            return
+        warnings.warn(
+            f"The {self.estimator.__class__.__name__} given to ClassifierLogits is "
+            "already fitted, but ClassifierLogits.fit clones it and fits it again on "
+            "the rows it is given (in a Pipeline: the calibration set), and the "
+            "calibrator after it then sees in-sample scores. To keep the fitted "
+            "classifier and fit only the calibrator, wrap it: "
+            "ClassifierLogits(FrozenEstimator(clf)) (from sklearn.frozen import "
+            "FrozenEstimator).",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _warn_missing_classes(self, y):
         # The next Pipeline step maps labels to columns by itself. When the

@@ -3,7 +3,8 @@
 After :func:`register_skl2onnx`, ``skl2onnx.to_onnx`` converts every skcal
 calibrator with a closed form, :class:`~skcal.ClassifierLogits` and
 :class:`~skcal.CalibratedClassifier`, alone or as steps of a scikit-learn
-``Pipeline`` (for example ``make_pipeline(ClassifierLogits(clf), TemperatureScaler())``).
+``Pipeline`` (for example ``make_pipeline(ClassifierLogits(FrozenEstimator(clf)),
+TemperatureScaler())``).
 The calibration maps are the nodes of :mod:`skcal.onnx._builder`, the same as
 :func:`skcal.onnx.to_onnx`; the wrapped classifiers are converted by
 skl2onnx's own converters.
@@ -74,7 +75,10 @@ def _classifier_scores(g, scope, container, operator, estimator, response_method
     """ONNX version of ``skcal._logits._classifier_scores``: (N, n_out)."""
     from skl2onnx._supported_operators import sklearn_operator_name_map
     from skl2onnx.common.data_types import Int64TensorType
+    from sklearn.frozen import FrozenEstimator
 
+    while isinstance(estimator, FrozenEstimator):  # converts as what it wraps
+        estimator = estimator.estimator
     if type(estimator) not in sklearn_operator_name_map:
         raise RuntimeError(
             f"skl2onnx has no converter for {estimator.__class__.__name__}; "
