@@ -199,6 +199,8 @@ def test_binomial_band_and_smooth_curve(preds):
     sm = smooth_reliability_curve(y, p)
     shown = np.isfinite(disp.line_.get_ydata())
     np.testing.assert_allclose(disp.line_.get_ydata()[shown], sm.prob_true[shown])
+    # the documented rule: drawn exactly where the density is >= 5% of its peak
+    np.testing.assert_array_equal(shown, sm.density >= 0.05 * sm.density.max())
     assert disp.points_ is not None and "smECE" in disp.line_.get_label()
     plt.close(disp.figure_)
 

@@ -62,7 +62,9 @@ class ReliabilityDisplay:
     smooth_x, smooth_prob_true : ndarray of shape (n_points,), default=None
         A smoothed reliability curve
         (:func:`~skcal.metrics.smooth_reliability_curve`); when given it is
-        drawn as the line and the bins as unconnected markers.
+        drawn as the line and the bins as unconnected markers. NaN values are
+        not drawn (``from_predictions(smooth=True)`` sets them where the
+        score density is below 5% of its peak).
 
     Attributes
     ----------
@@ -370,7 +372,11 @@ class ReliabilityDisplay:
             Draw the smoothed reliability curve of Błasiok & Nakkiran
             (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
             smooth ECE) as the line, and the bins as markers; the legend
-            label gets the smooth ECE.
+            label gets the smooth ECE. The curve is drawn only where the
+            kernel density of the scores is at least 5% of its peak
+            (elsewhere it averages almost no samples and is left out: the
+            line has gaps, or stops short of 0 and 1); the bin markers and
+            the smooth ECE use every sample.
         n_classes_shown : int, default=4
             Size of the class grid (``kind="classwise"`` without
             ``class_index``).
@@ -593,7 +599,8 @@ class ReliabilityDisplay:
         interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
             Band from per-bin binomial intervals.
         smooth : bool, default=False
-            Draw the smoothed reliability curve (see :meth:`from_predictions`).
+            Draw the smoothed reliability curve, only where the score
+            density is at least 5% of its peak (see :meth:`from_predictions`).
         n_classes_shown : int, default=4
             Size of the class grid for ``kind="classwise"`` without
             ``class_index``.
