@@ -23,6 +23,8 @@ Examples
 """
 
 import argparse
+import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -204,7 +206,11 @@ def _parser():
         "--shift-draws", metavar="N", type=_positive_int, default=5,
         help="number of label-shift draws averaged per data set (default: 5)",
     )
-    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.add_argument(
+        "--quiet", action="store_true",
+        help="no progress bars (neither skcal's nor the peer libraries'); the "
+        "default when stderr is not a terminal",
+    )
     from ._cli_calibrate import add_subcommands
 
     add_subcommands(sub)
@@ -303,6 +309,39 @@ def _shifted(args, datasets):
     return out
 
 
+@contextlib.contextmanager
+def _peer_bars_silenced(silence):
+    """Disable every tqdm bar while the benchmark runs, when ``silence``.
+
+    Peer libraries (netcal's fits) draw their own tqdm bars on stderr, one
+    per fit: with ``--quiet`` or a non-terminal stderr (a CI log) they would
+    fill screens. ``tqdm.std.tqdm`` is the base of every tqdm class, so its
+    ``__init__`` gets ``disable=True``; restored on exit.
+    """
+    if not silence:
+        yield
+        return
+    try:
+        import tqdm.std
+    except ImportError:
+        yield
+        return
+    cls = tqdm.std.tqdm
+    raw = cls.__dict__["__init__"]  # a descriptor (tqdm wraps it): restored as is
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def init(self, *args, **kwargs):
+        kwargs["disable"] = True
+        original(self, *args, **kwargs)
+
+    cls.__init__ = init
+    try:
+        yield
+    finally:
+        cls.__init__ = raw
+
+
 def _benchmark(args):
     from .benchmark import _benchmark as bm
 
@@ -355,11 +394,12 @@ def _benchmark(args):
             )
     shifted = _shifted(args, datasets)
     show_bar = not args.quiet and sys.stderr.isatty()
-    rows = bm.run_benchmark(
-        datasets + shifted, methods, peers=peers, random_state=args.seed,
-        progress=show_bar, keep_proba=out_dir is not None,
-        n_resamples=args.resamples, n_repeats=args.repeats,
-    )
+    with _peer_bars_silenced(not show_bar):
+        rows = bm.run_benchmark(
+            datasets + shifted, methods, peers=peers, random_state=args.seed,
+            progress=show_bar, keep_proba=out_dir is not None,
+            n_resamples=args.resamples, n_repeats=args.repeats,
+        )
     by_name = {d.name: d for d in datasets + shifted}
     base_names = {d.name for d in datasets}
     # the shifted copies are summarised below (all rows go to the CSV/Markdown)

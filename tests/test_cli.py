@@ -551,3 +551,30 @@ def test_benchmark_reads_parquet_like_csv(tmp_path, capsys):
                  "--logit-columns", "a,a,b"]) == 2
     err = capsys.readouterr().err
     assert "'a'" in err and "more than once" in err
+
+
+def test_cli_quiet_silences_peer_progress_bars(monkeypatch, capsys):
+    """Peers' own tqdm bars (netcal draws one per fit) stay off with --quiet."""
+    pytest.importorskip("skcal.metrics")
+    tqdm = pytest.importorskip("tqdm")
+    import tqdm.std
+
+    from scipy.special import softmax
+
+    class Chatty:
+        def fit(self, logits, y):
+            for _ in tqdm.tqdm(range(50), file=sys.stderr):
+                pass
+            return self
+
+        def predict_proba(self, logits):
+            return softmax(logits, axis=1)
+
+    original = tqdm.std.tqdm.__dict__["__init__"]
+    monkeypatch.setitem(_peers.PEERS, "netcal-temperature", ("netcal", lambda rs: Chatty()))
+    rc = main(["benchmark", "--dataset", "sst2_gpt2_zeroshot", "--quiet",
+               "--resamples", "0", "--repeats", "1",
+               "--methods", "temperature,netcal-temperature"])
+    out = capsys.readouterr()
+    assert rc == 0 and out.err == ""
+    assert tqdm.std.tqdm.__dict__["__init__"] is original  # restored
