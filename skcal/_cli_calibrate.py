@@ -104,7 +104,11 @@ def add_subcommands(sub):
     a = sub.add_parser(
         "apply", help="calibrate logits with a saved calibrator",
         description="Write calibrated probabilities (one column per class, named "
-        "after the class) for the logits of FILE.",
+        "after the class) for the logits of FILE. The logit columns of a "
+        "CSV/Parquet file are matched by name to those of the file the model "
+        "was fitted on (reordered if needed; other names are an error), unless "
+        "--logit-columns lists names none of which the model knows (then they "
+        "are taken in class order).",
     )
     a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     _add_table_args(a, "optional; copied to the output when present")
