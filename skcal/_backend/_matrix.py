@@ -640,20 +640,18 @@ class HessianSample:
         Q = P * (1.0 - P)
         if self.sw is not None:
             Q = Q * self.sw
-        if ops.name == "torch":
-            Q, X = ops.numpy(Q), ops.numpy(X)
         n, k = X.shape
-        Xh = np.concatenate([X, np.ones((n, 1), dtype=X.dtype)], axis=1) if intercept else X
+        Xh = ops.cat([X, ops.ones_col(n, X.dtype)]) if intercept else X
         m = Xh.shape[1]
         out = np.empty((k, m, m))
         for c in range(k):
             q = Q[:, c]
             if row_cut > 0:
-                keep = np.flatnonzero(q >= row_cut * q.max())
+                keep = q >= row_cut * q.max()
                 Xc, qc = Xh[keep], q[keep]
             else:
                 Xc, qc = Xh, q
-            out[c] = (Xc * qc[:, None]).T @ Xc
+            out[c] = ops.numpy((Xc * qc[:, None]).T @ Xc)
         return out / self.wsum
 
     def diagonal(self, full):

@@ -29,10 +29,18 @@ Solvers
   backtracking. Stops when half the squared Newton decrement
   ``g^T H^+ g / 2`` (the decrease the quadratic model predicts) is at most
   ``tol``; the last step is then applied.
-- Above: a trust-region Newton-CG method (Steihaug CG, Jacobi
-  preconditioner; :func:`_trust_region_newton_cg`) with the exact objective
-  and gradient (one pass each), stopping when the Euclidean norm of the
-  gradient in the standardised parameters is at most ``sqrt(tol) / 10``.
+- Above: a trust-region Newton-CG method (Steihaug CG;
+  :func:`_trust_region_newton_cg`) with the exact objective and gradient
+  (one pass each), stopping when the Euclidean norm of the gradient in the
+  standardised parameters is at most ``sqrt(tol) / 10``. For a full ``W``
+  with intercept, the ``K + 1`` directions ``W -> W + 1 c^T``,
+  ``b -> b + t 1`` (a constant added to a row's logits: the NLL is flat
+  along them) are solved in closed form for the penalty
+  (:class:`_NullShift`); without that, only the penalty weight (``1e-6`` per
+  entry for the default Dirichlet L2 at K = 100) curves them and CG needs
+  thousands of steps. The preconditioner is the per-class ``(K + 1)``-blocks
+  of the Hessian (:class:`_BlockJacobi`; its diagonal for a diagonal ``W``
+  or K above about 200).
   Its quadratic model uses exact Hessian-vector products on rows held in
   memory (:class:`skcal._backend._matrix.HessianSample`): all rows when their
   features and probabilities fit :data:`HESS_SAMPLE_BYTES` (32 MiB), else a
@@ -90,6 +98,20 @@ F32_EPS = 1e-9
 #: (with all rows held the inner solve runs to its tolerance, up to 10 steps
 #: per parameter, as SciPy's trust-ncg).
 CG_MAX_STEPS = 250
+
+#: Solve the ``K + 1`` softmax-shift directions of a full ``W`` with intercept
+#: in closed form (see :class:`_NullShift`).
+NULL_SHIFT = True
+
+#: Precondition a full ``W`` by its per-class ``(K + 1) x (K + 1)`` Hessian
+#: blocks (see :class:`_BlockJacobi`) when they take at most
+#: :data:`BLOCK_MAX_BYTES` (K up to about 200); the diagonal otherwise.
+BLOCK_PRECONDITIONER = True
+BLOCK_MAX_BYTES = 64 << 20
+
+#: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
+#: class's largest are left out of that class's preconditioner block.
+BLOCK_ROW_CUT = 1e-4
 
 #: Debugging aid: when a list, the trust region appends one dict per
 #: iteration (objective, gradient norm, radius, CG steps, rho).
@@ -319,9 +341,10 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     fun : callable
         ``theta -> (f, g)``, the exact objective and gradient (one pass).
     make_model : callable
-        ``theta -> (hessp, diag)``: the Hessian-vector product at ``theta``
+        ``theta -> (hessp, pre)``: the Hessian-vector product at ``theta``
         (on the rows held in memory, see :data:`HESS_SAMPLE_BYTES`) and the
-        diagonal of that Hessian plus the penalty's (the preconditioner).
+        preconditioner ``pre`` (``pre.left = L^(-1)``, ``pre.right =
+        L^(-T)``) built from that Hessian plus the penalty's.
     theta : ndarray
         Start.
     tol : float
@@ -331,9 +354,10 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     Notes
     -----
     Steihaug's truncated conjugate gradient (Nocedal & Wright 2006, Alg. 7.2)
-    in the variables ``psi = D^(1/2) theta`` (``D`` the diagonal, refreshed at
-    every iterate, as in LIBLINEAR's preconditioned TRON, Hsia, Chiang & Lin
-    2018), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
+    in the variables ``psi = L^T theta`` (``L L^T`` the preconditioner from
+    ``make_model``: the Hessian's diagonal, as in LIBLINEAR's preconditioned
+    TRON, Hsia, Chiang & Lin 2018, or its per-class blocks, refreshed at
+    every iterate), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
     ``rho > 0.1``). The inner solve stops at a relative residual of
     ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``exact``:
     all rows held), else :data:`CG_FORCING` or after :data:`CG_MAX_STEPS`
@@ -645,7 +669,7 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
                 return shift.project(h + shift.penalty_hessp(v))
             return h + _penalty_hessp(prob, penalty, v)
 
-        if full and BLOCK_PRECONDITIONER:
+        if full and BLOCK_PRECONDITIONER and 8 * k * (k + 1) ** 2 <= BLOCK_MAX_BYTES:
             B = sample.class_blocks(prob.intercept, BLOCK_ROW_CUT)
             B += _penalty_blocks(prob, penalty)
             return hessp, _BlockJacobi(B, prob.intercept)
@@ -670,9 +694,6 @@ class _Jacobi:
 
     def right(self, v):
         return v / self.d
-
-
-NULL_SHIFT = True
 
 
 class _NullShift:
@@ -751,10 +772,6 @@ class _NullShift:
         VW = VW + c[None, :]
         vb = vb + t
         return prob.reduce(*prob.to_original_adjoint(*self.pen.hessp(VW, vb)))
-
-
-BLOCK_PRECONDITIONER = True
-BLOCK_ROW_CUT = 1e-4
 
 
 class _BlockJacobi:

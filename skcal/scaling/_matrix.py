@@ -319,9 +319,12 @@ _SOLVER_NOTES = """
     pseudo-inverse step and Armijo backtracking; it stops when half the
     squared Newton decrement (the objective decrease the quadratic model
     still predicts, in nats) is at most ``tol``. Above, a trust-region
-    Newton-CG method (Steihaug, Jacobi preconditioner) with the exact
+    Newton-CG method (Steihaug) with the exact
     objective and gradient (one pass each), stopping when the gradient norm
-    in the standardised parameters is at most ``sqrt(tol) / 10``; its
+    in the standardised parameters is at most ``sqrt(tol) / 10`` (the
+    ``K + 1`` directions along which the softmax is invariant, ``W + 1 c^T``
+    and ``b + t 1``, are solved in closed form for the penalty, and CG is
+    preconditioned by the per-class blocks of the Hessian); its
     quadratic model takes exact Hessian-vector products (never a
     ``K^2 x K^2`` matrix) on the rows held in memory, all of them up to
     32 MiB of features and probabilities, else a fixed random subset of that
