@@ -67,8 +67,8 @@ def _kind(message):
     for key, kind in (
         ("max_iter", "max_iter"),
         ("no decrease", "no-decrease"),
-        ("separate", "separated"),
         ("infinity", "infinity"),
+        ("separate", "separated"),
         ("no weight", "absent"),
     ):
         if key in m:

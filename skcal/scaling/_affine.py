@@ -109,6 +109,14 @@ NULL_SHIFT = True
 BLOCK_PRECONDITIONER = True
 BLOCK_MAX_BYTES = 64 << 20
 
+#: The diagonal preconditioner is used first; once a conjugate-gradient solve
+#: takes this many steps (it is then capped there), the per-class blocks
+#: from the next iteration on. Forming the blocks costs ``O(n K^3)``, about
+#: ``K / 2`` Hessian-vector products at most: worth it only where the
+#: diagonal leaves the problem ill-conditioned (a weak penalty on many
+#: classes), not on an easy fit of 100,000 rows.
+BLOCK_SWITCH_STEPS = 40
+
 #: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
 #: class's largest are left out of that class's preconditioner block.
 BLOCK_ROW_CUT = 1e-4
@@ -376,10 +384,12 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     gnorm = float(np.linalg.norm(g))
     radius = None
     fails = 0
+    use_block = False
     for it in range(1, max_iter + 1):
         if gnorm <= gtol:
             return theta, it - 1, "converged"
-        hessp, pre = make_model(theta)
+        can_block = getattr(make_model, "can_block", False)
+        hessp, pre = make_model(theta, block=use_block) if can_block else make_model(theta)
         gs = pre.left(g)
         gs_norm = float(np.linalg.norm(gs))
         if radius is None:
@@ -389,9 +399,12 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
             return pre.left(hessp(pre.right(v)))
 
         eta = min(0.5, np.sqrt(gnorm)) if exact else CG_FORCING
-        p, hit, model = _steihaug(
-            Hs, gs, radius, eta * gs_norm, None if exact else CG_MAX_STEPS
-        )
+        cap = None if exact else CG_MAX_STEPS
+        if can_block and not use_block:
+            cap = BLOCK_SWITCH_STEPS if cap is None else min(cap, BLOCK_SWITCH_STEPS)
+        p, hit, model = _steihaug(Hs, gs, radius, eta * gs_norm, cap)
+        if can_block and _steihaug.last_steps >= BLOCK_SWITCH_STEPS:
+            use_block = True
         pred = -model
         steps_used = _steihaug.last_steps
         step = pre.right(p)
@@ -650,7 +663,7 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
     )
     pen_diag = _penalty_diagonal(prob, penalty)
 
-    def make(theta):
+    def make(theta, block=False):
         nw = prob.nw
         T = theta[:nw].reshape(k, k) if full else theta[:nw]
         bt = theta[nw:] if prob.intercept else None
@@ -669,7 +682,7 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
                 return shift.project(h + shift.penalty_hessp(v))
             return h + _penalty_hessp(prob, penalty, v)
 
-        if full and BLOCK_PRECONDITIONER and 8 * k * (k + 1) ** 2 <= BLOCK_MAX_BYTES:
+        if block:
             B = sample.class_blocks(prob.intercept, BLOCK_ROW_CUT)
             B += _penalty_blocks(prob, penalty)
             return hessp, _BlockJacobi(B, prob.intercept)
@@ -679,6 +692,9 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
         return hessp, _Jacobi(diag)
 
     make.exact = rows is None
+    make.can_block = bool(
+        full and BLOCK_PRECONDITIONER and 8 * k * (k + 1) ** 2 <= BLOCK_MAX_BYTES
+    )
     return make
 
 
