@@ -71,3 +71,14 @@ def test_grouped_errors():
         GroupedCalibrator().fit(Z, y)
     with pytest.raises(ValueError, match="min_group_size"):
         GroupedCalibrator(min_group_size=0).fit(Z, y, groups=g)
+
+
+@pytest.mark.parametrize("missing", [np.nan, None])
+def test_missing_group_ids_are_named(missing):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = rng.integers(0, 3, 40)
+    groups = np.array(["a", "b"] * 20, dtype=object) if missing is None else np.repeat([0.0, 1.0], 20)
+    groups[7] = missing
+    with pytest.raises(ValueError, match="groups has 1 missing ids .* row 7"):
+        GroupedCalibrator().fit(X, y, groups=groups)

@@ -17,6 +17,16 @@ from ..utils._array import is_dask_array
 __all__ = ["GroupedCalibrator"]
 
 
+def _missing_ids(groups):
+    """Boolean mask of NaN / None entries of a 1-D NumPy array of group ids."""
+    if groups.dtype.kind == "f":
+        return np.isnan(groups)
+    if groups.dtype.kind == "O":
+        return np.array([g is None or (isinstance(g, float) and g != g) for g in groups],
+                        dtype=bool)
+    return np.zeros(groups.shape[0], dtype=bool)
+
+
 def _group_sizes(groups):
     """Sorted unique group ids and their row counts (one pass for a dask array)."""
     if is_dask_array(groups):
@@ -134,6 +144,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"groups has {groups.shape[0]} entries but X has {n} rows."
             )
+        if not is_dask_array(groups):
+            missing = _missing_ids(groups)
+            if missing.any():
+                raise ValueError(
+                    f"groups has {int(missing.sum())} missing ids (NaN / None), e.g. at row "
+                    f"{int(np.flatnonzero(missing)[0])}; every row needs a group id."
+                )
         return groups
 
     def fit(self, X, y, sample_weight=None, *, groups):
