@@ -402,11 +402,10 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
         cap = None if exact else CG_MAX_STEPS
         if can_block and not use_block:
             cap = BLOCK_SWITCH_STEPS if cap is None else min(cap, BLOCK_SWITCH_STEPS)
-        p, hit, model = _steihaug(Hs, gs, radius, eta * gs_norm, cap)
-        if can_block and _steihaug.last_steps >= BLOCK_SWITCH_STEPS:
+        p, hit, model, steps_used = _steihaug(Hs, gs, radius, eta * gs_norm, cap)
+        if can_block and steps_used >= BLOCK_SWITCH_STEPS:
             use_block = True
         pred = -model
-        steps_used = _steihaug.last_steps
         step = pre.right(p)
         f_new, g_new = fun(theta + step)
         gnorm_new = float(np.linalg.norm(g_new))
@@ -443,23 +442,24 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
 def _steihaug(Hv, g, radius, rtol, max_steps=None):
     """Approximately minimise ``m(p) = g.p + p.H.p / 2`` over ``|p| <= radius`` (CG-Steihaug).
 
-    Returns the step, whether it reached the boundary, and ``m(p)``.
+    Returns the step, whether it reached the boundary, ``m(p)`` and the
+    number of Hessian-vector products taken.
     """
     p = np.zeros_like(g)
     r = g.copy()  # r = g + H p
     dvec = -r
     rr = float(r @ r)
     cap = 10 * len(g) + 10 if max_steps is None else min(10 * len(g) + 10, max_steps)
-    for i in range(cap):
-        _steihaug.last_steps = i + 1
+    steps = 0
+    for steps in range(1, cap + 1):
         Hd = Hv(dvec)
         dHd = float(dvec @ Hd)
         if dHd <= 0:
-            return _boundary_step(p, r, g, dvec, Hd, radius)
+            return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
         alpha = rr / dHd
         p_next = p + alpha * dvec
         if np.linalg.norm(p_next) >= radius:
-            return _boundary_step(p, r, g, dvec, Hd, radius)
+            return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
         p = p_next
         r = r + alpha * Hd
         rr_next = float(r @ r)
@@ -467,7 +467,7 @@ def _steihaug(Hv, g, radius, rtol, max_steps=None):
             break
         dvec = -r + (rr_next / rr) * dvec
         rr = rr_next
-    return p, False, 0.5 * float(g @ p + r @ p)
+    return p, False, 0.5 * float(g @ p + r @ p), steps
 
 
 def _boundary_step(p, r, g, d, Hd, radius):
