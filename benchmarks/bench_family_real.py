@@ -5,7 +5,11 @@ float32) and each regularisation x parametrisation choice, with the class
 defaults otherwise (``MatrixScaler``: ``reg_lambda=None`` -> 1.0;
 ``DirichletCalibrator``: ``reg_lambda=1e-2``), prints one row: fit seconds,
 ``n_iter_``, whether the fit converged (no ``ConvergenceWarning``; otherwise
-the warning's kind) and the test NLL (``logits_test`` / ``y_test``).
+the warning's kind), the conjugate-gradient steps (Hessian-vector products)
+of the trust-region solver summed over its iterations ("-" for Newton's
+method) and the test NLL (``logits_test`` / ``y_test``). ``--trace`` prints
+the objective, gradient norm, radius, CG steps and rho of every trust-region
+iteration to stderr.
 
 Warning kinds: ``max_iter`` (stopped before tol), ``no-decrease`` (failed
 line search / trust region), ``separated`` (no penalty and the NLL reaches 0:
@@ -19,7 +23,7 @@ Command (from the repository root; single-threaded BLAS as in the README)::
 
     OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 OMP_NUM_THREADS=1 \\
         SKCAL_SHARED_DATA=/path/to/shared/data PYTHONPATH=. \\
-        python benchmarks/bench_family_real.py [--sets a,b] [--methods m1,m2] [--timeout 120]
+        python benchmarks/bench_family_real.py [--sets a,b] [--methods m1,m2] [--timeout 120] [--trace]
 """
 
 import argparse
@@ -34,6 +38,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from skcal import DirichletCalibrator, MatrixScaler
+from skcal.scaling import _affine
 
 DATA = Path(
     os.environ.get(
@@ -86,11 +91,12 @@ def main():
     ap.add_argument("--sets", default=None)
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--timeout", type=float, default=0.0)
+    ap.add_argument("--trace", action="store_true", help="per-iteration log on stderr")
     args = ap.parse_args()
     sets = sorted(p.stem for p in DATA.glob("*.npz")) if args.sets is None else args.sets.split(",")
     methods = args.methods.split(",")
-    print("| set | K | method | seconds | n_iter_ | converged | test NLL |")
-    print("|---|---|---|---|---|---|---|")
+    print("| set | K | method | seconds | n_iter_ | CG steps | converged | test NLL |")
+    print("|---|---|---|---|---|---|---|---|")
     total, bad = 0.0, []
     old = signal.signal(signal.SIGALRM, _alarm) if args.timeout else None
     for name in sets:
@@ -99,6 +105,7 @@ def main():
         k = Zv.shape[1]
         for m in methods:
             est = METHODS[m]()
+            _affine._TRACE = trace = []  # per trust-region iteration (Newton fits: none)
             t = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ConvergenceWarning)
@@ -113,6 +120,12 @@ def main():
                     if args.timeout:
                         signal.setitimer(signal.ITIMER_REAL, 0)
             sec = time.perf_counter() - t
+            _affine._TRACE = None
+            cg = str(sum(r["cg"] for r in trace)) if trace else "-"
+            if args.trace:
+                for r in trace:
+                    print(f"    it {r['it']}: f {r['f']:.9g} |g| {r['gnorm']:.3g} radius "
+                          f"{r['radius']:.3g} CG {r['cg']} rho {r['rho']:.3g}", file=sys.stderr)
             total += sec
             kinds = sorted(
                 {_kind(str(w.message)) for w in caught if issubclass(w.category, ConvergenceWarning)}
@@ -127,7 +140,7 @@ def main():
                 sec_s = f"{sec:.2f}"
             if conv != "yes":
                 bad.append(f"{name}/{m}: {conv}")
-            print(f"| {name} | {k} | {m} | {sec_s} | {n_iter} | {conv} | {nll} |", flush=True)
+            print(f"| {name} | {k} | {m} | {sec_s} | {n_iter} | {cg} | {conv} | {nll} |", flush=True)
     if old is not None:
         signal.signal(signal.SIGALRM, old)
     print(f"\ntotal fit time: {total:.1f} s; not converged: {len(bad)}")
