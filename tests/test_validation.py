@@ -182,8 +182,8 @@ def test_get_feature_names_out_checks_input_features():
 
 
 @pytest.mark.parametrize("convert", [lambda X: X.astype(str), lambda X: X > 0,
-                                     lambda X: X.astype(bytes)],
-                         ids=["text", "bool", "bytes"])
+                                     lambda X: X.astype(bytes), lambda X: X + 1j],
+                         ids=["text", "bool", "bytes", "complex"])
 def test_non_numeric_scores_are_rejected_not_parsed(convert):
     # found by a fresh-user run: "1.5" strings were parsed and booleans cast
     from skcal import TemperatureScaler

@@ -181,9 +181,9 @@ def _reject_non_numeric(a, name, what):
         if dtypes is not None and hasattr(dtypes, "__iter__")
         else {getattr(getattr(a, "dtype", None), "kind", "")}
     )
-    bad = kinds & set("USb")
+    bad = kinds & set("USbc")
     if bad:
-        kind = {"U": "text", "S": "bytes", "b": "boolean"}[sorted(bad)[0]]
+        kind = {"U": "text", "S": "bytes", "b": "boolean", "c": "complex"}[sorted(bad)[0]]
         raise ValueError(
             f"Input {name} holds {kind} values; skcal expects numeric {what}. Convert "
             "them explicitly (e.g. X.astype(float)) if that is what they are."
