@@ -424,7 +424,6 @@ class _OvrProblem:
         acc[5] += _HESSIAN_RIDGE
         return acc[0], acc[1:3], acc[3:6]
 
-
     def trial(self, cols, a_c, b_c, step, d, slope, a, b, F):
         """Evaluate the line-search candidates ``(a_c, b_c)`` of classes ``cols``.
 
@@ -497,6 +496,7 @@ def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
         active = np.sort(np.concatenate(still)) if still else active[:0]
     return n_iter, status
 
+
 # ------------------------------------------------ float32 one-vs-rest solver
 #: float32 solver: a Newton step whose predicted decrease (half the squared
 #: Newton decrement) is at most this may be below what the float32 loss
@@ -536,9 +536,10 @@ def _certified_decrease(step, M):
     logistic loss has ``|l'''| = q |1 - 2 p| <= q = l''``). Hence
     ``phi''(t) <= phi''(0) exp(M t)`` and
     ``phi(t) - phi(0) <= t slope - slope t^2 psi(M t)``, with
-    ``psi(x) = (e^x - 1 - x) / x^2`` (Bach 2010, "Self-concordant analysis for
-    logistic regression", Prop. 1): Armijo's test ``phi(t) - phi(0) <= c t
-    slope`` holds whenever ``t psi(M t) <= 1 - c``. The test here,
+    ``psi(x) = (e^x - 1 - x) / x^2`` (the bounds of F. Bach, "Self-concordant
+    analysis for logistic regression", Electron. J. Statist. 4, 2010), where
+    ``phi''(0) = d' H d <= -slope`` (``H`` with its ridge): Armijo's test
+    ``phi(t) - phi(0) <= c t slope`` holds whenever ``t psi(M t) <= 1 - c``. The test here,
     ``t psi(M t) <= 0.9`` (a certified decrease of at least a tenth of the
     linear prediction), leaves a wide margin for the float32 rounding of ``g``
     and ``H``; a full step qualifies for ``M`` up to about 1.6.
@@ -551,8 +552,9 @@ class _OvrProblem32(_OvrProblem):
 
     Scores come from float32 row statistics (:func:`ovr_row_stats32`, 16 B per
     row); every elementwise operation of an evaluation is float32, in four
-    reused chunk buffers, and every sum over rows a float32 matrix-vector
-    product per row chunk (about 1 MiB) accumulated in float64 across chunks.
+    reused chunk buffers (:data:`_F32_CHUNK_BYTES` each), and every sum over
+    rows a float32 matrix-vector product per row chunk accumulated in float64
+    across chunks.
     With ``standardise=(mu, sd)`` the scores are standardised by the given
     moments (no moments pass). The first evaluation of all classes also
     records each score column's range, which certifies steps
@@ -636,7 +638,7 @@ class _OvrProblem32(_OvrProblem):
         return np.full(slope.size, "line_search", dtype=object)
 
     def evaluate(self, cols, a, b, loss=True):
-        """Mean loss (2, m), gradient (2, m), Hessian (3, m) of classes ``cols``.
+        """Mean loss (m,), gradient (2, m), Hessian (3, m) of classes ``cols``.
 
         ``loss``: bool, or a bool mask over ``cols`` of the classes whose loss
         is computed (NaN for the others). Many classes are evaluated as all of
@@ -744,11 +746,11 @@ class _OvrProblem32(_OvrProblem):
         # (float64; as precise as sums of u: the float32 rounding of each
         # chunk's sums is bounded by sum |r| (|s| + |mu|) either way)
         acc /= self.wsum
-        r, rs, q, qs, qss = acc
-        g = np.stack([isd * (rs - mu * r), r])
-        qu = isd * (qs - mu * q)
-        quu = isd * isd * (qss - mu * (2.0 * qs - mu * q))
-        H = np.stack([quu + _HESSIAN_RIDGE, qu, q + _HESSIAN_RIDGE])
+        m_r, m_rs, m_q, m_qs, m_qss = acc
+        g = np.stack([isd * (m_rs - mu * m_r), m_r])
+        m_qu = isd * (m_qs - mu * m_q)
+        m_quu = isd * isd * (m_qss - mu * (2.0 * m_qs - mu * m_q))
+        H = np.stack([m_quu + _HESSIAN_RIDGE, m_qu, m_q + _HESSIAN_RIDGE])
         return loss / self.wsum, g, H
 
 
