@@ -583,7 +583,9 @@ def test_fit_platt_ovr_warm_start_keeps_the_optimum(rng, weighted):
 
 
 @pytest.mark.parametrize("weighted, scale", [(False, 3.0), (True, 3.0), (False, 40.0)])
-def test_fit_platt_ovr_float32_solver_keeps_the_optimum(rng, weighted, scale, monkeypatch):
+def test_fit_platt_ovr_float32_solver_keeps_the_optimum(
+    rng, weighted, scale, monkeypatch
+):
     # float32 logits with >= WARM_START_MIN_ROWS rows take the float32 solver
     # (float32 evaluations, the subsample's standardisation): its optimum is
     # the float64 one, checked against an independent SciPy solve per class on
@@ -641,7 +643,8 @@ def test_certified_decrease_implies_armijo(rng):
         p = expit(a * u + b)
         r, q = p - t, p * (1.0 - p)
         g = np.array([np.mean(r * u), np.mean(r)])
-        H = np.array([[np.mean(q * u * u), np.mean(q * u)], [np.mean(q * u), np.mean(q)]])
+        hab = np.mean(q * u)
+        H = np.array([[np.mean(q * u * u), hab], [hab, np.mean(q)]])
         d = -np.linalg.solve(H, g)
         slope = float(g @ d)
         M = float(np.max(np.abs(d[0] * u + d[1])))

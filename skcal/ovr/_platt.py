@@ -482,7 +482,9 @@ def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
         still = []
         while cols.size:
             a_c, b_c = a[cols] + step * da, b[cols] + step * db
-            ok, F_c, g_c, H_c = prob.trial(cols, a_c, b_c, step, (da, db), slope, a, b, F)
+            ok, F_c, g_c, H_c = prob.trial(
+                cols, a_c, b_c, step, (da, db), slope, a, b, F
+            )
             acc = cols[ok]
             a[acc], b[acc], F[acc] = a_c[ok], b_c[ok], F_c[ok]
             g[:, acc], H[:, acc] = g_c[:, ok], H_c[:, ok]
@@ -539,8 +541,8 @@ def _certified_decrease(step, M):
     ``psi(x) = (e^x - 1 - x) / x^2`` (the bounds of F. Bach, "Self-concordant
     analysis for logistic regression", Electron. J. Statist. 4, 2010), where
     ``phi''(0) = d' H d <= -slope`` (``H`` with its ridge): Armijo's test
-    ``phi(t) - phi(0) <= c t slope`` holds whenever ``t psi(M t) <= 1 - c``. The test here,
-    ``t psi(M t) <= 0.9`` (a certified decrease of at least a tenth of the
+    ``phi(t) - phi(0) <= c t slope`` holds whenever ``t psi(M t) <= 1 - c``.
+    The test here, ``t psi(M t) <= 0.9`` (a certified decrease of at least a tenth of the
     linear prediction), leaves a wide margin for the float32 rounding of ``g``
     and ``H``; a full step qualifies for ``M`` up to about 1.6.
     """
@@ -603,7 +605,7 @@ class _OvrProblem32(_OvrProblem):
         return U
 
     def _step_range(self, cols, da, db):
-        """Largest ``|change of f|`` over the rows per unit step, or inf (range unknown)."""
+        """Largest ``|change of f|`` over the rows per unit step (inf: range unknown)."""
         if self.lo is None:
             return np.full(cols.size, np.inf)
         mu, isd = self.mu[cols], 1.0 / self.sd[cols]
@@ -672,7 +674,8 @@ class _OvrProblem32(_OvrProblem):
         if self.lo is None:
             clip, lo, hi = np.arange(m), np.full(m, np.inf), np.full(m, -np.inf)
         else:
-            ends = np.abs((np.stack([self.lo[cols], self.hi[cols]]) - mu) * (a * isd) + b)
+            s_ends = np.stack([self.lo[cols], self.hi[cols]]) - mu
+            ends = np.abs(s_ends * (a * isd) + b)
             clip = np.flatnonzero(~(ends.max(axis=0) <= _F32_CLIP))
             if 2 * clip.size >= m:
                 clip = np.arange(m)
@@ -909,7 +912,6 @@ def fit_platt_ovr(
             return out
     warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
     prob = _OvrProblem(Z, y, w, target_smoothing)
-    K = prob.K
     a, b, F, g, H = prob.start()
     if warm is not None:
         # the subsample's (A, B) in the standardised parametrisation
