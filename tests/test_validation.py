@@ -195,3 +195,20 @@ def test_non_numeric_scores_are_rejected_not_parsed(convert):
         TemperatureScaler().fit(convert(X), y)
     with pytest.raises(ValueError, match="sample_weight holds text"):
         TemperatureScaler().fit(X, y, sample_weight=np.ones(50).astype(str))
+
+
+def test_many_classes_for_few_rows_is_not_called_a_regression():
+    # scikit-learn's "unique classes > 50% of the samples" heuristic does not
+    # apply: the classes are the columns of the logits
+    import warnings
+
+    from skcal import TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    n, k = 300, 200
+    y = np.arange(n) % k
+    Z = rng.normal(size=(n, k))
+    Z[np.arange(n), y] += 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TemperatureScaler().fit(Z, y)
