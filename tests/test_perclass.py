@@ -224,6 +224,27 @@ def test_scaling_binning_matches_definition():
         np.testing.assert_allclose(est.predict_proba(s[c])[:, 1], g[c].mean(), rtol=1e-6)
 
 
+
+def test_scaling_binning_multiclass_matches_definition():
+    """Multiclass: all Platt steps in the same passes (batched solver), then the bins per class."""
+    Z, y = _multiclass_beta_data(n=3000, k=3)
+    est = ScalingBinningCalibrator(n_bins=10).fit(Z.astype(np.float64), y)
+    Zd = Z.astype(np.float64)
+    L = np.log(np.exp(Zd - Zd.max(1, keepdims=True)).sum(1, keepdims=True)) + Zd.max(1, keepdims=True)
+    logp = Zd - L
+    S = logp - np.log(-np.expm1(logp))  # one-vs-rest log-odds, written plainly
+    for k in range(3):
+        s, t = S[:, k], (y == k).astype(int)
+        n_pos, n_neg = t.sum(), (1 - t).sum()
+        tt = np.where(t == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+        X = np.column_stack([s, np.ones_like(s)])
+        ab, _ = _bounded_logistic_ref(X, tt, np.ones_like(s), 0)
+        np.testing.assert_allclose([est.a_[k], est.b_[k]], ab, rtol=1e-6)
+        g = expit(X @ ab)
+        means = [g[c].mean() for c in np.array_split(np.argsort(s), 10)]  # 300 distinct scores per bin
+        np.testing.assert_allclose(est.bin_probabilities_[k], means, rtol=1e-6)
+
+
 # --------------------------------------------------------------------- BBQ
 def test_bbq_matches_bayesian_average_of_definition():
     rng = np.random.default_rng(8)
