@@ -526,3 +526,27 @@ def test_spline_on_separated_scores_is_finite_and_platt_like():
     p = est.predict_proba(s)[:, 1]
     # smoothed targets 1/8 and 7/8 bound the fit away from 0 and 1
     assert np.all((p > 0.01) & (p < 0.99))
+
+
+@pytest.mark.parametrize("m", [0, 1, 9, 64])
+def test_step_lookup_columns_cell_table_matches_searchsorted(m):
+    """The batched lookup of the binning maps (cell tables) against one searchsorted per column."""
+    from skcal._backend._steps import step_lookup_columns
+
+    rng = np.random.default_rng(m)
+    n, K = 3000, 7
+    S = 3.0 * rng.normal(size=(n, K))
+    edges = [np.sort(3.0 * rng.normal(size=m)) for _ in range(K)]
+    if m == 1:
+        edges[0] = np.array([0.0])
+    if m >= 2:  # edges one ulp apart, and a column of tied edges' neighbours
+        edges[1] = np.array([1.0, np.nextafter(1.0, 2.0)] + list(np.linspace(2, 3, m - 2)))
+    for j, e in enumerate(edges):  # points on, and one ulp around, every edge
+        if m:
+            S[:m, j], S[m:2 * m, j] = e, np.nextafter(e, -np.inf)
+            S[2 * m:3 * m, j] = np.nextafter(e, np.inf)
+    S[0, -1], S[1, -1], S[2, -1], S[3, -1] = np.inf, -np.inf, 1e300, -1e300
+    values = [rng.random(m + 1) for _ in range(K)]
+    ref = np.stack([np.asarray(v)[np.searchsorted(e, S[:, j], side="right")]
+                    for j, (e, v) in enumerate(zip(edges, values))], axis=1)
+    np.testing.assert_array_equal(step_lookup_columns(S, edges, values), ref)

@@ -8,8 +8,7 @@ import numpy as np
 from scipy.special import expit, gammaln, logsumexp
 from sklearn.utils._param_validation import Interval
 
-from .._backend._ovr import stack_columns
-from .._backend._steps import step_lookup
+from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -249,6 +248,4 @@ class BBQCalibrator(OneVsRestCalibrator):
             if isinstance(self.bin_probabilities_, list)
             else [self.bin_probabilities_]
         )
-        return stack_columns(
-            [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(zip(edges, values))]
-        )
+        return step_lookup_columns(S, edges, values)

@@ -5,8 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._backend._ovr import stack_columns
-from .._backend._steps import step_lookup
+from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -226,6 +225,5 @@ class HistogramCalibrator(OneVsRestCalibrator):
         return [(self.bin_edges_, self.bin_probabilities_)]
 
     def _map_scores(self, S):
-        return stack_columns(
-            [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(self._maps())]
-        )
+        edges, values = zip(*self._maps())
+        return step_lookup_columns(S, edges, values)

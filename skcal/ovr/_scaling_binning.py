@@ -10,8 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._backend import _ovr as ops
-from .._backend._ovr import param_like, stack_columns
-from .._backend._steps import step_lookup
+from .._backend._ovr import param_like
+from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label
@@ -266,6 +266,4 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
             if isinstance(self.bin_probabilities_, list)
             else [self.bin_probabilities_]
         )
-        return stack_columns(
-            [step_lookup(F[:, j], e, v) for j, (e, v) in enumerate(zip(edges, values))]
-        )
+        return step_lookup_columns(F, edges, values)
