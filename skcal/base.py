@@ -16,6 +16,7 @@ block and reduce their sums; see the dask user guide).
 """
 
 import warnings
+from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
@@ -40,7 +41,7 @@ from .utils._array import (
     to_numpy,
 )
 from .utils._pickle import VersionedPickleMixin
-from .utils.validation import check_sample_weight, check_scores
+from .utils.validation import check_sample_weight, check_scores, deferred_range_check
 
 __all__ = ["BaseCalibrator"]
 
@@ -123,6 +124,13 @@ class BaseCalibrator(
     #: temperature). Then ``predict`` is the argmax of the input itself: the
     #: argmax of rounded probabilities may differ where logits nearly tie.
     _preserves_order = False
+
+    #: Whether ``_predict_proba`` / ``_predict_log_proba`` on a torch tensor
+    #: sweep every row chunk of the logits through the backend's ``softmax`` /
+    #: ``log_softmax`` kernels, which then take the finiteness / magnitude check
+    #: of the input on the chunks they read (no separate pass; see
+    #: :func:`skcal.utils.validation.deferred_range_check`).
+    _predict_checks_range = False
 
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
@@ -326,11 +334,15 @@ class BaseCalibrator(
             If called before ``fit``.
         """
         check_is_fitted(self)
-        Z = self._validate_X(X, reset=False)
-        if is_dask_array(Z):
-            return self._predict_dask(Z, "_predict_proba")
-        Z, xp = self._prepare(Z)
-        return like_input(self._predict_proba(Z, xp), X)
+        # torch input: the finiteness / magnitude check of the logits runs on
+        # the chunks the kernel reads anyway (no separate pass over them)
+        with deferred_range_check() if self._predict_checks_range else nullcontext():
+            Z = self._validate_X(X, reset=False)
+            if is_dask_array(Z):
+                return self._predict_dask(Z, "_predict_proba")
+            Z, xp = self._prepare(Z)
+            out = self._predict_proba(Z, xp)
+        return like_input(out, X)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (may hold ``-inf`` for a zero probability).
@@ -344,11 +356,15 @@ class BaseCalibrator(
         log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        Z = self._validate_X(X, reset=False)
-        if is_dask_array(Z):
-            return self._predict_dask(Z, "_predict_log_proba")
-        Z, xp = self._prepare(Z)
-        return like_input(self._predict_log_proba(Z, xp), X)
+        # torch input: the finiteness / magnitude check of the logits runs on
+        # the chunks the kernel reads anyway (no separate pass over them)
+        with deferred_range_check() if self._predict_checks_range else nullcontext():
+            Z = self._validate_X(X, reset=False)
+            if is_dask_array(Z):
+                return self._predict_dask(Z, "_predict_log_proba")
+            Z, xp = self._prepare(Z)
+            out = self._predict_log_proba(Z, xp)
+        return like_input(out, X)
 
     def predict(self, X):
         """Most probable class after calibration.

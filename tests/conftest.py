@@ -3,6 +3,13 @@
 import os
 from pathlib import Path
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one thread per xdist worker: `pytest -n 2` on a 2-core machine with
+    # torch's OpenMP pool of 2 per worker spin-waits (a 0.1 s torch predict
+    # measured 4 s under load). Set before numpy / torch are imported.
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 import numpy as np
 import pytest
 

@@ -177,3 +177,64 @@ def test_metrics_torch_match_numpy(name, kwargs, dtype, device, logits):
     got = fn(torch.from_numpy(y).to(device), torch.from_numpy(P).to(device),
              sample_weight=torch.from_numpy(w).to(device), **kwargs)
     assert float(got) == pytest.approx(float(ref), rel=RTOL[dtype], abs=1e-12)
+
+
+# ----------------------------------------------- deferred range check (predict)
+def _large_logits():
+    """4.4 MB of float32 logits: above the size whose range check is deferred."""
+    rng = np.random.default_rng(3)
+    n, k = 11_000, 100
+    y = rng.integers(0, k, size=n)
+    Z = (3.0 * np.eye(k)[y] + rng.normal(size=(n, k))).astype(np.float32)
+    return Z, y
+
+
+@pytest.fixture(scope="module")
+def large_fitted():
+    Z, y = _large_logits()
+    fitted = {}
+    for cls in (skcal.TemperatureScaler, skcal.VectorScaler, skcal.EnsembleTemperatureScaler,
+                skcal.BiasCorrectedTemperatureScaler, skcal.PlattScaler):
+        fitted[cls.__name__] = cls().fit(Z[:3000], y[:3000])
+    return Z, fitted
+
+
+@pytest.mark.parametrize("name", ["TemperatureScaler", "VectorScaler",
+                                  "EnsembleTemperatureScaler", "PlattScaler"])
+@pytest.mark.parametrize("method", ["predict_proba", "predict_log_proba"])
+@pytest.mark.parametrize("bad, message", [(np.nan, "NaN"), (-np.inf, "infinity"),
+                                          (np.inf, "infinity"), (1e30, "magnitude")])
+@pytest.mark.parametrize("row", [0, -1])
+def test_predict_on_large_tensor_still_rejects_bad_logits(large_fitted, name, method, bad,
+                                                          message, row):
+    # the check runs on the chunks the kernel reads: a bad entry in the first,
+    # a middle or the last chunk is reported like the immediate check does
+    Z, fitted = large_fitted
+    Zt = torch.from_numpy(Z.copy())
+    Zt[row, 7] = float(bad)
+    with pytest.raises(ValueError, match=message):
+        getattr(fitted[name], method)(Zt)
+
+
+@pytest.mark.parametrize("name", ["TemperatureScaler", "VectorScaler",
+                                  "BiasCorrectedTemperatureScaler"])
+def test_predict_on_large_tensor_checks_range_without_a_separate_pass(large_fitted, name,
+                                                                      monkeypatch):
+    Z, fitted = large_fitted
+    Zt = torch.from_numpy(Z)
+    shapes = []
+    real = torch.aminmax
+
+    def spy(t, *args, **kwargs):
+        shapes.append(tuple(t.shape))
+        return real(t, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "aminmax", spy)
+    P = fitted[name].predict_proba(Zt)
+    # every call is on a row chunk (the kernel's), none on the whole tensor,
+    # and the chunks cover every row once
+    assert shapes and all(s[0] < Z.shape[0] for s in shapes)
+    assert sum(s[0] for s in shapes) == Z.shape[0]
+    monkeypatch.setattr(torch, "aminmax", real)
+    expected = fitted[name].predict_proba(Z)
+    np.testing.assert_allclose(P.numpy(), expected, rtol=1e-5, atol=1e-7)

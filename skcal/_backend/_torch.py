@@ -28,6 +28,7 @@ import torch
 
 from . import _shared
 from ._shared import weights as _weights
+from ..utils.validation import observe_chunk_range
 
 #: Target size in bytes of one working chunk on the CPU (fits in cache).
 CHUNK_BYTES = 1 << 20
@@ -149,13 +150,22 @@ def _affine_into(Zc, scale, bias, wd, buf):
     if buf is None:
         return Zc
     A = buf[: Zc.shape[0]]
+    if isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor):
+        # one fused sweep (vector / matrix-diagonal maps): bias + Zc * scale
+        torch.addcmul(bias, Zc, scale, out=A)
+        return A
     if scale is None:
         A.copy_(Zc)
     else:
-        torch.mul(Zc.to(wd), scale if isinstance(scale, float) else scale.to(wd), out=A)
+        torch.mul(Zc.to(wd), scale, out=A)
     if bias is not None:
-        A.add_(bias if isinstance(bias, float) else bias.to(wd))
+        A.add_(bias)
     return A
+
+
+def _work_params(scale, bias, wd):
+    """``scale`` and ``bias`` (from :func:`_as_param`) in the working dtype, converted once."""
+    return tuple(v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
 
 
 def _wsum(v, w):
@@ -179,8 +189,11 @@ def log_softmax(Z, scale=None, bias=None, out=None):
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
     buf = _affine_buffer(Z, wd, scale, bias)
+    scale, bias = _work_params(scale, bias, wd)
     for sl in chunks:
-        A = _affine_into(Z[sl], scale, bias, wd, buf)
+        Zc = Z[sl]
+        observe_chunk_range(Z, Zc)
+        A = _affine_into(Zc, scale, bias, wd, buf)
         torch.log_softmax(A, dim=1, out=out[sl])
     return out
 
@@ -200,9 +213,12 @@ def softmax(Z, scale=None, bias=None):
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
     buf = _affine_buffer(Z, wd, scale, bias)
+    scale, bias = _work_params(scale, bias, wd)
     for sl in chunks:
         # direct softmax, written in place: no log / exp round trip, no copy
-        A = _affine_into(Z[sl], scale, bias, wd, buf)
+        Zc = Z[sl]
+        observe_chunk_range(Z, Zc)
+        A = _affine_into(Zc, scale, bias, wd, buf)
         torch.softmax(A, dim=1, out=out[sl])
     return out
 
