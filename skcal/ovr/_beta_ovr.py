@@ -29,11 +29,11 @@ BATCH_MIN_ROWS = 40_000
 #: The warm start solves all classes on a systematic subsample of about this
 #: many rows (every ``s``-th row) to :data:`WARM_START_TOL`.
 WARM_START_ROWS = 8_000
-WARM_START_TOL = 1e-8
+WARM_START_TOL = 1e-6
 #: The warm start's own warm start: every ``WARM_START_STEPS``-th row of the
 #: subsample, solved to :data:`WARM_START_TOL_COARSE`.
 WARM_START_STEPS = 8
-WARM_START_TOL_COARSE = 1e-6
+WARM_START_TOL_COARSE = 1e-4
 #: A Newton step whose predicted decrease (half the squared Newton decrement)
 #: is at most this may be below what the float32 loss resolves; it is
 #: accepted when the decrement at the new point is smaller (as
