@@ -69,19 +69,23 @@ def _design(parameters):
 class _BetaProblem32:
     """The K standardised one-vs-rest beta problems of a float32 logit matrix.
 
-    Features of class ``k``: ``x1 = log p_k``, ``x2 = -log(1 - p_k)`` of
-    ``p = softmax(z)``, computed in float32 without cancellation
-    (``x1 = (z_k - m) - log T``, ``x2 = -log1p(-exp(z_k - m) / T)`` with
-    ``m`` the row maximum and ``T = sum_j exp(z_j - m)``; for the arg-max
-    column ``x2 = s_k - x1`` from the one-vs-rest log-odds ``s_k``, which the
-    row statistics hold without cancellation). ``"abm"`` and ``"ab"`` use
-    ``u_j = (x_j - mu_j) / sd_j``, ``"am"`` ``u = (x1 + x2 - mu) / sd``; the
-    linear predictor is ``f = sum_j theta_j u_j (+ theta_c)``.
+    Features of class ``k``: ``x1 = log p_k`` and ``x2 = -log(1 - p_k)`` of
+    ``p = softmax(z)``, computed in float32 without cancellation:
+    ``x1 = z_k - (m + log T)`` and ``x2 = -log1p(-exp(x1))`` with ``m`` the
+    row maximum and ``T = sum_j exp(z_j - m)``; for the arg-max column
+    (where ``p`` may be close to 1) ``x2 = s_k - x1`` from its one-vs-rest
+    log-odds ``s_k``, which the row statistics hold without cancellation.
+    The kernel centres them in float32 (``x1 - mu1``, ``x2 - mu2``; for
+    ``"am"`` the score ``x1 + x2 - mu1 - mu2``; ``"ab"``'s fixed centres are
+    ``-log 2, log 2``) and the scales ``sd`` are applied to the per-class
+    sums in float64: the coefficients ``theta`` are those of
+    ``u_j = (x_j - mu_j) / sd_j`` (plus the intercept ``theta_c`` for
+    ``"abm"`` and ``"am"``), a positive rescaling that keeps the bounds.
 
     Every evaluation walks ``Z`` in row chunks; all elementwise work is
-    float32 and every sum over the rows of a chunk one float32
-    matrix-vector product, accumulated in float64 across chunks. The row
-    statistics (16 B per row) are taken during the first evaluation.
+    float32 and every sum over the rows of a chunk a float32 ``einsum``,
+    accumulated in float64 across chunks. The row statistics (20 B per row)
+    are taken during the first evaluation.
     """
 
     def __init__(self, Z, y, w, parameters, mu, sd):
