@@ -58,7 +58,7 @@ _MIN_STEP = 1e-12
 _RIDGE = 1e-12
 _LOG2 = math.log(2.0)
 #: Bytes of one float32 work array of an evaluation's row chunk.
-_CHUNK_BYTES = 1 << 17
+_CHUNK_BYTES = 1 << 19
 
 
 def _design(parameters):
