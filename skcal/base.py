@@ -366,6 +366,10 @@ class BaseCalibrator(
             out = self._predict_log_proba(Z, xp)
         return like_input(out, X)
 
+    def _order_columns(self, Z):
+        """The columns of the validated ``Z`` whose order the map keeps (all, by default)."""
+        return Z
+
     def predict(self, X):
         """Most probable class after calibration.
 
@@ -392,7 +396,7 @@ class BaseCalibrator(
         if self._preserves_order:
             # the calibrated order is the input's order: predict from it, not
             # from probabilities that rounding may have tied or swapped
-            idx = to_numpy(xp.argmax_rows(Z))
+            idx = to_numpy(xp.argmax_rows(self._order_columns(Z)))
         else:
             idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
         return like_input(self.classes_[idx], X)

@@ -136,37 +136,86 @@ def test_dask_fit_supported_or_clear_error(client):
                                    err_msg=type(ref).__name__)
 
 
-@pytest.mark.parametrize("cls", DASK_FIT, ids=lambda c: c.__name__)
-def test_dask_fit_matches_numpy(client, distributed_passes, cls):
-    # uneven chunks with weights (chunked differently: rechunked) for every
-    # calibrator; a single chunk and one-row chunks for FULL_MATRIX
+def _parity_fits(cls):
+    """The NumPy and dask fits of :func:`test_dask_fit_matches_numpy` for ``cls``.
+
+    Uneven chunks with weights (chunked differently: rechunked) for every
+    calibrator; a single chunk and one-row chunks for FULL_MATRIX. Returns
+    ``{case: (numpy fit, dask fit)}`` and the dask predictions (computed in
+    one job) with the NumPy ones.
+    """
+    import dask
+
+    fits = {}
     Z, y = _data(300, 4)
     w = np.random.default_rng(2).uniform(0.2, 3.0, 300)
-    ref = cls().fit(Z, y, sample_weight=w)
     Zd = da.from_array(Z, chunks=(UNEVEN, 4))
     est = cls().fit(Zd, da.from_array(y, chunks=(UNEVEN,)),
                     sample_weight=da.from_array(w, chunks=100))
-    _assert_same_fit(ref, est)
-    P = est.predict_proba(Zd)
-    assert isinstance(P, da.Array) and P.chunks[0] == Zd.chunks[0]
-    np.testing.assert_allclose(P.compute(), ref.predict_proba(Z), rtol=RTOL, atol=1e-13)
-    np.testing.assert_array_equal(est.predict(Zd).compute(), ref.predict(Z))
-    if cls.__name__ not in FULL_MATRIX + ("VectorScaler",):
-        return
-    # a single chunk, unweighted
-    ref = cls().fit(Z, y)
-    _assert_same_fit(ref, cls().fit(da.from_array(Z, chunks=(300, 4)), y))
-    if cls.__name__ not in FULL_MATRIX or cls.__name__ == "IsotonicScaler":
-        return
-    # one-row chunks, weighted (12 noisy rows: few Newton steps)
-    rng = np.random.default_rng(2)
-    y = rng.integers(0, 3, 12)
-    Z = np.eye(3)[y] + 1.5 * rng.normal(size=(12, 3))
-    w = w[:12]
     ref = cls().fit(Z, y, sample_weight=w)
-    est = cls().fit(da.from_array(Z, chunks=(1, 3)), y,
-                    sample_weight=da.from_array(w, chunks=5))
-    _assert_same_fit(ref, est)
+    fits["uneven, weighted"] = (ref, est)
+    P = est.predict_proba(Zd)
+    lazy = (isinstance(P, da.Array) and P.chunks[0] == Zd.chunks[0])
+    P, labels = dask.compute(P, est.predict(Zd))  # one job
+    preds = (lazy, P, labels, ref.predict_proba(Z), ref.predict(Z))
+    if cls.__name__ in FULL_MATRIX + ("VectorScaler",):
+        # a single chunk, unweighted
+        fits["single chunk"] = (
+            cls().fit(Z, y), cls().fit(da.from_array(Z, chunks=(300, 4)), y)
+        )
+    if cls.__name__ in FULL_MATRIX and cls.__name__ != "IsotonicScaler":
+        # one-row chunks, weighted (12 noisy rows: few Newton steps)
+        rng = np.random.default_rng(2)
+        y = rng.integers(0, 3, 12)
+        Z = np.eye(3)[y] + 1.5 * rng.normal(size=(12, 3))
+        w = w[:12]
+        fits["one-row chunks, weighted"] = (
+            cls().fit(Z, y, sample_weight=w),
+            cls().fit(da.from_array(Z, chunks=(1, 3)), y,
+                      sample_weight=da.from_array(w, chunks=5)),
+        )
+    return fits, preds
+
+
+@pytest.fixture(scope="module")
+def parity_fits(client):
+    """:func:`_parity_fits` of every calibrator of DASK_FIT, run concurrently.
+
+    One client thread per calibrator, every pass on the cluster
+    (``LOCAL_MAX_BYTES = 0``): the cluster serves their small jobs side by
+    side instead of one round trip after another. A calibrator's exception is
+    kept and raised by its test.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_dask, "LOCAL_MAX_BYTES", 0)
+        _dask.clear_cache()
+        with ThreadPoolExecutor(len(DASK_FIT)) as ex:
+            futures = {cls: ex.submit(_parity_fits, cls) for cls in DASK_FIT}
+        _dask.clear_cache()
+    return {
+        cls: f.exception() if f.exception() is not None else f.result()
+        for cls, f in futures.items()
+    }
+
+
+@pytest.mark.parametrize("cls", DASK_FIT, ids=lambda c: c.__name__)
+def test_dask_fit_matches_numpy(parity_fits, cls):
+    # every calibrator that fits on dask: parameters to relative 1e-9, lazy
+    # predictions with the row chunks of the input, same probabilities/labels
+    got = parity_fits[cls]
+    if isinstance(got, BaseException):
+        raise got
+    fits, (lazy, P, labels, P_ref, labels_ref) = got
+    for case, (ref, est) in fits.items():
+        try:
+            _assert_same_fit(ref, est)
+        except AssertionError as e:
+            raise AssertionError(f"{case}: {e}") from None
+    assert lazy
+    np.testing.assert_allclose(P, P_ref, rtol=RTOL, atol=1e-13)
+    np.testing.assert_array_equal(labels, labels_ref)
 
 
 @pytest.mark.parametrize(
@@ -349,15 +398,12 @@ def _counting_scheduler(client, calls):
 
 @pytest.mark.parametrize("est", [TemperatureScaler(), VectorScaler(), PlattScaler()],
                          ids=lambda e: type(e).__name__)
-def test_grouped_calibrator_on_dask_lockstep(
-    client, distributed_passes, monkeypatch, est
-):
+def test_grouped_calibrator_on_dask_lockstep(client, distributed_passes, est):
     # all fits (global + per group) in lockstep: one dask job per pass for all
     # groups; parameters equal the NumPy GroupedCalibrator's
     import dask
 
     from skcal import GroupedCalibrator
-    from skcal._backend import _dask_groups
 
     rng = np.random.default_rng(12)
     Z, y = _data(2400, 3, seed=11)
@@ -366,10 +412,6 @@ def test_grouped_calibrator_on_dask_lockstep(
     Z *= np.where(g == "b", 3.0, 1.0)[:, None]  # groups need different maps
     w = rng.uniform(0.2, 3.0, 2400)
     ref = GroupedCalibrator(est, min_group_size=50).fit(Z, y, w, groups=g)
-    passes = []
-    pass_array = _dask_groups.Coordinator._pass_array
-    monkeypatch.setattr(_dask_groups.Coordinator, "_pass_array",
-                        lambda self, r: passes.append(len(r)) or pass_array(self, r))
     calls = []
     chunks = (700, 13, 1, 900, 786)
     with dask.config.set(scheduler=_counting_scheduler(client, calls)):
@@ -383,18 +425,108 @@ def test_grouped_calibrator_on_dask_lockstep(
     for k in "abc":
         _assert_same_fit(ref.calibrators_[k], got.calibrators_[k])
     assert len(calls) == got.n_dask_jobs_
-    if isinstance(est, TemperatureScaler):
-        # one grouped pass per Newton step, serving the 4 fits together; the
-        # rest: the ids/labels job, each fit's label and weight checks (merged)
-        # and its logit scale (merged)
-        n_iter = [ref.global_calibrator_.n_iter_] + [
-            ref.calibrators_[k].n_iter_ for k in "abc"
-        ]
-        assert len(passes) == max(n_iter) and passes[0] == 4
-        assert len(calls) == max(n_iter) + 4 < sum(n_iter)
     P = got.predict_proba(da.from_array(Z, chunks=(250, 3)), groups=g)
     assert isinstance(P, da.Array)
     np.testing.assert_allclose(P.compute(), ref.predict_proba(Z, groups=g), rtol=1e-12)
+
+
+def _n_tasks(expr):
+    graph = expr.__dask_graph__() if hasattr(expr, "__dask_graph__") else expr
+    return len(dict(graph))
+
+
+def test_grouped_dask_jobs_do_not_grow_with_groups(client, distributed_passes):
+    # G copies of one data set, one per group, every other one scaled (so the
+    # fits take the same steps for any even G): the number of dask
+    # computations, and of tasks in each, is the same for 2 and 6 groups -- every data step of all fits (label and
+    # weight checks, logit scale, Newton passes) is one task per row block --
+    # and each fit equals its NumPy fit
+    import dask
+
+    from skcal import GroupedCalibrator
+
+    Z0, y0 = _data(400, 3, seed=13)
+    w0 = np.random.default_rng(14).uniform(0.5, 2.0, 400)
+    jobs, tasks = {}, {}
+    for G in (2, 6):
+        n = 400 * G
+        Z, y, w = np.tile(Z0, (G, 1)), np.tile(y0, G), np.tile(w0, G)
+        Z *= np.repeat(1.0 + np.arange(G) % 2, 400)[:, None]  # two temperatures
+        g = np.repeat(np.arange(G), 400)
+        ref = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(
+            Z, y, w, groups=g
+        )
+        chunks = (n // 3, 1, n // 2, n - n // 3 - 1 - n // 2)
+        sizes = []
+
+        def get(expr, keys, **kwargs):
+            sizes.append(_n_tasks(expr))
+            return client.get(expr, keys, **kwargs)
+
+        with dask.config.set(scheduler=get):
+            got = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(
+                da.from_array(Z, chunks=(chunks, 3)), da.from_array(y, chunks=chunks),
+                da.from_array(w, chunks=chunks), groups=da.from_array(g, chunks=chunks),
+            )
+        _assert_same_fit(ref.global_calibrator_, got.global_calibrator_)
+        for key in range(G):
+            _assert_same_fit(ref.calibrators_[key], got.calibrators_[key])
+        assert len(sizes) == got.n_dask_jobs_
+        jobs[G], tasks[G] = len(sizes), max(sizes[1:])
+        # 1 job for the group ids, then 1 per data step of the slowest fit:
+        # its label check, weight check and Newton passes
+        fitted = [got.global_calibrator_, *got.calibrators_.values()]
+        n_iter = [e.n_iter_ for e in fitted]
+        assert jobs[G] == 3 + max(n_iter) < sum(n_iter)
+    assert jobs[2] == jobs[6]
+    assert tasks[2] == tasks[6]
+
+
+def test_grouped_dask_warm_start_subsamples(client, monkeypatch):
+    # the temperature's warm starts (their row thresholds lowered here): the
+    # systematic subsamples Z[::s] of each group's rows (interleaved across
+    # uneven blocks) are served by the grouped tasks -- their local copies
+    # are exactly the NumPy rows (g == id)[::s] -- and every fit equals its
+    # NumPy fit
+    from skcal import GroupedCalibrator
+    from skcal.scaling import _temperature
+
+    monkeypatch.setattr(_temperature, "WARM_START_MIN_ROWS", 200)
+    monkeypatch.setattr(_temperature, "WARM_START_ROWS", 250)
+    # subsamples local, whole calibration sets not (one budget for all fits)
+    monkeypatch.setattr(_dask, "LOCAL_MAX_BYTES", 30_000)
+    _dask.clear_cache()
+    rng = np.random.default_rng(15)
+    n = 1900
+    Z, y = _data(n, 3, seed=16)
+    g = rng.choice([10, 20], n, p=[0.55, 0.45])
+    Z *= np.where(g == 20, 2.0, 1.0)[:, None]
+    w = rng.uniform(0.5, 2.0, n)
+    ref = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(Z, y, w, groups=g)
+    rows = {-1: Z, 0: Z[g == 10], 1: Z[g == 20]}
+    copies = []
+    local = _dask._local
+
+    def checking(Zd, yd=None, swd=None):
+        out = local(Zd, yd, swd)
+        p = _dask._participant()
+        if out is not None and p is not None:
+            stride = p.view(Zd, yd, swd)
+            np.testing.assert_array_equal(out[0], rows[p.code][::stride])
+            copies.append((p.code, stride))
+        return out
+
+    monkeypatch.setattr(_dask, "_local", checking)
+    chunks = (600, 1, 500, n - 1101)
+    got = GroupedCalibrator(TemperatureScaler(), min_group_size=1).fit(
+        da.from_array(Z, chunks=(chunks, 3)), da.from_array(y, chunks=chunks),
+        da.from_array(w, chunks=chunks), groups=da.from_array(g, chunks=chunks),
+    )
+    _assert_same_fit(ref.global_calibrator_, got.global_calibrator_)
+    for key in (10, 20):
+        _assert_same_fit(ref.calibrators_[key], got.calibrators_[key])
+    # subsamples of every fit (strides 64 and 8 of all rows, 8 of a group's)
+    assert set(copies) == {(-1, 64), (-1, 8), (0, 8), (1, 8)}
 
 
 def test_dask_fit_survives_killed_worker(client, distributed_passes, tmp_path):
@@ -407,9 +539,11 @@ def test_dask_fit_survives_killed_worker(client, distributed_passes, tmp_path):
 
     def slow_block(b):
         # (defined here: pickled by value, so the workers need not import
-        # this test module) leaves its worker's pid behind, then takes 0.2 s
-        open(os.path.join(marker_dir, str(os.getpid())), "w").close()
-        time.sleep(0.2)
+        # this test module) until the kill: leaves its worker's pid behind,
+        # then takes 0.2 s; afterwards (the retried and later passes) no delay
+        if not os.path.exists(os.path.join(marker_dir, "killed")):
+            open(os.path.join(marker_dir, str(os.getpid())), "w").close()
+            time.sleep(0.2)
         return b
 
     Zd = da.from_array(Z, chunks=(250, 4)).map_blocks(
@@ -420,10 +554,13 @@ def test_dask_fit_survives_killed_worker(client, distributed_passes, tmp_path):
 
     def kill():
         while not done.is_set():
-            pids = [p for p in os.listdir(tmp_path) if int(p) != client_pid]
+            pids = [
+                p for p in os.listdir(tmp_path) if p.isdigit() and int(p) != client_pid
+            ]
             if pids:  # a worker is inside a slow block now
                 os.kill(int(pids[0]), signal.SIGKILL)
                 killed.append(int(pids[0]))
+                open(os.path.join(marker_dir, "killed"), "w").close()
                 return
             time.sleep(0.01)
 

@@ -179,3 +179,19 @@ def test_get_feature_names_out_checks_input_features():
     assert ts.get_feature_names_out().tolist() == [f"temperaturescaler_{k}" for k in range(3)]
     with pytest.raises(ValueError):
         ts.get_feature_names_out(["a", "b"])  # 2 names for 3 input columns
+
+
+@pytest.mark.parametrize("convert", [lambda X: X.astype(str), lambda X: X > 0,
+                                     lambda X: X.astype(bytes)],
+                         ids=["text", "bool", "bytes"])
+def test_non_numeric_scores_are_rejected_not_parsed(convert):
+    # found by a fresh-user run: "1.5" strings were parsed and booleans cast
+    from skcal import TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = rng.integers(0, 3, 50)
+    with pytest.raises(ValueError, match="Input X holds .* values; skcal expects numeric"):
+        TemperatureScaler().fit(convert(X), y)
+    with pytest.raises(ValueError, match="sample_weight holds text"):
+        TemperatureScaler().fit(X, y, sample_weight=np.ones(50).astype(str))

@@ -99,40 +99,71 @@ def _packed(Zb, yb, wb=None, *, block_fn, args):
     return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
 
 
-def _reduce(block_fn, Z, y, sw, *args):
+def _reduce(block_fn, Z, y, sw, *args, is_max=None):
     """Sum over row blocks of ``block_fn(Zb, yb, wb, *args)`` (a tuple of arrays).
 
     One blockwise task per row block (fused with the lazy validation and
     label encoding of the block) returns the sums flattened into one row;
     dask's tree reduction (fan-in :data:`SPLIT_EVERY`) adds the rows, and
-    only the summed row reaches the client, where it is unpacked.
+    only the summed row reaches the client, where it is unpacked. ``Z``,
+    ``y`` or ``sw`` may be None (not used: ``block_fn`` gets None).
+    ``is_max``: a bool per part of the tuple, True for a part combined by its
+    maximum instead of its sum (an empty block must give ``-inf`` there).
     """
-    k = Z.shape[1]
+    k = Z.shape[1] if Z is not None else 1
     empty = block_fn(
-        np.empty((0, k), Z.dtype), np.empty(0, np.int64),
+        None if Z is None else np.empty((0, k), Z.dtype),
+        None if y is None else np.empty(0, np.int64),
         None if sw is None else np.empty(0), *args,
     )
     shapes = [np.shape(v) for v in empty]
-    size = sum(int(np.prod(sh)) for sh in shapes)
-    fn = functools.partial(_packed, block_fn=block_fn, args=args)
-    arrays = [Z, "ij", y, "i"] + ([] if sw is None else [sw, "i"])
-    rows = da.blockwise(
-        fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
-        concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
-    )
+    sizes = [int(np.prod(sh)) for sh in shapes]
+    size = sum(sizes)
+    mask = np.zeros(size, bool)
+    if is_max is not None:
+        mask = np.repeat(np.asarray(is_max, bool), sizes)
     p = _participant()
-    if p is not None and p.owns(Z, y, sw):
-        # a lockstep fit: one blockwise pass over all rows serves every group
-        flat = p.call(("pass", block_fn, args, size))
+    stride = None if p is None else p.view(Z, y, sw)
+    if stride is not None:
+        # a lockstep fit: one blockwise task per row block serves every group
+        flat = p.grouped(
+            "reduce", block_fn, args, stride, (y is not None, sw is not None),
+            size=size, is_max=mask,
+        )
     else:
-        flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
+        fn = functools.partial(_packed_of, block_fn=block_fn, args=args,
+                               has=(Z is not None, y is not None, sw is not None))
+        arrays = []
+        for a, ix in ((Z, "ij"), (y, "i"), (sw, "i")):
+            if a is not None:
+                arrays += [a, ix if a.ndim == 2 else "i"]
+        rows = da.blockwise(
+            fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
+            concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+        )
+        if not mask.any():
+            flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
+        elif mask.all():
+            flat = rows.max(axis=0, split_every=SPLIT_EVERY).compute()
+        else:
+            total, top = dask.compute(
+                rows.sum(axis=0, split_every=SPLIT_EVERY),
+                rows.max(axis=0, split_every=SPLIT_EVERY),
+            )
+            flat = np.where(mask, top, total)
     out, at = [], 0
-    for sh in shapes:
-        m = int(np.prod(sh))
+    for sh, m in zip(shapes, sizes):
         v = flat[at:at + m].reshape(sh)
         out.append(float(v) if sh == () else v)
         at += m
     return tuple(out)
+
+
+def _packed_of(*blocks, block_fn, args, has):
+    """:func:`_packed` of the blocks present (``has``: which of Z, y, w are given)."""
+    it = iter(blocks)
+    Zb, yb, wb = (next(it) if h else None for h in has)
+    return _packed(Zb, yb, wb, block_fn=block_fn, args=args)
 
 
 def _key(*arrays):
@@ -154,7 +185,15 @@ def _local(Z, y=None, sw=None):
         if hit is None:
             if not p.reserve(size):
                 return None
-            hit = p.cache[key] = dask.compute(Z, y, sw)
+            stride = p.view(Z, y, sw)
+            if stride is not None:  # one task per row block for all groups
+                hit = p.grouped(
+                    "gather", _rows_block, (), stride, (y is not None, sw is not None)
+                )
+                hit = (hit[0].astype(Z.dtype, copy=False),) + hit[1:]
+            else:
+                hit = dask.compute(Z, y, sw)
+            p.cache[key] = hit
         return hit
     hit = _CACHE.get(key)
     if hit is None:
@@ -165,6 +204,10 @@ def _local(Z, y=None, sw=None):
     else:
         _CACHE.move_to_end(key)
     return hit
+
+
+def _rows_block(Zb, yb, wb):
+    return Zb, yb, wb
 
 
 def clear_cache():
@@ -201,17 +244,59 @@ def temperature_nll_derivs(
         return _numpy.temperature_nll_derivs(
             *loc, beta, third=third, return_row_stats=return_row_stats, second=second
         )
-    acc, W = _reduce(_temperature_block, Z, y, sample_weight, float(beta), third, second)
+    if return_row_stats:
+        # only their largest gap max_k z - z_y is used (the logit scale): a
+        # one-element stand-in, a maximum reduced in the same pass
+        acc, W, gap = _reduce(
+            _temperature_gap_block, Z, y, sample_weight, float(beta), third, second,
+            is_max=(False, False, True),
+        )
+    else:
+        acc, W = _reduce(
+            _temperature_block, Z, y, sample_weight, float(beta), third, second
+        )
     out = tuple(float(v) for v in acc / W)
     if not second:
         out = out + (None,) * (2 if third else 1)
     if return_row_stats:
-        # only their largest gap max_k z - z_y is used (the logit scale): a
-        # one-element stand-in, from one more pass
-        m, zy = row_max_and_true(Z, y)
-        gap = float((m - zy).max().compute())
         out = out + ((np.array([gap]), np.array([0.0])),)
     return out
+
+
+def _temperature_gap_block(Zb, yb, wb, beta, third, second=True):
+    return _temperature_block(Zb, yb, wb, beta, third, second) + _gap_block(Zb, yb, wb)
+
+
+def _gap_block(Zb, yb, wb):
+    if Zb.shape[0] == 0:
+        return (-np.inf,)
+    m, zy = _numpy.row_max_and_true(Zb, yb)
+    return (float(np.max(m - zy)),)
+
+
+def logit_scale(Z, y):
+    """``max(1, max_i (max_k z_ik - z_{i,y_i}))`` of dask logits (one pass).
+
+    The logit scale of :func:`skcal.scaling._temperature.fit_temperature`.
+    """
+    loc = _local(Z, y)
+    if loc is not None:
+        m, zy = _numpy.row_max_and_true(loc[0], loc[1])
+        return max(1.0, float((m - zy).max()))
+    (gap,) = _reduce(_gap_block, Z, y, None, is_max=(True,))
+    return max(1.0, gap)
+
+
+def _total_block(Zb, yb, wb):
+    return (float(np.sum(wb)),)
+
+
+def total(sample_weight):
+    """``float(sample_weight.sum())`` of dask weights (one pass)."""
+    p = _participant()
+    if p is not None and p.view(sw=sample_weight) is not None:
+        return _reduce(_total_block, None, None, sample_weight)[0]
+    return float(sample_weight.sum().compute())
 
 
 def _vector_block(Zb, yb, wb, w, b, hessian):
@@ -332,6 +417,10 @@ def column_ranges(Z):
     if loc is not None:
         A = loc[0]
         return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
+    p = _participant()
+    if p is not None and p.view(Z) is not None:
+        hi, neg_lo = _reduce(_hi_neg_lo_block, Z, None, None, is_max=(True, True))
+        return -neg_lo, hi
     # per block (an empty block, e.g. of a group's rows, gives +inf / -inf)
     k = Z.shape[1]
     R = Z.map_blocks(
@@ -343,6 +432,13 @@ def column_ranges(Z):
         R[1::2].max(axis=0, split_every=SPLIT_EVERY),
     )
     return lo, hi
+
+
+def _hi_neg_lo_block(Zb, yb, wb):
+    if Zb.shape[0] == 0:
+        k = Zb.shape[1]
+        return np.full(k, -np.inf), np.full(k, -np.inf)
+    return Zb.max(axis=0).astype(np.float64), -Zb.min(axis=0).astype(np.float64)
 
 
 def _range_block(Zb):
@@ -448,9 +544,19 @@ def gather_ovr_column(Z, y, sample_weight, k):
     if loc is not None:
         Zl, yl, wl = loc
         return _ovr_score_block(Zl, k), yl == (1 if k is None else k), wl
+    p = _participant()
+    stride = None if p is None else p.view(Z, y, sample_weight)
+    if stride is not None:  # a lockstep fit: one task per row block for all groups
+        return p.grouped(
+            "gather", _ovr_gather_block, (k,), stride, (True, sample_weight is not None)
+        )
     s = Z.map_blocks(_ovr_score_block, k, drop_axis=1, dtype=np.float64)
     t = y == (1 if k is None else k)
     return gather_rows(s, t, sample_weight)
+
+
+def _ovr_gather_block(Zb, yb, wb, k):
+    return _ovr_score_block(Zb, k), yb == (1 if k is None else k), wb
 
 
 def _client():
@@ -604,6 +710,12 @@ def _check_weight_block(wb):
     return wb
 
 
+def _weight_stats_block(Zb, yb, wb):
+    if wb.shape[0] == 0:
+        return 0.0, -np.inf
+    return float(np.sum(wb)), float(np.max(wb))
+
+
 def check_sample_weight(sample_weight, like, relative=False):
     """Validate dask (or NumPy) weights for dask logits ``like``; one pass over the weights.
 
@@ -631,9 +743,19 @@ def check_sample_weight(sample_weight, like, relative=False):
                 f"there are {n} samples; pass one weight per sample."
             )
         sw = as_row_chunks(sw, like)
+    p = _participant()
+    raw = isinstance(sample_weight, da.Array) and p is not None and (
+        p.raw_sw == sample_weight.name
+    )
     sw = sw.map_blocks(_check_weight_block, dtype=np.float64)
     with np.errstate(over="ignore"):
-        total, top = dask.compute(sw.sum(), sw.max())
+        if raw:  # a lockstep group: its rows of the checked weights of all rows
+            total, top = p.grouped(
+                "reduce", _weight_stats_block, (), 1, (False, True), scaled=False,
+                size=2, is_max=np.array([False, True]),
+            )
+        else:
+            total, top = dask.compute(sw.sum(), sw.max())
     if not top > 0:
         raise ValueError("sample_weight sums to 0: every weight is zero.")
     if not np.isfinite(total):
@@ -658,8 +780,21 @@ def encode_labels(y, classes, like):
     return y.map_blocks(_encode_block, classes, dtype=np.int64)
 
 
+def _label_count_block(Zb, yb, wb, k):
+    return (np.bincount(yb, minlength=k).astype(np.float64),)
+
+
 def unique_labels(y):
     """Sorted unique labels of a dask (or NumPy) 1-D array (one pass over ``y``)."""
     if isinstance(y, da.Array):
+        p = _participant()
+        if p is not None and p.raw_y == y.name and p.coordinator.classes is not None:
+            # a lockstep group: label counts of its rows of the encoded labels
+            classes = p.coordinator.classes
+            counts = p.grouped(
+                "reduce", _label_count_block, (len(classes),), 1, (True, False),
+                size=len(classes),
+            )
+            return np.asarray(classes[counts > 0])
         return np.asarray(da.unique(y).compute())
     return np.unique(np.asarray(y))

@@ -17,6 +17,16 @@ from ..utils._array import is_dask_array
 __all__ = ["GroupedCalibrator"]
 
 
+def _missing_ids(groups):
+    """Boolean mask of NaN / None entries of a 1-D NumPy array of group ids."""
+    if groups.dtype.kind == "f":
+        return np.isnan(groups)
+    if groups.dtype.kind == "O":
+        return np.array([g is None or (isinstance(g, float) and g != g) for g in groups],
+                        dtype=bool)
+    return np.zeros(groups.shape[0], dtype=bool)
+
+
 def _group_sizes(groups):
     """Sorted unique group ids and their row counts (one pass for a dask array)."""
     if is_dask_array(groups):
@@ -74,14 +84,17 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     arrays (``_dask_fit``), the global fit and every group's fit then run in
     *lockstep* (:mod:`skcal._backend._dask_groups`): each runs its own
     unchanged client-side solver, and whenever they need data, one dask job
-    serves them all. A kernel pass (a Newton step's derivatives, gradient,
-    Hessian or Hessian-vector product, a line-search NLL) is one blockwise
-    map over the row blocks of all rows: each block task splits its rows by
-    group and computes every group's sums with that group's parameters, and
-    the packed sums are tree-reduced together. Other steps (each fit's label
-    and weight checks, warm-start subsamples, the per-class columns of
-    one-vs-rest calibrators) are merged into the same jobs. So a fit costs
-    about as many jobs as its slowest group has passes (``n_dask_jobs_``),
+    serves them all. Every data step of a fit on its rows, or on a
+    systematic subsample ``[::s]`` of them (warm starts) -- its label and
+    weight checks, a Newton step's derivatives, gradient, Hessian or
+    Hessian-vector product, a line-search NLL, the logit scale, column
+    ranges, a subsample's local copy, the per-class columns of one-vs-rest
+    calibrators -- is one task per row block of all rows: each block task
+    splits its rows by group and computes every waiting fit's sums, maxima
+    or rows with that fit's parameters; the packed sums are tree-reduced
+    together. So a fit costs about as many jobs as its slowest group has
+    data steps (``n_dask_jobs_``), each with a number of tasks that does not
+    grow with the groups,
     not groups x passes; a group that has converged stops. Another estimator
     (not a skcal calibrator) is fitted group after group, each group's rows
     selected lazily. Predictions are one lazy pass: each row block is
@@ -131,6 +144,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"groups has {groups.shape[0]} entries but X has {n} rows."
             )
+        if not is_dask_array(groups):
+            missing = _missing_ids(groups)
+            if missing.any():
+                raise ValueError(
+                    f"groups has {int(missing.sum())} missing ids (NaN / None), e.g. at row "
+                    f"{int(np.flatnonzero(missing)[0])}; every row needs a group id."
+                )
         return groups
 
     def fit(self, X, y, sample_weight=None, *, groups):
@@ -168,8 +188,11 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.fallback_groups_ = ids[~big]
         self.calibrators_ = {}
         dask_input = is_dask_array(X)
+        frame = hasattr(X, "iloc") and hasattr(X, "columns")
         if not dask_input:
-            X, y = np.asarray(X), np.asarray(y)
+            # a DataFrame stays one: every calibrator records its column names
+            X = X if frame else np.asarray(X)
+            y = np.asarray(y)
             if sample_weight is not None and np.ndim(sample_weight):
                 sample_weight = np.asarray(sample_weight)
         for g in ids[big]:
@@ -177,7 +200,8 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if dask_input:
                 Xg, yg, swg = _select_rows(mask, X, y, sample_weight)
             else:
-                Xg, yg = X[mask], y[mask]
+                Xg = X.iloc[np.flatnonzero(mask)] if frame else X[mask]
+                yg = y[mask]
                 swg = None if sample_weight is None or not np.ndim(sample_weight) else (
                     sample_weight[mask]
                 )
@@ -187,7 +211,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _fit_dask_lockstep(self, X, y, sample_weight, groups):
         """Every fit (global and per group) in lockstep: one dask job per pass."""
         from .._backend import _dask
-        from .._backend._dask_groups import fit_lockstep
+        from .._backend._dask_groups import fit_lockstep, group_ranks
         from ..utils._labels import resolve_classes
 
         # the validated logits of all rows (lazy) and, in one job, the labels
@@ -207,6 +231,11 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sample_weight = np.broadcast_to(
                 np.asarray(sample_weight, dtype=np.float64), (Z.shape[0],)
             ).copy() if np.ndim(sample_weight) == 0 else np.asarray(sample_weight)
+        if sample_weight is not None and np.ndim(sample_weight) == 1 and (
+            sample_weight.shape[0] == Z.shape[0]
+        ):
+            # one dask array for all fits (a bad shape: the global fit's error)
+            sample_weight = _dask.as_row_chunks(sample_weight, Z)
         uniq, ids, counts, block_counts = _labels_and_groups(y, groups)
         classes, _, _ = resolve_classes(uniq, Z.shape[1], probe.classes)
         self.classes_ = classes
@@ -217,6 +246,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         code_of = np.full(len(ids), -1, dtype=np.int64)
         code_of[big_pos] = np.arange(len(big_pos))
         codes = groups.map_blocks(_codes_block, ids, code_of, dtype=np.int64)
+        # rows per block of each fitted group, and each row's rank in its group
+        # (the warm starts' subsamples Z[::s] of a group's rows)
+        code_counts = [
+            {int(code_of[pos]): c for pos, c in bc.items() if code_of[pos] >= 0}
+            for bc in block_counts
+        ]
+        ranks = group_ranks(codes, code_counts)
 
         # the coordinator's arrays: validated logits, encoded labels, checked
         # (unscaled) weights of all rows; each group's fit divides its own
@@ -230,16 +266,22 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         fits = [(-1, _fit_fn(self.global_calibrator_, X, y, sample_weight))]
         ests = {}
         for code, pos in enumerate(big_pos):
-            rows = tuple(int(c.get(pos, 0)) for c in block_counts)
+            rows = tuple(c.get(code, 0) for c in code_counts)
             Xg, yg, swg = _select_rows(codes == code, X, y, sample_weight, rows=rows)
             est = ests[_key_of(ids[pos])] = self._clone()
-            fits.append((code, _fit_fn(est, Xg, yg, swg)))
-        self.n_dask_jobs_ = 1 + fit_lockstep(fits, Z, y_enc, sw, codes, like=Z)
+            fits.append((code, _fit_fn(est, Xg, yg, swg, group=True)))
+        coord = fit_lockstep(fits, Z, y_enc, sw, codes, ranks, like=Z, classes=classes)
+        self.n_dask_jobs_ = 1 + coord.n_rounds
         self.calibrators_ = ests
         return self
 
     def _predict_numpy(self, X, groups, method):
-        X = np.asarray(X)
+        # a DataFrame stays one (row subsets by position), so the calibrators
+        # fitted on its columns check the column names as usual
+        frame = hasattr(X, "iloc") and hasattr(X, "columns")
+        if not frame:
+            X = np.asarray(X)
+        take = (lambda m: X.iloc[np.flatnonzero(m)]) if frame else (lambda m: X[m])
         groups = np.asarray(groups)
         out = None
         todo = np.ones(X.shape[0], dtype=bool)
@@ -247,13 +289,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             mask = groups == g
             if not mask.any():
                 continue
-            P = getattr(est, method)(X[mask])
+            P = getattr(est, method)(take(mask))
             if out is None:
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[mask] = P
             todo &= ~mask
         if todo.any():
-            P = getattr(self.global_calibrator_, method)(X[todo])
+            P = getattr(self.global_calibrator_, method)(take(todo))
             if out is None:
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[todo] = P
@@ -332,19 +374,26 @@ def _lockstep_ok(est):
     return isinstance(est, BaseCalibrator) and est._dask_fit
 
 
-def _fit_fn(est, X, y, sample_weight):
-    """A lockstep participant: ``est.fit`` that registers its validated arrays.
+def _fit_fn(est, X, y, sample_weight, group=False):
+    """A lockstep participant: ``est.fit`` that registers its arrays.
 
-    The arrays ``est.fit`` hands to ``est._fit`` are recorded, so that the
-    kernel passes on them are served by the grouped pass over all rows.
+    The arrays ``est.fit`` hands to ``est._fit`` are recorded (and with them
+    their row slices), so that the data steps on them are served by the
+    grouped tasks over all rows; so are a group's raw labels and weights
+    (its label and weight checks).
     """
     from .._backend import _dask
 
     def fn(participant):
+        if group and is_dask_array(y):
+            participant.raw_y = y.name
+        if is_dask_array(sample_weight):
+            participant.raw_sw = sample_weight.name
         fit_hook = est._fit
 
         def registering(Z, y_enc, sw, xp):
-            participant.key = _dask._key(Z, y_enc, sw)
+            if xp is _dask:
+                participant.register(Z, y_enc, sw)
             return fit_hook(Z, y_enc, sw, xp)
 
         est._fit = registering

@@ -69,6 +69,11 @@ def _logit_scale(stats):
     return max(1.0, float((stats[0] - stats[1]).max()))
 
 
+def _weight_total(sw, xp):
+    """``float(sw.sum())`` (dask: through the kernel module, one pass)."""
+    return xp.total(sw) if hasattr(xp, "total") else float(sw.sum())
+
+
 def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=None):
     """Safeguarded Newton-Halley iteration on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
@@ -321,12 +326,16 @@ def fit_temperature(
         # its subsamples); the full ones come with the first full pass.
         fine = strides[-1]
         stats = xp.row_max_and_true(Z[::fine], y[::fine])
-        scale = _logit_scale(stats)
+        # (dask: one reduction; the lazy statistics are not used by its passes)
+        scale = (
+            xp.logit_scale(Z[::fine], y[::fine]) if hasattr(xp, "logit_scale")
+            else _logit_scale(stats)
+        )
         for stride in strides:
             sub = slice(None, None, stride)
             ss = slice(None, None, stride // fine)
             sw = None if sample_weight is None else sample_weight[sub]
-            if sw is not None and not float(sw.sum()) > 0:
+            if sw is not None and not _weight_total(sw, xp) > 0:
                 continue
             b, _, status, t = _newton(
                 Z[sub], y[sub], sw, xp, (stats[0][ss], stats[1][ss]),

@@ -8,7 +8,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from ._temperature import fit_temperature
+from ._temperature import _weight_total, fit_temperature
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._array import to_numpy
@@ -141,7 +141,7 @@ def _initial_scales(Z, y, sample_weight, xp):
         step = max(1, Z.shape[0] // rows)
         sub = slice(None, None, step)
         sw = None if sample_weight is None else sample_weight[sub]
-        if sw is not None and not float(sw.sum()) > 0:
+        if sw is not None and not _weight_total(sw, xp) > 0:
             sub, sw = slice(None), sample_weight
         beta, _, status = fit_temperature(Z[sub], y[sub], sw, xp, tol=1e-4)
         if status == "lower" and zmax > 0:
