@@ -5,8 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._backend._ovr import stack_columns
-from .._backend._steps import step_lookup
+from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -28,6 +27,19 @@ def _fill_empty(values, filled):
     tie = dl == dr
     out[tie] = 0.5 * (values[idx[left]][tie] + values[idx[right]][tie])
     return np.where(filled, values, out)
+
+
+def _segment_sums(x, starts):
+    """Sums of ``x`` over ``[starts[b], starts[b + 1])`` (the last to the end); 0 when empty.
+
+    ``starts`` non-decreasing in ``[0, x.size]``. (``np.add.reduceat`` may
+    sum a segment pairwise: used for whole-number counts, exact in any order.)
+    """
+    out = np.zeros(starts.size)
+    nonempty = np.diff(np.append(starts, x.size)) > 0
+    if nonempty.any():
+        out[nonempty] = np.add.reduceat(x, starts[nonempty])
+    return out
 
 
 def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
@@ -71,9 +83,15 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         edges = cut_edges(u, equal_mass_cuts(W, n_bins)) if u.size else np.empty(0)
     else:
         edges = uniform_edges(n_bins)
-    b = np.searchsorted(edges, u, side="right")
-    n = np.bincount(b, weights=W, minlength=edges.size + 1)
-    m = np.bincount(b, weights=Y, minlength=edges.size + 1)
+    if sample_weight is None:
+        # counts (whole numbers, exact in any order): bin b holds the sorted
+        # distinct scores starts[b] .. starts[b + 1] - 1
+        starts = np.concatenate([[0], np.searchsorted(u, edges, side="left")])
+        n, m = _segment_sums(W, starts), _segment_sums(Y, starts)
+    else:
+        b = np.searchsorted(edges, u, side="right")
+        n = np.bincount(b, weights=W, minlength=edges.size + 1)
+        m = np.bincount(b, weights=Y, minlength=edges.size + 1)
     total, pos = float(W.sum()), float(Y.sum())
     if smoothing is None or smoothing == 0:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -226,6 +244,5 @@ class HistogramCalibrator(OneVsRestCalibrator):
         return [(self.bin_edges_, self.bin_probabilities_)]
 
     def _map_scores(self, S):
-        return stack_columns(
-            [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(self._maps())]
-        )
+        edges, values = zip(*self._maps())
+        return step_lookup_columns(S, edges, values)
