@@ -550,3 +550,26 @@ def test_step_lookup_columns_cell_table_matches_searchsorted(m):
     ref = np.stack([np.asarray(v)[np.searchsorted(e, S[:, j], side="right")]
                     for j, (e, v) in enumerate(zip(edges, values))], axis=1)
     np.testing.assert_array_equal(step_lookup_columns(S, edges, values), ref)
+
+
+def test_histogram_class_absent_from_calibration_set_keeps_positive_probability():
+    # found by a fresh-user run: the m-estimate's base rate 0 gave the absent
+    # class probability exactly 0 in every bin (infinite log loss)
+    import warnings
+
+    from skcal import HistogramCalibrator
+
+    rng = np.random.default_rng(0)
+    n = 600
+    y = rng.integers(0, 3, n)  # class 3 never occurs
+    Z = rng.normal(size=(n, 4))
+    Z[np.arange(n), y] += 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = HistogramCalibrator().fit(Z, y)
+    total = n  # unit weights: counts in rows
+    P = est.predict_proba(Z + np.array([0, 0, 0, 5.0]))
+    assert P[:, 3].min() > 0
+    # the bin value is the m-estimate with the rule-of-succession base rate
+    values, counts = est.bin_probabilities_[3], est.bin_weights_[3]
+    np.testing.assert_allclose(values, 2.0 * (1.0 / (total + 2.0)) / (counts + 2.0))

@@ -62,6 +62,7 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         ``None`` or 0: the bin frequency ``m_b / n_b``; ``"laplace"``:
         ``(m_b + 1) / (n_b + 2)``; a float ``m``: the m-estimate
         ``(m_b + m r) / (n_b + m)`` with ``r`` the weighted base rate
+        (``(pos + 1) / (total + 2)`` when it would be 0 or 1)
         (Zadrozny & Elkan 2001). Counts are sums of sample weights divided
         by :func:`~skcal.ovr._binning.weight_unit`.
 
@@ -105,6 +106,11 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         values = (m + 1.0) / (n + 2.0)
     else:
         base = pos / total if total > 0 else 0.5
+        if total > 0 and (pos == 0 or pos == total):
+            # no positives (a class absent from the calibration set) or no
+            # negatives: the base rate 0 / 1 would give every bin exactly 0 / 1
+            # (infinite log loss); Laplace's rule of succession instead
+            base = (pos + 1.0) / (total + 2.0)
         values = (m + smoothing * base) / (n + smoothing)
     return edges, np.clip(values, 0.0, 1.0), n
 
@@ -177,8 +183,10 @@ class HistogramCalibrator(OneVsRestCalibrator):
 
     **Log loss.** Without smoothing a bin without positives predicts 0 and
     the log loss of a positive test row falling there is infinite; the
-    default m-estimate keeps every probability in ``(0, 1)`` (for a class
-    present in the calibration set). The prior adds ``m`` rows:
+    default m-estimate keeps every probability in ``(0, 1)``; for a class
+    without positives (absent from the calibration set) or without negatives
+    its base rate is Laplace's rule of succession ``(pos + 1) / (total + 2)``
+    instead of 0 or 1. The prior adds ``m`` rows:
 
     %(weight_unit)s
 
