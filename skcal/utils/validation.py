@@ -184,10 +184,9 @@ def _reject_non_numeric(a, name, what):
     bad = kinds & set("USbc")
     if bad:
         kind = {"U": "text", "S": "bytes", "b": "boolean", "c": "complex"}[sorted(bad)[0]]
-        raise ValueError(
-            f"Input {name} holds {kind} values; skcal expects numeric {what}. Convert "
-            "them explicitly (e.g. X.astype(float)) if that is what they are."
-        )
+        hint = ("Complex data not supported." if kind == "complex" else
+                "Convert them explicitly (e.g. X.astype(float)) if that is what they are.")
+        raise ValueError(f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}")
 
 
 def check_scores(X, *, input_type="logits", name="X"):
