@@ -222,9 +222,9 @@ def test_unpenalised_separable_warns():
 def test_reg_auto_equals_gridsearchcv(synthetic):
     Z, y, _ = synthetic
     grid = [1e-3, 1e-1, 10.0]
-    auto = DirichletCalibrator(reg_lambda="auto", reg_grid=grid, n_splits=4).fit(Z, y)
+    auto = DirichletCalibrator(reg="l2", reg_lambda="auto", reg_grid=grid, n_splits=4).fit(Z, y)
     gs = GridSearchCV(
-        DirichletCalibrator(), {"reg_lambda": grid},
+        DirichletCalibrator(reg="l2"), {"reg_lambda": grid},
         cv=StratifiedKFold(4, shuffle=True, random_state=0),
     ).fit(Z, y)
     assert auto.reg_lambda_ == gs.best_params_["reg_lambda"] == auto.reg_mu_
@@ -232,7 +232,7 @@ def test_reg_auto_equals_gridsearchcv(synthetic):
     np.testing.assert_allclose(
         auto.cv_results_["mean_test_nll"], -gs.cv_results_["mean_test_score"], rtol=1e-3
     )
-    refit = DirichletCalibrator(reg_lambda=auto.reg_lambda_).fit(Z, y)
+    refit = DirichletCalibrator(reg="l2", reg_lambda=auto.reg_lambda_).fit(Z, y)
     np.testing.assert_allclose(auto.predict_proba(Z), refit.predict_proba(Z), atol=1e-12)
 
 
@@ -462,7 +462,7 @@ def test_dirichlet_default_many_classes_matches_newton(count_hessp):
     Z, y = d["logits_val"][keep][:, :k].astype(np.float64), d["y_val"][keep]
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = DirichletCalibrator().fit(Z, y)
+        est = DirichletCalibrator(reg="l2", reg_lambda=1e-2).fit(Z, y)
     assert est.n_iter_ <= 30
     assert count_hessp[0] <= 1000, count_hessp[0]
     X = log_softmax(Z, axis=1)
@@ -483,7 +483,7 @@ def test_full_map_100_classes_converges(cls, count_hessp):
     # thousands of Hessian products); MatrixScaler(reg="l2") likewise.
     d = load_shared("cifar100_resnet20_chenyaofo")
     Z, y = d["logits_val"], d["y_val"]
-    est = cls() if cls is DirichletCalibrator else cls(reg="l2")
+    est = cls(reg="l2", reg_lambda=1e-2) if cls is DirichletCalibrator else cls(reg="l2")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         est.set_params(max_iter=50).fit(Z, y)
