@@ -504,3 +504,39 @@ def test_full_map_100_classes_converges(cls, count_hessp):
     beta = ref_temperature(Z.astype(np.float64), y)
     g_start = np.linalg.norm(grad(beta * np.eye(k), np.zeros(k)))
     assert g_fit <= 1e-4 * g_start, (g_fit, g_start)
+
+
+def test_bcts_above_the_newton_size_uses_the_trust_region():
+    # found by a fresh-user run: K + 1 > NEWTON_MAX_PARAMS (512) parameters
+    # sent BCTS's scalar structure to the trust region, which refused it
+    # ("the scalar structure is solved by Newton's method"): ImageNet-size
+    # heads could not be fitted. Reference: L-BFGS on the same objective,
+    # written out for a scalar W (w Z + b), to gtol 1e-12.
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    from skcal.scaling._affine import NEWTON_MAX_PARAMS
+
+    rng = np.random.default_rng(0)
+    k, n, alpha = NEWTON_MAX_PARAMS + 8, 2600, 0.05
+    y = rng.permutation(np.arange(n) % k)
+    Z = rng.normal(size=(n, k))
+    Z[np.arange(n), y] += 3.0
+    Z[:, :40] += 0.7  # a class bias for the intercepts to remove
+    est = BiasCorrectedTemperatureScaler(alpha=alpha).fit(Z, y)
+
+    def fun(t):
+        w, b = t[0], t[1:]
+        A = w * Z + b
+        lse = logsumexp(A, axis=1)
+        G = np.exp(A - lse[:, None])
+        G[np.arange(n), y] -= 1.0
+        G /= n
+        f = np.mean(lse - A[np.arange(n), y]) + alpha / 2 * (w - 1) ** 2 + alpha / 2 * b @ b
+        g = np.concatenate([[np.sum(G * Z) + alpha * (w - 1)], G.sum(0) + alpha * b])
+        return f, g
+
+    ref = minimize(fun, np.concatenate([[1.0], np.zeros(k)]), jac=True, method="L-BFGS-B",
+                   options=dict(maxiter=5000, gtol=1e-12, ftol=1e-16))
+    got = fun(np.concatenate([[1.0 / est.temperature_], est.intercept_]))[0]
+    _check(got, ref.fun)

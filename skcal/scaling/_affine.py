@@ -656,12 +656,13 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
     itemsize = 8 if str(Z.dtype).endswith("float64") else 4
     rows = _sample_rows(n, k, itemsize)
     full = prob.structure == "full"
-    if prob.structure == "scalar":
-        raise ValueError("the scalar structure is solved by Newton's method")
+    # a scalar W (BCTS: one shared scale) works on the diagonal kernels
+    # through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
+    scalar = prob.structure == "scalar"
     sample = mk.HessianSample(
         Z, sample_weight, xp, prob.feat, M=prob.Mt if prob.whitened else None, rows=rows
     )
-    pen_diag = _penalty_diagonal(prob, penalty)
+    pen_diag = None if scalar else _penalty_diagonal(prob, penalty)
 
     def make(theta, block=False):
         nw = prob.nw
@@ -671,9 +672,14 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
             theta = shift(theta)
             T = theta[:nw].reshape(k, k) if full else theta[:nw]
             bt = theta[nw:] if prob.intercept else None
+        if scalar:
+            T, bt = prob.expand(theta)
         sample.at(T, bt)
 
         def hessp(v):
+            if scalar:
+                HW, hb = sample.hessp(*prob.expand(v))
+                return prob.reduce(HW, hb) + _penalty_hessp(prob, penalty, v)
             VW = v[:nw].reshape(k, k) if full else v[:nw]
             vb = v[nw:] if prob.intercept else None
             HW, hb = sample.hessp(VW, vb)
@@ -681,6 +687,16 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
             if shift is not None:
                 return shift.project(h + shift.penalty_hessp(v))
             return h + _penalty_hessp(prob, penalty, v)
+
+        if scalar:
+            # the scale's diagonal entry exactly (one product); the biases' from the kernel
+            e = np.zeros(prob.n_params)
+            e[0] = 1.0
+            d = [hessp(e)[:1]]
+            if prob.intercept:
+                pc = 2.0 * penalty.c if penalty.c is not None else 0.0
+                d.append(sample.diagonal(False)[1] + pc)
+            return hessp, _Jacobi(np.concatenate(d))
 
         if block:
             B = sample.class_blocks(prob.intercept, BLOCK_ROW_CUT)
