@@ -234,6 +234,17 @@ FIT_TARGETS = [
     ("TemperatureScaler", (100_000, 1_000), 3.0),
     ("TemperatureScaler", (1_000_000, 10), 3.0),
 ]
+#: (calibrator, NxK, budget in passes) of issue 17's per-class targets (NumPy, float32):
+#: fits, then predict_proba; --targets prints wall-clock and CPU-time ratios.
+PERCLASS_FIT_TARGETS = [
+    ("PlattScaler", (1_000_000, 10), 8.0),
+    ("PlattScaler", (100_000, 100), 20.0),
+    ("PlattScaler", (100_000, 1_000), 20.0),
+    ("IsotonicScaler", (100_000, 1_000), 30.0),
+]
+PERCLASS_PREDICT_TARGETS = [
+    ("IsotonicScaler", (100_000, 1_000), 8.0),
+]
 #: torch (CPU) predict_proba budget, in torch passes.
 TORCH_PREDICT_TARGET = 2.0
 #: torch (CPU) metrics: at most this multiple of the NumPy metric's time.
@@ -244,12 +255,64 @@ def _verdict(value, budget):
     return "met" if value <= budget else "**missed**"
 
 
-def bench_targets(repeat, seed, metric_size=(1_000_000, 100)):
-    """The issue-17 targets of the whole-vector calibrators, as printed ratios."""
+def _cpu_time(fn, repeat):
+    """Best ``time.process_time`` of ``fn()`` over ``repeat`` calls (all threads)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def bench_perclass_targets(repeat, seed, only=None):
+    """Issue 17's per-class targets (Platt, isotonic): wall-clock and CPU-time passes."""
     import skcal
+    from _common import numpy_pass
 
     rows = []
+    data = {}
+    jobs = ([("fit", *t) for t in PERCLASS_FIT_TARGETS]
+            + [("predict_proba", *t) for t in PERCLASS_PREDICT_TARGETS])
+    for what, name, (n, k), budget in jobs:
+        if only and name not in only:
+            continue
+        if (n, k) not in data:
+            Z, y = make_logits(n, k, seed=seed)
+            t_pass, chunk = pass_time(Z, y, repeat=repeat)
+            c_pass = _cpu_time(lambda: numpy_pass(Z, y, chunk), repeat)
+            data[(n, k)] = Z, y, t_pass, c_pass
+        Z, y, t_pass, c_pass = data[(n, k)]
+        cls = getattr(skcal, name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if what == "fit":
+                fn = lambda: cls().fit(Z, y)  # noqa: E731
+            else:
+                est = cls().fit(Z, y)
+                fn = lambda: est.predict_proba(Z)  # noqa: E731
+            t, _ = best_time(fn, repeat=repeat)
+            c = _cpu_time(fn, repeat)
+        ratio = t / t_pass
+        rows.append([f"{name}.{what} (numpy)", f"{n:,}x{k:,}", f"{t_pass:.3f}", f"{t:.3f}",
+                     f"{ratio:.1f}", f"{c / c_pass:.1f}", f"<= {budget:g} passes",
+                     _verdict(ratio, budget)])
+    _table("Issue-17 targets (per-class calibrators, numpy float32): measured ratios "
+           "(wall-clock; CPU time = process_time of all threads, best of the same repeats)",
+           ["what", "size", "pass s", "s", "passes (wall)", "passes (CPU)", "target",
+            "status (wall)"], rows)
+
+
+def bench_targets(repeat, seed, metric_size=(1_000_000, 100), only=None):
+    """The issue-17 targets, as printed ratios (``only``: calibrator names; no torch rows)."""
+    import skcal
+
+    if only is None or {"PlattScaler", "IsotonicScaler"} & set(only):
+        bench_perclass_targets(repeat, seed, only)
+    rows = []
     for name, (n, k), budget in FIT_TARGETS:
+        if only and name not in only:
+            continue
         Z, y = make_logits(n, k, seed=seed)
         t_pass, _ = pass_time(Z, y, repeat=repeat)
         cls = getattr(skcal, name)
@@ -263,7 +326,7 @@ def bench_targets(repeat, seed, metric_size=(1_000_000, 100)):
         import torch
     except ImportError:
         torch = None
-    if torch is not None:
+    if torch is not None and not only:
         from _common import torch_pass
 
         for n, k in ((100_000, 100), (100_000, 1_000)):
@@ -299,6 +362,8 @@ def bench_targets(repeat, seed, metric_size=(1_000_000, 100)):
             rows.append([f"metrics.{label} (torch CPU / numpy)", f"{n:,}x{k:,}",
                          f"{t_np:.3f}", f"{t_t:.3f}", f"{ratio:.2f}",
                          f"<= {METRIC_TARGET:g}x numpy", _verdict(ratio, METRIC_TARGET)])
+    if not rows:
+        return
     _table("Issue-17 targets (whole-vector calibrators, torch CPU): measured ratios",
            ["what", "size", "reference s (pass / numpy metric)", "s", "ratio", "target",
             "status"], rows)
@@ -317,11 +382,12 @@ def main(argv=None):
     ap.add_argument("--no-vector", action="store_true", help="skip the VectorScaler table")
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
     ap.add_argument("--calibrators", default=None,
-                    help="--growth: comma-separated class names (default: the registry)")
+                    help="--growth: comma-separated class names (default: the registry); "
+                         "--targets: only these calibrators' rows (and no torch rows)")
     ap.add_argument("--growth-sizes", default=None,
                     help="--growth: comma-separated NxK sizes (default: the standard grid)")
     ap.add_argument("--targets", action="store_true",
-                    help="only the issue-17 targets of the whole-vector calibrators")
+                    help="only the issue-17 targets (per-class, whole-vector, torch CPU)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads for this benchmark process (default: "
@@ -348,7 +414,8 @@ def main(argv=None):
     print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {load:.1f})")
     if args.targets:
-        bench_targets(args.repeat, args.seed)
+        only = args.calibrators.split(",") if args.calibrators else None
+        bench_targets(args.repeat, args.seed, only=only)
         return
     if args.growth:
         only = args.calibrators.split(",") if args.calibrators else None

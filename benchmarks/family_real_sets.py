@@ -47,9 +47,10 @@ METHODS = {
     "MS-none": lambda: MatrixScaler(reg="none"),
     "Dir-odir-auto": lambda: DirichletCalibrator(reg="odir", reg_lambda="auto"),
     "Dir-odir-1e-2": lambda: DirichletCalibrator(reg="odir", reg_lambda=1e-2),
-    "Dir-l2": lambda: DirichletCalibrator(),
-    "Dir-diag": lambda: DirichletCalibrator(parametrization="diagonal", reg_lambda=1e-2),
-    "Dir-fixdiag": lambda: DirichletCalibrator(parametrization="fixed_diagonal", reg_lambda=1e-2),
+    "Dir-l2": lambda: DirichletCalibrator(reg="l2", reg_lambda=1e-2),
+    "Dir-sms": lambda: DirichletCalibrator(),
+    "Dir-diag": lambda: DirichletCalibrator(parametrization="diagonal", reg="l2", reg_lambda=1e-2),
+    "Dir-fixdiag": lambda: DirichletCalibrator(parametrization="fixed_diagonal", reg="l2", reg_lambda=1e-2),
 }
 
 

@@ -186,7 +186,11 @@ class BaseCalibrator(
                 f"X and y have different numbers of samples: {n_samples} and "
                 f"{y_np.shape[0]}."
             )
-        check_classification_targets(y_np)
+        with warnings.catch_warnings():
+            # the classes are the columns of X: many classes for few rows (a
+            # 1,000-class head on a small calibration set) is not a regression
+            warnings.filterwarnings("ignore", message="The number of unique classes")
+            check_classification_targets(y_np)
         # A DataFrame whose column names are the labels is matched by name.
         classes = classes_from_column_names(
             getattr(self, "feature_names_in_", None), y_np, self.classes
@@ -366,6 +370,10 @@ class BaseCalibrator(
             out = self._predict_log_proba(Z, xp)
         return like_input(out, X)
 
+    def _order_columns(self, Z):
+        """The columns of the validated ``Z`` whose order the map keeps (all, by default)."""
+        return Z
+
     def predict(self, X):
         """Most probable class after calibration.
 
@@ -392,7 +400,7 @@ class BaseCalibrator(
         if self._preserves_order:
             # the calibrated order is the input's order: predict from it, not
             # from probabilities that rounding may have tied or swapped
-            idx = to_numpy(xp.argmax_rows(Z))
+            idx = to_numpy(xp.argmax_rows(self._order_columns(Z)))
         else:
             idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
         return like_input(self.classes_[idx], X)

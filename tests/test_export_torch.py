@@ -202,7 +202,7 @@ def test_module_device_and_dtype_move():
 @pytest.mark.parametrize(
     "make",
     [lambda: skcal.MatrixScaler(reg="sms"),
-     lambda: skcal.DirichletCalibrator(reg_lambda=0.0, reg_mu=0.0),
+     lambda: skcal.DirichletCalibrator(reg="l2", reg_lambda=0.0, reg_mu=0.0),
      lambda: skcal.EnsembleTemperatureScaler()],
     ids=["matrix-sms", "dirichlet-unregularised", "ets"],
 )

@@ -71,3 +71,35 @@ def test_grouped_errors():
         GroupedCalibrator().fit(Z, y)
     with pytest.raises(ValueError, match="min_group_size"):
         GroupedCalibrator(min_group_size=0).fit(Z, y, groups=g)
+
+
+@pytest.mark.parametrize("missing", [np.nan, None])
+def test_missing_group_ids_are_named(missing):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = rng.integers(0, 3, 40)
+    groups = np.array(["a", "b"] * 20, dtype=object) if missing is None else np.repeat([0.0, 1.0], 20)
+    groups[7] = missing
+    with pytest.raises(ValueError, match="groups has 1 missing ids .* row 7"):
+        GroupedCalibrator().fit(X, y, groups=groups)
+
+
+def test_dataframe_predict_keeps_column_names_for_every_calibrator():
+    pd = pytest.importorskip("pandas")
+    import warnings
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 300)
+    X = rng.normal(size=(300, 3))
+    X[np.arange(300), y] += 2
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    g = np.array(["x"] * 280 + ["y"] * 20)  # "y" is below min_group_size: global fallback
+    est = GroupedCalibrator(min_group_size=50).fit(df, y, groups=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        P = est.predict_proba(df, groups=g)
+        P_new = est.predict_proba(df, groups=np.array(["z"] * 300))
+    np.testing.assert_allclose(P[280:], est.global_calibrator_.predict_proba(df.iloc[280:]))
+    np.testing.assert_allclose(P_new, est.global_calibrator_.predict_proba(df))
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict_proba(df[["b", "a", "c"]], groups=g)

@@ -98,3 +98,14 @@ def test_calibrated_ensemble_averages_member_calibrators():
         ens.predict_proba(members[:2])
     with pytest.raises(ValueError, match="different numbers of rows"):
         CalibratedEnsemble().fit([members[0], members[1][:10]], y)
+
+
+@pytest.mark.parametrize("priors, message", [([0.5, 0.5, 0.0], "entry 2 is 0.0"),
+                                             ([0.6, 0.6, -0.2], "entry 2 is -0.2"),
+                                             ([0.3, 0.3, 0.3], "sum to 1")])
+def test_source_priors_errors_name_the_problem(priors, message):
+    from skcal import adapt_to_label_shift
+
+    P = np.full((4, 3), 1 / 3)
+    with pytest.raises(ValueError, match=message):
+        adapt_to_label_shift(P, priors)

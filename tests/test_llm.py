@@ -166,3 +166,13 @@ def test_prior_corrections_remove_label_bias_on_bundled_gpt2_sets():
         bc = BatchCalibrator().fit(d.logits_val)  # no labels used
         acc = np.mean(bc.predict(d.logits_test) == d.y_test)
         assert acc > acc0 + 0.05, (d.name, acc0, acc)
+
+
+def test_duplicate_options_are_rejected():
+    from skcal.llm import option_log_probs
+
+    L = np.zeros((2, 5))
+    with pytest.raises(ValueError, match="Options 0 and 1 have the same token ids"):
+        option_log_probs(L, [3, 3])
+    with pytest.raises(ValueError, match="Options 0 and 2 have the same token ids"):
+        option_log_probs(np.zeros((2, 3, 2, 5)), [[1, 2], [2], [1, 2]])

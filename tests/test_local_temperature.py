@@ -252,3 +252,34 @@ def test_local_temperature_dataframe_logits_named_by_labels_and_extra_column():
                                atol=1e-12)
     with pytest.raises(ValueError, match="feature names"):
         ref.predict_proba(df2)
+
+
+def test_predict_with_extra_features_is_the_argmax_of_the_class_logits():
+    # found by a new user: predict took the argmax over the extra feature
+    # columns too (IndexError, or a wrong class where a feature is largest)
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 300)
+    X = rng.normal(size=(300, 3))
+    X[np.arange(300), y] += 2
+    Xe = np.hstack([X, 10 * rng.normal(size=(300, 2))])
+    est = LocalTemperatureScaler(n_extra_features=2, random_state=0).fit(Xe, y)
+    pred = est.predict(Xe)
+    np.testing.assert_array_equal(pred, X.argmax(axis=1))
+    np.testing.assert_array_equal(pred, est.predict_proba(Xe).argmax(axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_predict_on_torch_tensors(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 300)
+    X = rng.normal(size=(300, 3))
+    X[np.arange(300), y] += 2
+    est = LocalTemperatureScaler(random_state=0).fit(X, y)
+    Xt = torch.from_numpy(X).to(getattr(torch, dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        pred = est.predict(Xt)
+    assert isinstance(pred, torch.Tensor)
+    expected = Xt.float().numpy().argmax(axis=1)
+    np.testing.assert_array_equal(pred.numpy(), expected)

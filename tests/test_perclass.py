@@ -105,6 +105,56 @@ def test_beta_matches_betacal():
         np.testing.assert_allclose([est.a_, est.b_], ref.calibrator_.map_[:2], rtol=2e-3)
 
 
+def _multiclass_beta_data(n=20_000, k=4, seed=7):
+    """float32 logits; class 0's labels follow a beta map with b < 0 (its bound b >= 0 is active)."""
+    rng = np.random.default_rng(seed)
+    Z = (2.0 * rng.normal(size=(n, k))).astype(np.float32)
+    Zd = Z.astype(np.float64)
+    P = np.exp(Zd - Zd.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)
+    q0 = expit(1.2 * np.log(P[:, 0]) + 0.8 * np.log1p(-P[:, 0]) + 0.5)
+    cum = np.cumsum(P[:, 1:], axis=1)
+    other = 1 + np.minimum((cum < rng.random(n)[:, None] * cum[:, -1:]).sum(1), k - 2)
+    y = np.where(rng.random(n) < q0, 0, other)
+    return Z, y
+
+
+@pytest.mark.parametrize("parameters,weighted", [("abm", True),
+                                                 ("am", False), ("ab", False)])
+def test_beta_multiclass_batched_fit_matches_bounded_scipy_solve(parameters, weighted, monkeypatch):
+    """float32 logits with many rows take the batched float32 solver (all classes per pass)."""
+    from skcal.ovr import _beta, _beta_ovr
+
+    # the batched solver from 20,000 rows (40,000 by default), with every
+    # level of its warm start (every 16th and every 2nd row)
+    monkeypatch.setattr(_beta, "BATCH_MIN_ROWS", 20_000)
+    calls = []
+    monkeypatch.setattr(_beta, "fit_beta_ovr32",
+                        lambda *a, **k: calls.append(1) or _beta_ovr.fit_beta_ovr32(*a, **k))
+    Z, y = _multiclass_beta_data()
+    w = np.random.default_rng(3).uniform(0.2, 2.0, y.size) if weighted else None
+    est = _quiet(BetaCalibrator(parameters=parameters).fit, Z, y, sample_weight=w)
+    # one-vs-rest scores from the float32 logits, in float64, written plainly
+    Zd = Z.astype(np.float64)
+    L = np.log(np.exp(Zd - Zd.max(1, keepdims=True)).sum(1, keepdims=True)) + Zd.max(1, keepdims=True)
+    logp = Zd - L
+    S = logp - np.log(-np.expm1(logp))
+    ww = np.ones(y.size) if w is None else w
+    for k in range(Z.shape[1]):
+        X, nb = _beta_features(S[:, k], parameters)
+        ref, F = _bounded_logistic_ref(X, (y == k).astype(float), ww, nb)
+        got = {"abm": [est.a_[k], est.b_[k], est.c_[k]], "am": [est.a_[k], est.c_[k]],
+               "ab": [est.a_[k], est.b_[k]]}[parameters]
+        assert est.a_[k] >= 0 and est.b_[k] >= 0
+        # the features are computed in float32 (relative rounding ~1e-7): the
+        # optimum moves by about that, the loss by far less
+        assert F(np.array(got)) <= F(ref) + 1e-10
+        np.testing.assert_allclose(got, ref, atol=2e-5 * max(1.0, np.abs(ref).max()))
+    if parameters != "am":  # class 0's data come from b = -0.8: the bound is active
+        assert est.b_[0] == 0.0 and est.a_[0] > 0
+    assert calls
+
+
 def test_beta_uninformative_and_constant_scores_give_base_rate_with_warning():
     s, y = _binary(300, seed=4)
     w = np.ones_like(s)
@@ -172,6 +222,27 @@ def test_scaling_binning_matches_definition():
     g = expit(X @ ab)
     for c in np.array_split(np.argsort(s), 10):
         np.testing.assert_allclose(est.predict_proba(s[c])[:, 1], g[c].mean(), rtol=1e-6)
+
+
+
+def test_scaling_binning_multiclass_matches_definition():
+    """Multiclass: all Platt steps in the same passes (batched solver), then the bins per class."""
+    Z, y = _multiclass_beta_data(n=3000, k=3)
+    est = ScalingBinningCalibrator(n_bins=10).fit(Z.astype(np.float64), y)
+    Zd = Z.astype(np.float64)
+    L = np.log(np.exp(Zd - Zd.max(1, keepdims=True)).sum(1, keepdims=True)) + Zd.max(1, keepdims=True)
+    logp = Zd - L
+    S = logp - np.log(-np.expm1(logp))  # one-vs-rest log-odds, written plainly
+    for k in range(3):
+        s, t = S[:, k], (y == k).astype(int)
+        n_pos, n_neg = t.sum(), (1 - t).sum()
+        tt = np.where(t == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+        X = np.column_stack([s, np.ones_like(s)])
+        ab, _ = _bounded_logistic_ref(X, tt, np.ones_like(s), 0)
+        np.testing.assert_allclose([est.a_[k], est.b_[k]], ab, rtol=1e-6)
+        g = expit(X @ ab)
+        means = [g[c].mean() for c in np.array_split(np.argsort(s), 10)]  # 300 distinct scores per bin
+        np.testing.assert_allclose(est.bin_probabilities_[k], means, rtol=1e-6)
 
 
 # --------------------------------------------------------------------- BBQ
@@ -455,3 +526,50 @@ def test_spline_on_separated_scores_is_finite_and_platt_like():
     p = est.predict_proba(s)[:, 1]
     # smoothed targets 1/8 and 7/8 bound the fit away from 0 and 1
     assert np.all((p > 0.01) & (p < 0.99))
+
+
+@pytest.mark.parametrize("m", [0, 1, 9, 64])
+def test_step_lookup_columns_cell_table_matches_searchsorted(m):
+    """The batched lookup of the binning maps (cell tables) against one searchsorted per column."""
+    from skcal._backend._steps import step_lookup_columns
+
+    rng = np.random.default_rng(m)
+    n, K = 3000, 7
+    S = 3.0 * rng.normal(size=(n, K))
+    edges = [np.sort(3.0 * rng.normal(size=m)) for _ in range(K)]
+    if m == 1:
+        edges[0] = np.array([0.0])
+    if m >= 2:  # edges one ulp apart, and a column of tied edges' neighbours
+        edges[1] = np.array([1.0, np.nextafter(1.0, 2.0)] + list(np.linspace(2, 3, m - 2)))
+    for j, e in enumerate(edges):  # points on, and one ulp around, every edge
+        if m:
+            S[:m, j], S[m:2 * m, j] = e, np.nextafter(e, -np.inf)
+            S[2 * m:3 * m, j] = np.nextafter(e, np.inf)
+    S[0, -1], S[1, -1], S[2, -1], S[3, -1] = np.inf, -np.inf, 1e300, -1e300
+    values = [rng.random(m + 1) for _ in range(K)]
+    ref = np.stack([np.asarray(v)[np.searchsorted(e, S[:, j], side="right")]
+                    for j, (e, v) in enumerate(zip(edges, values))], axis=1)
+    np.testing.assert_array_equal(step_lookup_columns(S, edges, values), ref)
+
+
+def test_histogram_class_absent_from_calibration_set_keeps_positive_probability():
+    # found by a fresh-user run: the m-estimate's base rate 0 gave the absent
+    # class probability exactly 0 in every bin (infinite log loss)
+    import warnings
+
+    from skcal import HistogramCalibrator
+
+    rng = np.random.default_rng(0)
+    n = 600
+    y = rng.integers(0, 3, n)  # class 3 never occurs
+    Z = rng.normal(size=(n, 4))
+    Z[np.arange(n), y] += 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = HistogramCalibrator().fit(Z, y)
+    total = n  # unit weights: counts in rows
+    P = est.predict_proba(Z + np.array([0, 0, 0, 5.0]))
+    assert P[:, 3].min() > 0
+    # the bin value is the m-estimate with the rule-of-succession base rate
+    values, counts = est.bin_probabilities_[3], est.bin_weights_[3]
+    np.testing.assert_allclose(values, 2.0 * (1.0 / (total + 2.0)) / (counts + 2.0))

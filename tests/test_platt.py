@@ -582,8 +582,10 @@ def test_fit_platt_ovr_warm_start_keeps_the_optimum(rng, weighted):
         np.testing.assert_allclose([A[j], B[j]], [a, b], rtol=1e-6)
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_fit_platt_ovr_float32_solver_keeps_the_optimum(rng, weighted, monkeypatch):
+@pytest.mark.parametrize("weighted, scale", [(False, 3.0), (True, 3.0), (False, 40.0)])
+def test_fit_platt_ovr_float32_solver_keeps_the_optimum(
+    rng, weighted, scale, monkeypatch
+):
     # float32 logits with >= WARM_START_MIN_ROWS rows take the float32 solver
     # (float32 evaluations, the subsample's standardisation): its optimum is
     # the float64 one, checked against an independent SciPy solve per class on
@@ -598,8 +600,13 @@ def test_fit_platt_ovr_float32_solver_keeps_the_optimum(rng, weighted, monkeypat
     n, k = _platt.WARM_START_MIN_ROWS + 1_000, 5
     y = rng.integers(0, k - 1, size=n)
     y[[1, 2, 3, 4, 6]] = k - 1  # a rare class, absent from the subsample
-    Z = (3.0 * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))).astype(np.float32)
+    Z = (scale * (1.5 * np.eye(k)[y] + rng.normal(size=(n, k)))).astype(np.float32)
     Z[:, 0] -= 40.0  # a shifted column: standardisation matters
+    if scale > 3.0:
+        # ten rows of logits x30: |f| beyond the float32 solver's clip (87) at
+        # the optimum, for some classes during the iteration and for all at
+        # the end (per-column and whole clipping, float64 loss corrections)
+        Z[10:20] *= 30.0
     w = rng.uniform(0.5, 2.0, size=n) if weighted else None
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
@@ -610,3 +617,40 @@ def test_fit_platt_ovr_float32_solver_keeps_the_optimum(rng, weighted, monkeypat
         a, b = reference_platt(S[:, j], y == j, w)
         assert ps.a_[j] == pytest.approx(a, rel=1e-6)
         assert ps.b_[j] == pytest.approx(b, rel=1e-6, abs=1e-8)
+
+
+def test_certified_decrease_implies_armijo(rng):
+    # The float32 solver accepts a Newton step without evaluating the loss when
+    # t psi(M t) <= 0.9 (M: the step's largest change of f over the rows). The
+    # self-concordance bound behind it, checked against float64 losses
+    # computed directly: every certified step decreases the loss by at least a
+    # tenth of the linear prediction (far more than Armijo's 1e-4).
+    from skcal.ovr._platt import _certified_decrease
+
+    n_cert = 0
+    for _ in range(300):
+        n = int(rng.integers(20, 400))
+        u = rng.normal(size=n) * rng.uniform(0.1, 5.0)
+        if rng.random() < 0.3:
+            u[: int(rng.integers(1, 4))] *= 20.0  # outlying scores
+        t = rng.random(n) < rng.uniform(0.02, 0.5)
+        a, b = rng.normal() * 3.0, rng.normal() * 3.0
+
+        def loss(a, b):
+            f = a * u + b
+            return np.mean(np.logaddexp(0.0, f) - t * f)
+
+        p = expit(a * u + b)
+        r, q = p - t, p * (1.0 - p)
+        g = np.array([np.mean(r * u), np.mean(r)])
+        hab = np.mean(q * u)
+        H = np.array([[np.mean(q * u * u), hab], [hab, np.mean(q)]])
+        d = -np.linalg.solve(H, g)
+        slope = float(g @ d)
+        M = float(np.max(np.abs(d[0] * u + d[1])))
+        for step in (1.0, 0.5, 0.25, 0.125, 1 / 64):
+            if _certified_decrease(step, M):
+                n_cert += 1
+                a1, b1 = a + step * d[0], b + step * d[1]
+                assert loss(a1, b1) - loss(a, b) <= 0.1 * step * slope * (1 - 1e-9)
+    assert n_cert > 200  # the rule certifies most steps of these problems

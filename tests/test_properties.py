@@ -95,7 +95,7 @@ _NOT_SCALE_INVARIANT = {
     name: "its prior pseudo-counts (or penalty) are in units of weight "
     "(_weight_rescaling_invariant = False; integer weights equal repeated rows instead)"
     for name, cls in _CALIBRATORS
-    if not getattr(cls, "_weight_rescaling_invariant", True)
+    if not getattr(cls(), "_weight_rescaling_invariant", True)  # (a property on some)
 }
 
 #: Calibrators whose weighted fit is not that of repeated rows, beyond the flag.

@@ -179,3 +179,36 @@ def test_get_feature_names_out_checks_input_features():
     assert ts.get_feature_names_out().tolist() == [f"temperaturescaler_{k}" for k in range(3)]
     with pytest.raises(ValueError):
         ts.get_feature_names_out(["a", "b"])  # 2 names for 3 input columns
+
+
+@pytest.mark.parametrize("convert", [lambda X: X.astype(str), lambda X: X > 0,
+                                     lambda X: X.astype(bytes), lambda X: X + 1j],
+                         ids=["text", "bool", "bytes", "complex"])
+def test_non_numeric_scores_are_rejected_not_parsed(convert):
+    # found by a fresh-user run: "1.5" strings were parsed and booleans cast
+    from skcal import TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = rng.integers(0, 3, 50)
+    with pytest.raises(ValueError, match="Input X holds .* values; skcal expects numeric"):
+        TemperatureScaler().fit(convert(X), y)
+    with pytest.raises(ValueError, match="sample_weight holds text"):
+        TemperatureScaler().fit(X, y, sample_weight=np.ones(50).astype(str))
+
+
+def test_many_classes_for_few_rows_is_not_called_a_regression():
+    # scikit-learn's "unique classes > 50% of the samples" heuristic does not
+    # apply: the classes are the columns of the logits
+    import warnings
+
+    from skcal import TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    n, k = 300, 200
+    y = np.arange(n) % k
+    Z = rng.normal(size=(n, k))
+    Z[np.arange(n), y] += 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TemperatureScaler().fit(Z, y)

@@ -64,6 +64,20 @@ def _participant():
     return getattr(_STATE, "participant", None)
 
 
+def row_stride(a, step):
+    """The systematic row subsample ``a[::step]`` (lazy).
+
+    Inside a lockstep group fit the result is recorded as a view of the
+    fit's rows, so that its passes run in the shared jobs of all groups
+    (:mod:`skcal._backend._dask_groups`).
+    """
+    out = a[::step]
+    p = _participant()
+    if p is not None:
+        p.derive(a, slice(None, None, step), out)
+    return out
+
+
 def from_numpy(a, device=None):
     """Return ``a`` unchanged (NumPy arrays are accepted next to dask arrays)."""
     return a

@@ -27,9 +27,8 @@ parameters). The kinds of request:
 
 A fit's arrays are recognised by their dask names: the validated logits,
 encoded labels and weights a fit hands to ``_fit`` are registered, and so
-are their row slices ``[::s]`` (while a lockstep fit runs,
-``dask.array.Array.__getitem__`` is wrapped to record them, in participant
-threads only); the raw labels and weights of a group are registered for the
+are their row slices ``[::s]`` (the fits take them with the backend's
+``row_stride``, which records them for the fit's participant); the raw labels and weights of a group are registered for the
 label and weight checks. Any other computation a fit asks for is merged,
 graph by graph, into the same job (correct, but one set of tasks per group).
 
@@ -414,37 +413,6 @@ def group_ranks(codes, block_code_counts):
     return out
 
 
-# ------------------------------------------------ row slices of a fit's arrays
-_HOOK_LOCK = threading.Lock()
-_HOOK_USERS = 0
-_ORIGINAL_GETITEM = None
-
-
-def _tracked_getitem(self, index):
-    out = _ORIGINAL_GETITEM(self, index)
-    p = _dask._participant()
-    if p is not None:
-        p.derive(self, index, out)
-    return out
-
-
-def _install_hook():
-    global _HOOK_USERS, _ORIGINAL_GETITEM
-    with _HOOK_LOCK:
-        if _HOOK_USERS == 0:
-            _ORIGINAL_GETITEM = da.Array.__getitem__
-            da.Array.__getitem__ = _tracked_getitem
-        _HOOK_USERS += 1
-
-
-def _remove_hook():
-    global _HOOK_USERS
-    with _HOOK_LOCK:
-        _HOOK_USERS -= 1
-        if _HOOK_USERS == 0:
-            da.Array.__getitem__ = _ORIGINAL_GETITEM
-
-
 def fit_lockstep(fits, Z, y, sw, codes, ranks, like, classes=None):
     """Run ``fits`` (``(code, fn)`` pairs) in lockstep; return the coordinator.
 
@@ -480,10 +448,6 @@ def fit_lockstep(fits, Z, y, sw, codes, ranks, like, classes=None):
         return p.call(("graph", expr, keys))
 
     participants = [Participant(coord, code, fn) for code, fn in fits]
-    _install_hook()
-    try:
-        with dask.config.set(scheduler=hook):
-            coord.run(participants)
-    finally:
-        _remove_hook()
+    with dask.config.set(scheduler=hook):
+        coord.run(participants)
     return coord

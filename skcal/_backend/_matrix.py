@@ -116,6 +116,10 @@ class _NumpyOps:
         return np.exp(A, out=A)
 
     @staticmethod
+    def flush_(A, tiny):
+        np.multiply(A, A >= tiny, out=A)
+
+    @staticmethod
     def take(A, y):
         return A[np.arange(A.shape[0]), y]
 
@@ -194,6 +198,10 @@ class _TorchOps:
     def log(self, A):
         return self.torch.log(A)
 
+    @staticmethod
+    def flush_(A, tiny):
+        A.masked_fill_(A < tiny, 0.0)
+
     def take(self, A, y):
         return A.gather(1, y.view(-1, 1)).view(-1)
 
@@ -259,18 +267,30 @@ def _logits(X, W, b, ops):
     return A
 
 
-def _softmax_parts(A, ops, y=None):
+#: Probabilities below this are set to 0 in the solver's passes (gradient,
+#: Hessian products): far below the rounding of every per-row sum they enter
+#: (each row's probabilities sum to 1), but subnormal float32 values make
+#: matrix products many times slower (9.5x for the Hessian-vector product of
+#: a fitted 100-class Dirichlet map, where 9 % of the probabilities are
+#: subnormal). Predictions are never flushed.
+FLUSH_BELOW = 1e-30
+
+
+def _softmax_parts(A, ops, y=None, flush=False):
     """Overwrite ``A`` by ``softmax(A)`` (row-max shifted); return ``(P, lse[, a_y])``.
 
     ``lse`` (shape (n, 1)) is the log-sum-exp of the shifted rows; with
     ``y``, also the shifted logit of the true class (float64, shape (n,)),
-    taken before ``A`` is overwritten.
+    taken before ``A`` is overwritten. ``flush``: probabilities below
+    :data:`FLUSH_BELOW` become 0 (after ``lse`` is taken).
     """
     A -= ops.rowmax(A)
     ay = None if y is None else ops.f64(ops.take(A, y))
     A = ops.exp_(A)
     s = ops.rowsum(A)
     A /= s
+    if flush:
+        ops.flush_(A, FLUSH_BELOW)
     if y is None:
         return A, ops.log(s)
     return A, ops.log(s), ay
@@ -364,7 +384,7 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
     for sl in ops.chunks(Z):
         yc = y[sl]
         X = _standardised(Z[sl], feat, ops)
-        R, lse, ay = _softmax_parts(_logits(X, Wc, bc, ops), ops, yc)
+        R, lse, ay = _softmax_parts(_logits(X, Wc, bc, ops), ops, yc, flush=True)
         fi = ops.f64(lse[:, 0]) - ay
         ops.sub_onehot(R, yc)
         if sw is not None:
@@ -410,7 +430,7 @@ def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
     hb = ops.zeros(k)
     for sl in ops.chunks(Z):
         X = _standardised(Z[sl], feat, ops)
-        P, _ = _softmax_parts(_logits(X, Wc, bc, ops), ops)
+        P, _ = _softmax_parts(_logits(X, Wc, bc, ops), ops, flush=True)
         D = _logits(X, Vc, vc, ops)
         D -= ops.rowsum(P * D)
         D *= P
@@ -576,7 +596,7 @@ class HessianSample:
         """Hold ``softmax(X W^T + b)`` (``W`` in the stored features' parameters)."""
         ops = self.ops
         Wc, bc = _params(W, b, ops)
-        self.P, _ = _softmax_parts(_logits(self.X, Wc, bc, ops), ops)
+        self.P, _ = _softmax_parts(_logits(self.X, Wc, bc, ops), ops, flush=True)
         return self
 
     def hessp(self, VW, vb):
@@ -605,6 +625,34 @@ class HessianSample:
             hb += ops.f64(ops.colsum(D))
             HW += ops.f64(D.T @ Xb) if full else ops.f64(ops.colsum(D * Xb))
         return ops.numpy(HW) / self.wsum, ops.numpy(hb) / self.wsum
+
+    def class_blocks(self, intercept, row_cut=0.0):
+        """Per-class diagonal blocks of the Hessian of a full ``W`` (float64).
+
+        Block ``k`` is the Hessian with respect to row ``k`` of ``W`` (and
+        ``b_k`` with ``intercept``): ``mean_s[p_ik (1 - p_ik) x^_i x^_i^T]``
+        with ``x^_i = (x_i, 1)`` (or ``x_i``), shape ``(K, m, m)``, ``m = K + 1``
+        (or ``K``). ``row_cut > 0`` leaves out, per class, the rows whose
+        weight ``p_ik (1 - p_ik)`` is below ``row_cut`` times the class's
+        largest (a preconditioner only needs the dominant terms).
+        """
+        ops, X, P = self.ops, self.X, self.P
+        Q = P * (1.0 - P)
+        if self.sw is not None:
+            Q = Q * self.sw
+        n, k = X.shape
+        Xh = ops.cat([X, ops.ones_col(n, X.dtype)]) if intercept else X
+        m = Xh.shape[1]
+        out = np.empty((k, m, m))
+        for c in range(k):
+            q = Q[:, c]
+            if row_cut > 0:
+                keep = q >= row_cut * q.max()
+                Xc, qc = Xh[keep], q[keep]
+            else:
+                Xc, qc = Xh, q
+            out[c] = ops.numpy((Xc * qc[:, None]).T @ Xc)
+        return out / self.wsum
 
     def diagonal(self, full):
         """Diagonal of the Hessian: ``(diag_W, diag_b)`` (``diag_W`` of the shape of ``W``)."""

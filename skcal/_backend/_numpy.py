@@ -44,6 +44,11 @@ def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
     return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
 
 
+def row_stride(a, step):
+    """The systematic row subsample ``a[::step]`` (a view)."""
+    return a[::step]
+
+
 def from_numpy(a, device=None):
     """Return ``a`` unchanged (the NumPy twin of ``_torch.from_numpy``)."""
     return a

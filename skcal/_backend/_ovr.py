@@ -408,18 +408,23 @@ def ovr_row_stats32(Z, chunk_bytes=None):
     return a1, m1, total, neg_top
 
 
-def _row_stats32(A):
+def _row_stats32(A, out=None):
     """:func:`ovr_row_stats32` of one chunk, and its work arrays ``D = A - m1``, ``E``.
 
     ``E = exp(D)`` with the arg-max entries set to 0, from which
     :func:`ovr_scores32_from_work` gets every column's score without a second
-    ``exp``.
+    ``exp``. ``out``: optional float32 arrays ``(D, E)`` of ``A``'s shape.
     """
     rows = np.arange(A.shape[0])
     a = A.argmax(axis=1)
     m = A[rows, a]
-    D = A - m[:, None]
-    E = np.exp(D)
+    if out is None:
+        D = A - m[:, None]
+        E = np.exp(D)
+    else:
+        D, E = out
+        np.subtract(A, m[:, None], out=D)
+        np.exp(D, out=E)
     E[rows, a] = 0.0
     rest = E.sum(axis=1)
     with np.errstate(divide="ignore"):
@@ -448,7 +453,7 @@ def ovr_scores32_from_work(stats, D, E):
     return D
 
 
-def ovr_columns32(Ac, stats, cols, all_cols=False):
+def ovr_columns32(Ac, stats, cols, all_cols=False, out=None):
     """float32 one-vs-rest log-odds of the columns ``cols`` of a row chunk.
 
     Parameters
@@ -461,6 +466,10 @@ def ovr_columns32(Ac, stats, cols, all_cols=False):
         Column indices (sorted, distinct).
     all_cols : bool, default=False
         ``cols`` is ``arange(n_classes)`` (no column gather).
+    out : tuple of two ndarrays of shape (n_rows, len(cols)), float32, optional
+        Work arrays (C-contiguous); the scores are written to ``out[0]``.
+        Without them both are allocated (a fresh chunk-sized array per call
+        costs page faults on every chunk).
 
     Returns
     -------
@@ -469,8 +478,17 @@ def ovr_columns32(Ac, stats, cols, all_cols=False):
         arg-max entry's ``neg_top_i``.
     """
     a1, m1, total, neg_top = stats
-    D = Ac - m1[:, None] if all_cols else Ac[:, cols] - m1[:, None]
-    E = np.exp(D)
+    if out is None:
+        D = Ac - m1[:, None] if all_cols else Ac[:, cols] - m1[:, None]
+        E = np.exp(D)
+    else:
+        D, E = out
+        if all_cols:
+            np.subtract(Ac, m1[:, None], out=D)
+        else:
+            np.take(Ac, cols, axis=1, out=D)
+            D -= m1[:, None]
+        np.exp(D, out=E)
     np.subtract(total[:, None], E, out=E)
     with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
         np.log(E, out=E)

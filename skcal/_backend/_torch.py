@@ -41,6 +41,11 @@ log = torch.log
 name = "torch"
 
 
+def row_stride(a, step):
+    """The systematic row subsample ``a[::step]`` (a view)."""
+    return a[::step]
+
+
 def from_numpy(a, device=None):
     """Return the NumPy array ``a`` as a tensor, on ``device`` if given.
 

@@ -31,6 +31,14 @@ def _check_options(option_token_ids, vocab_size=None):
         options.append(tuple(int(t) for t in ids))
     if len(options) < 2:
         raise ValueError(f"At least 2 answer options are needed, got {len(options)}.")
+    seen = {}
+    for i, opt in enumerate(options):
+        if opt in seen:
+            raise ValueError(
+                f"Options {seen[opt]} and {i} have the same token ids {list(opt)}: two "
+                "classes would get identical scores. Each answer option must be distinct."
+            )
+        seen[opt] = i
     return options
 
 

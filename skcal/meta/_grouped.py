@@ -17,6 +17,16 @@ from ..utils._array import is_dask_array
 __all__ = ["GroupedCalibrator"]
 
 
+def _missing_ids(groups):
+    """Boolean mask of NaN / None entries of a 1-D NumPy array of group ids."""
+    if groups.dtype.kind == "f":
+        return np.isnan(groups)
+    if groups.dtype.kind == "O":
+        return np.array([g is None or (isinstance(g, float) and g != g) for g in groups],
+                        dtype=bool)
+    return np.zeros(groups.shape[0], dtype=bool)
+
+
 def _group_sizes(groups):
     """Sorted unique group ids and their row counts (one pass for a dask array)."""
     if is_dask_array(groups):
@@ -134,6 +144,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"groups has {groups.shape[0]} entries but X has {n} rows."
             )
+        if not is_dask_array(groups):
+            missing = _missing_ids(groups)
+            if missing.any():
+                raise ValueError(
+                    f"groups has {int(missing.sum())} missing ids (NaN / None), e.g. at row "
+                    f"{int(np.flatnonzero(missing)[0])}; every row needs a group id."
+                )
         return groups
 
     def fit(self, X, y, sample_weight=None, *, groups):
@@ -171,8 +188,11 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.fallback_groups_ = ids[~big]
         self.calibrators_ = {}
         dask_input = is_dask_array(X)
+        frame = hasattr(X, "iloc") and hasattr(X, "columns")
         if not dask_input:
-            X, y = np.asarray(X), np.asarray(y)
+            # a DataFrame stays one: every calibrator records its column names
+            X = X if frame else np.asarray(X)
+            y = np.asarray(y)
             if sample_weight is not None and np.ndim(sample_weight):
                 sample_weight = np.asarray(sample_weight)
         for g in ids[big]:
@@ -180,7 +200,8 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if dask_input:
                 Xg, yg, swg = _select_rows(mask, X, y, sample_weight)
             else:
-                Xg, yg = X[mask], y[mask]
+                Xg = X.iloc[np.flatnonzero(mask)] if frame else X[mask]
+                yg = y[mask]
                 swg = None if sample_weight is None or not np.ndim(sample_weight) else (
                     sample_weight[mask]
                 )
@@ -255,7 +276,12 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _predict_numpy(self, X, groups, method):
-        X = np.asarray(X)
+        # a DataFrame stays one (row subsets by position), so the calibrators
+        # fitted on its columns check the column names as usual
+        frame = hasattr(X, "iloc") and hasattr(X, "columns")
+        if not frame:
+            X = np.asarray(X)
+        take = (lambda m: X.iloc[np.flatnonzero(m)]) if frame else (lambda m: X[m])
         groups = np.asarray(groups)
         out = None
         todo = np.ones(X.shape[0], dtype=bool)
@@ -263,13 +289,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             mask = groups == g
             if not mask.any():
                 continue
-            P = getattr(est, method)(X[mask])
+            P = getattr(est, method)(take(mask))
             if out is None:
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[mask] = P
             todo &= ~mask
         if todo.any():
-            P = getattr(self.global_calibrator_, method)(X[todo])
+            P = getattr(self.global_calibrator_, method)(take(todo))
             if out is None:
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[todo] = P

@@ -33,6 +33,10 @@ from ..utils._array import to_numpy
 
 __all__ = ["OneVsRestCalibrator"]
 
+#: Largest block of float64 score columns held by the per-class fit (at
+#: least one column is always taken).
+FIT_BLOCK_BYTES = 1 << 26
+
 
 def class_label(c):
     """``class 'a'`` / ``class 3`` for messages (NumPy scalars shown as Python ones)."""
@@ -95,17 +99,19 @@ class OneVsRestCalibrator(BaseCalibrator):
         self._set_maps(maps)
 
     def _fit_multiclass(self, Z, y, sample_weight):
-        """One ``_fit_map`` per class, one score column at a time (O(n) memory)."""
+        """One ``_fit_map`` per class, on contiguous score columns computed a block of classes at a time.
+
+        The blocks (:func:`skcal._backend._ovr.ovr_score_blocks`, at most
+        :data:`FIT_BLOCK_BYTES`) hold exactly :func:`~skcal._backend._ovr.ovr_column`'s
+        scores; every block reads only its own columns of ``Z``.
+        """
         stats = ops.ovr_row_stats(Z)
-        return [
-            self._fit_map(
-                ops.ovr_column(Z, k, stats),
-                y == k,
-                sample_weight,
-                class_label(self.classes_[k]),
-            )
-            for k in range(Z.shape[1])
-        ]
+        maps = []
+        for c0, c1, S in ops.ovr_score_blocks(Z, stats, FIT_BLOCK_BYTES):
+            for k in range(c0, c1):
+                maps.append(self._fit_map(S[k - c0], y == k, sample_weight,
+                                          class_label(self.classes_[k])))
+        return maps
 
     def _fit_gathered(self, Z, y, sample_weight, xp):
         """Distributed logits: one pass per class gathers its 1-D score column.

@@ -2,14 +2,13 @@
 
 import math
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.special import expit, gammaln, logsumexp
 from sklearn.utils._param_validation import Interval
 
-from .._backend._ovr import stack_columns
-from .._backend._steps import step_lookup
+from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -101,7 +100,10 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
     # merge: the average is constant between consecutive cuts of all models;
     # models below exp(-50) of the total weight are left out (their share is
     # below float64 resolution)
-    union = np.unique(np.concatenate([c for c, _, _ in models] + [np.empty(0, np.intp)]))
+    mark = np.zeros(k, dtype=bool)  # the sorted union of all cuts (indices < k)
+    for c, _, _ in models:
+        mark[c] = True
+    union = np.flatnonzero(mark)
     cell_last = np.concatenate([union, [k - 1]])  # last distinct score of each cell
     values = np.zeros(union.size + 1)
     kept = log_w >= log_w.max() - 50.0
@@ -249,6 +251,4 @@ class BBQCalibrator(OneVsRestCalibrator):
             if isinstance(self.bin_probabilities_, list)
             else [self.bin_probabilities_]
         )
-        return stack_columns(
-            [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(zip(edges, values))]
-        )
+        return step_lookup_columns(S, edges, values)

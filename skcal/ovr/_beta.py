@@ -14,11 +14,13 @@ from scipy.special import logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._backend import _ovr as ops
 from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator
+from ._base import OneVsRestCalibrator, class_label
+from ._beta_ovr import BATCH_MIN_ROWS, F32_MIN_TOL, fit_beta_ovr32
 from ._logistic import fit_logistic_bounded, logistic_loss
 from ._logistic import log_sigmoid as log_sigmoid_np
 
@@ -217,6 +219,14 @@ class BetaCalibrator(OneVsRestCalibrator):
     constraint is active, and skcal's solver also handles the case where the
     other coefficient then turns negative, and ``"am"`` keeps ``a >= 0``
     (betacal does not constrain it). Stopping rule and tolerance: ``tol``.
+    Multiclass float32 NumPy logits with at least 40,000 rows fit all
+    classes together (:func:`skcal.ovr._beta_ovr.fit_beta_ovr32`): the
+    same constrained problems and stopping rule, one row-chunked float32
+    pass over the logits per Newton iteration of all classes, from a
+    subsample's optimum; the features then carry float32 rounding (the
+    coefficients agree with the float64 fit to ~1e-6 relative), and a class
+    that solver cannot take (degenerate on the subsample, or not converged)
+    is fitted on its own as above.
 
     **Degenerate data.** Constant scores, a class without examples, or an
     optimum with ``a = b = 0`` (scores that carry no increasing information)
@@ -281,13 +291,17 @@ class BetaCalibrator(OneVsRestCalibrator):
             s, t, sample_weight, parameters=self.parameters, tol=self.tol,
             max_iter=self.max_iter,
         )
+        self._warn(status, c, label)
+        return a, b, c, n_iter
+
+    def _warn(self, status, c, label):
         if status in ("constant", "uninformative"):
             warnings.warn(
                 f"Beta calibration of {label}: the scores are "
                 + ("constant" if status == "constant" else "not increasingly related to it")
                 + f"; the map is the base rate {1.0 / (1.0 + math.exp(-c)):.6g}.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=6,
             )
         elif status == "max_iter":
             warnings.warn(
@@ -295,9 +309,39 @@ class BetaCalibrator(OneVsRestCalibrator):
                 f"max_iter={self.max_iter} Newton iterations (separable scores have "
                 "no maximum-likelihood map); increase max_iter.",
                 ConvergenceWarning,
-                stacklevel=5,
+                stacklevel=6,
             )
-        return a, b, c, n_iter
+
+    def _fit_multiclass(self, Z, y, sample_weight):
+        """All classes in the same float32 passes (:func:`fit_beta_ovr32`) where it applies.
+
+        float32 NumPy logits with at least :data:`BATCH_MIN_ROWS` rows and
+        ``tol >= 1e-14``; the classes it leaves (see its ``status``), and all
+        other inputs, are fitted one class at a time by :func:`fit_beta`.
+        """
+        if not (
+            isinstance(Z, np.ndarray)
+            and Z.dtype == np.float32
+            and Z.shape[0] >= BATCH_MIN_ROWS
+            and self.tol >= F32_MIN_TOL
+        ):
+            return super()._fit_multiclass(Z, y, sample_weight)
+        a, b, c, n_iter, status = fit_beta_ovr32(
+            Z, y, sample_weight, parameters=self.parameters, tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        maps, stats = [], None
+        for k in range(Z.shape[1]):
+            label = class_label(self.classes_[k])
+            if status[k] is None:
+                if stats is None:
+                    stats = ops.ovr_row_stats(Z)
+                maps.append(self._fit_map(ops.ovr_column(Z, k, stats), y == k,
+                                          sample_weight, label))
+            else:
+                self._warn(status[k], c[k], label)
+                maps.append((a[k], b[k], c[k], n_iter[k]))
+        return maps
 
     def _set_maps(self, maps):
         a, b, c, n_iter = (np.asarray(v, dtype=np.float64) for v in zip(*maps))

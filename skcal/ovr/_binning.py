@@ -144,6 +144,15 @@ def distinct_scores(s, t, w):
         Summed weights and summed ``w * t`` per distinct score.
     """
     s = np.asarray(s, dtype=np.float64)
+    if w is None and np.asarray(t).dtype == bool:
+        # unweighted labels: counts of all rows and of the positives per
+        # distinct score, by two sorts (no argsort of all rows)
+        t = np.asarray(t)
+        u, cnt = np.unique(s, return_counts=True)
+        up, cp = np.unique(s[t], return_counts=True)
+        Y = np.zeros(u.size)
+        Y[np.searchsorted(u, up)] = cp
+        return u, cnt.astype(np.float64), Y
     t = np.asarray(t, dtype=np.float64)
     if w is None:
         w = np.ones_like(s)
@@ -180,7 +189,11 @@ def equal_mass_cuts(W, n_bins, cum=None):
     cum = np.cumsum(W) if cum is None else cum
     targets = cum[-1] * (np.arange(1, n_bins) / n_bins - 1e-10)
     j = np.searchsorted(cum, targets, side="left")
-    return np.unique(j[j < W.size - 1])
+    j = j[j < W.size - 1]
+    # non-decreasing (increasing targets): drop repeats, as np.unique without its sort
+    if j.size > 1:
+        j = j[np.concatenate([[True], j[1:] != j[:-1]])]
+    return j
 
 
 def cut_edges(u, cuts):

@@ -5,8 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._backend._ovr import stack_columns
-from .._backend._steps import step_lookup
+from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -30,6 +29,19 @@ def _fill_empty(values, filled):
     return np.where(filled, values, out)
 
 
+def _segment_sums(x, starts):
+    """Sums of ``x`` over ``[starts[b], starts[b + 1])`` (the last to the end); 0 when empty.
+
+    ``starts`` non-decreasing in ``[0, x.size]``. (``np.add.reduceat`` may
+    sum a segment pairwise: used for whole-number counts, exact in any order.)
+    """
+    out = np.zeros(starts.size)
+    nonempty = np.diff(np.append(starts, x.size)) > 0
+    if nonempty.any():
+        out[nonempty] = np.add.reduceat(x, starts[nonempty])
+    return out
+
+
 def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
                   smoothing=2.0):
     """Bin the scores and estimate the frequency of the positive class per bin.
@@ -50,6 +62,7 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         ``None`` or 0: the bin frequency ``m_b / n_b``; ``"laplace"``:
         ``(m_b + 1) / (n_b + 2)``; a float ``m``: the m-estimate
         ``(m_b + m r) / (n_b + m)`` with ``r`` the weighted base rate
+        (``(pos + 1) / (total + 2)`` when it would be 0 or 1)
         (Zadrozny & Elkan 2001). Counts are sums of sample weights divided
         by :func:`~skcal.ovr._binning.weight_unit`.
 
@@ -71,9 +84,15 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         edges = cut_edges(u, equal_mass_cuts(W, n_bins)) if u.size else np.empty(0)
     else:
         edges = uniform_edges(n_bins)
-    b = np.searchsorted(edges, u, side="right")
-    n = np.bincount(b, weights=W, minlength=edges.size + 1)
-    m = np.bincount(b, weights=Y, minlength=edges.size + 1)
+    if sample_weight is None:
+        # counts (whole numbers, exact in any order): bin b holds the sorted
+        # distinct scores starts[b] .. starts[b + 1] - 1
+        starts = np.concatenate([[0], np.searchsorted(u, edges, side="left")])
+        n, m = _segment_sums(W, starts), _segment_sums(Y, starts)
+    else:
+        b = np.searchsorted(edges, u, side="right")
+        n = np.bincount(b, weights=W, minlength=edges.size + 1)
+        m = np.bincount(b, weights=Y, minlength=edges.size + 1)
     total, pos = float(W.sum()), float(Y.sum())
     if smoothing is None or smoothing == 0:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -87,6 +106,11 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         values = (m + 1.0) / (n + 2.0)
     else:
         base = pos / total if total > 0 else 0.5
+        if total > 0 and (pos == 0 or pos == total):
+            # no positives (a class absent from the calibration set) or no
+            # negatives: the base rate 0 / 1 would give every bin exactly 0 / 1
+            # (infinite log loss); Laplace's rule of succession instead
+            base = (pos + 1.0) / (total + 2.0)
         values = (m + smoothing * base) / (n + smoothing)
     return edges, np.clip(values, 0.0, 1.0), n
 
@@ -159,8 +183,10 @@ class HistogramCalibrator(OneVsRestCalibrator):
 
     **Log loss.** Without smoothing a bin without positives predicts 0 and
     the log loss of a positive test row falling there is infinite; the
-    default m-estimate keeps every probability in ``(0, 1)`` (for a class
-    present in the calibration set). The prior adds ``m`` rows:
+    default m-estimate keeps every probability in ``(0, 1)``; for a class
+    without positives (absent from the calibration set) or without negatives
+    its base rate is Laplace's rule of succession ``(pos + 1) / (total + 2)``
+    instead of 0 or 1. The prior adds ``m`` rows:
 
     %(weight_unit)s
 
@@ -226,6 +252,5 @@ class HistogramCalibrator(OneVsRestCalibrator):
         return [(self.bin_edges_, self.bin_probabilities_)]
 
     def _map_scores(self, S):
-        return stack_columns(
-            [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(self._maps())]
-        )
+        edges, values = zip(*self._maps())
+        return step_lookup_columns(S, edges, values)

@@ -9,15 +9,20 @@ from scipy.special import expit, logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._backend._ovr import param_like, stack_columns
-from .._backend._steps import step_lookup
+from .._backend import _ovr as ops
+from .._backend._ovr import param_like
+from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator
+from ._base import OneVsRestCalibrator, class_label
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
 from ._logistic import fit_logistic_bounded
+from ._platt import fit_platt_ovr
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
+
+#: Bytes of one block of class-major score columns in the multiclass fit.
+_BLOCK_BYTES = 1 << 26
 
 
 def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt"):
@@ -70,13 +75,24 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
     else:
         theta, _, ok = fit_logistic_bounded(s[:, None], t, w, theta0=np.ones(1))
         A, B, status = float(theta[0]), 0.0, "converged" if ok else "max_iter"
-    f = A * s + B
-    u, W, _ = distinct_scores(f, y, sample_weight)
+    edges, values = _bin_scaled(s, y, sample_weight, A, B, n_bins)
+    return float(A), float(B), edges, values, status
+
+
+def _bin_scaled(s, y, sample_weight, A, B, n_bins, distinct=None):
+    """Equal-mass bins of ``f = A s + B`` and the weighted mean of ``sigmoid(f)`` in each.
+
+    ``distinct``: :func:`distinct_scores` of ``f``, when the caller has it.
+    Returns ``edges, values``.
+    """
+    if distinct is None:
+        distinct = distinct_scores(A * s + B, y, sample_weight)
+    u, W, _ = distinct
     edges = cut_edges(u, equal_mass_cuts(W, n_bins))
     b = np.searchsorted(edges, u, side="right")
     n = np.bincount(b, weights=W, minlength=edges.size + 1)
     g = np.bincount(b, weights=W * expit(u), minlength=edges.size + 1)
-    return float(A), float(B), edges, g / n, status
+    return edges, g / n
 
 
 @substitute_docstring
@@ -138,7 +154,11 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     unregularised logistic regression has none there). The smoothed targets
     count the rows ``N+, N-`` of each label. A ``ConvergenceWarning``
     reports a failed fit; constant scores (Platt scaling) give the base rate,
-    with a ``UserWarning``.
+    with a ``UserWarning``. Unweighted multiclass Platt steps are solved for
+    all classes in the same passes over the logits
+    (:func:`skcal.ovr._platt.fit_platt_ovr`; float32 evaluations for
+    float32 logits with at least 40,000 rows, within ~1e-7 relative of the
+    float64 solve), then each class is binned.
 
     %(weight_unit)s
 
@@ -194,6 +214,40 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
             )
         return A, B, edges, values
 
+    def _fit_multiclass(self, Z, y, sample_weight):
+        """Platt steps of all classes in the same passes (:func:`fit_platt_ovr`), then one binning per class.
+
+        Unweighted Platt scaling only: the batched solver solves the same
+        problem (Platt's smoothed targets counting rows, standardised
+        scores, Newton to ``tol=1e-12``) whenever the weight unit of a class
+        is 1 (:func:`~skcal.ovr._binning.weight_unit`: always for distinct
+        scores). A class whose unit is not 1, whose scores are constant, or
+        whose batched fit did not converge, and every weighted or
+        temperature fit, goes through :func:`fit_scaling_binning`.
+        """
+        if sample_weight is not None or self.scaling != "platt":
+            return super()._fit_multiclass(Z, y, sample_weight)
+        A, B, _, status = fit_platt_ovr(Z, y, None, target_smoothing=True, tol=1e-12,
+                                        max_iter=200)
+        stats = ops.ovr_row_stats(Z)
+        maps = [None] * Z.shape[1]
+        for c0, c1, S in ops.ovr_score_blocks(Z, stats, _BLOCK_BYTES):
+            for k in range(c0, c1):
+                s, t = S[k - c0], y == k
+                dist = None
+                ok = status[k] == "converged" and A[k] > 0 and np.isfinite(B[k])
+                if ok:  # unweighted: the weight of a distinct f is its count
+                    u, cnt = np.unique(A[k] * s + B[k], return_counts=True)
+                    dist = (u, cnt.astype(np.float64), None)
+                    # distinct f: distinct s, unit 1; else the unit decides
+                    ok = u.size == s.size or weight_unit(s, t, None) == 1.0
+                if ok:
+                    edges, values = _bin_scaled(s, t, None, A[k], B[k], self.n_bins, dist)
+                    maps[k] = (float(A[k]), float(B[k]), edges, values)
+                else:
+                    maps[k] = self._fit_map(s, t, None, class_label(self.classes_[k]))
+        return maps
+
     def _set_maps(self, maps):
         A, B, edges, values = (list(v) for v in zip(*maps))
         if len(maps) == 1:
@@ -212,6 +266,4 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
             if isinstance(self.bin_probabilities_, list)
             else [self.bin_probabilities_]
         )
-        return stack_columns(
-            [step_lookup(F[:, j], e, v) for j, (e, v) in enumerate(zip(edges, values))]
-        )
+        return step_lookup_columns(F, edges, values)

@@ -29,10 +29,18 @@ Solvers
   backtracking. Stops when half the squared Newton decrement
   ``g^T H^+ g / 2`` (the decrease the quadratic model predicts) is at most
   ``tol``; the last step is then applied.
-- Above: a trust-region Newton-CG method (Steihaug CG, Jacobi
-  preconditioner; :func:`_trust_region_newton_cg`) with the exact objective
-  and gradient (one pass each), stopping when the Euclidean norm of the
-  gradient in the standardised parameters is at most ``sqrt(tol) / 10``.
+- Above: a trust-region Newton-CG method (Steihaug CG;
+  :func:`_trust_region_newton_cg`) with the exact objective and gradient
+  (one pass each), stopping when the Euclidean norm of the gradient in the
+  standardised parameters is at most ``sqrt(tol) / 10``. For a full ``W``
+  with intercept, the ``K + 1`` directions ``W -> W + 1 c^T``,
+  ``b -> b + t 1`` (a constant added to a row's logits: the NLL is flat
+  along them) are solved in closed form for the penalty
+  (:class:`_NullShift`); without that, only the penalty weight (``1e-6`` per
+  entry for the default Dirichlet L2 at K = 100) curves them and CG needs
+  thousands of steps. The preconditioner is the per-class ``(K + 1)``-blocks
+  of the Hessian (:class:`_BlockJacobi`; its diagonal for a diagonal ``W``
+  or K above about 200).
   Its quadratic model uses exact Hessian-vector products on rows held in
   memory (:class:`skcal._backend._matrix.HessianSample`): all rows when their
   features and probabilities fit :data:`HESS_SAMPLE_BYTES` (32 MiB), else a
@@ -91,6 +99,31 @@ F32_EPS = 1e-9
 #: per parameter, as SciPy's trust-ncg).
 CG_MAX_STEPS = 250
 
+#: Solve the ``K + 1`` softmax-shift directions of a full ``W`` with intercept
+#: in closed form (see :class:`_NullShift`).
+NULL_SHIFT = True
+
+#: Precondition a full ``W`` by its per-class ``(K + 1) x (K + 1)`` Hessian
+#: blocks (see :class:`_BlockJacobi`) when they take at most
+#: :data:`BLOCK_MAX_BYTES` (K up to about 200); the diagonal otherwise.
+BLOCK_PRECONDITIONER = True
+BLOCK_MAX_BYTES = 64 << 20
+
+#: The diagonal preconditioner is used first; once a conjugate-gradient solve
+#: takes this many steps (it is then capped there), the per-class blocks
+#: from the next iteration on. Forming the blocks costs ``O(n K^3)``, about
+#: ``K / 2`` Hessian-vector products at most: worth it only where the
+#: diagonal leaves the problem ill-conditioned (a weak penalty on many
+#: classes), not on an easy fit of 100,000 rows.
+BLOCK_SWITCH_STEPS = 40
+
+#: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
+#: class's largest are left out of that class's preconditioner block.
+BLOCK_ROW_CUT = 1e-4
+
+#: Debugging aid: when a list, the trust region appends one dict per
+#: iteration (objective, gradient norm, radius, CG steps, rho).
+_TRACE = None
 
 
 class AffinePenalty:
@@ -316,9 +349,10 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     fun : callable
         ``theta -> (f, g)``, the exact objective and gradient (one pass).
     make_model : callable
-        ``theta -> (hessp, diag)``: the Hessian-vector product at ``theta``
+        ``theta -> (hessp, pre)``: the Hessian-vector product at ``theta``
         (on the rows held in memory, see :data:`HESS_SAMPLE_BYTES`) and the
-        diagonal of that Hessian plus the penalty's (the preconditioner).
+        preconditioner ``pre`` (``pre.left = L^(-1)``, ``pre.right =
+        L^(-T)``) built from that Hessian plus the penalty's.
     theta : ndarray
         Start.
     tol : float
@@ -328,9 +362,10 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     Notes
     -----
     Steihaug's truncated conjugate gradient (Nocedal & Wright 2006, Alg. 7.2)
-    in the variables ``psi = D^(1/2) theta`` (``D`` the diagonal, refreshed at
-    every iterate, as in LIBLINEAR's preconditioned TRON, Hsia, Chiang & Lin
-    2018), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
+    in the variables ``psi = L^T theta`` (``L L^T`` the preconditioner from
+    ``make_model``: the Hessian's diagonal, as in LIBLINEAR's preconditioned
+    TRON, Hsia, Chiang & Lin 2018, or its per-class blocks, refreshed at
+    every iterate), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
     ``rho > 0.1``). The inner solve stops at a relative residual of
     ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``exact``:
     all rows held), else :data:`CG_FORCING` or after :data:`CG_MAX_STEPS`
@@ -349,10 +384,12 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     gnorm = float(np.linalg.norm(g))
     radius = None
     fails = 0
+    use_block = False
     for it in range(1, max_iter + 1):
         if gnorm <= gtol:
             return theta, it - 1, "converged"
-        hessp, pre = make_model(theta)
+        can_block = getattr(make_model, "can_block", False)
+        hessp, pre = make_model(theta, block=use_block) if can_block else make_model(theta)
         gs = pre.left(g)
         gs_norm = float(np.linalg.norm(gs))
         if radius is None:
@@ -362,9 +399,12 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
             return pre.left(hessp(pre.right(v)))
 
         eta = min(0.5, np.sqrt(gnorm)) if exact else CG_FORCING
-        p, hit, model = _steihaug(
-            Hs, gs, radius, eta * gs_norm, None if exact else CG_MAX_STEPS
-        )
+        cap = None if exact else CG_MAX_STEPS
+        if can_block and not use_block:
+            cap = BLOCK_SWITCH_STEPS if cap is None else min(cap, BLOCK_SWITCH_STEPS)
+        p, hit, model, steps_used = _steihaug(Hs, gs, radius, eta * gs_norm, cap)
+        if can_block and steps_used >= BLOCK_SWITCH_STEPS:
+            use_block = True
         pred = -model
         step = pre.right(p)
         f_new, g_new = fun(theta + step)
@@ -383,6 +423,9 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
             radius = 0.25 * pnorm
         elif rho > 0.75 and hit:
             radius = 2.0 * radius
+        if _TRACE is not None:
+            _TRACE.append(dict(it=it, f=f, gnorm=gnorm, radius=radius, cg=steps_used,
+                               hit=hit, rho=rho, accept=accept, pnorm=pnorm))
         if accept:
             theta, f, g, gnorm = theta + step, f_new, g_new, gnorm_new
             fails = 0
@@ -399,22 +442,24 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
 def _steihaug(Hv, g, radius, rtol, max_steps=None):
     """Approximately minimise ``m(p) = g.p + p.H.p / 2`` over ``|p| <= radius`` (CG-Steihaug).
 
-    Returns the step, whether it reached the boundary, and ``m(p)``.
+    Returns the step, whether it reached the boundary, ``m(p)`` and the
+    number of Hessian-vector products taken.
     """
     p = np.zeros_like(g)
     r = g.copy()  # r = g + H p
     dvec = -r
     rr = float(r @ r)
     cap = 10 * len(g) + 10 if max_steps is None else min(10 * len(g) + 10, max_steps)
-    for _ in range(cap):
+    steps = 0
+    for steps in range(1, cap + 1):
         Hd = Hv(dvec)
         dHd = float(dvec @ Hd)
         if dHd <= 0:
-            return _boundary_step(p, r, g, dvec, Hd, radius)
+            return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
         alpha = rr / dHd
         p_next = p + alpha * dvec
         if np.linalg.norm(p_next) >= radius:
-            return _boundary_step(p, r, g, dvec, Hd, radius)
+            return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
         p = p_next
         r = r + alpha * Hd
         rr_next = float(r @ r)
@@ -422,7 +467,7 @@ def _steihaug(Hv, g, radius, rtol, max_steps=None):
             break
         dvec = -r + (rr_next / rr) * dvec
         rr = rr_next
-    return p, False, 0.5 * float(g @ p + r @ p)
+    return p, False, 0.5 * float(g @ p + r @ p), steps
 
 
 def _boundary_step(p, r, g, d, Hd, radius):
@@ -558,13 +603,18 @@ def fit_affine(
 
         theta, n_iter, status = _newton(evaluate, theta0, tol, max_iter)
     else:
-        model = _model_factory(Z, sample_weight, xp, prob, penalty)
+        use_shift = NULL_SHIFT and structure == "full" and intercept
+        shift = _NullShift(prob, penalty) if use_shift else None
+        model = _model_factory(Z, sample_weight, xp, prob, penalty, shift)
 
         def fun(theta):
+            if shift is not None:
+                theta = shift(theta)
             Wt, bt = data(theta)
             f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
             pf, pg, _ = _penalty_terms(prob, penalty, theta, False)
-            return f + pf, _reduce_kernel_grad(prob, gW, gb) + pg
+            g = _reduce_kernel_grad(prob, gW, gb) + pg
+            return f + pf, g if shift is None else shift.project(g)
 
         f_eps = 1e-13 if str(Z.dtype).endswith("float64") else F32_EPS
         seen = []  # the last few evaluations: (theta, f)
@@ -577,6 +627,9 @@ def fit_affine(
         theta, n_iter, status = _trust_region_newton_cg(
             fun_kept, model, theta0, tol, max_iter, f_eps=f_eps, exact=model.exact
         )
+        if shift is not None:
+            seen[:] = [(shift(th), fv) for th, fv in seen]
+            theta = shift(theta)
         for th, fv in seen if info is not None else ():
             if np.array_equal(th, theta):
                 info["nll"] = fv - penalty.value(*prob.theta_to_original(theta))
@@ -597,38 +650,67 @@ def _sample_rows(n, k, itemsize):
     return np.sort(rng.choice(n, size=cap, replace=False))
 
 
-def _model_factory(Z, sample_weight, xp, prob, penalty):
+def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
     """``theta -> (hessp, diag)`` of the trust-region model (see :func:`_trust_region_newton_cg`)."""
     n, k = Z.shape
     itemsize = 8 if str(Z.dtype).endswith("float64") else 4
     rows = _sample_rows(n, k, itemsize)
     full = prob.structure == "full"
-    if prob.structure == "scalar":
-        raise ValueError("the scalar structure is solved by Newton's method")
+    # a scalar W (BCTS: one shared scale) works on the diagonal kernels
+    # through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
+    scalar = prob.structure == "scalar"
     sample = mk.HessianSample(
         Z, sample_weight, xp, prob.feat, M=prob.Mt if prob.whitened else None, rows=rows
     )
-    pen_diag = _penalty_diagonal(prob, penalty)
+    pen_diag = None if scalar else _penalty_diagonal(prob, penalty)
 
-    def make(theta):
+    def make(theta, block=False):
         nw = prob.nw
         T = theta[:nw].reshape(k, k) if full else theta[:nw]
         bt = theta[nw:] if prob.intercept else None
+        if shift is not None:
+            theta = shift(theta)
+            T = theta[:nw].reshape(k, k) if full else theta[:nw]
+            bt = theta[nw:] if prob.intercept else None
+        if scalar:
+            T, bt = prob.expand(theta)
         sample.at(T, bt)
 
         def hessp(v):
+            if scalar:
+                HW, hb = sample.hessp(*prob.expand(v))
+                return prob.reduce(HW, hb) + _penalty_hessp(prob, penalty, v)
             VW = v[:nw].reshape(k, k) if full else v[:nw]
             vb = v[nw:] if prob.intercept else None
             HW, hb = sample.hessp(VW, vb)
             h = np.concatenate([HW.ravel(), hb]) if prob.intercept else HW.ravel()
+            if shift is not None:
+                return shift.project(h + shift.penalty_hessp(v))
             return h + _penalty_hessp(prob, penalty, v)
 
+        if scalar:
+            # the scale's diagonal entry exactly (one product); the biases' from the kernel
+            e = np.zeros(prob.n_params)
+            e[0] = 1.0
+            d = [hessp(e)[:1]]
+            if prob.intercept:
+                pc = 2.0 * penalty.c if penalty.c is not None else 0.0
+                d.append(sample.diagonal(False)[1] + pc)
+            return hessp, _Jacobi(np.concatenate(d))
+
+        if block:
+            B = sample.class_blocks(prob.intercept, BLOCK_ROW_CUT)
+            B += _penalty_blocks(prob, penalty)
+            return hessp, _BlockJacobi(B, prob.intercept)
         dW, db = sample.diagonal(full)
         dW = dW.ravel()
         diag = (np.concatenate([dW, db]) if prob.intercept else dW) + pen_diag
         return hessp, _Jacobi(diag)
 
     make.exact = rows is None
+    make.can_block = bool(
+        full and BLOCK_PRECONDITIONER and 8 * k * (k + 1) ** 2 <= BLOCK_MAX_BYTES
+    )
     return make
 
 
@@ -644,6 +726,158 @@ class _Jacobi:
 
     def right(self, v):
         return v / self.d
+
+
+class _NullShift:
+    """The shifts that leave every softmax unchanged, solved for the penalty.
+
+    ``softmax(W x + b)`` does not change under ``W -> W + 1 c^T``,
+    ``b -> b + t 1`` (a constant added to every logit of a row): the NLL is
+    flat along these ``K + 1`` directions and only the penalty, whose weights
+    can be tiny (``reg="l2"``: ``lambda / K^2`` per entry), curves them. The
+    Hessian then has ``K + 1`` eigenvalues of the order of the penalty
+    weight, which no (block-)diagonal preconditioner sees (each class's block
+    carries the data curvature): the conjugate-gradient solves of the trust
+    region stall on them. The penalty is separable per entry, so its minimum
+    along the shifts is explicit (``c_j = sum_k C_kj (R_kj - W_kj) /
+    sum_k C_kj``, ``t = -sum_k c_k b_k / sum_k c_k``); the solver minimises
+    ``G(theta) = F(shift(theta))`` instead, for which these directions are
+    exactly flat (a consistent singular system for CG), and returns
+    ``shift(theta)``. ``G`` and ``F`` have the same minimum value, the
+    minimiser of ``F`` is the shifted minimiser of ``G``, and the gradient of
+    ``G`` at ``theta`` is that of ``F`` at ``shift(theta)`` (envelope
+    theorem), so the stopping test is unchanged. Full ``W`` with intercept
+    only.
+    """
+
+    def __init__(self, prob, pen):
+        self.prob, self.pen = prob, pen
+        C = np.broadcast_to(pen.C, (prob.k, prob.k))
+        S = C.sum(axis=0)
+        self.colw = np.where(S > 0, C / np.where(S > 0, S, 1.0)[None, :], 0.0)
+        cb = pen.c
+        sb = float(cb.sum())
+        self.bw = cb / sb if sb > 0 else np.zeros_like(cb)
+        # theta's W-part is T with W = T Mt diag(1/s): W + 1 c^T is T + 1 c_T^T,
+        # c_T = Mt^-T (s * c); b~ moves by (t + c . shift)
+        self.MtinvT = np.linalg.inv(prob.Mt.T)
+
+    def _coeffs(self, W, b, R):
+        c = np.sum(self.colw * (R - W), axis=0)
+        t = -float(self.bw @ b)
+        return c, t
+
+    def __call__(self, theta):
+        prob = self.prob
+        W, b = prob.theta_to_original(theta)
+        c, t = self._coeffs(W, b, self.pen.R)
+        out = theta.copy()
+        k = prob.k
+        cT = self.MtinvT @ (prob.feat.scale * c)
+        out[: k * k] += np.tile(cT, k)
+        out[k * k :] += t + float(c @ prob.feat.shift)
+        return out
+
+    def project(self, v):
+        """``v`` less its component along the shifts (orthogonal projection in ``theta``).
+
+        In ``theta`` the shifts are ``T -> T + 1 c^T``, ``b~ -> b~ + t 1``
+        (the kernel map is ``T Mt``), so this removes the column means of
+        the ``T`` part and the mean of the ``b~`` part. The exact gradient of
+        ``G`` and every Hessian product of ``G`` lie in that complement;
+        projecting removes the rounding along the flat directions, which the
+        conjugate gradient would otherwise follow to the trust-region
+        boundary.
+        """
+        k = self.prob.k
+        out = np.array(v, dtype=np.float64)
+        T = out[: k * k].reshape(k, k)
+        T -= T.mean(axis=0, keepdims=True)
+        out[k * k :] -= out[k * k :].mean()
+        return out
+
+    def penalty_hessp(self, v):
+        """Hessian of ``pen(shift(theta))`` times ``v`` (``H_pen`` of the shifted direction)."""
+        prob = self.prob
+        VW, vb = prob.theta_to_original(v)
+        c, t = self._coeffs(VW, vb, 0.0)
+        VW = VW + c[None, :]
+        vb = vb + t
+        return prob.reduce(*prob.to_original_adjoint(*self.pen.hessp(VW, vb)))
+
+
+class _BlockJacobi:
+    """Per-class block preconditioner ``D = blockdiag(L_k L_k^T)`` of a full ``W``.
+
+    ``theta`` is ordered ``[T (row-major, K x K) | b~ (K)]``; block ``k``
+    holds row ``k`` of ``T`` and ``b~_k``. ``left = L^(-1) v`` and
+    ``right = L^(-T) v``, so ``left H right`` is symmetric.
+    """
+
+    def __init__(self, B, intercept):
+        k, m, _ = B.shape
+        self.k, self.intercept = k, intercept
+        tr = np.trace(B, axis1=1, axis2=2) / m
+        jitter = 1e-12 * np.maximum(tr, 1e-300)
+        eye = np.eye(m)
+        for _ in range(8):
+            try:
+                L = np.linalg.cholesky(B + jitter[:, None, None] * eye)
+                break
+            except np.linalg.LinAlgError:
+                jitter = jitter * 100.0
+        else:  # pragma: no cover - the penalty or jitter makes B definite
+            L = np.sqrt(np.maximum(tr, 1e-300))[:, None, None] * eye
+        from scipy.linalg.lapack import dtrtri
+
+        self.Linv = np.empty_like(L)
+        for c in range(k):
+            self.Linv[c], _ = dtrtri(L[c], lower=1)
+
+    def _split(self, v):
+        k = self.k
+        V = v[: k * k].reshape(k, k)
+        if self.intercept:
+            V = np.concatenate([V, v[k * k :, None]], axis=1)
+        return V
+
+    def _join(self, V):
+        k = self.k
+        if self.intercept:
+            return np.concatenate([V[:, :k].ravel(), V[:, k]])
+        return V.ravel()
+
+    def left(self, v):
+        return self._join(np.matmul(self.Linv, self._split(v)[:, :, None])[:, :, 0])
+
+    def right(self, v):
+        LinvT = self.Linv.transpose(0, 2, 1)
+        return self._join(np.matmul(LinvT, self._split(v)[:, :, None])[:, :, 0])
+
+
+def _penalty_blocks(prob, pen):
+    """Per-class blocks of the penalty's Hessian in ``theta`` (full ``W``; exact: it is block-diagonal)."""
+    cached = getattr(prob, "_pen_blocks", None)
+    if cached is not None and cached[0] is pen:
+        return cached[1]
+    k = prob.k
+    A = prob.inv_s[:, None] * prob.Mt.T  # W_k = A t_k
+    C = np.broadcast_to(pen.C, (k, k))
+    if np.all(C == C.flat[0]):
+        Htt = np.broadcast_to(2.0 * C.flat[0] * (A.T @ A), (k, k, k)).copy()
+    else:
+        Htt = 2.0 * np.einsum("lj,cl,lm->cjm", A, C, A)
+    if not prob.intercept:
+        out = Htt
+    else:
+        c = pen.c
+        u = prob.Mt @ prob.m_s
+        out = np.zeros((k, k + 1, k + 1))
+        out[:, :k, :k] = Htt + 2.0 * c[:, None, None] * np.outer(u, u)[None]
+        out[:, :k, k] = out[:, k, :k] = -2.0 * c[:, None] * u[None, :]
+        out[:, k, k] = 2.0 * c
+    prob._pen_blocks = (pen, out)
+    return out
 
 
 def _penalty_diagonal(prob, pen):

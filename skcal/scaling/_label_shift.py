@@ -103,10 +103,15 @@ def adapt_to_label_shift(
         raise ValueError(
             f"source_priors has {s.size} entries, but proba has {k} columns."
         )
-    if not np.all(np.isfinite(s)) or np.any(s <= 0) or abs(s.sum() - 1.0) > 1e-6:
+    if not np.all(np.isfinite(s)) or np.any(s <= 0):
+        bad = int(np.flatnonzero(~(np.isfinite(s) & (s > 0)))[0])
         raise ValueError(
-            "source_priors must be positive and sum to 1 (within 1e-6); got "
-            f"sum {s.sum():.8g}."
+            f"source_priors must be positive and finite; entry {bad} is {float(s[bad])!r} "
+            "(a class with zero prior cannot be re-weighted: drop its column)."
+        )
+    if abs(s.sum() - 1.0) > 1e-6:
+        raise ValueError(
+            f"source_priors must sum to 1 (within 1e-6); got sum {s.sum():.8g}."
         )
     s = s / s.sum()
     if sample_weight is None:

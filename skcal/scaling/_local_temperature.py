@@ -506,7 +506,11 @@ class LocalTemperatureScaler(BaseCalibrator):
         # prediction runs in NumPy and base._restore returns the input's type.
         from .._backend import _numpy
 
-        return Z, _numpy
+        return to_numpy(Z), _numpy
+
+    def _order_columns(self, Z):
+        # the class logits, not the extra feature columns after them
+        return Z[:, : Z.shape[1] - self.n_extra_features]
 
     def _encode_y(self, y, n_columns, n_samples):
         if self.n_extra_features and getattr(self, "feature_names_in_", None) is not None:

@@ -324,22 +324,23 @@ def fit_temperature(
     if strides:
         # Row statistics of the finest subsample only (the coarser ones are
         # its subsamples); the full ones come with the first full pass.
+        # (xp.row_stride: a view; on dask, recorded for grouped lockstep fits)
         fine = strides[-1]
-        stats = xp.row_max_and_true(Z[::fine], y[::fine])
+        Zf, yf = xp.row_stride(Z, fine), xp.row_stride(y, fine)
+        stats = xp.row_max_and_true(Zf, yf)
         # (dask: one reduction; the lazy statistics are not used by its passes)
         scale = (
-            xp.logit_scale(Z[::fine], y[::fine]) if hasattr(xp, "logit_scale")
+            xp.logit_scale(Zf, yf) if hasattr(xp, "logit_scale")
             else _logit_scale(stats)
         )
         for stride in strides:
-            sub = slice(None, None, stride)
             ss = slice(None, None, stride // fine)
-            sw = None if sample_weight is None else sample_weight[sub]
+            sw = None if sample_weight is None else xp.row_stride(sample_weight, stride)
             if sw is not None and not _weight_total(sw, xp) > 0:
                 continue
             b, _, status, t = _newton(
-                Z[sub], y[sub], sw, xp, (stats[0][ss], stats[1][ss]),
-                beta0, WARM_START_TOL, max_iter, scale=scale,
+                xp.row_stride(Z, stride), xp.row_stride(y, stride), sw, xp,
+                (stats[0][ss], stats[1][ss]), beta0, WARM_START_TOL, max_iter, scale=scale,
             )
             if status == "converged":
                 beta0, t0 = b, t

@@ -139,11 +139,13 @@ def _initial_scales(Z, y, sample_weight, xp):
         # (and ~4e6 entries), to 1e-4.
         rows = max(1, min(_START_ROWS, _START_ENTRIES // max(1, Z.shape[1])))
         step = max(1, Z.shape[0] // rows)
-        sub = slice(None, None, step)
-        sw = None if sample_weight is None else sample_weight[sub]
+        sw = None if sample_weight is None else xp.row_stride(sample_weight, step)
         if sw is not None and not _weight_total(sw, xp) > 0:
-            sub, sw = slice(None), sample_weight
-        beta, _, status = fit_temperature(Z[sub], y[sub], sw, xp, tol=1e-4)
+            step, sw = 1, sample_weight
+        # (xp.row_stride: a view; on dask, recorded for grouped lockstep fits)
+        beta, _, status = fit_temperature(
+            xp.row_stride(Z, step), xp.row_stride(y, step), sw, xp, tol=1e-4
+        )
         if status == "lower" and zmax > 0:
             beta = min(beta, 1.0 / zmax)
     return np.where((lo == 0) & (hi == 0), 1.0, float(beta)), zmax

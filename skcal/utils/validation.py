@@ -169,6 +169,26 @@ def _as_torch_float(X):
     return X
 
 
+def _reject_non_numeric(a, name, what):
+    """Raise for text, bytes or boolean arrays (NumPy or pandas columns), never parsed or cast.
+
+    scikit-learn's ``check_array`` with a float dtype would parse ``"1.5"`` and
+    turn ``True`` into 1.0 without a word.
+    """
+    dtypes = getattr(a, "dtypes", None)
+    kinds = (
+        {np.dtype(d).kind if isinstance(d, np.dtype) else "?" for d in dtypes}
+        if dtypes is not None and hasattr(dtypes, "__iter__")
+        else {getattr(getattr(a, "dtype", None), "kind", "")}
+    )
+    bad = kinds & set("USbc")
+    if bad:
+        kind = {"U": "text", "S": "bytes", "b": "boolean", "c": "complex"}[sorted(bad)[0]]
+        hint = ("Complex data not supported." if kind == "complex" else
+                "Convert them explicitly (e.g. X.astype(float)) if that is what they are.")
+        raise ValueError(f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}")
+
+
 def check_scores(X, *, input_type="logits", name="X"):
     """Validate classifier outputs and return them as a 2-D logit array.
 
@@ -231,6 +251,7 @@ def check_scores(X, *, input_type="logits", name="X"):
         from .._backend import _dask
 
         return _dask.check_scores(X, input_type, name)
+    _reject_non_numeric(X, name, "scores (logits or probabilities)")
     try:
         X = check_array(
             X,
@@ -477,6 +498,7 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
     elif isinstance(sample_weight, numbers.Number):
         sw = np.full(n_samples, float(sample_weight))
     else:
+        _reject_non_numeric(sample_weight, "sample_weight", "weights")
         sw = check_array(
             sample_weight, ensure_2d=False, dtype=np.float64,
             ensure_all_finite=False, input_name="sample_weight",

@@ -1,0 +1,648 @@
+"""All one-vs-rest beta calibration fits of a float32 multiclass problem, batched over classes.
+
+:func:`fit_beta_ovr32` solves the problems of :func:`skcal.ovr._beta.fit_beta`
+for every class ``k`` (scores ``s = ovr_log_odds(Z)[:, k]``, positives
+``y == k``) in the same row-chunked float32 passes over ``Z``, as
+:func:`skcal.ovr._platt.fit_platt_ovr` does for Platt scaling: each pass
+computes the features of the classes still being solved and accumulates their
+losses, gradients and Hessians. The bound constraints (``a, b >= 0``) are
+handled per class by the same primal active-set Newton method as
+:func:`skcal.ovr._logistic.fit_logistic_bounded`, written as one generator per
+class that yields its trial points; the driver evaluates the trial points of
+all classes in one pass.
+"""
+
+import math
+
+import numpy as np
+
+from .._backend import _numpy
+from .._backend._ovr import _row_stats32, ovr_log_odds
+from ._logistic import log_sigmoid
+
+__all__ = ["fit_beta_ovr32", "BATCH_MIN_ROWS"]
+
+#: Multiclass float32 fits on at least this many rows are batched (below,
+#: one float64 fit per class: the passes are cheap and the subsample warm
+#: start would be most of the data).
+BATCH_MIN_ROWS = 40_000
+#: The warm start solves all classes on a systematic subsample of about this
+#: many rows (every ``s``-th row) to :data:`WARM_START_TOL`.
+WARM_START_ROWS = 8_000
+WARM_START_TOL = 1e-6
+#: The warm start's own warm start: every ``WARM_START_STEPS``-th row of the
+#: subsample, solved to :data:`WARM_START_TOL_COARSE`.
+WARM_START_STEPS = 8
+WARM_START_TOL_COARSE = 1e-4
+#: A Newton step whose predicted decrease (half the squared Newton decrement)
+#: is at most this may be below what the float32 loss resolves; it is
+#: accepted when the decrement at the new point is smaller (as
+#: :data:`skcal.ovr._platt.F32_LOSS_RESOLUTION`). Larger steps, and steps cut
+#: at a bound, use Armijo's rule on the loss.
+F32_LOSS_RESOLUTION = 1e-5
+#: After a step whose predicted decrease (half the squared Newton decrement)
+#: is at most this, the Hessian is not recomputed at the new point: the last
+#: one is used (near the optimum it changes by O(lambda) relative per step,
+#: lambda = sqrt(2 * 1e-8) here, i.e. well under 1 %).
+HESS_REUSE = 1e-8
+#: The smallest ``tol`` the float32 solver is used for.
+F32_MIN_TOL = 1e-14
+#: A subsample feature whose sd is at most this fraction of its largest
+#: magnitude is (nearly) constant in float32: the class is fitted in float64.
+F32_FLAT = 1e-4
+#: ``f`` is clipped to +-this before ``exp(-f)`` in float32.
+_F32_CLIP = 87.0
+_BASE_RATE_CLIP = 1e-6
+_ARMIJO_C = 1e-4
+_MIN_STEP = 1e-12
+_RIDGE = 1e-12
+_LOG2 = math.log(2.0)
+#: Bytes of one float32 work array of an evaluation's row chunk.
+_CHUNK_BYTES = 1 << 19
+
+
+def _design(parameters):
+    """Number of (bounded) features and whether there is an intercept."""
+    return {"abm": (2, True), "am": (1, True), "ab": (2, False)}[parameters]
+
+
+class _BetaProblem32:
+    """The K standardised one-vs-rest beta problems of a float32 logit matrix.
+
+    Features of class ``k``: ``x1 = log p_k`` and ``x2 = -log(1 - p_k)`` of
+    ``p = softmax(z)``, computed in float32 without cancellation:
+    ``x1 = z_k - (m + log T)`` and ``x2 = -log1p(-exp(x1))`` with ``m`` the
+    row maximum and ``T = sum_j exp(z_j - m)``; for the arg-max column
+    (where ``p`` may be close to 1) ``x2 = s_k - x1`` from its one-vs-rest
+    log-odds ``s_k``, which the row statistics hold without cancellation.
+    The kernel centres them in float32 (``x1 - mu1``, ``x2 - mu2``; for
+    ``"am"`` the score ``x1 + x2 - mu1 - mu2``; ``"ab"``'s fixed centres are
+    ``-log 2, log 2``) and the scales ``sd`` are applied to the per-class
+    sums in float64: the coefficients ``theta`` are those of
+    ``u_j = (x_j - mu_j) / sd_j`` (plus the intercept ``theta_c`` for
+    ``"abm"`` and ``"am"``), a positive rescaling that keeps the bounds.
+
+    Every evaluation walks ``Z`` in row chunks; all elementwise work is
+    float32 and every sum over the rows of a chunk a float32 ``einsum``,
+    accumulated in float64 across chunks. The row statistics (20 B per row)
+    are taken during the first evaluation.
+    """
+
+    def __init__(self, Z, y, w, parameters, mu, sd):
+        self.Z, self.y, self.K = Z, y, Z.shape[1]
+        self.w = w
+        self.w32 = None if w is None else w.astype(np.float32)
+        self.wsum = float(Z.shape[0]) if w is None else float(w.sum())
+        self.parameters = parameters
+        self.nf, self.intercept = _design(parameters)
+        self.p = self.nf + self.intercept
+        # the float32 means the evaluations centre the features by, exactly;
+        # (mu1, mu2) are the means of x1 and x2 ("am": of x1 and x2 too, the
+        # score's mean being their sum)
+        mu = np.asarray(mu, np.float64)
+        self.mu32 = mu.astype(np.float32)
+        self.mu = self.mu32.astype(np.float64)
+        sd = np.asarray(sd, np.float64)
+        self.sd = sd
+        if parameters == "am":
+            self.sgn = 1.0 / sd[:1]
+        else:
+            self.sgn = np.stack([1.0 / sd[0], -1.0 / sd[1]])
+        n = Z.shape[0]
+        self.stats = None
+        self._stats = (
+            np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
+            np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
+            np.empty(n, dtype=np.float32),
+        )
+
+    # ------------------------------------------------------------ features
+    def _features(self, sl, cols, all_cols):
+        """Centred features of the chunk ``sl``: ``x1 - mu1`` and ``w2 = -(x2 - mu2)`` (float32).
+
+        ``x1 = log p``, ``x2 = -log(1 - p)``; ``"am"`` returns the single
+        centred score ``s - mu`` instead.
+        """
+        f32 = np.float32
+        mu1 = self.mu32[0] if all_cols else self.mu32[0][cols]
+        mu2 = self.mu32[1] if all_cols else self.mu32[1][cols]
+        if self.stats is None:  # the first evaluation: the row statistics too
+            (a1, m1, total, nt), X, E = _row_stats32(self.Z[sl])
+            logT = np.log(total)
+            for o, v in zip(self._stats, (a1, m1, total, nt, logT)):
+                o[sl] = v
+            X -= logT[:, None]  # x1 = log p (exactly -log T at the arg-max)
+            X -= mu1
+            E *= (f32(-1.0) / total)[:, None]  # -p (0 at the arg-max)
+        else:
+            a1, m1, total, nt, logT = (v[sl] for v in self.stats)
+            A = self.Z[sl] if all_cols else self.Z[sl][:, cols]
+            X = A - (m1 + logT)[:, None]  # x1 = log p
+            E = np.exp(X)
+            np.negative(E, out=E)  # -p
+            X -= mu1
+        with np.errstate(divide="ignore"):
+            np.log1p(E, out=E)  # log(1 - p); the arg-max entries are replaced
+        if all_cols:
+            r, j = np.arange(X.shape[0]), a1
+        else:
+            pos = np.full(self.K, -1)
+            pos[cols] = np.arange(cols.size)
+            jj = pos[a1]
+            r = np.flatnonzero(jj >= 0)
+            j = jj[r]
+        E[r, j] = -(nt[r] + logT[r])  # log(1 - p) = -(s - log p) at the arg-max
+        E += mu2  # w2 = -(x2 - mu2)
+        if self.parameters == "am":
+            X -= E  # s - mu1 - mu2
+            return [X]
+        return [X, E]
+
+    def positives(self, sl, cols, all_cols):
+        ys = self.y[sl]
+        if all_cols:
+            return np.arange(ys.size), ys
+        pos = np.full(self.K, -1)
+        pos[cols] = np.arange(cols.size)
+        j = pos[ys]
+        r = np.flatnonzero(j >= 0)
+        return r, j[r]
+
+    # ----------------------------------------------------------- evaluation
+    def evaluate(self, cols, theta, loss=True, hess=True):
+        """Mean loss, gradient and Hessian of the classes ``cols`` at ``theta`` (m, p).
+
+        Returns ``F`` (m,) (None unless ``loss``), ``g`` (m, p) and ``H``
+        (m, p, p), NaN for the classes where ``hess`` (a bool, or a bool
+        array over ``cols``) is False: their Hessian sums are skipped. At
+        least a quarter of the classes are evaluated as all of them (a
+        column gather costs more than the classes it skips).
+        """
+        hess = np.broadcast_to(np.asarray(hess, bool), cols.shape)
+        loss = np.broadcast_to(np.asarray(loss, bool), cols.shape)
+        if self.stats is None or (cols.size < self.K and 4 * cols.size >= self.K):
+            th = np.zeros((self.K, self.p))
+            th[cols] = theta
+            hk, lk = np.zeros(self.K, bool), np.zeros(self.K, bool)
+            hk[cols], lk[cols] = hess, loss
+            F, g, H = self._evaluate(np.arange(self.K), th, lk, hk)
+            return (F[cols] if F is not None else None), g[cols], H[cols]
+        return self._evaluate(cols, theta, loss, hess)
+
+    def _evaluate(self, cols, theta, loss, hess):
+        n, m, p, nf = self.Z.shape[0], cols.size, self.p, self.nf
+        all_cols = m == self.K
+        f32 = np.float32
+        # theta is on the standardised features u_j = sgn_j * feature_j
+        # (sgn = (1 / sd1, -1 / sd2) or (1 / sd,)); the kernel's features are
+        # the centred ones, so its sums are scaled by sgn afterwards
+        sgn = (self.sgn if all_cols else self.sgn[:, cols])  # (nf, m)
+        neg_coef = [(-(theta[:, i] * sgn[i])).astype(f32) for i in range(nf)]
+        neg_c = (-theta[:, nf]).astype(f32) if self.intercept else None
+        pairs = [(i, j) for i in range(nf) for j in range(i, nf)]
+        nh = len(pairs) + (nf + 1 if self.intercept else 0)
+        hcols = np.flatnonzero(hess)
+        h_all = hcols.size == m
+        lcols = np.flatnonzero(loss)
+        l_all = lcols.size == m
+        loss = bool(lcols.size)
+        acc = np.zeros((p, m))
+        acc_h = np.zeros((nh, hcols.size))
+        F_acc, sum_pos_f = np.zeros(m), np.zeros(m)
+        ein = np.einsum
+        for sl in _numpy.chunk_rows(n, m, itemsize=4, chunk_bytes=_CHUNK_BYTES):
+            U = self._features(sl, cols, all_cols)
+            G = U[0] * neg_coef[0]  # -f
+            if nf == 2:
+                T = U[1] * neg_coef[1]
+                G += T
+            if neg_c is not None:
+                G += neg_c
+            r, j = self.positives(sl, cols, all_cols)
+            wc = None if self.w32 is None else self.w32[sl]
+            if loss:
+                fp = -G[r, j].astype(np.float64)
+                if self.w is not None:
+                    fp *= self.w[sl][r]
+                sum_pos_f += np.bincount(j, weights=fp, minlength=m)
+                # -log(1 - p) below loses f beyond the clip (f > 87); f < -87
+                # only drops terms below 1e-37
+                if G.min(initial=0.0) < -_F32_CLIP:
+                    ri, ci = np.nonzero(G < -_F32_CLIP)
+                    f = -G[ri, ci].astype(np.float64)
+                    fix = np.logaddexp(0.0, f) - np.logaddexp(0.0, _F32_CLIP)
+                    if wc is not None:
+                        fix *= wc[ri]
+                    F_acc += np.bincount(ci, weights=fix, minlength=m)
+            np.clip(G, f32(-_F32_CLIP), f32(_F32_CLIP), out=G)
+            E = np.exp(G, out=G)  # exp(-f)
+            P = E + f32(1.0)
+            np.reciprocal(P, out=P)  # p = sigmoid(f)
+            if loss or hcols.size:
+                Q = np.multiply(E, P, out=E)  # 1 - p, without cancellation
+            if loss:  # softplus(f) = -log(1 - p)
+                L = np.log(Q if l_all else Q[:, lcols])
+                F_acc[lcols] -= (L.sum(0) if wc is None else wc @ L)
+            if hcols.size:
+                Q *= P  # q = p (1 - p)
+                if wc is not None:
+                    Q *= wc[:, None]
+            P[r, j] -= f32(1.0)  # p - t
+            if wc is not None:
+                P *= wc[:, None]
+            out = [ein("ik,ik->k", P, u) for u in U]
+            if self.intercept:
+                out.append(P.sum(0))
+            acc += np.array(out)
+            if hcols.size:
+                if not h_all:
+                    Q = Q[:, hcols]
+                    Uh = [u[:, hcols] for u in U]
+                else:
+                    Uh = U
+                out = [ein("ik,ik,ik->k", Q, Uh[i], Uh[jx]) for i, jx in pairs]
+                if self.intercept:
+                    out += [ein("ik,ik->k", Q, u) for u in Uh]
+                    out.append(Q.sum(0))
+                acc_h += np.array(out)
+        if self.stats is None:
+            self.stats = self._stats
+        Fm = None
+        if loss:  # NaN for the classes whose loss was not asked for
+            Fm = np.full(m, np.nan)
+            Fm[lcols] = (F_acc - sum_pos_f)[lcols] / self.wsum
+        acc /= self.wsum
+        acc_h /= self.wsum
+        # scale: g_u = sgn * g_centred; H_u = sgn_i sgn_j H_centred
+        scale = np.vstack([sgn, np.ones((int(self.intercept), m))])  # (p, m)
+        g = (acc * scale).T.copy()
+        H = np.full((m, p, p), np.nan)
+        sh = scale[:, hcols]
+        k = 0
+        for i, jx in pairs:
+            H[hcols, i, jx] = H[hcols, jx, i] = acc_h[k] * sh[i] * sh[jx]
+            k += 1
+        if self.intercept:
+            for i in range(nf):
+                H[hcols, i, nf] = H[hcols, nf, i] = acc_h[k] * sh[i]
+                k += 1
+            H[hcols, nf, nf] = acc_h[k]
+        for i in range(p):
+            H[hcols, i, i] += _RIDGE
+        return Fm, g, H
+
+
+# --------------------------------------------------------- per-class solver
+def _free_newton_step(g, H, free):
+    """``d = -H_ff^{-1} g_f`` on the free coordinates (0 elsewhere), for p <= 3, in Python floats.
+
+    Gaussian elimination with partial pivoting (the systems are 1x1 to 3x3
+    and NumPy's per-call overhead would dominate); a zero pivot (singular
+    system) gives the diagonal step ``-g_j / H_jj`` as ``fit_logistic_bounded``.
+    """
+    idx = [i for i in range(len(g)) if free[i]]
+    m = len(idx)
+    A = [[H[i][j] for j in idx] + [-g[i]] for i in idx]
+    for c in range(m):
+        piv = max(range(c, m), key=lambda r: abs(A[r][c]))
+        if A[piv][c] == 0.0:
+            d = [0.0] * len(g)
+            for i in idx:
+                d[i] = -g[i] / H[i][i]
+            return d
+        A[c], A[piv] = A[piv], A[c]
+        for r in range(c + 1, m):
+            f = A[r][c] / A[c][c]
+            if f:
+                for k in range(c, m + 1):
+                    A[r][k] -= f * A[c][k]
+    x = [0.0] * m
+    for c in range(m - 1, -1, -1):
+        x[c] = (A[c][m] - sum(A[c][k] * x[k] for k in range(c + 1, m))) / A[c][c]
+    d = [0.0] * len(g)
+    for i, v in zip(idx, x):
+        d[i] = v
+    return d
+
+
+def _dot(u, v):
+    return sum(a * b for a, b in zip(u, v))
+
+
+def _bounded_newton(theta, F, g, H, nonneg, tol, max_iter):
+    """The active-set Newton method of ``fit_logistic_bounded`` for one class, as a generator.
+
+    ``theta``, ``g`` lists of floats, ``H`` a list of lists, ``nonneg`` a list
+    of bools. Yields ``(theta, need_loss)`` trial points and receives
+    ``(F, g, H)`` there (``F`` None when not requested). Returns
+    ``(theta, n_iter, status)``, status ``"converged"``, ``"max_iter"`` or
+    ``"line_search"``.
+
+    As ``fit_logistic_bounded``: the working set ``active`` holds bounded
+    coefficients fixed at 0; a Newton step on the others is cut at the
+    first bound it reaches (which then joins the set); at a point whose
+    half squared Newton decrement is at most ``tol`` a held coefficient
+    whose one-dimensional Newton step would lower the loss by more than
+    ``tol`` is released, and otherwise the fit has converged. A step is
+    accepted by Armijo's rule on the loss, or, when its predicted decrease
+    is at most :data:`F32_LOSS_RESOLUTION` and it reaches no bound, when the
+    decrement at the new point is smaller. After a local step predicting a
+    decrease of at most :data:`HESS_REUSE` the Hessian is not recomputed:
+    the next step and decrement use the last one computed (near the optimum
+    the Hessian changes by O(lambda) relative per step, lambda the Newton
+    decrement, so the decrement still estimates the gap to the optimum to
+    well under 1 %).
+    """
+    p = len(theta)
+    active = [False] * p
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        free = [not a for a in active]
+        d = _free_newton_step(g, H, free) if any(free) else [0.0] * p
+        slope = _dot(g, d)
+        decrement = -slope
+        if decrement / 2.0 <= tol:
+            gains = [g[i] * g[i] / (2.0 * H[i][i]) if active[i] and g[i] < 0 else 0.0
+                     for i in range(p)]
+            j = max(range(p), key=gains.__getitem__)
+            if gains[j] <= tol:
+                theta = [t + di for t, di in zip(theta, d)]  # the last (tiny) Newton step
+                theta = [0.0 if nonneg[i] and theta[i] < 0 else theta[i] for i in range(p)]
+                return theta, n_iter, "converged", H
+            active[j] = False
+            continue
+        ratio = [-theta[i] / d[i] if free[i] and nonneg[i] and d[i] < 0 else math.inf
+                 for i in range(p)]
+        alpha_max = min(ratio)
+        if alpha_max <= 0.0:
+            active = [a or r <= 0.0 for a, r in zip(active, ratio)]
+            continue
+        step = min(1.0, alpha_max)
+        while step >= _MIN_STEP:
+            hit = [r <= step * (1.0 + 1e-12) for r in ratio]
+            th = [0.0 if h else t + step * di for t, di, h in zip(theta, d, hit)]
+            local = decrement / 2.0 <= F32_LOSS_RESOLUTION and not any(hit)
+            if not local and not math.isfinite(F):  # the loss of the current point
+                F, g, H_cur = yield theta, True, False
+                H = H if H_cur is None else H_cur
+            # near the optimum (a local step) the Hessian of the current point
+            # is kept for the next one instead of recomputed
+            F_new, g_new, H_new = yield th, not local, not local or decrement / 2.0 > HESS_REUSE
+            if H_new is None:
+                H_new = H
+            if local:
+                d_new = _free_newton_step(g_new, H_new, free)
+                ok = -_dot(g_new, d_new) < decrement
+            else:
+                ok = F_new <= F + _ARMIJO_C * step * slope
+            if ok:
+                break
+            step /= 2.0
+        else:
+            return theta, n_iter, "line_search", H
+        active = [a or h for a, h in zip(active, hit)]
+        theta, F, g, H = th, (math.nan if F_new is None else F_new), g_new, H_new
+    return theta, n_iter, "max_iter", H
+
+
+def _solve(prob, theta, F, g, H, tol, max_iter, classes):
+    """Run the per-class generators of ``classes`` together, one evaluation per round.
+
+    ``theta`` (K, p), ``F`` (K,), ``g`` (K, p), ``H`` (K, p, p) are the
+    current points of all classes. Returns ``theta, n_iter, status, H`` for
+    all K (entries of classes not in ``classes``: the input / 0 /
+    "skipped").
+    """
+    K, p = theta.shape
+    nonneg = [i < prob.nf for i in range(p)]
+    theta, H = theta.copy(), H.copy()
+    n_iter = np.zeros(K, dtype=np.int64)
+    status = np.full(K, "skipped", dtype=object)
+    gens, pending = {}, {}
+
+    def advance(k, gen, value):
+        try:
+            pending[k] = gen.send(value)
+        except StopIteration as stop:
+            theta[k], n_iter[k], status[k], H[k] = stop.value
+            gens.pop(k, None)
+            pending.pop(k, None)
+
+    for k in classes:
+        gen = _bounded_newton(theta[k].tolist(), float(F[k]), g[k].tolist(), H[k].tolist(),
+                              nonneg, tol, max_iter)
+        gens[k] = gen
+        advance(k, gen, None)
+    while pending:
+        ks = np.array(sorted(pending))
+        th = np.array([pending[k][0] for k in ks])
+        need_loss = np.array([pending[k][1] for k in ks])
+        hess = np.array([pending[k][2] for k in ks])
+        F_c, g_c, H_c = prob.evaluate(ks, th, loss=need_loss, hess=hess)
+        for i, k in enumerate(ks):
+            Fi = None if F_c is None or not pending[k][1] else float(F_c[i])
+            Hi = H_c[i].tolist() if hess[i] else None
+            advance(k, gens[k], (Fi, g_c[i].tolist(), Hi))
+    return theta, n_iter, status, H
+
+
+# ------------------------------------------------------------------ driver
+def _subsample_features(Zs):
+    """float64 features ``x1 = log p``, ``x2 = -log(1 - p)`` of a (small) subsample: (n_sub, K) each."""
+    S = ovr_log_odds(Zs)
+    return log_sigmoid(S), -log_sigmoid(-S)
+
+
+def _moments(x1, x2, w, parameters):
+    """Centres ``mu`` (2, K) of ``x1, x2`` and scales ``sd`` (nf, K) of the features; flat classes.
+
+    ``"abm"``: weighted means and sds of ``x1`` and ``x2``; ``"am"``: the
+    means of ``x1`` and ``x2`` and the sd of ``s = x1 + x2``; ``"ab"`` (no
+    intercept): the fixed centres ``-log 2, log 2`` and the root mean squares
+    of ``x1 + log 2`` and ``x2 - log 2``.
+    """
+    wsum = float(x1.shape[0]) if w is None else float(w.sum())
+
+    def mean(x):
+        return (x.sum(0) if w is None else w @ x) / wsum
+
+    if parameters == "ab":
+        mu = np.stack([np.full(x1.shape[1], -_LOG2), np.full(x1.shape[1], _LOG2)])
+    else:
+        mu = np.stack([mean(x1), mean(x2)])
+    if parameters == "am":
+        feats = [x1 + x2 - (mu[0] + mu[1])]
+    else:
+        feats = [x1 - mu[0], x2 - mu[1]]
+    sd = np.stack([np.sqrt(mean(x * x)) for x in feats])
+    flat = np.zeros(x1.shape[1], bool)
+    for x, v in zip(feats, sd):
+        flat |= ~(v > F32_FLAT * np.abs(x).max(0))
+    flat |= ~np.all(np.isfinite(mu), 0) | ~np.all(np.isfinite(sd), 0)
+    return mu, np.where(sd > 0, sd, 1.0), flat
+
+
+def _starts(prob, n_pos, wsum):
+    """The base-rate and identity starts of ``fit_beta`` in standardised coordinates: (K, p) each."""
+    K, p, nf = prob.K, prob.p, prob.nf
+    r = np.clip(n_pos / wsum, _BASE_RATE_CLIP, 1.0 - _BASE_RATE_CLIP)
+    c0 = np.log(r) - np.log1p(-r)
+    base = np.zeros((K, p))
+    ident = np.zeros((K, p))
+    ident[:, :nf] = prob.sd.T  # f = x1 + x2 = sum_j sd_j u_j + (mu1 + mu2)
+    if prob.intercept:
+        base[:, nf] = c0
+        ident[:, nf] = prob.mu[0] + prob.mu[1]
+    return base, ident, c0
+
+
+def _start_point(prob, n_pos, cols):
+    """Per class the better (lower loss) of the two starts, with F, g, H there."""
+    base, ident, c0 = _starts(prob, n_pos, prob.wsum)
+    Fb, gb, Hb = prob.evaluate(cols, base[cols])
+    Fi, gi, Hi = prob.evaluate(cols, ident[cols])
+    use_i = Fi < Fb
+    K, p = base.shape
+    theta, F = base.copy(), np.full(K, np.nan)
+    g, H = np.zeros((K, p)), np.tile(np.eye(p), (K, 1, 1))
+    theta[cols] = np.where(use_i[:, None], ident[cols], base[cols])
+    F[cols] = np.where(use_i, Fi, Fb)
+    g[cols] = np.where(use_i[:, None], gi, gb)
+    H[cols] = np.where(use_i[:, None, None], Hi, Hb)
+    return theta, F, g, H, c0
+
+
+def _solve_from(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
+    """Solve the classes ``cols`` of ``prob``: from ``theta0`` where ``warm``, else from the better start.
+
+    A warm class starts with the Hessian ``H0`` of the previous (subsample)
+    problem near ``theta0``: its first step is a quasi-Newton step, checked
+    by Armijo's rule like any other, and the full Hessian is computed at the
+    next point. Returns ``theta`` (K, p), ``status`` (K,), ``n_iter`` (K,)
+    and the last Hessians ``H`` (K, p, p).
+    """
+    K, p = prob.K, prob.p
+    theta = np.zeros((K, p))
+    F, g, H = np.full(K, np.nan), np.zeros((K, p)), np.tile(np.eye(p), (K, 1, 1))
+    good = cols[warm[cols]]
+    cold = cols[~warm[cols]]
+    if good.size:
+        theta[good] = theta0[good]
+        F[good], g[good], _ = prob.evaluate(good, theta[good], hess=False)
+        H[good] = H0[good]
+    if cold.size:
+        th_c, F_c, g_c, H_c, _ = _start_point(prob, n_pos, cold)
+        theta[cold], F[cold], g[cold], H[cold] = th_c[cold], F_c[cold], g_c[cold], H_c[cold]
+    theta, it, st, H = _solve(prob, theta, F, g, H, tol, max_iter, cols)
+    return theta, st, it, H
+
+
+def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=200):
+    """All one-vs-rest beta calibration fits of a float32 logit matrix, batched over classes.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes), float32
+        Logits, ``n_classes >= 3``.
+    y : ndarray of shape (n_samples,), int
+        Encoded labels in ``0..n_classes-1``.
+    sample_weight : ndarray of shape (n_samples,), float64, default=None
+    parameters, tol, max_iter
+        As in :func:`skcal.ovr._beta.fit_beta`.
+
+    Returns
+    -------
+    a, b, c : ndarray of shape (n_classes,), float64
+        The maps ``logit q = a log p - b log(1 - p) + c`` of the classes
+        fitted here (NaN for the others).
+    n_iter : ndarray of shape (n_classes,), int64
+        Newton iterations of the full-data solve.
+    status : ndarray of shape (n_classes,), object
+        ``"converged"`` or ``"uninformative"`` (as :func:`fit_beta`: the
+        constrained optimum has ``a = b = 0``; ``c`` is then the base rate);
+        ``None`` for a class this solver leaves to ``fit_beta`` (one class
+        absent from the data or from the subsample, a feature (nearly)
+        constant on the subsample, or a float32 fit that did not converge).
+
+    Notes
+    -----
+    A systematic subsample (every ``s``-th row, about
+    :data:`WARM_START_ROWS`) gives the features' moments, which standardise
+    the problem (any affine standardisation with a positive scale has the
+    same optimum and the same constraints), and is solved, from the better
+    of ``fit_beta``'s two starts, to :data:`WARM_START_TOL`. The full-data
+    Newton iteration starts there; its stopping rule is ``fit_beta``'s
+    (half the squared Newton decrement on the free coefficients at most
+    ``tol`` and no coefficient held at 0 whose one-dimensional Newton step
+    would lower the loss by more than ``tol``). Steps whose predicted
+    decrease is below :data:`F32_LOSS_RESOLUTION` (below what a float32 loss
+    resolves) are accepted when they decrease the Newton decrement, others
+    by Armijo's rule; after a step predicting a decrease below
+    :data:`HESS_REUSE` the Hessian is reused instead of recomputed (its
+    sums are skipped for that class), and the first full-data step uses
+    the subsample's Hessian. The optimum agrees with the float64 solve of
+    the same logits to ~1e-6 relative (the float32 rounding of the
+    features; ~1e-7 measured).
+    Extra memory: O(n_samples + n_classes) plus one row chunk of work arrays.
+    """
+    n, K = Z.shape
+    y = np.asarray(y)
+    w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+    nf, intercept = _design(parameters)
+    p = nf + intercept
+    wsum = float(n) if w is None else float(w.sum())
+    n_pos = np.bincount(y, weights=w, minlength=K).astype(np.float64)
+    a_out, b_out, c_out = np.full(K, np.nan), np.full(K, np.nan), np.full(K, np.nan)
+    n_iter = np.zeros(K, dtype=np.int64)
+    status = np.full(K, None, dtype=object)
+
+    ws_step = max(1, n // WARM_START_ROWS)
+    sub = slice(None, None, ws_step)
+    Zs, ys = np.ascontiguousarray(Z[sub]), y[sub]
+    ws = None if w is None else w[sub]
+    mu, sd, flat = _moments(*_subsample_features(Zs), ws, parameters)
+    ns_pos = np.bincount(ys, weights=ws, minlength=K)
+    ns_w = float(ys.size) if ws is None else float(ws.sum())
+    ok = ~flat & (n_pos > 0) & (n_pos < wsum) & (ns_pos > 0) & (ns_pos < ns_w)
+    cols = np.flatnonzero(ok)
+    if cols.size == 0:
+        return a_out, b_out, c_out, n_iter, status
+    # warm starts: the subsample's optimum (from fit_beta's better start), on
+    # a smaller subsample's optimum first; every level starts a class at the
+    # previous level's optimum where that converged, else at the better start
+    levels = [(ws_step * WARM_START_STEPS, WARM_START_TOL_COARSE), (ws_step, WARM_START_TOL)]
+    theta, warm = np.zeros((K, p)), np.zeros(K, bool)
+    H = np.tile(np.eye(p), (K, 1, 1))
+    for lstep, ltol in levels:
+        if lstep == 1:  # the full data itself
+            continue
+        sub = slice(None, None, lstep)
+        yl, wl = y[sub], None if w is None else w[sub]
+        pl = _BetaProblem32(np.ascontiguousarray(Z[sub]), yl, wl, parameters, mu, sd)
+        npl = np.bincount(yl, weights=wl, minlength=K)
+        ok_l = cols[(npl[cols] > 0) & (npl[cols] < pl.wsum)]
+        theta, st, _, H = _solve_from(pl, npl, ok_l, theta, H, warm, ltol, max_iter)
+        warm = (st == "converged") & np.all(np.isfinite(theta), 1) & np.all(np.isfinite(H), (1, 2))
+    # the full problem
+    prob = _BetaProblem32(Z, y, w, parameters, mu, sd)
+    theta, st, it, _ = _solve_from(prob, n_pos, cols, theta, H, warm, tol, max_iter)
+    done = cols[(st[cols] == "converged") & np.all(np.isfinite(theta[cols]), 1)]
+    coef = theta[:, :nf] / prob.sd.T  # on the features x1, x2 (or s)
+    _, _, c0 = _starts(prob, n_pos, wsum)
+    for k in done:
+        if parameters == "am":
+            a = b = coef[k, 0]
+            c = theta[k, nf] - a * (prob.mu[0, k] + prob.mu[1, k])
+        elif parameters == "ab":
+            a, b = coef[k]
+            c = (a - b) * _LOG2
+        else:
+            a, b = coef[k]
+            c = theta[k, nf] - a * prob.mu[0, k] - b * prob.mu[1, k]
+        n_iter[k] = it[k]
+        if a == 0.0 and b == 0.0:
+            a_out[k], b_out[k], c_out[k], status[k] = 0.0, 0.0, c0[k], "uninformative"
+        else:
+            a_out[k], b_out[k], c_out[k], status[k] = a, b, c, "converged"
+    return a_out, b_out, c_out, n_iter, status
