@@ -516,7 +516,7 @@ class DirichletCalibrator(_AffineCalibrator):
         default because a full ``W`` with a fixed weak penalty over-fits
         badly with many classes: on the real 100-class sets (5,000 rows,
         10,100 parameters) ``reg="l2", reg_lambda=1e-2`` gives a test NLL of
-        19.1 and 7.7 against 1.24 and 1.22 uncalibrated, ``"sms"`` 1.19 and
+        19.1 and 7.7 against 1.24 and 1.22 uncalibrated, ``"sms"`` 1.133 and
         0.87 (``benchmarks/README.md``). ``"odir"`` is Kull et al.'s choice,
         best with ``reg_lambda="auto"``, but it leaves the diagonal of ``W``
         free: when a class is separated by its own column (as class 1 of the
