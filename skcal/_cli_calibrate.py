@@ -189,6 +189,17 @@ def _fit_labels(table):
                 f"{table.path}: labels must be class indices 0..{K - 1} (one per logit "
                 f"column), got {y[bad][0]}"
             )
+        if table.columns is not None:
+            names = [str(c).strip() for c in table.columns]
+            if sorted(names) == sorted(str(i) for i in range(K)) and names != [
+                str(i) for i in range(K)
+            ]:
+                raise _UserError(
+                    f"{table.path}: the logit columns are named {names[:10]} (class "
+                    "numbers in another order), but integer labels are column indices: "
+                    "column k of the logits is class k. Put the columns in class order "
+                    "or list them with --logit-columns"
+                )
         return y, np.arange(K)
     present = np.unique(y)
     if table.columns is not None and np.isin(present, table.columns).all():
@@ -331,8 +342,10 @@ def _encode(y, classes, path):
     pos = np.clip(pos, 0, len(key) - 1)
     ok = key[order][pos] == y
     if not ok.all():
+        bad = y[~ok][0]
+        bad = bad.item() if hasattr(bad, "item") else bad  # no numpy repr in the message
         raise _UserError(
-            f"{path}: label {y[~ok][0]!r} is not one of the model's classes "
+            f"{path}: label {bad!r} is not one of the model's classes "
             f"{classes[:10].tolist()}"
         )
     return order[pos]
@@ -367,6 +380,15 @@ def _cmd_fit(args):
         )
     if "classes" in est.get_params() and "classes" not in params:
         est.set_params(classes=classes)
+    elif "classes" in params and table.columns is not None and y.dtype.kind not in "iu":
+        given = [str(c) for c in np.asarray(params["classes"]).ravel()]
+        names = [str(c) for c in classes]
+        if sorted(given) == sorted(names) and given != names:
+            raise _UserError(
+                f"--param classes={given} names the logit columns {names} in another "
+                "order: the columns are matched to the labels by name; drop the classes "
+                "parameter, or reorder the columns (--logit-columns)"
+            )
     import warnings
 
     t0 = time.perf_counter()

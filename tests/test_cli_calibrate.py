@@ -375,3 +375,55 @@ def test_duplicate_logit_columns_named_first(tmp_path, logits, capsys):
                  str(tmp_path / "m.skops"), "--logit-columns", "ant,ant,bee"]) == 2
     err = _err(capsys)
     assert "duplicate" in err and "'ant'" in err and "'cat'" not in err
+
+
+def test_classes_param_in_another_order_than_named_columns_is_refused(tmp_path, logits, capsys):
+    # found by a fresh-user run: --param classes=[...] silently re-labelled
+    # the named columns (column 'ant' fitted as class 'bee')
+    Z, y = logits
+    path = tmp_path / "t.csv"
+    _write(path, Z, y)
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--param", "classes=['bee','ant','cat']",
+                 "--output", str(tmp_path / "m.skops")]) == 2
+    assert "names the logit columns" in _err(capsys)
+    # the same order as the columns is accepted
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--param", "classes=['ant','bee','cat']",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+
+
+def test_integer_labels_with_permuted_class_number_headers_are_refused(tmp_path, logits,
+                                                                       capsys):
+    # found by a fresh-user run: headers '1','0','2' were taken by position
+    import pyarrow.csv as pacsv
+
+    Z, y = logits
+    path = tmp_path / "num.csv"
+    pacsv.write_csv(pa.table({"1": Z[:, 1], "0": Z[:, 0], "2": Z[:, 2], "label": y}), path)
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 2
+    assert "class numbers in another order" in _err(capsys)
+    ok = tmp_path / "ok.csv"
+    pacsv.write_csv(pa.table({"0": Z[:, 0], "1": Z[:, 1], "2": Z[:, 2], "label": y}), ok)
+    assert main(["fit", "--data", str(ok), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+
+
+def test_unknown_label_message_has_no_numpy_repr(tmp_path, logits, capsys):
+    Z, y = logits
+    path = tmp_path / "t.csv"
+    _write(path, Z, y)
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+    capsys.readouterr()
+    bad = tmp_path / "bad.csv"
+    labels = np.array(NAMES, dtype=object)[y]
+    labels[0] = "fox"
+    import pyarrow.csv as pacsv
+
+    pacsv.write_csv(pa.table({**{NAMES[k]: Z[:, k] for k in range(3)}, "label": labels}), bad)
+    assert main(["report", "--data", str(bad), "--model", str(tmp_path / "m.skops"),
+                 "--output", str(tmp_path / "r"), "--n-bootstrap", "0"]) == 2
+    err = _err(capsys)
+    assert "'fox'" in err and "np.str_" not in err

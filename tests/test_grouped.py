@@ -103,3 +103,19 @@ def test_dataframe_predict_keeps_column_names_for_every_calibrator():
     np.testing.assert_allclose(P_new, est.global_calibrator_.predict_proba(df))
     with pytest.raises(ValueError, match="feature names"):
         est.predict_proba(df[["b", "a", "c"]], groups=g)
+
+
+@pytest.mark.parametrize("bad", [np.array(["1", "2"] * 20), np.array([True, False] * 20)],
+                         ids=["text", "bool"])
+def test_group_ids_of_another_type_than_in_fit_are_refused(bad):
+    # found by a fresh-user run: '1' (text) silently went to the global
+    # calibrator, True matched group 1
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = rng.integers(0, 3, 40)
+    est = GroupedCalibrator(min_group_size=5).fit(X, y, groups=np.repeat([1, 2], 20))
+    with pytest.raises(ValueError, match="ids but the calibrator was fitted with number ids"):
+        est.predict_proba(X, groups=bad)
+    # new ids of the same type go to the global calibrator, as documented
+    P = est.predict_proba(X, groups=np.full(40, 7))
+    np.testing.assert_allclose(P, est.global_calibrator_.predict_proba(X))

@@ -27,6 +27,34 @@ def _missing_ids(groups):
     return np.zeros(groups.shape[0], dtype=bool)
 
 
+def _id_kind(a):
+    """"text", "bool" or "number" for an array of group ids (None: unknown / mixed)."""
+    kind = np.asarray(a).dtype.kind if not is_dask_array(a) else a.dtype.kind
+    if kind in "US":
+        return "text"
+    if kind == "b":
+        return "bool"
+    if kind in "iuf":
+        return "number"
+    if kind == "O" and not is_dask_array(a) and len(a):
+        kinds = {"text" if isinstance(v, str) else "bool" if isinstance(v, (bool, np.bool_))
+                 else "number" if isinstance(v, (int, float, np.number)) else None
+                 for v in a}
+        return kinds.pop() if len(kinds) == 1 else None
+    return None
+
+
+def _check_id_kind(groups, fitted):
+    """A group id of another kind than the fitted ones ('1' vs 1) is a mistake, not a new group."""
+    got, want = _id_kind(groups), _id_kind(fitted)
+    if got is not None and want is not None and got != want:
+        raise ValueError(
+            f"groups holds {got} ids but the calibrator was fitted with {want} ids "
+            f"(e.g. {np.asarray(fitted)[:3].tolist()}); ids of another type never match "
+            "a fitted group. Convert them to the type used in fit."
+        )
+
+
 def _group_sizes(groups):
     """Sorted unique group ids and their row counts (one pass for a dask array)."""
     if is_dask_array(groups):
@@ -77,7 +105,16 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ``fit``, or a group id not seen in ``fit``, is calibrated by
     ``global_calibrator_``. A group with enough rows but a single class among
     them is fitted as usual, with all classes (the per-group fit may warn
-    about classes without examples).
+    about classes without examples). Group ids of another type than in
+    ``fit`` (``"1"`` against ``1``, booleans against numbers) raise instead
+    of falling back.
+
+    ``groups`` is a required keyword of ``fit``, ``predict_proba``,
+    ``predict`` and ``score``: in scikit-learn's model selection
+    (``cross_val_score``, ``GridSearchCV``) pass it through metadata routing,
+    ``sklearn.set_config(enable_metadata_routing=True)`` and
+    ``est.set_fit_request(groups=True).set_score_request(groups=True)``, or
+    every fold scores NaN.
 
     dask arrays: the labels and the group ids (with their counts per row
     block) come from one job. For a skcal calibrator whose fit runs on dask
@@ -307,6 +344,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         n = X.shape[0] if hasattr(X, "shape") else len(X)
         groups = self._check_groups(groups, n)
+        _check_id_kind(groups, self.groups_)
         if is_dask_array(X):
             import dask.array as da
 
