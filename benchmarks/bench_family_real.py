@@ -35,6 +35,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import clipped_nll
 from sklearn.exceptions import ConvergenceWarning
 
 from skcal import DirichletCalibrator, MatrixScaler
@@ -79,11 +80,6 @@ def _kind(message):
         if key in m:
             return kind
     return "warn"
-
-
-def _nll(P, y):
-    p = np.clip(P[np.arange(len(y)), y].astype(np.float64), 1e-300, None)
-    return float(-np.mean(np.log(p)))
 
 
 def main():
@@ -136,7 +132,7 @@ def main():
             else:
                 conv = "yes" if not kinds else "no (" + ", ".join(kinds) + ")"
                 n_iter = str(est.n_iter_)
-                nll = f"{_nll(est.predict_proba(Zt), yt):.4f}"
+                nll = f"{clipped_nll(est.predict_proba(Zt), yt):.4f}"
                 sec_s = f"{sec:.2f}"
             if conv != "yes":
                 bad.append(f"{name}/{m}: {conv}")

@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import clipped_nll
 
 from skcal import (
     BiasCorrectedTemperatureScaler,
@@ -54,11 +55,6 @@ METHODS = {
 }
 
 
-def _nll(P, y):
-    p = np.clip(P[np.arange(len(y)), y].astype(np.float64), 1e-300, None)
-    return float(-np.mean(np.log(p)))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default=None)
@@ -90,7 +86,7 @@ def main():
                 print(f"  {name} {m}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
                 P = est.predict_proba(Zt).astype(np.float64)
             ece = 100 * calibration_error(yt, P, n_bins=15)
-            cells.append(f"{_nll(P, yt):.4f} / {ece:.2f}")
+            cells.append(f"{clipped_nll(P, yt):.4f} / {ece:.2f}")
         print(f"| {name} | {Zv.shape[1]} | " + " | ".join(cells) + " |", flush=True)
     print("\nfit time summed over the sets (s): "
           + ", ".join(f"{m} {t:.1f}" for m, t in times.items() if METHODS[m] is not None))
