@@ -73,10 +73,14 @@ class BaseCalibrator(
 
     Notes
     -----
-    Column ``j`` of ``X`` belongs to ``classes_[j]``. For a pandas DataFrame
-    whose column names are the labels of ``y`` (compared as text), the columns
-    are matched to the labels by name: ``classes_`` follows the column order.
-    ``transform`` returns the
+    ``classes_`` is sorted (``np.unique(y)``, as for scikit-learn's
+    classifiers, whose scorers rely on it) and every output has its columns
+    in ``classes_`` order. By default column ``j`` of ``X`` belongs to
+    ``classes_[j]``. For a pandas DataFrame whose column names are the labels
+    of ``y`` (compared as text), the columns are matched to the labels by
+    name, and ``classes=`` names the columns of an array in their order; in
+    both cases the input columns are reordered into ``classes_`` order before
+    the fit and at predict time. ``transform`` returns the
     calibrated log-probabilities, i.e. calibrated logits normalised so that
     ``exp`` of each row sums to one; they can be fed to another calibrator or
     to any estimator expecting logits. ``score`` is the mean log-likelihood of

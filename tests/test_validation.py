@@ -92,20 +92,37 @@ def test_resolve_classes_explicit_classes_order_and_unseen():
         resolve_classes(np.array(["b"]), 2, ["b", "b"])
 
 
-def test_calibrator_integer_labels_below_k_are_column_indices():
-    """issue 16: labels 1..3 for 4 columns are columns 1..3 (class 0 absent);
-    labels 2..4 cannot be column indices: ask instead of guessing."""
+def test_calibrator_integer_labels_without_zero_are_ambiguous():
+    """The user guide's rule (issue 24, item 5): integer labels are column indices
+    only when they include 0. Labels 1..3 for 4 columns could be 0..3 without 0
+    or 1..4 without 4: ask instead of guessing; 0..2 are columns 0..2."""
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(90, 4))
     y = np.arange(90) % 3 + 1
-    with pytest.warns(UserWarning, match="never occur"):
-        ts = TemperatureScaler().fit(Z, y)
+    with pytest.raises(ValueError, match=r"labels in 1\.\.3 \(without 0\) for 4 columns"):
+        TemperatureScaler().fit(Z, y)
+    with pytest.warns(UserWarning, match=r"Classes \[3\] never occur"):
+        ts = TemperatureScaler().fit(Z, y - 1)
     np.testing.assert_array_equal(ts.classes_, [0, 1, 2, 3])
     with pytest.raises(ValueError, match="ambiguous"):
         TemperatureScaler().fit(Z, y + 1)
     with pytest.warns(UserWarning, match="never occur"):
         ts = TemperatureScaler(classes=[1, 2, 3, 4]).fit(Z, y)
     np.testing.assert_array_equal(ts.classes_, [1, 2, 3, 4])
+
+
+def test_labels_1_to_9_for_10_columns_raise_the_documented_error():
+    """docs/user_guide/index.rst: labels 1..9 for 10 columns are a ValueError asking for classes=."""
+    from skcal.utils.discovery import all_calibrators
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 10))
+    y = rng.integers(1, 10, 200)
+    for name, cls in all_calibrators():
+        with pytest.raises(ValueError, match=r"1\.\.9 \(without 0\).*pass classes=\[\.\.\.\]"):
+            cls().fit(Z, y)
+    ts = TemperatureScaler(classes=np.arange(1, 11)).fit(Z, y)
+    np.testing.assert_array_equal(ts.classes_, np.arange(1, 11))
 
 
 @pytest.mark.parametrize("row", [0, 70_000, 149_999])

@@ -176,8 +176,8 @@ def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False
     The rule is the calibrators' one,
     :func:`skcal.utils._labels.resolve_classes` (``labels=None``: the sorted
     unique labels if there are ``n_classes`` of them; fewer, even a single
-    one, only when they are integers in ``0..n_classes-1``, which are then
-    column indices; else an error asking for ``labels=``). One addition, as in
+    one, only when they are integers in ``0..n_classes-1`` that include 0,
+    which are then column indices; else an error asking for ``labels=``). One addition, as in
     scikit-learn's binary metrics: for a 1-D (binary) ``y_prob`` and a
     ``y_true`` holding a single label among 0, 1 and -1, the classes are
     ``[0, 1]`` (``[-1, 1]`` for -1), so ``y_prob`` is the probability of
