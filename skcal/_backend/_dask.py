@@ -654,8 +654,13 @@ def _check_block(Xb, input_type, name):
     from ..utils.validation import check_scores
 
     if Xb.shape[0] == 0:
+        from ..utils.validation import probability_log_dtype
+
         k = 2 if Xb.ndim == 1 or Xb.shape[1] == 1 else Xb.shape[1]
-        return np.empty((0, k), dtype=_float_dtype(Xb.dtype))
+        dtype = _float_dtype(Xb.dtype)
+        if input_type == "probabilities":
+            dtype = probability_log_dtype(dtype)
+        return np.empty((0, k), dtype=dtype)
     return check_scores(Xb, input_type=input_type, name=name)[0]
 
 
@@ -697,6 +702,10 @@ def check_scores(X, input_type, name):
         X = X.rechunk({1: -1})
     k = 2 if n_cols == 1 else n_cols
     dtype = _float_dtype(X.dtype)
+    if input_type == "probabilities":
+        from ..utils.validation import probability_log_dtype
+
+        dtype = probability_log_dtype(dtype)  # float16: logs in float32
     meta = np.empty((0, k), dtype=dtype)
     if X.ndim == 1:
         Z = X.map_blocks(

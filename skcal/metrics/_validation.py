@@ -290,7 +290,9 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
     if float(dev[i]) > tol:
         raise ValueError(
             f"Rows of y_prob must sum to 1 within {tol}; row {i} "
-            f"sums to {float(sums[i])}. Pass input_type='logits' for logits."
+            f"sums to {float(sums[i])}. Pass input_type='logits' for logits, or "
+            f"renormalise probabilities rounded to low precision (e.g. stored as "
+            f"float16) explicitly with skcal.utils.validation.normalize_probabilities."
         )
 
 
