@@ -20,8 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .utils._labels import check_near_match
-
 __all__ = ["add_subcommands", "run"]
 
 
@@ -83,18 +81,20 @@ def _columns_arg():
 
 def add_subcommands(sub):
     """Add ``fit``, ``apply`` and ``report`` to the ``skcal`` argument parser."""
-    methods = ", ".join(sorted(_methods()))
     f = sub.add_parser(
         "fit", help="fit a calibrator on labelled logits and save it (.skops)",
         description="Fit a calibration method on a calibration set and save the "
         "fitted calibrator with skops.io.",
-        epilog=f"Methods: {methods} (or a calibrator class name). Labels: integer "
+        # a function: listing the methods imports them, only for `skcal fit --help`
+        epilog=lambda: f"Methods: {', '.join(sorted(_methods()))} (or a calibrator "
+        "class name). Labels: integer "
         "class indices 0..K-1 (column k of the logits is class k), or text labels "
         "that name the logit columns, or text labels mapped to the columns in "
         "sorted order.",
     )
     _add_table_args(f, "default: 'label' or 'y'")
-    f.add_argument("--method", required=True, metavar="NAME", help=f"one of {methods}")
+    f.add_argument("--method", required=True, metavar="NAME",
+                   help="a method name or calibrator class name (listed below)")
     f.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the calibrator, e.g. --param max_iter=200; "
                    "values are Python literals (else text); repeatable")
@@ -213,6 +213,8 @@ def _fit_labels(table):
             )
         return y, np.asarray(table.columns, dtype=str)
     if table.columns is not None:
+        from .utils._labels import check_near_match
+
         try:
             check_near_match(present.tolist(), [str(c) for c in table.columns],
                              remedy="use integer labels 0..K-1")

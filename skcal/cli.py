@@ -96,15 +96,41 @@ def _columns(text, allow_empty=False):
     return names
 
 
-def _parser():
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose ``epilog`` may be a function, called only when
+    the help is printed: listing the methods imports every calibrator (and
+    scikit-learn), which ``skcal --version`` and ``skcal --help`` must not pay.
+    """
+
+    def format_help(self):
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
+def _benchmark_epilog():
     from .benchmark._benchmark import available_methods
+
+    return (
+        "File formats for --data: .npz with keys logits_val, y_val, "
+        "logits_test, y_test (or logits, y: split 50/50 with --seed); "
+        "NAME_logits.npy with NAME_labels.npy beside it (split with "
+        "--seed); .csv with a header, a 'label' column, an optional "
+        "'split' column (val/test) and one column per class logit; labels "
+        "are class indices 0..K-1 or text labels, matched to the logit "
+        "columns by header name (else by position / in sorted order); "
+        ".parquet with the same columns as .csv. "
+        f"Methods: {', '.join(available_methods())}."
+    )
+
+
+def _parser():
+    from . import __version__
     from .datasets import list_datasets
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="skcal", description="Post-hoc probability calibration tools."
     )
-    from . import __version__
-
     parser.add_argument(
         "--version", action="version", version=f"skcal {__version__}"
     )
@@ -119,17 +145,7 @@ def _parser():
             "accuracy, fit and predict time on the test split. Without --data "
             "or --dataset, runs on every bundled data set."
         ),
-        epilog=(
-            "File formats for --data: .npz with keys logits_val, y_val, "
-            "logits_test, y_test (or logits, y: split 50/50 with --seed); "
-            "NAME_logits.npy with NAME_labels.npy beside it (split with "
-            "--seed); .csv with a header, a 'label' column, an optional "
-            "'split' column (val/test) and one column per class logit; labels "
-            "are class indices 0..K-1 or text labels, matched to the logit "
-            "columns by header name (else by position / in sorted order); "
-            ".parquet with the same columns as .csv. "
-            f"Methods: {', '.join(available_methods())}."
-        ),
+        epilog=_benchmark_epilog,
     )
     b.add_argument(
         "--data", action="append", metavar="FILE", default=[],

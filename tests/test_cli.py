@@ -578,3 +578,43 @@ def test_cli_quiet_silences_peer_progress_bars(monkeypatch, capsys):
     out = capsys.readouterr()
     assert rc == 0 and out.err == ""
     assert tqdm.std.tqdm.__dict__["__init__"] is original  # restored
+
+
+_HEAVY = ("torch", "sklearn", "matplotlib", "dask", "pandas", "pyarrow")
+
+
+def _imported_after(code):
+    """Heavy modules in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = (
+        f"{code}\nimport sys\n"
+        f"print(','.join(m for m in {_HEAVY!r} if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]])
+def test_cli_version_and_help_import_no_heavy_module(argv):
+    # main had `skcal --version` import torch and scikit-learn (~4.4 s per call)
+    code = (
+        "import contextlib, io\nfrom skcal.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()):\n    main({argv!r})"
+    )
+    assert _imported_after(code) == ""
+
+
+def test_import_skcal_is_light_and_discovery_needs_no_import():
+    # README: `import skcal; skcal.utils.discovery.all_calibrators()`
+    assert _imported_after("import skcal") == ""
+    loaded = _imported_after(
+        "import skcal\nnames = [n for n, _ in skcal.utils.discovery.all_calibrators()]\n"
+        "assert 'TemperatureScaler' in names and 'PlattScaler' in names, names"
+    )
+    assert "torch" not in loaded and "matplotlib" not in loaded and "dask" not in loaded
+    import skcal
+
+    assert skcal.TemperatureScaler is skcal.scaling.TemperatureScaler
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchScaler'"):
+        skcal.NoSuchScaler  # noqa: B018
