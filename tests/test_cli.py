@@ -618,3 +618,28 @@ def test_import_skcal_is_light_and_discovery_needs_no_import():
     assert skcal.TemperatureScaler is skcal.scaling.TemperatureScaler
     with pytest.raises(AttributeError, match="no attribute 'NoSuchScaler'"):
         skcal.NoSuchScaler  # noqa: B018
+
+
+def test_cli_benchmark_input_type_probabilities(tmp_path, capsys):
+    # main: a probability file was read as logits with no warning (NLL 1.26, not 1.13)
+    from scipy.special import softmax
+
+    d = load_logits(SET)
+    P = {s: softmax(np.asarray(d[f"logits_{s}"], dtype=np.float64), axis=1)
+         for s in ("val", "test")}
+    path = tmp_path / "proba.npz"
+    np.savez(path, logits_val=P["val"], y_val=d.y_val, logits_test=P["test"],
+             y_test=d.y_test)
+    base = ["benchmark", "--data", str(path), "--methods", "temperature", "--no-peers",
+            "--resamples", "0", "--repeats", "1", "--quiet"]
+    assert main(base + ["--output", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("skcal benchmark: warning:") == 1  # one per file
+    assert "--input-type probabilities" in err
+    assert main(base + ["--input-type", "probabilities", "--output", str(tmp_path / "b")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    unc, ts = _read_csv(tmp_path / "b" / "benchmark.csv")
+    yt = d.y_test
+    assert float(unc["nll"]) == pytest.approx(
+        -np.log(P["test"][np.arange(len(yt)), yt]).mean(), rel=1e-9)
+    assert float(ts["nll"]) == pytest.approx(1.1029, abs=5e-5)  # as on the logits (README)
