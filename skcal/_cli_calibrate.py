@@ -20,13 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .exceptions import _UserError
 from .utils._labels import check_near_match
 
 __all__ = ["add_subcommands", "run"]
-
-
-class _UserError(Exception):
-    """An error in the user's input: reported in one line, exit code 2."""
 
 
 # ------------------------------------------------------------------ parsing

@@ -31,14 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .exceptions import _UserError
+
 __all__ = ["main"]
 
 #: Data set used by ``--fast`` when none is given.
 FAST_DATASET = "cifar10_resnet20_chenyaofo"
-
-
-class _UserError(Exception):
-    """An error in the user's input: reported in one line, exit code 2."""
 
 
 def _resamples(text):
