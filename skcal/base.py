@@ -198,10 +198,11 @@ class BaseCalibrator(
         # later, as scikit-learn does (only the name check runs here).
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
         # input that looks like probabilities is reported once, in fit
-        input_type = self.input_type
-        if not reset and input_type == "logits":
-            input_type = "logits"  # the literal, not the default marker
-        Z, n_cols = check_scores(X, input_type=input_type)
+        Z, n_cols = check_scores(
+            X,
+            input_type=self.input_type,
+            warn_probabilities=reset,
+        )
         if reset:
             self.n_features_in_ = n_cols
         else:
@@ -292,7 +293,7 @@ class BaseCalibrator(
         classes, _, missing = resolve_classes(uniq, Z.shape[1], self.classes)
         self._set_classes(classes, missing)
         self._sort_classes()
-        return xp.encode_labels(y, self.classes_, Z)
+        return xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
 
     def _prepare(self, Z):
         """Move validated logits to the compute backend; return (Z, xp)."""
@@ -524,7 +525,7 @@ class BaseCalibrator(
                     f"{y.shape[0]}."
                 )
             LP = self._predict_dask(Z, "_predict_log_proba")
-            y_enc = xp.encode_labels(y, self.classes_, Z)
+            y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
             sw = xp.check_sample_weight(sample_weight, Z)
             return xp.mean_log_likelihood(LP, y_enc, sw)
         Z, xp = self._prepare(Z)

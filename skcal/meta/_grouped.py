@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..utils._array import is_dask_array
+from ..utils._labels import encode_labels
 
 __all__ = ["GroupedCalibrator"]
 
@@ -301,7 +302,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         # the coordinator's arrays: validated logits, encoded labels, checked
         # (unscaled) weights of all rows; each group's fit divides its own
-        y_enc = _dask.encode_labels(y, classes, Z)
+        y_enc = _dask.encode_labels(y, classes, Z, encode=encode_labels)
         sw = None
         if sample_weight is not None:
             sw = _dask.as_row_chunks(sample_weight, Z)

@@ -5,7 +5,7 @@ same clear ``ValueError`` for the same problem.
 """
 
 import contextlib
-import contextvars
+import functools
 import math
 import numbers
 import sys
@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ._array import is_dask_array, is_torch_tensor
+from .._backend._array import is_dask_array, is_torch_tensor
+from .._backend._shared import DEFERRED_RANGE_CHECKS
 
 __all__ = [
     "DEFAULT_INPUT_TYPE",
@@ -33,18 +34,21 @@ __all__ = [
 INPUT_TYPES = ("logits", "probabilities")
 
 
-#: Default of the calibrators' ``input_type``: the string ``"logits"``, built
-#: at run time so that it is a distinct object from any ``"logits"`` literal
-#: (literals are interned). ``input_type is DEFAULT_INPUT_TYPE`` tells that the
-#: user left the default: ``clone`` and ``get_params`` keep the object, while
-#: ``input_type="logits"`` passed explicitly is another object. Input that
-#: looks like probabilities is reported only in the first case (see
-#: :func:`check_scores`).
-DEFAULT_INPUT_TYPE = "".join(("log", "its"))
+#: Default of the calibrators' ``input_type``. A plain value, compared by
+#: value: whether input that looks like probabilities is reported is decided
+#: by the caller of :func:`check_scores` (``warn_probabilities``), not by the
+#: identity of this string.
+DEFAULT_INPUT_TYPE = "logits"
 
 
 class ProbabilitiesAsLogitsWarning(UserWarning):
-    """Input that looks like probabilities was read as logits (``input_type`` left at its default)."""
+    """Input that looks like probabilities was read as logits (``input_type="logits"``).
+
+    Issued by every calibrator's ``fit`` when a 2-D ``X`` read as logits has
+    every value in [0, 1] and rows summing to 1; pass
+    ``input_type="probabilities"`` if they are, or filter this warning if the
+    logits really look so.
+    """
 
 
 def _warn_if_probabilities(X, lo, hi):
@@ -269,7 +273,7 @@ def _reject_non_numeric(a, name, what):
         raise ValueError(f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}")
 
 
-def check_scores(X, *, input_type="logits", name="X"):
+def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
     """Validate classifier outputs and return them as a 2-D logit array.
 
     Parameters
@@ -282,14 +286,15 @@ def check_scores(X, *, input_type="logits", name="X"):
         (rows summing to one; a single column or 1-D vector is the probability
         of the second class).
     input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. It is never guessed from the values, but when it is
-        :data:`DEFAULT_INPUT_TYPE` (the very object: a calibrator's ``input_type`` left at its
-        default) and a 2-D ``X`` looks like probabilities (every value in
-        [0, 1] and every row summing to 1 within
-        :func:`probability_row_tolerance`), a
-        :class:`ProbabilitiesAsLogitsWarning` says so.
+        What ``X`` holds. It is never guessed from the values (see
+        ``warn_probabilities``).
     name : str, default="X"
         Name used in error messages.
+    warn_probabilities : bool, default=False
+        With ``input_type="logits"``, issue a
+        :class:`ProbabilitiesAsLogitsWarning` when a 2-D ``X`` looks like
+        probabilities (every value in [0, 1] and every row summing to 1 within
+        :func:`probability_row_tolerance`). Calibrators pass True in ``fit``.
 
     Returns
     -------
@@ -326,12 +331,15 @@ def check_scores(X, *, input_type="logits", name="X"):
             f"input_type must be one of {INPUT_TYPES}, got {input_type!r}."
         )
     if is_torch_tensor(X):
-        return _check_scores_torch(X, input_type, name)
+        return _check_scores_torch(X, input_type, name, warn_probabilities)
     if is_dask_array(X):
         # validated lazily, block by block, when the blocks are computed
         from .._backend import _dask
 
-        return _dask.check_scores(X, input_type, name)
+        check_block = check_scores
+        if warn_probabilities:
+            check_block = functools.partial(check_scores, warn_probabilities=True)
+        return _dask.check_scores(X, input_type, name, check_block=check_block)
     _reject_non_numeric(X, name, "scores (logits or probabilities)")
     try:
         X = check_array(
@@ -359,7 +367,7 @@ def check_scores(X, *, input_type="logits", name="X"):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
-        if input_type is DEFAULT_INPUT_TYPE:
+        if warn_probabilities:
             _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
@@ -446,7 +454,7 @@ class _DeferredRangeCheck:
     """The finiteness and magnitude check of one logit tensor, run after the prediction.
 
     A predict kernel that sweeps the tensor in row chunks reports each chunk's
-    minimum and maximum (:func:`observe_chunk_range`) while the chunk is in
+    minimum and maximum (:func:`skcal._backend._shared.observe_chunk_range`) while the chunk is in
     cache, which spares the separate read of the whole input that
     ``torch.aminmax`` costs (~0.3 of a pass on the CPU). :meth:`finish` raises
     the same errors as the immediate check, from the observed range when the
@@ -481,8 +489,8 @@ class _DeferredRangeCheck:
 
 
 #: The deferred checks of the innermost :func:`deferred_range_check` block
-#: (``None`` outside one: every check runs at once).
-_DEFERRED = contextvars.ContextVar("skcal_deferred_range_checks", default=None)
+#: (``None`` outside one: every check runs at once); the kernels report to it.
+_DEFERRED = DEFERRED_RANGE_CHECKS
 
 #: Smallest tensor, in bytes, whose range check is deferred.
 _DEFER_MIN_BYTES = 1 << 22
@@ -495,7 +503,7 @@ def deferred_range_check():
     Inside the block, :func:`check_scores` on a 2-D CPU ``torch.Tensor`` of
     logits (``input_type="logits"``, at least 4 MiB) records the check
     instead of running it; predict kernels report the range of each chunk
-    they read (:func:`observe_chunk_range`). On leaving the block without an
+    they read (:func:`skcal._backend._shared.observe_chunk_range`). On leaving the block without an
     exception, every recorded check runs and raises the usual ``ValueError``
     for NaN, infinity or logits too large for the dtype. The result computed
     inside the block must therefore not be used when the block raises.
@@ -510,15 +518,7 @@ def deferred_range_check():
         check.finish()
 
 
-def observe_chunk_range(Z, Zc):
-    """Report the row chunk ``Zc`` of ``Z`` to a deferred range check of ``Z`` (if any)."""
-    checks = _DEFERRED.get()
-    if checks:
-        for check in checks:
-            check.observe(Z, Zc)
-
-
-def _check_scores_torch(X, input_type, name):
+def _check_scores_torch(X, input_type, name, warn_probabilities):
     torch = sys.modules["torch"]
     X = _as_torch_float(X)
     if X.ndim not in (1, 2):
@@ -533,7 +533,7 @@ def _check_scores_torch(X, input_type, name):
     if (
         deferred is not None
         and input_type == "logits"
-        and input_type is not DEFAULT_INPUT_TYPE
+        and not warn_probabilities
         and X.ndim == 2
         and X.shape[1] > 1
         and X.device.type == "cpu"
@@ -547,7 +547,7 @@ def _check_scores_torch(X, input_type, name):
         _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
-        if input_type is DEFAULT_INPUT_TYPE:
+        if warn_probabilities:
             _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
