@@ -160,7 +160,10 @@ def calibration_error(
     fraction reaches :math:`j/M`; NumPy's ``method="inverted_cdf"``), the
     definition under which an integer weight gives exactly the bins of the
     repeated rows; duplicate edges from tied scores are merged, so fewer bins
-    may result; zero-weight samples do not move the edges. Bins with zero weight are skipped.
+    may result; zero-weight samples do not move the edges. When the scores
+    take at most ``n_bins`` distinct values, every value gets its own bin
+    (edges at the midpoints between neighbouring values), so no two distinct
+    values share a bin while bins are left. Bins with zero weight are skipped.
 
     Memory: uniform bins are accumulated row chunk by row chunk (for
     ``kind="classwise"``, all classes in one pass); equal-mass bins need the
