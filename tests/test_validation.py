@@ -387,3 +387,18 @@ def test_binary_probabilities_warning_for_torch_dask_and_the_cli():
     assert scores_as_logits(P, None, "f.npz", "report", warn=False)[1]
     assert not scores_as_logits(P, "logits", "f.npz", "report", warn=False)[1]
     assert not scores_as_logits(np.log(P), None, "f.npz", "report", warn=False)[1]
+
+
+def test_local_temperature_extra_features_warn_for_probability_columns():
+    """The logit columns before LocalTemperatureScaler's extra features follow the same rule."""
+    from skcal import LocalTemperatureScaler
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(2)
+    P = rng.dirichlet(np.ones(3), 200)
+    y = rng.integers(0, 3, 200)
+    F = rng.normal(size=(200, 2))
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P, F], y)
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P[:, 1], F], y > 0)
