@@ -250,6 +250,35 @@ def test_transform_predict_proba_predict_score_agree(cls, prob):
     assert m.score(Z, y) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
+_NAMES = np.array(["ant", "bee", "cat", "dog"])
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@settings(_SETTINGS, max_examples=4)
+@given(problems, st.integers(0, 2**16))
+def test_column_order_does_not_matter(cls, prob, perm_seed):
+    """Columns named in any order (``classes=``): the sorted classes_, the same
+    probabilities per class, and scikit-learn's scorer agrees with score."""
+    from sklearn.metrics import get_scorer
+
+    Z, y = _problem(*prob)
+    k = Z.shape[1]
+    perm = np.random.default_rng(perm_seed).permutation(k)
+    names = _NAMES[:k]
+    ref = _quiet(_make(cls).fit, Z, names[y])
+    est = _quiet(_make(cls).set_params(classes=names[perm]).fit, Z[:, perm], names[y])
+    assert est.classes_.tolist() == names.tolist()
+    P = est.predict_proba(Z[:, perm])
+    np.testing.assert_allclose(P, ref.predict_proba(Z), rtol=1e-9, atol=1e-12)
+    with np.errstate(divide="ignore"):
+        own = np.mean(np.log(P[np.arange(len(y)), y]))
+    score = est.score(Z[:, perm], names[y])
+    assert score == pytest.approx(own, rel=1e-9, abs=1e-12)
+    if np.isfinite(score) and P.min() > 1e-15:  # log_loss clips at eps
+        assert get_scorer("neg_log_loss")(est, Z[:, perm], names[y]) == pytest.approx(
+            score, rel=1e-6)
+
+
 # ---------------------------------------------------------------------- metrics
 def _ece(kind, strategy):
     def f(y, P, **kw):
@@ -317,6 +346,23 @@ def test_metric_weight_scale_and_row_order_invariance(metric, prob, scale):
                                atol=1e-12)
     np.testing.assert_allclose(metric(y[perm], P[perm], sample_weight=w[perm]), a,
                                rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
+@_SETTINGS
+@given(problems, st.integers(0, 2**16))
+def test_metric_column_order_invariance(metric, prob, perm_seed):
+    """Columns in any order, named by ``labels`` or by a DataFrame's column names."""
+    pd = pytest.importorskip("pandas")
+    P, y = _proba_problem(*prob)
+    k = P.shape[1]
+    perm = np.random.default_rng(perm_seed).permutation(k)
+    names = _NAMES[:k]
+    a = metric(names[y], P, labels=names)
+    np.testing.assert_allclose(metric(names[y], P[:, perm], labels=names[perm]), a,
+                               rtol=1e-12, atol=1e-15)
+    frame = pd.DataFrame(P[:, perm], columns=names[perm].tolist())
+    np.testing.assert_allclose(metric(names[y], frame), a, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
