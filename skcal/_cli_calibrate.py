@@ -581,26 +581,25 @@ def _metrics(y, P, n_bins, sample_weight=None):
 def _with_intervals(y, P, n_bins, n_bootstrap, seed):
     """Point estimates and 95% BCa bootstrap intervals (rows resampled).
 
-    The intervals are :func:`skcal.metrics.confidence_interval`'s (the ECE's
-    equal-width bins are those of the full sample). BCa rather than
-    percentile: the binned ECE of a well-calibrated model is biased upwards
-    and its percentile interval can lie entirely above the estimate.
+    The intervals are those of ``skcal benchmark``
+    (:func:`skcal.benchmark._benchmark.bootstrap_interval`, the ECE's
+    equal-width bins those of the full sample). BCa rather than percentile:
+    the binned ECE of a well-calibrated model is biased upwards and its
+    percentile interval can lie entirely above the estimate.
     """
-    from .metrics import confidence_interval
+    from .benchmark._benchmark import bootstrap_interval, interval_statistic
 
     point = _metrics(y, P, n_bins)
     if not n_bootstrap:
         return {k: (v, np.nan, np.nan) for k, v in point.items()}
-    labels = np.arange(P.shape[1])
     out = {}
     for name, value in point.items():
-        params = {"n_bins": n_bins} if name == "ece" else {}
         with np.errstate(divide="ignore"):
-            ci = confidence_interval(
-                name, y, P, method="BCa", n_resamples=n_bootstrap,
-                random_state=seed, labels=labels, **params,
+            low, high = bootstrap_interval(
+                interval_statistic(y, P, name, n_bins=n_bins), len(y),
+                n_resamples=n_bootstrap, random_state=seed,
             )
-        out[name] = (value, float(ci.low), float(ci.high))
+        out[name] = (value, float(low), float(high))
     return out
 
 
