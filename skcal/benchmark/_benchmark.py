@@ -244,8 +244,8 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
 #: Bootstrap interval method of ``skcal benchmark`` and ``skcal report``: BCa
 #: (bias-corrected and accelerated), not percentile. The binned ECE of a
 #: resample is biased upwards, so the percentile interval of a well-calibrated
-#: model's ECE can lie entirely above its point estimate (BBQ on AG News:
-#: ECE 1.26 % with a percentile interval of [1.34, 3.23] %).
+#: model's ECE can lie entirely above its point estimate (a BBQ ECE of
+#: 1.26 % had the percentile interval [1.34, 3.23] %).
 INTERVAL_METHOD = "BCa"
 
 
