@@ -20,11 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .exceptions import _UserError
+
 __all__ = ["add_subcommands", "run"]
-
-
-class _UserError(Exception):
-    """An error in the user's input: reported in one line, exit code 2."""
 
 
 # ------------------------------------------------------------------ parsing

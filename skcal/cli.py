@@ -31,14 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_calibrate import _UserError  # one error type for every command
+from .exceptions import _UserError
 
 __all__ = ["main"]
 
 #: Data set used by ``--fast`` when none is given.
 FAST_DATASET = "cifar10_resnet20_chenyaofo"
-
-
 
 
 def _resamples(text):
