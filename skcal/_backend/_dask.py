@@ -650,7 +650,10 @@ def _as_tuple(*values):
 def _check_block(Xb, input_type, name, check_block):
     if Xb.shape[0] == 0:
         k = 2 if Xb.ndim == 1 or Xb.shape[1] == 1 else Xb.shape[1]
-        return np.empty((0, k), dtype=_float_dtype(Xb.dtype))
+        dtype = _float_dtype(Xb.dtype)
+        if input_type == "probabilities" and dtype.itemsize < 4:
+            dtype = np.dtype(np.float32)  # as utils.validation.probability_log_dtype
+        return np.empty((0, k), dtype=dtype)
     return check_block(Xb, input_type=input_type, name=name)[0]
 
 
@@ -706,6 +709,10 @@ def check_scores(X, input_type, name, check_block):
         X = X.rechunk({1: -1})
     k = 2 if n_cols == 1 else n_cols
     dtype = _float_dtype(X.dtype)
+    if input_type == "probabilities":
+        from ..utils.validation import probability_log_dtype
+
+        dtype = probability_log_dtype(dtype)  # float16: logs in float32
     meta = np.empty((0, k), dtype=dtype)
     if X.ndim == 1:
         Z = X.map_blocks(

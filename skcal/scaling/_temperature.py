@@ -379,7 +379,7 @@ class TemperatureScaler(BaseCalibrator):
         ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))`` (so huge but informative
         logits are still fitted: ``T`` scales with the logits).
     classes_ : ndarray of shape (n_classes,)
-        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+        Class labels, sorted; column ``j`` of the output is ``classes_[j]``.
     n_features_in_ : int
         Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
     n_iter_ : int
