@@ -17,6 +17,7 @@ __all__ = [
     "to_numpy",
     "to_backend",
     "like_input",
+    "probability_log_dtype",
 ]
 
 
@@ -113,3 +114,27 @@ def like_input(out, X):
             out = sys.modules["torch"].from_numpy(np.ascontiguousarray(out))
         return out.to(X.device)
     return to_numpy(out) if is_torch_tensor(out) else out
+
+
+def probability_log_dtype(dtype):
+    """The dtype in which probabilities of ``dtype`` are turned into logits.
+
+    Parameters
+    ----------
+    dtype : numpy or torch floating dtype
+
+    Returns
+    -------
+    numpy.dtype or torch.dtype
+        float32 for 16-bit floats (float16, bfloat16), whose smallest normal
+        number (6.1e-5 for float16) would otherwise floor every small
+        probability and whose ``log`` would round to 3 digits; ``dtype``
+        itself otherwise. Every float16 value is exact in float32, so the
+        logits of float16 probabilities are those of the same values in
+        float64 up to float32 rounding.
+    """
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        dtype = np.dtype(dtype)
+        return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    torch = sys.modules["torch"]
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
