@@ -83,10 +83,23 @@ def _NUMPY_FLOATS(x):
 
 
 def to_backend(Z, xp):
-    """``Z`` as an array of the kernel module ``xp`` (see :func:`get_backend`).
+    """``Z`` as an array of the kernel module ``xp``.
 
     A NumPy array goes to torch without a copy (``xp.from_numpy``) and a tensor
     to NumPy through :func:`to_numpy`; otherwise ``Z`` is returned as is.
+
+    Parameters
+    ----------
+    Z : ndarray, torch.Tensor or dask.array.Array
+        Validated logits.
+    xp : module
+        A kernel module of :mod:`skcal._backend`
+        (:func:`skcal._backend._dispatch.get_backend`).
+
+    Returns
+    -------
+    ndarray, torch.Tensor or dask.array.Array
+        ``Z`` in the array type ``xp`` computes with.
     """
     if xp.name == "torch" and not is_torch_tensor(Z):
         return xp.from_numpy(Z)
@@ -101,6 +114,17 @@ def like_input(out, X):
     Tensor input gives a tensor on ``X``'s device; anything else a NumPy array.
     Integer or float NumPy arrays become tensors; other dtypes (e.g. text
     labels) stay NumPy arrays. A lazy dask result is returned as is.
+
+    Parameters
+    ----------
+    out : ndarray, torch.Tensor or dask.array.Array
+        A result computed by the kernels.
+    X : object
+        The user's input, whose type and device ``out`` follows.
+
+    Returns
+    -------
+    ndarray, torch.Tensor or dask.array.Array
     """
     if is_dask_array(out):
         return out

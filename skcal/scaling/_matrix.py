@@ -317,9 +317,6 @@ class _AffineCalibrator(BaseCalibrator):
             "feature_scale": self.feature_scale_ if log_features else 1.0,
         }
 
-    def __sklearn_tags__(self):
-        return super().__sklearn_tags__()
-
 
 def _index(idx, Z, xp):
     if xp.name == "torch":
@@ -340,20 +337,16 @@ _COMMON_CONSTRAINTS = {
 #: Docstring entries of MatrixScaler and DirichletCalibrator (``%(name)s``,
 #: see :func:`skcal.utils._docstrings.substitute_docstring`).
 _AFFINE_DOCS = {
-    "reg_mu": """\
+    "solver_params": """\
 reg_mu : float >= 0, "auto" or None, default=None
-    Strength of the penalty on ``b``. None: equal to ``reg_lambda``.""",
-    "reg_grid": """\
+    Strength of the penalty on ``b``. None: equal to ``reg_lambda``.
 reg_grid : array-like of float, default=None
-    Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.""",
-    "n_splits": """\
+    Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.
 n_splits : int >= 2, default=5
     Folds of the internal cross-validation of ``"auto"`` (stratified,
-    shuffled with a fixed seed).""",
-    "tol": """\
+    shuffled with a fixed seed).
 tol : float, default=1e-10
-    Stopping tolerance (see Notes).""",
-    "max_iter": """\
+    Stopping tolerance (see Notes).
 max_iter : int, default=100
     Maximum number of Newton / trust-region iterations.""",
     "fitted_strengths": """\
@@ -418,11 +411,7 @@ class MatrixScaler(_AffineCalibrator):
         off-diagonal, ``"sms"`` also its diagonal; ``"l2"``: all of it).
         None: 1.0 (the default of Berta et al. for ``"sms"``). ``"auto"``:
         chosen by internal ``n_splits``-fold cross-validation over ``reg_grid``.
-    %(reg_mu)s
-    %(reg_grid)s
-    %(n_splits)s
-    %(tol)s
-    %(max_iter)s
+    %(solver_params)s
 
     Attributes
     ----------
@@ -549,11 +538,7 @@ class DirichletCalibrator(_AffineCalibrator):
         being drawn over rows, integer sample weights then no longer fit
         exactly like repeated rows. Recommended with many classes, where the
         ODIR penalty per entry, ``lambda / (K (K - 1))``, is small.
-    %(reg_mu)s
-    %(reg_grid)s
-    %(n_splits)s
-    %(tol)s
-    %(max_iter)s
+    %(solver_params)s
 
     Attributes
     ----------
