@@ -88,8 +88,8 @@ def _kind(message):
 _TR = _affine._trust_region_newton_cg
 
 
-def _tr_traced(trace, *args, **kwargs):
-    kwargs["trace"] = trace
+def _tr_traced(*args, collect, **kwargs):
+    kwargs["trace"] = collect
     return _TR(*args, **kwargs)
 
 
@@ -113,7 +113,7 @@ def main():
         for m in methods:
             est = METHODS[m]()
             trace = []  # per trust-region iteration (Newton fits: none)
-            _affine._trust_region_newton_cg = functools.partial(_tr_traced, trace)
+            _affine._trust_region_newton_cg = functools.partial(_tr_traced, collect=trace)
             t = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ConvergenceWarning)
