@@ -221,7 +221,18 @@ _BINNED_DEFAULTS = {"kind": "top-label", "class_index": None, "n_bins": 15,
 
 
 def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
-    """Validate, then reduce ``y_prob`` to a resampleable statistic."""
+    """Validate, then reduce ``y_prob`` to a resampleable statistic.
+
+    The statistic carries the metric's range as ``bounds`` (from the
+    registry), to which :func:`_bootstrap` clips the interval ends.
+    """
+    stat, inp = _build_stat(metric, y_true, y_prob, sample_weight, input_type,
+                            labels, params)
+    stat.bounds = resolve(metric)[1].bounds
+    return stat, inp
+
+
+def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, params):
     name, spec = resolve(metric)
     family, norm = spec.family, spec.norm
     params = dict(params)
@@ -350,6 +361,9 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if method == "BCa" and statistic.jackknife:
         low, high = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
+    bounds = getattr(statistic, "bounds", None)
+    if bounds is not None:  # "basic" reflects the quantiles, past the range
+        low, high = (float(np.clip(v, *bounds)) for v in (low, high))
     return estimate, low, high, float(res.standard_error), theta_b
 
 
@@ -387,7 +401,8 @@ _SHARED_DOC = """
         and accelerated) takes its acceleration from the leave-one-out
         (jackknife) values, computed in O(n_samples) from the bin sums for
         every metric except the smooth ECE (for which scipy's jackknife runs,
-        ``n_samples`` evaluations of the metric).
+        ``n_samples`` evaluations of the metric). The ends are clipped to the
+        metric's range (see Notes of :func:`confidence_interval`).
     confidence_level : float, default=0.95
         Coverage of the two-sided interval, in (0, 1).
     n_resamples : int, default=1000
@@ -488,6 +503,16 @@ def confidence_interval(
     ``kind="classwise"`` without ``class_index``, one per class), for the
     Brier score, NLL and accuracy each row's loss. A resample re-sums them
     with ``numpy.bincount``; the probabilities are never copied.
+
+    The interval ends are clipped to the range of the metric: [0, 1] for
+    the calibration errors and the accuracy, [0, 2] for the Brier score,
+    [0, inf) for the NLL (not for :func:`paired_difference_interval`, whose
+    difference can have either sign). Only the ``"basic"`` interval
+    :math:`[2\\hat\\theta - q_{{1-\\alpha/2}}, 2\\hat\\theta - q_{{\\alpha/2}}]`
+    can leave the range: it reflects the bootstrap quantiles about the
+    estimate, and for a metric near 0 (the debiased error of a calibrated
+    model, clipped at 0 itself) it would go below 0. Prefer ``"BCa"`` or
+    ``"percentile"`` for such metrics.
 
     Binned calibration errors of a well-calibrated model are biased upwards
     and their bootstrap distribution sits above the estimate, so percentile
