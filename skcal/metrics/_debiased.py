@@ -6,12 +6,12 @@ from ._compute import (
     value_from_sums,
     warn_small_bins,
 )
-from ._params import _COMMON_PARAMS, _STRATEGIES, _TAIL_PARAMS, _check_kind
-from ._validation import _check_choice, _check_n_bins
+from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
 
 __all__ = ["debiased_calibration_error"]
 
 
+@validated("kind", "class_index", "n_bins", "strategy", "input_type")
 def debiased_calibration_error(
     y_true,
     y_prob,
@@ -115,7 +115,7 @@ def debiased_calibration_error(
     ``n_samples`` is not a multiple of ``n_bins``: it cuts the sorted scores
     with ``numpy.array_split`` (the first ``n_samples % n_bins`` bins one
     row larger), skcal at the inverted-CDF quantiles (bin :math:`j` ends at
-    sorted row :math:`\lceil j n / M \rceil`, the larger bins spread out),
+    sorted row :math:`\\lceil j n / M \\rceil`, the larger bins spread out),
     the rule under which an integer ``sample_weight`` equals repeated rows.
     For 2000 over-confident 5-class rows and 15 bins the two differ in the
     4th digit (0.1784 vs 0.1783); for ``n_samples`` a multiple of
@@ -142,8 +142,6 @@ def debiased_calibration_error(
     True
     """
     kind = _check_kind(kind)
-    _check_choice("strategy", strategy, _STRATEGIES)
-    n_bins = _check_n_bins(n_bins)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     groups, _, scale = _binned(

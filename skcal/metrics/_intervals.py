@@ -15,10 +15,11 @@ import numpy as np
 import scipy.stats
 from scipy.special import ndtr, ndtri
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
-from ._params import _NORMS, _STRATEGIES, _check_kind, _class_index
-from ._binomial import _check_level, binomial_interval
+from ._params import _NORMS, _STRATEGIES, _check_kind, _class_index, validated
+from ._binomial import binomial_interval
 from ._compute import (
     bin_terms,
     combine_groups,
@@ -26,13 +27,16 @@ from ._compute import (
     frequency_weights,
     value_from_sums,
 )
-from ._events import class_vectors, event_vectors
+from ._events import event_groups, event_vectors
 from ._registry import resolve
-from ._validation import _check_choice, _check_inputs, _check_n_bins, _plain
+from ._validation import _check_choice, _check_inputs, _check_n_bins
 
 __all__ = ["binomial_interval", "confidence_interval", "paired_difference_interval"]
 
 _METHODS = ("percentile", "basic", "BCa")
+#: random_state: also a numpy Generator, so checked by ``_rng``.
+_validated = validated("confidence_level", "n_resamples", "batch", "input_type",
+                       method=[StrOptions(set(_METHODS))])
 
 #: Row indices per batch of resamples (int64: 8 MiB).
 _BATCH_ELEMENTS = 2**20
@@ -192,12 +196,7 @@ def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
     """
     w = None if inp.weight is None else _rows.ops(inp).to_numpy(inp.weight)
     n = inp.scores.shape[0]
-    if kind == "classwise" and class_index is None:
-        G = _rows.n_columns(inp)
-        groups = ((s, o) for _, s, o in class_vectors(inp))
-    else:
-        G = 1
-        groups = iter([event_vectors(inp, kind, class_index)])
+    G, groups = event_groups(inp, kind, class_index)
     cells = np.empty((n, G), dtype=np.int32)
     s_all = np.empty((n, G))
     o_all = np.empty((n, G), dtype=np.uint8)
@@ -318,24 +317,6 @@ def _rng(random_state):
     )
 
 
-def _check_resampling(method, n_resamples, batch):
-    _check_choice("method", method, _METHODS)
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, numbers.Integral)
-        or n_resamples < 2
-    ):
-        raise ValueError(
-            f"n_resamples must be an integer >= 2, got {_plain(n_resamples)!r}."
-        )
-    if batch is not None and (
-        isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 1
-    ):
-        raise ValueError(
-            f"batch must be None or an integer >= 1, got {_plain(batch)!r}."
-        )
-
-
 def _batch(batch, n_resamples, n, groups):
     if batch is not None:
         return int(batch)
@@ -430,6 +411,7 @@ _SHARED_DOC = """
         ``scale_by_half`` for the Brier score.""".strip()
 
 
+@_validated
 def confidence_interval(
     metric,
     y_true,
@@ -538,8 +520,6 @@ def confidence_interval(
     >>> bool(ci.low < ci.estimate < ci.high)
     True
     """
-    _check_resampling(method, n_resamples, batch)
-    _check_level(confidence_level)
     rng = _rng(random_state)
     stat, inp = _build(metric, y_true, y_prob, sample_weight, input_type, labels,
                        metric_params)
@@ -569,6 +549,7 @@ class _Difference:
         return self.a(idx) - self.b(idx)
 
 
+@_validated
 def paired_difference_interval(
     metric,
     y_true,
@@ -641,8 +622,6 @@ def paired_difference_interval(
     >>> (d.estimate, d.low, d.high)
     (0.0, 0.0, 0.0)
     """
-    _check_resampling(method, n_resamples, batch)
-    _check_level(confidence_level)
     rng = _rng(random_state)
     sa, inp_a = _build(metric, y_true, y_prob_a, sample_weight, input_type, labels,
                        metric_params)

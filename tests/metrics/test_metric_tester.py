@@ -218,9 +218,10 @@ def _cases():
     C["spiegelhalter-top"] = (
         M.spiegelhalter_test, lambda d: _multi(d, logits=True),
         lambda d, w: _ref_spiegelhalter(*_event(d, "top-label"), w))
-    C["brier_decomposition-binary"] = (
-        M.brier_decomposition, lambda d: _binary(d, False, kind="binary"),
-        lambda d, w: _ref_corp_brier(*_event(d, "binary", None, "pos", True), w))
+    C["brier_decomposition-binary-neg"] = (
+        M.brier_decomposition, lambda d: _binary(d, False, kind="binary",
+                                                 pos_label="neg"),
+        lambda d, w: _ref_corp_brier(*_event(d, "binary", None, "neg", True), w))
     # no short independent reference: checked against the repeated rows
     C["ks-top"] = (M.kolmogorov_smirnov_calibration_test, lambda d: _multi(d), None)
     C["kuiper-class2"] = (M.kuiper_calibration_test,
