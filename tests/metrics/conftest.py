@@ -1,19 +1,22 @@
 """Fixtures of the metric tests: small data sets and the three array backends.
 
 ``backend`` converts NumPy arrays to the array type a metric is run on:
-``numpy`` (as is), ``torch`` (CPU tensors) and ``dask`` (uneven row chunks,
-one of a single row, computed with the synchronous scheduler so that no
-thread pool or cluster is started). Each backend's converter is applied to
+``numpy`` (as is), ``torch`` (CPU tensors, read through a NumPy view of
+their memory as skcal does on the CPU), ``torch-kernels`` (CPU tensors
+through the torch kernels that an accelerator tensor takes) and ``dask``
+(uneven row chunks, one of a single row, computed with the synchronous
+scheduler so that no thread pool or cluster is started). Each backend's converter is applied to
 ``y_prob`` and to ``sample_weight``; ``y_true`` stays a NumPy array (the
 metrics accept it in either form).
 """
 
 import contextlib
+from unittest import mock
 
 import numpy as np
 import pytest
 
-BACKENDS = ("numpy", "torch", "dask")
+BACKENDS = ("numpy", "torch", "torch-kernels", "dask")
 
 
 def _to_torch(a):
@@ -38,9 +41,15 @@ class Backend:
     def convert(self, a):
         if a is None or self.name == "numpy":
             return a
-        return _to_torch(a) if self.name == "torch" else _to_dask(np.asarray(a))
+        if self.name == "dask":
+            return _to_dask(np.asarray(a))
+        return _to_torch(a)
 
     def context(self):
+        if self.name == "torch-kernels":
+            from skcal.metrics import _validation
+
+            return mock.patch.object(_validation, "TORCH_CPU_VIA_NUMPY", False)
         if self.name != "dask":
             return contextlib.nullcontext()
         import dask
