@@ -242,7 +242,7 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ProbabilitiesAsLogitsWarning)
         try:
-            out, _ = check_scores(Z, input_type=kind, name="scores")
+            out, _ = check_scores(Z, input_type=kind, name="scores", warn_probabilities=True)
         except ValueError as exc:
             raise _UserError(f"{source}: {_one_line(exc)}") from None
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
