@@ -97,6 +97,7 @@ def test_svs_reg_lambda_rejects_negative(skewed):
         StructuredVectorScaler(reg_lambda=-1.0).fit(z, y)
 
 
+@pytest.mark.slow  # imports probmetrics (torch); the SciPy reference above is the fast check
 def test_svs_matches_probmetrics_test_nll():
     """Same split, same stated objective: probmetrics 1.3's SVSCalibrator (its torch API on the logits)."""
     pytest.importorskip("probmetrics")
