@@ -20,6 +20,10 @@ from ._isotonic import IsotonicScaler
 
 __all__ = ["CenteredIsotonicScaler", "centered_isotonic_knots"]
 
+#: Adjacent isotonic values closer than this fraction of the largest |value|
+#: are one level set (one block): they differ only by rounding.
+LEVEL_RTOL = 1e-12
+
 
 def _clip_knots(xk, yk, lo, hi):
     """Knots of ``clip(g, lo, hi)`` for the non-decreasing piecewise-linear ``g`` through ``(xk, yk)``.
@@ -71,7 +75,8 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     Equal scores are pooled (their weights summed, their targets averaged
     with weights). scikit-learn's pool-adjacent-violators algorithm gives
     the isotonic fit ``g``, constant on *blocks* of consecutive distinct
-    scores. Centered isotonic regression (Oron & Flournoy 2017, Sec. 2.2)
+    scores (its level sets; adjacent values within :data:`LEVEL_RTOL` of
+    the largest ``|g|`` are one block, since they differ only by rounding). Centered isotonic regression (Oron & Flournoy 2017, Sec. 2.2)
     replaces each block by one knot at its weighted score centre
     ``sum_block w_j s_j / sum_block w_j`` with the block's value, and
     interpolates linearly between knots, so the map is strictly increasing
@@ -93,14 +98,17 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     W = np.bincount(inv, weights=w, minlength=ux.size)
     m = np.bincount(inv, weights=w * t, minlength=ux.size) / W
     g = isotonic_regression(m, sample_weight=W, increasing=True)
+    # level sets of the fit: adjacent values equal up to the rounding of the
+    # pooled means (PAVA does not pool equal neighbours, and the weights'
+    # scale can decide whether two equal means round alike)
     new = np.empty(ux.size, dtype=bool)
     new[0] = True
-    np.not_equal(g[1:], g[:-1], out=new[1:])
+    np.greater(g[1:] - g[:-1], LEVEL_RTOL * max(float(np.max(np.abs(g))), 1e-300), out=new[1:])
     block = np.cumsum(new) - 1
     Wb = np.bincount(block, weights=W)
     first = ux[new]
     last = ux[np.append(new[1:], True)]
-    value = g[new]
+    value = np.clip(np.bincount(block, weights=W * g) / Wb, g[new], g[np.append(new[1:], True)])
     centre = np.clip(np.bincount(block, weights=W * ux) / Wb, first, last)
     if value[0] == 0.0:
         centre[0] = last[0]

@@ -96,7 +96,10 @@ class StructuredVectorScaler(_AffineCalibrator):
 
     Because of the log-softmax, ``v_k = 1`` and ``b = 0`` is exactly
     temperature scaling; ``v`` different from ``1`` may change the
-    predicted class.
+    predicted class. The penalty is a prior, not a tie-breaker: on
+    uninformative (constant) logits the fitted probabilities are the base
+    rates shrunk towards the temperature-scaled constant, by an amount of
+    the order of ``K / n``.
     """ + _SOLVER_NOTES + """
     References
     ----------
