@@ -94,9 +94,15 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     keep = w > 0
     if not keep.all():
         s, t, w = s[keep], t[keep], w[keep]
-    ux, inv = np.unique(s, return_inverse=True)
-    W = np.bincount(inv, weights=w, minlength=ux.size)
-    m = np.bincount(inv, weights=w * t, minlength=ux.size) / W
+    order = np.argsort(s, kind="stable")
+    xs = s[order]
+    starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
+    ux = xs[starts]
+    if starts.size == s.size:  # distinct scores: no pooling
+        W, m = w[order], t[order]
+    else:
+        W = np.add.reduceat(w[order], starts)
+        m = np.add.reduceat((w * t)[order], starts) / W
     g = isotonic_regression(m, sample_weight=W, increasing=True)
     # level sets of the fit: adjacent values equal up to the rounding of the
     # pooled means (PAVA does not pool equal neighbours, and the weights'

@@ -1,8 +1,8 @@
 """Quadratic logistic scaling: ``sigmoid(a s + q s^2 + b)`` of the log-odds score.
 
 :func:`fit_quadratic` solves one binary problem: a logistic regression on
-``(s, s^2)`` with Platt's target smoothing, started at Platt's fit
-(:func:`skcal.ovr._platt.fit_platt`) and finished by the exact Newton solver of
+``(s, s^2)`` with Platt's target smoothing and start
+(:func:`skcal.ovr._platt.fit_platt`), solved by the exact Newton solver of
 :mod:`skcal.ovr._logistic`. The one-vs-rest scores, the multiclass
 combination and the exports come from :mod:`skcal.ovr._base`.
 """
@@ -21,7 +21,14 @@ from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator
 from ._logistic import fit_logistic_bounded
-from ._platt import _FLAT_SD, _is_separable, fit_platt
+from ._platt import (
+    _FLAT_SD,
+    WARM_START_MIN_ROWS,
+    WARM_START_ROWS,
+    WARM_START_TOL,
+    _is_separable,
+    fit_platt,
+)
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
 
@@ -45,8 +52,8 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         Stop when half the squared Newton decrement (the decrease of the
         mean loss the quadratic model still predicts) is at most ``tol``.
     max_iter : int, default=100
-        Maximum number of Newton iterations (Platt's start and the
-        quadratic fit each).
+        Maximum number of Newton iterations (the subsample's and the full
+        fit each).
 
     Returns
     -------
@@ -54,12 +61,12 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         Linear, quadratic and constant coefficients on the original scale
         of ``s``.
     n_iter : int
-        Newton iterations (Platt's start and the quadratic fit together).
+        Newton iterations (subsample and full data together).
     status : {"converged", "separable", "max_iter", "line_search"}
         ``"separable"``: without target smoothing the scores separate the
         classes (or a class is absent), so the likelihood has no maximiser;
         the returned map is where Newton stopped. ``"line_search"``: only
-        from Platt's start on constant scores (see
+        from Platt's fit on constant scores (see
         :func:`~skcal.ovr._platt.fit_platt`).
 
     Notes
@@ -70,19 +77,22 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     ``u = (s - m) / d`` (weighted mean and sd) and ``(u^2 - 1) / d2``
     (``d2`` the weighted sd of ``u^2``; its weighted mean is 1), which
     changes neither the model nor the optimum; the coefficients are mapped
-    back exactly at the end. The start is Platt's optimum (``q = 0``); the
+    back exactly at the end. The start is Lin et al.'s for Platt
+    (``a = q = 0``, ``b = log((N+ + 1) / (N- + 1))``); with at least 40,000
+    rows a systematic subsample of about 8,000 rows is solved first (to a
+    decrement of 1e-8), as for :class:`PlattScaler`'s multiclass fit. The
     solve is :func:`~skcal.ovr._logistic.fit_logistic_bounded` (Newton with
-    the exact Hessian and Armijo backtracking) without constraints. When
-    ``u^2`` is constant (the scores take two values symmetric about their
-    mean) the quadratic term is not identified and ``q = 0`` (Platt's map).
+    the exact Hessian and Armijo backtracking) without constraints; the
+    stopping rule is always tested on all rows. When the scores are
+    constant, or ``u^2`` is (two values symmetric about their mean), the
+    quadratic term is not identified: the map is Platt's (``q = 0``,
+    :func:`~skcal.ovr._platt.fit_platt`).
     """
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
     w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    A, B, it0, status = fit_platt(
-        s, y, w, target_smoothing=target_smoothing, tol=tol, max_iter=max_iter
-    )
     wsum = float(w.sum())
+    # Platt's prior and start, counted in rows with positive weight (fit_platt)
     n_pos = float(np.count_nonzero(y & (w > 0)))
     n_neg = float(np.count_nonzero(~y & (w > 0)))
     if target_smoothing:
@@ -91,16 +101,27 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         t = y.astype(np.float64)
     mu = float((w * s).sum() / wsum)
     sd = math.sqrt(float((w * (s - mu) ** 2).sum() / wsum))
-    if not sd > _FLAT_SD * abs(mu):
-        return A, 0.0, B, it0, status  # constant scores: intercept only (as Platt)
-    u = (s - mu) / sd
-    v = u * u - 1.0
-    sd2 = math.sqrt(float((w * v * v).sum() / wsum))
+    u = (s - mu) / sd if sd > _FLAT_SD * abs(mu) else None
+    v = None if u is None else u * u - 1.0
+    sd2 = 0.0 if v is None else math.sqrt(float((w * v * v).sum() / wsum))
     if not sd2 > 1e-12:
-        return A, 0.0, B, it0, status  # u^2 constant: no quadratic direction
+        # constant scores, or u^2 constant (two values symmetric about the
+        # mean): no quadratic direction; Platt's fit
+        A, B, n_iter, status = fit_platt(
+            s, y, w, target_smoothing=target_smoothing, tol=tol, max_iter=max_iter
+        )
+        return A, 0.0, B, n_iter, status
     v /= sd2
     X = np.column_stack([u, v, np.ones_like(s)])
-    theta0 = np.array([A * sd, 0.0, B + A * mu])
+    theta0 = np.array([0.0, 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))])
+    it0 = 0
+    if s.size >= WARM_START_MIN_ROWS:
+        # a systematic subsample first (as fit_platt_ovr): the full-data
+        # Newton iteration then starts next to the optimum
+        sub = slice(0, None, s.size // WARM_START_ROWS)
+        theta0, it0, _ = fit_logistic_bounded(
+            X[sub], t[sub], w[sub], theta0=theta0, tol=WARM_START_TOL, max_iter=max_iter
+        )
     theta, it1, converged = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol, max_iter=max_iter)
     a1, a2, c = (float(x) for x in theta)
     # f = a1 u + a2 (u^2 - 1) / sd2 + c with u = (s - mu) / sd
@@ -144,8 +165,7 @@ class QuadraticScaler(OneVsRestCalibrator):
     tol : float, default=1e-12
         Newton stops when half the squared Newton decrement is at most ``tol``.
     max_iter : int, default=100
-        Maximum number of Newton iterations per fitted map (Platt's start
-        and the quadratic fit each).
+        Maximum number of Newton iterations per fitted map.
 
     Attributes
     ----------
@@ -173,7 +193,7 @@ class QuadraticScaler(OneVsRestCalibrator):
     **Objective.** With ``f_i = a s_i + q s_i^2 + b``, the weighted mean
     cross-entropy ``sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i``
     over Platt's targets ``t_i`` (or 0/1), convex in ``(a, q, b)``; solved
-    by Newton's method with exact derivatives from Platt's optimum (see
+    by Newton's method with exact derivatives from Platt's start (see
     :func:`~skcal.ovr._quadratic.fit_quadratic` for the parametrisation and
     stopping rule). A ``ConvergenceWarning`` reports reaching ``max_iter``
     or, without target smoothing, separable scores.
