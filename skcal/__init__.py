@@ -17,14 +17,14 @@ _EXPORTS = {
         ["CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
          "GroupedCalibrator", "calibrate_ensemble"], "meta"),
     **dict.fromkeys(
-        ["BBQCalibrator", "BetaCalibrator", "HistogramCalibrator", "IsotonicScaler",
-         "PlattScaler", "ScalingBinningCalibrator", "SplineCalibrator",
-         "VennAbersCalibrator"], "ovr"),
+        ["BBQCalibrator", "BetaCalibrator", "CenteredIsotonicScaler",
+         "HistogramCalibrator", "IsotonicScaler", "PlattScaler", "QuadraticScaler",
+         "ScalingBinningCalibrator", "SplineCalibrator", "VennAbersCalibrator"], "ovr"),
     **dict.fromkeys(
         ["BiasCorrectedTemperatureScaler", "DirichletCalibrator",
          "EnsembleTemperatureScaler", "LocalTemperatureScaler", "MatrixScaler",
-         "NoBiasVectorScaler", "TemperatureScaler", "VectorScaler",
-         "adapt_to_label_shift"], "scaling"),
+         "NoBiasVectorScaler", "StructuredVectorScaler", "TemperatureScaler",
+         "VectorScaler", "adapt_to_label_shift"], "scaling"),
 }
 
 #: Subpackages and modules reachable as attributes of ``skcal`` without an
@@ -42,6 +42,7 @@ __all__ = [
     "BiasCorrectedTemperatureScaler",
     "CalibratedClassifier",
     "CalibratedEnsemble",
+    "CenteredIsotonicScaler",
     "ClassifierLogits",
     "DirichletCalibrator",
     "EnsembleTemperatureScaler",
@@ -52,8 +53,10 @@ __all__ = [
     "MatrixScaler",
     "NoBiasVectorScaler",
     "PlattScaler",
+    "QuadraticScaler",
     "ScalingBinningCalibrator",
     "SplineCalibrator",
+    "StructuredVectorScaler",
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
