@@ -152,7 +152,7 @@ def covariate_shift_weights(
     >>> bool(np.allclose(res.density_ratio[:5], true[:5], rtol=0.15))
     True
     >>> round(res.effective_sample_size)
-    786
+    783
     """
     Xc = check_array(features_cal, accept_sparse="csr", input_name="features_cal")
     Xt = check_array(features_target, accept_sparse="csr", input_name="features_target")

@@ -10,7 +10,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.optimize import minimize_scalar
+from scipy.optimize import brentq
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -25,12 +25,12 @@ from ._inner import check_inner, fit_inner, inner_flag
 __all__ = ["SmoothedCalibrator", "mixture_weight"]
 
 
-def _mixture_nll(lam, log_p, weights, n_classes):
-    """Weighted mean of ``-log((1 - lam) p + lam / K)`` (log-space, stable)."""
-    with np.errstate(divide="ignore"):
-        a = math.log1p(-lam) + log_p if lam < 1 else np.full_like(log_p, -np.inf)
-        b = math.log(lam / n_classes) if lam > 0 else -np.inf
-    return -float(np.sum(weights * np.logaddexp(a, b)) / np.sum(weights))
+def _mixture_slope(lam, p, w, u):
+    """Derivative in ``lam`` of ``-sum_i w_i log((1 - lam) p_i + lam u)`` (increasing)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = w * (u - p) / ((1.0 - lam) * p + lam * u)
+    # a zero weight times an infinite term (p = 0 at lam = 0) counts nothing
+    return -float(np.sum(np.where(w > 0, t, 0.0)))
 
 
 def mixture_weight(log_p, n_classes, sample_weight=None):
@@ -48,9 +48,10 @@ def mixture_weight(log_p, n_classes, sample_weight=None):
     Returns
     -------
     lam : float
-        The minimiser of ``-sum_i w_i log((1 - lam) p_i + lam / K)``, a
-        convex function of ``lam``: bounded Brent search to ``1e-12``, then
-        the ends 0 and 1 if they are lower.
+        The minimiser of ``f(lam) = -sum_i w_i log((1 - lam) p_i + lam / K)``.
+        ``f`` is convex, so ``lam`` is 0 where ``f'(0) >= 0``, 1 where
+        ``f'(1) <= 0``, and otherwise the root of ``f'`` (Brent's method,
+        relative tolerance ``1e-15``).
 
     Raises
     ------
@@ -62,20 +63,19 @@ def mixture_weight(log_p, n_classes, sample_weight=None):
         raise ValueError(
             "log_p must be a non-empty vector of log-probabilities (<= 0, no NaN)."
         )
-    log_p = np.minimum(log_p, 0.0)
-    w = np.ones_like(log_p) if sample_weight is None else np.asarray(
+    p = np.exp(np.minimum(log_p, 0.0))
+    w = np.ones_like(p) if sample_weight is None else np.asarray(
         sample_weight, dtype=np.float64
-    )
-    res = minimize_scalar(
-        _mixture_nll, bounds=(0.0, 1.0), method="bounded",
-        args=(log_p, w, n_classes), options={"xatol": 1e-12},
-    )
-    best, f_best = float(res.x), float(res.fun)
-    for end in (0.0, 1.0):
-        f_end = _mixture_nll(end, log_p, w, n_classes)
-        if f_end <= f_best:
-            best, f_best = end, f_end
-    return best
+    ).ravel()
+    u = 1.0 / n_classes
+    if _mixture_slope(0.0, p, w, u) >= 0:
+        return 0.0
+    if _mixture_slope(1.0, p, w, u) <= 0:
+        return 1.0
+    lo = 0.0 if np.isfinite(_mixture_slope(0.0, p, w, u)) else 1e-300
+    if _mixture_slope(lo, p, w, u) >= 0:
+        return lo
+    return float(brentq(_mixture_slope, lo, 1.0, args=(p, w, u), xtol=1e-300, rtol=1e-15))
 
 
 @substitute_docstring

@@ -20,16 +20,16 @@ from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._inner import check_inner, fit_inner, inner_flag
 
-__all__ = ["TopVersusAllCalibrator", "top_scores"]
+__all__ = ["TopVersusAllCalibrator", "complete_confidence", "top_scores"]
 
-#: The calibrated top-1 log-odds is kept at least this far (in log-odds) above
-#: the value at which the runner-up would tie the top class: the top class
-#: stays strictly the most probable, by a relative margin of about 1e-6.
+#: The top class's calibrated probability stays at least ``exp(ARGMAX_MARGIN)``
+#: times the runner-up's: strictly the most probable, by a relative margin of
+#: about 1e-6, which float32 output still resolves.
 ARGMAX_MARGIN = 1e-6
 
 
 def top_scores(Z):
-    """Top-1 class, top-1 log-odds and the floor that keeps it on top.
+    """Top-1 class, top-1 log-odds and the runner-up's share of the other classes.
 
     Parameters
     ----------
@@ -45,10 +45,10 @@ def top_scores(Z):
         ``p = softmax(z)``: ``z_top - log sum_{k != top} exp(z_k)``.
     log_rest : ndarray of shape (n_samples,)
         ``log sum_{k != top} exp(z_k)``.
-    floor : ndarray of shape (n_samples,)
-        ``z_2 - log_rest``, with ``z_2`` the second-largest logit: a
-        calibrated top-1 log-odds at the floor gives the top class and the
-        runner-up equal probabilities (see :class:`TopVersusAllCalibrator`).
+    log_share2 : ndarray of shape (n_samples,)
+        ``z_2 - log_rest = log(p_2 / (1 - c))``, with ``z_2`` the
+        second-largest logit: the runner-up's share of the probability of
+        the classes other than the top one.
     """
     A = np.asarray(Z, dtype=np.float64)
     rows = np.arange(A.shape[0])
@@ -110,14 +110,19 @@ class TopVersusAllCalibrator(BaseCalibrator):
 
     The paper only calibrates the confidence. To return a probability vector,
     skcal gives the other classes the remaining mass ``1 - c'`` in proportion
-    to their probabilities: ``p'_k = p_k (1 - c') / (1 - c)`` for
-    ``k != t``, which keeps their order. The top class stays the most probable
-    unless ``c'`` falls below the value where the runner-up ``p_2`` would
-    catch up, ``c'/(1 - c') = p_2 / (1 - c)``; ``c'`` is raised to just above
-    it there (by ``1e-6`` in log-odds), so the arg-max is always kept. The
-    floor only acts where the binary calibrator puts the top class's
-    probability below its runner-up's share of ``1 - c'``, i.e. never for a
-    binary problem above ``c' = 1/2``.
+    to their probabilities, ``p'_k = p_k (1 - c') / (1 - c)`` for ``k != t``,
+    whenever that keeps the top class the most probable. Where it would not
+    (the confidence fell so far that the runner-up's proportional share
+    ``p_2 (1 - c') / (1 - c)`` passes ``c'``, common for over-confident
+    models with near ties), the others' shares are mixed with even shares,
+    ``p'_k = (1 - c') ((1 - a) p_k / (1 - c) + a / (K - 1))``, with the
+    smallest ``a`` in ``[0, 1]`` that keeps the runner-up just below ``c'``
+    (by a factor ``exp(-1e-6)``); the order of the other classes is kept and
+    ``c'`` is returned unchanged. Only a calibrated confidence below about
+    ``1 / K`` (where even shares would pass it) is raised to
+    ``c' / (1 - c') = exp(1e-6) / (K - 1)``. So the arg-max is always kept,
+    and the top class's probability is the binary calibrator's ``c'`` except
+    below ``1 / K`` (below ``1/2`` for a binary problem).
 
     Weights are passed to the binary calibrator unchanged, so the weight
     properties (repetition, rescaling) are its own.
@@ -139,7 +144,7 @@ class TopVersusAllCalibrator(BaseCalibrator):
     True
     >>> P = tva.predict_proba(Z)
     >>> round(float(P.max(axis=1).mean()), 2), round(tva.top1_accuracy_, 2)
-    (0.61, 0.61)
+    (0.34, 0.34)
     """
 
     _parameter_constraints: dict = {
@@ -208,25 +213,64 @@ class TopVersusAllCalibrator(BaseCalibrator):
     def _predict_log_proba(self, Z, xp):
         check_is_fitted(self, "calibrator_")
         A = to_numpy(Z).astype(np.float64)
-        top, score, log_rest, floor = top_scores(A)
+        n, k = A.shape
+        top, score, log_rest, log_share2 = top_scores(A)
         LQ = to_numpy(self.calibrator_.predict_log_proba(score[:, None]))
-        LQ = LQ.astype(np.float64)
-        log_c, log_rest_c = LQ[:, 1], LQ[:, 0]
-        with np.errstate(invalid="ignore"):
-            s_cal = log_c - log_rest_c
-        floor = floor + ARGMAX_MARGIN
-        low = ~(s_cal >= floor)
-        if low.any():
-            log_c = log_c.copy()
-            log_rest_c = log_rest_c.copy()
-            log_c[low] = log_expit(floor[low])
-            log_rest_c[low] = log_expit(-floor[low])
-        out = A - log_rest[:, None] + log_rest_c[:, None]
-        out[np.arange(A.shape[0]), top] = log_c
+        log_c, log_rest_c, alpha = complete_confidence(
+            LQ.astype(np.float64), log_share2, k
+        )
+        with np.errstate(divide="ignore"):
+            log_keep = np.log1p(-alpha)[:, None]
+            log_even = (np.log(alpha) - np.log(k - 1))[:, None]
+        out = np.logaddexp(log_keep + (A - log_rest[:, None]), log_even)
+        out += log_rest_c[:, None]
+        out[np.arange(n), top] = log_c
         out = out.astype(_np_dtype(out_dtype(Z)), copy=False)
         if backend_name(Z) == "torch":
             return xp.from_numpy(out, device=Z.device)
         return out
+
+
+def complete_confidence(log_q, log_share2, n_classes):
+    """The calibrated confidence and the mixing weight of the other classes.
+
+    Parameters
+    ----------
+    log_q : ndarray of shape (n_samples, 2)
+        The binary calibrator's ``[log(1 - c'), log c']``.
+    log_share2 : ndarray of shape (n_samples,)
+        ``log(p_2 / (1 - c))``: the runner-up's share of the other classes.
+    n_classes : int
+
+    Returns
+    -------
+    log_c, log_rest_c : ndarray of shape (n_samples,)
+        ``log c'`` and ``log(1 - c')``, with ``c'`` raised where it is below
+        ``1 / K`` (see :class:`TopVersusAllCalibrator`).
+    alpha : ndarray of shape (n_samples,)
+        Weight of the uniform distribution in the other classes' shares:
+        0 where proportional shares keep the top class on top.
+    """
+    log_rest_c, log_c = log_q[:, 0].copy(), log_q[:, 1].copy()
+    log_u = -np.log(n_classes - 1)
+    with np.errstate(invalid="ignore"):
+        # the largest share of 1 - c' that a class may take and stay below c'
+        log_m = log_c - log_rest_c - ARGMAX_MARGIN
+    low = ~(log_m >= log_u)  # even shares are too large: c' < about 1 / K
+    if low.any():
+        s_low = log_u + ARGMAX_MARGIN
+        log_c[low] = log_expit(s_low)
+        log_rest_c[low] = log_expit(-s_low)
+        log_m[low] = log_u
+    alpha = np.zeros_like(log_c)
+    mix = log_share2 > log_m
+    if n_classes > 2 and mix.any():  # (one other class: its share is 1 anyway)
+        r2, m, u = np.exp(log_share2[mix]), np.exp(log_m[mix]), np.exp(log_u)
+        den = r2 - u  # > 0 unless the other shares are (nearly) even already
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = np.where(den > 1e-12 * u, (r2 - m) / den, 1.0)
+        alpha[mix] = np.clip(a, 0.0, 1.0)
+    return log_c, log_rest_c, alpha
 
 
 def _np_dtype(dtype):
