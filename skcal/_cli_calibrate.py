@@ -20,13 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .utils._labels import check_near_match
+from .exceptions import _UserError
 
 __all__ = ["add_subcommands", "run"]
-
-
-class _UserError(Exception):
-    """An error in the user's input: reported in one line, exit code 2."""
 
 
 # ------------------------------------------------------------------ parsing
@@ -83,18 +79,22 @@ def _columns_arg():
 
 def add_subcommands(sub):
     """Add ``fit``, ``apply`` and ``report`` to the ``skcal`` argument parser."""
-    methods = ", ".join(sorted(_methods()))
     f = sub.add_parser(
         "fit", help="fit a calibrator on labelled logits and save it (.skops)",
         description="Fit a calibration method on a calibration set and save the "
         "fitted calibrator with skops.io.",
-        epilog=f"Methods: {methods} (or a calibrator class name). Labels: integer "
+        # a function: listing the methods imports them, only for `skcal fit --help`
+        epilog=lambda: f"Methods: {', '.join(sorted(_methods()))} (or a calibrator "
+        "class name). Labels: integer "
         "class indices 0..K-1 (column k of the logits is class k), or text labels "
         "that name the logit columns, or text labels mapped to the columns in "
         "sorted order.",
     )
     _add_table_args(f, "default: 'label' or 'y'")
-    f.add_argument("--method", required=True, metavar="NAME", help=f"one of {methods}")
+    _input_type_arg(f, "the calibrator's input_type (default: logits, with a warning "
+                    "when the scores look like probabilities)")
+    f.add_argument("--method", required=True, metavar="NAME",
+                   help="a method name or calibrator class name (listed below)")
     f.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the calibrator, e.g. --param max_iter=200; "
                    "values are Python literals (else text); repeatable")
@@ -124,6 +124,8 @@ def add_subcommands(sub):
         "and, with --model, of the calibrated probabilities.",
     )
     _add_table_args(r, "default: 'label' or 'y'")
+    _input_type_arg(r, "default: the model's with --model, else logits (with a "
+                    "warning when the scores look like probabilities)")
     r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     r.add_argument("--output", required=True, metavar="DIR",
                    help="folder for report.md, metrics.csv, metrics.json, reliability.png")
@@ -179,6 +181,76 @@ def _one_line(exc):
     return " ".join(text.split())
 
 
+def _input_type_arg(p, default_help):
+    p.add_argument(
+        "--input-type", choices=("logits", "probabilities"), default=None,
+        help="what the scores are: logits (or log-probabilities) or probabilities "
+        "(rows in [0, 1] summing to 1, read as their logarithms, as the calibrators' "
+        f"input_type='probabilities' reads them); {default_help}",
+    )
+
+
+_PROBA_WARNING = (
+    "the scores look like probabilities (every value in [0, 1], every row summing "
+    "to 1) but are read as logits, because --input-type was not given; pass "
+    "--input-type probabilities (or --input-type logits to keep this reading and "
+    "silence this warning)"
+)
+
+
+def scores_as_logits(Z, input_type, source, command, warn=True):
+    """The logits of scores read from a file, for ``benchmark`` and ``report``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes)
+        The scores as read.
+    input_type : {"logits", "probabilities"} or None
+        ``--input-type``; None (not given) reads logits and prints the
+        detection warning of the calibrators (the rule of
+        :func:`skcal.utils.validation.check_scores`: every value in [0, 1]
+        and every row summing to 1) when the scores look like probabilities.
+    source : str
+        The file (or data set) named in the warning and errors.
+    command : str
+        ``"benchmark"`` or ``"report"``, for the warning's prefix.
+    warn : bool, default=True
+        Whether to print the warning (False: only report it).
+
+    Returns
+    -------
+    logits : ndarray of shape (n_samples, n_classes)
+        ``Z`` itself for logits; ``log(max(Z, tiny))`` for probabilities
+        (the softmax of log-probabilities is the probabilities themselves).
+    looks_like_probabilities : bool
+        Whether the warning applied.
+
+    Raises
+    ------
+    _UserError
+        For probabilities outside [0, 1] or rows that do not sum to 1.
+    """
+    import warnings
+
+    from .utils.validation import (
+        DEFAULT_INPUT_TYPE,
+        ProbabilitiesAsLogitsWarning,
+        check_scores,
+    )
+
+    kind = DEFAULT_INPUT_TYPE if input_type is None else input_type
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ProbabilitiesAsLogitsWarning)
+        try:
+            out, _ = check_scores(Z, input_type=kind, name="scores", warn_probabilities=True)
+        except ValueError as exc:
+            raise _UserError(f"{source}: {_one_line(exc)}") from None
+    flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
+    if flagged and warn:
+        print(f"skcal {command}: warning: {source}: {_PROBA_WARNING}", file=sys.stderr)
+    return (out if kind == "probabilities" else Z), flagged
+
+
 def _fit_labels(table):
     """``(y, classes)`` for ``fit``: see the epilog of ``skcal fit``."""
     y, K = table.y, table.logits.shape[1]
@@ -213,6 +285,8 @@ def _fit_labels(table):
             )
         return y, np.asarray(table.columns, dtype=str)
     if table.columns is not None:
+        from .utils._labels import check_near_match
+
         try:
             check_near_match(present.tolist(), [str(c) for c in table.columns],
                              remedy="use integer labels 0..K-1")
@@ -366,6 +440,13 @@ def _cmd_fit(args):
     if not out.parent.exists():
         raise _UserError(f"--output {out}: folder {out.parent} does not exist")
     params = _parse_params(args.param)
+    if args.input_type is not None:
+        if params.get("input_type", args.input_type) != args.input_type:
+            raise _UserError(
+                f"--input-type {args.input_type} contradicts --param "
+                f"input_type={params['input_type']}"
+            )
+        params["input_type"] = args.input_type
     cls = methods[args.method]
     try:
         est = cls().set_params(**params)
@@ -543,6 +624,11 @@ def _cmd_report(args):
     from scipy.special import softmax
 
     rows = []
+    if model is not None and args.input_type not in (None, model.input_type):
+        raise _UserError(
+            f"--input-type {args.input_type}: the model was fitted with "
+            f"input_type={model.input_type!r}"
+        )
     if model is not None:
         Z, order = _model_input(model, table)
         y = _encode(np.asarray(table.y), model.classes_, table.path)
@@ -562,7 +648,9 @@ def _cmd_report(args):
     else:
         y, classes = _fit_labels(table)
         y = _encode(np.asarray(y), classes, table.path)
-        rows.append(("uncalibrated", softmax(np.asarray(table.logits, dtype=np.float64), axis=1)))
+        Z, _ = scores_as_logits(np.asarray(table.logits, dtype=np.float64),
+                                args.input_type, table.path, "report")
+        rows.append(("uncalibrated", softmax(Z, axis=1)))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

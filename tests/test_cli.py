@@ -578,3 +578,68 @@ def test_cli_quiet_silences_peer_progress_bars(monkeypatch, capsys):
     out = capsys.readouterr()
     assert rc == 0 and out.err == ""
     assert tqdm.std.tqdm.__dict__["__init__"] is original  # restored
+
+
+_HEAVY = ("torch", "sklearn", "matplotlib", "dask", "pandas", "pyarrow")
+
+
+def _imported_after(code):
+    """Heavy modules in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = (
+        f"{code}\nimport sys\n"
+        f"print(','.join(m for m in {_HEAVY!r} if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]])
+def test_cli_version_and_help_import_no_heavy_module(argv):
+    # main had `skcal --version` import torch and scikit-learn (~4.4 s per call)
+    code = (
+        "import contextlib, io\nfrom skcal.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()):\n    main({argv!r})"
+    )
+    assert _imported_after(code) == ""
+
+
+def test_import_skcal_is_light_and_discovery_needs_no_import():
+    # README: `import skcal; skcal.utils.discovery.all_calibrators()`
+    assert _imported_after("import skcal") == ""
+    loaded = _imported_after(
+        "import skcal\nnames = [n for n, _ in skcal.utils.discovery.all_calibrators()]\n"
+        "assert 'TemperatureScaler' in names and 'PlattScaler' in names, names"
+    )
+    assert "torch" not in loaded and "matplotlib" not in loaded and "dask" not in loaded
+    import skcal
+
+    assert skcal.TemperatureScaler is skcal.scaling.TemperatureScaler
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchScaler'"):
+        skcal.NoSuchScaler  # noqa: B018
+
+
+def test_cli_benchmark_input_type_probabilities(tmp_path, capsys):
+    # main: a probability file was read as logits with no warning (NLL 1.26, not 1.13)
+    from scipy.special import softmax
+
+    d = load_logits(SET)
+    P = {s: softmax(np.asarray(d[f"logits_{s}"], dtype=np.float64), axis=1)
+         for s in ("val", "test")}
+    path = tmp_path / "proba.npz"
+    np.savez(path, logits_val=P["val"], y_val=d.y_val, logits_test=P["test"],
+             y_test=d.y_test)
+    base = ["benchmark", "--data", str(path), "--methods", "temperature", "--no-peers",
+            "--resamples", "0", "--repeats", "1", "--quiet"]
+    assert main(base + ["--output", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("skcal benchmark: warning:") == 1  # one per file
+    assert "--input-type probabilities" in err
+    assert main(base + ["--input-type", "probabilities", "--output", str(tmp_path / "b")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    unc, ts = _read_csv(tmp_path / "b" / "benchmark.csv")
+    yt = d.y_test
+    assert float(unc["nll"]) == pytest.approx(
+        -np.log(P["test"][np.arange(len(yt)), yt]).mean(), rel=1e-9)
+    assert float(ts["nll"]) == pytest.approx(1.1029, abs=5e-5)  # as on the logits (README)

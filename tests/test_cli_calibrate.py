@@ -427,3 +427,40 @@ def test_unknown_label_message_has_no_numpy_repr(tmp_path, logits, capsys):
                  "--output", str(tmp_path / "r"), "--n-bootstrap", "0"]) == 2
     err = _err(capsys)
     assert "'fox'" in err and "np.str_" not in err
+
+
+def test_report_and_fit_input_type_probabilities(tmp_path, logits, capsys):
+    # main: report read probabilities as logits without a word (no --input-type)
+    import skops.io as sio
+
+    from skcal.io import load
+
+    Z, y = logits
+    P = softmax(Z, axis=1)
+    cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
+    _write(cal, P[:600], y[:600])
+    _write(test, P[600:], y[600:])
+    capsys.readouterr()
+    assert main(["report", "--data", str(test), "--output", str(tmp_path / "r0"),
+                 "--n-bootstrap", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "skcal report: warning:" in err and "--input-type probabilities" in err
+    assert main(["report", "--data", str(test), "--output", str(tmp_path / "r1"),
+                 "--n-bootstrap", "0", "--input-type", "probabilities"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    m = json.loads((tmp_path / "r1" / "metrics.json").read_text())
+    Pt, yt = P[600:], y[600:]
+    assert m["uncalibrated"]["nll"]["value"] == pytest.approx(
+        -np.log(Pt[np.arange(len(yt)), yt]).mean(), rel=1e-9)
+    # fit --input-type is the calibrator's input_type; T fitted on log P
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature", "--input-type",
+                 "probabilities", "--output", str(model)]) == 0
+    ts = load(model)
+    assert ts.input_type == "probabilities"
+    assert ts.temperature_ == pytest.approx(_t_reference(np.log(P[:600]), y[:600]), rel=1e-5)
+    assert sio.get_untrusted_types(file=model)  # a real skops file
+    # with --model, --input-type must agree with the model's
+    assert main(["report", "--data", str(test), "--model", str(model), "--output",
+                 str(tmp_path / "r2"), "--input-type", "logits"]) == 2
+    assert "fitted with input_type='probabilities'" in _err(capsys)

@@ -336,12 +336,17 @@ def test_metric_label_encoding_and_float32(metric, prob):
 @_SETTINGS
 @given(problems, st.integers(0, 3))
 def test_metric_single_class_y_true_uses_the_columns(metric, prob, label):
+    # a single integer label is a column index only when it is 0 (the rule of
+    # the user guide: integer labels include 0); another one is ambiguous
     P, _ = _proba_problem(*prob)
     label = label % P.shape[1]
     y = np.full(P.shape[0], label)
-    got = metric(y, P)
     ref = metric(y, P, labels=np.arange(P.shape[1]))
-    np.testing.assert_allclose(got, ref)
+    if label == 0:
+        np.testing.assert_allclose(metric(y, P), ref)
+    else:
+        with pytest.raises(ValueError, match="single label"):
+            metric(y, P)
 
 
 #: Calibrators that by design do not use the labels for their map: constant

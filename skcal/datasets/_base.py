@@ -7,10 +7,6 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import train_test_split
-from sklearn.utils import Bunch
-
-from ..utils._labels import check_near_match
 
 __all__ = [
     "list_datasets",
@@ -104,6 +100,8 @@ def load_logits(name):
         raise ValueError(
             f"unknown bundled data set {name!r}; available: {', '.join(_BUNDLED)}"
         )
+    from sklearn.utils import Bunch
+
     base = _data_dir()
     with resources.as_file(base / f"{name}.npz") as path:
         with np.load(path, allow_pickle=False) as f:
@@ -323,6 +321,8 @@ def _split(logits, y, random_state, test_size, path, names=None):
         )
     if logits.shape[0] < 4:
         raise ValueError(f"{path}: need at least 4 rows to split, got {len(y)}")
+    from sklearn.model_selection import train_test_split
+
     counts = np.bincount(y)
     stratify = None
     if counts[counts > 0].min() >= 2:
@@ -388,6 +388,8 @@ def _csv_labels(cells, column, n_classes, path, names=None):
         lookup = {name: j for j, name in enumerate(classes)}
         return np.array([lookup[c] for c in labels], dtype=np.float64), classes
     if names is not None:
+        from ..utils._labels import check_near_match
+
         try:
             check_near_match(present.tolist(), [str(nm) for nm in names],
                              remedy="use integer labels 0..K-1")
@@ -703,6 +705,8 @@ def load_logits_file(
     >>> data.logits_val.shape, data.logits_test.shape
     ((50, 3), (50, 3))
     """
+    from sklearn.utils import Bunch
+
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")

@@ -17,12 +17,6 @@ __all__ = [
 ]
 
 
-def _event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels):
-    s, o, w = single_event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                           labels, what="A calibration test")
-    return s, o, (np.ones_like(s) if w is None else w)
-
-
 _PARAMS = """
     y_true : array-like of shape (n_samples,)
         True labels (a ``torch.Tensor`` is accepted).
@@ -41,7 +35,10 @@ _PARAMS = """
     input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``.
     labels : array-like of shape (n_classes,), default=None
-        Class of each column of ``y_prob`` (see :func:`calibration_error`).""".strip()
+        Class of each column of ``y_prob`` (see :func:`calibration_error`).
+    pos_label : int, float, bool or str, default=None
+        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
+        :func:`calibration_error`).""".strip()
 
 _RETURNS = """
     result : :class:`sklearn.utils.Bunch`
@@ -57,6 +54,7 @@ def spiegelhalter_test(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Spiegelhalter's Z test of calibration (two-sided).
 
@@ -110,8 +108,10 @@ def spiegelhalter_test(
     >>> round(res.statistic, 4), round(res.pvalue, 4)
     (-1.0328, 0.3017)
     """
-    s, o, w = _event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                     labels)
+    s, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="A calibration test", pos_label=pos_label, unit_weights=True,
+    )
     num = np.sum(w * (o - s) * (1 - 2 * s))
     var = np.sum(w * (1 - 2 * s) ** 2 * s * (1 - s))
     if not var > 0:
@@ -182,6 +182,7 @@ def kolmogorov_smirnov_calibration_test(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Kolmogorov-Smirnov test of calibration on cumulative differences.
 
@@ -251,8 +252,10 @@ def kolmogorov_smirnov_calibration_test(
     >>> kolmogorov_smirnov_calibration_test(y, p, kind="binary").pvalue < 1e-6
     True
     """
-    s, o, w = _event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                     labels)
+    s, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="A calibration test", pos_label=pos_label, unit_weights=True,
+    )
     c, sigma = _cumulative(s, o, w)
     stat = float(np.max(np.abs(c)) / sigma)
     return Bunch(statistic=stat, pvalue=_sup_abs_bm_sf(stat))
@@ -273,6 +276,7 @@ def kuiper_calibration_test(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Kuiper test of calibration on cumulative differences.
 
@@ -328,8 +332,10 @@ def kuiper_calibration_test(
     >>> round(res.statistic, 4)
     0.6751
     """
-    s, o, w = _event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                     labels)
+    s, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="A calibration test", pos_label=pos_label, unit_weights=True,
+    )
     c, sigma = _cumulative(s, o, w)
     stat = float((np.max(c) - np.min(c)) / sigma)
     return Bunch(statistic=stat, pvalue=_bm_range_sf(stat))

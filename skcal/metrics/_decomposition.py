@@ -6,7 +6,7 @@ from scipy.special import xlogy
 from sklearn.utils import Bunch
 
 from . import _binning, _rows
-from ._calibration_error import _STRATEGIES, _check_kind
+from ._params import _STRATEGIES, _check_kind
 from ._events import class_vectors, event_vectors
 from ._validation import _check_choice, _check_inputs, _check_n_bins
 

@@ -3,8 +3,8 @@
 import numpy as np
 
 from . import _rows
-from ._calibration_error import _COMMON_PARAMS, _TAIL_PARAMS
 from ..utils._array import is_dask_array
+from ._params import _COMMON_PARAMS, _TAIL_PARAMS
 from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]
@@ -86,7 +86,7 @@ def brier_score(
 
         return _dask.brier_score(
             y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, scale_by_half=scale_by_half,
+            labels=labels, scale_by_half=scale_by_half, pos_label=pos_label,
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
@@ -164,7 +164,7 @@ def negative_log_likelihood(
 
         return _dask.negative_log_likelihood(
             y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-            labels=labels,
+            labels=labels, pos_label=pos_label,
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,

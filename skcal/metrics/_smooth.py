@@ -94,11 +94,6 @@ def _smooth_ece_rows(f, o, w):
     return _smooth_ece_sigma(f, o, w, sigma), sigma
 
 
-def _prepare(y_true, y_prob, kind, class_index, sample_weight, input_type, labels):
-    return single_event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                        labels, what="The smooth ECE")
-
-
 _PARAMS = """
     y_true : array-like of shape (n_samples,)
         True labels (a ``torch.Tensor`` is accepted).
@@ -118,7 +113,10 @@ _PARAMS = """
     input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``.
     labels : array-like of shape (n_classes,), default=None
-        Class of each column of ``y_prob`` (see :func:`calibration_error`).""".strip()
+        Class of each column of ``y_prob`` (see :func:`calibration_error`).
+    pos_label : int, float, bool or str, default=None
+        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
+        :func:`calibration_error`).""".strip()
 
 
 def smooth_calibration_error(
@@ -130,6 +128,7 @@ def smooth_calibration_error(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
     return_bandwidth=False,
 ):
     """Smooth ECE (smECE) of Błasiok & Nakkiran (2023).
@@ -205,8 +204,10 @@ def smooth_calibration_error(
     >>> round(smooth_calibration_error(y, p, kind="binary"), 4)
     0.18
     """
-    f, o, w = _prepare(y_true, y_prob, kind, class_index, sample_weight,
-                       input_type, labels)
+    f, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="The smooth ECE", pos_label=pos_label,
+    )
     value, sigma = _smooth_ece_rows(f, o, w)
     return (value, sigma) if return_bandwidth else value
 
@@ -225,6 +226,7 @@ def smooth_reliability_curve(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
     bandwidth=None,
     n_points=201,
 ):
@@ -293,8 +295,10 @@ def smooth_reliability_curve(
         isinstance(bandwidth, (int, float, np.floating)) and 0 < bandwidth <= 1
     ):
         raise ValueError(f"bandwidth must be in (0, 1], got {bandwidth!r}.")
-    f, o, w = _prepare(y_true, y_prob, kind, class_index, sample_weight,
-                       input_type, labels)
+    f, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="The smooth ECE", pos_label=pos_label,
+    )
     value, sigma = _smooth_ece_rows(f, o, w)
     if bandwidth is not None:
         sigma = float(bandwidth)

@@ -460,6 +460,41 @@ _KINDS = {
 }
 
 
+class InputColumnOrder(nn.Module):
+    """The calibrator's input with its class columns in ``classes_`` (sorted) order.
+
+    A calibrator fitted on columns named (or given by ``classes``) in another
+    order than its sorted ``classes_`` keeps their order in
+    ``_column_order_``; this module, placed before the map, takes the same
+    columns as the calibrator's ``predict_proba``.
+
+    Parameters
+    ----------
+    order : array-like of int, shape (n_classes,)
+        Input column of each class of ``classes_``.
+    n_features_in : int
+        Input columns. One binary score (1) becomes its two columns,
+        ``[0, s]`` for logits and ``[1 - p, p]`` for probabilities, in
+        reversed order; the map after this module then takes 2 columns.
+    input_type : {"logits", "probabilities"}
+    """
+
+    def __init__(self, order, *, n_features_in, input_type):
+        super().__init__()
+        K = len(order)
+        idx = np.r_[np.asarray(order, dtype=np.int64), np.arange(K, max(K, n_features_in))]
+        self.register_buffer("idx", torch.as_tensor(idx, dtype=torch.int64))
+        self.one_score = n_features_in == 1
+        self.probabilities = input_type == "probabilities"
+
+    def forward(self, X):
+        if self.one_score:
+            s = X.reshape(-1)
+            other = 1 - s if self.probabilities else torch.zeros_like(s)
+            return torch.stack([s, other], dim=1)
+        return X.index_select(-1, self.idx)
+
+
 def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, device=None):
     """The torch module of a calibrator's ``_torch_spec()``.
 

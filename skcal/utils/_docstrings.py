@@ -18,8 +18,10 @@ input_type : {"logits", "probabilities"}, default="logits"
     What ``X`` holds. Probabilities are turned into logits by ``log``.""",
     "classes": """\
 classes : array-like of shape (n_classes,), default=None
-    Labels of the columns of ``X``. By default the sorted unique labels of
-    ``y``; with integer labels ``0..K-1`` some classes may be absent.""",
+    Labels of the columns of ``X``, in column order (sorted or not). By
+    default the sorted unique labels of ``y``; with integer labels ``0..K-1``
+    that include 0 some classes may be absent. ``classes_`` is these labels
+    sorted, and the columns are reordered to match it.""",
     "backend": """\
 backend : {"auto", "numpy", "torch"}, default="auto"
     Array library used for the computation; ``"auto"`` follows the input.""",
