@@ -169,6 +169,9 @@ class TopVersusAllCalibrator(BaseCalibrator):
     _weight_scale_invariant = False
     # for two classes the map depends on |z1 - z0| and the sign only
     _binary_log_odds_only = True
+    # the top class stays on top and the others keep their order (see Notes):
+    # predict is the arg-max of the input
+    _preserves_order = True
 
     def _template(self):
         if self.calibrator is None:
