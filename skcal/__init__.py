@@ -15,7 +15,9 @@ import importlib
 _EXPORTS = {
     **dict.fromkeys(
         ["CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
-         "GroupedCalibrator", "calibrate_ensemble"], "meta"),
+         "CovariateShiftWeights", "GroupedCalibrator", "SmoothedCalibrator",
+         "TopVersusAllCalibrator", "calibrate_ensemble", "covariate_shift_weights"],
+        "meta"),
     **dict.fromkeys(
         ["BBQCalibrator", "BetaCalibrator", "CenteredIsotonicScaler",
          "HistogramCalibrator", "IsotonicScaler", "PlattScaler", "QuadraticScaler",
@@ -44,6 +46,7 @@ __all__ = [
     "CalibratedEnsemble",
     "CenteredIsotonicScaler",
     "ClassifierLogits",
+    "CovariateShiftWeights",
     "DirichletCalibrator",
     "EnsembleTemperatureScaler",
     "GroupedCalibrator",
@@ -55,13 +58,16 @@ __all__ = [
     "PlattScaler",
     "QuadraticScaler",
     "ScalingBinningCalibrator",
+    "SmoothedCalibrator",
     "SplineCalibrator",
     "StructuredVectorScaler",
     "TemperatureScaler",
+    "TopVersusAllCalibrator",
     "VectorScaler",
     "VennAbersCalibrator",
     "adapt_to_label_shift",
     "calibrate_ensemble",
+    "covariate_shift_weights",
     "__version__",
 ]
 
