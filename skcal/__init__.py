@@ -6,6 +6,8 @@ skcal imports neither torch nor matplotlib.
 """
 
 from .meta import (
+    AutoCalibrator,
+    IdentityCalibrator,
     CalibratedClassifier,
     CalibratedEnsemble,
     ClassifierLogits,
@@ -37,6 +39,7 @@ from .scaling import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutoCalibrator",
     "BBQCalibrator",
     "BetaCalibrator",
     "BiasCorrectedTemperatureScaler",
@@ -47,6 +50,7 @@ __all__ = [
     "EnsembleTemperatureScaler",
     "GroupedCalibrator",
     "HistogramCalibrator",
+    "IdentityCalibrator",
     "IsotonicScaler",
     "LocalTemperatureScaler",
     "MatrixScaler",
