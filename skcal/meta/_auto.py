@@ -307,8 +307,6 @@ class AutoCalibrator(BaseCalibrator):
     best_calibrator_ : calibrator
         The chosen candidate refitted on the whole set (only with ``refit``).
     n_splits_ : int
-    refit_time_ : float
-        Seconds of the refit.
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
 
@@ -494,13 +492,10 @@ class AutoCalibrator(BaseCalibrator):
             self.best_score_ = float(mean[self.best_index_])
             self.best_name_ = cands[self.best_index_][0]
             chosen = cands[self.best_index_][1]
-        self.refit_time_ = 0.0
         if self.refit:
-            t0 = time.perf_counter()
-            self.best_calibrator_ = clone(chosen).set_params(classes=cols, input_type="logits").fit(
-                Z, y, sample_weight=sw
-            )
-            self.refit_time_ = time.perf_counter() - t0
+            self.best_calibrator_ = clone(chosen).set_params(
+                classes=cols, input_type="logits"
+            ).fit(Z, y, sample_weight=sw)
         return self
 
     def _chosen(self):
