@@ -91,6 +91,8 @@ def run_set(data):
         "n_test": int(len(y)), "chosen": auto.best_name_,
         "candidates": [str(c) for c in auto.cv_results_["candidate"]],
         "auto_fit_s": auto_s, "nll": nll, "best": best,
+        "fold_losses": (-np.column_stack([auto.cv_results_[f"split{j}_test_score"]
+                                          for j in range(auto.n_splits_)])).tolist(),
         "auto_vs_uncalibrated": diff("auto", "uncalibrated"),
         "auto_vs_best": diff("auto", best),
     }

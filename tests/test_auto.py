@@ -39,13 +39,13 @@ def _brier(est, X, y):
 
 def _plain_rule(cands, Z, y, cv, scoring):
     """The documented rule, written out with scikit-learn's cross_val_score."""
-    means, ses = [], []
-    for c in cands:
-        s = cross_val_score(clone(c), Z, y, cv=cv, scoring=scoring)
-        means.append(-s.mean())  # a loss
-        ses.append(s.std(ddof=1) / np.sqrt(len(s)))
-    b = int(np.argmin(means))
-    return next(i for i, m in enumerate(means) if m <= means[b] + ses[b]), -np.array(means)
+    losses = np.array([-cross_val_score(clone(c), Z, y, cv=cv, scoring=scoring)
+                       for c in cands])
+    b = int(np.argmin(losses.mean(axis=1)))
+    for i in range(len(cands)):
+        d = losses[i] - losses[b]  # paired over the same folds
+        if d.mean() <= d.std(ddof=1) / np.sqrt(d.size):
+            return i, -losses.mean(axis=1)
 
 
 @pytest.mark.parametrize("k, scale, seed", [(2, 3.0, 0), (2, 0.7, 1), (3, 4.0, 2), (4, 1.0, 3)])
@@ -66,10 +66,12 @@ def test_auto_matches_plain_one_se_rule(k, scale, seed, scoring):
 
 
 def test_one_se_choice_hand_example():
-    # means 0.5, 0.49, 0.30; the best (0.30) has se 0.01 / sqrt(3): only it is within
+    # differences to the best (0.30) are 0.2 and 0.19 on every fold: no spread
     assert one_se_choice([[0.50, 0.52, 0.48], [0.49, 0.51, 0.47], [0.30, 0.31, 0.29]]) == 2
-    # best mean 0.49 with se 0.1 / sqrt(3) = 0.0577: 0.50 is within, and simpler
-    assert one_se_choice([[0.50, 0.60, 0.40], [0.49, 0.59, 0.39]]) == 0
+    # row 0 minus row 1: (-0.01, 0.03, 0.01), mean 0.01 <= sd 0.02 / sqrt(3) = 0.0115
+    assert one_se_choice([[0.50, 0.60, 0.40], [0.51, 0.57, 0.39]]) == 0
+    # a consistent gain of 0.01 on every fold is beyond noise (sd 0)
+    assert one_se_choice([[0.50, 0.60, 0.40], [0.49, 0.59, 0.39]]) == 1
     assert one_se_choice([[np.nan, 1.0], [0.4, 0.5]]) == 1
     assert one_se_choice([[np.nan, 1.0], [np.nan, 0.5]]) == 0
     with pytest.raises(ValueError, match="n_splits >= 2"):
@@ -87,14 +89,15 @@ def test_auto_picks_temperature_on_overconfident_logits():
     Z, y = _logits(1500, 5, 4.0, seed=6)
     auto = AutoCalibrator().fit(Z, y)
     res = auto.cv_results_
-    assert list(res["candidate"]) == ["identity", "temperature", "vector", "matrix"]
+    assert list(res["candidate"]) == ["identity", "temperature", "vector", "matrix",
+                                      "isotonic"]
     assert auto.best_name_ == "temperature"
     # identity is far beyond noise here: the rule must not keep it
     assert res["mean_test_score"][0] < res["mean_test_score"][1] - 0.1
     assert isinstance(auto.best_calibrator_, TemperatureScaler)
     assert auto.best_score_ == res["mean_test_score"][auto.best_index_]
-    assert set(res["rank_test_score"]) == {1, 2, 3, 4}
-    assert (res["mean_fit_time"] > 0).all() and res["split4_test_score"].shape == (4,)
+    assert set(res["rank_test_score"]) == {1, 2, 3, 4, 5}
+    assert (res["mean_fit_time"] > 0).all() and res["split4_test_score"].shape == (5,)
 
 
 def test_auto_choice_ignores_row_order():
@@ -115,6 +118,7 @@ def test_default_candidates_by_size():
     assert names(199, 10) == ["identity", "temperature"]
     assert names(200, 10) == ["identity", "temperature", "vector"]
     assert names(550, 10) == ["identity", "temperature", "vector", "matrix"]
+    assert names(1000, 10)[-1] == "isotonic"
 
 
 def test_auto_too_few_rows_per_class_raises():

@@ -1,8 +1,8 @@
 """What ``skcal benchmark`` concludes: a recommendation per data set, a summary across them.
 
 The recommendation of a data set is :class:`skcal.AutoCalibrator`'s choice on
-its calibration split (five stratified folds, the one-standard-error rule on
-the mean NLL), scored on the test split against the uncalibrated model with a
+its calibration split (five stratified folds, the paired one-standard-error
+rule on the mean NLL), scored on the test split against the uncalibrated model with a
 paired bootstrap. The summary follows the comparisons of CalArena
 (Holzmüller, Berta, Bach, Jordan, arXiv:2605.30188): win rates against a
 reference with bootstrap intervals over data sets, and the Post-Hoc
@@ -48,7 +48,9 @@ def recommend(data, *, n_resamples=1000, random_state=0, confidence_level=0.95):
     rec : dict
         ``method`` (the chosen candidate's name, ``"identity"`` for no
         calibration), ``within_noise`` (the other candidates whose mean
-        cross-validated NLL is within one standard error of the best one),
+        cross-validated NLL exceeds the best one's by at most one standard
+        error of their paired fold differences, as in
+        :func:`skcal.meta._auto.one_se_choice`),
         ``nll`` and ``nll_uncalibrated`` (test NLL), ``delta``, ``low``,
         ``high`` (the change and its paired percentile bootstrap interval;
         NaN without resamples), ``proba`` (test probabilities, float64),
@@ -69,12 +71,13 @@ def recommend(data, *, n_resamples=1000, random_state=0, confidence_level=0.95):
     mean = loss.mean(axis=1)
     ok = np.isfinite(mean)
     within = []
-    if ok.any():
+    if ok.any():  # the rule of one_se_choice, for every candidate
         best = int(np.nanargmin(np.where(ok, mean, np.nan)))
-        se = loss[best].std(ddof=1) / math.sqrt(loss.shape[1])
+        d = loss - loss[best]
+        se = d.std(axis=1, ddof=1) / math.sqrt(loss.shape[1])
         within = [
             str(n) for i, n in enumerate(res["candidate"])
-            if ok[i] and i != auto.best_index_ and mean[i] <= mean[best] + se
+            if ok[i] and i != auto.best_index_ and d[i].mean() <= se[i]
         ]
     proba = np.exp(np.asarray(auto.predict_log_proba(data.logits_test), dtype=np.float64))
     base = softmax(np.asarray(data.logits_test, dtype=np.float64), axis=1)

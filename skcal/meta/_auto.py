@@ -102,7 +102,8 @@ def default_candidates(n_samples, n_classes):
           ``isotonic`` (a step function) from 500 rows on;
         - multiclass: ``vector`` (``2 K`` parameters) when
           ``n_samples >= 20 K``, ``matrix`` (``K (K + 1)``, regularised) when
-          ``n_samples >= 5 K (K + 1)``.
+          ``n_samples >= 5 K (K + 1)``, and one-vs-rest ``isotonic`` (a step
+          function per class) when ``n_samples >= 100 K``.
 
     Notes
     -----
@@ -110,9 +111,12 @@ def default_candidates(n_samples, n_classes):
     parameter (twenty for vector scaling's per-class slopes); below them a
     cross-validated choice between the richer maps is mostly noise. The
     binary list holds per-class (one-vs-rest) maps, which on two classes are
-    one map of the log-odds; the multiclass list holds whole-vector maps only,
-    which the CalArena study found the safest for log-loss on many classes
-    (see the user guide page "Which calibrator should I use?").
+    one map of the log-odds. The multiclass list holds the whole-vector maps,
+    which the CalArena study found the strongest on proper scores with many
+    classes, and isotonic regression last: it repairs outputs that no smooth
+    map of the logits can (near-zero probabilities on true classes, as in
+    ``20news_cv_labelerrors``), and the cross-validation keeps it only where
+    it wins (see the user guide page "Which calibrator should I use?").
     """
     from ..ovr import BetaCalibrator, IsotonicScaler, PlattScaler
     from ..scaling import MatrixScaler, TemperatureScaler, VectorScaler
@@ -128,31 +132,43 @@ def default_candidates(n_samples, n_classes):
             out.append(("vector", VectorScaler()))
         if n_samples >= 5 * n_classes * (n_classes + 1):
             out.append(("matrix", MatrixScaler()))
+        if n_samples >= 100 * n_classes:
+            out.append(("isotonic", IsotonicScaler()))
     return out
 
 
 def one_se_choice(fold_losses):
-    """Index of the simplest candidate within one standard error of the best.
+    """Index of the simplest candidate within one paired standard error of the best.
 
     Parameters
     ----------
     fold_losses : array-like of shape (n_candidates, n_splits)
-        Test-fold losses (lower is better), candidates in order of
-        complexity. Rows with a NaN (a candidate that failed in a fold) are
-        never chosen.
+        Test-fold losses (lower is better) of every candidate on the same
+        folds, candidates in order of complexity. Rows with a NaN (a
+        candidate that failed in a fold) are never chosen.
 
     Returns
     -------
     index : int
-        ``min {i : mean_i <= mean_b + se_b}`` where ``b`` has the lowest mean
-        loss and ``se_b = std_b / sqrt(n_splits)`` (``std`` with ``ddof=1``)
-        is the standard error of its mean over the folds; 0 when every row
-        holds a NaN.
+        With ``b`` the candidate of lowest mean loss and, for each candidate
+        ``i``, ``d_i = L_i - L_b`` its fold-by-fold loss differences to ``b``:
+        ``min {i : mean(d_i) <= std(d_i) / sqrt(n_splits)}`` (``std`` with
+        ``ddof=1``), the simplest candidate whose excess loss is within one
+        standard error of its paired differences (``b`` itself always
+        qualifies); 0 when every row holds a NaN.
 
     Raises
     ------
     ValueError
         If ``fold_losses`` is not 2-D with at least 2 columns.
+
+    Notes
+    -----
+    This is the one-standard-error rule of Hastie et al. (Sec. 7.10) applied
+    to the paired differences over the folds: every candidate is scored on
+    the same folds, so the fold-to-fold variation that all share (a fold
+    with harder rows) cancels, and a richer map is chosen when it beats a
+    simpler one consistently across the folds, not merely on average.
 
     References
     ----------
@@ -163,7 +179,7 @@ def one_se_choice(fold_losses):
     --------
     >>> one_se_choice([[0.50, 0.52, 0.48], [0.49, 0.51, 0.47], [0.30, 0.31, 0.29]])
     2
-    >>> one_se_choice([[0.50, 0.60, 0.40], [0.49, 0.59, 0.41]])
+    >>> one_se_choice([[0.50, 0.60, 0.40], [0.51, 0.57, 0.39]])
     0
     """
     L = np.asarray(fold_losses, dtype=np.float64)
@@ -176,8 +192,11 @@ def one_se_choice(fold_losses):
         return 0
     mean = np.where(ok, L.mean(axis=1), np.inf)
     best = int(np.argmin(mean))
-    se = L[best].std(ddof=1) / np.sqrt(L.shape[1])
-    return int(np.flatnonzero(mean <= mean[best] + se)[0])
+    for i in np.flatnonzero(ok):
+        d = L[i] - L[best]
+        if d.mean() <= d.std(ddof=1) / np.sqrt(L.shape[1]):
+            return int(i)
+    return best
 
 
 def _fold_loss(cal, Z, y, sw, scoring):
@@ -298,8 +317,9 @@ class AutoCalibrator(BaseCalibrator):
         (seconds) and ``"error"`` (the first error message of a candidate
         that failed in a fold, else ``""``; its scores are NaN).
     best_index_ : int
-        The chosen candidate (by the one-standard-error rule, so not
-        necessarily the highest ``mean_test_score``).
+        The chosen candidate (by the paired one-standard-error rule, so not
+        necessarily the highest ``mean_test_score``); -1 when every
+        candidate failed.
     best_score_ : float
         Its ``mean_test_score``.
     best_name_ : str
@@ -323,7 +343,14 @@ class AutoCalibrator(BaseCalibrator):
     Notes
     -----
     Every candidate is scored on the same folds, and the folds and the
-    validated logits are computed once. When every candidate fails in some
+    validated logits are computed once. The paired rule chooses a richer map
+    whenever it wins on the folds consistently, even by a small margin: on
+    symmetric over-confident synthetic logits (3 classes, where temperature
+    scaling is the true map) it chose vector scaling for one of three seeds
+    at 600 and at 1,000 rows, and temperature scaling for all three at 2,000
+    rows. On the real sets of the user guide page "Which calibrator should I
+    use?" its test NLL is 0.0010 nats above the best method chosen in
+    hindsight on average (the unpaired one-standard-error rule: 0.0024). When every candidate fails in some
     fold, the identity map is chosen (a :class:`UserWarning` says so).
     Integer ``sample_weight`` equals repeated rows in the refit of one
     candidate, but the folds split rows, so the *choice* can differ from that
@@ -346,13 +373,13 @@ class AutoCalibrator(BaseCalibrator):
     >>> import numpy as np
     >>> from skcal import AutoCalibrator
     >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=600)
-    >>> Z = 4.0 * (np.eye(3)[y] + rng.normal(size=(600, 3)))  # over-confident
+    >>> y = rng.integers(0, 3, size=2000)
+    >>> Z = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3)))  # over-confident
     >>> auto = AutoCalibrator().fit(Z, y)
     >>> auto.best_name_
     'temperature'
     >>> list(auto.cv_results_["candidate"])
-    ['identity', 'temperature', 'vector', 'matrix']
+    ['identity', 'temperature', 'vector', 'matrix', 'isotonic']
     """
 
     #: The folds split rows, so an integer weight is not a repeated row for
