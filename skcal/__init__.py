@@ -14,8 +14,8 @@ import importlib
 #: second, and ``import skcal; skcal.utils.discovery.all_calibrators()`` works.
 _EXPORTS = {
     **dict.fromkeys(
-        ["CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
-         "CovariateShiftWeights", "GroupedCalibrator", "SmoothedCalibrator",
+        ["AutoCalibrator", "CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
+         "CovariateShiftWeights", "GroupedCalibrator", "IdentityCalibrator", "SmoothedCalibrator",
          "TopVersusAllCalibrator", "calibrate_ensemble", "covariate_shift_weights"],
         "meta"),
     **dict.fromkeys(
@@ -39,6 +39,7 @@ _SUBMODULES = {
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutoCalibrator",
     "BBQCalibrator",
     "BetaCalibrator",
     "BiasCorrectedTemperatureScaler",
@@ -51,6 +52,7 @@ __all__ = [
     "EnsembleTemperatureScaler",
     "GroupedCalibrator",
     "HistogramCalibrator",
+    "IdentityCalibrator",
     "IsotonicScaler",
     "LocalTemperatureScaler",
     "MatrixScaler",
