@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from .._backend._array import is_dask_array, is_torch_tensor
+from .._backend._array import is_dask_array, is_torch_tensor, probability_log_dtype
 from .._backend._shared import DEFERRED_RANGE_CHECKS
 
 __all__ = [
@@ -409,30 +409,6 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         P = X.astype(work, copy=False)
     tiny = np.finfo(work).tiny
     return np.log(np.maximum(P, tiny)), n_input_columns
-
-
-def probability_log_dtype(dtype):
-    """The dtype in which probabilities of ``dtype`` are turned into logits.
-
-    Parameters
-    ----------
-    dtype : numpy or torch floating dtype
-
-    Returns
-    -------
-    numpy.dtype or torch.dtype
-        float32 for 16-bit floats (float16, bfloat16), whose smallest normal
-        number (6.1e-5 for float16) would otherwise floor every small
-        probability and whose ``log`` would round to 3 digits; ``dtype``
-        itself otherwise. Every float16 value is exact in float32, so the
-        logits of float16 probabilities are those of the same values in
-        float64 up to float32 rounding.
-    """
-    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
-        dtype = np.dtype(dtype)
-        return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
-    torch = sys.modules["torch"]
-    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
 #: Row chunk size, in bytes, of :func:`min_max` (cache-sized).
