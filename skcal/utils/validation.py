@@ -155,8 +155,9 @@ def normalize_probabilities(P, *, atol=1e-2):
     >>> import numpy as np
     >>> from skcal.utils.validation import normalize_probabilities
     >>> P = np.array([[0.7, 0.2, 0.0997]], dtype=np.float32)
-    >>> normalize_probabilities(P).sum(axis=1)
-    array([1.], dtype=float32)
+    >>> Q = normalize_probabilities(P)
+    >>> Q.dtype, bool(abs(Q.sum(dtype=np.float64) - 1) < 1e-7)
+    (dtype('float32'), True)
     """
     if not (isinstance(atol, numbers.Real) and 0 < atol < 0.5):
         raise ValueError(f"atol must be a number in (0, 0.5), got {atol!r}.")
