@@ -116,8 +116,9 @@ def _benchmark_epilog():
         "--seed); .csv with a header, a 'label' column, an optional "
         "'split' column (val/test) and one column per class logit; labels "
         "are class indices 0..K-1 or text labels, matched to the logit "
-        "columns by header name (else by position / in sorted order); "
-        ".parquet with the same columns as .csv. "
+        "columns by header name (else in sorted order, with a warning); a "
+        "column that no label selects is an error (skip it with "
+        "--ignore-columns); .parquet with the same columns as .csv. "
         f"Methods: {', '.join(available_methods())}."
     )
 

@@ -763,7 +763,7 @@ def encode_labels(table):
                     f"{path}: column {c!r} is the logit of no label: labels are column "
                     f"indices, so the columns {cols[:10]} are classes 0..{K - 1}, and "
                     f"no row has label {k}; if a column is not a class logit, skip it "
-                    f"with --ignore-columns (here: --ignore-columns {c}?); if {c!r} is "
+                    f"with --ignore-columns (e.g. --ignore-columns {c}); if {c!r} is "
                     "the logit of a class absent from the file, list the logit columns "
                     "with --logit-columns"
                 )
