@@ -249,8 +249,9 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ProbabilitiesAsLogitsWarning)
         try:
-            out, _ = check_scores(Z, input_type=kind, name="scores",
-                                  warn_probabilities=input_type is None)
+            out, _ = check_scores(
+                Z, input_type=kind, name="scores", warn_probabilities=input_type is None
+            )
         except ValueError as exc:
             raise _UserError(f"{source}: {_one_line(exc)}") from None
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
@@ -336,7 +337,7 @@ def _column_order(model, table):
             "class order with --logit-columns (names not among the fitted ones are "
             "then taken by position)"
         )
-    names = [str(c) for c in model.classes_]
+    names = [str(c) for c in _input_classes(model)]
     if sorted(cols) == sorted(names):
         return None if cols == names else [cols.index(n) for n in names]
     if table.explicit_columns:
@@ -390,6 +391,12 @@ def _predict(model, Z, log=False):
             "ignore", message="X does not have valid feature names", category=UserWarning
         )
         return model.predict_log_proba(Z) if log else model.predict_proba(Z)
+
+
+def _input_classes(model):
+    """The model's classes in its input column order (``classes_`` is sorted)."""
+    f = getattr(model, "_classes_in_input_order", None)
+    return model.classes_ if f is None else f()
 
 
 def _encode(y, classes, path):
@@ -617,10 +624,16 @@ def _cmd_report(args):
         )
     if model is not None:
         Z, order = _model_input(model, table)
-        y = _encode(np.asarray(table.y), model.classes_, table.path)
+        # labels and uncalibrated scores in the model's input column order, then
+        # in classes_ (sorted) order, the order of its predict_proba columns
+        y = _encode(np.asarray(table.y), _input_classes(model), table.path)
         Z2 = np.asarray(table.logits, dtype=np.float64)
         if order is not None:
             Z2 = Z2[:, order]
+        sort = getattr(model, "_column_order_", None)
+        if sort is not None:
+            y = np.argsort(sort)[y]
+            Z2 = Z2[:, sort]
         if model.input_type == "probabilities":
             P0 = Z2 / Z2.sum(axis=1, keepdims=True)
         else:
