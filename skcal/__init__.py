@@ -14,8 +14,10 @@ import importlib
 #: second, and ``import skcal; skcal.utils.discovery.all_calibrators()`` works.
 _EXPORTS = {
     **dict.fromkeys(
-        ["CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
-         "GroupedCalibrator", "calibrate_ensemble"], "meta"),
+        ["AutoCalibrator", "CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
+         "CovariateShiftWeights", "GroupedCalibrator", "IdentityCalibrator", "SmoothedCalibrator",
+         "TopVersusAllCalibrator", "calibrate_ensemble", "covariate_shift_weights"],
+        "meta"),
     **dict.fromkeys(
         ["BBQCalibrator", "BetaCalibrator", "CenteredIsotonicScaler",
          "HistogramCalibrator", "IsotonicScaler", "PlattScaler", "QuadraticScaler",
@@ -37,6 +39,7 @@ _SUBMODULES = {
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutoCalibrator",
     "BBQCalibrator",
     "BetaCalibrator",
     "BiasCorrectedTemperatureScaler",
@@ -44,10 +47,12 @@ __all__ = [
     "CalibratedEnsemble",
     "CenteredIsotonicScaler",
     "ClassifierLogits",
+    "CovariateShiftWeights",
     "DirichletCalibrator",
     "EnsembleTemperatureScaler",
     "GroupedCalibrator",
     "HistogramCalibrator",
+    "IdentityCalibrator",
     "IsotonicScaler",
     "LocalTemperatureScaler",
     "MatrixScaler",
@@ -55,13 +60,16 @@ __all__ = [
     "PlattScaler",
     "QuadraticScaler",
     "ScalingBinningCalibrator",
+    "SmoothedCalibrator",
     "SplineCalibrator",
     "StructuredVectorScaler",
     "TemperatureScaler",
+    "TopVersusAllCalibrator",
     "VectorScaler",
     "VennAbersCalibrator",
     "adapt_to_label_shift",
     "calibrate_ensemble",
+    "covariate_shift_weights",
     "__version__",
 ]
 
