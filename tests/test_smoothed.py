@@ -161,3 +161,20 @@ def test_smoothed_torch_follows_input():
     np.testing.assert_allclose(P.numpy(), sm.predict_proba(Z), rtol=1e-10)
     fitted_on_torch = SmoothedCalibrator(TemperatureScaler()).fit(Zt, torch.from_numpy(y))
     np.testing.assert_allclose(fitted_on_torch.predict_proba(Z), sm.predict_proba(Z), rtol=1e-8)
+
+
+def test_smoothed_exports_through_its_calibrator():
+    torch = pytest.importorskip("torch")
+    Z, y = _data()
+    sm = SmoothedCalibrator(TemperatureScaler(), pseudo_count=30.0).fit(Z, y)
+    out = sm.to_torch(dtype=torch.float64)(torch.from_numpy(Z)).numpy()
+    # reference: the temperature's softmax mixed by hand
+    T = sm.calibrator_.temperature_
+    E = np.exp(Z / T - (Z / T).max(axis=1, keepdims=True))
+    ref = (1 - sm.mix_weight_) * E / E.sum(axis=1, keepdims=True) + sm.mix_weight_ / 3
+    np.testing.assert_allclose(np.exp(out), ref, rtol=1e-12)
+    from skcal import HistogramCalibrator
+
+    hist = SmoothedCalibrator(HistogramCalibrator()).fit(Z, y)
+    with pytest.raises(NotImplementedError, match="HistogramCalibrator has no closed-form"):
+        hist.to_torch()

@@ -282,6 +282,18 @@ class SmoothedCalibrator(BaseCalibrator):
             self.mix_weight_ = a / (n + a) if a > 0 else 0.0
         return self
 
+    def _torch_spec(self):
+        """The inner calibrator's map, mixed: ``{"kind": "uniform_mixture", ...}``."""
+        inner = self.calibrator_
+        spec = inner._torch_spec() if hasattr(inner, "_torch_spec") else None
+        if not isinstance(spec, dict):
+            raise NotImplementedError(
+                f"SmoothedCalibrator exports through its calibrator, and "
+                f"{type(inner).__name__} has no closed-form map on logits; use "
+                "predict_proba / transform instead."
+            )
+        return {"kind": "uniform_mixture", "inner": spec, "weight": self.mix_weight_}
+
     def _inner_log_proba(self, Z):
         inner = self.calibrator_
         if hasattr(inner, "predict_log_proba"):
