@@ -149,6 +149,9 @@ class SmoothedCalibrator(BaseCalibrator):
     training weight of the folds), so ``a = lam_cv m / (1 - lam_cv)``, and
     the calibrator fitted on all ``n`` rows gets ``lam = a / (n + a)``.
 
+    **Export.** ``to_torch()`` and ONNX export go through the inner
+    calibrator's map (where it has one), followed by the mixture.
+
     **Weights.** ``n`` is the sum of the sample weights, so integer weights
     fit like repeated rows (as far as the inner calibrator does) and
     rescaling every weight changes ``lam``. With ``"cv"``, folds are made of
