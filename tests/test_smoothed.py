@@ -178,3 +178,18 @@ def test_smoothed_exports_through_its_calibrator():
     hist = SmoothedCalibrator(HistogramCalibrator()).fit(Z, y)
     with pytest.raises(NotImplementedError, match="HistogramCalibrator has no closed-form"):
         hist.to_torch()
+
+
+def test_smoothed_isotonic_matches_probmetrics_isotonic_mix():
+    # the peer: probmetrics 1.3's "isotonic-mix" (MixtureCalibrator, lam = 1 / (n + 1))
+    pytest.importorskip("probmetrics")
+    from probmetrics.calibrators import get_calibrator
+    from scipy.special import softmax
+
+    Z, y = _data(n=300, scale=2.0)
+    peer = get_calibrator("isotonic", calibrate_with_mixture=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        P_peer = peer.fit(softmax(Z, axis=1), y).predict_proba(softmax(Z, axis=1))
+    P = SmoothedCalibrator(IsotonicScaler(clip=None)).fit(Z, y).predict_proba(Z)
+    np.testing.assert_allclose(P, np.asarray(P_peer, dtype=np.float64), atol=1e-6)
