@@ -14,19 +14,19 @@ import importlib
 #: second, and ``import skcal; skcal.utils.discovery.all_calibrators()`` works.
 _EXPORTS = {
     **dict.fromkeys(
-        ["CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
-         "CovariateShiftWeights", "GroupedCalibrator", "SmoothedCalibrator",
+        ["AutoCalibrator", "CalibratedClassifier", "CalibratedEnsemble", "ClassifierLogits",
+         "CovariateShiftWeights", "GroupedCalibrator", "IdentityCalibrator", "SmoothedCalibrator",
          "TopVersusAllCalibrator", "calibrate_ensemble", "covariate_shift_weights"],
         "meta"),
     **dict.fromkeys(
-        ["BBQCalibrator", "BetaCalibrator", "HistogramCalibrator", "IsotonicScaler",
-         "PlattScaler", "ScalingBinningCalibrator", "SplineCalibrator",
-         "VennAbersCalibrator"], "ovr"),
+        ["BBQCalibrator", "BetaCalibrator", "CenteredIsotonicScaler",
+         "HistogramCalibrator", "IsotonicScaler", "PlattScaler", "QuadraticScaler",
+         "ScalingBinningCalibrator", "SplineCalibrator", "VennAbersCalibrator"], "ovr"),
     **dict.fromkeys(
         ["BiasCorrectedTemperatureScaler", "DirichletCalibrator",
          "EnsembleTemperatureScaler", "LocalTemperatureScaler", "MatrixScaler",
-         "NoBiasVectorScaler", "TemperatureScaler", "VectorScaler",
-         "adapt_to_label_shift"], "scaling"),
+         "NoBiasVectorScaler", "StructuredVectorScaler", "TemperatureScaler",
+         "VectorScaler", "adapt_to_label_shift"], "scaling"),
 }
 
 #: Subpackages and modules reachable as attributes of ``skcal`` without an
@@ -39,25 +39,30 @@ _SUBMODULES = {
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutoCalibrator",
     "BBQCalibrator",
     "BetaCalibrator",
     "BiasCorrectedTemperatureScaler",
     "CalibratedClassifier",
     "CalibratedEnsemble",
+    "CenteredIsotonicScaler",
     "ClassifierLogits",
     "CovariateShiftWeights",
     "DirichletCalibrator",
     "EnsembleTemperatureScaler",
     "GroupedCalibrator",
     "HistogramCalibrator",
+    "IdentityCalibrator",
     "IsotonicScaler",
     "LocalTemperatureScaler",
     "MatrixScaler",
     "NoBiasVectorScaler",
     "PlattScaler",
+    "QuadraticScaler",
     "ScalingBinningCalibrator",
     "SmoothedCalibrator",
     "SplineCalibrator",
+    "StructuredVectorScaler",
     "TemperatureScaler",
     "TopVersusAllCalibrator",
     "VectorScaler",

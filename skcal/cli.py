@@ -197,15 +197,16 @@ def _parser():
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
     b.add_argument(
-        "--repeats", type=_repeats, default=3, metavar="N",
+        "--repeats", type=_repeats, default=None, metavar="N",
         help="timed runs per method after one untimed warm-up; the table shows "
-        "the median (default: 3)",
+        "the median (default: 1; 3 with --full)",
     )
     b.add_argument(
-        "--resamples", type=_resamples, default=1000, metavar="N",
+        "--resamples", type=_resamples, default=None, metavar="N",
         help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
-        "accuracy and for the paired comparison with the best method, whose "
-        "ties are marked '*' (default: 1000; 0: no intervals)",
+        "accuracy and for the paired comparisons with the best method, whose "
+        "ties are marked '*', and with the uncalibrated model (default: 200; "
+        "1000 with --full; 0: no intervals)",
     )
     b.add_argument(
         "--shift-data", metavar="FILE",
@@ -224,6 +225,17 @@ def _parser():
     b.add_argument(
         "--shift-draws", metavar="N", type=_positive_int, default=5,
         help="number of label-shift draws averaged per data set (default: 5)",
+    )
+    b.add_argument(
+        "--full", action="store_true",
+        help="the full sweep: every method and every installed peer, 1000 "
+        "bootstrap resamples, 3 timed runs per method (minutes); the default "
+        "runs the methods of DEFAULT_METHODS with 200 resamples and 1 timed run",
+    )
+    b.add_argument(
+        "--wide", action="store_true",
+        help="print every column (library, classwise ECE, predict time, every "
+        "interval); the default table fits 120 columns",
     )
     b.add_argument(
         "--quiet", action="store_true",
@@ -378,7 +390,13 @@ def _benchmark(args):
     from .benchmark import _benchmark as bm
 
     peers = not (args.no_peers or args.fast)
+    if args.resamples is None:
+        args.resamples = 1000 if args.full else 200
+    if args.repeats is None:
+        args.repeats = 3 if args.full else 1
     methods = None
+    if args.methods is None and not args.full:
+        methods = bm.default_methods(peers=peers)
     if args.methods is not None:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
         known = bm.available_methods(peers=True)
@@ -426,16 +444,33 @@ def _benchmark(args):
             )
     shifted = _shifted(args, datasets)
     show_bar = not args.quiet and sys.stderr.isatty()
+
+    def log(line):
+        if not args.quiet:
+            print(f"skcal benchmark: {line}", file=sys.stderr, flush=True)
+
     with _peer_bars_silenced(not show_bar):
         rows = bm.run_benchmark(
             datasets + shifted, methods, peers=peers, random_state=args.seed,
             progress=show_bar, keep_proba=out_dir is not None,
             n_resamples=args.resamples, n_repeats=args.repeats,
+            recommend=True, log=log,
         )
+    from .benchmark import _decide
+
     by_name = {d.name: d for d in datasets + shifted}
     base_names = {d.name for d in datasets}
+    recs = {r["dataset"]: r["recommendation"] for r in rows if "recommendation" in r}
+    base_rows = [r for r in rows if r["dataset"] in base_names]
+    summary = _decide.summarize(base_rows, n_resamples=max(args.resamples, 200),
+                                random_state=args.seed)
     # the shifted copies are summarised below (all rows go to the CSV/Markdown)
-    print(bm.format_table([r for r in rows if r["dataset"] in base_names], "text", by_name))
+    print(bm.format_table(base_rows, "text", by_name, wide=args.wide,
+                          recommendations=recs))
+    if len(base_names) > 1:
+        print(f"Across the {len(base_names)} data sets (proper scores first)\n")
+        print(_decide.format_summary(summary))
+        print()
     if shifted:
         from .benchmark._shift import format_shift_table
 
@@ -461,15 +496,18 @@ def _benchmark(args):
             "the test split. ECE: 15 equal-width bins. "
             + bm.timing_note(args.repeats)
             + f"{intervals} Seed: {args.seed}.\n\n"
-            + bm.format_table(rows, "markdown", by_name)
+            + bm.format_table(rows, "markdown", by_name, wide=True, recommendations=recs)
         )
+        if len(base_names) > 1:
+            md += "\n## Across data sets\n\n" + _decide.format_summary(summary, "markdown") + "\n"
         if shifted:
             from .benchmark._shift import format_shift_table
 
             md += "\n## Under shift\n\n" + format_shift_table(rows, shifted, "markdown")
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")
         bm.write_csv(rows, out_dir / "benchmark.csv")
-        written = ["benchmark.md", "benchmark.csv"]
+        _decide.write_summary_csv(summary, out_dir / "benchmark_summary.csv")
+        written = ["benchmark.md", "benchmark.csv", "benchmark_summary.csv"]
         # one diagram per set, and for the first shifted copy of each kind
         first = [s for s in shifted if s.shift.get("draw", 0) == 0]
         for d in datasets + first:

@@ -432,8 +432,8 @@ def test_reliability_png_shows_every_method_with_bin_counts(tmp_path):
 
 
 def test_add_intervals_match_metrics_and_paired_bootstrap():
-    """Intervals equal confidence_interval's; '*' marks follow an independent
-    paired_difference_interval call with the same seed."""
+    """Intervals equal confidence_interval(method="BCa")'s; '*' marks follow an
+    independent paired_difference_interval call with the same seed."""
     from scipy.special import softmax
 
     from skcal.metrics import confidence_interval, paired_difference_interval
@@ -450,7 +450,7 @@ def test_add_intervals_match_metrics_and_paired_bootstrap():
     labels = np.arange(2)
     for r in rows:
         ci = confidence_interval("nll", d.y_test, r["proba"], n_resamples=300,
-                                 random_state=5, labels=labels)
+                                 random_state=5, labels=labels, method="BCa")
         assert (r["nll_low"], r["nll_high"]) == pytest.approx((ci.low, ci.high))
         assert math.isnan(r["ece_low"]) and r["ece_best"] == ""
     best = min(rows, key=lambda r: r["nll"])
@@ -460,7 +460,7 @@ def test_add_intervals_match_metrics_and_paired_bootstrap():
             continue
         diff = paired_difference_interval("nll", d.y_test, r["proba"], best["proba"],
                                           n_resamples=300, random_state=5,
-                                          labels=labels)
+                                          labels=labels, method="BCa")
         assert r["nll_best"] == (diff.low <= 0 <= diff.high)
     assert [r["nll_best"] for r in rows].count(True) >= 1
     table = _benchmark.format_table(rows)
@@ -643,3 +643,52 @@ def test_cli_benchmark_input_type_probabilities(tmp_path, capsys):
     assert float(unc["nll"]) == pytest.approx(
         -np.log(P["test"][np.arange(len(yt)), yt]).mean(), rel=1e-9)
     assert float(ts["nll"]) == pytest.approx(1.1029, abs=5e-5)  # as on the logits (README)
+
+
+def _plain_top_label_ece(idx, conf, hit, n_bins=15):
+    """Top-label ECE of the rows ``idx`` (..., n): a plain loop over bins, vectorised
+    over resamples (scipy.stats.bootstrap's ``vectorized`` convention)."""
+    idx = np.atleast_2d(idx)
+    c, h = conf[idx], hit[idx]
+    total = np.zeros(idx.shape[0])
+    for b in range(n_bins):
+        m = (c > b / n_bins) & (c <= (b + 1) / n_bins)
+        cnt = m.sum(axis=1)
+        gap = np.abs(np.where(m, h - c, 0.0).sum(axis=1))
+        total += gap / idx.shape[1]
+    return total if total.size > 1 else total[0]
+
+
+def test_benchmark_and_report_ece_interval_is_bca_and_holds_the_estimate():
+    # main: the benchmark's percentile interval of a calibrated model's ECE lay
+    # above its own estimate (BBQ: 1.26 outside [1.34, 3.23]); report used BCa
+    from scipy.stats import bootstrap
+
+    from skcal.metrics._intervals import _batch
+
+    rng = np.random.default_rng(8)
+    n = 2000
+    p = np.exp(log_softmax(rng.normal(size=(n, 3)) * 2, axis=1))
+    y = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)  # calibrated
+    conf, hit = p.max(axis=1), (p.argmax(axis=1) == y).astype(float)
+    est = _plain_top_label_ece(np.arange(n), conf, hit)
+    ref = bootstrap((np.arange(n),), lambda i, axis=-1: _plain_top_label_ece(i, conf, hit),
+                    n_resamples=300, vectorized=True, method="BCa",
+                    rng=np.random.default_rng(0),
+                    batch=_batch(None, 300, n, 1))
+    pct = bootstrap((np.arange(n),), lambda i, axis=-1: _plain_top_label_ece(i, conf, hit),
+                    n_resamples=300, vectorized=True, method="percentile",
+                    rng=np.random.default_rng(0))
+    assert pct.confidence_interval.low > est  # the failure mode of main's benchmark
+    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
+             **dict(dataset="d", method="m", library="-", proba=p, status="ok", ece=est)}]
+    _benchmark.add_intervals(rows, y, n_resamples=300, random_state=0)
+    assert rows[0]["ece_low"] <= est <= rows[0]["ece_high"]
+    assert (rows[0]["ece_low"], rows[0]["ece_high"]) == pytest.approx(
+        (ref.confidence_interval.low, ref.confidence_interval.high), rel=1e-6)
+    # skcal report: the same function, the same interval for the same seed
+    from skcal._cli_calibrate import _with_intervals
+
+    value, low, high = _with_intervals(y, p, 15, 300, 0)["ece"]
+    assert value == pytest.approx(est, rel=1e-9)
+    assert (low, high) == pytest.approx((rows[0]["ece_low"], rows[0]["ece_high"]))

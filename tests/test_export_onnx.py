@@ -25,9 +25,9 @@ def exportable_calibrators():
 EXPORTABLE = exportable_calibrators()
 IDS = [c.__name__ for c in EXPORTABLE]
 
-#: Isotonic step maps (SmoothedCalibrator wraps IsotonicScaler by default):
-#: a one-ulp change of a score next to a jump moves the output by ~1e-5.
-_STEP_MAPS = ("IsotonicScaler", "SmoothedCalibrator")
+#: Isotonic maps (SmoothedCalibrator wraps IsotonicScaler by default): a
+#: one-ulp change of a score next to a jump moves the output by ~1e-5.
+_STEP_MAPS = ("IsotonicScaler", "CenteredIsotonicScaler", "SmoothedCalibrator")
 
 
 def _data(n_classes, shape, input_type="logits", n=600, seed=0):
@@ -69,8 +69,10 @@ def test_to_onnx_matches_predict_proba(cls, n_classes, shape, input_type, opset)
     assert P.dtype == np.float32 and P.shape == (len(Z), n_classes)
     if cls.__name__ in _STEP_MAPS and input_type == "probabilities":
         # onnxruntime's and NumPy's float32 log(p) may differ by one ulp; a
-        # score that close to a jump of the step function moves by ~1e-5
-        np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=2e-5)
+        # score that close to a jump of the step function (or on a steep
+        # segment between two close CIR centres) moves by a few 1e-5
+        atol = 2e-5 if cls.__name__ == "IsotonicScaler" else 5e-5
+        np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=atol)
         return
     np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=1e-6)
     ref = est.predict_log_proba(Z)

@@ -262,3 +262,39 @@ def test_meta_estimators_have_sorted_classes_for_any_column_order(dask_fit):
     assert ens.classes_.tolist() == ["cat", "dog", "emu"]
     np.testing.assert_allclose(ens.predict_proba([df[_PERM], df[_PERM]]),
                                ens_ref.predict_proba([df, df]), atol=1e-9)
+
+
+def test_cli_fit_apply_report_with_text_columns_out_of_sorted_order(tmp_path):
+    """skcal fit on a CSV whose columns are the text labels in unsorted order: apply
+    names its columns after the sorted classes_, report's uncalibrated and
+    calibrated rows are those of the source order (hand reference)."""
+    import json
+
+    from scipy.special import softmax
+    from sklearn.metrics import log_loss
+
+    from skcal.cli import main
+
+    pytest.importorskip("matplotlib")
+    df, ys = _text_frame(n=400, seed=4)
+    df[_PERM].assign(label=ys).to_csv(tmp_path / "val.csv", index=False)
+    dft, yt = _text_frame(n=300, seed=5)
+    dft[_PERM].assign(label=yt).to_csv(tmp_path / "test.csv", index=False)
+    model = str(tmp_path / "m.skops")
+    assert main(["fit", "--data", str(tmp_path / "val.csv"), "--method", "vector",
+                 "--output", model]) == 0
+    assert main(["apply", model, "--data", str(tmp_path / "test.csv"),
+                 "--output", str(tmp_path / "out.csv")]) == 0
+    ref = skcal.VectorScaler().fit(df.to_numpy(), ys)
+    P_ref = ref.predict_proba(dft.to_numpy())
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert out.columns.tolist()[:3] == ["cat", "dog", "emu"]
+    np.testing.assert_allclose(out[["cat", "dog", "emu"]].to_numpy(), P_ref, atol=1e-6)
+    assert main(["report", "--model", model, "--data", str(tmp_path / "test.csv"),
+                 "--output", str(tmp_path / "rep"), "--n-bootstrap", "0"]) == 0
+    res = json.loads((tmp_path / "rep" / "metrics.json").read_text())
+    labels = ["cat", "dog", "emu"]
+    uncal = log_loss(yt, softmax(dft.to_numpy(), axis=1), labels=labels)
+    assert res["uncalibrated"]["nll"]["value"] == pytest.approx(uncal, rel=1e-6)
+    assert res["VectorScaler"]["nll"]["value"] == pytest.approx(
+        log_loss(yt, P_ref, labels=labels), rel=1e-5)

@@ -272,7 +272,10 @@ def test_csv_with_pandas_index_column_is_an_error_naming_it(tmp_path):
         load_logits_file(f)
     d = load_logits_file(f, ignore_columns=[""])
     assert d.n_classes == 3
-    d2 = load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label")
+    with pytest.raises(ValueError, match="column '' is neither the label column nor one of"):
+        load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label")
+    d2 = load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label",
+                          ignore_columns=[""])
     np.testing.assert_array_equal(d.logits_val, d2.logits_val)
     named = tmp_path / "named.csv"
     df.rename_axis("id").to_csv(named)

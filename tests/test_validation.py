@@ -341,3 +341,64 @@ def test_normalize_probabilities_is_explicit_and_checked():
     t = normalize_probabilities(torch.as_tensor(P, dtype=torch.float16))
     assert t.dtype == torch.float32
     np.testing.assert_allclose(t.sum(dim=1).numpy(), 1, atol=1e-6)
+
+
+# ------------------------------- one probabilities-as-logits rule (issue 24, item 4)
+@pytest.mark.parametrize("cls", _registry())
+def test_every_calibrator_warns_for_binary_probabilities_read_as_log_odds(cls):
+    """A 1-D or one-column score with every value in [0, 1] is the two-column
+    [1 - p, p] (rows summing to 1): the same warning as the 2-column form."""
+    import warnings
+
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.02, 0.98, 300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    for X in (p, p[:, None], np.c_[1 - p, p]):
+        with pytest.warns(ProbabilitiesAsLogitsWarning, match="looks like probabilities"):
+            cls().fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, message="(?!X looks)")
+        est = cls(input_type="probabilities").fit(p, y)  # said so: no warning
+        cls().fit(4 * (p - 0.5), y)  # log-odds outside [0, 1]: no warning
+    # the probability reading of the 1-D score is that of its two columns
+    ref = cls(input_type="probabilities").fit(np.c_[1 - p, p], y)
+    np.testing.assert_allclose(est.predict_proba(p), ref.predict_proba(np.c_[1 - p, p]),
+                               atol=1e-9)
+
+
+def test_binary_probabilities_warning_for_torch_dask_and_the_cli():
+    from skcal._cli_calibrate import scores_as_logits
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    torch = pytest.importorskip("torch")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        TemperatureScaler().fit(torch.as_tensor(p), y)
+    da = pytest.importorskip("dask.array")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        TemperatureScaler().fit(da.from_array(p, chunks=100), y)
+    # skcal benchmark / report without --input-type: the same rule
+    P = np.c_[1 - p, p]
+    assert scores_as_logits(P, None, "f.npz", "report", warn=False)[1]
+    assert not scores_as_logits(P, "logits", "f.npz", "report", warn=False)[1]
+    assert not scores_as_logits(np.log(P), None, "f.npz", "report", warn=False)[1]
+
+
+def test_local_temperature_extra_features_warn_for_probability_columns():
+    """The logit columns before LocalTemperatureScaler's extra features follow the same rule."""
+    from skcal import LocalTemperatureScaler
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(2)
+    P = rng.dirichlet(np.ones(3), 200)
+    y = rng.integers(0, 3, 200)
+    F = rng.normal(size=(200, 2))
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P, F], y)
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P[:, 1], F], y > 0)

@@ -17,6 +17,7 @@ __all__ = [
     "to_numpy",
     "to_backend",
     "like_input",
+    "probability_log_dtype",
 ]
 
 
@@ -82,10 +83,23 @@ def _NUMPY_FLOATS(x):
 
 
 def to_backend(Z, xp):
-    """``Z`` as an array of the kernel module ``xp`` (see :func:`get_backend`).
+    """``Z`` as an array of the kernel module ``xp``.
 
     A NumPy array goes to torch without a copy (``xp.from_numpy``) and a tensor
     to NumPy through :func:`to_numpy`; otherwise ``Z`` is returned as is.
+
+    Parameters
+    ----------
+    Z : ndarray, torch.Tensor or dask.array.Array
+        Validated logits.
+    xp : module
+        A kernel module of :mod:`skcal._backend`
+        (:func:`skcal._backend._dispatch.get_backend`).
+
+    Returns
+    -------
+    ndarray, torch.Tensor or dask.array.Array
+        ``Z`` in the array type ``xp`` computes with.
     """
     if xp.name == "torch" and not is_torch_tensor(Z):
         return xp.from_numpy(Z)
@@ -100,6 +114,17 @@ def like_input(out, X):
     Tensor input gives a tensor on ``X``'s device; anything else a NumPy array.
     Integer or float NumPy arrays become tensors; other dtypes (e.g. text
     labels) stay NumPy arrays. A lazy dask result is returned as is.
+
+    Parameters
+    ----------
+    out : ndarray, torch.Tensor or dask.array.Array
+        A result computed by the kernels.
+    X : object
+        The user's input, whose type and device ``out`` follows.
+
+    Returns
+    -------
+    ndarray, torch.Tensor or dask.array.Array
     """
     if is_dask_array(out):
         return out
@@ -113,3 +138,27 @@ def like_input(out, X):
             out = sys.modules["torch"].from_numpy(np.ascontiguousarray(out))
         return out.to(X.device)
     return to_numpy(out) if is_torch_tensor(out) else out
+
+
+def probability_log_dtype(dtype):
+    """The dtype in which probabilities of ``dtype`` are turned into logits.
+
+    Parameters
+    ----------
+    dtype : numpy or torch floating dtype
+
+    Returns
+    -------
+    numpy.dtype or torch.dtype
+        float32 for 16-bit floats (float16, bfloat16), whose smallest normal
+        number (6.1e-5 for float16) would otherwise floor every small
+        probability and whose ``log`` would round to 3 digits; ``dtype``
+        itself otherwise. Every float16 value is exact in float32, so the
+        logits of float16 probabilities are those of the same values in
+        float64 up to float32 rounding.
+    """
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        dtype = np.dtype(dtype)
+        return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    torch = sys.modules["torch"]
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype

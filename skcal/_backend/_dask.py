@@ -35,7 +35,7 @@ import dask.array as da
 import numpy as np
 
 from . import _numpy
-from ._array import to_numpy
+from ._array import probability_log_dtype, to_numpy
 from ._ovr import _ovr_columns, _ovr_row_stats, binary_score
 
 name = "dask"
@@ -651,8 +651,8 @@ def _check_block(Xb, input_type, name, check_block):
     if Xb.shape[0] == 0:
         k = 2 if Xb.ndim == 1 or Xb.shape[1] == 1 else Xb.shape[1]
         dtype = _float_dtype(Xb.dtype)
-        if input_type == "probabilities" and dtype.itemsize < 4:
-            dtype = np.dtype(np.float32)  # as utils.validation.probability_log_dtype
+        if input_type == "probabilities":
+            dtype = probability_log_dtype(dtype)
         return np.empty((0, k), dtype=dtype)
     return check_block(Xb, input_type=input_type, name=name)[0]
 
@@ -710,8 +710,6 @@ def check_scores(X, input_type, name, check_block):
     k = 2 if n_cols == 1 else n_cols
     dtype = _float_dtype(X.dtype)
     if input_type == "probabilities":
-        from ..utils.validation import probability_log_dtype
-
         dtype = probability_log_dtype(dtype)  # float16: logs in float32
     meta = np.empty((0, k), dtype=dtype)
     if X.ndim == 1:

@@ -1,22 +1,22 @@
 """Binomial proportion intervals (the per-bin intervals of a reliability curve).
 
-A leaf of :mod:`skcal.metrics` (imports only :mod:`._validation`), used by
+A leaf of :mod:`skcal.metrics` (imports only :mod:`._params`), used by
 :func:`~skcal.metrics.reliability_curve` and re-exported by
 :mod:`skcal.metrics._intervals`.
 """
 
-import numbers
-
 import numpy as np
 import scipy.stats
 from scipy.special import ndtri
+from sklearn.utils._param_validation import StrOptions
 
-from ._validation import _check_choice, _plain
+from ._params import validated
 
 __all__ = ["binomial_interval"]
 
 _BINOMIAL = ("clopper-pearson", "wilson", "jeffreys")
 
+@validated("confidence_level", method=[StrOptions(set(_BINOMIAL))])
 def binomial_interval(successes, trials, *, confidence_level=0.95,
                       method="clopper-pearson"):
     """Two-sided confidence interval of a binomial proportion.
@@ -81,8 +81,6 @@ def binomial_interval(successes, trials, *, confidence_level=0.95,
     >>> float(low), round(float(high), 4)
     (0.0, 0.3085)
     """
-    _check_choice("method", method, _BINOMIAL)
-    _check_level(confidence_level)
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
     k, n = np.broadcast_arrays(k, n)
@@ -113,12 +111,3 @@ def binomial_interval(successes, trials, *, confidence_level=0.95,
     low = np.where(valid, np.clip(low, 0.0, 1.0), np.nan)
     high = np.where(valid, np.clip(high, 0.0, 1.0), np.nan)
     return low, high
-
-
-def _check_level(level):
-    if (
-        isinstance(level, bool)
-        or not isinstance(level, numbers.Real)
-        or not 0 < level < 1
-    ):
-        raise ValueError(f"confidence_level must be in (0, 1), got {_plain(level)!r}.")

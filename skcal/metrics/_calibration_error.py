@@ -1,7 +1,5 @@
 """Binned calibration errors (ECE, RMS-CE, MCE) and the reliability curve."""
 
-import numbers
-
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -14,14 +12,8 @@ from ._compute import (
     stack_sums,
     value_from_sums,
 )
-from ._params import (
-    _COMMON_PARAMS,
-    _NORMS,
-    _STRATEGIES,
-    _TAIL_PARAMS,
-    _check_kind,
-)
-from ._validation import _check_choice, _check_inputs, _check_n_bins, _plain
+from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
+from ._validation import _check_inputs, _check_n_bins
 
 __all__ = [
     "calibration_error",
@@ -67,6 +59,7 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
     return groups, inp, scale
 
 
+@validated("kind", "class_index", "n_bins", "strategy", "norm", "input_type")
 def calibration_error(
     y_true,
     y_prob,
@@ -193,9 +186,6 @@ def calibration_error(
     0.25
     """
     kind = _check_kind(kind)
-    _check_choice("strategy", strategy, _STRATEGIES)
-    _check_choice("norm", norm, _NORMS)
-    n_bins = _check_n_bins(n_bins)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     groups, _, _ = _binned(
@@ -232,6 +222,7 @@ def _convenience(norm, name, long_name, symbol):
         )
 
     func.__name__ = func.__qualname__ = name
+    func = validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
     func.__doc__ = f"""{long_name} ({symbol}).
 
     Same as ``calibration_error(..., norm="{norm}")``; see
@@ -289,6 +280,8 @@ maximum_calibration_error = _convenience(
 )
 
 
+@validated("kind", "class_index", "n_bins", "strategy", "input_type", "n_bootstrap",
+           "confidence_level", "random_state", "interval")
 def reliability_curve(
     y_true,
     y_prob,
@@ -401,24 +394,8 @@ def reliability_curve(
     ([0.25, 0.8], [0.5, 1.0])
     """
     kind = _check_kind(kind)
-    _check_choice("strategy", strategy, _STRATEGIES)
-    n_bins = _check_n_bins(n_bins)
-    if (
-        isinstance(n_bootstrap, bool)
-        or not isinstance(n_bootstrap, numbers.Integral)
-        or n_bootstrap < 0
-    ):
-        raise ValueError(
-            f"n_bootstrap must be an integer >= 0, got {_plain(n_bootstrap)!r}."
-        )
-    if not (isinstance(confidence_level, numbers.Real) and 0 < confidence_level < 1):
-        raise ValueError(
-            f"confidence_level must be in (0, 1), got {_plain(confidence_level)!r}."
-        )
-    if interval is not None:
-        _check_choice("interval", interval, ("clopper-pearson", "wilson", "jeffreys"))
-        if n_bootstrap:
-            raise ValueError("Pass either interval or n_bootstrap, not both.")
+    if interval is not None and n_bootstrap:
+        raise ValueError("Pass either interval or n_bootstrap, not both.")
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     if kind == "classwise" and class_index is None:

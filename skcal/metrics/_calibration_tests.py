@@ -9,6 +9,7 @@ from scipy.special import ndtr
 from sklearn.utils import Bunch
 
 from ._events import single_event
+from ._params import validated
 
 __all__ = [
     "kolmogorov_smirnov_calibration_test",
@@ -45,6 +46,7 @@ _RETURNS = """
         ``statistic`` (float) and ``pvalue`` (float, in [0, 1]).""".strip()
 
 
+@validated("kind", "class_index", "input_type")
 def spiegelhalter_test(
     y_true,
     y_prob,
@@ -173,6 +175,7 @@ def _bm_range_sf(x):
     return float(min(8 * np.sum((-1.0) ** (k - 1) * k * ndtr(-k * x)), 1.0))
 
 
+@validated("kind", "class_index", "input_type")
 def kolmogorov_smirnov_calibration_test(
     y_true,
     y_prob,
@@ -267,6 +270,7 @@ kolmogorov_smirnov_calibration_test.__doc__ = (
 )
 
 
+@validated("kind", "class_index", "input_type")
 def kuiper_calibration_test(
     y_true,
     y_prob,

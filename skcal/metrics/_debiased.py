@@ -6,12 +6,12 @@ from ._compute import (
     value_from_sums,
     warn_small_bins,
 )
-from ._params import _COMMON_PARAMS, _STRATEGIES, _TAIL_PARAMS, _check_kind
-from ._validation import _check_choice, _check_n_bins
+from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
 
 __all__ = ["debiased_calibration_error"]
 
 
+@validated("kind", "class_index", "n_bins", "strategy", "input_type")
 def debiased_calibration_error(
     y_true,
     y_prob,
@@ -102,12 +102,27 @@ def debiased_calibration_error(
     Bins with :math:`N_m < 2` contribute 0. With ``kind="classwise"`` the
     result is
     :math:`\\big(\\frac1K \\sum_k \\max(\\widehat{{\\mathrm{{CE}}}}_k^2, 0)\\big)^{{1/2}}`.
-    These are the numbers of the reference implementation
-    (``calibration.get_calibration_error(..., p=2, debias=True)`` of the
-    ``uncertainty-calibration`` package) for the same bins; that package's
-    equal-mass edges are midpoints between order statistics, skcal's are
-    linear quantiles, so with ``strategy="quantile"`` the bins (and values)
-    can differ slightly.
+    Bins with fewer than 2 samples (but positive weight) trigger a
+    ``UserWarning``.
+
+    **Against the reference implementation.** The per-bin formula and the
+    top-label / marginal reductions are those of
+    ``calibration.get_calibration_error(..., p=2, debias=True)`` of the
+    ``uncertainty-calibration`` package (Kumar et al.'s code): with the same
+    bins the values agree to rounding (``strategy="uniform"`` against its
+    ``get_equal_prob_bins``). Its default equal-mass bins are a different
+    rule, so with ``strategy="quantile"`` the values differ when
+    ``n_samples`` is not a multiple of ``n_bins``: it cuts the sorted scores
+    with ``numpy.array_split`` (the first ``n_samples % n_bins`` bins one
+    row larger), skcal at the inverted-CDF quantiles (bin :math:`j` ends at
+    sorted row :math:`\\lceil j n / M \\rceil`, the larger bins spread out),
+    the rule under which an integer ``sample_weight`` equals repeated rows.
+    For 2000 over-confident 5-class rows and 15 bins the two differ in the
+    4th digit (0.1784 vs 0.1783); for ``n_samples`` a multiple of
+    ``n_bins`` (and no ties) the bins and values are the same. The package
+    also switches to one bin per distinct value when there are fewer than
+    ``n_samples / 4`` distinct scores; skcal does so when there are at most
+    ``n_bins`` (see :func:`calibration_error`).
 
     References
     ----------
@@ -127,8 +142,6 @@ def debiased_calibration_error(
     True
     """
     kind = _check_kind(kind)
-    _check_choice("strategy", strategy, _STRATEGIES)
-    n_bins = _check_n_bins(n_bins)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     groups, _, scale = _binned(

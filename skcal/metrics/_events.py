@@ -29,7 +29,7 @@ from ._compute import frequency_weights
 from ._params import _check_kind, _class_index
 from ._validation import _check_inputs
 
-__all__ = ["event_vectors", "class_vectors", "single_event"]
+__all__ = ["class_vectors", "event_groups", "event_vectors", "single_event"]
 
 
 def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
@@ -96,6 +96,15 @@ def event_vectors(inp, kind, class_index=None):
     for sl, x, t in chunks:
         s[sl], o[sl] = x, t
     return xp.to_numpy(s), xp.to_numpy(o)
+
+
+def event_groups(inp, kind, class_index=None):
+    """``(n_groups, iterator of (score, outcome))``: every class for
+    ``kind="classwise"`` without ``class_index`` (:func:`class_vectors`),
+    else the one event of :func:`event_vectors`."""
+    if kind == "classwise" and class_index is None:
+        return _rows.n_columns(inp), ((s, o) for _, s, o in class_vectors(inp))
+    return 1, iter([event_vectors(inp, kind, class_index)])
 
 
 def class_vectors(inp):

@@ -15,10 +15,11 @@ import numpy as np
 import scipy.stats
 from scipy.special import ndtr, ndtri
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
-from ._params import _NORMS, _STRATEGIES, _check_kind, _class_index
-from ._binomial import _check_level, binomial_interval
+from ._params import _NORMS, _STRATEGIES, _check_kind, _class_index, validated
+from ._binomial import binomial_interval
 from ._compute import (
     bin_terms,
     combine_groups,
@@ -26,13 +27,16 @@ from ._compute import (
     frequency_weights,
     value_from_sums,
 )
-from ._events import class_vectors, event_vectors
+from ._events import event_groups, event_vectors
 from ._registry import resolve
-from ._validation import _check_choice, _check_inputs, _check_n_bins, _plain
+from ._validation import _check_choice, _check_inputs, _check_n_bins
 
 __all__ = ["binomial_interval", "confidence_interval", "paired_difference_interval"]
 
 _METHODS = ("percentile", "basic", "BCa")
+#: random_state: also a numpy Generator, so checked by ``_rng``.
+_validated = validated("confidence_level", "n_resamples", "batch", "input_type",
+                       method=[StrOptions(set(_METHODS))])
 
 #: Row indices per batch of resamples (int64: 8 MiB).
 _BATCH_ELEMENTS = 2**20
@@ -192,12 +196,7 @@ def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
     """
     w = None if inp.weight is None else _rows.ops(inp).to_numpy(inp.weight)
     n = inp.scores.shape[0]
-    if kind == "classwise" and class_index is None:
-        G = _rows.n_columns(inp)
-        groups = ((s, o) for _, s, o in class_vectors(inp))
-    else:
-        G = 1
-        groups = iter([event_vectors(inp, kind, class_index)])
+    G, groups = event_groups(inp, kind, class_index)
     cells = np.empty((n, G), dtype=np.int32)
     s_all = np.empty((n, G))
     o_all = np.empty((n, G), dtype=np.uint8)
@@ -221,7 +220,18 @@ _BINNED_DEFAULTS = {"kind": "top-label", "class_index": None, "n_bins": 15,
 
 
 def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
-    """Validate, then reduce ``y_prob`` to a resampleable statistic."""
+    """Validate, then reduce ``y_prob`` to a resampleable statistic.
+
+    The statistic carries the metric's range as ``bounds`` (from the
+    registry), to which :func:`_bootstrap` clips the interval ends.
+    """
+    stat, inp = _build_stat(metric, y_true, y_prob, sample_weight, input_type,
+                            labels, params)
+    stat.bounds = resolve(metric)[1].bounds
+    return stat, inp
+
+
+def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, params):
     name, spec = resolve(metric)
     family, norm = spec.family, spec.norm
     params = dict(params)
@@ -307,24 +317,6 @@ def _rng(random_state):
     )
 
 
-def _check_resampling(method, n_resamples, batch):
-    _check_choice("method", method, _METHODS)
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, numbers.Integral)
-        or n_resamples < 2
-    ):
-        raise ValueError(
-            f"n_resamples must be an integer >= 2, got {_plain(n_resamples)!r}."
-        )
-    if batch is not None and (
-        isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 1
-    ):
-        raise ValueError(
-            f"batch must be None or an integer >= 1, got {_plain(batch)!r}."
-        )
-
-
 def _batch(batch, n_resamples, n, groups):
     if batch is not None:
         return int(batch)
@@ -350,6 +342,9 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if method == "BCa" and statistic.jackknife:
         low, high = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
+    bounds = getattr(statistic, "bounds", None)
+    if bounds is not None:  # "basic" reflects the quantiles, past the range
+        low, high = (float(np.clip(v, *bounds)) for v in (low, high))
     return estimate, low, high, float(res.standard_error), theta_b
 
 
@@ -387,7 +382,8 @@ _SHARED_DOC = """
         and accelerated) takes its acceleration from the leave-one-out
         (jackknife) values, computed in O(n_samples) from the bin sums for
         every metric except the smooth ECE (for which scipy's jackknife runs,
-        ``n_samples`` evaluations of the metric).
+        ``n_samples`` evaluations of the metric). The ends are clipped to the
+        metric's range (see Notes of :func:`confidence_interval`).
     confidence_level : float, default=0.95
         Coverage of the two-sided interval, in (0, 1).
     n_resamples : int, default=1000
@@ -415,6 +411,7 @@ _SHARED_DOC = """
         ``scale_by_half`` for the Brier score.""".strip()
 
 
+@_validated
 def confidence_interval(
     metric,
     y_true,
@@ -489,6 +486,16 @@ def confidence_interval(
     Brier score, NLL and accuracy each row's loss. A resample re-sums them
     with ``numpy.bincount``; the probabilities are never copied.
 
+    The interval ends are clipped to the range of the metric: [0, 1] for
+    the calibration errors and the accuracy, [0, 2] for the Brier score,
+    [0, inf) for the NLL (not for :func:`paired_difference_interval`, whose
+    difference can have either sign). Only the ``"basic"`` interval
+    :math:`[2\\hat\\theta - q_{{1-\\alpha/2}}, 2\\hat\\theta - q_{{\\alpha/2}}]`
+    can leave the range: it reflects the bootstrap quantiles about the
+    estimate, and for a metric near 0 (the debiased error of a calibrated
+    model, clipped at 0 itself) it would go below 0. Prefer ``"BCa"`` or
+    ``"percentile"`` for such metrics.
+
     Binned calibration errors of a well-calibrated model are biased upwards
     and their bootstrap distribution sits above the estimate, so percentile
     intervals of a small ECE rarely cover 0; BCa corrects for the median bias
@@ -513,8 +520,6 @@ def confidence_interval(
     >>> bool(ci.low < ci.estimate < ci.high)
     True
     """
-    _check_resampling(method, n_resamples, batch)
-    _check_level(confidence_level)
     rng = _rng(random_state)
     stat, inp = _build(metric, y_true, y_prob, sample_weight, input_type, labels,
                        metric_params)
@@ -544,6 +549,7 @@ class _Difference:
         return self.a(idx) - self.b(idx)
 
 
+@_validated
 def paired_difference_interval(
     metric,
     y_true,
@@ -616,8 +622,6 @@ def paired_difference_interval(
     >>> (d.estimate, d.low, d.high)
     (0.0, 0.0, 0.0)
     """
-    _check_resampling(method, n_resamples, batch)
-    _check_level(confidence_level)
     rng = _rng(random_state)
     sa, inp_a = _build(metric, y_true, y_prob_a, sample_weight, input_type, labels,
                        metric_params)

@@ -4,7 +4,15 @@ A leaf of :mod:`skcal.metrics` (it imports only :mod:`._validation`), so that
 every metric module can use it without an import cycle.
 """
 
+import functools
 import numbers
+
+from sklearn.utils._param_validation import (
+    Hidden,
+    Interval,
+    StrOptions,
+    validate_params,
+)
 
 from ._validation import _check_choice, _plain
 
@@ -20,6 +28,8 @@ def _check_kind(kind):
         return _KIND_ALIASES[kind]
     _check_choice("kind", kind, _KINDS)
     return kind
+
+
 _NORMS = ("l1", "l2", "max")
 _STRATEGIES = ("uniform", "quantile")
 
@@ -91,3 +101,60 @@ _TAIL_PARAMS = """
         (positive: 1, True), otherwise a ``ValueError`` asks for
         ``pos_label``, as scikit-learn's binary metrics do. Not used (an
         error) for other views of a 2-D ``y_prob``.""".strip()
+
+
+# --------------------------------------------------------------------------
+# the options of the public metric functions, for sklearn's validate_params
+# --------------------------------------------------------------------------
+
+#: Constraints of every option of the public metrics
+#: (:func:`sklearn.utils._param_validation.validate_params`). Arrays
+#: (``y_true``, ``y_prob``, ``sample_weight``, ``labels``) and ``pos_label``
+#: are left to :mod:`skcal.metrics._validation`, whose messages name the
+#: problem (shapes, NaN, rows not summing to 1, unknown labels).
+CONSTRAINTS = {
+    "kind": [StrOptions(set(_KINDS)), Hidden(StrOptions(set(_KIND_ALIASES)))],
+    "class_index": [Interval(numbers.Integral, 0, None, closed="left"), None],
+    "n_bins": [Interval(numbers.Integral, 1, None, closed="left")],
+    "strategy": [StrOptions(set(_STRATEGIES))],
+    "norm": [StrOptions(set(_NORMS))],
+    "input_type": [StrOptions({"probabilities", "logits"})],
+    "scale_by_half": ["boolean", StrOptions({"auto"})],
+    "n_bootstrap": [Interval(numbers.Integral, 0, None, closed="left")],
+    "confidence_level": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "random_state": ["random_state"],
+    "interval": [StrOptions({"clopper-pearson", "wilson", "jeffreys"}), None],
+    "return_bandwidth": ["boolean"],
+    "bandwidth": [Interval(numbers.Real, 0, 1, closed="right"), None],
+    "n_points": [Interval(numbers.Integral, 2, None, closed="left")],
+    "n_resamples": [Interval(numbers.Integral, 2, None, closed="left")],
+    "batch": [Interval(numbers.Integral, 1, None, closed="left"), None],
+}
+
+
+def validated(*names, **extra):
+    """``validate_params`` for the options ``names`` of :data:`CONSTRAINTS` and ``extra``.
+
+    Invalid options raise scikit-learn's ``InvalidParameterError`` (a
+    ``ValueError`` and ``TypeError``) naming the parameter, the function, the
+    accepted values and the value given. Nested validated calls are not
+    validated again. NumPy scalar keyword arguments are passed on as the
+    Python scalars they hold.
+    """
+    constraints = {name: CONSTRAINTS[name] for name in names}
+    constraints.update(extra)
+    check = validate_params(constraints, prefer_skip_nested_validation=True)
+
+    def decorate(func):
+        checked = check(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            # NumPy scalar options as the Python numbers they hold, so that a
+            # message reads "Got -3", not "Got np.int64(-3)"
+            kwargs = {k: _plain(v) for k, v in kwargs.items()}
+            return checked(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

@@ -4,8 +4,9 @@ Each scalar metric has one entry: its canonical name, the public function,
 the *family* that tells :func:`~skcal.metrics.confidence_interval` how to
 reduce it to resampleable per-row statistics (``"binned"``, ``"debiased"``,
 ``"smooth"``, ``"brier"``, ``"nll"``, ``"accuracy"``), the norm of a binned
-family, its other accepted names, and the name of its scorer (lower is
-better; the scorer returns minus the metric).
+family, its other accepted names, the name of its scorer (lower is
+better; the scorer returns minus the metric) and the range of its values
+(the bootstrap intervals are clipped to it).
 
 The registry sits above every metric module and below
 :mod:`skcal.metrics._intervals` and :mod:`skcal.metrics._scorers`, so it
@@ -35,6 +36,7 @@ class MetricSpec(NamedTuple):
     norm: Optional[str]
     aliases: tuple
     scorer: Optional[str]
+    bounds: tuple = (0.0, 1.0)
 
 
 #: canonical name -> :class:`MetricSpec`.
@@ -55,9 +57,10 @@ METRICS = {
                              ("smooth_calibration_error",),
                              "neg_smooth_calibration_error"),
     "brier": MetricSpec(brier_score, "brier", None, ("brier_score",),
-                        "neg_brier_score"),
+                        "neg_brier_score", (0.0, 2.0)),
     "nll": MetricSpec(negative_log_likelihood, "nll", None,
-                      ("negative_log_likelihood", "log_loss"), "neg_log_likelihood"),
+                      ("negative_log_likelihood", "log_loss"), "neg_log_likelihood",
+                      (0.0, float("inf"))),
     "accuracy": MetricSpec(None, "accuracy", None, (), None),
 }
 

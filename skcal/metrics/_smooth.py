@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._events import single_event
+from ._params import validated
 
 __all__ = ["smooth_calibration_error", "smooth_reliability_curve"]
 
@@ -119,6 +120,7 @@ _PARAMS = """
         :func:`calibration_error`).""".strip()
 
 
+@validated("kind", "class_index", "input_type", "return_bandwidth")
 def smooth_calibration_error(
     y_true,
     y_prob,
@@ -217,6 +219,7 @@ smooth_calibration_error.__doc__ = smooth_calibration_error.__doc__.format(
 )
 
 
+@validated("kind", "class_index", "input_type", "bandwidth", "n_points")
 def smooth_reliability_curve(
     y_true,
     y_prob,
@@ -289,12 +292,6 @@ def smooth_reliability_curve(
     >>> curve.x.tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
-        raise ValueError(f"n_points must be an integer >= 2, got {n_points!r}.")
-    if bandwidth is not None and not (
-        isinstance(bandwidth, (int, float, np.floating)) and 0 < bandwidth <= 1
-    ):
-        raise ValueError(f"bandwidth must be in (0, 1], got {bandwidth!r}.")
     f, o, w = single_event(
         y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
         what="The smooth ECE", pos_label=pos_label,

@@ -223,6 +223,8 @@ def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
             phi = g.node("Sigmoid", [S])
         elif f == "log_sigmoid":
             phi = g.log_sigmoid(S, npt)
+        elif f == "square":
+            phi = g.node("Mul", [S, S])
         else:
             phi = g.log_sigmoid(g.node("Neg", [S]), npt)
         F = g.node("Add", [F, g.node("Mul", [phi, g.const(coef[i].astype(npt), "coef")])])

@@ -482,7 +482,8 @@ class LocalTemperatureScaler(BaseCalibrator):
                 "NaN or infinity."
             )
         Z, n_logit_cols = check_scores(
-            L[:, 0] if n_cols - m == 1 else L, input_type=self.input_type
+            L[:, 0] if n_cols - m == 1 else L, input_type=self.input_type,
+            warn_probabilities=reset,  # the logit columns, as for every calibrator
         )
         if reset:
             self.n_features_in_ = n_cols

@@ -496,6 +496,9 @@ class VectorScaler(BaseCalibrator):
     See Also
     --------
     TemperatureScaler : one shared scale and no bias.
+    StructuredVectorScaler : SVS (Berta et al. 2025), the same per-class
+        scale and bias on temperature-scaled log-probabilities, shrunk towards
+        temperature scaling with a penalty scaled by ``K / n``: no tuning.
 
     Notes
     -----

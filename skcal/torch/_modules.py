@@ -228,10 +228,11 @@ class OneVsRestSigmoid(_CalibrationModule):
         ``c_fk``; ``n_maps`` is 1 for a binary problem (one map of the
         log-odds ``s = z1 - z0`` of the second class), ``n_classes`` otherwise.
     intercept : array-like of shape (n_maps,)
-    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
+    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square"}, default=("score",)
         ``phi_f(s)``: ``s`` (Platt on log-odds), ``sigmoid(s)`` (Platt on
         probabilities), ``log sigmoid(s)`` and ``log sigmoid(-s)`` (beta
-        calibration: ``log p`` and ``log(1 - p)``).
+        calibration: ``log p`` and ``log(1 - p)``), ``s^2`` (quadratic
+        scaling).
     log_floor : float, default=None
         If given, the log-probabilities are raised to it before the scores
         are formed (``PlattScaler.log_floor_``).
@@ -246,7 +247,7 @@ class OneVsRestSigmoid(_CalibrationModule):
     1999, Eq. 1.
     """
 
-    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg")
+    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square")
 
     def __init__(self, *, coef, intercept, features=("score",), log_floor=None, **kwargs):
         super().__init__(**kwargs)
@@ -277,6 +278,8 @@ class OneVsRestSigmoid(_CalibrationModule):
                 phi = torch.sigmoid(S)
             elif f == "log_sigmoid":
                 phi = nn.functional.logsigmoid(S)
+            elif f == "square":
+                phi = S * S
             else:
                 phi = nn.functional.logsigmoid(-S)
             F = F + self.coef[i] * phi

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from .._backend._array import is_dask_array, is_torch_tensor
+from .._backend._array import is_dask_array, is_torch_tensor, probability_log_dtype
 from .._backend._shared import DEFERRED_RANGE_CHECKS
 
 __all__ = [
@@ -44,16 +44,34 @@ DEFAULT_INPUT_TYPE = "logits"
 class ProbabilitiesAsLogitsWarning(UserWarning):
     """Input that looks like probabilities was read as logits (``input_type="logits"``).
 
-    Issued by every calibrator's ``fit`` when a 2-D ``X`` read as logits has
-    every value in [0, 1] and rows summing to 1; pass
+    Issued by every calibrator's ``fit`` when an ``X`` read as logits has
+    every value in [0, 1] and rows summing to 1 (for a 1-D or one-column
+    binary score, whose two-column form ``[1 - s, s]`` always sums to 1:
+    every value in [0, 1]); pass
     ``input_type="probabilities"`` if they are, or filter this warning if the
     logits really look so.
     """
 
 
 def _warn_if_probabilities(X, lo, hi):
-    """Warn when 2-D logits look like probabilities: in [0, 1], rows summing to 1."""
-    if X.ndim != 2 or X.shape[1] < 2 or lo < 0 or hi > 1:
+    """Warn when logits look like probabilities: in [0, 1], rows summing to 1.
+
+    One rule for every shape: a 1-D (or one-column) binary score stands for
+    the two columns ``[1 - s, s]`` (as ``input_type="probabilities"`` reads
+    it), whose rows always sum to 1, so every value in [0, 1] is enough.
+    """
+    if lo < 0 or hi > 1:
+        return
+    if X.ndim == 1 or X.shape[1] == 1:
+        warnings.warn(
+            "X looks like probabilities (a binary score with every value in "
+            "[0, 1], i.e. the positive class's probability) but is read as "
+            "log-odds, because input_type is 'logits'. Pass "
+            "input_type='probabilities' if it is a probability, or filter this "
+            "warning if these really are log-odds.",
+            ProbabilitiesAsLogitsWarning,
+            stacklevel=5,
+        )
         return
     if is_torch_tensor(X):
         torch = sys.modules["torch"]
@@ -292,9 +310,11 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         Name used in error messages.
     warn_probabilities : bool, default=False
         With ``input_type="logits"``, issue a
-        :class:`ProbabilitiesAsLogitsWarning` when a 2-D ``X`` looks like
+        :class:`ProbabilitiesAsLogitsWarning` when ``X`` looks like
         probabilities (every value in [0, 1] and every row summing to 1 within
-        :func:`probability_row_tolerance`). Calibrators pass True in ``fit``.
+        :func:`probability_row_tolerance`; for a 1-D or one-column binary
+        score, whose two-column form ``[1 - s, s]`` always sums to 1, every
+        value in [0, 1]). Calibrators pass True in ``fit``.
 
     Returns
     -------
@@ -389,30 +409,6 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         P = X.astype(work, copy=False)
     tiny = np.finfo(work).tiny
     return np.log(np.maximum(P, tiny)), n_input_columns
-
-
-def probability_log_dtype(dtype):
-    """The dtype in which probabilities of ``dtype`` are turned into logits.
-
-    Parameters
-    ----------
-    dtype : numpy or torch floating dtype
-
-    Returns
-    -------
-    numpy.dtype or torch.dtype
-        float32 for 16-bit floats (float16, bfloat16), whose smallest normal
-        number (6.1e-5 for float16) would otherwise floor every small
-        probability and whose ``log`` would round to 3 digits; ``dtype``
-        itself otherwise. Every float16 value is exact in float32, so the
-        logits of float16 probabilities are those of the same values in
-        float64 up to float32 rounding.
-    """
-    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
-        dtype = np.dtype(dtype)
-        return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
-    torch = sys.modules["torch"]
-    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
 #: Row chunk size, in bytes, of :func:`min_max` (cache-sized).

@@ -251,9 +251,9 @@ def test_metric_messages_show_plain_numbers():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 4, 100)
     P = rng.dirichlet(np.ones(4), 100)
-    with pytest.raises(ValueError, match=r"got -3\.$"):
+    with pytest.raises(ValueError, match=r"Got -3 instead\.$"):
         expected_calibration_error(y, P, n_bins=np.int64(-3))
     with pytest.raises(ValueError, match=r"got 4\.$"):
         expected_calibration_error(y, P, kind="classwise", class_index=np.int64(4))
-    with pytest.raises(ValueError, match=r"got 1\.5\.$"):
+    with pytest.raises(ValueError, match=r"Got 1\.5 instead\.$"):
         reliability_curve(y, P, n_bootstrap=5, confidence_level=np.float64(1.5))
