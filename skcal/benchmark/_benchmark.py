@@ -467,7 +467,8 @@ def run_benchmark(
                                             random_state=random_state)
                     row = _decide.auto_row(rec, data)
                     row.update(recommendation=_decide.format_recommendation(rec),
-                               recommended=rec["method"])
+                               recommended=rec["method"],
+                               within_noise=rec["within_noise"])
                 except Exception as exc:  # reported like a failing method
                     row = dict.fromkeys(COLUMNS, math.nan)
                     row.update(dataset=data.name, method=_decide.AUTO, library="skcal",
