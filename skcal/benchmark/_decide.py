@@ -305,7 +305,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
                               for d in sets if (d, "uncalibrated") in table])
             if diffs.size:
                 sd = diffs.std(ddof=1) if diffs.size > 1 else math.nan
-                phi[metric] = (float(diffs.mean()), 1.96 * sd / math.sqrt(diffs.size))
+                phi[metric] = (float(diffs.mean()), float(1.96 * sd / math.sqrt(diffs.size)))
             else:
                 phi[metric] = (math.nan, math.nan)
         wu = _win_rate(ref["uncalibrated"], n_resamples, rng)
@@ -416,8 +416,9 @@ def write_summary_csv(summary, path):
         w = csv.DictWriter(fh, fieldnames=SUMMARY_COLUMNS)
         w.writeheader()
         for s in summary:
-            w.writerow({k: ("" if isinstance(v, float) and math.isnan(v)
-                            else repr(v) if isinstance(v, float) else v)
+            w.writerow({k: ("" if isinstance(v, (float, np.floating)) and math.isnan(v)
+                            else repr(float(v)) if isinstance(v, (float, np.floating))
+                            else v)
                         for k, v in s.items()})
 
 
