@@ -31,14 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .exceptions import _UserError
+
 __all__ = ["main"]
 
 #: Data set used by ``--fast`` when none is given.
 FAST_DATASET = "cifar10_resnet20_chenyaofo"
-
-
-class _UserError(Exception):
-    """An error in the user's input: reported in one line, exit code 2."""
 
 
 def _resamples(text):
@@ -96,15 +94,42 @@ def _columns(text, allow_empty=False):
     return names
 
 
-def _parser():
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose ``epilog`` may be a function, called only when
+    the help is printed: listing the methods imports every calibrator (and
+    scikit-learn), which ``skcal --version`` and ``skcal --help`` must not pay.
+    """
+
+    def format_help(self):
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
+def _benchmark_epilog():
     from .benchmark._benchmark import available_methods
+
+    return (
+        "File formats for --data: .npz with keys logits_val, y_val, "
+        "logits_test, y_test (or logits, y: split 50/50 with --seed); "
+        "NAME_logits.npy with NAME_labels.npy beside it (split with "
+        "--seed); .csv with a header, a 'label' column, an optional "
+        "'split' column (val/test) and one column per class logit; labels "
+        "are class indices 0..K-1 or text labels, matched to the logit "
+        "columns by header name (else by position / in sorted order); "
+        ".parquet with the same columns as .csv. "
+        f"Methods: {', '.join(available_methods())}."
+    )
+
+
+def _parser():
+    from . import __version__
+    from ._cli_calibrate import _input_type_arg, add_subcommands
     from .datasets import list_datasets
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="skcal", description="Post-hoc probability calibration tools."
     )
-    from . import __version__
-
     parser.add_argument(
         "--version", action="version", version=f"skcal {__version__}"
     )
@@ -119,17 +144,7 @@ def _parser():
             "accuracy, fit and predict time on the test split. Without --data "
             "or --dataset, runs on every bundled data set."
         ),
-        epilog=(
-            "File formats for --data: .npz with keys logits_val, y_val, "
-            "logits_test, y_test (or logits, y: split 50/50 with --seed); "
-            "NAME_logits.npy with NAME_labels.npy beside it (split with "
-            "--seed); .csv with a header, a 'label' column, an optional "
-            "'split' column (val/test) and one column per class logit; labels "
-            "are class indices 0..K-1 or text labels, matched to the logit "
-            "columns by header name (else by position / in sorted order); "
-            ".parquet with the same columns as .csv. "
-            f"Methods: {', '.join(available_methods())}."
-        ),
+        epilog=_benchmark_epilog,
     )
     b.add_argument(
         "--data", action="append", metavar="FILE", default=[],
@@ -148,6 +163,10 @@ def _parser():
         "--ignore-columns", metavar="C1,C2,...",
         help="CSV/Parquet: columns to skip (a row index, ids, metadata); '' names an "
         "unnamed column, as pandas writes its index",
+    )
+    _input_type_arg(
+        b, "applies to every --data and --shift-data file (default: logits, with a "
+        "warning for a file whose scores look like probabilities)"
     )
     b.add_argument(
         "--dataset", action="append", metavar="NAME", default=[],
@@ -225,8 +244,6 @@ def _parser():
         help="no progress bars (neither skcal's nor the peer libraries'); the "
         "default when stderr is not a terminal",
     )
-    from ._cli_calibrate import add_subcommands
-
     add_subcommands(sub)
     return parser
 
@@ -269,6 +286,8 @@ def _load(args):
             ))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None
+    for d in datasets:
+        _read_scores(d, args.input_type, path=d.info.get("source", d.name))
     names = list(args.dataset)
     if not names and not args.data:
         names = [FAST_DATASET] if args.fast else list_datasets()
@@ -291,6 +310,18 @@ def _load(args):
     return datasets
 
 
+def _read_scores(d, input_type, path):
+    """Replace a loaded file's scores by logits, in place (see ``--input-type``)."""
+    from ._cli_calibrate import scores_as_logits
+
+    warned = False
+    for split in ("val", "test"):  # one warning per file
+        key = f"logits_{split}"
+        d[key], flagged = scores_as_logits(d[key], input_type, path, "benchmark",
+                                           warn=not warned)
+        warned = warned or flagged
+
+
 def _file_name(name):
     """A data set name made safe for a file name."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("_")
@@ -310,6 +341,7 @@ def _shifted(args, datasets):
             )
         try:
             sd = load_logits_file(args.shift_data, random_state=args.seed)
+            _read_scores(sd, args.input_type, path=args.shift_data)
             out.append(with_shift_data(datasets[0], sd))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None

@@ -316,7 +316,8 @@ def test_gather_limit_is_a_clear_error(client, monkeypatch):
 
 
 # `import skcal` imports neither dask nor distributed: tested in
-# tests/test_metrics.py (one interpreter for all optional dependencies).
+# tests/metrics/test_calibration_error.py (one interpreter for all optional
+# dependencies).
 
 
 # ------------------------------------------------------------------ metrics

@@ -223,6 +223,8 @@ def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
             phi = g.node("Sigmoid", [S])
         elif f == "log_sigmoid":
             phi = g.log_sigmoid(S, npt)
+        elif f == "square":
+            phi = g.node("Mul", [S, S])
         else:
             phi = g.log_sigmoid(g.node("Neg", [S]), npt)
         F = g.node("Add", [F, g.node("Mul", [phi, g.const(coef[i].astype(npt), "coef")])])
@@ -266,6 +268,38 @@ def _ovr_interp(g, Z, spec, n_classes, dtype):
     P = g.node("Div", [Q, g.node("Where", [ok, den, one])])
     uniform = g.const(np.array(1.0 / n_classes, dtype=npt), "uniform")
     return g.node("Where", [ok, P, uniform], "proba"), False
+
+
+def class_order_input(g, X, calibrator, np_dtype=np.float32):
+    """The calibrator's input ``X`` with its class columns in ``classes_`` order.
+
+    A calibrator fitted on columns in another order than its sorted
+    ``classes_`` (named columns, or ``classes``) records the input column of
+    each class in ``_column_order_``; ``predict_proba`` reorders its input
+    so, and so does the graph (a ``Gather``; one binary score ``s`` becomes
+    the two columns ``[s, 0]`` of logits or ``[p, 1 - p]`` of probabilities).
+
+    Returns
+    -------
+    X : str
+        The (reordered) input; ``X`` itself when no reordering is needed.
+    n_features_in : int
+        Its number of columns, for :func:`calibration_nodes`.
+    """
+    order = getattr(calibrator, "_column_order_", None)
+    n_in = calibrator.n_features_in_
+    if order is None:
+        return X, n_in
+    if n_in == 1:
+        s = g.node("Reshape", [X, g.const(np.array([-1, 1], dtype=np.int64), "shape")])
+        if calibrator.input_type == "probabilities":
+            other = g.node("Sub", [g.const(np.array(1.0, np_dtype), "one"), s])
+        else:
+            other = g.node("Sub", [s, s])
+        return g.node("Concat", [s, other], "x", axis=1), 2
+    K = len(order)
+    idx = np.r_[np.asarray(order, np.int64), np.arange(K, max(K, n_in))].astype(np.int64)
+    return g.node("Gather", [X, g.const(idx, "order")], axis=1), n_in
 
 
 def calibration_nodes(

@@ -227,10 +227,11 @@ class OneVsRestSigmoid(_CalibrationModule):
         ``c_fk``; ``n_maps`` is 1 for a binary problem (one map of the
         log-odds ``s = z1 - z0`` of the second class), ``n_classes`` otherwise.
     intercept : array-like of shape (n_maps,)
-    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
+    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square"}, default=("score",)
         ``phi_f(s)``: ``s`` (Platt on log-odds), ``sigmoid(s)`` (Platt on
         probabilities), ``log sigmoid(s)`` and ``log sigmoid(-s)`` (beta
-        calibration: ``log p`` and ``log(1 - p)``).
+        calibration: ``log p`` and ``log(1 - p)``), ``s^2`` (quadratic
+        scaling).
     log_floor : float, default=None
         If given, the log-probabilities are raised to it before the scores
         are formed (``PlattScaler.log_floor_``).
@@ -245,7 +246,7 @@ class OneVsRestSigmoid(_CalibrationModule):
     1999, Eq. 1.
     """
 
-    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg")
+    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square")
 
     def __init__(self, *, coef, intercept, features=("score",), log_floor=None, **kwargs):
         super().__init__(**kwargs)
@@ -276,6 +277,8 @@ class OneVsRestSigmoid(_CalibrationModule):
                 phi = torch.sigmoid(S)
             elif f == "log_sigmoid":
                 phi = nn.functional.logsigmoid(S)
+            elif f == "square":
+                phi = S * S
             else:
                 phi = nn.functional.logsigmoid(-S)
             F = F + self.coef[i] * phi
@@ -458,6 +461,41 @@ _KINDS = {
     "ovr_sigmoid": OneVsRestSigmoid,
     "ovr_interp": OneVsRestInterpolation,
 }
+
+
+class InputColumnOrder(nn.Module):
+    """The calibrator's input with its class columns in ``classes_`` (sorted) order.
+
+    A calibrator fitted on columns named (or given by ``classes``) in another
+    order than its sorted ``classes_`` keeps their order in
+    ``_column_order_``; this module, placed before the map, takes the same
+    columns as the calibrator's ``predict_proba``.
+
+    Parameters
+    ----------
+    order : array-like of int, shape (n_classes,)
+        Input column of each class of ``classes_``.
+    n_features_in : int
+        Input columns. One binary score (1) becomes its two columns,
+        ``[0, s]`` for logits and ``[1 - p, p]`` for probabilities, in
+        reversed order; the map after this module then takes 2 columns.
+    input_type : {"logits", "probabilities"}
+    """
+
+    def __init__(self, order, *, n_features_in, input_type):
+        super().__init__()
+        K = len(order)
+        idx = np.r_[np.asarray(order, dtype=np.int64), np.arange(K, max(K, n_features_in))]
+        self.register_buffer("idx", torch.as_tensor(idx, dtype=torch.int64))
+        self.one_score = n_features_in == 1
+        self.probabilities = input_type == "probabilities"
+
+    def forward(self, X):
+        if self.one_score:
+            s = X.reshape(-1)
+            other = 1 - s if self.probabilities else torch.zeros_like(s)
+            return torch.stack([s, other], dim=1)
+        return X.index_select(-1, self.idx)
 
 
 def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, device=None):
