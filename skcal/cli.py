@@ -116,8 +116,9 @@ def _benchmark_epilog():
         "--seed); .csv with a header, a 'label' column, an optional "
         "'split' column (val/test) and one column per class logit; labels "
         "are class indices 0..K-1 or text labels, matched to the logit "
-        "columns by header name (else by position / in sorted order); "
-        ".parquet with the same columns as .csv. "
+        "columns by header name (else in sorted order, with a warning); a "
+        "column that no label selects is an error (skip it with "
+        "--ignore-columns); .parquet with the same columns as .csv. "
         f"Methods: {', '.join(available_methods())}."
     )
 
@@ -184,8 +185,10 @@ def _parser():
     )
     b.add_argument(
         "--output", metavar="DIR",
-        help="write benchmark.md, benchmark.csv and one reliability_<data>.png "
-        "per data set to DIR (created if needed)",
+        help="write benchmark.md, benchmark.csv, benchmark_summary.csv, per data "
+        "set reliability_<data>.png (uncalibrated, the recommended method and those "
+        "within noise of it) and nll_change_<data>.png, and win_rates.png across "
+        "data sets, to DIR (created if needed)",
     )
     b.add_argument(
         "--seed", type=_seed, default=0,
@@ -271,19 +274,16 @@ def _alpha(text):
 def _load(args):
     import numpy as np
 
-    from .datasets import list_datasets, load_logits, load_logits_file
+    from .datasets import list_datasets, load_logits
 
     datasets = []
     for path in args.data:
-        try:
-            datasets.append(load_logits_file(
-                path, random_state=args.seed,
-                label_column=args.label_column,
-                logit_columns=_columns(args.logit_columns),
-                ignore_columns=_columns(args.ignore_columns, allow_empty=True),
-            ))
-        except (OSError, ValueError) as exc:
-            raise _UserError(str(exc)) from None
+        datasets.append(_load_file(
+            path, random_state=args.seed,
+            label_column=args.label_column,
+            logit_columns=_columns(args.logit_columns),
+            ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+        ))
     for d in datasets:
         _read_scores(d, args.input_type, path=d.info.get("source", d.name))
     names = list(args.dataset)
@@ -308,6 +308,23 @@ def _load(args):
     return datasets
 
 
+def _load_file(path, **kwargs):
+    """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line each."""
+    import warnings
+
+    from .datasets import load_logits_file
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            d = load_logits_file(path, **kwargs)
+        except (OSError, ValueError) as exc:
+            raise _UserError(str(exc)) from None
+    for w in caught:
+        print(f"skcal benchmark: warning: {w.message}", file=sys.stderr)
+    return d
+
+
 def _read_scores(d, input_type, path):
     """Replace a loaded file's scores by logits, in place (see ``--input-type``)."""
     from ._cli_calibrate import scores_as_logits
@@ -328,7 +345,6 @@ def _file_name(name):
 def _shifted(args, datasets):
     """Shifted copies of the data sets asked for by --shift-data / --label-shift."""
     from .benchmark._shift import with_label_shift, with_shift_data
-    from .datasets import load_logits_file
 
     out = []
     if args.shift_data:
@@ -337,9 +353,9 @@ def _shifted(args, datasets):
                 f"--shift-data needs exactly one data set to fit on (--data or "
                 f"--dataset), got {len(datasets)}"
             )
+        sd = _load_file(args.shift_data, random_state=args.seed)
+        _read_scores(sd, args.input_type, path=args.shift_data)
         try:
-            sd = load_logits_file(args.shift_data, random_state=args.seed)
-            _read_scores(sd, args.input_type, path=args.shift_data)
             out.append(with_shift_data(datasets[0], sd))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None
@@ -508,17 +524,26 @@ def _benchmark(args):
         bm.write_csv(rows, out_dir / "benchmark.csv")
         _decide.write_summary_csv(summary, out_dir / "benchmark_summary.csv")
         written = ["benchmark.md", "benchmark.csv", "benchmark_summary.csv"]
-        # one diagram per set, and for the first shifted copy of each kind
+        # per set: the recommended method and those within noise of it, the
+        # NLL change of every method; across sets: the win rates
         first = [s for s in shifted if s.shift.get("draw", 0) == 0]
         for d in datasets + first:
             if not has_matplotlib:
                 break
+            mine = [r for r in rows if r["dataset"] == d.name]
             png = f"reliability_{_file_name(d.name)}.png"
-            bm.plot_reliability(
-                [r for r in rows if r["dataset"] == d.name], d.y_test,
-                out_dir / png, title=f"{d.name}: test split",
-            )
+            _decide.plot_recommended_reliability(
+                mine, d.y_test, out_dir / png, title=f"{d.name}: test split")
             written.append(png)
+            if any(np.isfinite(r.get("nll_change_low", np.nan)) for r in mine):
+                png = f"nll_change_{_file_name(d.name)}.png"
+                _decide.plot_nll_change(mine, out_dir / png,
+                                        title=f"{d.name}: test NLL change vs uncalibrated")
+                written.append(png)
+        if has_matplotlib and len(base_names) > 1:
+            _decide.plot_win_rates(summary, out_dir / "win_rates.png",
+                                   title=f"Win rates across {len(base_names)} data sets")
+            written.append("win_rates.png")
         print(f"wrote {', '.join(written)} to {out_dir}{os.sep}")
         if not has_matplotlib:
             print(
