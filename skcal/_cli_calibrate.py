@@ -450,7 +450,8 @@ def _cmd_fit(args):
     y, classes = _fit_labels(table, "fit")
     if len(np.unique(y)) < 2:
         raise _UserError(
-            f"{table.path}: the labels hold one class only ({np.unique(y)[0].item()!r}); "
+            f"{table.path}: the labels hold one class only "
+            f"({classes[np.unique(y)[0]].item()!r}); "
             "calibration needs at least 2 classes"
         )
     if "classes" in est.get_params() and "classes" not in params:
