@@ -185,8 +185,10 @@ def _parser():
     )
     b.add_argument(
         "--output", metavar="DIR",
-        help="write benchmark.md, benchmark.csv and one reliability_<data>.png "
-        "per data set to DIR (created if needed)",
+        help="write benchmark.md, benchmark.csv, benchmark_summary.csv, per data "
+        "set reliability_<data>.png (uncalibrated, the recommended method and those "
+        "within noise of it) and nll_change_<data>.png, and win_rates.png across "
+        "data sets, to DIR (created if needed)",
     )
     b.add_argument(
         "--seed", type=_seed, default=0,
@@ -522,17 +524,26 @@ def _benchmark(args):
         bm.write_csv(rows, out_dir / "benchmark.csv")
         _decide.write_summary_csv(summary, out_dir / "benchmark_summary.csv")
         written = ["benchmark.md", "benchmark.csv", "benchmark_summary.csv"]
-        # one diagram per set, and for the first shifted copy of each kind
+        # per set: the recommended method and those within noise of it, the
+        # NLL change of every method; across sets: the win rates
         first = [s for s in shifted if s.shift.get("draw", 0) == 0]
         for d in datasets + first:
             if not has_matplotlib:
                 break
+            mine = [r for r in rows if r["dataset"] == d.name]
             png = f"reliability_{_file_name(d.name)}.png"
-            bm.plot_reliability(
-                [r for r in rows if r["dataset"] == d.name], d.y_test,
-                out_dir / png, title=f"{d.name}: test split",
-            )
+            _decide.plot_recommended_reliability(
+                mine, d.y_test, out_dir / png, title=f"{d.name}: test split")
             written.append(png)
+            if any(np.isfinite(r.get("nll_change_low", np.nan)) for r in mine):
+                png = f"nll_change_{_file_name(d.name)}.png"
+                _decide.plot_nll_change(mine, out_dir / png,
+                                        title=f"{d.name}: test NLL change vs uncalibrated")
+                written.append(png)
+        if has_matplotlib and len(base_names) > 1:
+            _decide.plot_win_rates(summary, out_dir / "win_rates.png",
+                                   title=f"Win rates across {len(base_names)} data sets")
+            written.append("win_rates.png")
         print(f"wrote {', '.join(written)} to {out_dir}{os.sep}")
         if not has_matplotlib:
             print(

@@ -56,9 +56,9 @@ def test_cli_fast_table_matches_independent_computation(fast_run):
     rc, out = fast_run
     assert rc == 0
     rows = _read_csv(out / "benchmark.csv")
-    assert [r["method"] for r in rows] == ["uncalibrated", "temperature"]
+    assert [r["method"] for r in rows] == ["uncalibrated", "auto", "temperature"]
     d = load_logits(SET)
-    unc, ts = rows
+    unc, _, ts = rows
     # Uncalibrated row: NLL, ECE and accuracy from plain formulas.
     assert float(unc["nll"]) == pytest.approx(_nll(d.logits_test, d.y_test), rel=1e-9)
     assert float(unc["ece"]) == pytest.approx(
@@ -76,7 +76,7 @@ def test_cli_fast_table_matches_independent_computation(fast_run):
     assert float(ts["ece"]) == pytest.approx(_top_label_ece(z, d.y_test), abs=1e-4)
     assert float(ts["nll"]) == pytest.approx(1.1029, abs=5e-5)  # README
     for r in rows:
-        assert r["status"] == "ok" and float(r["fit_time_s"]) >= 0
+        assert r["status"] in ("ok", "ok (chose matrix)") and float(r["fit_time_s"]) >= 0
 
 
 def test_cli_fast_matches_python_api(fast_run):
@@ -84,7 +84,7 @@ def test_cli_fast_matches_python_api(fast_run):
     from skcal.metrics import brier_score, expected_calibration_error
 
     _, out = fast_run
-    ts = _read_csv(out / "benchmark.csv")[1]
+    ts = _read_csv(out / "benchmark.csv")[2]
     d = load_logits(SET)
     p = skcal.TemperatureScaler().fit(d.logits_val, d.y_val).predict_proba(d.logits_test)
     assert float(ts["brier"]) == pytest.approx(brier_score(d.y_test, p), rel=1e-6)
@@ -108,15 +108,17 @@ def test_console_script_subprocess(tmp_path):
         pytest.skip("console script 'skcal' not installed in this environment")
     proc = subprocess.run(
         [str(exe), "benchmark", "--fast", "--dataset", "sst2_gpt2_zeroshot",
-         "--methods", "temperature"],
+         "--methods", "temperature", "--wide"],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("sst2_gpt2_zeroshot (K=2, 910 calibration / 911 test")
+    assert lines[1].startswith("Recommended: platt — test NLL 0.3323 vs 0.6271")
+    del lines[1]
     assert lines[1].split()[:3] == ["method", "library", "NLL"]
-    body = [ln.split() for ln in lines[3:5]]
-    assert [b[0] for b in body] == ["uncalibrated", "temperature"]
+    body = [ln.split() for ln in lines[3:6]]
+    assert [b[0] for b in body] == ["uncalibrated", "auto", "temperature"]
     d = load_logits("sst2_gpt2_zeroshot")
     # NLL [low, high]  ECE [low, high] ...: the estimates are numbers 0 and 3
     nums = re.findall(r"\d+\.\d+", lines[3])
@@ -303,7 +305,7 @@ def test_cli_peer_crash_alone_exits_0(monkeypatch, capsys):
 
     monkeypatch.setitem(_peers.PEERS, "netcal-temperature", ("netcal", lambda rs: Boom()))
     rc = main(["benchmark", "--dataset", "sst2_gpt2_zeroshot", "--quiet",
-               "--methods", "temperature,netcal-temperature"])
+               "--methods", "temperature,netcal-temperature", "--wide"])
     out = capsys.readouterr()
     assert rc == 0 and out.err == ""
     assert "error: RuntimeError: peer exploded" in out.out
@@ -350,7 +352,8 @@ def test_cli_output_without_matplotlib_writes_tables_and_skips_pngs(
     assert rc == 0
     err = capsys.readouterr().err
     assert "matplotlib is not installed" in err and "skipped" in err
-    assert sorted(p.name for p in out.iterdir()) == ["benchmark.csv", "benchmark.md"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "benchmark.csv", "benchmark.md", "benchmark_summary.csv"]
 
 
 def test_cli_text_labels_csv(tmp_path, capsys):
@@ -499,7 +502,7 @@ def test_cli_class_absent_from_calibration_split_is_reported(tmp_path, capsys):
     f = _npz(tmp_path / "gap.npz",
              logits_val=3 * (np.eye(4)[y_val] + rng.normal(size=(300, 4))), y_val=y_val,
              logits_test=3 * (np.eye(4)[y_test] + rng.normal(size=(300, 4))), y_test=y_test)
-    assert main(["benchmark", "--data", f, "--no-peers", "--quiet"]) == 0
+    assert main(["benchmark", "--data", f, "--no-peers", "--quiet", "--wide"]) == 0
     out, err = capsys.readouterr()
     assert "gap: class(es) [3] of the test split never occur in the calibration split" in err
     rows = [line for line in out.splitlines() if line.startswith(("vector", "platt"))]
@@ -574,7 +577,7 @@ def test_cli_quiet_silences_peer_progress_bars(monkeypatch, capsys):
     monkeypatch.setitem(_peers.PEERS, "netcal-temperature", ("netcal", lambda rs: Chatty()))
     rc = main(["benchmark", "--dataset", "sst2_gpt2_zeroshot", "--quiet",
                "--resamples", "0", "--repeats", "1",
-               "--methods", "temperature,netcal-temperature"])
+               "--methods", "temperature,netcal-temperature", "--wide"])
     out = capsys.readouterr()
     assert rc == 0 and out.err == ""
     assert tqdm.std.tqdm.__dict__["__init__"] is original  # restored

@@ -91,8 +91,9 @@ COLUMNS = (
 #: them): no calibration, the whole-vector maps CalArena found strongest on
 #: proper scores, the classic per-class maps, one binning method, and the
 #: peers' temperature scaling and isotonic regression for reference.
+#: (``dirichlet`` is left out: by default it is the map of ``matrix``.)
 DEFAULT_METHODS = (
-    "uncalibrated", "temperature", "vector", "matrix", "dirichlet", "platt", "beta",
+    "uncalibrated", "temperature", "vector", "matrix", "platt", "beta",
     "isotonic", "histogram", "sklearn-isotonic", "probmetrics-temperature",
 )
 
@@ -191,6 +192,30 @@ def _metrics(y, proba):
         "brier": float(brier_score(y, proba, labels=labels)),
         "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
     }
+
+
+def _auto_row(rec, data):
+    """A benchmark row (the keys of ``COLUMNS``) for AutoCalibrator's test scores.
+
+    Parameters
+    ----------
+    rec : dict
+        Output of :func:`skcal.benchmark._decide.recommend`.
+    data : Bunch
+        The same data set.
+
+    Returns
+    -------
+    row : dict
+    """
+    from ._decide import AUTO
+
+    row = dict.fromkeys(COLUMNS, math.nan)
+    row.update(dataset=data.name, method=AUTO, library="skcal", status="ok")
+    row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
+    row.update(fit_time_s=rec["fit_time_s"], predict_time_s=math.nan,
+               status=f"ok (chose {rec['method']})", proba=rec["proba"])
+    return row
 
 
 def _one_line(exc):
@@ -531,9 +556,10 @@ def run_benchmark(
                 try:
                     rec = _decide.recommend(data, n_resamples=n_resamples,
                                             random_state=random_state)
-                    row = _decide.auto_row(rec, data)
+                    row = _auto_row(rec, data)
                     row.update(recommendation=_decide.format_recommendation(rec),
-                               recommended=rec["method"])
+                               recommended=rec["method"],
+                               within_noise=rec["within_noise"])
                 except Exception as exc:  # reported like a failing method
                     row = dict.fromkeys(COLUMNS, math.nan)
                     row.update(dataset=data.name, method=_decide.AUTO, library="skcal",
@@ -546,8 +572,24 @@ def run_benchmark(
 
                 if bar is not None:
                     bar.set_description(f"{data.name}: intervals")
-                add_intervals(these, data.y_test, n_resamples=n_resamples,
+                # AutoCalibrator's probabilities are those of the method it
+                # chose: its intervals and ties are that method's (comparing two
+                # identical outputs would be a degenerate bootstrap)
+                auto = [r for r in these if r["method"] == "auto" and "proba" in r]
+                add_intervals([r for r in these if not auto or r is not auto[0]],
+                              data.y_test, n_resamples=n_resamples,
                               random_state=random_state)
+                if auto:
+                    chosen = auto[0].get("recommended")
+                    chosen = "uncalibrated" if chosen == "identity" else chosen
+                    twin = next((r for r in these if r["method"] == chosen
+                                 and "proba" in r
+                                 and np.array_equal(r["proba"], auto[0]["proba"])), None)
+                    for metric in INTERVAL_METRICS:
+                        for suffix in ("low", "high", "best"):
+                            key = f"{metric}_{suffix}"
+                            auto[0][key] = (twin[key] if twin is not None
+                                            else (math.nan if suffix != "best" else ""))
                 add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
                                             random_state=random_state)
             if not keep_proba:
@@ -576,7 +618,8 @@ def failed_datasets(rows):
     failed : dict
         Data set name -> status of its first error row (an skcal method's if
         any), for each data set where at least one method other than
-        ``"uncalibrated"`` ran (status ``"ok..."`` or ``"error: ..."``, not
+        ``"uncalibrated"`` and ``"auto"`` (AutoCalibrator, which falls back
+        to no calibration) ran (status ``"ok..."`` or ``"error: ..."``, not
         skipped or unavailable) and all of those raised. Such a data set is
         bad input rather than a bug of one method.
     """
@@ -584,7 +627,7 @@ def failed_datasets(rows):
     for name in dict.fromkeys(r["dataset"] for r in rows):
         ran = [
             r for r in rows
-            if r["dataset"] == name and r["method"] != "uncalibrated"
+            if r["dataset"] == name and r["method"] not in ("uncalibrated", "auto")
             and (r["status"].startswith("ok") or r["status"].startswith("error:"))
         ]
         if ran and all(r["status"].startswith("error:") for r in ran):
@@ -750,11 +793,16 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
 
             out.append(heading)
             if rec:
-                out.append(rec)
+                out.append(textwrap.fill(rec, 120, subsequent_indent="    "))
             out.append(line(list(headers)))
             out.append(line(["-" * w for w in widths]))
             out.extend(line(c) for c in cells)
         mine = [r for r in rows if r["dataset"] == name]
+        if not wide:  # the full text of every shortened note
+            for r in mine:
+                note = _cells(r)[9]
+                if len(note) > _COMPACT_NOTE:
+                    out.append(f"  {r['method']}: {note}")
         if any(r.get("nll_best") in (True, False) for r in mine):
             out.append("")
             out.append(textwrap.fill(

@@ -18,6 +18,9 @@ import numpy as np
 __all__ = [
     "SUMMARY_COLUMNS",
     "add_uncalibrated_comparison",
+    "plot_nll_change",
+    "plot_recommended_reliability",
+    "plot_win_rates",
     "format_recommendation",
     "format_summary",
     "recommend",
@@ -133,30 +136,6 @@ def format_recommendation(rec):
     )
 
 
-def auto_row(rec, data):
-    """A benchmark row (the keys of ``COLUMNS``) for AutoCalibrator's test scores.
-
-    Parameters
-    ----------
-    rec : dict
-        Output of :func:`recommend`.
-    data : Bunch
-        The same data set.
-
-    Returns
-    -------
-    row : dict
-    """
-    from ._benchmark import COLUMNS, _metrics
-
-    row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(dataset=data.name, method=AUTO, library="skcal", status="ok")
-    row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
-    row.update(fit_time_s=rec["fit_time_s"], predict_time_s=math.nan,
-               status=f"ok (chose {rec['method']})", proba=rec["proba"])
-    return row
-
-
 def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=0,
                                 confidence_level=0.95):
     """Add each method's paired NLL change against the uncalibrated model.
@@ -255,7 +234,8 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
           data set (1 = best; ties share the mean rank);
         - ``win_rate_vs_uncalibrated`` / ``_vs_temperature``: fraction of data
           sets where its test NLL is lower than the reference's (a tie counts
-          one half), with a 95% percentile bootstrap interval over data sets;
+          one half), with a 95% percentile bootstrap interval over data sets
+          (NaN for the reference itself);
         - ``phi_nll`` / ``phi_brier``: Post-Hoc Improvement, the mean over data
           sets of ``loss(uncalibrated) - loss(method)`` (positive: better), and
           ``phi_*_ci`` the half-width ``1.96 sd / sqrt(n_datasets)``, as CalArena
@@ -291,7 +271,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         cells = [table[d, m] for d in sets]
         ref = {}
         for refname in ("uncalibrated", "temperature"):
-            ref[refname] = [
+            ref[refname] = [] if m == refname else [  # no win rate against itself
                 _wins(table[d, m][0]["nll"], table[d, refname][0]["nll"])
                 for d in sets if (d, refname) in table
             ]
@@ -301,7 +281,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
                               for d in sets if (d, "uncalibrated") in table])
             if diffs.size:
                 sd = diffs.std(ddof=1) if diffs.size > 1 else math.nan
-                phi[metric] = (float(diffs.mean()), 1.96 * sd / math.sqrt(diffs.size))
+                phi[metric] = (float(diffs.mean()), float(1.96 * sd / math.sqrt(diffs.size)))
             else:
                 phi[metric] = (math.nan, math.nan)
         wu = _win_rate(ref["uncalibrated"], n_resamples, rng)
@@ -412,6 +392,185 @@ def write_summary_csv(summary, path):
         w = csv.DictWriter(fh, fieldnames=SUMMARY_COLUMNS)
         w.writeheader()
         for s in summary:
-            w.writerow({k: ("" if isinstance(v, float) and math.isnan(v)
-                            else repr(v) if isinstance(v, float) else v)
+            w.writerow({k: ("" if isinstance(v, (float, np.floating)) and math.isnan(v)
+                            else repr(float(v)) if isinstance(v, (float, np.floating))
+                            else v)
                         for k, v in s.items()})
+
+
+# ----------------------------------------------------------------- pictures
+def _figure(figsize):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _shown_methods(rows):
+    """Uncalibrated, the recommended method and up to two within noise of it."""
+    auto = next((r for r in rows if r["method"] == AUTO), None)
+    names = ["uncalibrated"]
+    if auto is not None and auto.get("recommended"):
+        names.append(auto["recommended"])
+        names += list(auto.get("within_noise", ()))[:2]
+    names = ["uncalibrated" if n == "identity" else n for n in names]
+    by_name = {r["method"]: r for r in rows if "proba" in r}
+    return [by_name[n] for n in dict.fromkeys(names) if n in by_name]
+
+
+def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
+    """Small multiples of reliability diagrams: uncalibrated, recommended, within noise.
+
+    One panel per method (the uncalibrated model, the method AutoCalibrator
+    recommends and at most two methods within noise of it), each a top-label
+    reliability diagram with equal-width bins, 95% Wilson intervals per bin,
+    the number of test rows of each bin written under the axis, and the
+    method's test NLL and ECE in its title.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of one data set from ``run_benchmark(..., keep_proba=True,
+        recommend=True)``.
+    y_test : ndarray of shape (n_samples,)
+    path : str or path-like
+        PNG file to write.
+    title : str or None, default=None
+    n_bins : int, default=10
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
+    from ..display import ReliabilityDisplay
+
+    shown = _shown_methods(rows)
+    rec = next((r.get("recommended") for r in rows if r["method"] == AUTO), None)
+    fig = _figure((3.3 * max(len(shown), 1), 4.3))
+    axes = np.atleast_1d(fig.subplots(2, max(len(shown), 1), sharex=True,
+                                      height_ratios=[3, 1], squeeze=False))
+    y_test = np.asarray(y_test)
+    for j, r in enumerate(shown):
+        ax, hax = axes[0, j], axes[1, j]
+        color = "0.35" if r["method"] == "uncalibrated" else "tab:blue"
+        disp = ReliabilityDisplay.from_predictions(
+            y_test, r["proba"], kind="top-label", n_bins=n_bins,
+            labels=np.arange(r["proba"].shape[1]), ax=ax, interval="wilson",
+            color=color, markersize=4, name=r["method"],
+        )
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        label = r["method"]
+        if rec and (r["method"] == rec or (rec == "identity" and label == "uncalibrated")):
+            label += " (recommended)"
+        ax.set_title(f"{label}\nNLL {r['nll']:.4f}, ECE {100 * r['ece']:.1f}%", fontsize=9)
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="")
+        if j:
+            ax.set_ylabel("")
+        edges = np.asarray(disp.bin_edges, dtype=float)
+        counts = np.zeros(edges.shape[0] - 1, dtype=np.int64)
+        counts[disp.bin_index] = disp.bin_count
+        bars = hax.bar(edges[:-1], counts, width=np.diff(edges), align="edge",
+                       color=color, alpha=0.35, edgecolor="white")
+        hax.bar_label(bars, labels=[str(c) if c else "" for c in counts], fontsize=7,
+                      padding=1)
+        hax.set_yscale("log")
+        hax.set_ylim(0.8, max(counts.max(), 1) * 8)
+        hax.set_xlabel("confidence", fontsize=9)
+        hax.set_ylabel("rows" if j == 0 else "", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    return fig
+
+
+def plot_nll_change(rows, path, title=None):
+    """Ranked interval plot of each method's test NLL change against uncalibrated.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of one data set after :func:`add_uncalibrated_comparison`.
+    path : str or path-like
+    title : str or None, default=None
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+
+    Notes
+    -----
+    One horizontal 95% paired bootstrap interval per method, sorted by the
+    change (best at the top); red where the interval lies above 0 (worse
+    beyond noise), blue where below, grey where it contains 0.
+    """
+    ok = [r for r in rows if r["method"] != "uncalibrated"
+          and np.isfinite(r.get("nll_change", math.nan))]
+    ok.sort(key=lambda r: -r["nll_change"])
+    fig = _figure((6.4, 0.9 + 0.28 * max(len(ok), 1)))
+    ax = fig.subplots()
+    for i, r in enumerate(ok):
+        lo, hi = r.get("nll_change_low", math.nan), r.get("nll_change_high", math.nan)
+        color = ("tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45") \
+            if np.isfinite(lo) else "0.45"
+        if np.isfinite(lo):
+            ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
+        ax.plot([r["nll_change"]], [i], "o", color=color, markersize=4)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(ok)), [r["method"] for r in ok], fontsize=8)
+    ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)", fontsize=9)
+    ax.grid(axis="x", linestyle=":", alpha=0.6)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    return fig
+
+
+def plot_win_rates(summary, path, title=None):
+    """Win rates across data sets against uncalibrated and against temperature scaling.
+
+    Parameters
+    ----------
+    summary : list of dict
+        Output of :func:`summarize`.
+    path : str or path-like
+    title : str or None, default=None
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+
+    Notes
+    -----
+    Two horizontal markers per method with their 95% bootstrap intervals over
+    data sets, methods sorted by the win rate against uncalibrated.
+    """
+    shown = [s for s in summary if s["method"] != "uncalibrated"]
+    shown.sort(key=lambda s: (np.nan_to_num(s["win_rate_vs_uncalibrated"], nan=-1),
+                              -s["mean_rank_nll"]))
+    fig = _figure((6.4, 1.2 + 0.3 * max(len(shown), 1)))
+    ax = fig.subplots()
+    for key, color, dy, label in (("win_rate_vs_uncalibrated", "tab:blue", 0.14,
+                                   "vs uncalibrated"),
+                                  ("win_rate_vs_temperature", "tab:orange", -0.14,
+                                   "vs temperature")):
+        for i, s in enumerate(shown):
+            v, lo, hi = s[key], s[f"{key}_low"], s[f"{key}_high"]
+            if not np.isfinite(v):
+                continue
+            ax.plot([100 * lo, 100 * hi], [i + dy, i + dy], color=color, linewidth=2,
+                    alpha=0.6)
+            ax.plot([100 * v], [i + dy], "o", color=color, markersize=4,
+                    label=label if i == 0 else None)
+    ax.axvline(50, color="0.5", linewidth=0.8, linestyle="--")
+    ax.set_yticks(range(len(shown)), [s["method"] for s in shown], fontsize=8)
+    ax.set_xlim(-2, 102)
+    ax.set_xlabel(f"win rate over {max((s['n_datasets'] for s in summary), default=0)} "
+                  "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)
+    fig.legend(loc="outside upper center", ncol=2, fontsize=8, frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    return fig
