@@ -380,6 +380,21 @@ def _model_input(model, table):
     return Z, order
 
 
+def _warn_if_model_reads_probabilities(model, Z, source, command):
+    """The probabilities-as-logits warning for a model fitted on logits (apply, report)."""
+    if model.input_type != "logits" or np.ndim(Z) != 2:
+        return
+    _, flagged = scores_as_logits(Z, None, source, command, warn=False)
+    if flagged:
+        print(
+            f"skcal {command}: warning: {source}: the scores look like probabilities "
+            "(every value in [0, 1], every row summing to 1) but the model was fitted "
+            "on logits (input_type='logits') and reads them as logits; fit it with "
+            "--input-type probabilities if they are probabilities",
+            file=sys.stderr,
+        )
+
+
 def _predict(model, Z, log=False):
     """``predict_proba`` / ``predict_log_proba`` of the logits array ``Z``, whose
     columns were matched by name here (scikit-learn's warning that an array
@@ -450,7 +465,8 @@ def _cmd_fit(args):
     y, classes = _fit_labels(table, "fit")
     if len(np.unique(y)) < 2:
         raise _UserError(
-            f"{table.path}: the labels hold one class only ({np.unique(y)[0].item()!r}); "
+            f"{table.path}: the labels hold one class only "
+            f"({classes[np.unique(y)[0]].item()!r}); "
             "calibration needs at least 2 classes"
         )
     if "classes" in est.get_params() and "classes" not in params:
@@ -528,6 +544,7 @@ def _cmd_apply(args):
     model = _load_model(args.model)
     table = _read(args, "apply", need_labels=False)
     Z, _ = _model_input(model, table)
+    _warn_if_model_reads_probabilities(model, Z, table.path, "apply")
     try:
         res = _predict(model, Z, log=args.log_proba)
     except ValueError as exc:
@@ -624,6 +641,7 @@ def _cmd_report(args):
         )
     if model is not None:
         Z, order = _model_input(model, table)
+        _warn_if_model_reads_probabilities(model, Z, table.path, "report")
         # labels and uncalibrated scores in the model's input column order, then
         # in classes_ (sorted) order, the order of its predict_proba columns
         y = _encode(np.asarray(table.y), _input_classes(model), table.path)

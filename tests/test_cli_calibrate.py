@@ -553,3 +553,25 @@ def test_text_labels_naming_no_column_warn_with_the_mapping(tmp_path, logits, ca
     err = capsys.readouterr().err
     assert "skcal fit: warning:" in err
     assert "xerus -> s0, yak -> s1, zebra -> s2" in err
+
+
+def test_apply_and_report_warn_when_a_logit_model_gets_probabilities(tmp_path, logits,
+                                                                      capsys):
+    Z, y = logits
+    cal, new = tmp_path / "cal.csv", tmp_path / "new.csv"
+    _write(cal, Z[:600], y[:600])
+    _write(new, softmax(Z[600:], axis=1), y[600:])
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(new), "--output",
+                 str(tmp_path / "o.npz")]) == 0
+    assert "skcal apply: warning:" in capsys.readouterr().err
+    assert main(["report", "--data", str(new), "--model", str(model), "--output",
+                 str(tmp_path / "r"), "--n-bootstrap", "0"]) == 0
+    assert "skcal report: warning:" in capsys.readouterr().err
+    # logits: no warning
+    assert main(["apply", str(model), "--data", str(cal), "--output",
+                 str(tmp_path / "o.npz")]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -100,7 +100,7 @@ def _classifiers():
     from sklearn.neighbors import KNeighborsClassifier
 
     return [
-        HistGradientBoostingClassifier(max_iter=5, random_state=0),  # TreePredictor
+        HistGradientBoostingClassifier(max_iter=3, random_state=0),  # TreePredictor
         RandomForestClassifier(n_estimators=3, random_state=0),  # sklearn.tree._tree.Tree
         KNeighborsClassifier(n_neighbors=5),  # KDTree, EuclideanDistance64
     ]
@@ -113,9 +113,9 @@ def test_skops_loads_calibrated_sklearn_classifiers(clf, tmp_path):
     from skcal.io import dump, load
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 4))
-    y = (X[:, 0] + X[:, 1] + rng.normal(size=300) > 0).astype(int)
-    model = skcal.CalibratedClassifier(clf).fit(X, y)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=120) > 0).astype(int)
+    model = skcal.CalibratedClassifier(clf, cv=2).fit(X, y)
     path = tmp_path / "model.skops"
     dump(model, path)
     loaded = load(path)
