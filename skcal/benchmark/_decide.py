@@ -266,7 +266,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
           reports it;
         - ``n_worse_nll``: data sets where the paired bootstrap interval of
           its NLL change lies entirely above 0;
-        - ``ece_flag``: ``"ECE ranks it higher"`` / ``"ECE ranks it lower"``
+        - ``ece_flag``: ``"ECE: higher"`` / ``"ECE: lower"`` (binned ECE ranks it higher / lower)
           where its place by mean ECE rank differs from its place by mean NLL
           rank by 3 or more.
     """
@@ -277,14 +277,15 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
     methods = list(dict.fromkeys(r["method"] for r in rows))
     table = {}
     for d in names:
+        # an infinite NLL (a true class got probability 0) ranks last, not dropped
         ran = {r["method"]: r for r in rows
-               if r["dataset"] == d and np.isfinite(r.get("nll", math.nan))}
+               if r["dataset"] == d and not math.isnan(r.get("nll", math.nan))}
         if not ran:
             continue
         ms = list(ran)
         rk_nll = rankdata([ran[m]["nll"] for m in ms])
         ece = [ran[m]["ece"] for m in ms]
-        rk_ece = rankdata(ece) if np.isfinite(ece).all() else np.full(len(ms), np.nan)
+        rk_ece = rankdata(ece) if not np.isnan(ece).any() else np.full(len(ms), np.nan)
         for m, a, b in zip(ms, rk_nll, rk_ece):
             table[d, m] = (ran[m], a, b)
     out = []
@@ -303,7 +304,9 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         for metric in ("nll", "brier"):
             diffs = np.array([table[d, "uncalibrated"][0][metric] - table[d, m][0][metric]
                               for d in sets if (d, "uncalibrated") in table])
-            if diffs.size:
+            if diffs.size and not np.isfinite(diffs).all():
+                phi[metric] = (float(diffs.mean()), math.nan)  # -inf with an inf loss
+            elif diffs.size:
                 sd = diffs.std(ddof=1) if diffs.size > 1 else math.nan
                 phi[metric] = (float(diffs.mean()), float(1.96 * sd / math.sqrt(diffs.size)))
             else:
@@ -330,7 +333,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
     for i, s in enumerate(out):
         shift = i - place_ece[s["method"]]
         if abs(shift) >= 3 and np.isfinite(s["mean_rank_ece"]):
-            s["ece_flag"] = "ECE ranks it higher" if shift > 0 else "ECE ranks it lower"
+            s["ece_flag"] = "ECE: higher" if shift > 0 else "ECE: lower"
     return out
 
 
@@ -342,18 +345,20 @@ def _interval(s, key):
     v, lo, hi = s[key], s[f"{key}_low"], s[f"{key}_high"]
     if not np.isfinite(v):
         return "-"
-    return f"{_pct(v)} [{_pct(lo)}, {_pct(hi)}]"
+    return f"{_pct(v)} [{_pct(lo)},{_pct(hi)}]"
 
 
 def _phi(s, key, scale=100.0):
     v, ci = s[key], s[f"{key}_ci"]
-    if not np.isfinite(v):
+    if math.isnan(v):
         return "-"
-    return f"{scale * v:+.2f}" + (f" ±{scale * ci:.2f}" if np.isfinite(ci) else "")
+    if math.isinf(v):
+        return f"{v:+}"
+    return f"{scale * v:+.2f}" + (f"±{scale * ci:.2f}" if np.isfinite(ci) else "")
 
 
-_SUMMARY_HEADERS = ("method", "sets", "rank NLL", "win% vs uncal", "win% vs temp",
-                    "PHI NLL x100", "PHI Brier x100", "worse", "rank ECE", "note")
+_SUMMARY_HEADERS = ("method", "n", "rank", "win% uncal", "win% temp",
+                    "PHI NLL", "PHI Brier", "worse", "ECE rank", "note")
 
 
 def format_summary(summary, fmt="text"):
@@ -391,12 +396,12 @@ def format_summary(summary, fmt="text"):
         lines = [line(_SUMMARY_HEADERS), line(["-" * w for w in widths])]
         lines += [line(c) for c in cells]
     lines += ["", textwrap.fill(
-        "rank: mean rank by test NLL / top-label ECE (1 = best). win%: share of data "
+        "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); an infinite NLL ranks last. win%: share of data "
         "sets with a lower test NLL than the uncalibrated model / temperature scaling "
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
         "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
         "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "
-        "note: where binned ECE ranks the method 3 or more places away from NLL.",
+        "note: where binned ECE ranks the method 3 or more places higher / lower than NLL does.",
         width=120,
     )]
     return "\n".join(lines)
