@@ -33,7 +33,7 @@ import time
 import warnings
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_softmax
 
 from _common import make_logits
 from skcal import CenteredIsotonicScaler, QuadraticScaler, StructuredVectorScaler
@@ -83,7 +83,13 @@ def svs(args):
         P = peer.predict_proba_torch(CategoricalLogits(torch.as_tensor(Z.astype(np.float64))))
         P = P.get_probs().numpy()
         obj_peer = nll(P, y) + k / n * (np.sum((peer.v_ - 1) ** 2) + np.sum(peer.b_**2))
-    row(f"SVS {n}x{k} f32", t, t_peer, obj, obj_peer, "objective")
+    row(f"SVS {n}x{k} f32", t, t_peer, obj, obj_peer, "objective (each its own features)")
+    if obj_peer is not None:
+        # the peer's (v, b) on skcal's features log_softmax(z / T): skcal's objective
+        A = log_softmax(est.feature_scale_ * Z.astype(np.float64), axis=1) * peer.v_ + peer.b_
+        cross = nll(np.exp(log_softmax(A, axis=1)), y) + k / n * (
+            np.sum((peer.v_ - 1) ** 2) + np.sum(peer.b_**2))
+        print(f"{'':24s} skcal's objective: at skcal's optimum {obj:.7f}, at the peer's (v, b) {cross:.7f}")
 
 
 def binary_scores(n, seed=0):
@@ -119,7 +125,13 @@ def cir(args, s, y):
     peer, t_peer = timed(lambda: CenteredIsotonicRegressionCalibrator().fit(P2, y))
     pp = peer.predict_proba(P2)[:, 1]
     row(f"CIR {len(s)} binary", t, t_peer, brier, float(np.mean((pp - y) ** 2)), "train Brier")
-    print(f"{'':24s} largest |p_ours - p_peer| = {np.max(np.abs(p - pp)):.2e}")
+    print(f"{'':24s} largest |p_ours - p_peer| = {np.max(np.abs(p - pp)):.2e} (centres in log-odds vs "
+          "probabilities)")
+    from skcal.ovr._centered_isotonic import centered_isotonic_knots
+
+    xk, yk = centered_isotonic_knots(P2[:, 1], y)  # the same definition on the peer's scale
+    print(f"{'':24s} skcal's CIR on the probabilities: largest difference "
+          f"{np.max(np.abs(np.interp(P2[:, 1], xk, yk) - pp)):.2e}")
 
 
 def cir_multiclass(args):

@@ -94,7 +94,8 @@ def add_subcommands(sub):
         "class name). Labels: integer "
         "class indices 0..K-1 (column k of the logits is class k), or text labels "
         "that name the logit columns, or text labels mapped to the columns in "
-        "sorted order.",
+        "sorted order (with a warning). A column that no label selects is an error "
+        "(skip it with --ignore-columns).",
     )
     _add_table_args(f, "default: 'label' or 'y'")
     _input_type_arg(f, "the calibrator's input_type (default: logits, with a warning "

@@ -116,8 +116,9 @@ def _benchmark_epilog():
         "--seed); .csv with a header, a 'label' column, an optional "
         "'split' column (val/test) and one column per class logit; labels "
         "are class indices 0..K-1 or text labels, matched to the logit "
-        "columns by header name (else by position / in sorted order); "
-        ".parquet with the same columns as .csv. "
+        "columns by header name (else in sorted order, with a warning); a "
+        "column that no label selects is an error (skip it with "
+        "--ignore-columns); .parquet with the same columns as .csv. "
         f"Methods: {', '.join(available_methods())}."
     )
 
@@ -279,19 +280,16 @@ def _alpha(text):
 def _load(args):
     import numpy as np
 
-    from .datasets import list_datasets, load_logits, load_logits_file
+    from .datasets import list_datasets, load_logits
 
     datasets = []
     for path in args.data:
-        try:
-            datasets.append(load_logits_file(
-                path, random_state=args.seed,
-                label_column=args.label_column,
-                logit_columns=_columns(args.logit_columns),
-                ignore_columns=_columns(args.ignore_columns, allow_empty=True),
-            ))
-        except (OSError, ValueError) as exc:
-            raise _UserError(str(exc)) from None
+        datasets.append(_load_file(
+            path, random_state=args.seed,
+            label_column=args.label_column,
+            logit_columns=_columns(args.logit_columns),
+            ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+        ))
     for d in datasets:
         _read_scores(d, args.input_type, path=d.info.get("source", d.name))
     names = list(args.dataset)
@@ -320,6 +318,23 @@ def _load(args):
     return datasets
 
 
+def _load_file(path, **kwargs):
+    """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line each."""
+    import warnings
+
+    from .datasets import load_logits_file
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            d = load_logits_file(path, **kwargs)
+        except (OSError, ValueError) as exc:
+            raise _UserError(str(exc)) from None
+    for w in caught:
+        print(f"skcal benchmark: warning: {w.message}", file=sys.stderr)
+    return d
+
+
 def _read_scores(d, input_type, path):
     """Replace a loaded file's scores by logits, in place (see ``--input-type``)."""
     from ._cli_calibrate import scores_as_logits
@@ -340,7 +355,6 @@ def _file_name(name):
 def _shifted(args, datasets):
     """Shifted copies of the data sets asked for by --shift-data / --label-shift."""
     from .benchmark._shift import with_label_shift, with_shift_data
-    from .datasets import load_logits_file
 
     out = []
     if args.shift_data:
@@ -349,9 +363,9 @@ def _shifted(args, datasets):
                 f"--shift-data needs exactly one data set to fit on (--data or "
                 f"--dataset), got {len(datasets)}"
             )
+        sd = _load_file(args.shift_data, random_state=args.seed)
+        _read_scores(sd, args.input_type, path=args.shift_data)
         try:
-            sd = load_logits_file(args.shift_data, random_state=args.seed)
-            _read_scores(sd, args.input_type, path=args.shift_data)
             out.append(with_shift_data(datasets[0], sd))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None

@@ -641,7 +641,8 @@ def test_cli_benchmark_input_type_probabilities(tmp_path, capsys):
     assert "--input-type probabilities" in err
     assert main(base + ["--input-type", "probabilities", "--output", str(tmp_path / "b")]) == 0
     assert "warning" not in capsys.readouterr().err
-    unc, _, ts = _read_csv(tmp_path / "b" / "benchmark.csv")  # the second: auto
+    by_method = {r["method"]: r for r in _read_csv(tmp_path / "b" / "benchmark.csv")}
+    unc, ts = by_method["uncalibrated"], by_method["temperature"]
     yt = d.y_test
     assert float(unc["nll"]) == pytest.approx(
         -np.log(P["test"][np.arange(len(yt)), yt]).mean(), rel=1e-9)

@@ -472,3 +472,84 @@ def test_report_and_fit_input_type_probabilities(tmp_path, logits, capsys):
     assert main(["report", "--data", str(test), "--model", str(model), "--output",
                  str(tmp_path / "r2"), "--input-type", "logits"]) == 2
     assert "fitted with input_type='probabilities'" in _err(capsys)
+
+
+def test_npz_model_on_named_columns_in_another_order_is_refused(tmp_path, logits, capsys):
+    # main: applied by position without a word
+    Z, y = logits
+    cal = tmp_path / "cal.npz"
+    np.savez(cal, logits=Z[:600], y=y[:600])
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    new = tmp_path / "new.csv"
+    _write(new, Z[600:, [2, 0, 1]], None)  # columns ant, bee, cat hold classes 2, 0, 1
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(new), "--output",
+                 str(tmp_path / "o.npz")]) == 2
+    err = _err(capsys)
+    assert "fitted without column names" in err and "--logit-columns" in err
+    # explicit: the listed columns in class order, by position
+    assert main(["apply", str(model), "--data", str(new), "--logit-columns", "bee,cat,ant",
+                 "--output", str(tmp_path / "o.npz")]) == 0
+    T = _t_reference(Z[:600], y[:600])
+    np.testing.assert_allclose(np.load(tmp_path / "o.npz")["proba"],
+                               softmax(Z[600:] / T, axis=1), rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_extra_numeric_column_is_named_and_can_be_ignored(tmp_path, logits, fmt, capsys):
+    # main: 'margin' was read as a 4th class ("Classes [3] never occur")
+    Z, y = logits
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    path = tmp_path / f"cal.{fmt}"
+    t = pa.table({**{n: Z[:, k] for k, n in enumerate(NAMES)},
+                  "margin": np.abs(Z).max(axis=1), "label": y})  # margin after the logits
+    pacsv.write_csv(t, path) if fmt == "csv" else pq.write_table(t, path)
+    model = tmp_path / "m.skops"
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(model)]) == 2
+    err = _err(capsys)
+    assert "column 'margin' is the logit of no label" in err
+    assert "--ignore-columns margin" in err and "classes 0..3" in err
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--ignore-columns", "margin", "--output", str(model)]) == 0
+    from skcal.io import load
+
+    ts = load(model)
+    assert ts.temperature_ == pytest.approx(_t_reference(Z, y), rel=1e-5)
+    assert list(ts.feature_names_in_) == NAMES
+    # apply and report take --ignore-columns too
+    assert main(["apply", str(model), "--data", str(path), "--output",
+                 str(tmp_path / "o.npz")]) == 2
+    assert "margin" in _err(capsys)
+    assert main(["apply", str(model), "--data", str(path), "--ignore-columns", "margin",
+                 "--output", str(tmp_path / "o.npz")]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "o.npz")["proba"],
+                               softmax(Z / ts.temperature_, axis=1), rtol=1e-6, atol=1e-12)
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(path), "--ignore-columns", "margin", "--model",
+                 str(model), "--output", str(rep), "--n-bootstrap", "0"]) == 0
+    m = json.loads((rep / "metrics.json").read_text())
+    nll = -log_softmax(Z / ts.temperature_, axis=1)[np.arange(len(y)), y].mean()
+    assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(nll, rel=1e-6)
+
+
+def test_text_labels_naming_no_column_warn_with_the_mapping(tmp_path, logits, capsys):
+    # main: mapped in sorted order without a word
+    import pyarrow.csv as pacsv
+
+    Z, y = logits
+    path = tmp_path / "t.csv"
+    labels = np.array(["zebra", "yak", "xerus"])  # sorted: xerus, yak, zebra
+    pacsv.write_csv(pa.table({"s0": Z[:, 0], "s1": Z[:, 1], "s2": Z[:, 2],
+                              "label": labels[2 - y]}), path)
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+    err = capsys.readouterr().err
+    assert "skcal fit: warning:" in err
+    assert "xerus -> s0, yak -> s1, zebra -> s2" in err

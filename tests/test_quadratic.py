@@ -87,6 +87,10 @@ def test_quadratic_separable_without_smoothing_warns():
     y = np.array([0, 0, 0, 1, 1, 1])
     with pytest.warns(Warning, match="separate"):
         QuadraticScaler(target_smoothing=False).fit(s, y)
+    # positives inside an interval: separable by the parabola, not by a threshold
+    s2 = np.linspace(-3, 3, 40)
+    with pytest.warns(Warning, match="separate"):
+        QuadraticScaler(target_smoothing=False).fit(s2, (np.abs(s2) < 1).astype(int))
     est = QuadraticScaler().fit(s, y)  # smoothed targets: finite optimum
     assert np.isfinite([est.a_, est.q_, est.b_]).all()
 

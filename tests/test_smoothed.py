@@ -161,3 +161,35 @@ def test_smoothed_torch_follows_input():
     np.testing.assert_allclose(P.numpy(), sm.predict_proba(Z), rtol=1e-10)
     fitted_on_torch = SmoothedCalibrator(TemperatureScaler()).fit(Zt, torch.from_numpy(y))
     np.testing.assert_allclose(fitted_on_torch.predict_proba(Z), sm.predict_proba(Z), rtol=1e-8)
+
+
+def test_smoothed_exports_through_its_calibrator():
+    torch = pytest.importorskip("torch")
+    Z, y = _data()
+    sm = SmoothedCalibrator(TemperatureScaler(), pseudo_count=30.0).fit(Z, y)
+    out = sm.to_torch(dtype=torch.float64)(torch.from_numpy(Z)).numpy()
+    # reference: the temperature's softmax mixed by hand
+    T = sm.calibrator_.temperature_
+    E = np.exp(Z / T - (Z / T).max(axis=1, keepdims=True))
+    ref = (1 - sm.mix_weight_) * E / E.sum(axis=1, keepdims=True) + sm.mix_weight_ / 3
+    np.testing.assert_allclose(np.exp(out), ref, rtol=1e-12)
+    from skcal import HistogramCalibrator
+
+    hist = SmoothedCalibrator(HistogramCalibrator()).fit(Z, y)
+    with pytest.raises(NotImplementedError, match="HistogramCalibrator has no closed-form"):
+        hist.to_torch()
+
+
+def test_smoothed_isotonic_matches_probmetrics_isotonic_mix():
+    # the peer: probmetrics 1.3's "isotonic-mix" (MixtureCalibrator, lam = 1 / (n + 1))
+    pytest.importorskip("probmetrics")
+    from probmetrics.calibrators import get_calibrator
+    from scipy.special import softmax
+
+    Z, y = _data(n=300, scale=2.0)
+    peer = get_calibrator("isotonic", calibrate_with_mixture=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        P_peer = peer.fit(softmax(Z, axis=1), y).predict_proba(softmax(Z, axis=1))
+    P = SmoothedCalibrator(IsotonicScaler(clip=None)).fit(Z, y).predict_proba(Z)
+    np.testing.assert_allclose(P, np.asarray(P_peer, dtype=np.float64), atol=1e-6)

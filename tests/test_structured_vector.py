@@ -42,18 +42,23 @@ def _svs_reference(z, y, w, lam=1.0, mu=1.0):
     return beta, res.x[:k], res.x[k:], res.fun
 
 
-@pytest.fixture
-def skewed():
+def _skewed(k, n):
     rng = np.random.default_rng(3)
-    k, n = 6, 1500
     y = rng.integers(0, k, size=n)
     z = 2.5 * (np.eye(k)[y] + 0.9 * rng.normal(size=(n, k))) + np.linspace(-1, 1, k)
     return z, y
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_svs_matches_scipy_solve_of_stated_objective(skewed, weighted):
-    z, y = skewed
+@pytest.fixture
+def skewed():
+    return _skewed(6, 1500)
+
+
+@pytest.mark.parametrize(
+    "k, n, weighted", [(6, 1500, False), (6, 1500, True), (40, 1200, True)]  # K > 32: trust region
+)
+def test_svs_matches_scipy_solve_of_stated_objective(k, n, weighted):
+    z, y = _skewed(k, n)
     w = np.random.default_rng(1).integers(1, 4, size=len(y)).astype(float) if weighted else None
     beta, v, b, fref = _svs_reference(z, y, w)
     est = StructuredVectorScaler().fit(z, y, sample_weight=w)

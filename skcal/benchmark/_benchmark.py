@@ -194,6 +194,30 @@ def _metrics(y, proba):
     }
 
 
+def _auto_row(rec, data):
+    """A benchmark row (the keys of ``COLUMNS``) for AutoCalibrator's test scores.
+
+    Parameters
+    ----------
+    rec : dict
+        Output of :func:`skcal.benchmark._decide.recommend`.
+    data : Bunch
+        The same data set.
+
+    Returns
+    -------
+    row : dict
+    """
+    from ._decide import AUTO
+
+    row = dict.fromkeys(COLUMNS, math.nan)
+    row.update(dataset=data.name, method=AUTO, library="skcal", status="ok")
+    row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
+    row.update(fit_time_s=rec["fit_time_s"], predict_time_s=math.nan,
+               status=f"ok (chose {rec['method']})", proba=rec["proba"])
+    return row
+
+
 def _one_line(exc):
     msg = " ".join(str(exc).split()) or exc.__class__.__name__
     msg = f"{exc.__class__.__name__}: {msg}"
@@ -532,7 +556,7 @@ def run_benchmark(
                 try:
                     rec = _decide.recommend(data, n_resamples=n_resamples,
                                             random_state=random_state)
-                    row = _decide.auto_row(rec, data)
+                    row = _auto_row(rec, data)
                     row.update(recommendation=_decide.format_recommendation(rec),
                                recommended=rec["method"],
                                within_noise=rec["within_noise"])

@@ -136,30 +136,6 @@ def format_recommendation(rec):
     )
 
 
-def auto_row(rec, data):
-    """A benchmark row (the keys of ``COLUMNS``) for AutoCalibrator's test scores.
-
-    Parameters
-    ----------
-    rec : dict
-        Output of :func:`recommend`.
-    data : Bunch
-        The same data set.
-
-    Returns
-    -------
-    row : dict
-    """
-    from ._benchmark import COLUMNS, _metrics
-
-    row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(dataset=data.name, method=AUTO, library="skcal", status="ok")
-    row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
-    row.update(fit_time_s=rec["fit_time_s"], predict_time_s=math.nan,
-               status=f"ok (chose {rec['method']})", proba=rec["proba"])
-    return row
-
-
 def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=0,
                                 confidence_level=0.95):
     """Add each method's paired NLL change against the uncalibrated model.

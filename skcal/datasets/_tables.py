@@ -757,13 +757,15 @@ def encode_labels(table):
         if cols is not None and not table.explicit_columns and len(np.unique(y)) > 1:
             unused = np.setdiff1d(np.arange(K), y)
             if len(unused):
-                c = cols[int(unused[0])]
+                k = int(unused[0])
+                c = cols[k]
                 raise ValueError(
-                    f"{path}: column {c!r} is the logit of no label (labels are column "
-                    f"indices 0..{K - 1}, and no row has label {int(unused[0])}): if "
-                    f"it is not a class logit, skip it with --ignore-columns {c}; if it "
-                    "is the logit of a class absent from the file, list the logit "
-                    "columns with --logit-columns"
+                    f"{path}: column {c!r} is the logit of no label: labels are column "
+                    f"indices, so the columns {cols[:10]} are classes 0..{K - 1}, and "
+                    f"no row has label {k}; if a column is not a class logit, skip it "
+                    f"with --ignore-columns (e.g. --ignore-columns {c}); if {c!r} is "
+                    "the logit of a class absent from the file, list the logit columns "
+                    "with --logit-columns"
                 )
         return y.astype(np.int64), np.arange(K)
     present = np.unique(y)

@@ -149,6 +149,9 @@ class SmoothedCalibrator(BaseCalibrator):
     training weight of the folds), so ``a = lam_cv m / (1 - lam_cv)``, and
     the calibrator fitted on all ``n`` rows gets ``lam = a / (n + a)``.
 
+    **Export.** ``to_torch()`` and ONNX export go through the inner
+    calibrator's map (where it has one), followed by the mixture.
+
     **Weights.** ``n`` is the sum of the sample weights, so integer weights
     fit like repeated rows (as far as the inner calibrator does) and
     rescaling every weight changes ``lam``. With ``"cv"``, folds are made of
@@ -281,6 +284,18 @@ class SmoothedCalibrator(BaseCalibrator):
         else:
             self.mix_weight_ = a / (n + a) if a > 0 else 0.0
         return self
+
+    def _torch_spec(self):
+        """The inner calibrator's map, mixed: ``{"kind": "uniform_mixture", ...}``."""
+        inner = self.calibrator_
+        spec = inner._torch_spec() if hasattr(inner, "_torch_spec") else None
+        if not isinstance(spec, dict):
+            raise NotImplementedError(
+                f"SmoothedCalibrator exports through its calibrator, and "
+                f"{type(inner).__name__} has no closed-form map on logits; use "
+                "predict_proba / transform instead."
+            )
+        return {"kind": "uniform_mixture", "inner": spec, "weight": self.mix_weight_}
 
     def _inner_log_proba(self, Z):
         inner = self.calibrator_

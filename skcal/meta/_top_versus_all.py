@@ -125,7 +125,8 @@ class TopVersusAllCalibrator(BaseCalibrator):
     below ``1 / K`` (below ``1/2`` for a binary problem).
 
     Weights are passed to the binary calibrator unchanged, so the weight
-    properties (repetition, rescaling) are its own.
+    properties (repetition, rescaling) are its own. There is no closed-form
+    export yet: ``to_torch()`` and ONNX export raise ``NotImplementedError``.
 
     References
     ----------

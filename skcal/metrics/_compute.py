@@ -19,6 +19,13 @@ Every binned metric is computed in two steps, as torchmetrics' ``_update`` /
 
 This module imports only the leaves :mod:`._params`, :mod:`._rows` and
 :mod:`._validation`: there is no import cycle among the metric modules.
+
+Adding a binned metric: compute its value from ``(W, P, T)`` in
+:func:`value_from_sums` (a new ``norm``), give it a public function that
+calls :func:`~skcal.metrics._calibration_error._binned` (every backend, every
+argument) and an entry in :mod:`skcal.metrics._registry` (its name for the
+intervals, the scorers and the CLI), and a case in
+``tests/metrics/test_metric_tester.py``.
 """
 
 import warnings
@@ -32,12 +39,15 @@ from ._params import _class_index
 
 __all__ = [
     "bin_sums",
+    "bin_terms",
+    "combine_groups",
     "curve_from_sums",
     "debiased_terms",
     "frequency_scale",
     "frequency_weights",
     "stack_sums",
     "value_from_sums",
+    "warn_small_bins",
 ]
 
 #: The norms :func:`value_from_sums` knows: the three of

@@ -338,6 +338,18 @@ def calibration_nodes(
             "torch.onnx.export(calibrator.to_torch(), ...) instead"
         )
     kind = spec["kind"]
+    if kind == "uniform_mixture":  # SmoothedCalibrator: (1 - lam) p + lam / K
+        proba, _ = calibration_nodes(
+            g, X, spec["inner"], n_classes=n_classes, input_type=input_type,
+            n_features_in=n_features_in, out_dtype=out_dtype,
+        )
+        npt = _np_dtype(out_dtype)
+        lam = float(spec["weight"])
+        mixed = g.node("Add", [
+            g.node("Mul", [proba, g.const(np.array(1.0 - lam, npt), "keep")]),
+            g.const(np.array(lam / n_classes, npt), "even"),
+        ], "proba")
+        return mixed, g.node("Log", [mixed], "log_proba")
     # the interpolation and the temperature network work in float64, as skcal does
     dtype = _DOUBLE if kind in ("ovr_interp", "local_temperature") else out_dtype
     F = None

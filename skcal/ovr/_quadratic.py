@@ -20,7 +20,7 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator
-from ._logistic import fit_logistic_bounded
+from ._logistic import fit_logistic_bounded, logistic_loss
 from ._platt import (
     _FLAT_SD,
     WARM_START_MIN_ROWS,
@@ -31,6 +31,11 @@ from ._platt import (
 )
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
+
+#: Without target smoothing, a fitted mean loss below this means the scores
+#: separate the classes by a threshold or an interval (a parabola's sign):
+#: the likelihood has no maximiser.
+SEPARATED_NLL = 1e-6
 
 
 def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100):
@@ -64,7 +69,9 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         Newton iterations (subsample and full data together).
     status : {"converged", "separable", "max_iter", "line_search"}
         ``"separable"``: without target smoothing the scores separate the
-        classes (or a class is absent), so the likelihood has no maximiser;
+        classes by a threshold or, the map being quadratic, by an interval
+        (fitted mean loss below 1e-6), or a class is absent, so the
+        likelihood has no maximiser;
         the returned map is where Newton stopped. ``"line_search"``: only
         from Platt's fit on constant scores (see
         :func:`~skcal.ovr._platt.fit_platt`).
@@ -128,7 +135,9 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     q = a2 / (sd2 * sd * sd)
     a = a1 / sd - 2.0 * q * mu
     b = c - a2 / sd2 - a1 * mu / sd + q * mu * mu
-    if not target_smoothing and _is_separable(s, y, w):
+    if not target_smoothing and (
+        logistic_loss(X @ theta, t, w, wsum) < SEPARATED_NLL or _is_separable(s, y, w)
+    ):
         status = "separable"
     elif converged:
         status = "converged"

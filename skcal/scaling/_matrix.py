@@ -124,6 +124,9 @@ class _AffineCalibrator(BaseCalibrator):
     def _log_features(self):
         return False
 
+    def _solver(self, k):
+        return "auto"
+
     def _reg_values(self):
         lam, mu = self.reg_lambda, self.reg_mu
         if lam == "auto" and mu is None:
@@ -149,7 +152,7 @@ class _AffineCalibrator(BaseCalibrator):
                 structure=structure, intercept=True, penalty=pen,
                 log_features=log_features, feature_beta=feature_beta,
                 w_start=w_start, tol=self.tol, max_iter=self.max_iter,
-                info=info,
+                solver=self._solver(k), info=info,
             ),
             pen,
             log_features,

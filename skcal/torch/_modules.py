@@ -38,6 +38,7 @@ __all__ = [
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
     "TemperatureMixture",
+    "UniformMixture",
     "build_module",
     "ovr_log_odds",
 ]
@@ -463,6 +464,33 @@ _KINDS = {
 }
 
 
+class UniformMixture(nn.Module):
+    """``log((1 - lam) exp(f(x)) + lam / K)`` of an inner calibration module ``f``.
+
+    The map of :class:`skcal.SmoothedCalibrator` (``kind="uniform_mixture"``):
+    the inner calibrator's module, mixed with the uniform distribution.
+
+    Parameters
+    ----------
+    inner : torch.nn.Module
+        Maps the input to calibrated log-probabilities (n, n_classes).
+    weight : float in [0, 1]
+        ``lam``.
+    n_classes : int
+    """
+
+    def __init__(self, inner, *, weight, n_classes):
+        super().__init__()
+        self.inner = inner
+        self.log_keep = math.log1p(-weight) if weight < 1 else -math.inf
+        self.log_even = math.log(weight / n_classes) if weight > 0 else -math.inf
+
+    def forward(self, X):
+        """Calibrated log-probabilities of shape (n_samples, n_classes)."""
+        LP = self.inner(X)
+        return torch.logaddexp(LP + self.log_keep, torch.full_like(LP, self.log_even))
+
+
 class InputColumnOrder(nn.Module):
     """The calibrator's input with its class columns in ``classes_`` (sorted) order.
 
@@ -528,6 +556,12 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
         return spec.to(dtype=dtype, device=device).eval()
     spec = dict(spec)
     kind = spec.pop("kind")
+    if kind == "uniform_mixture":  # {"inner": spec, "weight": lam}
+        inner = build_module(
+            spec["inner"], n_classes=n_classes, input_type=input_type,
+            n_features_in=n_features_in, dtype=dtype, device=device,
+        )
+        return UniformMixture(inner, weight=spec["weight"], n_classes=n_classes).eval()
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
     if kind in ("ovr_interp", "local_temperature") and torch.device(device or "cpu").type != "mps":

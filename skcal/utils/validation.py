@@ -88,9 +88,10 @@ def _warn_if_probabilities(X, lo, hi):
     if dev <= probability_row_tolerance(X.dtype):
         warnings.warn(
             "X looks like probabilities (every value in [0, 1], every row summing "
-            "to 1) but is read as logits, because input_type was left at its "
-            "default 'logits'. Pass input_type='probabilities' (or "
-            "input_type='logits' to keep this reading and silence this warning).",
+            "to 1) but is read as logits, because input_type is 'logits'. Pass "
+            "input_type='probabilities' if they are probabilities, or filter "
+            "skcal.utils.validation.ProbabilitiesAsLogitsWarning if these really "
+            "are logits.",
             ProbabilitiesAsLogitsWarning,
             stacklevel=5,
         )

@@ -208,6 +208,18 @@ def _cases():
     C["nll-logits"] = (
         M.negative_log_likelihood, lambda d: _multi(d, logits=True),
         lambda d, w: log_loss(d["y"], d["P"], sample_weight=w, labels=[0, 1, 2]))
+    # text labels named by `labels` in the reverse order of the sorted ones
+    C["nll-labels-reversed"] = (
+        M.negative_log_likelihood,
+        lambda d: (np.array(["x", "y", "z"])[d["y"]], d["P"][:, ::-1],
+                   {"labels": ["z", "y", "x"]}),
+        lambda d, w: log_loss(d["y"], d["P"], sample_weight=w, labels=[0, 1, 2]))
+    C["ece-classwise-labels-reversed"] = (
+        M.calibration_error,
+        lambda d: (np.array(["x", "y", "z"])[d["y"]], d["P"][:, ::-1],
+                   {"labels": ["z", "y", "x"], "kind": "classwise", "class_index": 0,
+                    "n_bins": 5}),
+        lambda d, w: _ref_ce(*_event(d, "classwise", 2), w, 5, "uniform", "l1"))
     C["nll-binary-pos"] = (
         M.negative_log_likelihood, lambda d: _binary(d, pos_label="pos"),
         lambda d, w: log_loss(d["yb"] == "pos", d["p"], sample_weight=w))
