@@ -509,14 +509,21 @@ def plot_nll_change(rows, path, title=None):
     -----
     One horizontal 95% paired bootstrap interval per method, sorted by the
     change (best at the top); red where the interval lies above 0 (worse
-    beyond noise), blue where below, grey where it contains 0.
+    beyond noise), blue where below, grey where it contains 0. A method with
+    an infinite test NLL is listed at the bottom, marked "NLL inf".
     """
     ok = [r for r in rows if r["method"] != "uncalibrated"
-          and np.isfinite(r.get("nll_change", math.nan))]
-    ok.sort(key=lambda r: -r["nll_change"])
+          and not math.isnan(r.get("nll_change", math.nan))]
+    ok.sort(key=lambda r: -r["nll_change"])  # an infinite change first (at the bottom)
     fig = _figure((6.4, 0.9 + 0.28 * max(len(ok), 1)))
     ax = fig.subplots()
+    finite = [r["nll_change"] for r in ok if np.isfinite(r["nll_change"])]
+    right = max([0.0, *finite])
     for i, r in enumerate(ok):
+        if math.isinf(r["nll_change"]):  # a true class got probability 0
+            ax.annotate("NLL inf", (right, i), color="tab:red", fontsize=8,
+                        va="center", ha="left", annotation_clip=False)
+            continue
         lo, hi = r.get("nll_change_low", math.nan), r.get("nll_change_high", math.nan)
         color = ("tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45") \
             if np.isfinite(lo) else "0.45"
@@ -524,6 +531,7 @@ def plot_nll_change(rows, path, title=None):
             ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
         ax.plot([r["nll_change"]], [i], "o", color=color, markersize=4)
     ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_ylim(-0.6, len(ok) - 0.4)
     ax.set_yticks(range(len(ok)), [r["method"] for r in ok], fontsize=8)
     ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)", fontsize=9)
     ax.grid(axis="x", linestyle=":", alpha=0.6)
