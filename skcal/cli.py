@@ -233,7 +233,7 @@ def _parser():
         "--sklearn-sets", action="store_true",
         help="also benchmark out-of-fold predict_proba of gradient boosting, random "
         "forest, naive Bayes and an SVC on scikit-learn's breast cancer and digits "
-        "data (8 sets; built in seconds without network, cached in ~/.cache/skcal)",
+        "data (8 sets; built without network on first use, then cached in ~/.cache/skcal)",
     )
     b.add_argument(
         "--full", action="store_true",

@@ -41,7 +41,7 @@ def _model(name, seed):
     from sklearn.svm import SVC
 
     return {
-        "gb": lambda: HistGradientBoostingClassifier(max_iter=50, random_state=seed),
+        "gb": lambda: HistGradientBoostingClassifier(max_iter=30, random_state=seed),
         "rf": lambda: RandomForestClassifier(n_estimators=50, random_state=seed, n_jobs=1),
         "nb": GaussianNB,
         "svc": lambda: make_pipeline(StandardScaler(), SVC(random_state=seed)),
