@@ -133,3 +133,26 @@ def test_benchmark_pictures_are_written(tmp_path):
     plot_win_rates(summarize(rows, n_resamples=50), tmp_path / "w.png")
     for f in ("r.png", "n.png", "w.png"):
         assert (tmp_path / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sklearn_sets_are_out_of_fold_predictions(tmp_path, monkeypatch):
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_test_split
+    from sklearn.naive_bayes import GaussianNB
+
+    from skcal.benchmark._sklearn_sets import sklearn_sets
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    d, = sklearn_sets(["breast_cancer_nb"])
+    X, y = load_breast_cancer(return_X_y=True)
+    P = cross_val_predict(GaussianNB(), X, y, method="predict_proba",
+                          cv=StratifiedKFold(5, shuffle=True, random_state=0))
+    i_val, i_test = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y,
+                                     random_state=0)
+    np.testing.assert_allclose(d.logits_val, np.log(np.maximum(P[i_val], 1e-12)))
+    np.testing.assert_array_equal(d.y_test, y[i_test])
+    assert (tmp_path / "skcal" / "sklearn_breast_cancer_nb_0_v1.npz").exists()
+    again, = sklearn_sets(["breast_cancer_nb"])  # from the cache
+    np.testing.assert_array_equal(again.logits_test, d.logits_test)
+    with pytest.raises(ValueError, match="unknown scikit-learn set"):
+        sklearn_sets(["iris_nb"])

@@ -242,7 +242,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
           reports it;
         - ``n_worse_nll``: data sets where the paired bootstrap interval of
           its NLL change lies entirely above 0;
-        - ``ece_flag``: ``"ECE ranks it higher"`` / ``"ECE ranks it lower"``
+        - ``ece_flag``: ``"ECE: higher"`` / ``"ECE: lower"`` (binned ECE ranks it higher / lower)
           where its place by mean ECE rank differs from its place by mean NLL
           rank by 3 or more.
     """
@@ -253,14 +253,15 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
     methods = list(dict.fromkeys(r["method"] for r in rows))
     table = {}
     for d in names:
+        # an infinite NLL (a true class got probability 0) ranks last, not dropped
         ran = {r["method"]: r for r in rows
-               if r["dataset"] == d and np.isfinite(r.get("nll", math.nan))}
+               if r["dataset"] == d and not math.isnan(r.get("nll", math.nan))}
         if not ran:
             continue
         ms = list(ran)
         rk_nll = rankdata([ran[m]["nll"] for m in ms])
         ece = [ran[m]["ece"] for m in ms]
-        rk_ece = rankdata(ece) if np.isfinite(ece).all() else np.full(len(ms), np.nan)
+        rk_ece = rankdata(ece) if not np.isnan(ece).any() else np.full(len(ms), np.nan)
         for m, a, b in zip(ms, rk_nll, rk_ece):
             table[d, m] = (ran[m], a, b)
     out = []
@@ -279,7 +280,9 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         for metric in ("nll", "brier"):
             diffs = np.array([table[d, "uncalibrated"][0][metric] - table[d, m][0][metric]
                               for d in sets if (d, "uncalibrated") in table])
-            if diffs.size:
+            if diffs.size and not np.isfinite(diffs).all():
+                phi[metric] = (float(diffs.mean()), math.nan)  # -inf with an inf loss
+            elif diffs.size:
                 sd = diffs.std(ddof=1) if diffs.size > 1 else math.nan
                 phi[metric] = (float(diffs.mean()), float(1.96 * sd / math.sqrt(diffs.size)))
             else:
@@ -306,7 +309,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
     for i, s in enumerate(out):
         shift = i - place_ece[s["method"]]
         if abs(shift) >= 3 and np.isfinite(s["mean_rank_ece"]):
-            s["ece_flag"] = "ECE ranks it higher" if shift > 0 else "ECE ranks it lower"
+            s["ece_flag"] = "ECE: higher" if shift > 0 else "ECE: lower"
     return out
 
 
@@ -318,18 +321,20 @@ def _interval(s, key):
     v, lo, hi = s[key], s[f"{key}_low"], s[f"{key}_high"]
     if not np.isfinite(v):
         return "-"
-    return f"{_pct(v)} [{_pct(lo)}, {_pct(hi)}]"
+    return f"{_pct(v)} [{_pct(lo)},{_pct(hi)}]"
 
 
 def _phi(s, key, scale=100.0):
     v, ci = s[key], s[f"{key}_ci"]
-    if not np.isfinite(v):
+    if math.isnan(v):
         return "-"
-    return f"{scale * v:+.2f}" + (f" ±{scale * ci:.2f}" if np.isfinite(ci) else "")
+    if math.isinf(v):
+        return f"{v:+}"
+    return f"{scale * v:+.2f}" + (f"±{scale * ci:.2f}" if np.isfinite(ci) else "")
 
 
-_SUMMARY_HEADERS = ("method", "sets", "rank NLL", "win% vs uncal", "win% vs temp",
-                    "PHI NLL x100", "PHI Brier x100", "worse", "rank ECE", "note")
+_SUMMARY_HEADERS = ("method", "n", "rank", "win% uncal", "win% temp",
+                    "PHI NLL", "PHI Brier", "worse", "ECE rank", "note")
 
 
 def format_summary(summary, fmt="text"):
@@ -367,12 +372,12 @@ def format_summary(summary, fmt="text"):
         lines = [line(_SUMMARY_HEADERS), line(["-" * w for w in widths])]
         lines += [line(c) for c in cells]
     lines += ["", textwrap.fill(
-        "rank: mean rank by test NLL / top-label ECE (1 = best). win%: share of data "
+        "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); an infinite NLL ranks last. win%: share of data "
         "sets with a lower test NLL than the uncalibrated model / temperature scaling "
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
         "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
         "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "
-        "note: where binned ECE ranks the method 3 or more places away from NLL.",
+        "note: where binned ECE ranks the method 3 or more places higher / lower than NLL does.",
         width=120,
     )]
     return "\n".join(lines)
@@ -504,14 +509,21 @@ def plot_nll_change(rows, path, title=None):
     -----
     One horizontal 95% paired bootstrap interval per method, sorted by the
     change (best at the top); red where the interval lies above 0 (worse
-    beyond noise), blue where below, grey where it contains 0.
+    beyond noise), blue where below, grey where it contains 0. A method with
+    an infinite test NLL is listed at the bottom, marked "NLL inf".
     """
     ok = [r for r in rows if r["method"] != "uncalibrated"
-          and np.isfinite(r.get("nll_change", math.nan))]
-    ok.sort(key=lambda r: -r["nll_change"])
+          and not math.isnan(r.get("nll_change", math.nan))]
+    ok.sort(key=lambda r: -r["nll_change"])  # an infinite change first (at the bottom)
     fig = _figure((6.4, 0.9 + 0.28 * max(len(ok), 1)))
     ax = fig.subplots()
+    finite = [r["nll_change"] for r in ok if np.isfinite(r["nll_change"])]
+    right = max([0.0, *finite])
     for i, r in enumerate(ok):
+        if math.isinf(r["nll_change"]):  # a true class got probability 0
+            ax.annotate("NLL inf", (right, i), color="tab:red", fontsize=8,
+                        va="center", ha="left", annotation_clip=False)
+            continue
         lo, hi = r.get("nll_change_low", math.nan), r.get("nll_change_high", math.nan)
         color = ("tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45") \
             if np.isfinite(lo) else "0.45"
@@ -519,6 +531,7 @@ def plot_nll_change(rows, path, title=None):
             ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
         ax.plot([r["nll_change"]], [i], "o", color=color, markersize=4)
     ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_ylim(-0.6, len(ok) - 0.4)
     ax.set_yticks(range(len(ok)), [r["method"] for r in ok], fontsize=8)
     ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)", fontsize=9)
     ax.grid(axis="x", linestyle=":", alpha=0.6)
