@@ -198,20 +198,22 @@ def _input_type_arg(p, default_help):
 
 
 _PROBA_WARNING = (
-    "the scores look like probabilities (every value in [0, 1], every row summing "
-    "to 1) but are read as logits, because --input-type was not given; pass "
+    "the scores look like probabilities (every value in [0, 1] and, with two or "
+    "more columns, every row summing to 1; one column is the probability of the "
+    "second class) but are read as logits, because --input-type was not given; pass "
     "--input-type probabilities (or --input-type logits to keep this reading and "
     "silence this warning)"
 )
 
 
 def scores_as_logits(Z, input_type, source, command, warn=True):
-    """The logits of scores read from a file, for ``benchmark`` and ``report``.
+    """The logits of scores read from a file, for ``report``.
 
     Parameters
     ----------
-    Z : ndarray of shape (n_samples, n_classes)
-        The scores as read.
+    Z : ndarray of shape (n_samples, n_classes) or (n_samples,)
+        The scores as read (``table.scores``; 1-D: a binary score of class 1,
+        read as :func:`skcal.utils.validation.check_scores` reads it).
     input_type : {"logits", "probabilities"} or None
         ``--input-type``; None (not given) reads logits and prints the
         detection warning of the calibrators (the rule of
@@ -227,8 +229,11 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     Returns
     -------
     logits : ndarray of shape (n_samples, n_classes)
-        ``Z`` itself for logits; ``log(max(Z, tiny))`` for probabilities
-        (the softmax of log-probabilities is the probabilities themselves).
+        The logits of :func:`~skcal.utils.validation.check_scores`: ``Z``
+        itself for 2-D logits, ``[0, s]`` for a 1-D score read as logits;
+        ``log(max(P, tiny))`` for probabilities, ``P = [1 - p, p]`` for a 1-D
+        ``p`` (the softmax of log-probabilities is the probabilities
+        themselves).
     looks_like_probabilities : bool
         Whether the warning applied.
 
@@ -257,7 +262,7 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
     if flagged and warn:
         print(f"skcal {command}: warning: {source}: {_PROBA_WARNING}", file=sys.stderr)
-    return (out if kind == "probabilities" else Z), flagged
+    return out, flagged
 
 
 def _fit_labels(table, command):
@@ -351,10 +356,21 @@ def _column_order(model, table):
     )
 
 
+def _two_columns(table, input_type):
+    """The table's scores with one column per class: a one-column binary score
+    ``s`` is ``[1 - s, s]`` read as probabilities and ``[0, s]`` (its log-odds
+    reading, ``table.logits``) read as logits; other scores as they are."""
+    if input_type == "probabilities" and table.scores.ndim == 1:
+        p = np.asarray(table.scores, dtype=np.float64)
+        return np.column_stack([1 - p, p])
+    return table.logits
+
+
 def _model_input(model, table):
-    """``(Z, order)``: the table's logits in the model's input order, and that
-    order (indices of the table's columns, None for the table's own order)."""
-    Z = table.logits
+    """``(Z, order)``: the table's scores in the model's input order, and that
+    order (indices of the table's columns, None for the table's own order).
+    A model fitted on one column gets the 1-D score as the file holds it."""
+    Z = _two_columns(table, model.input_type)
     n_in = model.n_features_in_ if model.n_features_in_ != 1 else 2
     names = [str(c) for c in model.classes_]
     if getattr(model, "feature_names_in_", None) is None and (
@@ -376,7 +392,12 @@ def _model_input(model, table):
     if order is not None:
         Z = Z[:, order]
     if model.n_features_in_ == 1:
-        Z = np.asarray(Z[:, 1], dtype=np.float64) - Z[:, 0]
+        if table.scores.ndim == 1:
+            Z = np.asarray(table.scores, dtype=np.float64)
+        elif model.input_type == "probabilities":
+            Z = np.asarray(Z[:, 1], dtype=np.float64)
+        else:
+            Z = np.asarray(Z[:, 1], dtype=np.float64) - Z[:, 0]
     return Z, order
 
 
@@ -486,7 +507,9 @@ def _cmd_fit(args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est.fit(table.logits, classes[y])  # the labels, as the file names them
+            # the scores as the file holds them (one column stays 1-D): the
+            # calibrator reads them by its input_type, with its warnings
+            est.fit(table.scores, classes[y])  # the labels, as the file names them
         except (ValueError, TypeError) as exc:
             raise _UserError(_one_line(exc)) from None
     elapsed = time.perf_counter() - t0
@@ -645,7 +668,7 @@ def _cmd_report(args):
         # labels and uncalibrated scores in the model's input column order, then
         # in classes_ (sorted) order, the order of its predict_proba columns
         y = _encode(np.asarray(table.y), _input_classes(model), table.path)
-        Z2 = np.asarray(table.logits, dtype=np.float64)
+        Z2 = np.asarray(_two_columns(table, model.input_type), dtype=np.float64)
         if order is not None:
             Z2 = Z2[:, order]
         sort = getattr(model, "_column_order_", None)
@@ -664,7 +687,7 @@ def _cmd_report(args):
         rows.append((model.__class__.__name__, P1))
     else:
         y, _ = _fit_labels(table, "report")
-        Z, _ = scores_as_logits(np.asarray(table.logits, dtype=np.float64),
+        Z, _ = scores_as_logits(np.asarray(table.scores, dtype=np.float64),
                                 args.input_type, table.path, "report")
         rows.append(("uncalibrated", softmax(Z, axis=1)))
     try:

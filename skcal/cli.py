@@ -289,9 +289,8 @@ def _load(args):
             label_column=args.label_column,
             logit_columns=_columns(args.logit_columns),
             ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+            input_type=args.input_type,
         ))
-    for d in datasets:
-        _read_scores(d, args.input_type, path=d.info.get("source", d.name))
     names = list(args.dataset)
     if not names and not args.data and not getattr(args, "sklearn_sets", False):
         names = [FAST_DATASET] if args.fast else list_datasets()
@@ -319,10 +318,14 @@ def _load(args):
 
 
 def _load_file(path, **kwargs):
-    """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line each."""
+    """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line
+    each; its scores read as ``input_type`` (``--input-type``), the
+    probabilities-as-logits warning in the words of the other commands."""
     import warnings
 
+    from ._cli_calibrate import _PROBA_WARNING
     from .datasets import load_logits_file
+    from .utils.validation import ProbabilitiesAsLogitsWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -331,20 +334,11 @@ def _load_file(path, **kwargs):
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None
     for w in caught:
-        print(f"skcal benchmark: warning: {w.message}", file=sys.stderr)
+        if issubclass(w.category, ProbabilitiesAsLogitsWarning):
+            print(f"skcal benchmark: warning: {path}: {_PROBA_WARNING}", file=sys.stderr)
+        else:
+            print(f"skcal benchmark: warning: {w.message}", file=sys.stderr)
     return d
-
-
-def _read_scores(d, input_type, path):
-    """Replace a loaded file's scores by logits, in place (see ``--input-type``)."""
-    from ._cli_calibrate import scores_as_logits
-
-    warned = False
-    for split in ("val", "test"):  # one warning per file
-        key = f"logits_{split}"
-        d[key], flagged = scores_as_logits(d[key], input_type, path, "benchmark",
-                                           warn=not warned)
-        warned = warned or flagged
 
 
 def _file_name(name):
@@ -363,8 +357,8 @@ def _shifted(args, datasets):
                 f"--shift-data needs exactly one data set to fit on (--data or "
                 f"--dataset), got {len(datasets)}"
             )
-        sd = _load_file(args.shift_data, random_state=args.seed)
-        _read_scores(sd, args.input_type, path=args.shift_data)
+        sd = _load_file(args.shift_data, random_state=args.seed,
+                        input_type=args.input_type)
         try:
             out.append(with_shift_data(datasets[0], sd))
         except (OSError, ValueError) as exc:

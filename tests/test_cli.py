@@ -695,3 +695,38 @@ def test_benchmark_and_report_ece_interval_is_bca_and_holds_the_estimate():
     value, low, high = _with_intervals(y, p, 15, 300, 0)["ece"]
     assert value == pytest.approx(est, rel=1e-9)
     assert (low, high) == pytest.approx((rows[0]["ece_low"], rows[0]["ece_high"]))
+
+
+def test_cli_benchmark_binary_probability_file(tmp_path, capsys):
+    # main: a one-column probability file became logits [0, p] in the reader:
+    # no warning without --input-type, and "row ... sums to 0.0027" with it
+    rng = np.random.default_rng(5)
+    s = rng.normal(size=600) * 2.0
+    y = (rng.random(600) < 1 / (1 + np.exp(-s))).astype(np.int64)
+    p = 1 / (1 + np.exp(-1.8 * s))
+    path = tmp_path / "binary.npz"
+    np.savez(path, logits_val=p[:300], y_val=y[:300], logits_test=p[300:], y_test=y[300:])
+    base = ["benchmark", "--data", str(path), "--methods", "temperature", "--no-peers",
+            "--resamples", "0", "--repeats", "1", "--quiet"]
+    capsys.readouterr()
+    assert main(base + ["--output", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("skcal benchmark: warning:") == 1 and "--input-type probabilities" in err
+    assert main(base + ["--input-type", "probabilities", "--output", str(tmp_path / "b")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    by_method = {r["method"]: r for r in _read_csv(tmp_path / "b" / "benchmark.csv")}
+    logp = np.log(np.column_stack([1 - p, p]))
+    rows = np.arange(300)
+
+    def nll(Z, yy):
+        return -log_softmax(Z, axis=1)[np.arange(len(yy)), yy].mean()
+
+    assert float(by_method["uncalibrated"]["nll"]) == pytest.approx(
+        nll(logp[300:], y[300:]), rel=1e-9)
+    # temperature: the NLL-optimal T on the calibration rows (bounded 1-D search)
+    t = math.exp(minimize_scalar(lambda lt: nll(logp[rows] / math.exp(lt), y[:300]),
+                                 bounds=(-5, 5), method="bounded",
+                                 options={"xatol": 1e-10}).x)
+    assert t > 1.3
+    assert float(by_method["temperature"]["nll"]) == pytest.approx(
+        nll(logp[300:] / t, y[300:]), rel=1e-6)

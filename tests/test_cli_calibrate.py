@@ -575,3 +575,81 @@ def test_apply_and_report_warn_when_a_logit_model_gets_probabilities(tmp_path, l
     assert main(["apply", str(model), "--data", str(cal), "--output",
                  str(tmp_path / "o.npz")]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def binary_proba():
+    """A binary model's positive-class probabilities (one column) and labels."""
+    rng = np.random.default_rng(3)
+    n = 500
+    s = rng.normal(size=n) * 2.0
+    y = (rng.random(n) < 1 / (1 + np.exp(-s))).astype(np.int64)
+    p = 1 / (1 + np.exp(-1.8 * s))  # over-confident
+    return p, y
+
+
+def _write_one_column(path, p, y, fmt):
+    if fmt == "npz-1d":
+        np.savez(path, logits=p, y=y)
+    elif fmt == "npz-column":
+        np.savez(path, logits=p[:, None], y=y)
+    else:
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(pa.table({"score": p, "label": y}), path)
+
+
+@pytest.mark.parametrize("fmt", ["npz-1d", "npz-column", "csv"])
+def test_binary_probability_file_fit_apply_report(tmp_path, binary_proba, fmt, capsys):
+    # main: the reader turned the one column p into logits [0, p] before any
+    # calibrator saw it, so fit gave no warning and --input-type probabilities
+    # failed ("row ... sums to 0.0027"); the rule is the calibrators' one: a
+    # one-column score is [1 - p, p] read as probabilities, log-odds otherwise
+    from skcal.io import load
+
+    p, y = binary_proba
+    path = tmp_path / ("f.csv" if fmt == "csv" else "f.npz")
+    _write_one_column(path, p, y, fmt)
+    P2 = np.column_stack([1 - p, p])
+    rows = np.arange(len(y))
+    capsys.readouterr()
+    # fit without --input-type: read as log-odds, with the warning
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "l.skops")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("skcal fit: warning:") == 1 and "looks like probabilities" in err
+    assert load(tmp_path / "l.skops").temperature_ == pytest.approx(
+        _t_reference(np.column_stack([np.zeros_like(p), p]), y), rel=1e-5)
+    # fit --input-type probabilities: T fitted on log [1 - p, p]
+    model = tmp_path / "p.skops"
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--input-type", "probabilities", "--output", str(model)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    T = load(model).temperature_
+    assert T == pytest.approx(_t_reference(np.log(P2), y), rel=1e-5)
+    assert T > 1.3  # over-confident input: the reading matters
+    # apply: softmax(log [1 - p, p] / T), computed here
+    out = tmp_path / "o.npz"
+    assert main(["apply", str(model), "--data", str(path), "--output", str(out)]) == 0
+    np.testing.assert_allclose(np.load(out)["proba"], softmax(np.log(P2) / T, axis=1),
+                               rtol=1e-10, atol=1e-12)
+    # report: the uncalibrated NLL of [1 - p, p], with and without the model
+    nll_p = -np.log(P2[rows, y]).mean()
+    for extra, name in ((["--input-type", "probabilities"], "r0"),
+                        (["--model", str(model)], "r1")):
+        assert main(["report", "--data", str(path), "--output", str(tmp_path / name),
+                     "--n-bootstrap", "0", *extra]) == 0
+        assert "warning" not in capsys.readouterr().err
+        m = json.loads((tmp_path / name / "metrics.json").read_text())
+        assert m["uncalibrated"]["nll"]["value"] == pytest.approx(nll_p, rel=1e-9)
+    assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(
+        -log_softmax(np.log(P2) / T, axis=1)[rows, y].mean(), rel=1e-9)
+    # report without --input-type: log-odds p (sigmoid(p)), with the warning
+    assert main(["report", "--data", str(path), "--output", str(tmp_path / "r2"),
+                 "--n-bootstrap", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "skcal report: warning:" in err and "--input-type probabilities" in err
+    m = json.loads((tmp_path / "r2" / "metrics.json").read_text())
+    z = np.column_stack([np.zeros_like(p), p])
+    assert m["uncalibrated"]["nll"]["value"] == pytest.approx(
+        -log_softmax(z, axis=1)[rows, y].mean(), rel=1e-9)

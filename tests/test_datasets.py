@@ -323,7 +323,7 @@ def test_csv_text_labels_follow_the_header_names(tmp_path):
     ]
     p = tmp_path / "named.csv"
     p.write_text("\n".join(rows) + "\n")
-    b = load_logits_file(p)
+    b = load_logits_file(p, input_type="logits")  # one-hot logits
     assert list(b.info["classes"]) == ["dog", "cat"]
     # each row's largest logit is its label's column
     assert (b.logits_val.argmax(1) == b.y_val).all()
@@ -451,3 +451,39 @@ def test_every_format_reads_the_same_table(tmp_path):
         np.testing.assert_array_equal(table.y, y, err_msg=name)
     with pytest.raises(ValueError, match="--ignore-columns applies to .csv and .parquet"):
         read_logit_table(tmp_path / "t.npz", ignore_columns=["x"])
+
+
+@pytest.mark.parametrize("shape", ["1d", "column", "csv"])
+def test_load_logits_file_one_column_follows_input_type(tmp_path, shape):
+    # main: one column p was returned as logits [0, p] whatever it held, with
+    # no warning; now the calibrators' rule: [0, s] as log-odds (warning when
+    # every value is in [0, 1]), log [1 - p, p] as probabilities
+    from skcal.datasets import load_logits_file
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.01, 0.99, 40)
+    y = (rng.random(40) < p).astype(np.int64)
+    y[:2] = [0, 1]
+    split = dict(logits_val=p[:20], y_val=y[:20], logits_test=p[20:], y_test=y[20:])
+    if shape == "csv":
+        path = tmp_path / "b.csv"
+        path.write_text("score,label,split\n" + "".join(
+            f"{float(v)!r},{c},{'val' if i < 20 else 'test'}\n" for i, (v, c) in enumerate(zip(p, y))))
+    else:
+        path = tmp_path / "b.npz"
+        if shape == "column":
+            split = {k: v[:, None] if k.startswith("logits") else v for k, v in split.items()}
+        np.savez(path, **split)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="binary score"):
+        d = load_logits_file(path)
+    np.testing.assert_array_equal(d.logits_test, np.column_stack([np.zeros(20), p[20:]]))
+    d = load_logits_file(path, input_type="probabilities")
+    assert d.n_classes == 2
+    np.testing.assert_allclose(d.logits_val, np.log(np.column_stack([1 - p[:20], p[:20]])),
+                               rtol=1e-15)
+    np.testing.assert_array_equal(d.y_test, y[20:])
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, logits=np.r_[p, 1.5], y=np.r_[y, 1])
+    with pytest.raises(ValueError, match=r"bad\.npz.*\[0, 1\]"):
+        load_logits_file(bad, input_type="probabilities")

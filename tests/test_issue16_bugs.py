@@ -74,26 +74,42 @@ def test_temperature_predict_is_argmax_of_near_tied_float32_logits(backend):
 
 
 # ---------------------------------------------------------------- bug 8
-def test_integer_labels_missing_class_0_are_column_indices():
+def test_integer_labels_missing_class_0_need_classes():
+    # The documented rule (docs/user_guide/index.rst): integer labels are
+    # column indices only when they include 0; labels 1, 2 for 3 columns
+    # (0..2 with class 0 absent, or 1..3 with 3 absent) are a ValueError
+    # asking for classes=, and with classes= they fit, with a warning.
+    from scipy.optimize import minimize_scalar
+    from scipy.special import log_softmax
     from sklearn.model_selection import KFold, cross_val_score
 
     rng = np.random.default_rng(0)
-    y = np.sort(rng.integers(0, 3, 120))  # sorted: KFold's last folds lack class 0
+    y = np.sort(rng.integers(0, 3, 120))  # sorted: KFold's first fold holds the 0s
     L = 2.0 * np.eye(3)[y] + rng.normal(size=(120, 3))
+    m = y > 0
+    with pytest.raises(ValueError, match=r"include 0.*classes="):
+        TemperatureScaler().fit(L[m], y[m])
+    with pytest.raises(ValueError, match="classes="):
+        cross_val_score(TemperatureScaler(), L, y, cv=KFold(3), error_score="raise")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        scores = cross_val_score(TemperatureScaler(), L, y, cv=KFold(3))
+        scores = cross_val_score(TemperatureScaler(classes=[0, 1, 2]), L, y, cv=KFold(3),
+                                 error_score="raise")
     assert np.all(np.isfinite(scores))
-    # fitted on rows of classes 1, 2 only: classes_ are still 0..2 and the
-    # temperature is the one fitted on the same rows with classes=[0, 1, 2]
-    m = y > 0
-    with pytest.warns(UserWarning, match="never occur"):
-        a = TemperatureScaler().fit(L[m], y[m])
+    # fitted on rows of classes 1, 2 only: classes_ are 0..2 and the temperature
+    # is the NLL-optimal one with the labels as column indices (1-D search)
     with pytest.warns(UserWarning, match="never occur"):
         b = TemperatureScaler(classes=[0, 1, 2]).fit(L[m], y[m])
-    np.testing.assert_array_equal(a.classes_, [0, 1, 2])
-    assert a.temperature_ == b.temperature_
-    # labels >= K are still ambiguous
+    np.testing.assert_array_equal(b.classes_, [0, 1, 2])
+    Zm, ym = L[m], y[m]
+
+    def nll(log_t):
+        return -log_softmax(Zm / np.exp(log_t), axis=1)[np.arange(len(ym)), ym].mean()
+
+    t_ref = np.exp(minimize_scalar(nll, bounds=(-5, 5), method="bounded",
+                                   options={"xatol": 1e-10}).x)
+    assert b.temperature_ == pytest.approx(t_ref, rel=1e-5)
+    # labels >= K are ambiguous as well
     with pytest.raises(ValueError, match="classes="):
         TemperatureScaler().fit(L[m], y[m] + 1)
 

@@ -197,9 +197,28 @@ def _split(logits, y, random_state, test_size, path, names=None):
 
 
 
+def _scores_to_logits(scores, input_type, path):
+    """``scores`` read as ``input_type`` (the calibrators' rule): 2-D logits.
+
+    The :class:`~skcal.utils.validation.ProbabilitiesAsLogitsWarning` of
+    :func:`~skcal.utils.validation.check_scores` (``input_type=None``) is
+    issued here, once per file; errors name the file.
+    """
+    from ..utils.validation import DEFAULT_INPUT_TYPE, check_scores
+
+    kind = DEFAULT_INPUT_TYPE if input_type is None else input_type
+    try:
+        Z, _ = check_scores(
+            scores, input_type=kind, name="logits", warn_probabilities=input_type is None
+        )
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return Z
+
+
 def load_logits_file(
     path, *, random_state=0, test_size=0.5, label_column=None, logit_columns=None,
-    ignore_columns=None,
+    ignore_columns=None, input_type=None,
 ):
     """Load a user's logits and labels from a file.
 
@@ -235,9 +254,13 @@ def load_logits_file(
         A single set is stratified by class name, so the order of the logit
         columns does not change which rows are selected.
 
-    Logits may also be log-probabilities. A 1-D logits array is read as the
-    log-odds of class 1 of a binary problem and returned as two columns
-    ``[0, s]``, which give the same softmax probabilities.
+    Logits may also be log-probabilities; probabilities are read with
+    ``input_type="probabilities"``. A 1-D array (or one logit column) is the
+    binary score of class 1, read as the calibrators read it
+    (:func:`skcal.utils.validation.check_scores`): read as logits, its
+    log-odds ``s``, returned as the two columns ``[0, s]`` (the same softmax
+    probabilities); read as probabilities, its probability ``p``, returned
+    as ``log([1 - p, p])``.
 
     Parameters
     ----------
@@ -256,6 +279,14 @@ def load_logits_file(
         (default: every column but the label and ``split`` columns).
     ignore_columns : list of str, default=None
         CSV/Parquet only: columns to skip (ids, row indices, metadata).
+    input_type : {"logits", "probabilities"} or None, default=None
+        What the file holds. ``"probabilities"``: rows in [0, 1] summing to 1
+        (or one column of class-1 probabilities), returned as their
+        logarithms (whose softmax is the probabilities). ``"logits"`` or
+        None: logits, returned as they are; with None, a
+        :class:`~skcal.utils.validation.ProbabilitiesAsLogitsWarning` is issued
+        when the values look like probabilities (the calibrators' rule: every
+        value in [0, 1] and, for two or more columns, every row summing to 1).
 
     Returns
     -------
@@ -277,7 +308,8 @@ def load_logits_file(
         column), a column breaks the rules above (naming it), text labels do
         not number exactly one per column,
         arrays have the wrong number of dimensions, logits contain NaN or
-        inf, labels are not integers in ``0 .. n_classes - 1``, the number of
+        inf, probabilities (``input_type="probabilities"``) lie outside
+        [0, 1] or have rows that do not sum to 1, labels are not integers in ``0 .. n_classes - 1``, the number of
         labels differs from the number of logit rows, or the two splits have
         a different number of classes.
 
@@ -306,7 +338,7 @@ def load_logits_file(
     )
     path = table.path
     y, classes = encode_labels(table)
-    logits = table.logits
+    logits = _scores_to_logits(table.scores, input_type, path)
     descr = f"User data loaded from {path}"
     info = {"source": str(path)}
     if classes.dtype.kind in "US":

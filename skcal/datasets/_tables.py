@@ -28,7 +28,10 @@ Column rules (CSV and Parquet)
   pandas' ``to_csv`` writes its index, ``Unnamed: 0``, ``id``, ``index``, ...,
   or the row numbers ``0..n-1`` / ``1..n``) is an error naming it, as is a
   non-numeric or empty logit value.
-- One logit column is the binary log-odds of the second class.
+- One logit column (or a 1-D ``.npz`` / ``.npy`` array) is the binary score
+  of the second class: its log-odds ``s`` (logits ``[0, s]``) read as
+  logits, its probability ``p`` (``[1 - p, p]``) read as probabilities, the
+  rule of the calibrators (:func:`skcal.utils.validation.check_scores`).
 
 Label rules (:func:`encode_labels`)
 -----------------------------------
@@ -107,15 +110,14 @@ def _check_path(path):
 
 
 def _as_logits(arr, what, path):
-    """A numeric (n, K) logits array; 1-D or one column -> two columns ``[0, s]``."""
+    """A numeric (n, K) scores array; 1-D -> one column (kept: see ``scores``)."""
     arr = np.asarray(arr)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{path}: {what} must be numeric, got dtype {arr.dtype}")
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]  # one column: the binary log-odds, as the calibrators read it
     if arr.ndim == 1:
-        # Binary log-odds of class 1 -> two columns [0, s]; same softmax.
-        arr = np.column_stack([np.zeros_like(arr), arr])
+        # a binary score; what it is (log-odds or probability of class 1) is
+        # decided by the input type, not here (read_logit_table keeps it)
+        arr = arr[:, None]
     if arr.ndim != 2:
         raise ValueError(
             f"{path}: {what} must have shape (n_samples, n_classes) or "
@@ -649,8 +651,12 @@ def read_logit_table(
     Returns
     -------
     table : :class:`~sklearn.utils.Bunch`
-        ``logits`` (n, K) (a read-only memory map for ``.npy``; 1-D binary
-        scores become ``[0, s]``), ``y`` (n,) labels or None (int64 or str),
+        ``logits`` (n, K) (a read-only memory map for ``.npy``; a 1-D or
+        one-column binary score ``s`` becomes ``[0, s]``, its reading as
+        log-odds), ``scores`` (the values as the file holds them: ``(n,)``
+        for a one-column binary score, to be read by the input type with
+        :func:`skcal.utils.validation.check_scores`, else ``logits``
+        itself), ``y`` (n,) labels or None (int64 or str),
         ``split`` (n,) ``"val"`` / ``"test"`` or None, ``columns`` (names of
         the logit columns, None for NumPy files), ``explicit_columns``
         (whether ``logit_columns`` chose them), ``label_column`` (name or
@@ -688,7 +694,15 @@ def read_logit_table(
             need_labels, dtype,
         )
         if len(columns) == 1:
-            columns = None  # binary log-odds: two classes, one column
+            columns = None  # one binary score: two classes, one column
+    scores = logits
+    if logits.shape[1] == 1:
+        # One column: the binary score of class 1, kept as ``scores`` (1-D) so
+        # that the input type reads it as the calibrators do (log-odds s, or
+        # the probability p, i.e. [1 - p, p]); ``logits`` is its log-odds
+        # reading [0, s], two classes, for the label rules.
+        scores = np.asarray(logits[:, 0])
+        logits = np.column_stack([np.zeros_like(scores), scores])
     if y is not None and len(y) != logits.shape[0]:
         raise ValueError(f"{path}: {logits.shape[0]} logit rows but {len(y)} labels")
     want = _ROLE_SPLIT[role]
@@ -697,9 +711,10 @@ def read_logit_table(
         if not rows.any():
             raise ValueError(f"{path}: no row has split '{want}'")
         logits = logits[rows]
+        scores = scores[rows]
         y = None if y is None else y[rows]
         split = None
-    return Bunch(logits=logits, y=y, split=split, columns=columns,
+    return Bunch(logits=logits, scores=scores, y=y, split=split, columns=columns,
                  explicit_columns=explicit, label_column=lname, path=path)
 
 
@@ -710,8 +725,8 @@ def encode_labels(table):
     ----------
     table : Bunch
         From :func:`read_logit_table`, with labels. When the logit columns
-        are headed by the class indices in another order, ``table.logits``
-        and ``table.columns`` are put in class order, in place.
+        are headed by the class indices in another order, ``table.logits``,
+        ``table.scores`` and ``table.columns`` are put in class order, in place.
 
     Returns
     -------
@@ -752,7 +767,7 @@ def encode_labels(table):
             # columns headed by the class indices in another order: class k is the
             # column headed "k", so put the columns in class order
             order = [cols.index(k) for k in index]
-            table.logits = table.logits[:, order]
+            table.logits = table.scores = table.logits[:, order]
             table.columns = cols = index
         if cols is not None and not table.explicit_columns and len(np.unique(y)) > 1:
             unused = np.setdiff1d(np.arange(K), y)

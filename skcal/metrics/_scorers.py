@@ -1,9 +1,12 @@
 """Scorers for model selection (``GridSearchCV(scoring=...)``, ``cross_val_score``).
 
-The scorers are built with :func:`sklearn.metrics.make_scorer` and
-``response_method="predict_proba"``. scikit-learn's own registry of scoring
-strings is left untouched: pass the scorer object, or the object returned by
-:func:`get_scorer`, wherever scikit-learn takes ``scoring``.
+The scorers are scikit-learn scorers (as :func:`sklearn.metrics.make_scorer`
+builds them, ``response_method="predict_proba"``) that also pass the
+estimator's ``classes_`` to the metric as ``labels``, so that a test fold
+missing a class is scored against the right columns. scikit-learn's own
+registry of scoring strings is left untouched: pass the scorer object, or the
+object returned by :func:`get_scorer`, wherever scikit-learn takes
+``scoring``.
 """
 
 import difflib
@@ -14,7 +17,7 @@ import numpy as np
 
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
-from sklearn.metrics import make_scorer
+from sklearn.metrics._scorer import _Scorer
 
 from ._calibration_error import calibration_error
 from ._registry import METRICS as _REGISTRY
@@ -80,7 +83,8 @@ def _scorer_metric(metric):
     as the 1-D column of ``classes_[1]``, the larger of its two sorted
     labels; the metric itself would ask for ``pos_label`` when the labels
     are text. With two labels in ``y_true`` and no ``pos_label`` or
-    ``labels`` given, the scorer passes the larger one.
+    ``labels`` given (an estimator without ``classes_``: see
+    :class:`_ClassesScorer`), the scorer passes the larger one.
     """
 
     @functools.wraps(metric)
@@ -98,12 +102,31 @@ def _scorer_metric(metric):
     return scored
 
 
+class _ClassesScorer(_Scorer):
+    """A ``predict_proba`` scorer that passes ``labels=estimator.classes_``.
+
+    The columns of ``predict_proba`` are the estimator's ``classes_``; a
+    test fold may hold only some of them (integer labels without 0, text
+    labels missing a class), which the metric cannot map to the columns by
+    itself. Labels given to :func:`get_scorer` (``labels=``) or routed as
+    metadata are kept; an estimator without ``classes_`` gets none.
+    """
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        classes = getattr(estimator, "classes_", None)
+        if classes is not None and "labels" not in self._kwargs and "labels" not in kwargs:
+            kwargs = {**kwargs, "labels": np.asarray(classes)}
+        return super()._score(method_caller, estimator, X, y_true, **kwargs)
+
+
 def _make(name, **kwargs):
-    return make_scorer(
-        _scorer_metric(_METRICS[name]),
-        greater_is_better=False,
+    # the arguments of sklearn.metrics.make_scorer(..., greater_is_better=False,
+    # response_method="predict_proba"), which builds a _Scorer the same way
+    return _ClassesScorer(
+        score_func=_scorer_metric(_METRICS[name]),
+        sign=-1,
+        kwargs=kwargs,
         response_method="predict_proba",
-        **kwargs,
     )
 
 
@@ -157,11 +180,12 @@ def get_scorer(scoring, **kwargs):
         ``"neg_log_likelihood"``); any other value is passed to
         :func:`sklearn.metrics.get_scorer`.
     **kwargs
-        Keyword arguments for the skcal metric, e.g. ``n_bins=10``,
-        ``strategy="quantile"``, or ``labels=`` (needed when a test fold can
-        miss a class, unless the labels are the integers ``0..K-1`` and the
-        fold has class 0). Only allowed with skcal's names; their names are
-        checked here, their values when the scorer runs.
+        Keyword arguments for the skcal metric, e.g. ``n_bins=10`` or
+        ``strategy="quantile"``. ``labels=`` is not needed: the scorer passes
+        the estimator's ``classes_`` (the labels of its ``predict_proba``
+        columns), so a test fold missing a class is scored correctly; a
+        ``labels`` given here replaces them. Only allowed with skcal's names;
+        their names are checked here, their values when the scorer runs.
 
     Returns
     -------
@@ -181,9 +205,13 @@ def get_scorer(scoring, **kwargs):
 
     Notes
     -----
-    For a binary classifier scikit-learn hands the metric the probability of
-    ``estimator.classes_[1]`` only, which skcal reads as a binary problem
-    with the sorted labels of the fold.
+    The metric gets ``labels=estimator.classes_`` (for an estimator with
+    ``classes_``), so the score of a fold equals the metric computed by hand
+    on that fold with ``labels=estimator.classes_``, whichever classes the
+    fold holds. For a binary classifier scikit-learn hands the metric the
+    probability of ``estimator.classes_[1]`` only, the probability of
+    ``labels[1]``; an estimator without ``classes_`` is scored with the
+    sorted labels of the fold.
 
     Examples
     --------

@@ -178,3 +178,65 @@ def test_names_and_no_monkey_patching(digits):
     X, y = digits
     est = _model().fit(X, y)
     assert get_scorer("neg_brier_score")(est, X, y) == pytest.approx(sk(est, X, y))
+
+
+ALL_SKCAL_NAMES = SKCAL_NAMES + [
+    "neg_debiased_calibration_error", "neg_smooth_calibration_error",
+]
+
+
+@pytest.fixture(scope="module")
+def folds_missing_a_class():
+    """Four classes; test fold 1 lacks class 0, test fold 2 lacks class 2."""
+    rng = np.random.default_rng(0)
+    n = 240
+    y = np.arange(n) % 4
+    X = rng.normal(size=(n, 3)) + 1.5 * np.eye(4, 3)[y]
+    test1 = np.flatnonzero(y != 0)[:40]
+    test2 = np.flatnonzero(y != 2)[-40:]
+    cv = [(np.setdiff1d(np.arange(n), t), t) for t in (test1, test2)]
+    return X, y, cv
+
+
+@pytest.mark.parametrize("name", ALL_SKCAL_NAMES)
+@pytest.mark.parametrize("text", [False, True], ids=["int", "text"])
+def test_scorer_on_fold_missing_a_class(name, text, folds_missing_a_class):
+    # main: the scorers did not pass labels=estimator.classes_, so a fold of
+    # integer labels without 0 raised asking for labels=, and a text fold
+    # missing a class raised too; now every fold is scored against classes_
+    from skcal.metrics._scorers import _METRICS
+
+    X, y, cv = folds_missing_a_class
+    if text:
+        y = np.array(["ant", "bee", "cat", "dog"])[y]
+    scores = cross_val_score(_model(), X, y, cv=cv, scoring=get_scorer(name),
+                             error_score="raise")
+    for fold, (train, test) in enumerate(cv):
+        assert len(np.unique(y[test])) == 3
+        est = clone(_model()).fit(X[train], y[train])
+        proba = est.predict_proba(X[test])
+        want = _METRICS[name](y[test], proba, labels=est.classes_)
+        assert scores[fold] == pytest.approx(-want, rel=1e-12, abs=1e-15)
+        if name == "neg_log_likelihood":  # and an independent reference
+            assert scores[fold] == pytest.approx(-sklearn.metrics.log_loss(
+                y[test], proba, labels=est.classes_), rel=1e-9)
+        if name == "neg_brier_score":
+            onehot = (y[test][:, None] == est.classes_[None, :]).astype(float)
+            brier = ((proba - onehot) ** 2).sum(axis=1).mean()
+            assert scores[fold] == pytest.approx(-brier, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ALL_SKCAL_NAMES)
+def test_scorer_on_binary_fold_of_one_class(name, text_binary):
+    # a binary test fold holding one class: labels=classes_ says which column
+    # is which (main: an error asking for labels=, or pos_label)
+    from skcal.metrics._scorers import _METRICS
+
+    model, X, labels = text_binary
+    rows = np.flatnonzero(labels == "benign")[-60:]
+    got = get_scorer(name)(model, X[rows], labels[rows])
+    p = model.predict_proba(X[rows])
+    want = _METRICS[name](labels[rows], p, labels=model.classes_)
+    assert got == pytest.approx(-want, rel=1e-12, abs=1e-15)
+    if name == "neg_log_likelihood":
+        assert got == pytest.approx(np.log(p[:, 0]).mean(), rel=1e-9)  # benign = classes_[0]
