@@ -246,11 +246,15 @@ class BaseCalibrator(
                 f"X and y have different numbers of samples: {n_samples} and "
                 f"{y_np.shape[0]}."
             )
-        with warnings.catch_warnings():
-            # the classes are the columns of X: many classes for few rows (a
-            # 1,000-class head on a small calibration set) is not a regression
-            warnings.filterwarnings("ignore", message="The number of unique classes")
-            check_classification_targets(y_np)
+        # 1-D integer or boolean labels are always "binary" / "multiclass" for
+        # scikit-learn's type_of_target: its np.unique pass (a sort-sized cost
+        # per fit) can only end in the ignored warning below
+        if not (isinstance(y_np, np.ndarray) and y_np.dtype.kind in "iub"):
+            with warnings.catch_warnings():
+                # the classes are the columns of X: many classes for few rows (a
+                # 1,000-class head on a small calibration set) is not a regression
+                warnings.filterwarnings("ignore", message="The number of unique classes")
+                check_classification_targets(y_np)
         # A DataFrame whose column names are the labels is matched by name.
         classes = classes_from_column_names(
             getattr(self, "feature_names_in_", None), y_np, self.classes

@@ -140,3 +140,24 @@ def test_cir_matches_cir_model_package(tied):
     est = CenteredIsotonicScaler(clip=None).fit(s, t, sample_weight=w)
     grid = np.linspace(s.min(), s.max(), 1001)
     np.testing.assert_allclose(est.predict_proba(grid)[:, 1], peer.predict(grid), atol=1e-12)
+
+
+@pytest.mark.parametrize("rare", [True, False])
+def test_cir_value_sort_path_matches_brute_force(rare):
+    # unweighted boolean targets with a small class (>= 1024 rows, <= 1/8 of
+    # them): the knots come from value sorts, not an argsort of the rows
+    rng = np.random.default_rng(3)
+    s = np.round(rng.normal(size=1500), 2)  # ties
+    t = rng.random(1500) < 0.05 * (1 + np.tanh(s))
+    if not rare:
+        t = ~t  # the negatives are the small class
+    assert 0 < min(t.sum(), (~t).sum()) <= 1500 / 8
+    ref = _brute_force_cir(s, t.astype(float), np.ones(1500))
+    x, y = centered_isotonic_knots(s, t)
+    np.testing.assert_allclose(y, ref(x), atol=1e-12)
+    grid = np.linspace(s.min() - 1, s.max() + 1, 3001)
+    np.testing.assert_allclose(np.interp(grid, x, y), ref(grid), atol=1e-12)
+    # the same knots as the argsort path (float targets)
+    x2, y2 = centered_isotonic_knots(s, t.astype(float))
+    np.testing.assert_allclose(x, x2, rtol=1e-14)
+    np.testing.assert_allclose(y, y2, rtol=1e-14, atol=1e-15)

@@ -25,6 +25,50 @@ __all__ = ["CenteredIsotonicScaler", "centered_isotonic_knots"]
 LEVEL_RTOL = 1e-12
 
 
+#: Unweighted 0/1 targets whose smaller class has at most this fraction of the
+#: rows (one-vs-rest of many classes) are pooled by value sorts, not argsort.
+_SORTED_MINORITY = 0.125
+#: ... and at least this many rows (below it the argsort costs nothing).
+_SORTED_MIN_ROWS = 1024
+
+
+def _pooled_by_argsort(s, t, sample_weight):
+    """Distinct scores ``ux`` (sorted), their total weights ``W`` and mean targets ``m``.
+
+    Rows of weight 0 are left out; equal scores are pooled.
+    """
+    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    keep = w > 0
+    if not keep.all():
+        s, t, w = s[keep], t[keep], w[keep]
+    # ties are pooled below, so the order within them is free: no stable sort
+    order = np.argsort(s)
+    xs = s[order]
+    starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
+    if starts.size == s.size:  # distinct scores: no pooling
+        return xs, w[order], t[order]
+    W = np.add.reduceat(w[order], starts)
+    return xs[starts], W, np.add.reduceat((w * t)[order], starts) / W
+
+
+def _pooled_by_value_sort(s, t, negatives_fewer):
+    """:func:`_pooled_by_argsort` for unit weights and boolean targets, from a value sort.
+
+    The sorted scores give the distinct scores and their counts; the rows of
+    the smaller class are placed among them by bisection (each of their
+    scores is one of the distinct scores), which gives the count of
+    positives of every distinct score without sorting the rows.
+    """
+    xs = np.sort(s)
+    starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
+    ux = xs[starts]
+    W = np.diff(np.append(starts, s.size)).astype(np.float64)
+    few = ~t if negatives_fewer else t
+    count = np.bincount(np.searchsorted(ux, s[few]), minlength=ux.size).astype(np.float64)
+    n_pos = W - count if negatives_fewer else count
+    return ux, W, n_pos / W
+
+
 def _clip_knots(xk, yk, lo, hi):
     """Knots of ``clip(g, lo, hi)`` for the non-decreasing piecewise-linear ``g`` through ``(xk, yk)``.
 
@@ -87,35 +131,52 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     scores instead of its centre (the map stays at 0 or 1 on all of it).
     The bounds are applied to the interpolated map, by adding the knots
     where it crosses them.
+
+    Runs of consecutive distinct scores with equal mean targets are pooled
+    before PAVA (the isotonic fit is constant on each run), which changes
+    the work, not the fit: a one-vs-rest target with few positives has only
+    about twice as many runs as positives. Unweighted boolean targets whose
+    smaller class holds at most an eighth of at least 1,024 rows are pooled
+    from a value sort of the scores and a bisection of the smaller class's
+    scores instead of an argsort of the rows.
     """
     s = np.asarray(s, dtype=np.float64)
-    t = np.asarray(t, dtype=np.float64)
-    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    keep = w > 0
-    if not keep.all():
-        s, t, w = s[keep], t[keep], w[keep]
-    order = np.argsort(s, kind="stable")
-    xs = s[order]
-    starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
-    ux = xs[starts]
-    if starts.size == s.size:  # distinct scores: no pooling
-        W, m = w[order], t[order]
+    t = np.asarray(t)
+    if sample_weight is None and t.dtype == bool and s.size >= _SORTED_MIN_ROWS:
+        n_pos = int(np.count_nonzero(t))
+        minority = min(n_pos, s.size - n_pos)
     else:
-        W = np.add.reduceat(w[order], starts)
-        m = np.add.reduceat((w * t)[order], starts) / W
-    g = isotonic_regression(m, sample_weight=W, increasing=True)
+        minority = None
+    if minority is not None and minority <= _SORTED_MINORITY * s.size:
+        ux, W, m = _pooled_by_value_sort(s, t, n_pos > minority)
+    else:
+        ux, W, m = _pooled_by_argsort(s, t.astype(np.float64, copy=False), sample_weight)
+    # runs of equal means: the isotonic fit is constant on each (replacing
+    # two unequal fitted values over equal targets by one in between lowers
+    # the loss), so PAVA runs on the runs, with their weights, sums of
+    # weighted scores and end scores
+    run = np.empty(ux.size, dtype=bool)
+    run[0] = True
+    np.not_equal(m[1:], m[:-1], out=run[1:])
+    if run.all():
+        Wr, Sr, mr, lo_r, hi_r = W, W * ux, m, ux, ux
+    else:
+        rs = np.flatnonzero(run)
+        Wr, Sr, mr = np.add.reduceat(W, rs), np.add.reduceat(W * ux, rs), m[rs]
+        lo_r, hi_r = ux[rs], ux[np.append(rs[1:], ux.size) - 1]
+    g = isotonic_regression(mr, sample_weight=Wr, increasing=True)
     # level sets of the fit: adjacent values equal up to the rounding of the
     # pooled means (PAVA does not pool equal neighbours, and the weights'
     # scale can decide whether two equal means round alike)
-    new = np.empty(ux.size, dtype=bool)
+    new = np.empty(g.size, dtype=bool)
     new[0] = True
     np.greater(g[1:] - g[:-1], LEVEL_RTOL * max(float(np.max(np.abs(g))), 1e-300), out=new[1:])
     block = np.cumsum(new) - 1
-    Wb = np.bincount(block, weights=W)
-    first = ux[new]
-    last = ux[np.append(new[1:], True)]
-    value = np.clip(np.bincount(block, weights=W * g) / Wb, g[new], g[np.append(new[1:], True)])
-    centre = np.clip(np.bincount(block, weights=W * ux) / Wb, first, last)
+    Wb = np.bincount(block, weights=Wr)
+    first = lo_r[new]
+    last = hi_r[np.append(new[1:], True)]
+    value = np.clip(np.bincount(block, weights=Wr * g) / Wb, g[new], g[np.append(new[1:], True)])
+    centre = np.clip(np.bincount(block, weights=Sr) / Wb, first, last)
     if value[0] == 0.0:
         centre[0] = last[0]
     if value[-1] == 1.0:

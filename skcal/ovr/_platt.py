@@ -80,7 +80,8 @@ def _platt_loss(u, t, w, wsum, a, b):
 def _is_separable(s, y, w):
     """True if the scores separate the classes (ties allowed) or a class is absent."""
     keep = w > 0
-    s, y = s[keep], y[keep]
+    if not keep.all():
+        s, y = s[keep], y[keep]
     pos, neg = s[y], s[~y]
     if pos.size == 0 or neg.size == 0:
         return True

@@ -38,6 +38,41 @@ __all__ = ["QuadraticScaler", "fit_quadratic"]
 SEPARATED_NLL = 1e-6
 
 
+class _QuadraticDesign:
+    """The design ``[u, v, 1]`` of :func:`fit_quadratic` as a :func:`fit_logistic_bounded` operator.
+
+    The same products as :class:`~skcal.ovr._logistic.DenseDesign` on
+    ``np.column_stack([u, v, ones])``, without the column of ones (its
+    products are sums) and with each product-sum in one ``np.einsum`` pass
+    (no temporary, no BLAS): 4 passes per ``gram`` fewer.
+    """
+
+    def __init__(self, u, v):
+        self.u, self.v = np.ascontiguousarray(u), np.ascontiguousarray(v)
+        self.shape = (u.shape[0], 3)
+
+    def matvec(self, theta):
+        f = self.u * theta[0]
+        f += self.v * theta[1]
+        f += theta[2]
+        return f
+
+    def rmatvec(self, r):
+        return np.array([_dot(r, self.u), _dot(r, self.v), r.sum()])
+
+    def gram(self, q):
+        """``X' diag(q) X``."""
+        qu, qv = q * self.u, q * self.v
+        uu, uv, u1 = _dot(qu, self.u), _dot(qu, self.v), qu.sum()
+        vv, v1 = _dot(qv, self.v), qv.sum()
+        return np.array([[uu, uv, u1], [uv, vv, v1], [u1, v1, q.sum()]])
+
+
+def _dot(a, b):
+    """``sum(a * b)`` of two float64 vectors in one pass."""
+    return float(np.einsum("i,i->", a, b))
+
+
 def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100):
     """Fit ``P(y = 1 | s) = sigmoid(a s + q s^2 + b)`` by (smoothed) maximum likelihood.
 
@@ -119,7 +154,7 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         )
         return A, 0.0, B, n_iter, status
     v /= sd2
-    X = np.column_stack([u, v, np.ones_like(s)])
+    X = _QuadraticDesign(u, v)
     theta0 = np.array([0.0, 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))])
     it0 = 0
     if s.size >= WARM_START_MIN_ROWS:
@@ -127,7 +162,8 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         # Newton iteration then starts next to the optimum
         sub = slice(0, None, s.size // WARM_START_ROWS)
         theta0, it0, _ = fit_logistic_bounded(
-            X[sub], t[sub], w[sub], theta0=theta0, tol=WARM_START_TOL, max_iter=max_iter
+            _QuadraticDesign(u[sub], v[sub]), t[sub], w[sub], theta0=theta0,
+            tol=WARM_START_TOL, max_iter=max_iter,
         )
     theta, it1, converged = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol, max_iter=max_iter)
     a1, a2, c = (float(x) for x in theta)
@@ -136,7 +172,7 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     a = a1 / sd - 2.0 * q * mu
     b = c - a2 / sd2 - a1 * mu / sd + q * mu * mu
     if not target_smoothing and (
-        logistic_loss(X @ theta, t, w, wsum) < SEPARATED_NLL or _is_separable(s, y, w)
+        logistic_loss(X.matvec(theta), t, w, wsum) < SEPARATED_NLL or _is_separable(s, y, w)
     ):
         status = "separable"
     elif converged:
