@@ -17,32 +17,10 @@ def _calibrators():
     return [cls() for _, cls in all_calibrators()]
 
 
-#: Per-calibrator scikit-learn checks that cannot pass, with the reason.
-_EXPECTED_FAILURES = {
-    "DirichletCalibrator": {
-        "check_sample_weight_equivalence_on_dense_data": (
-            "its data leave 10 of 13 classes absent: their probabilities (~1e-9) are "
-            "set by the penalty alone and agree to ~1e-7 relative, not the 1e-7 "
-            "relative asked of every entry; skcal's check_sample_weight_equivalence "
-            "(logit data, every class present) passes"
-        ),
-    },
-}
-
-
 def _expected_failed_checks(estimator):
-    extra = _EXPECTED_FAILURES.get(type(estimator).__name__, {})
-    if not getattr(estimator, "_sample_weight_is_repetition", True):
-        return {
-            **SKLEARN_CHECKS_NOT_APPLICABLE,
-            "check_sample_weight_equivalence_on_dense_data": (
-                "the fit holds a prior counted in rows (Platt's target smoothing), "
-                "so that it is invariant to rescaling the weights (issue 16): an "
-                "integer weight is not a repeated row there"
-            ),
-            **extra,
-        }
-    return {**SKLEARN_CHECKS_NOT_APPLICABLE, **extra}
+    # only the checks that cannot apply to a calibrator (each re-run by skcal's
+    # own check on logit-shaped data); no other expected failure
+    return dict(SKLEARN_CHECKS_NOT_APPLICABLE)
 
 
 @parametrize_with_checks(_calibrators(), expected_failed_checks=_expected_failed_checks)

@@ -490,35 +490,6 @@ def test_venn_abers_interval_follows_torch_input():
     np.testing.assert_allclose(p1.numpy(), r1, rtol=1e-12)
 
 
-# ------------------------------------------------------------- weight unit
-def test_weight_unit_counts_rows_of_the_smallest_whole_data_set():
-    from math import gcd
-
-    from skcal.ovr._binning import weight_unit
-    rng = np.random.default_rng(20)
-    s = np.repeat(rng.normal(size=30), 2)  # every score twice ...
-    t = np.arange(60) % 2 == 0  # ... once with each label: no common factor
-    assert weight_unit(s, t, None) == 1.0
-    assert weight_unit(np.r_[s, s], np.r_[t, t], None) == 2.0  # an exact copy
-    w = rng.integers(0, 5, 60).astype(float)
-    w[:2] = 1.0
-    tot = {}
-    for si, ti, wi in zip(s, t, w):
-        if wi:
-            tot[(si, ti)] = tot.get((si, ti), 0) + int(wi)
-    d = 0
-    for v in tot.values():
-        d = gcd(d, v)
-    for c in (1.0, 1e-300, 1 / 3, 7.0, 1e250):
-        np.testing.assert_allclose(weight_unit(s, t, c * w), c * d, rtol=1e-13)
-    # class weights 1 : 3.7 stand for 10 and 37 copies
-    np.testing.assert_allclose(weight_unit(s, t, np.where(t, 1.0, 3.7)), 0.1, rtol=1e-13)
-    # weights not proportional to whole numbers: each row counts once
-    f = rng.uniform(0.2, 3.0, 60)
-    for c in (1.0, 1e-300, 1e250):
-        np.testing.assert_allclose(weight_unit(s, t, c * f), c * f.mean(), rtol=1e-13)
-
-
 def test_spline_on_separated_scores_is_finite_and_platt_like():
     s = np.r_[np.linspace(-3, -0.5, 6), np.linspace(0.5, 3, 6)]
     y = np.r_[np.zeros(6, int), np.ones(6, int)]

@@ -15,7 +15,8 @@ from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded
 from ._platt import fit_platt_ovr
 
@@ -178,7 +179,6 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     10
     """
 
-    _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
     _piecewise_constant = True
@@ -220,7 +220,7 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
         Unweighted Platt scaling only: the batched solver solves the same
         problem (Platt's smoothed targets counting rows, standardised
         scores, Newton to ``tol=1e-12``) whenever the weight unit of a class
-        is 1 (:func:`~skcal.ovr._binning.weight_unit`: always for distinct
+        is 1 (:func:`~skcal.utils._weights.weight_unit`: always for distinct
         scores). A class whose unit is not 1, whose scores are constant, or
         whose batched fit did not converge, and every weighted or
         temperature fit, goes through :func:`fit_scaling_binning`.

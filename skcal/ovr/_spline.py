@@ -15,7 +15,8 @@ from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
@@ -343,7 +344,6 @@ class SplineCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_scale_invariant = True
     _map_output = "log_odds"
     _predict_on_host = True
     _predict_chunk_bytes = 1 << 24

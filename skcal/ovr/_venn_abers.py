@@ -14,7 +14,8 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._array import like_input
 from ._base import OneVsRestCalibrator
-from ._binning import distinct_scores, weight_unit
+from ._binning import distinct_scores
+from ..utils._weights import weight_unit
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -134,7 +135,7 @@ def venn_abers_table(s, y, sample_weight=None, unit=None):
         Weights; the test point weighs ``unit``.
     unit : float, default=None
         Weight of the test point; by default one row,
-        :func:`~skcal.ovr._binning.weight_unit` of the data (1 for unweighted
+        :func:`~skcal.utils._weights.weight_unit` of the data (1 for unweighted
         data and integer weights, which act as copies).
 
     Returns
@@ -269,7 +270,6 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
     _piecewise_constant = True

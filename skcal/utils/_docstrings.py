@@ -27,7 +27,7 @@ backend : {"auto", "numpy", "torch"}, default="auto"
 
 #: Paragraphs of Notes shared by several calibrators (same substitution).
 SHARED_NOTES = {
-    # the per-class methods with a prior counted in rows (skcal.ovr._binning.weight_unit)
+    # the per-class methods with a prior counted in rows (skcal.utils._weights.weight_unit)
     "weight_unit": """\
 **Sample weights** count in rows: when they are proportional to whole
 numbers (up to rounding; ratios of denominator at most 2**16) the unit is
@@ -37,7 +37,7 @@ factor); otherwise it is the mean positive weight (each row counts once).
 So integer weights fit exactly like repeated rows, multiplying all weights
 by a constant changes nothing, and unweighted data count their rows, ties
 included. No rule continuous in the weights has all three properties
-(:func:`skcal.ovr._binning.weight_unit`).""",
+(:func:`skcal.utils._weights.weight_unit`; :ref:`sample-weights`).""",
 }
 
 _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)

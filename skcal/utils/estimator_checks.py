@@ -263,24 +263,20 @@ def check_fit_idempotent(name, estimator):
 
 
 def check_sample_weight_equivalence(name, estimator):
-    """Integer weights fit like repeated rows (unless the calibrator says
-    otherwise, ``_sample_weight_is_repetition``); rescaled weights fit alike;
-    unit weights like no weights."""
+    """Integer weights fit like repeated rows; rescaled weights fit alike;
+    unit weights like no weights (the one weight policy, :ref:`sample-weights`)."""
     X, y = make_logits(150)
     rng = np.random.default_rng(1)
     w = rng.integers(0, 4, size=len(y))
     w[:3] = 1  # every class keeps weight
     Xr, yr = np.repeat(X, w, axis=0), np.repeat(y, w)
     P_w = _quiet(clone(estimator).fit, X, y, sample_weight=w).predict_proba(X)
-    if getattr(estimator, "_sample_weight_is_repetition", True):
-        P_r = _quiet(clone(estimator).fit, Xr, yr).predict_proba(X)
-        np.testing.assert_allclose(
-            P_w, P_r, atol=1e-6, err_msg=f"{name}: weights != repetition"
-        )
-    # only the ratios of the weights matter (issue 16), unless the calibrator's
-    # prior is in units of weight (``_weight_rescaling_invariant = False``)
-    scales = (1e-3, 1e3) if getattr(estimator, "_weight_rescaling_invariant", True) else ()
-    for scale in scales:
+    P_r = _quiet(clone(estimator).fit, Xr, yr).predict_proba(X)
+    np.testing.assert_allclose(
+        P_w, P_r, atol=1e-6, err_msg=f"{name}: weights != repetition"
+    )
+    # only the ratios of the weights matter, priors included (they count rows)
+    for scale in (1e-3, 1e3):
         P_s = _quiet(clone(estimator).fit, X, y, sample_weight=scale * w).predict_proba(X)
         np.testing.assert_allclose(
             P_s, P_w, atol=1e-8, err_msg=f"{name}: weights x {scale} change the fit"
