@@ -489,8 +489,13 @@ class BaseCalibrator(
         Parameters
         ----------
         dtype : torch.dtype, default=torch.float32
-            Dtype of the module's buffers and computation; input of any float
-            dtype is cast to it.
+            Dtype of the module's output, buffers and computation; input of
+            any float dtype is cast to it, except by the piecewise-linear
+            (isotonic) maps, which compute in float64 and read float64 input
+            unrounded, so that a score between two thresholds closer than
+            float32 resolution is mapped as by ``predict_proba`` (on MPS,
+            without float64, a map whose thresholds float32 merges is
+            refused with a ``ValueError``).
         device : torch.device or str, default=None
             Device of the buffers (CPU by default); move it later with ``.to()``.
 
