@@ -350,13 +350,9 @@ def _va_brute(s, y, w, x, unit=1.0):
     return p
 
 
-def _row_unit(s, y, w):
-    """One row for integer weights: gcd of the (score, label) totals (the rule of weight_unit)."""
-    tot = {}
-    for si, yi, wi in zip(s, y, w):
-        if wi > 0:
-            tot[(si, yi)] = tot.get((si, yi), 0) + int(wi)
-    return float(np.gcd.reduce(list(tot.values())))
+def _row_unit(w):
+    """One row for integer weights: the gcd of the positive weights (the rule of weight_unit)."""
+    return float(np.gcd.reduce(w[w > 0].astype(int)))
 
 
 def test_venn_abers_matches_brute_force_isotonic_fits():
@@ -371,7 +367,7 @@ def test_venn_abers_matches_brute_force_isotonic_fits():
         est = VennAbersCalibrator().fit(s, y, sample_weight=w)
         x = np.arange(-1.0, 7.0, 0.5)
         p0, p1 = est.predict_interval(x)
-        unit = _row_unit(s, y, w)  # the test point weighs one row
+        unit = _row_unit(w)  # the test point weighs one row
         ref = np.array([_va_brute(s, y, w, xi, unit) for xi in x])
         np.testing.assert_allclose(p0, ref[:, 0], atol=1e-12)
         np.testing.assert_allclose(p1, ref[:, 1], atol=1e-12)
@@ -544,3 +540,21 @@ def test_histogram_class_absent_from_calibration_set_keeps_positive_probability(
     # the bin value is the m-estimate with the rule-of-succession base rate
     values, counts = est.bin_probabilities_[3], est.bin_weights_[3]
     np.testing.assert_allclose(values, 2.0 * (1.0 / (total + 2.0)) / (counts + 2.0))
+
+
+def test_scaling_binning_on_anti_informative_scores_warns():
+    """A negative Platt slope (scores reversed) is kept -- it is the NLL-better
+    map -- but the decreasing map is reported, in the binary and batched paths."""
+    rng = np.random.default_rng(21)
+    y = rng.integers(0, 2, 400)
+    s = -3.0 * (2 * y - 1 + rng.normal(size=400))  # anti-informative log-odds
+    with pytest.warns(UserWarning, match="anti-informative"):
+        est = ScalingBinningCalibrator().fit(s, y)
+    assert est.a_ < 0
+    q = est.predict_proba(np.sort(s))[:, 1]
+    assert q[0] > q[-1]  # decreasing, as warned
+    k = rng.integers(0, 3, 400)
+    Z = 3.0 * (np.eye(3)[k] + rng.normal(size=(400, 3)))
+    Z[:, 0] *= -1.0
+    with pytest.warns(UserWarning, match="class 0: the scores are anti-informative"):
+        ScalingBinningCalibrator().fit(Z, k)

@@ -31,8 +31,7 @@ def reference_platt(s, y, w=None, smoothing=True):
     y = np.asarray(y, dtype=bool)
     w = np.ones(len(s)) if w is None else np.asarray(w, dtype=np.float64)
     # Platt's prior counts rows (the one weight policy): whole weights with a
-    # weight-1 row on distinct scores count their sums, other weights count
-    # one row per mean positive weight
+    # weight-1 row count their sums, other weights one row per mean weight
     whole = np.all(w == np.round(w)) and np.any(w == 1)
     unit = 1.0 if whole else w[w > 0].mean()
     npos, nneg = w[y].sum() / unit, w[~y].sum() / unit
@@ -558,11 +557,7 @@ def test_platt_constant_scores_fit_the_intercept_without_warning(scale):
         P = PlattScaler().fit(X, y).predict_proba(X[:1])[0]
     n_pos = np.bincount(y, minlength=4).astype(float)
     n_neg = len(y) - n_pos
-    # the prior counts rows of skcal.utils._weights.weight_unit: for equal
-    # rows, the gcd of the class's two totals (the data are that many copies)
-    unit = np.gcd(n_pos.astype(int), n_neg.astype(int))  # (1e-300 * N(0, 1): equal scores)
-    e_pos, e_neg = n_pos / unit, n_neg / unit
-    t_pos, t_neg = (e_pos + 1) / (e_pos + 2), 1 / (e_neg + 2)
+    t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)
     p = (n_pos * t_pos + n_neg * t_neg) / len(y)   # sigmoid(B) at the optimum
     np.testing.assert_allclose(P, p / p.sum(), rtol=1e-9)
 

@@ -7,7 +7,7 @@ matter, priors included (they count rows of :func:`weight_unit`).
 import numpy as np
 import pytest
 
-from skcal.utils._weights import class_weight_units, weight_unit
+from skcal.utils._weights import weight_unit
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -72,64 +72,23 @@ def test_metrics_ignore_the_scale_of_the_weights(scale, backend):
         assert fn(y, P, sample_weight=w * scale, **kw) == pytest.approx(ref, rel=1e-12)
 
 
-def test_weight_unit_counts_rows_of_the_smallest_whole_data_set():
-    from math import gcd
-
-    from skcal.utils._weights import weight_unit
-
+def test_weight_unit_is_the_weight_of_one_row():
+    """1 without weights; c for weights c * (whole numbers of gcd 1); else the mean."""
     rng = np.random.default_rng(20)
-    s = np.repeat(rng.normal(size=30), 2)  # every score twice ...
-    t = np.arange(60) % 2 == 0  # ... once with each label: no common factor
-    assert weight_unit(s, t, None) == 1.0
-    assert weight_unit(np.r_[s, s], np.r_[t, t], None) == 2.0  # an exact copy
+    assert weight_unit(None) == 1.0
     w = rng.integers(0, 5, 60).astype(float)
     w[:2] = 1.0
-    tot = {}
-    for si, ti, wi in zip(s, t, w):
-        if wi:
-            tot[(si, ti)] = tot.get((si, ti), 0) + int(wi)
-    d = 0
-    for v in tot.values():
-        d = gcd(d, v)
     for c in (1.0, 1e-300, 1 / 3, 7.0, 1e250):
-        np.testing.assert_allclose(weight_unit(s, t, c * w), c * d, rtol=1e-13)
+        np.testing.assert_allclose(weight_unit(c * w), c, rtol=1e-13)
     # class weights 1 : 3.7 stand for 10 and 37 copies
-    np.testing.assert_allclose(weight_unit(s, t, np.where(t, 1.0, 3.7)), 0.1, rtol=1e-13)
+    t = np.arange(60) % 2 == 0
+    np.testing.assert_allclose(weight_unit(np.where(t, 1.0, 3.7)), 0.1, rtol=1e-13)
+    # a common factor is read as a scale: weights 2, 4, 6 are 1, 2, 3
+    np.testing.assert_allclose(weight_unit(np.array([2.0, 4.0, 6.0, 0.0])), 2.0, rtol=1e-15)
     # weights not proportional to whole numbers: each row counts once
     f = rng.uniform(0.2, 3.0, 60)
     for c in (1.0, 1e-300, 1e250):
-        np.testing.assert_allclose(weight_unit(s, t, c * f), c * f.mean(), rtol=1e-13)
-
-
-def test_weight_unit_of_rows_and_of_classes():
-    """Rows of logits (whole-vector methods) and per-class score blocks follow one rule."""
-    rng = np.random.default_rng(4)
-    Z = rng.normal(size=(40, 3))
-    y = rng.integers(0, 3, 40)
-    assert weight_unit(Z, y, None) == 1.0
-    assert weight_unit(np.r_[Z, Z, Z], np.r_[y, y, y], None) == 3.0
-    # the same rows with another label are other rows
-    assert weight_unit(np.r_[Z, Z], np.r_[y, (y + 1) % 3], None) == 1.0
-    w = rng.integers(1, 4, 40) * 2.0
-    w[0] = 2.0
-    assert weight_unit(Z, y, w) == 2.0
-    assert weight_unit(Z, y, 5e-300 * w) == pytest.approx(1e-299, rel=1e-13)
-    # tied extremes (the O(n) shortcut cannot decide): the sort decides
-    s = np.r_[np.full(4, 9.0), rng.normal(size=20)]
-    t = np.r_[np.ones(4, bool), rng.random(20) < 0.5]
-    s2, t2 = np.r_[s, s], np.r_[t, t]
-    assert weight_unit(s2, t2, None) == 2.0
-    assert weight_unit(np.r_[s2, 0.5], np.r_[t2, True], None) == 1.0
-    S = np.stack([s2, -s2, 2 * s2])
-    yk = np.where(t2, 0, 1)
-    got = class_weight_units([(0, 2, S[:2]), (2, 3, S[2:])], yk, None)
-    want = [weight_unit(S[k], yk == k, None) for k in range(3)]
-    np.testing.assert_array_equal(got, want)
-    wk = rng.integers(0, 3, s2.size).astype(float)
-    wk[:3] = 1.0
-    got = class_weight_units([(0, 3, S)], yk, 0.25 * wk)
-    want = [weight_unit(S[k], yk == k, 0.25 * wk) for k in range(3)]
-    np.testing.assert_allclose(got, want, rtol=1e-15)
+        np.testing.assert_allclose(weight_unit(c * f), c * f.mean(), rtol=1e-13)
 
 
 def _platt_reference(s, y, w):
@@ -189,8 +148,8 @@ def test_multiclass_platt_counts_rows_per_class():
     Z = 2.0 * (np.eye(3)[y] + rng.normal(size=(90, 3)))
     w = rng.integers(0, 4, 90).astype(float)
     w[:3] = 1.0
-    Z2, y2, w2 = np.r_[Z, Z], np.r_[y, y], np.r_[w, w]  # an exact copy: unit 2
-    est = PlattScaler().fit(Z2, y2, sample_weight=7.0 * w2)
+    est = PlattScaler().fit(Z, y, sample_weight=7.0 * w)
+    rep = PlattScaler().fit(np.repeat(Z, w.astype(int), 0), np.repeat(y, w.astype(int)))
     Zs = Z - Z.max(1, keepdims=True)
     lse = np.log(np.exp(Zs).sum(1))
     for k in range(3):
@@ -200,3 +159,62 @@ def test_multiclass_platt_counts_rows_per_class():
         ref = _platt_reference(sk, y == k, w)
         np.testing.assert_allclose([A, B], ref, rtol=1e-7)
         np.testing.assert_allclose([est.a_[k], est.b_[k]], ref, rtol=1e-7)
+        np.testing.assert_allclose([rep.a_[k], rep.b_[k]], ref, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["PlattScaler", "MatrixScaler", "HistogramCalibrator",
+                                  "SplineCalibrator"])
+def test_prior_of_unweighted_ties_counts_rows(name):
+    """Constant scores with class counts 10 : 30 (gcd 10) fit with the prior of
+    40 rows, not of 4 (unweighted data are never read as copies)."""
+    import warnings
+
+    import skcal
+
+    y = np.r_[np.ones(10, int), np.zeros(30, int)]
+    Z = np.tile([0.0, 1.5], (40, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        P = getattr(skcal, name)().fit(Z, y).predict_proba(Z[:1])[0, 1]
+    # within the smoothing of 40 rows of the base rate 0.25 (4 rows: 0.3167)
+    assert abs(P - 0.25) <= 1.0 / 40
+
+
+#: Label-free calibrators (prior from the predictions, not the labels).
+_LABEL_FREE = {"BatchCalibrator", "ContextualCalibrator"}
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_constant_rows_give_the_weighted_base_rate_or_warn(k):
+    """Every registered calibrator on constant rows with weights: the weighted
+    base rate (within the smoothing of a prior of n rows), or the documented
+    warning of the order-preserving maps, which cannot reach it."""
+    import warnings
+
+    from skcal.utils.discovery import all_calibrators
+
+    rng = np.random.default_rng(11)
+    n = 120
+    y = np.arange(n) % k
+    w = rng.uniform(0.2, 3.0, n)
+    Z = np.tile(np.r_[0.7, np.zeros(k - 1)], (n, 1))
+    base = np.bincount(y, weights=w, minlength=k) / w.sum()
+    for name, cls in all_calibrators():
+        if name in _LABEL_FREE:
+            continue
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            P = cls().fit(Z, y, sample_weight=w).predict_proba(Z[:1])[0]
+        if any("base rate" in str(r.message) for r in rec):
+            continue
+        np.testing.assert_allclose(P, base, atol=1.0 / n, err_msg=name)
+
+
+def test_vector_scaler_on_constant_binary_rows_is_the_base_rate():
+    from skcal import VectorScaler
+
+    y = np.r_[np.ones(30, int), np.zeros(90, int)]
+    for Z in (np.tile([0.3, -1.2], (120, 1)), np.full(120, 2.5)):
+        for alpha in (0.0, 1e-4):
+            est = VectorScaler(alpha=alpha).fit(Z, y)
+            np.testing.assert_allclose(est.predict_proba(Z[:2])[:, 1], 0.25, atol=1e-4)

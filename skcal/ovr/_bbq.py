@@ -58,7 +58,7 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         Normalised log posterior weight of each model.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
-    unit = weight_unit(s, y, sample_weight, u.size)
+    unit = weight_unit(sample_weight)
     W, Y = W / unit, Y / unit
     k = u.size
     total = float(W.sum())

@@ -79,7 +79,7 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
     if smoothing is not None and smoothing != 0:
-        unit = weight_unit(s, y, sample_weight, u.size)
+        unit = weight_unit(sample_weight)
         W, Y = W / unit, Y / unit
     if strategy == "quantile":
         edges = cut_edges(u, equal_mass_cuts(W, n_bins)) if u.size else np.empty(0)

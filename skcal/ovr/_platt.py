@@ -30,8 +30,8 @@ from .._backend._ovr import (
 )
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ..utils._weights import class_weight_units, weight_unit
-from ._base import FIT_BLOCK_BYTES, OneVsRestCalibrator, class_label
+from ..utils._weights import weight_unit
+from ._base import OneVsRestCalibrator, class_label
 from ..utils._array import is_torch_tensor
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
@@ -175,7 +175,7 @@ def fit_platt(
     # Platt's prior counts rows: weighted counts in units of one row
     # (skcal.utils._weights.weight_unit), so that integer weights fit like
     # repeated rows and rescaling every weight changes nothing
-    unit = weight_unit(s, y, sample_weight) if target_smoothing else 1.0
+    unit = weight_unit(sample_weight)
     n_pos = float(w[y].sum()) / unit
     n_neg = float(w[~y].sum()) / unit
     if target_smoothing:
@@ -261,27 +261,23 @@ class _OvrProblem:
     the scores of the requested classes on the fly.
     """
 
-    def __init__(self, Z, y, w, target_smoothing, units=None):
+    def __init__(self, Z, y, w, target_smoothing, unit=1.0):
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         self.stats = ovr_row_stats(Z)
-        self._counts(target_smoothing, units)
+        self._counts(target_smoothing, unit)
         self._moments(separable=not target_smoothing)
 
-    def _counts(self, target_smoothing, units):
-        """Weighted class counts, and in rows; Platt's targets ``t_pos``, ``t_neg``.
-
-        ``units``: the weight of one row per class (:func:`_class_units`);
-        None only without target smoothing (the counts in rows then serve
-        the start point alone).
-        """
+    def _counts(self, target_smoothing, unit):
+        """Weighted class counts, and in rows (``/ unit``, the weight of one
+        row, :func:`skcal.utils._weights.weight_unit`); Platt's targets
+        ``t_pos``, ``t_neg``."""
         n, K, y, w = self.Z.shape[0], self.K, self.y, self.w
         self.wsum = float(n) if w is None else float(w.sum())
         self.n_pos = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         self.n_neg = self.wsum - self.n_pos
         # Platt's prior counts rows (see fit_platt)
-        u = 1.0 if units is None else units
-        self.e_pos = self.n_pos / u
-        self.e_neg = self.n_neg / u
+        self.e_pos = self.n_pos / unit
+        self.e_neg = self.n_neg / unit
         if target_smoothing:
             self.t_pos = (self.e_pos + 1.0) / (self.e_pos + 2.0)
             self.t_neg = 1.0 / (self.e_neg + 2.0)
@@ -570,7 +566,7 @@ class _OvrProblem32(_OvrProblem):
     (:func:`_certified_decrease`) and tells when ``f`` needs clipping.
     """
 
-    def __init__(self, Z, y, w, target_smoothing, standardise=None, units=None):
+    def __init__(self, Z, y, w, target_smoothing, standardise=None, unit=1.0):
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         if standardise is None:
             self.stats = ovr_row_stats32(Z)
@@ -581,7 +577,7 @@ class _OvrProblem32(_OvrProblem):
                 np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
                 np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
             )
-        self._counts(target_smoothing, units)
+        self._counts(target_smoothing, unit)
         self.w32 = None if w is None else w.astype(np.float32)
         if standardise is None:
             self._moments(separable=False)
@@ -779,7 +775,7 @@ def _half_decrement(g, H):
     return -(g[0] * da + g[1] * db) / 2.0
 
 
-def _fit_platt_ovr32(Z, y, w, tol, max_iter, units):
+def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
     """:func:`fit_platt_ovr` of a float32 matrix by float32 evaluations, or None.
 
     A systematic subsample (every ``s``-th row, about :data:`WARM_START_ROWS`
@@ -795,7 +791,7 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter, units):
     n, K = Z.shape
     sub = slice(None, None, max(1, n // WARM_START_ROWS))
     ys, ws = y[sub], None if w is None else w[sub]
-    ps = _OvrProblem32(Z[sub], ys, ws, True, units=units)
+    ps = _OvrProblem32(Z[sub], ys, ws, True, unit=unit)
     if not (np.all(np.isfinite(ps.mu)) and np.all(np.isfinite(ps.sd))):
         return None
     if np.any(ps.flat) or not np.all(ps.sd > F32_FLAT_SD * np.abs(ps.mu)):
@@ -804,7 +800,7 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter, units):
     # the start's loss by the float32 evaluation, as every later loss
     F, _, _ = ps.evaluate(np.arange(K), a, b, loss=True)
     _, st = _newton_ovr(ps, a, b, F, g, H, WARM_START_TOL32, max_iter)
-    prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd), units=units)
+    prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd), unit=unit)
     cold = (st != "converged") | ~np.isfinite(a) | ~np.isfinite(b)
     a[cold] = 0.0
     b[cold] = np.log((prob.e_pos[cold] + 1.0) / (prob.e_neg[cold] + 1.0))
@@ -815,17 +811,6 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter, units):
     if not (np.all(status == "converged") and np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
         return None
     return A, B, n_iter, status
-
-def _class_units(Z, y, w):
-    """The weight of one row of every class's problem (Platt's prior counts rows).
-
-    :func:`skcal.utils._weights.weight_unit` of each one-vs-rest score column
-    (the rule of the binary :func:`fit_platt` and of every per-class prior),
-    in one pass over ``Z`` in blocks of score columns.
-    """
-    blocks = ops.ovr_score_blocks(Z, ovr_row_stats(Z), FIT_BLOCK_BYTES)
-    return class_weight_units(blocks, y, w)
-
 
 def _warm_start(Z, y, w, target_smoothing, max_iter):
     """Slopes and intercepts fitted on a systematic subsample, or None."""
@@ -917,7 +902,7 @@ def fit_platt_ovr(
     """
     y = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
-    units = _class_units(Z, y, w) if target_smoothing else None
+    unit = weight_unit(w)
     if (
         warm_start
         and target_smoothing
@@ -926,11 +911,11 @@ def fit_platt_ovr(
         and Z.dtype == np.float32
         and Z.shape[0] >= WARM_START_MIN_ROWS
     ):
-        out = _fit_platt_ovr32(Z, y, w, tol, max_iter, units)
+        out = _fit_platt_ovr32(Z, y, w, tol, max_iter, unit)
         if out is not None:
             return out
     warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
-    prob = _OvrProblem(Z, y, w, target_smoothing, units)
+    prob = _OvrProblem(Z, y, w, target_smoothing, unit)
     a, b, F, g, H = prob.start()
     if warm is not None:
         # the subsample's (A, B) in the standardised parametrisation

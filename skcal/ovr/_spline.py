@@ -145,7 +145,7 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
         return {**const, "status": "one_class"}
     # Platt's smoothed targets (counts in rows): a finite optimum even where
     # the scores separate the classes (a line has no roughness penalty)
-    unit = weight_unit(s, y, sample_weight, u_s.size)
+    unit = weight_unit(sample_weight)
     n_pos, n_neg = pos / unit, (total - pos) / unit
     t_fit = (Y * ((n_pos + 1.0) / (n_pos + 2.0)) + (W - Y) * (1.0 / (n_neg + 2.0))) / W
     mu = float(np.dot(W, u_s) / total)

@@ -158,7 +158,7 @@ def venn_abers_table(s, y, sample_weight=None, unit=None):
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
     if unit is None:
-        unit = weight_unit(s, y, sample_weight, u.size)
+        unit = weight_unit(sample_weight)
     px = [0.0] + (np.cumsum(W) / unit).tolist()
     py = [0.0] + (np.cumsum(Y) / unit).tolist()
     k = u.size
@@ -293,7 +293,7 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     def _fit_map(self, s, t, sample_weight, label):
         keep = slice(None) if sample_weight is None else sample_weight > 0
         u = np.unique(s[keep])
-        unit = weight_unit(s, t, sample_weight, u.size)
+        unit = weight_unit(sample_weight)
         if u.size == 1:  # constant scores: the base rate, p0 = p1
             w = np.ones(s.size) if sample_weight is None else sample_weight
             r = np.full(2, float(w[t].sum()) / float(w.sum()))

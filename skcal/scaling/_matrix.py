@@ -115,8 +115,7 @@ class _AffineCalibrator(BaseCalibrator):
             # n counts rows (:ref:`sample-weights`): the summed weights in
             # units of one row, so that rescaling the weights changes nothing
             sw_np = None if sw is None else to_numpy(sw)
-            n = float(Z.shape[0] if sw is None else sw_np.sum()) / weight_unit(
-                to_numpy(Z), to_numpy(y), sw_np)
+            n = float(Z.shape[0] if sw is None else sw_np.sum() / weight_unit(sw_np))
         else:
             n = float(Z.shape[0])  # unused
         if reg == "sms":

@@ -6,8 +6,9 @@ mean, multiplying all weights by a constant changes nothing. A fit that also
 holds a *prior* counted in rows -- Platt's target smoothing (Platt, histogram
 smoothing, scaling-binning), BBQ's and the spline's bin counts, Venn-Abers'
 pseudo-rows, matrix scaling's ``"sms"`` penalty ``lambda k / n`` -- counts
-those rows in units of :func:`weight_unit`, the weight of one row. With it
-both promises hold for every calibrator: integer weights fit exactly like
+those rows in units of :func:`weight_unit`, the weight of one row, a
+function of the weights alone. With it both promises hold for every
+calibrator: integer weights (of greatest common divisor 1) fit exactly like
 repeated rows, and multiplying all weights by a constant changes nothing.
 
 The rule is written once, here, and documented once in the user guide
@@ -57,153 +58,53 @@ def _whole_multiples(vals):
             return None
 
 
-def _extreme_total_is_one(s, t, m):
-    """Whether the (score, label) pair of the largest or smallest score totals 1 row.
-
-    An O(n) sufficient test for "the gcd of the totals is 1" (``m``: whole
-    multiples of the unit per row, None: 1 each), which holds for almost
-    all data with continuous scores and spares the sort of all rows.
-    """
-    c = s if s.ndim == 1 else s[:, 0]  # rows equal in column 0 contain the equal rows
-    for i in (int(np.argmax(c)), int(np.argmin(c))):
-        same = (c == c[i]) & (t == t[i])
-        tot = np.count_nonzero(same) if m is None else float(m[same].sum())
-        if tot == 1:
-            return True
-    return False
-
-
-def weight_unit(s, t, w, n_distinct=None):
+def weight_unit(w):
     """The weight of one row, in which a calibrator's prior counts its rows.
 
     Parameters
     ----------
-    s : ndarray of shape (n,) or (n, k), float
-        Scores (a per-class method's 1-D scores) or rows of logits (a
-        whole-vector method): the rows that are compared for equality.
-    t : ndarray of shape (n,), bool or int
-        Labels of the rows.
-    w : ndarray of shape (n,) or None
+    w : ndarray of shape (n_samples,) or None
         Non-negative sample weights (None: all 1).
-    n_distinct : int, default=None
-        The number of distinct scores, when the caller has it: unweighted
-        scores that are all distinct have unit 1 without another pass.
 
     Returns
     -------
     unit : float > 0
-        The prior's pseudo-counts are multiplied by it (equivalently, the
-        data's weights are divided by it).
+        The prior's pseudo-counts are multiplied by it (equivalently, its
+        weighted counts are divided by it): 1 without weights; ``c`` for
+        weights proportional to whole numbers of greatest common divisor 1,
+        ``w_i = c m_i`` (up to a relative rounding of ``64 eps``, ratios of
+        denominator at most ``2**16``); otherwise the mean positive weight.
 
     Notes
     -----
     Two promises fix the unit: integer weights fit like repeated rows, and
-    multiplying all weights by a constant changes nothing. Together (and
-    with "unit weights fit like no weights") they imply that an unweighted
-    data set and its exact copy ``k`` times fit alike, and since copying is
-    not continuous in the weights, no rule continuous in the weights can keep
-    the promises and still count the rows of unweighted data with ties.
-    skcal keeps both promises and counts rows wherever the weights allow it:
+    multiplying all weights by a constant changes nothing. Integer weights
+    ``m_i`` with a common factor ``d`` are both ``d`` times the weights
+    ``m_i / d`` and the rows repeated ``m_i`` times, so the two promises
+    cannot both hold for them with unweighted data counting its rows; skcal
+    keeps "unweighted data count their rows" (an unweighted data set with
+    ties is never read as copies of a smaller one, which would make the
+    prior of, e.g., constant scores depend on the gcd of the class counts)
+    and reads such weights as ``m_i / d``. So:
 
-    - weights proportional to whole numbers ``m_i`` (``w_i = c m_i``, up to
-      a relative rounding of ``64 eps``, ratios of denominator at most
-      ``2**16``) stand for the data set repeating row ``i`` ``m_i`` times,
-      and the unit is ``c d``, ``d`` the greatest common divisor of the
-      totals ``sum m_i`` of the distinct (row, label) pairs: the row of the
-      smallest unweighted data set whose copies give those totals.
-      Unweighted data and integer weights get ``d = 1`` unless all those
-      totals share a factor (the data are then an exact copy of a smaller
-      set);
-    - other weights count one row per row of positive weight: the unit is
-      their mean.
+    - weights ``w_i = c m_i`` with whole ``m_i`` of gcd 1 stand for the
+      data set repeating row ``i`` ``m_i`` times: one row weighs ``c``
+      (integer weights with a weight-1 row, or two coprime weights: 1, as
+      scikit-learn counts Platt's prior in weighted sums);
+    - other weights count one row per row of positive weight: one row
+      weighs their mean.
 
     Both rules are invariant to the row order and to multiplying the
-    weights by a constant, and integer weights give exactly the totals of
-    the repeated rows. See :ref:`sample-weights`.
+    weights by a constant. See :ref:`sample-weights`.
     """
-    s = np.asarray(s)
-    t = np.asarray(t)
     if w is None:
-        if n_distinct is not None and n_distinct == s.shape[0]:
-            return 1.0
-        return _unit_of(s, t, None, 1.0, None)
-    keep, g, m = _weight_multiples(w)
-    if m is None:
-        return g
-    return _unit_of(s[keep], t[keep], keep, g, m)
-
-
-def class_weight_units(blocks, y, w):
-    """:func:`weight_unit` of every one-vs-rest class, from blocks of score columns.
-
-    Parameters
-    ----------
-    blocks : iterable of (c0, c1, S)
-        ``S`` of shape (c1 - c0, n): the scores of classes ``c0 .. c1 - 1``
-        (as :func:`skcal._backend._ovr.ovr_score_blocks` yields them).
-    y : ndarray of shape (n,), int
-        Encoded labels; class ``k``'s rows are ``y == k``.
-    w : ndarray of shape (n,) or None
-        Non-negative sample weights.
-
-    Returns
-    -------
-    units : ndarray of shape (n_classes,), float64
-        ``weight_unit(S[k], y == k, w)`` per class (the weights are read once).
-    """
-    y = np.asarray(y)
-    if w is None:
-        keep, g, m = None, 1.0, None
-    else:
-        keep, g, m = _weight_multiples(w)
-        yk = y[keep]
-    units = []
-    for c0, c1, S in blocks:
-        for k in range(c0, c1):
-            s = np.asarray(S[k - c0])
-            if w is None:
-                units.append(_unit_of(s, y == k, None, 1.0, None))
-            elif m is None:
-                units.append(g)
-            else:
-                units.append(_unit_of(s[keep], yk == k, keep, g, m))
-    return np.asarray(units, dtype=np.float64)
-
-
-def _weight_multiples(w):
-    """``(keep, g, m)``: rows of positive weight, and ``w[keep] = g * m`` with ``m`` whole.
-
-    ``m`` is None when the weights are not proportional to whole numbers;
-    then ``g`` is already the unit (the mean positive weight).
-    """
+        return 1.0
     w = np.asarray(w, dtype=np.float64)
-    keep = w > 0
-    wk = w[keep]
+    wk = w[w > 0]
     if wk.size == 0:
-        return keep, 1.0, None
+        return 1.0
     vals = np.unique(wk)
     found = _whole_multiples(vals)
     if found is None:
-        return keep, float(wk.sum()) / wk.size, None
-    g, mv = found
-    return keep, g, mv[np.searchsorted(vals, wk)].astype(np.float64)
-
-
-def _unit_of(s, t, keep, g, m):
-    """``g`` times the gcd of the totals of ``m`` over the distinct (row, label) pairs."""
-    if s.shape[0] == 0:
-        return g
-    if _extreme_total_is_one(s, t, m):
-        return g
-    if s.ndim == 1:
-        _, inv = np.unique(s, return_inverse=True)
-    else:
-        _, inv = np.unique(np.ascontiguousarray(s).reshape(s.shape[0], -1), axis=0,
-                           return_inverse=True)
-    _, lab = np.unique(t, return_inverse=True)
-    key = inv.ravel().astype(np.int64) * (int(lab.max()) + 1) + lab.ravel()
-    tot = np.bincount(key, weights=m)
-    tot = tot[tot > 0]
-    if tot.max() > 2.0 ** 52:
-        return g
-    return g * int(np.gcd.reduce(tot.astype(np.int64)))
+        return float(wk.sum()) / wk.size
+    return found[0]
