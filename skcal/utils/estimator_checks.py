@@ -1,10 +1,40 @@
 """skcal's own estimator checks, on logit-shaped data.
 
 scikit-learn's generic checks (:func:`sklearn.utils.estimator_checks.parametrize_with_checks`)
-often feed ``X`` with a column count unrelated to the number of classes, which
-a calibrator must reject. :data:`SKLEARN_CHECKS_NOT_APPLICABLE` lists those
-checks with the reason; the functions here re-run each one's intent on data
-whose columns are the logits of the classes, and add calibrator invariants.
+run on every registered calibrator with no expected failure except the ones
+listed in :data:`SKLEARN_CHECKS_NOT_APPLICABLE`: those feed ``X`` whose column
+count is unrelated to the number of classes in ``y``, which a calibrator must
+reject with a ``ValueError`` (column ``j`` of ``X`` is the logit of
+``classes_[j]``; skcal never guesses which label a column holds). Each was
+run on every calibrator and fails only with that error; the functions here
+re-run its intent on data whose columns are the logits of the classes:
+
+- ``check_estimators_overwrite_params`` (3 labels, 2 columns):
+  :func:`check_params_not_overwritten` -- ``fit`` changes no parameter and
+  sets only trailing-underscore public attributes;
+- ``check_estimators_fit_returns_self`` (3 labels, 2 columns):
+  :func:`check_fit_returns_self` -- ``fit`` returns ``self`` and sets
+  ``classes_`` / ``n_features_in_``;
+- ``check_readonly_memmap_input`` (3 labels, 2 columns):
+  :func:`check_readonly_memmap` -- read-only memory maps of ``X``, ``y`` and
+  ``sample_weight`` fit like arrays;
+- ``check_estimators_nan_inf`` (2 labels, 3 columns):
+  :func:`check_rejects_nan_inf` -- NaN and infinity raise a ``ValueError``
+  naming them, in ``fit`` and at predict time;
+- ``check_classifiers_classes`` (3 text labels, 2 columns):
+  :func:`check_label_encodings` -- integer, text, boolean and permuted labels
+  give the same fit, ``classes_`` sorted, columns permuted with ``classes=``;
+- ``check_classifiers_train`` (3 labels, 2 columns; also a training
+  accuracy that a calibrator's argmax need not reach):
+  :func:`check_predict_consistency` (rows on the simplex, ``transform`` is
+  ``log predict_proba``, ``predict`` is the argmax) and
+  :func:`check_wrong_column_count` (a wrong column count at predict time
+  raises).
+
+``check_estimators_dtypes`` (integer labels ``0..2`` with 5 columns, read as
+column indices) applies and passes for every calibrator, so it is not listed.
+The functions here also add calibrator invariants (sample weights, label
+encodings, memory layouts, pickling, ...).
 
 Every check takes ``(name, estimator)`` like scikit-learn's checks and raises
 ``AssertionError`` on failure. :func:`check_calibrator` runs them all and
@@ -45,7 +75,6 @@ SKLEARN_CHECKS_NOT_APPLICABLE = {
     "check_estimators_nan_inf": _WRONG_SHAPE.format("check_rejects_nan_inf"),
     "check_classifiers_classes": _WRONG_SHAPE.format("check_label_encodings"),
     "check_classifiers_train": _WRONG_SHAPE.format("check_predict_consistency, check_wrong_column_count"),
-    "check_estimators_dtypes": _WRONG_SHAPE.format("check_dtypes"),
 }
 
 
