@@ -36,7 +36,7 @@ shift=A._NullShift(prob,pen)
 for label,th in (('start (TS)',theta0),('optimum',theta)):
   for use_shift in (False,True):
     for block in (False,True):
-        make=A._model_factory(Z,None,_numpy,prob,pen,shift if use_shift else None)
+        make=A._TrustRegionModel(Z,None,_numpy,prob,pen,shift if use_shift else None)
         hessp,pre=make(th,block=block)
         rng=np.random.default_rng(0); g=rng.normal(size=prob.n_params)
         if use_shift: g=shift.project(g)

@@ -27,6 +27,7 @@ Command (from the repository root; single-threaded BLAS as in the README)::
 """
 
 import argparse
+import functools
 import os
 import signal
 import sys
@@ -82,6 +83,16 @@ def _kind(message):
     return "warn"
 
 
+#: The library's trust region; main() swaps in a wrapper that collects its per-iteration
+#: trace for each fit (the library keeps no trace of its own).
+_TR = _affine._trust_region_newton_cg
+
+
+def _tr_traced(*args, collect, **kwargs):
+    kwargs["trace"] = collect
+    return _TR(*args, **kwargs)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default=None)
@@ -101,7 +112,8 @@ def main():
         k = Zv.shape[1]
         for m in methods:
             est = METHODS[m]()
-            _affine._TRACE = trace = []  # per trust-region iteration (Newton fits: none)
+            trace = []  # per trust-region iteration (Newton fits: none)
+            _affine._trust_region_newton_cg = functools.partial(_tr_traced, collect=trace)
             t = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ConvergenceWarning)
@@ -116,7 +128,7 @@ def main():
                     if args.timeout:
                         signal.setitimer(signal.ITIMER_REAL, 0)
             sec = time.perf_counter() - t
-            _affine._TRACE = None
+            _affine._trust_region_newton_cg = _TR
             cg = str(sum(r["cg"] for r in trace)) if trace else "-"
             if args.trace:
                 for r in trace:

@@ -30,6 +30,8 @@ DATA = Path(os.environ.get(
 METHODS = {
     "platt": lambda: skcal.PlattScaler(),
     "isotonic": lambda: skcal.IsotonicScaler(),
+    "cir": lambda: skcal.CenteredIsotonicScaler(),
+    "quadratic": lambda: skcal.QuadraticScaler(),
     "beta": lambda: skcal.BetaCalibrator(),
     "histogram": lambda: skcal.HistogramCalibrator(),
     "scaling-binning": lambda: skcal.ScalingBinningCalibrator(),

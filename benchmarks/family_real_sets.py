@@ -27,6 +27,7 @@ from skcal import (
     EnsembleTemperatureScaler,
     MatrixScaler,
     NoBiasVectorScaler,
+    StructuredVectorScaler,
     TemperatureScaler,
     VectorScaler,
 )
@@ -44,6 +45,7 @@ METHODS = {
     "NBVS": lambda: NoBiasVectorScaler(),
     "VS": lambda: VectorScaler(),
     "MS-sms": lambda: MatrixScaler(),
+    "SVS": lambda: StructuredVectorScaler(),
     "MS-odir": lambda: MatrixScaler(reg="odir", reg_lambda=1e-2),
     "MS-none": lambda: MatrixScaler(reg="none"),
     "Dir-odir-auto": lambda: DirichletCalibrator(reg="odir", reg_lambda="auto"),

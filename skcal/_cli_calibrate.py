@@ -20,13 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .utils._labels import check_near_match
+from .exceptions import _UserError
 
 __all__ = ["add_subcommands", "run"]
-
-
-class _UserError(Exception):
-    """An error in the user's input: reported in one line, exit code 2."""
 
 
 # ------------------------------------------------------------------ parsing
@@ -65,14 +61,20 @@ def _add_table_args(p, labels_help):
                    help=f"label column (CSV/Parquet) or key (.npz); {labels_help}")
     p.add_argument("--logit-columns", metavar="C1,C2,...", type=_columns_arg(),
                    help="logit columns in class order (CSV/Parquet; default: every "
-                   "column but the label column; when given, any other column is an "
-                   "error) or the logits key (.npz)")
+                   "column but the label and split columns; when given, any other "
+                   "column is an error) or the logits key (.npz)")
+    p.add_argument("--ignore-columns", metavar="C1,C2,...", type=_columns_arg(True),
+                   help="CSV/Parquet: columns to skip (a row index, ids, metadata such "
+                   "as a margin column); '' names an unnamed column, as pandas writes "
+                   "its index")
 
 
-def _columns_arg():
+def _columns_arg(allow_empty=False):
     import argparse
 
     def parse(text):
+        if allow_empty:
+            return [c.strip() for c in text.split(",")]
         try:
             return _columns(text)
         except ValueError as exc:
@@ -83,18 +85,23 @@ def _columns_arg():
 
 def add_subcommands(sub):
     """Add ``fit``, ``apply`` and ``report`` to the ``skcal`` argument parser."""
-    methods = ", ".join(sorted(_methods()))
     f = sub.add_parser(
         "fit", help="fit a calibrator on labelled logits and save it (.skops)",
         description="Fit a calibration method on a calibration set and save the "
         "fitted calibrator with skops.io.",
-        epilog=f"Methods: {methods} (or a calibrator class name). Labels: integer "
+        # a function: listing the methods imports them, only for `skcal fit --help`
+        epilog=lambda: f"Methods: {', '.join(sorted(_methods()))} (or a calibrator "
+        "class name). Labels: integer "
         "class indices 0..K-1 (column k of the logits is class k), or text labels "
         "that name the logit columns, or text labels mapped to the columns in "
-        "sorted order.",
+        "sorted order (with a warning). A column that no label selects is an error "
+        "(skip it with --ignore-columns).",
     )
     _add_table_args(f, "default: 'label' or 'y'")
-    f.add_argument("--method", required=True, metavar="NAME", help=f"one of {methods}")
+    _input_type_arg(f, "the calibrator's input_type (default: logits, with a warning "
+                    "when the scores look like probabilities)")
+    f.add_argument("--method", required=True, metavar="NAME",
+                   help="a method name or calibrator class name (listed below)")
     f.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the calibrator, e.g. --param max_iter=200; "
                    "values are Python literals (else text); repeatable")
@@ -124,6 +131,8 @@ def add_subcommands(sub):
         "and, with --model, of the calibrated probabilities.",
     )
     _add_table_args(r, "default: 'label' or 'y'")
+    _input_type_arg(r, "default: the model's with --model, else logits (with a "
+                    "warning when the scores look like probabilities)")
     r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     r.add_argument("--output", required=True, metavar="DIR",
                    help="folder for report.md, metrics.csv, metrics.json, reliability.png")
@@ -166,11 +175,11 @@ def _read(args, role, need_labels):
     try:
         table = read_logit_table(
             args.data, role=role, label_column=args.label_column,
-            logit_columns=args.logit_columns, need_labels=need_labels,
+            logit_columns=args.logit_columns, ignore_columns=args.ignore_columns,
+            need_labels=need_labels,
         )
     except (OSError, ValueError) as exc:
         raise _UserError(_one_line(exc)) from None
-    table.explicit_columns = args.logit_columns
     return table
 
 
@@ -179,52 +188,95 @@ def _one_line(exc):
     return " ".join(text.split())
 
 
-def _fit_labels(table):
-    """``(y, classes)`` for ``fit``: see the epilog of ``skcal fit``."""
-    y, K = table.y, table.logits.shape[1]
-    if y.dtype.kind in "iu":
-        bad = (y < 0) | (y >= K)
-        if bad.any():
-            raise _UserError(
-                f"{table.path}: labels must be class indices 0..{K - 1} (one per logit "
-                f"column), got {y[bad][0]}"
-            )
-        if table.columns is not None:
-            names = [str(c).strip() for c in table.columns]
-            if sorted(names) == sorted(str(i) for i in range(K)) and names != [
-                str(i) for i in range(K)
-            ]:
-                raise _UserError(
-                    f"{table.path}: the logit columns are named {names[:10]} (class "
-                    "numbers in another order), but integer labels are column indices: "
-                    "column k of the logits is class k. Put the columns in class order "
-                    "or list them with --logit-columns"
-                )
-        return y, np.arange(K)
-    present = np.unique(y)
-    if table.columns is not None and np.isin(present, table.columns).all():
-        unnamed = [c for c in table.columns if c not in present]
-        if unnamed and table.explicit_columns is None:
-            raise _UserError(
-                f"{table.path}: the labels name the logit columns, but column "
-                f"{unnamed[0]!r} is named by no label, so it is neither a label nor a "
-                "logit of a seen class; pass --logit-columns to list the logit "
-                "columns (a class absent from the data included)"
-            )
-        return y, np.asarray(table.columns, dtype=str)
-    if table.columns is not None:
+def _input_type_arg(p, default_help):
+    p.add_argument(
+        "--input-type", choices=("logits", "probabilities"), default=None,
+        help="what the scores are: logits (or log-probabilities) or probabilities "
+        "(rows in [0, 1] summing to 1, read as their logarithms, as the calibrators' "
+        f"input_type='probabilities' reads them); {default_help}",
+    )
+
+
+_PROBA_WARNING = (
+    "the scores look like probabilities (every value in [0, 1], every row summing "
+    "to 1) but are read as logits, because --input-type was not given; pass "
+    "--input-type probabilities (or --input-type logits to keep this reading and "
+    "silence this warning)"
+)
+
+
+def scores_as_logits(Z, input_type, source, command, warn=True):
+    """The logits of scores read from a file, for ``benchmark`` and ``report``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_classes)
+        The scores as read.
+    input_type : {"logits", "probabilities"} or None
+        ``--input-type``; None (not given) reads logits and prints the
+        detection warning of the calibrators (the rule of
+        :func:`skcal.utils.validation.check_scores`: every value in [0, 1]
+        and every row summing to 1) when the scores look like probabilities.
+    source : str
+        The file (or data set) named in the warning and errors.
+    command : str
+        ``"benchmark"`` or ``"report"``, for the warning's prefix.
+    warn : bool, default=True
+        Whether to print the warning (False: only report it).
+
+    Returns
+    -------
+    logits : ndarray of shape (n_samples, n_classes)
+        ``Z`` itself for logits; ``log(max(Z, tiny))`` for probabilities
+        (the softmax of log-probabilities is the probabilities themselves).
+    looks_like_probabilities : bool
+        Whether the warning applied.
+
+    Raises
+    ------
+    _UserError
+        For probabilities outside [0, 1] or rows that do not sum to 1.
+    """
+    import warnings
+
+    from .utils.validation import (
+        DEFAULT_INPUT_TYPE,
+        ProbabilitiesAsLogitsWarning,
+        check_scores,
+    )
+
+    kind = DEFAULT_INPUT_TYPE if input_type is None else input_type
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ProbabilitiesAsLogitsWarning)
         try:
-            check_near_match(present.tolist(), [str(c) for c in table.columns],
-                             remedy="use integer labels 0..K-1")
+            out, _ = check_scores(
+                Z, input_type=kind, name="scores", warn_probabilities=input_type is None
+            )
         except ValueError as exc:
-            raise _UserError(f"{table.path}: {exc}") from None
-    if len(present) != K:
-        raise _UserError(
-            f"{table.path}: {len(present)} distinct text labels "
-            f"{present[:10].tolist()} for {K} logit columns; text labels must name "
-            "the logit columns, or number exactly one per column (sorted order)"
-        )
-    return y, present
+            raise _UserError(f"{source}: {_one_line(exc)}") from None
+    flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
+    if flagged and warn:
+        print(f"skcal {command}: warning: {source}: {_PROBA_WARNING}", file=sys.stderr)
+    return (out if kind == "probabilities" else Z), flagged
+
+
+def _fit_labels(table, command):
+    """``(y, classes)``: the labels as column indices and the class of each column
+    (:func:`skcal.datasets._tables.encode_labels`, the loader's rules); its
+    warnings are printed as ``skcal COMMAND: warning: ...``."""
+    import warnings
+
+    from .datasets._tables import encode_labels
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            y, classes = encode_labels(table)
+        except ValueError as exc:
+            raise _UserError(_one_line(exc)) from None
+    for w in caught:
+        print(f"skcal {command}: warning: {_one_line(w.message)}", file=sys.stderr)
+    return y, classes
 
 
 def _load_model(path):
@@ -260,7 +312,8 @@ def _column_order(model, table):
     fitted names (an explicit choice) or a file without column names (.npz,
     .npy) is taken by position. A model without column names (fitted on an
     .npz / .npy file, or by an older skcal) matches columns named after its
-    classes by name, else by position.
+    classes by name; other names are refused (they could be in any order)
+    unless ``--logit-columns`` lists them, which takes them by position.
     """
     cols = None if table.columns is None else [str(c) for c in table.columns]
     fitted = getattr(model, "feature_names_in_", None)
@@ -272,21 +325,30 @@ def _column_order(model, table):
             return None
         if sorted(cols) == sorted(fitted):
             return [cols.index(c) for c in fitted]
-        if table.explicit_columns is not None and not set(cols) & set(fitted):
+        if table.explicit_columns and not set(cols) & set(fitted):
             return None  # explicit positional use, checked for the count later
         missing = [c for c in fitted if c not in cols]
         extra = [c for c in cols if c not in fitted]
         raise _UserError(
             f"{table.path}: the logit columns do not match those the model was "
             f"fitted on ({fitted[:10]}): missing {missing[:10]}, extra "
-            f"{extra[:10]}; rename them, pass --label-column for a label column, "
-            "or list the logit columns in class order with --logit-columns "
-            "(names not among the fitted ones are then taken by position)"
+            f"{extra[:10]}; rename them, skip extra columns with --ignore-columns, "
+            "pass --label-column for a label column, or list the logit columns in "
+            "class order with --logit-columns (names not among the fitted ones are "
+            "then taken by position)"
         )
-    names = [str(c) for c in model.classes_]
-    if sorted(cols) == sorted(names) and cols != names:
-        return [cols.index(n) for n in names]
-    return None
+    names = [str(c) for c in _input_classes(model)]
+    if sorted(cols) == sorted(names):
+        return None if cols == names else [cols.index(n) for n in names]
+    if table.explicit_columns:
+        return None  # explicit positional use
+    raise _UserError(
+        f"{table.path}: the model was fitted without column names (on an .npz / .npy "
+        f"file; classes {names[:10]}), so the logit columns {cols[:10]} cannot be "
+        "matched to its classes by name; list them in class order with "
+        "--logit-columns (they are then taken by position), or name them after the "
+        "classes"
+    )
 
 
 def _model_input(model, table):
@@ -302,8 +364,8 @@ def _model_input(model, table):
         if extra and len(table.columns) - len(extra) == n_in:
             raise _UserError(
                 f"{table.path}: column {extra[0]!r} is neither the label column nor "
-                f"a class of the model ({names[:10]}); pass --label-column or "
-                "--logit-columns, or remove it"
+                f"a class of the model ({names[:10]}); skip it with --ignore-columns "
+                f"{extra[0]}, or pass --label-column or --logit-columns"
             )
     order = _column_order(model, table)
     if Z.shape[1] != n_in:
@@ -329,6 +391,12 @@ def _predict(model, Z, log=False):
             "ignore", message="X does not have valid feature names", category=UserWarning
         )
         return model.predict_log_proba(Z) if log else model.predict_proba(Z)
+
+
+def _input_classes(model):
+    """The model's classes in its input column order (``classes_`` is sorted)."""
+    f = getattr(model, "_classes_in_input_order", None)
+    return model.classes_ if f is None else f()
 
 
 def _encode(y, classes, path):
@@ -366,13 +434,20 @@ def _cmd_fit(args):
     if not out.parent.exists():
         raise _UserError(f"--output {out}: folder {out.parent} does not exist")
     params = _parse_params(args.param)
+    if args.input_type is not None:
+        if params.get("input_type", args.input_type) != args.input_type:
+            raise _UserError(
+                f"--input-type {args.input_type} contradicts --param "
+                f"input_type={params['input_type']}"
+            )
+        params["input_type"] = args.input_type
     cls = methods[args.method]
     try:
         est = cls().set_params(**params)
     except (ValueError, TypeError) as exc:
         raise _UserError(f"--param: {_one_line(exc)}") from None
     table = _read(args, "fit", need_labels=True)
-    y, classes = _fit_labels(table)
+    y, classes = _fit_labels(table, "fit")
     if len(np.unique(y)) < 2:
         raise _UserError(
             f"{table.path}: the labels hold one class only ({np.unique(y)[0].item()!r}); "
@@ -380,7 +455,7 @@ def _cmd_fit(args):
         )
     if "classes" in est.get_params() and "classes" not in params:
         est.set_params(classes=classes)
-    elif "classes" in params and table.columns is not None and y.dtype.kind not in "iu":
+    elif "classes" in params and table.columns is not None and classes.dtype.kind in "US":
         given = [str(c) for c in np.asarray(params["classes"]).ravel()]
         names = [str(c) for c in classes]
         if sorted(given) == sorted(names) and given != names:
@@ -395,7 +470,7 @@ def _cmd_fit(args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est.fit(table.logits, y)
+            est.fit(table.logits, classes[y])  # the labels, as the file names them
         except (ValueError, TypeError) as exc:
             raise _UserError(_one_line(exc)) from None
     elapsed = time.perf_counter() - t0
@@ -498,26 +573,25 @@ def _metrics(y, P, n_bins, sample_weight=None):
 def _with_intervals(y, P, n_bins, n_bootstrap, seed):
     """Point estimates and 95% BCa bootstrap intervals (rows resampled).
 
-    The intervals are :func:`skcal.metrics.confidence_interval`'s (the ECE's
-    equal-width bins are those of the full sample). BCa rather than
-    percentile: the binned ECE of a well-calibrated model is biased upwards
-    and its percentile interval can lie entirely above the estimate.
+    The intervals are those of ``skcal benchmark``
+    (:func:`skcal.benchmark._benchmark.bootstrap_interval`, the ECE's
+    equal-width bins those of the full sample). BCa rather than percentile:
+    the binned ECE of a well-calibrated model is biased upwards and its
+    percentile interval can lie entirely above the estimate.
     """
-    from .metrics import confidence_interval
+    from .benchmark._benchmark import bootstrap_interval, interval_statistic
 
     point = _metrics(y, P, n_bins)
     if not n_bootstrap:
         return {k: (v, np.nan, np.nan) for k, v in point.items()}
-    labels = np.arange(P.shape[1])
     out = {}
     for name, value in point.items():
-        params = {"n_bins": n_bins} if name == "ece" else {}
         with np.errstate(divide="ignore"):
-            ci = confidence_interval(
-                name, y, P, method="BCa", n_resamples=n_bootstrap,
-                random_state=seed, labels=labels, **params,
+            low, high = bootstrap_interval(
+                interval_statistic(y, P, name, n_bins=n_bins), len(y),
+                n_resamples=n_bootstrap, random_state=seed,
             )
-        out[name] = (value, float(ci.low), float(ci.high))
+        out[name] = (value, float(low), float(high))
     return out
 
 
@@ -543,12 +617,23 @@ def _cmd_report(args):
     from scipy.special import softmax
 
     rows = []
+    if model is not None and args.input_type not in (None, model.input_type):
+        raise _UserError(
+            f"--input-type {args.input_type}: the model was fitted with "
+            f"input_type={model.input_type!r}"
+        )
     if model is not None:
         Z, order = _model_input(model, table)
-        y = _encode(np.asarray(table.y), model.classes_, table.path)
+        # labels and uncalibrated scores in the model's input column order, then
+        # in classes_ (sorted) order, the order of its predict_proba columns
+        y = _encode(np.asarray(table.y), _input_classes(model), table.path)
         Z2 = np.asarray(table.logits, dtype=np.float64)
         if order is not None:
             Z2 = Z2[:, order]
+        sort = getattr(model, "_column_order_", None)
+        if sort is not None:
+            y = np.argsort(sort)[y]
+            Z2 = Z2[:, sort]
         if model.input_type == "probabilities":
             P0 = Z2 / Z2.sum(axis=1, keepdims=True)
         else:
@@ -560,9 +645,10 @@ def _cmd_report(args):
         rows.append(("uncalibrated", P0))
         rows.append((model.__class__.__name__, P1))
     else:
-        y, classes = _fit_labels(table)
-        y = _encode(np.asarray(y), classes, table.path)
-        rows.append(("uncalibrated", softmax(np.asarray(table.logits, dtype=np.float64), axis=1)))
+        y, _ = _fit_labels(table, "report")
+        Z, _ = scores_as_logits(np.asarray(table.logits, dtype=np.float64),
+                                args.input_type, table.path, "report")
+        rows.append(("uncalibrated", softmax(Z, axis=1)))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -73,10 +73,14 @@ class BaseCalibrator(
 
     Notes
     -----
-    Column ``j`` of ``X`` belongs to ``classes_[j]``. For a pandas DataFrame
-    whose column names are the labels of ``y`` (compared as text), the columns
-    are matched to the labels by name: ``classes_`` follows the column order.
-    ``transform`` returns the
+    ``classes_`` is sorted (``np.unique(y)``, as for scikit-learn's
+    classifiers, whose scorers rely on it) and every output has its columns
+    in ``classes_`` order. By default column ``j`` of ``X`` belongs to
+    ``classes_[j]``. For a pandas DataFrame whose column names are the labels
+    of ``y`` (compared as text), the columns are matched to the labels by
+    name, and ``classes=`` names the columns of an array in their order; in
+    both cases the input columns are reordered into ``classes_`` order before
+    the fit and at predict time. ``transform`` returns the
     calibrated log-probabilities, i.e. calibrated logits normalised so that
     ``exp`` of each row sums to one; they can be fed to another calibrator or
     to any estimator expecting logits. ``score`` is the mean log-likelihood of
@@ -119,15 +123,71 @@ class BaseCalibrator(
 
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
+        """Validated logits of ``X``; after ``fit``, their columns in ``classes_`` order."""
+        Z = self._check_input(X, reset=reset)
+        return Z if reset else self._sort_columns(Z)
+
+    def _sort_columns(self, Z):
+        """The columns of validated ``Z`` in ``classes_`` (sorted) order.
+
+        Column ``j`` of the input belongs to the ``j``-th class named by the
+        column names or by ``classes`` (see :meth:`_encode_y`); ``classes_`` is
+        sorted, and ``_column_order_`` (None when the two orders agree) gives
+        the input column of each class. Extra columns after the class logits
+        (``LocalTemperatureScaler``'s features) keep their place.
+        """
+        order = getattr(self, "_column_order_", None)
+        if order is None:
+            return Z
+        K = len(order)
+        idx = order if Z.shape[1] == K else np.r_[order, np.arange(K, Z.shape[1])]
+        if is_torch_tensor(Z):
+            import torch
+
+            return Z.index_select(1, torch.as_tensor(idx, device=Z.device))
+        return Z[:, idx]
+
+    def _sort_classes(self):
+        """Sort ``classes_`` as ``np.unique`` does; record the input column of each class.
+
+        Returns
+        -------
+        rank : ndarray of shape (n_classes,) or None
+            The position in the sorted ``classes_`` of each class in input
+            column order (None when they already agree): it re-encodes labels
+            encoded as input columns.
+        """
+        classes = np.asarray(self.classes_)
+        order = np.argsort(classes, kind="stable")
+        if (order == np.arange(len(order))).all():
+            self._column_order_ = None
+            return None
+        self.classes_ = classes[order]
+        self._column_order_ = order
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        return rank
+
+    def _classes_in_input_order(self):
+        """``classes_`` in the order of the input columns (the ``classes`` to refit with)."""
+        order = getattr(self, "_column_order_", None)
+        if order is None:
+            return self.classes_
+        out = np.empty_like(self.classes_)
+        out[order] = self.classes_
+        return out
+
+    def _check_input(self, X, *, reset):
         # Column names of a DataFrame are the classes' names: record them in
         # fit (feature_names_in_) and reject reordered or renamed columns
         # later, as scikit-learn does (only the name check runs here).
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
         # input that looks like probabilities is reported once, in fit
-        input_type = self.input_type
-        if not reset and input_type == "logits":
-            input_type = "logits"  # the literal, not the default marker
-        Z, n_cols = check_scores(X, input_type=input_type)
+        Z, n_cols = check_scores(
+            X,
+            input_type=self.input_type,
+            warn_probabilities=reset,
+        )
         if reset:
             self.n_features_in_ = n_cols
         else:
@@ -217,7 +277,8 @@ class BaseCalibrator(
             check_classification_targets(uniq)
         classes, _, missing = resolve_classes(uniq, Z.shape[1], self.classes)
         self._set_classes(classes, missing)
-        return xp.encode_labels(y, classes, Z)
+        self._sort_classes()
+        return xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
 
     def _prepare(self, Z):
         """Move validated logits to the compute backend; return (Z, xp)."""
@@ -271,10 +332,17 @@ class BaseCalibrator(
             # labels, weights and every pass stay on the cluster (lazy, blockwise)
             xp = get_backend(Z, self.backend)
             y_enc = self._encode_y_dask(y, Z, xp)
+            Z = self._sort_columns(Z)
             sw = xp.check_sample_weight(sample_weight, Z, relative=True)
             self._fit(Z, y_enc, sw, xp)
             return self
         y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
+        # classes_ sorted as scikit-learn's (its scorers rely on it): the
+        # columns follow, matched to the classes by name or by ``classes``
+        rank = self._sort_classes()
+        if rank is not None:
+            y_enc = rank[y_enc]
+            Z = self._sort_columns(Z)
         # Only the ratios of the weights matter (one policy, :ref:`sample-weights`:
         # a prior counts rows, skcal.utils._weights.weight_unit): scaled to max 1,
         # they cannot underflow or overflow in the kernels.
@@ -439,7 +507,7 @@ class BaseCalibrator(
                     f"{y.shape[0]}."
                 )
             LP = self._predict_dask(Z, "_predict_log_proba")
-            y_enc = xp.encode_labels(y, self.classes_, Z)
+            y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
             sw = xp.check_sample_weight(sample_weight, Z)
             return xp.mean_log_likelihood(LP, y_enc, sw)
         Z, xp = self._prepare(Z)
@@ -533,16 +601,27 @@ class BaseCalibrator(
         """
         check_is_fitted(self)
         spec = self._torch_spec()
-        from .torch._modules import build_module
+        from .torch._modules import InputColumnOrder, build_module
 
-        return build_module(
+        order = getattr(self, "_column_order_", None)
+        module = build_module(
             spec,
             n_classes=len(self.classes_),
             input_type=self.input_type,
-            n_features_in=self.n_features_in_,
+            # one binary score in another class order: two columns after reordering
+            n_features_in=2 if order is not None and self.n_features_in_ == 1
+            else self.n_features_in_,
             dtype=dtype,
             device=device,
         )
+        if order is None:
+            return module
+        import torch
+
+        first = InputColumnOrder(
+            order, n_features_in=self.n_features_in_, input_type=self.input_type
+        ).to(device=device)
+        return torch.nn.Sequential(first, module).eval()
 
     # ---------------------------------------------------------------- helpers
     def get_feature_names_out(self, input_features=None):

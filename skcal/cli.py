@@ -31,14 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .exceptions import _UserError
+
 __all__ = ["main"]
 
 #: Data set used by ``--fast`` when none is given.
 FAST_DATASET = "cifar10_resnet20_chenyaofo"
-
-
-class _UserError(Exception):
-    """An error in the user's input: reported in one line, exit code 2."""
 
 
 def _resamples(text):
@@ -96,15 +94,43 @@ def _columns(text, allow_empty=False):
     return names
 
 
-def _parser():
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose ``epilog`` may be a function, called only when
+    the help is printed: listing the methods imports every calibrator (and
+    scikit-learn), which ``skcal --version`` and ``skcal --help`` must not pay.
+    """
+
+    def format_help(self):
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
+def _benchmark_epilog():
     from .benchmark._benchmark import available_methods
+
+    return (
+        "File formats for --data: .npz with keys logits_val, y_val, "
+        "logits_test, y_test (or logits, y: split 50/50 with --seed); "
+        "NAME_logits.npy with NAME_labels.npy beside it (split with "
+        "--seed); .csv with a header, a 'label' column, an optional "
+        "'split' column (val/test) and one column per class logit; labels "
+        "are class indices 0..K-1 or text labels, matched to the logit "
+        "columns by header name (else in sorted order, with a warning); a "
+        "column that no label selects is an error (skip it with "
+        "--ignore-columns); .parquet with the same columns as .csv. "
+        f"Methods: {', '.join(available_methods())}."
+    )
+
+
+def _parser():
+    from . import __version__
+    from ._cli_calibrate import _input_type_arg, add_subcommands
     from .datasets import list_datasets
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="skcal", description="Post-hoc probability calibration tools."
     )
-    from . import __version__
-
     parser.add_argument(
         "--version", action="version", version=f"skcal {__version__}"
     )
@@ -119,17 +145,7 @@ def _parser():
             "accuracy, fit and predict time on the test split. Without --data "
             "or --dataset, runs on every bundled data set."
         ),
-        epilog=(
-            "File formats for --data: .npz with keys logits_val, y_val, "
-            "logits_test, y_test (or logits, y: split 50/50 with --seed); "
-            "NAME_logits.npy with NAME_labels.npy beside it (split with "
-            "--seed); .csv with a header, a 'label' column, an optional "
-            "'split' column (val/test) and one column per class logit; labels "
-            "are class indices 0..K-1 or text labels, matched to the logit "
-            "columns by header name (else by position / in sorted order); "
-            ".parquet with the same columns as .csv. "
-            f"Methods: {', '.join(available_methods())}."
-        ),
+        epilog=_benchmark_epilog,
     )
     b.add_argument(
         "--data", action="append", metavar="FILE", default=[],
@@ -149,6 +165,10 @@ def _parser():
         help="CSV/Parquet: columns to skip (a row index, ids, metadata); '' names an "
         "unnamed column, as pandas writes its index",
     )
+    _input_type_arg(
+        b, "applies to every --data and --shift-data file (default: logits, with a "
+        "warning for a file whose scores look like probabilities)"
+    )
     b.add_argument(
         "--dataset", action="append", metavar="NAME", default=[],
         choices=list_datasets(),
@@ -165,8 +185,10 @@ def _parser():
     )
     b.add_argument(
         "--output", metavar="DIR",
-        help="write benchmark.md, benchmark.csv and one reliability_<data>.png "
-        "per data set to DIR (created if needed)",
+        help="write benchmark.md, benchmark.csv, benchmark_summary.csv, per data "
+        "set reliability_<data>.png (uncalibrated, the recommended method and those "
+        "within noise of it) and nll_change_<data>.png, and win_rates.png across "
+        "data sets, to DIR (created if needed)",
     )
     b.add_argument(
         "--seed", type=_seed, default=0,
@@ -178,15 +200,16 @@ def _parser():
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
     b.add_argument(
-        "--repeats", type=_repeats, default=3, metavar="N",
+        "--repeats", type=_repeats, default=None, metavar="N",
         help="timed runs per method after one untimed warm-up; the table shows "
-        "the median (default: 3)",
+        "the median (default: 1; 3 with --full)",
     )
     b.add_argument(
-        "--resamples", type=_resamples, default=1000, metavar="N",
+        "--resamples", type=_resamples, default=None, metavar="N",
         help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
-        "accuracy and for the paired comparison with the best method, whose "
-        "ties are marked '*' (default: 1000; 0: no intervals)",
+        "accuracy and for the paired comparisons with the best method, whose "
+        "ties are marked '*', and with the uncalibrated model (default: 200; "
+        "1000 with --full; 0: no intervals)",
     )
     b.add_argument(
         "--shift-data", metavar="FILE",
@@ -207,12 +230,21 @@ def _parser():
         help="number of label-shift draws averaged per data set (default: 5)",
     )
     b.add_argument(
+        "--full", action="store_true",
+        help="the full sweep: every method and every installed peer, 1000 "
+        "bootstrap resamples, 3 timed runs per method (minutes); the default "
+        "runs the methods of DEFAULT_METHODS with 200 resamples and 1 timed run",
+    )
+    b.add_argument(
+        "--wide", action="store_true",
+        help="print every column (library, classwise ECE, predict time, every "
+        "interval); the default table fits 120 columns",
+    )
+    b.add_argument(
         "--quiet", action="store_true",
         help="no progress bars (neither skcal's nor the peer libraries'); the "
         "default when stderr is not a terminal",
     )
-    from ._cli_calibrate import add_subcommands
-
     add_subcommands(sub)
     return parser
 
@@ -242,19 +274,18 @@ def _alpha(text):
 def _load(args):
     import numpy as np
 
-    from .datasets import list_datasets, load_logits, load_logits_file
+    from .datasets import list_datasets, load_logits
 
     datasets = []
     for path in args.data:
-        try:
-            datasets.append(load_logits_file(
-                path, random_state=args.seed,
-                label_column=args.label_column,
-                logit_columns=_columns(args.logit_columns),
-                ignore_columns=_columns(args.ignore_columns, allow_empty=True),
-            ))
-        except (OSError, ValueError) as exc:
-            raise _UserError(str(exc)) from None
+        datasets.append(_load_file(
+            path, random_state=args.seed,
+            label_column=args.label_column,
+            logit_columns=_columns(args.logit_columns),
+            ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+        ))
+    for d in datasets:
+        _read_scores(d, args.input_type, path=d.info.get("source", d.name))
     names = list(args.dataset)
     if not names and not args.data:
         names = [FAST_DATASET] if args.fast else list_datasets()
@@ -277,6 +308,35 @@ def _load(args):
     return datasets
 
 
+def _load_file(path, **kwargs):
+    """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line each."""
+    import warnings
+
+    from .datasets import load_logits_file
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            d = load_logits_file(path, **kwargs)
+        except (OSError, ValueError) as exc:
+            raise _UserError(str(exc)) from None
+    for w in caught:
+        print(f"skcal benchmark: warning: {w.message}", file=sys.stderr)
+    return d
+
+
+def _read_scores(d, input_type, path):
+    """Replace a loaded file's scores by logits, in place (see ``--input-type``)."""
+    from ._cli_calibrate import scores_as_logits
+
+    warned = False
+    for split in ("val", "test"):  # one warning per file
+        key = f"logits_{split}"
+        d[key], flagged = scores_as_logits(d[key], input_type, path, "benchmark",
+                                           warn=not warned)
+        warned = warned or flagged
+
+
 def _file_name(name):
     """A data set name made safe for a file name."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("_")
@@ -285,7 +345,6 @@ def _file_name(name):
 def _shifted(args, datasets):
     """Shifted copies of the data sets asked for by --shift-data / --label-shift."""
     from .benchmark._shift import with_label_shift, with_shift_data
-    from .datasets import load_logits_file
 
     out = []
     if args.shift_data:
@@ -294,8 +353,9 @@ def _shifted(args, datasets):
                 f"--shift-data needs exactly one data set to fit on (--data or "
                 f"--dataset), got {len(datasets)}"
             )
+        sd = _load_file(args.shift_data, random_state=args.seed)
+        _read_scores(sd, args.input_type, path=args.shift_data)
         try:
-            sd = load_logits_file(args.shift_data, random_state=args.seed)
             out.append(with_shift_data(datasets[0], sd))
         except (OSError, ValueError) as exc:
             raise _UserError(str(exc)) from None
@@ -346,7 +406,13 @@ def _benchmark(args):
     from .benchmark import _benchmark as bm
 
     peers = not (args.no_peers or args.fast)
+    if args.resamples is None:
+        args.resamples = 1000 if args.full else 200
+    if args.repeats is None:
+        args.repeats = 3 if args.full else 1
     methods = None
+    if args.methods is None and not args.full:
+        methods = bm.default_methods(peers=peers)
     if args.methods is not None:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
         known = bm.available_methods(peers=True)
@@ -394,16 +460,33 @@ def _benchmark(args):
             )
     shifted = _shifted(args, datasets)
     show_bar = not args.quiet and sys.stderr.isatty()
+
+    def log(line):
+        if not args.quiet:
+            print(f"skcal benchmark: {line}", file=sys.stderr, flush=True)
+
     with _peer_bars_silenced(not show_bar):
         rows = bm.run_benchmark(
             datasets + shifted, methods, peers=peers, random_state=args.seed,
             progress=show_bar, keep_proba=out_dir is not None,
             n_resamples=args.resamples, n_repeats=args.repeats,
+            recommend=True, log=log,
         )
+    from .benchmark import _decide
+
     by_name = {d.name: d for d in datasets + shifted}
     base_names = {d.name for d in datasets}
+    recs = {r["dataset"]: r["recommendation"] for r in rows if "recommendation" in r}
+    base_rows = [r for r in rows if r["dataset"] in base_names]
+    summary = _decide.summarize(base_rows, n_resamples=max(args.resamples, 200),
+                                random_state=args.seed)
     # the shifted copies are summarised below (all rows go to the CSV/Markdown)
-    print(bm.format_table([r for r in rows if r["dataset"] in base_names], "text", by_name))
+    print(bm.format_table(base_rows, "text", by_name, wide=args.wide,
+                          recommendations=recs))
+    if len(base_names) > 1:
+        print(f"Across the {len(base_names)} data sets (proper scores first)\n")
+        print(_decide.format_summary(summary))
+        print()
     if shifted:
         from .benchmark._shift import format_shift_table
 
@@ -429,26 +512,38 @@ def _benchmark(args):
             "the test split. ECE: 15 equal-width bins. "
             + bm.timing_note(args.repeats)
             + f"{intervals} Seed: {args.seed}.\n\n"
-            + bm.format_table(rows, "markdown", by_name)
+            + bm.format_table(rows, "markdown", by_name, wide=True, recommendations=recs)
         )
+        if len(base_names) > 1:
+            md += "\n## Across data sets\n\n" + _decide.format_summary(summary, "markdown") + "\n"
         if shifted:
             from .benchmark._shift import format_shift_table
 
             md += "\n## Under shift\n\n" + format_shift_table(rows, shifted, "markdown")
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")
         bm.write_csv(rows, out_dir / "benchmark.csv")
-        written = ["benchmark.md", "benchmark.csv"]
-        # one diagram per set, and for the first shifted copy of each kind
+        _decide.write_summary_csv(summary, out_dir / "benchmark_summary.csv")
+        written = ["benchmark.md", "benchmark.csv", "benchmark_summary.csv"]
+        # per set: the recommended method and those within noise of it, the
+        # NLL change of every method; across sets: the win rates
         first = [s for s in shifted if s.shift.get("draw", 0) == 0]
         for d in datasets + first:
             if not has_matplotlib:
                 break
+            mine = [r for r in rows if r["dataset"] == d.name]
             png = f"reliability_{_file_name(d.name)}.png"
-            bm.plot_reliability(
-                [r for r in rows if r["dataset"] == d.name], d.y_test,
-                out_dir / png, title=f"{d.name}: test split",
-            )
+            _decide.plot_recommended_reliability(
+                mine, d.y_test, out_dir / png, title=f"{d.name}: test split")
             written.append(png)
+            if any(np.isfinite(r.get("nll_change_low", np.nan)) for r in mine):
+                png = f"nll_change_{_file_name(d.name)}.png"
+                _decide.plot_nll_change(mine, out_dir / png,
+                                        title=f"{d.name}: test NLL change vs uncalibrated")
+                written.append(png)
+        if has_matplotlib and len(base_names) > 1:
+            _decide.plot_win_rates(summary, out_dir / "win_rates.png",
+                                   title=f"Win rates across {len(base_names)} data sets")
+            written.append("win_rates.png")
         print(f"wrote {', '.join(written)} to {out_dir}{os.sep}")
         if not has_matplotlib:
             print(

@@ -39,3 +39,11 @@ class InconsistentVersionWarning(UserWarning):
             f"{self.current_skcal_version}. This might lead to breaking code or "
             "invalid results. Use at your own risk."
         )
+
+
+class _UserError(Exception):
+    """An error in the user's input to the ``skcal`` console script.
+
+    Raised by :mod:`skcal.cli` and :mod:`skcal._cli_calibrate`; reported as
+    one line on stderr with exit code 2, never as a traceback.
+    """

@@ -42,8 +42,9 @@ def trusted_types():
         ``ClassifierLogits``, ``CalibratedClassifier``) and the private
         ``_CalibratedPair`` that ``CalibratedClassifier`` stores, e.g.
         ``"skcal._temperature.TemperatureScaler"``. NumPy arrays, Python
-        builtins and scikit-learn's estimators are trusted by ``skops`` by
-        default; nothing else is trusted.
+        builtins and scikit-learn's public estimators are trusted by
+        ``skops`` by default; :func:`load` also trusts the other
+        scikit-learn classes a file holds (see there).
     """
     import skcal
     from sklearn.base import BaseEstimator
@@ -88,18 +89,52 @@ def dump(estimator, file):
     _skops().dump(estimator, file)
 
 
+def _sklearn_classes(names):
+    """The names among ``names`` that are classes defined by scikit-learn.
+
+    skops trusts scikit-learn's public estimators but not the classes they
+    store (``TreePredictor`` of ``HistGradientBoostingClassifier``, ``Tree``
+    of the forests, ``KDTree`` and the distance metrics of the neighbours
+    models). A name is kept if its module is ``sklearn`` or below and it
+    names a class there; functions (which an estimator such as
+    ``FunctionTransformer`` could call) and every other type are not.
+    """
+    import importlib
+    import inspect
+
+    kept = []
+    for name in names:
+        module, _, attr = name.rpartition(".")
+        if module.split(".")[0] != "sklearn":
+            continue
+        try:
+            obj = getattr(importlib.import_module(module), attr, None)
+        except ImportError:
+            continue
+        if inspect.isclass(obj):
+            kept.append(name)
+    return kept
+
+
 def load(file, *, trusted=None):
-    """Read an estimator written by :func:`dump`, trusting only skcal's types.
+    """Read an estimator written by :func:`dump`, trusting skcal's and scikit-learn's classes.
+
+    The trusted types are :func:`trusted_types` (skcal's), skops' defaults
+    (NumPy, Python builtins, scikit-learn's public estimators), every class
+    defined by scikit-learn that ``skops.io.get_untrusted_types`` reports for
+    this file (the internal classes of fitted scikit-learn estimators, e.g.
+    ``TreePredictor`` of a ``HistGradientBoostingClassifier``), and
+    ``trusted``. Functions and types of other packages are trusted only
+    through ``trusted``.
 
     Parameters
     ----------
-    file : str or path-like
-        A ``.skops`` file.
+    file : str or path-like or file object
+        A ``.skops`` file (a file object is read to its end).
     trusted : list of str, default=None
-        Extra type names to trust besides :func:`trusted_types` (e.g. the
-        classifier wrapped by a ``CalibratedClassifier`` when it is not a
-        scikit-learn estimator). Check them with
-        ``skops.io.get_untrusted_types(file=...)`` first.
+        Extra type names to trust (e.g. the classifier wrapped by a
+        ``CalibratedClassifier`` when it is not a scikit-learn estimator).
+        Check them with ``skops.io.get_untrusted_types(file=...)`` first.
 
     Returns
     -------
@@ -108,7 +143,16 @@ def load(file, *, trusted=None):
     Raises
     ------
     skops.io.exceptions.UntrustedTypesFoundException
-        If the file holds a type that is neither skcal's, skops' default
-        trusted types, nor in ``trusted``.
+        If the file holds a type that is none of the above.
     """
-    return _skops().load(file, trusted=trusted_types() + list(trusted or []))
+    sio = _skops()
+    if hasattr(file, "read"):
+        data = file.read()
+        found = sio.get_untrusted_types(data=data)
+    else:
+        data = None
+        found = sio.get_untrusted_types(file=file)
+    allowed = trusted_types() + _sklearn_classes(found) + list(trusted or [])
+    if data is not None:
+        return sio.loads(data, trusted=allowed)
+    return sio.load(file, trusted=allowed)

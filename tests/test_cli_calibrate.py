@@ -199,10 +199,12 @@ BAD_FIT = [
     (["--data", "{d}/ragged.csv"], "Expected 3 columns"),
     (["--data", "{d}/one_class.csv"], "one class only"),
     (["--data", "{d}/bad_label.csv"], "class indices 0..1"),
-    (["--data", "{d}/with_id.csv"], "column 'id'"),
+    (["--data", "{d}/with_id.csv"], "column(s) 'id' look like a row index"),
     (["--data", "{d}/with_id.csv", "--logit-columns", "ant,bee,cat"], "column 'id' is neither"),
-    (["--data", "{d}/good.csv", "--logit-columns", "ant,zzz"], "no logit column"),
-    (["--data", "{d}/good.csv", "--label-column", "lbl"], "no label column 'lbl'"),
+    (["--data", "{d}/good.csv", "--logit-columns", "ant,zzz"],
+     "--logit-columns entry 'zzz' is not a column"),
+    (["--data", "{d}/good.csv", "--label-column", "lbl"],
+     "--label-column 'lbl' is not a column"),
     (["--data", "{d}/good.csv", "--method", "nope"], "unknown method 'nope'"),
     (["--data", "{d}/good.csv", "--param", "max_iter=-1"], "max_iter"),
     (["--data", "{d}/good.csv", "--param", "foo=1"], "Invalid parameter 'foo'"),
@@ -235,7 +237,7 @@ BAD_APPLY = [
     (["{d}/m.skops", "--data", "{d}/good.csv", "--output", "{d}/no/o.csv"], "does not exist"),
     (["{d}/m.skops", "--data", "{d}/missing.csv", "--output", "{d}/o.csv"], "no such file"),
     (["{d}/m.skops", "--data", "{d}/new_id.csv", "--output", "{d}/o.csv"],
-     "column 'id' is neither"),
+     "column(s) 'id' look like a row index"),
 ]
 
 
@@ -393,21 +395,27 @@ def test_classes_param_in_another_order_than_named_columns_is_refused(tmp_path, 
                  "--output", str(tmp_path / "m.skops")]) == 0
 
 
-def test_integer_labels_with_permuted_class_number_headers_are_refused(tmp_path, logits,
-                                                                       capsys):
-    # found by a fresh-user run: headers '1','0','2' were taken by position
+def test_integer_labels_with_permuted_class_number_headers_match_by_name(tmp_path, logits,
+                                                                          capsys):
+    # headers '1','0','2' were taken by position on an older main, then refused;
+    # the one reader's rule (as the loader's): the column headed k is class k
     import pyarrow.csv as pacsv
+
+    from skcal.io import load
 
     Z, y = logits
     path = tmp_path / "num.csv"
     pacsv.write_csv(pa.table({"1": Z[:, 1], "0": Z[:, 0], "2": Z[:, 2], "label": y}), path)
     assert main(["fit", "--data", str(path), "--method", "temperature",
-                 "--output", str(tmp_path / "m.skops")]) == 2
-    assert "class numbers in another order" in _err(capsys)
-    ok = tmp_path / "ok.csv"
-    pacsv.write_csv(pa.table({"0": Z[:, 0], "1": Z[:, 1], "2": Z[:, 2], "label": y}), ok)
-    assert main(["fit", "--data", str(ok), "--method", "temperature",
                  "--output", str(tmp_path / "m.skops")]) == 0
+    ts = load(tmp_path / "m.skops")
+    assert ts.temperature_ == pytest.approx(_t_reference(Z, y), rel=1e-5)
+    assert list(ts.feature_names_in_) == ["0", "1", "2"]
+    out = tmp_path / "p.npz"
+    assert main(["apply", str(tmp_path / "m.skops"), "--data", str(path),
+                 "--output", str(out)]) == 0
+    np.testing.assert_allclose(np.load(out)["proba"], softmax(Z / ts.temperature_, axis=1),
+                               rtol=1e-6, atol=1e-12)
 
 
 def test_unknown_label_message_has_no_numpy_repr(tmp_path, logits, capsys):
@@ -427,3 +435,121 @@ def test_unknown_label_message_has_no_numpy_repr(tmp_path, logits, capsys):
                  "--output", str(tmp_path / "r"), "--n-bootstrap", "0"]) == 2
     err = _err(capsys)
     assert "'fox'" in err and "np.str_" not in err
+
+
+def test_report_and_fit_input_type_probabilities(tmp_path, logits, capsys):
+    # main: report read probabilities as logits without a word (no --input-type)
+    import skops.io as sio
+
+    from skcal.io import load
+
+    Z, y = logits
+    P = softmax(Z, axis=1)
+    cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
+    _write(cal, P[:600], y[:600])
+    _write(test, P[600:], y[600:])
+    capsys.readouterr()
+    assert main(["report", "--data", str(test), "--output", str(tmp_path / "r0"),
+                 "--n-bootstrap", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "skcal report: warning:" in err and "--input-type probabilities" in err
+    assert main(["report", "--data", str(test), "--output", str(tmp_path / "r1"),
+                 "--n-bootstrap", "0", "--input-type", "probabilities"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    m = json.loads((tmp_path / "r1" / "metrics.json").read_text())
+    Pt, yt = P[600:], y[600:]
+    assert m["uncalibrated"]["nll"]["value"] == pytest.approx(
+        -np.log(Pt[np.arange(len(yt)), yt]).mean(), rel=1e-9)
+    # fit --input-type is the calibrator's input_type; T fitted on log P
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature", "--input-type",
+                 "probabilities", "--output", str(model)]) == 0
+    ts = load(model)
+    assert ts.input_type == "probabilities"
+    assert ts.temperature_ == pytest.approx(_t_reference(np.log(P[:600]), y[:600]), rel=1e-5)
+    assert sio.get_untrusted_types(file=model)  # a real skops file
+    # with --model, --input-type must agree with the model's
+    assert main(["report", "--data", str(test), "--model", str(model), "--output",
+                 str(tmp_path / "r2"), "--input-type", "logits"]) == 2
+    assert "fitted with input_type='probabilities'" in _err(capsys)
+
+
+def test_npz_model_on_named_columns_in_another_order_is_refused(tmp_path, logits, capsys):
+    # main: applied by position without a word
+    Z, y = logits
+    cal = tmp_path / "cal.npz"
+    np.savez(cal, logits=Z[:600], y=y[:600])
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    new = tmp_path / "new.csv"
+    _write(new, Z[600:, [2, 0, 1]], None)  # columns ant, bee, cat hold classes 2, 0, 1
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(new), "--output",
+                 str(tmp_path / "o.npz")]) == 2
+    err = _err(capsys)
+    assert "fitted without column names" in err and "--logit-columns" in err
+    # explicit: the listed columns in class order, by position
+    assert main(["apply", str(model), "--data", str(new), "--logit-columns", "bee,cat,ant",
+                 "--output", str(tmp_path / "o.npz")]) == 0
+    T = _t_reference(Z[:600], y[:600])
+    np.testing.assert_allclose(np.load(tmp_path / "o.npz")["proba"],
+                               softmax(Z[600:] / T, axis=1), rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_extra_numeric_column_is_named_and_can_be_ignored(tmp_path, logits, fmt, capsys):
+    # main: 'margin' was read as a 4th class ("Classes [3] never occur")
+    Z, y = logits
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    path = tmp_path / f"cal.{fmt}"
+    t = pa.table({**{n: Z[:, k] for k, n in enumerate(NAMES)},
+                  "margin": np.abs(Z).max(axis=1), "label": y})  # margin after the logits
+    pacsv.write_csv(t, path) if fmt == "csv" else pq.write_table(t, path)
+    model = tmp_path / "m.skops"
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(model)]) == 2
+    err = _err(capsys)
+    assert "column 'margin' is the logit of no label" in err
+    assert "--ignore-columns margin" in err and "classes 0..3" in err
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--ignore-columns", "margin", "--output", str(model)]) == 0
+    from skcal.io import load
+
+    ts = load(model)
+    assert ts.temperature_ == pytest.approx(_t_reference(Z, y), rel=1e-5)
+    assert list(ts.feature_names_in_) == NAMES
+    # apply and report take --ignore-columns too
+    assert main(["apply", str(model), "--data", str(path), "--output",
+                 str(tmp_path / "o.npz")]) == 2
+    assert "margin" in _err(capsys)
+    assert main(["apply", str(model), "--data", str(path), "--ignore-columns", "margin",
+                 "--output", str(tmp_path / "o.npz")]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "o.npz")["proba"],
+                               softmax(Z / ts.temperature_, axis=1), rtol=1e-6, atol=1e-12)
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(path), "--ignore-columns", "margin", "--model",
+                 str(model), "--output", str(rep), "--n-bootstrap", "0"]) == 0
+    m = json.loads((rep / "metrics.json").read_text())
+    nll = -log_softmax(Z / ts.temperature_, axis=1)[np.arange(len(y)), y].mean()
+    assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(nll, rel=1e-6)
+
+
+def test_text_labels_naming_no_column_warn_with_the_mapping(tmp_path, logits, capsys):
+    # main: mapped in sorted order without a word
+    import pyarrow.csv as pacsv
+
+    Z, y = logits
+    path = tmp_path / "t.csv"
+    labels = np.array(["zebra", "yak", "xerus"])  # sorted: xerus, yak, zebra
+    pacsv.write_csv(pa.table({"s0": Z[:, 0], "s1": Z[:, 1], "s2": Z[:, 2],
+                              "label": labels[2 - y]}), path)
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+    err = capsys.readouterr().err
+    assert "skcal fit: warning:" in err
+    assert "xerus -> s0, yak -> s1, zebra -> s2" in err

@@ -17,10 +17,29 @@ def _calibrators():
     return [cls() for _, cls in all_calibrators()]
 
 
+#: Per-calibrator scikit-learn checks that cannot pass, with the reason (none hides
+#: a behaviour: each is a property the estimator does not promise, and why).
+_EXPECTED_FAILURES = {
+    "AutoCalibrator": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "its choice is cross-validated over folds of rows, and a repeated row "
+            "can fall into several folds where its weight cannot (scikit-learn "
+            "marks CalibratedClassifierCV so for the same reason); the refit of "
+            "the chosen calibrator follows the weights"
+        ),
+        "check_fit2d_1feature": (
+            "its 10 rows hold 3 of one class, too few for 5 stratified folds: "
+            "AutoCalibrator raises a ValueError that says so (tests/test_auto.py "
+            "tests that message), not one about the single feature"
+        ),
+    },
+}
+
+
 def _expected_failed_checks(estimator):
-    # only the checks that cannot apply to a calibrator (each re-run by skcal's
-    # own check on logit-shaped data); no other expected failure
-    return dict(SKLEARN_CHECKS_NOT_APPLICABLE)
+    # the checks that cannot apply to a calibrator (each re-run by skcal's own
+    # check on logit-shaped data), and the few listed above
+    return {**SKLEARN_CHECKS_NOT_APPLICABLE, **_EXPECTED_FAILURES.get(type(estimator).__name__, {})}
 
 
 @parametrize_with_checks(_calibrators(), expected_failed_checks=_expected_failed_checks)

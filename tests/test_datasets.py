@@ -261,7 +261,8 @@ def test_load_csv_text_labels_map_to_columns_in_sorted_order(tmp_path):
         "2,0,0, ant ,test\n"
         "0,0,2,cat,test\n"
     )
-    d = load_logits_file(f)
+    with pytest.warns(UserWarning, match=r"sorted order \(ant -> z0, bee -> z1, cat -> z2\)"):
+        d = load_logits_file(f)
     np.testing.assert_array_equal(d.y_val, [2, 0, 1])
     np.testing.assert_array_equal(d.y_test, [0, 2])
     assert d.y_val.dtype == np.int64 and d.n_classes == 3
@@ -279,7 +280,8 @@ def test_load_csv_text_labels_agree_with_calibrator_classes(tmp_path):
     f = tmp_path / "c.csv"
     f.write_text("a,b,c,label\n" + "".join(
         f"{r[0]},{r[1]},{r[2]},{n}\n" for r, n in zip(z, names)))
-    d = load_logits_file(f, random_state=0)
+    with pytest.warns(UserWarning, match="sorted order"):
+        d = load_logits_file(f, random_state=0)
     classes, _, _ = resolve_classes(names, 3)
     all_z = np.vstack([d.logits_val, d.logits_test])
     all_y = np.concatenate([d.y_val, d.y_test])
@@ -292,9 +294,10 @@ def test_load_csv_text_labels_agree_with_calibrator_classes(tmp_path):
     "text, match",
     [
         ("a,b\n1,2\n", "exactly one 'label'"),
-        ("a,b,label\n1,2,0\n1,2\n", "line 3 has 2 fields"),
+        # pyarrow's messages (the csv module's without pyarrow: line 3 / line 2)
+        ("a,b,label\n1,2,0\n1,2\n", "line 3 has 2 fields|Expected 3 columns, got 2"),
         ("a,b,label\n1,x,0\n", "non-numeric value 'x' in logit column 'b' "
-         r"\(line 2\)"),
+         r"\(line 2\)|column 'b': .*invalid value 'x'"),
         ("a,b,label\n1,2,0\n3,4,cat\n", "label column 'label' mixes numbers and "
          r"text, e.g. 'cat' \(line 3\)"),
         ("a,b,y\n1,2,x\n3,4,\n", r"empty value in label column 'y' \(line 3\)"),
@@ -364,3 +367,87 @@ def test_csv_with_byte_order_mark_and_duplicate_headers(tmp_path):
     g.write_text("label,a,a\n" + "\n".join(f"{i % 2},0.1,0.2" for i in range(10)) + "\n")
     with pytest.raises(ValueError, match=r"duplicate column name\(s\) \['a'\]"):
         load_logits_file(g)
+
+
+# ------------------------------------------------ the one reader (_tables.py)
+_SPLIT_CSV = (
+    "id_not_used,ant,bee,cat,label,split\n"
+    "a,2.0,0.5,-1.0,ant,val\n"
+    "b,0.1,1.5,0.2,bee,val\n"
+    "c,-0.3,0.0,2.5,cat,val\n"
+    "d,1.0,1.1,1.2,cat,test\n"
+    "e,3.0,0.0,0.0,ant,test\n"
+)
+
+
+@pytest.mark.parametrize("engine", ["pyarrow", "csv module"])
+def test_read_logit_table_split_roles_and_ignore_columns(tmp_path, monkeypatch, engine):
+    from skcal.datasets import _tables
+
+    if engine == "pyarrow":
+        pytest.importorskip("pyarrow")
+    else:
+        monkeypatch.setattr(_tables, "_has_pyarrow", lambda: False)
+    f = tmp_path / "s.csv"
+    f.write_text(_SPLIT_CSV)
+    with pytest.raises(ValueError, match="column 'id_not_used'.*invalid value 'a'|non-numeric value 'a'"):
+        _tables.read_logit_table(f)
+    kw = dict(ignore_columns=["id_not_used"])
+    fit = _tables.read_logit_table(f, role="fit", **kw)
+    rep = _tables.read_logit_table(f, role="report", **kw)
+    both = _tables.read_logit_table(f, role=None, **kw)
+    assert fit.columns == ["ant", "bee", "cat"] and fit.split is None
+    np.testing.assert_array_equal(fit.logits, [[2.0, 0.5, -1.0], [0.1, 1.5, 0.2],
+                                               [-0.3, 0.0, 2.5]])
+    np.testing.assert_array_equal(rep.y, ["cat", "ant"])
+    np.testing.assert_array_equal(both.split, ["val"] * 3 + ["test"] * 2)
+    y, classes = _tables.encode_labels(both)
+    np.testing.assert_array_equal(y, [0, 1, 2, 2, 0])
+    np.testing.assert_array_equal(classes, ["ant", "bee", "cat"])
+    d = load_logits_file(f, **kw)  # the loader reads through the same reader
+    np.testing.assert_array_equal(d.logits_test, rep.logits)
+    np.testing.assert_array_equal(d.y_val, [0, 1, 2])
+
+
+def test_csv_reader_engines_agree(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from skcal.datasets import _tables
+
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(30, 3))
+    f = tmp_path / "e.csv"
+    f.write_text("a,b,c,y\n" + "".join(
+        f"{r[0].item()!r},{r[1].item()!r},{r[2].item()!r},{i % 3}\n"
+        for i, r in enumerate(z)))
+    fast = _tables.read_logit_table(f)
+    monkeypatch.setattr(_tables, "_has_pyarrow", lambda: False)
+    slow = _tables.read_logit_table(f)
+    np.testing.assert_array_equal(fast.logits, z)
+    np.testing.assert_array_equal(slow.logits, z)
+    np.testing.assert_array_equal(fast.y, slow.y)
+    assert fast.y.dtype == slow.y.dtype == np.int64
+
+
+def test_every_format_reads_the_same_table(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from skcal.datasets._tables import read_logit_table
+
+    rng = np.random.default_rng(2)
+    z, y = rng.normal(size=(20, 3)), rng.integers(0, 3, 20)
+    y[:3] = [0, 1, 2]
+    np.savez(tmp_path / "t.npz", logits=z, y=y)
+    np.save(tmp_path / "t_logits.npy", z)
+    np.save(tmp_path / "t_labels.npy", y)
+    t = pa.table({"c0": z[:, 0], "c1": z[:, 1], "c2": z[:, 2], "label": y})
+    pq.write_table(t, tmp_path / "t.parquet")
+    import pyarrow.csv as pacsv
+
+    pacsv.write_csv(t, tmp_path / "t.csv")
+    for name in ("t.npz", "t_logits.npy", "t.csv", "t.parquet"):
+        table = read_logit_table(tmp_path / name)
+        np.testing.assert_allclose(table.logits, z, rtol=1e-15, err_msg=name)
+        np.testing.assert_array_equal(table.y, y, err_msg=name)
+    with pytest.raises(ValueError, match="--ignore-columns applies to .csv and .parquet"):
+        read_logit_table(tmp_path / "t.npz", ignore_columns=["x"])

@@ -25,6 +25,10 @@ def exportable_calibrators():
 EXPORTABLE = exportable_calibrators()
 IDS = [c.__name__ for c in EXPORTABLE]
 
+#: Isotonic maps (SmoothedCalibrator wraps IsotonicScaler by default): a
+#: one-ulp change of a score next to a jump moves the output by ~1e-5.
+_STEP_MAPS = ("IsotonicScaler", "CenteredIsotonicScaler", "SmoothedCalibrator")
+
 
 def _data(n_classes, shape, input_type="logits", n=600, seed=0):
     rng = np.random.default_rng(seed)
@@ -63,10 +67,12 @@ def test_to_onnx_matches_predict_proba(cls, n_classes, shape, input_type, opset)
         est = cls(input_type=input_type).fit(Z, y)
     P, LP = _run(to_onnx(est, opset=opset), Z.reshape(len(Z), -1))
     assert P.dtype == np.float32 and P.shape == (len(Z), n_classes)
-    if cls.__name__ == "IsotonicScaler" and input_type == "probabilities":
+    if cls.__name__ in _STEP_MAPS and input_type == "probabilities":
         # onnxruntime's and NumPy's float32 log(p) may differ by one ulp; a
-        # score that close to a jump of the step function moves by ~1e-5
-        np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=2e-5)
+        # score that close to a jump of the step function (or on a steep
+        # segment between two close CIR centres) moves by a few 1e-5
+        atol = 2e-5 if cls.__name__ == "IsotonicScaler" else 5e-5
+        np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=atol)
         return
     np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=1e-6)
     ref = est.predict_log_proba(Z)
@@ -151,7 +157,7 @@ def test_pipeline_converts_as_a_whole(registered, cls, n_classes, response_metho
     # float32 graph: the classifier's float32 rounding passes through the map
     onx32 = skl2onnx.to_onnx(pipe, X[:1], options={"zipmap": False})
     label32, P32 = _run(onx32, X)
-    tol = 1e-4 if cls.__name__ == "IsotonicScaler" else 1e-5  # steep steps magnify
+    tol = 1e-4 if cls.__name__ in _STEP_MAPS else 1e-5  # steep steps magnify
     np.testing.assert_allclose(P32, pipe.predict_proba(X), rtol=0, atol=tol)
 
 

@@ -28,6 +28,10 @@ def exportable_calibrators():
 EXPORTABLE = exportable_calibrators()
 IDS = [c.__name__ for c in EXPORTABLE]
 
+#: Isotonic maps (SmoothedCalibrator wraps IsotonicScaler by default): a
+#: one-ulp change of a score next to a jump moves the output by ~1e-5.
+_STEP_MAPS = ("IsotonicScaler", "CenteredIsotonicScaler", "SmoothedCalibrator")
+
 #: (n_classes, input shape): multiclass, binary 2-column, binary 1-D score.
 CASES = [(5, "2d"), (2, "2d"), (2, "1d")]
 
@@ -93,11 +97,13 @@ def test_to_torch_probabilities_input(cls, shape):
     n_classes = 4 if shape == "2d" else 2
     est, P = _fit(cls, n_classes, shape, input_type="probabilities")
     out = est.to_torch()(torch.from_numpy(P))
-    if cls.__name__ == "IsotonicScaler":
+    if cls.__name__ in _STEP_MAPS:
         # torch's and NumPy's float32 log of p may differ by one ulp; a score
-        # that close to a jump of the step function moves by up to ~1e-5
+        # that close to a jump of the step function (or on a steep segment
+        # between two close CIR centres) moves by up to a few 1e-5
         np.testing.assert_allclose(
-            out.exp().numpy(), est.predict_proba(P), rtol=0, atol=2e-5
+            out.exp().numpy(), est.predict_proba(P), rtol=0,
+            atol=2e-5 if cls.__name__ == "IsotonicScaler" else 5e-5,
         )
         return
     _check_close(out, est, P)

@@ -48,15 +48,15 @@ def _named_frame():
 
 @pytest.mark.parametrize("name", _NAMES)
 def test_columns_named_by_the_labels_are_matched_by_name(name):
-    """Columns in another order than the sorted labels still belong to their own class."""
+    """Columns in another order than the sorted labels still belong to their own class;
+    ``classes_`` is sorted (as scikit-learn's) and the output follows it."""
     df, ys, _ = _named_frame()
     shuffled = df[["dog", "emu", "cat"]]
     ref = getattr(skcal, name)().fit(df, ys)
     est = getattr(skcal, name)().fit(shuffled, ys)
-    assert list(est.classes_) == ["dog", "emu", "cat"]
-    # the same calibration, column for column
-    np.testing.assert_allclose(est.predict_proba(shuffled),
-                               ref.predict_proba(df)[:, [1, 2, 0]], atol=1e-7)
+    assert list(est.classes_) == ["cat", "dog", "emu"]
+    # the same calibration, column for column, in classes_ order
+    np.testing.assert_allclose(est.predict_proba(shuffled), ref.predict_proba(df), atol=1e-7)
     assert est.score(shuffled, ys) == pytest.approx(ref.score(df, ys), rel=1e-7)
 
 
@@ -64,7 +64,9 @@ def test_integer_named_columns_and_conflicting_classes():
     df, _, y = _named_frame()
     dfi = pd.DataFrame(df.values, columns=["0", "1", "2"])[["2", "0", "1"]]
     est = skcal.TemperatureScaler().fit(dfi, y)
-    assert est.classes_.tolist() == [2, 0, 1]
+    assert est.classes_.tolist() == [0, 1, 2]
+    ref = skcal.TemperatureScaler().fit(df.values, y)
+    np.testing.assert_allclose(est.predict_proba(dfi), ref.predict_proba(df.values), atol=1e-12)
     with pytest.raises(ValueError, match="same labels in another order"):
         skcal.TemperatureScaler(classes=[0, 1, 2]).fit(dfi, y)
 
@@ -99,3 +101,200 @@ def test_labels_that_name_columns_only_up_to_case_are_refused():
     plain = pd.DataFrame(df.values, columns=["s0", "s1", "s2"])
     est = skcal.TemperatureScaler().fit(plain, ys)
     assert est.classes_.tolist() == ["cat", "dog", "emu"]
+
+
+# ------------------------------------------- sorted classes_, for every estimator
+def _all_calibrators():
+    from skcal.utils.discovery import all_calibrators
+
+    return [pytest.param(cls, id=name) for name, cls in all_calibrators()]
+
+
+def _quiet_fit(est, *args, **kw):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(*args, **kw)
+
+
+def _text_frame(n=240, seed=0):
+    """Logits in sorted-label columns ``cat, dog, emu`` and their text labels."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    y[:3] = [0, 1, 2]
+    Z = 2.0 * rng.standard_normal((n, 3))
+    Z[np.arange(n), y] += 2.0
+    names = np.array(["cat", "dog", "emu"])
+    return pd.DataFrame(Z, columns=names.tolist()), names[y]
+
+
+_PERM = ["emu", "cat", "dog"]
+
+
+@pytest.mark.parametrize("cls", _all_calibrators())
+def test_every_calibrator_has_sorted_classes_for_any_column_order(cls):
+    """Named columns in any order: np.unique-sorted classes_, outputs in that order,
+    and scikit-learn's and skcal's scorers agree with score (issue 24, item 1)."""
+    from sklearn.metrics import get_scorer, roc_auc_score
+
+    from skcal.metrics import neg_brier_score_scorer, neg_expected_calibration_error_scorer
+
+    df, ys = _text_frame()
+    # reference: columns already in sorted order (no reordering anywhere)
+    ref = _quiet_fit(cls(), df, ys)
+    est = _quiet_fit(cls(), df[_PERM], ys)
+    assert est.classes_.tolist() == ref.classes_.tolist() == ["cat", "dog", "emu"]
+    P_ref = ref.predict_proba(df)
+    P = est.predict_proba(df[_PERM])
+    np.testing.assert_allclose(P, P_ref, atol=1e-6)
+    np.testing.assert_array_equal(est.predict(df[_PERM]), ref.predict(df))
+    np.testing.assert_allclose(
+        np.exp(est.transform(df[_PERM])), P_ref, atol=1e-6)
+    score = est.score(df[_PERM], ys)
+    # the log-likelihood of each row's own class, looked up by name in ref's output
+    own = P_ref[np.arange(len(ys)), np.searchsorted(["cat", "dog", "emu"], ys)]
+    assert score == pytest.approx(np.mean(np.log(own)), rel=1e-5)
+    assert get_scorer("neg_log_loss")(est, df[_PERM], ys) == pytest.approx(score, rel=1e-5)
+    assert get_scorer("roc_auc_ovr")(est, df[_PERM], ys) == pytest.approx(
+        roc_auc_score(ys, P_ref, multi_class="ovr"), rel=1e-6)
+    assert neg_brier_score_scorer(est, df[_PERM], ys) == pytest.approx(
+        neg_brier_score_scorer(ref, df, ys), rel=1e-5)
+    assert neg_expected_calibration_error_scorer(est, df[_PERM], ys) == pytest.approx(
+        neg_expected_calibration_error_scorer(ref, df, ys), rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("cls", _all_calibrators())
+def test_explicit_unsorted_classes_give_sorted_classes(cls):
+    """``classes`` names the columns of an array in any order; classes_ is sorted."""
+    df, ys = _text_frame(seed=1)
+    ref = _quiet_fit(cls(), df.to_numpy(), ys)
+    est = _quiet_fit(cls(classes=_PERM), df[_PERM].to_numpy(), ys)
+    assert est.classes_.tolist() == ["cat", "dog", "emu"]
+    np.testing.assert_allclose(
+        est.predict_proba(df[_PERM].to_numpy()), ref.predict_proba(df.to_numpy()), atol=1e-6)
+
+
+def test_agnews_named_columns_out_of_order_agree_with_the_scorers():
+    """The reproduction of issue 24, item 1 on the bundled AG News set."""
+    from sklearn.metrics import get_scorer, log_loss
+
+    from skcal import VectorScaler
+    from skcal.datasets import load_agnews_gpt2
+
+    d = load_agnews_gpt2()
+    names = np.array(["world", "sports", "business", "scitech"])  # AG News ids 0..3
+    cols = ["sports", "world", "scitech", "business"]
+    idx = [1, 0, 3, 2]
+    Xv = pd.DataFrame(d.logits_val[:, idx].astype(np.float64), columns=cols)
+    Xt = pd.DataFrame(d.logits_test[:, idx].astype(np.float64), columns=cols)
+    vs = VectorScaler().fit(Xv, names[d.y_val])
+    assert vs.classes_.tolist() == ["business", "scitech", "sports", "world"]
+    # independent reference: the same fit on integer labels and the source order
+    ref = VectorScaler().fit(d.logits_val.astype(np.float64), d.y_val)
+    P_ref = ref.predict_proba(d.logits_test.astype(np.float64))[:, [2, 3, 1, 0]]
+    np.testing.assert_allclose(vs.predict_proba(Xt), P_ref, atol=1e-6)
+    yt = names[d.y_test]
+    truth = -log_loss(yt, P_ref, labels=vs.classes_)
+    assert vs.score(Xt, yt) == pytest.approx(truth, rel=1e-6)
+    assert get_scorer("neg_log_loss")(vs, Xt, yt) == pytest.approx(truth, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["VectorScaler", "IsotonicScaler", "PlattScaler"])
+@pytest.mark.parametrize("one_score", [False, True])
+def test_exports_and_backends_reorder_columns_like_predict_proba(name, one_score):
+    """to_torch / to_onnx / torch / dask take the columns in the same order as predict_proba."""
+    torch = pytest.importorskip("torch")
+    da = pytest.importorskip("dask.array")
+    df, ys = _text_frame(seed=2)
+    if one_score:  # a binary score of 'dog' given as the log-odds of classes[1]
+        X = (df["dog"] - df["cat"]).to_numpy()
+        ys = np.where(ys == "emu", "cat", ys)
+        classes = ["emu", "dog"]  # not sorted: sorted, the score is that of classes_[0]
+        ys = np.where(ys == "cat", "emu", ys)
+        ref = _quiet_fit(getattr(skcal, name)(), -X, ys)
+    else:
+        X = df[_PERM].to_numpy()
+        classes = _PERM
+        ref = _quiet_fit(getattr(skcal, name)(), df.to_numpy(), ys)
+    est = _quiet_fit(getattr(skcal, name)(classes=classes), X, ys)
+    assert est.classes_.tolist() == sorted(classes)
+    P = est.predict_proba(X)
+    np.testing.assert_allclose(P, ref.predict_proba(-X if one_score else df.to_numpy()),
+                               atol=1e-9)
+    T = torch.as_tensor(X.copy())
+    np.testing.assert_allclose(est.predict_proba(T).numpy(), P, atol=1e-12)
+    np.testing.assert_allclose(
+        est.predict_proba(da.from_array(X, chunks=100)).compute(), P, atol=1e-12)
+    np.testing.assert_allclose(
+        est.to_torch(dtype=torch.float64)(T).exp().numpy(), P, atol=1e-9)
+    ort = pytest.importorskip("onnxruntime")
+    from skcal.onnx import to_onnx
+
+    sess = ort.InferenceSession(to_onnx(est).SerializeToString())
+    Xo = X.astype(np.float32).reshape(len(X), -1)
+    np.testing.assert_allclose(sess.run(["probabilities"], {"X": Xo})[0], P, atol=1e-5)
+
+
+@pytest.mark.parametrize("dask_fit", [False, True])
+def test_meta_estimators_have_sorted_classes_for_any_column_order(dask_fit):
+    from skcal.meta import CalibratedEnsemble, GroupedCalibrator
+
+    df, ys = _text_frame(n=600, seed=3)
+    groups = np.random.default_rng(3).integers(0, 2, len(ys))
+    ref = GroupedCalibrator(skcal.VectorScaler(), min_group_size=50).fit(
+        df, ys, groups=groups)
+    if dask_fit:  # the lockstep fit of every group on one dask array
+        da = pytest.importorskip("dask.array")
+        base = skcal.VectorScaler(classes=_PERM)
+        X = df[_PERM].to_numpy()
+        est = _quiet_fit(GroupedCalibrator(base, min_group_size=50),
+                         da.from_array(X, chunks=200), ys, groups=groups)
+    else:
+        X = df[_PERM]
+        est = _quiet_fit(GroupedCalibrator(skcal.VectorScaler(), min_group_size=50),
+                         X, ys, groups=groups)
+    assert est.classes_.tolist() == ["cat", "dog", "emu"]
+    np.testing.assert_allclose(est.predict_proba(X, groups=groups),
+                               ref.predict_proba(df, groups=groups), atol=1e-6)
+    ens = CalibratedEnsemble().fit([df[_PERM], df[_PERM]], ys)
+    ens_ref = CalibratedEnsemble().fit([df, df], ys)
+    assert ens.classes_.tolist() == ["cat", "dog", "emu"]
+    np.testing.assert_allclose(ens.predict_proba([df[_PERM], df[_PERM]]),
+                               ens_ref.predict_proba([df, df]), atol=1e-9)
+
+
+def test_cli_fit_apply_report_with_text_columns_out_of_sorted_order(tmp_path):
+    """skcal fit on a CSV whose columns are the text labels in unsorted order: apply
+    names its columns after the sorted classes_, report's uncalibrated and
+    calibrated rows are those of the source order (hand reference)."""
+    import json
+
+    from scipy.special import softmax
+    from sklearn.metrics import log_loss
+
+    from skcal.cli import main
+
+    pytest.importorskip("matplotlib")
+    df, ys = _text_frame(n=400, seed=4)
+    df[_PERM].assign(label=ys).to_csv(tmp_path / "val.csv", index=False)
+    dft, yt = _text_frame(n=300, seed=5)
+    dft[_PERM].assign(label=yt).to_csv(tmp_path / "test.csv", index=False)
+    model = str(tmp_path / "m.skops")
+    assert main(["fit", "--data", str(tmp_path / "val.csv"), "--method", "vector",
+                 "--output", model]) == 0
+    assert main(["apply", model, "--data", str(tmp_path / "test.csv"),
+                 "--output", str(tmp_path / "out.csv")]) == 0
+    ref = skcal.VectorScaler().fit(df.to_numpy(), ys)
+    P_ref = ref.predict_proba(dft.to_numpy())
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert out.columns.tolist()[:3] == ["cat", "dog", "emu"]
+    np.testing.assert_allclose(out[["cat", "dog", "emu"]].to_numpy(), P_ref, atol=1e-6)
+    assert main(["report", "--model", model, "--data", str(tmp_path / "test.csv"),
+                 "--output", str(tmp_path / "rep"), "--n-bootstrap", "0"]) == 0
+    res = json.loads((tmp_path / "rep" / "metrics.json").read_text())
+    labels = ["cat", "dog", "emu"]
+    uncal = log_loss(yt, softmax(dft.to_numpy(), axis=1), labels=labels)
+    assert res["uncalibrated"]["nll"]["value"] == pytest.approx(uncal, rel=1e-6)
+    assert res["VectorScaler"]["nll"]["value"] == pytest.approx(
+        log_loss(yt, P_ref, labels=labels), rel=1e-5)

@@ -1,6 +1,7 @@
 """Regression tests of the bugs reported in issue 16 (one test group per bug)."""
 
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -200,8 +201,8 @@ def test_temperature_constant_rows_warn_that_base_rate_is_out_of_reach():
 
 # ---------------------------------------------------------------- probabilities read as logits
 @pytest.mark.parametrize("name", ["TemperatureScaler", "VectorScaler", "PlattScaler",
-                                  "IsotonicScaler"])
-def test_probabilities_left_as_default_logits_warn(name):
+                                  "IsotonicScaler", "MatrixScaler", "HistogramCalibrator"])
+def test_probabilities_read_as_logits_warn(name):
     import skcal
     from skcal.utils.validation import ProbabilitiesAsLogitsWarning
 
@@ -209,17 +210,17 @@ def test_probabilities_left_as_default_logits_warn(name):
     y = rng.integers(0, 3, 90)
     P = rng.dirichlet([1, 1, 1], size=90)
     cls = getattr(skcal, name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.warns(ProbabilitiesAsLogitsWarning, match="input_type"):
-            cls().fit(P, y)
+    # the default and an explicit "logits" are the same value: both warn
+    for est in (cls(), cls(input_type="logits"), pickle.loads(pickle.dumps(cls()))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.warns(ProbabilitiesAsLogitsWarning, match="input_type"):
+                m = est.fit(P, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
-        cls(input_type="logits").fit(P, y)  # chosen explicitly: silent
         cls(input_type="probabilities").fit(P, y)
         cls().fit(P * 2.0, y)  # rows sum to 2: not probabilities
-        m = cls().set_params(input_type="logits").fit(P, y)
         m.predict_proba(P)  # predict does not repeat it
 
 
@@ -271,7 +272,10 @@ def test_csv_with_pandas_index_column_is_an_error_naming_it(tmp_path):
         load_logits_file(f)
     d = load_logits_file(f, ignore_columns=[""])
     assert d.n_classes == 3
-    d2 = load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label")
+    with pytest.raises(ValueError, match="column '' is neither the label column nor one of"):
+        load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label")
+    d2 = load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label",
+                          ignore_columns=[""])
     np.testing.assert_array_equal(d.logits_val, d2.logits_val)
     named = tmp_path / "named.csv"
     df.rename_axis("id").to_csv(named)

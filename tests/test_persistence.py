@@ -93,3 +93,45 @@ def test_trusted_types_are_skcal_only():
     assert all(n.startswith("skcal.") for n in names)
     assert any(n.endswith(".TemperatureScaler") for n in names)
     assert any(n.endswith("._CalibratedPair") for n in names)
+
+
+def _classifiers():
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+
+    return [
+        HistGradientBoostingClassifier(max_iter=5, random_state=0),  # TreePredictor
+        RandomForestClassifier(n_estimators=3, random_state=0),  # sklearn.tree._tree.Tree
+        KNeighborsClassifier(n_neighbors=5),  # KDTree, EuclideanDistance64
+    ]
+
+
+@pytest.mark.parametrize("clf", _classifiers(), ids=lambda c: type(c).__name__)
+def test_skops_loads_calibrated_sklearn_classifiers(clf, tmp_path):
+    # main: UntrustedTypesFoundException for the classes these models store
+    pytest.importorskip("skops")
+    from skcal.io import dump, load
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=300) > 0).astype(int)
+    model = skcal.CalibratedClassifier(clf).fit(X, y)
+    path = tmp_path / "model.skops"
+    dump(model, path)
+    loaded = load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    with open(path, "rb") as fh:  # a file object too
+        np.testing.assert_array_equal(load(fh).predict_proba(X[:5]), model.predict_proba(X[:5]))
+
+
+def test_skops_trusts_sklearn_classes_not_functions():
+    from skcal.io import _sklearn_classes
+
+    names = [
+        "sklearn.tree._tree.Tree",
+        "sklearn.datasets.fetch_openml",  # a function: never trusted implicitly
+        "numpy.testing.Tester",
+        "sklearnx.Evil",
+        "sklearn.no_such_module.Thing",
+    ]
+    assert _sklearn_classes(names) == ["sklearn.tree._tree.Tree"]

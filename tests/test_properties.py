@@ -18,7 +18,7 @@ import pytest
 from sklearn.base import clone
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, Phase, example, given, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, assume, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from skcal import metrics  # noqa: E402
@@ -44,7 +44,13 @@ def _make(cls):
 def _quiet(fn, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:
+            # a class with fewer rows than AutoCalibrator's folds: outside its
+            # domain (the error is tested in tests/test_auto.py), not a property
+            assume("rows of every class for its stratified folds" not in str(exc))
+            raise
 
 
 def _problem(seed, n, k, scale, imbalance=0.0):
@@ -76,11 +82,21 @@ def _promise(cls, attr):
     return bool(getattr(est, attr, False))
 
 
+#: Calibrators whose properties are those of the map they choose: a property
+#: that only some candidates have holds on some problems and not on others.
+_BY_CHOICE = {
+    "AutoCalibrator": "not promised: it holds when AutoCalibrator chooses a map that "
+    "has it (identity, temperature scaling), not for every candidate",
+}
+
+
 def _params(prop_attr, reason, also=None):
     out = []
     for name, cls in _CALIBRATORS:
         marks = []
-        if not _promise(cls, prop_attr):
+        if name in _BY_CHOICE and not _promise(cls, prop_attr):
+            marks = [pytest.mark.skip(reason=f"{name}: {_BY_CHOICE[name]}")]
+        elif not _promise(cls, prop_attr):
             marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {reason}")]
         elif also and name in also:
             marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {also[name]}")]
@@ -221,6 +237,35 @@ def test_transform_predict_proba_predict_score_agree(cls, prob):
     assert m.score(Z, y) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
+_NAMES = np.array(["ant", "bee", "cat", "dog"])
+
+
+@pytest.mark.parametrize("cls", _ALL)
+@settings(_SETTINGS, max_examples=4)
+@given(problems, st.integers(0, 2**16))
+def test_column_order_does_not_matter(cls, prob, perm_seed):
+    """Columns named in any order (``classes=``): the sorted classes_, the same
+    probabilities per class, and scikit-learn's scorer agrees with score."""
+    from sklearn.metrics import get_scorer
+
+    Z, y = _problem(*prob)
+    k = Z.shape[1]
+    perm = np.random.default_rng(perm_seed).permutation(k)
+    names = _NAMES[:k]
+    ref = _quiet(_make(cls).fit, Z, names[y])
+    est = _quiet(_make(cls).set_params(classes=names[perm]).fit, Z[:, perm], names[y])
+    assert est.classes_.tolist() == names.tolist()
+    P = est.predict_proba(Z[:, perm])
+    np.testing.assert_allclose(P, ref.predict_proba(Z), rtol=1e-9, atol=1e-12)
+    with np.errstate(divide="ignore"):
+        own = np.mean(np.log(P[np.arange(len(y)), y]))
+    score = est.score(Z[:, perm], names[y])
+    assert score == pytest.approx(own, rel=1e-9, abs=1e-12)
+    if np.isfinite(score) and P.min() > 1e-15:  # log_loss clips at eps
+        assert get_scorer("neg_log_loss")(est, Z[:, perm], names[y]) == pytest.approx(
+            score, rel=1e-6)
+
+
 # ---------------------------------------------------------------------- metrics
 def _ece(kind, strategy):
     def f(y, P, **kw):
@@ -292,6 +337,23 @@ def test_metric_weight_scale_and_row_order_invariance(metric, prob, scale):
 
 @pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
 @_SETTINGS
+@given(problems, st.integers(0, 2**16))
+def test_metric_column_order_invariance(metric, prob, perm_seed):
+    """Columns in any order, named by ``labels`` or by a DataFrame's column names."""
+    pd = pytest.importorskip("pandas")
+    P, y = _proba_problem(*prob)
+    k = P.shape[1]
+    perm = np.random.default_rng(perm_seed).permutation(k)
+    names = _NAMES[:k]
+    a = metric(names[y], P, labels=names)
+    np.testing.assert_allclose(metric(names[y], P[:, perm], labels=names[perm]), a,
+                               rtol=1e-12, atol=1e-15)
+    frame = pd.DataFrame(P[:, perm], columns=names[perm].tolist())
+    np.testing.assert_allclose(metric(names[y], frame), a, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("metric", _METRICS, ids=_METRIC_IDS)
+@_SETTINGS
 @given(problems)
 def test_metric_label_encoding_and_float32(metric, prob):
     P, y = _proba_problem(*prob)
@@ -307,12 +369,17 @@ def test_metric_label_encoding_and_float32(metric, prob):
 @_SETTINGS
 @given(problems, st.integers(0, 3))
 def test_metric_single_class_y_true_uses_the_columns(metric, prob, label):
+    # a single integer label is a column index only when it is 0 (the rule of
+    # the user guide: integer labels include 0); another one is ambiguous
     P, _ = _proba_problem(*prob)
     label = label % P.shape[1]
     y = np.full(P.shape[0], label)
-    got = metric(y, P)
     ref = metric(y, P, labels=np.arange(P.shape[1]))
-    np.testing.assert_allclose(got, ref)
+    if label == 0:
+        np.testing.assert_allclose(metric(y, P), ref)
+    else:
+        with pytest.raises(ValueError, match="single label"):
+            metric(y, P)
 
 
 #: Calibrators that by design do not use the labels for their map: constant
@@ -323,6 +390,11 @@ _LABEL_FREE = {
     "ContextualCalibrator": "label-free bias correction (prior from content-free "
     "inputs): a constant row is mapped to the uniform distribution by design",
 }
+
+
+#: Penalised towards temperature scaling with strength K / n by definition:
+#: a constant row lands within K / n (not 1 / n) of the base rate.
+_SHRINK_K_OVER_N = {"StructuredVectorScaler"}
 
 
 #: Open defects found by these properties, kept visible (strict xfails).
@@ -358,5 +430,8 @@ def test_constant_scores_give_the_base_rate_or_warn(cls, prob, value):
     P = m.predict_proba(Z[:1])[0]
     if any("base rate" in str(w.message) for w in rec):
         return  # the documented limitation of order-preserving maps, reported
-    # Platt's smoothed targets shrink by at most 1 / (N + 2) per class
-    np.testing.assert_allclose(P, base, atol=1.0 / len(y) + 1e-6)
+    # Platt's smoothed targets shrink by at most 1 / (N + 2) per class; the
+    # SVS ridge (lambda K / n on b, Berta et al. 2025) shrinks towards the
+    # temperature-scaled constant by the same order, K / n
+    tol = (k if cls.__name__ in _SHRINK_K_OVER_N else 1.0) / len(y)
+    np.testing.assert_allclose(P, base, atol=tol + 1e-6)

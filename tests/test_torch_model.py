@@ -51,6 +51,16 @@ def test_collect_logits_matches_direct_eval(data):
     assert not logits.requires_grad and not logits.is_inference()
 
 
+def test_collect_logits_progress_writes_nothing_to_a_log(data, capsys):
+    # stderr is captured (not a terminal): main left a stale "0%" tqdm line there
+    pytest.importorskip("tqdm")
+    x, y = data
+    logits, _ = collect_logits(_net(), DataLoader(TensorDataset(x, y), batch_size=64),
+                               progress=True)
+    assert logits.shape == (300, 4)
+    assert capsys.readouterr().err == ""
+
+
 def test_collect_logits_dtype_dict_batches_and_unsized(data):
     x, y = data
 

@@ -92,20 +92,37 @@ def test_resolve_classes_explicit_classes_order_and_unseen():
         resolve_classes(np.array(["b"]), 2, ["b", "b"])
 
 
-def test_calibrator_integer_labels_below_k_are_column_indices():
-    """issue 16: labels 1..3 for 4 columns are columns 1..3 (class 0 absent);
-    labels 2..4 cannot be column indices: ask instead of guessing."""
+def test_calibrator_integer_labels_without_zero_are_ambiguous():
+    """The user guide's rule (issue 24, item 5): integer labels are column indices
+    only when they include 0. Labels 1..3 for 4 columns could be 0..3 without 0
+    or 1..4 without 4: ask instead of guessing; 0..2 are columns 0..2."""
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(90, 4))
     y = np.arange(90) % 3 + 1
-    with pytest.warns(UserWarning, match="never occur"):
-        ts = TemperatureScaler().fit(Z, y)
+    with pytest.raises(ValueError, match=r"labels in 1\.\.3 \(without 0\) for 4 columns"):
+        TemperatureScaler().fit(Z, y)
+    with pytest.warns(UserWarning, match=r"Classes \[3\] never occur"):
+        ts = TemperatureScaler().fit(Z, y - 1)
     np.testing.assert_array_equal(ts.classes_, [0, 1, 2, 3])
     with pytest.raises(ValueError, match="ambiguous"):
         TemperatureScaler().fit(Z, y + 1)
     with pytest.warns(UserWarning, match="never occur"):
         ts = TemperatureScaler(classes=[1, 2, 3, 4]).fit(Z, y)
     np.testing.assert_array_equal(ts.classes_, [1, 2, 3, 4])
+
+
+def test_labels_1_to_9_for_10_columns_raise_the_documented_error():
+    """docs/user_guide/index.rst: labels 1..9 for 10 columns are a ValueError asking for classes=."""
+    from skcal.utils.discovery import all_calibrators
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 10))
+    y = rng.integers(1, 10, 200)
+    for name, cls in all_calibrators():
+        with pytest.raises(ValueError, match=r"1\.\.9 \(without 0\).*pass classes=\[\.\.\.\]"):
+            cls().fit(Z, y)
+    ts = TemperatureScaler(classes=np.arange(1, 11)).fit(Z, y)
+    np.testing.assert_array_equal(ts.classes_, np.arange(1, 11))
 
 
 @pytest.mark.parametrize("row", [0, 70_000, 149_999])
@@ -212,3 +229,176 @@ def test_many_classes_for_few_rows_is_not_called_a_regression():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         TemperatureScaler().fit(Z, y)
+
+
+# ------------------------------------------------ 16-bit probabilities (issue 24, item 2)
+def _log_as_documented(P16):
+    """log of float16 values in float64, an exact 0 replaced by float32's tiny (the
+    documented clip of check_scores for 16-bit input, whose logs are float32)."""
+    return np.log(np.maximum(P16.astype(np.float64), np.finfo(np.float32).tiny))
+
+
+def _softmax(Z):
+    Z = Z - Z.max(axis=1, keepdims=True)
+    P = np.exp(Z)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def test_float16_probabilities_are_logged_in_float32_not_floored():
+    """float16 holds probabilities down to 6e-8 (subnormals): none is floored
+    at its smallest normal number 6.1e-5, and the log has float32 precision."""
+    P = np.array([[1e-7, 3e-6, 5e-5, 1 - 5.31e-5], [0.25, 0.25, 0.25, 0.25]])
+    P16 = P.astype(np.float16)
+    Z, _ = check_scores(P16, input_type="probabilities")
+    assert Z.dtype == np.float32
+    # independent reference: log of the same (float16-rounded) values in float64
+    np.testing.assert_allclose(Z, np.log(P16.astype(np.float64)), rtol=1e-6)
+    z1, _ = check_scores(P16[:, 2], input_type="probabilities")  # one binary column
+    np.testing.assert_allclose(z1[:, 1], np.log(P16[:, 2].astype(np.float64)), rtol=1e-6)
+    np.testing.assert_allclose(z1[:, 0], np.log1p(-P16[:, 2].astype(np.float64)), rtol=1e-6)
+    torch = pytest.importorskip("torch")
+    for tdt in (torch.float16, torch.bfloat16):
+        T = torch.as_tensor(P).to(tdt)
+        Zt, _ = check_scores(T, input_type="probabilities")
+        assert Zt.dtype == torch.float32
+        np.testing.assert_allclose(Zt.numpy(), np.log(T.double().numpy()), rtol=1e-6)
+
+
+def test_temperature_on_float16_cifar10_probabilities_equals_float64():
+    """The bundled CIFAR-10 set: T and test NLL of float16 probabilities are those
+    of the same values in float64 (main floored them: T 1.4695 instead of 1.6807)."""
+    from skcal.datasets import load_cifar10_resnet20
+    from skcal.utils.validation import normalize_probabilities
+
+    d = load_cifar10_resnet20()
+    P16 = _softmax(d.logits_val.astype(np.float64)).astype(np.float16)
+    # reference: the same values in float64, given as their logs (softmax(log p)
+    # renormalises the rows, as the probability path does)
+    ref = TemperatureScaler().fit(_log_as_documented(P16), d.y_val)
+    t16 = TemperatureScaler(input_type="probabilities").fit(P16, d.y_val)
+    assert ref.temperature_ == pytest.approx(1.6807, abs=1e-4)
+    assert t16.temperature_ == pytest.approx(ref.temperature_, rel=1e-5)
+    # float16 cast to float32: refused as probabilities (rows sum to 0.99967)
+    # until renormalised explicitly; then the same temperature
+    with pytest.raises(ValueError, match="normalize_probabilities"):
+        TemperatureScaler(input_type="probabilities").fit(P16.astype(np.float32), d.y_val)
+    t32 = TemperatureScaler(input_type="probabilities").fit(
+        normalize_probabilities(P16.astype(np.float32)), d.y_val)
+    assert t32.temperature_ == pytest.approx(ref.temperature_, rel=1e-5)
+
+
+def _registry():
+    from skcal.utils.discovery import all_calibrators
+
+    return [pytest.param(cls, id=name) for name, cls in all_calibrators()]
+
+
+@pytest.mark.parametrize("cls", _registry())
+def test_every_calibrator_float16_probabilities_match_float64(cls):
+    """float16 storage changes nothing beyond its rounding: float16 values are
+    exact in float32 and float64, so a fit on them differs from the float64 fit
+    on the same values only by float32 arithmetic (the float32 == float64
+    property's 2e-4)."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 300)
+    y[:4] = np.arange(4)
+    Z = 4.0 * (1.5 * np.eye(4)[y] + rng.normal(size=(300, 4)))
+    P = np.maximum(_softmax(Z), 2e-7)  # no exact 0 (PlattScaler treats those apart)
+    P16 = (P / P.sum(axis=1, keepdims=True)).astype(np.float16)
+    assert P16.min() > 0 and (P16 < 6.1e-5).mean() > 0.05  # many subnormal float16 values
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = cls().fit(_log_as_documented(P16), y)
+        est = cls(input_type="probabilities").fit(P16, y)
+        Pref = ref.predict_proba(_log_as_documented(P16))
+        P = est.predict_proba(P16)
+    assert P.dtype == np.float32
+    np.testing.assert_allclose(P, Pref, atol=2e-4)
+
+
+def test_normalize_probabilities_is_explicit_and_checked():
+    from skcal.utils.validation import normalize_probabilities
+
+    P = np.array([[0.5, 0.2495, 0.25], [0.1, 0.1, 0.7993]], dtype=np.float32)
+    out = normalize_probabilities(P)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, P.astype(np.float64) / P.astype(np.float64).sum(1)[:, None],
+                               rtol=1e-7)
+    np.testing.assert_allclose(out.sum(axis=1), 1, atol=1e-7)
+    assert normalize_probabilities(P.astype(np.float64)).dtype == np.float64
+    assert normalize_probabilities(P.astype(np.float16)).dtype == np.float32
+    with pytest.raises(ValueError, match="further from 1 than atol=0.01"):
+        normalize_probabilities([[0.5, 0.4], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="outside"):
+        normalize_probabilities([[1.004, -0.004]])
+    with pytest.raises(ValueError, match="at least 2 columns"):
+        normalize_probabilities([[1.0], [1.0]])
+    with pytest.raises(ValueError, match="atol"):
+        normalize_probabilities(P, atol=0)
+    torch = pytest.importorskip("torch")
+    t = normalize_probabilities(torch.as_tensor(P, dtype=torch.float16))
+    assert t.dtype == torch.float32
+    np.testing.assert_allclose(t.sum(dim=1).numpy(), 1, atol=1e-6)
+
+
+# ------------------------------- one probabilities-as-logits rule (issue 24, item 4)
+@pytest.mark.parametrize("cls", _registry())
+def test_every_calibrator_warns_for_binary_probabilities_read_as_log_odds(cls):
+    """A 1-D or one-column score with every value in [0, 1] is the two-column
+    [1 - p, p] (rows summing to 1): the same warning as the 2-column form."""
+    import warnings
+
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.02, 0.98, 300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    for X in (p, p[:, None], np.c_[1 - p, p]):
+        with pytest.warns(ProbabilitiesAsLogitsWarning, match="looks like probabilities"):
+            cls().fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, message="(?!X looks)")
+        est = cls(input_type="probabilities").fit(p, y)  # said so: no warning
+        cls().fit(4 * (p - 0.5), y)  # log-odds outside [0, 1]: no warning
+    # the probability reading of the 1-D score is that of its two columns
+    ref = cls(input_type="probabilities").fit(np.c_[1 - p, p], y)
+    np.testing.assert_allclose(est.predict_proba(p), ref.predict_proba(np.c_[1 - p, p]),
+                               atol=1e-9)
+
+
+def test_binary_probabilities_warning_for_torch_dask_and_the_cli():
+    from skcal._cli_calibrate import scores_as_logits
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    torch = pytest.importorskip("torch")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        TemperatureScaler().fit(torch.as_tensor(p), y)
+    da = pytest.importorskip("dask.array")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        TemperatureScaler().fit(da.from_array(p, chunks=100), y)
+    # skcal benchmark / report without --input-type: the same rule
+    P = np.c_[1 - p, p]
+    assert scores_as_logits(P, None, "f.npz", "report", warn=False)[1]
+    assert not scores_as_logits(P, "logits", "f.npz", "report", warn=False)[1]
+    assert not scores_as_logits(np.log(P), None, "f.npz", "report", warn=False)[1]
+
+
+def test_local_temperature_extra_features_warn_for_probability_columns():
+    """The logit columns before LocalTemperatureScaler's extra features follow the same rule."""
+    from skcal import LocalTemperatureScaler
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(2)
+    P = rng.dirichlet(np.ones(3), 200)
+    y = rng.integers(0, 3, 200)
+    F = rng.normal(size=(200, 2))
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P, F], y)
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P[:, 1], F], y > 0)

@@ -1,7 +1,13 @@
-"""Calibration kernels as pure functions, one module per array library.
+"""The dispatch layer: calibration kernels as pure functions, one module per array library.
 
-``_numpy.py`` and ``_torch.py`` expose the same names and signatures; only
-``_torch.py`` imports torch. Every pass over a logit matrix runs over row
-chunks and accumulates in float64, so that half-precision input is never
-up-cast as a whole and peak extra memory stays bounded by the chunk size.
+:func:`~skcal._backend._dispatch.get_backend` maps an input to its kernel
+module: ``_numpy.py`` and ``_torch.py`` expose the same names and signatures
+(only ``_torch.py`` imports torch), ``_dask.py`` the same names computed
+blockwise on a ``dask.array.Array``. ``_shared.py`` holds what is written
+once around the per-library sweeps; ``_array.py`` recognises tensors and dask
+arrays without importing them and converts between the libraries. Every pass
+over a logit matrix runs over row chunks and accumulates in float64, so that
+half-precision input is never up-cast as a whole and peak extra memory stays
+bounded by the chunk size. Nothing here imports anything else from skcal
+(``tests/test_import_cycles.py``).
 """

@@ -35,6 +35,7 @@ import dask.array as da
 import numpy as np
 
 from . import _numpy
+from ._array import probability_log_dtype, to_numpy
 from ._ovr import _ovr_columns, _ovr_row_stats, binary_score
 
 name = "dask"
@@ -466,13 +467,9 @@ def _range_block(Zb):
 def _predict_block(Zb, est, method):
     Zb, xp = est._prepare(Zb)
     out = getattr(est, method)(Zb, xp)
-    return out if isinstance(out, np.ndarray) else _to_numpy(out)
+    return out if isinstance(out, np.ndarray) else to_numpy(out)
 
 
-def _to_numpy(x):
-    from ..utils._array import to_numpy
-
-    return to_numpy(x)
 
 
 def predict_blocks(est, method, Z, dtype):
@@ -650,20 +647,21 @@ def _as_tuple(*values):
 
 
 # -------------------------------------------------------------- validation
-def _check_block(Xb, input_type, name):
-    from ..utils.validation import check_scores
-
+def _check_block(Xb, input_type, name, check_block):
     if Xb.shape[0] == 0:
         k = 2 if Xb.ndim == 1 or Xb.shape[1] == 1 else Xb.shape[1]
-        return np.empty((0, k), dtype=_float_dtype(Xb.dtype))
-    return check_scores(Xb, input_type=input_type, name=name)[0]
+        dtype = _float_dtype(Xb.dtype)
+        if input_type == "probabilities":
+            dtype = probability_log_dtype(dtype)
+        return np.empty((0, k), dtype=dtype)
+    return check_block(Xb, input_type=input_type, name=name)[0]
 
 
 def _float_dtype(dtype):
     return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
 
 
-def check_scores(X, input_type, name):
+def check_scores(X, input_type, name, check_block):
     """Lazy, blockwise :func:`skcal.utils.validation.check_scores` of a dask array.
 
     Every row block is validated by the NumPy check when it is computed (in
@@ -671,6 +669,20 @@ def check_scores(X, input_type, name):
     (NaN, infinity, huge logits, probabilities outside [0, 1] or rows not
     summing to 1) are raised then, as the same ``ValueError``. Shape and dtype
     are checked at once.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples,) or (n_samples, n_classes)
+        Logits or probabilities.
+    input_type : {"logits", "probabilities"}
+        As for :func:`skcal.utils.validation.check_scores`.
+    name : str
+        The input's name in error messages.
+    check_block : callable
+        The NumPy check, ``check_block(Xb, input_type=..., name=...)`` returning
+        ``(Z, n_input_columns)``; passed in by the caller
+        (:func:`skcal.utils.validation.check_scores` passes itself) so that
+        this module imports nothing from :mod:`skcal.utils`.
 
     Returns
     -------
@@ -697,15 +709,19 @@ def check_scores(X, input_type, name):
         X = X.rechunk({1: -1})
     k = 2 if n_cols == 1 else n_cols
     dtype = _float_dtype(X.dtype)
+    if input_type == "probabilities":
+        dtype = probability_log_dtype(dtype)  # float16: logs in float32
     meta = np.empty((0, k), dtype=dtype)
     if X.ndim == 1:
         Z = X.map_blocks(
-            _check_block, input_type, name, new_axis=1, chunks=(X.chunks[0], (k,)),
+            _check_block, input_type, name, check_block, new_axis=1,
+            chunks=(X.chunks[0], (k,)),
             dtype=dtype, meta=meta,
         )
     else:
         Z = X.map_blocks(
-            _check_block, input_type, name, chunks=(X.chunks[0], (k,)), dtype=dtype,
+            _check_block, input_type, name, check_block, chunks=(X.chunks[0], (k,)),
+            dtype=dtype,
             meta=meta,
         )
     return Z, n_cols
@@ -782,16 +798,33 @@ def check_sample_weight(sample_weight, like, relative=False):
     return sw / top if relative else sw
 
 
-def _encode_block(yb, classes):
-    from ..utils._labels import encode_labels
-
-    return encode_labels(classes, np.asarray(yb))
+def _encode_block(yb, classes, encode):
+    return encode(classes, np.asarray(yb))
 
 
-def encode_labels(y, classes, like):
-    """Lazy encoding of dask (or NumPy) labels ``y`` as positions in ``classes``."""
+def encode_labels(y, classes, like, *, encode):
+    """Lazy encoding of dask (or NumPy) labels ``y`` as positions in ``classes``.
+
+    Parameters
+    ----------
+    y : dask.array.Array or ndarray of shape (n_samples,)
+        Labels.
+    classes : ndarray of shape (n_classes,)
+        The fitted classes.
+    like : dask.array.Array of shape (n_samples, n_classes)
+        Logits whose row chunks the result follows.
+    encode : callable
+        The NumPy encoder ``encode(classes, yb)`` applied to each block
+        (:func:`skcal.utils._labels.encode_labels`, passed in by the caller so
+        that this module imports nothing from :mod:`skcal.utils`); its
+        ``ValueError`` for an unknown label is raised when the block is computed.
+
+    Returns
+    -------
+    dask.array.Array of shape (n_samples,), int64
+    """
     y = as_row_chunks(y, like)
-    return y.map_blocks(_encode_block, classes, dtype=np.int64)
+    return y.map_blocks(_encode_block, classes, encode, dtype=np.int64)
 
 
 def _label_count_block(Zb, yb, wb, k):

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from . import _numpy
-from ..utils._array import to_numpy
+from ._array import to_numpy
 
 def _is_torch(name):
     return name == "torch"

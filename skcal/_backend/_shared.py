@@ -19,7 +19,37 @@ arrays and torch tensors share (``+ - * /``, ``@``, ``.sum()``, slicing,
 ``.tolist()``), so it needs no namespace object and dispatches on nothing.
 """
 
+import contextvars
+
 import numpy as np
+
+#: The deferred range checks of the innermost
+#: :func:`skcal.utils.validation.deferred_range_check` block: a list of objects
+#: with an ``observe(Z, Zc)`` method, or ``None`` outside such a block. It lives
+#: here, below the input checks, so that the kernels can report the chunks
+#: they read without importing :mod:`skcal.utils`.
+DEFERRED_RANGE_CHECKS = contextvars.ContextVar("skcal_deferred_range_checks", default=None)
+
+
+def observe_chunk_range(Z, Zc):
+    """Report the row chunk ``Zc`` of ``Z`` to the deferred range checks of ``Z``.
+
+    Parameters
+    ----------
+    Z : torch.Tensor of shape (n_samples, n_classes)
+        The logit tensor a kernel sweeps.
+    Zc : torch.Tensor of shape (n_chunk, n_classes)
+        The chunk of ``Z`` it has just read.
+
+    Notes
+    -----
+    A no-op outside a :func:`skcal.utils.validation.deferred_range_check`
+    block, and for tensors whose check was not deferred.
+    """
+    checks = DEFERRED_RANGE_CHECKS.get()
+    if checks:
+        for check in checks:
+            check.observe(Z, Zc)
 
 
 def chunk_rows(n_samples, n_classes, itemsize, budget):

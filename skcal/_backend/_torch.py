@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 from . import _shared
+from ._shared import observe_chunk_range
 from ._shared import weights as _weights
-from ..utils.validation import observe_chunk_range
 
 #: Target size in bytes of one working chunk on the CPU (fits in cache).
 CHUNK_BYTES = 1 << 20

@@ -15,6 +15,7 @@ the library.
 
 import math
 import sys
+import textwrap
 import time
 import warnings
 
@@ -79,7 +80,38 @@ COLUMNS = (
     "predict_time_s",
     "status",
     *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best")),
+    "nll_change",
+    "nll_change_low",
+    "nll_change_high",
+    "worse",
 )
+
+
+#: The methods of the default ``skcal benchmark`` run (``--full``: all of
+#: them): no calibration, the whole-vector maps CalArena found strongest on
+#: proper scores, the classic per-class maps, one binning method, and the
+#: peers' temperature scaling and isotonic regression for reference.
+#: (``dirichlet`` is left out: by default it is the map of ``matrix``.)
+DEFAULT_METHODS = (
+    "uncalibrated", "temperature", "vector", "matrix", "platt", "beta",
+    "isotonic", "histogram", "sklearn-isotonic", "probmetrics-temperature",
+)
+
+
+def default_methods(peers=True):
+    """The methods of the default ``skcal benchmark`` run that are known here.
+
+    Parameters
+    ----------
+    peers : bool, default=True
+        Keep the peer-library methods of :data:`DEFAULT_METHODS`.
+
+    Returns
+    -------
+    names : list of str
+    """
+    known = available_methods(peers=peers)
+    return [m for m in DEFAULT_METHODS if m in known]
 
 
 def available_methods(peers=True):
@@ -162,6 +194,30 @@ def _metrics(y, proba):
     }
 
 
+def _auto_row(rec, data):
+    """A benchmark row (the keys of ``COLUMNS``) for AutoCalibrator's test scores.
+
+    Parameters
+    ----------
+    rec : dict
+        Output of :func:`skcal.benchmark._decide.recommend`.
+    data : Bunch
+        The same data set.
+
+    Returns
+    -------
+    row : dict
+    """
+    from ._decide import AUTO
+
+    row = dict.fromkeys(COLUMNS, math.nan)
+    row.update(dataset=data.name, method=AUTO, library="skcal", status="ok")
+    row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
+    row.update(fit_time_s=rec["fit_time_s"], predict_time_s=math.nan,
+               status=f"ok (chose {rec['method']})", proba=rec["proba"])
+    return row
+
+
 def _one_line(exc):
     msg = " ".join(str(exc).split()) or exc.__class__.__name__
     msg = f"{exc.__class__.__name__}: {msg}"
@@ -241,14 +297,79 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
     return row
 
 
-def _interval_stats(y, proba, metric):
-    """The resampleable statistic of one metric (see skcal.metrics._intervals)."""
+#: Bootstrap interval method of ``skcal benchmark`` and ``skcal report``: BCa
+#: (bias-corrected and accelerated), not percentile. The binned ECE of a
+#: resample is biased upwards, so the percentile interval of a well-calibrated
+#: model's ECE can lie entirely above its point estimate (a BBQ ECE of
+#: 1.26 % had the percentile interval [1.34, 3.23] %).
+INTERVAL_METHOD = "BCa"
+
+
+def interval_statistic(y, proba, metric, n_bins=N_BINS):
+    """The resampleable statistic of one metric (see skcal.metrics._intervals).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels encoded as column indices of ``proba``.
+    proba : ndarray of shape (n_samples, n_classes)
+        Probabilities.
+    metric : {"nll", "ece", "brier", "accuracy"}
+        ``"ece"`` is the top-label ECE with ``n_bins`` equal-width bins.
+    n_bins : int, default=N_BINS
+
+    Returns
+    -------
+    statistic : callable
+        Maps an array of row indices to the metric of those rows, with an
+        O(n) ``jackknife`` for the BCa acceleration.
+    """
     from ..metrics._intervals import _build
 
     labels = np.arange(proba.shape[1])
-    params = {"kind": "top-label", "n_bins": N_BINS} if metric == "ece" else {}
+    params = {"kind": "top-label", "n_bins": n_bins} if metric == "ece" else {}
     stat, _ = _build(metric, y, proba, None, "probabilities", labels, params)
     return stat
+
+
+def bootstrap_interval(statistic, n, *, n_resamples, random_state,
+                       confidence_level=CONFIDENCE_LEVEL):
+    """The ``INTERVAL_METHOD`` (BCa) bootstrap interval of ``statistic`` over n rows.
+
+    The one interval function of ``skcal benchmark`` (every metric, and the
+    paired differences to the best method) and ``skcal report``. Rows are
+    resampled with :func:`scipy.stats.bootstrap`; the BCa acceleration comes
+    from the statistic's jackknife (Efron & Tibshirani 1993, eq. 14.9-14.15),
+    so the interval is ``scipy.stats.bootstrap(method="BCa")``'s for the same
+    resamples. Calls with the same ``random_state`` draw the same resamples
+    (paired comparisons).
+
+    Parameters
+    ----------
+    statistic : callable
+        From :func:`interval_statistic`, or a difference of two of them.
+    n : int
+        Number of rows.
+    n_resamples : int
+        Bootstrap resamples (>= 2).
+    random_state : int
+        Seed of the resampling.
+    confidence_level : float, default=0.95
+
+    Returns
+    -------
+    low, high : float
+        NaN when the BCa correction is undefined (a degenerate resampling
+        distribution).
+    """
+    from ..metrics._intervals import _batch, _bootstrap
+
+    _, low, high, _, _ = _bootstrap(
+        statistic, n, method=INTERVAL_METHOD, n_resamples=n_resamples,
+        level=confidence_level, rng=np.random.default_rng(random_state),
+        batch=_batch(None, n_resamples, n, 1),
+    )
+    return low, high
 
 
 def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
@@ -257,8 +378,10 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
 
     For each metric of ``INTERVAL_METRICS`` and each row with test
     probabilities (key ``"proba"``) and a finite value, ``<metric>_low`` and
-    ``<metric>_high`` get the percentile interval of
-    :func:`skcal.metrics.confidence_interval`, and ``<metric>_best`` is True
+    ``<metric>_high`` get the BCa interval of :func:`bootstrap_interval`
+    (that of ``skcal report`` and of
+    ``skcal.metrics.confidence_interval(..., method="BCa")``), and
+    ``<metric>_best`` is True
     for the best method and for every method whose paired bootstrap
     interval of the difference to the best one contains 0 (the test split
     cannot tell them apart), False otherwise. Every interval of one data set
@@ -283,16 +406,15 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
     rows : list of dict
         The same rows.
     """
-    from ..metrics._intervals import _Difference, _batch, _bootstrap
+    from ..metrics._intervals import _Difference
 
     y_test = np.asarray(y_test)
     n = y_test.shape[0]
-    batch = _batch(None, n_resamples, n, 1)
 
     def boot(stat):
-        return _bootstrap(stat, n, method="percentile", n_resamples=n_resamples,
-                          level=confidence_level,
-                          rng=np.random.default_rng(random_state), batch=batch)
+        return bootstrap_interval(stat, n, n_resamples=n_resamples,
+                                  random_state=random_state,
+                                  confidence_level=confidence_level)
 
     for metric in INTERVAL_METRICS:
         ok = [r for r in rows if "proba" in r and np.isfinite(r.get(metric, np.nan))]
@@ -301,23 +423,23 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
             r[f"{metric}_best"] = ""
         if not ok:
             continue
-        stats = [_interval_stats(y_test, r["proba"], metric) for r in ok]
+        stats = [interval_statistic(y_test, r["proba"], metric) for r in ok]
         for r, st in zip(ok, stats):
-            _, r[f"{metric}_low"], r[f"{metric}_high"], _, _ = boot(st)
+            r[f"{metric}_low"], r[f"{metric}_high"] = boot(st)
         sign = -1.0 if metric == "accuracy" else 1.0
         best = int(np.argmin([sign * r[metric] for r in ok]))
         for i, (r, st) in enumerate(zip(ok, stats)):
             if i == best:
                 r[f"{metric}_best"] = True
                 continue
-            _, low, high, _, _ = boot(_Difference(st, stats[best]))
+            low, high = boot(_Difference(st, stats[best]))
             r[f"{metric}_best"] = bool(low <= 0.0 <= high)
     return rows
 
 
 def run_benchmark(
     datasets, methods=None, *, peers=True, random_state=0, progress=False,
-    keep_proba=False, n_resamples=0, n_repeats=3,
+    keep_proba=False, n_resamples=0, n_repeats=3, recommend=False, log=None,
 ):
     """Fit every method on each data set's calibration split, score the test split.
 
@@ -348,8 +470,19 @@ def run_benchmark(
         took over :data:`SLOW_METHOD_S` seconds).
     n_resamples : int, default=0
         If > 0, add bootstrap intervals and the paired comparison with the
-        best method to every row (see :func:`add_intervals`), with this many
-        resamples.
+        best method to every row (see :func:`add_intervals`), and the paired
+        NLL change against the uncalibrated model
+        (:func:`skcal.benchmark._decide.add_uncalibrated_comparison`), with
+        this many resamples.
+    recommend : bool, default=False
+        Also fit :class:`skcal.AutoCalibrator` on each calibration split: its
+        test scores become a row of method ``"auto"`` (second, after
+        ``"uncalibrated"``), whose ``"recommendation"`` key holds the line of
+        :func:`skcal.benchmark._decide.format_recommendation` and
+        ``"recommended"`` the chosen method.
+    log : callable or None, default=None
+        Called with one line of text after each data set (its name, number
+        of methods and seconds), e.g. ``print`` to stderr.
 
     Returns
     -------
@@ -402,7 +535,8 @@ def run_benchmark(
             bar = None
     rows = []
     try:
-        for data in datasets:
+        for i_data, data in enumerate(datasets):
+            t_data = time.perf_counter()
             these = []
             for method in methods:
                 if bar is not None:
@@ -414,15 +548,57 @@ def run_benchmark(
                 ))
                 if bar is not None:
                     bar.update()
+            if recommend:
+                from . import _decide
+
+                if bar is not None:
+                    bar.set_description(f"{data.name}: AutoCalibrator")
+                try:
+                    rec = _decide.recommend(data, n_resamples=n_resamples,
+                                            random_state=random_state)
+                    row = _auto_row(rec, data)
+                    row.update(recommendation=_decide.format_recommendation(rec),
+                               recommended=rec["method"],
+                               within_noise=rec["within_noise"])
+                except Exception as exc:  # reported like a failing method
+                    row = dict.fromkeys(COLUMNS, math.nan)
+                    row.update(dataset=data.name, method=_decide.AUTO, library="skcal",
+                               status="error: " + _one_line(exc),
+                               recommendation="Recommended: - (AutoCalibrator failed: "
+                               + _one_line(exc) + ")")
+                these.insert(1, row)
             if n_resamples > 0:
+                from ._decide import add_uncalibrated_comparison
+
                 if bar is not None:
                     bar.set_description(f"{data.name}: intervals")
-                add_intervals(these, data.y_test, n_resamples=n_resamples,
+                # AutoCalibrator's probabilities are those of the method it
+                # chose: its intervals and ties are that method's (comparing two
+                # identical outputs would be a degenerate bootstrap)
+                auto = [r for r in these if r["method"] == "auto" and "proba" in r]
+                add_intervals([r for r in these if not auto or r is not auto[0]],
+                              data.y_test, n_resamples=n_resamples,
                               random_state=random_state)
-                if not keep_proba:
-                    for r in these:
-                        r.pop("proba", None)
+                if auto:
+                    chosen = auto[0].get("recommended")
+                    chosen = "uncalibrated" if chosen == "identity" else chosen
+                    twin = next((r for r in these if r["method"] == chosen
+                                 and "proba" in r
+                                 and np.array_equal(r["proba"], auto[0]["proba"])), None)
+                    for metric in INTERVAL_METRICS:
+                        for suffix in ("low", "high", "best"):
+                            key = f"{metric}_{suffix}"
+                            auto[0][key] = (twin[key] if twin is not None
+                                            else (math.nan if suffix != "best" else ""))
+                add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
+                                            random_state=random_state)
+            if not keep_proba:
+                for r in these:
+                    r.pop("proba", None)
             rows.extend(these)
+            if log is not None:
+                log(f"[{i_data + 1}/{len(datasets)}] {data.name}: {len(these)} methods "
+                    f"in {time.perf_counter() - t_data:.1f} s")
     finally:
         if bar is not None:
             bar.close()
@@ -442,7 +618,8 @@ def failed_datasets(rows):
     failed : dict
         Data set name -> status of its first error row (an skcal method's if
         any), for each data set where at least one method other than
-        ``"uncalibrated"`` ran (status ``"ok..."`` or ``"error: ..."``, not
+        ``"uncalibrated"`` and ``"auto"`` (AutoCalibrator, which falls back
+        to no calibration) ran (status ``"ok..."`` or ``"error: ..."``, not
         skipped or unavailable) and all of those raised. Such a data set is
         bad input rather than a bug of one method.
     """
@@ -450,7 +627,7 @@ def failed_datasets(rows):
     for name in dict.fromkeys(r["dataset"] for r in rows):
         ran = [
             r for r in rows
-            if r["dataset"] == name and r["method"] != "uncalibrated"
+            if r["dataset"] == name and r["method"] not in ("uncalibrated", "auto")
             and (r["status"].startswith("ok") or r["status"].startswith("error:"))
         ]
         if ran and all(r["status"].startswith("error:") for r in ran):
@@ -504,7 +681,44 @@ def _cells(row):
     ]
 
 
-def format_table(rows, fmt="text", datasets=None):
+_COMPACT_HEADERS = ("method", "NLL", "dNLL", "ECE %", "Brier", "acc %", "fit ms", "note")
+
+#: Widest note of the compact table (it fits 120 columns).
+_COMPACT_NOTE = 24
+
+
+def _short(value, scale=1.0, digits=4, row=None, metric=None):
+    text = _fmt(value, scale, digits)
+    if text != "-" and row is not None and row.get(f"{metric}_best") is True:
+        text += BEST_MARK
+    return text
+
+
+def _compact_cells(row):
+    status = row["status"]
+    ok = status.startswith("ok")
+    note = "" if status == "ok" else status
+    if status.startswith("ok (") and status.endswith(")"):
+        note = status[4:-1]
+    if len(note) > _COMPACT_NOTE:
+        note = note[:_COMPACT_NOTE - 3] + "..."
+    change = row.get("nll_change", math.nan)
+    dnll = "-" if not np.isfinite(change) else f"{change:+.4f}"
+    if row.get("worse") is True:
+        dnll += "!"
+    return [
+        row["method"],
+        _with_interval(row, "nll"),
+        dnll,
+        _short(row["ece"], 100, 2, row, "ece"),
+        _short(row["brier"], 1.0, 4, row, "brier"),
+        _short(row["accuracy"], 100, 2, row, "accuracy"),
+        _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
+        note,
+    ]
+
+
+def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=None):
     """Render benchmark rows as one table per data set.
 
     Parameters
@@ -516,6 +730,16 @@ def format_table(rows, fmt="text", datasets=None):
     datasets : dict or None, default=None
         Optional mapping name -> Bunch, used to print the class count and
         split sizes in each heading.
+    wide : bool, default=True
+        Every column (library, classwise ECE, predict time, intervals of
+        every metric); False: the compact table of ``skcal benchmark``
+        (method, NLL with its interval, the NLL change against the
+        uncalibrated model -- ``!`` where it is worse beyond noise --, ECE,
+        Brier, accuracy, fit time, a shortened note), which fits 120 columns.
+    recommendations : dict or None, default=None
+        Data set name -> recommendation line
+        (:func:`skcal.benchmark._decide.format_recommendation`), printed
+        right under the heading of its table.
 
     Returns
     -------
@@ -537,41 +761,59 @@ def format_table(rows, fmt="text", datasets=None):
                 f" (K={d.n_classes}, {len(d.y_val)} calibration / "
                 f"{len(d.y_test)} test rows)"
             )
-        cells = [_cells(r) for r in rows if r["dataset"] == name]
+        if wide:
+            headers, left = _HEADERS, (0, 1, 9)
+            cells = [_cells(r) for r in rows if r["dataset"] == name]
+        else:
+            headers, left = _COMPACT_HEADERS, (0, 7)
+            cells = [_compact_cells(r) for r in rows if r["dataset"] == name]
+        rec = (recommendations or {}).get(name)
         if fmt == "markdown":
             out.append(f"### {heading}\n")
-            out.append("| " + " | ".join(_HEADERS) + " |")
+            if rec:
+                out.append(f"**{rec}**\n")
+            out.append("| " + " | ".join(headers) + " |")
             out.append(
-                "| " + " | ".join("---" if i < 2 or i == 9 else "---:"
-                                  for i in range(len(_HEADERS))) + " |"
+                "| " + " | ".join("---" if i in left else "---:"
+                                  for i in range(len(headers))) + " |"
             )
             out.extend("| " + " | ".join(c) + " |" for c in cells)
         else:
             widths = [
                 max(len(h), *(len(c[i]) for c in cells))
-                for i, h in enumerate(_HEADERS)
+                for i, h in enumerate(headers)
             ]
 
             def line(c):
                 parts = [
-                    c[i].ljust(widths[i]) if i < 2 or i == 9 else c[i].rjust(widths[i])
+                    c[i].ljust(widths[i]) if i in left else c[i].rjust(widths[i])
                     for i in range(len(c))
                 ]
                 return "  ".join(parts).rstrip()
 
             out.append(heading)
-            out.append(line(list(_HEADERS)))
+            if rec:
+                out.append(textwrap.fill(rec, 120, subsequent_indent="    "))
+            out.append(line(list(headers)))
             out.append(line(["-" * w for w in widths]))
             out.extend(line(c) for c in cells)
         mine = [r for r in rows if r["dataset"] == name]
+        if not wide:  # the full text of every shortened note
+            for r in mine:
+                note = _cells(r)[9]
+                if len(note) > _COMPACT_NOTE:
+                    out.append(f"  {r['method']}: {note}")
         if any(r.get("nll_best") in (True, False) for r in mine):
             out.append("")
-            out.append(
-                f"[low, high]: {100 * CONFIDENCE_LEVEL:.0f}% percentile bootstrap "
+            out.append(textwrap.fill(
+                f"[low, high]: {100 * CONFIDENCE_LEVEL:.0f}% BCa bootstrap "
                 f"interval on the test split. {BEST_MARK}: the best method, or one "
                 "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
-            )
+                + ("" if wide else " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
+                   "noise (its paired interval lies above 0)."),
+                width=10**6 if fmt == "markdown" else 120,
+            ))
         out.append("")
     return "\n".join(out)
 

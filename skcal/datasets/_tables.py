@@ -1,45 +1,92 @@
-"""Reading one logit table (logits and optional labels) for ``skcal fit/apply/report``.
+"""The one reader of logit tables: ``.npz``, ``.npy``, CSV and Parquet files.
+
+:func:`read_logit_table` reads a file's logits, labels and optional split
+column with one set of column rules, and :func:`encode_labels` turns its
+labels into column indices with one set of label rules. Both are used by
+``skcal benchmark`` (through :func:`skcal.datasets.load_logits_file`),
+``skcal fit``, ``skcal apply`` and ``skcal report``.
 
 ``.npz`` and ``.npy`` files are read with NumPy (``.npy`` memory-mapped, never
-unpickled), CSV and Parquet files with pyarrow's multithreaded readers: no
-Python loop over rows. Errors are ``ValueError`` / ``FileNotFoundError`` with
-one-line messages naming the file and, where it applies, the column.
+unpickled), CSV and Parquet files with pyarrow's multithreaded readers (no
+Python loop over rows; a CSV file is read with the standard library's
+:mod:`csv` module when pyarrow is not installed, with the same rules).
+Errors are ``ValueError`` / ``FileNotFoundError`` with one-line messages
+naming the file and, where it applies, the column.
+
+Column rules (CSV and Parquet)
+------------------------------
+- Column names must be unique. ``ignore_columns`` are dropped first (each
+  must exist).
+- The label column is ``label_column``, else the one column named ``label``
+  or ``y`` (case-insensitive; several is an error).
+- A column named ``split`` (case-insensitive) holds ``val`` or ``test`` for
+  each row (a calibration and a test split); ``fit`` reads the ``val`` rows,
+  ``apply`` and ``report`` the ``test`` rows, the loader both.
+- The logit columns are ``logit_columns`` in that order (then any other
+  column is an error naming it), else every other column in file order. A
+  default logit column that looks like a row index or id (an empty name, as
+  pandas' ``to_csv`` writes its index, ``Unnamed: 0``, ``id``, ``index``, ...,
+  or the row numbers ``0..n-1`` / ``1..n``) is an error naming it, as is a
+  non-numeric or empty logit value.
+- One logit column is the binary log-odds of the second class.
+
+Label rules (:func:`encode_labels`)
+-----------------------------------
+- Integer labels are column indices ``0..K-1``; when the logit columns are
+  headed by the indices ``0..K-1`` in another order, the columns are put in
+  class order (the column headed ``k`` is class ``k``).
+- Text labels that name logit columns are matched to them by name (a label
+  naming no column, or naming one only up to case, is an error); text labels
+  that name no column are mapped to the columns in sorted order, with a
+  warning for named (CSV/Parquet) columns.
+- A named logit column that no label selects (a ``margin`` or ``score``
+  column beside the class logits) is an error naming it, unless
+  ``logit_columns`` lists the columns explicitly (a class absent from the
+  file).
 """
 
+import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.utils import Bunch
 
-from ._base import (
-    _ID_NAMES,
-    _SPLIT_KEYS,
-    _as_labels,
-    _as_logits,
-    _check_not_row_index,
-    _load_npy,
-    _npz_array,
-)
-
-__all__ = ["read_logit_table", "write_table", "TABLE_SUFFIXES"]
+__all__ = ["read_logit_table", "encode_labels", "write_table", "TABLE_SUFFIXES"]
 
 #: File types read by :func:`read_logit_table`.
 TABLE_SUFFIXES = (".npz", ".npy", ".csv", ".parquet")
 
 _LABEL_NAMES = ("label", "y")
+_SPLIT_KEYS = ("logits_val", "y_val", "logits_test", "y_test")
+#: Header names (lower case) of columns that are row identifiers, not classes:
+#: pandas' unnamed index (written as an empty name, read back as "Unnamed: 0").
+_ID_NAMES = ("", "index", "id", "idx", "row", "row_id", "sample", "sample_id")
+_OBJECT_MSG = "skcal needs numeric arrays and never unpickles"
+#: The rows each role reads from a file with a calibration and a test split.
+_ROLE_SPLIT = {"fit": "val", "apply": "test", "report": "test", None: None}
 
 
+# ------------------------------------------------------------------ helpers
 def _pyarrow(path):
     try:
-        import pyarrow  # noqa: F401
+        import pyarrow
     except ImportError:
         raise ValueError(
             f"{path}: reading {Path(path).suffix} files needs pyarrow; install it "
             "with pip install 'skcal[io]'"
         ) from None
-    import pyarrow
-
     return pyarrow
+
+
+def _has_pyarrow():
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _short(exc):
+    return str(exc).strip().splitlines()[0][:300]
 
 
 def _check_path(path):
@@ -47,7 +94,9 @@ def _check_path(path):
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     if path.is_dir():
-        raise ValueError(f"{path} is a directory, expected a file")
+        raise ValueError(
+            f"{path} is a directory, expected a .npz, .npy, .csv or .parquet file"
+        )
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise ValueError(
@@ -57,9 +106,117 @@ def _check_path(path):
     return path, suffix
 
 
-def _read_npz(path, role, label_column, logit_columns, need_labels):
+def _as_logits(arr, what, path):
+    """A numeric (n, K) logits array; 1-D or one column -> two columns ``[0, s]``."""
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"{path}: {what} must be numeric, got dtype {arr.dtype}")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]  # one column: the binary log-odds, as the calibrators read it
+    if arr.ndim == 1:
+        # Binary log-odds of class 1 -> two columns [0, s]; same softmax.
+        arr = np.column_stack([np.zeros_like(arr), arr])
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{path}: {what} must have shape (n_samples, n_classes) or "
+            f"(n_samples,), got shape {arr.shape}"
+        )
+    if arr.shape[1] < 1:
+        raise ValueError(f"{path}: {what} must have at least 1 column, got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{path}: {what} has no rows")
+    n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+    if n_bad:
+        raise ValueError(
+            f"{path}: {what} contains {n_bad} non-finite value(s) (NaN or inf)"
+        )
+    return arr
+
+
+def _as_label_array(arr, what, path):
+    """Labels as a 1-D array of int64 (whole numbers) or str; other types refused."""
+    arr = np.asarray(arr)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{path}: {what} must have shape (n_samples,), got shape {arr.shape}"
+        )
+    if arr.dtype.kind in "US":
+        return arr.astype(str)
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(
+                f"{path}: {what} must hold integer class indices or text labels, got "
+                "non-integer values"
+            )
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{path}: {what} must hold integer class indices 0..K-1 or text labels, "
+            f"got dtype {arr.dtype}"
+        )
+    return arr.astype(np.int64)
+
+
+def _npz_array(f, key, path):
+    """Read one array of an open .npz without pickle, naming the file on error."""
+    try:
+        return f[key]
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise ValueError(
+                f"{path}: holds object arrays (key {key!r} stores Python objects "
+                f"such as strings or None); {_OBJECT_MSG}"
+            ) from None
+        raise ValueError(f"{path}: cannot read array {key!r} ({exc})") from None
+    except Exception as exc:  # corrupt member, truncated zip, ...
+        raise ValueError(f"{path}: cannot read array {key!r} ({exc})") from None
+
+
+def _load_npy(path, mmap_mode=None):
+    """Load one .npy file without pickle, naming the file on error."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
+    if magic != b"\x93NUMPY":
+        raise ValueError(f"{path}: not a valid .npy file; write one with numpy.save")
+    try:
+        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+    except ValueError as exc:
+        if "allow_pickle" in str(exc) or "object" in str(exc):
+            raise ValueError(
+                f"{path}: holds an object array (Python objects such as strings "
+                f"or None); {_OBJECT_MSG}"
+            ) from None
+        raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
+    except Exception as exc:
+        raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
+
+
+def _duplicates(names):
+    """Names that occur more than once, in order of first occurrence."""
+    seen, dupes = set(), []
+    for n in names:
+        if n in seen and n not in dupes:
+            dupes.append(n)
+        seen.add(n)
+    return dupes
+
+
+# -------------------------------------------------------------- NumPy files
+def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labels):
     import zipfile
 
+    if ignore_columns:
+        raise ValueError(
+            f"{path}: --ignore-columns applies to .csv and .parquet files; an .npz "
+            "file's arrays are chosen by key (--logit-columns, --label-column)"
+        )
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path}: not a valid .npz (zip) file; write one with numpy.savez")
     if logit_columns is not None and len(logit_columns) != 1:
@@ -67,19 +224,45 @@ def _read_npz(path, role, label_column, logit_columns, need_labels):
             f"{path}: for an .npz file --logit-columns names one array key, got "
             f"{len(logit_columns)}"
         )
-    with np.load(path, allow_pickle=False) as f:
+    try:
+        f = np.load(path, allow_pickle=False)
+    except Exception as exc:
+        raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+    with f:
         keys = set(f.files)
+        if logit_columns is None and "logits" not in keys and set(_SPLIT_KEYS) <= keys:
+            splits = ["val", "test"] if _ROLE_SPLIT[role] is None else [_ROLE_SPLIT[role]]
+            parts = []
+            for s in splits:
+                z = _as_logits(_npz_array(f, f"logits_{s}", path), f"logits_{s}", path)
+                y = _as_label_array(_npz_array(f, f"y_{s}", path), f"y_{s}", path)
+                if len(y) != z.shape[0]:
+                    raise ValueError(
+                        f"{path}: logits_{s} has {z.shape[0]} rows but y_{s} has "
+                        f"{len(y)} labels"
+                    )
+                parts.append((s, z, y))
+            if len(parts) == 2 and parts[0][1].shape[1] != parts[1][1].shape[1]:
+                raise ValueError(
+                    f"{path}: calibration logits have {parts[0][1].shape[1]} classes "
+                    f"but test logits have {parts[1][1].shape[1]}"
+                )
+            if len({p[2].dtype.kind for p in parts}) > 1:
+                raise ValueError(f"{path}: label arrays mix text and numbers")
+            logits = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+            y = np.concatenate([p[2] for p in parts]) if len(parts) > 1 else parts[0][2]
+            split = None
+            if len(parts) > 1:
+                split = np.repeat([p[0] for p in parts], [len(p[2]) for p in parts])
+            return logits, y, split, f"logits_{splits[0]}"
         if logit_columns is not None:
             lkey, ykey = logit_columns[0], label_column or "y"
         elif "logits" in keys:
             lkey, ykey = "logits", label_column or "y"
-        elif set(_SPLIT_KEYS) <= keys:
-            split = "val" if role == "fit" else "test"
-            lkey, ykey = f"logits_{split}", label_column or f"y_{split}"
         else:
             raise ValueError(
-                f"{path}: no logits; need the key 'logits' (and 'y'), or "
-                f"logits_val, y_val, logits_test, y_test; found {sorted(keys) or 'none'}"
+                f"{path}: missing keys; need logits_val, y_val, logits_test, y_test "
+                f"(or logits, y); found {sorted(keys) or 'none'}"
             )
         if lkey not in keys:
             raise ValueError(f"{path}: no array {lkey!r}; found {sorted(keys)}")
@@ -91,42 +274,28 @@ def _read_npz(path, role, label_column, logit_columns, need_labels):
         logits = _as_logits(_npz_array(f, lkey, path), lkey, path)
         y = None
         if ykey in keys:
-            y = _as_labels(_npz_array(f, ykey, path), ykey, path, logits.shape[1])
-    return logits, y, None, f"{lkey}"
+            y = _as_label_array(_npz_array(f, ykey, path), ykey, path)
+    return logits, y, None, lkey
 
 
-def _read_npy(path, need_labels, label_column, logit_columns):
-    if label_column is not None or logit_columns is not None:
+def _read_npy(path, label_column, logit_columns, ignore_columns, need_labels):
+    if label_column is not None or logit_columns is not None or ignore_columns:
         raise ValueError(
-            f"{path}: --label-column and --logit-columns apply to .npz, .csv and "
-            ".parquet files; an .npy file holds one logits array (labels in "
-            "<stem>_labels.npy beside <stem>_logits.npy)"
+            f"{path}: --label-column, --logit-columns and --ignore-columns apply to "
+            ".npz, .csv and .parquet files; an .npy file holds one logits array "
+            "(labels in <stem>_labels.npy beside <stem>_logits.npy)"
         )
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(6)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
-    if magic != b"\x93NUMPY":
-        raise ValueError(f"{path}: not a valid .npy file; write one with numpy.save")
-    try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as exc:
-        if "object" in str(exc) or "pickle" in str(exc):
-            raise ValueError(
-                f"{path}: holds an object array; skcal needs numeric arrays and "
-                "never unpickles"
-            ) from None
-        raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
-    logits = _as_logits(arr, "logits", path)
-    y = None
+    logits = _as_logits(_load_npy(path, mmap_mode="r"), "logits", path)
     stem = path.name[: -len(".npy")]
     labels_path = (
         path.with_name(stem[: -len("_logits")] + "_labels.npy")
         if stem.endswith("_logits") else None
     )
+    y = None
     if labels_path is not None and labels_path.exists():
-        y = _as_labels(_load_npy(labels_path), "labels", labels_path, logits.shape[1])
+        y = _as_label_array(_load_npy(labels_path), "labels", labels_path)
+    elif need_labels and labels_path is not None:
+        raise FileNotFoundError(f"no labels file {labels_path} beside {path}")
     elif need_labels:
         raise ValueError(
             f"{path}: no labels; name the logits <stem>_logits.npy with the labels "
@@ -135,90 +304,135 @@ def _read_npy(path, need_labels, label_column, logit_columns):
     return logits, y, None, "logits"
 
 
-def _read_arrow(path, suffix, label_column, logit_columns, need_labels, dtype):
-    pa = _pyarrow(path)
+# ------------------------------------------------------- CSV and Parquet
+def _header(path, suffix):
+    """Column names of a CSV (first line) or Parquet (schema) file."""
+    if suffix == ".parquet":
+        pa = _pyarrow(path)
+        import pyarrow.parquet as pq
+
+        try:
+            return [str(n) for n in pq.read_schema(path).names]
+        except (pa.ArrowException, OSError) as exc:
+            raise ValueError(f"{path}: not a readable parquet file ({_short(exc)})") from None
+    import csv
+
     try:
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
+        # utf-8-sig: a byte-order mark (as spreadsheet programs write) is skipped
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            head = next(csv.reader(fh), None)
+    except (UnicodeDecodeError, OSError) as exc:
+        raise ValueError(f"{path}: not a readable csv file ({_short(exc)})") from None
+    if not head:
+        raise ValueError(f"{path}: empty CSV file")
+    return head
 
-            names = pq.read_schema(path).names
-        else:
-            import pyarrow.csv as pacsv
 
-            with open(path, "rb") as fh:
-                head = fh.readline().decode("utf-8-sig").strip()
-            if not head:
-                raise ValueError(f"{path}: empty CSV file")
-            names = pacsv.read_csv(
-                pa.BufferReader(head.encode() + b"\n"),
-                read_options=pacsv.ReadOptions(use_threads=False),
-            ).column_names
-    except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
-        raise ValueError(f"{path}: not a readable {suffix[1:]} file ({_short(exc)})") from None
-    dupes = sorted({n for n in names if names.count(n) > 1})
+def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need_labels):
+    """``(label, split, logits, explicit)``: the column names chosen by the rules."""
+    header = [n.strip() for n in names]
+    dupes = _duplicates(header)
     if dupes:
         raise ValueError(f"{path}: duplicate column name(s) {dupes[:10]}")
-    # label column: named, or the one called label / y
+    lower = [h.lower() for h in header]
+
+    def find(name, what):
+        if name.strip() in header:
+            return names[header.index(name.strip())]
+        raise ValueError(f"{path}: {what} {name!r} is not a column; columns: {header[:20]}")
+
+    ignored = {find(c, "--ignore-columns entry") for c in (ignore_columns or ())}
     if label_column is not None:
-        if label_column not in names:
-            raise ValueError(
-                f"{path}: no label column {label_column!r}; columns: {names[:20]}"
-            )
+        label = find(label_column, "--label-column")
     else:
-        found = [n for n in names if n.strip().lower() in _LABEL_NAMES]
+        found = [names[i] for i, h in enumerate(lower)
+                 if h in _LABEL_NAMES and names[i] not in ignored]
         if len(found) > 1:
             raise ValueError(
                 f"{path}: several label columns {found}; choose one with --label-column"
             )
-        label_column = found[0] if found else None
-        if label_column is None and need_labels:
+        label = found[0] if found else None
+        if label is None and need_labels:
             raise ValueError(
-                f"{path}: no label column; name one 'label' (or 'y') or pass "
-                "--label-column"
+                f"{path}: no label column: the header needs exactly one 'label' (or "
+                f"'y') column, or pass --label-column; columns: {header[:20]}"
             )
+    split = next((names[i] for i, h in enumerate(lower) if h == "split"), None)
+    if split in ignored or split == label:
+        split = None
     if logit_columns is not None:
-        missing = [c for c in logit_columns if c not in names]
-        if missing:
-            raise ValueError(f"{path}: no logit column(s) {missing}; columns: {names[:20]}")
-        if label_column in logit_columns:
+        dupes = _duplicates(logit_columns)
+        if dupes:
+            raise ValueError(f"{path}: --logit-columns names {dupes[:10]} more than once")
+        logits = [find(c, "--logit-columns entry") for c in logit_columns]
+        bad = [c for c in logits if c in (label, split) or c in ignored]
+        if bad:
             raise ValueError(
-                f"{path}: column {label_column!r} is both the label column and a "
-                "logit column"
+                f"{path}: --logit-columns must name logit columns only, got {bad}"
             )
-        extra = [n for n in names if n not in logit_columns and n != label_column]
+        extra = [n for n in names if n not in logits and n not in (label, split)
+                 and n not in ignored]
         if extra:
             raise ValueError(
-                f"{path}: column {extra[0]!r} is neither the label column nor one "
-                "of --logit-columns; list it, or remove it from the file"
+                f"{path}: column {extra[0].strip()!r} is neither the label column nor "
+                f"one of --logit-columns; list it, or skip it with --ignore-columns "
+                f"{extra[0].strip() or chr(39) * 2}"
             )
-    else:
-        logit_columns = [n for n in names if n != label_column]
-        ids = [n for n in logit_columns
-               if n.strip().lower() in _ID_NAMES or n.lower().startswith("unnamed:")]
-        if ids:
-            raise ValueError(
-                f"{path}: column {ids[0]!r} is neither the label column nor a class "
-                "logit: it looks like a row index or id (pandas' DataFrame.to_csv "
-                "writes its index as an unnamed first column); drop it "
-                "(df.to_csv(..., index=False)) or list the logit columns with "
-                "--logit-columns"
-            )
-    if not logit_columns:
+        return label, split, logits, True
+    logits = [n for n in names if n not in (label, split) and n not in ignored]
+    ids = [n.strip() for n in logits if n.strip().lower() in _ID_NAMES
+           or n.strip().lower().startswith("unnamed:")]
+    if ids:
+        shown = ", ".join(repr(h) for h in ids)
+        raise ValueError(
+            f"{path}: column(s) {shown} look like a row index or id, not a class "
+            "logit (pandas' DataFrame.to_csv writes its index as an unnamed first "
+            "column); drop them (df.to_csv(..., index=False)), or pass "
+            f"--ignore-columns {','.join(ids) or chr(39) * 2} (or --logit-columns)"
+        )
+    if not logits:
         raise ValueError(f"{path}: no logit columns besides the label column")
+    return label, split, logits, False
+
+
+def _csv_error(exc, names):
+    """pyarrow's conversion error, with the column named (it gives an index)."""
+    import re
+
+    msg = _short(exc)
+    m = re.search(r"In CSV column #(\d+): (.*)", msg)
+    if m and int(m.group(1)) < len(names):
+        return f"column {names[int(m.group(1))].strip()!r}: {m.group(2)}"
+    return msg
+
+
+def _where(suffix, i):
+    """Where row ``i`` (0-based) of a table is: its line in a CSV file, else its row."""
+    return f"line {i + 2}" if suffix == ".csv" else f"row {i + 1}"
+
+
+def _what(column, label):
+    return f"{'label column' if column == label else 'column'} {column.strip()!r}"
+
+
+def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=None):
+    """The logit columns as one (n, K) float array, the others as 1-D arrays."""
+    pa = _pyarrow(path)
     float_type = pa.float32() if dtype == np.float32 else pa.float64()
+    wanted = list(logit_cols) + list(other_cols)
     try:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            table = pq.read_table(path, columns=list(logit_columns) + (
-                [label_column] if label_column else []))
+            table = pq.read_table(path, columns=wanted)
         else:
             import pyarrow.csv as pacsv
 
             table = pacsv.read_csv(
                 path,
                 convert_options=pacsv.ConvertOptions(
-                    column_types={c: float_type for c in logit_columns},
+                    include_columns=wanted,
+                    column_types={c: float_type for c in logit_cols},
                     null_values=[""],  # "nan" is a number, reported as non-finite
                     strings_can_be_null=True,
                 ),
@@ -227,50 +441,29 @@ def _read_arrow(path, suffix, label_column, logit_columns, need_labels, dtype):
         raise ValueError(f"{path}: {_csv_error(exc, names)}") from None
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{path}: not a readable {suffix[1:]} file ({_short(exc)})") from None
-    n = table.num_rows
-    if n == 0:
+    if table.num_rows == 0:
         raise ValueError(f"{path}: the file has a header but no rows")
-    for c in logit_columns:
+    for c in logit_cols:
         col = table.column(c)
         if not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
             raise ValueError(
-                f"{path}: column {c!r} is not numeric (type {col.type}); a logit "
-                "column must hold numbers" + (
-                    "" if label_column else
-                    ", or name the label column with --label-column"
-                )
+                f"{path}: logit column {c.strip()!r} is not numeric (type {col.type}); "
+                "a logit column must hold numbers, or skip it with --ignore-columns"
             )
-        if col.null_count:
-            raise ValueError(f"{path}: column {c!r} has {col.null_count} empty value(s)")
-        if col.type == float_type or pa.types.is_floating(col.type):
-            import pyarrow.compute as pc
-
-            n_bad = col.null_count + len(col) - pc.sum(pc.is_finite(col)).as_py()
-            if n_bad:
-                raise ValueError(
-                    f"{path}: column {c!r} holds {n_bad} non-finite value(s) (NaN or inf)"
-                )
-    logits = _as_logits(_to_matrix(table, logit_columns, dtype), "logits", path)
-    _check_not_row_index(logits, list(logit_columns), range(len(logit_columns)), path)
-    y = None
-    if label_column is not None:
-        col = table.column(label_column)
         if col.null_count:
             raise ValueError(
-                f"{path}: label column {label_column!r} has {col.null_count} empty value(s)"
+                f"{path}: logit column {c.strip()!r} has {col.null_count} empty value(s)"
             )
-        y = col.to_numpy()
-        if y.dtype.kind == "f":
-            if not np.all(y == np.round(y)):
-                raise ValueError(
-                    f"{path}: label column {label_column!r} holds non-integer numbers"
-                )
-            y = y.astype(np.int64)
-        elif y.dtype.kind == "O":
-            y = y.astype(str)
-        elif y.dtype.kind == "b":
-            y = y.astype(np.int64)
-    return logits, y, list(logit_columns), label_column
+    out = {}
+    for c in other_cols:
+        col = table.column(c)
+        if col.null_count:
+            first = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ValueError(
+                f"{path}: empty value in {_what(c, label)} ({_where(suffix, first)})"
+            )
+        out[c] = col.to_numpy(zero_copy_only=False)
+    return _to_matrix(table, logit_cols, dtype), out
 
 
 def _to_matrix(table, columns, dtype):
@@ -296,52 +489,158 @@ def _to_matrix(table, columns, dtype):
     return out
 
 
-def _duplicates(names):
-    """Names that occur more than once, in order of first occurrence."""
-    seen, dupes = set(), []
-    for n in names:
-        if n in seen and n not in dupes:
-            dupes.append(n)
-        seen.add(n)
-    return dupes
+def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype, label=None):
+    """:func:`_arrow_columns` for a CSV file without pyarrow (the :mod:`csv` module)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        next(reader)
+        rows = [r for r in reader if r]
+    if not rows:
+        raise ValueError(f"{path}: the file has a header but no rows")
+    for lineno, r in enumerate(rows, start=2):
+        if len(r) != len(names):
+            raise ValueError(
+                f"{path}: line {lineno} has {len(r)} fields, header has {len(names)}"
+            )
+    index = {n: i for i, n in enumerate(names)}
+    logits = np.empty((len(rows), len(logit_cols)), dtype=dtype)
+    for j, c in enumerate(logit_cols):
+        i = index[c]
+        for lineno, r in enumerate(rows, start=2):
+            try:
+                logits[lineno - 2, j] = float(r[i])
+            except ValueError:
+                raise ValueError(
+                    f"{path}: non-numeric value {r[i]!r} in logit column "
+                    f"{c.strip()!r} (line {lineno})"
+                ) from None
+    out = {}
+    for c in other_cols:
+        cells = [r[index[c]].strip() for r in rows]
+        empty = [i for i, v in enumerate(cells) if not v]
+        if empty:
+            raise ValueError(
+                f"{path}: empty value in {_what(c, label)} ({_where('.csv', empty[0])})"
+            )
+        try:
+            out[c] = np.array([float(v) for v in cells])
+        except ValueError:
+            out[c] = np.array(cells, dtype=str)
+    return logits, out
 
 
-def _short(exc):
-    return str(exc).strip().splitlines()[0][:300]
+def _text_cells(values):
+    """A label or split column's values as stripped text (numbers as written)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f" and np.all(np.isfinite(values)) and np.all(
+        values == np.round(values)
+    ):
+        values = values.astype(np.int64)
+    return np.array([str(v).strip() for v in values.tolist()], dtype=str)
 
 
-def _csv_error(exc, names):
-    """pyarrow's conversion error, with the column named (it gives an index)."""
-    import re
+def _table_labels(values, column, path, suffix):
+    """A label column as int64 (numbers) or str (text), mixing refused."""
+    values = np.asarray(values)
+    if values.dtype.kind in "fiub":
+        return _as_label_array(values, f"label column {column.strip()!r}", path)
+    cells = _text_cells(values)
+    numeric = np.array([_is_number(c) for c in cells])
+    if numeric.all():
+        return _as_label_array(cells.astype(np.float64), f"label column {column.strip()!r}",
+                               path)
+    if numeric.any():  # some numbers, some text: almost surely a typo
+        i = int(np.flatnonzero(~numeric)[0])
+        raise ValueError(
+            f"{path}: label column {column.strip()!r} mixes numbers and text, e.g. "
+            f"{str(cells[i])!r} ({_where(suffix, i)}); use integer class indices "
+            "0..K-1 or text labels throughout"
+        )
+    return cells
 
-    msg = _short(exc)
-    m = re.search(r"In CSV column #(\d+): (.*)", msg)
-    if m and int(m.group(1)) < len(names):
-        return f"column {names[int(m.group(1))]!r}: {m.group(2)}"
-    return msg
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
+def _check_not_row_index(logits, columns, path):
+    """Reject a logit column holding the row numbers 0..n-1 or 1..n (an unnamed index)."""
+    n = logits.shape[0]
+    if n < 3:
+        return
+    for j, c in enumerate(columns):
+        col = logits[:, j]
+        if np.array_equal(col, np.arange(n)) or np.array_equal(col, np.arange(1, n + 1)):
+            raise ValueError(
+                f"{path}: column {c.strip()!r} holds the row numbers "
+                f"{int(col[0])}..{int(col[-1])}: it looks like a row index, not a "
+                f"class logit; drop it or pass --ignore-columns {c.strip()} (or "
+                "--logit-columns)"
+            )
+
+
+def _read_named(path, suffix, role, label_column, logit_columns, ignore_columns,
+                need_labels, dtype):
+    names = _header(path, suffix)
+    label, split, logit_cols, explicit = _pick_columns(
+        names, path, label_column, logit_columns, ignore_columns, need_labels
+    )
+    others = [c for c in (label, split) if c is not None]
+    if suffix == ".csv" and not _has_pyarrow():
+        logits, cols = _stdlib_csv_columns(path, names, logit_cols, others, dtype, label)
+    else:
+        logits, cols = _arrow_columns(path, suffix, names, logit_cols, others, dtype, label)
+    logits = _as_logits(logits, "logits", path)
+    if not explicit:
+        _check_not_row_index(logits, logit_cols, path)
+    y = None if label is None else _table_labels(cols[label], label, path, suffix)
+    split_values = None
+    if split is not None:
+        split_values = np.char.lower(_text_cells(cols[split]))
+        bad = sorted(set(split_values.tolist()) - {"val", "test"})
+        if bad:
+            raise ValueError(
+                f"{path}: column {split.strip()!r} must hold 'val' or 'test', got {bad[:10]}"
+            )
+    columns = [c.strip() for c in logit_cols]
+    return logits, y, split_values, columns, (label.strip() if label else None), explicit
+
+
+# ------------------------------------------------------------------ public
 def read_logit_table(
-    path, *, role="fit", label_column=None, logit_columns=None, need_labels=True,
-    dtype=np.float64,
+    path, *, role="fit", label_column=None, logit_columns=None, ignore_columns=None,
+    need_labels=True, dtype=np.float64,
 ):
     """Read logits (and labels) from ``.npz``, ``.npy``, ``.csv`` or ``.parquet``.
+
+    The column rules are those of the module docstring (:mod:`skcal.datasets._tables`).
 
     Parameters
     ----------
     path : str or path-like
-    role : {"fit", "apply", "report"}, default="fit"
-        For an ``.npz`` file with the four split keys of the bundled sets,
-        ``"fit"`` reads ``logits_val`` / ``y_val`` and the others
-        ``logits_test`` / ``y_test``.
+    role : {"fit", "apply", "report"} or None, default="fit"
+        For a file with a calibration and a test split (an ``.npz`` with the
+        keys ``logits_val``, ``y_val``, ``logits_test``, ``y_test``, or a
+        CSV/Parquet file with a ``split`` column), ``"fit"`` reads the
+        calibration rows, ``"apply"`` and ``"report"`` the test rows, None
+        both (``split`` then tells them apart).
     label_column : str, default=None
         CSV/Parquet: the label column (default: the column named ``label``
         or ``y``, case-insensitive, if any). ``.npz``: the label key
         (default ``y``).
     logit_columns : list of str, default=None
         CSV/Parquet: the logit columns, in class order (default: every column
-        but the label column); when given, any other column but the label
-        column is an error naming it. ``.npz``: one key holding the logits.
+        but the label and split columns); when given, any other column is an
+        error naming it. ``.npz``: one key holding the logits.
+    ignore_columns : list of str, default=None
+        CSV/Parquet: columns to skip (ids, row indices, metadata); an empty
+        name is an unnamed column (pandas' index).
     need_labels : bool, default=True
         Whether a missing label column is an error.
     dtype : numpy dtype, default=float64
@@ -351,9 +650,11 @@ def read_logit_table(
     -------
     table : :class:`~sklearn.utils.Bunch`
         ``logits`` (n, K) (a read-only memory map for ``.npy``; 1-D binary
-        scores become ``[0, s]``), ``y`` (n,) labels or None (integers, or
-        text for CSV/Parquet), ``columns`` (names of the logit columns, None
-        for NumPy files), ``label_column`` (name or key), ``path``.
+        scores become ``[0, s]``), ``y`` (n,) labels or None (int64 or str),
+        ``split`` (n,) ``"val"`` / ``"test"`` or None, ``columns`` (names of
+        the logit columns, None for NumPy files), ``explicit_columns``
+        (whether ``logit_columns`` chose them), ``label_column`` (name or
+        key), ``path``.
 
     Raises
     ------
@@ -362,25 +663,153 @@ def read_logit_table(
     ValueError
         For an unsupported suffix, an unreadable file, a missing or duplicate
         column or key, a column that is neither label nor logit (when
-        ``logit_columns`` is given), a name listed twice in ``logit_columns``, a non-numeric or empty logit value,
-        non-finite logits, or labels that do not fit the logits.
+        ``logit_columns`` is given), a column that looks like a row index, a
+        non-numeric or empty logit value, non-finite logits, labels that are
+        neither whole numbers nor text (or mix them), a bad ``split`` value,
+        or a label count that differs from the row count.
     """
+    from sklearn.utils import Bunch
+
     path, suffix = _check_path(path)
-    if logit_columns is not None:
-        dupes = _duplicates(logit_columns)
-        if dupes:
-            raise ValueError(f"{path}: --logit-columns names {dupes[:10]} more than once")
+    if role not in _ROLE_SPLIT:
+        raise ValueError(f"role must be 'fit', 'apply', 'report' or None, got {role!r}")
+    columns, explicit = None, logit_columns is not None
     if suffix == ".npz":
-        logits, y, columns, lname = _read_npz(path, role, label_column, logit_columns, need_labels)
-    elif suffix == ".npy":
-        logits, y, columns, lname = _read_npy(path, need_labels, label_column, logit_columns)
-    else:
-        logits, y, columns, lname = _read_arrow(
-            path, suffix, label_column, logit_columns, need_labels, dtype
+        logits, y, split, lname = _read_npz(
+            path, role, label_column, logit_columns, ignore_columns, need_labels
         )
+    elif suffix == ".npy":
+        logits, y, split, lname = _read_npy(
+            path, label_column, logit_columns, ignore_columns, need_labels
+        )
+    else:
+        logits, y, split, columns, lname, explicit = _read_named(
+            path, suffix, role, label_column, logit_columns, ignore_columns,
+            need_labels, dtype,
+        )
+        if len(columns) == 1:
+            columns = None  # binary log-odds: two classes, one column
     if y is not None and len(y) != logits.shape[0]:
         raise ValueError(f"{path}: {logits.shape[0]} logit rows but {len(y)} labels")
-    return Bunch(logits=logits, y=y, columns=columns, label_column=lname, path=path)
+    want = _ROLE_SPLIT[role]
+    if split is not None and want is not None:
+        rows = split == want
+        if not rows.any():
+            raise ValueError(f"{path}: no row has split '{want}'")
+        logits = logits[rows]
+        y = None if y is None else y[rows]
+        split = None
+    return Bunch(logits=logits, y=y, split=split, columns=columns,
+                 explicit_columns=explicit, label_column=lname, path=path)
+
+
+def encode_labels(table):
+    """Labels as column indices, and the class of each column (the label rules).
+
+    Parameters
+    ----------
+    table : Bunch
+        From :func:`read_logit_table`, with labels. When the logit columns
+        are headed by the class indices in another order, ``table.logits``
+        and ``table.columns`` are put in class order, in place.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), int64
+        The column of each row's class.
+    classes : ndarray of shape (n_classes,)
+        The class of each column: ``0..K-1`` for integer labels, the column
+        names or the sorted text labels for text labels.
+
+    Raises
+    ------
+    ValueError
+        For integer labels outside ``0..K-1``, text labels that name some
+        columns but not others, or name them only up to case, text labels
+        that name no column and are not exactly one per column, or a named
+        logit column that no label selects (unless ``logit_columns`` listed
+        the columns).
+
+    Warns
+    -----
+    UserWarning
+        When text labels name none of the named (CSV/Parquet) logit columns
+        and are mapped to them in sorted order.
+    """
+    from ..utils._labels import check_near_match
+
+    y, path, K = table.y, table.path, table.logits.shape[1]
+    cols = table.columns
+    if y.dtype.kind in "iu":
+        bad = (y < 0) | (y >= K)
+        if bad.any():
+            raise ValueError(
+                f"{path}: labels must lie in 0..{K - 1}: they are class indices "
+                f"0..{K - 1}, one per logit column; got {y[bad][0]}"
+            )
+        index = [str(j) for j in range(K)]
+        if cols is not None and sorted(cols) == sorted(index) and cols != index:
+            # columns headed by the class indices in another order: class k is the
+            # column headed "k", so put the columns in class order
+            order = [cols.index(k) for k in index]
+            table.logits = table.logits[:, order]
+            table.columns = cols = index
+        if cols is not None and not table.explicit_columns and len(np.unique(y)) > 1:
+            unused = np.setdiff1d(np.arange(K), y)
+            if len(unused):
+                k = int(unused[0])
+                c = cols[k]
+                raise ValueError(
+                    f"{path}: column {c!r} is the logit of no label: labels are column "
+                    f"indices, so the columns {cols[:10]} are classes 0..{K - 1}, and "
+                    f"no row has label {k}; if a column is not a class logit, skip it "
+                    f"with --ignore-columns (e.g. --ignore-columns {c}); if {c!r} is "
+                    "the logit of a class absent from the file, list the logit columns "
+                    "with --logit-columns"
+                )
+        return y.astype(np.int64), np.arange(K)
+    present = np.unique(y)
+    if cols is not None and np.isin(present, cols).any():
+        unknown = present[~np.isin(present, cols)]
+        if len(unknown):
+            raise ValueError(
+                f"{path}: labels {unknown[:10].tolist()} name none of the logit "
+                f"columns {cols[:10]}; text labels are matched to the logit columns "
+                "by their names"
+            )
+        unnamed = [c for c in cols if c not in present]
+        if unnamed and not table.explicit_columns:
+            raise ValueError(
+                f"{path}: the labels name the logit columns, but column "
+                f"{unnamed[0]!r} is named by no label, so it is neither a label nor a "
+                f"logit of a seen class; skip it with --ignore-columns {unnamed[0]}, or "
+                "list the logit columns with --logit-columns (a class absent from the "
+                "data included)"
+            )
+        lookup = {c: j for j, c in enumerate(cols)}
+        return np.array([lookup[v] for v in y], dtype=np.int64), np.asarray(cols, dtype=str)
+    if cols is not None:
+        try:
+            check_near_match(present.tolist(), list(cols), remedy="use integer labels 0..K-1")
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    if len(present) != K:
+        raise ValueError(
+            f"{path}: the labels are {len(present)} distinct text labels "
+            f"{present[:10].tolist()} but there are {K} logit columns; text labels "
+            "name the logit columns, or are matched to them in sorted order, one per "
+            "column"
+        )
+    if cols is not None:
+        pairs = ", ".join(f"{lb} -> {c}" for lb, c in zip(present[:10], cols[:10]))
+        warnings.warn(
+            f"{path}: the text labels name none of the logit columns {cols[:10]}; "
+            f"they are matched to the columns in sorted order ({pairs}); name the "
+            "columns after the labels to match them by name",
+            UserWarning,
+            stacklevel=2,
+        )
+    return np.searchsorted(present, y).astype(np.int64), present
 
 
 def write_table(path, columns, data, *, npz_key="proba", extra=None):

@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..utils._array import is_dask_array
+from ..utils._labels import encode_labels
 
 __all__ = ["GroupedCalibrator"]
 
@@ -169,7 +170,8 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _clone(self):
         est = clone(self._base())
         if "classes" in est.get_params():
-            est.set_params(classes=self.classes_)
+            # the labels of the input columns, in their order (classes_ is sorted)
+            est.set_params(classes=self._input_classes_)
         return est
 
     def _check_groups(self, groups, n):
@@ -219,6 +221,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self._fit_dask_lockstep(X, y, sample_weight, groups)
         self.global_calibrator_ = clone(self._base()).fit(X, y, sample_weight)
         self.classes_ = self.global_calibrator_.classes_
+        self._input_classes_ = self.global_calibrator_._classes_in_input_order()
         ids, counts = _group_sizes(groups)
         self.groups_ = ids
         big = counts >= self.min_group_size
@@ -275,6 +278,12 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sample_weight = _dask.as_row_chunks(sample_weight, Z)
         uniq, ids, counts, block_counts = _labels_and_groups(y, groups)
         classes, _, _ = resolve_classes(uniq, Z.shape[1], probe.classes)
+        self._input_classes_ = classes
+        # sorted, as every calibrator's classes_: the shared arrays follow
+        order = np.argsort(classes, kind="stable")
+        if not (order == np.arange(len(order))).all():
+            Z = Z[:, np.r_[order, np.arange(len(order), Z.shape[1])]]
+            classes = classes[order]
         self.classes_ = classes
         self.groups_ = ids
         big = counts >= self.min_group_size
@@ -293,7 +302,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         # the coordinator's arrays: validated logits, encoded labels, checked
         # (unscaled) weights of all rows; each group's fit divides its own
-        y_enc = _dask.encode_labels(y, classes, Z)
+        y_enc = _dask.encode_labels(y, classes, Z, encode=encode_labels)
         sw = None
         if sample_weight is not None:
             sw = _dask.as_row_chunks(sample_weight, Z)

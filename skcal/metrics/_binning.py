@@ -39,6 +39,16 @@ Bin rules
     than ``n_bins`` bins may result; bins are closed on the right as above,
     with the smallest score in the first bin. No edge rule can crash on ties.
 
+    **Few distinct scores.** When the scores (of positive weight) take at
+    most ``n_bins`` distinct values ``u_1 < ... < u_k``, every value gets a
+    bin of its own: the edges are ``u_1``, the midpoints
+    ``u_j + (u_{j+1} - u_j) / 2`` and ``u_k`` (``k`` bins). The quantile rule
+    above would put the smallest value and the first edge in one bin (7
+    distinct scores and 10 bins give 6 bins, the two smallest values merged),
+    although there are enough bins to keep every value apart. A bin edge
+    therefore never merges two distinct values while bins are left, and
+    never splits one value (ties share a bin under both rules).
+
 Bins with zero total weight are reported as empty and skipped by the metrics.
 """
 
@@ -93,25 +103,43 @@ def edge_positions(n_bins, n=None, cumulative=None):
     return np.clip(idx, 0, cumulative.shape[0] - 1)
 
 
+def _distinct_edges(u, xp):
+    """Edges giving each of the sorted distinct values ``u`` a bin of its own.
+
+    ``u[0]``, the midpoints of neighbours and ``u[-1]``; a midpoint that
+    rounds up onto the upper value (adjacent floats) is moved to the lower
+    one, so that the upper value stays in its own (right-closed) bin.
+    """
+    if u.shape[0] == 1:
+        return xp.concatenate([u, u])
+    lo, hi = u[:-1], u[1:]
+    mid = lo + (hi - lo) / 2
+    mid = xp.where(mid >= hi, lo, mid)
+    return xp.concatenate([u[:1], mid, u[-1:]])
+
+
 def quantile_edges(x, w, n_bins):
     """Unique equal-mass bin edges of float64 scores ``x`` with weights ``w``.
 
     The inverted-CDF weighted quantiles of the module docstring (NumPy's
-    ``np.quantile(x, q, method="inverted_cdf", weights=w)``).
+    ``np.quantile(x, q, method="inverted_cdf", weights=w)``), or one bin per
+    distinct value when there are at most ``n_bins`` of them.
     """
     if w is not None:
         keep = w > 0
         x, w = x[keep], w[keep]
     if w is None:
         v = np.sort(x)
-        idx = edge_positions(n_bins, n=v.shape[0])
     else:
         order = np.argsort(x, kind="stable")
         v = x[order]
+    step = np.flatnonzero(v[1:] != v[:-1])  # the last index of each run of ties
+    if step.shape[0] + 1 <= n_bins:  # at most n_bins distinct values
+        return _distinct_edges(np.concatenate([v[step], v[-1:]]), np)
+    if w is None:
+        idx = edge_positions(n_bins, n=v.shape[0])
+    else:
         idx = edge_positions(n_bins, cumulative=np.cumsum(w[order]))
-    edges = v[idx]
+    edges = np.unique(v[idx])
     edges[0], edges[-1] = v[0], v[-1]
-    edges = np.unique(edges)
-    if edges.shape[0] == 1:
-        edges = np.array([edges[0], edges[0]])
     return edges

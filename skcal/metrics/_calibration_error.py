@@ -1,13 +1,19 @@
 """Binned calibration errors (ECE, RMS-CE, MCE) and the reliability curve."""
 
-import numbers
-
 import numpy as np
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import check_random_state
 
 from ..utils._array import is_dask_array
-from . import _rows
-from ._validation import _check_choice, _check_inputs, _check_n_bins, _plain
+from ._binomial import binomial_interval
+from ._compute import (
+    bin_sums,
+    curve_from_sums,
+    frequency_scale,
+    stack_sums,
+    value_from_sums,
+)
+from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
+from ._validation import _check_inputs, _check_n_bins
 
 __all__ = [
     "calibration_error",
@@ -17,126 +23,43 @@ __all__ = [
     "rms_calibration_error",
 ]
 
-_KINDS = ("top-label", "classwise", "binary")
-#: Other accepted spellings of ``kind`` (``"class"`` was the name used by
-#: :func:`reliability_curve` and :class:`skcal.display.ReliabilityDisplay`).
-_KIND_ALIASES = {"class": "classwise"}
+def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
+            input_type, labels, pos_label, *, keep=False, counts=False):
+    """Validate, then the per-bin sums of every group, on any backend.
 
+    The one entry of the binned metrics into the backends: NumPy and torch
+    inputs are validated by :func:`~skcal.metrics._validation._check_inputs`
+    and binned by :func:`~skcal.metrics._compute.bin_sums`; a dask array by
+    :mod:`skcal.metrics._dask`, block by block, with the same arguments.
 
-def _check_kind(kind):
-    """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``)."""
-    if isinstance(kind, str) and kind in _KIND_ALIASES:
-        return _KIND_ALIASES[kind]
-    _check_choice("kind", kind, _KINDS)
-    return kind
-_NORMS = ("l1", "l2", "max")
-_STRATEGIES = ("uniform", "quantile")
-
-
-def _class_index(kind, class_index, n_classes, pos_index=1):
-    """The column of ``y_prob`` a ``"classwise"``/``"binary"`` event refers to."""
-    if kind == "binary":
-        if n_classes != 2:
-            raise ValueError(
-                f"kind='binary' needs 2 classes, but y_prob has {n_classes} "
-                "columns; use kind='top-label' or 'classwise'."
-            )
-        return pos_index
-    if (
-        isinstance(class_index, bool)
-        or not isinstance(class_index, numbers.Integral)
-        or not 0 <= class_index < n_classes
-    ):
-        raise ValueError(
-            f"class_index must be an integer in [0, {n_classes}) for kind='classwise', "
-            f"got {_plain(class_index)!r}."
-        )
-    return int(class_index)
-
-
-def _bins(inp, kind, n_bins, strategy, class_index=None, keep=False):
-    """Per-bin sums of every group of ``kind`` (a list of dicts).
-
-    The scores and 0/1 outcomes are produced chunk by chunk in float64 by
-    :mod:`skcal.metrics._rows`: ``"top-label"`` the confidence ``max_k p_ik``
-    and ``1[argmax_k = y_i]``, ``"classwise"`` / ``"binary"`` one column
-    ``p_ik`` and ``1[y_i = k]`` (all columns, one group each, for
-    ``kind="classwise"`` without ``class_index``). With ``keep=True`` (one
-    group only) the ``(n,)`` bin indices and targets are kept for the
-    bootstrap and the targets are returned too.
+    Returns ``(groups, inp, scale)``: the list of per-group sums (with
+    ``keep``, the one group also holds its ``(n,)`` ``targets``), the
+    validated NumPy/torch inputs (None for dask) and, with ``counts``, the
+    factor turning weights into sample counts (1.0 otherwise).
     """
-    xp = _rows.ops(inp)
-    n, n_classes = inp.scores.shape[0], _rows.n_columns(inp)
-    if kind == "classwise" and class_index is None:
-        return _rows.binned_all_classes(inp, xp, n_bins, strategy), None
-    if kind == "top-label":
-        events = _rows.top_label_chunks(inp, xp)
-    else:
-        events = _rows.class_chunks(inp, xp, _class_index(kind, class_index, n_classes, inp.pos_index))
-    sums, targets = _rows.binned_event(inp, xp, events, n, n_bins, strategy, keep)
-    return [sums], targets
+    binary = kind == "binary"
+    if is_dask_array(y_prob):
+        from . import _dask
+
+        groups, scale = _dask.bin_sums(
+            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
+            strategy=strategy, sample_weight=sample_weight, input_type=input_type,
+            labels=labels, pos_label=pos_label, counts=counts,
+        )
+        return groups, None, scale
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels, pos_label=pos_label, binary=binary,
+    )
+    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
+    groups, targets = bin_sums(inp, kind, n_bins, strategy, class_index, keep=keep)
+    if keep:
+        groups[0]["targets"] = targets
+    scale = frequency_scale(sample_weight, inp) if counts else 1.0
+    return groups, inp, scale
 
 
-def _error_from_sums(s, norm):
-    nonempty = s["weight"] > 0
-    wsum = s["weight"][nonempty]
-    gap = np.abs(s["target_sum"][nonempty] - s["score_sum"][nonempty]) / wsum
-    frac = wsum / wsum.sum()
-    if norm == "l1":
-        return float(np.sum(frac * gap))
-    if norm == "l2":
-        return float(np.sqrt(np.sum(frac * gap**2)))
-    return float(np.max(gap))
-
-
-_COMMON_PARAMS = """
-    y_true : array-like of shape (n_samples,)
-        True labels, of any sortable type (int, str, ...). A ``torch.Tensor``
-        is accepted.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities (entries in [0, 1], rows summing to 1; both
-        within ``skcal.metrics.PROBA_SUM_TOL`` = 1e-4 for rounding, 1e-2 for
-        16-bit floats: float16, torch bfloat16), or logits when
-        ``input_type="logits"`` (finite: a ``-inf`` logit, the log of 0, is
-        rejected; pass such probabilities with
-        ``input_type="probabilities"``). A 1-D array is a binary problem: the
-        probability (or log-odds) of the second class ``labels[1]``. It is
-        never up-cast as a whole: the metric walks it in row chunks (about
-        1 MiB of float64 on the CPU), each converted to float64
-        (probabilities from a stable log-softmax for logits), so the extra
-        memory is a few chunks plus a few ``(n_samples,)`` float64 vectors.
-        A ``torch.Tensor`` is computed the same way with torch on its device
-        (256 MiB chunks on an accelerator).""".strip()
-
-_TAIL_PARAMS = """
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative sample weights, not all zero; an integer weight is
-        the same as repeating the sample, for equal-mass bins too (their
-        edges are inverted-CDF quantiles), and only the ratios of the weights
-        matter.
-    input_type : {"probabilities", "logits"}, default="probabilities"
-        How to read ``y_prob``. Logits go through a stable (log-)softmax
-        (sigmoid of the log-odds for 1-D input).
-    labels : array-like of shape (n_classes,), default=None
-        The class of each column of ``y_prob`` (e.g. the classifier's
-        ``classes_``). By default the sorted unique values of ``y_true`` if
-        there are ``n_classes`` of them. When some classes are absent from
-        ``y_true``, its labels are taken as column indices only if they are
-        integers that include 0 and are below ``n_classes``; otherwise the
-        mapping is ambiguous and a ``ValueError`` asks for ``labels``. This
-        is the rule of the calibrators' ``classes`` parameter. For a 1-D
-        (binary) ``y_prob`` and a ``y_true`` with the single label 0, 1 or
-        -1, the classes are ``[0, 1]`` (``[-1, 1]``), as in scikit-learn.
-    pos_label : int, float, bool or str, default=None
-        The positive class of a binary view: a 1-D ``y_prob`` is its
-        probability (log-odds), and ``kind="binary"`` checks the column of
-        ``pos_label``. By default ``labels[1]``; without ``labels`` the
-        labels of ``y_true`` must then be {0, 1}, {-1, 1} or booleans
-        (positive: 1, True), otherwise a ``ValueError`` asks for
-        ``pos_label``, as scikit-learn's binary metrics do. Not used (an
-        error) for other views of a 2-D ``y_prob``.""".strip()
-
-
+@validated("kind", "class_index", "n_bins", "strategy", "norm", "input_type")
 def calibration_error(
     y_true,
     y_prob,
@@ -230,7 +153,10 @@ def calibration_error(
     fraction reaches :math:`j/M`; NumPy's ``method="inverted_cdf"``), the
     definition under which an integer weight gives exactly the bins of the
     repeated rows; duplicate edges from tied scores are merged, so fewer bins
-    may result; zero-weight samples do not move the edges. Bins with zero weight are skipped.
+    may result; zero-weight samples do not move the edges. When the scores
+    take at most ``n_bins`` distinct values, every value gets its own bin
+    (edges at the midpoints between neighbouring values), so no two distinct
+    values share a bin while bins are left. Bins with zero weight are skipped.
 
     Memory: uniform bins are accumulated row chunk by row chunk (for
     ``kind="classwise"``, all classes in one pass); equal-mass bins need the
@@ -260,26 +186,13 @@ def calibration_error(
     0.25
     """
     kind = _check_kind(kind)
-    _check_choice("strategy", strategy, _STRATEGIES)
-    _check_choice("norm", norm, _NORMS)
-    n_bins = _check_n_bins(n_bins)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
-    if is_dask_array(y_prob):
-        from . import _dask
-
-        return _dask.calibration_error(
-            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
-            strategy=strategy, norm=norm, sample_weight=sample_weight,
-            input_type=input_type, labels=labels,
-        )
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels, pos_label=pos_label, binary=kind == "binary",
+    groups, _, _ = _binned(
+        y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
+        input_type, labels, pos_label,
     )
-    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
-    groups, _ = _bins(inp, kind, n_bins, strategy, class_index)
-    return float(np.mean([_error_from_sums(s, norm) for s in groups]))
+    return float(value_from_sums(*stack_sums(groups), norm))
 
 
 calibration_error.__doc__ = calibration_error.__doc__.format(
@@ -309,6 +222,7 @@ def _convenience(norm, name, long_name, symbol):
         )
 
     func.__name__ = func.__qualname__ = name
+    func = validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
     func.__doc__ = f"""{long_name} ({symbol}).
 
     Same as ``calibration_error(..., norm="{norm}")``; see
@@ -366,6 +280,8 @@ maximum_calibration_error = _convenience(
 )
 
 
+@validated("kind", "class_index", "n_bins", "strategy", "input_type", "n_bootstrap",
+           "confidence_level", "random_state", "interval")
 def reliability_curve(
     y_true,
     y_prob,
@@ -478,24 +394,8 @@ def reliability_curve(
     ([0.25, 0.8], [0.5, 1.0])
     """
     kind = _check_kind(kind)
-    _check_choice("strategy", strategy, _STRATEGIES)
-    n_bins = _check_n_bins(n_bins)
-    if (
-        isinstance(n_bootstrap, bool)
-        or not isinstance(n_bootstrap, numbers.Integral)
-        or n_bootstrap < 0
-    ):
-        raise ValueError(
-            f"n_bootstrap must be an integer >= 0, got {_plain(n_bootstrap)!r}."
-        )
-    if not (isinstance(confidence_level, numbers.Real) and 0 < confidence_level < 1):
-        raise ValueError(
-            f"confidence_level must be in (0, 1), got {_plain(confidence_level)!r}."
-        )
-    if interval is not None:
-        _check_choice("interval", interval, ("clopper-pearson", "wilson", "jeffreys"))
-        if n_bootstrap:
-            raise ValueError("Pass either interval or n_bootstrap, not both.")
+    if interval is not None and n_bootstrap:
+        raise ValueError("Pass either interval or n_bootstrap, not both.")
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     if kind == "classwise" and class_index is None:
@@ -503,44 +403,28 @@ def reliability_curve(
             "A reliability curve shows one class: kind='classwise' needs "
             "class_index, the column of y_prob to show."
         )
-    if is_dask_array(y_prob):
-        from . import _dask
-
-        return _dask.reliability_curve(
-            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
-            strategy=strategy, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, n_bootstrap=n_bootstrap,
+    if n_bootstrap and is_dask_array(y_prob):
+        raise ValueError(
+            "reliability_curve on a dask array does not support n_bootstrap > 0 "
+            "(the bootstrap resamples rows); use interval= (binomial intervals "
+            "from the per-bin sums, computed in one distributed pass), or compute "
+            "it on a NumPy subsample."
         )
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels, pos_label=pos_label, binary=kind == "binary",
+    (s,), inp, scale = _binned(
+        y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
+        input_type, labels, pos_label, keep=n_bootstrap > 0,
+        counts=interval is not None,
     )
-    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
-    (s,), targets = _bins(
-        inp, kind, n_bins, strategy, class_index, keep=n_bootstrap > 0
-    )
-    nonempty = s["weight"] > 0
-    wsum = s["weight"][nonempty]
-    curve = Bunch(
-        prob_pred=s["score_sum"][nonempty] / wsum,
-        prob_true=s["target_sum"][nonempty] / wsum,
-        bin_weight=wsum / wsum.sum(),
-        bin_count=s["count"][nonempty].astype(np.int64),
-        bin_index=np.flatnonzero(nonempty),
-        bin_edges=s["edges"],
-    )
+    curve = curve_from_sums(s)
     if interval is not None:
-        from ._debiased import _frequency_scale
-        from ._intervals import binomial_interval
-
-        scale = _frequency_scale(sample_weight, inp)
+        nonempty = s["weight"] > 0
         curve.prob_true_low, curve.prob_true_high = binomial_interval(
-            s["target_sum"][nonempty] * scale, wsum * scale,
+            s["target_sum"][nonempty] * scale, s["weight"][nonempty] * scale,
             confidence_level=confidence_level, method=interval,
         )
     if n_bootstrap:
         curve.prob_true_low, curve.prob_true_high = _bootstrap_prob_true(
-            inp, targets, s, n_bootstrap, confidence_level, random_state
+            inp, s["targets"], s, n_bootstrap, confidence_level, random_state
         )
     return curve
 

@@ -9,18 +9,13 @@ from scipy.special import ndtr
 from sklearn.utils import Bunch
 
 from ._events import single_event
+from ._params import validated
 
 __all__ = [
     "kolmogorov_smirnov_calibration_test",
     "kuiper_calibration_test",
     "spiegelhalter_test",
 ]
-
-
-def _event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels):
-    s, o, w = single_event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                           labels, what="A calibration test")
-    return s, o, (np.ones_like(s) if w is None else w)
 
 
 _PARAMS = """
@@ -41,13 +36,17 @@ _PARAMS = """
     input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``.
     labels : array-like of shape (n_classes,), default=None
-        Class of each column of ``y_prob`` (see :func:`calibration_error`).""".strip()
+        Class of each column of ``y_prob`` (see :func:`calibration_error`).
+    pos_label : int, float, bool or str, default=None
+        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
+        :func:`calibration_error`).""".strip()
 
 _RETURNS = """
     result : :class:`sklearn.utils.Bunch`
         ``statistic`` (float) and ``pvalue`` (float, in [0, 1]).""".strip()
 
 
+@validated("kind", "class_index", "input_type")
 def spiegelhalter_test(
     y_true,
     y_prob,
@@ -57,6 +56,7 @@ def spiegelhalter_test(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Spiegelhalter's Z test of calibration (two-sided).
 
@@ -110,8 +110,10 @@ def spiegelhalter_test(
     >>> round(res.statistic, 4), round(res.pvalue, 4)
     (-1.0328, 0.3017)
     """
-    s, o, w = _event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                     labels)
+    s, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="A calibration test", pos_label=pos_label, unit_weights=True,
+    )
     num = np.sum(w * (o - s) * (1 - 2 * s))
     var = np.sum(w * (1 - 2 * s) ** 2 * s * (1 - s))
     if not var > 0:
@@ -173,6 +175,7 @@ def _bm_range_sf(x):
     return float(min(8 * np.sum((-1.0) ** (k - 1) * k * ndtr(-k * x)), 1.0))
 
 
+@validated("kind", "class_index", "input_type")
 def kolmogorov_smirnov_calibration_test(
     y_true,
     y_prob,
@@ -182,6 +185,7 @@ def kolmogorov_smirnov_calibration_test(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Kolmogorov-Smirnov test of calibration on cumulative differences.
 
@@ -251,8 +255,10 @@ def kolmogorov_smirnov_calibration_test(
     >>> kolmogorov_smirnov_calibration_test(y, p, kind="binary").pvalue < 1e-6
     True
     """
-    s, o, w = _event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                     labels)
+    s, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="A calibration test", pos_label=pos_label, unit_weights=True,
+    )
     c, sigma = _cumulative(s, o, w)
     stat = float(np.max(np.abs(c)) / sigma)
     return Bunch(statistic=stat, pvalue=_sup_abs_bm_sf(stat))
@@ -264,6 +270,7 @@ kolmogorov_smirnov_calibration_test.__doc__ = (
 )
 
 
+@validated("kind", "class_index", "input_type")
 def kuiper_calibration_test(
     y_true,
     y_prob,
@@ -273,6 +280,7 @@ def kuiper_calibration_test(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
 ):
     """Kuiper test of calibration on cumulative differences.
 
@@ -328,8 +336,10 @@ def kuiper_calibration_test(
     >>> round(res.statistic, 4)
     0.6751
     """
-    s, o, w = _event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                     labels)
+    s, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="A calibration test", pos_label=pos_label, unit_weights=True,
+    )
     c, sigma = _cumulative(s, o, w)
     stat = float((np.max(c) - np.min(c)) / sigma)
     return Bunch(statistic=stat, pvalue=_bm_range_sf(stat))

@@ -16,7 +16,13 @@ Imported only when a metric receives a ``dask.array.Array`` ``y_prob``.
   top-label confidence, or one class column) are gathered to the client, at
   most :data:`skcal._backend._dask.GATHER_MAX_ROWS` rows, and binned by the
   NumPy code: exact, one pass per group. Bootstrap intervals of
-  ``reliability_curve`` are not supported on dask arrays.
+  ``reliability_curve`` are not supported on dask arrays (an error); its
+  binomial ``interval`` is computed from the summed bins.
+
+Only the per-bin sums are computed here: the values (errors, curve,
+intervals) come from the same functions as for NumPy and torch
+(:mod:`skcal.metrics._compute`), and every argument of the public metrics
+(``pos_label`` included) reaches this module.
 
 Every block is validated by the NumPy checks when it is computed (NaN,
 infinity, probabilities outside [0, 1], rows not summing to 1): errors are
@@ -27,12 +33,13 @@ import functools
 
 import dask.array as da
 import numpy as np
-from sklearn.utils import Bunch
 
 from .._backend import _dask
 from ..utils._labels import encode_labels
 from ..utils.validation import min_max
 from . import _rows
+from ._compute import bin_sums as _numpy_bin_sums
+from ._params import _class_index
 from ._validation import (
     _Inputs,
     _check_finite,
@@ -42,12 +49,7 @@ from ._validation import (
     _row_tolerance,
 )
 
-__all__ = [
-    "brier_score",
-    "calibration_error",
-    "negative_log_likelihood",
-    "reliability_curve",
-]
+__all__ = ["bin_sums", "brier_score", "negative_log_likelihood"]
 
 
 class _BlockSpec:
@@ -79,7 +81,8 @@ class _BlockSpec:
 class _DaskInputs:
     """Validated dask inputs: scores, labels and weights with the same row chunks."""
 
-    def __init__(self, y_true, y_prob, sample_weight, input_type, labels):
+    def __init__(self, y_true, y_prob, sample_weight, input_type, labels,
+                 pos_label=None, binary=False):
         if y_prob.ndim not in (1, 2):
             raise ValueError(f"y_prob must be 1-D or 2-D, got shape {y_prob.shape}.")
         if y_prob.shape[0] == 0:
@@ -104,7 +107,9 @@ class _DaskInputs:
             )
         # the classes from the unique labels, by the NumPy metrics' rule
         uniq = _dask.unique_labels(y_true)
-        _, classes, pos = _encode_labels(uniq, self.n_classes, labels, binary_1d)[:3]
+        _, classes, pos = _encode_labels(
+            uniq, self.n_classes, labels, binary_1d, pos_label, binary
+        )[:3]
         self.block = _BlockSpec(
             classes, input_type == "logits", binary_1d, input_type,
             1 if pos is None else pos,
@@ -114,6 +119,16 @@ class _DaskInputs:
             y_true if isinstance(y_true, da.Array) else np.asarray(y_true), y_prob
         )
         self.w = _dask.check_sample_weight(sample_weight, y_prob, relative=True)
+        self.sample_weight = sample_weight
+
+    def frequency_scale(self):
+        """The largest weight: it turns the relative weights back into counts."""
+        if self.w is None:
+            return 1.0
+        sw = self.sample_weight
+        if isinstance(sw, da.Array):
+            return float(da.max(sw).compute())
+        return float(np.max(np.asarray(sw, dtype=np.float64)))
 
     def arrays(self):
         """(array, index) pairs for ``da.blockwise``: scores, labels, weights."""
@@ -153,8 +168,9 @@ def _weighted(values, w):
     return float(np.dot(w, values)), float(np.sum(w))
 
 
-def brier_score(y_true, y_prob, *, sample_weight, input_type, labels, scale_by_half):
-    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
+def brier_score(y_true, y_prob, *, sample_weight, input_type, labels, scale_by_half,
+                pos_label=None):
+    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
 
     def block(b):
         if b.scores.shape[0] == 0:
@@ -167,8 +183,9 @@ def brier_score(y_true, y_prob, *, sample_weight, input_type, labels, scale_by_h
     return score / 2 if half else score
 
 
-def negative_log_likelihood(y_true, y_prob, *, sample_weight, input_type, labels):
-    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
+def negative_log_likelihood(y_true, y_prob, *, sample_weight, input_type, labels,
+                            pos_label=None):
+    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
 
     def block(b):
         if b.scores.shape[0] == 0:
@@ -186,15 +203,13 @@ _FIELDS = ("count", "weight", "score_sum", "target_sum")
 
 
 def _uniform_groups(inp, kind, n_bins, class_index):
-    """Per-bin sums of every group (the NumPy ``_bins`` per block, summed)."""
-    from ._calibration_error import _bins
-
+    """Per-bin sums of every group (the NumPy ``bin_sums`` per block, summed)."""
     n_groups = inp.n_classes if kind == "classwise" and class_index is None else 1
 
     def block(b):
         if b.scores.shape[0] == 0:
             return (np.zeros((n_groups, 4, n_bins)),)
-        groups, _ = _bins(b, kind, n_bins, "uniform", class_index)
+        groups, _ = _numpy_bin_sums(b, kind, n_bins, "uniform", class_index)
         return (np.array([[g[f] for f in _FIELDS] for g in groups], dtype=np.float64),)
 
     (S,) = _sum_blocks(inp, block, [(n_groups, 4, n_bins)])
@@ -223,9 +238,6 @@ def _event_block(pb, yb, wb=None, *, spec, kind, k):
 
 def _quantile_groups(inp, kind, n_bins, class_index):
     """Equal-mass bins: per group, gather the 1-D scores and targets, bin them with NumPy."""
-    from ._calibration_error import _bins
-    from ._validation import _Inputs as Inputs
-
     n = inp.p.shape[0]
     if n > _dask.GATHER_MAX_ROWS:
         raise ValueError(
@@ -239,9 +251,7 @@ def _quantile_groups(inp, kind, n_bins, class_index):
     elif kind == "classwise" and class_index is None:
         ks = list(range(inp.n_classes))
     else:
-        from ._calibration_error import _class_index
-
-        ks = [_class_index(kind, class_index, inp.n_classes)]
+        ks = [_class_index(kind, class_index, inp.n_classes, inp.block.pos_index)]
     out = []
     for k in ks:
         fn = functools.partial(_event_block, spec=inp.block, kind=kind, k=k)
@@ -251,8 +261,8 @@ def _quantile_groups(inp, kind, n_bins, class_index):
         )
         x, t, w = _dask.gather_rows(ev[:, 0], ev[:, 1], inp.w)
         # the event as a binary problem: probability x of the outcome t
-        local = Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True, False)
-        (s,), _ = _bins(local, "binary", n_bins, "quantile", None)
+        local = _Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True, False)
+        (s,), _ = _numpy_bin_sums(local, "binary", n_bins, "quantile", None)
         out.append(s)
     return out
 
@@ -263,37 +273,19 @@ def _groups(inp, kind, n_bins, strategy, class_index):
     return _quantile_groups(inp, kind, n_bins, class_index)
 
 
-def calibration_error(
-    y_true, y_prob, *, kind, class_index, n_bins, strategy, norm, sample_weight,
-    input_type, labels,
+def bin_sums(
+    y_true, y_prob, *, kind, class_index, n_bins, strategy, sample_weight,
+    input_type, labels, pos_label, counts=False,
 ):
-    from ._calibration_error import _error_from_sums
+    """Per-bin sums of every group of a dask ``y_prob`` and the frequency scale.
 
-    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
+    The dask side of :func:`skcal.metrics._calibration_error._binned`: the
+    same groups as :func:`skcal.metrics._compute.bin_sums` (to the rounding
+    of the block sums), and with ``counts`` the largest sample weight (the
+    factor turning the relative weights into counts), else 1.0.
+    """
+    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels,
+                      pos_label, kind == "binary")
     n_bins = _check_n_bins(n_bins, inp.p.shape[0])
     groups = _groups(inp, kind, n_bins, strategy, class_index)
-    return float(np.mean([_error_from_sums(s, norm) for s in groups]))
-
-
-def reliability_curve(
-    y_true, y_prob, *, kind, class_index, n_bins, strategy, sample_weight,
-    input_type, labels, n_bootstrap,
-):
-    if n_bootstrap:
-        raise ValueError(
-            "reliability_curve on a dask array does not support n_bootstrap > 0 "
-            "(the bootstrap resamples rows); compute it on a NumPy subsample."
-        )
-    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels)
-    n_bins = _check_n_bins(n_bins, inp.p.shape[0])
-    (s,) = _groups(inp, kind, n_bins, strategy, class_index)
-    nonempty = s["weight"] > 0
-    wsum = s["weight"][nonempty]
-    return Bunch(
-        prob_pred=s["score_sum"][nonempty] / wsum,
-        prob_true=s["target_sum"][nonempty] / wsum,
-        bin_weight=wsum / wsum.sum(),
-        bin_count=s["count"][nonempty].astype(np.int64),
-        bin_index=np.flatnonzero(nonempty),
-        bin_edges=s["edges"],
-    )
+    return groups, (inp.frequency_scale() if counts else 1.0)

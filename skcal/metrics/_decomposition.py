@@ -4,15 +4,17 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 from scipy.special import xlogy
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
-from ._calibration_error import _STRATEGIES, _check_kind
-from ._events import class_vectors, event_vectors
-from ._validation import _check_choice, _check_inputs, _check_n_bins
+from ._events import event_groups
+from ._params import _check_kind, validated
+from ._validation import _check_inputs, _check_n_bins
 
 __all__ = ["brier_decomposition", "log_loss_decomposition"]
 
-_METHODS = ("corp", "binned")
+_validated = validated("kind", "class_index", "n_bins", "strategy", "input_type",
+                       "scale_by_half", method=[StrOptions({"corp", "binned"})])
 
 
 def _brier(p, o):
@@ -79,31 +81,22 @@ def _decompose_event(s, o, w, score, method, n_bins, strategy):
 
 
 def _decomposition(score, y_true, y_prob, method, kind, class_index, n_bins,
-                   strategy, sample_weight, input_type, labels, scale_by_half):
-    _check_choice("method", method, _METHODS)
+                   strategy, sample_weight, input_type, labels, scale_by_half,
+                   pos_label):
     kind = _check_kind(kind)
-    _check_choice("strategy", strategy, _STRATEGIES)
-    n_bins = _check_n_bins(n_bins)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
-    if not (isinstance(scale_by_half, bool) or scale_by_half == "auto"):
-        raise ValueError(
-            f"scale_by_half must be True, False or 'auto', got {scale_by_half!r}."
-        )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
+        labels=labels, pos_label=pos_label, binary=kind == "binary",
     )
     n_bins = _check_n_bins(n_bins, inp.y.shape[0])
     w = (np.ones(inp.scores.shape[0]) if inp.weight is None
          else _rows.ops(inp).to_numpy(inp.weight))
-    if kind == "classwise" and class_index is None:
-        events = [(s, o) for _, s, o in class_vectors(inp)]
-        half = (_rows.n_columns(inp) == 2 if scale_by_half == "auto"
-                else scale_by_half)
-    else:
-        events = [event_vectors(inp, kind, class_index)]
-        half = False
+    n_events, events = event_groups(inp, kind, class_index)
+    half = n_events > 1 and (
+        _rows.n_columns(inp) == 2 if scale_by_half == "auto" else scale_by_half
+    )
     parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
              for s, o in events]
     keys = parts[0].keys()
@@ -146,7 +139,10 @@ _PARAMS = """
     scale_by_half : bool or "auto", default="auto"
         For ``kind="classwise"`` over all classes: halve the sum over classes
         (``"auto"``: for 2 classes only, the convention of
-        :func:`brier_score`).""".strip()
+        :func:`brier_score`).
+    pos_label : int, float, bool or str, default=None
+        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
+        :func:`calibration_error`).""".strip()
 
 _NOTES = """
     With :math:`S` the mean score, :math:`\\hat p_i` the recalibrated
@@ -166,6 +162,7 @@ _NOTES = """
     recalibrations (Dimitriadis et al. 2021, Theorem 1)."""
 
 
+@_validated
 def brier_decomposition(
     y_true,
     y_prob,
@@ -179,6 +176,7 @@ def brier_decomposition(
     input_type="probabilities",
     labels=None,
     scale_by_half="auto",
+    pos_label=None,
 ):
     """Brier score = miscalibration - discrimination + uncertainty.
 
@@ -234,7 +232,8 @@ def brier_decomposition(
     (0.185, 0.185)
     """
     return _decomposition(_brier, y_true, y_prob, method, kind, class_index, n_bins,
-                          strategy, sample_weight, input_type, labels, scale_by_half)
+                          strategy, sample_weight, input_type, labels, scale_by_half,
+                          pos_label)
 
 
 brier_decomposition.__doc__ = brier_decomposition.__doc__.format(
@@ -242,6 +241,7 @@ brier_decomposition.__doc__ = brier_decomposition.__doc__.format(
 )
 
 
+@_validated
 def log_loss_decomposition(
     y_true,
     y_prob,
@@ -255,6 +255,7 @@ def log_loss_decomposition(
     input_type="probabilities",
     labels=None,
     scale_by_half="auto",
+    pos_label=None,
 ):
     """Log loss = miscalibration - discrimination + uncertainty.
 
@@ -307,7 +308,7 @@ def log_loss_decomposition(
     """
     return _decomposition(_log_loss, y_true, y_prob, method, kind, class_index,
                           n_bins, strategy, sample_weight, input_type, labels,
-                          scale_by_half)
+                          scale_by_half, pos_label)
 
 
 log_loss_decomposition.__doc__ = log_loss_decomposition.__doc__.format(

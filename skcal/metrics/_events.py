@@ -15,24 +15,25 @@ Sample weights
 Quantities that depend on the number of samples (debiasing terms, binomial
 intervals, test statistics' variances) read the weights as *frequency*
 weights: a weight of 2 counts as two samples, so ``sample_weight`` is
-equivalent to repeating rows. :func:`frequency_weights` returns the
-validated weights on their original scale (the validation of
+equivalent to repeating rows.
+:func:`skcal.metrics._compute.frequency_weights` returns the validated
+weights on their original scale (the validation of
 :mod:`skcal.metrics._validation` divides them by their maximum, which is kept
 for weighted means only).
 """
 
 import numpy as np
 
-from ..utils.validation import check_sample_weight
 from . import _rows
-from ._calibration_error import _check_kind, _class_index
+from ._compute import frequency_weights
+from ._params import _check_kind, _class_index
 from ._validation import _check_inputs
 
-__all__ = ["event_vectors", "frequency_weights", "class_vectors", "single_event"]
+__all__ = ["class_vectors", "event_groups", "event_vectors", "single_event"]
 
 
 def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
-                 *, what):
+                 *, what, pos_label=None, unit_weights=False):
     """Validated inputs of a metric defined for one event.
 
     Parameters
@@ -41,13 +42,18 @@ def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, l
         As the public metric's.
     what : str
         The metric's name for the error message (e.g. "A calibration test").
+    pos_label : optional
+        The positive class of a 1-D ``y_prob`` or of ``kind="binary"``.
+    unit_weights : bool, default=False
+        Return ones instead of None without ``sample_weight``.
 
     Returns
     -------
     s, o : ndarray of shape (n_samples,), float64
         Scores and 0/1 outcomes of the event (see :func:`event_vectors`).
     w : ndarray of shape (n_samples,) or None
-        Frequency weights (:func:`frequency_weights`).
+        Frequency weights (:func:`~skcal.metrics._compute.frequency_weights`;
+        ones with ``unit_weights``).
 
     Raises
     ------
@@ -59,15 +65,18 @@ def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, l
     kind = _check_kind(kind)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels,
-    )
     if kind == "classwise" and class_index is None:
         raise ValueError(f"{what} is defined for one event: kind='classwise' needs "
                          "class_index.")
+    inp = _check_inputs(
+        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+        labels=labels, pos_label=pos_label, binary=kind == "binary",
+    )
     s, o = event_vectors(inp, kind, class_index)
-    return s, o, frequency_weights(sample_weight, inp)
+    w = frequency_weights(sample_weight, inp)
+    if w is None and unit_weights:
+        w = np.ones_like(s)
+    return s, o, w
 
 
 def event_vectors(inp, kind, class_index=None):
@@ -81,12 +90,21 @@ def event_vectors(inp, kind, class_index=None):
     if kind == "top-label":
         chunks = _rows.top_label_chunks(inp, xp)
     else:
-        k = _class_index(kind, class_index, _rows.n_columns(inp))
+        k = _class_index(kind, class_index, _rows.n_columns(inp), inp.pos_index)
         chunks = _rows.class_chunks(inp, xp, k)
     s, o = xp.empty(n), xp.empty(n)
     for sl, x, t in chunks:
         s[sl], o[sl] = x, t
     return xp.to_numpy(s), xp.to_numpy(o)
+
+
+def event_groups(inp, kind, class_index=None):
+    """``(n_groups, iterator of (score, outcome))``: every class for
+    ``kind="classwise"`` without ``class_index`` (:func:`class_vectors`),
+    else the one event of :func:`event_vectors`."""
+    if kind == "classwise" and class_index is None:
+        return _rows.n_columns(inp), ((s, o) for _, s, o in class_vectors(inp))
+    return 1, iter([event_vectors(inp, kind, class_index)])
 
 
 def class_vectors(inp):
@@ -102,20 +120,3 @@ def class_vectors(inp):
         for sl, x, t in _rows.class_chunks(inp, xp, k, column):
             s[sl], o[sl] = x, t
         yield k, xp.to_numpy(s), xp.to_numpy(o)
-
-
-def frequency_weights(sample_weight, inp):
-    """Validated weights as a float64 NumPy array on their own scale, or None.
-
-    ``inp.weight`` (from the shared validation) holds the same weights
-    divided by their maximum; this multiplies it back, so a weight of 2 is
-    two samples.
-    """
-    if sample_weight is None:
-        return None
-    raw = check_sample_weight(sample_weight, inp.scores.shape[0])
-    return np.asarray(raw, dtype=np.float64)
-
-
-def weights_or_ones(w, n):
-    return np.ones(n) if w is None else w

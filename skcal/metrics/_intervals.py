@@ -15,142 +15,31 @@ import numpy as np
 import scipy.stats
 from scipy.special import ndtr, ndtri
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
-from ._calibration_error import (
-    _NORMS,
-    _STRATEGIES,
-    _check_kind,
-    _class_index,
-    calibration_error,
-    expected_calibration_error,
-    maximum_calibration_error,
-    rms_calibration_error,
+from ._params import _NORMS, _STRATEGIES, _check_kind, _class_index, validated
+from ._binomial import binomial_interval
+from ._compute import (
+    bin_terms,
+    combine_groups,
+    frequency_scale,
+    frequency_weights,
+    value_from_sums,
 )
-from ._debiased import _frequency_scale, debiased_calibration_error, debiased_terms
-from ._events import class_vectors, event_vectors
-from ._scores import brier_score, negative_log_likelihood
-from ._validation import _check_choice, _check_inputs, _check_n_bins, _plain
+from ._events import event_groups, event_vectors
+from ._registry import resolve
+from ._validation import _check_choice, _check_inputs, _check_n_bins
 
 __all__ = ["binomial_interval", "confidence_interval", "paired_difference_interval"]
 
 _METHODS = ("percentile", "basic", "BCa")
-_BINOMIAL = ("clopper-pearson", "wilson", "jeffreys")
+#: random_state: also a numpy Generator, so checked by ``_rng``.
+_validated = validated("confidence_level", "n_resamples", "batch", "input_type",
+                       method=[StrOptions(set(_METHODS))])
 
 #: Row indices per batch of resamples (int64: 8 MiB).
 _BATCH_ELEMENTS = 2**20
-
-
-# --------------------------------------------------------------------------
-# binomial intervals
-# --------------------------------------------------------------------------
-
-
-def binomial_interval(successes, trials, *, confidence_level=0.95,
-                      method="clopper-pearson"):
-    """Two-sided confidence interval of a binomial proportion.
-
-    Parameters
-    ----------
-    successes : array-like of float
-        Number of successes :math:`k` (may be non-integer: sums of frequency
-        weights).
-    trials : array-like of float
-        Number of trials :math:`n \\ge k`, broadcast with ``successes``;
-        entries with ``trials == 0`` give NaN.
-    confidence_level : float, default=0.95
-        Coverage, in (0, 1).
-    method : {"clopper-pearson", "wilson", "jeffreys"}, default="clopper-pearson"
-        ``"clopper-pearson"``: the exact interval from beta quantiles,
-        conservative; ``"wilson"``: the score interval; ``"jeffreys"``: the
-        equal-tailed interval of the Beta(1/2, 1/2) posterior (with the
-        Clopper-Pearson end 0 or 1 kept at ``k = 0`` or ``k = n``, as in
-        Brown, Cai and DasGupta). All three have positive width when
-        ``k = 0`` or ``k = n``, where a percentile bootstrap collapses to a
-        point.
-
-    Returns
-    -------
-    low, high : ndarray of float
-        The interval ends, in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        For an unknown method, a level outside (0, 1), negative counts or
-        ``successes > trials``.
-
-    Notes
-    -----
-    With :math:`\\alpha = 1 - \\text{confidence\\_level}` and
-    :math:`z = \\Phi^{-1}(1 - \\alpha/2)`:
-
-    - Clopper-Pearson: :math:`[B^{-1}(\\alpha/2; k, n-k+1),
-      B^{-1}(1-\\alpha/2; k+1, n-k)]`;
-    - Jeffreys: :math:`B^{-1}(\\cdot; k + 1/2, n - k + 1/2)` at the same levels;
-    - Wilson: :math:`\\frac{k + z^2/2}{n + z^2} \\pm \\frac{z}{n + z^2}
-      \\sqrt{k(n-k)/n + z^2/4}`.
-
-    For integer counts Clopper-Pearson and Wilson equal
-    ``scipy.stats.binomtest(k, n).proportion_ci(method="exact" / "wilson")``.
-
-    References
-    ----------
-    .. [1] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial
-       limits illustrated in the case of the binomial", Biometrika 26, 1934.
-    .. [2] E. B. Wilson, "Probable inference, the law of succession, and
-       statistical inference", JASA 22, 1927.
-    .. [3] L. D. Brown, T. T. Cai and A. DasGupta, "Interval Estimation for a
-       Binomial Proportion", Statistical Science 16(2), 2001.
-
-    Examples
-    --------
-    >>> from skcal.metrics import binomial_interval
-    >>> low, high = binomial_interval(0, 10)
-    >>> float(low), round(float(high), 4)
-    (0.0, 0.3085)
-    """
-    _check_choice("method", method, _BINOMIAL)
-    _check_level(confidence_level)
-    k = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(trials, dtype=np.float64)
-    k, n = np.broadcast_arrays(k, n)
-    if np.any(k < 0) or np.any(n < 0):
-        raise ValueError("successes and trials must be >= 0.")
-    if np.any(k > n * (1 + 1e-12)):
-        raise ValueError("successes must not exceed trials.")
-    k = np.minimum(k, n)
-    alpha = 1.0 - confidence_level
-    valid = n > 0
-    nn = np.where(valid, n, 1.0)
-    kk = np.where(valid, k, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if method == "wilson":
-            z = ndtri(1 - alpha / 2)
-            center = (kk + z * z / 2) / (nn + z * z)
-            half = z / (nn + z * z) * np.sqrt(kk * (nn - kk) / nn + z * z / 4)
-            low, high = center - half, center + half
-        else:
-            a = 1.0 if method == "clopper-pearson" else 0.5
-            b0 = 0.0 if method == "clopper-pearson" else 0.5
-            low = scipy.stats.beta.ppf(alpha / 2, np.maximum(kk + b0, 1e-300),
-                                       nn - kk + a)
-            high = scipy.stats.beta.ppf(1 - alpha / 2, kk + a,
-                                        np.maximum(nn - kk + b0, 1e-300))
-            low = np.where(kk <= 0, 0.0, low)
-            high = np.where(kk >= nn, 1.0, high)
-    low = np.where(valid, np.clip(low, 0.0, 1.0), np.nan)
-    high = np.where(valid, np.clip(high, 0.0, 1.0), np.nan)
-    return low, high
-
-
-def _check_level(level):
-    if (
-        isinstance(level, bool)
-        or not isinstance(level, numbers.Real)
-        or not 0 < level < 1
-    ):
-        raise ValueError(f"confidence_level must be in (0, 1), got {_plain(level)!r}.")
 
 
 # --------------------------------------------------------------------------
@@ -224,29 +113,16 @@ class _BinnedStat:
 
     def _q(self, W, P, T):
         """Per-bin contribution of the additive norms (0 for empty bins)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if self.norm == "l1":
-                return np.abs(T - P)
-            if self.norm == "l2":
-                return np.where(W > 0, (T - P) ** 2 / np.where(W > 0, W, 1.0), 0.0)
-            return debiased_terms(W, P, T, self.scale)
+        return bin_terms(W, P, T, self.norm, self.scale)
 
     def _finish(self, per_group):
         """Combine the per-group values (last axis) into the metric."""
-        if self.norm == "debiased":
-            return np.sqrt(np.mean(np.maximum(per_group, 0.0), axis=-1))
-        return np.mean(per_group, axis=-1)
+        return combine_groups(per_group, self.norm)
 
     def from_sums(self, W, P, T):
-        Wtot = W.sum(axis=-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if self.norm == "max":
-                gap = np.where(W > 0, np.abs(T - P) / np.where(W > 0, W, 1.0), -np.inf)
-                return self._finish(gap.max(axis=-1))
-            per = self._q(W, P, T).sum(axis=-1) / Wtot
-            if self.norm == "l2":
-                per = np.sqrt(per)
-            return self._finish(per)
+        """The metric of per-bin sums of shape ``(..., G, nb)``: the one
+        :func:`~skcal.metrics._compute.value_from_sums` of every backend."""
+        return value_from_sums(W, P, T, self.norm, self.scale)
 
     def __call__(self, idx):
         if idx.ndim == 1:
@@ -320,12 +196,7 @@ def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
     """
     w = None if inp.weight is None else _rows.ops(inp).to_numpy(inp.weight)
     n = inp.scores.shape[0]
-    if kind == "classwise" and class_index is None:
-        G = _rows.n_columns(inp)
-        groups = ((s, o) for _, s, o in class_vectors(inp))
-    else:
-        G = 1
-        groups = iter([event_vectors(inp, kind, class_index)])
+    G, groups = event_groups(inp, kind, class_index)
     cells = np.empty((n, G), dtype=np.int32)
     s_all = np.empty((n, G))
     o_all = np.empty((n, G), dtype=np.uint8)
@@ -344,57 +215,25 @@ def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
 # metric specifications
 # --------------------------------------------------------------------------
 
-_NAMES = {
-    "ece": ("binned", "l1"),
-    "expected_calibration_error": ("binned", "l1"),
-    "rmsce": ("binned", "l2"),
-    "rms_calibration_error": ("binned", "l2"),
-    "mce": ("binned", "max"),
-    "maximum_calibration_error": ("binned", "max"),
-    "calibration_error": ("binned", None),
-    "debiased_calibration_error": ("debiased", "debiased"),
-    "smooth_calibration_error": ("smooth", None),
-    "smooth_ece": ("smooth", None),
-    "brier_score": ("brier", None),
-    "brier": ("brier", None),
-    "negative_log_likelihood": ("nll", None),
-    "nll": ("nll", None),
-    "log_loss": ("nll", None),
-    "accuracy": ("accuracy", None),
-}
-
-
-def _metric_name(metric):
-    from ._smooth import smooth_calibration_error
-
-    funcs = {
-        calibration_error: "calibration_error",
-        expected_calibration_error: "ece",
-        rms_calibration_error: "rmsce",
-        maximum_calibration_error: "mce",
-        debiased_calibration_error: "debiased_calibration_error",
-        smooth_calibration_error: "smooth_ece",
-        brier_score: "brier",
-        negative_log_likelihood: "nll",
-    }
-    if callable(metric) and metric in funcs:
-        return funcs[metric]
-    if isinstance(metric, str) and metric in _NAMES:
-        return metric
-    raise ValueError(
-        f"metric must be one of {sorted(_NAMES)} or the skcal.metrics function of "
-        f"one of them, got {metric!r}."
-    )
-
-
 _BINNED_DEFAULTS = {"kind": "top-label", "class_index": None, "n_bins": 15,
                     "strategy": "uniform"}
 
 
 def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
-    """Validate, then reduce ``y_prob`` to a resampleable statistic."""
-    name = _metric_name(metric)
-    family, norm = _NAMES[name]
+    """Validate, then reduce ``y_prob`` to a resampleable statistic.
+
+    The statistic carries the metric's range as ``bounds`` (from the
+    registry), to which :func:`_bootstrap` clips the interval ends.
+    """
+    stat, inp = _build_stat(metric, y_true, y_prob, sample_weight, input_type,
+                            labels, params)
+    stat.bounds = resolve(metric)[1].bounds
+    return stat, inp
+
+
+def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, params):
+    name, spec = resolve(metric)
+    family, norm = spec.family, spec.norm
     params = dict(params)
     allowed = {
         "binned": {"kind", "class_index", "n_bins", "strategy", "norm"},
@@ -427,7 +266,7 @@ def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
         if kind != "classwise" and p["class_index"] is not None:
             raise ValueError("class_index is only used with kind='classwise'.")
         n_bins = _check_n_bins(p["n_bins"], inp.y.shape[0])
-        scale = _frequency_scale(sample_weight, inp) if family == "debiased" else 1.0
+        scale = frequency_scale(sample_weight, inp) if family == "debiased" else 1.0
         return _binned_stat(inp, kind, p["class_index"], n_bins, p["strategy"],
                             norm, scale), inp
     if family == "smooth":
@@ -440,8 +279,6 @@ def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
         if kind == "classwise":
             _class_index(kind, class_index, _rows.n_columns(inp))
         s, o = event_vectors(inp, kind, class_index)
-        from ._events import frequency_weights
-
         fw = frequency_weights(sample_weight, inp)
         return _GenericStat(lambda s, o, w: _smooth_ece_rows(s, o, w)[0], s, o, fw), inp
     if family == "brier":
@@ -480,24 +317,6 @@ def _rng(random_state):
     )
 
 
-def _check_resampling(method, n_resamples, batch):
-    _check_choice("method", method, _METHODS)
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, numbers.Integral)
-        or n_resamples < 2
-    ):
-        raise ValueError(
-            f"n_resamples must be an integer >= 2, got {_plain(n_resamples)!r}."
-        )
-    if batch is not None and (
-        isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 1
-    ):
-        raise ValueError(
-            f"batch must be None or an integer >= 1, got {_plain(batch)!r}."
-        )
-
-
 def _batch(batch, n_resamples, n, groups):
     if batch is not None:
         return int(batch)
@@ -523,6 +342,9 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if method == "BCa" and statistic.jackknife:
         low, high = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
+    bounds = getattr(statistic, "bounds", None)
+    if bounds is not None:  # "basic" reflects the quantiles, past the range
+        low, high = (float(np.clip(v, *bounds)) for v in (low, high))
     return estimate, low, high, float(res.standard_error), theta_b
 
 
@@ -560,7 +382,8 @@ _SHARED_DOC = """
         and accelerated) takes its acceleration from the leave-one-out
         (jackknife) values, computed in O(n_samples) from the bin sums for
         every metric except the smooth ECE (for which scipy's jackknife runs,
-        ``n_samples`` evaluations of the metric).
+        ``n_samples`` evaluations of the metric). The ends are clipped to the
+        metric's range (see Notes of :func:`confidence_interval`).
     confidence_level : float, default=0.95
         Coverage of the two-sided interval, in (0, 1).
     n_resamples : int, default=1000
@@ -588,6 +411,7 @@ _SHARED_DOC = """
         ``scale_by_half`` for the Brier score.""".strip()
 
 
+@_validated
 def confidence_interval(
     metric,
     y_true,
@@ -662,6 +486,16 @@ def confidence_interval(
     Brier score, NLL and accuracy each row's loss. A resample re-sums them
     with ``numpy.bincount``; the probabilities are never copied.
 
+    The interval ends are clipped to the range of the metric: [0, 1] for
+    the calibration errors and the accuracy, [0, 2] for the Brier score,
+    [0, inf) for the NLL (not for :func:`paired_difference_interval`, whose
+    difference can have either sign). Only the ``"basic"`` interval
+    :math:`[2\\hat\\theta - q_{{1-\\alpha/2}}, 2\\hat\\theta - q_{{\\alpha/2}}]`
+    can leave the range: it reflects the bootstrap quantiles about the
+    estimate, and for a metric near 0 (the debiased error of a calibrated
+    model, clipped at 0 itself) it would go below 0. Prefer ``"BCa"`` or
+    ``"percentile"`` for such metrics.
+
     Binned calibration errors of a well-calibrated model are biased upwards
     and their bootstrap distribution sits above the estimate, so percentile
     intervals of a small ECE rarely cover 0; BCa corrects for the median bias
@@ -686,8 +520,6 @@ def confidence_interval(
     >>> bool(ci.low < ci.estimate < ci.high)
     True
     """
-    _check_resampling(method, n_resamples, batch)
-    _check_level(confidence_level)
     rng = _rng(random_state)
     stat, inp = _build(metric, y_true, y_prob, sample_weight, input_type, labels,
                        metric_params)
@@ -717,6 +549,7 @@ class _Difference:
         return self.a(idx) - self.b(idx)
 
 
+@_validated
 def paired_difference_interval(
     metric,
     y_true,
@@ -789,8 +622,6 @@ def paired_difference_interval(
     >>> (d.estimate, d.low, d.high)
     (0.0, 0.0, 0.0)
     """
-    _check_resampling(method, n_resamples, batch)
-    _check_level(confidence_level)
     rng = _rng(random_state)
     sa, inp_a = _build(metric, y_true, y_prob_a, sample_weight, input_type, labels,
                        metric_params)

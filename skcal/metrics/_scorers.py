@@ -16,15 +16,8 @@ from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
 from sklearn.metrics import make_scorer
 
-from ._calibration_error import (
-    calibration_error,
-    expected_calibration_error,
-    maximum_calibration_error,
-    rms_calibration_error,
-)
-from ._debiased import debiased_calibration_error
-from ._scores import brier_score, negative_log_likelihood
-from ._smooth import smooth_calibration_error
+from ._calibration_error import calibration_error
+from ._registry import METRICS as _REGISTRY
 from ._validation import _obvious_positive
 
 __all__ = [
@@ -48,15 +41,11 @@ def _classwise_calibration_error(y_true, y_prob, **kwargs):
 _classwise_calibration_error.__name__ = "classwise_calibration_error"
 
 #: name -> metric (lower is better); every scorer returns minus the metric.
+#: From the metric registry (:mod:`skcal.metrics._registry`), plus the
+#: classwise view of the binned ECE.
 _METRICS = {
-    "neg_expected_calibration_error": expected_calibration_error,
-    "neg_rms_calibration_error": rms_calibration_error,
-    "neg_maximum_calibration_error": maximum_calibration_error,
+    **{spec.scorer: spec.function for spec in _REGISTRY.values() if spec.scorer},
     "neg_classwise_calibration_error": _classwise_calibration_error,
-    "neg_debiased_calibration_error": debiased_calibration_error,
-    "neg_smooth_calibration_error": smooth_calibration_error,
-    "neg_brier_score": brier_score,
-    "neg_log_likelihood": negative_log_likelihood,
 }
 
 

@@ -3,8 +3,8 @@
 import numpy as np
 
 from . import _rows
-from ._calibration_error import _COMMON_PARAMS, _TAIL_PARAMS
 from ..utils._array import is_dask_array
+from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
 from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]
@@ -18,6 +18,7 @@ def _weighted_mean(values, weight, is_torch):
     return float(np.average(values, weights=weight))
 
 
+@validated("input_type", "scale_by_half")
 def brier_score(
     y_true,
     y_prob,
@@ -77,16 +78,12 @@ def brier_score(
     >>> round(brier_score([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]), 6)
     0.0375
     """
-    if not (isinstance(scale_by_half, bool) or scale_by_half == "auto"):
-        raise ValueError(
-            f"scale_by_half must be True, False or 'auto', got {scale_by_half!r}."
-        )
     if is_dask_array(y_prob):
         from . import _dask
 
         return _dask.brier_score(
             y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, scale_by_half=scale_by_half,
+            labels=labels, scale_by_half=scale_by_half, pos_label=pos_label,
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
@@ -104,6 +101,7 @@ brier_score.__doc__ = brier_score.__doc__.format(
 )
 
 
+@validated("input_type")
 def negative_log_likelihood(
     y_true,
     y_prob,
@@ -164,7 +162,7 @@ def negative_log_likelihood(
 
         return _dask.negative_log_likelihood(
             y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-            labels=labels,
+            labels=labels, pos_label=pos_label,
         )
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,

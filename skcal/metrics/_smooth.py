@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._events import single_event
+from ._params import validated
 
 __all__ = ["smooth_calibration_error", "smooth_reliability_curve"]
 
@@ -94,11 +95,6 @@ def _smooth_ece_rows(f, o, w):
     return _smooth_ece_sigma(f, o, w, sigma), sigma
 
 
-def _prepare(y_true, y_prob, kind, class_index, sample_weight, input_type, labels):
-    return single_event(y_true, y_prob, kind, class_index, sample_weight, input_type,
-                        labels, what="The smooth ECE")
-
-
 _PARAMS = """
     y_true : array-like of shape (n_samples,)
         True labels (a ``torch.Tensor`` is accepted).
@@ -118,9 +114,13 @@ _PARAMS = """
     input_type : {"probabilities", "logits"}, default="probabilities"
         How to read ``y_prob``.
     labels : array-like of shape (n_classes,), default=None
-        Class of each column of ``y_prob`` (see :func:`calibration_error`).""".strip()
+        Class of each column of ``y_prob`` (see :func:`calibration_error`).
+    pos_label : int, float, bool or str, default=None
+        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
+        :func:`calibration_error`).""".strip()
 
 
+@validated("kind", "class_index", "input_type", "return_bandwidth")
 def smooth_calibration_error(
     y_true,
     y_prob,
@@ -130,6 +130,7 @@ def smooth_calibration_error(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
     return_bandwidth=False,
 ):
     """Smooth ECE (smECE) of Błasiok & Nakkiran (2023).
@@ -205,8 +206,10 @@ def smooth_calibration_error(
     >>> round(smooth_calibration_error(y, p, kind="binary"), 4)
     0.18
     """
-    f, o, w = _prepare(y_true, y_prob, kind, class_index, sample_weight,
-                       input_type, labels)
+    f, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="The smooth ECE", pos_label=pos_label,
+    )
     value, sigma = _smooth_ece_rows(f, o, w)
     return (value, sigma) if return_bandwidth else value
 
@@ -216,6 +219,7 @@ smooth_calibration_error.__doc__ = smooth_calibration_error.__doc__.format(
 )
 
 
+@validated("kind", "class_index", "input_type", "bandwidth", "n_points")
 def smooth_reliability_curve(
     y_true,
     y_prob,
@@ -225,6 +229,7 @@ def smooth_reliability_curve(
     sample_weight=None,
     input_type="probabilities",
     labels=None,
+    pos_label=None,
     bandwidth=None,
     n_points=201,
 ):
@@ -287,14 +292,10 @@ def smooth_reliability_curve(
     >>> curve.x.tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
-        raise ValueError(f"n_points must be an integer >= 2, got {n_points!r}.")
-    if bandwidth is not None and not (
-        isinstance(bandwidth, (int, float, np.floating)) and 0 < bandwidth <= 1
-    ):
-        raise ValueError(f"bandwidth must be in (0, 1], got {bandwidth!r}.")
-    f, o, w = _prepare(y_true, y_prob, kind, class_index, sample_weight,
-                       input_type, labels)
+    f, o, w = single_event(
+        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+        what="The smooth ECE", pos_label=pos_label,
+    )
     value, sigma = _smooth_ece_rows(f, o, w)
     if bandwidth is not None:
         sigma = float(bandwidth)

@@ -8,7 +8,7 @@ are copied to the host.
 
 import torch
 
-from ._binning import EDGE_RTOL, QUANTILE_RTOL
+from ._binning import EDGE_RTOL, QUANTILE_RTOL, _distinct_edges
 
 
 def uniform_bin_ids(x, n_bins):
@@ -29,10 +29,16 @@ def uniform_bin_ids(x, n_bins):
 
 
 def quantile_edges(x, w, n_bins):
-    """Unique equal-mass bin edges (inverted-CDF weighted quantiles), as a tensor."""
+    """Unique equal-mass bin edges (inverted-CDF weighted quantiles), as a tensor.
+
+    Same rule as the NumPy kernel, the few-distinct-scores case included.
+    """
     if w is not None:
         keep = w > 0
         x, w = x[keep], w[keep]
+    distinct = torch.unique(x)  # sorted
+    if distinct.shape[0] <= n_bins:
+        return _distinct_edges(distinct, torch)
     v, order = torch.sort(x, stable=True)
     n = v.shape[0]
     levels = torch.arange(n_bins + 1, dtype=torch.float64, device=x.device)

@@ -176,8 +176,8 @@ def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False
     The rule is the calibrators' one,
     :func:`skcal.utils._labels.resolve_classes` (``labels=None``: the sorted
     unique labels if there are ``n_classes`` of them; fewer, even a single
-    one, only when they are integers in ``0..n_classes-1``, which are then
-    column indices; else an error asking for ``labels=``). One addition, as in
+    one, only when they are integers in ``0..n_classes-1`` that include 0,
+    which are then column indices; else an error asking for ``labels=``). One addition, as in
     scikit-learn's binary metrics: for a 1-D (binary) ``y_prob`` and a
     ``y_true`` holding a single label among 0, 1 and -1, the classes are
     ``[0, 1]`` (``[-1, 1]`` for -1), so ``y_prob`` is the probability of
@@ -290,7 +290,9 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
     if float(dev[i]) > tol:
         raise ValueError(
             f"Rows of y_prob must sum to 1 within {tol}; row {i} "
-            f"sums to {float(sums[i])}. Pass input_type='logits' for logits."
+            f"sums to {float(sums[i])}. Pass input_type='logits' for logits, or "
+            f"renormalise probabilities rounded to low precision (e.g. stored as "
+            f"float16) explicitly with skcal.utils.validation.normalize_probabilities."
         )
 
 

@@ -223,6 +223,8 @@ def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
             phi = g.node("Sigmoid", [S])
         elif f == "log_sigmoid":
             phi = g.log_sigmoid(S, npt)
+        elif f == "square":
+            phi = g.node("Mul", [S, S])
         else:
             phi = g.log_sigmoid(g.node("Neg", [S]), npt)
         F = g.node("Add", [F, g.node("Mul", [phi, g.const(coef[i].astype(npt), "coef")])])
@@ -268,6 +270,38 @@ def _ovr_interp(g, Z, spec, n_classes, dtype):
     return g.node("Where", [ok, P, uniform], "proba"), False
 
 
+def class_order_input(g, X, calibrator, np_dtype=np.float32):
+    """The calibrator's input ``X`` with its class columns in ``classes_`` order.
+
+    A calibrator fitted on columns in another order than its sorted
+    ``classes_`` (named columns, or ``classes``) records the input column of
+    each class in ``_column_order_``; ``predict_proba`` reorders its input
+    so, and so does the graph (a ``Gather``; one binary score ``s`` becomes
+    the two columns ``[s, 0]`` of logits or ``[p, 1 - p]`` of probabilities).
+
+    Returns
+    -------
+    X : str
+        The (reordered) input; ``X`` itself when no reordering is needed.
+    n_features_in : int
+        Its number of columns, for :func:`calibration_nodes`.
+    """
+    order = getattr(calibrator, "_column_order_", None)
+    n_in = calibrator.n_features_in_
+    if order is None:
+        return X, n_in
+    if n_in == 1:
+        s = g.node("Reshape", [X, g.const(np.array([-1, 1], dtype=np.int64), "shape")])
+        if calibrator.input_type == "probabilities":
+            other = g.node("Sub", [g.const(np.array(1.0, np_dtype), "one"), s])
+        else:
+            other = g.node("Sub", [s, s])
+        return g.node("Concat", [s, other], "x", axis=1), 2
+    K = len(order)
+    idx = np.r_[np.asarray(order, np.int64), np.arange(K, max(K, n_in))].astype(np.int64)
+    return g.node("Gather", [X, g.const(idx, "order")], axis=1), n_in
+
+
 def calibration_nodes(
     g, X, spec, *, n_classes, input_type, n_features_in, out_dtype=_FLOAT
 ):
@@ -304,6 +338,18 @@ def calibration_nodes(
             "torch.onnx.export(calibrator.to_torch(), ...) instead"
         )
     kind = spec["kind"]
+    if kind == "uniform_mixture":  # SmoothedCalibrator: (1 - lam) p + lam / K
+        proba, _ = calibration_nodes(
+            g, X, spec["inner"], n_classes=n_classes, input_type=input_type,
+            n_features_in=n_features_in, out_dtype=out_dtype,
+        )
+        npt = _np_dtype(out_dtype)
+        lam = float(spec["weight"])
+        mixed = g.node("Add", [
+            g.node("Mul", [proba, g.const(np.array(1.0 - lam, npt), "keep")]),
+            g.const(np.array(lam / n_classes, npt), "even"),
+        ], "proba")
+        return mixed, g.node("Log", [mixed], "log_proba")
     # the interpolation and the temperature network work in float64, as skcal does
     dtype = _DOUBLE if kind in ("ovr_interp", "local_temperature") else out_dtype
     F = None

@@ -13,7 +13,7 @@ skl2onnx's own converters.
 import numpy as np
 from onnx import TensorProto
 
-from ._builder import Emitter, calibration_nodes
+from ._builder import Emitter, calibration_nodes, class_order_input
 
 __all__ = ["register_skl2onnx"]
 
@@ -145,10 +145,15 @@ def _convert_calibrator(scope, operator, container):
     _check_nocl(scope, operator)
     cal = operator.raw_operator
     g = _ContainerEmitter(scope, container)
+    dtype = _proto_dtype(operator.inputs[0])
+    X, n_in = class_order_input(
+        g, operator.inputs[0].full_name, cal,
+        np.float64 if dtype == TensorProto.DOUBLE else np.float32,
+    )
     proba, _ = calibration_nodes(
-        g, operator.inputs[0].full_name, cal._torch_spec(),
+        g, X, cal._torch_spec(),
         n_classes=len(cal.classes_), input_type=cal.input_type,
-        n_features_in=cal.n_features_in_, out_dtype=_proto_dtype(operator.inputs[0]),
+        n_features_in=n_in, out_dtype=_proto_dtype(operator.inputs[0]),
     )
     _write_label(g, operator, proba, cal.classes_)
 
@@ -167,9 +172,12 @@ def _convert_calibrated_classifier(scope, operator, container):
         if pair.log_input:
             scores = _log_proba(g, scores, dtype)
         cal = pair.calibrator
+        scores, n_in = class_order_input(
+            g, scores, cal, np.float64 if dtype == TensorProto.DOUBLE else np.float32
+        )
         P, _ = calibration_nodes(
             g, scores, cal._torch_spec(), n_classes=len(cal.classes_),
-            input_type=cal.input_type, n_features_in=cal.n_features_in_,
+            input_type=cal.input_type, n_features_in=n_in,
             out_dtype=dtype,
         )
         total = P if total is None else g.node("Add", [total, P], "proba_sum")

@@ -52,7 +52,7 @@ class IsotonicScaler(OneVsRestCalibrator):
         one per class otherwise. Their ``X_thresholds_`` are log-odds scores and
         their ``y_thresholds_`` probabilities.
     classes_ : ndarray of shape (n_classes,)
-        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+        Class labels, sorted; column ``j`` of the output is ``classes_[j]``.
     n_features_in_ : int
         Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
 

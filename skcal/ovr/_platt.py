@@ -993,7 +993,7 @@ class PlattScaler(OneVsRestCalibrator):
     b_ : float or ndarray of shape (n_classes,)
         Intercept(s) ``B``, as ``a_``.
     classes_ : ndarray of shape (n_classes,)
-        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+        Class labels, sorted; column ``j`` of the output is ``classes_[j]``.
     n_features_in_ : int
         Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
     n_iter_ : int

@@ -13,6 +13,7 @@ from ._ets import EnsembleTemperatureScaler
 from ._label_shift import adapt_to_label_shift
 from ._local_temperature import LocalTemperatureScaler
 from ._matrix import DirichletCalibrator, MatrixScaler
+from ._svs import StructuredVectorScaler
 from ._temperature import TemperatureScaler
 from ._vector import VectorScaler
 
@@ -23,6 +24,7 @@ __all__ = [
     "LocalTemperatureScaler",
     "MatrixScaler",
     "NoBiasVectorScaler",
+    "StructuredVectorScaler",
     "TemperatureScaler",
     "VectorScaler",
     "adapt_to_label_shift",

@@ -99,14 +99,9 @@ F32_EPS = 1e-9
 #: per parameter, as SciPy's trust-ncg).
 CG_MAX_STEPS = 250
 
-#: Solve the ``K + 1`` softmax-shift directions of a full ``W`` with intercept
-#: in closed form (see :class:`_NullShift`).
-NULL_SHIFT = True
-
-#: Precondition a full ``W`` by its per-class ``(K + 1) x (K + 1)`` Hessian
-#: blocks (see :class:`_BlockJacobi`) when they take at most
-#: :data:`BLOCK_MAX_BYTES` (K up to about 200); the diagonal otherwise.
-BLOCK_PRECONDITIONER = True
+#: A full ``W`` is preconditioned by its per-class ``(K + 1) x (K + 1)``
+#: Hessian blocks (see :class:`_BlockJacobi`) when they take at most this
+#: many bytes (K up to about 200); by the diagonal otherwise.
 BLOCK_MAX_BYTES = 64 << 20
 
 #: The diagonal preconditioner is used first; once a conjugate-gradient solve
@@ -120,10 +115,6 @@ BLOCK_SWITCH_STEPS = 40
 #: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
 #: class's largest are left out of that class's preconditioner block.
 BLOCK_ROW_CUT = 1e-4
-
-#: Debugging aid: when a list, the trust region appends one dict per
-#: iteration (objective, gradient norm, radius, CG steps, rho).
-_TRACE = None
 
 
 class AffinePenalty:
@@ -281,24 +272,24 @@ def _whitening(cov):
     return (V * d) @ V.T
 
 
-def _penalty_terms(prob, pen, theta, want_hess):
+def _penalty_terms(prob, pen, theta):
+    """The penalty's value and gradient in ``theta``."""
     Wt, bt = prob.expand(theta)
     W, b = prob.to_original(Wt, bt)
     f = pen.value(W, b)
     g = prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
-    if not want_hess:
-        return f, g, None
-    # the penalty is quadratic: its Hessian is formed once per problem
-    H = getattr(prob, "_pen_hess", None)
-    if H is None or H[0] is not pen:
-        P = prob.n_params
-        H = np.empty((P, P))
-        for j in range(P):
-            e = np.zeros(P)
-            e[j] = 1.0
-            H[:, j] = _penalty_hessp(prob, pen, e)
-        prob._pen_hess = H = (pen, H)
-    return f, g, H[1]
+    return f, g
+
+
+def _penalty_hessian(prob, pen):
+    """The penalty's Hessian in ``theta`` (constant: the penalty is quadratic)."""
+    P = prob.n_params
+    H = np.empty((P, P))
+    for j in range(P):
+        e = np.zeros(P)
+        e[j] = 1.0
+        H[:, j] = _penalty_hessp(prob, pen, e)
+    return H
 
 
 def _penalty_hessp(prob, pen, v):
@@ -321,7 +312,7 @@ def _pinv_step(H, g):
 
 
 def _newton(evaluate, theta, tol, max_iter):
-    f, g, H = evaluate(theta, True)
+    f, g, H = evaluate(theta)
     for it in range(1, max_iter + 1):
         d = _pinv_step(H, g)
         slope = float(g @ d)
@@ -331,7 +322,7 @@ def _newton(evaluate, theta, tol, max_iter):
         t = 1.0
         while True:
             th = theta + t * d
-            f_t, g_t, H_t = evaluate(th, True)
+            f_t, g_t, H_t = evaluate(th)
             if f_t <= f + 1e-4 * t * slope or (np.isfinite(f_t) and g_t @ d <= 0):
                 break
             t *= 0.5
@@ -341,33 +332,42 @@ def _newton(evaluate, theta, tol, max_iter):
     return theta, max_iter, "max_iter"
 
 
-def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, exact=False):
+def _trust_region_newton_cg(fun, model, theta, tol, max_iter, f_eps=1e-13, trace=None):
     """Trust-region Newton-CG (Steihaug) with a Jacobi preconditioner.
 
     Parameters
     ----------
     fun : callable
         ``theta -> (f, g)``, the exact objective and gradient (one pass).
-    make_model : callable
-        ``theta -> (hessp, pre)``: the Hessian-vector product at ``theta``
-        (on the rows held in memory, see :data:`HESS_SAMPLE_BYTES`) and the
-        preconditioner ``pre`` (``pre.left = L^(-1)``, ``pre.right =
-        L^(-T)``) built from that Hessian plus the penalty's.
+    model : _TrustRegionModel
+        ``model(theta, block) -> (hessp, pre)``: the Hessian-vector product at
+        ``theta`` (on the rows held in memory, see :data:`HESS_SAMPLE_BYTES`)
+        and the preconditioner ``pre`` (``pre.left = L^(-1)``, ``pre.right =
+        L^(-T)``) built from that Hessian plus the penalty's; ``model.exact``
+        (all rows held) and ``model.can_block`` (per-class blocks available).
     theta : ndarray
         Start.
     tol : float
         Stops when the Euclidean norm of the exact gradient is at most
         ``sqrt(tol) / 10``.
+    max_iter : int
+        Most iterations.
+    f_eps : float, default=1e-13
+        Relative rounding of the objective (see Notes).
+    trace : list, optional
+        If given, receives one dict per iteration (objective, gradient norm,
+        radius, CG steps, rho, whether the step was accepted): a diagnostic
+        for ``benchmarks/bench_family_real.py --trace``.
 
     Notes
     -----
     Steihaug's truncated conjugate gradient (Nocedal & Wright 2006, Alg. 7.2)
     in the variables ``psi = L^T theta`` (``L L^T`` the preconditioner from
-    ``make_model``: the Hessian's diagonal, as in LIBLINEAR's preconditioned
+    ``model``: the Hessian's diagonal, as in LIBLINEAR's preconditioned
     TRON, Hsia, Chiang & Lin 2018, or its per-class blocks, refreshed at
     every iterate), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
     ``rho > 0.1``). The inner solve stops at a relative residual of
-    ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``exact``:
+    ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``model.exact``:
     all rows held), else :data:`CG_FORCING` or after :data:`CG_MAX_STEPS`
     steps. The model's Hessian may be that of a row subset
     (sub-sampled Newton, Byrd, Chin, Neveitt & Nocedal 2011): it only shapes
@@ -385,11 +385,11 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
     radius = None
     fails = 0
     use_block = False
+    exact, can_block = model.exact, model.can_block
     for it in range(1, max_iter + 1):
         if gnorm <= gtol:
             return theta, it - 1, "converged"
-        can_block = getattr(make_model, "can_block", False)
-        hessp, pre = make_model(theta, block=use_block) if can_block else make_model(theta)
+        hessp, pre = model(theta, block=use_block)
         gs = pre.left(g)
         gs_norm = float(np.linalg.norm(gs))
         if radius is None:
@@ -402,10 +402,10 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
         cap = None if exact else CG_MAX_STEPS
         if can_block and not use_block:
             cap = BLOCK_SWITCH_STEPS if cap is None else min(cap, BLOCK_SWITCH_STEPS)
-        p, hit, model, steps_used = _steihaug(Hs, gs, radius, eta * gs_norm, cap)
+        p, hit, m_p, steps_used = _steihaug(Hs, gs, radius, eta * gs_norm, cap)
         if can_block and steps_used >= BLOCK_SWITCH_STEPS:
             use_block = True
-        pred = -model
+        pred = -m_p
         step = pre.right(p)
         f_new, g_new = fun(theta + step)
         gnorm_new = float(np.linalg.norm(g_new))
@@ -423,9 +423,9 @@ def _trust_region_newton_cg(fun, make_model, theta, tol, max_iter, f_eps=1e-13, 
             radius = 0.25 * pnorm
         elif rho > 0.75 and hit:
             radius = 2.0 * radius
-        if _TRACE is not None:
-            _TRACE.append(dict(it=it, f=f, gnorm=gnorm, radius=radius, cg=steps_used,
-                               hit=hit, rho=rho, accept=accept, pnorm=pnorm))
+        if trace is not None:
+            trace.append(dict(it=it, f=f, gnorm=gnorm, radius=radius, cg=steps_used,
+                              hit=hit, rho=rho, accept=accept, pnorm=pnorm))
         if accept:
             theta, f, g, gnorm = theta + step, f_new, g_new, gnorm_new
             fails = 0
@@ -511,6 +511,7 @@ def fit_affine(
     max_iter=100,
     solver="auto",
     info=None,
+    trace=None,
 ):
     """Minimise the penalised NLL of ``softmax(W phi(z) + b)`` (see the module docstring).
 
@@ -549,6 +550,9 @@ def fit_affine(
         If given, receives ``"nll"``: the mean NLL (without the penalty) at
         the returned solution when the solver evaluated it there (the trust
         region does; Newton applies its last step unevaluated), else None.
+    trace : list, optional
+        If given, the trust region appends one dict per iteration to it (see
+        :func:`_trust_region_newton_cg`); Newton fits append nothing.
 
     Returns
     -------
@@ -593,26 +597,26 @@ def fit_affine(
 
     if solver == "newton":
         E = prob.expand_matrix()
+        pH = _penalty_hessian(prob, penalty)
 
-        def evaluate(theta, want_hess):
+        def evaluate(theta):
             Wt, bt = data(theta)
             f, gW, gb, H = mk.affine_nll_hess(Z, y, sample_weight, xp, feat, Wt, bt)
             g = _reduce_kernel_grad(prob, gW, gb)
-            pf, pg, pH = _penalty_terms(prob, penalty, theta, True)
+            pf, pg = _penalty_terms(prob, penalty, theta)
             return f + pf, g + pg, E.T @ H @ E + pH
 
         theta, n_iter, status = _newton(evaluate, theta0, tol, max_iter)
     else:
-        use_shift = NULL_SHIFT and structure == "full" and intercept
-        shift = _NullShift(prob, penalty) if use_shift else None
-        model = _model_factory(Z, sample_weight, xp, prob, penalty, shift)
+        shift = _NullShift(prob, penalty) if structure == "full" and intercept else None
+        model = _TrustRegionModel(Z, sample_weight, xp, prob, penalty, shift)
 
         def fun(theta):
             if shift is not None:
                 theta = shift(theta)
             Wt, bt = data(theta)
             f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
-            pf, pg, _ = _penalty_terms(prob, penalty, theta, False)
+            pf, pg = _penalty_terms(prob, penalty, theta)
             g = _reduce_kernel_grad(prob, gW, gb) + pg
             return f + pf, g if shift is None else shift.project(g)
 
@@ -625,7 +629,7 @@ def fit_affine(
             return out
 
         theta, n_iter, status = _trust_region_newton_cg(
-            fun_kept, model, theta0, tol, max_iter, f_eps=f_eps, exact=model.exact
+            fun_kept, model, theta0, tol, max_iter, f_eps=f_eps, trace=trace
         )
         if shift is not None:
             seen[:] = [(shift(th), fv) for th, fv in seen]
@@ -650,30 +654,51 @@ def _sample_rows(n, k, itemsize):
     return np.sort(rng.choice(n, size=cap, replace=False))
 
 
-def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
-    """``theta -> (hessp, diag)`` of the trust-region model (see :func:`_trust_region_newton_cg`)."""
-    n, k = Z.shape
-    itemsize = 8 if str(Z.dtype).endswith("float64") else 4
-    rows = _sample_rows(n, k, itemsize)
-    full = prob.structure == "full"
-    # a scalar W (BCTS: one shared scale) works on the diagonal kernels
-    # through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
-    scalar = prob.structure == "scalar"
-    sample = mk.HessianSample(
-        Z, sample_weight, xp, prob.feat, M=prob.Mt if prob.whitened else None, rows=rows
-    )
-    pen_diag = None if scalar else _penalty_diagonal(prob, penalty)
+class _TrustRegionModel:
+    """The trust region's model: ``model(theta, block) -> (hessp, pre)``.
 
-    def make(theta, block=False):
-        nw = prob.nw
-        T = theta[:nw].reshape(k, k) if full else theta[:nw]
-        bt = theta[nw:] if prob.intercept else None
+    See :func:`_trust_region_newton_cg`. The Hessian-vector products are
+    those of the NLL on the rows held (:func:`_sample_rows`) plus the
+    penalty's; ``pre`` is the Jacobi preconditioner, or for a full ``W`` with
+    ``block=True`` the per-class blocks (:class:`_BlockJacobi`).
+
+    Attributes
+    ----------
+    exact : bool
+        Whether every row is held (the model's Hessian is the exact one).
+    can_block : bool
+        Whether the per-class block preconditioner is available (a full ``W``
+        whose blocks fit :data:`BLOCK_MAX_BYTES`).
+    """
+
+    def __init__(self, Z, sample_weight, xp, prob, penalty, shift=None):
+        n, k = Z.shape
+        itemsize = 8 if str(Z.dtype).endswith("float64") else 4
+        rows = _sample_rows(n, k, itemsize)
+        self.prob, self.penalty, self.shift = prob, penalty, shift
+        self.full = prob.structure == "full"
+        # a scalar W (BCTS: one shared scale) works on the diagonal kernels
+        # through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
+        self.scalar = prob.structure == "scalar"
+        self.sample = mk.HessianSample(
+            Z, sample_weight, xp, prob.feat, M=prob.Mt if prob.whitened else None, rows=rows
+        )
+        self.pen_diag = None if self.scalar else _penalty_diagonal(prob, penalty)
+        self.pen_blocks = None  # formed on the first call with block=True
+        self.exact = rows is None
+        self.can_block = bool(self.full and 8 * k * (k + 1) ** 2 <= BLOCK_MAX_BYTES)
+
+    def __call__(self, theta, block=False):
+        prob, penalty, shift, sample = self.prob, self.penalty, self.shift, self.sample
+        full, scalar = self.full, self.scalar
+        k, nw = prob.k, prob.nw
         if shift is not None:
             theta = shift(theta)
-            T = theta[:nw].reshape(k, k) if full else theta[:nw]
-            bt = theta[nw:] if prob.intercept else None
         if scalar:
             T, bt = prob.expand(theta)
+        else:
+            T = theta[:nw].reshape(k, k) if full else theta[:nw]
+            bt = theta[nw:] if prob.intercept else None
         sample.at(T, bt)
 
         def hessp(v):
@@ -698,20 +723,16 @@ def _model_factory(Z, sample_weight, xp, prob, penalty, shift=None):
                 d.append(sample.diagonal(False)[1] + pc)
             return hessp, _Jacobi(np.concatenate(d))
 
-        if block:
+        if block and self.can_block:
+            if self.pen_blocks is None:
+                self.pen_blocks = _penalty_blocks(prob, penalty)
             B = sample.class_blocks(prob.intercept, BLOCK_ROW_CUT)
-            B += _penalty_blocks(prob, penalty)
+            B += self.pen_blocks
             return hessp, _BlockJacobi(B, prob.intercept)
         dW, db = sample.diagonal(full)
         dW = dW.ravel()
-        diag = (np.concatenate([dW, db]) if prob.intercept else dW) + pen_diag
+        diag = (np.concatenate([dW, db]) if prob.intercept else dW) + self.pen_diag
         return hessp, _Jacobi(diag)
-
-    make.exact = rows is None
-    make.can_block = bool(
-        full and BLOCK_PRECONDITIONER and 8 * k * (k + 1) ** 2 <= BLOCK_MAX_BYTES
-    )
-    return make
 
 
 class _Jacobi:
@@ -857,9 +878,6 @@ class _BlockJacobi:
 
 def _penalty_blocks(prob, pen):
     """Per-class blocks of the penalty's Hessian in ``theta`` (full ``W``; exact: it is block-diagonal)."""
-    cached = getattr(prob, "_pen_blocks", None)
-    if cached is not None and cached[0] is pen:
-        return cached[1]
     k = prob.k
     A = prob.inv_s[:, None] * prob.Mt.T  # W_k = A t_k
     C = np.broadcast_to(pen.C, (k, k))
@@ -876,7 +894,6 @@ def _penalty_blocks(prob, pen):
         out[:, :k, :k] = Htt + 2.0 * c[:, None, None] * np.outer(u, u)[None]
         out[:, :k, k] = out[:, k, :k] = -2.0 * c[:, None] * u[None, :]
         out[:, k, k] = 2.0 * c
-    prob._pen_blocks = (pen, out)
     return out
 
 

@@ -452,10 +452,10 @@ class LocalTemperatureScaler(BaseCalibrator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ input
-    def _validate_X(self, X, *, reset):
+    def _check_input(self, X, *, reset):
         m = self.n_extra_features
         if m == 0:
-            return super()._validate_X(X, reset=reset)
+            return super()._check_input(X, reset=reset)
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
         if is_torch_tensor(X):
             A = X
@@ -481,7 +481,8 @@ class LocalTemperatureScaler(BaseCalibrator):
                 "NaN or infinity."
             )
         Z, n_logit_cols = check_scores(
-            L[:, 0] if n_cols - m == 1 else L, input_type=self.input_type
+            L[:, 0] if n_cols - m == 1 else L, input_type=self.input_type,
+            warn_probabilities=reset,  # the logit columns, as for every calibrator
         )
         if reset:
             self.n_features_in_ = n_cols

@@ -90,8 +90,33 @@ def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
 
 
 class _AffineCalibrator(BaseCalibrator):
-    """Shared ``_fit``/predict of the affine maps (subclasses set the options)."""
+    """Shared ``__init__``, ``_fit`` and predict of the affine maps (subclasses set the options)."""
 
+
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        reg="sms",
+        reg_lambda=None,
+        reg_mu=None,
+        reg_grid=None,
+        n_splits=5,
+        tol=1e-10,
+        max_iter=100,
+    ):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+        self.reg = reg
+        self.reg_lambda = reg_lambda
+        self.reg_mu = reg_mu
+        self.reg_grid = reg_grid
+        self.n_splits = n_splits
+        self.tol = tol
+        self.max_iter = max_iter
 
     # subclass hooks ----------------------------------------------------
     def _structure(self):
@@ -99,6 +124,9 @@ class _AffineCalibrator(BaseCalibrator):
 
     def _log_features(self):
         return False
+
+    def _solver(self, k):
+        return "auto"
 
     def _reg_values(self):
         lam, mu = self.reg_lambda, self.reg_mu
@@ -131,7 +159,7 @@ class _AffineCalibrator(BaseCalibrator):
                 structure=structure, intercept=True, penalty=pen,
                 log_features=log_features, feature_beta=feature_beta,
                 w_start=w_start, tol=self.tol, max_iter=self.max_iter,
-                info=info,
+                solver=self._solver(k), info=info,
             ),
             pen,
             log_features,
@@ -299,9 +327,6 @@ class _AffineCalibrator(BaseCalibrator):
             "feature_scale": self.feature_scale_ if log_features else 1.0,
         }
 
-    def __sklearn_tags__(self):
-        return super().__sklearn_tags__()
-
 
 def _index(idx, Z, xp):
     if xp.name == "torch":
@@ -317,6 +342,28 @@ _COMMON_CONSTRAINTS = {
     "n_splits": [Interval(Integral, 2, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
+}
+
+#: Docstring entries of MatrixScaler and DirichletCalibrator (``%(name)s``,
+#: see :func:`skcal.utils._docstrings.substitute_docstring`).
+_AFFINE_DOCS = {
+    "solver_params": """\
+reg_mu : float >= 0, "auto" or None, default=None
+    Strength of the penalty on ``b``. None: equal to ``reg_lambda``.
+reg_grid : array-like of float, default=None
+    Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.
+n_splits : int >= 2, default=5
+    Folds of the internal cross-validation of ``"auto"`` (stratified,
+    shuffled with a fixed seed).
+tol : float, default=1e-10
+    Stopping tolerance (see Notes).
+max_iter : int, default=100
+    Maximum number of Newton / trust-region iterations.""",
+    "fitted_strengths": """\
+reg_lambda_, reg_mu_ : float
+    The strengths used (after ``"auto"`` selection).
+cv_results_ : dict
+    Only after ``"auto"``: the candidates and their mean held-out NLL.""",
 }
 
 _SOLVER_NOTES = """
@@ -348,7 +395,7 @@ _SOLVER_NOTES = """
 """
 
 
-@substitute_docstring
+@substitute_docstring(entries=_AFFINE_DOCS)
 class MatrixScaler(_AffineCalibrator):
     __doc__ = """Matrix scaling: a full affine map ``W z + b`` of the logits.
 
@@ -360,10 +407,8 @@ class MatrixScaler(_AffineCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds; probabilities are turned into logits by ``log``.
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``; by default the sorted labels of ``y``.
+    %(input_type)s
+    %(classes)s
     %(backend)s
     reg : {"sms", "odir", "l2", "none"}, default="sms"
         The penalty (see Notes). ``"sms"``, the default, is the structured
@@ -376,17 +421,7 @@ class MatrixScaler(_AffineCalibrator):
         off-diagonal, ``"sms"`` also its diagonal; ``"l2"``: all of it).
         None: 1.0 (the default of Berta et al. for ``"sms"``). ``"auto"``:
         chosen by internal ``n_splits``-fold cross-validation over ``reg_grid``.
-    reg_mu : float >= 0, "auto" or None, default=None
-        Strength of the penalty on ``b``. None: equal to ``reg_lambda``.
-    reg_grid : array-like of float, default=None
-        Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.
-    n_splits : int >= 2, default=5
-        Folds of the internal cross-validation of ``"auto"`` (stratified,
-        shuffled with a fixed seed).
-    tol : float, default=1e-10
-        Stopping tolerance (see Notes).
-    max_iter : int, default=100
-        Maximum number of Newton / trust-region iterations.
+    %(solver_params)s
 
     Attributes
     ----------
@@ -398,10 +433,7 @@ class MatrixScaler(_AffineCalibrator):
     feature_scale_ : float or None
         ``1/T`` of the temperature scaling applied before the map
         (``reg="sms"``), else None.
-    reg_lambda_, reg_mu_ : float
-        The strengths used (after ``"auto"`` selection).
-    cv_results_ : dict
-        Only after ``"auto"``: the candidates and their mean held-out NLL.
+    %(fitted_strengths)s
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     n_iter_ : int
@@ -467,32 +499,10 @@ class MatrixScaler(_AffineCalibrator):
         "reg": [StrOptions({"sms", "odir", "l2", "none"})],
     }
 
-    def __init__(
-        self,
-        *,
-        input_type="logits",
-        classes=None,
-        backend="auto",
-        reg="sms",
-        reg_lambda=None,
-        reg_mu=None,
-        reg_grid=None,
-        n_splits=5,
-        tol=1e-10,
-        max_iter=100,
-    ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
-        self.reg = reg
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.reg_grid = reg_grid
-        self.n_splits = n_splits
-        self.tol = tol
-        self.max_iter = max_iter
+    # __init__: _AffineCalibrator's (MatrixScaler has exactly its parameters)
 
 
+@substitute_docstring(entries=_AFFINE_DOCS)
 class DirichletCalibrator(_AffineCalibrator):
     __doc__ = """Dirichlet calibration: an affine map of the log-probabilities.
 
@@ -507,8 +517,8 @@ class DirichletCalibrator(_AffineCalibrator):
     input_type : {"logits", "probabilities"}, default="logits"
         What ``X`` holds. For probabilities, ``log p`` is used (exact zeros
         become the dtype's smallest normal number, ``log = -708`` in float64).
-    classes : array-like of shape (n_classes,), default=None
-    backend : {"auto", "numpy", "torch"}, default="auto"
+    %(classes)s
+    %(backend)s
     parametrization : {"full", "diagonal", "fixed_diagonal"}, default="full"
         ``W`` full (``K (K + 1)`` parameters), diagonal (``2K``: vector
         scaling of the log-probabilities) or ``w I`` (``K + 1``: temperature
@@ -538,13 +548,7 @@ class DirichletCalibrator(_AffineCalibrator):
         being drawn over rows, integer sample weights then no longer fit
         exactly like repeated rows. Recommended with many classes, where the
         ODIR penalty per entry, ``lambda / (K (K - 1))``, is small.
-    reg_mu : float >= 0, "auto" or None, default=None
-        Strength of the penalty on ``b``; None: equal to ``reg_lambda``.
-    reg_grid : array-like of float, default=None
-        Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.
-    n_splits : int >= 2, default=5
-    tol : float, default=1e-10
-    max_iter : int, default=100
+    %(solver_params)s
 
     Attributes
     ----------
@@ -555,10 +559,7 @@ class DirichletCalibrator(_AffineCalibrator):
     feature_scale_ : float
         The scale applied to the logits before ``log_softmax`` (1.0, or
         ``1/T`` for ``reg="sms"``).
-    reg_lambda_, reg_mu_ : float
-        The strengths used.
-    cv_results_ : dict
-        After ``"auto"``: candidates and mean held-out NLL.
+    %(fitted_strengths)s
     classes_, n_features_in_, n_iter_
         As in :class:`MatrixScaler`.
 
@@ -610,17 +611,12 @@ class DirichletCalibrator(_AffineCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(
+            input_type=input_type, classes=classes, backend=backend, reg=reg,
+            reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
+            n_splits=n_splits, tol=tol, max_iter=max_iter,
+        )
         self.parametrization = parametrization
-        self.reg = reg
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.reg_grid = reg_grid
-        self.n_splits = n_splits
-        self.tol = tol
-        self.max_iter = max_iter
 
     def _structure(self):
         return self.parametrization

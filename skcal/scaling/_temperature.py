@@ -218,12 +218,9 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             # Newton's error after d is about c d^2 (quadratic convergence);
             # Halley's step removes that term, leaving O(d^3).
             return cand, it, "converged", t
-        if lite:
-            pass  # a further lite pass extrapolates from the same full one
-        elif cand == newton and h > 0:
-            prev = (beta, h, g)
-        else:
-            prev = None
+        # after a lite pass, prev stays: the next one extrapolates from the same full pass
+        if not lite:
+            prev = (beta, h, g) if cand == newton and h > 0 else None
         last_step = abs(cand - beta) / beta
         beta = cand
     return beta, max_iter, "max_iter", t
@@ -382,7 +379,7 @@ class TemperatureScaler(BaseCalibrator):
         ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))`` (so huge but informative
         logits are still fitted: ``T`` scales with the logits).
     classes_ : ndarray of shape (n_classes,)
-        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+        Class labels, sorted; column ``j`` of the output is ``classes_[j]``.
     n_features_in_ : int
         Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
     n_iter_ : int

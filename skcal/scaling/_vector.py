@@ -486,7 +486,7 @@ class VectorScaler(BaseCalibrator):
     bias_ : ndarray of shape (n_classes,), float64
         Alias of ``intercept_``.
     classes_ : ndarray of shape (n_classes,)
-        Class labels; column ``j`` of ``X`` is ``classes_[j]``.
+        Class labels, sorted; column ``j`` of the output is ``classes_[j]``.
     n_features_in_ : int
         Number of columns of ``X`` in ``fit`` (1 for a 1-D binary score).
     n_iter_ : int
@@ -496,6 +496,9 @@ class VectorScaler(BaseCalibrator):
     See Also
     --------
     TemperatureScaler : one shared scale and no bias.
+    StructuredVectorScaler : SVS (Berta et al. 2025), the same per-class
+        scale and bias on temperature-scaled log-probabilities, shrunk towards
+        temperature scaling with a penalty scaled by ``K / n``: no tuning.
 
     Notes
     -----

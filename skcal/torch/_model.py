@@ -1,5 +1,7 @@
 """Collect a network's logits and wrap it with a fitted calibrator."""
 
+import sys
+
 import numpy as np
 import torch
 from sklearn.base import clone
@@ -44,7 +46,13 @@ def _call(model, inputs):
 
 
 def _progress(iterable, enabled, total, desc):
-    if not enabled:
+    """A tqdm bar over ``iterable`` when ``enabled`` and stderr is a terminal.
+
+    Not in a log file or a pipe: there, tqdm cannot redraw its line, and
+    ``leave=False`` leaves a stale "0%" line behind.
+    """
+    isatty = getattr(sys.stderr, "isatty", None)
+    if not enabled or isatty is None or not isatty():
         return iterable
     try:
         from tqdm.auto import tqdm
@@ -80,7 +88,8 @@ def collect_logits(
         Applied to the network's output to get the (batch, n_classes)
         logits, e.g. ``lambda out: out.logits`` for Hugging Face models.
     progress : bool, default=True
-        Show a tqdm progress bar (when tqdm is installed).
+        Show a tqdm progress bar, when tqdm is installed and stderr is a
+        terminal (never in a log file or a pipe).
 
     Returns
     -------

@@ -39,6 +39,7 @@ __all__ = [
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
     "TemperatureMixture",
+    "UniformMixture",
     "build_module",
     "ovr_log_odds",
 ]
@@ -237,10 +238,11 @@ class OneVsRestSigmoid(_CalibrationModule):
         ``c_fk``; ``n_maps`` is 1 for a binary problem (one map of the
         log-odds ``s = z1 - z0`` of the second class), ``n_classes`` otherwise.
     intercept : array-like of shape (n_maps,)
-    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg"}, default=("score",)
+    features : tuple of {"score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square"}, default=("score",)
         ``phi_f(s)``: ``s`` (Platt on log-odds), ``sigmoid(s)`` (Platt on
         probabilities), ``log sigmoid(s)`` and ``log sigmoid(-s)`` (beta
-        calibration: ``log p`` and ``log(1 - p)``).
+        calibration: ``log p`` and ``log(1 - p)``), ``s^2`` (quadratic
+        scaling).
     log_floor : float, default=None
         If given, the log-probabilities are raised to it before the scores
         are formed (``PlattScaler.log_floor_``).
@@ -255,7 +257,7 @@ class OneVsRestSigmoid(_CalibrationModule):
     1999, Eq. 1.
     """
 
-    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg")
+    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square")
 
     def __init__(self, *, coef, intercept, features=("score",), log_floor=None, **kwargs):
         super().__init__(**kwargs)
@@ -286,6 +288,8 @@ class OneVsRestSigmoid(_CalibrationModule):
                 phi = torch.sigmoid(S)
             elif f == "log_sigmoid":
                 phi = nn.functional.logsigmoid(S)
+            elif f == "square":
+                phi = S * S
             else:
                 phi = nn.functional.logsigmoid(-S)
             F = F + self.coef[i] * phi
@@ -497,6 +501,68 @@ _KINDS = {
 }
 
 
+class UniformMixture(nn.Module):
+    """``log((1 - lam) exp(f(x)) + lam / K)`` of an inner calibration module ``f``.
+
+    The map of :class:`skcal.SmoothedCalibrator` (``kind="uniform_mixture"``):
+    the inner calibrator's module, mixed with the uniform distribution.
+
+    Parameters
+    ----------
+    inner : torch.nn.Module
+        Maps the input to calibrated log-probabilities (n, n_classes).
+    weight : float in [0, 1]
+        ``lam``.
+    n_classes : int
+    """
+
+    def __init__(self, inner, *, weight, n_classes):
+        super().__init__()
+        self.inner = inner
+        self.log_keep = math.log1p(-weight) if weight < 1 else -math.inf
+        self.log_even = math.log(weight / n_classes) if weight > 0 else -math.inf
+
+    def forward(self, X):
+        """Calibrated log-probabilities of shape (n_samples, n_classes)."""
+        LP = self.inner(X)
+        return torch.logaddexp(LP + self.log_keep, torch.full_like(LP, self.log_even))
+
+
+class InputColumnOrder(nn.Module):
+    """The calibrator's input with its class columns in ``classes_`` (sorted) order.
+
+    A calibrator fitted on columns named (or given by ``classes``) in another
+    order than its sorted ``classes_`` keeps their order in
+    ``_column_order_``; this module, placed before the map, takes the same
+    columns as the calibrator's ``predict_proba``.
+
+    Parameters
+    ----------
+    order : array-like of int, shape (n_classes,)
+        Input column of each class of ``classes_``.
+    n_features_in : int
+        Input columns. One binary score (1) becomes its two columns,
+        ``[0, s]`` for logits and ``[1 - p, p]`` for probabilities, in
+        reversed order; the map after this module then takes 2 columns.
+    input_type : {"logits", "probabilities"}
+    """
+
+    def __init__(self, order, *, n_features_in, input_type):
+        super().__init__()
+        K = len(order)
+        idx = np.r_[np.asarray(order, dtype=np.int64), np.arange(K, max(K, n_features_in))]
+        self.register_buffer("idx", torch.as_tensor(idx, dtype=torch.int64))
+        self.one_score = n_features_in == 1
+        self.probabilities = input_type == "probabilities"
+
+    def forward(self, X):
+        if self.one_score:
+            s = X.reshape(-1)
+            other = 1 - s if self.probabilities else torch.zeros_like(s)
+            return torch.stack([s, other], dim=1)
+        return X.index_select(-1, self.idx)
+
+
 def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, device=None):
     """The torch module of a calibrator's ``_torch_spec()``.
 
@@ -527,6 +593,12 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
         return spec.to(dtype=dtype, device=device).eval()
     spec = dict(spec)
     kind = spec.pop("kind")
+    if kind == "uniform_mixture":  # {"inner": spec, "weight": lam}
+        inner = build_module(
+            spec["inner"], n_classes=n_classes, input_type=input_type,
+            n_features_in=n_features_in, dtype=dtype, device=device,
+        )
+        return UniformMixture(inner, weight=spec["weight"], n_classes=n_classes).eval()
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
     if kind in ("ovr_interp", "local_temperature") and torch.device(device or "cpu").type != "mps":

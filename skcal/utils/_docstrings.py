@@ -18,8 +18,10 @@ input_type : {"logits", "probabilities"}, default="logits"
     What ``X`` holds. Probabilities are turned into logits by ``log``.""",
     "classes": """\
 classes : array-like of shape (n_classes,), default=None
-    Labels of the columns of ``X``. By default the sorted unique labels of
-    ``y``; with integer labels ``0..K-1`` some classes may be absent.""",
+    Labels of the columns of ``X``, in column order (sorted or not). By
+    default the sorted unique labels of ``y``; with integer labels ``0..K-1``
+    that include 0 some classes may be absent. ``classes_`` is these labels
+    sorted, and the columns are reordered to match it.""",
     "backend": """\
 backend : {"auto", "numpy", "torch"}, default="auto"
     Array library used for the computation; ``"auto"`` follows the input.""",
@@ -42,7 +44,7 @@ changes nothing, and unweighted data count their rows, ties included
 _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
 
 
-def substitute_docstring(obj):
+def substitute_docstring(obj=None, *, entries=None):
     """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` (or :data:`SHARED_NOTES`) entries.
 
     Each placeholder must stand alone on its line; the entry is indented like
@@ -51,17 +53,25 @@ def substitute_docstring(obj):
 
     Parameters
     ----------
-    obj : class or function
+    obj : class or function, optional
         Its ``__doc__`` is rewritten in place (``None`` is left alone, as under
-        ``python -OO``).
+        ``python -OO``). When omitted, a decorator is returned (for
+        ``@substitute_docstring(entries=...)``).
+    entries : dict of str to str, default=None
+        Further entries, e.g. the parameters shared by the calibrators of one
+        module, looked up before the shared ones.
 
     Returns
     -------
-    obj
-        The same object, so this works as a decorator.
+    obj or callable
+        The same object, so this works as a decorator; without ``obj``, the
+        decorator.
     """
+    table = {**SHARED_DOCS, **SHARED_NOTES, **(entries or {})}
+    if obj is None:
+        return lambda o: substitute_docstring(o, entries=entries)
     if obj.__doc__:
         obj.__doc__ = _FIELD.sub(
-            lambda m: textwrap.indent({**SHARED_DOCS, **SHARED_NOTES}[m["name"]], m["indent"]), obj.__doc__
+            lambda m: textwrap.indent(table[m["name"]], m["indent"]), obj.__doc__
         )
     return obj

@@ -182,11 +182,12 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
     classes : array-like of shape (n_columns,), default=None
         Explicit labels of the columns. When None, the sorted unique labels of
         ``y`` are used if there are exactly ``n_columns`` of them. Fewer labels
-        are accepted only when they are integers in ``0..n_columns-1``
-        (whether or not 0 occurs, as in a cross-validation fold lacking class
-        0): the columns are then the classes ``0..n_columns-1`` (the usual
-        encoding of a model's outputs). Any other case is ambiguous and
-        raises.
+        are accepted only when they are integers in ``0..n_columns-1`` that
+        include 0 (the rule of the user guide, "Inputs and labels"): the
+        columns are then the classes ``0..n_columns-1`` (the usual encoding
+        of a model's outputs). Any other case is ambiguous and raises: e.g.
+        labels ``1..9`` for 10 columns could be ``0..9`` without 0 or
+        ``1..10`` without 10.
     name : str, default="classes"
         The parameter name to suggest in error messages.
     allow_single : bool, default=False
@@ -239,9 +240,16 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
             and len(classes) == 1
             and n_columns > 1
             and np.issubdtype(classes.dtype, np.integer)
-            and 0 <= classes[0] < n_columns
+            and classes[0] == 0
         )
         if len(classes) < 2 and not single_ok:
+            if allow_single and n_columns > 1:
+                raise ValueError(
+                    f"y contains the single label {classes[:1].tolist()[0]!r} for "
+                    f"{n_columns} columns: a single integer label is read as a column "
+                    f"index only when it is 0 (another one could name any column); "
+                    f"pass {name}=[...] with the label of each column."
+                )
             raise ValueError(
                 f"y contains only one class ({classes[:1].tolist()[0]!r}); at least 2 classes are "
                 f"needed, or pass {name}=[...] to name the {n_columns} columns."
@@ -253,11 +261,28 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
             if (
                 is_int
                 and len(classes) < n_columns
-                and classes.min() >= 0
+                and classes.min() == 0
                 and classes.max() < n_columns
             ):
                 classes = np.arange(n_columns, dtype=classes.dtype)
                 y_enc = np.asarray(y, dtype=np.int64)
+            elif (
+                is_int
+                and len(classes) < n_columns
+                and classes.min() > 0
+                and classes.max() <= n_columns
+            ):
+                lo, hi = classes.min().item(), classes.max().item()
+                raise ValueError(
+                    f"y has {len(classes)} distinct integer labels in {lo}..{hi} "
+                    f"(without 0) for {n_columns} columns: they could be the column "
+                    f"indices 0..{n_columns - 1} with class 0 absent, or classes "
+                    f"1..{n_columns} (or another range) with some absent, so which "
+                    f"label belongs to which column is ambiguous. Integer labels are "
+                    f"read as column indices only when they include 0; pass "
+                    f"{name}=[...] with the label of each column (e.g. "
+                    f"{name}=range({n_columns}) or the classifier's classes_)."
+                )
             else:
                 raise ValueError(
                     f"y has {len(classes)} distinct labels "

@@ -113,15 +113,22 @@ def all_calibrators(family=None):
 
     found = {}
     modules = [skcal]
-    for info in pkgutil.walk_packages(skcal.__path__, prefix="skcal."):
+    # pkgutil.walk_packages would import every package to walk into it, the
+    # skipped ones too (skcal.benchmark imports torch): walk by hand instead
+    todo = list(pkgutil.iter_modules(skcal.__path__, prefix="skcal."))
+    while todo:
+        info = todo.pop(0)
         if info.name.endswith("._torch") or any(
             info.name == s or info.name.startswith(s + ".") for s in _SKIP
         ):
             continue
         try:
-            modules.append(importlib.import_module(info.name))
+            module = importlib.import_module(info.name)
         except ImportError:  # an optional dependency is missing
             continue
+        modules.append(module)
+        if info.ispkg:
+            todo.extend(pkgutil.iter_modules(module.__path__, prefix=info.name + "."))
     for module in modules:
         for name in getattr(module, "__all__", ()):
             obj = getattr(module, name, None)

@@ -5,7 +5,7 @@ same clear ``ValueError`` for the same problem.
 """
 
 import contextlib
-import contextvars
+import functools
 import math
 import numbers
 import sys
@@ -14,40 +14,64 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ._array import is_dask_array, is_torch_tensor
+from .._backend._array import is_dask_array, is_torch_tensor, probability_log_dtype
+from .._backend._shared import DEFERRED_RANGE_CHECKS
 
 __all__ = [
     "DEFAULT_INPUT_TYPE",
     "ProbabilitiesAsLogitsWarning",
     "check_scores",
     "check_sample_weight",
+    "probability_log_dtype",
     "probability_row_tolerance",
     "INPUT_TYPES",
     "MAX_ABS_LOGIT",
     "max_abs_logit",
     "min_max",
+    "normalize_probabilities",
 ]
 
 INPUT_TYPES = ("logits", "probabilities")
 
 
-#: Default of the calibrators' ``input_type``: the string ``"logits"``, built
-#: at run time so that it is a distinct object from any ``"logits"`` literal
-#: (literals are interned). ``input_type is DEFAULT_INPUT_TYPE`` tells that the
-#: user left the default: ``clone`` and ``get_params`` keep the object, while
-#: ``input_type="logits"`` passed explicitly is another object. Input that
-#: looks like probabilities is reported only in the first case (see
-#: :func:`check_scores`).
-DEFAULT_INPUT_TYPE = "".join(("log", "its"))
+#: Default of the calibrators' ``input_type``. A plain value, compared by
+#: value: whether input that looks like probabilities is reported is decided
+#: by the caller of :func:`check_scores` (``warn_probabilities``), not by the
+#: identity of this string.
+DEFAULT_INPUT_TYPE = "logits"
 
 
 class ProbabilitiesAsLogitsWarning(UserWarning):
-    """Input that looks like probabilities was read as logits (``input_type`` left at its default)."""
+    """Input that looks like probabilities was read as logits (``input_type="logits"``).
+
+    Issued by every calibrator's ``fit`` when an ``X`` read as logits has
+    every value in [0, 1] and rows summing to 1 (for a 1-D or one-column
+    binary score, whose two-column form ``[1 - s, s]`` always sums to 1:
+    every value in [0, 1]); pass
+    ``input_type="probabilities"`` if they are, or filter this warning if the
+    logits really look so.
+    """
 
 
 def _warn_if_probabilities(X, lo, hi):
-    """Warn when 2-D logits look like probabilities: in [0, 1], rows summing to 1."""
-    if X.ndim != 2 or X.shape[1] < 2 or lo < 0 or hi > 1:
+    """Warn when logits look like probabilities: in [0, 1], rows summing to 1.
+
+    One rule for every shape: a 1-D (or one-column) binary score stands for
+    the two columns ``[1 - s, s]`` (as ``input_type="probabilities"`` reads
+    it), whose rows always sum to 1, so every value in [0, 1] is enough.
+    """
+    if lo < 0 or hi > 1:
+        return
+    if X.ndim == 1 or X.shape[1] == 1:
+        warnings.warn(
+            "X looks like probabilities (a binary score with every value in "
+            "[0, 1], i.e. the positive class's probability) but is read as "
+            "log-odds, because input_type is 'logits'. Pass "
+            "input_type='probabilities' if it is a probability, or filter this "
+            "warning if these really are log-odds.",
+            ProbabilitiesAsLogitsWarning,
+            stacklevel=5,
+        )
         return
     if is_torch_tensor(X):
         torch = sys.modules["torch"]
@@ -64,9 +88,10 @@ def _warn_if_probabilities(X, lo, hi):
     if dev <= probability_row_tolerance(X.dtype):
         warnings.warn(
             "X looks like probabilities (every value in [0, 1], every row summing "
-            "to 1) but is read as logits, because input_type was left at its "
-            "default 'logits'. Pass input_type='probabilities' (or "
-            "input_type='logits' to keep this reading and silence this warning).",
+            "to 1) but is read as logits, because input_type is 'logits'. Pass "
+            "input_type='probabilities' if they are probabilities, or filter "
+            "skcal.utils.validation.ProbabilitiesAsLogitsWarning if these really "
+            "are logits.",
             ProbabilitiesAsLogitsWarning,
             stacklevel=5,
         )
@@ -89,6 +114,82 @@ def probability_row_tolerance(dtype):
     """
     name = str(dtype)
     return 1e-2 if ("16" in name) else 1e-4
+
+
+def normalize_probabilities(P, *, atol=1e-2):
+    """Divide each row of rounded probabilities by its sum, explicitly.
+
+    Probabilities stored in a low precision and cast to a wider one (e.g.
+    float16 read back as float32) have rows that sum to 1 only within the
+    low precision's rounding (a 10-class float16 row: ``0.99967``), which the
+    float32 / float64 tolerance of ``input_type="probabilities"``
+    (:func:`probability_row_tolerance`, ``1e-4``) refuses. skcal never
+    renormalises silently; this function is the explicit way to do it.
+
+    Parameters
+    ----------
+    P : array-like or torch.Tensor of shape (n_samples, n_classes)
+        Probabilities, ``n_classes >= 2``, every value in [0, 1].
+    atol : float, default=1e-2
+        Largest accepted ``|sum(row) - 1|``: a larger deviation is not a
+        rounding error, and raises. The default is the row-sum tolerance of
+        16-bit floats (float16 rounds each value to a relative ``2**-11``,
+        bfloat16 to ``2**-8``).
+
+    Returns
+    -------
+    P : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        ``P / P.sum(axis=1)`` (the sums taken and the division done in
+        float64), in float64 for float64 input and float32 otherwise (16-bit
+        input is widened, see :func:`probability_log_dtype`); a tensor on the
+        input's device for tensor input.
+
+    Raises
+    ------
+    ValueError
+        If ``P`` is not 2-D with at least 2 columns, holds NaN, infinity or
+        values outside [0, 1], a row sums to 0, or a row sum differs from 1
+        by more than ``atol``; or if ``atol`` is not in (0, 0.5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.utils.validation import normalize_probabilities
+    >>> P = np.array([[0.7, 0.2, 0.0997]], dtype=np.float32)
+    >>> normalize_probabilities(P).sum(axis=1)
+    array([1.], dtype=float32)
+    """
+    if not (isinstance(atol, numbers.Real) and 0 < atol < 0.5):
+        raise ValueError(f"atol must be a number in (0, 0.5), got {atol!r}.")
+    torch_in = is_torch_tensor(P)
+    if torch_in:
+        torch = sys.modules["torch"]
+        out_dtype = torch.float64 if P.dtype == torch.float64 else torch.float32
+        A = P.detach().to(device="cpu", dtype=torch.float64).numpy()
+    else:
+        _reject_non_numeric(P, "P", "probabilities")
+        A = check_array(P, dtype=list(_FLOAT_DTYPES), ensure_all_finite=True, input_name="P")
+        out_dtype = np.float64 if A.dtype == np.float64 else np.float32
+        A = A.astype(np.float64)
+    if A.shape[1] < 2:
+        raise ValueError(
+            f"P must have at least 2 columns (one probability per class), got {A.shape[1]}."
+        )
+    if not np.isfinite(A).all():
+        _fail_nonfinite("P", bool(np.isnan(A).any()))
+    _check_unit_interval("P", float(A.min()), float(A.max()))
+    sums = A.sum(axis=1)
+    dev = np.abs(sums - 1.0)
+    if (dev > atol).any():
+        i = int(np.argmax(dev))
+        raise ValueError(
+            f"Row {i} of P sums to {sums[i]:.6g}, further from 1 than atol={atol:g}: "
+            "not a rounding error of probabilities, so it is not renormalised."
+        )
+    out = A / sums[:, None]
+    if torch_in:
+        return torch.as_tensor(out, dtype=out_dtype, device=P.device)
+    return out.astype(out_dtype, copy=False)
 
 
 #: Largest accepted logit magnitude. Beyond it, products such as ``w * z`` or
@@ -148,7 +249,9 @@ def _check_row_sums(name, sums, dtype):
         raise ValueError(
             f"Input {name} holds probabilities (input_type='probabilities') but "
             f"row {i} sums to {sums[i]:.6g}; every row must sum to 1 (tolerance "
-            f"{tol:g}). Pass input_type='logits' if these are scores."
+            f"{tol:g}). Pass input_type='logits' if these are scores, or renormalise "
+            f"probabilities rounded to low precision (e.g. stored as float16) "
+            f"explicitly with skcal.utils.validation.normalize_probabilities."
         )
 
 
@@ -189,7 +292,7 @@ def _reject_non_numeric(a, name, what):
         raise ValueError(f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}")
 
 
-def check_scores(X, *, input_type="logits", name="X"):
+def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
     """Validate classifier outputs and return them as a 2-D logit array.
 
     Parameters
@@ -202,14 +305,17 @@ def check_scores(X, *, input_type="logits", name="X"):
         (rows summing to one; a single column or 1-D vector is the probability
         of the second class).
     input_type : {"logits", "probabilities"}, default="logits"
-        What ``X`` holds. It is never guessed from the values, but when it is
-        :data:`DEFAULT_INPUT_TYPE` (the very object: a calibrator's ``input_type`` left at its
-        default) and a 2-D ``X`` looks like probabilities (every value in
-        [0, 1] and every row summing to 1 within
-        :func:`probability_row_tolerance`), a
-        :class:`ProbabilitiesAsLogitsWarning` says so.
+        What ``X`` holds. It is never guessed from the values (see
+        ``warn_probabilities``).
     name : str, default="X"
         Name used in error messages.
+    warn_probabilities : bool, default=False
+        With ``input_type="logits"``, issue a
+        :class:`ProbabilitiesAsLogitsWarning` when ``X`` looks like
+        probabilities (every value in [0, 1] and every row summing to 1 within
+        :func:`probability_row_tolerance`; for a 1-D or one-column binary
+        score, whose two-column form ``[1 - s, s]`` always sums to 1, every
+        value in [0, 1]). Calibrators pass True in ``fit``.
 
     Returns
     -------
@@ -218,9 +324,10 @@ def check_scores(X, *, input_type="logits", name="X"):
         ``n_columns = n_classes`` otherwise. The dtype of floating input is kept
         (float16, bfloat16, float32, float64); other numeric input becomes
         float64. A 2-D logit input is returned without a copy. Probabilities
-        become ``log(p)``, where an exact 0 is first replaced by the smallest
-        positive normal number of the dtype (``finfo.tiny``), so that every
-        logit is finite.
+        become ``log(p)``, computed in float32 for 16-bit floats (see
+        :func:`probability_log_dtype`) and in their own dtype otherwise,
+        where an exact 0 is first replaced by the smallest positive normal
+        number of that dtype (``finfo.tiny``), so that every logit is finite.
     n_input_columns : int
         The number of columns of ``X`` as given (1 for 1-D input).
 
@@ -245,12 +352,15 @@ def check_scores(X, *, input_type="logits", name="X"):
             f"input_type must be one of {INPUT_TYPES}, got {input_type!r}."
         )
     if is_torch_tensor(X):
-        return _check_scores_torch(X, input_type, name)
+        return _check_scores_torch(X, input_type, name, warn_probabilities)
     if is_dask_array(X):
         # validated lazily, block by block, when the blocks are computed
         from .._backend import _dask
 
-        return _dask.check_scores(X, input_type, name)
+        check_block = check_scores
+        if warn_probabilities:
+            check_block = functools.partial(check_scores, warn_probabilities=True)
+        return _dask.check_scores(X, input_type, name, check_block=check_block)
     _reject_non_numeric(X, name, "scores (logits or probabilities)")
     try:
         X = check_array(
@@ -278,7 +388,7 @@ def check_scores(X, *, input_type="logits", name="X"):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
-        if input_type is DEFAULT_INPUT_TYPE:
+        if warn_probabilities:
             _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
@@ -291,13 +401,14 @@ def check_scores(X, *, input_type="logits", name="X"):
         return X, n_input_columns
     # probabilities
     _check_unit_interval(name, lo, hi)
+    work = probability_log_dtype(X.dtype)
     if n_input_columns == 1:
-        p1 = X.reshape(-1)
+        p1 = X.reshape(-1).astype(work, copy=False)
         P = np.stack([1 - p1, p1], axis=1)
     else:
-        P = X
-        _check_row_sums(name, P.sum(axis=1, dtype=np.float64), P.dtype)
-    tiny = np.finfo(P.dtype).tiny
+        _check_row_sums(name, X.sum(axis=1, dtype=np.float64), X.dtype)
+        P = X.astype(work, copy=False)
+    tiny = np.finfo(work).tiny
     return np.log(np.maximum(P, tiny)), n_input_columns
 
 
@@ -340,7 +451,7 @@ class _DeferredRangeCheck:
     """The finiteness and magnitude check of one logit tensor, run after the prediction.
 
     A predict kernel that sweeps the tensor in row chunks reports each chunk's
-    minimum and maximum (:func:`observe_chunk_range`) while the chunk is in
+    minimum and maximum (:func:`skcal._backend._shared.observe_chunk_range`) while the chunk is in
     cache, which spares the separate read of the whole input that
     ``torch.aminmax`` costs (~0.3 of a pass on the CPU). :meth:`finish` raises
     the same errors as the immediate check, from the observed range when the
@@ -375,8 +486,8 @@ class _DeferredRangeCheck:
 
 
 #: The deferred checks of the innermost :func:`deferred_range_check` block
-#: (``None`` outside one: every check runs at once).
-_DEFERRED = contextvars.ContextVar("skcal_deferred_range_checks", default=None)
+#: (``None`` outside one: every check runs at once); the kernels report to it.
+_DEFERRED = DEFERRED_RANGE_CHECKS
 
 #: Smallest tensor, in bytes, whose range check is deferred.
 _DEFER_MIN_BYTES = 1 << 22
@@ -389,7 +500,7 @@ def deferred_range_check():
     Inside the block, :func:`check_scores` on a 2-D CPU ``torch.Tensor`` of
     logits (``input_type="logits"``, at least 4 MiB) records the check
     instead of running it; predict kernels report the range of each chunk
-    they read (:func:`observe_chunk_range`). On leaving the block without an
+    they read (:func:`skcal._backend._shared.observe_chunk_range`). On leaving the block without an
     exception, every recorded check runs and raises the usual ``ValueError``
     for NaN, infinity or logits too large for the dtype. The result computed
     inside the block must therefore not be used when the block raises.
@@ -404,15 +515,7 @@ def deferred_range_check():
         check.finish()
 
 
-def observe_chunk_range(Z, Zc):
-    """Report the row chunk ``Zc`` of ``Z`` to a deferred range check of ``Z`` (if any)."""
-    checks = _DEFERRED.get()
-    if checks:
-        for check in checks:
-            check.observe(Z, Zc)
-
-
-def _check_scores_torch(X, input_type, name):
+def _check_scores_torch(X, input_type, name, warn_probabilities):
     torch = sys.modules["torch"]
     X = _as_torch_float(X)
     if X.ndim not in (1, 2):
@@ -427,7 +530,7 @@ def _check_scores_torch(X, input_type, name):
     if (
         deferred is not None
         and input_type == "logits"
-        and input_type is not DEFAULT_INPUT_TYPE
+        and not warn_probabilities
         and X.ndim == 2
         and X.shape[1] > 1
         and X.device.type == "cpu"
@@ -441,7 +544,7 @@ def _check_scores_torch(X, input_type, name):
         _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
-        if input_type is DEFAULT_INPUT_TYPE:
+        if warn_probabilities:
             _warn_if_probabilities(X, lo, hi)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
@@ -450,14 +553,15 @@ def _check_scores_torch(X, input_type, name):
             return torch.stack([torch.zeros_like(s), s], dim=1), 1
         return X, n_input_columns
     _check_unit_interval(name, lo, hi)
+    work = probability_log_dtype(X.dtype)
     if n_input_columns == 1:
-        p1 = X.reshape(-1)
+        p1 = X.reshape(-1).to(work)
         P = torch.stack([1 - p1, p1], dim=1)
     else:
-        P = X
-        sums = P.sum(dim=1, dtype=torch.float64).cpu().numpy()  # n floats to host
-        _check_row_sums(name, sums, P.dtype)
-    tiny = torch.finfo(P.dtype).tiny
+        sums = X.sum(dim=1, dtype=torch.float64).cpu().numpy()  # n floats to host
+        _check_row_sums(name, sums, X.dtype)
+        P = X.to(work)
+    tiny = torch.finfo(work).tiny
     return torch.log(torch.clamp(P, min=tiny)), n_input_columns
 
 

@@ -272,17 +272,18 @@ def test_quantile_all_tied_scores_one_bin():
                              strategy="quantile") == pytest.approx(0.1)
 
 
-def test_quantile_ties_merge_duplicate_edges(rng):
+def test_quantile_ties_few_distinct_values_one_bin_each(rng):
     p1 = np.array([0.2] * 30 + [0.9] * 3 + [0.95])
     y = rng.integers(0, 2, size=p1.shape[0])
     curve = reliability_curve(y, p1, kind="binary", n_bins=10, strategy="quantile")
     assert np.all(np.diff(curve.bin_edges) > 0)
     assert curve.bin_count.sum() == p1.shape[0]
     assert np.all(curve.bin_count > 0)
-    # inverted-CDF edges: 0.2 (levels 0..0.8), 0.9 (level 0.9), 0.95; bins
-    # closed on the right: [0.2, 0.9] and (0.9, 0.95]
-    np.testing.assert_allclose(curve.bin_edges, [0.2, 0.9, 0.95])
-    np.testing.assert_allclose(curve.prob_true, [y[:33].mean(), y[33]])
+    # 3 distinct values and 10 bins: one bin per value (midpoint edges); the
+    # inverted-CDF edges 0.2, 0.9, 0.95 would have merged 0.2 and 0.9
+    np.testing.assert_allclose(curve.bin_edges, [0.2, 0.55, 0.925, 0.95])
+    np.testing.assert_array_equal(curve.bin_count, [30, 3, 1])
+    np.testing.assert_allclose(curve.prob_true, [y[:30].mean(), y[30:33].mean(), y[33]])
 
 
 def test_quantile_single_sample():

@@ -117,6 +117,31 @@ def test_scorer_on_binary_classifier_with_string_labels():
         assert scores[fold] == pytest.approx(-expected, abs=1e-12)
 
 
+@pytest.fixture(scope="module")
+def text_binary():
+    X, y = load_breast_cancer(return_X_y=True)
+    labels = np.array(["benign", "malignant"])[1 - y]
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=0.1))
+    return model.fit(X[:300], labels[:300]), X, labels
+
+
+@pytest.mark.parametrize("name", [
+    "neg_expected_calibration_error", "neg_rms_calibration_error",
+    "neg_maximum_calibration_error", "neg_debiased_calibration_error",
+    "neg_smooth_calibration_error", "neg_brier_score", "neg_log_likelihood",
+])
+def test_every_scorer_on_text_binary_labels(name, text_binary):
+    # the scorer passes pos_label=classes_[1] for text labels; the debiased and
+    # smooth errors did not take pos_label (a TypeError in every CV fold)
+    from skcal.metrics._scorers import _METRICS
+
+    model, X, labels = text_binary
+    got = get_scorer(name)(model, X[300:], labels[300:])
+    p = model.predict_proba(X[300:])[:, 1]
+    want = _METRICS[name](labels[300:], np.stack([1 - p, p], axis=1))
+    assert got == pytest.approx(-want, rel=1e-12, abs=1e-15)
+
+
 def test_get_scorer_kwargs_and_fallback(digits):
     X, y = digits
     est = _model().fit(X, y)

@@ -28,11 +28,13 @@ _P_1234 = np.array(
 )
 
 
-def test_integer_labels_below_n_columns_are_column_indices_without_zero():
-    # issue 16: integer labels in 0..K-1 are column indices whether or not 0
-    # occurs (labels 1..3 of a 4-column y_prob are columns 1..3)
-    nll = negative_log_likelihood(_Y_1234, _P_1234)
-    assert nll == pytest.approx(-(math.log(0.1) + math.log(0.2) + math.log(0.2)) / 3)
+def test_integer_labels_without_zero_are_ambiguous():
+    # the user guide's rule (issue 24, item 5): integer labels are column
+    # indices only when they include 0; labels 1..3 of a 4-column y_prob could
+    # be columns 1..3 or classes 1..4 without 4
+    for func in (negative_log_likelihood, brier_score, calibration_error):
+        with pytest.raises(ValueError, match=r"1\.\.3 \(without 0\).*labels="):
+            func(_Y_1234, _P_1234)
     # a label >= K cannot be a column index: still ambiguous
     for func in (negative_log_likelihood, brier_score, calibration_error):
         with pytest.raises(ValueError, match="labels="):
@@ -58,8 +60,8 @@ def test_metrics_and_calibrators_follow_the_same_label_rule():
     logp = np.log(_P_1234)
     with pytest.raises(ValueError, match="classes="):
         TemperatureScaler().fit(logp, _Y_1234 + 1)
-    with pytest.warns(UserWarning, match="never occur"):
-        TemperatureScaler().fit(logp, _Y_1234)  # columns 1..3; class 0 absent
+    with pytest.raises(ValueError, match=r"without 0.*classes="):
+        TemperatureScaler().fit(logp, _Y_1234)  # 0..3 or 1..4: ambiguous
     # integers that include 0: columns are 0..3 for both
     y = np.array([0, 2, 2])
     nll = negative_log_likelihood(y, _P_1234)
@@ -69,10 +71,14 @@ def test_metrics_and_calibrators_follow_the_same_label_rule():
 
 
 def test_single_class_2d_integer_label_is_a_column_index():
-    # issue 16: a single integer class in 0..K-1 names its column
+    # a single integer class 0 names its column; another one (here 2 of 3
+    # columns) could name any column, as labels without 0 (issue 24, item 5)
     got = negative_log_likelihood([0, 0], [[0.9, 0.1], [0.8, 0.2]])
     assert got == pytest.approx(-(math.log(0.9) + math.log(0.8)) / 2)
-    got = negative_log_likelihood([2, 2], [[0.1, 0.2, 0.7], [0.2, 0.2, 0.6]])
+    with pytest.raises(ValueError, match="single label 2 for 3 columns"):
+        negative_log_likelihood([2, 2], [[0.1, 0.2, 0.7], [0.2, 0.2, 0.6]])
+    got = negative_log_likelihood([2, 2], [[0.1, 0.2, 0.7], [0.2, 0.2, 0.6]],
+                                  labels=[0, 1, 2])
     assert got == pytest.approx(-(math.log(0.7) + math.log(0.6)) / 2)
     with pytest.raises(ValueError, match="labels="):
         negative_log_likelihood([3, 3], [[0.9, 0.1], [0.8, 0.2]])
@@ -245,9 +251,9 @@ def test_metric_messages_show_plain_numbers():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 4, 100)
     P = rng.dirichlet(np.ones(4), 100)
-    with pytest.raises(ValueError, match=r"got -3\.$"):
+    with pytest.raises(ValueError, match=r"Got -3 instead\.$"):
         expected_calibration_error(y, P, n_bins=np.int64(-3))
     with pytest.raises(ValueError, match=r"got 4\.$"):
         expected_calibration_error(y, P, kind="classwise", class_index=np.int64(4))
-    with pytest.raises(ValueError, match=r"got 1\.5\.$"):
+    with pytest.raises(ValueError, match=r"Got 1\.5 instead\.$"):
         reliability_curve(y, P, n_bootstrap=5, confidence_level=np.float64(1.5))

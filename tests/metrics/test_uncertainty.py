@@ -359,7 +359,7 @@ def test_interval_errors(rng):
     y, p = _binary(rng, 50)
     with pytest.raises(ValueError, match="metric must be one of"):
         M.confidence_interval("f1", y, p)
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match="'method' parameter of confidence_interval"):
         M.confidence_interval("ece", y, p, method="bca")
     with pytest.raises(ValueError, match="n_resamples"):
         M.confidence_interval("ece", y, p, n_resamples=1)

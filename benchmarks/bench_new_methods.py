@@ -1,0 +1,182 @@
+"""Speed and objective of the issue-26 calibrators against their probmetrics equivalents.
+
+Issue-26 target: each new calibrator at least 10x faster than the probmetrics
+(1.3) equivalent, at an equal or lower objective, in one run:
+
+- ``StructuredVectorScaler`` vs ``SVSCalibrator`` (torchmin BFGS) at
+  100,000 x 100 float32 logits (``_common.make_logits``); objective: the SVS
+  objective of Berta et al. (train NLL + ``lambda K / n (|v - 1|^2 + |b|^2)``,
+  each on its own temperature scaling);
+- ``QuadraticScaler(target_smoothing=False)`` vs
+  ``BinaryLogisticCalibrator(type="quadratic")`` (scikit-learn's unpenalised
+  lbfgs ``LogisticRegression`` on ``(1, s, s^2)``) on 100,000 binary scores;
+  objective: the train NLL (both minimise exactly it);
+- ``CenteredIsotonicScaler(clip=None)`` vs ``CenteredIsotonicRegressionCalibrator``
+  (the ``cir-model`` package; not a dependency of probmetrics, so it may be
+  absent: the row then says so) on the same binary scores; CIR minimises no
+  objective: the row gives the train Brier score and the largest difference
+  between the two maps' probabilities.
+
+Each fit is timed twice (the faster of the two is shown) except the SVS peer
+(once: tens of seconds). probmetrics takes probabilities: the peer's
+time includes its own conversion to logits, not ours of the inputs.
+
+Command (from the repository root; single-threaded BLAS/torch, as the other
+benchmarks on the shared machine)::
+
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_new_methods.py \\
+        [--n 100000] [--k 100] [--n-binary 100000] [--skip-svs-peer]
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from scipy.special import expit, log_softmax
+
+from _common import make_logits
+from skcal import CenteredIsotonicScaler, QuadraticScaler, StructuredVectorScaler
+
+
+def nll(P, y):
+    return float(-np.mean(np.log(np.clip(P[np.arange(len(y)), y], 1e-300, None))))
+
+
+def timed(fn, repeat=2):
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn()
+        best = min(best, time.perf_counter() - t)
+    return out, best
+
+
+def row(name, t_ours, t_peer, obj_ours, obj_peer, what):
+    ratio = f"{t_peer / t_ours:6.1f}x" if t_peer is not None else "   n/a"
+    peer = f"{t_peer:8.3f} s" if t_peer is not None else "     n/a  "
+    po = f"{obj_peer:.6f}" if obj_peer is not None else "n/a"
+    print(f"{name:24s} {t_ours:8.3f} s  {peer}  {ratio}   {what}: ours {obj_ours:.6f}, peer {po}",
+          flush=True)
+
+
+def svs(args):
+    Z, y = make_logits(args.n, args.k)
+    n, k = Z.shape
+    est, t = timed(lambda: StructuredVectorScaler().fit(Z, y))
+    v, b = np.diag(est.coef_), est.intercept_
+    obj = nll(est.predict_proba(Z.astype(np.float64)), y) + k / n * (np.sum((v - 1) ** 2) + np.sum(b**2))
+    t_peer = obj_peer = None
+    if not args.skip_svs_peer:
+        import torch
+        from probmetrics.calibrators import SVSCalibrator
+        from probmetrics.distributions import CategoricalLogits
+
+        def fit_peer():
+            m = SVSCalibrator(print_init_info=False)
+            m.fit_torch(CategoricalLogits(torch.as_tensor(Z.astype(np.float64))), torch.as_tensor(y))
+            return m
+
+        peer, t_peer = timed(fit_peer, repeat=1)
+        P = peer.predict_proba_torch(CategoricalLogits(torch.as_tensor(Z.astype(np.float64))))
+        P = P.get_probs().numpy()
+        obj_peer = nll(P, y) + k / n * (np.sum((peer.v_ - 1) ** 2) + np.sum(peer.b_**2))
+    row(f"SVS {n}x{k} f32", t, t_peer, obj, obj_peer, "objective (each its own features)")
+    if obj_peer is not None:
+        # the peer's (v, b) on skcal's features log_softmax(z / T): skcal's objective
+        A = log_softmax(est.feature_scale_ * Z.astype(np.float64), axis=1) * peer.v_ + peer.b_
+        cross = nll(np.exp(log_softmax(A, axis=1)), y) + k / n * (
+            np.sum((peer.v_ - 1) ** 2) + np.sum(peer.b_**2))
+        print(f"{'':24s} skcal's objective: at skcal's optimum {obj:.7f}, at the peer's (v, b) {cross:.7f}")
+
+
+def binary_scores(n, seed=0):
+    """Binary log-odds whose calibration map bends: ``P(y=1|s) = sigmoid(0.6 s + 0.1 s^2 - 0.3)``."""
+    rng = np.random.default_rng(seed)
+    s = rng.normal(scale=2.5, size=n)
+    y = (rng.random(n) < expit(0.6 * s + 0.1 * s * s - 0.3)).astype(np.int64)
+    return s, y
+
+
+def quadratic(args, s, y):
+    P2 = np.column_stack([1 - expit(s), expit(s)])
+    est, t = timed(lambda: QuadraticScaler(target_smoothing=False).fit(s, y))
+    obj = nll(est.predict_proba(s), y)
+    from probmetrics.calibrators import BinaryLogisticCalibrator
+
+    peer, t_peer = timed(lambda: BinaryLogisticCalibrator(type="quadratic").fit(P2, y))
+    row(f"quadratic {len(s)} binary", t, t_peer, obj, nll(peer.predict_proba(P2), y), "train NLL")
+
+
+def cir(args, s, y):
+    est, t = timed(lambda: CenteredIsotonicScaler(clip=None).fit(s, y))
+    p = est.predict_proba(s)[:, 1]
+    brier = float(np.mean((p - y) ** 2))
+    try:
+        from probmetrics.calibrators import CenteredIsotonicRegressionCalibrator
+
+        CenteredIsotonicRegressionCalibrator()
+    except ImportError as exc:
+        print(f"{'CIR ' + str(len(s)) + ' binary':24s} {t:8.3f} s  peer not run: {exc}")
+        return
+    P2 = np.column_stack([1 - expit(s), expit(s)])
+    peer, t_peer = timed(lambda: CenteredIsotonicRegressionCalibrator().fit(P2, y))
+    pp = peer.predict_proba(P2)[:, 1]
+    row(f"CIR {len(s)} binary", t, t_peer, brier, float(np.mean((pp - y) ** 2)), "train Brier")
+    print(f"{'':24s} largest |p_ours - p_peer| = {np.max(np.abs(p - pp)):.2e} (centres in log-odds vs "
+          "probabilities)")
+    from skcal.ovr._centered_isotonic import centered_isotonic_knots
+
+    xk, yk = centered_isotonic_knots(P2[:, 1], y)  # the same definition on the peer's scale
+    print(f"{'':24s} skcal's CIR on the probabilities: largest difference "
+          f"{np.max(np.abs(np.interp(P2[:, 1], xk, yk) - pp)):.2e}")
+
+
+def cir_multiclass(args):
+    """CIR one-vs-rest at ``--n x --k`` float32 logits, against probmetrics' ``cir`` (its OvR wrapper)."""
+    Z, y = make_logits(args.n, args.k)
+    est, t = timed(lambda: CenteredIsotonicScaler(clip=None).fit(Z, y), repeat=1)
+    P = est.predict_proba(Z)
+    brier = float(np.mean(np.sum((P - np.eye(args.k)[y]) ** 2, axis=1)))
+    try:
+        from probmetrics.calibrators import get_calibrator
+
+        get_calibrator("cir")
+    except ImportError as exc:
+        print(f"{'CIR OvR':24s} {t:8.3f} s  peer not run: {exc}")
+        return
+    from scipy.special import softmax
+
+    Pin = softmax(Z.astype(np.float64), axis=1)
+    peer, t_peer = timed(lambda: get_calibrator("cir").fit(Pin, y), repeat=1)
+    Pp = peer.predict_proba(Pin)
+    bp = float(np.mean(np.sum((Pp - np.eye(args.k)[y]) ** 2, axis=1)))
+    row(f"CIR OvR {args.n}x{args.k} f32", t, t_peer, brier, bp, "train Brier")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--k", type=int, default=100)
+    ap.add_argument("--n-binary", type=int, default=100_000)
+    ap.add_argument("--skip-svs-peer", action="store_true")
+    ap.add_argument("--only", default="svs,quadratic,cir",
+                    help="comma-separated subset of svs,quadratic,cir,cir-ovr")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    print(f"{'method':24s} {'skcal':>10s}  {'probmetrics':>10s}  ratio")
+    s, y = binary_scores(args.n_binary)
+    if "quadratic" in only:
+        quadratic(args, s, y)
+    if "cir" in only:
+        cir(args, s, y)
+    if "svs" in only:
+        svs(args)
+    if "cir-ovr" in only:
+        cir_multiclass(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,576 @@
+"""What ``skcal benchmark`` concludes: a recommendation per data set, a summary across them.
+
+The recommendation of a data set is :class:`skcal.AutoCalibrator`'s choice on
+its calibration split (five stratified folds, the paired one-standard-error
+rule on the mean NLL), scored on the test split against the uncalibrated model with a
+paired bootstrap. The summary follows the comparisons of CalArena
+(Holzmüller, Berta, Bach, Jordan, arXiv:2605.30188): win rates against a
+reference with bootstrap intervals over data sets, and the Post-Hoc
+Improvement (PHI) of proper scores, ``loss(uncalibrated) - loss(method)``
+averaged over data sets.
+"""
+
+import math
+import textwrap
+
+import numpy as np
+
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "add_uncalibrated_comparison",
+    "plot_nll_change",
+    "plot_recommended_reliability",
+    "plot_win_rates",
+    "format_recommendation",
+    "format_summary",
+    "recommend",
+    "summarize",
+    "write_summary_csv",
+]
+
+#: Method name of AutoCalibrator's rows in the benchmark table.
+AUTO = "auto"
+
+
+def recommend(data, *, n_resamples=1000, random_state=0, confidence_level=0.95):
+    """AutoCalibrator's choice on the calibration split, scored on the test split.
+
+    Parameters
+    ----------
+    data : Bunch
+        A data set with ``logits_val``, ``y_val``, ``logits_test``, ``y_test``.
+    n_resamples : int, default=1000
+        Bootstrap resamples of the test rows for the interval of the NLL
+        change; 0 for none.
+    random_state : int, default=0
+        Seed of the folds and of the resampling.
+    confidence_level : float, default=0.95
+
+    Returns
+    -------
+    rec : dict
+        ``method`` (the chosen candidate's name, ``"identity"`` for no
+        calibration), ``within_noise`` (the other candidates whose mean
+        cross-validated NLL exceeds the best one's by at most one standard
+        error of their paired fold differences, as in
+        :func:`skcal.meta._auto.one_se_choice`),
+        ``nll`` and ``nll_uncalibrated`` (test NLL), ``delta``, ``low``,
+        ``high`` (the change and its paired percentile bootstrap interval;
+        NaN without resamples), ``proba`` (test probabilities, float64),
+        ``fit_time_s`` and ``calibrator`` (the fitted AutoCalibrator).
+    """
+    import time
+
+    from scipy.special import softmax
+
+    from ..meta import AutoCalibrator
+    from ..metrics import negative_log_likelihood, paired_difference_interval
+
+    t0 = time.perf_counter()
+    auto = AutoCalibrator(random_state=random_state).fit(data.logits_val, data.y_val)
+    fit_s = time.perf_counter() - t0
+    res = auto.cv_results_
+    loss = -np.column_stack([res[f"split{j}_test_score"] for j in range(auto.n_splits_)])
+    mean = loss.mean(axis=1)
+    ok = np.isfinite(mean)
+    within = []
+    if ok.any():  # the rule of one_se_choice, for every candidate
+        best = int(np.nanargmin(np.where(ok, mean, np.nan)))
+        d = loss - loss[best]
+        se = d.std(axis=1, ddof=1) / math.sqrt(loss.shape[1])
+        within = [
+            str(n) for i, n in enumerate(res["candidate"])
+            if ok[i] and i != auto.best_index_ and d[i].mean() <= se[i]
+        ]
+    proba = np.exp(np.asarray(auto.predict_log_proba(data.logits_test), dtype=np.float64))
+    base = softmax(np.asarray(data.logits_test, dtype=np.float64), axis=1)
+    labels = np.arange(proba.shape[1])
+    y = np.asarray(data.y_test)
+    nll = float(negative_log_likelihood(y, proba, labels=labels))
+    nll0 = float(negative_log_likelihood(y, base, labels=labels))
+    low = high = math.nan
+    if n_resamples > 0 and auto.best_name_ != "identity":
+        d = paired_difference_interval(
+            "nll", y, proba, base, labels=labels, n_resamples=n_resamples,
+            random_state=random_state, confidence_level=confidence_level,
+        )
+        low, high = float(d.low), float(d.high)
+    elif auto.best_name_ == "identity":
+        low = high = 0.0
+    return {
+        "dataset": data.name, "method": auto.best_name_, "within_noise": within,
+        "nll": nll, "nll_uncalibrated": nll0, "delta": nll - nll0, "low": low,
+        "high": high, "proba": proba, "fit_time_s": fit_s, "calibrator": auto,
+    }
+
+
+def format_recommendation(rec):
+    """The one-line recommendation of a data set.
+
+    Parameters
+    ----------
+    rec : dict
+        Output of :func:`recommend`.
+
+    Returns
+    -------
+    line : str
+        ``Recommended: <method> — test NLL <nll> vs <nll0> uncalibrated
+        (<change> [<low>, <high>]); <others> within noise``, or
+        ``Recommended: no calibration — ...`` when the identity map wins.
+    """
+    others = rec["within_noise"]
+    tail = ""
+    if others:
+        names = ", ".join("no calibration" if o == "identity" else o for o in others)
+        tail = f"; {names} {'is' if len(others) == 1 else 'are'} within noise"
+    if rec["method"] == "identity":
+        return (f"Recommended: no calibration — test NLL {rec['nll']:.4f}; no candidate "
+                f"beat it beyond noise in 5-fold cross-validation{tail}")
+    interval = ""
+    if np.isfinite(rec["low"]):
+        interval = f" [{rec['low']:+.3f}, {rec['high']:+.3f}]"
+    return (
+        f"Recommended: {rec['method']} — test NLL {rec['nll']:.4f} vs "
+        f"{rec['nll_uncalibrated']:.4f} uncalibrated ({rec['delta']:+.3f}{interval}){tail}"
+    )
+
+
+def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=0,
+                                confidence_level=0.95):
+    """Add each method's paired NLL change against the uncalibrated model.
+
+    For every row with test probabilities (key ``"proba"``) and a finite NLL,
+    ``nll_change`` is ``NLL(method) - NLL(uncalibrated)`` on the test split and
+    ``nll_change_low`` / ``nll_change_high`` its paired percentile bootstrap
+    interval; ``worse`` is True when the whole interval lies above 0 (the
+    method raised the test NLL beyond noise).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of one data set (with ``"proba"``), the uncalibrated row among
+        them; modified in place.
+    y_test : ndarray of shape (n_samples,)
+    n_resamples : int, default=1000
+    random_state : int, default=0
+    confidence_level : float, default=0.95
+
+    Returns
+    -------
+    rows : list of dict
+    """
+    from ..metrics import paired_difference_interval
+
+    base = next((r for r in rows if r["method"] == "uncalibrated" and "proba" in r), None)
+    y = np.asarray(y_test)
+    for r in rows:
+        r["nll_change"] = r["nll_change_low"] = r["nll_change_high"] = math.nan
+        r["worse"] = ""
+        if base is None or "proba" not in r or not np.isfinite(r.get("nll", math.nan)):
+            continue
+        r["nll_change"] = r["nll"] - base["nll"]
+        if r is base:
+            r["nll_change_low"] = r["nll_change_high"] = 0.0
+            r["worse"] = False
+            continue
+        if n_resamples > 0:
+            labels = np.arange(r["proba"].shape[1])
+            d = paired_difference_interval(
+                "nll", y, r["proba"], base["proba"], labels=labels,
+                n_resamples=n_resamples, random_state=random_state,
+                confidence_level=confidence_level,
+            )
+            r["nll_change_low"], r["nll_change_high"] = float(d.low), float(d.high)
+            r["worse"] = bool(d.low > 0)
+    return rows
+
+
+#: Columns of ``benchmark_summary.csv``.
+SUMMARY_COLUMNS = (
+    "method", "n_datasets", "mean_rank_nll", "mean_rank_ece",
+    "win_rate_vs_uncalibrated", "win_rate_vs_uncalibrated_low",
+    "win_rate_vs_uncalibrated_high", "win_rate_vs_temperature",
+    "win_rate_vs_temperature_low", "win_rate_vs_temperature_high",
+    "phi_nll", "phi_nll_ci", "phi_brier", "phi_brier_ci", "n_worse_nll", "ece_flag",
+)
+
+
+def _win_rate(wins, n_boot, rng):
+    """Mean of per-data-set wins (1, 0.5 for a tie, 0) and its percentile interval."""
+    wins = np.asarray(wins, dtype=np.float64)
+    if wins.size == 0:
+        return math.nan, math.nan, math.nan
+    boot = wins[rng.integers(0, wins.size, size=(n_boot, wins.size))].mean(axis=1)
+    low, high = np.percentile(boot, [2.5, 97.5])
+    return float(wins.mean()), float(low), float(high)
+
+
+def _wins(a, b):
+    return 1.0 if a < b else (0.5 if a == b else 0.0)
+
+
+def summarize(rows, *, n_resamples=1000, random_state=0):
+    """Per-method summary across data sets (CalArena's comparisons).
+
+    Only data sets on which the method ran (a finite test NLL) count for it.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Benchmark rows of several data sets (from :func:`run_benchmark`, with
+        :func:`add_uncalibrated_comparison` for ``n_worse_nll``).
+    n_resamples : int, default=1000
+        Bootstrap resamples *of data sets* for the win-rate intervals.
+    random_state : int, default=0
+
+    Returns
+    -------
+    summary : list of dict
+        One dict per method (keys ``SUMMARY_COLUMNS``), sorted by mean NLL rank:
+
+        - ``mean_rank_nll`` / ``mean_rank_ece``: mean rank of the method's
+          test NLL / top-label ECE (15 bins) among the methods that ran on a
+          data set (1 = best; ties share the mean rank);
+        - ``win_rate_vs_uncalibrated`` / ``_vs_temperature``: fraction of data
+          sets where its test NLL is lower than the reference's (a tie counts
+          one half), with a 95% percentile bootstrap interval over data sets
+          (NaN for the reference itself);
+        - ``phi_nll`` / ``phi_brier``: Post-Hoc Improvement, the mean over data
+          sets of ``loss(uncalibrated) - loss(method)`` (positive: better), and
+          ``phi_*_ci`` the half-width ``1.96 sd / sqrt(n_datasets)``, as CalArena
+          reports it;
+        - ``n_worse_nll``: data sets where the paired bootstrap interval of
+          its NLL change lies entirely above 0;
+        - ``ece_flag``: ``"ECE ranks it higher"`` / ``"ECE ranks it lower"``
+          where its place by mean ECE rank differs from its place by mean NLL
+          rank by 3 or more.
+    """
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(random_state)
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    table = {}
+    for d in names:
+        ran = {r["method"]: r for r in rows
+               if r["dataset"] == d and np.isfinite(r.get("nll", math.nan))}
+        if not ran:
+            continue
+        ms = list(ran)
+        rk_nll = rankdata([ran[m]["nll"] for m in ms])
+        ece = [ran[m]["ece"] for m in ms]
+        rk_ece = rankdata(ece) if np.isfinite(ece).all() else np.full(len(ms), np.nan)
+        for m, a, b in zip(ms, rk_nll, rk_ece):
+            table[d, m] = (ran[m], a, b)
+    out = []
+    for m in methods:
+        sets = [d for d in names if (d, m) in table]
+        if not sets:
+            continue
+        cells = [table[d, m] for d in sets]
+        ref = {}
+        for refname in ("uncalibrated", "temperature"):
+            ref[refname] = [] if m == refname else [  # no win rate against itself
+                _wins(table[d, m][0]["nll"], table[d, refname][0]["nll"])
+                for d in sets if (d, refname) in table
+            ]
+        phi = {}
+        for metric in ("nll", "brier"):
+            diffs = np.array([table[d, "uncalibrated"][0][metric] - table[d, m][0][metric]
+                              for d in sets if (d, "uncalibrated") in table])
+            if diffs.size:
+                sd = diffs.std(ddof=1) if diffs.size > 1 else math.nan
+                phi[metric] = (float(diffs.mean()), float(1.96 * sd / math.sqrt(diffs.size)))
+            else:
+                phi[metric] = (math.nan, math.nan)
+        wu = _win_rate(ref["uncalibrated"], n_resamples, rng)
+        wt = _win_rate(ref["temperature"], n_resamples, rng)
+        out.append({
+            "method": m, "n_datasets": len(sets),
+            "mean_rank_nll": float(np.mean([c[1] for c in cells])),
+            "mean_rank_ece": float(np.mean([c[2] for c in cells])),
+            "win_rate_vs_uncalibrated": wu[0], "win_rate_vs_uncalibrated_low": wu[1],
+            "win_rate_vs_uncalibrated_high": wu[2],
+            "win_rate_vs_temperature": wt[0], "win_rate_vs_temperature_low": wt[1],
+            "win_rate_vs_temperature_high": wt[2],
+            "phi_nll": phi["nll"][0], "phi_nll_ci": phi["nll"][1],
+            "phi_brier": phi["brier"][0], "phi_brier_ci": phi["brier"][1],
+            "n_worse_nll": int(sum(c[0].get("worse") is True for c in cells)),
+            "ece_flag": "",
+        })
+    out.sort(key=lambda s: (s["mean_rank_nll"], s["method"]))
+    by_ece = sorted(out, key=lambda s: (np.nan_to_num(s["mean_rank_ece"], nan=np.inf),
+                                        s["method"]))
+    place_ece = {s["method"]: i for i, s in enumerate(by_ece)}
+    for i, s in enumerate(out):
+        shift = i - place_ece[s["method"]]
+        if abs(shift) >= 3 and np.isfinite(s["mean_rank_ece"]):
+            s["ece_flag"] = "ECE ranks it higher" if shift > 0 else "ECE ranks it lower"
+    return out
+
+
+def _pct(v):
+    return "-" if not np.isfinite(v) else f"{100 * v:.0f}"
+
+
+def _interval(s, key):
+    v, lo, hi = s[key], s[f"{key}_low"], s[f"{key}_high"]
+    if not np.isfinite(v):
+        return "-"
+    return f"{_pct(v)} [{_pct(lo)}, {_pct(hi)}]"
+
+
+def _phi(s, key, scale=100.0):
+    v, ci = s[key], s[f"{key}_ci"]
+    if not np.isfinite(v):
+        return "-"
+    return f"{scale * v:+.2f}" + (f" ±{scale * ci:.2f}" if np.isfinite(ci) else "")
+
+
+_SUMMARY_HEADERS = ("method", "sets", "rank NLL", "win% vs uncal", "win% vs temp",
+                    "PHI NLL x100", "PHI Brier x100", "worse", "rank ECE", "note")
+
+
+def format_summary(summary, fmt="text"):
+    """Render :func:`summarize` as a table (text fits 120 columns, or Markdown).
+
+    Parameters
+    ----------
+    summary : list of dict
+    fmt : {"text", "markdown"}, default="text"
+
+    Returns
+    -------
+    table : str
+    """
+    cells = [[
+        s["method"], str(s["n_datasets"]), f"{s['mean_rank_nll']:.1f}",
+        _interval(s, "win_rate_vs_uncalibrated"), _interval(s, "win_rate_vs_temperature"),
+        _phi(s, "phi_nll"), _phi(s, "phi_brier"), str(s["n_worse_nll"]),
+        "-" if not np.isfinite(s["mean_rank_ece"]) else f"{s['mean_rank_ece']:.1f}",
+        s["ece_flag"],
+    ] for s in summary]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(_SUMMARY_HEADERS) + " |",
+                 "| " + " | ".join("---" if i in (0, 9) else "---:"
+                                   for i in range(len(_SUMMARY_HEADERS))) + " |"]
+        lines += ["| " + " | ".join(c) + " |" for c in cells]
+    else:
+        widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
+                  for i, h in enumerate(_SUMMARY_HEADERS)]
+
+        def line(c):
+            return "  ".join(x.ljust(widths[i]) if i in (0, 9) else x.rjust(widths[i])
+                             for i, x in enumerate(c)).rstrip()
+
+        lines = [line(_SUMMARY_HEADERS), line(["-" * w for w in widths])]
+        lines += [line(c) for c in cells]
+    lines += ["", textwrap.fill(
+        "rank: mean rank by test NLL / top-label ECE (1 = best). win%: share of data "
+        "sets with a lower test NLL than the uncalibrated model / temperature scaling "
+        "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
+        "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
+        "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "
+        "note: where binned ECE ranks the method 3 or more places away from NLL.",
+        width=120,
+    )]
+    return "\n".join(lines)
+
+
+def write_summary_csv(summary, path):
+    """Write :func:`summarize` to a CSV file (raw values; win rates and PHI as fractions/nats).
+
+    Parameters
+    ----------
+    summary : list of dict
+    path : str or path-like
+    """
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=SUMMARY_COLUMNS)
+        w.writeheader()
+        for s in summary:
+            w.writerow({k: ("" if isinstance(v, (float, np.floating)) and math.isnan(v)
+                            else repr(float(v)) if isinstance(v, (float, np.floating))
+                            else v)
+                        for k, v in s.items()})
+
+
+# ----------------------------------------------------------------- pictures
+def _figure(figsize):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _shown_methods(rows):
+    """Uncalibrated, the recommended method and up to two within noise of it."""
+    auto = next((r for r in rows if r["method"] == AUTO), None)
+    names = ["uncalibrated"]
+    if auto is not None and auto.get("recommended"):
+        names.append(auto["recommended"])
+        names += list(auto.get("within_noise", ()))[:2]
+    names = ["uncalibrated" if n == "identity" else n for n in names]
+    by_name = {r["method"]: r for r in rows if "proba" in r}
+    return [by_name[n] for n in dict.fromkeys(names) if n in by_name]
+
+
+def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
+    """Small multiples of reliability diagrams: uncalibrated, recommended, within noise.
+
+    One panel per method (the uncalibrated model, the method AutoCalibrator
+    recommends and at most two methods within noise of it), each a top-label
+    reliability diagram with equal-width bins, 95% Wilson intervals per bin,
+    the number of test rows of each bin written under the axis, and the
+    method's test NLL and ECE in its title.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of one data set from ``run_benchmark(..., keep_proba=True,
+        recommend=True)``.
+    y_test : ndarray of shape (n_samples,)
+    path : str or path-like
+        PNG file to write.
+    title : str or None, default=None
+    n_bins : int, default=10
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
+    from ..display import ReliabilityDisplay
+
+    shown = _shown_methods(rows)
+    rec = next((r.get("recommended") for r in rows if r["method"] == AUTO), None)
+    fig = _figure((3.3 * max(len(shown), 1), 4.3))
+    axes = np.atleast_1d(fig.subplots(2, max(len(shown), 1), sharex=True,
+                                      height_ratios=[3, 1], squeeze=False))
+    y_test = np.asarray(y_test)
+    for j, r in enumerate(shown):
+        ax, hax = axes[0, j], axes[1, j]
+        color = "0.35" if r["method"] == "uncalibrated" else "tab:blue"
+        disp = ReliabilityDisplay.from_predictions(
+            y_test, r["proba"], kind="top-label", n_bins=n_bins,
+            labels=np.arange(r["proba"].shape[1]), ax=ax, interval="wilson",
+            color=color, markersize=4, name=r["method"],
+        )
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        label = r["method"]
+        if rec and (r["method"] == rec or (rec == "identity" and label == "uncalibrated")):
+            label += " (recommended)"
+        ax.set_title(f"{label}\nNLL {r['nll']:.4f}, ECE {100 * r['ece']:.1f}%", fontsize=9)
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="")
+        if j:
+            ax.set_ylabel("")
+        edges = np.asarray(disp.bin_edges, dtype=float)
+        counts = np.zeros(edges.shape[0] - 1, dtype=np.int64)
+        counts[disp.bin_index] = disp.bin_count
+        bars = hax.bar(edges[:-1], counts, width=np.diff(edges), align="edge",
+                       color=color, alpha=0.35, edgecolor="white")
+        hax.bar_label(bars, labels=[str(c) if c else "" for c in counts], fontsize=7,
+                      padding=1)
+        hax.set_yscale("log")
+        hax.set_ylim(0.8, max(counts.max(), 1) * 8)
+        hax.set_xlabel("confidence", fontsize=9)
+        hax.set_ylabel("rows" if j == 0 else "", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    return fig
+
+
+def plot_nll_change(rows, path, title=None):
+    """Ranked interval plot of each method's test NLL change against uncalibrated.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of one data set after :func:`add_uncalibrated_comparison`.
+    path : str or path-like
+    title : str or None, default=None
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+
+    Notes
+    -----
+    One horizontal 95% paired bootstrap interval per method, sorted by the
+    change (best at the top); red where the interval lies above 0 (worse
+    beyond noise), blue where below, grey where it contains 0.
+    """
+    ok = [r for r in rows if r["method"] != "uncalibrated"
+          and np.isfinite(r.get("nll_change", math.nan))]
+    ok.sort(key=lambda r: -r["nll_change"])
+    fig = _figure((6.4, 0.9 + 0.28 * max(len(ok), 1)))
+    ax = fig.subplots()
+    for i, r in enumerate(ok):
+        lo, hi = r.get("nll_change_low", math.nan), r.get("nll_change_high", math.nan)
+        color = ("tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45") \
+            if np.isfinite(lo) else "0.45"
+        if np.isfinite(lo):
+            ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
+        ax.plot([r["nll_change"]], [i], "o", color=color, markersize=4)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(ok)), [r["method"] for r in ok], fontsize=8)
+    ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)", fontsize=9)
+    ax.grid(axis="x", linestyle=":", alpha=0.6)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    return fig
+
+
+def plot_win_rates(summary, path, title=None):
+    """Win rates across data sets against uncalibrated and against temperature scaling.
+
+    Parameters
+    ----------
+    summary : list of dict
+        Output of :func:`summarize`.
+    path : str or path-like
+    title : str or None, default=None
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+
+    Notes
+    -----
+    Two horizontal markers per method with their 95% bootstrap intervals over
+    data sets, methods sorted by the win rate against uncalibrated.
+    """
+    shown = [s for s in summary if s["method"] != "uncalibrated"]
+    shown.sort(key=lambda s: (np.nan_to_num(s["win_rate_vs_uncalibrated"], nan=-1),
+                              -s["mean_rank_nll"]))
+    fig = _figure((6.4, 1.2 + 0.3 * max(len(shown), 1)))
+    ax = fig.subplots()
+    for key, color, dy, label in (("win_rate_vs_uncalibrated", "tab:blue", 0.14,
+                                   "vs uncalibrated"),
+                                  ("win_rate_vs_temperature", "tab:orange", -0.14,
+                                   "vs temperature")):
+        for i, s in enumerate(shown):
+            v, lo, hi = s[key], s[f"{key}_low"], s[f"{key}_high"]
+            if not np.isfinite(v):
+                continue
+            ax.plot([100 * lo, 100 * hi], [i + dy, i + dy], color=color, linewidth=2,
+                    alpha=0.6)
+            ax.plot([100 * v], [i + dy], "o", color=color, markersize=4,
+                    label=label if i == 0 else None)
+    ax.axvline(50, color="0.5", linewidth=0.8, linestyle="--")
+    ax.set_yticks(range(len(shown)), [s["method"] for s in shown], fontsize=8)
+    ax.set_xlim(-2, 102)
+    ax.set_xlabel(f"win rate over {max((s['n_datasets'] for s in summary), default=0)} "
+                  "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)
+    fig.legend(loc="outside upper center", ncol=2, fontsize=8, frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    return fig

@@ -1,0 +1,544 @@
+"""Choose a calibrator by cross-validation: :class:`AutoCalibrator`.
+
+Also holds :class:`IdentityCalibrator`, the "no calibration" map that every
+candidate list of :class:`AutoCalibrator` starts with.
+"""
+
+import time
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._backend import _numpy
+from ..base import BaseCalibrator
+from ..utils._array import is_torch_tensor, to_numpy
+from ..utils.validation import DEFAULT_INPUT_TYPE
+
+__all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]
+
+
+class IdentityCalibrator(BaseCalibrator):
+    """No calibration: the classifier's own probabilities, ``softmax(z)``.
+
+    The identity map of the logits, as a calibrator, so that "do not
+    calibrate" can be fitted, cross-validated, pickled and exported like any
+    other choice (it is the first candidate of :class:`AutoCalibrator`).
+    ``fit`` only records ``classes_`` and ``n_features_in_``.
+
+    Parameters
+    ----------
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds; probabilities are returned unchanged (up to the
+        clipping of an exact 0 to the smallest normal number,
+        see :func:`skcal.utils.validation.check_scores`).
+    classes : array-like of shape (n_classes,), default=None
+        The labels of the columns of ``X``; by default the sorted labels of ``y``.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Where the softmax runs; ``"auto"`` follows the input.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    See Also
+    --------
+    AutoCalibrator : chooses between this map and fitted calibrators.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import IdentityCalibrator
+    >>> Z = np.array([[2.0, 0.0], [0.0, 1.0]])
+    >>> IdentityCalibrator().fit(Z, [0, 1]).predict_proba(Z).round(3)
+    array([[0.881, 0.119],
+           [0.269, 0.731]])
+    """
+
+    _dask_fit = True
+    _preserves_order = True
+    _binary_log_odds_only = True
+    _weight_scale_invariant = True
+
+    def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+
+    def _fit(self, Z, y, sample_weight, xp):
+        return self
+
+    def _predict_log_proba(self, Z, xp):
+        return xp.log_softmax(Z)
+
+    def _torch_spec(self):
+        return {"kind": "affine", "scale": 1.0}
+
+
+def default_candidates(n_samples, n_classes):
+    """The default candidate list of :class:`AutoCalibrator`, simplest first.
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows of the calibration set.
+    n_classes : int
+        Number of classes (columns of the logits).
+
+    Returns
+    -------
+    candidates : list of (str, calibrator)
+        Method names (as ``skcal benchmark`` lists them) and unfitted
+        calibrators, in order of complexity (number of fitted parameters):
+
+        - always ``identity`` (no calibration, 0 parameters) and
+          ``temperature`` (1);
+        - binary: ``platt`` (2) and ``beta`` (3) from 20 rows on,
+          ``isotonic`` (a step function) from 500 rows on;
+        - multiclass: ``vector`` (``2 K`` parameters) when
+          ``n_samples >= 20 K``, ``matrix`` (``K (K + 1)``, regularised) when
+          ``n_samples >= 5 K (K + 1)``, and one-vs-rest ``isotonic`` (a step
+          function per class) when ``n_samples >= 100 K``.
+
+    Notes
+    -----
+    The size thresholds keep at least about ten calibration rows per fitted
+    parameter (twenty for vector scaling's per-class slopes); below them a
+    cross-validated choice between the richer maps is mostly noise. The
+    binary list holds per-class (one-vs-rest) maps, which on two classes are
+    one map of the log-odds. The multiclass list holds the whole-vector maps,
+    which the CalArena study found the strongest on proper scores with many
+    classes, and isotonic regression last: it repairs outputs that no smooth
+    map of the logits can (near-zero probabilities on true classes, as in
+    ``20news_cv_labelerrors``), and the cross-validation keeps it only where
+    it wins (see the user guide page "Which calibrator should I use?").
+    """
+    from ..ovr import BetaCalibrator, IsotonicScaler, PlattScaler
+    from ..scaling import MatrixScaler, TemperatureScaler, VectorScaler
+
+    out = [("identity", IdentityCalibrator()), ("temperature", TemperatureScaler())]
+    if n_classes == 2:
+        if n_samples >= 20:
+            out += [("platt", PlattScaler()), ("beta", BetaCalibrator())]
+        if n_samples >= 500:
+            out.append(("isotonic", IsotonicScaler()))
+    else:
+        if n_samples >= 20 * n_classes:
+            out.append(("vector", VectorScaler()))
+        if n_samples >= 5 * n_classes * (n_classes + 1):
+            out.append(("matrix", MatrixScaler()))
+        if n_samples >= 100 * n_classes:
+            out.append(("isotonic", IsotonicScaler()))
+    return out
+
+
+def one_se_choice(fold_losses):
+    """Index of the simplest candidate within one paired standard error of the best.
+
+    Parameters
+    ----------
+    fold_losses : array-like of shape (n_candidates, n_splits)
+        Test-fold losses (lower is better) of every candidate on the same
+        folds, candidates in order of complexity. Rows with a NaN (a
+        candidate that failed in a fold) are never chosen.
+
+    Returns
+    -------
+    index : int
+        With ``b`` the candidate of lowest mean loss and, for each candidate
+        ``i``, ``d_i = L_i - L_b`` its fold-by-fold loss differences to ``b``:
+        ``min {i : mean(d_i) <= std(d_i) / sqrt(n_splits)}`` (``std`` with
+        ``ddof=1``), the simplest candidate whose excess loss is within one
+        standard error of its paired differences (``b`` itself always
+        qualifies); 0 when every row holds a NaN.
+
+    Raises
+    ------
+    ValueError
+        If ``fold_losses`` is not 2-D with at least 2 columns.
+
+    Notes
+    -----
+    This is the one-standard-error rule of Hastie et al. (Sec. 7.10) applied
+    to the paired differences over the folds: every candidate is scored on
+    the same folds, so the fold-to-fold variation that all share (a fold
+    with harder rows) cancels, and a richer map is chosen when it beats a
+    simpler one consistently across the folds, not merely on average.
+
+    References
+    ----------
+    T. Hastie, R. Tibshirani, J. Friedman, "The Elements of Statistical
+    Learning", 2nd ed., Springer 2009, Sec. 7.10 (the one-standard-error rule).
+
+    Examples
+    --------
+    >>> one_se_choice([[0.50, 0.52, 0.48], [0.49, 0.51, 0.47], [0.30, 0.31, 0.29]])
+    2
+    >>> one_se_choice([[0.50, 0.60, 0.40], [0.51, 0.57, 0.39]])
+    0
+    """
+    L = np.asarray(fold_losses, dtype=np.float64)
+    if L.ndim != 2 or L.shape[1] < 2:
+        raise ValueError(
+            f"fold_losses must have shape (n_candidates, n_splits >= 2), got {L.shape}."
+        )
+    ok = np.isfinite(L).all(axis=1)
+    if not ok.any():
+        return 0
+    mean = np.where(ok, L.mean(axis=1), np.inf)
+    best = int(np.argmin(mean))
+    for i in np.flatnonzero(ok):
+        d = L[i] - L[best]
+        if d.mean() <= d.std(ddof=1) / np.sqrt(L.shape[1]):
+            return int(i)
+    return best
+
+
+def _fold_loss(cal, Z, y, sw, scoring):
+    """Mean loss (NLL or multiclass Brier) of a fitted calibrator on ``Z``."""
+    LP = to_numpy(cal.predict_log_proba(Z)).astype(np.float64)
+    if scoring == "nll":
+        return -_numpy.mean_log_likelihood(LP, y, sw)
+    P = np.exp(LP)
+    P[np.arange(len(y)), y] -= 1.0
+    return float(np.average((P * P).sum(axis=1), weights=sw))
+
+
+def _fit_and_score(cand, Z, y, sw, train, test, scoring, classes):
+    """Fit a clone on the train rows and score it on the test rows of one fold."""
+    est = clone(cand).set_params(classes=classes, input_type="logits")
+    take = (lambda idx: idx) if not is_torch_tensor(Z) else _torch_index(Z)
+    t0 = time.perf_counter()
+    try:
+        est.fit(Z[take(train)], y[train], sample_weight=None if sw is None else sw[train])
+    except Exception as exc:  # reported in cv_results_, never chosen
+        return np.nan, time.perf_counter() - t0, 0.0, f"{type(exc).__name__}: {exc}"
+    t1 = time.perf_counter()
+    try:
+        loss = _fold_loss(est, Z[take(test)], y[test], None if sw is None else sw[test],
+                          scoring)
+    except Exception as exc:
+        return np.nan, t1 - t0, time.perf_counter() - t1, f"{type(exc).__name__}: {exc}"
+    return loss, t1 - t0, time.perf_counter() - t1, ""
+
+
+def _stratified_folds(Z, y, n_splits, random_state):
+    """Seeded stratified folds that do not depend on the order of the rows.
+
+    The rows are put in a canonical order first (by label, then by a fixed
+    projection of their logits), so that permuting the calibration set
+    permutes the folds with it and the choice does not change.
+    """
+    v = np.random.default_rng(12345).uniform(0.5, 1.5, size=Z.shape[1])
+    if is_torch_tensor(Z):
+        import torch
+
+        key = to_numpy((Z.double() * torch.as_tensor(v, device=Z.device)).sum(dim=1))
+    else:
+        key = (np.asarray(Z, dtype=np.float64) * v).sum(axis=1)
+    order = np.lexsort((key, y))
+    skf = StratifiedKFold(n_splits, shuffle=True, random_state=random_state)
+    return [
+        (np.sort(order[tr]), np.sort(order[te]))
+        for tr, te in skf.split(np.zeros((len(y), 1)), y[order])
+    ]
+
+
+def _torch_index(Z):
+    import torch
+
+    return lambda idx: torch.as_tensor(idx, device=Z.device)
+
+
+class AutoCalibrator(BaseCalibrator):
+    """Choose a calibrator by a cross-validated proper score, then refit it.
+
+    Every candidate (by default :func:`default_candidates`: no calibration,
+    temperature scaling and the richer maps the set is large enough for) is
+    fitted on the training rows of each of ``cv`` stratified, seeded folds
+    and scored on the held-out rows by the mean negative log-likelihood
+    (``scoring="nll"``) or Brier score (``scoring="brier"``). The simplest
+    candidate whose mean loss is within one standard error of the lowest
+    (:func:`one_se_choice`) is refitted on the whole calibration set and
+    predicts. On small or already calibrated sets this keeps the identity or
+    temperature scaling; a richer map is chosen only when it beats them by
+    more than the fold-to-fold noise of the best one.
+
+    Parameters
+    ----------
+    candidates : list of calibrators or of (name, calibrator) pairs, default=None
+        Unfitted skcal calibrators, **simplest first** (ties within one
+        standard error go to the earlier one). Each is cloned; its
+        ``classes`` is set to the columns of ``X`` and its ``input_type`` is
+        ignored (the candidates see the validated logits). None:
+        :func:`default_candidates` for the size and class count of ``X``.
+        The identity map is not added to an explicit list.
+    scoring : {"nll", "brier"}, default="nll"
+        The proper score of the folds: mean negative log-likelihood (nats), or
+        the multiclass Brier score ``sum_k (p_k - [y = k])^2`` (not halved for
+        two classes), weighted by ``sample_weight``.
+    cv : int or cross-validation splitter, default=5
+        Number of stratified folds (at least 2), shuffled with
+        ``random_state`` after the rows are put in a canonical order (by
+        label, then by a fixed projection of the logits), so that the choice
+        does not depend on the order of the rows. A splitter (e.g.
+        :class:`~sklearn.model_selection.StratifiedKFold`) is used as given,
+        on the rows in their order.
+    refit : bool, default=True
+        Refit the chosen candidate on the whole set (``best_calibrator_``);
+        with False only the cross-validation runs, and predicting raises.
+    n_jobs : int or None, default=None
+        Fits (candidate x fold) run in parallel with joblib; None is 1.
+        Worth it for slow candidates on large sets only.
+    random_state : int, RandomState instance or None, default=0
+        Seed of the fold shuffle; the default fixes the folds, so that refits
+        are reproducible.
+    input_type : {"logits", "probabilities"}, default="logits"
+        What ``X`` holds.
+    classes : array-like of shape (n_classes,), default=None
+        The labels of the columns of ``X``; by default the sorted labels of ``y``.
+    backend : {"auto", "numpy", "torch"}, default="auto"
+        Where the candidates run; torch tensors stay on their device.
+
+    Attributes
+    ----------
+    cv_results_ : dict of ndarrays
+        One entry per candidate, as :class:`~sklearn.model_selection.GridSearchCV`
+        reports them: ``"candidate"`` (names), ``"params"`` (the unfitted
+        candidates), ``"split<k>_test_score"``, ``"mean_test_score"`` and
+        ``"std_test_score"`` (scores are *negated* losses, higher is better;
+        ``std`` with ``ddof=0``), ``"rank_test_score"``, ``"mean_fit_time"``,
+        ``"std_fit_time"``, ``"mean_score_time"``, ``"std_score_time"``
+        (seconds) and ``"error"`` (the first error message of a candidate
+        that failed in a fold, else ``""``; its scores are NaN).
+    best_index_ : int
+        The chosen candidate (by the paired one-standard-error rule, so not
+        necessarily the highest ``mean_test_score``); -1 when every
+        candidate failed.
+    best_score_ : float
+        Its ``mean_test_score``.
+    best_name_ : str
+        Its name.
+    best_calibrator_ : calibrator
+        The chosen candidate refitted on the whole set (only with ``refit``).
+    n_splits_ : int
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    Raises
+    ------
+    ValueError
+        In ``fit``, when a class has fewer than ``cv`` rows (stratified
+        folds need one per fold; the message says how many rows it has).
+
+    See Also
+    --------
+    default_candidates, one_se_choice, IdentityCalibrator
+
+    Notes
+    -----
+    Every candidate is scored on the same folds, and the folds and the
+    validated logits are computed once. The paired rule chooses a richer map
+    whenever it wins on the folds consistently, even by a small margin: on
+    symmetric over-confident synthetic logits (3 classes, where temperature
+    scaling is the true map) it chose vector scaling for one of three seeds
+    at 600 and at 1,000 rows, and temperature scaling for all three at 2,000
+    rows. On the real sets of the user guide page "Which calibrator should I
+    use?" its test NLL is 0.0010 nats above the best method chosen in
+    hindsight on average (the unpaired one-standard-error rule: 0.0024). When every candidate fails in some
+    fold, the identity map is chosen (a :class:`UserWarning` says so).
+    Integer ``sample_weight`` equals repeated rows in the refit of one
+    candidate, but the folds split rows, so the *choice* can differ from that
+    on the repeated data. ``fit`` does not run on dask arrays (most
+    candidates' fits do not); predictions do, blockwise, like the chosen
+    candidate's. ``to_torch`` and the ONNX export return the chosen
+    candidate's map.
+
+    References
+    ----------
+    T. Hastie, R. Tibshirani, J. Friedman, "The Elements of Statistical
+    Learning", 2nd ed., 2009, Sec. 7.10.
+
+    D. Holzmüller, E. Berta, F. Bach, M. I. Jordan, "CalArena: ...", 2026,
+    arXiv:2605.30188 (methods often raise test log-loss; compare by proper
+    scores).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import AutoCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=2000)
+    >>> Z = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3)))  # over-confident
+    >>> auto = AutoCalibrator().fit(Z, y)
+    >>> auto.best_name_
+    'temperature'
+    >>> list(auto.cv_results_["candidate"])
+    ['identity', 'temperature', 'vector', 'matrix', 'isotonic']
+    """
+
+    #: The folds split rows, so an integer weight is not a repeated row for
+    #: the choice (as for GridSearchCV and CalibratedClassifierCV); the refit
+    #: of the chosen candidate does follow the weights.
+    _sample_weight_is_repetition = False
+    #: Rescaling the weights rescales matrix scaling's penalty (a candidate).
+    _weight_rescaling_invariant = False
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "candidates": [list, None],
+        "scoring": [StrOptions({"nll", "brier"})],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
+        "refit": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        candidates=None,
+        *,
+        scoring="nll",
+        cv=5,
+        refit=True,
+        n_jobs=None,
+        random_state=0,
+        input_type=DEFAULT_INPUT_TYPE,
+        classes=None,
+        backend="auto",
+    ):
+        self.candidates = candidates
+        self.scoring = scoring
+        self.cv = cv
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
+
+    def _candidate_list(self, n_samples, n_classes):
+        if self.candidates is None:
+            return default_candidates(n_samples, n_classes)
+        from ..utils.discovery import method_name
+
+        out = []
+        for i, c in enumerate(self.candidates):
+            name, est = c if isinstance(c, tuple) and len(c) == 2 else (None, c)
+            if not isinstance(est, BaseCalibrator):
+                raise ValueError(
+                    f"candidates[{i}] must be an skcal calibrator or a (name, "
+                    f"calibrator) pair, got {type(est).__name__}."
+                )
+            out.append((name or method_name(type(est)), est))
+        if not out:
+            raise ValueError("candidates is an empty list; give at least one calibrator.")
+        names = [n for n, _ in out]
+        if len(set(names)) != len(names):
+            raise ValueError(f"candidate names must be unique, got {names}.")
+        return out
+
+    def _fit(self, Z, y, sample_weight, xp):
+        y = to_numpy(y).astype(np.int64)
+        sw = None if sample_weight is None else to_numpy(sample_weight).astype(np.float64)
+        n, K = Z.shape
+        counts = np.bincount(y, minlength=K)
+        present = counts[counts > 0]
+        if not isinstance(self.cv, Integral):  # a splitter: its folds, in row order
+            folds = [(np.asarray(tr), np.asarray(te))
+                     for tr, te in self.cv.split(np.zeros((n, 1)), y)]
+        elif present.min() < self.cv:
+            k = int(np.flatnonzero(counts == present.min())[0])
+            raise ValueError(
+                f"AutoCalibrator needs at least cv={self.cv} rows of every class for "
+                f"its stratified folds, but class {self.classes_[k:k + 1].tolist()[0]!r} has "
+                f"{int(present.min())} of {n} rows. Use a smaller cv (>= 2), more "
+                "calibration data, or fit one calibrator directly."
+            )
+        else:
+            folds = _stratified_folds(Z, y, self.cv, self.random_state)
+        cands = self._candidate_list(n, K)
+        cols = np.arange(K)
+        jobs = [(c, tr, te) for _, c in cands for tr, te in folds]
+        if self.n_jobs in (None, 1):
+            res = [_fit_and_score(c, Z, y, sw, tr, te, self.scoring, cols)
+                   for c, tr, te in jobs]
+        else:
+            from joblib import Parallel, delayed
+
+            res = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fit_and_score)(c, Z, y, sw, tr, te, self.scoring, cols)
+                for c, tr, te in jobs
+            )
+        k = len(folds)
+        loss = np.array([r[0] for r in res], dtype=np.float64).reshape(len(cands), k)
+        fit_t = np.array([r[1] for r in res]).reshape(len(cands), k)
+        score_t = np.array([r[2] for r in res]).reshape(len(cands), k)
+        errors = [next((r[3] for r in res[i * k:(i + 1) * k] if r[3]), "")
+                  for i in range(len(cands))]
+        failed = ~np.isfinite(loss).all(axis=1)
+        loss[failed] = np.nan
+        scores = -loss
+        mean = scores.mean(axis=1)
+        order = np.argsort(np.where(np.isnan(mean), np.inf, -mean), kind="stable")
+        rank = np.empty(len(cands), dtype=np.int32)
+        rank[order] = np.arange(1, len(cands) + 1)
+        results = {
+            "candidate": np.array([n for n, _ in cands], dtype=object),
+            "params": [est for _, est in cands],
+            **{f"split{j}_test_score": scores[:, j] for j in range(k)},
+            "mean_test_score": mean,
+            "std_test_score": scores.std(axis=1),
+            "rank_test_score": rank,
+            "mean_fit_time": fit_t.mean(axis=1),
+            "std_fit_time": fit_t.std(axis=1),
+            "mean_score_time": score_t.mean(axis=1),
+            "std_score_time": score_t.std(axis=1),
+            "error": np.array(errors, dtype=object),
+        }
+        self.cv_results_ = results
+        self.n_splits_ = k
+        if failed.all():
+            warnings.warn(
+                "Every candidate failed in at least one fold (first error: "
+                f"{errors[0]}); AutoCalibrator uses no calibration (the identity map).",
+                UserWarning,
+                stacklevel=3,
+            )
+            self.best_index_ = -1
+            self.best_score_ = np.nan
+            self.best_name_ = "identity"
+            chosen = IdentityCalibrator()
+        else:
+            self.best_index_ = one_se_choice(loss)
+            self.best_score_ = float(mean[self.best_index_])
+            self.best_name_ = cands[self.best_index_][0]
+            chosen = cands[self.best_index_][1]
+        if self.refit:
+            self.best_calibrator_ = clone(chosen).set_params(
+                classes=cols, input_type="logits"
+            ).fit(Z, y, sample_weight=sw)
+        return self
+
+    def _chosen(self):
+        check_is_fitted(self, "cv_results_")
+        if not self.refit:
+            raise AttributeError(
+                "AutoCalibrator(refit=False) only cross-validates its candidates; "
+                "set refit=True to predict with the chosen one."
+            )
+        return self.best_calibrator_
+
+    def _predict_log_proba(self, Z, xp):
+        return self._chosen()._predict_log_proba(Z, xp)
+
+    def _predict_proba(self, Z, xp):
+        return self._chosen()._predict_proba(Z, xp)
+
+    def _torch_spec(self):
+        return self._chosen()._torch_spec()

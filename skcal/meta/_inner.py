@@ -1,0 +1,80 @@
+"""The inner calibrator of a wrapping calibrator (smoothing, top-versus-all).
+
+A wrapping calibrator validates ``X``, ``y`` and the weights itself (as every
+:class:`~skcal.base.BaseCalibrator`) and hands the inner calibrator validated
+logits and encoded labels ``0..K-1``; these helpers clone the template for
+that, and read the flags of the common checks from it.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+
+from ..utils._array import to_numpy
+
+__all__ = ["check_inner", "fit_inner", "inner_flag"]
+
+
+def check_inner(template, owner):
+    """Reject an inner calibrator set to take probabilities.
+
+    The wrapper turns its input into logits before the inner calibrator sees
+    it, so ``input_type`` belongs on the wrapper.
+
+    Raises
+    ------
+    ValueError
+        If ``template`` has ``input_type="probabilities"``.
+    """
+    params = template.get_params(deep=False)
+    if params.get("input_type", "logits") != "logits":
+        raise ValueError(
+            f"{owner} hands its calibrator logits: set input_type="
+            f"{params['input_type']!r} on the {owner}, not on its calibrator "
+            f"{type(template).__name__}."
+        )
+
+
+def fit_inner(template, X, y, sample_weight, classes):
+    """A clone of ``template`` fitted on validated logits and encoded labels.
+
+    Parameters
+    ----------
+    template : estimator
+        The unfitted inner calibrator.
+    X : ndarray or torch.Tensor of shape (n_samples, n_columns)
+        Logits (or one binary score per row).
+    y : ndarray or torch.Tensor of shape (n_samples,)
+        Encoded labels in ``0..len(classes)-1``.
+    sample_weight : ndarray, torch.Tensor or None
+    classes : ndarray
+        Passed as ``classes`` where the clone has that parameter, so that a
+        class absent from ``y`` keeps its column (the wrapper has already
+        warned about it; the clone's own warning is not repeated).
+
+    Returns
+    -------
+    estimator
+        The fitted clone.
+    """
+    est = clone(template)
+    params = est.get_params(deep=False)
+    update = {}
+    if "classes" in params:
+        update["classes"] = np.asarray(classes)
+    if "input_type" in params:
+        update["input_type"] = "logits"
+    est.set_params(**update)
+    y = to_numpy(y)
+    if sample_weight is not None:
+        sample_weight = to_numpy(sample_weight)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Classes .* never occur")
+        est.fit(X, y, sample_weight=sample_weight)
+    return est
+
+
+def inner_flag(template, name, default=True):
+    """A weight / shape flag of the inner calibrator (the common checks read it)."""
+    return bool(getattr(template, name, default))

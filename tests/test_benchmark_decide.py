@@ -1,0 +1,135 @@
+"""The conclusions of ``skcal benchmark``: recommendation line, summary across sets, pictures."""
+
+import csv
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import log_softmax
+from sklearn.utils import Bunch
+
+from skcal import AutoCalibrator
+from skcal.benchmark import _benchmark
+from skcal.benchmark._decide import (
+    format_recommendation,
+    format_summary,
+    summarize,
+    write_summary_csv,
+)
+
+
+def _run(*args, **kwargs):
+    # the BCa interval of add_intervals divides inf by inf (a RuntimeWarning)
+    # when a difference to the best method is 0 on nearly every resample (equal
+    # accuracies on these synthetic sets): a metrics matter, not the rows tested
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _benchmark.run_benchmark(*args, **kwargs)
+
+
+def _set(name, n=600, k=3, scale=4.0, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, size=2 * n)
+    Z = scale * (np.eye(k)[y] + rng.normal(size=(2 * n, k)))
+    return Bunch(name=name, logits_val=Z[:n], y_val=y[:n], logits_test=Z[n:],
+                 y_test=y[n:], n_classes=k, info={})
+
+
+def test_format_recommendation_lines():
+    rec = dict(method="matrix", within_noise=["temperature"], nll=0.2208,
+               nll_uncalibrated=0.4301, delta=-0.2093, low=-0.22, high=-0.20)
+    assert format_recommendation(rec) == (
+        "Recommended: matrix — test NLL 0.2208 vs 0.4301 uncalibrated "
+        "(-0.209 [-0.220, -0.200]); temperature is within noise")
+    rec.update(method="identity", within_noise=[], nll=0.4301)
+    assert format_recommendation(rec).startswith(
+        "Recommended: no calibration — test NLL 0.4301")
+
+
+def _row(d, m, nll, brier, ece, worse=False):
+    return dict(dataset=d, method=m, nll=nll, brier=brier, ece=ece, worse=worse)
+
+
+def test_summarize_matches_hand_computation():
+    rows = [
+        _row("a", "uncalibrated", 1.0, 0.5, 0.10), _row("a", "temperature", 0.8, 0.4, 0.02),
+        _row("a", "isotonic", 0.9, 0.45, 0.01),
+        _row("b", "uncalibrated", 0.5, 0.3, 0.05), _row("b", "temperature", 0.45, 0.28, 0.03),
+        _row("b", "isotonic", 0.6, 0.31, 0.01, worse=True),
+        _row("c", "uncalibrated", 0.3, 0.2, 0.04), _row("c", "temperature", 0.3, 0.2, 0.04),
+        _row("c", "isotonic", 0.25, 0.19, 0.02),
+    ]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=200)}
+    iso, ts = out["isotonic"], out["temperature"]
+    # NLL ranks: a: ts 1, iso 2, unc 3; b: ts 1, unc 2, iso 3; c: iso 1, ts/unc 2.5
+    assert iso["mean_rank_nll"] == pytest.approx((2 + 3 + 1) / 3)
+    assert ts["mean_rank_nll"] == pytest.approx((1 + 1 + 2.5) / 3)
+    assert iso["win_rate_vs_uncalibrated"] == pytest.approx(2 / 3)
+    assert ts["win_rate_vs_uncalibrated"] == pytest.approx((1 + 1 + 0.5) / 3)  # a tie is 1/2
+    assert iso["win_rate_vs_temperature"] == pytest.approx(1 / 3)
+    assert math.isnan(ts["win_rate_vs_temperature"])  # not against itself
+    diffs = np.array([0.1, -0.1, 0.05])
+    assert iso["phi_nll"] == pytest.approx(diffs.mean())
+    assert iso["phi_nll_ci"] == pytest.approx(1.96 * diffs.std(ddof=1) / np.sqrt(3))
+    assert iso["phi_brier"] == pytest.approx(np.mean([0.05, -0.01, 0.01]))
+    assert iso["n_worse_nll"] == 1 and ts["n_worse_nll"] == 0
+    lo, hi = iso["win_rate_vs_uncalibrated_low"], iso["win_rate_vs_uncalibrated_high"]
+    assert 0 <= lo <= 2 / 3 <= hi <= 1
+    # ECE ranks isotonic first everywhere: 3 sets, so mean ECE rank 1
+    assert iso["mean_rank_ece"] == pytest.approx(1.0)
+    text = format_summary(list(out.values()))
+    assert max(map(len, text.splitlines())) <= 120
+
+
+def test_benchmark_recommendation_is_autocalibrators_choice(tmp_path):
+    sets = [_set("s0", seed=0), _set("s1", k=2, scale=1.0, seed=1)]
+    lines = []
+    rows = _run(
+        sets, ["temperature", "vector"], peers=False, n_resamples=100, n_repeats=1,
+        recommend=True, log=lines.append,
+    )
+    assert len(lines) == 2 and lines[0].startswith("[1/2] s0: 4 methods in ")
+    for d in sets:
+        mine = [r for r in rows if r["dataset"] == d.name]
+        assert [r["method"] for r in mine] == ["uncalibrated", "auto", "temperature", "vector"]
+        auto = mine[1]
+        ref = AutoCalibrator().fit(d.logits_val, d.y_val)  # independent refit
+        assert auto["recommended"] == ref.best_name_
+        assert auto["recommendation"].startswith("Recommended: ")
+        lp = log_softmax(np.asarray(ref.predict_log_proba(d.logits_test)), axis=1)
+        nll = -lp[np.arange(len(d.y_test)), d.y_test].mean()
+        assert auto["nll"] == pytest.approx(nll, rel=1e-9)
+        assert auto["nll_change"] == pytest.approx(nll - mine[0]["nll"], rel=1e-9)
+        assert auto["nll_change_low"] <= auto["nll_change"] <= auto["nll_change_high"]
+    recs = {r["dataset"]: r["recommendation"] for r in rows if "recommendation" in r}
+    table = _benchmark.format_table(rows, "text", wide=False, recommendations=recs)
+    assert max(map(len, table.splitlines())) <= 120
+    blocks = table.split("\n\n")
+    assert blocks[0].splitlines()[1].startswith("Recommended: ")
+    summary = summarize(rows, n_resamples=100)
+    write_summary_csv(summary, tmp_path / "s.csv")
+    with open(tmp_path / "s.csv", newline="") as fh:
+        read = list(csv.DictReader(fh))
+    assert {r["method"] for r in read} == {"uncalibrated", "auto", "temperature", "vector"}
+    assert all("np." not in v for r in read for v in r.values())
+
+
+def test_benchmark_pictures_are_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    from skcal.benchmark._decide import (
+        plot_nll_change,
+        plot_recommended_reliability,
+        plot_win_rates,
+    )
+
+    sets = [_set("s0"), _set("s1", seed=2)]
+    rows = _run(sets, ["temperature"], peers=False, n_resamples=50, n_repeats=1,
+                recommend=True, keep_proba=True)
+    mine = [r for r in rows if r["dataset"] == "s0"]
+    fig = plot_recommended_reliability(mine, sets[0].y_test, tmp_path / "r.png")
+    assert len(fig.axes) >= 4  # two panels (diagram + counts) per method
+    plot_nll_change(mine, tmp_path / "n.png")
+    plot_win_rates(summarize(rows, n_resamples=50), tmp_path / "w.png")
+    for f in ("r.png", "n.png", "w.png"):
+        assert (tmp_path / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

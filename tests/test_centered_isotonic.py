@@ -1,0 +1,142 @@
+"""CenteredIsotonicScaler against a brute-force centered isotonic regression written here."""
+
+import numpy as np
+import pytest
+from scipy.special import log_softmax, logsumexp
+
+from skcal import CenteredIsotonicScaler, IsotonicScaler
+from skcal.ovr._centered_isotonic import centered_isotonic_knots
+
+
+def _brute_force_cir(s, t, w):
+    """CIR from its definition: min-max isotonic values, blocks, weighted centres, linear interpolation."""
+    xs = sorted(set(s.tolist()))
+    W = np.array([w[s == x].sum() for x in xs])
+    Y = np.array([(w * t)[s == x].sum() for x in xs])
+    m = len(xs)
+    # isotonic regression: g_i = max_{j <= i} min_{k >= i} mean(j..k)  (Barlow et al. 1972)
+    CW, CY = np.concatenate([[0], np.cumsum(W)]), np.concatenate([[0], np.cumsum(Y)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        M = (CY[None, 1:] - CY[:-1, None]) / (CW[None, 1:] - CW[:-1, None])  # M[j, k] = mean(j..k)
+    g = np.array([M[: i + 1, i:].min(axis=1).max() for i in range(m)])
+    pts = []
+    blocks = []
+    i = 0
+    while i < m:
+        j = i
+        while j + 1 < m and g[j + 1] == g[i]:
+            j += 1
+        blocks.append((i, j))
+        i = j + 1
+    for bi, (i, j) in enumerate(blocks):
+        v = g[i]
+        centre = float(np.dot(W[i:j + 1], xs[i:j + 1]) / W[i:j + 1].sum())
+        if v in (0.0, 1.0):
+            pts += [(xs[i], v), (xs[j], v)]
+            continue
+        if bi == 0:
+            pts.append((xs[i], v))
+        pts.append((centre, v))
+        if bi == len(blocks) - 1:
+            pts.append((xs[j], v))
+    px = np.array([p[0] for p in pts])
+    py = np.array([p[1] for p in pts])
+    return lambda q: np.interp(q, px, py)
+
+
+@pytest.fixture
+def tied():
+    """Scores with many ties and non-monotone local rates, with integer weights."""
+    rng = np.random.default_rng(5)
+    s = np.round(rng.normal(size=300), 1)
+    t = (rng.random(300) < 1 / (1 + np.exp(-2 * s))).astype(float)
+    w = rng.integers(1, 4, size=300).astype(float)
+    return s, t, w
+
+
+def test_cir_matches_brute_force(tied):
+    s, t, w = tied
+    ref = _brute_force_cir(s, t, w)
+    grid = np.linspace(s.min() - 1, s.max() + 1, 2001)
+    est = CenteredIsotonicScaler(clip=None).fit(s, t, sample_weight=w)
+    np.testing.assert_allclose(est.predict_proba(grid)[:, 1], ref(grid), atol=1e-12)
+    x, y = centered_isotonic_knots(s, t, w)
+    assert np.all(np.diff(x) > 0)
+    np.testing.assert_allclose(y, ref(x), atol=1e-12)
+
+
+def test_cir_hand_example():
+    # PAVA: [0, .5, .5, 1]; blocks {0} (value 0), {1, 2} (centre 1.5), {3} (value 1)
+    s = np.array([0.0, 1.0, 2.0, 3.0])
+    t = np.array([0.0, 1.0, 0.0, 1.0])
+    x, y = centered_isotonic_knots(s, t)
+    np.testing.assert_array_equal(x, [0.0, 1.5, 3.0])
+    np.testing.assert_array_equal(y, [0.0, 0.5, 1.0])
+    est = CenteredIsotonicScaler(clip=None).fit(s, t)
+    np.testing.assert_allclose(est.predict_proba(s)[:, 1], [0, 1 / 3, 2 / 3, 1])
+    # isotonic ties the two middle scores; CIR does not
+    iso = IsotonicScaler(clip=None).fit(s, t).predict_proba(s)[:, 1]
+    assert iso[1] == iso[2]
+
+
+def test_cir_strictly_increasing_between_centres(tied):
+    s, t, w = tied
+    est = CenteredIsotonicScaler().fit(s, t, sample_weight=w)
+    x, y = est.calibrators_[0].X_thresholds_, est.calibrators_[0].y_thresholds_
+    d = np.diff(y)
+    rising = np.flatnonzero(d > 0)
+    # flat only at the ends (extreme score to first / last centre, 0- and 1-blocks, the clip)
+    assert np.all(d[rising[0]:rising[-1] + 1] > 0)
+    assert rising[0] <= 2 and rising[-1] >= len(d) - 3
+    assert len(x) > 8
+    p = est.predict_proba(np.sort(s))[:, 1]
+    assert np.all(np.diff(p) >= 0)
+
+
+def test_cir_clip_is_the_clipped_plain_map():
+    rng = np.random.default_rng(1)
+    s = rng.normal(scale=3, size=400)
+    t = (s + rng.normal(size=400) > 0).astype(float)  # 0- and 1-blocks at the ends
+    eps = 0.01
+    plain = CenteredIsotonicScaler(clip=None).fit(s, t)
+    clipped = CenteredIsotonicScaler(clip=eps).fit(s, t)
+    grid = np.linspace(-12, 12, 4001)
+    np.testing.assert_allclose(
+        clipped.predict_proba(grid)[:, 1], np.clip(plain.predict_proba(grid)[:, 1], eps, 1 - eps),
+        atol=1e-12,
+    )
+    assert plain.predict_proba(grid)[:, 1].min() == 0.0
+    assert clipped.predict_proba(grid).min() >= eps
+
+
+def test_cir_integer_weights_are_repeated_rows(tied):
+    s, t, w = tied
+    a = CenteredIsotonicScaler().fit(s, t, sample_weight=w)
+    rep = np.repeat(np.arange(len(s)), w.astype(int))
+    b = CenteredIsotonicScaler().fit(s[rep], t[rep])
+    np.testing.assert_allclose(a.calibrators_[0].X_thresholds_, b.calibrators_[0].X_thresholds_, rtol=1e-14)
+    np.testing.assert_allclose(a.calibrators_[0].y_thresholds_, b.calibrators_[0].y_thresholds_, rtol=1e-14)
+
+
+def test_cir_multiclass_maps_and_renormalisation():
+    rng = np.random.default_rng(2)
+    k, n = 3, 300
+    y = rng.integers(0, k, size=n)
+    z = 1.5 * (np.eye(k)[y] + rng.normal(size=(n, k)))
+    est = CenteredIsotonicScaler(clip=None).fit(z, y)
+    lp = log_softmax(z, axis=1)
+    Q = np.empty_like(lp)
+    for c in range(k):
+        sc = lp[:, c] - logsumexp(np.delete(lp, c, axis=1), axis=1)
+        Q[:, c] = _brute_force_cir(sc, (y == c).astype(float), np.ones(n))(sc)
+    np.testing.assert_allclose(est.predict_proba(z), Q / Q.sum(axis=1, keepdims=True), atol=1e-10)
+
+
+def test_cir_matches_cir_model_package(tied):
+    """probmetrics' CIR is the ``cir-model`` package (not a dependency of skcal)."""
+    cir_model = pytest.importorskip("cir_model")
+    s, t, w = tied
+    peer = cir_model.CenteredIsotonicRegression(out_of_bounds="clip").fit(s, t, sample_weight=w)
+    est = CenteredIsotonicScaler(clip=None).fit(s, t, sample_weight=w)
+    grid = np.linspace(s.min(), s.max(), 1001)
+    np.testing.assert_allclose(est.predict_proba(grid)[:, 1], peer.predict(grid), atol=1e-12)
