@@ -106,6 +106,19 @@ def _params(prop_attr, reason, also=None):
 
 _ALL = [pytest.param(cls, id=name) for name, cls in _CALIBRATORS]
 
+#: Calibrators that choose among candidates by cross-validation over rows: a
+#: weight-2 row sits in one fold, two copies may sit in two (as for
+#: scikit-learn's CalibratedClassifierCV); the refit follows the weights.
+_CV_OVER_ROWS = {
+    "AutoCalibrator": "its choice is cross-validated over folds of rows, where an "
+    "integer weight is not a repeated row",
+}
+_REPETITION = [
+    pytest.param(cls, id=name, marks=[pytest.mark.skip(reason=f"{name}: {_CV_OVER_ROWS[name]}")])
+    if name in _CV_OVER_ROWS else pytest.param(cls, id=name)
+    for name, cls in _CALIBRATORS
+]
+
 #: Weight invariances that hold exactly for the problem but only to the
 #: accuracy of an ill-conditioned solve: SplineCalibrator's Newton solves
 #: (tol=1e-10 on the decrement, penalty matrices with entries ~1e5 next to a
@@ -157,7 +170,7 @@ def test_row_order_does_not_matter(cls, prob, perm_seed):
     np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-7)
 
 
-@pytest.mark.parametrize("cls", _ALL)
+@pytest.mark.parametrize("cls", _REPETITION)
 @_SETTINGS
 @given(problems, st.integers(0, 2**16))
 @example((0, 12, 2, 1.0), 5)
@@ -392,9 +405,11 @@ _LABEL_FREE = {
 }
 
 
-#: Penalised towards temperature scaling with strength K / n by definition:
-#: a constant row lands within K / n (not 1 / n) of the base rate.
-_SHRINK_K_OVER_N = {"StructuredVectorScaler"}
+#: Penalised towards temperature scaling with strength K / n by definition
+#: (the "sms" ridge ``mu K / n`` on the intercepts, also matrix scaling's and
+#: Dirichlet's default): a constant row lands within K / n (not 1 / n) of the
+#: base rate.
+_SHRINK_K_OVER_N = {"StructuredVectorScaler", "MatrixScaler", "DirichletCalibrator"}
 
 
 #: Open defects found by these properties, kept visible (strict xfails).
