@@ -31,8 +31,11 @@ re-run its intent on data whose columns are the logits of the classes:
   :func:`check_wrong_column_count` (a wrong column count at predict time
   raises).
 
-``check_estimators_dtypes`` (integer labels ``0..2`` with 5 columns, read as
-column indices) applies and passes for every calibrator, so it is not listed.
+- ``check_estimators_dtypes`` (integer labels in ``1..2`` or ``0..2`` for 5
+  columns, drawn from the data: labels without 0 are ambiguous for a
+  calibrator and refused): :func:`check_dtypes` -- float16, float32 and
+  float64 logits give rows on the simplex, float32 fits like float64.
+
 The functions here also add calibrator invariants (sample weights, label
 encodings, memory layouts, pickling, ...).
 
@@ -75,6 +78,7 @@ SKLEARN_CHECKS_NOT_APPLICABLE = {
     "check_estimators_nan_inf": _WRONG_SHAPE.format("check_rejects_nan_inf"),
     "check_classifiers_classes": _WRONG_SHAPE.format("check_label_encodings"),
     "check_classifiers_train": _WRONG_SHAPE.format("check_predict_consistency, check_wrong_column_count"),
+    "check_estimators_dtypes": _WRONG_SHAPE.format("check_dtypes"),
 }
 
 
