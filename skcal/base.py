@@ -95,27 +95,12 @@ class BaseCalibrator(
         "backend": [StrOptions({"auto", "numpy", "torch"})],
     }
 
-    #: Whether the fit depends only on the ratios of the sample weights (its
-    #: objective is a weighted mean); then they are divided by their maximum
-    #: before the kernels run.
-    _weight_scale_invariant = False
-
     #: Whether ``_fit`` runs on dask arrays: it reaches the data only through
     #: the kernel module ``xp`` (whose dask twin reduces per-block sums), or
     #: through the one-vs-rest gather rule. Other calibrators reject a dask
     #: ``X`` in ``fit`` with a clear error (their predictions still run
     #: blockwise on dask arrays).
     _dask_fit = False
-
-    #: Whether integer sample weights fit exactly like repeated rows. False
-    #: where the fit holds a prior counted in rows (Platt's target smoothing):
-    #: there the fit is instead invariant to rescaling the weights, which the
-    #: common checks then test in place of repetition.
-    #: False where the fit's prior pseudo-counts are in units of weight
-    #: (rescaling all weights then changes the fit; integer weights still equal
-    #: repeated rows).
-    _weight_rescaling_invariant = True
-    _sample_weight_is_repetition = True
 
     #: Whether a binary map depends on the logits only through the log-odds
     #: ``z_1 - z_0``: then a calibrator fitted on two columns accepts the 1-D
@@ -352,9 +337,7 @@ class BaseCalibrator(
             xp = get_backend(Z, self.backend)
             y_enc = self._encode_y_dask(y, Z, xp)
             Z = self._sort_columns(Z)
-            sw = xp.check_sample_weight(
-                sample_weight, Z, relative=self._weight_scale_invariant
-            )
+            sw = xp.check_sample_weight(sample_weight, Z, relative=True)
             self._fit(Z, y_enc, sw, xp)
             return self
         y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
@@ -364,11 +347,10 @@ class BaseCalibrator(
         if rank is not None:
             y_enc = rank[y_enc]
             Z = self._sort_columns(Z)
-        # Where the objective is a weighted mean only the ratios of the weights
-        # matter: scaled to max 1, they cannot underflow or overflow in the kernels.
-        sw = check_sample_weight(
-            sample_weight, Z.shape[0], relative=self._weight_scale_invariant
-        )
+        # Only the ratios of the weights matter (one policy, :ref:`sample-weights`:
+        # a prior counts rows, skcal.utils._weights.weight_unit): scaled to max 1,
+        # they cannot underflow or overflow in the kernels.
+        sw = check_sample_weight(sample_weight, Z.shape[0], relative=True)
         Z, xp = self._prepare(Z)
         device = getattr(Z, "device", None)
         y_enc = xp.from_numpy(y_enc, device=device)
@@ -579,8 +561,13 @@ class BaseCalibrator(
         Parameters
         ----------
         dtype : torch.dtype, default=torch.float32
-            Dtype of the module's buffers and computation; input of any float
-            dtype is cast to it.
+            Dtype of the module's output, buffers and computation; input of
+            any float dtype is cast to it, except by the piecewise-linear
+            (isotonic) maps, which compute in float64 and read float64 input
+            unrounded, so that a score between two thresholds closer than
+            float32 resolution is mapped as by ``predict_proba`` (on MPS,
+            without float64, a map whose thresholds float32 merges is
+            refused with a ``ValueError``).
         device : torch.device or str, default=None
             Device of the buffers (CPU by default); move it later with ``.to()``.
 

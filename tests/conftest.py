@@ -56,3 +56,27 @@ def shared_set(request):
 def rng():
     """A fresh, seeded NumPy generator."""
     return np.random.default_rng(0)
+
+
+def close_threshold_logits(n_classes):
+    """Logits whose scores lie 1e-9 apart (far below float32 resolution) with
+    alternating labels, so that step maps put thresholds between them.
+
+    Returns ``(Z, y)``: float64 ``(300, n_classes)`` logits (the binary problem
+    as ``(300, 2)`` with log-odds ``z_1``) and int labels, every class present.
+    """
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(30, n_classes)) * 3.0
+    base[np.arange(30), np.arange(30) % n_classes] += 3.0
+    Z = np.repeat(base, 10, axis=0)
+    Z[:, 0] += np.tile(np.arange(10) * 1e-9, 30)
+    if n_classes == 2:
+        Z[:, 1] += np.tile(np.arange(10) * 1e-9, 30) * (1 + np.abs(Z[:, 1]))
+    y = np.tile(np.arange(10), 30) % n_classes
+    return Z, y
+
+
+@pytest.fixture(params=[2, 4], ids=["binary", "multiclass"])
+def close_thresholds(request):
+    """:func:`close_threshold_logits` for a binary and a 4-class problem."""
+    return close_threshold_logits(request.param)

@@ -152,7 +152,7 @@ def test_full_map_matches_scipy(synthetic, cls, reg):
         X = log_softmax(beta * Z, axis=1)
     else:
         X = log_softmax(Z, axis=1) if cls is DirichletCalibrator else Z
-    C, R, cb = penalty_arrays(reg, "full", k, sw.sum(), 0.3, 0.1)
+    C, R, cb = penalty_arrays(reg, "full", k, sw.sum() / sw.mean(), 0.3, 0.1)  # n in rows
     f = objective(X, y, sw, est.coef_, est.intercept_, C, R, cb, "full")
     _check(f, ref_affine(X, y, sw, "full", True, C, R, cb))
 
@@ -170,7 +170,7 @@ def test_dirichlet_parametrizations_match_scipy(synthetic, param, reg):
         assert np.ptp(np.diag(W)) == 0
     X = log_softmax(Z, axis=1)
     structure = "diagonal" if param == "diagonal" else "scalar"
-    C, R, cb = penalty_arrays(reg, "diagonal", k, sw.sum(), 0.2, 0.05)
+    C, R, cb = penalty_arrays(reg, "diagonal", k, sw.sum() / sw.mean(), 0.2, 0.05)  # n in rows
     f = objective(X, y, sw, W, est.intercept_, C, R, cb, "diagonal")
     _check(f, ref_affine(X, y, sw, structure, True, C, R, cb))
 

@@ -209,3 +209,44 @@ def test_frozen_classifier_pipeline(registered):
     Z = X @ clf.coef_.T + clf.intercept_
     ref = np.exp(Z / pipe[-1].temperature_)
     np.testing.assert_allclose(P, ref / ref.sum(axis=1, keepdims=True), atol=1e-9)
+
+
+def test_to_onnx_equals_predict_proba_on_close_thresholds(close_thresholds):
+    """Across the registry: the float64 graph equals predict_proba on float64
+    scores 1e-9 apart, the float32 graph equals it on the same float32 values;
+    a calibrator without a closed form refuses both exports."""
+    from skcal.onnx import to_onnx
+    from skcal.utils.discovery import all_calibrators
+
+    Z, y = close_thresholds
+    Z32 = Z.astype(np.float32)
+    for name, cls in all_calibrators():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = cls().fit(Z, y)
+        try:
+            model64 = to_onnx(est, dtype="float64")
+        except NotImplementedError:
+            torch = pytest.importorskip("torch")  # noqa: F841
+            with pytest.raises(NotImplementedError):
+                est.to_torch()
+            continue
+        P, LP = _run(model64, Z)
+        assert P.dtype == np.float64
+        # binary scores z_1 - z_0 are exact in both; onnxruntime's one-vs-rest
+        # log-odds agree with NumPy's to ~1e-12, which a 1e-9-wide isotonic
+        # segment (slope ~1e8) magnifies to ~1e-4 (before the fix: 0.5)
+        atol = 1e-9 if Z.shape[1] == 2 else 1e-3
+        np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=atol, err_msg=name)
+        P32, _ = _run(to_onnx(est), Z32)
+        assert P32.dtype == np.float32
+        np.testing.assert_allclose(P32, est.predict_proba(Z32), rtol=0, atol=2e-5,
+                                   err_msg=name)
+
+
+def test_to_onnx_dtype_is_checked():
+    from skcal.onnx import to_onnx
+
+    est = skcal.TemperatureScaler().fit(*_data(3, "2d"))
+    with pytest.raises(ValueError, match="dtype must be"):
+        to_onnx(est, dtype="float16")

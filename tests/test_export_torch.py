@@ -267,3 +267,52 @@ def test_local_temperature_network_exports(top_k):
     sess = ort.InferenceSession(to_onnx(est).SerializeToString())
     P = sess.run(None, {sess.get_inputs()[0].name: X})[0]
     np.testing.assert_allclose(P, est.predict_proba(X), rtol=0, atol=1e-6)
+
+
+def _registry_fits(Z, y):
+    """Every registered calibrator fitted on ``(Z, y)`` (warnings silenced)."""
+    from skcal.utils.discovery import all_calibrators
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [(name, cls().fit(Z, y)) for name, cls in all_calibrators()]
+
+
+def test_to_torch_equals_predict_proba_on_close_thresholds(close_thresholds):
+    """Across the registry: the module (float32 by default, and float64) equals
+    predict_proba on float64 scores 1e-9 apart, or the export is refused."""
+    Z, y = close_thresholds
+    refused = []
+    for name, est in _registry_fits(Z, y):
+        try:
+            m32 = est.to_torch()
+        except NotImplementedError:
+            refused.append(name)
+            continue
+        ref = est.predict_proba(Z)
+        X = torch.from_numpy(Z)
+        got32 = m32(X).exp().numpy()
+        assert got32.dtype == np.float32
+        np.testing.assert_allclose(got32, ref, rtol=0, atol=2e-5, err_msg=name)
+        # float64: binary scores z_1 - z_0 are exact; the one-vs-rest scores
+        # agree with NumPy's to a few ulps, which a 1e-9-wide isotonic segment
+        # (slope ~1e8) magnifies to ~1e-8
+        got64 = est.to_torch(dtype=torch.float64)(X).exp().numpy()
+        atol = 1e-12 if Z.shape[1] == 2 else 1e-7
+        np.testing.assert_allclose(got64, ref, rtol=0, atol=atol, err_msg=name)
+    # the step maps with no closed-form export refuse it (no silent approximation)
+    assert {"HistogramCalibrator", "BBQCalibrator", "VennAbersCalibrator"} <= set(refused)
+    assert "IsotonicScaler" not in refused
+
+
+def test_float32_step_map_with_merged_knots_is_refused():
+    from skcal.torch import OneVsRestInterpolation
+
+    kw = dict(n_classes=2, input_type="logits", n_features_in=1, device=None)
+    with pytest.raises(ValueError, match="cannot tell apart"):
+        OneVsRestInterpolation(x=[[0.0, 1.0, 1.0 + 1e-9]], y=[[0.0, 0.5, 1.0]],
+                               dtype=torch.float32, **kw)
+    m = OneVsRestInterpolation(x=[[0.0, 1.0, 1.0 + 1e-9]], y=[[0.0, 0.5, 1.0]],
+                               dtype=torch.float32, work_dtype=torch.float64, **kw)
+    s = torch.tensor([1.0 + 5e-10], dtype=torch.float64)
+    assert m(s).exp()[0, 1].item() == pytest.approx(0.75, abs=1e-6)

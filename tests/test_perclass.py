@@ -350,13 +350,9 @@ def _va_brute(s, y, w, x, unit=1.0):
     return p
 
 
-def _row_unit(s, y, w):
-    """One row for integer weights: gcd of the (score, label) totals (the rule of weight_unit)."""
-    tot = {}
-    for si, yi, wi in zip(s, y, w):
-        if wi > 0:
-            tot[(si, yi)] = tot.get((si, yi), 0) + int(wi)
-    return float(np.gcd.reduce(list(tot.values())))
+def _row_unit(w):
+    """One row for integer weights: the gcd of the positive weights (the rule of weight_unit)."""
+    return float(np.gcd.reduce(w[w > 0].astype(int)))
 
 
 def test_venn_abers_matches_brute_force_isotonic_fits():
@@ -371,7 +367,7 @@ def test_venn_abers_matches_brute_force_isotonic_fits():
         est = VennAbersCalibrator().fit(s, y, sample_weight=w)
         x = np.arange(-1.0, 7.0, 0.5)
         p0, p1 = est.predict_interval(x)
-        unit = _row_unit(s, y, w)  # the test point weighs one row
+        unit = _row_unit(w)  # the test point weighs one row
         ref = np.array([_va_brute(s, y, w, xi, unit) for xi in x])
         np.testing.assert_allclose(p0, ref[:, 0], atol=1e-12)
         np.testing.assert_allclose(p1, ref[:, 1], atol=1e-12)
@@ -490,35 +486,6 @@ def test_venn_abers_interval_follows_torch_input():
     np.testing.assert_allclose(p1.numpy(), r1, rtol=1e-12)
 
 
-# ------------------------------------------------------------- weight unit
-def test_weight_unit_counts_rows_of_the_smallest_whole_data_set():
-    from math import gcd
-
-    from skcal.ovr._binning import weight_unit
-    rng = np.random.default_rng(20)
-    s = np.repeat(rng.normal(size=30), 2)  # every score twice ...
-    t = np.arange(60) % 2 == 0  # ... once with each label: no common factor
-    assert weight_unit(s, t, None) == 1.0
-    assert weight_unit(np.r_[s, s], np.r_[t, t], None) == 2.0  # an exact copy
-    w = rng.integers(0, 5, 60).astype(float)
-    w[:2] = 1.0
-    tot = {}
-    for si, ti, wi in zip(s, t, w):
-        if wi:
-            tot[(si, ti)] = tot.get((si, ti), 0) + int(wi)
-    d = 0
-    for v in tot.values():
-        d = gcd(d, v)
-    for c in (1.0, 1e-300, 1 / 3, 7.0, 1e250):
-        np.testing.assert_allclose(weight_unit(s, t, c * w), c * d, rtol=1e-13)
-    # class weights 1 : 3.7 stand for 10 and 37 copies
-    np.testing.assert_allclose(weight_unit(s, t, np.where(t, 1.0, 3.7)), 0.1, rtol=1e-13)
-    # weights not proportional to whole numbers: each row counts once
-    f = rng.uniform(0.2, 3.0, 60)
-    for c in (1.0, 1e-300, 1e250):
-        np.testing.assert_allclose(weight_unit(s, t, c * f), c * f.mean(), rtol=1e-13)
-
-
 def test_spline_on_separated_scores_is_finite_and_platt_like():
     s = np.r_[np.linspace(-3, -0.5, 6), np.linspace(0.5, 3, 6)]
     y = np.r_[np.zeros(6, int), np.ones(6, int)]
@@ -573,3 +540,21 @@ def test_histogram_class_absent_from_calibration_set_keeps_positive_probability(
     # the bin value is the m-estimate with the rule-of-succession base rate
     values, counts = est.bin_probabilities_[3], est.bin_weights_[3]
     np.testing.assert_allclose(values, 2.0 * (1.0 / (total + 2.0)) / (counts + 2.0))
+
+
+def test_scaling_binning_on_anti_informative_scores_warns():
+    """A negative Platt slope (scores reversed) is kept -- it is the NLL-better
+    map -- but the decreasing map is reported, in the binary and batched paths."""
+    rng = np.random.default_rng(21)
+    y = rng.integers(0, 2, 400)
+    s = -3.0 * (2 * y - 1 + rng.normal(size=400))  # anti-informative log-odds
+    with pytest.warns(UserWarning, match="anti-informative"):
+        est = ScalingBinningCalibrator().fit(s, y)
+    assert est.a_ < 0
+    q = est.predict_proba(np.sort(s))[:, 1]
+    assert q[0] > q[-1]  # decreasing, as warned
+    k = rng.integers(0, 3, 400)
+    Z = 3.0 * (np.eye(3)[k] + rng.normal(size=(400, 3)))
+    Z[:, 0] *= -1.0
+    with pytest.warns(UserWarning, match="class 0: the scores are anti-informative"):
+        ScalingBinningCalibrator().fit(Z, k)

@@ -30,9 +30,11 @@ def reference_platt(s, y, w=None, smoothing=True):
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
     w = np.ones(len(s)) if w is None else np.asarray(w, dtype=np.float64)
-    # Platt's prior counts the rows (with positive weight), so that rescaling
-    # the weights changes nothing (issue 16)
-    npos, nneg = float(np.sum(y & (w > 0))), float(np.sum(~y & (w > 0)))
+    # Platt's prior counts rows (the one weight policy): whole weights with a
+    # weight-1 row count their sums, other weights one row per mean weight
+    whole = np.all(w == np.round(w)) and np.any(w == 1)
+    unit = 1.0 if whole else w[w > 0].mean()
+    npos, nneg = w[y].sum() / unit, w[~y].sum() / unit
     if smoothing:
         t = np.where(y, (npos + 1) / (npos + 2), 1 / (nneg + 2))
     else:
@@ -129,15 +131,16 @@ def test_platt_binary_matches_scipy_reference(binary_scores, smoothing):
 # the frozen base classifier ignores sample_weight; the calibrator (compared) uses it
 @pytest.mark.filterwarnings("ignore:Since FrozenEstimator:UserWarning")
 def test_platt_binary_weighted_prior_counts_rows(binary_scores, rng):
-    # issue 16: Platt's targets use row counts (scale invariant); scikit-learn
-    # 1.9 uses weighted counts, so the weighted reference is a plain scipy solve
+    # Platt's targets count rows (scale invariant): for weights that are not
+    # proportional to whole numbers one row weighs the mean weight
+    # (skcal.utils._weights.weight_unit); the reference is a plain scipy solve
     from scipy.optimize import minimize
     from scipy.special import log_expit
 
     s, y = binary_scores
     w = rng.uniform(0.5, 2.0, size=len(s))
-    n1 = float(np.sum(y == 1))
-    n0 = len(y) - n1
+    n1 = float(np.sum(w[y == 1])) / w.mean()
+    n0 = float(np.sum(w[y != 1])) / w.mean()
     t = np.where(y == 1, (n1 + 1) / (n1 + 2), 1 / (n0 + 2))
 
     def loss(p):

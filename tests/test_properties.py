@@ -4,10 +4,10 @@ Each property is checked on small random problems (bounded examples, derandomize
 so that the run is reproducible and fast). A property that a calibrator does not
 promise is marked ``xfail(strict=True)`` with the reason: argmax preservation
 holds only for order-preserving maps (``_preserves_order``, e.g. temperature
-scaling), and integer weights equal repeated rows only where the fit has no
-prior counted in rows (``_sample_weight_is_repetition``; not Platt's target
-smoothing, which is instead invariant to rescaling the weights). A fixed
-``@example`` that breaks each unpromised property keeps those xfails strict.
+scaling). A fixed ``@example`` that breaks each unpromised property keeps those
+xfails strict. The weight properties (integer weights equal repeated rows,
+rescaling the weights changes nothing) are promised by every calibrator (the
+one weight policy, :mod:`skcal.utils._weights`) and have no xfail.
 """
 
 import pickle
@@ -106,16 +106,18 @@ def _params(prop_attr, reason, also=None):
 
 _ALL = [pytest.param(cls, id=name) for name, cls in _CALIBRATORS]
 
-#: Calibrators whose fit changes when all weights are multiplied by a constant.
-_NOT_SCALE_INVARIANT = {
-    name: "its prior pseudo-counts (or penalty) are in units of weight "
-    "(_weight_rescaling_invariant = False; integer weights equal repeated rows instead)"
-    for name, cls in _CALIBRATORS
-    if not getattr(cls(), "_weight_rescaling_invariant", True)  # (a property on some)
+#: Calibrators that choose among candidates by cross-validation over rows: a
+#: weight-2 row sits in one fold, two copies may sit in two (as for
+#: scikit-learn's CalibratedClassifierCV); the refit follows the weights.
+_CV_OVER_ROWS = {
+    "AutoCalibrator": "its choice is cross-validated over folds of rows, where an "
+    "integer weight is not a repeated row",
 }
-
-#: Calibrators whose weighted fit is not that of repeated rows, beyond the flag.
-_NOT_REPETITION = {}
+_REPETITION = [
+    pytest.param(cls, id=name, marks=[pytest.mark.skip(reason=f"{name}: {_CV_OVER_ROWS[name]}")])
+    if name in _CV_OVER_ROWS else pytest.param(cls, id=name)
+    for name, cls in _CALIBRATORS
+]
 
 #: Weight invariances that hold exactly for the problem but only to the
 #: accuracy of an ill-conditioned solve: SplineCalibrator's Newton solves
@@ -123,18 +125,6 @@ _NOT_REPETITION = {}
 #: loss Hessian ~0.1) agree to ~4e-6 on the same problem posed with other
 #: (rescaled or repeated) weights.
 _WEIGHT_ATOL = {"SplineCalibrator": 2e-5}
-
-
-def _params_except(unpromised):
-    out = []
-    for name, cls in _CALIBRATORS:
-        marks = []
-        if name in _BY_CHOICE and name in unpromised:
-            marks = [pytest.mark.skip(reason=f"{name}: {_BY_CHOICE[name]}")]
-        elif name in unpromised:
-            marks = [pytest.mark.xfail(strict=True, reason=f"{name}: {unpromised[name]}")]
-        out.append(pytest.param(cls, id=name, marks=marks))
-    return out
 
 
 # ------------------------------------------------------------------ calibrators
@@ -180,15 +170,7 @@ def test_row_order_does_not_matter(cls, prob, perm_seed):
     np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=1e-7)
 
 
-@pytest.mark.parametrize(
-    "cls",
-    _params(
-        "_sample_weight_is_repetition",
-        "its prior counts rows (Platt's target smoothing), so that it is invariant "
-        "to rescaling the weights instead",
-        also=_NOT_REPETITION,
-    ),
-)
+@pytest.mark.parametrize("cls", _REPETITION)
 @_SETTINGS
 @given(problems, st.integers(0, 2**16))
 @example((0, 12, 2, 1.0), 5)
@@ -205,7 +187,7 @@ def test_integer_weights_equal_repeated_rows(cls, prob, wseed):
     np.testing.assert_allclose(a.predict_proba(Z), b.predict_proba(Z), atol=atol)
 
 
-@pytest.mark.parametrize("cls", _params_except(_NOT_SCALE_INVARIANT))
+@pytest.mark.parametrize("cls", _ALL)
 @_SETTINGS
 @given(problems, st.sampled_from([1e-300, 1e-6, 7.0, 1e250]))
 def test_rescaling_the_weights_changes_nothing(cls, prob, scale):
@@ -423,9 +405,11 @@ _LABEL_FREE = {
 }
 
 
-#: Penalised towards temperature scaling with strength K / n by definition:
-#: a constant row lands within K / n (not 1 / n) of the base rate.
-_SHRINK_K_OVER_N = {"StructuredVectorScaler"}
+#: Penalised towards temperature scaling with strength K / n by definition
+#: (the "sms" ridge ``mu K / n`` on the intercepts, also matrix scaling's and
+#: Dirichlet's default): a constant row lands within K / n (not 1 / n) of the
+#: base rate.
+_SHRINK_K_OVER_N = {"StructuredVectorScaler", "MatrixScaler", "DirichletCalibrator"}
 
 
 #: Open defects found by these properties, kept visible (strict xfails).

@@ -14,7 +14,10 @@ def _reference(s, y, w=None, smoothing=True):
     """``min_{a,q,b} mean_w [softplus(f) - t f]``, ``f = a s + q s^2 + b``, by SciPy's exact-Hessian trust region."""
     w = np.ones_like(s) if w is None else w
     y = np.asarray(y, bool)
-    n_pos, n_neg = np.count_nonzero(y & (w > 0)), np.count_nonzero(~y & (w > 0))
+    # Platt's prior counts rows (:ref:`sample-weights`): one row weighs 1 for
+    # unit weights, the mean weight for weights in general position
+    unit = 1.0 if np.all(w == 1) else w[w > 0].mean()
+    n_pos, n_neg = w[y].sum() / unit, w[~y].sum() / unit
     t = np.where(y, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)) if smoothing else y * 1.0
     X = np.column_stack([s, s * s, np.ones_like(s)])
     W = w / w.sum()

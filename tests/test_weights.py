@@ -1,7 +1,13 @@
-"""Sample weights: only their ratios matter where the objective is a weighted mean."""
+"""Sample weights: the one weight policy (skcal.utils._weights).
+
+Integer weights fit like repeated rows, and only the ratios of the weights
+matter, priors included (they count rows of :func:`weight_unit`).
+"""
 
 import numpy as np
 import pytest
+
+from skcal.utils._weights import weight_unit
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -64,3 +70,151 @@ def test_metrics_ignore_the_scale_of_the_weights(scale, backend):
     ]:
         ref = fn(y, P, sample_weight=w, **kw)
         assert fn(y, P, sample_weight=w * scale, **kw) == pytest.approx(ref, rel=1e-12)
+
+
+def test_weight_unit_is_the_weight_of_one_row():
+    """1 without weights; c for weights c * (whole numbers of gcd 1); else the mean."""
+    rng = np.random.default_rng(20)
+    assert weight_unit(None) == 1.0
+    w = rng.integers(0, 5, 60).astype(float)
+    w[:2] = 1.0
+    for c in (1.0, 1e-300, 1 / 3, 7.0, 1e250):
+        np.testing.assert_allclose(weight_unit(c * w), c, rtol=1e-13)
+    # class weights 1 : 3.7 stand for 10 and 37 copies
+    t = np.arange(60) % 2 == 0
+    np.testing.assert_allclose(weight_unit(np.where(t, 1.0, 3.7)), 0.1, rtol=1e-13)
+    # a common factor is read as a scale: weights 2, 4, 6 are 1, 2, 3
+    np.testing.assert_allclose(weight_unit(np.array([2.0, 4.0, 6.0, 0.0])), 2.0, rtol=1e-15)
+    # weights not proportional to whole numbers: each row counts once
+    f = rng.uniform(0.2, 3.0, 60)
+    for c in (1.0, 1e-300, 1e250):
+        np.testing.assert_allclose(weight_unit(c * f), c * f.mean(), rtol=1e-13)
+
+
+def _platt_reference(s, y, w):
+    """A plain float64 SciPy solve of scikit-learn's weighted Platt objective.
+
+    Targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` with ``N+-`` the
+    weighted class totals (scikit-learn's ``_sigmoid_calibration``), the
+    weighted cross-entropy minimised by BFGS to a gradient of 1e-12.
+    """
+    from scipy.optimize import minimize
+    from scipy.special import expit, log_expit
+
+    n_pos, n_neg = w[y].sum(), w[~y].sum()
+    t = np.where(y, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+
+    def f(theta):
+        z = theta[0] * s + theta[1]
+        loss = -(w * (t * log_expit(z) + (1 - t) * log_expit(-z))).sum() / w.sum()
+        r = w * (expit(z) - t) / w.sum()
+        return loss, np.array([r @ s, r.sum()])
+
+    res = minimize(f, np.zeros(2), jac=True, method="BFGS", options={"gtol": 1e-12})
+    return res.x
+
+
+def test_platt_integer_weights_are_repeated_rows_and_sklearn_weighted_sums():
+    """Platt's prior counts rows: integer weights = repetition = scikit-learn's weighted sums."""
+    from sklearn.calibration import _sigmoid_calibration
+
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(7)
+    s = 3.0 * rng.standard_normal(80)
+    y = rng.random(80) < 1 / (1 + np.exp(-s))
+    w = rng.integers(0, 5, 80)
+    w[:2] = 1  # one row of weight 1: the unit is 1
+    ref = _platt_reference(s, y, w.astype(float))
+    fit = PlattScaler().fit(s, y, sample_weight=w)
+    np.testing.assert_allclose([fit.a_, fit.b_], ref, rtol=1e-8)
+    rep = PlattScaler().fit(np.repeat(s, w), np.repeat(y, w))
+    np.testing.assert_allclose([rep.a_, rep.b_], ref, rtol=1e-8)
+    a, b = _sigmoid_calibration(s, y.astype(float), sample_weight=w.astype(float))
+    np.testing.assert_allclose([fit.a_, fit.b_], [-a, -b], rtol=1e-4)
+    # rescaled (or normalised) weights fit alike: the prior still counts rows
+    for c in (1e-3, 1.0 / w.sum(), 250.0):
+        got = PlattScaler().fit(s, y, sample_weight=c * w)
+        np.testing.assert_allclose([got.a_, got.b_], ref, rtol=1e-8)
+
+
+def test_multiclass_platt_counts_rows_per_class():
+    """The batched one-vs-rest fit counts each class's rows like the per-class fit."""
+    from skcal import PlattScaler
+    from skcal.ovr._platt import fit_platt
+
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, 90)
+    Z = 2.0 * (np.eye(3)[y] + rng.normal(size=(90, 3)))
+    w = rng.integers(0, 4, 90).astype(float)
+    w[:3] = 1.0
+    est = PlattScaler().fit(Z, y, sample_weight=7.0 * w)
+    rep = PlattScaler().fit(np.repeat(Z, w.astype(int), 0), np.repeat(y, w.astype(int)))
+    Zs = Z - Z.max(1, keepdims=True)
+    lse = np.log(np.exp(Zs).sum(1))
+    for k in range(3):
+        p = np.exp(Zs[:, k] - lse)
+        sk = np.log(p) - np.log1p(-p)
+        A, B, _, _ = fit_platt(sk, y == k, w)
+        ref = _platt_reference(sk, y == k, w)
+        np.testing.assert_allclose([A, B], ref, rtol=1e-7)
+        np.testing.assert_allclose([est.a_[k], est.b_[k]], ref, rtol=1e-7)
+        np.testing.assert_allclose([rep.a_[k], rep.b_[k]], ref, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["PlattScaler", "MatrixScaler", "HistogramCalibrator",
+                                  "SplineCalibrator"])
+def test_prior_of_unweighted_ties_counts_rows(name):
+    """Constant scores with class counts 10 : 30 (gcd 10) fit with the prior of
+    40 rows, not of 4 (unweighted data are never read as copies)."""
+    import warnings
+
+    import skcal
+
+    y = np.r_[np.ones(10, int), np.zeros(30, int)]
+    Z = np.tile([0.0, 1.5], (40, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        P = getattr(skcal, name)().fit(Z, y).predict_proba(Z[:1])[0, 1]
+    # within the smoothing of 40 rows of the base rate 0.25 (4 rows: 0.3167)
+    assert abs(P - 0.25) <= 1.0 / 40
+
+
+#: Label-free calibrators (prior from the predictions, not the labels).
+_LABEL_FREE = {"BatchCalibrator", "ContextualCalibrator"}
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_constant_rows_give_the_weighted_base_rate_or_warn(k):
+    """Every registered calibrator on constant rows with weights: the weighted
+    base rate (within the smoothing of a prior of n rows), or the documented
+    warning of the order-preserving maps, which cannot reach it."""
+    import warnings
+
+    from skcal.utils.discovery import all_calibrators
+
+    rng = np.random.default_rng(11)
+    n = 120
+    y = np.arange(n) % k
+    w = rng.uniform(0.2, 3.0, n)
+    Z = np.tile(np.r_[0.7, np.zeros(k - 1)], (n, 1))
+    base = np.bincount(y, weights=w, minlength=k) / w.sum()
+    for name, cls in all_calibrators():
+        if name in _LABEL_FREE:
+            continue
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            P = cls().fit(Z, y, sample_weight=w).predict_proba(Z[:1])[0]
+        if any("base rate" in str(r.message) for r in rec):
+            continue
+        np.testing.assert_allclose(P, base, atol=1.0 / n, err_msg=name)
+
+
+def test_vector_scaler_on_constant_binary_rows_is_the_base_rate():
+    from skcal import VectorScaler
+
+    y = np.r_[np.ones(30, int), np.zeros(90, int)]
+    for Z in (np.tile([0.3, -1.2], (120, 1)), np.full(120, 2.5)):
+        for alpha in (0.0, 1e-4):
+            est = VectorScaler(alpha=alpha).fit(Z, y)
+            np.testing.assert_allclose(est.predict_proba(Z[:2])[:, 1], 0.25, atol=1e-4)

@@ -56,8 +56,6 @@ class _PriorCorrection(BaseCalibrator):
     or ``0..K-1``.
     """
 
-    _weight_scale_invariant = True
-
     def _encode_y(self, y, n_columns, n_samples):
         if y is None:
             classes = (np.arange(n_columns) if self.classes is None

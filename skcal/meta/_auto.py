@@ -63,7 +63,6 @@ class IdentityCalibrator(BaseCalibrator):
     _dask_fit = True
     _preserves_order = True
     _binary_log_odds_only = True
-    _weight_scale_invariant = True
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
         self.input_type = input_type
@@ -382,12 +381,6 @@ class AutoCalibrator(BaseCalibrator):
     ['identity', 'temperature', 'vector', 'matrix', 'isotonic']
     """
 
-    #: The folds split rows, so an integer weight is not a repeated row for
-    #: the choice (as for GridSearchCV and CalibratedClassifierCV); the refit
-    #: of the chosen candidate does follow the weights.
-    _sample_weight_is_repetition = False
-    #: Rescaling the weights rescales matrix scaling's penalty (a candidate).
-    _weight_rescaling_invariant = False
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

@@ -19,6 +19,7 @@ from .._backend._ovr import backend_name
 from ..base import BaseCalibrator
 from ..utils._array import to_numpy
 from ..utils._docstrings import substitute_docstring
+from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._inner import check_inner, fit_inner, inner_flag
 
@@ -97,7 +98,7 @@ class SmoothedCalibrator(BaseCalibrator):
         ``input_type`` on the ``SmoothedCalibrator``, not on it.
     pseudo_count : float >= 0 or "cv", default=1.0
         ``a`` in ``lam = a / (n + a)``, where ``n`` is the calibration set's
-        size (the sum of the sample weights): the weight of ``a`` imagined
+        size (its rows, :ref:`sample-weights`): the weight of ``a`` imagined
         rows spread evenly over the classes. ``a = 1`` is the "-mix" rule of
         probmetrics and CalArena; ``a = K`` is add-one (Laplace) smoothing
         of every class, ``(n p + 1) / (n + K)``; ``a = 0`` switches smoothing
@@ -152,11 +153,10 @@ class SmoothedCalibrator(BaseCalibrator):
     **Export.** ``to_torch()`` and ONNX export go through the inner
     calibrator's map (where it has one), followed by the mixture.
 
-    **Weights.** ``n`` is the sum of the sample weights, so integer weights
-    fit like repeated rows (as far as the inner calibrator does) and
-    rescaling every weight changes ``lam``. With ``"cv"``, folds are made of
-    rows, so weights are not repetitions there, but rescaling them changes
-    nothing.
+    **Weights.** ``n`` is the number of rows, the sum of the sample weights
+    in units of one row (:ref:`sample-weights`), so integer weights fit like
+    repeated rows and rescaling every weight changes nothing. With
+    ``"cv"``, folds are made of rows, so weights are not repetitions there.
 
     References
     ----------
@@ -202,28 +202,12 @@ class SmoothedCalibrator(BaseCalibrator):
         self.classes = classes
         self.backend = backend
 
-    # the weights reach the inner calibrator as given
-    _weight_scale_invariant = False
-
     def _template(self):
         if self.calibrator is None:
             from ..ovr import IsotonicScaler
 
             return IsotonicScaler()
         return self.calibrator
-
-    @property
-    def _sample_weight_is_repetition(self):
-        # cv folds are made of rows: a weight-2 row sits in one fold, not two
-        return self.pseudo_count != "cv" and inner_flag(
-            self._template(), "_sample_weight_is_repetition"
-        )
-
-    @property
-    def _weight_rescaling_invariant(self):
-        # n = sum of the weights sets lam for a fixed pseudo-count
-        fixed_off = self.pseudo_count == "cv" or self.pseudo_count == 0
-        return fixed_off and inner_flag(self._template(), "_weight_rescaling_invariant")
 
     @property
     def _binary_log_odds_only(self):
@@ -273,7 +257,10 @@ class SmoothedCalibrator(BaseCalibrator):
         n_classes = Z.shape[1]
         classes = np.arange(n_classes)
         self.calibrator_ = fit_inner(template, Z, y, sample_weight, classes)
-        n = float(Z.shape[0] if sample_weight is None else to_numpy(sample_weight).sum())
+        # n counts rows (:ref:`sample-weights`): integer weights are repeated
+        # rows and rescaling the weights changes nothing
+        n = float(Z.shape[0] if sample_weight is None
+                  else to_numpy(sample_weight).sum() / weight_unit(to_numpy(sample_weight)))
         if self.pseudo_count == "cv":
             a = self._cv_pseudo_count(template, Z, y, sample_weight, n_classes)
         else:

@@ -166,8 +166,6 @@ class TopVersusAllCalibrator(BaseCalibrator):
         self.classes = classes
         self.backend = backend
 
-    # the weights reach the binary calibrator as given
-    _weight_scale_invariant = False
     # for two classes the map depends on |z1 - z0| and the sign only
     _binary_log_odds_only = True
     # the top class stays on top and the others keep their order (see Notes):
@@ -180,14 +178,6 @@ class TopVersusAllCalibrator(BaseCalibrator):
 
             return PlattScaler()
         return self.calibrator
-
-    @property
-    def _sample_weight_is_repetition(self):
-        return inner_flag(self._template(), "_sample_weight_is_repetition")
-
-    @property
-    def _weight_rescaling_invariant(self):
-        return inner_flag(self._template(), "_weight_rescaling_invariant")
 
     @property
     def _piecewise_constant(self):

@@ -12,7 +12,8 @@ from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ..utils._weights import weight_unit
 
 __all__ = ["BBQCalibrator", "fit_bbq", "bbq_bin_range"]
 
@@ -38,7 +39,7 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         Scores (log-odds of the positive class); the priors use ``sigmoid(s)``.
     y : ndarray of shape (n_samples,), bool
     sample_weight : ndarray of shape (n_samples,), default=None
-        Counted in rows of :func:`~skcal.ovr._binning.weight_unit`.
+        Counted in rows of :func:`~skcal.utils._weights.weight_unit`.
     C : float, default=10.0
         The models have ``B`` equal-mass bins for every ``B`` in
         :func:`bbq_bin_range`.
@@ -57,7 +58,7 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
         Normalised log posterior weight of each model.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
-    unit = weight_unit(s, y, sample_weight, u.size)
+    unit = weight_unit(sample_weight)
     W, Y = W / unit, Y / unit
     k = u.size
     total = float(W.sum())
@@ -208,7 +209,6 @@ class BBQCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
     _piecewise_constant = True

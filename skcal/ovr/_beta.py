@@ -260,7 +260,6 @@ class BetaCalibrator(OneVsRestCalibrator):
     (1000, 2)
     """
 
-    _weight_scale_invariant = True
     _map_output = "log_odds"
 
     _parameter_constraints: dict = {

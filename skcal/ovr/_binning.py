@@ -2,129 +2,14 @@
 
 Every rule here depends on the data only through the distinct scores and
 their summed weights, so integer sample weights bin exactly like repeated
-rows, and the row order never matters. :func:`weight_unit` gives the unit of
-weight in which the per-class methods count their priors (see there).
+rows, and the row order never matters. The unit of weight in which the
+per-class methods count their priors is :func:`skcal.utils._weights.weight_unit`.
 """
-
-import math
-from fractions import Fraction
 
 import numpy as np
 from scipy.special import logit
 
-__all__ = ["distinct_scores", "equal_mass_cuts", "cut_edges", "uniform_edges",
-           "weight_unit"]
-
-#: Largest denominator of a weight ratio read as a ratio of whole numbers.
-_MAX_DEN = 1 << 16
-#: Relative tolerance of "a whole number" (a few float64 roundings).
-_RTOL = 64 * np.finfo(np.float64).eps
-
-
-def _whole_multiples(vals):
-    """``(g, m)`` with ``vals ~= m * g``, ``m`` int64 of gcd 1, or None.
-
-    ``vals``: sorted distinct positive floats. Each ratio ``vals / vals[0]``
-    must be within ``_RTOL`` (relative) of a fraction of denominator at most
-    ``_MAX_DEN`` (found by continued fractions), and their common
-    denominator at most ``_MAX_DEN``. Weights of random floats pass with
-    probability about ``_RTOL * _MAX_DEN**2 ~ 6e-5`` per distinct value.
-    """
-    rho = vals / vals[0]
-    L = 1
-    while True:
-        x = rho * L
-        if x[-1] > 2.0 ** 52:
-            return None
-        m = np.rint(x)
-        bad = np.abs(x - m) > _RTOL * x
-        if not bad.any():
-            m = m.astype(np.int64)
-            d = int(np.gcd.reduce(m))
-            return float(vals[0]) / L * d, m // d
-        r = float(rho[int(np.argmax(bad))])
-        fr = Fraction(r).limit_denominator(_MAX_DEN)
-        if abs(fr.numerator / fr.denominator - r) > _RTOL * r:
-            return None
-        L = math.lcm(L, fr.denominator)
-        if L > _MAX_DEN:
-            return None
-
-
-def weight_unit(s, t, w, n_distinct=None):
-    """The weight of one row, in which the per-class priors count.
-
-    Parameters
-    ----------
-    s : ndarray of shape (n,), float64
-        Scores.
-    t : ndarray of shape (n,), bool
-        Labels of the class.
-    w : ndarray of shape (n,) or None
-        Non-negative sample weights (None: all 1).
-    n_distinct : int, default=None
-        The number of distinct scores, when the caller has it: unweighted
-        scores that are all distinct have unit 1 without another sort.
-
-    Returns
-    -------
-    unit : float > 0
-        The prior's pseudo-counts are multiplied by it (equivalently, the
-        data's weights are divided by it).
-
-    Notes
-    -----
-    Two promises fix the unit: integer weights fit like repeated rows, and
-    multiplying all weights by a constant changes nothing. Together (and
-    with "unit weights fit like no weights") they imply that an unweighted
-    data set and its exact copy ``k`` times fit alike, and since copying is
-    not continuous in the weights, no rule continuous in the weights can keep
-    the promises and still count the rows of unweighted data with ties.
-    skcal keeps both promises and counts rows wherever the weights allow it:
-
-    - weights proportional to whole numbers ``m_i`` (``w_i = c m_i``, up to
-      rounding, see :func:`_whole_multiples`) stand for the data set
-      repeating row ``i`` ``m_i`` times, and the unit is ``c d``, ``d`` the
-      greatest common divisor of the totals ``sum m_i`` of the distinct
-      (score, label) pairs: the row of the smallest unweighted data set
-      whose copies give those totals. Unweighted data and integer weights
-      get ``d = 1`` unless all those totals share a factor (the data are
-      then an exact copy of a smaller set);
-    - other weights count one row per row of positive weight: the unit is
-      their mean (as Platt's target smoothing, :class:`skcal.PlattScaler`).
-
-    Both rules are invariant to the row order and to multiplying the
-    weights by a constant, and integer weights give exactly the totals of
-    the repeated rows.
-    """
-    s = np.asarray(s, dtype=np.float64)
-    t = np.asarray(t, dtype=bool)
-    if w is None:
-        if n_distinct is not None and n_distinct == s.size:
-            return 1.0
-        m = None
-        g = 1.0
-    else:
-        w = np.asarray(w, dtype=np.float64)
-        keep = w > 0
-        s, t, w = s[keep], t[keep], w[keep]
-        if w.size == 0:
-            return 1.0
-        vals = np.unique(w)
-        found = _whole_multiples(vals)
-        if found is None:
-            return float(w.sum()) / w.size
-        g, mv = found
-        m = mv[np.searchsorted(vals, w)].astype(np.float64)
-    if s.size == 0:
-        return g
-    _, inv = np.unique(s, return_inverse=True)
-    key = 2 * inv.ravel() + t
-    tot = np.bincount(key, weights=m)
-    tot = tot[tot > 0]
-    if tot.max() > 2.0 ** 52:
-        return g
-    return g * int(np.gcd.reduce(tot.astype(np.int64)))
+__all__ = ["distinct_scores", "equal_mass_cuts", "cut_edges", "uniform_edges"]
 
 
 def distinct_scores(s, t, w):

@@ -9,7 +9,8 @@ from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, uniform_edges, weight_unit
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts, uniform_edges
+from ..utils._weights import weight_unit
 
 __all__ = ["HistogramCalibrator", "fit_histogram"]
 
@@ -64,7 +65,7 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         ``(m_b + m r) / (n_b + m)`` with ``r`` the weighted base rate
         (``(pos + 1) / (total + 2)`` when it would be 0 or 1)
         (Zadrozny & Elkan 2001). Counts are sums of sample weights divided
-        by :func:`~skcal.ovr._binning.weight_unit`.
+        by :func:`~skcal.utils._weights.weight_unit`.
 
     Returns
     -------
@@ -74,11 +75,11 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         Calibrated probability of each bin.
     counts : ndarray of shape (n_edges + 1,)
         Summed weights per bin, in units of
-        :func:`~skcal.ovr._binning.weight_unit` when smoothing.
+        :func:`~skcal.utils._weights.weight_unit` when smoothing.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
     if smoothing is not None and smoothing != 0:
-        unit = weight_unit(s, y, sample_weight, u.size)
+        unit = weight_unit(sample_weight)
         W, Y = W / unit, Y / unit
     if strategy == "quantile":
         edges = cut_edges(u, equal_mass_cuts(W, n_bins)) if u.size else np.empty(0)
@@ -215,10 +216,6 @@ class HistogramCalibrator(OneVsRestCalibrator):
     _piecewise_constant = True
     _predict_on_host = True
     _predict_chunk_bytes = 1 << 24
-
-    @property
-    def _weight_scale_invariant(self):
-        return self.smoothing is None or self.smoothing == 0
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

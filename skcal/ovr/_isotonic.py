@@ -123,7 +123,6 @@ class IsotonicScaler(OneVsRestCalibrator):
     ((1000, 2), True)
     """
 
-    _weight_scale_invariant = True
     _binary_log_odds_only = True
 
     _parameter_constraints: dict = {

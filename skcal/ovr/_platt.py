@@ -30,6 +30,7 @@ from .._backend._ovr import (
 )
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
+from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label
 from ..utils._array import is_torch_tensor
 from ..utils.validation import DEFAULT_INPUT_TYPE
@@ -107,10 +108,13 @@ def fit_platt(
     target_smoothing : bool, default=True
         Use Platt's targets ``t+ = (N+ + 1) / (N+ + 2)`` and
         ``t- = 1 / (N- + 2)`` instead of 1 and 0, with ``N+`` and ``N-`` the
-        numbers of positive and negative rows with positive weight (as in
-        scikit-learn's sigmoid calibration), so that the targets do not
-        depend on the scale of the weights. The start point
-        ``B = log((N+ + 1) / (N- + 1))`` uses the same counts.
+        weighted numbers of positive and negative rows counted in rows
+        (the summed weights divided by
+        :func:`skcal.utils._weights.weight_unit`; see :ref:`sample-weights`):
+        integer weights fit exactly like repeated rows, as in scikit-learn's
+        sigmoid calibration, and the targets do not depend on the scale of
+        the weights. The start point ``B = log((N+ + 1) / (N- + 1))`` uses
+        the same counts.
     tol : float, default=1e-12
         Stop when half the squared Newton decrement, ``g' H^{-1} g / 2`` (an
         estimate of the gap to the optimal mean loss), is at most ``tol``.
@@ -169,12 +173,12 @@ def fit_platt(
         else np.asarray(sample_weight, np.float64)
     )
     wsum = float(w.sum())
-    n_pos = float(w[y].sum())
-    n_neg = wsum - n_pos
-    # Platt's prior counts rows (with positive weight), as scikit-learn does:
-    # rescaling every weight changes nothing
-    n_pos = float(np.count_nonzero(y & (w > 0)))
-    n_neg = float(np.count_nonzero(~y & (w > 0)))
+    # Platt's prior counts rows: weighted counts in units of one row
+    # (skcal.utils._weights.weight_unit), so that integer weights fit like
+    # repeated rows and rescaling every weight changes nothing
+    unit = weight_unit(sample_weight)
+    n_pos = float(w[y].sum()) / unit
+    n_neg = float(w[~y].sum()) / unit
     if target_smoothing:
         t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
     else:
@@ -258,24 +262,23 @@ class _OvrProblem:
     the scores of the requested classes on the fly.
     """
 
-    def __init__(self, Z, y, w, target_smoothing):
+    def __init__(self, Z, y, w, target_smoothing, unit=1.0):
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         self.stats = ovr_row_stats(Z)
-        self._counts(target_smoothing)
+        self._counts(target_smoothing, unit)
         self._moments(separable=not target_smoothing)
 
-    def _counts(self, target_smoothing):
-        """Weighted and effective class counts; Platt's targets ``t_pos``, ``t_neg``."""
+    def _counts(self, target_smoothing, unit):
+        """Weighted class counts, and in rows (``/ unit``, the weight of one
+        row, :func:`skcal.utils._weights.weight_unit`); Platt's targets
+        ``t_pos``, ``t_neg``."""
         n, K, y, w = self.Z.shape[0], self.K, self.y, self.w
         self.wsum = float(n) if w is None else float(w.sum())
         self.n_pos = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         self.n_neg = self.wsum - self.n_pos
-        # Platt's prior counts rows with positive weight (see fit_platt)
-        if w is None:
-            self.e_pos = np.bincount(y, minlength=K).astype(np.float64)
-        else:
-            self.e_pos = np.bincount(y[w > 0], minlength=K).astype(np.float64)
-        self.e_neg = self.e_pos.sum() - self.e_pos
+        # Platt's prior counts rows (see fit_platt)
+        self.e_pos = self.n_pos / unit
+        self.e_neg = self.n_neg / unit
         if target_smoothing:
             self.t_pos = (self.e_pos + 1.0) / (self.e_pos + 2.0)
             self.t_neg = 1.0 / (self.e_neg + 2.0)
@@ -564,7 +567,7 @@ class _OvrProblem32(_OvrProblem):
     (:func:`_certified_decrease`) and tells when ``f`` needs clipping.
     """
 
-    def __init__(self, Z, y, w, target_smoothing, standardise=None):
+    def __init__(self, Z, y, w, target_smoothing, standardise=None, unit=1.0):
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         if standardise is None:
             self.stats = ovr_row_stats32(Z)
@@ -575,7 +578,7 @@ class _OvrProblem32(_OvrProblem):
                 np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
                 np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
             )
-        self._counts(target_smoothing)
+        self._counts(target_smoothing, unit)
         self.w32 = None if w is None else w.astype(np.float32)
         if standardise is None:
             self._moments(separable=False)
@@ -773,7 +776,7 @@ def _half_decrement(g, H):
     return -(g[0] * da + g[1] * db) / 2.0
 
 
-def _fit_platt_ovr32(Z, y, w, tol, max_iter):
+def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
     """:func:`fit_platt_ovr` of a float32 matrix by float32 evaluations, or None.
 
     A systematic subsample (every ``s``-th row, about :data:`WARM_START_ROWS`
@@ -789,7 +792,7 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter):
     n, K = Z.shape
     sub = slice(None, None, max(1, n // WARM_START_ROWS))
     ys, ws = y[sub], None if w is None else w[sub]
-    ps = _OvrProblem32(Z[sub], ys, ws, True)
+    ps = _OvrProblem32(Z[sub], ys, ws, True, unit=unit)
     if not (np.all(np.isfinite(ps.mu)) and np.all(np.isfinite(ps.sd))):
         return None
     if np.any(ps.flat) or not np.all(ps.sd > F32_FLAT_SD * np.abs(ps.mu)):
@@ -798,7 +801,7 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter):
     # the start's loss by the float32 evaluation, as every later loss
     F, _, _ = ps.evaluate(np.arange(K), a, b, loss=True)
     _, st = _newton_ovr(ps, a, b, F, g, H, WARM_START_TOL32, max_iter)
-    prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd))
+    prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd), unit=unit)
     cold = (st != "converged") | ~np.isfinite(a) | ~np.isfinite(b)
     a[cold] = 0.0
     b[cold] = np.log((prob.e_pos[cold] + 1.0) / (prob.e_neg[cold] + 1.0))
@@ -900,6 +903,7 @@ def fit_platt_ovr(
     """
     y = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+    unit = weight_unit(w)
     if (
         warm_start
         and target_smoothing
@@ -908,11 +912,11 @@ def fit_platt_ovr(
         and Z.dtype == np.float32
         and Z.shape[0] >= WARM_START_MIN_ROWS
     ):
-        out = _fit_platt_ovr32(Z, y, w, tol, max_iter)
+        out = _fit_platt_ovr32(Z, y, w, tol, max_iter, unit)
         if out is not None:
             return out
     warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
-    prob = _OvrProblem(Z, y, w, target_smoothing)
+    prob = _OvrProblem(Z, y, w, target_smoothing, unit)
     a, b, F, g, H = prob.start()
     if warm is not None:
         # the subsample's (A, B) in the standardised parametrisation
@@ -953,17 +957,16 @@ class PlattScaler(OneVsRestCalibrator):
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets ``t+ = (N+ + 1) / (N+ + 2)`` for
         positives and ``t- = 1 / (N- + 2)`` for negatives (``N+``, ``N-``:
-        weighted counts) instead of 1 and 0. This is Platt's out-of-sample
-        prior, as in scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``
-        without weights; it keeps ``(A, B)`` finite on separable calibration
-        sets. ``False`` gives the plain maximum-likelihood logistic fit.
-        ``N+`` and ``N-`` count rows (with positive weight), as
-        scikit-learn's sigmoid calibration does, so that multiplying every
-        weight by a constant changes nothing (weights normalised to sum to 1
-        fit like the raw ones). The price: an integer weight is not the same
-        as repeating the row in the prior (two copies of a row count twice,
-        a weight of 2 once), while the loss treats them alike;
-        ``target_smoothing=False`` has both properties.
+        the class's weighted counts in rows) instead of 1 and 0. This is
+        Platt's out-of-sample prior, as in scikit-learn's
+        ``CalibratedClassifierCV(method="sigmoid")``; it keeps ``(A, B)``
+        finite on separable calibration sets. ``False`` gives the plain
+        maximum-likelihood logistic fit. The counts are the summed weights
+        divided by the weight of one row
+        (:func:`skcal.utils._weights.weight_unit`, :ref:`sample-weights`):
+        integer weights fit exactly like repeated rows (scikit-learn's
+        weighted sums, for weights of greatest common divisor 1), and
+        multiplying every weight by a constant changes nothing.
     score_scale : {"auto", "log_odds", "probability"}, default="auto"
         The score ``s`` of each class that the sigmoid is fitted on: its
         (one-vs-rest) log-odds, or its probability ``sigmoid(log-odds)``
@@ -1100,15 +1103,6 @@ class PlattScaler(OneVsRestCalibrator):
     """
 
     _binary_log_odds_only = True
-
-    # the objective is a weighted mean and the smoothing prior uses effective
-    # counts: only the ratios of the weights matter
-    _weight_scale_invariant = True
-
-    @property
-    def _sample_weight_is_repetition(self):
-        # the smoothing prior counts rows, not weights (see target_smoothing)
-        return not self.target_smoothing
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

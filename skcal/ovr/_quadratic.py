@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend._ovr import param_like
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
+from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator
 from ._logistic import fit_logistic_bounded, logistic_loss
@@ -134,9 +135,10 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     y = np.asarray(y, dtype=bool)
     w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
     wsum = float(w.sum())
-    # Platt's prior and start, counted in rows with positive weight (fit_platt)
-    n_pos = float(np.count_nonzero(y & (w > 0)))
-    n_neg = float(np.count_nonzero(~y & (w > 0)))
+    # Platt's prior and start, counted in rows (fit_platt, :ref:`sample-weights`)
+    unit = weight_unit(sample_weight)
+    n_pos = float(w[y].sum()) / unit
+    n_neg = float(w[~y].sum()) / unit
     if target_smoothing:
         t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
     else:
@@ -201,12 +203,12 @@ class QuadraticScaler(OneVsRestCalibrator):
     %(backend)s
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets, counted in rows, exactly as
-        :class:`PlattScaler` (see its ``target_smoothing``): the optimum is
-        then always finite, and rescaling every weight changes nothing, but
-        an integer weight is not the same as repeating the row in the prior.
-        ``False`` gives the plain maximum-likelihood fit (the definition of
-        probmetrics' ``quadratic-scaling``), for which integer weights are
-        repeated rows; it has no finite optimum on separable scores (warned).
+        :class:`PlattScaler` (see its ``target_smoothing`` and
+        :ref:`sample-weights`): the optimum is then always finite, integer
+        weights fit like repeated rows and rescaling every weight changes
+        nothing. ``False`` gives the plain maximum-likelihood fit (the
+        definition of probmetrics' ``quadratic-scaling``); it has no finite
+        optimum on separable scores (warned).
     tol : float, default=1e-12
         Newton stops when half the squared Newton decrement is at most ``tol``.
     max_iter : int, default=100
@@ -285,13 +287,7 @@ class QuadraticScaler(OneVsRestCalibrator):
     """
 
     _binary_log_odds_only = True
-    _weight_scale_invariant = True
     _map_output = "log_odds"
-
-    @property
-    def _sample_weight_is_repetition(self):
-        # the smoothing prior counts rows, not weights (as PlattScaler)
-        return not self.target_smoothing
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

@@ -15,7 +15,8 @@ from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded
 from ._platt import fit_platt_ovr
 
@@ -54,7 +55,7 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
     y = np.asarray(y, dtype=bool)
     w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
     wsum = float(w.sum())
-    unit = weight_unit(s, y, sample_weight)
+    unit = weight_unit(sample_weight)
     n_pos = float(w[y].sum()) / unit
     n_neg = float(w[~y].sum()) / unit
     # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007), counts in rows
@@ -144,7 +145,10 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     ``g = sigmoid(f)``, which is increasing, but not merged by ``g``
     rounding to 1 in floating point), with the tie and edge rules of
     :class:`~skcal.HistogramCalibrator`. With ``A >= 0`` the map is
-    non-decreasing. Every output lies strictly inside ``(0, 1)`` unless ``g``
+    non-decreasing; on anti-informative scores Platt's optimum has ``A < 0``
+    and the map decreases (it reverses the ranking of the scores), which is
+    kept -- it is the better-calibrated map on such data -- with a
+    ``UserWarning``. Every output lies strictly inside ``(0, 1)`` unless ``g``
     itself reaches 0 or 1, so the log loss stays finite.
 
     The scaling step is Platt's method with its smoothed targets
@@ -178,7 +182,6 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     10
     """
 
-    _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
     _piecewise_constant = True
@@ -212,6 +215,15 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
                 ConvergenceWarning,
                 stacklevel=5,
             )
+        if A < 0:
+            warnings.warn(
+                f"Scaling-binning of {label}: the scores are anti-informative on the "
+                f"calibration set (fitted slope A={A:.3g} < 0), so the map decreases "
+                "with the score: it reverses the ranking of the scores. Check the sign "
+                "or the column order of the scores.",
+                UserWarning,
+                stacklevel=5,
+            )
         return A, B, edges, values
 
     def _fit_multiclass(self, Z, y, sample_weight):
@@ -219,10 +231,8 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
 
         Unweighted Platt scaling only: the batched solver solves the same
         problem (Platt's smoothed targets counting rows, standardised
-        scores, Newton to ``tol=1e-12``) whenever the weight unit of a class
-        is 1 (:func:`~skcal.ovr._binning.weight_unit`: always for distinct
-        scores). A class whose unit is not 1, whose scores are constant, or
-        whose batched fit did not converge, and every weighted or
+        scores, Newton to ``tol=1e-12``). A class whose scores are constant,
+        whose batched fit did not converge or has ``A <= 0``, and every weighted or
         temperature fit, goes through :func:`fit_scaling_binning`.
         """
         if sample_weight is not None or self.scaling != "platt":
@@ -239,8 +249,6 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
                 if ok:  # unweighted: the weight of a distinct f is its count
                     u, cnt = np.unique(A[k] * s + B[k], return_counts=True)
                     dist = (u, cnt.astype(np.float64), None)
-                    # distinct f: distinct s, unit 1; else the unit decides
-                    ok = u.size == s.size or weight_unit(s, t, None) == 1.0
                 if ok:
                     edges, values = _bin_scaled(s, t, None, A[k], B[k], self.n_bins, dist)
                     maps[k] = (float(A[k]), float(B[k]), edges, values)

@@ -15,7 +15,8 @@ from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, weight_unit
+from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
@@ -144,7 +145,7 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
         return {**const, "status": "one_class"}
     # Platt's smoothed targets (counts in rows): a finite optimum even where
     # the scores separate the classes (a line has no roughness penalty)
-    unit = weight_unit(s, y, sample_weight, u_s.size)
+    unit = weight_unit(sample_weight)
     n_pos, n_neg = pos / unit, (total - pos) / unit
     t_fit = (Y * ((n_pos + 1.0) / (n_pos + 2.0)) + (W - Y) * (1.0 / (n_neg + 2.0))) / W
     mu = float(np.dot(W, u_s) / total)
@@ -343,7 +344,6 @@ class SplineCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_scale_invariant = True
     _map_output = "log_odds"
     _predict_on_host = True
     _predict_chunk_bytes = 1 << 24

@@ -14,7 +14,8 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._array import like_input
 from ._base import OneVsRestCalibrator
-from ._binning import distinct_scores, weight_unit
+from ._binning import distinct_scores
+from ..utils._weights import weight_unit
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -134,7 +135,7 @@ def venn_abers_table(s, y, sample_weight=None, unit=None):
         Weights; the test point weighs ``unit``.
     unit : float, default=None
         Weight of the test point; by default one row,
-        :func:`~skcal.ovr._binning.weight_unit` of the data (1 for unweighted
+        :func:`~skcal.utils._weights.weight_unit` of the data (1 for unweighted
         data and integer weights, which act as copies).
 
     Returns
@@ -157,7 +158,7 @@ def venn_abers_table(s, y, sample_weight=None, unit=None):
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
     if unit is None:
-        unit = weight_unit(s, y, sample_weight, u.size)
+        unit = weight_unit(sample_weight)
     px = [0.0] + (np.cumsum(W) / unit).tolist()
     py = [0.0] + (np.cumsum(Y) / unit).tolist()
     k = u.size
@@ -269,7 +270,6 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _weight_scale_invariant = False
     _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
     _piecewise_constant = True
@@ -293,7 +293,7 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     def _fit_map(self, s, t, sample_weight, label):
         keep = slice(None) if sample_weight is None else sample_weight > 0
         u = np.unique(s[keep])
-        unit = weight_unit(s, t, sample_weight, u.size)
+        unit = weight_unit(sample_weight)
         if u.size == 1:  # constant scores: the base rate, p0 = p1
             w = np.ones(s.size) if sample_weight is None else sample_weight
             r = np.full(2, float(w[t].sum()) / float(w.sum()))

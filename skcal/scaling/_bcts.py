@@ -65,7 +65,6 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
 
 
 class _RestrictedVectorScaler(BaseCalibrator):
-    _weight_scale_invariant = True
     _predict_checks_range = True  # its softmax kernels check the logits' range
     _structure = "diagonal"
     _intercept = True

@@ -248,7 +248,6 @@ class EnsembleTemperatureScaler(BaseCalibrator):
 
     _predict_checks_range = True  # its softmax kernels check the logits' range
 
-    _weight_scale_invariant = True
     #: a convex mixture of softmax(z / T), softmax(z) and the uniform: every
     #: component has the argmax of z, so the mixture keeps it
     _preserves_order = True

@@ -397,7 +397,6 @@ class LocalTemperatureScaler(BaseCalibrator):
     True
     """
 
-    _weight_scale_invariant = True
     # T(x) > 0: every row keeps its order (predict is the argmax of the logits)
     _preserves_order = True
 

@@ -12,6 +12,7 @@ from .._backend import _matrix as mk
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._array import to_numpy
+from ..utils._weights import weight_unit
 from ._affine import AffinePenalty, fit_affine, start_scale
 
 __all__ = ["MatrixScaler", "DirichletCalibrator"]
@@ -45,7 +46,8 @@ def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
     k : int
         Number of classes.
     n : float
-        Number of calibration samples (sum of the weights); used by "sms".
+        Number of calibration rows (the summed weights in units of
+        :func:`skcal.utils._weights.weight_unit`); used by "sms".
     reg_lambda, reg_mu : float
     intercept : bool, default=True
 
@@ -90,7 +92,6 @@ def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
 class _AffineCalibrator(BaseCalibrator):
     """Shared ``__init__``, ``_fit`` and predict of the affine maps (subclasses set the options)."""
 
-    _weight_scale_invariant = False
 
     def __init__(
         self,
@@ -138,7 +139,13 @@ class _AffineCalibrator(BaseCalibrator):
         k = Z.shape[1]
         reg = self.reg if reg is None else reg
         structure = _STRUCTURES.get(self._structure(), self._structure())
-        n = float(Z.shape[0] if sw is None else to_numpy(sw).sum())
+        if reg == "sms":
+            # n counts rows (:ref:`sample-weights`): the summed weights in
+            # units of one row, so that rescaling the weights changes nothing
+            sw_np = None if sw is None else to_numpy(sw)
+            n = float(Z.shape[0] if sw is None else sw_np.sum() / weight_unit(sw_np))
+        else:
+            n = float(Z.shape[0])  # unused
         if reg == "sms":
             log_features, feature_beta, w_start = True, beta_ts, 1.0
         else:
@@ -453,8 +460,9 @@ class MatrixScaler(_AffineCalibrator):
     - ``"sms"`` (Berta et al. 2025, ridge penalty, ``rho = tau = 1``):
       ``phi(z) = log_softmax(z / T)`` with ``T`` the temperature-scaling
       optimum, and ``lambda K / n sum_k (W_kk - 1)^2 + lambda K (K-1) / n
-      sum_{k != j} W_kj^2 + mu K / n sum_k b_k^2`` (``n`` the total sample
-      weight); the same model as probmetrics' ``SMSCalibrator``;
+      sum_{k != j} W_kj^2 + mu K / n sum_k b_k^2`` (``n`` the number of
+      rows: the total sample weight in units of one row, see
+      :ref:`sample-weights`); the same model as probmetrics' ``SMSCalibrator``;
     - ``"none"``: no penalty (plain matrix scaling of Guo et al. 2017; the
       optimum is at infinity on separable data, which is warned about).
 
@@ -486,7 +494,6 @@ class MatrixScaler(_AffineCalibrator):
     array([1., 1.])
     """
 
-    _weight_rescaling_invariant = False  # pseudo-counts / penalty in units of weight
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,
         "reg": [StrOptions({"sms", "odir", "l2", "none"})],
@@ -582,11 +589,6 @@ class DirichletCalibrator(_AffineCalibrator):
     >>> bool(np.allclose(dc.predict_proba(z).sum(axis=1), 1.0))
     True
     """
-
-    @property
-    def _weight_rescaling_invariant(self):
-        # "sms" scales its penalty by n = the summed weights
-        return self.reg != "sms"
 
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,

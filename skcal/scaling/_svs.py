@@ -81,11 +81,12 @@ class StructuredVectorScaler(_AffineCalibrator):
 
     Notes
     -----
-    With sample weights ``s_i`` (1 by default), ``n = sum_i s_i``,
+    With sample weights ``s_i`` (1 by default), ``n`` the number of rows
+    (``sum_i s_i`` in units of one row, :ref:`sample-weights`),
     ``phi_i = log_softmax(z_i / T)`` and ``a_i = v * phi_i + b``, SVS
     minimises (Berta et al. 2025, Sec. 3, ridge penalty with ``rho = tau = 1``)
 
-    ``F(v, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / n
+    ``F(v, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / sum_i s_i
     + lambda K / n sum_k (v_k - 1)^2 + mu K / n sum_k b_k^2``.
 
     ``T`` minimises the unpenalised NLL of ``softmax(z / T)`` first
@@ -135,8 +136,6 @@ class StructuredVectorScaler(_AffineCalibrator):
 
     #: The penalty of Berta et al.; not a parameter (the class *is* that choice).
     reg = "sms"
-    #: The penalty is in units of ``1 / n``, ``n`` the summed weights.
-    _weight_rescaling_invariant = False
     _parameter_constraints: dict = dict(_COMMON_CONSTRAINTS)
 
     def __init__(

@@ -422,7 +422,6 @@ class TemperatureScaler(BaseCalibrator):
 
     _predict_checks_range = True  # its softmax kernels check the logits' range
 
-    _weight_scale_invariant = True
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
     _preserves_order = True

@@ -578,7 +578,6 @@ class VectorScaler(BaseCalibrator):
 
     _predict_checks_range = True  # its softmax kernels check the logits' range
 
-    _weight_scale_invariant = True
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
 

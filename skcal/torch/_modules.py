@@ -19,8 +19,9 @@ Every module maps the calibrator's input (logits, probabilities, or one binary
 score per row, as in ``fit``) to calibrated log-probabilities of shape
 ``(n_samples, n_classes)`` in the module's dtype (``float32`` unless
 ``to_torch(dtype=...)`` says otherwise; move it with ``.to()`` like any
-module). The interpolation module computes in float64 internally (float32 on
-MPS), the others in the module's dtype. The code is straight-line tensor algebra, so it runs under
+module). The interpolation module computes in float64 internally and reads
+float64 input without rounding it (float32 on MPS, where a map whose knots
+float32 cannot tell apart is refused), the others in the module's dtype. The code is straight-line tensor algebra, so it runs under
 :func:`torch.compile`, :func:`torch.export.export` and :func:`torch.onnx.export`.
 """
 
@@ -122,9 +123,18 @@ class _CalibrationModule(nn.Module):
         """Input as (n, n_classes) logits in the module's working dtype.
 
         Probabilities are turned into logits in the module's dtype, as the
-        calibrators do in the input's dtype: ``log(max(p, tiny))``.
+        calibrators do in the input's dtype: ``log(max(p, tiny))``. A module
+        whose working dtype is wider than its output dtype (the float64 step
+        maps) reads the input in the wider of the input's dtype and float32,
+        never rounded to the output dtype first: a float64 score between two
+        thresholds closer than float32 resolution stays between them, as in
+        ``predict_proba``.
         """
-        X = X.to(self._anchor.dtype)
+        work = self._work.dtype
+        if torch.finfo(work).bits > torch.finfo(self._anchor.dtype).bits:
+            X = X.to(torch.promote_types(X.dtype, torch.float32))
+        else:
+            X = X.to(self._anchor.dtype)
         tiny = torch.finfo(X.dtype).tiny
         if self.n_features_in == 1:
             s = X.reshape(X.shape[0])
@@ -292,6 +302,31 @@ class OneVsRestSigmoid(_CalibrationModule):
         return L - torch.logsumexp(L, dim=1, keepdim=True)
 
 
+def _check_knots_representable(x, dtype):
+    """Refuse a step map whose knots a narrower working dtype would merge or reorder.
+
+    Raises
+    ------
+    ValueError
+        If two consecutive knots of a map are equal once rounded to ``dtype``
+        (a threshold would vanish and the export differ from ``predict_proba``
+        by up to the step between them), naming the map and the knots.
+    """
+    np_dtype = {torch.float32: np.float32, torch.float16: np.float16,
+                torch.bfloat16: np.float32}.get(dtype, np.float32)
+    for k, a in enumerate(x):
+        a = np.asarray(a, dtype=np.float64)
+        r = a.astype(np_dtype)
+        bad = np.flatnonzero(np.diff(r) <= 0)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(
+                f"map {k} has knots {a[i]!r} and {a[i + 1]!r} that {dtype} cannot "
+                "tell apart, so this export would differ from predict_proba; export "
+                "on a device with float64 (not MPS), or use the calibrator itself."
+            )
+
+
 class OneVsRestInterpolation(_CalibrationModule):
     """Per-class piecewise-linear maps of the one-vs-rest log-odds, renormalised.
 
@@ -320,6 +355,8 @@ class OneVsRestInterpolation(_CalibrationModule):
             raise ValueError("x and y must be non-empty knot lists of equal lengths")
         X, Y = padded_knots(x, y)
         self.binary = X.shape[0] == 1
+        if self._work.dtype != torch.float64:
+            _check_knots_representable(x, self._work.dtype)
         self._buffer("knots_x", X)
         self._buffer("knots_y", Y)
         self._buffer("x_min", [a[0] for a in x])

@@ -29,17 +29,16 @@ backend : {"auto", "numpy", "torch"}, default="auto"
 
 #: Paragraphs of Notes shared by several calibrators (same substitution).
 SHARED_NOTES = {
-    # the per-class methods with a prior counted in rows (skcal.ovr._binning.weight_unit)
+    # the calibrators with a prior counted in rows (skcal.utils._weights.weight_unit)
     "weight_unit": """\
-**Sample weights** count in rows: when they are proportional to whole
-numbers (up to rounding; ratios of denominator at most 2**16) the unit is
-one row of the smallest unweighted data set they stand for (for integer
-weights 1, unless the totals of all distinct (score, label) pairs share a
-factor); otherwise it is the mean positive weight (each row counts once).
-So integer weights fit exactly like repeated rows, multiplying all weights
-by a constant changes nothing, and unweighted data count their rows, ties
-included. No rule continuous in the weights has all three properties
-(:func:`skcal.ovr._binning.weight_unit`).""",
+**Sample weights**: the prior counts rows (:ref:`sample-weights`). Its
+weighted counts are divided by the weight of one row: 1 without weights;
+``c`` for weights proportional to whole numbers of greatest common divisor 1
+(``w_i = c m_i``, up to rounding; ratios of denominator at most 2**16);
+otherwise the mean positive weight. So integer weights with a weight-1 row
+fit exactly like repeated rows, multiplying all weights by a constant
+changes nothing, and unweighted data count their rows, ties included
+(:func:`skcal.utils._weights.weight_unit`).""",
 }
 
 _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)

@@ -1,10 +1,43 @@
 """skcal's own estimator checks, on logit-shaped data.
 
 scikit-learn's generic checks (:func:`sklearn.utils.estimator_checks.parametrize_with_checks`)
-often feed ``X`` with a column count unrelated to the number of classes, which
-a calibrator must reject. :data:`SKLEARN_CHECKS_NOT_APPLICABLE` lists those
-checks with the reason; the functions here re-run each one's intent on data
-whose columns are the logits of the classes, and add calibrator invariants.
+run on every registered calibrator with no expected failure except the ones
+listed in :data:`SKLEARN_CHECKS_NOT_APPLICABLE`: those feed ``X`` whose column
+count is unrelated to the number of classes in ``y``, which a calibrator must
+reject with a ``ValueError`` (column ``j`` of ``X`` is the logit of
+``classes_[j]``; skcal never guesses which label a column holds). Each was
+run on every calibrator and fails only with that error; the functions here
+re-run its intent on data whose columns are the logits of the classes:
+
+- ``check_estimators_overwrite_params`` (3 labels, 2 columns):
+  :func:`check_params_not_overwritten` -- ``fit`` changes no parameter and
+  sets only trailing-underscore public attributes;
+- ``check_estimators_fit_returns_self`` (3 labels, 2 columns):
+  :func:`check_fit_returns_self` -- ``fit`` returns ``self`` and sets
+  ``classes_`` / ``n_features_in_``;
+- ``check_readonly_memmap_input`` (3 labels, 2 columns):
+  :func:`check_readonly_memmap` -- read-only memory maps of ``X``, ``y`` and
+  ``sample_weight`` fit like arrays;
+- ``check_estimators_nan_inf`` (2 labels, 3 columns):
+  :func:`check_rejects_nan_inf` -- NaN and infinity raise a ``ValueError``
+  naming them, in ``fit`` and at predict time;
+- ``check_classifiers_classes`` (3 text labels, 2 columns):
+  :func:`check_label_encodings` -- integer, text, boolean and permuted labels
+  give the same fit, ``classes_`` sorted, columns permuted with ``classes=``;
+- ``check_classifiers_train`` (3 labels, 2 columns; also a training
+  accuracy that a calibrator's argmax need not reach):
+  :func:`check_predict_consistency` (rows on the simplex, ``transform`` is
+  ``log predict_proba``, ``predict`` is the argmax) and
+  :func:`check_wrong_column_count` (a wrong column count at predict time
+  raises).
+
+- ``check_estimators_dtypes`` (integer labels in ``1..2`` or ``0..2`` for 5
+  columns, drawn from the data: labels without 0 are ambiguous for a
+  calibrator and refused): :func:`check_dtypes` -- float16, float32 and
+  float64 logits give rows on the simplex, float32 fits like float64.
+
+The functions here also add calibrator invariants (sample weights, label
+encodings, memory layouts, pickling, ...).
 
 Every check takes ``(name, estimator)`` like scikit-learn's checks and raises
 ``AssertionError`` on failure. :func:`check_calibrator` runs them all and
@@ -263,24 +296,20 @@ def check_fit_idempotent(name, estimator):
 
 
 def check_sample_weight_equivalence(name, estimator):
-    """Integer weights fit like repeated rows (unless the calibrator says
-    otherwise, ``_sample_weight_is_repetition``); rescaled weights fit alike;
-    unit weights like no weights."""
+    """Integer weights fit like repeated rows; rescaled weights fit alike;
+    unit weights like no weights (the one weight policy, :ref:`sample-weights`)."""
     X, y = make_logits(150)
     rng = np.random.default_rng(1)
     w = rng.integers(0, 4, size=len(y))
     w[:3] = 1  # every class keeps weight
     Xr, yr = np.repeat(X, w, axis=0), np.repeat(y, w)
     P_w = _quiet(clone(estimator).fit, X, y, sample_weight=w).predict_proba(X)
-    if getattr(estimator, "_sample_weight_is_repetition", True):
-        P_r = _quiet(clone(estimator).fit, Xr, yr).predict_proba(X)
-        np.testing.assert_allclose(
-            P_w, P_r, atol=1e-6, err_msg=f"{name}: weights != repetition"
-        )
-    # only the ratios of the weights matter (issue 16), unless the calibrator's
-    # prior is in units of weight (``_weight_rescaling_invariant = False``)
-    scales = (1e-3, 1e3) if getattr(estimator, "_weight_rescaling_invariant", True) else ()
-    for scale in scales:
+    P_r = _quiet(clone(estimator).fit, Xr, yr).predict_proba(X)
+    np.testing.assert_allclose(
+        P_w, P_r, atol=1e-6, err_msg=f"{name}: weights != repetition"
+    )
+    # only the ratios of the weights matter, priors included (they count rows)
+    for scale in (1e-3, 1e3):
         P_s = _quiet(clone(estimator).fit, X, y, sample_weight=scale * w).predict_proba(X)
         np.testing.assert_allclose(
             P_s, P_w, atol=1e-8, err_msg=f"{name}: weights x {scale} change the fit"
