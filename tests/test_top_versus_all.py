@@ -164,3 +164,18 @@ def test_tva_torch_follows_input():
     P = tva.predict_proba(Zt)
     assert isinstance(P, torch.Tensor) and P.dtype == torch.float32
     np.testing.assert_allclose(P.numpy(), tva.predict_proba(Z), atol=1e-5)
+
+
+def test_top_versus_all_rows_sum_to_one_for_huge_logits():
+    # before the per-row shift, A - log_rest cancelled: sums 4.59 at -1e30, 0.96 at 1e15
+    from skcal import TopVersusAllCalibrator
+    from skcal.utils.estimator_checks import make_logits
+
+    X, y = make_logits(300, 4)
+    c = TopVersusAllCalibrator().fit(X, y)
+    ref = c.predict_proba(X[:5])
+    for v in (-1e30, -1e10, 1e15):
+        P = c.predict_proba(np.full((3, 4), v))
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+        np.testing.assert_allclose(P, c.predict_proba(np.zeros((3, 4))), atol=1e-12)
+    np.testing.assert_allclose(c.predict_proba(X[:5] + 1e6), ref, atol=1e-6)

@@ -207,6 +207,10 @@ class TopVersusAllCalibrator(BaseCalibrator):
     def _predict_log_proba(self, Z, xp):
         check_is_fitted(self, "calibrator_")
         A = to_numpy(Z).astype(np.float64)
+        # softmax is shift-invariant: shift each row by its max so that
+        # ``A - log_rest`` does not cancel for huge logits (rows summed to
+        # 4.6 at -1e30 and 0.96 at 1e15 before)
+        A -= A.max(axis=1, keepdims=True)
         n, k = A.shape
         top, score, log_rest, log_share2 = top_scores(A)
         LQ = to_numpy(self.calibrator_.predict_log_proba(score[:, None]))
