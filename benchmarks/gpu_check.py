@@ -3,7 +3,7 @@
 On a single CUDA GPU, within about 5 minutes, this script
 
 1. runs the CUDA variants of the torch parity tests
-   (``pytest tests/test_torch.py -m gpu``: every calibrator and metric,
+   (``pytest tests/backends/test_torch.py -m gpu``: every calibrator and metric,
    torch on CUDA against numpy);
 2. times, on bfloat16 logits of 10,000,000 x 100 and 1,000,000 x 1,000
    generated on the GPU, one *pass* (chunked ``cross_entropy``: stable

@@ -29,7 +29,7 @@ _EXPECTED_FAILURES = {
         ),
         "check_fit2d_1feature": (
             "its 10 rows hold 3 of one class, too few for 5 stratified folds: "
-            "AutoCalibrator raises a ValueError that says so (tests/test_auto.py "
+            "AutoCalibrator raises a ValueError that says so (tests/meta/test_auto.py "
             "tests that message), not one about the single feature"
         ),
     },

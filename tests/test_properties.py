@@ -48,7 +48,7 @@ def _quiet(fn, *args, **kwargs):
             return fn(*args, **kwargs)
         except ValueError as exc:
             # a class with fewer rows than AutoCalibrator's folds: outside its
-            # domain (the error is tested in tests/test_auto.py), not a property
+            # domain (the error is tested in tests/meta/test_auto.py), not a property
             assume("rows of every class for its stratified folds" not in str(exc))
             raise
 

@@ -139,7 +139,7 @@ def test_local_temperature_pickles_and_predicts_without_torch(tmp_path):
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+                         cwd=str(__import__("pathlib").Path(__file__).parents[2]))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 

@@ -37,14 +37,14 @@ Not ported, and why:
 - test_calibration_zero_probability: it drives the private
   ``_CalibratedClassifier`` with a stub calibrator whose outputs are all 0;
   skcal's one-vs-rest combination of all-zero rows is tested in
-  tests/test_isotonic.py / skcal.ovr (uniform fallback, log-space combination
+  tests/ovr/test_isotonic.py / skcal.ovr (uniform fallback, log-space combination
   for Platt).
 - test_sigmoid_calibration_max_abs_prediction_threshold: a private argument
   of scikit-learn's ``_sigmoid_calibration``; skcal standardises the scores
-  instead (tests/test_platt.py checks scores of any magnitude).
+  instead (tests/ovr/test_platt.py checks scores of any magnitude).
 - test_calibration_with_fit_params / test_calibration_with_non_sample_aligned_fit_param:
   need scikit-learn's private ``CheckingClassifier``; fit parameters routing
-  is tested in tests/test_calibrated.py with a recording classifier.
+  is tested in tests/meta/test_calibrated.py with a recording classifier.
 - test_calibration_display_compute, test_plot_calibration_curve_pipeline,
   test_calibration_display_default_labels, test_calibration_display_label_class_plot,
   test_calibration_display_name_multiple_calls, test_calibration_display_ref_line,
@@ -55,7 +55,7 @@ Not ported, and why:
 - test_temperature_scaling_array_api_compliance /
   test_temperature_scaling_array_api_with_str_y_estimator_not_prefit: the array
   API dispatch of scikit-learn; skcal's torch backend is tested in
-  tests/test_torch.py and tests/test_backend.py.
+  tests/backends/test_torch.py and tests/backends/test_backend.py.
 - The ``csr_container`` parametrisations: the sparse input goes to the
   classifier (MultinomialNB), not to skcal; one dense run keeps the intent.
 

@@ -593,7 +593,7 @@ def _imported_after(code):
         f"print(','.join(m for m in {_HEAVY!r} if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True,
-                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
 
