@@ -14,7 +14,7 @@ from sklearn.isotonic import IsotonicRegression
 from skcal import IsotonicScaler
 
 from conftest import load_shared
-from test_platt import (
+from ovr.test_platt import (
     mean_nll,
     reference_ovr_log_odds,
     sklearn_calibrated,
