@@ -32,14 +32,14 @@ from sklearn.utils.validation import (
 from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
 from ._backend._ovr import log_or_neg_inf
-from .utils._array import (
-    get_backend,
+from ._backend._array import (
     is_dask_array,
     is_torch_tensor,
     like_input,
     to_backend,
     to_numpy,
 )
+from ._backend._dispatch import get_backend
 from .utils._pickle import VersionedPickleMixin
 from .utils.validation import check_sample_weight, check_scores, deferred_range_check
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import is_torch_tensor, to_numpy
 
 __all__ = ["option_log_probs", "score_options"]
 

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import _numpy
 from ..base import BaseCalibrator
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import is_torch_tensor, to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]

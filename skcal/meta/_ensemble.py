@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import is_torch_tensor, to_numpy
 
 __all__ = ["CalibratedEnsemble", "calibrate_ensemble"]
 

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ..utils._array import is_dask_array
+from .._backend._array import is_dask_array
 from ..utils._labels import encode_labels
 
 __all__ = ["GroupedCalibrator"]

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 
 __all__ = ["check_inner", "fit_inner", "inner_flag"]
 

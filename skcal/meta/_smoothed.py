@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend._ovr import backend_name
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend._ovr import _ovr_row_stats, backend_name, out_dtype
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._inner import check_inner, fit_inner, inner_flag

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..utils._array import is_dask_array
+from .._backend._array import is_dask_array
 from ._binomial import binomial_interval
 from ._compute import (
     bin_sums,

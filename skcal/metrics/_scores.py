@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import _rows
-from ..utils._array import is_dask_array
+from .._backend._array import is_dask_array
 from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
 from ._validation import _check_inputs
 

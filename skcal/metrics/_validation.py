@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.utils import check_array
 
 from .._backend import _numpy as _numpy_kernels
-from ..utils._array import is_torch_tensor
+from .._backend._array import is_torch_tensor
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
     min_max,

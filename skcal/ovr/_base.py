@@ -29,7 +29,7 @@ import numpy as np
 from .._backend import _numpy
 from .._backend import _ovr as ops
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 
 __all__ = ["OneVsRestCalibrator"]
 

@@ -32,7 +32,7 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label
-from ..utils._array import is_torch_tensor
+from .._backend._array import is_torch_tensor
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend import _matrix as mk
 from ._temperature import fit_temperature
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 
 __all__ = ["EnsembleTemperatureScaler", "fit_simplex_mixture"]
 

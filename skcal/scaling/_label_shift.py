@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array
 
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import is_torch_tensor, to_numpy
 
 __all__ = ["adapt_to_label_shift"]
 

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_array, validate_data
 
 from ._temperature import fit_temperature
 from ..base import BaseCalibrator
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import is_torch_tensor, to_numpy
 from ..utils.validation import check_scores
 
 __all__ = ["LocalTemperatureScaler"]

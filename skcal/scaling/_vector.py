@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 from ._temperature import _weight_total, fit_temperature
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["VectorScaler", "fit_vector"]
