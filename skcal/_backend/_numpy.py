@@ -592,3 +592,47 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     f, gw, gb, _ = _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum)
     blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
     return f, gw, gb, blocks
+
+
+# ---------------------------------------------------------------------------
+# Small array helpers: what estimators and metrics would otherwise branch on
+# the array type for. Same names and signatures in ``_torch.py``.
+# ---------------------------------------------------------------------------
+
+
+def take_rows(a, idx):
+    """Rows ``idx`` (a NumPy integer array) of ``a``."""
+    return a[idx]
+
+
+def project_rows(Z, v):
+    """``sum_j Z[i, j] * v[j]`` in float64 for every row, as a NumPy vector."""
+    return (np.asarray(Z, dtype=np.float64) * v).sum(axis=1)
+
+
+def logaddexp(a, b, out=None):
+    """``log(exp(a) + exp(b))`` elementwise; ``b`` may be a Python float."""
+    return np.logaddexp(a, b, out=out)
+
+
+def working_logits(L):
+    """``L`` as float64 logits of any shape (the working copy of array-likes)."""
+    return np.asarray(L, dtype=np.float64)
+
+
+def any_nan(a):
+    """Whether ``a`` holds a NaN."""
+    return bool(np.isnan(a).any())
+
+
+def log_softmax_last(a):
+    """Log-softmax over the last axis of ``a`` (any shape; rows of ``-inf`` kept)."""
+    m = a.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return a - m - np.log(np.exp(a - m).sum(axis=-1, keepdims=True))
+
+
+def stack_columns(cols):
+    """The ``(n,)`` vectors ``cols`` as the columns of an ``(n, len(cols))`` array."""
+    return np.stack(cols, axis=1)

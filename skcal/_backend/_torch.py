@@ -513,3 +513,48 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     )
     blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
     return f, gw, gb, blocks
+
+
+# ---------------------------------------------------------------------------
+# Small array helpers (the twins of those at the end of ``_numpy.py``).
+# ---------------------------------------------------------------------------
+
+
+def take_rows(a, idx):
+    """Rows ``idx`` (a NumPy integer array) of tensor ``a``, indexed on its device."""
+    return a[torch.as_tensor(idx, device=a.device)]
+
+
+def project_rows(Z, v):
+    """``sum_j Z[i, j] * v[j]`` in float64 for every row, as a NumPy vector."""
+    return (Z.double() * torch.as_tensor(v, device=Z.device)).sum(dim=1).cpu().numpy()
+
+
+def logaddexp(a, b, out=None):
+    """``log(exp(a) + exp(b))`` elementwise; ``b`` may be a Python float."""
+    if not isinstance(b, torch.Tensor):
+        b = torch.tensor(b, dtype=a.dtype, device=a.device)
+    return torch.logaddexp(a, b, out=out)
+
+
+def working_logits(L):
+    """Detached logits of any shape: float32 for 16-bit and non-float tensors."""
+    L = L.detach()
+    if not L.dtype.is_floating_point or L.dtype in (torch.float16, torch.bfloat16):
+        L = L.float()
+    return L
+
+
+def any_nan(a):
+    """Whether ``a`` holds a NaN."""
+    return bool(torch.isnan(a).any())
+
+
+def log_softmax_last(a):
+    """Log-softmax over the last dimension of ``a`` (any shape)."""
+    return torch.log_softmax(a, dim=-1)
+
+
+def stack_columns(cols):
+    """The ``(n,)`` tensors ``cols`` as the columns of an ``(n, len(cols))`` tensor."""
+    return torch.stack(cols, dim=1)

@@ -4,6 +4,7 @@ Also holds :class:`IdentityCalibrator`, the "no calibration" map that every
 candidate list of :class:`AutoCalibrator` starts with.
 """
 
+import functools
 import time
 import warnings
 from numbers import Integral
@@ -16,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import _numpy
 from ..base import BaseCalibrator
-from .._backend._array import is_torch_tensor, to_numpy
+from .._backend._array import to_numpy
+from .._backend._dispatch import get_backend
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]
@@ -211,15 +213,15 @@ def _fold_loss(cal, Z, y, sw, scoring):
 def _fit_and_score(cand, Z, y, sw, train, test, scoring, classes):
     """Fit a clone on the train rows and score it on the test rows of one fold."""
     est = clone(cand).set_params(classes=classes, input_type="logits")
-    take = (lambda idx: idx) if not is_torch_tensor(Z) else _torch_index(Z)
+    take = functools.partial(get_backend(Z).take_rows, Z)
     t0 = time.perf_counter()
     try:
-        est.fit(Z[take(train)], y[train], sample_weight=None if sw is None else sw[train])
+        est.fit(take(train), y[train], sample_weight=None if sw is None else sw[train])
     except Exception as exc:  # reported in cv_results_, never chosen
         return np.nan, time.perf_counter() - t0, 0.0, f"{type(exc).__name__}: {exc}"
     t1 = time.perf_counter()
     try:
-        loss = _fold_loss(est, Z[take(test)], y[test], None if sw is None else sw[test],
+        loss = _fold_loss(est, take(test), y[test], None if sw is None else sw[test],
                           scoring)
     except Exception as exc:
         return np.nan, t1 - t0, time.perf_counter() - t1, f"{type(exc).__name__}: {exc}"
@@ -234,24 +236,13 @@ def _stratified_folds(Z, y, n_splits, random_state):
     permutes the folds with it and the choice does not change.
     """
     v = np.random.default_rng(12345).uniform(0.5, 1.5, size=Z.shape[1])
-    if is_torch_tensor(Z):
-        import torch
-
-        key = to_numpy((Z.double() * torch.as_tensor(v, device=Z.device)).sum(dim=1))
-    else:
-        key = (np.asarray(Z, dtype=np.float64) * v).sum(axis=1)
+    key = get_backend(Z).project_rows(Z, v)
     order = np.lexsort((key, y))
     skf = StratifiedKFold(n_splits, shuffle=True, random_state=random_state)
     return [
         (np.sort(order[tr]), np.sort(order[te]))
         for tr, te in skf.split(np.zeros((len(y), 1)), y[order])
     ]
-
-
-def _torch_index(Z):
-    import torch
-
-    return lambda idx: torch.as_tensor(idx, device=Z.device)
 
 
 class AutoCalibrator(BaseCalibrator):

@@ -315,11 +315,4 @@ class EnsembleTemperatureScaler(BaseCalibrator):
 
 
 def _logaddexp(a, b, xp):
-    if xp.name == "torch":
-        import sys
-
-        torch = sys.modules["torch"]
-        if not isinstance(b, torch.Tensor):
-            b = torch.tensor(b, dtype=a.dtype, device=a.device)
-        return torch.logaddexp(a, b, out=a)
-    return np.logaddexp(a, b, out=a)
+    return xp.logaddexp(a, b, out=a)
