@@ -636,3 +636,8 @@ def log_softmax_last(a):
 def stack_columns(cols):
     """The ``(n,)`` vectors ``cols`` as the columns of an ``(n, len(cols))`` array."""
     return np.stack(cols, axis=1)
+
+
+def column_ranges(Z):
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays (no temporary)."""
+    return Z.min(axis=0).astype(np.float64), Z.max(axis=0).astype(np.float64)

@@ -558,3 +558,11 @@ def log_softmax_last(a):
 def stack_columns(cols):
     """The ``(n,)`` tensors ``cols`` as the columns of an ``(n, len(cols))`` tensor."""
     return torch.stack(cols, dim=1)
+
+
+def column_ranges(Z):
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays."""
+    return (
+        Z.amin(dim=0).double().cpu().numpy(),
+        Z.amax(dim=0).double().cpu().numpy(),
+    )
