@@ -29,16 +29,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
 from ._backend._ovr import log_or_neg_inf
-from ._backend._array import (
-    is_dask_array,
-    is_torch_tensor,
-    like_input,
-    to_backend,
-    to_numpy,
-)
+from ._backend._array import host_array, is_dask_array, like_input, to_backend
 from ._backend._dispatch import get_backend
 from .utils._pickle import VersionedPickleMixin
 from .utils.validation import check_sample_weight, check_scores, deferred_range_check
@@ -141,11 +134,7 @@ class BaseCalibrator(
             return Z
         K = len(order)
         idx = order if Z.shape[1] == K else np.r_[order, np.arange(K, Z.shape[1])]
-        if is_torch_tensor(Z):
-            import torch
-
-            return Z.index_select(1, torch.as_tensor(idx, device=Z.device))
-        return Z[:, idx]
+        return get_backend(Z).take_columns(Z, idx)
 
     def _sort_classes(self):
         """Sort ``classes_`` as ``np.unique`` does; record the input column of each class.
@@ -224,8 +213,7 @@ class BaseCalibrator(
                 f"{self.__class__.__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        y_np = to_numpy(y) if is_torch_tensor(y) else y
-        y_np = column_or_1d(y_np, warn=True)
+        y_np = column_or_1d(host_array(y), warn=True)
         if y_np.shape[0] != n_samples:
             raise ValueError(
                 f"X and y have different numbers of samples: {n_samples} and "
@@ -265,10 +253,7 @@ class BaseCalibrator(
                 f"{self.__class__.__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        if not is_dask_array(y):
-            y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
-        elif y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got a dask array of shape {y.shape}.")
+        y = xp.labels_1d(y)
         if y.shape[0] != Z.shape[0]:
             raise ValueError(
                 f"X and y have different numbers of samples: {Z.shape[0]} and "
@@ -396,10 +381,7 @@ class BaseCalibrator(
         # the chunks the kernel reads anyway (no separate pass over them)
         with deferred_range_check() if self._predict_checks_range else nullcontext():
             Z = self._validate_X(X, reset=False)
-            if is_dask_array(Z):
-                return self._predict_dask(Z, "_predict_proba")
-            Z, xp = self._prepare(Z)
-            out = self._predict_proba(Z, xp)
+            out = get_backend(Z).predict_with(self, "_predict_proba", Z)
         return like_input(out, X)
 
     def predict_log_proba(self, X):
@@ -418,10 +400,7 @@ class BaseCalibrator(
         # the chunks the kernel reads anyway (no separate pass over them)
         with deferred_range_check() if self._predict_checks_range else nullcontext():
             Z = self._validate_X(X, reset=False)
-            if is_dask_array(Z):
-                return self._predict_dask(Z, "_predict_log_proba")
-            Z, xp = self._prepare(Z)
-            out = self._predict_log_proba(Z, xp)
+            out = get_backend(Z).predict_with(self, "_predict_log_proba", Z)
         return like_input(out, X)
 
     def _order_columns(self, Z):
@@ -445,19 +424,10 @@ class BaseCalibrator(
         """
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
-        if is_dask_array(Z):
-            from ._backend import _dask
-
-            P = self._predict_dask(Z, "_predict_proba")
-            return _dask.take_labels(_dask.argmax_rows(P), self.classes_)
-        Z, xp = self._prepare(Z)
-        if self._preserves_order:
-            # the calibrated order is the input's order: predict from it, not
-            # from probabilities that rounding may have tied or swapped
-            idx = to_numpy(xp.argmax_rows(self._order_columns(Z)))
-        else:
-            idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
-        return like_input(self.classes_[idx], X)
+        # (an order-preserving map predicts the argmax of the logits, see
+        # skcal._backend._shared.predict_index; a dask array its probabilities')
+        xp = get_backend(Z)
+        return like_input(xp.take_labels(xp.predict_index(self, Z), self.classes_), X)
 
     def transform(self, X):
         """Calibrated log-probabilities (calibrated logits, normalised).
@@ -500,41 +470,16 @@ class BaseCalibrator(
         """
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
-        if is_dask_array(Z):
-            from ._backend import _dask as xp
-
-            if not is_dask_array(y):
-                y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
-            if y.shape[0] != Z.shape[0]:
-                raise ValueError(
-                    f"X and y have different numbers of samples: {Z.shape[0]} and "
-                    f"{y.shape[0]}."
-                )
-            LP = self._predict_dask(Z, "_predict_log_proba")
-            y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
-            sw = xp.check_sample_weight(sample_weight, Z)
-            return xp.mean_log_likelihood(LP, y_enc, sw)
-        Z, xp = self._prepare(Z)
-        y_np = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
-        if y_np.shape[0] != Z.shape[0]:
+        xp = get_backend(Z)
+        y = xp.labels_1d(y)
+        if y.shape[0] != Z.shape[0]:
             raise ValueError(
                 f"X and y have different numbers of samples: {Z.shape[0]} and "
-                f"{y_np.shape[0]}."
+                f"{y.shape[0]}."
             )
-        y_enc = encode_labels(self.classes_, y_np)
-        sw = check_sample_weight(sample_weight, Z.shape[0])
-        LP = to_numpy(self._predict_log_proba(Z, xp))
-        return _numpy.mean_log_likelihood(LP, y_enc, sw)
-
-    def _predict_dask(self, Z, method):
-        """Lazy ``method`` (a private predict hook) over the row blocks of dask ``Z``.
-
-        Each NumPy block goes through ``_prepare`` and the hook, as a NumPy
-        input would: any calibrator predicts blockwise, whatever its fit.
-        """
-        from ._backend import _dask
-
-        return _dask.predict_blocks(self, method, Z, _numpy.output_dtype(Z.dtype))
+        LP = xp.predict_with(self, "_predict_log_proba", Z)
+        y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
+        return xp.score_log_likelihood(LP, y_enc, sample_weight, Z, check=check_sample_weight)
 
     # ----------------------------------------------------------------- export
     def _torch_spec(self):

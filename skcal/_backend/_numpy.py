@@ -13,7 +13,10 @@ import numpy as np
 from scipy.linalg.blas import dsyrk as _dsyrk
 from scipy.linalg.blas import ssyrk as _ssyrk
 
+from sklearn.utils.validation import column_or_1d
+
 from . import _shared
+from ._array import host_array
 from ._shared import weights as _weights
 
 #: Target size in bytes of one float64 working chunk.
@@ -641,3 +644,39 @@ def stack_columns(cols):
 def column_ranges(Z):
     """Column minima and maxima of ``Z`` as float64 NumPy arrays (no temporary)."""
     return Z.min(axis=0).astype(np.float64), Z.max(axis=0).astype(np.float64)
+
+
+# ---------------------------------------------------- a calibrator's inputs
+predict_with = _shared.predict_with
+predict_index = _shared.predict_index
+
+
+def take_columns(Z, idx):
+    """Columns ``idx`` (a NumPy integer array) of ``Z``."""
+    return Z[:, idx]
+
+
+def take_labels(idx, classes):
+    """``classes[idx]`` (NumPy)."""
+    return classes[idx]
+
+
+def labels_1d(y):
+    """Labels ``y`` as a 1-D NumPy array (scikit-learn's ``column_or_1d``)."""
+    return column_or_1d(host_array(y), warn=True)
+
+
+def encode_labels(y, classes, like, *, encode):
+    """``encode(classes, y)``: labels as positions in ``classes`` (the dask twin's signature)."""
+    return encode(classes, y)
+
+
+def score_log_likelihood(LP, y, sample_weight, like, *, check):
+    """Weighted mean of ``LP[i, y[i]]``, computed in NumPy (a calibrator's ``score``).
+
+    ``sample_weight`` is validated by ``check(sample_weight, n_samples)``
+    (:func:`skcal.utils.validation.check_sample_weight`, passed in by the
+    caller so that this module imports nothing from :mod:`skcal.utils`).
+    """
+    sw = check(sample_weight, like.shape[0])
+    return mean_log_likelihood(host_array(LP), y, sw)

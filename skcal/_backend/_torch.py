@@ -26,7 +26,10 @@ import sys
 import numpy as np
 import torch
 
-from . import _shared
+from sklearn.utils.validation import column_or_1d
+
+from . import _numpy, _shared
+from ._array import host_array
 from ._shared import observe_chunk_range
 from ._shared import weights as _weights
 
@@ -566,3 +569,30 @@ def column_ranges(Z):
         Z.amin(dim=0).double().cpu().numpy(),
         Z.amax(dim=0).double().cpu().numpy(),
     )
+
+
+# ---------------------------------------------------- a calibrator's inputs
+predict_with = _shared.predict_with
+predict_index = _shared.predict_index
+#: computed on the host, in NumPy, as for NumPy input
+score_log_likelihood = _numpy.score_log_likelihood
+
+
+def take_columns(Z, idx):
+    """Columns ``idx`` (a NumPy integer array) of tensor ``Z``, on its device."""
+    return Z.index_select(1, torch.as_tensor(idx, device=Z.device))
+
+
+def take_labels(idx, classes):
+    """``classes[idx]`` (NumPy; the caller moves it to the input's device)."""
+    return classes[idx]
+
+
+def labels_1d(y):
+    """Labels ``y`` (a tensor or array-like) as a 1-D NumPy array."""
+    return column_or_1d(host_array(y), warn=True)
+
+
+def encode_labels(y, classes, like, *, encode):
+    """``encode(classes, y)``: labels as positions in ``classes`` (NumPy)."""
+    return encode(classes, y)
