@@ -879,3 +879,8 @@ def score_log_likelihood(LP, y, sample_weight, like, *, check=None):
     (``check``, the NumPy check of the twins, is not used).
     """
     return mean_log_likelihood(LP, y, check_sample_weight(sample_weight, like))
+
+
+def numpy_view(a):
+    """``a`` itself: a metric without a dask path reads it as NumPy (computed once)."""
+    return a

@@ -680,3 +680,22 @@ def score_log_likelihood(LP, y, sample_weight, like, *, check):
     """
     sw = check(sample_weight, like.shape[0])
     return mean_log_likelihood(host_array(LP), y, sw)
+
+
+# ------------------------------------------------------- the metrics' inputs
+def numpy_view(a):
+    """``a`` itself: NumPy input (or an array-like) is read as it is."""
+    return a
+
+
+def row_chunks(a, itemsize=8):
+    """Row slices of ``a`` (1-D or 2-D) sized for a working chunk of ``itemsize`` bytes."""
+    return chunk_rows(a.shape[0], 1 if a.ndim == 1 else a.shape[1], itemsize)
+
+
+def row_sums64(a):
+    """Float64 sums of the rows of 2-D ``a``, one row chunk at a time (no up-cast copy)."""
+    sums = np.empty(a.shape[0])
+    for sl in row_chunks(a):
+        sums[sl] = a[sl].astype(np.float64).sum(axis=1)
+    return sums

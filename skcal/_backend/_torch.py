@@ -596,3 +596,42 @@ def labels_1d(y):
 def encode_labels(y, classes, like, *, encode):
     """``encode(classes, y)``: labels as positions in ``classes`` (NumPy)."""
     return encode(classes, y)
+
+
+# ------------------------------------------------------- the metrics' inputs
+_NUMPY_VIEW_DTYPES = (torch.float16, torch.float32, torch.float64)
+
+
+def numpy_view(a):
+    """A NumPy view of the memory of CPU tensor ``a`` (no copy), or None.
+
+    The metrics read float16/32/64 CPU tensors this way: the same
+    row-chunked NumPy passes, without torch's per-operation dispatch and
+    intra-op thread hand-offs on every 1 MiB chunk (measured ~10x slower on
+    a loaded 2-core machine; ``benchmarks/bench_speed.py --metrics``).
+    None for accelerator tensors, CPU bfloat16 (which NumPy lacks) and
+    tensors the validation rejects (empty, not 1-D/2-D), which take the
+    torch kernels and their messages.
+    """
+    if (
+        a.device.type == "cpu"
+        and a.dtype in _NUMPY_VIEW_DTYPES
+        and a.ndim in (1, 2)
+        and a.shape[0] > 0
+    ):
+        return a.detach().numpy()
+    return None
+
+
+def row_chunks(a, itemsize=8):
+    """Row slices of ``a`` (1-D or 2-D) sized for a working chunk on its device."""
+    k = 1 if a.ndim == 1 else a.shape[1]
+    return chunk_rows(a.shape[0], k, itemsize, device=a.device)
+
+
+def row_sums64(a):
+    """Float64 sums of the rows of 2-D tensor ``a``, one row chunk at a time."""
+    sums = a.new_empty(a.shape[0], dtype=torch.float64)
+    for sl in row_chunks(a):
+        sums[sl] = a[sl].to(torch.float64).sum(dim=1)
+    return sums
