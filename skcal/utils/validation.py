@@ -14,7 +14,13 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from .._backend._array import is_dask_array, is_torch_tensor, probability_log_dtype
+from .._backend._array import (
+    host_array,
+    is_dask_array,
+    is_torch_tensor,
+    like_input,
+    probability_log_dtype,
+)
 from .._backend._shared import DEFERRED_RANGE_CHECKS
 
 __all__ = [
@@ -598,9 +604,8 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
     """
     if sample_weight is None:
         return None
-    if is_torch_tensor(sample_weight):
-        sw = sample_weight.detach().cpu().double().numpy()
-    elif isinstance(sample_weight, numbers.Number):
+    sample_weight = host_array(sample_weight)  # a tensor is checked as its NumPy copy
+    if isinstance(sample_weight, numbers.Number):
         sw = np.full(n_samples, float(sample_weight))
     else:
         _reject_non_numeric(sample_weight, "sample_weight", "weights")
@@ -631,7 +636,4 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
         )
     if relative:
         sw = sw / sw.max()
-    if is_torch_tensor(like):
-        torch = sys.modules["torch"]
-        return torch.as_tensor(sw, dtype=torch.float64, device=like.device)
-    return sw
+    return like_input(sw, like)
