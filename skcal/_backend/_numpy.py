@@ -699,3 +699,105 @@ def row_sums64(a):
     for sl in row_chunks(a):
         sums[sl] = a[sl].astype(np.float64).sum(axis=1)
     return sums
+
+
+# ----------------------------------------------- the affine kernels' array ops
+class AffineOps:
+    """The array operations of the affine kernels (:mod:`skcal._backend._matrix`), NumPy.
+
+    Its twin ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
+    """
+
+    name = "numpy"
+
+    def __init__(self, Z):
+        self.wd = np.float64 if Z.dtype == np.float64 else np.float32
+
+    def chunks(self, Z, itemsize=None, width=None):
+        n, k = Z.shape
+        item = itemsize or np.dtype(self.wd).itemsize
+        return chunk_rows(n, width or k, item)
+
+    def work(self, Zc):
+        return Zc.astype(self.wd)  # a copy: modified in place below
+
+    def const(self, a, dtype=None):
+        return np.asarray(a, dtype=dtype or self.wd)
+
+    def zeros(self, shape):
+        return np.zeros(shape)
+
+    @staticmethod
+    def f64(a):
+        return np.asarray(a, dtype=np.float64)
+
+    @staticmethod
+    def rowmax(A):
+        return A.max(axis=1, keepdims=True)
+
+    @staticmethod
+    def rowsum(A):
+        return A.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def colsum(A):
+        return A.sum(axis=0)
+
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+
+    @staticmethod
+    def exp_(A):
+        return np.exp(A, out=A)
+
+    @staticmethod
+    def flush_(A, tiny):
+        np.multiply(A, A >= tiny, out=A)
+
+    @staticmethod
+    def take(A, y):
+        return A[np.arange(A.shape[0]), y]
+
+    @staticmethod
+    def sub_onehot(A, y, w=1.0):
+        """``A[i, y_i] -= w_i`` in place (``w``: a float or per-row weights)."""
+        A[np.arange(A.shape[0]), y] -= w
+
+    @staticmethod
+    def copy(A):
+        return A.copy()
+
+    @staticmethod
+    def block_rows(n, k, block_bytes):
+        """Rows of one cache-sized float32 block of ``k`` columns."""
+        return max(1, block_bytes // (4 * k))
+
+    @staticmethod
+    def sub_rowdot_(D, P):
+        """``D -= sum_k P * D`` per row, in place."""
+        D -= np.einsum("ij,ij->i", P, D)[:, None]
+
+    @staticmethod
+    def cat_rows(parts):
+        return np.concatenate(parts, 0)
+
+    @staticmethod
+    def cat(parts):
+        return np.concatenate(parts, axis=1)
+
+    @staticmethod
+    def ones_col(n, dtype):
+        return np.ones((n, 1), dtype=dtype)
+
+    @staticmethod
+    def numpy(a):
+        return np.asarray(a, dtype=np.float64)
+
+    @staticmethod
+    def empty(shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
+
+def affine_ops(Z):
+    """The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32)."""
+    return AffineOps(Z)

@@ -635,3 +635,104 @@ def row_sums64(a):
     for sl in row_chunks(a):
         sums[sl] = a[sl].to(torch.float64).sum(dim=1)
     return sums
+
+
+# ----------------------------------------------- the affine kernels' array ops
+class AffineOps:
+    """The array operations of the affine kernels, torch on ``Z``'s device."""
+
+    name = "torch"
+
+    def __init__(self, Z):
+        self.torch = torch
+        self.device = Z.device
+        self.wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
+
+    def chunks(self, Z, itemsize=None, width=None):
+        n, k = Z.shape
+        item = itemsize or (8 if self.wd == self.torch.float64 else 4)
+        return chunk_rows(n, width or k, item, device=self.device)
+
+    def work(self, Zc):
+        return Zc.to(self.wd, copy=True)
+
+    def const(self, a, dtype=None):
+        if isinstance(a, self.torch.Tensor):
+            return a.to(device=self.device, dtype=dtype or self.wd)
+        return self.torch.as_tensor(
+            np.asarray(a, dtype=np.float64), device=self.device
+        ).to(dtype or self.wd)
+
+    def zeros(self, shape):
+        return self.torch.zeros(shape, dtype=self.torch.float64, device=self.device)
+
+    def f64(self, a):
+        return a.to(self.torch.float64)
+
+    @staticmethod
+    def rowmax(A):
+        return A.amax(dim=1, keepdim=True)
+
+    @staticmethod
+    def rowsum(A):
+        return A.sum(dim=1, keepdim=True)
+
+    @staticmethod
+    def colsum(A):
+        return A.sum(dim=0)
+
+    def exp(self, A):
+        return self.torch.exp(A)
+
+    @staticmethod
+    def exp_(A):
+        return A.exp_()
+
+    def log(self, A):
+        return self.torch.log(A)
+
+    @staticmethod
+    def flush_(A, tiny):
+        A.masked_fill_(A < tiny, 0.0)
+
+    def take(self, A, y):
+        return A.gather(1, y.view(-1, 1)).view(-1)
+
+    def sub_onehot(self, A, y, w=1.0):
+        A[self.torch.arange(A.shape[0], device=A.device), y] -= w
+
+    @staticmethod
+    def copy(A):
+        return A.clone()
+
+    @staticmethod
+    def block_rows(n, k, block_bytes):
+        """All ``n`` rows: one block (torch's kernels amortise their launches)."""
+        return n
+
+    @staticmethod
+    def sub_rowdot_(D, P):
+        D -= (P * D).sum(dim=1, keepdim=True)
+
+    def cat_rows(self, parts):
+        return self.torch.cat(parts, 0)
+
+    def cat(self, parts):
+        return self.torch.cat(parts, dim=1)
+
+    def ones_col(self, n, dtype):
+        return self.torch.ones((n, 1), dtype=dtype, device=self.device)
+
+    @staticmethod
+    def numpy(a):
+        if hasattr(a, "detach"):
+            return a.detach().cpu().numpy().astype(np.float64)
+        return np.asarray(a, dtype=np.float64)
+
+    def empty(self, shape, dtype):
+        return _empty(shape, dtype, self.device)
+
+
+def affine_ops(Z):
+    """The :class:`AffineOps` of ``Z`` (on its device; float64 for float64 ``Z``, else float32)."""
+    return AffineOps(Z)
