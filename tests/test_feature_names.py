@@ -244,7 +244,7 @@ def test_meta_estimators_have_sorted_classes_for_any_column_order(dask_fit):
     groups = np.random.default_rng(3).integers(0, 2, len(ys))
     ref = GroupedCalibrator(skcal.VectorScaler(), min_group_size=50).fit(
         df, ys, groups=groups)
-    if dask_fit:  # the lockstep fit of every group on one dask array
+    if dask_fit:  # every group's fit on its rows of one dask array
         da = pytest.importorskip("dask.array")
         base = skcal.VectorScaler(classes=_PERM)
         X = df[_PERM].to_numpy()
