@@ -330,9 +330,9 @@ def test_failed_datasets_ignores_skipped_and_unavailable():
 
 
 @pytest.mark.parametrize("seed, match", [
-    ("-1", "argument --seed: must be a non-negative integer, got -1"),
-    ("1.5", "argument --seed: must be a non-negative integer, got '1.5'"),
-    (str(2**32), "argument --seed: must be below 2**32"),
+    ("-1", "argument --seed: must be an integer in 0..2**32-1, got -1"),
+    ("1.5", "argument --seed: must be an integer in 0..2**32-1, got '1.5'"),
+    (str(2**32), f"argument --seed: must be an integer in 0..2**32-1, got {2**32}"),
 ])
 def test_cli_bad_seed_is_usage_error(capsys, seed, match):
     assert main(["benchmark", "--fast", "--seed", seed]) == 2
