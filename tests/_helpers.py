@@ -8,9 +8,11 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
-__all__ = ["csv_frame", "multiclass_brier", "nll", "quiet", "quiet_fit", "softmax"]
+__all__ = ["csv_frame", "multiclass_brier", "nll", "quiet", "quiet_fit", "softmax",
+           "temperature_reference"]
 
 
 def softmax(Z):
@@ -27,6 +29,18 @@ def nll(Z, y, T=1.0, sample_weight=None):
     """
     LP = log_softmax(np.asarray(Z, dtype=np.float64) / np.reshape(T, (-1, 1)), axis=1)
     return float(np.average(-LP[np.arange(len(y)), y], weights=sample_weight))
+
+
+def temperature_reference(Z, y, sample_weight=None):
+    """The NLL-optimal temperature of logits ``Z``: SciPy's bounded 1-D search over log T.
+
+    An independent reference for temperature scaling (``T`` in
+    ``exp(-5) .. exp(5)``, log T to 1e-10).
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    res = minimize_scalar(lambda log_t: nll(Z, y, np.exp(log_t), sample_weight),
+                          bounds=(-5, 5), method="bounded", options={"xatol": 1e-10})
+    return float(np.exp(res.x))
 
 
 def multiclass_brier(y, P, K):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from _helpers import softmax
+from _helpers import softmax, temperature_reference
 from skcal import TemperatureScaler
 from skcal.utils._labels import resolve_classes
 from skcal.utils.validation import check_sample_weight, check_scores, max_abs_logit
@@ -408,8 +408,6 @@ def test_integer_labels_missing_class_0_need_classes():
     # column indices only when they include 0; labels 1, 2 for 3 columns
     # (0..2 with class 0 absent, or 1..3 with 3 absent) are a ValueError
     # asking for classes=, and with classes= they fit, with a warning.
-    from scipy.optimize import minimize_scalar
-    from scipy.special import log_softmax
     from sklearn.model_selection import KFold, cross_val_score
 
     rng = np.random.default_rng(0)
@@ -430,13 +428,7 @@ def test_integer_labels_missing_class_0_need_classes():
     with pytest.warns(UserWarning, match="never occur"):
         b = TemperatureScaler(classes=[0, 1, 2]).fit(L[m], y[m])
     np.testing.assert_array_equal(b.classes_, [0, 1, 2])
-    Zm, ym = L[m], y[m]
-
-    def nll(log_t):
-        return -log_softmax(Zm / np.exp(log_t), axis=1)[np.arange(len(ym)), ym].mean()
-
-    t_ref = np.exp(minimize_scalar(nll, bounds=(-5, 5), method="bounded",
-                                   options={"xatol": 1e-10}).x)
+    t_ref = temperature_reference(L[m], y[m])
     assert b.temperature_ == pytest.approx(t_ref, rel=1e-5)
     # labels >= K are ambiguous as well
     with pytest.raises(ValueError, match="classes="):

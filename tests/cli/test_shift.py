@@ -2,19 +2,13 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize_scalar
 
-from _helpers import nll
+from _helpers import nll, temperature_reference
 from skcal.benchmark._shift import label_shift_indices, with_label_shift
 from skcal.cli import main
 from skcal.datasets import load_logits
 
 SET = "agnews_gpt2_zeroshot"
-
-
-def _ts_reference(Z, y):
-    return minimize_scalar(lambda t: nll(Z, y, t), bounds=(0.05, 50), method="bounded",
-                           options={"xatol": 1e-9}).x
 
 
 def _table_row(text, section_start, method):
@@ -55,7 +49,7 @@ def test_cli_label_shift_matches_independent_computation(capsys):
     assert len({len(s.y_test) for s in draws}) == 3  # independent draws
     assert "Under shift" in out and "3 draw(s)" in out
     assert "label shift" not in out.split("Under shift")[0]  # summarised, not listed
-    T = _ts_reference(d.logits_val, d.y_val)
+    T = temperature_reference(d.logits_val, d.y_val)
     row = _table_row(out, f"{SET}: fitted on", "temperature")
     got, got_shift, change, sd = map(float, row[1:5])
     shifted = [nll(s.logits_test, s.y_test, T) for s in draws]
@@ -74,7 +68,7 @@ def test_cli_shift_data_file(tmp_path, capsys):
                "--shift-data", str(path), "--quiet", "--output", str(tmp_path / "o")])
     out = capsys.readouterr().out
     assert rc == 0
-    T = _ts_reference(d.logits_val, d.y_val)
+    T = temperature_reference(d.logits_val, d.y_val)
     row = _table_row(out, f"{SET}: fitted on", "temperature")
     # every row of the file is the shifted test set
     assert float(row[2]) == pytest.approx(nll(2.0 * d.logits_test, d.y_test, T), abs=1e-4)
