@@ -1,23 +1,21 @@
-"""GroupedCalibrator on dask: lockstep fits (one job per pass) vs group after group.
+"""GroupedCalibrator on dask: jobs and wall time of a fit, against the NumPy fit.
 
 For ``G`` groups, fits :class:`skcal.GroupedCalibrator` on a dask array on a
-LocalCluster of 2 single-threaded worker processes twice: in lockstep (the
-default: every data step of all groups -- label and weight checks, warm-start
-subsamples, Newton passes -- is one job of one task per row block) and
-sequentially (each group's fit its own jobs, the path taken for estimators
-that are not skcal calibrators). The arrays are persisted on the workers
-first (a job ships its graph, not the data). Prints the dask jobs and the
-wall time of each, their ratios, and the largest relative difference of the
-fitted parameters. Small arrays are forced onto the cluster
-(``LOCAL_MAX_BYTES = 0``), as a calibration set too large for the client
-would be.
+LocalCluster of 2 single-threaded worker processes (the global fit, then
+each group's fit on its lazily selected rows, one after the other) and on
+the same data in memory. The arrays are persisted on the workers first (a
+job ships its graph, not the data). Prints the dask jobs and the wall time
+of the dask fit, the NumPy fit's wall time, and the largest relative
+difference of the fitted parameters. Small arrays are forced onto the
+cluster (``LOCAL_MAX_BYTES = 0``), as a calibration set too large for the
+client would be.
 
 Run (from the repository root)::
 
     python benchmarks/bench_dask_grouped.py     # 400,000 x 10, G = 2, 4, 16, 64
     python benchmarks/bench_dask_grouped.py --rows 2000000 --groups 4 16 64
 
-Timings on a loaded machine are noisy; read the ratios (same run).
+Timings on a loaded machine are noisy.
 """
 
 import argparse
@@ -46,7 +44,6 @@ def main():
 
     import skcal
     from skcal._backend import _dask
-    from skcal.meta import _grouped
 
     _dask.LOCAL_MAX_BYTES = 0
     rng = np.random.default_rng(0)
@@ -70,45 +67,40 @@ def main():
             # would): a job ships its small graph, not the data
             Zd, yd, gd = client.persist([Zd, yd, gd])
             distributed.wait([Zd, yd, gd])
-            out = {}
-            for mode in ("lockstep", "sequential"):
-                calls = []
+            calls = []
 
-                def counting(expr, keys, **kw):
-                    calls.append(1)
-                    return client.get(expr, keys, **kw)
+            def counting(expr, keys, **kw):
+                calls.append(1)
+                return client.get(expr, keys, **kw)
 
-                saved = _grouped._lockstep_ok
-                if mode == "sequential":
-                    _grouped._lockstep_ok = lambda e: False
-                try:
-                    t = time.perf_counter()
-                    with dask.config.set(scheduler=counting):
-                        fitted = skcal.GroupedCalibrator(est, min_group_size=1).fit(
-                            Zd, yd, groups=gd
-                        )
-                    out[mode] = (len(calls), time.perf_counter() - t, fitted)
-                finally:
-                    _grouped._lockstep_ok = saved
+            t = time.perf_counter()
+            with dask.config.set(scheduler=counting):
+                got = skcal.GroupedCalibrator(est, min_group_size=1).fit(
+                    Zd, yd, groups=gd
+                )
+            t_dask = time.perf_counter() - t
+            t = time.perf_counter()
+            ref = skcal.GroupedCalibrator(est, min_group_size=1).fit(
+                Zg.astype(np.float32), y, groups=g
+            )
+            t_numpy = time.perf_counter() - t
             diff = 0.0
-            a, b = out["lockstep"][2], out["sequential"][2]
-            for key in a.calibrators_:
-                pairs = zip(_params(a.calibrators_[key]), _params(b.calibrators_[key]))
+            for key in ref.calibrators_:
+                pairs = zip(_params(got.calibrators_[key]), _params(ref.calibrators_[key]))
                 for pa, pb in pairs:
                     rel = np.abs(pa - pb) / np.maximum(np.abs(pb), 1e-300)
                     diff = max(diff, float(np.max(rel)))
-            rows.append((G, out["lockstep"][:2], out["sequential"][:2], diff))
+            rows.append((G, len(calls), t_dask, t_numpy, diff))
     finally:
         client.close()
         cluster.close()
 
     print(f"{args.method}, {n:,} x {k} float32, {args.chunk_rows:,}-row chunks, "
           f"2 workers x 1 thread; load {os.getloadavg()[0]:.1f}")
-    print(f"{'groups':>6}  {'jobs lock':>9}  {'s lock':>7}  {'jobs seq':>8}  "
-          f"{'s seq':>7}  {'jobs ratio':>10}  {'time ratio':>10}  {'max rel diff':>12}")
-    for G, (jl, tl), (js, ts), d in rows:
-        print(f"{G:>6}  {jl:>9}  {tl:>7.1f}  {js:>8}  {ts:>7.1f}  {js / jl:>10.1f}  "
-              f"{ts / tl:>10.2f}  {d:>12.1e}")
+    print(f"{'groups':>6}  {'dask jobs':>9}  {'dask s':>7}  {'numpy s':>7}  "
+          f"{'max rel diff':>12}")
+    for G, jobs, td, tn, d in rows:
+        print(f"{G:>6}  {jobs:>9}  {td:>7.1f}  {tn:>7.2f}  {d:>12.1e}")
 
 
 def _params(est):

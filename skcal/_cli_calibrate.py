@@ -26,32 +26,45 @@ __all__ = ["add_subcommands", "run"]
 
 
 # ------------------------------------------------------------------ parsing
-def _columns(text):
-    cols = [c.strip() for c in text.split(",")]
-    if not all(cols):
-        raise ValueError(f"empty name in {text!r}")
-    return cols
+def int_arg(lo, hi=None, *, allowed, skip=()):
+    """An argparse type: an integer in ``lo .. hi`` (no upper bound for None), not in ``skip``.
 
-
-def _bootstrap_count(text):
+    ``allowed`` names the accepted values in the error, ``"must be
+    {allowed}, got ..."``.
+    """
     import argparse
 
-    v = _positive_int(text)
-    if v == 1:
-        raise argparse.ArgumentTypeError("must be 0 (no intervals) or at least 2, got 1")
-    return v
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi) or value in skip:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
+        return value
+
+    return parse
 
 
-def _positive_int(text):
+def columns_arg(allow_empty=False):
+    """An argparse type: a comma-separated list of column names.
+
+    With ``allow_empty``, an empty name is the header's unnamed column (as
+    pandas writes its index): ``--ignore-columns ""``.
+    """
     import argparse
 
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
-    return v
+    def parse(text):
+        names = [c.strip() for c in text.split(",")]
+        if not allow_empty and not all(names):
+            raise argparse.ArgumentTypeError(f"empty name in {text!r}")
+        return names
+
+    return parse
+
+
+_bootstrap_count = int_arg(0, allowed="0 (no intervals) or an integer >= 2", skip=(1,))
+_non_negative_int = int_arg(0, allowed="an integer >= 0")
 
 
 def _add_table_args(p, labels_help):
@@ -59,28 +72,14 @@ def _add_table_args(p, labels_help):
                    help="logits file: .npz, .npy (memory-mapped), .csv or .parquet")
     p.add_argument("--label-column", metavar="NAME",
                    help=f"label column (CSV/Parquet) or key (.npz); {labels_help}")
-    p.add_argument("--logit-columns", metavar="C1,C2,...", type=_columns_arg(),
+    p.add_argument("--logit-columns", metavar="C1,C2,...", type=columns_arg(),
                    help="logit columns in class order (CSV/Parquet; default: every "
                    "column but the label and split columns; when given, any other "
                    "column is an error) or the logits key (.npz)")
-    p.add_argument("--ignore-columns", metavar="C1,C2,...", type=_columns_arg(True),
+    p.add_argument("--ignore-columns", metavar="C1,C2,...", type=columns_arg(True),
                    help="CSV/Parquet: columns to skip (a row index, ids, metadata such "
                    "as a margin column); '' names an unnamed column, as pandas writes "
                    "its index")
-
-
-def _columns_arg(allow_empty=False):
-    import argparse
-
-    def parse(text):
-        if allow_empty:
-            return [c.strip() for c in text.split(",")]
-        try:
-            return _columns(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
 
 
 def add_subcommands(sub):
@@ -136,11 +135,11 @@ def add_subcommands(sub):
     r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     r.add_argument("--output", required=True, metavar="DIR",
                    help="folder for report.md, metrics.csv, metrics.json, reliability.png")
-    r.add_argument("--n-bins", type=_positive_int, default=15,
+    r.add_argument("--n-bins", type=_non_negative_int, default=15,
                    help="equal-width bins of the ECE and the diagram (default 15)")
     r.add_argument("--n-bootstrap", type=_bootstrap_count, default=200,
                    help="bootstrap resamples of the intervals; 0: none (default 200)")
-    r.add_argument("--seed", type=_positive_int, default=0, help="bootstrap seed")
+    r.add_argument("--seed", type=_non_negative_int, default=0, help="bootstrap seed")
 
 
 def _methods():

@@ -39,61 +39,6 @@ __all__ = ["main"]
 FAST_DATASET = "cifar10_resnet20_chenyaofo"
 
 
-def _resamples(text):
-    """argparse type of ``--resamples``: 0 or an integer >= 2."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be 0 or an integer >= 2, got {text!r}"
-        ) from None
-    if value < 0 or value == 1:
-        raise argparse.ArgumentTypeError(f"must be 0 or an integer >= 2, got {value}")
-    return value
-
-
-def _seed(text):
-    """argparse type of ``--seed``: an integer in ``0 .. 2**32 - 1``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a non-negative integer, got {text!r}"
-        ) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a non-negative integer, got {value}"
-        )
-    if value >= 2**32:
-        raise argparse.ArgumentTypeError(f"must be below 2**32, got {value}")
-    return value
-
-
-def _repeats(text):
-    """argparse type of ``--repeats``: an integer in ``1 .. 100``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be in 1..100, got {value}")
-    return value
-
-
-def _columns(text, allow_empty=False):
-    """A comma-separated list of column names (None for None).
-
-    With ``allow_empty``, an empty name is the header's unnamed column (as
-    pandas writes its index): ``--ignore-columns ""``.
-    """
-    if text is None:
-        return None
-    names = [c.strip() for c in text.split(",")]
-    if not allow_empty and not all(names):
-        raise _UserError(f"empty column name in {text!r}")
-    return names
-
-
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose ``epilog`` may be a function, called only when
     the help is printed: listing the methods imports every calibrator (and
@@ -125,7 +70,7 @@ def _benchmark_epilog():
 
 def _parser():
     from . import __version__
-    from ._cli_calibrate import _input_type_arg, add_subcommands
+    from ._cli_calibrate import _input_type_arg, add_subcommands, columns_arg, int_arg
     from .datasets import list_datasets
 
     parser = _Parser(
@@ -156,12 +101,12 @@ def _parser():
         help="CSV/Parquet: name of the label column (default: 'label' or 'y')",
     )
     b.add_argument(
-        "--logit-columns", metavar="C1,C2,...",
+        "--logit-columns", metavar="C1,C2,...", type=columns_arg(),
         help="CSV/Parquet: names of the logit columns, in class order (default: "
         "every other column but 'split')",
     )
     b.add_argument(
-        "--ignore-columns", metavar="C1,C2,...",
+        "--ignore-columns", metavar="C1,C2,...", type=columns_arg(True),
         help="CSV/Parquet: columns to skip (a row index, ids, metadata); '' names an "
         "unnamed column, as pandas writes its index",
     )
@@ -191,7 +136,8 @@ def _parser():
         "data sets, to DIR (created if needed)",
     )
     b.add_argument(
-        "--seed", type=_seed, default=0,
+        "--seed", type=int_arg(0, 2**32 - 1, allowed="an integer in 0..2**32-1"),
+        default=0,
         help="seed for splitting single-set files and for randomised methods: "
         "an integer in 0..2**32-1 (default: 0)",
     )
@@ -200,12 +146,13 @@ def _parser():
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
     b.add_argument(
-        "--repeats", type=_repeats, default=None, metavar="N",
+        "--repeats", type=int_arg(1, 100, allowed="an integer in 1..100"), default=None, metavar="N",
         help="timed runs per method after one untimed warm-up; the table shows "
         "the median (default: 1; 3 with --full)",
     )
     b.add_argument(
-        "--resamples", type=_resamples, default=None, metavar="N",
+        "--resamples", type=int_arg(0, allowed="0 or an integer >= 2", skip=(1,)),
+        default=None, metavar="N",
         help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
         "accuracy and for the paired comparisons with the best method, whose "
         "ties are marked '*', and with the uncalibrated model (default: 200; "
@@ -226,7 +173,7 @@ def _parser():
         "method's NLL and ECE change, averaged over --shift-draws draws",
     )
     b.add_argument(
-        "--shift-draws", metavar="N", type=_positive_int, default=5,
+        "--shift-draws", metavar="N", type=int_arg(1, allowed="an integer >= 1"), default=5,
         help="number of label-shift draws averaged per data set (default: 5)",
     )
     b.add_argument(
@@ -255,17 +202,6 @@ def _parser():
     return parser
 
 
-def _positive_int(text):
-    """argparse type of ``--shift-draws``: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
-    return value
-
-
 def _alpha(text):
     """argparse type of ``--label-shift``: a positive finite number."""
     try:
@@ -287,8 +223,8 @@ def _load(args):
         datasets.append(_load_file(
             path, random_state=args.seed,
             label_column=args.label_column,
-            logit_columns=_columns(args.logit_columns),
-            ignore_columns=_columns(args.ignore_columns, allow_empty=True),
+            logit_columns=args.logit_columns,
+            ignore_columns=args.ignore_columns,
             input_type=args.input_type,
         ))
     names = list(args.dataset)

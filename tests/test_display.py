@@ -150,6 +150,24 @@ def test_from_estimator_errors(preds):
     plt.close("all")
 
 
+def test_from_estimator_shares_from_predictions_keywords(iris_model):
+    # the keywords (and their defaults) of from_predictions but input_type and
+    # labels, which come from the estimator: passing them is refused by name
+    import inspect
+
+    model, X, y = iris_model
+    est = inspect.signature(ReliabilityDisplay.from_estimator).parameters
+    pred = inspect.signature(ReliabilityDisplay.from_predictions).parameters
+    assert list(est)[:3] == ["estimator", "X", "y"]
+    assert {k: v.default for k, v in list(est.items())[3:]} == {
+        k: v.default for k, v in list(pred.items())[2:]
+        if k not in ("input_type", "labels")
+    }
+    for key in ("input_type", "labels"):
+        with pytest.raises(TypeError, match=f"no {key}="):
+            ReliabilityDisplay.from_estimator(model, X, y, **{key: None})
+
+
 @pytest.mark.shared_data
 def test_from_estimator_with_skcal_calibrator_before_and_after():
     from conftest import load_shared

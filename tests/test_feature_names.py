@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from _helpers import quiet_fit
 import skcal
 
 pd = pytest.importorskip("pandas")
@@ -110,14 +111,6 @@ def _all_calibrators():
     return [pytest.param(cls, id=name) for name, cls in all_calibrators()]
 
 
-def _quiet_fit(est, *args, **kw):
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return est.fit(*args, **kw)
-
-
 def _text_frame(n=240, seed=0):
     """Logits in sorted-label columns ``cat, dog, emu`` and their text labels."""
     rng = np.random.default_rng(seed)
@@ -142,8 +135,8 @@ def test_every_calibrator_has_sorted_classes_for_any_column_order(cls):
 
     df, ys = _text_frame()
     # reference: columns already in sorted order (no reordering anywhere)
-    ref = _quiet_fit(cls(), df, ys)
-    est = _quiet_fit(cls(), df[_PERM], ys)
+    ref = quiet_fit(cls(), df, ys)
+    est = quiet_fit(cls(), df[_PERM], ys)
     assert est.classes_.tolist() == ref.classes_.tolist() == ["cat", "dog", "emu"]
     P_ref = ref.predict_proba(df)
     P = est.predict_proba(df[_PERM])
@@ -168,8 +161,8 @@ def test_every_calibrator_has_sorted_classes_for_any_column_order(cls):
 def test_explicit_unsorted_classes_give_sorted_classes(cls):
     """``classes`` names the columns of an array in any order; classes_ is sorted."""
     df, ys = _text_frame(seed=1)
-    ref = _quiet_fit(cls(), df.to_numpy(), ys)
-    est = _quiet_fit(cls(classes=_PERM), df[_PERM].to_numpy(), ys)
+    ref = quiet_fit(cls(), df.to_numpy(), ys)
+    est = quiet_fit(cls(classes=_PERM), df[_PERM].to_numpy(), ys)
     assert est.classes_.tolist() == ["cat", "dog", "emu"]
     np.testing.assert_allclose(
         est.predict_proba(df[_PERM].to_numpy()), ref.predict_proba(df.to_numpy()), atol=1e-6)
@@ -212,12 +205,12 @@ def test_exports_and_backends_reorder_columns_like_predict_proba(name, one_score
         ys = np.where(ys == "emu", "cat", ys)
         classes = ["emu", "dog"]  # not sorted: sorted, the score is that of classes_[0]
         ys = np.where(ys == "cat", "emu", ys)
-        ref = _quiet_fit(getattr(skcal, name)(), -X, ys)
+        ref = quiet_fit(getattr(skcal, name)(), -X, ys)
     else:
         X = df[_PERM].to_numpy()
         classes = _PERM
-        ref = _quiet_fit(getattr(skcal, name)(), df.to_numpy(), ys)
-    est = _quiet_fit(getattr(skcal, name)(classes=classes), X, ys)
+        ref = quiet_fit(getattr(skcal, name)(), df.to_numpy(), ys)
+    est = quiet_fit(getattr(skcal, name)(classes=classes), X, ys)
     assert est.classes_.tolist() == sorted(classes)
     P = est.predict_proba(X)
     np.testing.assert_allclose(P, ref.predict_proba(-X if one_score else df.to_numpy()),
@@ -244,15 +237,15 @@ def test_meta_estimators_have_sorted_classes_for_any_column_order(dask_fit):
     groups = np.random.default_rng(3).integers(0, 2, len(ys))
     ref = GroupedCalibrator(skcal.VectorScaler(), min_group_size=50).fit(
         df, ys, groups=groups)
-    if dask_fit:  # the lockstep fit of every group on one dask array
+    if dask_fit:  # every group's fit on its rows of one dask array
         da = pytest.importorskip("dask.array")
         base = skcal.VectorScaler(classes=_PERM)
         X = df[_PERM].to_numpy()
-        est = _quiet_fit(GroupedCalibrator(base, min_group_size=50),
+        est = quiet_fit(GroupedCalibrator(base, min_group_size=50),
                          da.from_array(X, chunks=200), ys, groups=groups)
     else:
         X = df[_PERM]
-        est = _quiet_fit(GroupedCalibrator(skcal.VectorScaler(), min_group_size=50),
+        est = quiet_fit(GroupedCalibrator(skcal.VectorScaler(), min_group_size=50),
                          X, ys, groups=groups)
     assert est.classes_.tolist() == ["cat", "dog", "emu"]
     np.testing.assert_allclose(est.predict_proba(X, groups=groups),

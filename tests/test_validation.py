@@ -1,8 +1,13 @@
 """Input validation and the label -> column rule shared by calibrators and metrics."""
 
+import pickle
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
+from _helpers import softmax, temperature_reference
 from skcal import TemperatureScaler
 from skcal.utils._labels import resolve_classes
 from skcal.utils.validation import check_sample_weight, check_scores, max_abs_logit
@@ -238,12 +243,6 @@ def _log_as_documented(P16):
     return np.log(np.maximum(P16.astype(np.float64), np.finfo(np.float32).tiny))
 
 
-def _softmax(Z):
-    Z = Z - Z.max(axis=1, keepdims=True)
-    P = np.exp(Z)
-    return P / P.sum(axis=1, keepdims=True)
-
-
 def test_float16_probabilities_are_logged_in_float32_not_floored():
     """float16 holds probabilities down to 6e-8 (subnormals): none is floored
     at its smallest normal number 6.1e-5, and the log has float32 precision."""
@@ -271,7 +270,7 @@ def test_temperature_on_float16_cifar10_probabilities_equals_float64():
     from skcal.utils.validation import normalize_probabilities
 
     d = load_cifar10_resnet20()
-    P16 = _softmax(d.logits_val.astype(np.float64)).astype(np.float16)
+    P16 = softmax(d.logits_val.astype(np.float64)).astype(np.float16)
     # reference: the same values in float64, given as their logs (softmax(log p)
     # renormalises the rows, as the probability path does)
     ref = TemperatureScaler().fit(_log_as_documented(P16), d.y_val)
@@ -305,7 +304,7 @@ def test_every_calibrator_float16_probabilities_match_float64(cls):
     y = rng.integers(0, 4, 300)
     y[:4] = np.arange(4)
     Z = 4.0 * (1.5 * np.eye(4)[y] + rng.normal(size=(300, 4)))
-    P = np.maximum(_softmax(Z), 2e-7)  # no exact 0 (PlattScaler treats those apart)
+    P = np.maximum(softmax(Z), 2e-7)  # no exact 0 (PlattScaler treats those apart)
     P16 = (P / P.sum(axis=1, keepdims=True)).astype(np.float16)
     assert P16.min() > 0 and (P16 < 6.1e-5).mean() > 0.05  # many subnormal float16 values
     with warnings.catch_warnings():
@@ -402,3 +401,95 @@ def test_local_temperature_extra_features_warn_for_probability_columns():
         LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P, F], y)
     with pytest.warns(ProbabilitiesAsLogitsWarning):
         LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P[:, 1], F], y > 0)
+
+
+def test_integer_labels_missing_class_0_need_classes():
+    # The documented rule (docs/user_guide/index.rst): integer labels are
+    # column indices only when they include 0; labels 1, 2 for 3 columns
+    # (0..2 with class 0 absent, or 1..3 with 3 absent) are a ValueError
+    # asking for classes=, and with classes= they fit, with a warning.
+    from sklearn.model_selection import KFold, cross_val_score
+
+    rng = np.random.default_rng(0)
+    y = np.sort(rng.integers(0, 3, 120))  # sorted: KFold's first fold holds the 0s
+    L = 2.0 * np.eye(3)[y] + rng.normal(size=(120, 3))
+    m = y > 0
+    with pytest.raises(ValueError, match=r"include 0.*classes="):
+        TemperatureScaler().fit(L[m], y[m])
+    with pytest.raises(ValueError, match="classes="):
+        cross_val_score(TemperatureScaler(), L, y, cv=KFold(3), error_score="raise")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        scores = cross_val_score(TemperatureScaler(classes=[0, 1, 2]), L, y, cv=KFold(3),
+                                 error_score="raise")
+    assert np.all(np.isfinite(scores))
+    # fitted on rows of classes 1, 2 only: classes_ are 0..2 and the temperature
+    # is the NLL-optimal one with the labels as column indices (1-D search)
+    with pytest.warns(UserWarning, match="never occur"):
+        b = TemperatureScaler(classes=[0, 1, 2]).fit(L[m], y[m])
+    np.testing.assert_array_equal(b.classes_, [0, 1, 2])
+    t_ref = temperature_reference(L[m], y[m])
+    assert b.temperature_ == pytest.approx(t_ref, rel=1e-5)
+    # labels >= K are ambiguous as well
+    with pytest.raises(ValueError, match="classes="):
+        TemperatureScaler().fit(L[m], y[m] + 1)
+
+
+def _binary_logits():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    Z = rng.normal(size=(200, 2)) + 1.5 * np.eye(2)[y]
+    Z[:, 0] += 3.0  # a per-row offset that the log-odds do not see
+    return Z, y
+
+
+def test_vector_scaler_rejects_switch_between_two_columns_and_log_odds():
+    from skcal import VectorScaler
+
+    Z, y = _binary_logits()
+    s = Z[:, 1] - Z[:, 0]
+    two = VectorScaler().fit(Z, y)
+    with pytest.raises(ValueError, match="parameters per column"):
+        two.predict_proba(s)
+    one = VectorScaler().fit(s, y)
+    with pytest.raises(ValueError, match="Pass a 1-D score vector, as in fit"):
+        one.predict_proba(Z)
+    assert one.predict_proba(s).shape == (200, 2)
+
+
+@pytest.mark.parametrize("name", ["TemperatureScaler", "PlattScaler", "IsotonicScaler"])
+def test_log_odds_calibrators_accept_the_switch_consistently(name):
+    import skcal
+
+    Z, y = _binary_logits()
+    s = Z[:, 1] - Z[:, 0]
+    two = getattr(skcal, name)().fit(Z, y)
+    one = getattr(skcal, name)().fit(s, y)
+    # a map of the log-odds alone: the four combinations agree
+    for m in (two, one):
+        np.testing.assert_allclose(m.predict_proba(s), m.predict_proba(Z), atol=1e-12)
+    np.testing.assert_allclose(two.predict_proba(Z), one.predict_proba(s), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["TemperatureScaler", "VectorScaler", "PlattScaler",
+                                  "IsotonicScaler", "MatrixScaler", "HistogramCalibrator"])
+def test_probabilities_read_as_logits_warn(name):
+    import skcal
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 90)
+    P = rng.dirichlet([1, 1, 1], size=90)
+    cls = getattr(skcal, name)
+    # the default and an explicit "logits" are the same value: both warn
+    for est in (cls(), cls(input_type="logits"), pickle.loads(pickle.dumps(cls()))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.warns(ProbabilitiesAsLogitsWarning, match="input_type"):
+                m = est.fit(P, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cls(input_type="probabilities").fit(P, y)
+        cls().fit(P * 2.0, y)  # rows sum to 2: not probabilities
+        m.predict_proba(P)  # predict does not repeat it

@@ -27,7 +27,6 @@ when it is given a dask array.
 
 import functools
 import math
-import threading
 from collections import OrderedDict
 
 import dask
@@ -56,27 +55,9 @@ SPLIT_EVERY = 16
 
 _CACHE = OrderedDict()
 _CACHE_ENTRIES = 4
-#: ``_STATE.participant``: the lockstep fit run by this thread, if any
-#: (:mod:`skcal._backend._dask_groups`).
-_STATE = threading.local()
-
-
-def _participant():
-    return getattr(_STATE, "participant", None)
-
-
 def row_stride(a, step):
-    """The systematic row subsample ``a[::step]`` (lazy).
-
-    Inside a lockstep group fit the result is recorded as a view of the
-    fit's rows, so that its passes run in the shared jobs of all groups
-    (:mod:`skcal._backend._dask_groups`).
-    """
-    out = a[::step]
-    p = _participant()
-    if p is not None:
-        p.derive(a, slice(None, None, step), out)
-    return out
+    """The systematic row subsample ``a[::step]`` (lazy)."""
+    return a[::step]
 
 
 def from_numpy(a, device=None):
@@ -137,35 +118,26 @@ def _reduce(block_fn, Z, y, sw, *args, is_max=None):
     mask = np.zeros(size, bool)
     if is_max is not None:
         mask = np.repeat(np.asarray(is_max, bool), sizes)
-    p = _participant()
-    stride = None if p is None else p.view(Z, y, sw)
-    if stride is not None:
-        # a lockstep fit: one blockwise task per row block serves every group
-        flat = p.grouped(
-            "reduce", block_fn, args, stride, (y is not None, sw is not None),
-            size=size, is_max=mask,
-        )
+    fn = functools.partial(_packed_of, block_fn=block_fn, args=args,
+                           has=(Z is not None, y is not None, sw is not None))
+    arrays = []
+    for a, ix in ((Z, "ij"), (y, "i"), (sw, "i")):
+        if a is not None:
+            arrays += [a, ix if a.ndim == 2 else "i"]
+    rows = da.blockwise(
+        fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
+        concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+    )
+    if not mask.any():
+        flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
+    elif mask.all():
+        flat = rows.max(axis=0, split_every=SPLIT_EVERY).compute()
     else:
-        fn = functools.partial(_packed_of, block_fn=block_fn, args=args,
-                               has=(Z is not None, y is not None, sw is not None))
-        arrays = []
-        for a, ix in ((Z, "ij"), (y, "i"), (sw, "i")):
-            if a is not None:
-                arrays += [a, ix if a.ndim == 2 else "i"]
-        rows = da.blockwise(
-            fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
-            concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+        total, top = dask.compute(
+            rows.sum(axis=0, split_every=SPLIT_EVERY),
+            rows.max(axis=0, split_every=SPLIT_EVERY),
         )
-        if not mask.any():
-            flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
-        elif mask.all():
-            flat = rows.max(axis=0, split_every=SPLIT_EVERY).compute()
-        else:
-            total, top = dask.compute(
-                rows.sum(axis=0, split_every=SPLIT_EVERY),
-                rows.max(axis=0, split_every=SPLIT_EVERY),
-            )
-            flat = np.where(mask, top, total)
+        flat = np.where(mask, top, total)
     out, at = [], 0
     for sh, m in zip(shapes, sizes):
         v = flat[at:at + m].reshape(sh)
@@ -193,23 +165,6 @@ def _local(Z, y=None, sw=None):
     if not size <= LOCAL_MAX_BYTES:
         return None
     key = _key(Z, y, sw)
-    p = _participant()
-    if p is not None:
-        # lockstep fits share one budget of LOCAL_MAX_BYTES for their copies
-        hit = p.cache.get(key)
-        if hit is None:
-            if not p.reserve(size):
-                return None
-            stride = p.view(Z, y, sw)
-            if stride is not None:  # one task per row block for all groups
-                hit = p.grouped(
-                    "gather", _rows_block, (), stride, (y is not None, sw is not None)
-                )
-                hit = (hit[0].astype(Z.dtype, copy=False),) + hit[1:]
-            else:
-                hit = dask.compute(Z, y, sw)
-            p.cache[key] = hit
-        return hit
     hit = _CACHE.get(key)
     if hit is None:
         hit = dask.compute(Z, y, sw)
@@ -219,10 +174,6 @@ def _local(Z, y=None, sw=None):
     else:
         _CACHE.move_to_end(key)
     return hit
-
-
-def _rows_block(Zb, yb, wb):
-    return Zb, yb, wb
 
 
 def clear_cache():
@@ -302,15 +253,8 @@ def logit_scale(Z, y):
     return max(1.0, gap)
 
 
-def _total_block(Zb, yb, wb):
-    return (float(np.sum(wb)),)
-
-
 def total(sample_weight):
     """``float(sample_weight.sum())`` of dask weights (one pass)."""
-    p = _participant()
-    if p is not None and p.view(sw=sample_weight) is not None:
-        return _reduce(_total_block, None, None, sample_weight)[0]
     return float(sample_weight.sum().compute())
 
 
@@ -432,10 +376,6 @@ def column_ranges(Z):
     if loc is not None:
         A = loc[0]
         return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
-    p = _participant()
-    if p is not None and p.view(Z) is not None:
-        hi, neg_lo = _reduce(_hi_neg_lo_block, Z, None, None, is_max=(True, True))
-        return -neg_lo, hi
     # per block (an empty block, e.g. of a group's rows, gives +inf / -inf)
     k = Z.shape[1]
     R = Z.map_blocks(
@@ -447,13 +387,6 @@ def column_ranges(Z):
         R[1::2].max(axis=0, split_every=SPLIT_EVERY),
     )
     return lo, hi
-
-
-def _hi_neg_lo_block(Zb, yb, wb):
-    if Zb.shape[0] == 0:
-        k = Zb.shape[1]
-        return np.full(k, -np.inf), np.full(k, -np.inf)
-    return Zb.max(axis=0).astype(np.float64), -Zb.min(axis=0).astype(np.float64)
 
 
 def _range_block(Zb):
@@ -555,19 +488,9 @@ def gather_ovr_column(Z, y, sample_weight, k):
     if loc is not None:
         Zl, yl, wl = loc
         return _ovr_score_block(Zl, k), yl == (1 if k is None else k), wl
-    p = _participant()
-    stride = None if p is None else p.view(Z, y, sample_weight)
-    if stride is not None:  # a lockstep fit: one task per row block for all groups
-        return p.grouped(
-            "gather", _ovr_gather_block, (k,), stride, (True, sample_weight is not None)
-        )
     s = Z.map_blocks(_ovr_score_block, k, drop_axis=1, dtype=np.float64)
     t = y == (1 if k is None else k)
     return gather_rows(s, t, sample_weight)
-
-
-def _ovr_gather_block(Zb, yb, wb, k):
-    return _ovr_score_block(Zb, k), yb == (1 if k is None else k), wb
 
 
 def _client():
@@ -575,8 +498,7 @@ def _client():
     import sys
 
     distributed = sys.modules.get("distributed")
-    if distributed is None or _participant() is not None:
-        # (lockstep fits: every computation goes through the scheduler hook)
+    if distributed is None:
         return None
     try:
         return distributed.get_client()
@@ -740,12 +662,6 @@ def _check_weight_block(wb):
     return wb
 
 
-def _weight_stats_block(Zb, yb, wb):
-    if wb.shape[0] == 0:
-        return 0.0, -np.inf
-    return float(np.sum(wb)), float(np.max(wb))
-
-
 def check_sample_weight(sample_weight, like, relative=False):
     """Validate dask (or NumPy) weights for dask logits ``like``; one pass over the weights.
 
@@ -773,28 +689,15 @@ def check_sample_weight(sample_weight, like, relative=False):
                 f"there are {n} samples; pass one weight per sample."
             )
         sw = as_row_chunks(sw, like)
-    p = _participant()
-    raw = isinstance(sample_weight, da.Array) and p is not None and (
-        p.raw_sw == sample_weight.name
-    )
     sw = sw.map_blocks(_check_weight_block, dtype=np.float64)
     with np.errstate(over="ignore"):
-        if raw:  # a lockstep group: its rows of the checked weights of all rows
-            total, top = p.grouped(
-                "reduce", _weight_stats_block, (), 1, (False, True), scaled=False,
-                size=2, is_max=np.array([False, True]),
-            )
-        else:
-            total, top = dask.compute(sw.sum(), sw.max())
+        total, top = dask.compute(sw.sum(), sw.max())
     if not top > 0:
         raise ValueError("sample_weight sums to 0: every weight is zero.")
     if not np.isfinite(total):
         raise ValueError(
             f"sample_weight sums to {total} (float64 overflow); rescale the weights."
         )
-    p = _participant()
-    if p is not None:  # a lockstep fit: its weight divisor, for the grouped passes
-        p.weight_top = float(top) if relative else None
     return sw / top if relative else sw
 
 
@@ -827,22 +730,9 @@ def encode_labels(y, classes, like, *, encode):
     return y.map_blocks(_encode_block, classes, encode, dtype=np.int64)
 
 
-def _label_count_block(Zb, yb, wb, k):
-    return (np.bincount(yb, minlength=k).astype(np.float64),)
-
-
 def unique_labels(y):
     """Sorted unique labels of a dask (or NumPy) 1-D array (one pass over ``y``)."""
     if isinstance(y, da.Array):
-        p = _participant()
-        if p is not None and p.raw_y == y.name and p.coordinator.classes is not None:
-            # a lockstep group: label counts of its rows of the encoded labels
-            classes = p.coordinator.classes
-            counts = p.grouped(
-                "reduce", _label_count_block, (len(classes),), 1, (True, False),
-                size=len(classes),
-            )
-            return np.asarray(classes[counts > 0])
         return np.asarray(da.unique(y).compute())
     return np.unique(np.asarray(y))
 

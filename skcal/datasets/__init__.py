@@ -5,20 +5,5 @@ Each loader returns a :class:`sklearn.utils.Bunch` with a calibration split
 ``n_classes``, ``name``, ``info`` and ``DESCR`` (source and licence).
 """
 
-from ._base import (
-    list_datasets,
-    load_agnews_gpt2,
-    load_cifar10_resnet20,
-    load_logits,
-    load_logits_file,
-    load_sst2_gpt2,
-)
-
-__all__ = [
-    "list_datasets",
-    "load_logits",
-    "load_cifar10_resnet20",
-    "load_agnews_gpt2",
-    "load_sst2_gpt2",
-    "load_logits_file",
-]
+from ._base import *  # noqa: F403 (the loaders, as listed in _base.__all__)
+from ._base import __all__  # noqa: F401

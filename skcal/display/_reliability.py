@@ -1,17 +1,70 @@
 """Reliability diagrams in scikit-learn's Display style."""
 
+import inspect
 import numbers
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend._array import to_numpy
 from ..metrics import reliability_curve
+from ..utils._docstrings import substitute_docstring
 
 __all__ = ["ReliabilityDisplay"]
 
 _DIAGONAL_GID = "skcal-perfect-calibration"
 _CURVE_GID = "skcal-reliability-curve"
 _MARKERS = ("s", "o", "^", "D", "v", "P", "X", "*")
+
+
+#: The parameters ``from_predictions`` and ``from_estimator`` share, documented once.
+_DOCS = {
+    "bins": """\
+n_bins : int, default=15
+    Number of bins.
+strategy : {"uniform", "quantile"}, default="uniform"
+    Equal-width or equal-mass bins.
+sample_weight : array-like of shape (n_samples,), default=None
+    Sample weights.""",
+    "band": """\
+n_bootstrap : int, default=0
+    If > 0, draw a bootstrap confidence band with this many resamples.
+confidence_level : float, default=0.95
+    Coverage of the band.
+random_state : int, RandomState instance or None, default=None
+    Seed of the bootstrap.
+interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
+    Draw the band from per-bin binomial intervals instead
+    (:func:`~skcal.metrics.binomial_interval`); unlike a bootstrap
+    band it keeps its width on bins whose outcomes are all 0 or 1.
+smooth : bool, default=False
+    Draw the smoothed reliability curve of Błasiok & Nakkiran
+    (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
+    smooth ECE) as the line, and the bins as markers; the legend
+    label gets the smooth ECE. The curve is drawn only where the
+    kernel density of the scores is at least 5% of its peak
+    (elsewhere it averages almost no samples and is left out: the
+    line has gaps, or stops short of 0 and 1); the bin markers and
+    the smooth ECE use every sample.
+n_classes_shown : int, default=4
+    Size of the class grid (``kind="classwise"`` without
+    ``class_index``).""",
+    "drawing": """\
+ref_line : bool, default=True
+    Draw the perfect-calibration diagonal.
+ax : matplotlib.axes.Axes, default=None
+    Axes to draw on. For a class grid: an array of at least
+    ``n_classes_shown`` axes (e.g. from ``plt.subplots``), or None
+    for a new figure.
+show_histogram : bool, default=False
+    Add a panel with the fraction of samples per bin.
+hist_ax : matplotlib.axes.Axes, default=None
+    Axes for that panel.
+show_counts : bool, default=False
+    Write the number of samples of each bin.
+**kwargs : dict
+    Passed to :meth:`matplotlib.axes.Axes.plot`.""",
+}
 
 
 def _check_matplotlib(caller):
@@ -299,6 +352,7 @@ class ReliabilityDisplay:
         return self
 
     @classmethod
+    @substitute_docstring(entries=_DOCS)
     def from_predictions(
         cls,
         y_true,
@@ -344,12 +398,7 @@ class ReliabilityDisplay:
             ``n_classes_shown`` most frequent classes of ``y_true``.
         class_index : int, default=None
             Column shown for ``kind="classwise"``.
-        n_bins : int, default=15
-            Number of bins.
-        strategy : {"uniform", "quantile"}, default="uniform"
-            Equal-width or equal-mass bins.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
+        %(bins)s
         input_type : {"probabilities", "logits"}, default="probabilities"
             How to read ``y_prob``.
         labels : array-like of shape (n_classes,), default=None
@@ -358,44 +407,10 @@ class ReliabilityDisplay:
             Positive class of ``kind="binary"`` or a 1-D ``y_prob``; required
             (or ``labels``) when the labels are not {0, 1}, {-1, 1} or
             booleans (see :func:`~skcal.metrics.reliability_curve`).
-        n_bootstrap : int, default=0
-            If > 0, draw a bootstrap confidence band with this many resamples.
-        confidence_level : float, default=0.95
-            Coverage of the band.
-        random_state : int, RandomState instance or None, default=None
-            Seed of the bootstrap.
-        interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
-            Draw the band from per-bin binomial intervals instead
-            (:func:`~skcal.metrics.binomial_interval`); unlike a bootstrap
-            band it keeps its width on bins whose outcomes are all 0 or 1.
-        smooth : bool, default=False
-            Draw the smoothed reliability curve of Błasiok & Nakkiran
-            (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
-            smooth ECE) as the line, and the bins as markers; the legend
-            label gets the smooth ECE. The curve is drawn only where the
-            kernel density of the scores is at least 5% of its peak
-            (elsewhere it averages almost no samples and is left out: the
-            line has gaps, or stops short of 0 and 1); the bin markers and
-            the smooth ECE use every sample.
-        n_classes_shown : int, default=4
-            Size of the class grid (``kind="classwise"`` without
-            ``class_index``).
+        %(band)s
         name : str, default=None
             Legend label.
-        ref_line : bool, default=True
-            Draw the perfect-calibration diagonal.
-        ax : matplotlib.axes.Axes, default=None
-            Axes to draw on. For a class grid: an array of at least
-            ``n_classes_shown`` axes (e.g. from ``plt.subplots``), or None
-            for a new figure.
-        show_histogram : bool, default=False
-            Add a panel with the fraction of samples per bin.
-        hist_ax : matplotlib.axes.Axes, default=None
-            Axes for that panel.
-        show_counts : bool, default=False
-            Write the number of samples of each bin.
-        **kwargs : dict
-            Passed to :meth:`matplotlib.axes.Axes.plot`.
+        %(drawing)s
 
         Returns
         -------
@@ -492,7 +507,7 @@ class ReliabilityDisplay:
                              "pass class_index to use hist_ax.")
         inp = _check_inputs(y_true, y_prob, sample_weight=sample_weight,
                             input_type=input_type, labels=labels)
-        y_idx = np.asarray(inp.y.cpu() if inp.is_torch else inp.y)
+        y_idx = to_numpy(inp.y)
         n_classes = 2 if inp.binary_1d else inp.scores.shape[1]
         freq = np.bincount(y_idx, minlength=n_classes)
         shown = np.argsort(-freq, kind="stable")[: min(int(n_classes_shown), n_classes)]
@@ -535,36 +550,13 @@ class ReliabilityDisplay:
         return first
 
     @classmethod
-    def from_estimator(
-        cls,
-        estimator,
-        X,
-        y,
-        *,
-        kind="top-label",
-        class_index=None,
-        n_bins=15,
-        strategy="uniform",
-        sample_weight=None,
-        pos_label=None,
-        n_bootstrap=0,
-        confidence_level=0.95,
-        random_state=None,
-        interval=None,
-        smooth=False,
-        n_classes_shown=4,
-        name=None,
-        ref_line=True,
-        ax=None,
-        show_histogram=False,
-        hist_ax=None,
-        show_counts=False,
-        **kwargs,
-    ):
+    @substitute_docstring(entries=_DOCS)
+    def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
         """Reliability diagram of a fitted classifier or calibrator.
 
         Uses ``estimator.predict_proba(X)`` with the column order
-        ``estimator.classes_``.
+        ``estimator.classes_``; every keyword but ``input_type`` and
+        ``labels`` is that of :meth:`from_predictions`.
 
         Parameters
         ----------
@@ -582,42 +574,13 @@ class ReliabilityDisplay:
             name for ``"classwise"``).
         class_index : int, default=None
             Column (index into ``classes_``) for ``kind="classwise"``.
-        n_bins : int, default=15
-            Number of bins.
-        strategy : {"uniform", "quantile"}, default="uniform"
-            Equal-width or equal-mass bins.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
+        %(bins)s
         pos_label : int, float, bool or str, default=None
             Positive class of ``kind="binary"`` (default ``classes_[1]``).
-        n_bootstrap : int, default=0
-            If > 0, draw a bootstrap confidence band with this many resamples.
-        confidence_level : float, default=0.95
-            Coverage of the band.
-        random_state : int, RandomState instance or None, default=None
-            Seed of the bootstrap.
-        interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
-            Band from per-bin binomial intervals.
-        smooth : bool, default=False
-            Draw the smoothed reliability curve, only where the score
-            density is at least 5% of its peak (see :meth:`from_predictions`).
-        n_classes_shown : int, default=4
-            Size of the class grid for ``kind="classwise"`` without
-            ``class_index``.
+        %(band)s
         name : str, default=None
             Legend label; defaults to the estimator's class name.
-        ref_line : bool, default=True
-            Draw the perfect-calibration diagonal.
-        ax : matplotlib.axes.Axes, default=None
-            Axes to draw on.
-        show_histogram : bool, default=False
-            Add a panel with the fraction of samples per bin.
-        hist_ax : matplotlib.axes.Axes, default=None
-            Axes for that panel.
-        show_counts : bool, default=False
-            Write the number of samples of each bin.
-        **kwargs : dict
-            Passed to :meth:`matplotlib.axes.Axes.plot`.
+        %(drawing)s
 
         Returns
         -------
@@ -627,10 +590,20 @@ class ReliabilityDisplay:
         ------
         sklearn.exceptions.NotFittedError
             If ``estimator`` is not fitted.
+        TypeError
+            If ``input_type`` or ``labels`` is passed (they come from the
+            estimator).
         ValueError
             As :func:`skcal.metrics.reliability_curve`.
         """
         _check_matplotlib("ReliabilityDisplay.from_estimator")
+        for key in _FROM_ESTIMATOR_SETS:
+            if key in kwargs:
+                raise TypeError(
+                    f"from_estimator takes no {key}=: the probabilities of "
+                    "estimator.predict_proba, columns in estimator.classes_ order, "
+                    "are used; call from_predictions to pass it."
+                )
         check_is_fitted(estimator)
         if not hasattr(estimator, "predict_proba"):
             raise ValueError(
@@ -639,12 +612,23 @@ class ReliabilityDisplay:
         y_prob = estimator.predict_proba(X)
         name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
-            y, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
-            strategy=strategy, sample_weight=sample_weight,
-            labels=getattr(estimator, "classes_", None), pos_label=pos_label,
-            n_bootstrap=n_bootstrap,
-            confidence_level=confidence_level, random_state=random_state,
-            interval=interval, smooth=smooth, n_classes_shown=n_classes_shown,
-            name=name, ref_line=ref_line, ax=ax, show_histogram=show_histogram,
-            hist_ax=hist_ax, show_counts=show_counts, **kwargs,
+            y, y_prob, labels=getattr(estimator, "classes_", None), name=name, **kwargs
         )
+
+
+#: The keywords of ``from_predictions`` that ``from_estimator`` sets itself.
+_FROM_ESTIMATOR_SETS = ("input_type", "labels")
+
+
+def _estimator_signature():
+    """``from_estimator``'s signature: ``from_predictions``' keywords after (estimator, X, y)."""
+    sig = inspect.signature(ReliabilityDisplay.from_predictions.__func__)
+    P = inspect.Parameter
+    head = [P("cls", P.POSITIONAL_OR_KEYWORD), P("estimator", P.POSITIONAL_OR_KEYWORD),
+            P("X", P.POSITIONAL_OR_KEYWORD), P("y", P.POSITIONAL_OR_KEYWORD)]
+    rest = [p for p in sig.parameters.values() if p.kind in (P.KEYWORD_ONLY, P.VAR_KEYWORD)
+            and p.name not in _FROM_ESTIMATOR_SETS]
+    return sig.replace(parameters=head + rest)
+
+
+ReliabilityDisplay.from_estimator.__func__.__signature__ = _estimator_signature()

@@ -321,7 +321,7 @@ def fit_temperature(
     if strides:
         # Row statistics of the finest subsample only (the coarser ones are
         # its subsamples); the full ones come with the first full pass.
-        # (xp.row_stride: a view; on dask, recorded for grouped lockstep fits)
+        # (xp.row_stride: a view, lazy on dask)
         fine = strides[-1]
         Zf, yf = xp.row_stride(Z, fine), xp.row_stride(y, fine)
         stats = xp.row_max_and_true(Zf, yf)

@@ -131,7 +131,7 @@ def _initial_scales(Z, y, sample_weight, xp):
         sw = None if sample_weight is None else xp.row_stride(sample_weight, step)
         if sw is not None and not _weight_total(sw, xp) > 0:
             step, sw = 1, sample_weight
-        # (xp.row_stride: a view; on dask, recorded for grouped lockstep fits)
+        # (xp.row_stride: a view, lazy on dask)
         beta, _, status = fit_temperature(
             xp.row_stride(Z, step), xp.row_stride(y, step), sw, xp, tol=1e-4
         )

@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 torch = pytest.importorskip("torch")
 
@@ -16,6 +17,7 @@ import skcal  # noqa: E402
 from skcal.utils.discovery import all_calibrators  # noqa: E402
 from skcal import metrics  # noqa: E402
 from skcal._backend import _torch  # noqa: E402
+from skcal import TemperatureScaler  # noqa: E402
 
 #: Every calibrator of the registry (a new one is covered automatically).
 CALIBRATORS = [cls for _, cls in all_calibrators()]
@@ -238,3 +240,30 @@ def test_predict_on_large_tensor_checks_range_without_a_separate_pass(large_fitt
     monkeypatch.setattr(torch, "aminmax", real)
     expected = fitted[name].predict_proba(Z)
     np.testing.assert_allclose(P.numpy(), expected, rtol=1e-5, atol=1e-7)
+
+
+def test_torch_quantile_bins_and_tied_rows_match_numpy():
+    torch = pytest.importorskip("torch")
+    from skcal.metrics import calibration_error, reliability_curve
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet([1, 1, 1], size=50)
+    y = rng.integers(0, 3, 50)
+    w = rng.integers(0, 4, 50).astype(float)
+    w[0] = 1
+    for kind in ("top-label", "classwise"):
+        a = calibration_error(y, P, kind=kind, strategy="quantile", n_bins=7,
+                              sample_weight=w)
+        b = calibration_error(torch.as_tensor(y), torch.as_tensor(P), kind=kind,
+                              strategy="quantile", n_bins=7,
+                              sample_weight=torch.as_tensor(w))
+        assert b == pytest.approx(a, rel=1e-12)
+    c = reliability_curve(torch.as_tensor(y), torch.as_tensor(P), strategy="quantile",
+                          n_bins=7, sample_weight=torch.as_tensor(w))
+    r = reliability_curve(np.repeat(y, w.astype(int)), np.repeat(P, w.astype(int), 0),
+                          strategy="quantile", n_bins=7)
+    np.testing.assert_array_equal(c.bin_edges, r.bin_edges)
+    Z = torch.tensor([[0.0, -1000.0], [0.0, 0.0]], dtype=torch.float64)
+    with pytest.warns(ConvergenceWarning, match="separate"):
+        ts = TemperatureScaler().fit(Z, torch.tensor([0, 1]))
+    assert ts.temperature_ == pytest.approx(1e-6)

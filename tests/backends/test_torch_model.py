@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from scipy.optimize import minimize_scalar  # noqa: E402
+from _helpers import temperature_reference  # noqa: E402
 from torch.utils.data import DataLoader, IterableDataset, TensorDataset  # noqa: E402
 
 import skcal  # noqa: E402
@@ -107,18 +107,6 @@ def lambda_net():
     return Flat()
 
 
-def _t_reference(Z, y):
-    Z, y = Z.double().numpy(), y.numpy()
-
-    def nll(log_t):
-        A = Z / np.exp(log_t)
-        A = A - A.max(axis=1, keepdims=True)
-        return -(A[np.arange(len(y)), y] - np.log(np.exp(A).sum(axis=1))).mean()
-
-    return float(np.exp(minimize_scalar(nll, bounds=(-5, 5), method="bounded",
-                                        options={"xatol": 1e-10}).x))
-
-
 def test_calibrated_model_fits_exact_temperature(data):
     x, y = data
     net = _net()
@@ -127,7 +115,7 @@ def test_calibrated_model_fits_exact_temperature(data):
     net.eval()
     with torch.no_grad():
         z = net(x)
-    T = _t_reference(z, y)
+    T = temperature_reference(z.double().numpy(), y.numpy())
     assert abs(cm.calibrator_.temperature_ - T) < 1e-6
     cm.eval()
     with torch.no_grad():

@@ -12,16 +12,12 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
+from _helpers import csv_frame, nll
 from skcal.benchmark import _benchmark, _peers
 from skcal.cli import main
 from skcal.datasets import load_logits
 
 SET = "agnews_gpt2_zeroshot"
-
-
-def _nll(logits, y):
-    lp = log_softmax(np.asarray(logits, dtype=np.float64), axis=1)
-    return float(-np.mean(lp[np.arange(len(y)), y]))
 
 
 def _top_label_ece(logits, y, n_bins=15):
@@ -60,19 +56,19 @@ def test_cli_fast_table_matches_independent_computation(fast_run):
     d = load_logits(SET)
     unc, _, ts = rows
     # Uncalibrated row: NLL, ECE and accuracy from plain formulas.
-    assert float(unc["nll"]) == pytest.approx(_nll(d.logits_test, d.y_test), rel=1e-9)
+    assert float(unc["nll"]) == pytest.approx(nll(d.logits_test, d.y_test), rel=1e-9)
     assert float(unc["ece"]) == pytest.approx(
         _top_label_ece(d.logits_test, d.y_test), rel=1e-9
     )
     assert float(unc["accuracy"]) == pytest.approx(0.4232, abs=5e-5)  # README
     # Temperature row: fit T ourselves by a 1-D search on the calibration NLL.
     res = minimize_scalar(
-        lambda t: _nll(d.logits_val / t, d.y_val), bounds=(0.05, 20),
+        lambda t: nll(d.logits_val / t, d.y_val), bounds=(0.05, 20),
         method="bounded", options={"xatol": 1e-8},
     )
     z = d.logits_test / res.x
     assert res.x == pytest.approx(1.362, abs=1e-3)  # README: T = 1.362
-    assert float(ts["nll"]) == pytest.approx(_nll(z, d.y_test), abs=1e-6)
+    assert float(ts["nll"]) == pytest.approx(nll(z, d.y_test), abs=1e-6)
     assert float(ts["ece"]) == pytest.approx(_top_label_ece(z, d.y_test), abs=1e-4)
     assert float(ts["nll"]) == pytest.approx(1.1029, abs=5e-5)  # README
     for r in rows:
@@ -122,7 +118,7 @@ def test_console_script_subprocess(tmp_path):
     d = load_logits("sst2_gpt2_zeroshot")
     # NLL [low, high]  ECE [low, high] ...: the estimates are numbers 0 and 3
     nums = re.findall(r"\d+\.\d+", lines[3])
-    assert nums[0] == f"{_nll(d.logits_test, d.y_test):.4f}"
+    assert nums[0] == f"{nll(d.logits_test, d.y_test):.4f}"
     assert nums[3] == f"{100 * _top_label_ece(d.logits_test, d.y_test):.2f}"
     assert float(nums[1]) <= float(nums[0]) <= float(nums[2])
     assert "Traceback" not in proc.stderr
@@ -330,9 +326,9 @@ def test_failed_datasets_ignores_skipped_and_unavailable():
 
 
 @pytest.mark.parametrize("seed, match", [
-    ("-1", "argument --seed: must be a non-negative integer, got -1"),
-    ("1.5", "argument --seed: must be a non-negative integer, got '1.5'"),
-    (str(2**32), "argument --seed: must be below 2**32"),
+    ("-1", "argument --seed: must be an integer in 0..2**32-1, got -1"),
+    ("1.5", "argument --seed: must be an integer in 0..2**32-1, got '1.5'"),
+    (str(2**32), f"argument --seed: must be an integer in 0..2**32-1, got {2**32}"),
 ])
 def test_cli_bad_seed_is_usage_error(capsys, seed, match):
     assert main(["benchmark", "--fast", "--seed", seed]) == 2
@@ -730,3 +726,41 @@ def test_cli_benchmark_binary_probability_file(tmp_path, capsys):
     assert t > 1.3
     assert float(by_method["temperature"]["nll"]) == pytest.approx(
         nll(logp[300:] / t, y[300:]), rel=1e-6)
+
+
+def test_cli_csv_index_column_exit_2_and_selected_columns_run(tmp_path, capsys):
+    from skcal.cli import main
+
+    df = csv_frame()
+    f = tmp_path / "f.csv"
+    df.to_csv(f)
+    assert main(["benchmark", "--data", str(f), "--fast", "--quiet",
+                 "--methods", "temperature", "--repeats", "1"]) == 2
+    assert "row index" in capsys.readouterr().err
+    assert main(["benchmark", "--data", str(f), "--fast", "--quiet",
+                 "--methods", "temperature", "--repeats", "1",
+                 "--ignore-columns", ""]) == 0
+    out = capsys.readouterr().out
+    assert "K=3" in out and "median of 1" not in out and "one timed run" in out
+
+
+def test_benchmark_times_are_median_of_repeats_after_warm_up(monkeypatch):
+    from skcal.benchmark import _benchmark as bm
+    from skcal.datasets import load_logits
+
+    calls = []
+    real = bm._timed_run
+
+    def spy(make, data):
+        out = real(make, data)
+        calls.append(out[1])
+        return out
+
+    monkeypatch.setattr(bm, "_timed_run", spy)
+    d = load_logits("cifar10_resnet20_chenyaofo")
+    rows = bm.run_benchmark([d], ["temperature"], peers=False, n_repeats=3)
+    row = [r for r in rows if r["method"] == "temperature"][0]
+    # uncalibrated and temperature: one warm-up and three timed runs each
+    assert len(calls) == 8
+    assert row["fit_time_s"] == pytest.approx(float(np.median(calls[5:8])))
+    assert "median of 3" in bm.timing_note(3)

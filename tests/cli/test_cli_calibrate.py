@@ -4,9 +4,9 @@ import json
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax, softmax
 
+from _helpers import temperature_reference
 from skcal.cli import main
 
 pytest.importorskip("skops")
@@ -23,15 +23,6 @@ def logits():
     Z = rng.normal(size=(n, K)) * 2.0
     Z[np.arange(n), y] += 2.0
     return Z * 2.5, y
-
-
-def _t_reference(Z, y):
-    """Independent reference: the NLL-optimal temperature by a bounded 1-D search."""
-    def nll(log_t):
-        return -log_softmax(Z / np.exp(log_t), axis=1)[np.arange(len(y)), y].mean()
-
-    return float(np.exp(minimize_scalar(nll, bounds=(-5, 5), method="bounded",
-                                        options={"xatol": 1e-10}).x))
 
 
 def _write(path, Z, y, *, text=True, extra=None):
@@ -77,7 +68,7 @@ def test_fit_apply_round_trip(tmp_path, logits, fmt, capsys):
     from skcal.io import trusted_types
 
     ts = sio.load(model, trusted=trusted_types())
-    assert abs(ts.temperature_ - _t_reference(Z[:600], y[:600])) < 1e-5
+    assert abs(ts.temperature_ - temperature_reference(Z[:600], y[:600])) < 1e-5
     out = tmp_path / "out.csv"
     assert main(["apply", str(model), "--data", str(new), "--output", str(out)]) == 0
     import pyarrow.csv as pacsv
@@ -147,7 +138,7 @@ def test_report(tmp_path, logits, capsys):
     Zt, yt = Z[600:], y[600:]
     nll0 = -log_softmax(Zt, axis=1)[np.arange(len(yt)), yt].mean()
     assert m["uncalibrated"]["nll"]["value"] == pytest.approx(nll0, rel=1e-9)
-    T = _t_reference(Z[:600], y[:600])
+    T = temperature_reference(Z[:600], y[:600])
     nll1 = -log_softmax(Zt / T, axis=1)[np.arange(len(yt)), yt].mean()
     assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(nll1, rel=1e-5)
     acc = (Zt.argmax(axis=1) == yt).mean()
@@ -320,7 +311,7 @@ def test_integer_label_model_matches_columns_by_name(tmp_path, logits, fmt, caps
                  "--output", str(model)]) == 0
     ts = skcal.io.load(model)
     assert list(ts.feature_names_in_) == NAMES
-    T = _t_reference(Z[:600], y[:600])
+    T = temperature_reference(Z[:600], y[:600])
     out = tmp_path / "o.npz"
     assert main(["apply", str(model), "--data", str(new), "--output", str(out)]) == 0
     with np.load(out) as f:
@@ -409,7 +400,7 @@ def test_integer_labels_with_permuted_class_number_headers_match_by_name(tmp_pat
     assert main(["fit", "--data", str(path), "--method", "temperature",
                  "--output", str(tmp_path / "m.skops")]) == 0
     ts = load(tmp_path / "m.skops")
-    assert ts.temperature_ == pytest.approx(_t_reference(Z, y), rel=1e-5)
+    assert ts.temperature_ == pytest.approx(temperature_reference(Z, y), rel=1e-5)
     assert list(ts.feature_names_in_) == ["0", "1", "2"]
     out = tmp_path / "p.npz"
     assert main(["apply", str(tmp_path / "m.skops"), "--data", str(path),
@@ -466,7 +457,7 @@ def test_report_and_fit_input_type_probabilities(tmp_path, logits, capsys):
                  "probabilities", "--output", str(model)]) == 0
     ts = load(model)
     assert ts.input_type == "probabilities"
-    assert ts.temperature_ == pytest.approx(_t_reference(np.log(P[:600]), y[:600]), rel=1e-5)
+    assert ts.temperature_ == pytest.approx(temperature_reference(np.log(P[:600]), y[:600]), rel=1e-5)
     assert sio.get_untrusted_types(file=model)  # a real skops file
     # with --model, --input-type must agree with the model's
     assert main(["report", "--data", str(test), "--model", str(model), "--output",
@@ -492,7 +483,7 @@ def test_npz_model_on_named_columns_in_another_order_is_refused(tmp_path, logits
     # explicit: the listed columns in class order, by position
     assert main(["apply", str(model), "--data", str(new), "--logit-columns", "bee,cat,ant",
                  "--output", str(tmp_path / "o.npz")]) == 0
-    T = _t_reference(Z[:600], y[:600])
+    T = temperature_reference(Z[:600], y[:600])
     np.testing.assert_allclose(np.load(tmp_path / "o.npz")["proba"],
                                softmax(Z[600:] / T, axis=1), rtol=1e-5, atol=1e-9)
 
@@ -520,7 +511,7 @@ def test_extra_numeric_column_is_named_and_can_be_ignored(tmp_path, logits, fmt,
     from skcal.io import load
 
     ts = load(model)
-    assert ts.temperature_ == pytest.approx(_t_reference(Z, y), rel=1e-5)
+    assert ts.temperature_ == pytest.approx(temperature_reference(Z, y), rel=1e-5)
     assert list(ts.feature_names_in_) == NAMES
     # apply and report take --ignore-columns too
     assert main(["apply", str(model), "--data", str(path), "--output",
@@ -619,14 +610,14 @@ def test_binary_probability_file_fit_apply_report(tmp_path, binary_proba, fmt, c
     err = capsys.readouterr().err
     assert err.count("skcal fit: warning:") == 1 and "looks like probabilities" in err
     assert load(tmp_path / "l.skops").temperature_ == pytest.approx(
-        _t_reference(np.column_stack([np.zeros_like(p), p]), y), rel=1e-5)
+        temperature_reference(np.column_stack([np.zeros_like(p), p]), y), rel=1e-5)
     # fit --input-type probabilities: T fitted on log [1 - p, p]
     model = tmp_path / "p.skops"
     assert main(["fit", "--data", str(path), "--method", "temperature",
                  "--input-type", "probabilities", "--output", str(model)]) == 0
     assert "warning" not in capsys.readouterr().err
     T = load(model).temperature_
-    assert T == pytest.approx(_t_reference(np.log(P2), y), rel=1e-5)
+    assert T == pytest.approx(temperature_reference(np.log(P2), y), rel=1e-5)
     assert T > 1.3  # over-confident input: the reading matters
     # apply: softmax(log [1 - p, p] / T), computed here
     out = tmp_path / "o.npz"

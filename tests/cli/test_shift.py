@@ -2,24 +2,13 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize_scalar
-from scipy.special import log_softmax
 
+from _helpers import nll, temperature_reference
 from skcal.benchmark._shift import label_shift_indices, with_label_shift
 from skcal.cli import main
 from skcal.datasets import load_logits
 
 SET = "agnews_gpt2_zeroshot"
-
-
-def _nll(Z, y, T=1.0):
-    lp = log_softmax(np.asarray(Z, dtype=np.float64) / T, axis=1)
-    return float(-np.mean(lp[np.arange(len(y)), y]))
-
-
-def _ts_reference(Z, y):
-    return minimize_scalar(lambda t: _nll(Z, y, t), bounds=(0.05, 50), method="bounded",
-                           options={"xatol": 1e-9}).x
 
 
 def _table_row(text, section_start, method):
@@ -60,13 +49,13 @@ def test_cli_label_shift_matches_independent_computation(capsys):
     assert len({len(s.y_test) for s in draws}) == 3  # independent draws
     assert "Under shift" in out and "3 draw(s)" in out
     assert "label shift" not in out.split("Under shift")[0]  # summarised, not listed
-    T = _ts_reference(d.logits_val, d.y_val)
+    T = temperature_reference(d.logits_val, d.y_val)
     row = _table_row(out, f"{SET}: fitted on", "temperature")
-    nll, nll_shift, change, sd = map(float, row[1:5])
-    shifted = [_nll(s.logits_test, s.y_test, T) for s in draws]
-    assert nll == pytest.approx(_nll(d.logits_test, d.y_test, T), abs=1e-4)
-    assert nll_shift == pytest.approx(np.mean(shifted), abs=1e-4)
-    assert change == pytest.approx(nll_shift - nll, abs=2e-4)
+    got, got_shift, change, sd = map(float, row[1:5])
+    shifted = [nll(s.logits_test, s.y_test, T) for s in draws]
+    assert got == pytest.approx(nll(d.logits_test, d.y_test, T), abs=1e-4)
+    assert got_shift == pytest.approx(np.mean(shifted), abs=1e-4)
+    assert change == pytest.approx(got_shift - got, abs=2e-4)
     assert sd == pytest.approx(np.std(shifted, ddof=1), abs=1e-4)
 
 
@@ -79,10 +68,10 @@ def test_cli_shift_data_file(tmp_path, capsys):
                "--shift-data", str(path), "--quiet", "--output", str(tmp_path / "o")])
     out = capsys.readouterr().out
     assert rc == 0
-    T = _ts_reference(d.logits_val, d.y_val)
+    T = temperature_reference(d.logits_val, d.y_val)
     row = _table_row(out, f"{SET}: fitted on", "temperature")
     # every row of the file is the shifted test set
-    assert float(row[2]) == pytest.approx(_nll(2.0 * d.logits_test, d.y_test, T), abs=1e-4)
+    assert float(row[2]) == pytest.approx(nll(2.0 * d.logits_test, d.y_test, T), abs=1e-4)
     assert f"{len(d.y_test)} rows" in out
     md = (tmp_path / "o" / "benchmark.md").read_text()
     assert "## Under shift" in md

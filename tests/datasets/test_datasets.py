@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from scipy.special import logsumexp
 
+from _helpers import csv_frame, nll
 from skcal.datasets import (
     list_datasets,
     load_agnews_gpt2,
@@ -23,17 +23,13 @@ BUNDLED = [
 ]
 
 
-def _nll(logits, y):
-    z = np.asarray(logits, dtype=np.float64)
-    return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(y)), y]))
-
-
 def test_list_datasets_names():
     assert list_datasets() == [b[0] for b in BUNDLED]
 
 
-@pytest.mark.parametrize("name, k, n_val, n_test, acc, nll", BUNDLED)
-def test_load_logits_shapes_labels_and_published_figures(name, k, n_val, n_test, acc, nll):
+@pytest.mark.parametrize("name, k, n_val, n_test, acc, want_nll", BUNDLED)
+def test_load_logits_shapes_labels_and_published_figures(name, k, n_val, n_test, acc,
+                                                          want_nll):
     d = load_logits(name)
     assert d.name == name and d.n_classes == k
     assert d.logits_val.shape == (n_val, k) and d.logits_test.shape == (n_test, k)
@@ -45,7 +41,7 @@ def test_load_logits_shapes_labels_and_published_figures(name, k, n_val, n_test,
     # Independent check against the figures published in the data README.
     test_acc = 100 * np.mean(np.argmax(d.logits_test, axis=1) == d.y_test)
     assert test_acc == pytest.approx(acc, abs=0.005)
-    assert _nll(d.logits_test, d.y_test) == pytest.approx(nll, abs=5e-5)
+    assert nll(d.logits_test, d.y_test) == pytest.approx(want_nll, abs=5e-5)
     assert "MIT" in d.DESCR and "github.com/luferrer/expected_cost" in d.DESCR
     assert "96253fe48a4ab0f5934b252fb38351bd1838aa14" in d.DESCR
     assert "source" in d.info
@@ -487,3 +483,63 @@ def test_load_logits_file_one_column_follows_input_type(tmp_path, shape):
     np.savez(bad, logits=np.r_[p, 1.5], y=np.r_[y, 1])
     with pytest.raises(ValueError, match=r"bad\.npz.*\[0, 1\]"):
         load_logits_file(bad, input_type="probabilities")
+
+
+def test_csv_with_pandas_index_column_is_an_error_naming_it(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    df = csv_frame()
+    f = tmp_path / "f.csv"
+    df.to_csv(f)  # pandas' default: an unnamed index column first
+    with pytest.raises(ValueError, match=r"column\(s\) '' look like a row index"):
+        load_logits_file(f)
+    d = load_logits_file(f, ignore_columns=[""])
+    assert d.n_classes == 3
+    with pytest.raises(ValueError, match="column '' is neither the label column nor one of"):
+        load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label")
+    d2 = load_logits_file(f, logit_columns=["a", "b", "c"], label_column="label",
+                          ignore_columns=[""])
+    np.testing.assert_array_equal(d.logits_val, d2.logits_val)
+    named = tmp_path / "named.csv"
+    df.rename_axis("id").to_csv(named)
+    with pytest.raises(ValueError, match="'id' look like a row index"):
+        load_logits_file(named)
+    numbered = tmp_path / "numbered.csv"
+    df.assign(rownum=np.arange(len(df)))[["rownum", "a", "b", "c", "label"]].to_csv(
+        numbered, index=False
+    )
+    with pytest.raises(ValueError, match="'rownum' holds the row numbers"):
+        load_logits_file(numbered)
+
+
+def test_csv_split_does_not_depend_on_column_order(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    df = csv_frame()
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    df.to_csv(a, index=False)
+    df[["c", "a", "b", "label"]].to_csv(b, index=False)
+    da, db = load_logits_file(a), load_logits_file(b)
+    # the same rows in each split; the columns permuted with the classes
+    np.testing.assert_array_equal(da.logits_val, db.logits_val[:, [1, 2, 0]])
+    names_a = np.asarray(da.info["classes"])[da.y_val]
+    names_b = np.asarray(db.info["classes"])[db.y_val]
+    np.testing.assert_array_equal(names_a, names_b)
+
+
+def test_single_column_binary_csv_and_text_labels_npz(tmp_path):
+    from skcal.datasets import load_logits_file
+
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=50)
+    f = tmp_path / "bin.csv"
+    f.write_text("score,label\n" + "\n".join(f"{v},{int(v > 0)}" for v in s) + "\n")
+    d = load_logits_file(f)
+    assert d.n_classes == 2
+    np.testing.assert_array_equal(d.logits_val[:, 0], 0.0)
+    g = tmp_path / "t.npz"
+    y = rng.integers(0, 3, 60)
+    np.savez(g, logits=rng.normal(size=(60, 3)), y=np.array(["x", "y", "z"])[y])
+    d = load_logits_file(g)
+    assert d.info["classes"] == ["x", "y", "z"]
+    assert sorted(np.unique(np.r_[d.y_val, d.y_test]).tolist()) == [0, 1, 2]

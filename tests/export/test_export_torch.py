@@ -316,3 +316,40 @@ def test_float32_step_map_with_merged_knots_is_refused():
                                dtype=torch.float32, work_dtype=torch.float64, **kw)
     s = torch.tensor([1.0 + 5e-10], dtype=torch.float64)
     assert m(s).exp()[0, 1].item() == pytest.approx(0.75, abs=1e-6)
+
+
+def _vote_probabilities(K, n=300, seed=0, trees=30):
+    """Forest-like probabilities: vote fractions with exact 0s and 1s."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, n)
+    p = np.full((n, K), 0.3 / K) + 0.7 * np.eye(K)[y]
+    votes = np.array([rng.multinomial(trees, row) for row in p])
+    return (votes / trees).astype(np.float32), y
+
+
+@pytest.mark.parametrize("score_scale", ["auto", "log_odds"])
+@pytest.mark.parametrize("K, shape", [(4, "2d"), (2, "2d"), (2, "1d")])
+def test_platt_on_votes_exports_like_predict_proba(score_scale, K, shape):
+    # the probability scale and the log floor are part of the exported map
+    torch = pytest.importorskip("torch")
+    from skcal import PlattScaler
+
+    P, y = _vote_probabilities(K)
+    X = P[:, 1].copy() if shape == "1d" else P
+    est = PlattScaler(input_type="probabilities", score_scale=score_scale).fit(X, y)
+    assert (est.score_scale_ == "probability") == (score_scale == "auto")
+    assert (est.log_floor_ is not None) == (score_scale == "log_odds")
+    Xt, _ = _vote_probabilities(K, seed=1)
+    Xt = Xt[:, 1].copy() if shape == "1d" else Xt
+    ref = est.predict_proba(Xt)
+    out = est.to_torch()(torch.as_tensor(Xt)).exp().detach().numpy()
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-6)
+    try:
+        import onnxruntime as ort
+
+        from skcal.onnx import to_onnx
+    except ImportError:
+        return
+    sess = ort.InferenceSession(to_onnx(est).SerializeToString())
+    got = sess.run(None, {sess.get_inputs()[0].name: Xt.reshape(len(Xt), -1)})[0]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6)

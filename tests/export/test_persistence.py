@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import skcal
+from skcal import TemperatureScaler
 from skcal.base import BaseCalibrator
 
 sio = pytest.importorskip("skops.io")
@@ -135,3 +136,29 @@ def test_skops_trusts_sklearn_classes_not_functions():
         "sklearn.no_such_module.Thing",
     ]
     assert _sklearn_classes(names) == ["sklearn.tree._tree.Tree"]
+
+
+def test_pickle_records_skcal_version_and_warns_on_another(monkeypatch):
+    import pickle
+
+    import skcal
+    from skcal.exceptions import InconsistentVersionWarning
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 50)
+    ts = TemperatureScaler().fit(rng.normal(size=(50, 2)) + np.eye(2)[y], y)
+    blob = pickle.dumps(ts)
+    assert ts.__getstate__()["_skcal_version"] == skcal.__version__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InconsistentVersionWarning)
+        back = pickle.loads(blob)
+    assert back.temperature_ == ts.temperature_
+    assert "_skcal_version" not in back.__dict__
+    original = skcal.__version__
+    monkeypatch.setattr(skcal, "__version__", "0.0.0-other")
+    with pytest.warns(InconsistentVersionWarning, match="0.0.0-other") as rec:
+        pickle.loads(blob)
+    w = rec[0].message
+    assert w.original_skcal_version == original
+    assert w.current_skcal_version == "0.0.0-other"
+    assert w.estimator_name == "TemperatureScaler"

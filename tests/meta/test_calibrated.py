@@ -7,6 +7,7 @@ log_loss, cross-validation done by hand) or from arithmetic on the inputs,
 never from the estimator under test.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -35,6 +36,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _helpers import softmax
 from skcal import (
     CalibratedClassifier,
     ClassifierLogits,
@@ -84,12 +86,6 @@ def _scaled(clf):
     return make_pipeline(StandardScaler(), clf)
 
 
-def _softmax(Z):
-    Z = Z - Z.max(axis=1, keepdims=True)
-    E = np.exp(Z)
-    return E / E.sum(axis=1, keepdims=True)
-
-
 def _uncalibrated_proba(clf, X):
     """The model's own probabilities; margins read as logits for an SVM."""
     if hasattr(clf, "predict_proba"):
@@ -97,7 +93,7 @@ def _uncalibrated_proba(clf, X):
     S = clf.decision_function(X)
     if S.ndim == 1:
         S = np.column_stack([np.zeros_like(S), S])
-    return _softmax(S)
+    return softmax(S)
 
 
 # ------------------------------------------------------ scikit-learn checks
@@ -465,7 +461,7 @@ def test_calibrated_predict_proba_binary_uses_probabilities(cancer):
     # By hand: logits log(max(p, tiny)), then softmax(z / T).
     T = cal.temperature_
     Z = np.log(np.maximum(clf.predict_proba(Xte), np.finfo(np.float64).tiny))
-    np.testing.assert_allclose(model.predict_proba(Xte), _softmax(Z / T), rtol=1e-10)
+    np.testing.assert_allclose(model.predict_proba(Xte), softmax(Z / T), rtol=1e-10)
 
 
 def test_calibrated_overrides_calibrator_input_type(cancer):
@@ -636,3 +632,58 @@ def test_calibrated_classifier_logits_pipeline_equivalence(digits, digits_mlp):
         Xc, yc
     )
     np.testing.assert_allclose(a.predict_proba(Xte), b.predict_proba(Xte), rtol=1e-10)
+
+
+@pytest.mark.parametrize("ensemble", [True, False])
+def test_calibrated_classifier_fold_lacking_a_class_warns_not_raises(ensemble):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold
+
+    from skcal import CalibratedClassifier
+
+    rng = np.random.default_rng(0)
+    n = 150
+    y = rng.integers(0, 3, n)
+    y[:45] = rng.integers(1, 3, 45)  # class 0 absent from the first 45 rows
+    y[100:] = rng.integers(1, 3, 50)  # ... and from the last 50
+    X = rng.normal(size=(n, 2)) + 2.0 * np.eye(3)[y][:, :2]
+    # fold 2's training rows (0..49 and 100..149) hold 5 or so rows of class 0 at most
+    cv = [(np.r_[0:45, 100:150], np.r_[45:100]), (np.r_[45:150], np.r_[0:45]),
+          (np.r_[0:100], np.r_[100:150])]
+    y_cv = y.copy()
+    y_cv[45:50] = 1  # now the first training fold has no class 0
+    with pytest.warns(UserWarning, match="lacks the classes"):
+        model = CalibratedClassifier(
+            LogisticRegression(), cv=cv, ensemble=ensemble
+        ).fit(X, y_cv)
+    P = model.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    if ensemble:
+        # the fold without class 0 gives it probability 0; the others do not
+        pair = model.calibrated_classifiers_[0]
+        assert np.all(pair.predict_proba(X)[:, 0] == 0)
+        assert np.all(P[:, 0] > 0)
+
+
+def test_one_vs_one_decision_function_with_three_classes_is_detected():
+    from sklearn.datasets import make_blobs
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC
+
+    from skcal import CalibratedClassifier, ClassifierLogits
+
+    X, y = make_blobs(120, centers=3, random_state=0)
+    svc = SVC(decision_function_shape="ovo").fit(X, y)
+    assert svc.decision_function(X).shape == (120, 3)  # looks like 3 classes
+    with pytest.raises(ValueError, match="one-vs-one"):
+        CalibratedClassifier(FrozenEstimator(svc)).fit(X, y)
+    with pytest.raises(ValueError, match="one-vs-one"):
+        CalibratedClassifier(SVC(decision_function_shape="ovo"), cv=3).fit(X, y)
+    pipe = make_pipeline(ClassifierLogits(FrozenEstimator(svc)), TemperatureScaler())
+    with pytest.raises(ValueError, match="one-vs-one"):
+        pipe.fit(X, y)
+    # one-vs-rest shape (the default) is calibrated
+    ovr = CalibratedClassifier(SVC(), cv=3).fit(X, y)
+    assert ovr.score(X, y) > -0.5 > -math.log(3)

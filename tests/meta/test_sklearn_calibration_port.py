@@ -78,6 +78,7 @@ from sklearn.ensemble import RandomForestClassifier, VotingClassifier
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.frozen import FrozenEstimator
 from sklearn.impute import SimpleImputer
+from _helpers import multiclass_brier, quiet, softmax
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss, roc_auc_score
@@ -118,12 +119,6 @@ def _cal(method, **kw):
 @pytest.fixture(scope="module")
 def data():
     return make_classification(n_samples=N_SAMPLES, n_features=6, random_state=42)
-
-
-def _quiet(fn, *a, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **kw)
 
 
 # --------------------------------------------------------------------------
@@ -201,16 +196,6 @@ def test_parallel_execution(data, method):
     assert_allclose(P, seq.fit(Xtr, ytr).predict_proba(Xte))
 
 
-def _multiclass_brier(y, P, K):
-    return np.sum((np.eye(K)[y] - P) ** 2) / len(y)
-
-
-def _softmax(S):
-    S = S - S.max(axis=1, keepdims=True)
-    E = np.exp(S)
-    return E / E.sum(axis=1, keepdims=True)
-
-
 def _blobs(seed):
     X, y = make_blobs(n_samples=500, n_features=100, random_state=seed, centers=10,
                       cluster_std=15.0)
@@ -224,15 +209,15 @@ def _blobs(seed):
 def test_calibration_multiclass_linear_svc(method, ensemble, seed):
     Xtr, ytr, Xte, yte = _blobs(seed)
     clf = LinearSVC(random_state=7).fit(Xtr, ytr)
-    model = _quiet(CalibratedClassifier(clf, _cal(method), cv=5, ensemble=ensemble).fit,
+    model = quiet(CalibratedClassifier(clf, _cal(method), cv=5, ensemble=ensemble).fit,
                    Xtr, ytr)
     P = model.predict_proba(Xte)
     assert_allclose(P.sum(axis=1), 1.0)
     assert 0.65 < clf.score(Xte, yte) < 0.95
     # (skcal's score is the log-likelihood; the accuracy is compared)
     assert accuracy_score(yte, model.predict(Xte)) > 0.95 * clf.score(Xte, yte)
-    uncal = _multiclass_brier(yte, _softmax(clf.decision_function(Xte)), 3)
-    assert _multiclass_brier(yte, P, 3) < 1.1 * uncal
+    uncal = multiclass_brier(yte, softmax(clf.decision_function(Xte)), 3)
+    assert multiclass_brier(yte, P, 3) < 1.1 * uncal
 
 
 @pytest.mark.slow
@@ -240,13 +225,13 @@ def test_calibration_multiclass_linear_svc(method, ensemble, seed):
 @pytest.mark.parametrize("ensemble", [True, False])
 def test_calibration_multiclass_random_forest(method, ensemble):
     # the second half of scikit-learn's test (one seed; Platt, "sigmoid", is
-    # also compared with scikit-learn itself in tests/test_issue16_bugs.py)
+    # also compared with scikit-learn itself in tests/ovr/test_platt.py)
     Xtr, ytr, Xte, yte = _blobs(1)
     clf = RandomForestClassifier(n_estimators=30, random_state=42).fit(Xtr, ytr)
-    uncal = _multiclass_brier(yte, clf.predict_proba(Xte), 3)
-    model = _quiet(CalibratedClassifier(clf, _cal(method), cv=5, ensemble=ensemble).fit,
+    uncal = multiclass_brier(yte, clf.predict_proba(Xte), 3)
+    model = quiet(CalibratedClassifier(clf, _cal(method), cv=5, ensemble=ensemble).fit,
                    Xtr, ytr)
-    assert _multiclass_brier(yte, model.predict_proba(Xte), 3) < 1.1 * uncal
+    assert multiclass_brier(yte, model.predict_proba(Xte), 3) < 1.1 * uncal
 
 
 @pytest.mark.parametrize("method", ["sigmoid", "isotonic", "temperature"])
@@ -300,7 +285,7 @@ def test_temperature_scaling(n_classes, ensemble):
                                n_clusters_per_class=1, class_sep=2.0, random_state=42)
     Xtr, Xc, ytr, yc = train_test_split(X, y, random_state=42)
     clf = LogisticRegression(C=np.inf, tol=1e-8, max_iter=200, random_state=0)
-    clf = _quiet(clf.fit, Xtr, ytr)
+    clf = quiet(clf.fit, Xtr, ytr)
     model = CalibratedClassifier(FrozenEstimator(clf), TemperatureScaler(), cv=3,
                                  ensemble=ensemble).fit(Xc, yc)
     for pair in model.calibrated_classifiers_:
@@ -322,8 +307,8 @@ def test_temperature_scaling(n_classes, ensemble):
 def test_temperature_scaling_input_validation(dtype):
     X = np.arange(10).astype(dtype)
     y = np.random.RandomState(0).randint(0, 2, size=X.shape[0])
-    a = _quiet(TemperatureScaler().fit, X, y)
-    b = _quiet(TemperatureScaler().fit, X.reshape(-1, 1), y)
+    a = quiet(TemperatureScaler().fit, X, y)
+    b = quiet(TemperatureScaler().fit, X.reshape(-1, 1), y)
     assert_allclose(a.predict_proba(X), b.predict_proba(X.reshape(-1, 1)))
 
 
@@ -356,7 +341,7 @@ def test_calibration_nan_imputer(method, ensemble):
     X[0, 0] = np.nan
     clf = Pipeline([("imputer", SimpleImputer()),
                     ("rf", RandomForestClassifier(n_estimators=1, random_state=0))])
-    model = _quiet(CalibratedClassifier(clf, _cal(method), cv=2, ensemble=ensemble).fit,
+    model = quiet(CalibratedClassifier(clf, _cal(method), cv=2, ensemble=ensemble).fit,
                    X, y)
     model.predict(X)
 
@@ -368,7 +353,7 @@ def test_calibration_prob_sum(method, ensemble):
     y = [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]
     model = CalibratedClassifier(LinearSVC(C=1.0, random_state=7), _cal(method),
                                  cv=KFold(n_splits=3), ensemble=ensemble)
-    _quiet(model.fit, X, y)
+    quiet(model.fit, X, y)
     assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
 
 
@@ -412,7 +397,7 @@ def test_calibration_accepts_ndarray(shape):
         def decision_function(self, X):
             return X.reshape(X.shape[0], -1).sum(axis=1)
 
-    _quiet(CalibratedClassifier(MockTensorClassifier()).fit, X, y)
+    quiet(CalibratedClassifier(MockTensorClassifier()).fit, X, y)
 
 
 def test_calibration_dict_pipeline():
@@ -422,7 +407,7 @@ def test_calibration_dict_pipeline():
     y = [1, 0, 1, 1, 0]
     clf = Pipeline([("vectorizer", DictVectorizer()),
                     ("clf", RandomForestClassifier(random_state=0))]).fit(X, y)
-    model = _quiet(CalibratedClassifier(FrozenEstimator(clf), cv=2).fit, X, y)
+    model = quiet(CalibratedClassifier(FrozenEstimator(clf), cv=2).fit, X, y)
     assert_array_equal(model.classes_, clf.classes_)
     assert not hasattr(clf, "n_features_in_")
     assert not hasattr(model, "n_features_in_")
@@ -432,7 +417,7 @@ def test_calibration_dict_pipeline():
 
 def test_calibration_attributes():
     X, y = make_classification(n_samples=10, n_features=5, n_classes=2, random_state=7)
-    model = _quiet(CalibratedClassifier(LinearSVC(C=1), cv=2).fit, X, y)
+    model = quiet(CalibratedClassifier(LinearSVC(C=1), cv=2).fit, X, y)
     assert_array_equal(model.classes_, LabelEncoder().fit(y).classes_)
     assert model.n_features_in_ == X.shape[1]
 
@@ -449,7 +434,7 @@ def test_calibration_votingclassifier():
     vote = VotingClassifier(
         estimators=[(f"lr{i}", LogisticRegression()) for i in range(3)], voting="soft"
     ).fit(X, y)
-    _quiet(CalibratedClassifier(FrozenEstimator(vote)).fit, X, y)
+    quiet(CalibratedClassifier(FrozenEstimator(vote)).fit, X, y)
 
 
 @pytest.mark.parametrize("dtype_y_str", [str, object])
@@ -515,8 +500,8 @@ def test_calibrated_classifier_double_sample_weights_equivalence(method, ensembl
     kw = {"target_smoothing": False} if method == "sigmoid" else {}
     model = CalibratedClassifier(LogisticRegression(), _cal(method, **kw),
                                  ensemble=ensemble, cv=2)
-    a = _quiet(clone(model).fit, X, y, sample_weight=np.full(len(y), 2.0))
-    b = _quiet(clone(model).fit, X2, y2)
+    a = quiet(clone(model).fit, X, y, sample_weight=np.full(len(y), 2.0))
+    b = quiet(clone(model).fit, X2, y2)
     for pa, pb in zip(a.calibrated_classifiers_, b.calibrated_classifiers_):
         assert_allclose(pa.estimator.coef_, pb.estimator.coef_, rtol=1e-6)
     assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-6)
@@ -562,11 +547,11 @@ def test_calibrated_classifier_works_with_large_confidence_scores():
     X = 1e5 * y.reshape((-1, 1)) + noise
     clf = SGDClassifier(loss="squared_hinge", tol=1e-2, random_state=seed)
     for train, test in check_cv(3, y, classifier=True).split(X, y):
-        scores = _quiet(clone(clf).fit, X[train], y[train]).decision_function(X[test])
+        scores = quiet(clone(clf).fit, X[train], y[train]).decision_function(X[test])
         assert (scores > 1e4).any()
-    sig = _quiet(cross_val_score, CalibratedClassifier(clone(clf), PlattScaler(), cv=3),
+    sig = quiet(cross_val_score, CalibratedClassifier(clone(clf), PlattScaler(), cv=3),
                  X, y, scoring="roc_auc", cv=3)
-    iso = _quiet(cross_val_score, CalibratedClassifier(clone(clf), IsotonicScaler(),
+    iso = quiet(cross_val_score, CalibratedClassifier(clone(clf), IsotonicScaler(),
                                                        cv=3), X, y, scoring="roc_auc", cv=3)
     assert_allclose(sig, iso)
 
@@ -580,17 +565,17 @@ def test_float32_predict_proba(data, use_sample_weight, method):
         def predict_proba(self, X):
             return super().predict_proba(X).astype(np.float32)
 
-    _quiet(CalibratedClassifier(DummyClassifier32(), _cal(method)).fit, *data,
+    quiet(CalibratedClassifier(DummyClassifier32(), _cal(method)).fit, *data,
            sample_weight=sw)
     model = DummyClassifier32().fit(*data, sample_weight=sw)
-    _quiet(CalibratedClassifier(FrozenEstimator(model), _cal(method)).fit, *data,
+    quiet(CalibratedClassifier(FrozenEstimator(model), _cal(method)).fit, *data,
            sample_weight=sw)
 
 
 def test_error_less_class_samples_than_folds():
     X = np.random.RandomState(0).normal(size=(20, 3))
     y = ["a"] * 10 + ["b"] * 10
-    _quiet(CalibratedClassifier(cv=3).fit, X, y)
+    quiet(CalibratedClassifier(cv=3).fit, X, y)
 
 
 def test_isotonic_matches_sklearn_isotonic_regression_on_binary_scores(data):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
+from _helpers import quiet_fit
 from skcal import IsotonicScaler, SmoothedCalibrator, TemperatureScaler
 from skcal.meta._smoothed import mixture_weight
 
@@ -16,12 +17,6 @@ def _data(n=400, k=3, scale=4.0, seed=0):
     rng.shuffle(y)
     Z = scale * (np.eye(k)[y] + rng.normal(size=(n, k)))
     return Z, y
-
-
-def _quiet_fit(est, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return est.fit(*args, **kwargs)
 
 
 @pytest.mark.parametrize("pseudo_count", [1.0, 3.0, 0.25])
@@ -111,7 +106,7 @@ def _heldout_log_p(Z, y, cv):
 def test_smoothed_cv_minimises_heldout_nll():
     Z, y = _data(n=500, scale=6.0)
     cv = 5
-    sm = _quiet_fit(SmoothedCalibrator(IsotonicScaler(clip=None), pseudo_count="cv", cv=cv), Z, y)
+    sm = quiet_fit(SmoothedCalibrator(IsotonicScaler(clip=None), pseudo_count="cv", cv=cv), Z, y)
     log_p = _heldout_log_p(Z, y, cv)
     assert np.isinf(log_p).any()  # unsmoothed isotonic fails on held-out rows
 

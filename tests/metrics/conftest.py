@@ -15,6 +15,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from _helpers import softmax
 
 BACKENDS = ("numpy", "torch", "torch-kernels", "dask")
 
@@ -67,11 +68,6 @@ def backend(request):
     return Backend(request.param)
 
 
-def _softmax(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
 @pytest.fixture(scope="session")
 def metric_data():
     """Small over-confident data: a binary and a 3-class problem, logits and probabilities.
@@ -85,13 +81,13 @@ def metric_data():
     rng = np.random.default_rng(7)
     n = 61
     Z = rng.normal(scale=2.5, size=(n, 3))
-    y = np.array([rng.choice(3, p=q) for q in _softmax(Z / 2.0)])
+    y = np.array([rng.choice(3, p=q) for q in softmax(Z / 2.0)])
     p = 1.0 / (1.0 + np.exp(-rng.normal(scale=2.0, size=n)))
     yb = np.where(rng.uniform(size=n) < 0.8 * p + 0.1, "pos", "neg")
     w = rng.integers(0, 4, size=n).astype(np.float64)
     w[:2] = [1.0, 2.0]
     return {
-        "y": y, "Z": Z, "P": _softmax(Z),
+        "y": y, "Z": Z, "P": softmax(Z),
         "yb": yb, "p": p, "P2": np.stack([1.0 - p, p], axis=1),
         "w": w, "rep": np.repeat(np.arange(n), w.astype(int)),
     }

@@ -14,6 +14,7 @@ import pytest
 from conftest import load_shared
 from sklearn.calibration import calibration_curve
 
+from _helpers import softmax
 from skcal.metrics import (
     calibration_error,
     expected_calibration_error,
@@ -24,12 +25,6 @@ from skcal.metrics import (
 
 # --------------------------------------------------------------------------
 # independent references (plain Python loops over samples and bins)
-
-
-def _softmax64(z):
-    z = np.asarray(z, dtype=np.float64)
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def _loop_uniform_bin(s, n_bins):
@@ -95,8 +90,8 @@ def tiny():
 @pytest.fixture
 def random_multiclass(rng):
     z = rng.normal(scale=2.0, size=(400, 4))
-    proba = _softmax64(z)
-    y = np.array([rng.choice(4, p=p) for p in _softmax64(0.6 * z)])
+    proba = softmax(z)
+    y = np.array([rng.choice(4, p=p) for p in softmax(0.6 * z)])
     return y, proba, z
 
 
@@ -443,7 +438,7 @@ def test_scaled_weights_do_not_change_the_error(random_multiclass, rng):
 def test_float32_equals_float64(random_multiclass, kind, strategy):
     y, _, z = random_multiclass
     z32 = z.astype(np.float32)
-    p32 = _softmax64(z32).astype(np.float32)
+    p32 = softmax(z32).astype(np.float32)
     a = calibration_error(y, p32, kind=kind, strategy=strategy)
     b = calibration_error(y, p32.astype(np.float64), kind=kind, strategy=strategy)
     assert a == b
@@ -593,7 +588,7 @@ def test_guo_densenet40_cifar10_ece_is_5_50_percent():
     data = load_shared("cifar10_densenet40_guo")
     logits, y = data["logits_test"], data["y_test"]
     # independent computation: float64 softmax, then a loop over the 15 bins
-    proba = _softmax64(logits)
+    proba = softmax(logits)
     conf = proba.max(axis=1)
     correct = proba.argmax(axis=1) == y
     n = y.shape[0]

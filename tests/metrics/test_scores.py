@@ -7,20 +7,15 @@ import pytest
 from conftest import load_shared
 from sklearn.metrics import brier_score_loss, log_loss
 
+from _helpers import softmax
 from skcal.metrics import brier_score, negative_log_likelihood
-
-
-def _softmax64(z):
-    z = np.asarray(z, dtype=np.float64)
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 @pytest.fixture
 def multiclass(rng):
     z = rng.normal(scale=2.0, size=(300, 5))
     y = rng.integers(0, 5, size=300)
-    return y, _softmax64(z), z
+    return y, softmax(z), z
 
 
 # --------------------------------------------------------------------------

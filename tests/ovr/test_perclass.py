@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, gammaln, log_expit
 from sklearn.isotonic import IsotonicRegression
 
+from _helpers import quiet
 from skcal import (
     BBQCalibrator,
     BetaCalibrator,
@@ -32,12 +33,6 @@ def _binary(n=400, seed=0, scale=3.0, shift=0.0):
     y = rng.integers(0, 2, n)
     s = scale * (2 * y - 1 + rng.normal(size=n)) + shift
     return s, y
-
-
-def _quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 # --------------------------------------------------------------------- beta
@@ -77,7 +72,7 @@ def test_beta_matches_bounded_scipy_solve(parameters, case):
         f = log_expit(s) + 0.8 * log_expit(-s) + 1.0
         y = (rng.random(600) < expit(f)).astype(int)
     w = np.random.default_rng(2).uniform(0.2, 2.0, s.size)
-    est = _quiet(BetaCalibrator(parameters=parameters).fit, s, y, sample_weight=w)
+    est = quiet(BetaCalibrator(parameters=parameters).fit, s, y, sample_weight=w)
     X, nb = _beta_features(s, parameters)
     ref, F = _bounded_logistic_ref(X, y.astype(float), w, nb)
     got = {"abm": [est.a_, est.b_, est.c_], "am": [est.a_, est.c_],
@@ -133,7 +128,7 @@ def test_beta_multiclass_batched_fit_matches_bounded_scipy_solve(parameters, wei
                         lambda *a, **k: calls.append(1) or _beta_ovr.fit_beta_ovr32(*a, **k))
     Z, y = _multiclass_beta_data()
     w = np.random.default_rng(3).uniform(0.2, 2.0, y.size) if weighted else None
-    est = _quiet(BetaCalibrator(parameters=parameters).fit, Z, y, sample_weight=w)
+    est = quiet(BetaCalibrator(parameters=parameters).fit, Z, y, sample_weight=w)
     # one-vs-rest scores from the float32 logits, in float64, written plainly
     Zd = Z.astype(np.float64)
     L = np.log(np.exp(Zd - Zd.max(1, keepdims=True)).sum(1, keepdims=True)) + Zd.max(1, keepdims=True)
@@ -222,7 +217,6 @@ def test_scaling_binning_matches_definition():
     g = expit(X @ ab)
     for c in np.array_split(np.argsort(s), 10):
         np.testing.assert_allclose(est.predict_proba(s[c])[:, 1], g[c].mean(), rtol=1e-6)
-
 
 
 def test_scaling_binning_multiclass_matches_definition():
@@ -436,7 +430,7 @@ MONOTONE = [BetaCalibrator(), ScalingBinningCalibrator(), VennAbersCalibrator(),
 def test_monotone_maps_are_monotone(est):
     s, y = _binary(400, seed=17)
     s = np.where(s > 2, s + np.sin(3 * s) * 2, s)  # a wiggly relation
-    _quiet(est.fit, s, y)
+    quiet(est.fit, s, y)
     x = np.linspace(s.min() - 5, s.max() + 5, 2001)
     q = est.predict_proba(x)[:, 1]
     assert np.all(np.diff(q) >= -1e-12)
@@ -453,10 +447,10 @@ def test_weight_scale_invariance(est):
     y = rng.integers(0, 3, 300)
     Z = 3 * (np.eye(3)[y] + rng.normal(size=(300, 3)))
     w = rng.uniform(0.1, 2.0, 300)
-    P = _quiet(est.fit, Z, y, sample_weight=w).predict_proba(Z)
+    P = quiet(est.fit, Z, y, sample_weight=w).predict_proba(Z)
     for c in (1e-6, 1e6):
         np.testing.assert_allclose(
-            _quiet(est.fit, Z, y, sample_weight=c * w).predict_proba(Z), P, atol=1e-9)
+            quiet(est.fit, Z, y, sample_weight=c * w).predict_proba(Z), P, atol=1e-9)
 
 
 @pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
@@ -469,7 +463,7 @@ def test_lowers_test_nll_on_bundled_overconfident_sets(cls):
         lp = Zt - Zt.max(1, keepdims=True)
         lp -= np.log(np.exp(lp).sum(1, keepdims=True))
         before = -lp[np.arange(len(d.y_test)), d.y_test].mean()
-        est = _quiet(cls().fit, d.logits_val.astype(np.float64), d.y_val)
+        est = quiet(cls().fit, d.logits_val.astype(np.float64), d.y_val)
         P = est.predict_proba(Zt)
         after = -np.log(P[np.arange(len(d.y_test)), d.y_test]).mean()
         assert after < before, (name, before, after)

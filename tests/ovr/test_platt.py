@@ -12,6 +12,7 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 
+from _helpers import multiclass_brier
 from skcal import PlattScaler
 from skcal._backend._ovr import ovr_column, ovr_log_odds, ovr_row_stats
 from skcal.ovr._platt import fit_platt, fit_platt_ovr
@@ -657,3 +658,111 @@ def test_certified_decrease_implies_armijo(rng):
                 a1, b1 = a + step * d[0], b + step * d[1]
                 assert loss(a1, b1) - loss(a, b) <= 0.1 * step * slope * (1 - 1e-9)
     assert n_cert > 200  # the rule certifies most steps of these problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_platt_on_forest_probabilities_passes_sklearn_multiclass_test(seed):
+    # scikit-learn's test_calibration_multiclass, the random-forest half
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import make_blobs
+    from sklearn.ensemble import RandomForestClassifier
+
+    from skcal import CalibratedClassifier, PlattScaler
+
+    X, y = make_blobs(n_samples=500, n_features=100, random_state=seed, centers=10,
+                      cluster_std=15.0)
+    y[y > 2] = 2
+    Xtr, ytr, Xte, yte = X[::2], y[::2], X[1::2], y[1::2]
+    clf = RandomForestClassifier(n_estimators=30, random_state=42).fit(Xtr, ytr)
+    uncal = multiclass_brier(yte, clf.predict_proba(Xte), 3)
+    for ensemble in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ours = CalibratedClassifier(clf, PlattScaler(), cv=5, ensemble=ensemble)
+            P = ours.fit(Xtr, ytr).predict_proba(Xte)
+            ref = CalibratedClassifierCV(clf, method="sigmoid", cv=5,
+                                         ensemble=ensemble).fit(Xtr, ytr)
+        got = multiclass_brier(yte, P, 3)
+        R = ref.predict_proba(Xte)
+        sk = multiclass_brier(yte, R, 3)
+        assert got < 1.1 * uncal
+        # the forest's probabilities have exact zeros: "auto" fits the sigmoid on
+        # the probabilities, scikit-learn's model; the two solvers agree to
+        # scikit-learn's L-BFGS tolerance (Brier 0.2400 / 0.2265 at seed 0)
+        assert got <= sk + 1e-6
+        np.testing.assert_allclose(P, R, atol=1e-5)
+        assert all(c.calibrator.score_scale_ == "probability"
+                   for c in ours.calibrated_classifiers_)
+
+
+def test_platt_logits_are_never_floored():
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 200)
+    Z = 800.0 * (np.eye(3)[y] - 0.5) + rng.normal(size=(200, 3))
+    m = PlattScaler().fit(Z, y)
+    assert m.log_floor_ is None and m.score_scale_ == "log_odds"
+    P = np.exp(Z - Z.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)  # many exact zeros
+    mp = PlattScaler(input_type="probabilities", score_scale="log_odds").fit(P, y)
+    assert mp.log_floor_ == pytest.approx(np.log(P[P > 0].min() / 2))
+    ma = PlattScaler(input_type="probabilities").fit(P, y)
+    assert ma.log_floor_ is None and ma.score_scale_ == "probability"
+
+
+def test_platt_softmax_probabilities_fit_like_their_logits():
+    # no exact zeros: "auto" keeps the log-odds, so probabilities and logits of
+    # the same model give the same map
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 300)
+    Z = 2.0 * np.eye(3)[y] + rng.normal(size=(300, 3))
+    P = np.exp(Z) / np.exp(Z).sum(1, keepdims=True)
+    a = PlattScaler().fit(Z, y)
+    b = PlattScaler(input_type="probabilities").fit(P, y)
+    assert b.score_scale_ == "log_odds"
+    np.testing.assert_allclose(b.a_, a.a_, rtol=1e-8)
+    np.testing.assert_allclose(b.predict_proba(P), a.predict_proba(Z), atol=1e-10)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_platt_probability_scale_matches_sklearn_sigmoid(K):
+    # scikit-learn's _sigmoid_calibration on the probability column itself,
+    # with the same Platt targets: an independent solver of the same problem
+    from sklearn.calibration import _sigmoid_calibration
+
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(K)
+    y = rng.integers(0, K, 400)
+    votes = rng.multinomial(20, np.full(K, 1.0 / K), size=400) + 15 * np.eye(K, dtype=int)[y]
+    P = votes / votes.sum(1, keepdims=True)
+    sure = rng.random(400) < 0.3  # unanimous votes: exact 0s and 1s
+    P[sure] = np.eye(K)[rng.integers(0, K, sure.sum())]
+    m = PlattScaler(input_type="probabilities", score_scale="probability").fit(P, y)
+    cols = [1] if K == 2 else range(K)
+    for j, k in enumerate(cols):
+        a, b = _sigmoid_calibration(P[:, k], (y == k).astype(float))
+        # scikit-learn's map is 1 / (1 + exp(a f + b))
+        np.testing.assert_allclose(np.atleast_1d(m.a_)[j], -a, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(np.atleast_1d(m.b_)[j], -b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_platt_weight_scale_invariance(K):
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, K, 300)
+    Z = 3.0 * np.eye(K)[y] + rng.normal(size=(300, K))
+    a = PlattScaler().fit(Z, y)
+    for w in (np.full(300, 1 / 300), np.full(300, 1e-300), np.full(300, 1e300)):
+        b = PlattScaler().fit(Z, y, sample_weight=w)
+        np.testing.assert_allclose(b.predict_proba(Z), a.predict_proba(Z), atol=1e-12)
+    w = rng.uniform(0.1, 3.0, 300)
+    c = PlattScaler().fit(Z, y, sample_weight=w)
+    d = PlattScaler().fit(Z, y, sample_weight=w / w.sum())
+    np.testing.assert_allclose(c.a_, d.a_, rtol=1e-9)

@@ -8,19 +8,14 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
+from _helpers import nll, temperature_reference
 from skcal import LocalTemperatureScaler, TemperatureScaler
 
 from conftest import SHARED_SETS, load_shared
 
 torch = pytest.importorskip("torch")
-
-
-def _nll(Z, y, T):
-    LP = log_softmax(Z / np.asarray(T).reshape(-1, 1), axis=1)
-    return -LP[np.arange(len(y)), y].mean()
 
 
 def _varying_temperature_data(n, seed, *, extra=False):
@@ -49,11 +44,10 @@ def test_local_temperature_beats_global_when_temperature_varies():
     Z, y, T_true, _ = _varying_temperature_data(6000, 0)
     Zt, yt, Tt, _ = _varying_temperature_data(6000, 1)
     # independent reference: the NLL-optimal global temperature by scipy
-    T_glob = minimize_scalar(lambda t: _nll(Z, y, t), bounds=(0.05, 50), method="bounded",
-                             options={"xatol": 1e-8}).x
+    T_glob = temperature_reference(Z, y)
     lts = LocalTemperatureScaler().fit(Z, y)
     assert lts.local_
-    nll_glob, nll_oracle = _nll(Zt, yt, T_glob), _nll(Zt, yt, Tt)
+    nll_glob, nll_oracle = nll(Zt, yt, T_glob), nll(Zt, yt, Tt)
     nll_lts = -lts.score(Zt, yt)
     # the local model recovers most of the gap between global TS and the oracle
     assert nll_oracle < nll_glob
@@ -69,8 +63,7 @@ def test_local_temperature_shrinks_to_global_scipy_reference():
     Z = 3 * rng.normal(size=(3000, 4))
     P = np.exp(log_softmax(Z / 2.0, axis=1))
     y = (P.cumsum(axis=1) > rng.uniform(size=(3000, 1))).argmax(axis=1)
-    T_ref = minimize_scalar(lambda t: _nll(Z, y, t), bounds=(0.05, 50), method="bounded",
-                            options={"xatol": 1e-10}).x
+    T_ref = temperature_reference(Z, y)
     lts = LocalTemperatureScaler(shrink_threshold=1e9).fit(Z, y)
     assert not lts.local_
     np.testing.assert_allclose(lts.temperature_, T_ref, rtol=1e-6)

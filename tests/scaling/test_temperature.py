@@ -1,5 +1,6 @@
 """TemperatureScaler against an independent high-precision solve and its edge cases."""
 
+import math
 import warnings
 
 import numpy as np
@@ -245,3 +246,70 @@ def test_temperature_far_from_the_start_converges(T0, rng):
     assert ts.temperature_ == pytest.approx(T0, rel=0.2)
     assert ts.temperature_ == pytest.approx(reference_temperature(Z, y), rel=1e-9)
     assert ts.n_iter_ <= 12
+
+
+@pytest.mark.parametrize(
+    "Z, y, dtype",
+    [
+        ([[0.0, -1000.0], [0.0, 0.0]], [0, 1], np.float64),
+        ([[0.0, -1.0], [0.0, 0.0]], [0, 1], np.float32),
+        ([[0.0, -1.0], [0.0, 0.0]], [0, 1], np.float64),
+        ([[5, 0, 0], [0, 0, 0], [1, 1, 1]], [0, 1, 2], np.float32),
+        ([[5, 0, 0], [0, 0, 0], [1, 1, 1]], [0, 1, 2], np.float64),
+    ],
+)
+def test_temperature_separable_except_tied_rows_goes_to_small_T(Z, y, dtype):
+    Z = np.asarray(Z, dtype=dtype)
+    n_tied = sum(len(set(r)) == 1 for r in Z.tolist())
+    # the infimum of the NLL: saturated rows give 0, tied rows log K each
+    nll_limit = n_tied * math.log(Z.shape[1]) / len(y)
+    with pytest.warns(ConvergenceWarning, match="separate the calibration set") as rec:
+        ts = TemperatureScaler().fit(Z, y)
+    assert not any("uninformative" in str(w.message) for w in rec)
+    assert not any("max_iter" in str(w.message) for w in rec)
+    assert ts.temperature_ == pytest.approx(1e-6)
+    assert -ts.score(Z, y) == pytest.approx(nll_limit, rel=1e-6)
+
+
+def test_temperature_all_rows_tied_still_goes_to_large_T():
+    Z = np.zeros((4, 3))
+    with pytest.warns(ConvergenceWarning, match="uninformative"):
+        ts = TemperatureScaler().fit(Z, [0, 1, 2, 0])
+    assert ts.temperature_ >= 1e6
+
+
+def test_temperature_forest_like_log_probabilities():
+    # -708 entries (log of exact zeros) plus exact ties, as forests and kNN give
+    rng = np.random.default_rng(0)
+    n = 200
+    y = rng.integers(0, 3, n)
+    Z = np.full((n, 3), -708.0)
+    Z[np.arange(n), y] = 0.0
+    Z[::5] = np.log(1 / 3)  # ties
+    with pytest.warns(ConvergenceWarning, match="separate"):
+        ts = TemperatureScaler().fit(Z, y)
+    expected = len(Z[::5]) * math.log(3) / n
+    assert -ts.score(Z, y) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_temperature_predict_is_argmax_of_near_tied_float32_logits(backend):
+    if backend == "torch":
+        pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    Z = (rng.normal(size=(200, 2)) + 0.5 * np.eye(2)[y]).astype(np.float32)
+    ts = TemperatureScaler(backend=backend).fit(Z, y)
+    X = np.array([[0.1, 0.10000001], [0.10000001, 0.1]], dtype=np.float32)
+    assert X[0, 1] > X[0, 0]
+    np.testing.assert_array_equal(ts.predict(X), [1, 0])
+    # a big temperature rounds both probabilities to 0.5: predict_proba ties
+    ts.temperature_ = 1e3
+    np.testing.assert_array_equal(ts.predict(X), [1, 0])
+
+
+def test_temperature_constant_rows_warn_that_base_rate_is_out_of_reach():
+    y = np.r_[np.zeros(20, int), np.ones(30, int), np.full(50, 2)]
+    Z = np.tile([1.0, 0.0, 3.0], (100, 1))
+    with pytest.warns(UserWarning, match="base rate"):
+        TemperatureScaler().fit(Z, y)
