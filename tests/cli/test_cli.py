@@ -730,3 +730,25 @@ def test_cli_benchmark_binary_probability_file(tmp_path, capsys):
     assert t > 1.3
     assert float(by_method["temperature"]["nll"]) == pytest.approx(
         nll(logp[300:] / t, y[300:]), rel=1e-6)
+
+
+def test_benchmark_wrapped_methods_are_the_wrappers_fitted_directly():
+    import skcal
+    from skcal.metrics import negative_log_likelihood
+
+    d = load_logits("agnews_gpt2_zeroshot")
+    names = list(_benchmark.WRAPPED_METHODS)
+    assert set(names) <= set(_benchmark.available_methods(peers=False))
+    rows = _benchmark.run_benchmark([d], names, n_repeats=1)
+    by_name = {r["method"]: r for r in rows}
+    direct = {
+        "smoothed-isotonic": skcal.SmoothedCalibrator(skcal.IsotonicScaler()),
+        "top-versus-all-platt": skcal.TopVersusAllCalibrator(skcal.PlattScaler()),
+        "top-versus-all-isotonic": skcal.TopVersusAllCalibrator(skcal.IsotonicScaler()),
+    }
+    assert set(direct) == set(names)
+    for name, est in direct.items():
+        P = est.fit(d.logits_val, d.y_val).predict_proba(d.logits_test)
+        ref = negative_log_likelihood(d.y_test, np.asarray(P, np.float64))
+        assert by_name[name]["library"] == "skcal" and by_name[name]["status"] == "ok"
+        assert by_name[name]["nll"] == pytest.approx(ref, rel=1e-6), name

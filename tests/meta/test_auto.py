@@ -89,15 +89,15 @@ def test_auto_picks_temperature_on_overconfident_logits():
     Z, y = _logits(1500, 5, 4.0, seed=6)
     auto = AutoCalibrator().fit(Z, y)
     res = auto.cv_results_
-    assert list(res["candidate"]) == ["identity", "temperature", "vector", "matrix",
-                                      "isotonic"]
+    assert list(res["candidate"]) == ["identity", "temperature", "vector",
+                                      "structured-vector", "matrix", "isotonic"]
     assert auto.best_name_ == "temperature"
     # identity is far beyond noise here: the rule must not keep it
     assert res["mean_test_score"][0] < res["mean_test_score"][1] - 0.1
     assert isinstance(auto.best_calibrator_, TemperatureScaler)
     assert auto.best_score_ == res["mean_test_score"][auto.best_index_]
-    assert set(res["rank_test_score"]) == {1, 2, 3, 4, 5}
-    assert (res["mean_fit_time"] > 0).all() and res["split4_test_score"].shape == (5,)
+    assert set(res["rank_test_score"]) == {1, 2, 3, 4, 5, 6}
+    assert (res["mean_fit_time"] > 0).all() and res["split4_test_score"].shape == (6,)
 
 
 def test_auto_choice_ignores_row_order():
@@ -116,8 +116,9 @@ def test_default_candidates_by_size():
     assert names(100, 2) == ["identity", "temperature", "platt", "beta"]
     assert names(500, 2)[-1] == "isotonic"
     assert names(199, 10) == ["identity", "temperature"]
-    assert names(200, 10) == ["identity", "temperature", "vector"]
-    assert names(550, 10) == ["identity", "temperature", "vector", "matrix"]
+    assert names(200, 10) == ["identity", "temperature", "vector", "structured-vector"]
+    assert names(550, 10) == ["identity", "temperature", "vector", "structured-vector",
+                              "matrix"]
     assert names(1000, 10)[-1] == "isotonic"
 
 
@@ -191,7 +192,8 @@ def test_auto_nests_in_calibrated_classifier_and_grid_search():
     assert P.shape == (len(y), 2) and np.allclose(P.sum(axis=1), 1.0)
     Z, yz = _logits(300, 3, 3.0)
     gs = GridSearchCV(AutoCalibrator(), {"scoring": ["nll", "brier"]}, cv=3).fit(Z, yz)
-    assert gs.best_estimator_.best_name_ in {"identity", "temperature", "vector", "matrix"}
+    assert gs.best_estimator_.best_name_ in {"identity", "temperature", "vector",
+                                             "structured-vector", "matrix"}
 
 
 def test_auto_pickles_and_exports_the_chosen_map():
