@@ -43,6 +43,7 @@ METHODS = {
     "matrix": skcal.MatrixScaler, "dirichlet": skcal.DirichletCalibrator,
     "platt": skcal.PlattScaler, "beta": skcal.BetaCalibrator,
     "isotonic": skcal.IsotonicScaler, "histogram": skcal.HistogramCalibrator,
+    "smoothed-isotonic": lambda: skcal.SmoothedCalibrator(skcal.IsotonicScaler()),
 }
 
 

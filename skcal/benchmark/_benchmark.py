@@ -102,13 +102,15 @@ COLUMNS = (
 #: classic per-class maps with quadratic scaling (first or near first on
 #: binary log-loss in CalArena) and centered isotonic regression (isotonic
 #: without its ties), one binning method, and the peers' temperature scaling
-#: and isotonic regression for reference. (``dirichlet`` is left out: by
-#: default it is the map of ``matrix``; the wrappers of
-#: :data:`WRAPPED_METHODS` run with ``--full``.)
+#: and isotonic regression for reference. Every default candidate of
+#: :class:`~skcal.AutoCalibrator` is among them (``smoothed-isotonic``
+#: included), so that its recommendation has its row. (``dirichlet`` is left
+#: out: by default it is the map of ``matrix``; the top-versus-all wrappers
+#: of :data:`WRAPPED_METHODS` run with ``--full``.)
 DEFAULT_METHODS = (
     "uncalibrated", "temperature", "vector", "structured-vector", "matrix",
-    "platt", "beta", "quadratic", "isotonic", "centered-isotonic", "histogram",
-    "sklearn-isotonic", "probmetrics-temperature",
+    "platt", "beta", "quadratic", "isotonic", "smoothed-isotonic",
+    "centered-isotonic", "histogram", "sklearn-isotonic", "probmetrics-temperature",
 )
 
 

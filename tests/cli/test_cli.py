@@ -752,3 +752,11 @@ def test_benchmark_wrapped_methods_are_the_wrappers_fitted_directly():
         ref = negative_log_likelihood(d.y_test, np.asarray(P, np.float64))
         assert by_name[name]["library"] == "skcal" and by_name[name]["status"] == "ok"
         assert by_name[name]["nll"] == pytest.approx(ref, rel=1e-6), name
+
+
+def test_default_benchmark_has_a_row_for_every_default_autocalibrator_candidate():
+    from skcal.meta._auto import default_candidates
+
+    names = {n for k in (2, 10) for n, _ in default_candidates(100_000, k)}
+    names.discard("identity")  # the "uncalibrated" row
+    assert names <= set(_benchmark.DEFAULT_METHODS)
