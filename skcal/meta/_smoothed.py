@@ -21,7 +21,7 @@ from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import check_inner, fit_inner, inner_flag
+from ._inner import check_inner, fit_inner, inner_flag, inner_spec
 
 __all__ = ["SmoothedCalibrator", "mixture_weight"]
 
@@ -274,14 +274,7 @@ class SmoothedCalibrator(BaseCalibrator):
 
     def _torch_spec(self):
         """The inner calibrator's map, mixed: ``{"kind": "uniform_mixture", ...}``."""
-        inner = self.calibrator_
-        spec = inner._torch_spec() if hasattr(inner, "_torch_spec") else None
-        if not isinstance(spec, dict):
-            raise NotImplementedError(
-                f"SmoothedCalibrator exports through its calibrator, and "
-                f"{type(inner).__name__} has no closed-form map on logits; use "
-                "predict_proba / transform instead."
-            )
+        spec = inner_spec(self.calibrator_, type(self).__name__)
         return {"kind": "uniform_mixture", "inner": spec, "weight": self.mix_weight_}
 
     def _inner_log_proba(self, Z):
