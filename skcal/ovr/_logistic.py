@@ -11,9 +11,7 @@ import numpy as np
 
 __all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
 
-_ARMIJO_C = 1e-4
-_MIN_STEP = 1e-12
-_RIDGE = 1e-12
+from ._newton import newton_batched
 
 
 def exp_neg_abs(f):
@@ -150,6 +148,7 @@ def fit_logistic_bounded(
     would decrease ``F`` by more than ``tol`` (``g_j < 0`` and
     ``g_j^2 / (2 H_jj) > tol``) leaves ``A``. A ``1e-12`` ridge is added to
     the Hessian's diagonal; it changes steps, never the stationary point.
+    The iteration is :func:`skcal.ovr._newton.newton_batched` with one problem.
     """
     if not hasattr(X, "matvec"):
         X = DenseDesign(X)
@@ -160,82 +159,18 @@ def fit_logistic_bounded(
     nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
-    theta[nonneg & (theta < 0)] = 0.0
-    # start with every coefficient free: one at 0 whose Newton step points
-    # below the bound joins the working set at the first ratio test
-    active = np.zeros(p, bool)
-
     wn = w / wsum
-    cache = {}
 
-    def objective(th):
-        # f and exp(-|f|) are kept for the derivatives at an accepted point
+    def evaluate(cols, th):
+        th = th[0]
         f = _lin(X, th, offset)
         e = exp_neg_abs(f)
-        cache.update(th=th, f=f, e=e)
-        return float((wn * (softplus(f, e) - t * f)).sum()) + 0.5 * th @ P @ th
-
-    def derivatives(th):
-        if cache.get("th") is th:
-            f, e = cache["f"], cache["e"]
-        else:
-            f = _lin(X, th, offset)
-            e = exp_neg_abs(f)
+        F = float((wn * (softplus(f, e) - t * f)).sum()) + 0.5 * th @ P @ th
         pr = sigmoid(f, e)
-        g = X.rmatvec(w * (pr - t)) / wsum + P @ th
-        H = X.gram(w * pr * (1.0 - pr) / wsum)
-        return g, H + P + _RIDGE * np.eye(p)
+        g = X.rmatvec(wn * (pr - t)) + P @ th
+        H = X.gram(wn * pr * (1.0 - pr)) + P
+        return np.array([F]), g[None], H[None]
 
-    F = objective(theta)
-    converged = False
-    n_iter = 0
-    while n_iter < max_iter:
-        n_iter += 1
-        g, H = derivatives(theta)
-        free = ~active
-        d = np.zeros(p)
-        if free.any():
-            Hf = H[np.ix_(free, free)]
-            try:
-                d[free] = -np.linalg.solve(Hf, g[free])
-            except np.linalg.LinAlgError:
-                d[free] = -g[free] / np.diag(Hf)
-        decrement = -float(g @ d)
-        if decrement / 2.0 <= tol:
-            # KKT check on the working set: release the coefficient that
-            # would decrease F most (one-dimensional Newton model)
-            gain = np.where(active & (g < 0), g * g / (2.0 * np.diag(H)), 0.0)
-            j = int(np.argmax(gain))
-            if gain[j] <= tol:
-                theta = theta + d  # the last (tiny) Newton step
-                theta[nonneg & (theta < 0)] = 0.0
-                converged = True
-                break
-            active[j] = False
-            continue
-        # ratio test: largest step keeping the bounded free coefficients >= 0
-        neg = free & nonneg & (d < 0)
-        alpha_max = float(np.min(-theta[neg] / d[neg])) if neg.any() else np.inf
-        ratio = np.full(p, np.inf)
-        ratio[neg] = -theta[neg] / d[neg]
-        if alpha_max <= 0.0:  # a coefficient at its bound would go negative: fix it
-            active |= ratio <= 0.0
-            continue
-        step = min(1.0, alpha_max)
-        while step >= _MIN_STEP:
-            th = theta + step * d
-            hit = ratio <= step * (1.0 + 1e-12)  # blocking coefficients, if any
-            th[hit] = 0.0
-            F_new = objective(th)
-            if F_new <= F + _ARMIJO_C * step * float(g @ d):
-                break
-            step /= 2.0
-        else:
-            # no decrease found: converged if the predicted one is below the
-            # rounding error of F (its loss and penalty terms' magnitudes)
-            scale = abs(F) + 0.5 * np.abs(theta) @ np.abs(P) @ np.abs(theta)
-            converged = decrement / 2.0 <= 100.0 * np.spacing(max(scale, 1.0))
-            break
-        active |= hit
-        theta, F = th, F_new
-    return theta, n_iter, converged
+    theta, n_iter, status, _ = newton_batched(
+        evaluate, theta[None], nonneg=nonneg, tol=tol, max_iter=max_iter)
+    return theta[0], int(n_iter[0]), status[0] == "converged"
