@@ -99,7 +99,7 @@ def _lin(X, theta, offset):
 
 def fit_logistic_bounded(
     X, t, w, *, nonneg=None, penalty=None, offset=None, theta0=None, tol=1e-12,
-    max_iter=200,
+    max_iter=200, full_output=False,
 ):
     """Minimise a penalised weighted logistic loss subject to ``theta_j >= 0``.
 
@@ -127,12 +127,18 @@ def fit_logistic_bounded(
         objective by more than ``tol`` by moving alone.
     max_iter : int, default=200
         Maximum number of Newton iterations (all active sets together).
+    full_output : bool, default=False
+        Also return the objective at the last evaluated point.
 
     Returns
     -------
     theta : ndarray of shape (p,)
     n_iter : int
     converged : bool
+    F : float
+        Only with ``full_output``: the objective at the last evaluated point
+        (the returned ``theta`` is one last, tiny, Newton step from it when
+        converged).
 
     Notes
     -----
@@ -160,17 +166,39 @@ def fit_logistic_bounded(
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
     wn = w / wsum
+    wt = wn * t
+
+    # work vectors of this fit, reused by every evaluation: a fresh n-vector
+    # per operation costs page faults several times its arithmetic
+    E, inv, tmp = np.empty(n), np.empty(n), np.empty(n)
 
     def evaluate(cols, th):
+        # loss, gradient and Hessian from one f and one exp per row
         th = th[0]
         f = _lin(X, th, offset)
-        e = exp_neg_abs(f)
-        F = float((wn * (softplus(f, e) - t * f)).sum()) + 0.5 * th @ P @ th
-        pr = sigmoid(f, e)
-        g = X.rmatvec(wn * (pr - t)) + P @ th
-        H = X.gram(wn * pr * (1.0 - pr)) + P
+        np.abs(f, out=E)
+        np.negative(E, out=E)
+        np.maximum(E, -700.0, out=E)  # no slow subnormal exp (e > 1e-305)
+        np.exp(E, out=E)  # exp(-|f|)
+        np.add(E, 1.0, out=inv)
+        np.reciprocal(inv, out=inv)  # sigmoid(|f|)
+        np.log1p(E, out=tmp)
+        F = float(np.dot(wn, tmp))
+        np.maximum(f, 0.0, out=tmp)
+        F += float(np.dot(wn, tmp)) - float(np.dot(wt, f)) + 0.5 * th @ P @ th
+        q = np.multiply(E, inv, out=E)
+        q *= inv
+        q *= wn  # w p (1 - p) / sum w, without cancellation
+        np.subtract(inv, 0.5, out=inv)
+        r = np.copysign(inv, f, out=inv)
+        r += 0.5  # sigmoid(f)
+        r -= t
+        r *= wn
+        g = X.rmatvec(r) + P @ th
+        H = X.gram(q) + P
         return np.array([F]), g[None], H[None]
 
-    theta, n_iter, status, _ = newton_batched(
+    theta, n_iter, status, F = newton_batched(
         evaluate, theta[None], nonneg=nonneg, tol=tol, max_iter=max_iter)
-    return theta[0], int(n_iter[0]), status[0] == "converged"
+    out = theta[0], int(n_iter[0]), status[0] == "converged"
+    return out + (float(F[0]),) if full_output else out

@@ -79,16 +79,21 @@ def _platt_loss(u, t, w, wsum, a, b):
 
 
 def _is_separable(s, y, w):
-    """True if the scores separate the classes (ties allowed) or a class is absent."""
-    keep = w > 0
-    if not keep.all():
-        s, y = s[keep], y[keep]
+    """True if the scores separate the classes (ties allowed) or a class is absent.
+
+    Rows of zero weight are ignored.
+    """
+    if w is not None:
+        keep = w > 0
+        if not keep.all():
+            s, y = s[keep], y[keep]
     pos, neg = s[y], s[~y]
     if pos.size == 0 or neg.size == 0:
         return True
-    if s.max() == s.min():
-        return False
-    return bool(pos.min() >= neg.max() or neg.min() >= pos.max())
+    p_lo, p_hi, n_lo, n_hi = pos.min(), pos.max(), neg.min(), neg.max()
+    if min(p_lo, n_lo) == max(p_hi, n_hi):
+        return False  # constant scores
+    return bool(p_lo >= n_hi or n_lo >= p_hi)
 
 
 def fit_platt(
