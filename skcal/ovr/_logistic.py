@@ -9,7 +9,7 @@ iteration is one pass over the data.
 
 import numpy as np
 
-__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
+__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
 
 from ._newton import newton_batched
 
@@ -59,42 +59,110 @@ def logistic_loss(f, t, w, wsum):
     return float((w * (softplus(f) - t * f)).sum() / wsum)
 
 
+def _dot(a, b):
+    """``sum(a * b)`` of two float64 vectors in one pass, without BLAS (whose
+    threads spin-wait on a loaded machine)."""
+    return float(np.einsum("i,i->", a, b))
+
+
 class DenseDesign:
     """A dense design matrix (few columns) as the operator :func:`fit_logistic_bounded` uses.
 
-    Products are written column by column with elementwise operations, not
-    BLAS: on a loaded machine BLAS threads spin-wait and a (n, 3) product
-    takes several times longer than the arithmetic.
+    The columns are stored as the rows of one C-contiguous (p, n) array; every
+    product is a few one-pass dot products (no BLAS, no temporaries: one
+    n-vector of work, allocated once, and the output of :meth:`matvec`,
+    overwritten by the next call).
     """
 
     def __init__(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        self.cols = [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
-        self.shape = X.shape
+        self.rows = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
+        self.shape = self.rows.shape[::-1]
+        self._f = self._work = None
+
+    @classmethod
+    def from_rows(cls, R):
+        """The design whose columns are the rows of ``R`` (p, n), used without a copy."""
+        self = cls.__new__(cls)
+        self.rows = np.ascontiguousarray(R, dtype=np.float64)
+        self.shape = self.rows.shape[::-1]
+        self._f = self._work = None
+        return self
 
     def matvec(self, theta):
-        f = self.cols[0] * theta[0]
-        for c, th in zip(self.cols[1:], theta[1:]):
-            f += c * th
+        if self._f is None:
+            self._f = np.empty(self.shape[0])
+        f = np.multiply(self.rows[0], theta[0], out=self._f)
+        for c, th in zip(self.rows[1:], theta[1:]):
+            f += c * th if self._work is None else np.multiply(c, th, out=self._work)
         return f
 
     def rmatvec(self, r):
-        return np.array([(c * r).sum() for c in self.cols])
+        return np.array([_dot(c, r) for c in self.rows])
 
     def gram(self, q):
         """``X' diag(q) X``."""
-        p = len(self.cols)
+        p = len(self.rows)
+        if self._work is None:
+            self._work = np.empty(self.shape[0])
         H = np.empty((p, p))
         for i in range(p):
-            cq = self.cols[i] * q
+            cq = np.multiply(self.rows[i], q, out=self._work)
             for j in range(i, p):
-                H[i, j] = H[j, i] = (cq * self.cols[j]).sum()
+                H[i, j] = H[j, i] = _dot(cq, self.rows[j])
         return H
 
 
 def _lin(X, theta, offset):
     f = X.matvec(theta)
     return f if offset is None else f + offset
+
+
+def logistic_evaluator(X, t, w, P=None, offset=None):
+    """``evaluate(cols, theta)`` of one weighted logistic problem, for :func:`~skcal.ovr._newton.newton_batched`.
+
+    The mean loss ``sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i
+    + theta' P theta / 2`` (``f = X theta + offset``), its gradient and
+    Hessian (no ridge), as arrays of one problem: (1,), (1, p), (1, p, p).
+    One ``exp`` per row; the derivatives use ``p (1 - p) = e / (1 + e)^2``
+    (``e = exp(-|f|)``), without cancellation.
+    """
+    n, p = X.shape
+    t = np.asarray(t, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    P = np.zeros((p, p)) if P is None else P
+    wn = w / float(w.sum())
+    wt = wn * t
+    # work vectors of this fit, reused by every evaluation: a fresh n-vector
+    # per operation costs page faults several times its arithmetic
+    E, inv, tmp = np.empty(n), np.empty(n), np.empty(n)
+
+    def evaluate(cols, th):
+        # loss, gradient and Hessian from one f and one exp per row
+        th = th[0]
+        f = _lin(X, th, offset)
+        np.abs(f, out=E)
+        np.negative(E, out=E)
+        np.maximum(E, -700.0, out=E)  # no slow subnormal exp (e > 1e-305)
+        np.exp(E, out=E)  # exp(-|f|)
+        np.add(E, 1.0, out=inv)
+        np.reciprocal(inv, out=inv)  # sigmoid(|f|)
+        np.log1p(E, out=tmp)
+        F = _dot(wn, tmp)
+        np.maximum(f, 0.0, out=tmp)
+        F += _dot(wn, tmp) - _dot(wt, f) + 0.5 * th @ P @ th
+        q = np.multiply(E, inv, out=E)
+        q *= inv
+        q *= wn  # w p (1 - p) / sum w, without cancellation
+        np.subtract(inv, 0.5, out=inv)
+        r = np.copysign(inv, f, out=inv)
+        r += 0.5  # sigmoid(f)
+        r -= t
+        r *= wn
+        g = X.rmatvec(r) + P @ th
+        H = X.gram(q) + P
+        return np.array([F]), g[None], H[None]
+
+    return evaluate
 
 
 def fit_logistic_bounded(
@@ -168,36 +236,7 @@ def fit_logistic_bounded(
     wn = w / wsum
     wt = wn * t
 
-    # work vectors of this fit, reused by every evaluation: a fresh n-vector
-    # per operation costs page faults several times its arithmetic
-    E, inv, tmp = np.empty(n), np.empty(n), np.empty(n)
-
-    def evaluate(cols, th):
-        # loss, gradient and Hessian from one f and one exp per row
-        th = th[0]
-        f = _lin(X, th, offset)
-        np.abs(f, out=E)
-        np.negative(E, out=E)
-        np.maximum(E, -700.0, out=E)  # no slow subnormal exp (e > 1e-305)
-        np.exp(E, out=E)  # exp(-|f|)
-        np.add(E, 1.0, out=inv)
-        np.reciprocal(inv, out=inv)  # sigmoid(|f|)
-        np.log1p(E, out=tmp)
-        F = float(np.dot(wn, tmp))
-        np.maximum(f, 0.0, out=tmp)
-        F += float(np.dot(wn, tmp)) - float(np.dot(wt, f)) + 0.5 * th @ P @ th
-        q = np.multiply(E, inv, out=E)
-        q *= inv
-        q *= wn  # w p (1 - p) / sum w, without cancellation
-        np.subtract(inv, 0.5, out=inv)
-        r = np.copysign(inv, f, out=inv)
-        r += 0.5  # sigmoid(f)
-        r -= t
-        r *= wn
-        g = X.rmatvec(r) + P @ th
-        H = X.gram(q) + P
-        return np.array([F]), g[None], H[None]
-
+    evaluate = logistic_evaluator(X, t, w, P, offset)
     theta, n_iter, status, F = newton_batched(
         evaluate, theta[None], nonneg=nonneg, tol=tol, max_iter=max_iter)
     out = theta[0], int(n_iter[0]), status[0] == "converged"

@@ -73,7 +73,7 @@ def _directions(g, H, free):
 
 
 def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_iter=100,
-                   accept=None):
+                   trial=None, failed_status=None):
     """Minimise ``K`` convex objectives by Newton's method, one evaluation call per round.
 
     Parameters
@@ -99,10 +99,21 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         that last (full) Newton step without evaluating it.
     max_iter : int, default=100
         Largest number of Newton directions per problem.
-    accept : callable, optional
-        ``accept(cols, F_new, F_old, step, slope) -> bool array``: the line
-        search's acceptance test; Armijo's ``F_new <= F_old + ARMIJO_C step
-        slope`` by default.
+    trial : callable, optional
+        ``trial(cols, theta_c, step, d, slope, theta, F) -> (ok, F_c, g_c, H_c)``:
+        evaluates the line-search candidates ``theta_c`` (m, p) of problems
+        ``cols``, reached by ``step`` (m,) along the directions ``d`` (m, p)
+        whose directional derivatives are ``slope`` (m,), from the current
+        points ``theta[cols]`` with objectives ``F[cols]`` (``theta``, ``F``:
+        the core's arrays of all problems; a trial may fill a NaN ``F`` it
+        needs), and says which are accepted. Default: ``evaluate`` and
+        Armijo's test ``F_c <= F + ARMIJO_C step slope``. A solver with its
+        own acceptance rules (e.g. float32 evaluations that skip the loss of
+        certified steps) supplies it.
+    failed_status : callable, optional
+        ``failed_status(slope, F) -> status array`` of problems whose step fell
+        below :data:`MIN_STEP`; default: "converged" at the precision limit
+        (:func:`at_precision_limit` of ``-slope / 2``), else "line_search".
 
     Returns
     -------
@@ -202,12 +213,13 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         hit = ratio[ls] <= (st * (1.0 + 1e-12))[:, None]
         th = theta[ls] + st[:, None] * d[ls]
         th[hit] = 0.0
-        F_c, g_c, H_c = evaluate(ls, th)
-        F_c = np.asarray(F_c, dtype=np.float64)
-        if accept is None:
+        if trial is None:
+            F_c, g_c, H_c = evaluate(ls, th)
+            F_c = np.asarray(F_c, dtype=np.float64)
             ok = F_c <= F[ls] + ARMIJO_C * st * slope[ls]
         else:
-            ok = np.asarray(accept(ls, F_c, F[ls], st, slope[ls]), dtype=bool)
+            ok, F_c, g_c, H_c = trial(ls, th, st, d[ls], slope[ls], theta, F)
+            ok = np.asarray(ok, dtype=bool)
         acc = ls[ok]
         theta[acc], F[acc] = th[ok], F_c[ok]
         g[acc] = g_c[ok]
@@ -218,8 +230,11 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         rej = ls[~ok]
         step[rej] /= 2.0
         failed = rej[step[rej] < MIN_STEP]
-        status[failed] = np.where(
-            at_precision_limit(-slope[failed] / 2.0, F[failed]), "converged", "line_search")
+        if failed.size:
+            status[failed] = (
+                np.where(at_precision_limit(-slope[failed] / 2.0, F[failed]),
+                         "converged", "line_search")
+                if failed_status is None else failed_status(slope[failed], F[failed]))
         ls = rej[step[rej] >= MIN_STEP]
         todo = acc
     return theta, n_iter, status, F

@@ -21,7 +21,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator
-from ._logistic import fit_logistic_bounded, logistic_loss
+from ._logistic import DenseDesign, fit_logistic_bounded
 from ._platt import _FLAT_SD, _is_separable, fit_platt
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
@@ -39,44 +39,6 @@ SEPARATED_NLL = 1e-6
 #: usually stops after 1-2 passes.
 SUMMARY_MIN_ROWS = 20_000
 SUMMARY_BINS = 16384
-
-
-class _QuadraticDesign:
-    """The design ``[u, v, 1]`` of :func:`fit_quadratic` as a :func:`fit_logistic_bounded` operator.
-
-    The columns are the rows of one C-contiguous (3, n) array, so each
-    product is one matrix-vector (or, for the Hessian, one 3 x n by n x 3)
-    product instead of a Python loop over columns.
-    """
-
-    def __init__(self, X):
-        self.X = X
-        self.shape = (X.shape[1], 3)
-        self._work = None  # two n-vectors for gram, allocated once
-        self._f = None  # the matvec's output, overwritten by the next call
-
-    @classmethod
-    def from_columns(cls, u, v):
-        return cls(np.ascontiguousarray(np.stack([u, v, np.ones_like(u)])))
-
-    def matvec(self, theta):
-        if self._f is None:
-            self._f = np.empty(self.X.shape[1])
-        return np.dot(np.asarray(theta, dtype=np.float64), self.X, out=self._f)
-
-    def rmatvec(self, r):
-        return np.array([np.dot(r, self.X[0]), np.dot(r, self.X[1]), r.sum()])
-
-    def gram(self, q):
-        """``X' diag(q) X`` (six dot products; a 3 x n by n x 3 product is slower)."""
-        u, v = self.X[0], self.X[1]
-        if self._work is None:
-            self._work = np.empty((2, u.size))
-        qu = np.multiply(q, u, out=self._work[0])
-        qv = np.multiply(q, v, out=self._work[1])
-        uu, uv, u1 = np.dot(qu, u), np.dot(qu, v), qu.sum()
-        vv, v1 = np.dot(qv, v), qv.sum()
-        return np.array([[uu, uv, u1], [uv, vv, v1], [u1, v1, q.sum()]])
 
 
 def _summary_start(u, v, t, w, theta0, max_iter):
@@ -98,7 +60,7 @@ def _summary_start(u, v, t, w, theta0, max_iter):
     keep = wb > 0
     wb = wb[keep]
     tb, ub, vb = (binsum(x)[keep] / wb for x in (t, u, v))
-    theta, it, ok = fit_logistic_bounded(_QuadraticDesign.from_columns(ub, vb), tb, wb,
+    theta, it, ok = fit_logistic_bounded(DenseDesign(np.column_stack([ub, vb, np.ones_like(ub)])), tb, wb,
                                          theta0=theta0, tol=1e-14, max_iter=max_iter)
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it
 
@@ -199,7 +161,7 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         return A, 0.0, B, n_iter, status
     v /= sd2
     D[2] = 1.0
-    X = _QuadraticDesign(D)
+    X = DenseDesign.from_rows(D)
     theta0 = np.array([0.0, 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))])
     it0 = 0
     if n >= SUMMARY_MIN_ROWS:
