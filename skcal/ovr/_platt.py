@@ -7,7 +7,6 @@ come from :mod:`skcal.ovr._base` and :mod:`skcal._backend._ovr`.
 """
 
 import math
-import sys
 import warnings
 from numbers import Integral, Real
 
@@ -34,7 +33,6 @@ from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label
 from ._logistic import DenseDesign, logistic_evaluator
 from ._newton import ARMIJO_C, at_precision_limit, newton_batched
-from ..utils._array import is_torch_tensor
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
@@ -832,8 +830,7 @@ def fit_platt_ovr(
         warm_start
         and target_smoothing
         and tol >= F32_MIN_TOL
-        and isinstance(Z, np.ndarray)
-        and Z.dtype == np.float32
+        and ops.is_host_float32(Z)
         and Z.shape[0] >= WARM_START_MIN_ROWS
     ):
         out = _fit_platt_ovr32(Z, y, w, tol, max_iter, unit)
@@ -1091,9 +1088,7 @@ class PlattScaler(OneVsRestCalibrator):
         floor = getattr(self, "log_floor_", None)
         if floor is None:
             return Z
-        if is_torch_tensor(Z):
-            return Z.clamp(min=floor)
-        return np.maximum(Z, floor)
+        return ops.clamp_min(Z, floor)
 
     def _resolve_score_scale(self, Z):
         """Set ``score_scale_`` and ``log_floor_`` from the calibration input.
@@ -1111,10 +1106,7 @@ class PlattScaler(OneVsRestCalibrator):
         self.score_scale_ = scale
         if self.input_type != "probabilities" or scale == "probability":
             return
-        if is_torch_tensor(Z):
-            t = math.log(sys.modules["torch"].finfo(Z.dtype).tiny) + 1.0
-        else:
-            t = math.log(np.finfo(Z.dtype).tiny) + 1.0
+        t = ops.log_tiny(Z) + 1.0
         exact0 = Z <= t
         if not bool(exact0.any()) or bool(exact0.all()):
             return
