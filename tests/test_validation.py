@@ -402,3 +402,64 @@ def test_local_temperature_extra_features_warn_for_probability_columns():
         LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P, F], y)
     with pytest.warns(ProbabilitiesAsLogitsWarning):
         LocalTemperatureScaler(n_extra_features=2, max_iter=5).fit(np.c_[P[:, 1], F], y > 0)
+
+
+# ------------------------- the same rule at predict time (issue 24 leftovers, item a)
+@pytest.mark.parametrize("cls", _registry())
+def test_every_calibrator_warns_at_predict_time_for_probabilities(cls):
+    """Fitted on logits, given probabilities (rows on the simplex) at predict
+    time: predict_proba, predict_log_proba, transform, predict and score warn,
+    by the fit-time rule; logits do not."""
+    import warnings
+
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(400, 3)) * 2
+    y = (Z + rng.gumbel(size=Z.shape)).argmax(axis=1)
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls().fit(Z, y)
+    for method in ("predict_proba", "predict_log_proba", "transform", "predict"):
+        with pytest.warns(ProbabilitiesAsLogitsWarning, match="looks like probabilities"):
+            getattr(est, method)(P)
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        est.score(P, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        est.predict_proba(Z)
+        est.score(Z, y)
+
+
+def test_predict_time_probability_warning_torch_dask_and_first_rows_only():
+    from skcal.utils.validation import (
+        PREDICT_PROBABILITY_CHECK_ROWS,
+        ProbabilitiesAsLogitsWarning,
+    )
+
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(3000, 4)) * 2
+    y = (Z + rng.gumbel(size=Z.shape)).argmax(axis=1)
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    ts = TemperatureScaler().fit(Z, y)
+    with pytest.warns(ProbabilitiesAsLogitsWarning) as rec:
+        ts.predict_proba(P)
+    assert rec[0].filename == __file__  # points at the caller, not at skcal
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        TemperatureScaler().fit(Z[:, 1] - Z[:, 0], y == 1).predict_proba(P[:, 1])
+    torch = pytest.importorskip("torch")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        ts.predict_proba(torch.as_tensor(P))
+    da = pytest.importorskip("dask.array")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        ts.predict_proba(da.from_array(P, chunks=1000)).compute()
+    # documented: only the first rows are judged
+    mixed = np.r_[P[:PREDICT_PROBABILITY_CHECK_ROWS], Z[PREDICT_PROBABILITY_CHECK_ROWS:]]
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        ts.predict_proba(mixed)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        ts.predict_proba(np.r_[Z[:1], P])
