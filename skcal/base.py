@@ -296,7 +296,9 @@ class BaseCalibrator(
             if names is not None and len(names) != n_columns:
                 names = None  # extra feature columns: matched by position
         classes = classes_from_column_names(names, y_np, self.classes)
-        classes, y_enc, missing = resolve_classes(y_np, n_columns, classes)
+        classes, y_enc, missing = resolve_classes(
+            y_np, n_columns, classes, owner=self.__class__.__name__
+        )
         self._set_classes(classes, missing)
         return np.asarray(y_enc, dtype=np.int64)
 
@@ -331,7 +333,9 @@ class BaseCalibrator(
             # judged on the unique labels only: not "more classes than half the rows"
             warnings.filterwarnings("ignore", message="The number of unique classes")
             check_classification_targets(uniq)
-        classes, _, missing = resolve_classes(uniq, Z.shape[1], self.classes)
+        classes, _, missing = resolve_classes(
+            uniq, Z.shape[1], self.classes, owner=self.__class__.__name__
+        )
         self._set_classes(classes, missing)
         self._sort_classes()
         return xp.encode_labels(y, self.classes_, Z, encode=encode_labels)

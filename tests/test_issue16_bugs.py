@@ -237,7 +237,10 @@ def test_probabilities_read_as_logits_warn(name):
         warnings.simplefilter("ignore", ConvergenceWarning)
         cls(input_type="probabilities").fit(P, y)
         cls().fit(P * 2.0, y)  # rows sum to 2: not probabilities
-        m.predict_proba(P)  # predict does not repeat it
+        m.predict_proba(np.log(P))  # logits at predict time: no warning
+    # probabilities at predict time: the same rule (issue 24 leftovers, item a)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="input_type"):
+        m.predict_proba(P)
 
 
 # ---------------------------------------------------------------- pickles

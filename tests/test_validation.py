@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skcal import TemperatureScaler
+from skcal import TemperatureScaler, VectorScaler
 from skcal.utils._labels import resolve_classes
 from skcal.utils.validation import check_sample_weight, check_scores, max_abs_logit
 
@@ -119,7 +119,7 @@ def test_labels_1_to_9_for_10_columns_raise_the_documented_error():
     Z = rng.normal(size=(200, 10))
     y = rng.integers(1, 10, 200)
     for name, cls in all_calibrators():
-        with pytest.raises(ValueError, match=r"1\.\.9 \(without 0\).*pass classes=\[\.\.\.\]"):
+        with pytest.raises(ValueError, match=r"1\.\.9 \(without 0\).*pass \w+\(classes=\[\.\.\.\]\)"):
             cls().fit(Z, y)
     ts = TemperatureScaler(classes=np.arange(1, 11)).fit(Z, y)
     np.testing.assert_array_equal(ts.classes_, np.arange(1, 11))
@@ -463,3 +463,27 @@ def test_predict_time_probability_warning_torch_dask_and_first_rows_only():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
         ts.predict_proba(np.r_[Z[:1], P])
+
+
+# ------------------- label-mismatch messages (issue 24 leftovers, item e)
+def test_label_mismatch_messages_name_the_offending_labels_and_the_constructor():
+    """The labels that do not fit come first (never cut off by a truncated list
+    of the classes), and the remedy is the constructor parameter."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 25))
+    y = np.r_[np.arange(25), rng.integers(0, 25, 274), 99]
+    with pytest.raises(ValueError, match=r"labels \[99\] are not column indices 0\.\.24.*"
+                       r"pass TemperatureScaler\(classes=\[\.\.\.\]\)"):
+        TemperatureScaler().fit(Z, y)
+    classes = list(range(25))
+    with pytest.raises(ValueError, match=r"^y contains labels \[99\] that are not among.*"
+                       r"in TemperatureScaler\(classes=\[\.\.\.\]\)"):
+        TemperatureScaler(classes=classes).fit(Z, y)
+    ts = TemperatureScaler().fit(Z, np.r_[y[:-1], 3])
+    with pytest.raises(ValueError, match=r"^y contains labels \[99\] that are not among "
+                       r"the classes \[0, 1, .*\.\.\. \(25 in all\)"):
+        ts.score(Z, y)
+    text = np.array(list("abcd"))[rng.integers(0, 4, 300)]
+    with pytest.raises(ValueError, match=r"the labels are \['a', 'b', 'c', 'd'\].*"
+                       r"VectorScaler\(classes=\[\.\.\.\]\)"):
+        VectorScaler().fit(Z[:, :3], text)
