@@ -34,7 +34,12 @@ from ._backend._ovr import log_or_neg_inf
 from ._backend._array import host_array, is_dask_array, like_input, to_backend
 from ._backend._dispatch import get_backend
 from .utils._pickle import VersionedPickleMixin
-from .utils.validation import check_sample_weight, check_scores, deferred_range_check
+from .utils.validation import (
+    PREDICT_PROBABILITY_CHECK_ROWS,
+    check_sample_weight,
+    check_scores,
+    deferred_range_check,
+)
 
 __all__ = ["BaseCalibrator"]
 
@@ -53,6 +58,41 @@ def _warn_if_constant_rows(est, Z):
         "IsotonicScaler return the base rate for constant scores.",
         UserWarning,
         stacklevel=3,
+    )
+
+
+def _integer_column_names(X):
+    """The column names of a DataFrame when they are all integers (not bool), else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "iloc"):
+        return None
+    names = list(columns)
+    if not names or not all(
+        isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_))
+        for c in names
+    ):
+        return None
+    return [int(c) for c in names]
+
+
+def _check_integer_column_names(est, names):
+    """Refuse a DataFrame whose integer column names differ from those seen in fit.
+
+    The integer-name twin of scikit-learn's feature-name check: the columns
+    were matched to the classes by name in fit, so a reordered frame would
+    otherwise be read by position.
+    """
+    fitted = getattr(est, "_integer_column_names_", None)
+    if fitted is None or names is None or names == fitted:
+        return
+    what = (
+        "the names seen in fit in another order" if sorted(names) == sorted(fitted)
+        else "not the names seen in fit"
+    )
+    raise ValueError(
+        f"The integer column names of X {names[:20]!r} are {what} "
+        f"{fitted[:20]!r}; {est.__class__.__name__} matched the columns to the "
+        f"classes by name, so select the columns as in fit (X[{fitted[:20]!r}])."
     )
 
 
@@ -171,11 +211,20 @@ class BaseCalibrator(
         # fit (feature_names_in_) and reject reordered or renamed columns
         # later, as scikit-learn does (only the name check runs here).
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
-        # input that looks like probabilities is reported once, in fit
+        # Integer column names (scikit-learn records only text ones as
+        # feature_names_in_) name the classes too: matched like text names in
+        # fit, and a reordered or renamed frame is refused at predict time.
+        int_names = _integer_column_names(X)
+        if reset:
+            self._integer_column_names_ = int_names
+        else:
+            _check_integer_column_names(self, int_names)
+        # input that looks like probabilities is reported in fit (every row)
+        # and at predict time (the first rows: no pass over a large input)
         Z, n_cols = check_scores(
             X,
             input_type=self.input_type,
-            warn_probabilities=reset,
+            warn_probabilities=True if reset else PREDICT_PROBABILITY_CHECK_ROWS,
         )
         if reset:
             self.n_features_in_ = n_cols
@@ -229,10 +278,15 @@ class BaseCalibrator(
                 warnings.filterwarnings("ignore", message="The number of unique classes")
                 check_classification_targets(y_np)
         # A DataFrame whose column names are the labels is matched by name.
-        classes = classes_from_column_names(
-            getattr(self, "feature_names_in_", None), y_np, self.classes
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = getattr(self, "_integer_column_names_", None)
+            if names is not None and len(names) != n_columns:
+                names = None  # extra feature columns: matched by position
+        classes = classes_from_column_names(names, y_np, self.classes)
+        classes, y_enc, missing = resolve_classes(
+            y_np, n_columns, classes, owner=self.__class__.__name__
         )
-        classes, y_enc, missing = resolve_classes(y_np, n_columns, classes)
         self._set_classes(classes, missing)
         return np.asarray(y_enc, dtype=np.int64)
 
@@ -264,7 +318,9 @@ class BaseCalibrator(
             # judged on the unique labels only: not "more classes than half the rows"
             warnings.filterwarnings("ignore", message="The number of unique classes")
             check_classification_targets(uniq)
-        classes, _, missing = resolve_classes(uniq, Z.shape[1], self.classes)
+        classes, _, missing = resolve_classes(
+            uniq, Z.shape[1], self.classes, owner=self.__class__.__name__
+        )
         self._set_classes(classes, missing)
         self._sort_classes()
         return xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
