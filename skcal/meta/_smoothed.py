@@ -287,6 +287,19 @@ class SmoothedCalibrator(BaseCalibrator):
         with np.errstate(divide="ignore"):
             return np.log(P)
 
+    def _predict_proba(self, Z, xp):
+        # the mixture itself: no log / exp round trip over the inner output
+        check_is_fitted(self, "mix_weight_")
+        P = self.calibrator_.predict_proba(Z)
+        lam = self.mix_weight_
+        if lam == 0.0:
+            return P
+        if isinstance(P, np.ndarray) and not P.flags.writeable:
+            P = P.copy()
+        P *= 1.0 - lam
+        P += lam / len(self.classes_)
+        return P
+
     def _predict_log_proba(self, Z, xp):
         check_is_fitted(self, "mix_weight_")
         LP = self._inner_log_proba(Z)
