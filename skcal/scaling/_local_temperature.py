@@ -11,6 +11,7 @@ Training on NumPy input is plain NumPy (manual backpropagation); a
 torch being imported only then. Prediction is plain NumPy.
 """
 
+import contextlib
 import math
 import warnings
 from numbers import Integral, Real
@@ -20,6 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._temperature import fit_temperature
 from .._backend import _numpy
@@ -634,21 +636,27 @@ class LocalTemperatureScaler(BaseCalibrator):
             params, phi, Zl, y, w, tr, val, self.min_temperature, self.weight_decay,
             device,
         )
-        best = val_fn(params)
-        best_params = [to_np(p) for p in params]
-        best_iter, since, converged, it = 0, 0, False, 0
-        adam = _Adam(params, self.learning_rate)
-        for it in range(1, self.max_iter + 1):
-            adam.step(params, grad_fn(params))
-            v = val_fn(params)
-            if v < best - self.tol * abs(best):
-                best, best_iter, since = v, it, 0
-                best_params = [to_np(p) for p in params]
-            else:
-                since += 1
-                if since >= self.n_iter_no_change:
-                    converged = True
-                    break
+        # NumPy: the network's products are tall and thin ((n, h) by (h, h')),
+        # run on one BLAS thread; more threads spin-wait on each other, and on
+        # a loaded machine that costs many times the product itself
+        limit = (threadpool_limits(limits=1, user_api="blas") if device is None
+                 else contextlib.nullcontext())
+        with limit:
+            best = val_fn(params)
+            best_params = [to_np(p) for p in params]
+            best_iter, since, converged, it = 0, 0, False, 0
+            adam = _Adam(params, self.learning_rate)
+            for it in range(1, self.max_iter + 1):
+                adam.step(params, grad_fn(params))
+                v = val_fn(params)
+                if v < best - self.tol * abs(best):
+                    best, best_iter, since = v, it, 0
+                    best_params = [to_np(p) for p in params]
+                else:
+                    since += 1
+                    if since >= self.n_iter_no_change:
+                        converged = True
+                        break
         return best_params[0::2], best_params[1::2], it, best_iter, converged
 
     # ---------------------------------------------------------------- predict
