@@ -303,9 +303,9 @@ def test_every_calibrator_matches_integer_column_names_by_name(cls):
     df, ys = _text_frame(seed=2)
     y = np.searchsorted(["cat", "dog", "emu"], ys)
     Z = df.to_numpy()
-    ref = _quiet_fit(cls(), Z, y)
+    ref = quiet_fit(cls(), Z, y)
     dfi = pd.DataFrame(Z[:, [2, 0, 1]], columns=[2, 0, 1])
-    est = _quiet_fit(cls(), dfi, y)
+    est = quiet_fit(cls(), dfi, y)
     assert est.classes_.tolist() == [0, 1, 2]
     assert not hasattr(est, "feature_names_in_")
     np.testing.assert_allclose(est.predict_proba(dfi), ref.predict_proba(Z), atol=1e-6)

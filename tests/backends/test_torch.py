@@ -233,10 +233,14 @@ def test_predict_on_large_tensor_checks_range_without_a_separate_pass(large_fitt
 
     monkeypatch.setattr(torch, "aminmax", spy)
     P = fitted[name].predict_proba(Zt)
-    # every call is on a row chunk (the kernel's), none on the whole tensor,
-    # and the chunks cover every row once
+    # every call is on a row chunk (the kernel's), none on the whole tensor;
+    # the chunks cover every row once, plus the documented probability
+    # detection sample (the first PREDICT_PROBABILITY_CHECK_ROWS rows)
+    from skcal.utils.validation import PREDICT_PROBABILITY_CHECK_ROWS
+
     assert shapes and all(s[0] < Z.shape[0] for s in shapes)
-    assert sum(s[0] for s in shapes) == Z.shape[0]
+    sample = min(PREDICT_PROBABILITY_CHECK_ROWS, Z.shape[0])
+    assert sum(s[0] for s in shapes) == Z.shape[0] + sample
     monkeypatch.setattr(torch, "aminmax", real)
     expected = fitted[name].predict_proba(Z)
     np.testing.assert_allclose(P.numpy(), expected, rtol=1e-5, atol=1e-7)
