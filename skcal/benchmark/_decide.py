@@ -413,6 +413,14 @@ def _figure(figsize):
     return fig
 
 
+def _save(fig, path, title, ax=None):
+    """Title ``ax`` (the figure if None) when ``title`` is given, write ``path``, return ``fig``."""
+    if title:
+        (fig.suptitle if ax is None else ax.set_title)(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    return fig
+
+
 def _shown_methods(rows):
     """Uncalibrated, the recommended method and up to two within noise of it."""
     auto = next((r for r in rows if r["method"] == AUTO), None)
@@ -485,10 +493,7 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
         hax.set_ylim(0.8, max(counts.max(), 1) * 8)
         hax.set_xlabel("confidence", fontsize=9)
         hax.set_ylabel("rows" if j == 0 else "", fontsize=9)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.savefig(path, dpi=110)
-    return fig
+    return _save(fig, path, title)
 
 
 def plot_nll_change(rows, path, title=None):
@@ -535,10 +540,7 @@ def plot_nll_change(rows, path, title=None):
     ax.set_yticks(range(len(ok)), [r["method"] for r in ok], fontsize=8)
     ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)", fontsize=9)
     ax.grid(axis="x", linestyle=":", alpha=0.6)
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.savefig(path, dpi=110)
-    return fig
+    return _save(fig, path, title, ax)
 
 
 def plot_win_rates(summary, path, title=None):
@@ -583,7 +585,4 @@ def plot_win_rates(summary, path, title=None):
     ax.set_xlabel(f"win rate over {max((s['n_datasets'] for s in summary), default=0)} "
                   "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)
     fig.legend(loc="outside upper center", ncol=2, fontsize=8, frameon=False)
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.savefig(path, dpi=110)
-    return fig
+    return _save(fig, path, title, ax)

@@ -10,10 +10,11 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods
 
 from .._backend._array import to_numpy
 
-__all__ = ["check_inner", "fit_inner", "inner_flag", "inner_spec"]
+__all__ = ["WrapperMixin", "check_inner", "fit_inner", "inner_flag", "inner_spec"]
 
 
 def check_inner(template, owner):
@@ -100,3 +101,27 @@ def inner_spec(inner, owner):
             "has no closed-form map on logits; use predict_proba / transform instead."
         )
     return spec
+
+
+class WrapperMixin:
+    """Plumbing shared by the wrappers: the ``calibrator`` parameter and its default.
+
+    A wrapper sets ``_default_inner`` to the name of a class of
+    :mod:`skcal.ovr`, used when ``calibrator`` is None, and adds
+    ``_INNER_CONSTRAINT`` to its ``_parameter_constraints``.
+    """
+
+    _default_inner = "PlattScaler"
+    _INNER_CONSTRAINT = {"calibrator": [HasMethods(["fit", "predict_proba"]), None]}
+
+    def _template(self):
+        """The unfitted inner calibrator: ``calibrator``, or the default one."""
+        if self.calibrator is None:
+            from .. import ovr
+
+            return getattr(ovr, self._default_inner)()
+        return self.calibrator
+
+    @property
+    def _piecewise_constant(self):
+        return inner_flag(self._template(), "_piecewise_constant", False)

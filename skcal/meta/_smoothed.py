@@ -12,7 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import brentq
 from sklearn.model_selection import check_cv
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend._ovr import backend_name
@@ -21,7 +21,7 @@ from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import check_inner, fit_inner, inner_flag, inner_spec
+from ._inner import WrapperMixin, check_inner, fit_inner, inner_flag, inner_spec
 
 __all__ = ["SmoothedCalibrator", "mixture_weight"]
 
@@ -80,7 +80,7 @@ def mixture_weight(log_p, n_classes, sample_weight=None):
 
 
 @substitute_docstring
-class SmoothedCalibrator(BaseCalibrator):
+class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
     """Any calibrator's probabilities mixed with the uniform distribution.
 
     ``p' = (1 - lam) p + lam / K``: a small share ``lam`` of every
@@ -178,9 +178,10 @@ class SmoothedCalibrator(BaseCalibrator):
     True
     """
 
+    _default_inner = "IsotonicScaler"
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
-        "calibrator": [HasMethods(["fit", "predict_proba"]), None],
+        **WrapperMixin._INNER_CONSTRAINT,
         "pseudo_count": [Interval(Real, 0, None, closed="left"), StrOptions({"cv"})],
         "cv": ["cv_object"],
     }
@@ -202,20 +203,11 @@ class SmoothedCalibrator(BaseCalibrator):
         self.classes = classes
         self.backend = backend
 
-    def _template(self):
-        if self.calibrator is None:
-            from ..ovr import IsotonicScaler
-
-            return IsotonicScaler()
-        return self.calibrator
 
     @property
     def _binary_log_odds_only(self):
         return inner_flag(self._template(), "_binary_log_odds_only", False)
 
-    @property
-    def _piecewise_constant(self):
-        return inner_flag(self._template(), "_piecewise_constant", False)
 
     def _cv_pseudo_count(self, template, Z, y, sample_weight, n_classes):
         """``a`` from the held-out NLL of the mixture (see the class Notes)."""

@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 from scipy.special import log_expit
-from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend._ovr import _ovr_row_stats, backend_name, out_dtype
@@ -18,7 +17,7 @@ from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import check_inner, fit_inner, inner_flag, inner_spec
+from ._inner import WrapperMixin, check_inner, fit_inner, inner_spec
 
 __all__ = ["TopVersusAllCalibrator", "complete_confidence", "top_scores"]
 
@@ -60,7 +59,7 @@ def top_scores(Z):
 
 
 @substitute_docstring
-class TopVersusAllCalibrator(BaseCalibrator):
+class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
     """Top-versus-all: a binary calibrator of the top-1 confidence, for any number of classes.
 
     The multiclass problem is reduced to the single binary problem "is the
@@ -153,9 +152,10 @@ class TopVersusAllCalibrator(BaseCalibrator):
     (0.34, 0.34)
     """
 
+    _default_inner = "PlattScaler"
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
-        "calibrator": [HasMethods(["fit", "predict_proba"]), None],
+        **WrapperMixin._INNER_CONSTRAINT,
     }
 
     def __init__(
@@ -177,16 +177,7 @@ class TopVersusAllCalibrator(BaseCalibrator):
     # predict is the arg-max of the input
     _preserves_order = True
 
-    def _template(self):
-        if self.calibrator is None:
-            from ..ovr import PlattScaler
 
-            return PlattScaler()
-        return self.calibrator
-
-    @property
-    def _piecewise_constant(self):
-        return inner_flag(self._template(), "_piecewise_constant", False)
 
     def _fit(self, Z, y, sample_weight, xp):
         template = self._template()

@@ -344,7 +344,8 @@ _COMMON_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
 }
 
-#: Docstring entries of MatrixScaler and DirichletCalibrator (``%(name)s``,
+#: Docstring entries of MatrixScaler, DirichletCalibrator and
+#: StructuredVectorScaler (``%(name)s``,
 #: see :func:`skcal.utils._docstrings.substitute_docstring`).
 _AFFINE_DOCS = {
     "solver_params": """\

@@ -7,7 +7,7 @@ with its default ``reg="sms"``, restricted to a diagonal ``W``).
 """
 
 from ..utils._docstrings import substitute_docstring
-from ._matrix import _COMMON_CONSTRAINTS, _SOLVER_NOTES, _AffineCalibrator
+from ._matrix import _AFFINE_DOCS, _COMMON_CONSTRAINTS, _SOLVER_NOTES, _AffineCalibrator
 
 __all__ = ["StructuredVectorScaler"]
 
@@ -16,7 +16,7 @@ __all__ = ["StructuredVectorScaler"]
 TRUST_REGION_MIN_CLASSES = 32
 
 
-@substitute_docstring
+@substitute_docstring(entries=_AFFINE_DOCS)
 class StructuredVectorScaler(_AffineCalibrator):
     __doc__ = """Structured vector scaling (SVS) of Berta et al. (2025).
 
@@ -41,18 +41,7 @@ class StructuredVectorScaler(_AffineCalibrator):
         1.0, the default of Berta et al. ``"auto"``: chosen by internal
         ``n_splits``-fold cross-validation of the held-out NLL over
         ``reg_grid``.
-    reg_mu : float >= 0, "auto" or None, default=None
-        ``mu``, the strength of the penalty on ``b``. None: equal to
-        ``reg_lambda``.
-    reg_grid : array-like of float, default=None
-        Candidates of ``"auto"``; default ``(1e-5, 1e-4, ..., 1, 10)``.
-    n_splits : int >= 2, default=5
-        Folds of the internal cross-validation of ``"auto"`` (stratified,
-        shuffled with a fixed seed).
-    tol : float, default=1e-10
-        Stopping tolerance (see Notes).
-    max_iter : int, default=100
-        Maximum number of Newton / trust-region iterations.
+    %(solver_params)s
 
     Attributes
     ----------
@@ -62,10 +51,7 @@ class StructuredVectorScaler(_AffineCalibrator):
         ``b``.
     feature_scale_ : float
         ``1 / T``, the temperature-scaling pre-processing.
-    reg_lambda_, reg_mu_ : float
-        The strengths used (after ``"auto"`` selection).
-    cv_results_ : dict
-        Only after ``"auto"``: the candidates and their mean held-out NLL.
+    %(fitted_strengths)s
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     n_iter_ : int
@@ -138,6 +124,8 @@ class StructuredVectorScaler(_AffineCalibrator):
     reg = "sms"
     _parameter_constraints: dict = dict(_COMMON_CONSTRAINTS)
 
+    # scikit-learn reads the parameters from this signature, so it is spelled
+    # out; it is MatrixScaler's without ``reg`` (fixed to "sms" above)
     def __init__(
         self,
         *,

@@ -626,11 +626,16 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
     Parameters
     ----------
     spec : dict or torch.nn.Module
-        ``{"kind": "affine" | "mixture" | "ovr_sigmoid" | "ovr_interp",
-        **params}``, the keyword arguments of :class:`AffineLogits`,
-        :class:`TemperatureMixture`, :class:`OneVsRestSigmoid` or
-        :class:`OneVsRestInterpolation`; a module is returned as is (moved
-        to ``dtype`` / ``device``), for maps that fit none of them.
+        ``{"kind": "affine" | "mixture" | "local_temperature" |
+        "ovr_sigmoid" | "ovr_interp", **params}``, the keyword arguments of
+        :class:`AffineLogits`, :class:`TemperatureMixture`,
+        :class:`LocalTemperature`, :class:`OneVsRestSigmoid` or
+        :class:`OneVsRestInterpolation`; or a wrapper around an inner spec:
+        ``{"kind": "uniform_mixture", "inner": spec, "weight": lam}``
+        (:class:`UniformMixture`) or ``{"kind": "top_versus_all", "inner":
+        spec of a binary map, "margin": float}`` (:class:`TopVersusAll`). A
+        module is returned as is (moved to ``dtype`` / ``device``), for maps
+        that fit none of them.
     n_classes, input_type, n_features_in :
         From the fitted calibrator.
     dtype : torch.dtype, default=torch.float32
