@@ -49,7 +49,8 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
     Returns
     -------
     edges : ndarray
-        Edges (log-odds) of the merged step function.
+        Edges (log-odds) of the merged step function: the union of the cuts
+        of the models in the average.
     values : ndarray of shape (len(edges) + 1,)
         Model-averaged probability on each cell.
     n_bins : ndarray of int
@@ -151,8 +152,9 @@ class BBQCalibrator(OneVsRestCalibrator):
     Attributes
     ----------
     bin_edges_ : ndarray or list of ndarray
-        Edges (log-odds) of the averaged step function: the union of all
-        models' edges.
+        Edges (log-odds) of the averaged step function: the union of the
+        edges of the models in the average (those within ``exp(-50)`` of the
+        largest weight).
     bin_probabilities_ : ndarray or list of ndarray
         Averaged probability on each cell.
     model_n_bins_ : ndarray of int
@@ -193,10 +195,12 @@ class BBQCalibrator(OneVsRestCalibrator):
     **Cost.** A direct implementation evaluates every model at prediction:
     ``T`` lookups per score for ``T ~ C N^(1/3)`` models (about 1000 at
     ``N = 10^6``). skcal sorts the scores once (``O(N log N)``), scores every
-    model from prefix sums in ``O(B)``, and merges the averaged map into one
-    step function on the union of all models' edges (at most
-    ``sum_B B ~ C^2 N^(2/3) / 2`` cells, and never more than the distinct
-    scores): a prediction is one binary search, ``O(log N)``.
+    model from prefix sums in ``O(B)`` (all models at once, as flat arrays),
+    and merges the averaged map into one step function on the union of the
+    edges of the models it keeps (at most ``sum_B B ~ C^2 N^(2/3) / 2``
+    cells, never more than the distinct scores, and in practice far fewer:
+    the posterior keeps a few dozen models): a prediction is one binary
+    search, ``O(log N)``.
 
     netcal's ``BBQ`` (the reference implementation used by the benchmark)
     scores the same family of models by BIC by default and keeps the models

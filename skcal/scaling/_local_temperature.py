@@ -6,9 +6,10 @@ sorted top-k log-probabilities of its logits, optionally with user-supplied
 features). The network starts from the global temperature, is trained by
 full-batch NLL with weight decay and early stopping on an internal validation
 split, and is kept only if it beats the global temperature on that split.
-Training on NumPy input is plain NumPy (manual backpropagation); a
-``torch.Tensor`` input is trained by torch autograd on the tensor's device,
-torch being imported only then. Prediction is plain NumPy.
+Training is one hand-written objective and gradient (manual backpropagation,
+:func:`_objective`), run in NumPy for arrays and in torch on the tensor's
+device for a ``torch.Tensor`` (torch being imported only then). Prediction is
+plain NumPy.
 """
 
 import contextlib
@@ -180,101 +181,95 @@ class _Adam:
 def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
     """Gradient and validation-NLL functions of the network's parameters.
 
-    NumPy (manual backpropagation) for a CPU fit; torch autograd on ``device``
-    for tensor input. Objective: weighted mean NLL of ``softmax(z / T(x))`` on
-    the training rows plus ``wd * sum ||W||^2``.
+    One implementation (manual backpropagation) for NumPy arrays
+    (``device=None``) and for torch tensors on ``device``; only the
+    elementwise functions and the allocation differ. Objective: weighted mean
+    NLL of ``softmax(z / T(x))`` on the training rows plus ``wd * sum ||W||^2``.
+    The ``(n, K)`` work runs over row chunks (cache-sized on a CPU).
     """
     def part(mask):
         Zm = Zl[mask] - Zl[mask].max(axis=1, keepdims=True)
-        return phi[mask], Zm, y[mask], w[mask] / w[mask].sum()
+        yy = y[mask]
+        return phi[mask], Zm, Zm[np.arange(len(yy)), yy], w[mask] / w[mask].sum()
 
-    P_tr, Z_tr, y_tr, w_tr = part(tr)
-    P_va, Z_va, y_va, w_va = part(val)
+    P_tr, Z_tr, zy_tr, w_tr = part(tr)
+    P_va, Z_va, zy_va, w_va = part(val)
+    on_cpu = device is None or getattr(device, "type", device) == "cpu"
+    budget = _CHUNK_BYTES if on_cpu else 1 << 28
+    chunks_tr = list(_numpy.chunk_rows(*Z_tr.shape, chunk_bytes=budget))
+    chunks_va = list(_numpy.chunk_rows(*Z_va.shape, chunk_bytes=budget))
     if device is None:
-        zy_tr = Z_tr[np.arange(len(y_tr)), y_tr]
-        zy_va = Z_va[np.arange(len(y_va)), y_va]
-        chunks_tr = list(_numpy.chunk_rows(*Z_tr.shape, chunk_bytes=_CHUNK_BYTES))
-        chunks_va = list(_numpy.chunk_rows(*Z_va.shape, chunk_bytes=_CHUNK_BYTES))
+        tanh, log, einsum, softplus, sigmoid = np.tanh, np.log, np.einsum, _softplus, _sigmoid
 
-        def forward(params, P):
-            hs = [P]
-            for i in range(0, len(params) - 2, 2):
-                hs.append(np.tanh(hs[-1] @ params[i] + params[i + 1]))
-            s = (hs[-1] @ params[-2] + params[-1])[:, 0]
-            return hs, s
+        def exp_(a):
+            return np.exp(a, out=a)
 
-        def val_fn(params):
-            _, s = forward(params, P_va)
-            inv_t = 1.0 / (t_min + _softplus(s))
-            # log p_y = z_y / T - log sum exp(z / T) (Z_va's row maxima are 0),
-            # the sum over row chunks that stay in cache
-            lse = np.empty(len(y_va))
-            for sl in chunks_va:
-                E = np.multiply(Z_va[sl], inv_t[sl, None])
-                np.exp(E, out=E)
-                lse[sl] = np.log(E.sum(axis=1))
-            return float(-(w_va @ (zy_va * inv_t - lse)))
+        def empty(m):
+            return np.empty(m)
 
-        def grad_fn(params):
-            hs, s = forward(params, P_tr)
-            T = t_min + _softplus(s)
-            inv_t = 1.0 / T
-            # E_p[z_i] under p = softmax(z / T), per row chunk that stays in
-            # cache (Z_tr's row maxima are 0, so z / T <= 0 and exp cannot
-            # overflow)
-            ez = np.empty(len(y_tr))
-            for sl in chunks_tr:
-                E = np.multiply(Z_tr[sl], inv_t[sl, None])
-                np.exp(E, out=E)
-                ez[sl] = np.einsum("ij,ij->i", E, Z_tr[sl]) / E.sum(axis=1)
-            # dL/dT_i = -(w_i / T_i^2) (E_p[z_i] - z_{i,y_i})
-            ez -= zy_tr
-            g = (-w_tr / T**2 * ez * _sigmoid(s))[:, None]  # dL/ds
-            grads = [None] * len(params)
-            for i in range(len(params) - 2, -1, -2):
-                h = hs[i // 2]
-                grads[i] = h.T @ g + 2.0 * wd * params[i]
-                grads[i + 1] = g.sum(axis=0)
-                if i:
-                    g = (g @ params[i].T) * (1.0 - h * h)
-            return grads
+        to_np = np.copy
+    else:
+        import torch
 
-        return grad_fn, val_fn, np.copy, params
+        tanh, log, einsum, sigmoid = torch.tanh, torch.log, torch.einsum, torch.sigmoid
+        exp_ = torch.Tensor.exp_
+        zero = torch.zeros((), dtype=torch.float64, device=device)
 
-    import torch
+        def softplus(x):
+            return torch.logaddexp(zero, x)
 
-    def t(a):
-        return torch.from_numpy(np.ascontiguousarray(a)).to(device)
+        def empty(m):
+            return torch.empty(m, dtype=torch.float64, device=device)
 
-    P_tr, Z_tr, y_tr, w_tr = map(t, (P_tr, Z_tr, y_tr, w_tr))
-    P_va, Z_va, y_va, w_va = map(t, (P_va, Z_va, y_va, w_va))
-    tparams = [t(p) for p in params]
+        def t(a):
+            return torch.from_numpy(np.ascontiguousarray(a)).to(device)
 
-    def nll(params, P, Zc, yy, ww):
-        h = P
-        for i in range(0, len(params), 2):
-            h = h @ params[i] + params[i + 1]
-            if i < len(params) - 2:
-                h = torch.tanh(h)
-        T = t_min + torch.nn.functional.softplus(h[:, 0])
-        lp = torch.log_softmax(Zc / T[:, None], dim=1)
-        return -(ww * lp.gather(1, yy[:, None])[:, 0]).sum()
+        P_tr, Z_tr, zy_tr, w_tr, P_va, Z_va, zy_va, w_va = map(
+            t, (P_tr, Z_tr, zy_tr, w_tr, P_va, Z_va, zy_va, w_va))
+        params = [t(p) for p in params]
+
+        def to_np(p):
+            return p.detach().cpu().numpy().copy()
+
+    def forward(params, P):
+        hs = [P]
+        for i in range(0, len(params) - 2, 2):
+            hs.append(tanh(hs[-1] @ params[i] + params[i + 1]))
+        s = (hs[-1] @ params[-2] + params[-1])[:, 0]
+        return hs, s
 
     def val_fn(params):
-        with torch.no_grad():
-            return float(nll(params, P_va, Z_va, y_va, w_va))
+        _, s = forward(params, P_va)
+        inv_t = 1.0 / (t_min + softplus(s))
+        # log p_y = z_y / T - log sum exp(z / T) (Z_va's row maxima are 0)
+        lse = empty(len(zy_va))
+        for sl in chunks_va:
+            E = exp_(Z_va[sl] * inv_t[sl, None])
+            lse[sl] = log(E.sum(axis=1))
+        return float(-(w_va @ (zy_va * inv_t - lse)))
 
     def grad_fn(params):
-        ps = [p.detach().requires_grad_() for p in params]
-        loss = nll(ps, P_tr, Z_tr, y_tr, w_tr)
-        if wd:
-            loss = loss + wd * sum((p * p).sum() for p in ps[0::2])
-        return [g.detach() for g in torch.autograd.grad(loss, ps)]
+        hs, s = forward(params, P_tr)
+        T = t_min + softplus(s)
+        inv_t = 1.0 / T
+        # E_p[z_i] under p = softmax(z / T) (Z_tr's row maxima are 0, so
+        # z / T <= 0 and exp cannot overflow)
+        ez = empty(len(zy_tr))
+        for sl in chunks_tr:
+            E = exp_(Z_tr[sl] * inv_t[sl, None])
+            ez[sl] = einsum("ij,ij->i", E, Z_tr[sl]) / E.sum(axis=1)
+        # dL/dT_i = -(w_i / T_i^2) (E_p[z_i] - z_{i,y_i})
+        g = (-w_tr / T**2 * (ez - zy_tr) * sigmoid(s))[:, None]  # dL/ds
+        grads = [None] * len(params)
+        for i in range(len(params) - 2, -1, -2):
+            h = hs[i // 2]
+            grads[i] = h.T @ g + 2.0 * wd * params[i]
+            grads[i + 1] = g.sum(axis=0)
+            if i:
+                g = (g @ params[i].T) * (1.0 - h * h)
+        return grads
 
-    def to_np(p):
-        return p.detach().cpu().numpy().copy()
-
-    return grad_fn, val_fn, to_np, tparams
+    return grad_fn, val_fn, to_np, params
 
 
 def _sigmoid(x):
