@@ -764,3 +764,15 @@ def test_benchmark_times_are_median_of_repeats_after_warm_up(monkeypatch):
     assert len(calls) == 8
     assert row["fit_time_s"] == pytest.approx(float(np.median(calls[5:8])))
     assert "median of 3" in bm.timing_note(3)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--logit-columns", "a,,b"], "argument --logit-columns: empty name in 'a,,b'"),
+    (["--repeats", "0"], "argument --repeats: must be an integer in 1..100, got 0"),
+    (["--resamples", "1"], "argument --resamples: must be 0 or an integer >= 2, got 1"),
+    (["--shift-draws", "x"], "argument --shift-draws: must be an integer >= 1, got 'x'"),
+])
+def test_cli_benchmark_bad_numbers_and_column_lists_are_usage_errors(capsys, argv, match):
+    # the argparse types shared with fit / apply / report: exit 2, the value named
+    assert main(["benchmark", "--fast", *argv]) == 2
+    assert match in capsys.readouterr().err
