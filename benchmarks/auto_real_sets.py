@@ -39,9 +39,11 @@ OUT = HERE / "results_auto_real.json"
 #: Methods fitted next to AutoCalibrator (matrix / Dirichlet only up to 20 classes).
 METHODS = {
     "temperature": skcal.TemperatureScaler, "vector": skcal.VectorScaler,
+    "structured-vector": skcal.StructuredVectorScaler,
     "matrix": skcal.MatrixScaler, "dirichlet": skcal.DirichletCalibrator,
     "platt": skcal.PlattScaler, "beta": skcal.BetaCalibrator,
     "isotonic": skcal.IsotonicScaler, "histogram": skcal.HistogramCalibrator,
+    "smoothed-isotonic": lambda: skcal.SmoothedCalibrator(skcal.IsotonicScaler()),
 }
 
 

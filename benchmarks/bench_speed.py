@@ -240,6 +240,7 @@ PERCLASS_FIT_TARGETS = [
     ("PlattScaler", (1_000_000, 10), 8.0),
     ("PlattScaler", (100_000, 100), 20.0),
     ("PlattScaler", (100_000, 1_000), 20.0),
+    ("BetaCalibrator", (100_000, 100), 20.0),
     ("IsotonicScaler", (100_000, 1_000), 30.0),
 ]
 PERCLASS_PREDICT_TARGETS = [
@@ -307,7 +308,7 @@ def bench_targets(repeat, seed, metric_size=(1_000_000, 100), only=None):
     """The issue-17 targets, as printed ratios (``only``: calibrator names; no torch rows)."""
     import skcal
 
-    if only is None or {"PlattScaler", "IsotonicScaler"} & set(only):
+    if only is None or {name for name, _, _ in PERCLASS_FIT_TARGETS + PERCLASS_PREDICT_TARGETS} & set(only):
         bench_perclass_targets(repeat, seed, only)
     rows = []
     for name, (n, k), budget in FIT_TARGETS:

@@ -29,19 +29,17 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._backend import _numpy
 from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
 from ._backend._ovr import log_or_neg_inf
-from .utils._array import (
-    get_backend,
-    is_dask_array,
-    is_torch_tensor,
-    like_input,
-    to_backend,
-    to_numpy,
-)
+from ._backend._array import host_array, is_dask_array, like_input, to_backend
+from ._backend._dispatch import get_backend
 from .utils._pickle import VersionedPickleMixin
-from .utils.validation import check_sample_weight, check_scores, deferred_range_check
+from .utils.validation import (
+    PREDICT_PROBABILITY_CHECK_ROWS,
+    check_sample_weight,
+    check_scores,
+    deferred_range_check,
+)
 
 __all__ = ["BaseCalibrator"]
 
@@ -60,6 +58,41 @@ def _warn_if_constant_rows(est, Z):
         "IsotonicScaler return the base rate for constant scores.",
         UserWarning,
         stacklevel=3,
+    )
+
+
+def _integer_column_names(X):
+    """The column names of a DataFrame when they are all integers (not bool), else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "iloc"):
+        return None
+    names = list(columns)
+    if not names or not all(
+        isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_))
+        for c in names
+    ):
+        return None
+    return [int(c) for c in names]
+
+
+def _check_integer_column_names(est, names):
+    """Refuse a DataFrame whose integer column names differ from those seen in fit.
+
+    The integer-name twin of scikit-learn's feature-name check: the columns
+    were matched to the classes by name in fit, so a reordered frame would
+    otherwise be read by position.
+    """
+    fitted = getattr(est, "_integer_column_names_", None)
+    if fitted is None or names is None or names == fitted:
+        return
+    what = (
+        "the names seen in fit in another order" if sorted(names) == sorted(fitted)
+        else "not the names seen in fit"
+    )
+    raise ValueError(
+        f"The integer column names of X {names[:20]!r} are {what} "
+        f"{fitted[:20]!r}; {est.__class__.__name__} matched the columns to the "
+        f"classes by name, so select the columns as in fit (X[{fitted[:20]!r}])."
     )
 
 
@@ -141,11 +174,7 @@ class BaseCalibrator(
             return Z
         K = len(order)
         idx = order if Z.shape[1] == K else np.r_[order, np.arange(K, Z.shape[1])]
-        if is_torch_tensor(Z):
-            import torch
-
-            return Z.index_select(1, torch.as_tensor(idx, device=Z.device))
-        return Z[:, idx]
+        return get_backend(Z).take_columns(Z, idx)
 
     def _sort_classes(self):
         """Sort ``classes_`` as ``np.unique`` does; record the input column of each class.
@@ -182,11 +211,20 @@ class BaseCalibrator(
         # fit (feature_names_in_) and reject reordered or renamed columns
         # later, as scikit-learn does (only the name check runs here).
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
-        # input that looks like probabilities is reported once, in fit
+        # Integer column names (scikit-learn records only text ones as
+        # feature_names_in_) name the classes too: matched like text names in
+        # fit, and a reordered or renamed frame is refused at predict time.
+        int_names = _integer_column_names(X)
+        if reset:
+            self._integer_column_names_ = int_names
+        else:
+            _check_integer_column_names(self, int_names)
+        # input that looks like probabilities is reported in fit (every row)
+        # and at predict time (the first rows: no pass over a large input)
         Z, n_cols = check_scores(
             X,
             input_type=self.input_type,
-            warn_probabilities=reset,
+            warn_probabilities=True if reset else PREDICT_PROBABILITY_CHECK_ROWS,
         )
         if reset:
             self.n_features_in_ = n_cols
@@ -224,8 +262,7 @@ class BaseCalibrator(
                 f"{self.__class__.__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        y_np = to_numpy(y) if is_torch_tensor(y) else y
-        y_np = column_or_1d(y_np, warn=True)
+        y_np = column_or_1d(host_array(y), warn=True)
         if y_np.shape[0] != n_samples:
             raise ValueError(
                 f"X and y have different numbers of samples: {n_samples} and "
@@ -241,10 +278,15 @@ class BaseCalibrator(
                 warnings.filterwarnings("ignore", message="The number of unique classes")
                 check_classification_targets(y_np)
         # A DataFrame whose column names are the labels is matched by name.
-        classes = classes_from_column_names(
-            getattr(self, "feature_names_in_", None), y_np, self.classes
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = getattr(self, "_integer_column_names_", None)
+            if names is not None and len(names) != n_columns:
+                names = None  # extra feature columns: matched by position
+        classes = classes_from_column_names(names, y_np, self.classes)
+        classes, y_enc, missing = resolve_classes(
+            y_np, n_columns, classes, owner=self.__class__.__name__
         )
-        classes, y_enc, missing = resolve_classes(y_np, n_columns, classes)
         self._set_classes(classes, missing)
         return np.asarray(y_enc, dtype=np.int64)
 
@@ -265,10 +307,7 @@ class BaseCalibrator(
                 f"{self.__class__.__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        if not is_dask_array(y):
-            y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
-        elif y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got a dask array of shape {y.shape}.")
+        y = xp.labels_1d(y)
         if y.shape[0] != Z.shape[0]:
             raise ValueError(
                 f"X and y have different numbers of samples: {Z.shape[0]} and "
@@ -279,7 +318,9 @@ class BaseCalibrator(
             # judged on the unique labels only: not "more classes than half the rows"
             warnings.filterwarnings("ignore", message="The number of unique classes")
             check_classification_targets(uniq)
-        classes, _, missing = resolve_classes(uniq, Z.shape[1], self.classes)
+        classes, _, missing = resolve_classes(
+            uniq, Z.shape[1], self.classes, owner=self.__class__.__name__
+        )
         self._set_classes(classes, missing)
         self._sort_classes()
         return xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
@@ -396,10 +437,7 @@ class BaseCalibrator(
         # the chunks the kernel reads anyway (no separate pass over them)
         with deferred_range_check() if self._predict_checks_range else nullcontext():
             Z = self._validate_X(X, reset=False)
-            if is_dask_array(Z):
-                return self._predict_dask(Z, "_predict_proba")
-            Z, xp = self._prepare(Z)
-            out = self._predict_proba(Z, xp)
+            out = get_backend(Z).predict_with(self, "_predict_proba", Z)
         return like_input(out, X)
 
     def predict_log_proba(self, X):
@@ -418,10 +456,7 @@ class BaseCalibrator(
         # the chunks the kernel reads anyway (no separate pass over them)
         with deferred_range_check() if self._predict_checks_range else nullcontext():
             Z = self._validate_X(X, reset=False)
-            if is_dask_array(Z):
-                return self._predict_dask(Z, "_predict_log_proba")
-            Z, xp = self._prepare(Z)
-            out = self._predict_log_proba(Z, xp)
+            out = get_backend(Z).predict_with(self, "_predict_log_proba", Z)
         return like_input(out, X)
 
     def _order_columns(self, Z):
@@ -445,19 +480,10 @@ class BaseCalibrator(
         """
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
-        if is_dask_array(Z):
-            from ._backend import _dask
-
-            P = self._predict_dask(Z, "_predict_proba")
-            return _dask.take_labels(_dask.argmax_rows(P), self.classes_)
-        Z, xp = self._prepare(Z)
-        if self._preserves_order:
-            # the calibrated order is the input's order: predict from it, not
-            # from probabilities that rounding may have tied or swapped
-            idx = to_numpy(xp.argmax_rows(self._order_columns(Z)))
-        else:
-            idx = to_numpy(xp.argmax_rows(self._predict_proba(Z, xp)))
-        return like_input(self.classes_[idx], X)
+        # (an order-preserving map predicts the argmax of the logits, see
+        # skcal._backend._shared.predict_index; a dask array its probabilities')
+        xp = get_backend(Z)
+        return like_input(xp.take_labels(xp.predict_index(self, Z), self.classes_), X)
 
     def transform(self, X):
         """Calibrated log-probabilities (calibrated logits, normalised).
@@ -500,41 +526,16 @@ class BaseCalibrator(
         """
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
-        if is_dask_array(Z):
-            from ._backend import _dask as xp
-
-            if not is_dask_array(y):
-                y = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
-            if y.shape[0] != Z.shape[0]:
-                raise ValueError(
-                    f"X and y have different numbers of samples: {Z.shape[0]} and "
-                    f"{y.shape[0]}."
-                )
-            LP = self._predict_dask(Z, "_predict_log_proba")
-            y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
-            sw = xp.check_sample_weight(sample_weight, Z)
-            return xp.mean_log_likelihood(LP, y_enc, sw)
-        Z, xp = self._prepare(Z)
-        y_np = column_or_1d(to_numpy(y) if is_torch_tensor(y) else y, warn=True)
-        if y_np.shape[0] != Z.shape[0]:
+        xp = get_backend(Z)
+        y = xp.labels_1d(y)
+        if y.shape[0] != Z.shape[0]:
             raise ValueError(
                 f"X and y have different numbers of samples: {Z.shape[0]} and "
-                f"{y_np.shape[0]}."
+                f"{y.shape[0]}."
             )
-        y_enc = encode_labels(self.classes_, y_np)
-        sw = check_sample_weight(sample_weight, Z.shape[0])
-        LP = to_numpy(self._predict_log_proba(Z, xp))
-        return _numpy.mean_log_likelihood(LP, y_enc, sw)
-
-    def _predict_dask(self, Z, method):
-        """Lazy ``method`` (a private predict hook) over the row blocks of dask ``Z``.
-
-        Each NumPy block goes through ``_prepare`` and the hook, as a NumPy
-        input would: any calibrator predicts blockwise, whatever its fit.
-        """
-        from ._backend import _dask
-
-        return _dask.predict_blocks(self, method, Z, _numpy.output_dtype(Z.dtype))
+        LP = xp.predict_with(self, "_predict_log_proba", Z)
+        y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
+        return xp.score_log_likelihood(LP, y_enc, sample_weight, Z, check=check_sample_weight)
 
     # ----------------------------------------------------------------- export
     def _torch_spec(self):

@@ -19,21 +19,7 @@ def _calibrators():
 
 #: Per-calibrator scikit-learn checks that cannot pass, with the reason (none hides
 #: a behaviour: each is a property the estimator does not promise, and why).
-_EXPECTED_FAILURES = {
-    "AutoCalibrator": {
-        "check_sample_weight_equivalence_on_dense_data": (
-            "its choice is cross-validated over folds of rows, and a repeated row "
-            "can fall into several folds where its weight cannot (scikit-learn "
-            "marks CalibratedClassifierCV so for the same reason); the refit of "
-            "the chosen calibrator follows the weights"
-        ),
-        "check_fit2d_1feature": (
-            "its 10 rows hold 3 of one class, too few for 5 stratified folds: "
-            "AutoCalibrator raises a ValueError that says so (tests/meta/test_auto.py "
-            "tests that message), not one about the single feature"
-        ),
-    },
-}
+_EXPECTED_FAILURES: dict = {}
 
 
 def _expected_failed_checks(estimator):

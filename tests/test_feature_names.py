@@ -291,3 +291,28 @@ def test_cli_fit_apply_report_with_text_columns_out_of_sorted_order(tmp_path):
     assert res["uncalibrated"]["nll"]["value"] == pytest.approx(uncal, rel=1e-6)
     assert res["VectorScaler"]["nll"]["value"] == pytest.approx(
         log_loss(yt, P_ref, labels=labels), rel=1e-5)
+
+
+# ------------------- integer column names (issue 24 leftovers, item b)
+@pytest.mark.parametrize("cls", _all_calibrators())
+def test_every_calibrator_matches_integer_column_names_by_name(cls):
+    """Columns named by the integer labels, reordered ([2, 0, 1]): matched to the
+    classes by name in fit (as text names are), the same fit as the sorted frame;
+    no feature_names_in_ (scikit-learn records text names only); at predict
+    time a frame in another column order is refused, never read by position."""
+    df, ys = _text_frame(seed=2)
+    y = np.searchsorted(["cat", "dog", "emu"], ys)
+    Z = df.to_numpy()
+    ref = _quiet_fit(cls(), Z, y)
+    dfi = pd.DataFrame(Z[:, [2, 0, 1]], columns=[2, 0, 1])
+    est = _quiet_fit(cls(), dfi, y)
+    assert est.classes_.tolist() == [0, 1, 2]
+    assert not hasattr(est, "feature_names_in_")
+    np.testing.assert_allclose(est.predict_proba(dfi), ref.predict_proba(Z), atol=1e-6)
+    assert est.score(dfi, y) == pytest.approx(ref.score(Z, y), rel=1e-5)
+    with pytest.raises(ValueError, match=r"another order .*\[2, 0, 1\]"):
+        est.predict_proba(pd.DataFrame(Z, columns=[0, 1, 2]))
+    with pytest.raises(ValueError, match="not the names seen in fit"):
+        est.predict(pd.DataFrame(Z, columns=[0, 1, 5]))
+    # an array is read by position, as always (the columns as in fit)
+    np.testing.assert_allclose(est.predict_proba(dfi.to_numpy()), est.predict_proba(dfi))

@@ -8,7 +8,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from _helpers import softmax, temperature_reference
-from skcal import TemperatureScaler
+from skcal import TemperatureScaler, VectorScaler
 from skcal.utils._labels import resolve_classes
 from skcal.utils.validation import check_sample_weight, check_scores, max_abs_logit
 
@@ -124,7 +124,7 @@ def test_labels_1_to_9_for_10_columns_raise_the_documented_error():
     Z = rng.normal(size=(200, 10))
     y = rng.integers(1, 10, 200)
     for name, cls in all_calibrators():
-        with pytest.raises(ValueError, match=r"1\.\.9 \(without 0\).*pass classes=\[\.\.\.\]"):
+        with pytest.raises(ValueError, match=r"1\.\.9 \(without 0\).*pass \w+\(classes=\[\.\.\.\]\)"):
             cls().fit(Z, y)
     ts = TemperatureScaler(classes=np.arange(1, 11)).fit(Z, y)
     np.testing.assert_array_equal(ts.classes_, np.arange(1, 11))
@@ -492,4 +492,92 @@ def test_probabilities_read_as_logits_warn(name):
         warnings.simplefilter("ignore", ConvergenceWarning)
         cls(input_type="probabilities").fit(P, y)
         cls().fit(P * 2.0, y)  # rows sum to 2: not probabilities
-        m.predict_proba(P)  # predict does not repeat it
+        m.predict_proba(np.log(P))  # logits at predict time: no warning
+    # probabilities at predict time: the same rule (issue 24 leftovers, item a)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="input_type"):
+        m.predict_proba(P)
+
+
+# ------------------------- the same rule at predict time (issue 24 leftovers, item a)
+@pytest.mark.parametrize("cls", _registry())
+def test_every_calibrator_warns_at_predict_time_for_probabilities(cls):
+    """Fitted on logits, given probabilities (rows on the simplex) at predict
+    time: predict_proba, predict_log_proba, transform, predict and score warn,
+    by the fit-time rule; logits do not."""
+    import warnings
+
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(400, 3)) * 2
+    y = (Z + rng.gumbel(size=Z.shape)).argmax(axis=1)
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls().fit(Z, y)
+    for method in ("predict_proba", "predict_log_proba", "transform", "predict"):
+        with pytest.warns(ProbabilitiesAsLogitsWarning, match="looks like probabilities"):
+            getattr(est, method)(P)
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        est.score(P, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        est.predict_proba(Z)
+        est.score(Z, y)
+
+
+def test_predict_time_probability_warning_torch_dask_and_first_rows_only():
+    from skcal.utils.validation import (
+        PREDICT_PROBABILITY_CHECK_ROWS,
+        ProbabilitiesAsLogitsWarning,
+    )
+
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(3000, 4)) * 2
+    y = (Z + rng.gumbel(size=Z.shape)).argmax(axis=1)
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    ts = TemperatureScaler().fit(Z, y)
+    with pytest.warns(ProbabilitiesAsLogitsWarning) as rec:
+        ts.predict_proba(P)
+    assert rec[0].filename == __file__  # points at the caller, not at skcal
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        TemperatureScaler().fit(Z[:, 1] - Z[:, 0], y == 1).predict_proba(P[:, 1])
+    torch = pytest.importorskip("torch")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        ts.predict_proba(torch.as_tensor(P))
+    da = pytest.importorskip("dask.array")
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        ts.predict_proba(da.from_array(P, chunks=1000)).compute()
+    # documented: only the first rows are judged
+    mixed = np.r_[P[:PREDICT_PROBABILITY_CHECK_ROWS], Z[PREDICT_PROBABILITY_CHECK_ROWS:]]
+    with pytest.warns(ProbabilitiesAsLogitsWarning):
+        ts.predict_proba(mixed)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        ts.predict_proba(np.r_[Z[:1], P])
+
+
+# ------------------- label-mismatch messages (issue 24 leftovers, item e)
+def test_label_mismatch_messages_name_the_offending_labels_and_the_constructor():
+    """The labels that do not fit come first (never cut off by a truncated list
+    of the classes), and the remedy is the constructor parameter."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 25))
+    y = np.r_[np.arange(25), rng.integers(0, 25, 274), 99]
+    with pytest.raises(ValueError, match=r"labels \[99\] are not column indices 0\.\.24.*"
+                       r"pass TemperatureScaler\(classes=\[\.\.\.\]\)"):
+        TemperatureScaler().fit(Z, y)
+    classes = list(range(25))
+    with pytest.raises(ValueError, match=r"^y contains labels \[99\] that are not among.*"
+                       r"in TemperatureScaler\(classes=\[\.\.\.\]\)"):
+        TemperatureScaler(classes=classes).fit(Z, y)
+    ts = TemperatureScaler().fit(Z, np.r_[y[:-1], 3])
+    with pytest.raises(ValueError, match=r"^y contains labels \[99\] that are not among "
+                       r"the classes \[0, 1, .*\.\.\. \(25 in all\)"):
+        ts.score(Z, y)
+    text = np.array(list("abcd"))[rng.integers(0, 4, 300)]
+    with pytest.raises(ValueError, match=r"the labels are \['a', 'b', 'c', 'd'\].*"
+                       r"VectorScaler\(classes=\[\.\.\.\]\)"):
+        VectorScaler().fit(Z[:, :3], text)

@@ -18,6 +18,7 @@ __all__ = [
     "to_backend",
     "like_input",
     "probability_log_dtype",
+    "host_array",
 ]
 
 
@@ -162,3 +163,20 @@ def probability_log_dtype(dtype):
         return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
     torch = sys.modules["torch"]
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def host_array(x):
+    """A torch tensor as a NumPy array (see :func:`to_numpy`); anything else unchanged.
+
+    For labels and other inputs that scikit-learn's own checks read next
+    (``column_or_1d``): lists, Series and arrays reach them as given.
+
+    Parameters
+    ----------
+    x : object
+
+    Returns
+    -------
+    object
+    """
+    return to_numpy(x) if is_torch_tensor(x) else x

@@ -735,3 +735,42 @@ def unique_labels(y):
     if isinstance(y, da.Array):
         return np.asarray(da.unique(y).compute())
     return np.unique(np.asarray(y))
+
+
+# ---------------------------------------------------- a calibrator's inputs
+def predict_with(est, method, Z):
+    """Lazy ``est.<method>`` over the row blocks of ``Z`` (:func:`predict_blocks`)."""
+    return predict_blocks(est, method, Z, _numpy.output_dtype(Z.dtype))
+
+
+def predict_index(est, Z):
+    """Lazy argmax of ``est``'s probabilities, per row block (int64)."""
+    return argmax_rows(predict_with(est, "_predict_proba", Z))
+
+
+def take_columns(Z, idx):
+    """Columns ``idx`` (a NumPy integer array) of ``Z`` (lazy)."""
+    return Z[:, idx]
+
+
+def labels_1d(y):
+    """Dask labels ``y`` kept lazy (1-D required); other labels as a 1-D NumPy array."""
+    if not isinstance(y, da.Array):
+        return _numpy.labels_1d(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got a dask array of shape {y.shape}.")
+    return y
+
+
+def score_log_likelihood(LP, y, sample_weight, like, *, check=None):
+    """Weighted mean of ``LP[i, y[i]]`` over the row blocks (one pass).
+
+    The weights are checked blockwise by :func:`check_sample_weight`
+    (``check``, the NumPy check of the twins, is not used).
+    """
+    return mean_log_likelihood(LP, y, check_sample_weight(sample_weight, like))
+
+
+def numpy_view(a):
+    """``a`` itself: a metric without a dask path reads it as NumPy (computed once)."""
+    return a

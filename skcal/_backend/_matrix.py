@@ -5,7 +5,9 @@ scaling, no-bias vector scaling and ensemble temperature scaling. Every
 function takes the kernel module ``xp`` (:mod:`skcal._backend._numpy` or
 :mod:`skcal._backend._torch`) and runs on the array library of ``Z``: NumPy
 arrays on the CPU, torch tensors on their device (torch is only reached
-through ``xp``, never imported here).
+through ``xp``, never imported here). The few array operations whose
+spelling differs between the libraries come from ``xp.affine_ops(Z)``
+(``AffineOps`` in each kernel module).
 
 Features
 --------
@@ -66,166 +68,6 @@ class Features(NamedTuple):
 #: Row-block size (bytes of one float32 block) of the in-memory
 #: Hessian-vector products of :class:`HessianSample` on the CPU.
 HESSP_BLOCK_BYTES = 256 << 10
-
-
-# ----------------------------------------------------------------- array ops
-class _NumpyOps:
-    """The handful of operations whose spelling differs between numpy and torch."""
-
-    name = "numpy"
-
-    def __init__(self, xp, Z):
-        self.xp = xp
-        self.wd = np.float64 if Z.dtype == np.float64 else np.float32
-
-    def chunks(self, Z, itemsize=None, width=None):
-        n, k = Z.shape
-        item = itemsize or np.dtype(self.wd).itemsize
-        return self.xp.chunk_rows(n, width or k, item)
-
-    def work(self, Zc):
-        return Zc.astype(self.wd)  # a copy: modified in place below
-
-    def const(self, a, dtype=None):
-        return np.asarray(a, dtype=dtype or self.wd)
-
-    def zeros(self, shape):
-        return np.zeros(shape)
-
-    @staticmethod
-    def f64(a):
-        return np.asarray(a, dtype=np.float64)
-
-    @staticmethod
-    def rowmax(A):
-        return A.max(axis=1, keepdims=True)
-
-    @staticmethod
-    def rowsum(A):
-        return A.sum(axis=1, keepdims=True)
-
-    @staticmethod
-    def colsum(A):
-        return A.sum(axis=0)
-
-    exp = staticmethod(np.exp)
-    log = staticmethod(np.log)
-
-    @staticmethod
-    def exp_(A):
-        return np.exp(A, out=A)
-
-    @staticmethod
-    def flush_(A, tiny):
-        np.multiply(A, A >= tiny, out=A)
-
-    @staticmethod
-    def take(A, y):
-        return A[np.arange(A.shape[0]), y]
-
-    @staticmethod
-    def sub_onehot(A, y):
-        A[np.arange(A.shape[0]), y] -= 1.0
-
-    @staticmethod
-    def cat(parts):
-        return np.concatenate(parts, axis=1)
-
-    @staticmethod
-    def ones_col(n, dtype):
-        return np.ones((n, 1), dtype=dtype)
-
-    @staticmethod
-    def numpy(a):
-        return np.asarray(a, dtype=np.float64)
-
-    @staticmethod
-    def empty(shape, dtype):
-        return np.empty(shape, dtype=dtype)
-
-
-class _TorchOps:
-    name = "torch"
-
-    def __init__(self, xp, Z):
-        import sys
-
-        self.torch = torch = sys.modules["torch"]
-        self.xp = xp
-        self.device = Z.device
-        self.wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
-
-    def chunks(self, Z, itemsize=None, width=None):
-        n, k = Z.shape
-        item = itemsize or (8 if self.wd == self.torch.float64 else 4)
-        return self.xp.chunk_rows(n, width or k, item, device=self.device)
-
-    def work(self, Zc):
-        return Zc.to(self.wd, copy=True)
-
-    def const(self, a, dtype=None):
-        if isinstance(a, self.torch.Tensor):
-            return a.to(device=self.device, dtype=dtype or self.wd)
-        return self.torch.as_tensor(
-            np.asarray(a, dtype=np.float64), device=self.device
-        ).to(dtype or self.wd)
-
-    def zeros(self, shape):
-        return self.torch.zeros(shape, dtype=self.torch.float64, device=self.device)
-
-    def f64(self, a):
-        return a.to(self.torch.float64)
-
-    @staticmethod
-    def rowmax(A):
-        return A.amax(dim=1, keepdim=True)
-
-    @staticmethod
-    def rowsum(A):
-        return A.sum(dim=1, keepdim=True)
-
-    @staticmethod
-    def colsum(A):
-        return A.sum(dim=0)
-
-    def exp(self, A):
-        return self.torch.exp(A)
-
-    @staticmethod
-    def exp_(A):
-        return A.exp_()
-
-    def log(self, A):
-        return self.torch.log(A)
-
-    @staticmethod
-    def flush_(A, tiny):
-        A.masked_fill_(A < tiny, 0.0)
-
-    def take(self, A, y):
-        return A.gather(1, y.view(-1, 1)).view(-1)
-
-    def sub_onehot(self, A, y):
-        A[self.torch.arange(A.shape[0], device=A.device), y] -= 1.0
-
-    def cat(self, parts):
-        return self.torch.cat(parts, dim=1)
-
-    def ones_col(self, n, dtype):
-        return self.torch.ones((n, 1), dtype=dtype, device=self.device)
-
-    @staticmethod
-    def numpy(a):
-        if hasattr(a, "detach"):
-            return a.detach().cpu().numpy().astype(np.float64)
-        return np.asarray(a, dtype=np.float64)
-
-    def empty(self, shape, dtype):
-        return self.xp._empty(shape, dtype, self.device)
-
-
-def _ops(xp, Z):
-    return _TorchOps(xp, Z) if xp.name == "torch" else _NumpyOps(xp, Z)
 
 
 def _weights(sample_weight, n):
@@ -326,7 +168,7 @@ def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
         Unweighted; computed about the first chunk's column means (so the
         variance of values far from zero does not cancel).
     """
-    ops = _ops(xp, Z)
+    ops = xp.affine_ops(Z)
     n, k = Z.shape
     s1 = ops.zeros(k)
     s2 = ops.zeros((k, k) if covariance else k)
@@ -374,7 +216,7 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
     grad_b : ndarray of shape (n_classes,), float64
         ``mean_s[p_i - e_{y_i}]``.
     """
-    ops = _ops(xp, Z)
+    ops = xp.affine_ops(Z)
     n, k = Z.shape
     sw, wsum = _weights(sample_weight, n)
     Wc, bc = _params(W, b, ops)
@@ -421,7 +263,7 @@ def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
         ``HW = mean_s[u_i x~_i^T]`` (diagonal: ``mean_s[u_i * x~_i]``) and
         ``hb = mean_s[u_i]``. One pass.
     """
-    ops = _ops(xp, Z)
+    ops = xp.affine_ops(Z)
     n, k = Z.shape
     sw, wsum = _weights(sample_weight, n)
     Wc, bc = _params(W, b, ops)
@@ -467,7 +309,7 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         rows and columns are dropped. Formed in float64 (``O(n K^4)`` flops
         for a full ``W``: for small ``K`` only).
     """
-    ops = _ops(xp, Z)
+    ops = xp.affine_ops(Z)
     n, k = Z.shape
     sw, wsum = _weights(sample_weight, n)
     Wc, bc = _params(W, b, ops)
@@ -492,8 +334,8 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         wc = None if sw is None else ops.const(sw[sl], dtype=X64.dtype)
         wP = P64 if wc is None else P64 * wc[:, None]
         f += fi.sum() if wc is None else (fi * wc).sum()
-        R = wP.clone() if ops.name == "torch" else wP.copy()
-        ops.sub_onehot(R, yc) if wc is None else _sub_weighted_onehot(R, yc, wc, ops)
+        R = ops.copy(wP)
+        ops.sub_onehot(R, yc, 1.0 if wc is None else wc)
         gb += ops.colsum(R)
         rows = X64.shape[0]
         if full:
@@ -568,19 +410,16 @@ class HessianSample:
     """
 
     def __init__(self, Z, sample_weight, xp, feat, M=None, rows=None):
-        ops = self.ops = _ops(xp, Z)
+        ops = self.ops = xp.affine_ops(Z)
         if rows is not None:
-            idx = rows if ops.name == "numpy" else ops.torch.as_tensor(rows, device=ops.device)
-            Z = Z[idx]
+            Z = xp.take_rows(Z, rows)
             if sample_weight is not None:
-                sample_weight = sample_weight[idx]
+                sample_weight = xp.take_rows(sample_weight, rows)
         parts = [
             _standardised(Z[sl], feat, ops)
             for sl in ops.chunks(Z)
         ]
-        X = parts[0] if len(parts) == 1 else (
-            ops.torch.cat(parts, 0) if ops.name == "torch" else np.concatenate(parts, 0)
-        )
+        X = parts[0] if len(parts) == 1 else ops.cat_rows(parts)
         del parts
         if M is not None:
             X = X @ ops.const(M)
@@ -611,14 +450,11 @@ class HessianSample:
         full = VW.ndim == 2
         HW = ops.zeros(tuple(VW.shape))
         hb = ops.zeros(k)
-        step = max(1, HESSP_BLOCK_BYTES // (4 * k)) if ops.name == "numpy" else n
+        step = ops.block_rows(n, k, HESSP_BLOCK_BYTES)
         for s in range(0, n, step):
             Xb, Pb = X[s : s + step], P[s : s + step]
             D = _logits(Xb, Vc, vc, ops)
-            if ops.name == "numpy":
-                D -= np.einsum("ij,ij->i", Pb, D)[:, None]
-            else:
-                D -= ops.rowsum(Pb * D)
+            ops.sub_rowdot_(D, Pb)
             D *= Pb
             if self.sw is not None:
                 D *= self.sw[s : s + step]
@@ -668,14 +504,6 @@ class HessianSample:
         return np.maximum(dW, 0.0) / self.wsum, np.maximum(db, 0.0)
 
 
-def _sub_weighted_onehot(R, y, wc, ops):
-    """``R[i, y_i] -= w_i`` (the weighted one-hot)."""
-    if ops.name == "torch":
-        R[ops.torch.arange(R.shape[0], device=R.device), y] -= wc
-    else:
-        R[np.arange(R.shape[0]), y] -= wc
-
-
 def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None, proba=False):
     """Calibrated log-probabilities ``log_softmax(W x~ + b)`` of every row.
 
@@ -698,7 +526,7 @@ def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None, proba=False):
     ndarray or torch.Tensor of shape (n_samples, n_classes)
         In the working precision of each chunk (see the module docstring).
     """
-    ops = _ops(xp, Z)
+    ops = xp.affine_ops(Z)
     n, k = Z.shape
     Wc, bc = _params(W, b, ops)
     out = ops.empty((n, k), out_dtype or xp.output_dtype(Z.dtype))
@@ -731,7 +559,7 @@ def true_class_log_proba(Z, y, xp, betas=(1.0,)):
         Each value in the working precision of the chunk (float32 for
         16/32-bit logits), stored in float64.
     """
-    ops = _ops(xp, Z)
+    ops = xp.affine_ops(Z)
     n, _ = Z.shape
     out = np.empty((n, len(betas)))
     for sl in ops.chunks(Z):

@@ -13,7 +13,10 @@ import numpy as np
 from scipy.linalg.blas import dsyrk as _dsyrk
 from scipy.linalg.blas import ssyrk as _ssyrk
 
+from sklearn.utils.validation import column_or_1d
+
 from . import _shared
+from ._array import host_array
 from ._shared import weights as _weights
 
 #: Target size in bytes of one float64 working chunk.
@@ -592,3 +595,209 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     f, gw, gb, _ = _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum)
     blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
     return f, gw, gb, blocks
+
+
+# ---------------------------------------------------------------------------
+# Small array helpers: what estimators and metrics would otherwise branch on
+# the array type for. Same names and signatures in ``_torch.py``.
+# ---------------------------------------------------------------------------
+
+
+def take_rows(a, idx):
+    """Rows ``idx`` (a NumPy integer array) of ``a``."""
+    return a[idx]
+
+
+def project_rows(Z, v):
+    """``sum_j Z[i, j] * v[j]`` in float64 for every row, as a NumPy vector."""
+    return (np.asarray(Z, dtype=np.float64) * v).sum(axis=1)
+
+
+def logaddexp(a, b, out=None):
+    """``log(exp(a) + exp(b))`` elementwise; ``b`` may be a Python float."""
+    return np.logaddexp(a, b, out=out)
+
+
+def working_logits(L):
+    """``L`` as float64 logits of any shape (the working copy of array-likes)."""
+    return np.asarray(L, dtype=np.float64)
+
+
+def any_nan(a):
+    """Whether ``a`` holds a NaN."""
+    return bool(np.isnan(a).any())
+
+
+def log_softmax_last(a):
+    """Log-softmax over the last axis of ``a`` (any shape; rows of ``-inf`` kept)."""
+    m = a.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return a - m - np.log(np.exp(a - m).sum(axis=-1, keepdims=True))
+
+
+def stack_columns(cols):
+    """The ``(n,)`` vectors ``cols`` as the columns of an ``(n, len(cols))`` array."""
+    return np.stack(cols, axis=1)
+
+
+def column_ranges(Z):
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays (no temporary)."""
+    return Z.min(axis=0).astype(np.float64), Z.max(axis=0).astype(np.float64)
+
+
+# ---------------------------------------------------- a calibrator's inputs
+predict_with = _shared.predict_with
+predict_index = _shared.predict_index
+
+
+def take_columns(Z, idx):
+    """Columns ``idx`` (a NumPy integer array) of ``Z``."""
+    return Z[:, idx]
+
+
+def take_labels(idx, classes):
+    """``classes[idx]`` (NumPy)."""
+    return classes[idx]
+
+
+def labels_1d(y):
+    """Labels ``y`` as a 1-D NumPy array (scikit-learn's ``column_or_1d``)."""
+    return column_or_1d(host_array(y), warn=True)
+
+
+def encode_labels(y, classes, like, *, encode):
+    """``encode(classes, y)``: labels as positions in ``classes`` (the dask twin's signature)."""
+    return encode(classes, y)
+
+
+def score_log_likelihood(LP, y, sample_weight, like, *, check):
+    """Weighted mean of ``LP[i, y[i]]``, computed in NumPy (a calibrator's ``score``).
+
+    ``sample_weight`` is validated by ``check(sample_weight, n_samples)``
+    (:func:`skcal.utils.validation.check_sample_weight`, passed in by the
+    caller so that this module imports nothing from :mod:`skcal.utils`).
+    """
+    sw = check(sample_weight, like.shape[0])
+    return mean_log_likelihood(host_array(LP), y, sw)
+
+
+# ------------------------------------------------------- the metrics' inputs
+def numpy_view(a):
+    """``a`` itself: NumPy input (or an array-like) is read as it is."""
+    return a
+
+
+def row_chunks(a, itemsize=8):
+    """Row slices of ``a`` (1-D or 2-D) sized for a working chunk of ``itemsize`` bytes."""
+    return chunk_rows(a.shape[0], 1 if a.ndim == 1 else a.shape[1], itemsize)
+
+
+def row_sums64(a):
+    """Float64 sums of the rows of 2-D ``a``, one row chunk at a time (no up-cast copy)."""
+    sums = np.empty(a.shape[0])
+    for sl in row_chunks(a):
+        sums[sl] = a[sl].astype(np.float64).sum(axis=1)
+    return sums
+
+
+# ----------------------------------------------- the affine kernels' array ops
+class AffineOps:
+    """The array operations of the affine kernels (:mod:`skcal._backend._matrix`), NumPy.
+
+    Its twin ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
+    """
+
+    name = "numpy"
+
+    def __init__(self, Z):
+        self.wd = np.float64 if Z.dtype == np.float64 else np.float32
+
+    def chunks(self, Z, itemsize=None, width=None):
+        n, k = Z.shape
+        item = itemsize or np.dtype(self.wd).itemsize
+        return chunk_rows(n, width or k, item)
+
+    def work(self, Zc):
+        return Zc.astype(self.wd)  # a copy: modified in place below
+
+    def const(self, a, dtype=None):
+        return np.asarray(a, dtype=dtype or self.wd)
+
+    def zeros(self, shape):
+        return np.zeros(shape)
+
+    @staticmethod
+    def f64(a):
+        return np.asarray(a, dtype=np.float64)
+
+    @staticmethod
+    def rowmax(A):
+        return A.max(axis=1, keepdims=True)
+
+    @staticmethod
+    def rowsum(A):
+        return A.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def colsum(A):
+        return A.sum(axis=0)
+
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+
+    @staticmethod
+    def exp_(A):
+        return np.exp(A, out=A)
+
+    @staticmethod
+    def flush_(A, tiny):
+        np.multiply(A, A >= tiny, out=A)
+
+    @staticmethod
+    def take(A, y):
+        return A[np.arange(A.shape[0]), y]
+
+    @staticmethod
+    def sub_onehot(A, y, w=1.0):
+        """``A[i, y_i] -= w_i`` in place (``w``: a float or per-row weights)."""
+        A[np.arange(A.shape[0]), y] -= w
+
+    @staticmethod
+    def copy(A):
+        return A.copy()
+
+    @staticmethod
+    def block_rows(n, k, block_bytes):
+        """Rows of one cache-sized float32 block of ``k`` columns."""
+        return max(1, block_bytes // (4 * k))
+
+    @staticmethod
+    def sub_rowdot_(D, P):
+        """``D -= sum_k P * D`` per row, in place."""
+        D -= np.einsum("ij,ij->i", P, D)[:, None]
+
+    @staticmethod
+    def cat_rows(parts):
+        return np.concatenate(parts, 0)
+
+    @staticmethod
+    def cat(parts):
+        return np.concatenate(parts, axis=1)
+
+    @staticmethod
+    def ones_col(n, dtype):
+        return np.ones((n, 1), dtype=dtype)
+
+    @staticmethod
+    def numpy(a):
+        return np.asarray(a, dtype=np.float64)
+
+    @staticmethod
+    def empty(shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
+
+def affine_ops(Z):
+    """The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32)."""
+    return AffineOps(Z)

@@ -180,6 +180,25 @@ def host64(Zc, cols=None):
     return to_numpy(Zc).astype(np.float64, copy=False)
 
 
+def is_host_float32(Z):
+    """Whether ``Z`` is a float32 NumPy array (the float32 per-class solvers' input)."""
+    return isinstance(Z, np.ndarray) and Z.dtype == np.float32
+
+
+def log_tiny(Z):
+    """``log`` of the smallest normal number of ``Z``'s float dtype (array or tensor)."""
+    if _is_torch(backend_name(Z)):
+        return math.log(sys.modules["torch"].finfo(Z.dtype).tiny)
+    return math.log(np.finfo(Z.dtype).tiny)
+
+
+def clamp_min(Z, floor):
+    """``max(Z, floor)`` elementwise, as an array of ``Z``'s kind on its device."""
+    if _is_torch(backend_name(Z)):
+        return Z.clamp(min=floor)
+    return np.maximum(Z, floor)
+
+
 def is_cpu_tensor(Z):
     return _is_torch(backend_name(Z)) and Z.device.type == "cpu"
 

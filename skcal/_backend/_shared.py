@@ -23,6 +23,8 @@ import contextvars
 
 import numpy as np
 
+from ._array import to_numpy
+
 #: The deferred range checks of the innermost
 #: :func:`skcal.utils.validation.deferred_range_check` block: a list of objects
 #: with an ``observe(Z, Zc)`` method, or ``None`` outside such a block. It lives
@@ -206,3 +208,29 @@ def vector_hessp_chunk(Zc, P, vw, vb, rowdot):
     D -= rowdot(P, D)
     D *= P
     return D
+
+
+# ------------------------------------------------- a calibrator's predictions
+def predict_with(est, method, Z):
+    """``est.<method>`` (a private predict hook) on the whole of ``Z``.
+
+    ``Z`` (validated NumPy array or tensor) is first moved to the
+    calibrator's compute backend by ``est._prepare``. The dask twin
+    (:func:`skcal._backend._dask.predict_with`) runs the same per row block.
+    """
+    Z, xp = est._prepare(Z)
+    return getattr(est, method)(Z, xp)
+
+
+def predict_index(est, Z):
+    """The predicted column of every row of ``Z``, NumPy int64.
+
+    A calibrator whose map keeps the order of the logits
+    (``est._preserves_order``) predicts the argmax of the logits themselves
+    (``est._order_columns``), which rounded probabilities might tie or swap;
+    any other the argmax of its probabilities.
+    """
+    Z, xp = est._prepare(Z)
+    if est._preserves_order:
+        return to_numpy(xp.argmax_rows(est._order_columns(Z)))
+    return to_numpy(xp.argmax_rows(est._predict_proba(Z, xp)))

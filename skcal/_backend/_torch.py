@@ -26,7 +26,10 @@ import sys
 import numpy as np
 import torch
 
-from . import _shared
+from sklearn.utils.validation import column_or_1d
+
+from . import _numpy, _shared
+from ._array import host_array
 from ._shared import observe_chunk_range
 from ._shared import weights as _weights
 
@@ -513,3 +516,223 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     )
     blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
     return f, gw, gb, blocks
+
+
+# ---------------------------------------------------------------------------
+# Small array helpers (the twins of those at the end of ``_numpy.py``).
+# ---------------------------------------------------------------------------
+
+
+def take_rows(a, idx):
+    """Rows ``idx`` (a NumPy integer array) of tensor ``a``, indexed on its device."""
+    return a[torch.as_tensor(idx, device=a.device)]
+
+
+def project_rows(Z, v):
+    """``sum_j Z[i, j] * v[j]`` in float64 for every row, as a NumPy vector."""
+    return (Z.double() * torch.as_tensor(v, device=Z.device)).sum(dim=1).cpu().numpy()
+
+
+def logaddexp(a, b, out=None):
+    """``log(exp(a) + exp(b))`` elementwise; ``b`` may be a Python float."""
+    if not isinstance(b, torch.Tensor):
+        b = torch.tensor(b, dtype=a.dtype, device=a.device)
+    return torch.logaddexp(a, b, out=out)
+
+
+def working_logits(L):
+    """Detached logits of any shape: float32 for 16-bit and non-float tensors."""
+    L = L.detach()
+    if not L.dtype.is_floating_point or L.dtype in (torch.float16, torch.bfloat16):
+        L = L.float()
+    return L
+
+
+def any_nan(a):
+    """Whether ``a`` holds a NaN."""
+    return bool(torch.isnan(a).any())
+
+
+def log_softmax_last(a):
+    """Log-softmax over the last dimension of ``a`` (any shape)."""
+    return torch.log_softmax(a, dim=-1)
+
+
+def stack_columns(cols):
+    """The ``(n,)`` tensors ``cols`` as the columns of an ``(n, len(cols))`` tensor."""
+    return torch.stack(cols, dim=1)
+
+
+def column_ranges(Z):
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays."""
+    return (
+        Z.amin(dim=0).double().cpu().numpy(),
+        Z.amax(dim=0).double().cpu().numpy(),
+    )
+
+
+# ---------------------------------------------------- a calibrator's inputs
+predict_with = _shared.predict_with
+predict_index = _shared.predict_index
+#: computed on the host, in NumPy, as for NumPy input
+score_log_likelihood = _numpy.score_log_likelihood
+
+
+def take_columns(Z, idx):
+    """Columns ``idx`` (a NumPy integer array) of tensor ``Z``, on its device."""
+    return Z.index_select(1, torch.as_tensor(idx, device=Z.device))
+
+
+def take_labels(idx, classes):
+    """``classes[idx]`` (NumPy; the caller moves it to the input's device)."""
+    return classes[idx]
+
+
+def labels_1d(y):
+    """Labels ``y`` (a tensor or array-like) as a 1-D NumPy array."""
+    return column_or_1d(host_array(y), warn=True)
+
+
+def encode_labels(y, classes, like, *, encode):
+    """``encode(classes, y)``: labels as positions in ``classes`` (NumPy)."""
+    return encode(classes, y)
+
+
+# ------------------------------------------------------- the metrics' inputs
+_NUMPY_VIEW_DTYPES = (torch.float16, torch.float32, torch.float64)
+
+
+def numpy_view(a):
+    """A NumPy view of the memory of CPU tensor ``a`` (no copy), or None.
+
+    The metrics read float16/32/64 CPU tensors this way: the same
+    row-chunked NumPy passes, without torch's per-operation dispatch and
+    intra-op thread hand-offs on every 1 MiB chunk (measured ~10x slower on
+    a loaded 2-core machine; ``benchmarks/bench_speed.py --metrics``).
+    None for accelerator tensors, CPU bfloat16 (which NumPy lacks) and
+    tensors the validation rejects (empty, not 1-D/2-D), which take the
+    torch kernels and their messages.
+    """
+    if (
+        a.device.type == "cpu"
+        and a.dtype in _NUMPY_VIEW_DTYPES
+        and a.ndim in (1, 2)
+        and a.shape[0] > 0
+    ):
+        return a.detach().numpy()
+    return None
+
+
+def row_chunks(a, itemsize=8):
+    """Row slices of ``a`` (1-D or 2-D) sized for a working chunk on its device."""
+    k = 1 if a.ndim == 1 else a.shape[1]
+    return chunk_rows(a.shape[0], k, itemsize, device=a.device)
+
+
+def row_sums64(a):
+    """Float64 sums of the rows of 2-D tensor ``a``, one row chunk at a time."""
+    sums = a.new_empty(a.shape[0], dtype=torch.float64)
+    for sl in row_chunks(a):
+        sums[sl] = a[sl].to(torch.float64).sum(dim=1)
+    return sums
+
+
+# ----------------------------------------------- the affine kernels' array ops
+class AffineOps:
+    """The array operations of the affine kernels, torch on ``Z``'s device."""
+
+    name = "torch"
+
+    def __init__(self, Z):
+        self.torch = torch
+        self.device = Z.device
+        self.wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
+
+    def chunks(self, Z, itemsize=None, width=None):
+        n, k = Z.shape
+        item = itemsize or (8 if self.wd == self.torch.float64 else 4)
+        return chunk_rows(n, width or k, item, device=self.device)
+
+    def work(self, Zc):
+        return Zc.to(self.wd, copy=True)
+
+    def const(self, a, dtype=None):
+        if isinstance(a, self.torch.Tensor):
+            return a.to(device=self.device, dtype=dtype or self.wd)
+        return self.torch.as_tensor(
+            np.asarray(a, dtype=np.float64), device=self.device
+        ).to(dtype or self.wd)
+
+    def zeros(self, shape):
+        return self.torch.zeros(shape, dtype=self.torch.float64, device=self.device)
+
+    def f64(self, a):
+        return a.to(self.torch.float64)
+
+    @staticmethod
+    def rowmax(A):
+        return A.amax(dim=1, keepdim=True)
+
+    @staticmethod
+    def rowsum(A):
+        return A.sum(dim=1, keepdim=True)
+
+    @staticmethod
+    def colsum(A):
+        return A.sum(dim=0)
+
+    def exp(self, A):
+        return self.torch.exp(A)
+
+    @staticmethod
+    def exp_(A):
+        return A.exp_()
+
+    def log(self, A):
+        return self.torch.log(A)
+
+    @staticmethod
+    def flush_(A, tiny):
+        A.masked_fill_(A < tiny, 0.0)
+
+    def take(self, A, y):
+        return A.gather(1, y.view(-1, 1)).view(-1)
+
+    def sub_onehot(self, A, y, w=1.0):
+        A[self.torch.arange(A.shape[0], device=A.device), y] -= w
+
+    @staticmethod
+    def copy(A):
+        return A.clone()
+
+    @staticmethod
+    def block_rows(n, k, block_bytes):
+        """All ``n`` rows: one block (torch's kernels amortise their launches)."""
+        return n
+
+    @staticmethod
+    def sub_rowdot_(D, P):
+        D -= (P * D).sum(dim=1, keepdim=True)
+
+    def cat_rows(self, parts):
+        return self.torch.cat(parts, 0)
+
+    def cat(self, parts):
+        return self.torch.cat(parts, dim=1)
+
+    def ones_col(self, n, dtype):
+        return self.torch.ones((n, 1), dtype=dtype, device=self.device)
+
+    @staticmethod
+    def numpy(a):
+        if hasattr(a, "detach"):
+            return a.detach().cpu().numpy().astype(np.float64)
+        return np.asarray(a, dtype=np.float64)
+
+    def empty(self, shape, dtype):
+        return _empty(shape, dtype, self.device)
+
+
+def affine_ops(Z):
+    """The :class:`AffineOps` of ``Z`` (on its device; float64 for float64 ``Z``, else float32)."""
+    return AffineOps(Z)

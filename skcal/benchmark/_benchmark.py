@@ -49,6 +49,15 @@ def _skcal_methods():
 #: skcal's own calibrators: method name -> class name in :mod:`skcal`.
 SKCAL_METHODS = _skcal_methods()
 
+#: skcal's wrappers over one of the calibrators above, benchmarked as named
+#: configurations (``--full``, or by name in ``methods``): method name ->
+#: (wrapper class name, inner class name).
+WRAPPED_METHODS = {
+    "smoothed-isotonic": ("SmoothedCalibrator", "IsotonicScaler"),
+    "top-versus-all-platt": ("TopVersusAllCalibrator", "PlattScaler"),
+    "top-versus-all-isotonic": ("TopVersusAllCalibrator", "IsotonicScaler"),
+}
+
 #: Peers so slow (netcal's 1000-epoch vector scaling: minutes at K=100) that
 #: they run only when named in ``methods``; otherwise they get a "skipped" row.
 OPT_IN = {"netcal-vector", "splinecalib-spline"}
@@ -89,12 +98,19 @@ COLUMNS = (
 
 #: The methods of the default ``skcal benchmark`` run (``--full``: all of
 #: them): no calibration, the whole-vector maps CalArena found strongest on
-#: proper scores, the classic per-class maps, one binning method, and the
-#: peers' temperature scaling and isotonic regression for reference.
-#: (``dirichlet`` is left out: by default it is the map of ``matrix``.)
+#: proper scores (structured vector and structured matrix scaling), the
+#: classic per-class maps with quadratic scaling (first or near first on
+#: binary log-loss in CalArena) and centered isotonic regression (isotonic
+#: without its ties), one binning method, and the peers' temperature scaling
+#: and isotonic regression for reference. Every default candidate of
+#: :class:`~skcal.AutoCalibrator` is among them (``smoothed-isotonic``
+#: included), so that its recommendation has its row. (``dirichlet`` is left
+#: out: by default it is the map of ``matrix``; the top-versus-all wrappers
+#: of :data:`WRAPPED_METHODS` run with ``--full``.)
 DEFAULT_METHODS = (
-    "uncalibrated", "temperature", "vector", "matrix", "platt", "beta",
-    "isotonic", "histogram", "sklearn-isotonic", "probmetrics-temperature",
+    "uncalibrated", "temperature", "vector", "structured-vector", "matrix",
+    "platt", "beta", "quadratic", "isotonic", "smoothed-isotonic",
+    "centered-isotonic", "histogram", "sklearn-isotonic", "probmetrics-temperature",
 )
 
 
@@ -125,9 +141,10 @@ def available_methods(peers=True):
     Returns
     -------
     names : list of str
-        ``"uncalibrated"`` first, then skcal's calibrators, then the peers.
+        ``"uncalibrated"`` first, then skcal's calibrators and wrappers
+        (:data:`WRAPPED_METHODS`), then the peers.
     """
-    names = ["uncalibrated", *SKCAL_METHODS]
+    names = ["uncalibrated", *SKCAL_METHODS, *WRAPPED_METHODS]
     if peers:
         names += list(PEERS)
     return names
@@ -142,13 +159,15 @@ class _Uncalibrated:
 
 
 class _Skcal:
-    def __init__(self, class_name, random_state):
+    def __init__(self, class_name, random_state, inner=None):
         from ..utils.discovery import all_calibrators
 
-        cls = dict(all_calibrators()).get(class_name)
-        if cls is None:
-            raise PeerUnavailable(f"skcal.{class_name} is not available")
-        self.est = cls()
+        found = dict(all_calibrators())
+        missing = [n for n in (class_name, inner) if n is not None and n not in found]
+        if missing:
+            raise PeerUnavailable(f"skcal.{missing[0]} is not available")
+        cls = found[class_name]
+        self.est = cls() if inner is None else cls(found[inner]())
         if "random_state" in self.est.get_params():
             self.est.set_params(random_state=random_state)
 
@@ -169,6 +188,9 @@ def _make(method, random_state):
         return "-", _Uncalibrated
     if method in SKCAL_METHODS:
         return "skcal", lambda: _Skcal(SKCAL_METHODS[method], random_state)
+    if method in WRAPPED_METHODS:
+        wrapper, inner = WRAPPED_METHODS[method]
+        return "skcal", lambda: _Skcal(wrapper, random_state, inner=inner)
     library, factory = PEERS[method]
     return library, lambda: factory(random_state)
 

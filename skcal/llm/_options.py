@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import to_numpy
+from .._backend._dispatch import get_backend
 
 __all__ = ["option_log_probs", "score_options"]
 
@@ -16,9 +17,7 @@ def _check_options(option_token_ids, vocab_size=None):
         )
     options = []
     for i, opt in enumerate(option_token_ids):
-        if is_torch_tensor(opt):
-            opt = to_numpy(opt)
-        ids = np.atleast_1d(np.asarray(opt))
+        ids = np.atleast_1d(to_numpy(opt))
         if ids.ndim != 1 or ids.size == 0:
             raise ValueError(f"Option {i} has no token ids (got {opt!r}).")
         if not np.issubdtype(ids.dtype, np.integer):
@@ -94,26 +93,11 @@ def option_log_probs(logits, option_token_ids):
     array([[0.5 , 0.25],
            [0.1 , 0.8 ]])
     """
-    torch_in = is_torch_tensor(logits)
-    if torch_in:
-        import torch
-
-        L = logits.detach()
-        if not L.dtype.is_floating_point or L.dtype in (torch.float16, torch.bfloat16):
-            L = L.float()
-        if torch.isnan(L).any():
-            raise ValueError("logits contain NaN.")
-        log_softmax = lambda a: torch.log_softmax(a, dim=-1)  # noqa: E731
-    else:
-        L = np.asarray(logits, dtype=np.float64)
-        if np.isnan(L).any():
-            raise ValueError("logits contain NaN.")
-
-        def log_softmax(a):
-            m = a.max(axis=-1, keepdims=True)
-            m = np.where(np.isfinite(m), m, 0.0)
-            with np.errstate(divide="ignore"):
-                return a - m - np.log(np.exp(a - m).sum(axis=-1, keepdims=True))
+    xp = get_backend(logits)
+    L = xp.working_logits(logits)
+    if xp.any_nan(L):
+        raise ValueError("logits contain NaN.")
+    log_softmax = xp.log_softmax_last
 
     if L.ndim not in (2, 4):
         raise ValueError(
@@ -141,11 +125,7 @@ def option_log_probs(logits, option_token_ids):
     for o, toks in enumerate(options):
         LP = log_softmax(L[:, o, : len(toks)])  # (n, m, V)
         cols.append(sum(LP[:, j, t] for j, t in enumerate(toks)))
-    if torch_in:
-        import torch
-
-        return torch.stack(cols, dim=1)
-    return np.stack(cols, axis=1)
+    return xp.stack_columns(cols)
 
 
 def _model_logits(model, ids):
@@ -214,7 +194,7 @@ def score_options(model, prompts, option_token_ids):
     rows = []
     with torch.no_grad():
         for i, prompt in enumerate(prompts):
-            p = [int(t) for t in (to_numpy(prompt) if is_torch_tensor(prompt) else prompt)]
+            p = [int(t) for t in to_numpy(prompt)]
             if not p:
                 raise ValueError(f"Prompt {i} is empty: a causal model needs a context.")
             if single:

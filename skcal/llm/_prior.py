@@ -11,7 +11,7 @@ estimates the bias from content-free inputs, batch calibration (Zhou et al.
 import numpy as np
 
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils.validation import check_scores
 
 __all__ = ["BatchCalibrator", "ContextualCalibrator"]

@@ -4,14 +4,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import to_numpy
 
 __all__ = ["CalibratedEnsemble", "calibrate_ensemble"]
 
 
 def _members(X, name="X"):
     """The members of ``X`` as a list of 2-D (or 1-D binary) arrays or tensors."""
-    if is_torch_tensor(X) or isinstance(X, np.ndarray):
+    if getattr(X, "ndim", None) is not None:  # one array of every member
         if X.ndim != 3:
             raise ValueError(
                 f"{name} must have shape (n_members, n_samples, n_classes) or be a "
@@ -149,9 +149,7 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         out = None
         for cal, Xm in zip(self.calibrators_, members):
             P = cal.predict_proba(Xm)
-            out = P.clone() if (out is None and is_torch_tensor(P)) else (
-                P.copy() if out is None else out + P
-            )
+            out = P if out is None else out + P  # a new array: P is never changed
         return out / len(members)
 
     def predict_proba(self, X):

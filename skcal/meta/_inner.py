@@ -11,9 +11,9 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 
-__all__ = ["check_inner", "fit_inner", "inner_flag"]
+__all__ = ["check_inner", "fit_inner", "inner_flag", "inner_spec"]
 
 
 def check_inner(template, owner):
@@ -78,3 +78,25 @@ def fit_inner(template, X, y, sample_weight, classes):
 def inner_flag(template, name, default=True):
     """A weight / shape flag of the inner calibrator (the common checks read it)."""
     return bool(getattr(template, name, default))
+
+
+def inner_spec(inner, owner):
+    """The fitted inner calibrator's export spec (``_torch_spec()``), a dict.
+
+    Raises
+    ------
+    NotImplementedError
+        If the inner calibrator has no closed-form map on logits (or only a
+        custom torch module, which the wrapper's map cannot hold), naming
+        both.
+    """
+    try:
+        spec = inner._torch_spec() if hasattr(inner, "_torch_spec") else None
+    except NotImplementedError:
+        spec = None
+    if not isinstance(spec, dict):
+        raise NotImplementedError(
+            f"{owner} exports through its calibrator, and {type(inner).__name__} "
+            "has no closed-form map on logits; use predict_proba / transform instead."
+        )
+    return spec

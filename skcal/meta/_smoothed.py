@@ -17,11 +17,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend._ovr import backend_name
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import check_inner, fit_inner, inner_flag
+from ._inner import check_inner, fit_inner, inner_flag, inner_spec
 
 __all__ = ["SmoothedCalibrator", "mixture_weight"]
 
@@ -274,14 +274,7 @@ class SmoothedCalibrator(BaseCalibrator):
 
     def _torch_spec(self):
         """The inner calibrator's map, mixed: ``{"kind": "uniform_mixture", ...}``."""
-        inner = self.calibrator_
-        spec = inner._torch_spec() if hasattr(inner, "_torch_spec") else None
-        if not isinstance(spec, dict):
-            raise NotImplementedError(
-                f"SmoothedCalibrator exports through its calibrator, and "
-                f"{type(inner).__name__} has no closed-form map on logits; use "
-                "predict_proba / transform instead."
-            )
+        spec = inner_spec(self.calibrator_, type(self).__name__)
         return {"kind": "uniform_mixture", "inner": spec, "weight": self.mix_weight_}
 
     def _inner_log_proba(self, Z):
@@ -293,6 +286,19 @@ class SmoothedCalibrator(BaseCalibrator):
             return P.log()
         with np.errstate(divide="ignore"):
             return np.log(P)
+
+    def _predict_proba(self, Z, xp):
+        # the mixture itself: no log / exp round trip over the inner output
+        check_is_fitted(self, "mix_weight_")
+        P = self.calibrator_.predict_proba(Z)
+        lam = self.mix_weight_
+        if lam == 0.0:
+            return P
+        if isinstance(P, np.ndarray) and not P.flags.writeable:
+            P = P.copy()
+        P *= 1.0 - lam
+        P += lam / len(self.classes_)
+        return P
 
     def _predict_log_proba(self, Z, xp):
         check_is_fitted(self, "mix_weight_")

@@ -15,10 +15,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend._ovr import _ovr_row_stats, backend_name, out_dtype
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import check_inner, fit_inner, inner_flag
+from ._inner import check_inner, fit_inner, inner_flag, inner_spec
 
 __all__ = ["TopVersusAllCalibrator", "complete_confidence", "top_scores"]
 
@@ -125,8 +125,13 @@ class TopVersusAllCalibrator(BaseCalibrator):
     below ``1 / K`` (below ``1/2`` for a binary problem).
 
     Weights are passed to the binary calibrator unchanged, so the weight
-    properties (repetition, rescaling) are its own. There is no closed-form
-    export yet: ``to_torch()`` and ONNX export raise ``NotImplementedError``.
+    properties (repetition, rescaling) are its own.
+
+    **Export.** ``to_torch()`` and ONNX export (:func:`skcal.onnx.to_onnx`)
+    compute the same map, in float64, around the binary calibrator's own
+    exported map (Platt, beta, isotonic, ...); they raise
+    ``NotImplementedError`` where that calibrator has no closed form on
+    logits (histogram binning, BBQ, Venn-Abers).
 
     References
     ----------
@@ -203,6 +208,12 @@ class TopVersusAllCalibrator(BaseCalibrator):
             template, score[:, None], correct, w, np.arange(2)
         )
         return self
+
+    def _torch_spec(self):
+        """``{"kind": "top_versus_all", "inner": <binary map>, "margin": ARGMAX_MARGIN}``."""
+        check_is_fitted(self, "calibrator_")
+        spec = inner_spec(self.calibrator_, type(self).__name__)
+        return {"kind": "top_versus_all", "inner": spec, "margin": ARGMAX_MARGIN}
 
     def _predict_log_proba(self, Z, xp):
         check_is_fitted(self, "calibrator_")

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..utils._array import is_dask_array
+from .._backend._array import host_array, is_dask_array
 from ._binomial import binomial_interval
 from ._compute import (
     bin_sums,
@@ -441,9 +441,7 @@ def _bootstrap_prob_true(inp, targets, s, n_bootstrap, level, random_state):
     arrays, also for torch input) and, per resample, ``(n,)`` multiplicities;
     the resampled frequencies take ``n_bootstrap * n_bins`` floats.
     """
-    ids, weight = s["ids"], inp.weight
-    if inp.is_torch and weight is not None:
-        weight = weight.cpu().numpy()
+    ids, weight = s["ids"], host_array(inp.weight)
     n = ids.shape[0]
     nb = s["weight"].shape[0]
     w = np.ones(n) if weight is None else weight

@@ -107,6 +107,16 @@ class _NumpyOps:
     def to_numpy(a):
         return a
 
+    @staticmethod
+    def weighted_mean(values, weight):
+        """``sum w v / sum w`` (the plain mean without weights), a float."""
+        return float(np.average(values, weights=weight))
+
+    @staticmethod
+    def zero_unweighted(values, weight):
+        """``values`` with 0 where ``weight`` is 0 (so that 0 * inf is not NaN)."""
+        return np.where(weight > 0, values, 0.0)
+
     uniform_bin_ids = staticmethod(_binning.uniform_bin_ids)
     quantile_edges = staticmethod(_binning.quantile_edges)
 
@@ -202,6 +212,16 @@ class _TorchOps:
     @staticmethod
     def to_numpy(a):
         return a.cpu().numpy()
+
+    @staticmethod
+    def weighted_mean(values, weight):
+        if weight is None:
+            return float(values.mean())
+        return float((values * weight).sum() / weight.sum())
+
+    @staticmethod
+    def zero_unweighted(values, weight):
+        return values.where(weight > 0, values.new_zeros(()))
 
     def uniform_bin_ids(self, x, n_bins):
         return self.binning.uniform_bin_ids(x, n_bins)

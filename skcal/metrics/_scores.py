@@ -3,19 +3,11 @@
 import numpy as np
 
 from . import _rows
-from ..utils._array import is_dask_array
+from .._backend._array import is_dask_array
 from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
 from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]
-
-
-def _weighted_mean(values, weight, is_torch):
-    if is_torch:
-        if weight is None:
-            return float(values.mean())
-        return float((values * weight).sum() / weight.sum())
-    return float(np.average(values, weights=weight))
 
 
 @validated("input_type", "scale_by_half")
@@ -90,8 +82,8 @@ def brier_score(
         labels=labels, pos_label=pos_label,
     )
     n_classes = _rows.n_columns(inp)
-    per_sample = _rows.brier_terms(inp, _rows.ops(inp))
-    score = _weighted_mean(per_sample, inp.weight, inp.is_torch)
+    xp = _rows.ops(inp)
+    score = xp.weighted_mean(_rows.brier_terms(inp, xp), inp.weight)
     half = n_classes == 2 if scale_by_half == "auto" else scale_by_half
     return score / 2 if half else score
 
@@ -168,14 +160,12 @@ def negative_log_likelihood(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label,
     )
-    loss = -_rows.true_class_log_proba(inp, _rows.ops(inp))
+    xp = _rows.ops(inp)
+    loss = -_rows.true_class_log_proba(inp, xp)
     if inp.weight is not None:
         # 0 * inf would be NaN: a zero-weight sample contributes nothing
-        if inp.is_torch:
-            loss = loss.where(inp.weight > 0, loss.new_zeros(()))
-        else:
-            loss = np.where(inp.weight > 0, loss, 0.0)
-    return _weighted_mean(loss, inp.weight, inp.is_torch)
+        loss = xp.zero_unweighted(loss, inp.weight)
+    return xp.weighted_mean(loss, inp.weight)
 
 
 negative_log_likelihood.__doc__ = negative_log_likelihood.__doc__.format(

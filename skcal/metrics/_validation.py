@@ -28,8 +28,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
-from .._backend import _numpy as _numpy_kernels
-from ..utils._array import is_torch_tensor
+from .._backend._array import host_array
+from .._backend._dispatch import get_backend
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
     min_max,
@@ -94,10 +94,8 @@ def _check_n_bins(n_bins, n_samples=None):
 
 
 def _to_numpy_labels(y_true):
-    if is_torch_tensor(y_true):
-        y_true = y_true.detach().cpu().numpy()
     try:
-        y = np.asarray(y_true)
+        y = np.asarray(host_array(y_true))
     except Exception as exc:  # ragged nested lists, ...
         raise ValueError(f"y_true could not be converted to an array: {exc}") from exc
     if y.ndim != 1:
@@ -246,16 +244,6 @@ def _fail_infinite(input_type, only_neg):
     raise ValueError("Input y_prob contains infinity.")
 
 
-def _row_chunks(p):
-    """Row slices of ``p`` (1-D or 2-D) sized for a float64 working chunk."""
-    k = 1 if p.ndim == 1 else p.shape[1]
-    if is_torch_tensor(p):
-        from .._backend import _torch as _torch_kernels
-
-        return _torch_kernels.chunk_rows(p.shape[0], k, 8, device=p.device)
-    return _numpy_kernels.chunk_rows(p.shape[0], k, 8)
-
-
 def _check_proba_values(p, lo, hi, binary_1d, tol):
     """Check the [0, 1] range (from ``lo``, ``hi``) and the row sums of ``p``.
 
@@ -263,8 +251,9 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
     ``(n_samples,)`` vector; the first offending value is searched chunk by
     chunk, only when there is one.
     """
+    xp = get_backend(p)
     if lo < 0 or hi > 1 + tol:
-        for sl in _row_chunks(p):
+        for sl in xp.row_chunks(p):
             c = p[sl]
             bad = c[(c < 0) | (c > 1 + tol)]
             if bad.shape[0]:
@@ -274,18 +263,8 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
                 )
     if binary_1d:
         return
-    if is_torch_tensor(p):
-        import torch
-
-        sums = p.new_empty(p.shape[0], dtype=torch.float64)
-        for sl in _row_chunks(p):
-            sums[sl] = p[sl].to(torch.float64).sum(dim=1)
-        dev = (sums - 1.0).abs()
-    else:
-        sums = np.empty(p.shape[0])
-        for sl in _row_chunks(p):
-            sums[sl] = p[sl].astype(np.float64).sum(axis=1)
-        dev = np.abs(sums - 1.0)
+    sums = xp.row_sums64(p)
+    dev = abs(sums - 1.0)
     i = int(dev.argmax())
     if float(dev[i]) > tol:
         raise ValueError(
@@ -307,29 +286,6 @@ def _check_sample_weight(sample_weight, n_samples, torch_like=None):
     return check_sample_weight(sample_weight, n_samples, like=torch_like, relative=True)
 
 
-#: Metrics read float16/32/64 torch tensors on the CPU through NumPy views
-#: (zero copy); the torch kernels then serve accelerator tensors (and CPU
-#: bfloat16, which NumPy lacks). Measured by ``benchmarks/bench_speed.py
-#: --metrics``. Tests set it to False to run the torch kernels on the CPU.
-TORCH_CPU_VIA_NUMPY = True
-
-_NUMPY_VIEW_DTYPES = ("torch.float16", "torch.float32", "torch.float64")
-
-
-def _numpy_view_ok(t):
-    """Whether tensor ``t`` lives on the CPU with a dtype NumPy can view.
-
-    Tensors the validation rejects (empty, not 1-D/2-D) keep the torch path
-    and its messages.
-    """
-    return (
-        t.device.type == "cpu"
-        and str(t.dtype) in _NUMPY_VIEW_DTYPES
-        and t.ndim in (1, 2)
-        and t.shape[0] > 0
-    )
-
-
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
                   labels=None, pos_label=None, binary=False):
     """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
@@ -347,18 +303,14 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
         labels, or negative weights.
     """
     _check_choice("input_type", input_type, _INPUT_TYPES)
-    if is_torch_tensor(y_prob):
-        if not (TORCH_CPU_VIA_NUMPY and _numpy_view_ok(y_prob)):
-            return _check_inputs_torch(
-                y_true, y_prob, sample_weight, input_type, labels, pos_label, binary
-            )
-        # A CPU tensor is read through a NumPy view of its memory (no copy):
-        # the same row-chunked passes, without torch's per-operation dispatch
-        # and intra-op thread hand-offs on every 1 MiB chunk (on a loaded
-        # 2-core machine these made the torch path ~10x slower than NumPy).
-        y_prob = y_prob.detach().numpy()
-        if is_torch_tensor(sample_weight) and sample_weight.device.type == "cpu":
-            sample_weight = sample_weight.detach().numpy()
+    # A CPU tensor is read through a NumPy view of its memory (no copy, see
+    # skcal._backend._torch.numpy_view); other tensors get the torch checks.
+    view = get_backend(y_prob).numpy_view(y_prob)
+    if view is None:
+        return _check_inputs_torch(
+            y_true, y_prob, sample_weight, input_type, labels, pos_label, binary
+        )
+    y_prob = view
 
     columns = getattr(y_prob, "columns", None)  # a DataFrame's column names
     names = None if columns is None else [str(c) for c in columns]

@@ -1,7 +1,8 @@
 """ONNX graphs of the generic calibration maps, built node by node.
 
 One function per map kind of :mod:`skcal.torch._modules` (``affine``,
-``ovr_sigmoid``, ``ovr_interp``) writes the same computation as ONNX
+``mixture``, ``local_temperature``, ``ovr_sigmoid``, ``ovr_interp``,
+``uniform_mixture``, ``top_versus_all``) writes the same computation as ONNX
 operators from a calibrator's ``_torch_spec()``. The nodes go through a small
 emitter interface so that the same code builds a standalone model
 (:func:`skcal.onnx.to_onnx`) and the nodes of a skl2onnx converter.
@@ -270,6 +271,58 @@ def _ovr_interp(g, Z, spec, n_classes, dtype):
     return g.node("Where", [ok, P, uniform], "proba"), False
 
 
+def _top_versus_all(g, X, spec, *, n_classes, input_type, n_features_in):
+    """Top-versus-all in float64 (see ``skcal.torch.TopVersusAll``): log-probabilities."""
+    K = n_classes
+    c = lambda v, seed="c": g.const(np.asarray(v, dtype=np.float64), seed)  # noqa: E731
+    Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=_DOUBLE)
+    A = g.node("Sub", [Z, g.reduce("ReduceMax", Z)])
+    a1 = g.node("ArgMax", [A], "argmax", axis=1, keepdims=1)
+    top = g.node("Equal", [g.const(np.arange(K, dtype=np.int64)[None, :], "k"), a1])
+    rest = g.node("Where", [top, c(-np.inf, "ninf"), A])
+    z2 = g.reduce("ReduceMax", rest)
+    log_rest = g.node("Add", [z2, g.node("Log", [g.reduce(
+        "ReduceSum", g.node("Exp", [g.node("Sub", [rest, z2])]))])], "log_rest")
+    log_share2 = g.node("Sub", [z2, log_rest])
+    _, LQ = calibration_nodes(g, g.node("Neg", [log_rest], "score"), spec["inner"], n_classes=2,
+                              input_type="logits", n_features_in=1, out_dtype=_DOUBLE)
+
+    def col(j):
+        return g.node("Slice", [LQ, g.const(np.array([j], np.int64)),
+                                g.const(np.array([j + 1], np.int64)),
+                                g.const(np.array([1], np.int64))])
+
+    log_rest_c, log_c = col(0), col(1)
+    log_u = -np.log(K - 1)
+    margin = float(spec["margin"])
+    log_m = g.node("Sub", [g.node("Sub", [log_c, log_rest_c]), c(margin, "margin")])
+    low = g.node("Not", [g.node("GreaterOrEqual", [log_m, c(log_u, "log_u")])])
+    s_low = log_u + margin
+    log_c = g.node("Where", [low, c(-np.logaddexp(0.0, -s_low)), log_c])
+    log_rest_c = g.node("Where", [low, c(-np.logaddexp(0.0, s_low)), log_rest_c])
+    log_m = g.node("Where", [low, c(log_u, "log_u"), log_m])
+    zero, one = c(0.0, "zero"), c(1.0, "one")
+    if K > 2:
+        u = float(np.exp(log_u))
+        r2, m = g.node("Exp", [log_share2]), g.node("Exp", [log_m])
+        den = g.node("Sub", [r2, c(u, "u")])
+        ok = g.node("Greater", [den, c(1e-12 * u, "tol")])
+        a = g.node("Div", [g.node("Sub", [r2, m]), g.node("Where", [ok, den, one])])
+        a = g.node("Min", [g.node("Max", [g.node("Where", [ok, a, one]), zero]), one])
+        alpha = g.node("Where", [g.node("Greater", [log_share2, log_m]), a, zero], "alpha")
+    else:
+        alpha = g.node("Mul", [log_c, zero])
+    t1 = g.node("Add", [g.node("Log", [g.node("Sub", [one, alpha])]),
+                        g.node("Sub", [A, log_rest])])
+    t2 = g.node("Sub", [g.node("Log", [alpha]), c(np.log(K - 1), "log_k1")])
+    # logaddexp(t1, t2): t1 is finite wherever t2 is -inf (alpha = 0) and vice versa
+    mx = g.node("Max", [t1, t2])
+    out = g.node("Add", [mx, g.node("Log", [g.node("Add", [
+        g.node("Exp", [g.node("Sub", [t1, mx])]), g.node("Exp", [g.node("Sub", [t2, mx])])])])])
+    out = g.node("Add", [out, log_rest_c])
+    return g.node("Where", [top, log_c, out])
+
+
 def class_order_input(g, X, calibrator, np_dtype=np.float32):
     """The calibrator's input ``X`` with its class columns in ``classes_`` order.
 
@@ -350,6 +403,11 @@ def calibration_nodes(
             g.const(np.array(lam / n_classes, npt), "even"),
         ], "proba")
         return mixed, g.node("Log", [mixed], "log_proba")
+    if kind == "top_versus_all":  # TopVersusAllCalibrator, in float64
+        log_proba = _top_versus_all(g, X, spec, n_classes=n_classes, input_type=input_type,
+                                    n_features_in=n_features_in)
+        log_proba = g.node("Cast", [log_proba], "log_proba", to=out_dtype)
+        return g.node("Exp", [log_proba], "proba"), log_proba
     # the interpolation and the temperature network work in float64, as skcal does
     dtype = _DOUBLE if kind in ("ovr_interp", "local_temperature") else out_dtype
     F = None

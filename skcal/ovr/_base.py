@@ -29,7 +29,7 @@ import numpy as np
 from .._backend import _numpy
 from .._backend import _ovr as ops
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 
 __all__ = ["OneVsRestCalibrator"]
 
@@ -86,7 +86,7 @@ class OneVsRestCalibrator(BaseCalibrator):
 
     # -------------------------------------------------------------- fitting
     def _fit(self, Z, y, sample_weight, xp):
-        if xp.name == "dask":
+        if hasattr(xp, "gather_ovr_column"):  # distributed: gather per class
             self._set_maps(self._fit_gathered(Z, y, sample_weight, xp))
             return
         y = ops.to_host(y)

@@ -72,48 +72,64 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
     # negatives summed on their own: a bin without one has exactly 0 (not a
     # rounding residue, where gammaln(x + beta) with beta ~ 1e-16 is steep)
     cum_n = np.concatenate([[0.0], np.cumsum(W - Y)])
-    models = []
-    cum = cum_w[1:]
-    for B in range(lo, hi + 1):
-        cuts = equal_mass_cuts(W, B, cum) if k else np.empty(0, np.intp)
-        # bin b covers distinct scores start[b] .. stop[b] - 1
-        stop = np.concatenate([cuts + 1, [k]])
-        start = np.concatenate([[0], cuts + 1])
-        m = np.maximum(cum_y[stop] - cum_y[start], 0.0)
-        neg = np.maximum(cum_n[stop] - cum_n[start], 0.0)
-        N = m + neg
-        e = expit(cut_edges(u, cuts)) if cuts.size else np.empty(0)
-        lo_p = np.concatenate([[0.0], e])
-        hi_p = np.concatenate([e, [1.0]])
-        p_mid = np.clip(0.5 * (lo_p + hi_p), 1e-300, 1.0 - 1e-16)
-        nb = N.size
-        a = ess / nb * p_mid
-        b = ess / nb * (1.0 - p_mid)
-        # BDeu marginal likelihood (Naeini et al. 2015, Eq. 2)
-        log_ml = float(np.sum(
-            gammaln(ess / nb) - gammaln(N + ess / nb)
-            + gammaln(m + a) - gammaln(a)
-            + gammaln(neg + b) - gammaln(b)
-        ))
-        models.append((cuts, (m + a) / (N + a + b), log_ml))
-    log_ml = np.array([lm for _, _, lm in models])
+    # every model at once, as flat arrays (the rule of equal_mass_cuts for
+    # each B): the cuts of model B are its targets b / B of the total weight,
+    # b = 1 .. B - 1, without the last distinct score and without repeats
+    Bs = np.arange(lo, hi + 1)
+    T = Bs.size
+    t_model = np.repeat(np.arange(T), Bs - 1)
+    t_first = np.concatenate([[0], np.cumsum(Bs - 1)[:-1]])
+    b = np.arange(t_model.size) - t_first[t_model] + 1
+    targets = cum_w[-1] * (b / Bs[t_model] - 1e-10)
+    j = np.searchsorted(cum_w[1:], targets, side="left")
+    keep = j < k - 1
+    keep[1:] &= (j[1:] != j[:-1]) | (t_model[1:] != t_model[:-1])
+    cuts, c_model = j[keep], t_model[keep]
+    n_cuts = np.bincount(c_model, minlength=T)
+    nb = n_cuts + 1  # bins of each model
+    b_first = np.concatenate([[0], np.cumsum(nb)[:-1]])  # first bin of each model
+    b_model = np.repeat(np.arange(T), nb)
+    # bin b of a model covers distinct scores start[b] .. stop[b] - 1; cut r
+    # of a model closes its bin r
+    c_first = np.concatenate([[0], np.cumsum(n_cuts)[:-1]])
+    at = b_first[c_model] + np.arange(cuts.size) - c_first[c_model]
+    start = np.zeros(nb.sum(), np.intp)
+    stop = np.full(nb.sum(), k, np.intp)
+    stop[at], start[at + 1] = cuts + 1, cuts + 1
+    e = expit(cut_edges(u, cuts))
+    lo_p, hi_p = np.zeros(start.size), np.ones(start.size)
+    hi_p[at], lo_p[at + 1] = e, e
+    m = np.maximum(cum_y[stop] - cum_y[start], 0.0)
+    neg = np.maximum(cum_n[stop] - cum_n[start], 0.0)
+    N = m + neg
+    p_mid = np.clip(0.5 * (lo_p + hi_p), 1e-300, 1.0 - 1e-16)
+    prior = ess / nb[b_model]  # N' / B of each bin's model
+    a = prior * p_mid
+    bb = prior * (1.0 - p_mid)
+    # BDeu marginal likelihood (Naeini et al. 2015, Eq. 2), summed per model
+    terms = (gammaln(prior) - gammaln(N + prior) + gammaln(m + a) - gammaln(a)
+             + gammaln(neg + bb) - gammaln(bb))
+    ends = np.concatenate([b_first, [terms.size]])
+    log_ml = np.array([float(np.sum(terms[ends[i]:ends[i + 1]])) for i in range(T)])
+    vals = (m + a) / (N + a + bb)
     log_w = log_ml - logsumexp(log_ml)
-    # merge: the average is constant between consecutive cuts of all models;
-    # models below exp(-50) of the total weight are left out (their share is
-    # below float64 resolution)
-    mark = np.zeros(k, dtype=bool)  # the sorted union of all cuts (indices < k)
-    for c, _, _ in models:
-        mark[c] = True
+    # merge: the average is constant between consecutive cuts of the models
+    # it keeps; models below exp(-50) of the total weight are left out (their
+    # share is below float64 resolution), and so are their cuts: the average
+    # does not change there
+    kept = np.flatnonzero(log_w >= log_w.max() - 50.0)
+    mark = np.zeros(k, dtype=bool)  # the sorted union of the kept cuts (indices < k)
+    mark[cuts[np.isin(c_model, kept)]] = True
     union = np.flatnonzero(mark)
     cell_last = np.concatenate([union, [k - 1]])  # last distinct score of each cell
     values = np.zeros(union.size + 1)
-    kept = log_w >= log_w.max() - 50.0
-    for (cuts, vals, _), lw, keep in zip(models, log_w, kept):
-        if keep:
-            values += math.exp(lw) * vals[np.searchsorted(cuts, cell_last, side="left")]
+    for i in kept:
+        cm = cuts[c_first[i]:c_first[i] + n_cuts[i]]
+        vm = vals[b_first[i]:b_first[i] + nb[i]]
+        values += math.exp(log_w[i]) * vm[np.searchsorted(cm, cell_last, side="left")]
     values /= np.exp(log_w[kept]).sum()
     edges = cut_edges(u, union) if union.size else np.empty(0)
-    return edges, np.clip(values, 0.0, 1.0), np.arange(lo, hi + 1), log_w
+    return edges, np.clip(values, 0.0, 1.0), Bs, log_w
 
 
 @substitute_docstring

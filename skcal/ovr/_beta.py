@@ -320,8 +320,7 @@ class BetaCalibrator(OneVsRestCalibrator):
         other inputs, are fitted one class at a time by :func:`fit_beta`.
         """
         if not (
-            isinstance(Z, np.ndarray)
-            and Z.dtype == np.float32
+            ops.is_host_float32(Z)
             and Z.shape[0] >= BATCH_MIN_ROWS
             and self.tol >= F32_MIN_TOL
         ):

@@ -6,16 +6,10 @@ centered map; :class:`CenteredIsotonicScaler` evaluates and exports them with
 :class:`~skcal.IsotonicScaler`'s interpolation code.
 """
 
-from numbers import Real
-
 import numpy as np
 from sklearn.isotonic import isotonic_regression
-from sklearn.utils._param_validation import Interval
 
-from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._base import OneVsRestCalibrator
 from ._isotonic import IsotonicScaler
 
 __all__ = ["CenteredIsotonicScaler", "centered_isotonic_knots"]
@@ -23,13 +17,6 @@ __all__ = ["CenteredIsotonicScaler", "centered_isotonic_knots"]
 #: Adjacent isotonic values closer than this fraction of the largest |value|
 #: are one level set (one block): they differ only by rounding.
 LEVEL_RTOL = 1e-12
-
-
-#: Unweighted 0/1 targets whose smaller class has at most this fraction of the
-#: rows (one-vs-rest of many classes) are pooled by value sorts, not argsort.
-_SORTED_MINORITY = 0.125
-#: ... and at least this many rows (below it the argsort costs nothing).
-_SORTED_MIN_ROWS = 1024
 
 
 def _pooled_by_argsort(s, t, sample_weight):
@@ -43,30 +30,109 @@ def _pooled_by_argsort(s, t, sample_weight):
         s, t, w = s[keep], t[keep], w[keep]
     # ties are pooled below, so the order within them is free: no stable sort
     order = np.argsort(s)
-    xs = s[order]
+    return _pooled_ties(s[order], t[order], w[order])
+
+
+def _pooled_ties(xs, t, w=None):
+    """Distinct scores, total weights and mean targets of rows sorted by score (``w=None``: unit weights)."""
     starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
-    if starts.size == s.size:  # distinct scores: no pooling
-        return xs, w[order], t[order]
-    W = np.add.reduceat(w[order], starts)
-    return xs[starts], W, np.add.reduceat((w * t)[order], starts) / W
+    if w is None:
+        w = np.ones_like(xs)
+    if starts.size == xs.size:  # distinct scores: no pooling
+        return xs, w, t
+    W = np.add.reduceat(w, starts)
+    return xs[starts], W, np.add.reduceat(w * t, starts) / W
 
 
-def _pooled_by_value_sort(s, t, negatives_fewer):
-    """:func:`_pooled_by_argsort` for unit weights and boolean targets, from a value sort.
+def _runs_of_pooled(ux, W, m):
+    """Runs of consecutive distinct scores with equal mean targets: ``(Wr, Sr, mr, lo_r, hi_r)``.
 
-    The sorted scores give the distinct scores and their counts; the rows of
-    the smaller class are placed among them by bisection (each of their
-    scores is one of the distinct scores), which gives the count of
-    positives of every distinct score without sorting the rows.
+    Their total weights, weighted score sums, mean targets and first and
+    last scores, from the distinct scores ``ux``, their weights ``W`` and
+    mean targets ``m``.
     """
+    run = np.empty(ux.size, dtype=bool)
+    run[0] = True
+    np.not_equal(m[1:], m[:-1], out=run[1:])
+    if run.all():
+        return W, W * ux, m, ux, ux
+    rs = np.flatnonzero(run)
+    return (np.add.reduceat(W, rs), np.add.reduceat(W * ux, rs), m[rs], ux[rs],
+            ux[np.append(rs[1:], ux.size) - 1])
+
+
+#: Unweighted 0/1 targets whose smaller class has at most this fraction of
+#: the rows (one-vs-rest of many classes) are pooled by value sorts, not an
+#: argsort of the rows.
+_SORTED_MINORITY = 0.125
+
+
+def _alternating_runs(xs, rs, first):
+    """Runs of 0/1 targets along distinct sorted scores ``xs`` that change value at each of ``rs``.
+
+    ``rs`` are the runs' first positions (``rs[0] = 0``), ``first`` the
+    target of the first run; returns :func:`_runs_of_pooled`'s tuple.
+    """
+    re = np.append(rs[1:], xs.size)
+    mr = np.zeros(rs.size)
+    mr[(1 - int(first))::2] = 1.0
+    return (re - rs).astype(np.float64), np.add.reduceat(xs, rs), mr, xs[rs], xs[re - 1]
+
+
+def _runs_of_unit(s, t, pos_rows=None):
+    """:func:`_runs_of_pooled` for unit weights and 0/1 targets.
+
+    ``t`` is a boolean mask, or None with ``pos_rows`` the rows of target 1.
+    When the smaller class holds at most :data:`_SORTED_MINORITY` of the
+    rows, the scores are value-sorted, and so are the smaller class's
+    scores, which are placed among them by bisection (each is one of the
+    sorted scores): no argsort of the rows. With distinct scores (the usual
+    case for continuous scores) the runs then follow from those positions
+    alone: stretches of consecutive positions are the smaller class's runs,
+    the gaps between them the other class's, and one pass over the sorted
+    scores sums each run. Otherwise the rows are argsorted and the runs are
+    where the sorted targets change. Ties are pooled first either way.
+    """
+    n = s.size
+    n_pos = int(np.count_nonzero(t)) if pos_rows is None else len(pos_rows)
+    negatives_fewer = 2 * n_pos > n
+    if min(n_pos, n - n_pos) > _SORTED_MINORITY * n:
+        if t is None:
+            t = np.zeros(n, dtype=bool)
+            t[pos_rows] = True
+        order = np.argsort(s)
+        xs, lab = s[order], t[order]
+        if n > 1 and not np.all(xs[1:] != xs[:-1]):
+            return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
+        rs = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
+        return _alternating_runs(xs, rs, lab[0])
     xs = np.sort(s)
-    starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
-    ux = xs[starts]
-    W = np.diff(np.append(starts, s.size)).astype(np.float64)
-    few = ~t if negatives_fewer else t
-    count = np.bincount(np.searchsorted(ux, s[few]), minlength=ux.size).astype(np.float64)
-    n_pos = W - count if negatives_fewer else count
-    return ux, W, n_pos / W
+    if negatives_fewer:
+        few = s[~t] if t is not None else np.delete(s, pos_rows)
+    else:
+        few = s[t] if t is not None else s[pos_rows]
+    few = np.sort(few)
+    if n > 1 and not np.all(xs[1:] != xs[:-1]):  # ties: pool equal scores first
+        starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
+        ux = xs[starts]
+        W = np.diff(np.append(starts, n)).astype(np.float64)
+        count = np.bincount(np.searchsorted(ux, few), minlength=ux.size).astype(np.float64)
+        return _runs_of_pooled(ux, W, (W - count if negatives_fewer else count) / W)
+    if few.size == 0:  # one run
+        return _alternating_runs(xs, np.zeros(1, dtype=np.intp), negatives_fewer)
+    pos = np.searchsorted(xs, few)
+    brk = np.flatnonzero(pos[1:] != pos[:-1] + 1)
+    a1 = pos[np.concatenate([[0], brk + 1])]  # first position of each run of the smaller class
+    b1 = pos[np.append(brk, pos.size - 1)] + 1  # one past its last
+    rs = np.empty(2 * a1.size + 1, dtype=np.intp)  # 0, a1[0], b1[0], a1[1], b1[1], ...
+    rs[0] = 0
+    rs[1::2] = a1
+    rs[2::2] = b1
+    if b1[-1] == n:  # no run of the larger class after the last
+        rs = rs[:-1]
+    if a1[0] == 0:  # the smaller class's run comes first
+        return _alternating_runs(xs, rs[1:], not negatives_fewer)
+    return _alternating_runs(xs, rs, negatives_fewer)
 
 
 def _clip_knots(xk, yk, lo, hi):
@@ -135,35 +201,24 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     Runs of consecutive distinct scores with equal mean targets are pooled
     before PAVA (the isotonic fit is constant on each run), which changes
     the work, not the fit: a one-vs-rest target with few positives has only
-    about twice as many runs as positives. Unweighted boolean targets whose
-    smaller class holds at most an eighth of at least 1,024 rows are pooled
-    from a value sort of the scores and a bisection of the smaller class's
-    scores instead of an argsort of the rows.
+    about twice as many runs as positives. Unweighted boolean targets
+    are pooled from value sorts of the scores and of the positives' scores
+    (:func:`_runs_of_unit`) instead of an argsort of the rows.
     """
     s = np.asarray(s, dtype=np.float64)
     t = np.asarray(t)
-    if sample_weight is None and t.dtype == bool and s.size >= _SORTED_MIN_ROWS:
-        n_pos = int(np.count_nonzero(t))
-        minority = min(n_pos, s.size - n_pos)
+    if sample_weight is None and t.dtype == bool:
+        runs = _runs_of_unit(s, t)
     else:
-        minority = None
-    if minority is not None and minority <= _SORTED_MINORITY * s.size:
-        ux, W, m = _pooled_by_value_sort(s, t, n_pos > minority)
-    else:
-        ux, W, m = _pooled_by_argsort(s, t.astype(np.float64, copy=False), sample_weight)
-    # runs of equal means: the isotonic fit is constant on each (replacing
-    # two unequal fitted values over equal targets by one in between lowers
-    # the loss), so PAVA runs on the runs, with their weights, sums of
-    # weighted scores and end scores
-    run = np.empty(ux.size, dtype=bool)
-    run[0] = True
-    np.not_equal(m[1:], m[:-1], out=run[1:])
-    if run.all():
-        Wr, Sr, mr, lo_r, hi_r = W, W * ux, m, ux, ux
-    else:
-        rs = np.flatnonzero(run)
-        Wr, Sr, mr = np.add.reduceat(W, rs), np.add.reduceat(W * ux, rs), m[rs]
-        lo_r, hi_r = ux[rs], ux[np.append(rs[1:], ux.size) - 1]
+        runs = _runs_of_pooled(*_pooled_by_argsort(s, t.astype(np.float64, copy=False), sample_weight))
+    return _knots_of_runs(*runs, y_min=y_min, y_max=y_max)
+
+
+def _knots_of_runs(Wr, Sr, mr, lo_r, hi_r, *, y_min=None, y_max=None):
+    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`."""
+    # the isotonic fit is constant on each run of equal means (replacing two
+    # unequal fitted values over equal targets by one in between lowers the
+    # loss), so PAVA runs on the runs, with their weights
     g = isotonic_regression(mr, sample_weight=Wr, increasing=True)
     # level sets of the fit: adjacent values equal up to the rounding of the
     # pooled means (PAVA does not pool equal neighbours, and the weights'
@@ -276,29 +331,31 @@ class CenteredIsotonicScaler(IsotonicScaler):
     True
     """
 
-    _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
-        "clip": [Interval(Real, 0, 0.5, closed="left"), None],
-    }
-
-    def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto", clip=1e-6):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
-        self.clip = clip
+    # parameters, their constraints and __init__: IsotonicScaler's
 
     def _fit_map(self, s, t, sample_weight, label):
         cal = self._new_calibrator()  # IsotonicRegression(y_min=eps, y_max=1 - eps)
+        return self._set_knots(cal, *centered_isotonic_knots(s, t, sample_weight, **self._bounds(cal)))
+
+    def _bounds(self, cal):
         bounded = bool(self.clip)
-        x, y = centered_isotonic_knots(
-            s, t, sample_weight, y_min=cal.y_min if bounded else None,
-            y_max=cal.y_max if bounded else None,
-        )
+        return {"y_min": cal.y_min if bounded else None, "y_max": cal.y_max if bounded else None}
+
+    @staticmethod
+    def _set_knots(cal, x, y):
         cal.increasing_ = True
         cal.X_min_, cal.X_max_ = float(x[0]), float(x[-1])
         cal.X_thresholds_, cal.y_thresholds_ = x, y
         cal._build_f(x, y)
         return cal
 
-    # one class at a time through _fit_map (not IsotonicScaler's sorted shortcut)
-    _fit_multiclass = OneVsRestCalibrator._fit_multiclass
+    def _fit_sorted(self, s, pos_rows):
+        """The map of one unweighted class whose positives are the rows ``pos_rows``.
+
+        Called by :meth:`IsotonicScaler._fit_multiclass` (score blocks in
+        cache, one argsort of ``y`` for all classes' positives); the runs
+        come from :func:`_runs_of_unit` (value sorts, no argsort of the rows).
+        """
+        cal = self._new_calibrator()
+        runs = _runs_of_unit(s, None, pos_rows)
+        return self._set_knots(cal, *_knots_of_runs(*runs, **self._bounds(cal)))

@@ -9,11 +9,9 @@ iteration is one pass over the data.
 
 import numpy as np
 
-__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
+__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
 
-_ARMIJO_C = 1e-4
-_MIN_STEP = 1e-12
-_RIDGE = 1e-12
+from ._newton import newton_batched
 
 
 def exp_neg_abs(f):
@@ -61,36 +59,56 @@ def logistic_loss(f, t, w, wsum):
     return float((w * (softplus(f) - t * f)).sum() / wsum)
 
 
+def _dot(a, b):
+    """``sum(a * b)`` of two float64 vectors in one pass, without BLAS (whose
+    threads spin-wait on a loaded machine)."""
+    return float(np.einsum("i,i->", a, b))
+
+
 class DenseDesign:
     """A dense design matrix (few columns) as the operator :func:`fit_logistic_bounded` uses.
 
-    Products are written column by column with elementwise operations, not
-    BLAS: on a loaded machine BLAS threads spin-wait and a (n, 3) product
-    takes several times longer than the arithmetic.
+    The columns are stored as the rows of one C-contiguous (p, n) array; every
+    product is a few one-pass dot products (no BLAS, no temporaries: one
+    n-vector of work, allocated once, and the output of :meth:`matvec`,
+    overwritten by the next call).
     """
 
     def __init__(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        self.cols = [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
-        self.shape = X.shape
+        self.rows = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
+        self.shape = self.rows.shape[::-1]
+        self._f = self._work = None
+
+    @classmethod
+    def from_rows(cls, R):
+        """The design whose columns are the rows of ``R`` (p, n), used without a copy."""
+        self = cls.__new__(cls)
+        self.rows = np.ascontiguousarray(R, dtype=np.float64)
+        self.shape = self.rows.shape[::-1]
+        self._f = self._work = None
+        return self
 
     def matvec(self, theta):
-        f = self.cols[0] * theta[0]
-        for c, th in zip(self.cols[1:], theta[1:]):
-            f += c * th
+        if self._f is None:
+            self._f = np.empty(self.shape[0])
+        f = np.multiply(self.rows[0], theta[0], out=self._f)
+        for c, th in zip(self.rows[1:], theta[1:]):
+            f += c * th if self._work is None else np.multiply(c, th, out=self._work)
         return f
 
     def rmatvec(self, r):
-        return np.array([(c * r).sum() for c in self.cols])
+        return np.array([_dot(c, r) for c in self.rows])
 
     def gram(self, q):
         """``X' diag(q) X``."""
-        p = len(self.cols)
+        p = len(self.rows)
+        if self._work is None:
+            self._work = np.empty(self.shape[0])
         H = np.empty((p, p))
         for i in range(p):
-            cq = self.cols[i] * q
+            cq = np.multiply(self.rows[i], q, out=self._work)
             for j in range(i, p):
-                H[i, j] = H[j, i] = (cq * self.cols[j]).sum()
+                H[i, j] = H[j, i] = _dot(cq, self.rows[j])
         return H
 
 
@@ -99,9 +117,57 @@ def _lin(X, theta, offset):
     return f if offset is None else f + offset
 
 
+def logistic_evaluator(X, t, w, P=None, offset=None):
+    """``evaluate(cols, theta)`` of one weighted logistic problem, for :func:`~skcal.ovr._newton.newton_batched`.
+
+    The mean loss ``sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i
+    + theta' P theta / 2`` (``f = X theta + offset``), its gradient and
+    Hessian (no ridge), as arrays of one problem: (1,), (1, p), (1, p, p).
+    One ``exp`` per row; the derivatives use ``p (1 - p) = e / (1 + e)^2``
+    (``e = exp(-|f|)``), without cancellation.
+    """
+    n, p = X.shape
+    t = np.asarray(t, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    P = np.zeros((p, p)) if P is None else P
+    wn = w / float(w.sum())
+    wt = wn * t
+    # work vectors of this fit, reused by every evaluation: a fresh n-vector
+    # per operation costs page faults several times its arithmetic
+    E, inv, tmp = np.empty(n), np.empty(n), np.empty(n)
+
+    def evaluate(cols, th):
+        # loss, gradient and Hessian from one f and one exp per row
+        th = th[0]
+        f = _lin(X, th, offset)
+        np.abs(f, out=E)
+        np.negative(E, out=E)
+        np.maximum(E, -700.0, out=E)  # no slow subnormal exp (e > 1e-305)
+        np.exp(E, out=E)  # exp(-|f|)
+        np.add(E, 1.0, out=inv)
+        np.reciprocal(inv, out=inv)  # sigmoid(|f|)
+        np.log1p(E, out=tmp)
+        F = _dot(wn, tmp)
+        np.maximum(f, 0.0, out=tmp)
+        F += _dot(wn, tmp) - _dot(wt, f) + 0.5 * th @ P @ th
+        q = np.multiply(E, inv, out=E)
+        q *= inv
+        q *= wn  # w p (1 - p) / sum w, without cancellation
+        np.subtract(inv, 0.5, out=inv)
+        r = np.copysign(inv, f, out=inv)
+        r += 0.5  # sigmoid(f)
+        r -= t
+        r *= wn
+        g = X.rmatvec(r) + P @ th
+        H = X.gram(q) + P
+        return np.array([F]), g[None], H[None]
+
+    return evaluate
+
+
 def fit_logistic_bounded(
     X, t, w, *, nonneg=None, penalty=None, offset=None, theta0=None, tol=1e-12,
-    max_iter=200,
+    max_iter=200, full_output=False,
 ):
     """Minimise a penalised weighted logistic loss subject to ``theta_j >= 0``.
 
@@ -129,12 +195,18 @@ def fit_logistic_bounded(
         objective by more than ``tol`` by moving alone.
     max_iter : int, default=200
         Maximum number of Newton iterations (all active sets together).
+    full_output : bool, default=False
+        Also return the objective at the last evaluated point.
 
     Returns
     -------
     theta : ndarray of shape (p,)
     n_iter : int
     converged : bool
+    F : float
+        Only with ``full_output``: the objective at the last evaluated point
+        (the returned ``theta`` is one last, tiny, Newton step from it when
+        converged).
 
     Notes
     -----
@@ -150,6 +222,7 @@ def fit_logistic_bounded(
     would decrease ``F`` by more than ``tol`` (``g_j < 0`` and
     ``g_j^2 / (2 H_jj) > tol``) leaves ``A``. A ``1e-12`` ridge is added to
     the Hessian's diagonal; it changes steps, never the stationary point.
+    The iteration is :func:`skcal.ovr._newton.newton_batched` with one problem.
     """
     if not hasattr(X, "matvec"):
         X = DenseDesign(X)
@@ -160,82 +233,11 @@ def fit_logistic_bounded(
     nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
-    theta[nonneg & (theta < 0)] = 0.0
-    # start with every coefficient free: one at 0 whose Newton step points
-    # below the bound joins the working set at the first ratio test
-    active = np.zeros(p, bool)
-
     wn = w / wsum
-    cache = {}
+    wt = wn * t
 
-    def objective(th):
-        # f and exp(-|f|) are kept for the derivatives at an accepted point
-        f = _lin(X, th, offset)
-        e = exp_neg_abs(f)
-        cache.update(th=th, f=f, e=e)
-        return float((wn * (softplus(f, e) - t * f)).sum()) + 0.5 * th @ P @ th
-
-    def derivatives(th):
-        if cache.get("th") is th:
-            f, e = cache["f"], cache["e"]
-        else:
-            f = _lin(X, th, offset)
-            e = exp_neg_abs(f)
-        pr = sigmoid(f, e)
-        g = X.rmatvec(w * (pr - t)) / wsum + P @ th
-        H = X.gram(w * pr * (1.0 - pr) / wsum)
-        return g, H + P + _RIDGE * np.eye(p)
-
-    F = objective(theta)
-    converged = False
-    n_iter = 0
-    while n_iter < max_iter:
-        n_iter += 1
-        g, H = derivatives(theta)
-        free = ~active
-        d = np.zeros(p)
-        if free.any():
-            Hf = H[np.ix_(free, free)]
-            try:
-                d[free] = -np.linalg.solve(Hf, g[free])
-            except np.linalg.LinAlgError:
-                d[free] = -g[free] / np.diag(Hf)
-        decrement = -float(g @ d)
-        if decrement / 2.0 <= tol:
-            # KKT check on the working set: release the coefficient that
-            # would decrease F most (one-dimensional Newton model)
-            gain = np.where(active & (g < 0), g * g / (2.0 * np.diag(H)), 0.0)
-            j = int(np.argmax(gain))
-            if gain[j] <= tol:
-                theta = theta + d  # the last (tiny) Newton step
-                theta[nonneg & (theta < 0)] = 0.0
-                converged = True
-                break
-            active[j] = False
-            continue
-        # ratio test: largest step keeping the bounded free coefficients >= 0
-        neg = free & nonneg & (d < 0)
-        alpha_max = float(np.min(-theta[neg] / d[neg])) if neg.any() else np.inf
-        ratio = np.full(p, np.inf)
-        ratio[neg] = -theta[neg] / d[neg]
-        if alpha_max <= 0.0:  # a coefficient at its bound would go negative: fix it
-            active |= ratio <= 0.0
-            continue
-        step = min(1.0, alpha_max)
-        while step >= _MIN_STEP:
-            th = theta + step * d
-            hit = ratio <= step * (1.0 + 1e-12)  # blocking coefficients, if any
-            th[hit] = 0.0
-            F_new = objective(th)
-            if F_new <= F + _ARMIJO_C * step * float(g @ d):
-                break
-            step /= 2.0
-        else:
-            # no decrease found: converged if the predicted one is below the
-            # rounding error of F (its loss and penalty terms' magnitudes)
-            scale = abs(F) + 0.5 * np.abs(theta) @ np.abs(P) @ np.abs(theta)
-            converged = decrement / 2.0 <= 100.0 * np.spacing(max(scale, 1.0))
-            break
-        active |= hit
-        theta, F = th, F_new
-    return theta, n_iter, converged
+    evaluate = logistic_evaluator(X, t, w, P, offset)
+    theta, n_iter, status, F = newton_batched(
+        evaluate, theta[None], nonneg=nonneg, tol=tol, max_iter=max_iter)
+    out = theta[0], int(n_iter[0]), status[0] == "converged"
+    return out + (float(F[0]),) if full_output else out

@@ -7,7 +7,6 @@ come from :mod:`skcal.ovr._base` and :mod:`skcal._backend._ovr`.
 """
 
 import math
-import sys
 import warnings
 from numbers import Integral, Real
 
@@ -32,22 +31,12 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label
-from ..utils._array import is_torch_tensor
+from ._logistic import DenseDesign, logistic_evaluator
+from ._newton import ARMIJO_C, at_precision_limit, newton_batched
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 
-#: Ridge added to the diagonal of the Newton Hessian (Lin et al. 2007, Alg. 1),
-#: for the standardised-score parametrisation. It changes the step, never the
-#: stationary point.
-_HESSIAN_RIDGE = 1e-12
-#: Armijo sufficient-decrease constant and smallest backtracking step.
-_ARMIJO_C = 1e-4
-_MIN_STEP = 1e-10
-#: A line search that fails while the predicted decrease (half the squared
-#: Newton decrement) is below this many ulps of the loss is at the precision
-#: limit of the loss itself: the fit counts as converged.
-_PRECISION_ULPS = 100.0
 #: A score column whose weighted sd is at most this fraction of its mean is
 #: constant up to rounding: its standardised score is set to 0 (slope 0).
 _FLAT_SD = 1e-13
@@ -66,29 +55,22 @@ WARM_START_TOL32 = 1e-6
 
 # ----------------------------------------------------------------- 1-D solver
 
-def _at_precision_limit(decrease, F):
-    """Whether a predicted decrease of the loss ``F`` is below its resolution."""
-    return decrease <= _PRECISION_ULPS * np.spacing(np.maximum(np.abs(F), 1.0))
-
-def _platt_loss(u, t, w, wsum, a, b):
-    """Weighted mean cross-entropy of ``sigmoid(a u + b)`` against targets ``t``."""
-    f = a * u + b
-    # softplus(f) - t f, written without exp overflow
-    li = np.maximum(f, 0.0) + np.log1p(np.exp(-np.abs(f))) - t * f
-    return float(np.dot(w, li) / wsum)
-
-
 def _is_separable(s, y, w):
-    """True if the scores separate the classes (ties allowed) or a class is absent."""
-    keep = w > 0
-    if not keep.all():
-        s, y = s[keep], y[keep]
+    """True if the scores separate the classes (ties allowed) or a class is absent.
+
+    Rows of zero weight are ignored.
+    """
+    if w is not None:
+        keep = w > 0
+        if not keep.all():
+            s, y = s[keep], y[keep]
     pos, neg = s[y], s[~y]
     if pos.size == 0 or neg.size == 0:
         return True
-    if s.max() == s.min():
-        return False
-    return bool(pos.min() >= neg.max() or neg.min() >= pos.max())
+    p_lo, p_hi, n_lo, n_hi = pos.min(), pos.max(), neg.min(), neg.max()
+    if min(p_lo, n_lo) == max(p_hi, n_hi):
+        return False  # constant scores
+    return bool(p_lo >= n_hi or n_lo >= p_hi)
 
 
 def fit_platt(
@@ -191,44 +173,11 @@ def fit_platt(
     else:
         u = (s - mu) / sd
 
-    a, b = 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))
-    F = _platt_loss(u, t, w, wsum, a, b)
-    status = "max_iter"
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        p = expit(a * u + b)
-        r = w * (p - t)
-        ga = float(np.dot(r, u)) / wsum
-        gb = float(r.sum()) / wsum
-        q = w * p * (1.0 - p)
-        qu = q * u
-        haa = float(np.dot(qu, u)) / wsum + _HESSIAN_RIDGE
-        hab = float(qu.sum()) / wsum
-        hbb = float(q.sum()) / wsum + _HESSIAN_RIDGE
-        det = haa * hbb - hab * hab
-        if not det > 0:  # only possible through rounding: fall back to the diagonal
-            da, db = -ga / haa, -gb / hbb
-        else:
-            da = -(hbb * ga - hab * gb) / det
-            db = -(haa * gb - hab * ga) / det
-        slope = ga * da + gb * db  # = -(squared Newton decrement) <= 0
-        if -slope / 2.0 <= tol:
-            a, b = a + da, b + db
-            status = "converged"
-            break
-        step = 1.0
-        while step >= _MIN_STEP:
-            a_new, b_new = a + step * da, b + step * db
-            F_new = _platt_loss(u, t, w, wsum, a_new, b_new)
-            if F_new <= F + _ARMIJO_C * step * slope:
-                break
-            step /= 2.0
-        else:
-            status = (
-                "converged" if _at_precision_limit(-slope / 2.0, F) else "line_search"
-            )
-            break
-        a, b, F = a_new, b_new, F_new
+    theta0 = np.array([[0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))]])
+    X = DenseDesign.from_rows(np.stack([u, np.ones_like(u)]))
+    theta, n_iter, status, _ = newton_batched(
+        logistic_evaluator(X, t, w), theta0, tol=tol, max_iter=max_iter)
+    (a, b), n_iter, status = theta[0], int(n_iter[0]), str(status[0])
     if not target_smoothing and _is_separable(s, y, w):
         status = "separable"
     A = a / sd
@@ -379,9 +328,7 @@ class _OvrProblem:
         q0 = p0 * (1.0 - p0)
         ga = -(self.t_pos - self.t_neg) * self.sum_pos_u / self.wsum
         g = np.stack([ga, p0 - tbar])
-        H = np.stack(
-            [q0 * self.var_u + _HESSIAN_RIDGE, np.zeros(self.K), q0 + _HESSIAN_RIDGE]
-        )
+        H = np.stack([q0 * self.var_u, np.zeros(self.K), q0])
         return a, b, F, g, H
 
     def evaluate(self, cols, a, b):
@@ -424,42 +371,41 @@ class _OvrProblem:
             q *= U
             acc[3] += red(q)  # sum w q u^2
         acc /= self.wsum
-        acc[3] += _HESSIAN_RIDGE
-        acc[5] += _HESSIAN_RIDGE
         return acc[0], acc[1:3], acc[3:6]
 
     def trial(self, cols, a_c, b_c, step, d, slope, a, b, F):
         """Evaluate the line-search candidates ``(a_c, b_c)`` of classes ``cols``.
 
         Returns ``ok, F_c, g_c, H_c``: the Armijo test (sufficient decrease of
-        the loss, constant :data:`_ARMIJO_C`) per class and the loss, gradient
+        the loss, constant :data:`~skcal.ovr._newton.ARMIJO_C`) per class and the loss, gradient
         and Hessian at the candidates. ``step`` is the step length along the
         Newton direction ``d = (da, db)``, ``slope`` the directional
         derivative ``g' d`` at the current points ``(a, b)`` (all classes),
         whose losses are ``F``.
         """
         F_c, g_c, H_c = self.evaluate(cols, a_c, b_c)
-        return F_c <= F[cols] + _ARMIJO_C * step * slope, F_c, g_c, H_c
+        return F_c <= F[cols] + ARMIJO_C * step * slope, F_c, g_c, H_c
 
     def failed_status(self, slope, F):
         """Status of classes whose line search found no acceptable step."""
         return np.where(
-            _at_precision_limit(-slope / 2.0, F), "converged", "line_search"
+            at_precision_limit(-slope / 2.0, F), "converged", "line_search"
         )
 
 
-def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
-    """Newton's method on all one-vs-rest problems, one line search per class.
+def _core_form(g, H):
+    """Platt's gradients (2, m) and Hessians (3, m) as the core's (m, 2), (m, 2, 2)."""
+    haa, hab, hbb = H
+    return g.T, np.stack([np.stack([haa, hab], axis=1), np.stack([hab, hbb], axis=1)], axis=1)
 
-    ``prob`` evaluates candidates (``prob.trial``: acceptance test, loss,
-    gradient, Hessian) and names the status of a failed line search
-    (``prob.failed_status``); ``a, b, F, g, H`` (the current points, their
-    losses, gradients (2, K) and Hessians (3, K)) are updated in place. Each
-    iteration evaluates the full Newton step of every active class and halves
-    the step of the rejected ones until accepted (or below
-    :data:`_MIN_STEP`), all classes of a halving in one evaluation. A class
-    whose half squared Newton decrement is at most ``tol`` takes its last
-    (full) Newton step without evaluation and is done.
+
+def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
+    """All one-vs-rest problems of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
+
+    ``prob.trial`` evaluates line-search candidates (acceptance test, loss,
+    gradient, Hessian) and ``prob.failed_status`` names the status of a
+    failed line search; ``a, b, F`` (the current points and their losses)
+    are updated in place; ``g, H`` (2, K), (3, K) are the derivatives there.
 
     Returns
     -------
@@ -467,39 +413,15 @@ def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
     status : ndarray of shape (K,), object
         "converged", "max_iter" or ``prob.failed_status``'s.
     """
-    K = a.size
-    n_iter = np.zeros(K, dtype=np.int64)
-    status = np.full(K, "max_iter", dtype=object)
-    active = np.arange(K)
-    while active.size:
-        n_iter[active] += 1
-        da, db = _newton_direction(g[:, active], H[:, active])
-        slope = g[0, active] * da + g[1, active] * db
-        conv = -slope / 2.0 <= tol
-        c = active[conv]
-        a[c] += da[conv]
-        b[c] += db[conv]
-        status[c] = "converged"
-        keep = ~conv
-        cols, da, db, slope = active[keep], da[keep], db[keep], slope[keep]
-        step = np.ones(cols.size)
-        still = []
-        while cols.size:
-            a_c, b_c = a[cols] + step * da, b[cols] + step * db
-            ok, F_c, g_c, H_c = prob.trial(
-                cols, a_c, b_c, step, (da, db), slope, a, b, F
-            )
-            acc = cols[ok]
-            a[acc], b[acc], F[acc] = a_c[ok], b_c[ok], F_c[ok]
-            g[:, acc], H[:, acc] = g_c[:, ok], H_c[:, ok]
-            still.append(acc[n_iter[acc] < max_iter])
-            step = step[~ok] / 2.0
-            failed = step < _MIN_STEP
-            f_cols = cols[~ok][failed]
-            status[f_cols] = prob.failed_status(slope[~ok][failed], F[f_cols])
-            cols, da, db, slope = (v[~ok][~failed] for v in (cols, da, db, slope))
-            step = step[~failed]
-        active = np.sort(np.concatenate(still)) if still else active[:0]
+    def trial(cols, th, step, d, slope, theta, Fall):
+        ok, F_c, g_c, H_c = prob.trial(cols, th[:, 0], th[:, 1], step, (d[:, 0], d[:, 1]),
+                                       slope, theta[:, 0], theta[:, 1], Fall)
+        return (ok, F_c) + _core_form(g_c, H_c)
+
+    theta, n_iter, status, F_out = newton_batched(
+        None, np.stack([a, b], axis=1), start=(F, *_core_form(g, H)), tol=tol,
+        max_iter=max_iter, trial=trial, failed_status=prob.failed_status)
+    a[:], b[:], F[:] = theta[:, 0], theta[:, 1], F_out
     return n_iter, status
 
 
@@ -635,7 +557,7 @@ class _OvrProblem32(_OvrProblem):
             F[miss] = self.evaluate(miss, a[miss], b[miss], loss=True)[0]
         F_c, g_c, H_c = self.evaluate(cols, a_c, b_c, loss=need)
         ok = safe | (_half_decrement(g_c, H_c) < -slope / 2.0)
-        armijo = F_c <= F[cols] + _ARMIJO_C * step * slope
+        armijo = F_c <= F[cols] + ARMIJO_C * step * slope
         return np.where(need, armijo, ok), F_c, g_c, H_c
 
     def failed_status(self, slope, F):
@@ -757,7 +679,7 @@ class _OvrProblem32(_OvrProblem):
         g = np.stack([isd * (m_rs - mu * m_r), m_r])
         m_qu = isd * (m_qs - mu * m_q)
         m_quu = isd * isd * (m_qss - mu * (2.0 * m_qs - mu * m_q))
-        H = np.stack([m_quu + _HESSIAN_RIDGE, m_qu, m_q + _HESSIAN_RIDGE])
+        H = np.stack([m_quu, m_qu, m_q])
         return loss / self.wsum, g, H
 
 
@@ -908,8 +830,7 @@ def fit_platt_ovr(
         warm_start
         and target_smoothing
         and tol >= F32_MIN_TOL
-        and isinstance(Z, np.ndarray)
-        and Z.dtype == np.float32
+        and ops.is_host_float32(Z)
         and Z.shape[0] >= WARM_START_MIN_ROWS
     ):
         out = _fit_platt_ovr32(Z, y, w, tol, max_iter, unit)
@@ -1167,9 +1088,7 @@ class PlattScaler(OneVsRestCalibrator):
         floor = getattr(self, "log_floor_", None)
         if floor is None:
             return Z
-        if is_torch_tensor(Z):
-            return Z.clamp(min=floor)
-        return np.maximum(Z, floor)
+        return ops.clamp_min(Z, floor)
 
     def _resolve_score_scale(self, Z):
         """Set ``score_scale_`` and ``log_floor_`` from the calibration input.
@@ -1187,10 +1106,7 @@ class PlattScaler(OneVsRestCalibrator):
         self.score_scale_ = scale
         if self.input_type != "probabilities" or scale == "probability":
             return
-        if is_torch_tensor(Z):
-            t = math.log(sys.modules["torch"].finfo(Z.dtype).tiny) + 1.0
-        else:
-            t = math.log(np.finfo(Z.dtype).tiny) + 1.0
+        t = ops.log_tiny(Z) + 1.0
         exact0 = Z <= t
         if not bool(exact0.any()) or bool(exact0.all()):
             return

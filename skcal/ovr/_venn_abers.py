@@ -12,7 +12,7 @@ from .._backend._ovr import empty_out, is_cpu_tensor, host64, stack_columns, wri
 from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ..utils._array import like_input
+from .._backend._array import like_input
 from ._base import OneVsRestCalibrator
 from ._binning import distinct_scores
 from ..utils._weights import weight_unit

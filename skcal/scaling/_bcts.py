@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._backend import _matrix as mk
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine, start_scale
 
 __all__ = ["BiasCorrectedTemperatureScaler", "NoBiasVectorScaler"]

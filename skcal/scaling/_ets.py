@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend import _matrix as mk
 from ._temperature import fit_temperature
 from ..base import BaseCalibrator
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 
 __all__ = ["EnsembleTemperatureScaler", "fit_simplex_mixture"]
 
@@ -315,11 +315,4 @@ class EnsembleTemperatureScaler(BaseCalibrator):
 
 
 def _logaddexp(a, b, xp):
-    if xp.name == "torch":
-        import sys
-
-        torch = sys.modules["torch"]
-        if not isinstance(b, torch.Tensor):
-            b = torch.tensor(b, dtype=a.dtype, device=a.device)
-        return torch.logaddexp(a, b, out=a)
-    return np.logaddexp(a, b, out=a)
+    return xp.logaddexp(a, b, out=a)

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array
 
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import like_input, to_numpy
 
 __all__ = ["adapt_to_label_shift"]
 
@@ -91,8 +91,7 @@ def adapt_to_label_shift(
     >>> bool(np.allclose(q.sum(axis=1), 1.0)), pi.shape
     (True, (2,))
     """
-    tensor = is_torch_tensor(proba)
-    P = check_array(to_numpy(proba) if tensor else proba, dtype=np.float64)
+    P = check_array(to_numpy(proba), dtype=np.float64)
     n, k = P.shape
     if not np.all(np.isfinite(P)) or np.any(P < 0):
         raise ValueError("proba must hold non-negative finite probabilities.")
@@ -146,9 +145,6 @@ def adapt_to_label_shift(
         )
     np.multiply(P, pi / s, out=Q)
     Q /= Q.sum(axis=1, keepdims=True)
-    if tensor:
-        import sys
-
-        Q = sys.modules["torch"].from_numpy(Q).to(proba.device)
+    Q = like_input(Q, proba)
     out = (Q, pi)
     return out + (n_iter,) if return_n_iter else out

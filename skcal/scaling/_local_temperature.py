@@ -11,6 +11,7 @@ Training on NumPy input is plain NumPy (manual backpropagation); a
 torch being imported only then. Prediction is plain NumPy.
 """
 
+import contextlib
 import math
 import warnings
 from numbers import Integral, Real
@@ -20,10 +21,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._temperature import fit_temperature
+from .._backend import _numpy
 from ..base import BaseCalibrator
-from ..utils._array import is_torch_tensor, to_numpy
+from .._backend._array import is_torch_tensor, to_numpy
 from ..utils.validation import check_scores
 
 __all__ = ["LocalTemperatureScaler"]
@@ -31,6 +34,9 @@ __all__ = ["LocalTemperatureScaler"]
 #: Fewer weighted rows than this in either part of the internal split: the
 #: network is not trained and the global temperature is used.
 MIN_ROWS_PER_SPLIT = 20
+
+#: Row chunks of the NumPy objective's (n, K) work: small enough to stay in cache.
+_CHUNK_BYTES = 1 << 20
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -185,7 +191,10 @@ def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
     P_tr, Z_tr, y_tr, w_tr = part(tr)
     P_va, Z_va, y_va, w_va = part(val)
     if device is None:
-        idx_tr, idx_va = np.arange(len(y_tr)), np.arange(len(y_va))
+        zy_tr = Z_tr[np.arange(len(y_tr)), y_tr]
+        zy_va = Z_va[np.arange(len(y_va)), y_va]
+        chunks_tr = list(_numpy.chunk_rows(*Z_tr.shape, chunk_bytes=_CHUNK_BYTES))
+        chunks_va = list(_numpy.chunk_rows(*Z_va.shape, chunk_bytes=_CHUNK_BYTES))
 
         def forward(params, P):
             hs = [P]
@@ -196,19 +205,30 @@ def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
 
         def val_fn(params):
             _, s = forward(params, P_va)
-            lp = _log_softmax_rows(Z_va, 1.0 / (t_min + _softplus(s)))
-            return float(-(w_va @ lp[idx_va, y_va]))
+            inv_t = 1.0 / (t_min + _softplus(s))
+            # log p_y = z_y / T - log sum exp(z / T) (Z_va's row maxima are 0),
+            # the sum over row chunks that stay in cache
+            lse = np.empty(len(y_va))
+            for sl in chunks_va:
+                E = np.multiply(Z_va[sl], inv_t[sl, None])
+                np.exp(E, out=E)
+                lse[sl] = np.log(E.sum(axis=1))
+            return float(-(w_va @ (zy_va * inv_t - lse)))
 
         def grad_fn(params):
             hs, s = forward(params, P_tr)
             T = t_min + _softplus(s)
-            # one (n, K) temporary: p = softmax(z / T), in place (Z_tr's row
-            # maxima are 0, so z / T <= 0 and exp cannot overflow)
-            Pr = np.multiply(Z_tr, (1.0 / T)[:, None])
-            np.exp(Pr, out=Pr)
-            Pr /= Pr.sum(axis=1, keepdims=True)
+            inv_t = 1.0 / T
+            # E_p[z_i] under p = softmax(z / T), per row chunk that stays in
+            # cache (Z_tr's row maxima are 0, so z / T <= 0 and exp cannot
+            # overflow)
+            ez = np.empty(len(y_tr))
+            for sl in chunks_tr:
+                E = np.multiply(Z_tr[sl], inv_t[sl, None])
+                np.exp(E, out=E)
+                ez[sl] = np.einsum("ij,ij->i", E, Z_tr[sl]) / E.sum(axis=1)
             # dL/dT_i = -(w_i / T_i^2) (E_p[z_i] - z_{i,y_i})
-            ez = np.einsum("ij,ij->i", Pr, Z_tr) - Z_tr[idx_tr, y_tr]
+            ez -= zy_tr
             g = (-w_tr / T**2 * ez * _sigmoid(s))[:, None]  # dL/ds
             grads = [None] * len(params)
             for i in range(len(params) - 2, -1, -2):
@@ -504,8 +524,6 @@ class LocalTemperatureScaler(BaseCalibrator):
     def _prepare(self, Z):
         # Training follows Z (NumPy, or torch on a tensor's device; see _fit);
         # prediction runs in NumPy and base._restore returns the input's type.
-        from .._backend import _numpy
-
         return to_numpy(Z), _numpy
 
     def _order_columns(self, Z):
@@ -551,8 +569,6 @@ class LocalTemperatureScaler(BaseCalibrator):
         y = to_numpy(y).astype(np.int64)
         n = Zl.shape[0]
         w = np.ones(n) if sample_weight is None else to_numpy(sample_weight).astype(np.float64)
-        from .._backend import _numpy
-
         # global temperature on the whole set: the fallback model
         beta, n_newton, _ = fit_temperature(
             Zl, y, w if sample_weight is not None else None, _numpy
@@ -620,21 +636,27 @@ class LocalTemperatureScaler(BaseCalibrator):
             params, phi, Zl, y, w, tr, val, self.min_temperature, self.weight_decay,
             device,
         )
-        best = val_fn(params)
-        best_params = [to_np(p) for p in params]
-        best_iter, since, converged, it = 0, 0, False, 0
-        adam = _Adam(params, self.learning_rate)
-        for it in range(1, self.max_iter + 1):
-            adam.step(params, grad_fn(params))
-            v = val_fn(params)
-            if v < best - self.tol * abs(best):
-                best, best_iter, since = v, it, 0
-                best_params = [to_np(p) for p in params]
-            else:
-                since += 1
-                if since >= self.n_iter_no_change:
-                    converged = True
-                    break
+        # NumPy: the network's products are tall and thin ((n, h) by (h, h')),
+        # run on one BLAS thread; more threads spin-wait on each other, and on
+        # a loaded machine that costs many times the product itself
+        limit = (threadpool_limits(limits=1, user_api="blas") if device is None
+                 else contextlib.nullcontext())
+        with limit:
+            best = val_fn(params)
+            best_params = [to_np(p) for p in params]
+            best_iter, since, converged, it = 0, 0, False, 0
+            adam = _Adam(params, self.learning_rate)
+            for it in range(1, self.max_iter + 1):
+                adam.step(params, grad_fn(params))
+                v = val_fn(params)
+                if v < best - self.tol * abs(best):
+                    best, best_iter, since = v, it, 0
+                    best_params = [to_np(p) for p in params]
+                else:
+                    since += 1
+                    if since >= self.n_iter_no_change:
+                        converged = True
+                        break
         return best_params[0::2], best_params[1::2], it, best_iter, converged
 
     # ---------------------------------------------------------------- predict

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._backend import _matrix as mk
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils._weights import weight_unit
 from ._affine import AffinePenalty, fit_affine, start_scale
 

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 from ._temperature import _weight_total, fit_temperature
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ..utils._array import to_numpy
+from .._backend._array import to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["VectorScaler", "fit_vector"]
@@ -106,17 +106,6 @@ def _newton_direction(H, g, gauge):
     return -D * (V[:, keep] @ ((V[:, keep].T @ gs) / lam[keep]))
 
 
-def _column_ranges(Z, xp=None):
-    """Column minima and maxima of ``Z`` as float64 NumPy arrays (no temporary)."""
-    if hasattr(xp, "column_ranges"):  # distributed arrays: one pass
-        return xp.column_ranges(Z)
-    if isinstance(Z, np.ndarray):
-        return Z.min(axis=0).astype(np.float64), Z.max(axis=0).astype(np.float64)
-    return to_numpy(Z.amin(dim=0)).astype(np.float64), to_numpy(
-        Z.amax(dim=0)
-    ).astype(np.float64)
-
-
 def _initial_scales(Z, y, sample_weight, xp):
     """Starting scales ``w``: ``1/T`` (the temperature-scaling optimum) for all classes.
 
@@ -130,7 +119,7 @@ def _initial_scales(Z, y, sample_weight, xp):
     stay, at 1: their scale does not enter the objective. Also returns
     ``max |z|``.
     """
-    lo, hi = _column_ranges(Z, xp)
+    lo, hi = xp.column_ranges(Z)
     zmax = max(-lo.min(), hi.max())
     if zmax > _TEMPERATURE_START_MAX_ABS:
         beta = 1.0 / zmax

@@ -3,7 +3,8 @@
 - :meth:`skcal.base.BaseCalibrator.to_torch` returns a fitted calibrator as one
   of the modules below (:class:`AffineLogits`, :class:`TemperatureMixture`,
   :class:`LocalTemperature`, :class:`OneVsRestSigmoid`,
-  :class:`OneVsRestInterpolation`);
+  :class:`OneVsRestInterpolation`; the wrappers :class:`UniformMixture` and
+  :class:`TopVersusAll` around one of them);
 - :func:`collect_logits` runs a network over a DataLoader;
 - :class:`CalibratedModel` wraps a network with a calibrator fitted exactly on
   its logits.
@@ -18,6 +19,8 @@ from ._modules import (
     OneVsRestInterpolation,
     OneVsRestSigmoid,
     TemperatureMixture,
+    TopVersusAll,
+    UniformMixture,
 )
 
 __all__ = [
@@ -27,5 +30,7 @@ __all__ = [
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
     "TemperatureMixture",
+    "TopVersusAll",
+    "UniformMixture",
     "collect_logits",
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "OneVsRestInterpolation",
     "OneVsRestSigmoid",
     "TemperatureMixture",
+    "TopVersusAll",
     "UniformMixture",
     "build_module",
     "ovr_log_odds",
@@ -528,6 +529,62 @@ class UniformMixture(nn.Module):
         return torch.logaddexp(LP + self.log_keep, torch.full_like(LP, self.log_even))
 
 
+class TopVersusAll(_CalibrationModule):
+    """The map of :class:`skcal.TopVersusAllCalibrator` (``kind="top_versus_all"``).
+
+    The top-1 log-odds ``s = z_t - log sum_{k != t} exp(z_k)`` of each row
+    goes through the binary calibrator's module; its calibrated confidence
+    ``c'`` replaces the top class's probability and the other classes share
+    ``1 - c'`` as in :func:`skcal.meta._top_versus_all.complete_confidence`
+    (proportionally, mixed with even shares where that keeps the top class on
+    top).
+
+    Parameters
+    ----------
+    inner : torch.nn.Module
+        The binary calibrator's module: one score per row to ``(n, 2)``
+        log-probabilities ``[log(1 - c'), log c']``, in the working dtype.
+    margin : float
+        ``ARGMAX_MARGIN`` of :mod:`skcal.meta._top_versus_all`.
+    **kwargs
+        See :class:`_CalibrationModule`. Computes in float64 by default
+        (``work_dtype``), as ``predict_proba`` does.
+    """
+
+    def __init__(self, *, inner, margin, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = inner
+        self.margin = float(margin)
+
+    def _log_proba(self, Z):
+        K = self.n_classes
+        A = Z - Z.max(dim=1, keepdim=True).values
+        top = torch.arange(K, device=A.device).unsqueeze(0) == A.argmax(dim=1, keepdim=True)
+        rest = A.masked_fill(top, -math.inf)
+        log_rest = torch.logsumexp(rest, dim=1, keepdim=True)
+        log_share2 = rest.max(dim=1, keepdim=True).values - log_rest
+        LQ = self.inner(-log_rest).to(A.dtype)
+        log_rest_c, log_c = LQ[:, :1], LQ[:, 1:]
+        log_u = -math.log(K - 1)
+        log_m = log_c - log_rest_c - self.margin
+        low = ~(log_m >= log_u)  # c' below about 1 / K (or NaN): raised
+        s_low = torch.as_tensor(log_u + self.margin, dtype=A.dtype, device=A.device)
+        log_c = torch.where(low, nn.functional.logsigmoid(s_low), log_c)
+        log_rest_c = torch.where(low, nn.functional.logsigmoid(-s_low), log_rest_c)
+        log_m = torch.where(low, torch.full_like(log_m, log_u), log_m)
+        alpha = torch.zeros_like(log_c)
+        if K > 2:
+            r2, m, u = torch.exp(log_share2), torch.exp(log_m), math.exp(log_u)
+            den = r2 - u
+            ok = den > 1e-12 * u
+            a = torch.where(ok, (r2 - m) / torch.where(ok, den, torch.ones_like(den)), 1.0)
+            alpha = torch.where(log_share2 > log_m, a.clamp(0.0, 1.0), alpha)
+        log_keep = torch.log1p(-alpha)
+        log_even = torch.log(alpha) - math.log(K - 1)
+        out = torch.logaddexp(log_keep + (A - log_rest), log_even.expand_as(A)) + log_rest_c
+        return torch.where(top, log_c.expand_as(A), out)
+
+
 class InputColumnOrder(nn.Module):
     """The calibrator's input with its class columns in ``classes_`` (sorted) order.
 
@@ -599,6 +656,17 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
             n_features_in=n_features_in, dtype=dtype, device=device,
         )
         return UniformMixture(inner, weight=spec["weight"], n_classes=n_classes).eval()
+    if kind == "top_versus_all":  # {"inner": spec of the binary map, "margin": float}
+        mps = torch.device(device or "cpu").type == "mps"
+        work = torch.float32 if mps else torch.float64
+        inner = build_module(
+            spec["inner"], n_classes=2, input_type="logits", n_features_in=1,
+            dtype=work, device=device,
+        )
+        return TopVersusAll(
+            inner=inner, margin=spec["margin"], n_classes=n_classes, input_type=input_type,
+            n_features_in=n_features_in, dtype=dtype, device=device, work_dtype=work,
+        ).eval()
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
     if kind in ("ovr_interp", "local_temperature") and torch.device(device or "cpu").type != "mps":

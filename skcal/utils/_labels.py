@@ -6,7 +6,20 @@ from sklearn.utils.multiclass import type_of_target
 __all__ = ["resolve_classes", "encode_labels", "classes_from_column_names", "check_near_match"]
 
 
-def encode_labels(classes, y):
+def _listed(values, limit=20):
+    """``values`` as a list for a message: all of them, or the first ``limit`` and a count."""
+    values = np.asarray(values).tolist()
+    if len(values) <= limit:
+        return repr(values)
+    return f"{values[:limit]!r} ... ({len(values)} in all)"
+
+
+def _pass_classes(name, owner):
+    """How to name the classes: ``Owner(classes=[...])`` for an estimator's parameter."""
+    return f"{owner}({name}=[...])" if owner else f"{name}=[...]"
+
+
+def encode_labels(classes, y, *, remedy=""):
     """Positions of the labels ``y`` in ``classes``.
 
     Parameters
@@ -14,6 +27,8 @@ def encode_labels(classes, y):
     classes : ndarray of shape (n_classes,)
         Distinct labels, in column order (not necessarily sorted).
     y : ndarray of shape (n_samples,)
+    remedy : str, default=""
+        A sentence appended to the error message (how to name the classes).
 
     Returns
     -------
@@ -22,7 +37,8 @@ def encode_labels(classes, y):
     Raises
     ------
     ValueError
-        If a label of ``y`` is not in ``classes`` (the message lists them).
+        If a label of ``y`` is not in ``classes`` (the message names the
+        offending labels first, then the classes).
     """
     order = np.argsort(classes, kind="stable")
     sorted_classes = classes[order]
@@ -35,9 +51,8 @@ def encode_labels(classes, y):
         ) from exc
     if not np.all(known):
         raise ValueError(
-            f"y contains labels not among the classes "
-            f"{np.asarray(classes)[:20].tolist()!r}: "
-            f"{np.unique(y[~known])[:10].tolist()!r}."
+            f"y contains labels {_listed(np.unique(y[~known]))} that are not among "
+            f"the classes {_listed(np.sort(classes))}.{remedy and ' ' + remedy}"
         )
     return order[pos].astype(np.int64)
 
@@ -170,7 +185,8 @@ def _unique_inverse(y):
     return np.unique(y, return_inverse=True)
 
 
-def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=False):
+def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=False,
+                    owner=None):
     """Decide which label each column belongs to, and encode ``y``.
 
     Parameters
@@ -193,6 +209,9 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
     allow_single : bool, default=False
         Accept a single class in ``y`` when the integer-label rule above names
         the columns (metrics; a calibrator needs two classes).
+    owner : str, default=None
+        The class name of the estimator whose constructor parameter ``name``
+        is: the messages then suggest ``Owner(classes=[...])``.
 
     Returns
     -------
@@ -232,8 +251,12 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
                 f"{name} has {len(classes)} labels but there are {n_columns} columns "
                 "(a binary score vector counts as 2 columns)."
             )
-        y_enc = encode_labels(classes, y)
+        y_enc = encode_labels(
+            classes, y,
+            remedy=f"Include every label of y in {_pass_classes(name, owner)} (one per column).",
+        )
     else:
+        how = _pass_classes(name, owner)
         classes, y_enc = _unique_inverse(y)
         single_ok = (
             allow_single
@@ -248,11 +271,11 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
                     f"y contains the single label {classes[:1].tolist()[0]!r} for "
                     f"{n_columns} columns: a single integer label is read as a column "
                     f"index only when it is 0 (another one could name any column); "
-                    f"pass {name}=[...] with the label of each column."
+                    f"pass {how} with the label of each column."
                 )
             raise ValueError(
                 f"y contains only one class ({classes[:1].tolist()[0]!r}); at least 2 classes are "
-                f"needed, or pass {name}=[...] to name the {n_columns} columns."
+                f"needed, or pass {how} to name the {n_columns} columns."
             )
         if len(classes) != n_columns:
             is_int = np.issubdtype(classes.dtype, np.integer) and (
@@ -280,16 +303,22 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
                     f"1..{n_columns} (or another range) with some absent, so which "
                     f"label belongs to which column is ambiguous. Integer labels are "
                     f"read as column indices only when they include 0; pass "
-                    f"{name}=[...] with the label of each column (e.g. "
+                    f"{how} with the label of each column (e.g. "
                     f"{name}=range({n_columns}) or the classifier's classes_)."
                 )
             else:
+                outside = ""
+                if is_int and classes.min() >= 0 and len(classes) > n_columns:
+                    beyond = classes[classes >= n_columns]
+                    outside = (
+                        f"labels {_listed(beyond)} are not column indices "
+                        f"0..{n_columns - 1}; "
+                    )
                 raise ValueError(
-                    f"y has {len(classes)} distinct labels "
-                    f"{classes[:10].tolist()!r} but "
-                    f"there are {n_columns} columns, so which label belongs to which "
-                    f"column is ambiguous; pass {name}=[...] with the label of each "
-                    "column (e.g. the classifier's classes_)."
+                    f"y has {len(classes)} distinct labels but there are {n_columns} "
+                    f"columns: {outside}the labels are {_listed(classes)}. Which label "
+                    f"belongs to which column is ambiguous; pass {how} with the "
+                    "label of each column (e.g. the classifier's classes_)."
                 )
     if len(y_enc):
         seen = np.bincount(y_enc, minlength=len(classes)) > 0

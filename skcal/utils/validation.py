@@ -8,17 +8,25 @@ import contextlib
 import functools
 import math
 import numbers
+import os
 import sys
 import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from .._backend._array import is_dask_array, is_torch_tensor, probability_log_dtype
+from .._backend._array import (
+    host_array,
+    is_dask_array,
+    is_torch_tensor,
+    like_input,
+    probability_log_dtype,
+)
 from .._backend._shared import DEFERRED_RANGE_CHECKS
 
 __all__ = [
     "DEFAULT_INPUT_TYPE",
+    "PREDICT_PROBABILITY_CHECK_ROWS",
     "ProbabilitiesAsLogitsWarning",
     "check_scores",
     "check_sample_weight",
@@ -47,10 +55,21 @@ class ProbabilitiesAsLogitsWarning(UserWarning):
     Issued by every calibrator's ``fit`` when an ``X`` read as logits has
     every value in [0, 1] and rows summing to 1 (for a 1-D or one-column
     binary score, whose two-column form ``[1 - s, s]`` always sums to 1:
-    every value in [0, 1]); pass
+    every value in [0, 1]), and by ``predict_proba``, ``predict_log_proba``,
+    ``transform``, ``predict`` and ``score`` by the same rule applied to the
+    first :data:`PREDICT_PROBABILITY_CHECK_ROWS` rows of ``X``; pass
     ``input_type="probabilities"`` if they are, or filter this warning if the
     logits really look so.
     """
+
+
+def _caller_stacklevel():
+    """``stacklevel`` of the first frame outside skcal, for the caller of ``warnings.warn``."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _warn_if_probabilities(X, lo, hi):
@@ -70,7 +89,7 @@ def _warn_if_probabilities(X, lo, hi):
             "input_type='probabilities' if it is a probability, or filter this "
             "warning if these really are log-odds.",
             ProbabilitiesAsLogitsWarning,
-            stacklevel=5,
+            stacklevel=_caller_stacklevel(),
         )
         return
     if is_torch_tensor(X):
@@ -93,10 +112,28 @@ def _warn_if_probabilities(X, lo, hi):
             "skcal.utils.validation.ProbabilitiesAsLogitsWarning if these really "
             "are logits.",
             ProbabilitiesAsLogitsWarning,
-            stacklevel=5,
+            stacklevel=_caller_stacklevel(),
         )
 
 _FLOAT_DTYPES = (np.float64, np.float32, np.float16)
+
+#: Rows judged by the probabilities-as-logits check at predict time
+#: (``predict_proba``, ``predict_log_proba``, ``transform``, ``predict``,
+#: ``score`` of a calibrator with ``input_type="logits"``): the first rows
+#: only, so that the check costs no pass over a large input.
+PREDICT_PROBABILITY_CHECK_ROWS = 1000
+
+
+def _warn_if_probabilities_sample(X, n_rows):
+    """:func:`_warn_if_probabilities` judged on the first ``n_rows`` rows of ``X``."""
+    head = X[:n_rows]
+    if is_torch_tensor(head):
+        lo_t, hi_t = sys.modules["torch"].aminmax(head)
+        lo, hi = float(lo_t), float(hi_t)
+    else:
+        lo, hi = min_max(head)
+    if math.isfinite(lo) and math.isfinite(hi):  # NaN / inf: the range check reports
+        _warn_if_probabilities(head, lo, hi)
 
 
 def probability_row_tolerance(dtype):
@@ -310,13 +347,16 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         ``warn_probabilities``).
     name : str, default="X"
         Name used in error messages.
-    warn_probabilities : bool, default=False
+    warn_probabilities : bool or int, default=False
         With ``input_type="logits"``, issue a
         :class:`ProbabilitiesAsLogitsWarning` when ``X`` looks like
         probabilities (every value in [0, 1] and every row summing to 1 within
         :func:`probability_row_tolerance`; for a 1-D or one-column binary
         score, whose two-column form ``[1 - s, s]`` always sums to 1, every
-        value in [0, 1]). Calibrators pass True in ``fit``.
+        value in [0, 1]). True judges every row; a positive int ``n`` judges
+        only the first ``n`` rows (for a dask array, the first ``n`` rows of
+        each block), the same rule at a bounded cost. Calibrators pass True
+        in ``fit`` and :data:`PREDICT_PROBABILITY_CHECK_ROWS` at predict time.
 
     Returns
     -------
@@ -360,7 +400,9 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
 
         check_block = check_scores
         if warn_probabilities:
-            check_block = functools.partial(check_scores, warn_probabilities=True)
+            check_block = functools.partial(
+                check_scores, warn_probabilities=warn_probabilities
+            )
         return _dask.check_scores(X, input_type, name, check_block=check_block)
     _reject_non_numeric(X, name, "scores (logits or probabilities)")
     try:
@@ -389,8 +431,10 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
-        if warn_probabilities:
+        if warn_probabilities is True:
             _warn_if_probabilities(X, lo, hi)
+        elif warn_probabilities:
+            _warn_if_probabilities_sample(X, warn_probabilities)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
     if input_type == "logits":
         if n_input_columns == 1:
@@ -527,6 +571,9 @@ def _check_scores_torch(X, input_type, name, warn_probabilities):
     if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
         raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
     X = X.detach()
+    if input_type == "logits" and warn_probabilities is not True and warn_probabilities:
+        _warn_if_probabilities_sample(X, warn_probabilities)
+        warn_probabilities = False
     deferred = _DEFERRED.get()
     if (
         deferred is not None
@@ -598,9 +645,8 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
     """
     if sample_weight is None:
         return None
-    if is_torch_tensor(sample_weight):
-        sw = sample_weight.detach().cpu().double().numpy()
-    elif isinstance(sample_weight, numbers.Number):
+    sample_weight = host_array(sample_weight)  # a tensor is checked as its NumPy copy
+    if isinstance(sample_weight, numbers.Number):
         sw = np.full(n_samples, float(sample_weight))
     else:
         _reject_non_numeric(sample_weight, "sample_weight", "weights")
@@ -631,7 +677,4 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
         )
     if relative:
         sw = sw / sw.max()
-    if is_torch_tensor(like):
-        torch = sys.modules["torch"]
-        return torch.as_tensor(sw, dtype=torch.float64, device=like.device)
-    return sw
+    return like_input(sw, like)

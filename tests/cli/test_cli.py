@@ -766,6 +766,36 @@ def test_benchmark_times_are_median_of_repeats_after_warm_up(monkeypatch):
     assert "median of 3" in bm.timing_note(3)
 
 
+def test_benchmark_wrapped_methods_are_the_wrappers_fitted_directly():
+    import skcal
+    from skcal.metrics import negative_log_likelihood
+
+    d = load_logits("agnews_gpt2_zeroshot")
+    names = list(_benchmark.WRAPPED_METHODS)
+    assert set(names) <= set(_benchmark.available_methods(peers=False))
+    rows = _benchmark.run_benchmark([d], names, n_repeats=1)
+    by_name = {r["method"]: r for r in rows}
+    direct = {
+        "smoothed-isotonic": skcal.SmoothedCalibrator(skcal.IsotonicScaler()),
+        "top-versus-all-platt": skcal.TopVersusAllCalibrator(skcal.PlattScaler()),
+        "top-versus-all-isotonic": skcal.TopVersusAllCalibrator(skcal.IsotonicScaler()),
+    }
+    assert set(direct) == set(names)
+    for name, est in direct.items():
+        P = est.fit(d.logits_val, d.y_val).predict_proba(d.logits_test)
+        ref = negative_log_likelihood(d.y_test, np.asarray(P, np.float64))
+        assert by_name[name]["library"] == "skcal" and by_name[name]["status"] == "ok"
+        assert by_name[name]["nll"] == pytest.approx(ref, rel=1e-6), name
+
+
+def test_default_benchmark_has_a_row_for_every_default_autocalibrator_candidate():
+    from skcal.meta._auto import default_candidates
+
+    names = {n for k in (2, 10) for n, _ in default_candidates(100_000, k)}
+    names.discard("identity")  # the "uncalibrated" row
+    assert names <= set(_benchmark.DEFAULT_METHODS)
+
+
 @pytest.mark.parametrize("argv, match", [
     (["--logit-columns", "a,,b"], "argument --logit-columns: empty name in 'a,,b'"),
     (["--repeats", "0"], "argument --repeats: must be an integer in 1..100, got 0"),

@@ -89,15 +89,15 @@ def test_auto_picks_temperature_on_overconfident_logits():
     Z, y = _logits(1500, 5, 4.0, seed=6)
     auto = AutoCalibrator().fit(Z, y)
     res = auto.cv_results_
-    assert list(res["candidate"]) == ["identity", "temperature", "vector", "matrix",
-                                      "isotonic"]
+    assert list(res["candidate"]) == ["identity", "temperature", "vector",
+                                      "structured-vector", "matrix", "smoothed-isotonic"]
     assert auto.best_name_ == "temperature"
     # identity is far beyond noise here: the rule must not keep it
     assert res["mean_test_score"][0] < res["mean_test_score"][1] - 0.1
     assert isinstance(auto.best_calibrator_, TemperatureScaler)
     assert auto.best_score_ == res["mean_test_score"][auto.best_index_]
-    assert set(res["rank_test_score"]) == {1, 2, 3, 4, 5}
-    assert (res["mean_fit_time"] > 0).all() and res["split4_test_score"].shape == (5,)
+    assert set(res["rank_test_score"]) == {1, 2, 3, 4, 5, 6}
+    assert (res["mean_fit_time"] > 0).all() and res["split4_test_score"].shape == (6,)
 
 
 def test_auto_choice_ignores_row_order():
@@ -114,20 +114,59 @@ def test_default_candidates_by_size():
     names = lambda n, k: [m for m, _ in default_candidates(n, k)]  # noqa: E731
     assert names(10, 2) == ["identity", "temperature"]
     assert names(100, 2) == ["identity", "temperature", "platt", "beta"]
-    assert names(500, 2)[-1] == "isotonic"
+    assert names(500, 2)[-1] == "smoothed-isotonic"
     assert names(199, 10) == ["identity", "temperature"]
-    assert names(200, 10) == ["identity", "temperature", "vector"]
-    assert names(550, 10) == ["identity", "temperature", "vector", "matrix"]
-    assert names(1000, 10)[-1] == "isotonic"
+    assert names(200, 10) == ["identity", "temperature", "vector", "structured-vector"]
+    assert names(550, 10) == ["identity", "temperature", "vector", "structured-vector",
+                              "matrix"]
+    assert names(1000, 10)[-1] == "smoothed-isotonic"
 
 
-def test_auto_too_few_rows_per_class_raises():
+def test_auto_uses_fewer_folds_for_a_small_class_and_raises_for_one_row():
     Z, y = _logits(40, 2, 2.0)
     y[:] = 0
     y[:3] = 1
-    with pytest.raises(ValueError, match=r"at least cv=5 rows of every class.*class 1 has 3 of 40"):
+    with pytest.warns(UserWarning, match=r"uses 3 folds instead of cv=5: class 1 has 3 of 40"):
+        auto = AutoCalibrator().fit(Z, y)
+    assert auto.n_splits_ == 3
+    ref = AutoCalibrator(cv=3).fit(Z, y)  # the same folds, no warning
+    np.testing.assert_array_equal(auto.cv_results_["mean_test_score"],
+                                  ref.cv_results_["mean_test_score"])
+    y[1:3] = 0
+    with pytest.raises(ValueError, match=r"at least 2 rows of every class.*class 1 has 1 of 40"):
         AutoCalibrator().fit(Z, y)
-    assert AutoCalibrator(cv=3).fit(Z, y).n_splits_ == 3
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_auto_integer_weights_are_repeated_rows_choice_included(k):
+    # the folds split the repeated rows: the cross-validation, the choice and
+    # the refit equal those on the repeated data, row order aside
+    Z, y = _logits(300, k, 2.5, seed=11)
+    w = np.random.default_rng(0).integers(0, 4, size=300)
+    weighted = AutoCalibrator().fit(Z, y, sample_weight=w)
+    perm = np.random.default_rng(1).permutation(int(w.sum()))
+    Zr, yr = np.repeat(Z, w, axis=0)[perm], np.repeat(y, w)[perm]
+    repeated = AutoCalibrator().fit(Zr, yr)
+    for key in ("mean_test_score", "std_test_score"):
+        np.testing.assert_allclose(weighted.cv_results_[key], repeated.cv_results_[key],
+                                   rtol=1e-6, atol=1e-9)
+    assert weighted.best_name_ == repeated.best_name_
+    np.testing.assert_allclose(weighted.predict_proba(Z), repeated.predict_proba(Z),
+                               rtol=1e-6, atol=1e-9)
+    # rescaling every weight changes nothing
+    scaled = AutoCalibrator().fit(Z, y, sample_weight=0.5 * w)
+    np.testing.assert_allclose(scaled.cv_results_["mean_test_score"],
+                               weighted.cv_results_["mean_test_score"], rtol=1e-9)
+
+
+def test_auto_cv_accepts_an_iterable_of_splits():
+    Z, y = _logits(200, 3, 3.0)
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    a = AutoCalibrator(cv=cv).fit(Z, y)
+    b = AutoCalibrator(cv=list(cv.split(Z, y))).fit(Z, y)
+    assert b.n_splits_ == 4
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
 
 
 class _Broken(TemperatureScaler):
@@ -191,7 +230,8 @@ def test_auto_nests_in_calibrated_classifier_and_grid_search():
     assert P.shape == (len(y), 2) and np.allclose(P.sum(axis=1), 1.0)
     Z, yz = _logits(300, 3, 3.0)
     gs = GridSearchCV(AutoCalibrator(), {"scoring": ["nll", "brier"]}, cv=3).fit(Z, yz)
-    assert gs.best_estimator_.best_name_ in {"identity", "temperature", "vector", "matrix"}
+    assert gs.best_estimator_.best_name_ in {"identity", "temperature", "vector",
+                                             "structured-vector", "matrix"}
 
 
 def test_auto_pickles_and_exports_the_chosen_map():

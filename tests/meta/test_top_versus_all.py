@@ -179,3 +179,55 @@ def test_top_versus_all_rows_sum_to_one_for_huge_logits():
         np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
         np.testing.assert_allclose(P, c.predict_proba(np.zeros((3, 4))), atol=1e-12)
     np.testing.assert_allclose(c.predict_proba(X[:5] + 1e6), ref, atol=1e-6)
+
+
+def _mix_and_low_cases():
+    """(fitted TvA, logits): one set whose rows need the even-share mixing, one
+    whose confidences are raised to about 1 / K (both branches of the map)."""
+    Z, y = _data(n=3000, k=20, scale=3.0)
+    yield "mix", TopVersusAllCalibrator().fit(Z, y), Z
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(1000, 5))
+    y = Z.argmax(axis=1)
+    low = np.sort(softmax(Z, 1), 1)[:, -1] < 0.35
+    y[low] = (y[low] + 1) % 5
+    yield "low", TopVersusAllCalibrator(IsotonicScaler()).fit(Z, y), Z
+    s = rng.normal(size=500) * 3
+    yb = (s + 2 * rng.normal(size=500) > 0).astype(int)
+    yield "binary", TopVersusAllCalibrator(PlattScaler()).fit(s, yb), s
+
+
+def test_tva_to_torch_equals_predict_proba_on_both_branches():
+    torch = pytest.importorskip("torch")
+    for name, tva, Z in _mix_and_low_cases():
+        ref = tva.predict_log_proba(Z)
+        out = tva.to_torch(dtype=torch.float64)(torch.from_numpy(Z)).numpy()
+        np.testing.assert_allclose(np.exp(out), np.exp(ref), rtol=0, atol=1e-12, err_msg=name)
+        # log(1 - c') of the isotonic map's c' near 1: its own export agrees
+        # with predict_proba to ~1e-8 relative there
+        np.testing.assert_allclose(out, ref, rtol=1e-8, atol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(out.argmax(axis=1), ref.argmax(axis=1))
+        out32 = tva.to_torch()(torch.from_numpy(Z.astype(np.float32))).exp().numpy()
+        np.testing.assert_allclose(out32, tva.predict_proba(Z.astype(np.float32)),
+                                   rtol=0, atol=1e-6, err_msg=name)
+
+
+def test_tva_to_onnx_equals_predict_proba_on_both_branches():
+    ort = pytest.importorskip("onnxruntime")
+    from skcal.onnx import to_onnx
+
+    for name, tva, Z in _mix_and_low_cases():
+        X = Z if Z.ndim == 2 else Z[:, None]
+        sess = ort.InferenceSession(to_onnx(tva, dtype="float64").SerializeToString())
+        P, LP = sess.run(None, {sess.get_inputs()[0].name: X})
+        np.testing.assert_allclose(LP, tva.predict_log_proba(Z), rtol=1e-8, atol=1e-11,
+                                   err_msg=name)
+        np.testing.assert_allclose(P, tva.predict_proba(Z), rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_tva_export_refused_without_a_closed_form_inner_map():
+    pytest.importorskip("torch")
+    Z, y = _data(n=300, k=4)
+    tva = TopVersusAllCalibrator(HistogramCalibrator()).fit(Z, y)
+    with pytest.raises(NotImplementedError, match="HistogramCalibrator has no closed-form"):
+        tva.to_torch()

@@ -48,9 +48,10 @@ class Backend:
 
     def context(self):
         if self.name == "torch-kernels":
-            from skcal.metrics import _validation
+            # no NumPy view of CPU tensors: the path of accelerator tensors
+            from skcal._backend import _torch
 
-            return mock.patch.object(_validation, "TORCH_CPU_VIA_NUMPY", False)
+            return mock.patch.object(_torch, "numpy_view", lambda a: None)
         if self.name != "dask":
             return contextlib.nullcontext()
         import dask

@@ -21,12 +21,11 @@ DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 @pytest.fixture(autouse=True, params=["numpy-view", "torch-kernels"])
 def cpu_route(request, monkeypatch):
     # CPU tensors go through NumPy views by default; the torch kernels (which
-    # serve accelerators) are checked on the CPU too.
-    from skcal.metrics import _validation
+    # serve accelerators) are checked on the CPU too, with no view offered.
+    if request.param == "torch-kernels":
+        from skcal._backend import _torch
 
-    monkeypatch.setattr(
-        _validation, "TORCH_CPU_VIA_NUMPY", request.param == "numpy-view"
-    )
+        monkeypatch.setattr(_torch, "numpy_view", lambda a: None)
     return request.param
 
 

@@ -161,3 +161,49 @@ def test_cir_value_sort_path_matches_brute_force(rare):
     x2, y2 = centered_isotonic_knots(s, t.astype(float))
     np.testing.assert_allclose(x, x2, rtol=1e-14)
     np.testing.assert_allclose(y, y2, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("share", [0.0, 0.004, 0.05, 0.5, 0.95, 0.996, 1.0])
+def test_cir_unit_weight_paths_match_brute_force(ties, share):
+    """The unweighted boolean paths (value sorts for a small class, argsort otherwise) against the definition.
+
+    The shares cover a small class of positives and of negatives (value
+    sorts), balanced classes (argsort), one class only, and the smaller
+    class at the lowest and the highest score (the runs at the ends).
+    """
+    rng = np.random.default_rng(int(1000 * share) + ties)
+    n = 1200
+    s = rng.normal(size=n)
+    if ties:
+        s = np.round(s, 1)
+    t = rng.random(n) < share
+    if 0 < share < 1:
+        t[np.argmin(s)] = t[np.argmax(s)] = share < 0.5  # the smaller class at both ends
+    ref = _brute_force_cir(s, t.astype(float), np.ones(n))
+    x, y = centered_isotonic_knots(s, t)
+    assert np.all(np.diff(x) > 0)
+    grid = np.concatenate([np.linspace(s.min() - 1, s.max() + 1, 2001), s])
+    np.testing.assert_allclose(np.interp(grid, x, y), ref(grid), atol=1e-12)
+    # the weighted (argsort) path with unit weights gives the same knots
+    x2, y2 = centered_isotonic_knots(s, t, np.ones(n))
+    np.testing.assert_allclose(x, x2, rtol=1e-14)
+    np.testing.assert_allclose(y, y2, rtol=1e-14, atol=1e-15)
+
+
+def test_cir_multiclass_unweighted_equals_per_class_knots():
+    """The multiclass fit (one argsort of y, value sorts per class) gives each class's knots exactly."""
+    rng = np.random.default_rng(7)
+    k, n = 12, 3000
+    y = rng.integers(0, k, size=n)
+    y[y == 3] = 4  # a class that never occurs
+    z = (2.0 * (np.eye(k)[y] + rng.normal(size=(n, k)))).astype(np.float32)
+    with pytest.warns(UserWarning, match="never occur"):
+        est = CenteredIsotonicScaler(classes=np.arange(k), clip=1e-3).fit(z, y)
+    lp = log_softmax(z.astype(np.float64), axis=1)
+    for c in range(k):
+        sc = lp[:, c] - logsumexp(np.delete(lp, c, axis=1), axis=1)
+        x, yk = centered_isotonic_knots(sc, (y == c).astype(float), y_min=1e-3, y_max=1 - 1e-3)
+        cal = est.calibrators_[c]
+        np.testing.assert_allclose(cal.X_thresholds_, x, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cal.y_thresholds_, yk, rtol=1e-12, atol=1e-15)
