@@ -86,7 +86,8 @@ def main():
             t_numpy = time.perf_counter() - t
             diff = 0.0
             for key in ref.calibrators_:
-                pairs = zip(_params(got.calibrators_[key]), _params(ref.calibrators_[key]))
+                pairs = zip(_params(got.calibrators_[key]),
+                            _params(ref.calibrators_[key]))
                 for pa, pb in pairs:
                     rel = np.abs(pa - pb) / np.maximum(np.abs(pb), 1e-300)
                     diff = max(diff, float(np.max(rel)))

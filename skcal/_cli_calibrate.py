@@ -27,7 +27,7 @@ __all__ = ["add_subcommands", "run"]
 
 # ------------------------------------------------------------------ parsing
 def int_arg(lo, hi=None, *, allowed, skip=()):
-    """An argparse type: an integer in ``lo .. hi`` (no upper bound for None), not in ``skip``.
+    """An argparse type: an integer in ``lo .. hi`` (None: no bound), not in ``skip``.
 
     ``allowed`` names the accepted values in the error, ``"must be
     {allowed}, got ..."``.
@@ -38,7 +38,9 @@ def int_arg(lo, hi=None, *, allowed, skip=()):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"must be {allowed}, got {text!r}"
+            ) from None
         if value < lo or (hi is not None and value > hi) or value in skip:
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
         return value

@@ -146,7 +146,8 @@ def _parser():
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
     b.add_argument(
-        "--repeats", type=int_arg(1, 100, allowed="an integer in 1..100"), default=None, metavar="N",
+        "--repeats", type=int_arg(1, 100, allowed="an integer in 1..100"),
+        default=None, metavar="N",
         help="timed runs per method after one untimed warm-up; the table shows "
         "the median (default: 1; 3 with --full)",
     )
@@ -173,7 +174,8 @@ def _parser():
         "method's NLL and ECE change, averaged over --shift-draws draws",
     )
     b.add_argument(
-        "--shift-draws", metavar="N", type=int_arg(1, allowed="an integer >= 1"), default=5,
+        "--shift-draws", metavar="N", type=int_arg(1, allowed="an integer >= 1"),
+        default=5,
         help="number of label-shift draws averaged per data set (default: 5)",
     )
     b.add_argument(

@@ -1,4 +1,4 @@
-"""Small references shared by the test files: ``from _helpers import nll, softmax, quiet``.
+"""References and helpers shared by the test files (``from _helpers import nll``).
 
 (``tests/`` is on ``sys.path`` as the root of the test packages, as for
 ``from conftest import load_shared``.)
@@ -23,7 +23,7 @@ def softmax(Z):
 
 
 def nll(Z, y, T=1.0, sample_weight=None):
-    """Mean negative log-likelihood of labels ``y`` under ``softmax(Z / T)``, in float64.
+    """Mean negative log-likelihood of ``y`` under ``softmax(Z / T)``, in float64.
 
     ``T``: one temperature, or one per row; ``sample_weight``: a weighted mean.
     """
@@ -32,7 +32,7 @@ def nll(Z, y, T=1.0, sample_weight=None):
 
 
 def temperature_reference(Z, y, sample_weight=None):
-    """The NLL-optimal temperature of logits ``Z``: SciPy's bounded 1-D search over log T.
+    """The NLL-optimal temperature of logits ``Z``: SciPy's bounded search on log T.
 
     An independent reference for temperature scaling (``T`` in
     ``exp(-5) .. exp(5)``, log T to 1e-10).
@@ -49,7 +49,10 @@ def multiclass_brier(y, P, K):
 
 
 def csv_frame(n=300, seed=0):
-    """A pandas frame of 3-class logits (columns ``a, b, c``) and text ``label``s (skips without pandas)."""
+    """3-class logits (columns ``a, b, c``) and text ``label``s as a pandas frame.
+
+    Skips the calling test without pandas.
+    """
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, n)

@@ -103,7 +103,7 @@ def take_rows(v, mask):
 
 
 def group_rows(groups, g, arrays, per_block=None):
-    """The rows of group ``g`` of each of ``arrays`` (None and scalars kept as they are).
+    """The rows of group ``g`` of each of ``arrays`` (None and scalars kept as is).
 
     ``arrays``: NumPy arrays or frames (with NumPy ``groups``) or dask
     arrays (with dask ``groups``; a NumPy 1-D array among them is chunked
@@ -113,7 +113,8 @@ def group_rows(groups, g, arrays, per_block=None):
     if not is_dask_array(groups):
         # a frame stays one (every calibrator records its column names)
         mask = groups == g
-        return [v if v is None or not np.ndim(v) else take_rows(v, mask) for v in arrays]
+        return [v if v is None or not np.ndim(v) else take_rows(v, mask)
+                for v in arrays]
     from ._dask import as_row_chunks
 
     like = arrays[0]

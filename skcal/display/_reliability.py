@@ -621,12 +621,13 @@ _FROM_ESTIMATOR_SETS = ("input_type", "labels")
 
 
 def _estimator_signature():
-    """``from_estimator``'s signature: ``from_predictions``' keywords after (estimator, X, y)."""
+    """``from_estimator``'s signature: (estimator, X, y), ``from_predictions``' keywords."""
     sig = inspect.signature(ReliabilityDisplay.from_predictions.__func__)
     P = inspect.Parameter
     head = [P("cls", P.POSITIONAL_OR_KEYWORD), P("estimator", P.POSITIONAL_OR_KEYWORD),
             P("X", P.POSITIONAL_OR_KEYWORD), P("y", P.POSITIONAL_OR_KEYWORD)]
-    rest = [p for p in sig.parameters.values() if p.kind in (P.KEYWORD_ONLY, P.VAR_KEYWORD)
+    rest = [p for p in sig.parameters.values()
+            if p.kind in (P.KEYWORD_ONLY, P.VAR_KEYWORD)
             and p.name not in _FROM_ESTIMATOR_SETS]
     return sig.replace(parameters=head + rest)
 

@@ -12,8 +12,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._backend._groups import (as_groups, group_rows, group_sizes, id_kind, labels_of, map_rows,
-                              take_rows)
+from .._backend._groups import (
+    as_groups, group_rows, group_sizes, id_kind, labels_of, map_rows, take_rows,
+)
 
 __all__ = ["GroupedCalibrator"]
 
@@ -168,7 +169,6 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # fitted on its columns check the column names as usual
         if not hasattr(X, "iloc"):
             X = np.asarray(X)
-        take = lambda m: take_rows(X, m)  # noqa: E731
         groups = np.asarray(groups)
         out = None
         todo = np.ones(X.shape[0], dtype=bool)
@@ -176,13 +176,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             mask = groups == g
             if not mask.any():
                 continue
-            P = getattr(est, method)(take(mask))
+            P = getattr(est, method)(take_rows(X, mask))
             if out is None:
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[mask] = P
             todo &= ~mask
         if todo.any():
-            P = getattr(self.global_calibrator_, method)(take(todo))
+            P = getattr(self.global_calibrator_, method)(take_rows(X, todo))
             if out is None:
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[todo] = P

@@ -794,3 +794,15 @@ def test_default_benchmark_has_a_row_for_every_default_autocalibrator_candidate(
     names = {n for k in (2, 10) for n, _ in default_candidates(100_000, k)}
     names.discard("identity")  # the "uncalibrated" row
     assert names <= set(_benchmark.DEFAULT_METHODS)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--logit-columns", "a,,b"], "argument --logit-columns: empty name in 'a,,b'"),
+    (["--repeats", "0"], "argument --repeats: must be an integer in 1..100, got 0"),
+    (["--resamples", "1"], "argument --resamples: must be 0 or an integer >= 2, got 1"),
+    (["--shift-draws", "x"], "argument --shift-draws: must be an integer >= 1, got 'x'"),
+])
+def test_cli_benchmark_bad_numbers_and_column_lists_are_usage_errors(capsys, argv, match):
+    # the argparse types shared with fit / apply / report: exit 2, the value named
+    assert main(["benchmark", "--fast", *argv]) == 2
+    assert match in capsys.readouterr().err

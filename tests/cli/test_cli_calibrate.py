@@ -644,3 +644,16 @@ def test_binary_probability_file_fit_apply_report(tmp_path, binary_proba, fmt, c
     z = np.column_stack([np.zeros_like(p), p])
     assert m["uncalibrated"]["nll"]["value"] == pytest.approx(
         -log_softmax(z, axis=1)[rows, y].mean(), rel=1e-9)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["report", "--n-bootstrap", "1"],
+     "argument --n-bootstrap: must be 0 (no intervals) or an integer >= 2, got 1"),
+    (["report", "--seed", "-3"], "argument --seed: must be an integer >= 0, got -3"),
+    (["fit", "--logit-columns", "a,,b"], "argument --logit-columns: empty name in 'a,,b'"),
+])
+def test_bad_numbers_and_column_lists_are_usage_errors(tmp_path, capsys, argv, match):
+    # refused by the shared argparse types before any file is read
+    args = ["--data", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "o")]
+    assert main([*argv[:1], *args, *argv[1:]]) == 2
+    assert match in capsys.readouterr().err
