@@ -280,18 +280,20 @@ class _AffineCalibrator(BaseCalibrator):
         for lam_c, mu_c in cands:
             total, wtot = 0.0, 0.0
             for tr, te in folds:
-                tr_i, te_i = _index(tr, Z, xp), _index(te, Z, xp)
-                sw_tr = None if sw is None else sw[tr_i]
-                sw_te = None if sw is None else sw[te_i]
+                sw_tr = None if sw is None else xp.take_rows(sw, tr)
+                sw_te = None if sw is None else xp.take_rows(sw, te)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     (W, b, feat, _, _), _, logf, fbeta = self._solve(
-                        Z[tr_i], y[tr_i], sw_tr, xp, lam_c, mu_c, beta_ts
+                        xp.take_rows(Z, tr), xp.take_rows(y, tr), sw_tr, xp, lam_c, mu_c,
+                        beta_ts,
                     )
                 k = Z.shape[1]
                 fe = mk.Features(bool(logf), float(fbeta), np.zeros(k), np.ones(k))
                 Wk = np.full(k, float(W)) if np.ndim(W) == 0 else W
-                f, _, _ = mk.affine_nll_grad(Z[te_i], y[te_i], sw_te, xp, fe, Wk, b)
+                f, _, _ = mk.affine_nll_grad(
+                    xp.take_rows(Z, te), xp.take_rows(y, te), sw_te, xp, fe, Wk, b
+                )
                 wt = float(len(te) if sw is None else to_numpy(sw_te).sum())
                 total += f * wt
                 wtot += wt
@@ -326,12 +328,6 @@ class _AffineCalibrator(BaseCalibrator):
             "features": "log_softmax" if log_features else "logits",
             "feature_scale": self.feature_scale_ if log_features else 1.0,
         }
-
-
-def _index(idx, Z, xp):
-    if xp.name == "torch":
-        return xp.from_numpy(np.asarray(idx, dtype=np.int64), device=Z.device)
-    return idx
 
 
 _COMMON_CONSTRAINTS = {

@@ -232,3 +232,32 @@ def test_temperature_third_derivative_matches_finite_differences(xp, data, weigh
     t_fd = (h(beta + eps) - h(beta - eps)) / (2 * eps)
     assert T3 == pytest.approx(t_fd, rel=1e-5, abs=1e-9)
     assert H == pytest.approx(h(beta), rel=1e-12)
+
+
+def test_small_helpers_match_numpy_references(xp, data):
+    """The array helpers the estimators and metrics call instead of branching."""
+    Z, y, _ = data
+    Zx = _to(xp, Z)
+    rows = np.array([5, 0, 999, 5])
+    np.testing.assert_array_equal(_np(xp.take_rows(Zx, rows)), Z[rows])
+    np.testing.assert_array_equal(_np(xp.take_columns(Zx, np.array([2, 0]))), Z[:, [2, 0]])
+    v = np.linspace(0.5, 1.5, Z.shape[1])
+    np.testing.assert_allclose(xp.project_rows(Zx, v), Z @ v, rtol=1e-13, atol=1e-12)
+    lo, hi = xp.column_ranges(Zx)
+    np.testing.assert_array_equal(lo, Z.min(axis=0))
+    np.testing.assert_array_equal(hi, Z.max(axis=0))
+    np.testing.assert_allclose(
+        _np(xp.logaddexp(Zx, -1.5)), np.log(np.exp(Z) + np.exp(-1.5)), rtol=1e-12
+    )
+    Z3 = Z.reshape(10, 100, -1)
+    np.testing.assert_allclose(
+        _np(xp.log_softmax_last(_to(xp, Z3))), sp_log_softmax(Z3, axis=-1), atol=1e-12
+    )
+    np.testing.assert_allclose(_np(xp.row_sums64(Zx)), Z.sum(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(
+        _np(xp.stack_columns([Zx[:, 0], Zx[:, 1]])), Z[:, :2]
+    )
+    assert xp.any_nan(_to(xp, np.array([0.0, np.nan]))) and not xp.any_nan(Zx)
+    view = xp.numpy_view(Zx)
+    assert isinstance(view, np.ndarray) and np.shares_memory(view, _np(Zx))
+    assert list(xp.take_labels(np.array([1, 0]), np.array(["a", "b"]))) == ["b", "a"]
