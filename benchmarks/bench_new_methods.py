@@ -140,7 +140,7 @@ def quadratic_ovr(args):
 
     def per_class_nll(Q):
         """Summed train NLL of the one-vs-rest problems, from their probabilities (n, k)."""
-        Q = np.clip(Q, 1e-300, 1 - 1e-16)
+        Q = np.clip(Q, 1e-300, 1 - 1e-15)
         return float(sum(-np.mean(np.where(y == j, np.log(Q[:, j]), np.log1p(-Q[:, j])))
                          for j in range(k)))
 
