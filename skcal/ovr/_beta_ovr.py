@@ -19,6 +19,7 @@ import numpy as np
 from .._backend import _numpy
 from .._backend._ovr import _row_stats32, ovr_log_odds
 from ._logistic import log_sigmoid
+from ._newton import ARMIJO_C, RIDGE, _directions, newton_batched
 
 __all__ = ["fit_beta_ovr32", "BATCH_MIN_ROWS"]
 
@@ -53,9 +54,6 @@ F32_FLAT = 1e-4
 #: ``f`` is clipped to +-this before ``exp(-f)`` in float32.
 _F32_CLIP = 87.0
 _BASE_RATE_CLIP = 1e-6
-_ARMIJO_C = 1e-4
-_MIN_STEP = 1e-12
-_RIDGE = 1e-12
 _LOG2 = math.log(2.0)
 #: Bytes of one float32 work array of an evaluation's row chunk.
 _CHUNK_BYTES = 1 << 19
@@ -287,167 +285,82 @@ class _BetaProblem32:
                 H[hcols, i, nf] = H[hcols, nf, i] = acc_h[k] * sh[i]
                 k += 1
             H[hcols, nf, nf] = acc_h[k]
-        for i in range(p):
-            H[hcols, i, i] += _RIDGE
         return Fm, g, H
 
 
 # --------------------------------------------------------- per-class solver
-def _free_newton_step(g, H, free):
-    """``d = -H_ff^{-1} g_f`` on the free coordinates (0 elsewhere), for p <= 3, in Python floats.
-
-    Gaussian elimination with partial pivoting (the systems are 1x1 to 3x3
-    and NumPy's per-call overhead would dominate); a zero pivot (singular
-    system) gives the diagonal step ``-g_j / H_jj`` as ``fit_logistic_bounded``.
-    """
-    idx = [i for i in range(len(g)) if free[i]]
-    m = len(idx)
-    A = [[H[i][j] for j in idx] + [-g[i]] for i in idx]
-    for c in range(m):
-        piv = max(range(c, m), key=lambda r: abs(A[r][c]))
-        if A[piv][c] == 0.0:
-            d = [0.0] * len(g)
-            for i in idx:
-                d[i] = -g[i] / H[i][i]
-            return d
-        A[c], A[piv] = A[piv], A[c]
-        for r in range(c + 1, m):
-            f = A[r][c] / A[c][c]
-            if f:
-                for k in range(c, m + 1):
-                    A[r][k] -= f * A[c][k]
-    x = [0.0] * m
-    for c in range(m - 1, -1, -1):
-        x[c] = (A[c][m] - sum(A[c][k] * x[k] for k in range(c + 1, m))) / A[c][c]
-    d = [0.0] * len(g)
-    for i, v in zip(idx, x):
-        d[i] = v
-    return d
-
-
-def _dot(u, v):
-    return sum(a * b for a, b in zip(u, v))
-
-
-def _bounded_newton(theta, F, g, H, nonneg, tol, max_iter):
-    """The active-set Newton method of ``fit_logistic_bounded`` for one class, as a generator.
-
-    ``theta``, ``g`` lists of floats, ``H`` a list of lists, ``nonneg`` a list
-    of bools. Yields ``(theta, need_loss)`` trial points and receives
-    ``(F, g, H)`` there (``F`` None when not requested). Returns
-    ``(theta, n_iter, status)``, status ``"converged"``, ``"max_iter"`` or
-    ``"line_search"``.
-
-    As ``fit_logistic_bounded``: the working set ``active`` holds bounded
-    coefficients fixed at 0; a Newton step on the others is cut at the
-    first bound it reaches (which then joins the set); at a point whose
-    half squared Newton decrement is at most ``tol`` a held coefficient
-    whose one-dimensional Newton step would lower the loss by more than
-    ``tol`` is released, and otherwise the fit has converged. A step is
-    accepted by Armijo's rule on the loss, or, when its predicted decrease
-    is at most :data:`F32_LOSS_RESOLUTION` and it reaches no bound, when the
-    decrement at the new point is smaller. After a local step predicting a
-    decrease of at most :data:`HESS_REUSE` the Hessian is not recomputed:
-    the next step and decrement use the last one computed (near the optimum
-    the Hessian changes by O(lambda) relative per step, lambda the Newton
-    decrement, so the decrement still estimates the gap to the optimum to
-    well under 1 %).
-    """
-    p = len(theta)
-    active = [False] * p
-    n_iter = 0
-    while n_iter < max_iter:
-        n_iter += 1
-        free = [not a for a in active]
-        d = _free_newton_step(g, H, free) if any(free) else [0.0] * p
-        slope = _dot(g, d)
-        decrement = -slope
-        if decrement / 2.0 <= tol:
-            gains = [g[i] * g[i] / (2.0 * H[i][i]) if active[i] and g[i] < 0 else 0.0
-                     for i in range(p)]
-            j = max(range(p), key=gains.__getitem__)
-            if gains[j] <= tol:
-                theta = [t + di for t, di in zip(theta, d)]  # the last (tiny) Newton step
-                theta = [0.0 if nonneg[i] and theta[i] < 0 else theta[i] for i in range(p)]
-                return theta, n_iter, "converged", H
-            active[j] = False
-            continue
-        ratio = [-theta[i] / d[i] if free[i] and nonneg[i] and d[i] < 0 else math.inf
-                 for i in range(p)]
-        alpha_max = min(ratio)
-        if alpha_max <= 0.0:
-            active = [a or r <= 0.0 for a, r in zip(active, ratio)]
-            continue
-        step = min(1.0, alpha_max)
-        while step >= _MIN_STEP:
-            hit = [r <= step * (1.0 + 1e-12) for r in ratio]
-            th = [0.0 if h else t + step * di for t, di, h in zip(theta, d, hit)]
-            local = decrement / 2.0 <= F32_LOSS_RESOLUTION and not any(hit)
-            if not local and not math.isfinite(F):  # the loss of the current point
-                F, g, H_cur = yield theta, True, False
-                H = H if H_cur is None else H_cur
-            # near the optimum (a local step) the Hessian of the current point
-            # is kept for the next one instead of recomputed
-            F_new, g_new, H_new = yield th, not local, not local or decrement / 2.0 > HESS_REUSE
-            if H_new is None:
-                H_new = H
-            if local:
-                d_new = _free_newton_step(g_new, H_new, free)
-                ok = -_dot(g_new, d_new) < decrement
-            else:
-                ok = F_new <= F + _ARMIJO_C * step * slope
-            if ok:
-                break
-            step /= 2.0
-        else:
-            return theta, n_iter, "line_search", H
-        active = [a or h for a, h in zip(active, hit)]
-        theta, F, g, H = th, (math.nan if F_new is None else F_new), g_new, H_new
-    return theta, n_iter, "max_iter", H
-
-
 def _solve(prob, theta, F, g, H, tol, max_iter, classes):
-    """Run the per-class generators of ``classes`` together, one evaluation per round.
+    """The classes ``classes`` of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
 
     ``theta`` (K, p), ``F`` (K,), ``g`` (K, p), ``H`` (K, p, p) are the
-    current points of all classes. Returns ``theta, n_iter, status, H`` for
-    all K (entries of classes not in ``classes``: the input / 0 /
-    "skipped").
+    current points of all classes. The active-set rules, stopping rule and
+    constants are the core's; the float32 acceptance rules are the trial's: a
+    step is accepted by Armijo's rule on the loss, or, when its predicted
+    decrease is at most :data:`F32_LOSS_RESOLUTION` and it reaches no bound,
+    when the decrement at the new point is smaller (the loss is then not
+    evaluated). After a local step predicting a decrease of at most
+    :data:`HESS_REUSE` the Hessian is not recomputed: the next step and
+    decrement use the last one (near the optimum the Hessian changes by
+    O(lambda) relative per step, lambda the Newton decrement, so the
+    decrement still estimates the gap to the optimum to well under 1 %).
+    A failed line search is "line_search" (the class is refitted in float64).
+    Returns ``theta, n_iter, status, H`` for all K (entries of classes not in
+    ``classes``: the input / 0 / "skipped").
     """
     K, p = theta.shape
-    nonneg = [i < prob.nf for i in range(p)]
+    classes = np.asarray(classes, dtype=np.intp)
+    nonneg = np.arange(p) < prob.nf
+
+    def trial(cols, th, step, d, slope, cur, Fcur):
+        ks = classes[cols]
+        base = cur[cols] + step[:, None] * d
+        hit = np.any((th == 0.0) & (base != 0.0), axis=1)
+        local = (-slope / 2.0 <= F32_LOSS_RESOLUTION) & ~hit
+        miss = ~local & np.isnan(Fcur[cols])
+        if miss.any():  # the loss at the current point (after local steps)
+            Fcur[cols[miss]] = prob.evaluate(ks[miss], cur[cols[miss]], hess=False)[0]
+        hess = ~local | (-slope / 2.0 > HESS_REUSE)
+        F_c, g_c, H_c = prob.evaluate(ks, th, loss=~local, hess=hess)
+        F_c = np.full(cols.size, np.nan) if F_c is None else np.where(local, np.nan, F_c)
+        ok = F_c <= Fcur[cols] + ARMIJO_C * step * slope
+        if local.any():
+            # local steps: the decrement at the new point (with the Hessian used there)
+            li = np.flatnonzero(local)
+            Hl = np.where(hess[li, None, None], H_c[li] + RIDGE * np.eye(p), H_all[cols[li]])
+            free = ~(nonneg & (th[li] == 0.0))
+            dl = _directions(g_c[li], Hl, free)
+            dl[~free] = 0.0
+            ok[li] = -np.einsum("ij,ij->i", g_c[li], dl) < -slope[li]
+        H_c = np.array(H_c)
+        H_c[~hess] = np.nan
+        return ok, F_c, g_c, H_c
+
+    # the core's Hessians (for the local test of steps that reuse them)
+    H_all = H[classes] + RIDGE * np.eye(p)
+
+    def trial_tracking(cols, th, step, d, slope, cur, Fcur):
+        out = trial(cols, th, step, d, slope, cur, Fcur)
+        ok, H_c = out[0], out[3]
+        acc = cols[ok]
+        Hn = H_c[ok] + RIDGE * np.eye(p)
+        keep = np.isnan(Hn[:, 0, 0])
+        Hn[keep] = H_all[acc[keep]]
+        H_all[acc] = Hn
+        return out
+
+    th, it, st, _, _, Hk = newton_batched(
+        None, theta[classes], start=(F[classes], g[classes], H[classes]), nonneg=nonneg,
+        tol=tol, max_iter=max_iter, trial=trial_tracking,
+        failed_status=lambda slope, F: np.full(slope.size, "line_search", dtype=object),
+        full_output=True)
     theta, H = theta.copy(), H.copy()
     n_iter = np.zeros(K, dtype=np.int64)
     status = np.full(K, "skipped", dtype=object)
-    gens, pending = {}, {}
-
-    def advance(k, gen, value):
-        try:
-            pending[k] = gen.send(value)
-        except StopIteration as stop:
-            theta[k], n_iter[k], status[k], H[k] = stop.value
-            gens.pop(k, None)
-            pending.pop(k, None)
-
-    for k in classes:
-        gen = _bounded_newton(theta[k].tolist(), float(F[k]), g[k].tolist(), H[k].tolist(),
-                              nonneg, tol, max_iter)
-        gens[k] = gen
-        advance(k, gen, None)
-    while pending:
-        ks = np.array(sorted(pending))
-        th = np.array([pending[k][0] for k in ks])
-        need_loss = np.array([pending[k][1] for k in ks])
-        hess = np.array([pending[k][2] for k in ks])
-        F_c, g_c, H_c = prob.evaluate(ks, th, loss=need_loss, hess=hess)
-        for i, k in enumerate(ks):
-            Fi = None if F_c is None or not pending[k][1] else float(F_c[i])
-            Hi = H_c[i].tolist() if hess[i] else None
-            advance(k, gens[k], (Fi, g_c[i].tolist(), Hi))
+    theta[classes], n_iter[classes], status[classes] = th, it, st
+    H[classes] = Hk - RIDGE * np.eye(p)
     return theta, n_iter, status, H
 
 
-# ------------------------------------------------------------------ driver
 def _subsample_features(Zs):
     """float64 features ``x1 = log p``, ``x2 = -log(1 - p)`` of a (small) subsample: (n_sub, K) each."""
     S = ovr_log_odds(Zs)

@@ -73,7 +73,7 @@ def _directions(g, H, free):
 
 
 def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_iter=100,
-                   trial=None, failed_status=None):
+                   trial=None, failed_status=None, full_output=False):
     """Minimise ``K`` convex objectives by Newton's method, one evaluation call per round.
 
     Parameters
@@ -106,7 +106,9 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         whose directional derivatives are ``slope`` (m,), from the current
         points ``theta[cols]`` with objectives ``F[cols]`` (``theta``, ``F``:
         the core's arrays of all problems; a trial may fill a NaN ``F`` it
-        needs), and says which are accepted. Default: ``evaluate`` and
+        needs), and says which are accepted. A row of ``H_c`` that is NaN
+        keeps the current Hessian (a solver may skip recomputing it near the
+        optimum); an ``F_c`` that is NaN leaves the objective unknown there. Default: ``evaluate`` and
         Armijo's test ``F_c <= F + ARMIJO_C step slope``. A solver with its
         own acceptance rules (e.g. float32 evaluations that skip the loss of
         certified steps) supplies it.
@@ -114,6 +116,9 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         ``failed_status(slope, F) -> status array`` of problems whose step fell
         below :data:`MIN_STEP`; default: "converged" at the precision limit
         (:func:`at_precision_limit` of ``-slope / 2``), else "line_search".
+    full_output : bool, default=False
+        Also return the gradients and Hessians (ridge included) at the last
+        evaluated points.
 
     Returns
     -------
@@ -127,6 +132,8 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         is at the precision limit and counts as converged).
     F : ndarray of shape (K,)
         Objectives at the last evaluated point of each problem.
+    g, H : ndarrays of shape (K, p), (K, p, p)
+        Only with ``full_output``.
 
     Notes
     -----
@@ -225,6 +232,8 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         g[acc] = g_c[ok]
         Hn = np.array(H_c[ok], dtype=np.float64)
         Hn[:, diag, diag] += RIDGE
+        keep = np.isnan(Hn[:, 0, 0])
+        Hn[keep] = H[acc[keep]]
         H[acc] = Hn
         active[acc] |= hit[ok]
         rej = ls[~ok]
@@ -237,4 +246,4 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
                 if failed_status is None else failed_status(slope[failed], F[failed]))
         ls = rej[step[rej] >= MIN_STEP]
         todo = acc
-    return theta, n_iter, status, F
+    return (theta, n_iter, status, F, g, H) if full_output else (theta, n_iter, status, F)
