@@ -15,10 +15,14 @@ Issue-26 target: each new calibrator at least 10x faster than the probmetrics
   (the ``cir-model`` package; not a dependency of probmetrics, so it may be
   absent: the row then says so) on the same binary scores; CIR minimises no
   objective: the row gives the train Brier score and the largest difference
-  between the two maps' probabilities.
+  between the two maps' probabilities; with ``--only cir-ovr`` also one-vs-rest
+  at ``--n x --k`` float32 logits against probmetrics' ``cir``;
+- ``SmoothedCalibrator(IsotonicScaler(clip=None))`` vs ``isotonic-mix``
+  (``--only smoothed``): fit + predict at ``--n x --k`` float32 logits,
+  objective the NLL on the same rows (``meta_peers.py`` has the real sets).
 
 Each fit is timed twice (the faster of the two is shown) except the SVS peer
-(once: tens of seconds). The quadratic and CIR rows are followed by the
+(once: tens of seconds). The quadratic, CIR and smoothed rows are followed by the
 process CPU time of the same runs (``time.process_time``), the fairer figure
 on a loaded machine. probmetrics takes probabilities: the peer's
 time includes its own conversion to logits, not ours of the inputs.
@@ -27,7 +31,8 @@ Command (from the repository root; single-threaded BLAS/torch, as the other
 benchmarks on the shared machine)::
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_new_methods.py \\
-        [--n 100000] [--k 100] [--n-binary 100000] [--skip-svs-peer]
+        [--n 100000] [--k 100] [--n-binary 100000] [--skip-svs-peer] \\
+        [--only svs,quadratic,cir,cir-ovr,smoothed]
 """
 
 import argparse
@@ -190,7 +195,7 @@ def cir(args, s, y):
 def cir_multiclass(args):
     """CIR one-vs-rest at ``--n x --k`` float32 logits, against probmetrics' ``cir`` (its OvR wrapper)."""
     Z, y = make_logits(args.n, args.k)
-    est, t = timed(f := lambda: CenteredIsotonicScaler(clip=None).fit(Z, y), repeat=1)
+    est, t = timed(f := lambda: CenteredIsotonicScaler(clip=None).fit(Z, y))
     c = LAST_CPU[f]
     P = est.predict_proba(Z)
     brier = float(np.mean(np.sum((P - np.eye(args.k)[y]) ** 2, axis=1)))
@@ -204,10 +209,31 @@ def cir_multiclass(args):
     from scipy.special import softmax
 
     Pin = softmax(Z.astype(np.float64), axis=1)
-    peer, t_peer = timed(f := lambda: get_calibrator("cir").fit(Pin, y), repeat=1)
+    peer, t_peer = timed(f := lambda: get_calibrator("cir").fit(Pin, y))
     Pp = peer.predict_proba(Pin)
     bp = float(np.mean(np.sum((Pp - np.eye(args.k)[y]) ** 2, axis=1)))
     row(f"CIR OvR {args.n}x{args.k} f32", t, t_peer, brier, bp, "train Brier", cpu=(c, LAST_CPU[f]))
+
+
+def smoothed(args):
+    """``SmoothedCalibrator(IsotonicScaler(clip=None))`` vs probmetrics' ``isotonic-mix``: fit + predict.
+
+    The same pair as ``meta_peers.py`` (which also scores the real sets), at
+    ``--n x --k`` float32 logits; the peer takes softmax probabilities (made
+    outside its timing). Objective: the NLL on the same rows (both apply
+    the "-mix" rule ``lam = 1 / (n + 1)``).
+    """
+    from scipy.special import softmax
+
+    from meta_peers import ours, peer
+
+    Z, y = make_logits(args.n, args.k)
+    P_in = softmax(Z.astype(np.float64), axis=1)
+    P, t = timed(f := lambda: ours().fit(Z, y).predict_proba(Z))
+    c = LAST_CPU[f]
+    Pp, t_peer = timed(f := lambda: peer().fit(P_in, y).predict_proba(P_in))
+    row(f"Smoothed {args.n}x{args.k} f32", t, t_peer, nll(np.asarray(P, np.float64), y),
+        nll(np.asarray(Pp, np.float64), y), "fit + predict; NLL", cpu=(c, LAST_CPU[f]))
 
 
 def main():
@@ -217,7 +243,7 @@ def main():
     ap.add_argument("--n-binary", type=int, default=100_000)
     ap.add_argument("--skip-svs-peer", action="store_true")
     ap.add_argument("--only", default="svs,quadratic,cir",
-                    help="comma-separated subset of svs,quadratic,quadratic-ovr,cir,cir-ovr")
+                    help="comma-separated subset of svs,quadratic,quadratic-ovr,cir,cir-ovr,smoothed")
     args = ap.parse_args()
     only = set(args.only.split(","))
     print(f"{'method':24s} {'skcal':>10s}  {'probmetrics':>10s}  ratio")
@@ -232,6 +258,8 @@ def main():
         svs(args)
     if "cir-ovr" in only:
         cir_multiclass(args)
+    if "smoothed" in only:
+        smoothed(args)
 
 
 if __name__ == "__main__":
