@@ -30,7 +30,12 @@ from sklearn.utils.validation import (
 )
 
 from ._backend import _numpy
-from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
+from .utils._labels import (
+    check_named_columns_have_labels,
+    classes_from_column_names,
+    encode_labels,
+    resolve_classes,
+)
 from ._backend._ovr import log_or_neg_inf
 from .utils._array import (
     get_backend,
@@ -290,7 +295,7 @@ class BaseCalibrator(
                 warnings.filterwarnings("ignore", message="The number of unique classes")
                 check_classification_targets(y_np)
         # A DataFrame whose column names are the labels is matched by name.
-        names = getattr(self, "feature_names_in_", None)
+        names = text_names = getattr(self, "feature_names_in_", None)
         if names is None:
             names = getattr(self, "_integer_column_names_", None)
             if names is not None and len(names) != n_columns:
@@ -299,6 +304,17 @@ class BaseCalibrator(
         classes, y_enc, missing = resolve_classes(
             y_np, n_columns, classes, owner=self.__class__.__name__
         )
+        if len(missing) and self.classes is None and text_names is not None \
+                and len(text_names) == n_columns:
+            # a named column that no label selects: the rule of ``skcal fit``
+            check_named_columns_have_labels(
+                [str(nm) for nm in text_names], classes, ~np.isin(classes, missing),
+                skip="drop it from X (e.g. X.drop(columns=[{column!r}]))",
+                declare=(
+                    f"pass {self.__class__.__name__}(classes=[...]) with the class of "
+                    "every column"
+                ),
+            )
         self._set_classes(classes, missing)
         return np.asarray(y_enc, dtype=np.int64)
 
