@@ -142,9 +142,10 @@ def add_subcommands(sub):
     a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     _add_table_args(a, "optional; copied to the output when present")
     a.add_argument("--output", required=True, metavar="FILE",
-                   help="calibrated.npz (key 'proba', 'classes'), .csv or .parquet")
+                   help="calibrated.npz (keys 'proba', 'classes'), .csv or .parquet")
     a.add_argument("--log-proba", action="store_true",
-                   help="write log-probabilities (calibrated logits) instead")
+                   help="write log-probabilities (calibrated logits) instead "
+                        "(.npz key 'log_proba')")
 
     r = sub.add_parser(
         "report", help="calibration metrics with intervals and reliability diagrams",

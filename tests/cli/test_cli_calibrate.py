@@ -723,3 +723,30 @@ def test_n_bins_has_one_rule_and_one_message(tmp_path, logits, capsys, value):
 
         with pytest.raises(ValueError, match=f"^n_bins must be an integer >= 1, got {value}"):
             _check_n_bins(int(value))
+
+
+def test_apply_npz_keys_are_the_documented_ones(tmp_path, logits):
+    """`apply` writes `proba`, or `log_proba` with --log-proba, and the
+    deployment guide and --help say so (main's guide said `proba` for both;
+    issue 24 leftovers, item g)."""
+    from pathlib import Path
+
+    Z, y = logits
+    cal = tmp_path / "cal.parquet"
+    _write(cal, Z, y)
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    keys = {}
+    for flag in ([], ["--log-proba"]):
+        out = tmp_path / f"o{len(flag)}.npz"
+        assert main(["apply", str(model), "--data", str(cal), "--output", str(out),
+                     *flag]) == 0
+        with np.load(out) as f:
+            keys[bool(flag)] = sorted(f.files)
+    # (the labels of the input are copied, as documented)
+    assert keys == {False: ["classes", "label", "proba"],
+                    True: ["classes", "label", "log_proba"]}
+    guide = (Path(__file__).parents[2] / "docs" / "user_guide" / "deployment.rst").read_text()
+    assert "(keys ``proba``, or ``log_proba`` with ``--log-proba``, and ``classes``)" in \
+        " ".join(guide.split())
