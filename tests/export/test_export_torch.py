@@ -316,3 +316,35 @@ def test_float32_step_map_with_merged_knots_is_refused():
                                dtype=torch.float32, work_dtype=torch.float64, **kw)
     s = torch.tensor([1.0 + 5e-10], dtype=torch.float64)
     assert m(s).exp()[0, 1].item() == pytest.approx(0.75, abs=1e-6)
+
+
+def test_deployment_guide_lists_exactly_the_calibrators_that_do_not_export():
+    """The guide's no-export list is the registry's (main omitted
+    TopVersusAllCalibrator; issue 24 leftovers, item j)."""
+    import re
+    from pathlib import Path
+
+    from skcal.utils.discovery import all_calibrators
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 3)) * 2
+    y = (Z + rng.gumbel(size=Z.shape)).argmax(axis=1)
+    refused = set()
+    for name, cls in all_calibrators():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = cls().fit(Z, y)
+        try:
+            est.to_torch()
+        except NotImplementedError:
+            refused.add(name)
+    guide = (Path(__file__).parents[2] / "docs" / "user_guide" / "deployment.rst").read_text()
+    para = " ".join(guide.split("These calibrators do not export")[1].split(
+        ":class:`~skcal.SmoothedCalibrator`")[0].split())
+    assert set(re.findall(r":class:`~skcal\.(\w+)`", para)) == refused
+    # the wrappers export exactly when their inner calibrator does
+    with pytest.raises(NotImplementedError):
+        skcal.SmoothedCalibrator(skcal.HistogramCalibrator()).fit(Z, y).to_torch()
+    skcal.SmoothedCalibrator(skcal.TemperatureScaler()).fit(Z, y).to_torch()
+    assert not hasattr(skcal.CalibratedEnsemble, "to_torch")
+    assert not hasattr(skcal.GroupedCalibrator, "to_torch")
