@@ -48,6 +48,28 @@ def int_arg(lo, hi=None, *, allowed, skip=()):
     return parse
 
 
+def _n_bins(text):
+    """argparse type of ``--n-bins``: an integer, checked by the metrics' rule in the command."""
+    import argparse
+
+    from .metrics._validation import n_bins_rule
+
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(n_bins_rule(text)) from None
+
+
+def _check_n_bins_arg(n_bins):
+    """``--n-bins`` by the metrics' rule and message (one line, before any work)."""
+    from .metrics._validation import _check_n_bins, n_bins_rule
+
+    try:
+        _check_n_bins(n_bins)
+    except ValueError:
+        raise _UserError(f"--n-bins {n_bins_rule(n_bins)}") from None
+
+
 def columns_arg(allow_empty=False):
     """An argparse type: a comma-separated list of column names.
 
@@ -121,9 +143,10 @@ def add_subcommands(sub):
     a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     _add_table_args(a, "optional; copied to the output when present")
     a.add_argument("--output", required=True, metavar="FILE",
-                   help="calibrated.npz (key 'proba', 'classes'), .csv or .parquet")
+                   help="calibrated.npz (keys 'proba', 'classes'), .csv or .parquet")
     a.add_argument("--log-proba", action="store_true",
-                   help="write log-probabilities (calibrated logits) instead")
+                   help="write log-probabilities (calibrated logits) instead "
+                        "(.npz key 'log_proba')")
 
     r = sub.add_parser(
         "report", help="calibration metrics with intervals and reliability diagrams",
@@ -137,7 +160,7 @@ def add_subcommands(sub):
     r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     r.add_argument("--output", required=True, metavar="DIR",
                    help="folder for report.md, metrics.csv, metrics.json, reliability.png")
-    r.add_argument("--n-bins", type=_non_negative_int, default=15,
+    r.add_argument("--n-bins", type=_n_bins, default=15,
                    help="equal-width bins of the ECE and the diagram (default 15)")
     r.add_argument("--n-bootstrap", type=_bootstrap_count, default=200,
                    help="bootstrap resamples of the intervals; 0: none (default 200)")
@@ -644,8 +667,7 @@ def _cmd_report(args):
     out_dir = Path(args.output)
     if out_dir.exists() and not out_dir.is_dir():
         raise _UserError(f"--output {out_dir} exists and is not a folder")
-    if args.n_bins < 1:
-        raise _UserError("--n-bins must be at least 1")
+    _check_n_bins_arg(args.n_bins)
     model = _load_model(args.model) if args.model else None
     try:
         import matplotlib  # noqa: F401

@@ -29,7 +29,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .utils._labels import classes_from_column_names, encode_labels, resolve_classes
+from .utils._labels import (
+    check_named_columns_have_labels,
+    classes_from_column_names,
+    encode_labels,
+    resolve_classes,
+)
 from ._backend._ovr import log_or_neg_inf
 from ._backend._array import host_array, is_dask_array, like_input, to_backend
 from ._backend._dispatch import get_backend
@@ -278,7 +283,7 @@ class BaseCalibrator(
                 warnings.filterwarnings("ignore", message="The number of unique classes")
                 check_classification_targets(y_np)
         # A DataFrame whose column names are the labels is matched by name.
-        names = getattr(self, "feature_names_in_", None)
+        names = text_names = getattr(self, "feature_names_in_", None)
         if names is None:
             names = getattr(self, "_integer_column_names_", None)
             if names is not None and len(names) != n_columns:
@@ -287,6 +292,17 @@ class BaseCalibrator(
         classes, y_enc, missing = resolve_classes(
             y_np, n_columns, classes, owner=self.__class__.__name__
         )
+        if len(missing) and self.classes is None and text_names is not None \
+                and len(text_names) == n_columns:
+            # a named column that no label selects: the rule of ``skcal fit``
+            check_named_columns_have_labels(
+                [str(nm) for nm in text_names], classes, ~np.isin(classes, missing),
+                skip="drop it from X (e.g. X.drop(columns=[{column!r}]))",
+                declare=(
+                    f"pass {self.__class__.__name__}(classes=[...]) with the class of "
+                    "every column"
+                ),
+            )
         self._set_classes(classes, missing)
         return np.asarray(y_enc, dtype=np.int64)
 

@@ -450,3 +450,35 @@ def test_constant_scores_give_the_base_rate_or_warn(cls, prob, value):
     # temperature-scaled constant by the same order, K / n
     tol = (k if cls.__name__ in _SHRINK_K_OVER_N else 1.0) / len(y)
     np.testing.assert_allclose(P, base, atol=tol + 1e-6)
+
+
+# ----------- positive rescaling of the logits (issue 24 leftovers, item c)
+#: EnsembleTemperatureScaler: probabilities move by ~1e-2 between scales
+#: (not made invariant yet; see the rel24 report).
+_NOT_SCALE_INVARIANT = {"EnsembleTemperatureScaler"}
+
+
+def _whole_vector_family():
+    from skcal.utils.discovery import all_calibrators, calibrator_family
+
+    return [pytest.param(cls, id=name) for name, cls in all_calibrators()
+            if calibrator_family(cls) == "scaling" and name not in _NOT_SCALE_INVARIANT]
+
+
+@pytest.mark.parametrize("cls", _whole_vector_family())
+def test_whole_vector_calibrators_are_invariant_to_rescaled_logits(cls):
+    """logits * c fit to the same probabilities for c in {0.01, 0.1, 1, 10}
+    (main: VectorScaler's test NLL 0.457 at c=0.01 vs 0.219 at c=1 on the
+    bundled CIFAR-10 set; its penalty now acts after the temperature)."""
+    import warnings
+
+    from skcal.datasets import load_cifar10_resnet20
+
+    d = load_cifar10_resnet20()
+    Zv, yv, Zt = d.logits_val[:2000], d.y_val[:2000], d.logits_test[:2000]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = cls().fit(Zv, yv).predict_proba(Zt)
+        for c in (0.01, 0.1, 10.0):
+            P = cls().fit(Zv * c, yv).predict_proba(Zt * c)
+            np.testing.assert_allclose(P, ref, rtol=0, atol=2e-5, err_msg=f"c={c}")

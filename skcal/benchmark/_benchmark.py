@@ -271,6 +271,31 @@ def _timed_run(make, data):
     return proba, t1 - t0, t2 - t1
 
 
+def _summarise_warnings(caught, data, log):
+    """One line per cause (category and message) of the warnings ``caught`` on ``data``.
+
+    With ``log`` (the CLI's stderr logger) each is logged as ``warning: NAME:
+    MESSAGE (N times)``; without it, re-issued once as a warning of its own
+    category. Categories listed in ``data.info["warned"]`` (said already when
+    the set was loaded, e.g. the probabilities-as-logits warning) are dropped.
+    """
+    name = data.name
+    info = getattr(data, "info", None)
+    said = tuple(info.get("warned", ())) if isinstance(info, dict) else ()
+    counts = {}
+    for w in caught:
+        if said and issubclass(w.category, said):
+            continue
+        key = (w.category, str(w.message))
+        counts[key] = counts.get(key, 0) + 1
+    for (category, message), n in counts.items():
+        times = f" ({n} times)" if n > 1 else ""
+        if log is not None:
+            log(f"warning: {name}: {message}{times}")
+        else:
+            warnings.warn(f"{name}: {message}{times}", category, stacklevel=3)
+
+
 def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3):
     library, make = _make(method, random_state)
     row = dict.fromkeys(COLUMNS, math.nan)
@@ -576,8 +601,13 @@ def run_benchmark(
                 if bar is not None:
                     bar.set_description(f"{data.name}: AutoCalibrator")
                 try:
-                    rec = _decide.recommend(data, n_resamples=n_resamples,
-                                            random_state=random_state)
+                    # its inner fits (every candidate, every fold) would repeat
+                    # one warning dozens of times: one line per cause instead
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        rec = _decide.recommend(data, n_resamples=n_resamples,
+                                                random_state=random_state)
+                    _summarise_warnings(caught, data, log)
                     row = _auto_row(rec, data)
                     row.update(recommendation=_decide.format_recommendation(rec),
                                recommended=rec["method"],

@@ -718,6 +718,20 @@ def read_logit_table(
                  explicit_columns=explicit, label_column=lname, path=path)
 
 
+def _check_named_columns(path, cols, classes, seen):
+    """:func:`skcal.utils._labels.check_named_columns_have_labels` in the CLI's words."""
+    from ..utils._labels import check_named_columns_have_labels
+
+    try:
+        check_named_columns_have_labels(
+            list(cols), classes, seen,
+            skip="skip it with --ignore-columns (e.g. --ignore-columns {column})",
+            declare="list the logit columns with --logit-columns",
+        )
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def encode_labels(table):
     """Labels as column indices, and the class of each column (the label rules).
 
@@ -770,18 +784,8 @@ def encode_labels(table):
             table.logits = table.scores = table.logits[:, order]
             table.columns = cols = index
         if cols is not None and not table.explicit_columns and len(np.unique(y)) > 1:
-            unused = np.setdiff1d(np.arange(K), y)
-            if len(unused):
-                k = int(unused[0])
-                c = cols[k]
-                raise ValueError(
-                    f"{path}: column {c!r} is the logit of no label: labels are column "
-                    f"indices, so the columns {cols[:10]} are classes 0..{K - 1}, and "
-                    f"no row has label {k}; if a column is not a class logit, skip it "
-                    f"with --ignore-columns (e.g. --ignore-columns {c}); if {c!r} is "
-                    "the logit of a class absent from the file, list the logit columns "
-                    "with --logit-columns"
-                )
+            seen = np.bincount(y, minlength=K) > 0
+            _check_named_columns(path, cols, np.arange(K), seen)
         return y.astype(np.int64), np.arange(K)
     present = np.unique(y)
     if cols is not None and np.isin(present, cols).any():
@@ -792,15 +796,8 @@ def encode_labels(table):
                 f"columns {cols[:10]}; text labels are matched to the logit columns "
                 "by their names"
             )
-        unnamed = [c for c in cols if c not in present]
-        if unnamed and not table.explicit_columns:
-            raise ValueError(
-                f"{path}: the labels name the logit columns, but column "
-                f"{unnamed[0]!r} is named by no label, so it is neither a label nor a "
-                f"logit of a seen class; skip it with --ignore-columns {unnamed[0]}, or "
-                "list the logit columns with --logit-columns (a class absent from the "
-                "data included)"
-            )
+        if not table.explicit_columns:
+            _check_named_columns(path, cols, np.asarray(cols), np.isin(cols, present))
         lookup = {c: j for j, c in enumerate(cols)}
         return np.array([lookup[v] for v in y], dtype=np.int64), np.asarray(cols, dtype=str)
     if cols is not None:

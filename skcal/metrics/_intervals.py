@@ -354,26 +354,41 @@ def _bca(theta_b, theta_hat, jack, alpha2):
     ``jack`` holds the leave-one-out values of the statistic; the acceleration
     is scipy's formula, so with scipy's own (O(n^2)) jackknife the interval is
     the one of ``scipy.stats.bootstrap(method="BCa")`` for the same resamples.
+
+    Three rules where BCa is undefined or misleading (Notes of
+    :func:`confidence_interval`): every resample equal (no spread: the point
+    interval, the estimate and that value); every resample on one side of
+    the estimate (the bias correction ``z0`` is infinite: the percentile
+    interval); and the interval always contains the estimate (with few
+    resamples BCa can put both ends on one side of it: the nearer end is
+    moved to the estimate).
     """
     alpha = alpha2 / 2
     B = theta_b.shape[0]
+    lo_b, hi_b = float(theta_b.min()), float(theta_b.max())
+    if lo_b == hi_b:  # no spread (e.g. a paired difference of one method with itself)
+        return min(lo_b, theta_hat), max(hi_b, theta_hat)
     pct = (np.count_nonzero(theta_b < theta_hat)
            + np.count_nonzero(theta_b <= theta_hat)) / (2 * B)
-    z0 = ndtri(pct)
-    n = float(jack.shape[0])
-    U = (n - 1) * (jack.mean() - jack)
-    num = np.sum(U**3) / n**3
-    den = np.sum(U**2) / n**2
-    a = num / den**1.5 / 6 if den > 0 else 0.0
-    z_alpha = float(ndtri(alpha))
-    n1 = z0 + z_alpha
-    n2 = z0 - z_alpha
-    a1 = ndtr(z0 + n1 / (1 - a * n1))
-    a2 = ndtr(z0 + n2 / (1 - a * n2))
-    if not (np.isfinite(a1) and np.isfinite(a2)):
-        return np.nan, np.nan
+    if pct <= 0 or pct >= 1:
+        a1, a2 = alpha, 1 - alpha  # z0 = -inf or +inf: the percentile interval
+    else:
+        z0 = ndtri(pct)
+        n = float(jack.shape[0])
+        U = (n - 1) * (jack.mean() - jack)
+        num = np.sum(U**3) / n**3
+        den = np.sum(U**2) / n**2
+        a = num / den**1.5 / 6 if den > 0 else 0.0
+        z_alpha = float(ndtri(alpha))
+        n1 = z0 + z_alpha
+        n2 = z0 - z_alpha
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            a1 = ndtr(z0 + n1 / (1 - a * n1))
+            a2 = ndtr(z0 + n2 / (1 - a * n2))
+        if not (np.isfinite(a1) and np.isfinite(a2)):
+            return np.nan, np.nan
     ci = scipy.stats.quantile(theta_b, np.array([a1, a2]))
-    return float(ci[0]), float(ci[1])
+    return min(float(ci[0]), theta_hat), max(float(ci[1]), theta_hat)
 
 
 _SHARED_DOC = """
@@ -501,6 +516,16 @@ def confidence_interval(
     intervals of a small ECE rarely cover 0; BCa corrects for the median bias
     of the bootstrap distribution. Use :func:`debiased_calibration_error`
     for a less biased estimate.
+
+    ``"BCa"`` intervals (the O(n) jackknife path, every metric but the
+    smooth ECE) follow three rules where the BCa formula is undefined or
+    misleading: when every resample gives the same value (no spread, e.g. a
+    paired difference of a method with itself) the interval is the point
+    ``[estimate, estimate]`` (or spans the estimate and that value); when
+    every resample lies on one side of the estimate (infinite bias
+    correction) it is the percentile interval; and it always contains the
+    estimate (with few resamples BCa can place both ends on one side of it:
+    the nearer end is moved to the estimate).
 
     References
     ----------

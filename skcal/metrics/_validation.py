@@ -76,6 +76,11 @@ def _plain(value):
 MAX_BINS_FLOOR = 10_000
 
 
+def n_bins_rule(value):
+    """The one message for a bad bin count (``n_bins=`` and ``--n-bins``): its rule."""
+    return f"must be an integer >= 1, got {_plain(value)!r}"
+
+
 def _check_n_bins(n_bins, n_samples=None):
     """Validate ``n_bins``; with ``n_samples``, reject more bins than samples beyond 10,000."""
     if (
@@ -83,7 +88,7 @@ def _check_n_bins(n_bins, n_samples=None):
         or not isinstance(n_bins, numbers.Integral)
         or n_bins < 1
     ):
-        raise ValueError(f"n_bins must be an integer >= 1, got {_plain(n_bins)!r}.")
+        raise ValueError(f"n_bins {n_bins_rule(n_bins)}.")
     if n_samples is not None and n_bins > max(MAX_BINS_FLOOR, n_samples):
         raise ValueError(
             f"n_bins={int(n_bins)} is more than the {n_samples} samples (and "

@@ -8,7 +8,7 @@ from ._builder import ModelEmitter, calibration_nodes, class_order_input
 __all__ = ["to_onnx"]
 
 
-def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32"):
+def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=False):
     """A fitted calibrator as an ONNX model (no scikit-learn or torch to run it).
 
     Parameters
@@ -26,13 +26,20 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32"):
         float64 scores without rounding them to float32 (which moves a score
         lying between two thresholds closer than float32 resolution across
         one of them) and answers to float64 rounding.
+    binary_1d : bool, default=False
+        For a calibrator fitted on one binary score per row
+        (``n_features_in_ == 1``): declare the graph input 1-D, shape
+        ``(N,)`` (the 1-D scores ``predict_proba`` takes), instead of
+        ``(N, 1)``. ONNX fixes the rank of a graph input, so one model takes
+        one of the two shapes.
 
     Returns
     -------
     model : onnx.ModelProto
         Input ``X``: tensor of ``dtype`` and shape ``(N, n_features_in_)``
-        holding what the calibrator's ``fit`` took (logits or probabilities;
-        one binary score per row as shape ``(N, 1)``). Outputs
+        holding what the calibrator's ``fit`` took (logits or probabilities).
+        A calibrator fitted on one binary score per row takes it as shape
+        ``(N, 1)``, or ``(N,)`` with ``binary_1d=True``. Outputs
         ``probabilities`` and ``log_probabilities``: ``dtype``, shape
         ``(N, n_classes)``, equal to ``predict_proba`` and
         ``predict_log_proba`` of the same input values (to about 1e-6 in
@@ -43,7 +50,8 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32"):
     Raises
     ------
     ValueError
-        For a ``dtype`` other than ``"float32"`` or ``"float64"``.
+        For a ``dtype`` other than ``"float32"`` or ``"float64"``, or
+        ``binary_1d=True`` for a calibrator fitted on more than one column.
     NotImplementedError
         If the calibrator has no closed form on logits.
     sklearn.exceptions.NotFittedError
@@ -78,6 +86,12 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32"):
         raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     elem = types[dtype]
     check_is_fitted(calibrator)
+    if binary_1d and calibrator.n_features_in_ != 1:
+        raise ValueError(
+            f"binary_1d=True needs a calibrator fitted on one binary score per row; "
+            f"this {calibrator.__class__.__name__} was fitted on "
+            f"{calibrator.n_features_in_} columns."
+        )
     spec = calibrator._torch_spec()
     g = ModelEmitter(opset=opset)
     n_classes = len(calibrator.classes_)
@@ -92,8 +106,9 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32"):
     graph = helper.make_graph(
         g.nodes,
         f"skcal_{calibrator.__class__.__name__}",
+        # one binary score: (N,) or (N, 1), reshaped to a column inside
         [helper.make_tensor_value_info(
-            input_name, elem, ["N", calibrator.n_features_in_]
+            input_name, elem, ["N"] if binary_1d else ["N", calibrator.n_features_in_]
         )],
         [
             helper.make_tensor_value_info("probabilities", elem, ["N", n_classes]),

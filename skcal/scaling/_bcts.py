@@ -15,7 +15,8 @@ from sklearn.utils._param_validation import Interval
 from .._backend import _matrix as mk
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
-from ._affine import AffinePenalty, fit_affine, start_scale
+from ._affine import AffinePenalty, fit_affine
+from ._temperature import fit_temperature
 
 __all__ = ["BiasCorrectedTemperatureScaler", "NoBiasVectorScaler"]
 
@@ -87,11 +88,14 @@ class _RestrictedVectorScaler(BaseCalibrator):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _penalty(self, k, alpha):
-        # alpha/2 (sum of squared deviations of the free scales from 1) + alpha/2 ||b||^2
-        per_entry = alpha / 2.0 / (k if self._structure == "scalar" else 1)
+    def _penalty(self, k, alpha, beta=1.0):
+        # alpha/2 (sum of squared relative deviations of the free scales from the
+        # temperature fit's 1/T = beta) + alpha/2 ||b||^2: ((w - beta) / beta)^2
+        # is the deviation after the temperature, so a positive rescaling of
+        # the logits (beta and w rescaled alike) fits the same probabilities
+        per_entry = alpha / 2.0 / (k if self._structure == "scalar" else 1) / beta**2
         cb = np.full(k, alpha / 2.0) if self._intercept else None
-        return AffinePenalty(np.full(k, per_entry), np.ones(k), cb)
+        return AffinePenalty(np.full(k, per_entry), np.full(k, beta), cb)
 
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]
@@ -112,8 +116,12 @@ class _RestrictedVectorScaler(BaseCalibrator):
                     stacklevel=3,
                 )
                 alpha = ABSENT_CLASS_ALPHA
-        beta = start_scale(Z, y, sample_weight, xp)
-        pen = self._penalty(k, alpha)
+        beta, _, t_status = fit_temperature(Z, y, sample_weight, xp, tol=1e-10)
+        beta = float(beta)
+        # the penalty's centre: 1/T of temperature scaling, unless that fit ends
+        # at a bound of T (separable or uninformative logits: no scale), then 1
+        centre = beta if t_status == "converged" and beta > 0 and np.isfinite(beta) else 1.0
+        pen = self._penalty(k, alpha, centre)
         W, b, _, n_iter, status = fit_affine(
             Z, y, sample_weight, xp,
             structure=self._structure, intercept=self._intercept, penalty=pen,
@@ -187,7 +195,7 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
     classes : array-like of shape (n_classes,), default=None
     backend : {"auto", "numpy", "torch"}, default="auto"
     alpha : float >= 0, default=1e-4
-        Strength of the L2 penalty ``alpha/2 ((1/T - 1)^2 + ||b||^2)`` added
+        Strength of the L2 penalty ``alpha/2 ((T_ts/T - 1)^2 + ||b||^2)`` added
         to the mean NLL; 0 gives the plain maximum-likelihood fit.
     tol : float, default=1e-10
         Bound on half the squared Newton decrement (nats).
@@ -211,7 +219,10 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
     Notes
     -----
     Objective: ``F(beta, b) = sum_i s_i [logsumexp(beta z_i + b) - beta
-    z_{i,y_i} - b_{y_i}] / sum_i s_i + alpha/2 ((beta - 1)^2 + ||b||^2)``,
+    z_{i,y_i} - b_{y_i}] / sum_i s_i + alpha/2 ((T_ts beta - 1)^2 + ||b||^2)``
+    (``T_ts``: the temperature of :class:`TemperatureScaler` on the same data,
+    1 where that fit ends at a bound of ``T``: the penalty acts after the
+    temperature, so logits rescaled by any ``c > 0`` fit the same probabilities),
     convex in ``(beta, b)`` (``beta = 1/T``, not constrained positive: it is
     positive whenever the logits carry information).
     """ + _SOLVER + """
@@ -256,7 +267,9 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
     classes : array-like of shape (n_classes,), default=None
     backend : {"auto", "numpy", "torch"}, default="auto"
     alpha : float >= 0, default=1e-4
-        Strength of the L2 penalty ``alpha/2 ||w - 1||^2``.
+        Strength of the L2 penalty ``alpha/2 ||T_ts w - 1||^2`` (``T_ts``: the
+        temperature of :class:`TemperatureScaler` on the same data; the penalty
+        acts after the temperature, so rescaled logits fit alike).
     tol : float, default=1e-10
     max_iter : int, default=100
 
@@ -273,7 +286,7 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
     Notes
     -----
     Objective: ``F(w) = sum_i s_i [logsumexp(w * z_i) - w_{y_i} z_{i,y_i}] /
-    sum_i s_i + alpha/2 ||w - 1||^2``, convex. Unlike the other scalings it
+    sum_i s_i + alpha/2 ||T_ts w - 1||^2``, convex. Unlike the other scalings it
     is not invariant to adding a constant to a row of logits.
 
     Constant scores (every row the same ``z``): without a bias the map can

@@ -449,7 +449,11 @@ class VectorScaler(BaseCalibrator):
     %(backend)s
     alpha : float, default=1e-4
         Strength (>= 0) of the L2 penalty
-        ``alpha/2 * (||w - 1||^2 + ||b||^2)`` added to the *mean* NLL. The
+        ``alpha/2 * (||T w - 1||^2 + ||b||^2)`` added to the *mean* NLL, with
+        ``T`` the temperature of :class:`TemperatureScaler` on the same data:
+        the penalty acts after the temperature (it pulls the map towards
+        temperature scaling), so logits rescaled by any ``c > 0`` fit the
+        same probabilities. The
         default is small enough to leave the fit on real calibration sets
         practically unchanged, but makes the problem strictly convex, so the
         optimum is unique and finite even when a class never occurs in the
@@ -495,7 +499,11 @@ class VectorScaler(BaseCalibrator):
     ``a_i = w * z_i + b``:
 
     ``F(w, b) = sum_i s_i [log sum_k exp(a_ik) - a_{i,y_i}] / sum_i s_i
-    + alpha/2 * (sum_k (w_k - 1)^2 + sum_k b_k^2)``.
+    + alpha/2 * (sum_k (T w_k - 1)^2 + sum_k b_k^2)``, ``T`` the
+    temperature-scaling optimum (solved first, to 1e-10; ``T = 1`` for
+    ``alpha = 0``, and where the temperature fit ends at a bound of ``T``:
+    logits that separate the calibration set or carry no information): the
+    solver below runs on ``Z / T`` and the scales are divided by ``T``.
 
     Parametrisation: ``(w_1..w_K, b_1..b_K)`` directly (``w_k`` may be any
     real number). ``F`` is convex; for ``alpha > 0`` it is strictly convex
@@ -612,10 +620,21 @@ class VectorScaler(BaseCalibrator):
                     stacklevel=3,
                 )
                 alpha = ABSENT_CLASS_ALPHA
+        # The penalty acts after the temperature: (w, b) are fitted on Z / T
+        # (T of temperature scaling), pulled towards the identity there, so
+        # that logits rescaled by any c > 0 fit the same probabilities.
+        beta = 1.0
+        if alpha > 0:
+            t_beta, _, t_status = fit_temperature(Z, y, sample_weight, xp, tol=1e-10)
+            # at a bound of T (separable or uninformative logits) the temperature
+            # is no scale: the penalty then pulls towards the identity, as before
+            if t_status == "converged" and float(t_beta) > 0 and np.isfinite(t_beta):
+                beta = float(t_beta)
+        Zs = Z if beta == 1.0 else Z * beta
         w, b, n_iter, status = fit_vector(
-            Z, y, sample_weight, xp, alpha=alpha, tol=self.tol, max_iter=self.max_iter
+            Zs, y, sample_weight, xp, alpha=alpha, tol=self.tol, max_iter=self.max_iter
         )
-        self.coef_ = np.asarray(w, dtype=np.float64)
+        self.coef_ = np.asarray(w, dtype=np.float64) * beta
         self.intercept_ = np.asarray(b, dtype=np.float64)
         self.n_iter_ = n_iter
         if alpha == 0 and status == "converged":

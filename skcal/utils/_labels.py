@@ -3,7 +3,13 @@
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["resolve_classes", "encode_labels", "classes_from_column_names", "check_near_match"]
+__all__ = [
+    "resolve_classes",
+    "encode_labels",
+    "classes_from_column_names",
+    "check_near_match",
+    "check_named_columns_have_labels",
+]
 
 
 def _listed(values, limit=20):
@@ -93,6 +99,53 @@ def check_near_match(labels, names, *, remedy="pass the classes explicitly"):
             f"({missing[:10]!r}; columns: {names[:10]!r}): the columns cannot be "
             f"matched to the classes. Rename the columns, or {remedy}."
         )
+
+
+def check_named_columns_have_labels(names, classes, seen, *, skip, declare):
+    """Raise when a named score column is the logit of no label in ``y``.
+
+    One rule for the calibrators (a DataFrame with text column names, no
+    ``classes``) and ``skcal fit`` (a CSV / Parquet file, no
+    ``--logit-columns``): a named column that no label selects is more often
+    not a logit at all (a ``margin`` or id column) than a class absent from
+    the calibration set, so it is refused unless the classes are listed
+    explicitly. Unnamed columns (arrays, ``.npz``) follow the integer-label
+    rule of :func:`resolve_classes` (an absent class is a warning).
+
+    Parameters
+    ----------
+    names : list of str
+        The columns' names.
+    classes : array-like of shape (n_columns,)
+        The class of each column.
+    seen : array-like of bool, shape (n_columns,)
+        Whether some label selects each column.
+    skip, declare : str
+        How to drop a column that is not a logit, and how to list the classes
+        when it is the logit of an absent class; ``{column}`` is replaced by
+        the column's name.
+
+    Raises
+    ------
+    ValueError
+        Naming the first such column, its class and both remedies.
+    """
+    unused = np.flatnonzero(~np.asarray(seen, dtype=bool))
+    if not len(unused):
+        return
+    j = int(unused[0])
+    column, classes = names[j], np.asarray(classes)
+    if classes.dtype.kind in "iu" and (classes == np.arange(len(classes))).all():
+        what = f"0..{len(classes) - 1}"
+    else:
+        what = _listed(classes)
+    raise ValueError(
+        f"column {column!r} is the logit of no label: the columns {_listed(names, 10)} "
+        f"are the classes {what}, and no row has label {classes[j].item()!r}; if a "
+        f"column is not a class logit, {skip.format(column=column)}; if {column!r} is "
+        f"the logit of a class absent from the calibration set, "
+        f"{declare.format(column=column)}"
+    )
 
 
 def classes_from_column_names(names, y, classes=None, *, name="classes"):

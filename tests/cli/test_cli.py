@@ -806,3 +806,29 @@ def test_cli_benchmark_bad_numbers_and_column_lists_are_usage_errors(capsys, arg
     # the argparse types shared with fit / apply / report: exit 2, the value named
     assert main(["benchmark", "--fast", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_benchmark_says_probabilities_as_logits_once_per_set(tmp_path, capsys):
+    """A probability file read as logits: one warning line for the set, not the
+    raw warning of every fit of AutoCalibrator's search (main: 27 of them;
+    issue 24 leftovers, item h)."""
+    import warnings
+
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(1200, 3)) * 2
+    y = (Z + rng.gumbel(size=Z.shape)).argmax(axis=1)
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    f = tmp_path / "p.npz"
+    np.savez(f, logits_val=P[:600], y_val=y[:600], logits_test=P[600:], y_test=y[600:])
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["benchmark", "--data", str(f), "--no-peers", "--methods",
+                     "temperature,vector"]) == 0
+    err = capsys.readouterr().err
+    assert not [w for w in caught if issubclass(w.category, ProbabilitiesAsLogitsWarning)]
+    lines = [ln for ln in err.splitlines() if "look like probabilities" in ln
+             or "looks like probabilities" in ln]
+    assert len(lines) == 1 and lines[0].startswith("skcal benchmark: warning: ")

@@ -657,3 +657,100 @@ def test_bad_numbers_and_column_lists_are_usage_errors(tmp_path, capsys, argv, m
     args = ["--data", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "o")]
     assert main([*argv[:1], *args, *argv[1:]]) == 2
     assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text_labels", [False, True])
+def test_fit_and_the_python_api_agree_on_a_named_column_no_label_selects(
+        tmp_path, capsys, text_labels):
+    """A calibration table whose last named column no label selects: `skcal fit`
+    and a calibrator fitted on the same DataFrame refuse it by one rule, with
+    the same message (each with its own remedies); unnamed columns (.npz, an
+    array) are the integer-label rule's absent class, in both (issue 24
+    leftovers, item d). On main the Python API fitted column 'd' silently."""
+    pd = pytest.importorskip("pandas")
+    from skcal import TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 4))
+    y = rng.integers(0, 3, 300)
+    names = list("abcd")
+    labels = np.array(names)[y] if text_labels else y
+    df = pd.DataFrame(Z, columns=names)
+    path = tmp_path / "cal.csv"
+    df.assign(label=labels).to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 2
+    cli_err = _err(capsys)
+    with pytest.raises(ValueError) as api:
+        TemperatureScaler().fit(df, labels)
+    common = str(api.value).split("; if a column")[0]
+    assert common.startswith("column 'd' is the logit of no label: the columns")
+    assert common in cli_err
+    assert "--ignore-columns d" in cli_err and "X.drop(columns=['d'])" in str(api.value)
+    # the classes listed explicitly: both fit, class 'd' / 3 absent
+    classes = names if text_labels else [0, 1, 2, 3]
+    with pytest.warns(UserWarning, match="never occur"):
+        est = TemperatureScaler(classes=classes).fit(df, labels)
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--logit-columns", "a,b,c,d", "--output", str(tmp_path / "m.skops")]) == 0
+    from skcal.io import load
+
+    assert load(tmp_path / "m.skops").temperature_ == pytest.approx(est.temperature_, rel=1e-6)
+    if not text_labels:  # unnamed columns: accepted by both
+        np.savez(tmp_path / "cal.npz", logits=Z, y=y)
+        assert main(["fit", "--data", str(tmp_path / "cal.npz"), "--method",
+                     "temperature", "--output", str(tmp_path / "n.skops")]) == 0
+        with pytest.warns(UserWarning, match=r"Classes \[3\] never occur"):
+            TemperatureScaler().fit(Z, y)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x"])
+def test_n_bins_has_one_rule_and_one_message(tmp_path, logits, capsys, value):
+    """--n-bins and n_bins= say the same thing (main: ">= 0" for -1 and "at
+    least 1" for 0; issue 24 leftovers, item i)."""
+    from skcal.metrics import expected_calibration_error
+
+    good, _ = _bad_paths(tmp_path, logits)
+    capsys.readouterr()
+    assert main(["report", "--data", str(good), "--output", str(tmp_path / "r"),
+                 "--n-bins", value]) == 2
+    if value == "x":  # argparse's own error (after its usage line)
+        assert "--n-bins: must be an integer >= 1, got 'x'" in capsys.readouterr().err
+    else:
+        assert _err(capsys) == (
+            f"skcal report: error: --n-bins must be an integer >= 1, got {value}")
+        # the public functions: scikit-learn's parameter message, the same rule
+        with pytest.raises(ValueError, match=r"'n_bins' .* int in the range \[1, inf\)"):
+            expected_calibration_error([0, 1], [[0.5, 0.5], [0.2, 0.8]], n_bins=int(value))
+        from skcal.metrics._validation import _check_n_bins
+
+        with pytest.raises(ValueError, match=f"^n_bins must be an integer >= 1, got {value}"):
+            _check_n_bins(int(value))
+
+
+def test_apply_npz_keys_are_the_documented_ones(tmp_path, logits):
+    """`apply` writes `proba`, or `log_proba` with --log-proba, and the
+    deployment guide and --help say so (main's guide said `proba` for both;
+    issue 24 leftovers, item g)."""
+    from pathlib import Path
+
+    Z, y = logits
+    cal = tmp_path / "cal.parquet"
+    _write(cal, Z, y)
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    keys = {}
+    for flag in ([], ["--log-proba"]):
+        out = tmp_path / f"o{len(flag)}.npz"
+        assert main(["apply", str(model), "--data", str(cal), "--output", str(out),
+                     *flag]) == 0
+        with np.load(out) as f:
+            keys[bool(flag)] = sorted(f.files)
+    # (the labels of the input are copied, as documented)
+    assert keys == {False: ["classes", "label", "proba"],
+                    True: ["classes", "label", "log_proba"]}
+    guide = (Path(__file__).parents[2] / "docs" / "user_guide" / "deployment.rst").read_text()
+    assert "(keys ``proba``, or ``log_proba`` with ``--log-proba``, and ``classes``)" in \
+        " ".join(guide.split())

@@ -250,3 +250,28 @@ def test_to_onnx_dtype_is_checked():
     est = skcal.TemperatureScaler().fit(*_data(3, "2d"))
     with pytest.raises(ValueError, match="dtype must be"):
         to_onnx(est, dtype="float16")
+
+
+@pytest.mark.parametrize("cls", EXPORTABLE, ids=IDS)
+@pytest.mark.parametrize("input_type", ["logits", "probabilities"])
+def test_to_onnx_binary_1d_input_equals_predict_proba(cls, input_type):
+    """1-D binary scores, as predict_proba takes them: binary_1d=True gives a
+    graph input of shape (N,) (main refused 1-D input; issue 24 leftovers, f)."""
+    from skcal.onnx import to_onnx
+
+    Z, y = _data(2, "1d", input_type)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(input_type=input_type).fit(Z, y)
+    model = to_onnx(est, binary_1d=True)
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param for d in dims] == ["N"]
+    P, LP = _run(model, Z)
+    atol = 5e-5 if cls.__name__ in _STEP_MAPS and input_type == "probabilities" else 1e-6
+    np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=atol)
+    two = np.c_[-Z, Z] if input_type == "logits" else np.c_[1 - Z, Z]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est2 = cls(input_type=input_type).fit(two, y)
+    with pytest.raises(ValueError, match="binary_1d=True needs"):
+        to_onnx(est2, binary_1d=True)

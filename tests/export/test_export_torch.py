@@ -353,3 +353,35 @@ def test_platt_on_votes_exports_like_predict_proba(score_scale, K, shape):
     sess = ort.InferenceSession(to_onnx(est).SerializeToString())
     got = sess.run(None, {sess.get_inputs()[0].name: Xt.reshape(len(Xt), -1)})[0]
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6)
+
+
+def test_deployment_guide_lists_exactly_the_calibrators_that_do_not_export():
+    """The guide's no-export list is the registry's (main omitted
+    TopVersusAllCalibrator; issue 24 leftovers, item j)."""
+    import re
+    from pathlib import Path
+
+    from skcal.utils.discovery import all_calibrators
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 3)) * 2
+    y = (Z + rng.gumbel(size=Z.shape)).argmax(axis=1)
+    refused = set()
+    for name, cls in all_calibrators():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = cls().fit(Z, y)
+        try:
+            est.to_torch()
+        except NotImplementedError:
+            refused.add(name)
+    guide = (Path(__file__).parents[2] / "docs" / "user_guide" / "deployment.rst").read_text()
+    para = " ".join(guide.split("These calibrators do not export")[1].split(
+        ":class:`~skcal.SmoothedCalibrator`")[0].split())
+    assert set(re.findall(r":class:`~skcal\.(\w+)`", para)) == refused
+    # the wrappers export exactly when their inner calibrator does
+    with pytest.raises(NotImplementedError):
+        skcal.SmoothedCalibrator(skcal.HistogramCalibrator()).fit(Z, y).to_torch()
+    skcal.SmoothedCalibrator(skcal.TemperatureScaler()).fit(Z, y).to_torch()
+    assert not hasattr(skcal.CalibratedEnsemble, "to_torch")
+    assert not hasattr(skcal.GroupedCalibrator, "to_torch")

@@ -531,3 +531,46 @@ def test_new_scorers_in_cross_validation():
     for name in ("neg_debiased_calibration_error", "neg_smooth_calibration_error"):
         scores = cross_val_score(clf, X, y, cv=3, scoring=M.get_scorer(name))
         assert np.all(scores <= 0) and np.all(scores > -0.2)
+
+
+# ------------------- BCa edge cases (issue 24 leftovers, item k)
+@pytest.mark.parametrize("metric", ["nll", "brier", "ece", "accuracy"])
+def test_bca_of_a_degenerate_difference_is_the_point_interval(metric):
+    """Every resample of the paired difference of a model with itself is 0: the
+    point interval [0, 0], without the RuntimeWarning of main's 0/0."""
+    rng = np.random.default_rng(0)
+    P = softmax(rng.normal(size=(200, 3)) * 2, axis=1)
+    y = rng.integers(0, 3, 200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        d = M.paired_difference_interval(metric, y, P, P.copy(), method="BCa",
+                                         n_resamples=50, random_state=0)
+    assert (d.estimate, d.low, d.high) == (0.0, 0.0, 0.0)
+    # resamples all equal, the estimate one rounding away (main: 0/0 in _bca)
+    from skcal.metrics._intervals import _bca
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert _bca(np.full(50, 1e-17), 0.0, np.zeros(20), 0.05) == (0.0, 1e-17)
+
+
+def test_bca_interval_always_contains_the_estimate_with_few_resamples():
+    """With few resamples BCa can put both ends on one side of the estimate
+    (main: ECE intervals excluding it); the documented rule moves the nearer end
+    to the estimate, and all resamples on one side give the percentile interval."""
+    from skcal.metrics._intervals import _bca
+
+    rng = np.random.default_rng(1)
+    P = softmax(rng.normal(size=(120, 3)) * 3, axis=1)
+    y = rng.integers(0, 3, 120)
+    for seed in range(40):
+        for metric in ("ece", "nll"):
+            ci = M.confidence_interval(metric, y, P, method="BCa", n_resamples=12,
+                                       random_state=seed)
+            assert ci.low <= ci.estimate <= ci.high, (metric, seed, ci)
+    # the rules on a bootstrap distribution given directly
+    theta_b = np.linspace(1.0, 2.0, 9)
+    jack = np.linspace(0.0, 1.0, 20)
+    assert _bca(theta_b, 0.5, jack, 0.05) == pytest.approx(
+        (0.5, float(scipy.stats.quantile(theta_b, 0.975))))
+    assert _bca(np.full(30, 0.1), 0.1, np.full(10, 0.1), 0.05) == (0.1, 0.1)

@@ -237,12 +237,27 @@ def test_reg_auto_equals_gridsearchcv(synthetic):
 
 
 # ------------------------------------------------------------ BCTS / NBVS
+def _ts_beta(Z, y, sw=None):
+    """1/T of temperature scaling by a bounded scalar solve: the centre of the
+    BCTS / NBVS penalty, which acts after the temperature."""
+    Z = np.asarray(Z, dtype=np.float64)
+    sw = np.ones(len(y)) if sw is None else np.asarray(sw, dtype=np.float64)
+
+    def nll(beta):
+        A = beta * Z
+        return (sw * (logsumexp(A, axis=1) - A[np.arange(len(y)), y])).sum() / sw.sum()
+
+    return minimize_scalar(nll, bounds=(1e-6, 1e3), method="bounded",
+                           options={"xatol": 1e-13}).x
+
+
 @pytest.mark.parametrize("alpha", [0.0, 0.05])
 def test_bcts_matches_scipy(synthetic, alpha):
     Z, y, sw = synthetic
     k = Z.shape[1]
     est = BiasCorrectedTemperatureScaler(alpha=alpha).fit(Z, y, sample_weight=sw)
-    C, R, cb = np.full(k, alpha / 2 / k), np.ones(k), np.full(k, alpha / 2)
+    beta = _ts_beta(Z, y, sw)
+    C, R, cb = np.full(k, alpha / 2 / k / beta**2), np.full(k, beta), np.full(k, alpha / 2)
     W = np.eye(k) / est.temperature_
     f = objective(Z, y, sw, W, est.intercept_, C, R, cb, "diagonal")
     _check(f, ref_affine(Z, y, sw, "scalar", True, C, R, cb))
@@ -253,7 +268,8 @@ def test_nbvs_matches_scipy(synthetic, alpha):
     Z, y, sw = synthetic
     k = Z.shape[1]
     est = NoBiasVectorScaler(alpha=alpha).fit(Z, y, sample_weight=sw)
-    C, R, cb = np.full(k, alpha / 2), np.ones(k), np.zeros(k)
+    beta = _ts_beta(Z, y, sw)
+    C, R, cb = np.full(k, alpha / 2 / beta**2), np.full(k, beta), np.zeros(k)
     f = objective(Z, y, sw, np.diag(est.coef_), np.zeros(k), C, R, cb, "diagonal")
     _check(f, ref_affine(Z, y, sw, "diagonal", False, C, R, cb))
 
@@ -524,6 +540,7 @@ def test_bcts_above_the_newton_size_uses_the_trust_region():
     Z[np.arange(n), y] += 3.0
     Z[:, :40] += 0.7  # a class bias for the intercepts to remove
     est = BiasCorrectedTemperatureScaler(alpha=alpha).fit(Z, y)
+    beta = _ts_beta(Z, y)  # the penalty acts after the temperature
 
     def fun(t):
         w, b = t[0], t[1:]
@@ -532,11 +549,12 @@ def test_bcts_above_the_newton_size_uses_the_trust_region():
         G = np.exp(A - lse[:, None])
         G[np.arange(n), y] -= 1.0
         G /= n
-        f = np.mean(lse - A[np.arange(n), y]) + alpha / 2 * (w - 1) ** 2 + alpha / 2 * b @ b
-        g = np.concatenate([[np.sum(G * Z) + alpha * (w - 1)], G.sum(0) + alpha * b])
+        d = w / beta - 1
+        f = np.mean(lse - A[np.arange(n), y]) + alpha / 2 * d**2 + alpha / 2 * b @ b
+        g = np.concatenate([[np.sum(G * Z) + alpha * d / beta], G.sum(0) + alpha * b])
         return f, g
 
-    ref = minimize(fun, np.concatenate([[1.0], np.zeros(k)]), jac=True, method="L-BFGS-B",
+    ref = minimize(fun, np.concatenate([[beta], np.zeros(k)]), jac=True, method="L-BFGS-B",
                    options=dict(maxiter=5000, gtol=1e-12, ftol=1e-16))
     got = fun(np.concatenate([[1.0 / est.temperature_], est.intercept_]))[0]
     _check(got, ref.fun)

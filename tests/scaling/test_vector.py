@@ -18,8 +18,25 @@ from skcal import VectorScaler
 
 
 # --------------------------------------------------------------- reference
-def reference_objective(theta, Z, y, sw, alpha):
-    """Penalised mean NLL and its gradient, written from the formula (float64)."""
+def reference_beta(Z, y, sw=None):
+    """1/T of temperature scaling, by a bounded scalar solve (the penalty's centre)."""
+    from scipy.optimize import minimize_scalar
+
+    Z = np.asarray(Z, dtype=np.float64)
+    sw = np.ones(len(y)) if sw is None else np.asarray(sw, dtype=np.float64)
+
+    def nll(beta):
+        A = beta * Z
+        return (sw * (logsumexp(A, axis=1) - A[np.arange(len(y)), y])).sum() / sw.sum()
+
+    return minimize_scalar(nll, bounds=(1e-6, 1e3), method="bounded",
+                           options={"xatol": 1e-13}).x
+
+
+def reference_objective(theta, Z, y, sw, alpha, beta=1.0):
+    """Penalised mean NLL and its gradient, written from the formula (float64):
+    the penalty ``alpha/2 (||w / beta - 1||^2 + ||b||^2)`` acts after the
+    temperature ``1 / beta``."""
     Z = np.asarray(Z, dtype=np.float64)
     n, k = Z.shape
     w, b = theta[:k], theta[k:]
@@ -28,8 +45,8 @@ def reference_objective(theta, Z, y, sw, alpha):
     Y = np.eye(k)[y]
     nll = (sw * (logsumexp(A, axis=1) - np.sum(A * Y, axis=1))).sum() / sw.sum()
     R = (softmax(A, axis=1) - Y) * sw[:, None] / sw.sum()
-    f = nll + 0.5 * alpha * (np.sum((w - 1) ** 2) + np.sum(b**2))
-    g_w = (R * Z).sum(axis=0) + alpha * (w - 1)
+    f = nll + 0.5 * alpha * (np.sum((w / beta - 1) ** 2) + np.sum(b**2))
+    g_w = (R * Z).sum(axis=0) + alpha * (w / beta - 1) / beta
     g = np.concatenate([g_w, R.sum(axis=0) + alpha * b])
     return f, g
 
@@ -37,11 +54,12 @@ def reference_objective(theta, Z, y, sw, alpha):
 def reference_fit(Z, y, sw=None, alpha=0.0):
     """High-precision BFGS solve of the same objective; b centred if alpha == 0."""
     k = Z.shape[1]
-    theta0 = np.concatenate([np.ones(k), np.zeros(k)])
+    beta = reference_beta(Z, y, sw) if alpha > 0 else 1.0
+    theta0 = np.concatenate([np.full(k, beta), np.zeros(k)])
     res = minimize(
         reference_objective,
         theta0,
-        args=(Z, y, sw, alpha),
+        args=(Z, y, sw, alpha, beta),
         jac=True,
         method="BFGS",
         options={"gtol": 1e-11, "maxiter": 10000},
@@ -210,7 +228,7 @@ def test_vector_real_sets_match_reference(name):
     vs = VectorScaler().fit(Z, y)  # default alpha=1e-4
     w_ref, b_ref, f_ref = reference_fit(Z, y, alpha=1e-4)
     theta = np.concatenate([vs.coef_, vs.intercept_])
-    f, _ = reference_objective(theta, Z, y, None, 1e-4)
+    f, _ = reference_objective(theta, Z, y, None, 1e-4, reference_beta(Z, y))
     assert f <= f_ref + 1e-10
     assert_allclose(vs.coef_, w_ref, rtol=1e-5, atol=1e-5)
     assert_allclose(vs.intercept_, b_ref, atol=1e-5)
@@ -246,9 +264,9 @@ def test_vector_alpha_moves_fit_toward_identity(synth):
             # Stationarity of the penalised objective forces sum(b) = 0.
             assert abs(vs.intercept_.sum()) < 1e-8
     assert all(a > b for a, b in zip(dist, dist[1:]))
-    # A huge penalty pins the map to the identity.
+    # A huge penalty pins the map to temperature scaling (it acts after T).
     vs = VectorScaler(alpha=1e6).fit(Z, y)
-    assert_allclose(vs.coef_, 1.0, atol=1e-5)
+    assert_allclose(vs.coef_, reference_beta(Z, y), rtol=1e-5)
     assert_allclose(vs.intercept_, 0.0, atol=1e-5)
 
 
