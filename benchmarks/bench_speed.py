@@ -11,7 +11,8 @@ Run (from the repository root)::
     python benchmarks/bench_speed.py                 # the issue-4 targets (~10 min)
     python benchmarks/bench_speed.py --quick         # small sizes, a smoke run
     python benchmarks/bench_speed.py --growth        # every calibrator at growing sizes
-    python benchmarks/bench_speed.py --targets --torch-threads 1   # issue-17 ratios
+    python benchmarks/bench_speed.py --targets       # the issue-27 table (~6 min)
+    python benchmarks/bench_speed.py --targets-17 --torch-threads 1   # issue-17 ratios
 
 Peers (scikit-learn, netcal, probmetrics) run in a subprocess with a time
 limit when installed; the tables say so when they are not.
@@ -369,6 +370,138 @@ def bench_targets(repeat, seed, metric_size=(1_000_000, 100), only=None):
             "status"], rows)
 
 
+# ------------------------------------------------------- issue-27 targets
+#: Rows of issue 27's table: (label, calibrator, "fit" / "predict_proba", backend, NxK,
+#: budget). NumPy rows are in NumPy passes, torch rows in torch (CPU) passes.
+TARGETS_27 = [
+    ("IsotonicScaler", "predict_proba", "numpy", (100_000, 1_000), 8.0),
+    ("TemperatureScaler", "fit", "numpy", (1_000_000, 10), 3.0),
+    ("TemperatureScaler", "fit", "numpy", (100_000, 100), 3.0),
+    ("TemperatureScaler", "fit", "numpy", (100_000, 1_000), 3.0),
+    ("TemperatureScaler", "predict_proba", "torch", (100_000, 100), 2.0),
+    ("TemperatureScaler", "predict_proba", "torch", (100_000, 1_000), 2.0),
+    ("VectorScaler", "predict_proba", "torch", (100_000, 100), 2.0),
+    ("VectorScaler", "predict_proba", "torch", (100_000, 1_000), 2.0),
+    ("BetaCalibrator", "fit", "numpy", (100_000, 100), 20.0),
+    ("HistogramCalibrator", "predict_proba", "numpy", (100_000, 100), 10.0),
+    ("BBQCalibrator", "fit", "numpy", (100_000, 100), 100.0),
+    ("BBQCalibrator", "predict_proba", "numpy", (100_000, 100), 10.0),
+    ("SplineCalibrator", "fit", "numpy", (100_000, 100), 100.0),
+    ("VennAbersCalibrator", "fit", "numpy", (100_000, 100), 100.0),
+    ("LocalTemperatureScaler", "fit", "numpy", (200_000, 100), 200.0),
+]
+#: ``skcal --version`` / ``--help`` wall-clock budget (seconds, a fresh interpreter).
+CLI_TARGET_S = 1.0
+
+
+def _isotonic_exactness(est, Z):
+    """Largest |predict_proba - np.interp reference| on float64 rows (issue 27: <= 1e-12)."""
+    from skcal._backend._ovr import ovr_log_odds
+
+    Z64 = Z[:2_000].astype(np.float64)
+    S = ovr_log_odds(Z64)
+    Q = np.column_stack([np.interp(S[:, j], c.X_thresholds_, c.y_thresholds_)
+                         for j, c in enumerate(est.calibrators_)])
+    return float(np.abs(est.predict_proba(Z64) - Q / Q.sum(axis=1, keepdims=True)).max())
+
+
+def _target27_child(index, repeat, seed):
+    """Time one row of :data:`TARGETS_27` in this (child) process; print JSON."""
+    import skcal
+
+    name, what, backend, (n, k), budget = TARGETS_27[index]
+    Z, y = make_logits(n, k, seed=seed)
+    out = {}
+    cls = getattr(skcal, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if backend == "torch":
+            import torch
+            from _common import torch_pass
+
+            Zt, yt = torch.from_numpy(Z), torch.from_numpy(y)
+            t_pass = min(best_time(lambda: torch_pass(Zt, yt), repeat=repeat)[0]
+                         for _ in range(2))
+            est = cls().fit(Z[:20_000], y[:20_000])
+            t, _ = best_time(lambda: est.predict_proba(Zt), repeat=repeat + 2)
+        else:
+            t_pass, _ = pass_time(Z, y, repeat=repeat)
+            if what == "fit":
+                t0 = time.perf_counter()
+                est = cls().fit(Z, y)
+                t = time.perf_counter() - t0
+                if t < 20 * t_pass:  # cheap: best of `repeat`
+                    t = min(t, best_time(lambda: cls().fit(Z, y), repeat=repeat - 1)[0])
+            else:
+                est = cls().fit(Z, y)
+                t, _ = best_time(lambda: est.predict_proba(Z), repeat=repeat)
+    if name == "TemperatureScaler" and what == "fit":
+        beta = 1.0 / est.temperature_
+        out["check"] = f"rel. error of beta {abs(beta - exact_beta(Z, y, beta)) / beta:.1e} (<= 1e-6)"
+    if name == "IsotonicScaler" and what == "predict_proba":
+        out["check"] = f"max error vs np.interp {_isotonic_exactness(est, Z):.1e} (<= 1e-12)"
+    out.update(t=t, t_pass=t_pass)
+    print(json.dumps(out))
+
+
+def _cli_seconds(args):
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import sys; from skcal.cli import main; "
+                    f"sys.argv = ['skcal', {args!r}]; main()"],
+                   capture_output=True, check=False)
+    return time.perf_counter() - t0
+
+
+def bench_targets27(repeat, seed, row_timeout, only=None, torch_threads=None):
+    """Issue 27's table: every row measured in its own process, with a time limit.
+
+    A row that runs past ``row_timeout`` seconds is printed as a lower bound
+    (the limit, less the child's start and data set-up, over the pass timed
+    here at the same size).
+    """
+    rows = []
+    passes = {}
+    for i, (name, what, backend, (n, k), budget) in enumerate(TARGETS_27):
+        if only and name not in only:
+            continue
+        label = f"{name}.{what} ({'torch CPU' if backend == 'torch' else 'numpy'})"
+        target = f"<= {budget:g} {'torch ' if backend == 'torch' else ''}passes"
+        cmd = [sys.executable, os.path.abspath(__file__), "--target27-child", str(i),
+               "--repeat", str(repeat), "--seed", str(seed)]
+        if torch_threads:
+            cmd += ["--torch-threads", str(torch_threads)]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=row_timeout)
+        except subprocess.TimeoutExpired:
+            if (n, k) not in passes:
+                Z, y = make_logits(n, k, seed=seed)
+                passes[(n, k)] = pass_time(Z, y, repeat=repeat)[0]
+                del Z, y
+            t_pass = passes[(n, k)]
+            bound = max(row_timeout - 15.0, 1.0) / t_pass
+            rows.append([label, f"{n:,}x{k:,}", f"> {bound:.0f} (stopped after "
+                         f"{row_timeout:.0f} s)", target, "**missed**", ""])
+            continue
+        if res.returncode != 0:
+            last = (res.stderr.strip().splitlines() or ["failed"])[-1]
+            rows.append([label, f"{n:,}x{k:,}", f"failed: {last[:80]}", target, "", ""])
+            continue
+        r = json.loads(res.stdout.strip().splitlines()[-1])
+        ratio = r["t"] / r["t_pass"]
+        rows.append([label, f"{n:,}x{k:,}", f"{ratio:.1f} ({r['t']:.3f} s; pass "
+                     f"{r['t_pass']:.3f} s)", target, _verdict(ratio, budget),
+                     r.get("check", "")])
+    if not only:
+        for args in ("--version", "--help"):
+            t = min(_cli_seconds(args) for _ in range(repeat))
+            rows.append([f"skcal {args}", "", f"{t:.2f} s", f"<= {CLI_TARGET_S:g} s",
+                         _verdict(t, CLI_TARGET_S), "fresh interpreter, best of "
+                         f"{repeat}"])
+    _table("Issue-27 targets (float32 logits; numpy rows in numpy passes, torch rows in "
+           "torch CPU passes; each row in its own process)",
+           ["operation", "size", "now (passes)", "target", "met?", "check"], rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=",".join(f"{n}x{k}" for n, k in TARGET_SIZES),
@@ -387,11 +520,16 @@ def main(argv=None):
     ap.add_argument("--growth-sizes", default=None,
                     help="--growth: comma-separated NxK sizes (default: the standard grid)")
     ap.add_argument("--targets", action="store_true",
-                    help="only the issue-17 targets (per-class, whole-vector, torch CPU)")
+                    help="only the issue-27 targets table (each row: now / target / met?)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads for this benchmark process (default: "
                          "torch's own); 1 avoids OpenMP spin-waiting on a loaded machine")
+    ap.add_argument("--targets-17", action="store_true",
+                    help="the issue-17 target tables (per-class, whole-vector, torch CPU)")
+    ap.add_argument("--row-timeout", type=float, default=60.0,
+                    help="--targets: seconds before a row is stopped and printed as a bound")
+    ap.add_argument("--target27-child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--peer-child", nargs=2, metavar=("NAME", "NxK"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.peer_child:
@@ -410,10 +548,18 @@ def main(argv=None):
 
         torch.set_num_threads(args.torch_threads)
         print(f"torch intra-op threads: {args.torch_threads}")
+    if args.target27_child is not None:
+        _target27_child(args.target27_child, args.repeat, args.seed)
+        return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {load:.1f})")
     if args.targets:
+        only = args.calibrators.split(",") if args.calibrators else None
+        bench_targets27(args.repeat, args.seed, args.row_timeout, only=only,
+                        torch_threads=args.torch_threads)
+        return
+    if args.targets_17:
         only = args.calibrators.split(",") if args.calibrators else None
         bench_targets(args.repeat, args.seed, only=only)
         return
