@@ -199,32 +199,106 @@ def bench_vector(size, repeat, peers, timeout, seed):
 
 
 # ----------------------------------------------------------------- growth
-def bench_growth(repeat, seed, quick, only=None, sizes=None):
+#: Rows and classes of the first growth size; the rows are quadrupled (up to
+#: :data:`GROWTH_MAX_ROWS`) while fit + predict_proba take under
+#: :data:`GROWTH_MIN_S`, so fixed costs do not hide the exponent.
+GROWTH_START = (2_500, 10)
+GROWTH_MAX_ROWS = 640_000
+GROWTH_MIN_S = 0.4
+
+
+def _growth_one(cls, n, k, seed, repeat):
+    Z, y = make_logits(n, k, seed=seed)
+    t_pass, _ = pass_time(Z, y, repeat=repeat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        est = cls().fit(Z, y)
+        t_fit = time.perf_counter() - t0
+        t_pred, _ = best_time(lambda: est.predict_proba(Z), repeat=repeat)
+    return {"n": n, "k": k, "pass": t_pass, "fit": t_fit, "pred": t_pred}
+
+
+def _growth_child(name, seed, repeat):
+    """Growth sizes of one calibrator in this (child) process; one JSON line per size."""
+    from skcal.utils.discovery import all_calibrators
+
+    cls = dict(all_calibrators())[name]
+    n, k = GROWTH_START
+    r = _growth_one(cls, n, k, seed, repeat)
+    while r["fit"] + r["pred"] < GROWTH_MIN_S and n < GROWTH_MAX_ROWS:
+        n *= 4
+        r = _growth_one(cls, n, k, seed, repeat)
+    print(json.dumps(r), flush=True)
+    for nn, kk in ((4 * n, k), (n, 4 * k)):
+        print(json.dumps(_growth_one(cls, nn, kk, seed, repeat)), flush=True)
+
+
+def _exponent(a, b, key, dim):
+    if a is None or b is None or a[key] <= 0 or b[key] <= 0:
+        return ""
+    return f"{np.log(b[key] / a[key]) / np.log(b[dim] / a[dim]):.2f}"
+
+
+def bench_growth(repeat, seed, quick, only=None, sizes=None, timeout=30.0):
+    """Every registered calibrator: fit and predict_proba times, exponents in n and K.
+
+    Each calibrator runs in its own process (at most ``timeout`` seconds): a
+    base size (``GROWTH_START``, rows quadrupled until fit + predict take
+    ``GROWTH_MIN_S``), then 4x the rows and 4x the classes; the exponents are
+    ``log(t(4x) / t(base)) / log 4``. With ``sizes`` (or ``quick``) the old
+    fixed grid is timed in this process instead.
+    """
     from skcal.utils.discovery import all_calibrators
 
     # every calibrator of the registry, so a new one cannot skip this table
-    classes = dict(all_calibrators("scaling") + all_calibrators("ovr"))
+    classes = dict(all_calibrators())
     names = [n for n in classes if only is None or n in only]
-    grid = ([(10_000, 10), (100_000, 10), (10_000, 100)] if quick else
-            [(10_000, 10), (100_000, 10), (1_000_000, 10),
-             (100_000, 10), (100_000, 100), (100_000, 1_000)])
-    if sizes:
-        grid = sizes
+    if quick or sizes:
+        grid = sizes or [(10_000, 10), (100_000, 10), (10_000, 100)]
+        rows = []
+        for n, k in dict.fromkeys(grid):
+            for name in names:
+                r = _growth_one(classes[name], n, k, seed, repeat)
+                rows.append([f"{n:,}x{k:,}", name, f"{r['pass']:.3f}", f"{r['fit']:.3f}",
+                             f"{r['fit'] / r['pass']:.1f}", f"{r['pred']:.3f}",
+                             f"{r['pred'] / r['pass']:.1f}"])
+        _table("Every calibrator (numpy, float32): time against rows and classes",
+               ["size", "calibrator", "pass s", "fit s", "fit / pass", "predict_proba s",
+                "predict / pass"], rows)
+        return
     rows = []
-    for n, k in dict.fromkeys(grid):
-        Z, y = make_logits(n, k, seed=seed)
-        t_pass, _ = pass_time(Z, y, repeat=repeat)
-        for name in names:
-            cls = classes[name]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t_fit, est = best_time(lambda: cls().fit(Z, y), repeat=1)
-                t_pred, _ = best_time(lambda: est.predict_proba(Z), repeat=repeat)
-            rows.append([f"{n:,}x{k:,}", name, f"{t_pass:.3f}", f"{t_fit:.3f}",
-                         f"{t_fit / t_pass:.1f}", f"{t_pred:.3f}", f"{t_pred / t_pass:.1f}"])
-    _table("Every calibrator (numpy, float32): time against rows and classes",
-           ["size", "calibrator", "pass s", "fit s", "fit / pass", "predict_proba s",
-            "predict / pass"], rows)
+    for name in names:
+        cmd = [sys.executable, os.path.abspath(__file__), "--growth-child", name,
+               "--repeat", str(repeat), "--seed", str(seed)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            note = "" if proc.returncode == 0 else \
+                f"failed: {(err.strip().splitlines() or ['?'])[-1][:60]}"
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            note = f"stopped after {timeout:.0f} s"
+        res = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        base = res[0] if res else None
+        by_n = res[1] if len(res) > 1 else None
+        by_k = res[2] if len(res) > 2 else None
+        if base is None:
+            rows.append([name, "", "", "", "", "", "", "", "", note])
+            continue
+        rows.append([name, f"{base['n']:,}x{base['k']:,}",
+                     f"{base['fit']:.3f} ({base['fit'] / base['pass']:.0f})",
+                     _exponent(base, by_n, "fit", "n"), _exponent(base, by_k, "fit", "k"),
+                     f"{base['pred']:.3f} ({base['pred'] / base['pass']:.0f})",
+                     _exponent(base, by_n, "pred", "n"), _exponent(base, by_k, "pred", "k"),
+                     f"{_exponent(base, by_n, 'pass', 'n')} / {_exponent(base, by_k, 'pass', 'k')}",
+                     note])
+    _table("Every registered calibrator (numpy, float32): seconds (passes) at the base "
+           "size, and growth exponents for 4x rows (n) and 4x classes (K)",
+           ["calibrator", "base size", "fit s (passes)", "fit exp. n", "fit exp. K",
+            "predict s (passes)", "predict exp. n", "predict exp. K",
+            "pass exp. n / K (the machine's own)", "note"], rows)
 
 
 # ------------------------------------------------------- issue-17 targets
@@ -529,6 +603,9 @@ def main(argv=None):
                     help="the issue-17 target tables (per-class, whole-vector, torch CPU)")
     ap.add_argument("--row-timeout", type=float, default=60.0,
                     help="--targets: seconds before a row is stopped and printed as a bound")
+    ap.add_argument("--growth-timeout", type=float, default=30.0,
+                    help="--growth: seconds per calibrator (its sizes in one process)")
+    ap.add_argument("--growth-child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--target27-child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--peer-child", nargs=2, metavar=("NAME", "NxK"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -548,6 +625,9 @@ def main(argv=None):
 
         torch.set_num_threads(args.torch_threads)
         print(f"torch intra-op threads: {args.torch_threads}")
+    if args.growth_child:
+        _growth_child(args.growth_child, args.seed, args.repeat)
+        return
     if args.target27_child is not None:
         _target27_child(args.target27_child, args.repeat, args.seed)
         return
@@ -567,7 +647,7 @@ def main(argv=None):
         only = args.calibrators.split(",") if args.calibrators else None
         gsizes = ([_size(s) for s in args.growth_sizes.split(",")]
                   if args.growth_sizes else None)
-        bench_growth(args.repeat, args.seed, args.quick, only, gsizes)
+        bench_growth(args.repeat, args.seed, args.quick, only, gsizes, args.growth_timeout)
         return
     sizes = ([(100_000, 10), (20_000, 100)] if args.quick
              else [_size(s) for s in args.sizes.split(",")])
