@@ -204,7 +204,7 @@ def bench_vector(size, repeat, peers, timeout, seed):
 #: :data:`GROWTH_MIN_S`, so fixed costs do not hide the exponent.
 GROWTH_START = (2_500, 10)
 GROWTH_MAX_ROWS = 640_000
-GROWTH_MIN_S = 0.4
+GROWTH_MIN_S = 0.25
 
 
 def _growth_one(cls, n, k, seed, repeat):
@@ -220,18 +220,25 @@ def _growth_one(cls, n, k, seed, repeat):
 
 
 def _growth_child(name, seed, repeat):
-    """Growth sizes of one calibrator in this (child) process; one JSON line per size."""
+    """Growth sizes of one calibrator in this (child) process; one JSON line per size.
+
+    Each line is printed as soon as its size is timed (``stage``: "ramp" while
+    the rows are quadrupled, then "n" and "k"), so a stopped child still
+    leaves its finished sizes.
+    """
     from skcal.utils.discovery import all_calibrators
 
     cls = dict(all_calibrators())[name]
     n, k = GROWTH_START
-    r = _growth_one(cls, n, k, seed, repeat)
-    while r["fit"] + r["pred"] < GROWTH_MIN_S and n < GROWTH_MAX_ROWS:
-        n *= 4
+    while True:
         r = _growth_one(cls, n, k, seed, repeat)
-    print(json.dumps(r), flush=True)
-    for nn, kk in ((4 * n, k), (n, 4 * k)):
-        print(json.dumps(_growth_one(cls, nn, kk, seed, repeat)), flush=True)
+        print(json.dumps({**r, "stage": "ramp"}), flush=True)
+        if r["fit"] + r["pred"] >= GROWTH_MIN_S or n >= GROWTH_MAX_ROWS:
+            break
+        n *= 4
+    for stage, nn, kk in (("n", 4 * n, k), ("k", n, 4 * k)):
+        print(json.dumps({**_growth_one(cls, nn, kk, seed, repeat), "stage": stage}),
+              flush=True)
 
 
 def _exponent(a, b, key, dim):
@@ -240,7 +247,7 @@ def _exponent(a, b, key, dim):
     return f"{np.log(b[key] / a[key]) / np.log(b[dim] / a[dim]):.2f}"
 
 
-def bench_growth(repeat, seed, quick, only=None, sizes=None, timeout=30.0):
+def bench_growth(repeat, seed, quick, only=None, sizes=None, timeout=40.0):
     """Every registered calibrator: fit and predict_proba times, exponents in n and K.
 
     Each calibrator runs in its own process (at most ``timeout`` seconds): a
@@ -281,9 +288,12 @@ def bench_growth(repeat, seed, quick, only=None, sizes=None, timeout=30.0):
             out, err = proc.communicate()
             note = f"stopped after {timeout:.0f} s"
         res = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-        base = res[0] if res else None
-        by_n = res[1] if len(res) > 1 else None
-        by_k = res[2] if len(res) > 2 else None
+        ramp = [r for r in res if r["stage"] == "ramp"]
+        by_n = next((r for r in res if r["stage"] == "n"), None)
+        by_k = next((r for r in res if r["stage"] == "k"), None)
+        base = ramp[-1] if ramp else None
+        if by_n is None and len(ramp) > 1:  # stopped: the last two ramp sizes (4x rows)
+            base, by_n = ramp[-2], ramp[-1]
         if base is None:
             rows.append([name, "", "", "", "", "", "", "", "", note])
             continue
@@ -603,7 +613,7 @@ def main(argv=None):
                     help="the issue-17 target tables (per-class, whole-vector, torch CPU)")
     ap.add_argument("--row-timeout", type=float, default=60.0,
                     help="--targets: seconds before a row is stopped and printed as a bound")
-    ap.add_argument("--growth-timeout", type=float, default=30.0,
+    ap.add_argument("--growth-timeout", type=float, default=40.0,
                     help="--growth: seconds per calibrator (its sizes in one process)")
     ap.add_argument("--growth-child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--target27-child", type=int, default=None, help=argparse.SUPPRESS)
