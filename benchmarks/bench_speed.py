@@ -11,7 +11,8 @@ Run (from the repository root)::
     python benchmarks/bench_speed.py                 # the issue-4 targets (~10 min)
     python benchmarks/bench_speed.py --quick         # small sizes, a smoke run
     python benchmarks/bench_speed.py --growth        # every calibrator at growing sizes
-    python benchmarks/bench_speed.py --targets --torch-threads 1   # issue-17 ratios
+    python benchmarks/bench_speed.py --targets       # the issue-27 table (~6 min)
+    python benchmarks/bench_speed.py --targets-17 --torch-threads 1   # issue-17 ratios
 
 Peers (scikit-learn, netcal, probmetrics) run in a subprocess with a time
 limit when installed; the tables say so when they are not.
@@ -198,32 +199,116 @@ def bench_vector(size, repeat, peers, timeout, seed):
 
 
 # ----------------------------------------------------------------- growth
-def bench_growth(repeat, seed, quick, only=None, sizes=None):
+#: Rows and classes of the first growth size; the rows are quadrupled (up to
+#: :data:`GROWTH_MAX_ROWS`) while fit + predict_proba take under
+#: :data:`GROWTH_MIN_S`, so fixed costs do not hide the exponent.
+GROWTH_START = (2_500, 10)
+GROWTH_MAX_ROWS = 640_000
+GROWTH_MIN_S = 0.25
+
+
+def _growth_one(cls, n, k, seed, repeat):
+    Z, y = make_logits(n, k, seed=seed)
+    t_pass, _ = pass_time(Z, y, repeat=repeat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        est = cls().fit(Z, y)
+        t_fit = time.perf_counter() - t0
+        t_pred, _ = best_time(lambda: est.predict_proba(Z), repeat=repeat)
+    return {"n": n, "k": k, "pass": t_pass, "fit": t_fit, "pred": t_pred}
+
+
+def _growth_child(name, seed, repeat):
+    """Growth sizes of one calibrator in this (child) process; one JSON line per size.
+
+    Each line is printed as soon as its size is timed (``stage``: "ramp" while
+    the rows are quadrupled, then "n" and "k"), so a stopped child still
+    leaves its finished sizes.
+    """
+    from skcal.utils.discovery import all_calibrators
+
+    cls = dict(all_calibrators())[name]
+    n, k = GROWTH_START
+    while True:
+        r = _growth_one(cls, n, k, seed, repeat)
+        print(json.dumps({**r, "stage": "ramp"}), flush=True)
+        if r["fit"] + r["pred"] >= GROWTH_MIN_S or n >= GROWTH_MAX_ROWS:
+            break
+        n *= 4
+    for stage, nn, kk in (("n", 4 * n, k), ("k", n, 4 * k)):
+        print(json.dumps({**_growth_one(cls, nn, kk, seed, repeat), "stage": stage}),
+              flush=True)
+
+
+def _exponent(a, b, key, dim):
+    if a is None or b is None or a[key] <= 0 or b[key] <= 0:
+        return ""
+    return f"{np.log(b[key] / a[key]) / np.log(b[dim] / a[dim]):.2f}"
+
+
+def bench_growth(repeat, seed, quick, only=None, sizes=None, timeout=40.0):
+    """Every registered calibrator: fit and predict_proba times, exponents in n and K.
+
+    Each calibrator runs in its own process (at most ``timeout`` seconds): a
+    base size (``GROWTH_START``, rows quadrupled until fit + predict take
+    ``GROWTH_MIN_S``), then 4x the rows and 4x the classes; the exponents are
+    ``log(t(4x) / t(base)) / log 4``. With ``sizes`` (or ``quick``) the old
+    fixed grid is timed in this process instead.
+    """
     from skcal.utils.discovery import all_calibrators
 
     # every calibrator of the registry, so a new one cannot skip this table
-    classes = dict(all_calibrators("scaling") + all_calibrators("ovr"))
+    classes = dict(all_calibrators())
     names = [n for n in classes if only is None or n in only]
-    grid = ([(10_000, 10), (100_000, 10), (10_000, 100)] if quick else
-            [(10_000, 10), (100_000, 10), (1_000_000, 10),
-             (100_000, 10), (100_000, 100), (100_000, 1_000)])
-    if sizes:
-        grid = sizes
+    if quick or sizes:
+        grid = sizes or [(10_000, 10), (100_000, 10), (10_000, 100)]
+        rows = []
+        for n, k in dict.fromkeys(grid):
+            for name in names:
+                r = _growth_one(classes[name], n, k, seed, repeat)
+                rows.append([f"{n:,}x{k:,}", name, f"{r['pass']:.3f}", f"{r['fit']:.3f}",
+                             f"{r['fit'] / r['pass']:.1f}", f"{r['pred']:.3f}",
+                             f"{r['pred'] / r['pass']:.1f}"])
+        _table("Every calibrator (numpy, float32): time against rows and classes",
+               ["size", "calibrator", "pass s", "fit s", "fit / pass", "predict_proba s",
+                "predict / pass"], rows)
+        return
     rows = []
-    for n, k in dict.fromkeys(grid):
-        Z, y = make_logits(n, k, seed=seed)
-        t_pass, _ = pass_time(Z, y, repeat=repeat)
-        for name in names:
-            cls = classes[name]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t_fit, est = best_time(lambda: cls().fit(Z, y), repeat=1)
-                t_pred, _ = best_time(lambda: est.predict_proba(Z), repeat=repeat)
-            rows.append([f"{n:,}x{k:,}", name, f"{t_pass:.3f}", f"{t_fit:.3f}",
-                         f"{t_fit / t_pass:.1f}", f"{t_pred:.3f}", f"{t_pred / t_pass:.1f}"])
-    _table("Every calibrator (numpy, float32): time against rows and classes",
-           ["size", "calibrator", "pass s", "fit s", "fit / pass", "predict_proba s",
-            "predict / pass"], rows)
+    for name in names:
+        cmd = [sys.executable, os.path.abspath(__file__), "--growth-child", name,
+               "--repeat", str(repeat), "--seed", str(seed)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            note = "" if proc.returncode == 0 else \
+                f"failed: {(err.strip().splitlines() or ['?'])[-1][:60]}"
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            note = f"stopped after {timeout:.0f} s"
+        res = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        ramp = [r for r in res if r["stage"] == "ramp"]
+        by_n = next((r for r in res if r["stage"] == "n"), None)
+        by_k = next((r for r in res if r["stage"] == "k"), None)
+        base = ramp[-1] if ramp else None
+        if by_n is None and len(ramp) > 1:  # stopped: the last two ramp sizes (4x rows)
+            base, by_n = ramp[-2], ramp[-1]
+        if base is None:
+            rows.append([name, "", "", "", "", "", "", "", "", note])
+            continue
+        rows.append([name, f"{base['n']:,}x{base['k']:,}",
+                     f"{base['fit']:.3f} ({base['fit'] / base['pass']:.0f})",
+                     _exponent(base, by_n, "fit", "n"), _exponent(base, by_k, "fit", "k"),
+                     f"{base['pred']:.3f} ({base['pred'] / base['pass']:.0f})",
+                     _exponent(base, by_n, "pred", "n"), _exponent(base, by_k, "pred", "k"),
+                     f"{_exponent(base, by_n, 'pass', 'n')} / {_exponent(base, by_k, 'pass', 'k')}",
+                     note])
+    _table("Every registered calibrator (numpy, float32): seconds (passes) at the base "
+           "size, and growth exponents for 4x rows (n) and 4x classes (K)",
+           ["calibrator", "base size", "fit s (passes)", "fit exp. n", "fit exp. K",
+            "predict s (passes)", "predict exp. n", "predict exp. K",
+            "pass exp. n / K (the machine's own)", "note"], rows)
 
 
 # ------------------------------------------------------- issue-17 targets
@@ -370,6 +455,138 @@ def bench_targets(repeat, seed, metric_size=(1_000_000, 100), only=None):
             "status"], rows)
 
 
+# ------------------------------------------------------- issue-27 targets
+#: Rows of issue 27's table: (label, calibrator, "fit" / "predict_proba", backend, NxK,
+#: budget). NumPy rows are in NumPy passes, torch rows in torch (CPU) passes.
+TARGETS_27 = [
+    ("IsotonicScaler", "predict_proba", "numpy", (100_000, 1_000), 8.0),
+    ("TemperatureScaler", "fit", "numpy", (1_000_000, 10), 3.0),
+    ("TemperatureScaler", "fit", "numpy", (100_000, 100), 3.0),
+    ("TemperatureScaler", "fit", "numpy", (100_000, 1_000), 3.0),
+    ("TemperatureScaler", "predict_proba", "torch", (100_000, 100), 2.0),
+    ("TemperatureScaler", "predict_proba", "torch", (100_000, 1_000), 2.0),
+    ("VectorScaler", "predict_proba", "torch", (100_000, 100), 2.0),
+    ("VectorScaler", "predict_proba", "torch", (100_000, 1_000), 2.0),
+    ("BetaCalibrator", "fit", "numpy", (100_000, 100), 20.0),
+    ("HistogramCalibrator", "predict_proba", "numpy", (100_000, 100), 10.0),
+    ("BBQCalibrator", "fit", "numpy", (100_000, 100), 100.0),
+    ("BBQCalibrator", "predict_proba", "numpy", (100_000, 100), 10.0),
+    ("SplineCalibrator", "fit", "numpy", (100_000, 100), 100.0),
+    ("VennAbersCalibrator", "fit", "numpy", (100_000, 100), 100.0),
+    ("LocalTemperatureScaler", "fit", "numpy", (200_000, 100), 200.0),
+]
+#: ``skcal --version`` / ``--help`` wall-clock budget (seconds, a fresh interpreter).
+CLI_TARGET_S = 1.0
+
+
+def _isotonic_exactness(est, Z):
+    """Largest |predict_proba - np.interp reference| on float64 rows (issue 27: <= 1e-12)."""
+    from skcal._backend._ovr import ovr_log_odds
+
+    Z64 = Z[:2_000].astype(np.float64)
+    S = ovr_log_odds(Z64)
+    Q = np.column_stack([np.interp(S[:, j], c.X_thresholds_, c.y_thresholds_)
+                         for j, c in enumerate(est.calibrators_)])
+    return float(np.abs(est.predict_proba(Z64) - Q / Q.sum(axis=1, keepdims=True)).max())
+
+
+def _target27_child(index, repeat, seed):
+    """Time one row of :data:`TARGETS_27` in this (child) process; print JSON."""
+    import skcal
+
+    name, what, backend, (n, k), budget = TARGETS_27[index]
+    Z, y = make_logits(n, k, seed=seed)
+    out = {}
+    cls = getattr(skcal, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if backend == "torch":
+            import torch
+            from _common import torch_pass
+
+            Zt, yt = torch.from_numpy(Z), torch.from_numpy(y)
+            t_pass = min(best_time(lambda: torch_pass(Zt, yt), repeat=repeat)[0]
+                         for _ in range(2))
+            est = cls().fit(Z[:20_000], y[:20_000])
+            t, _ = best_time(lambda: est.predict_proba(Zt), repeat=repeat + 2)
+        else:
+            t_pass, _ = pass_time(Z, y, repeat=repeat)
+            if what == "fit":
+                t0 = time.perf_counter()
+                est = cls().fit(Z, y)
+                t = time.perf_counter() - t0
+                if t < 20 * t_pass:  # cheap: best of `repeat`
+                    t = min(t, best_time(lambda: cls().fit(Z, y), repeat=repeat - 1)[0])
+            else:
+                est = cls().fit(Z, y)
+                t, _ = best_time(lambda: est.predict_proba(Z), repeat=repeat)
+    if name == "TemperatureScaler" and what == "fit":
+        beta = 1.0 / est.temperature_
+        out["check"] = f"rel. error of beta {abs(beta - exact_beta(Z, y, beta)) / beta:.1e} (<= 1e-6)"
+    if name == "IsotonicScaler" and what == "predict_proba":
+        out["check"] = f"max error vs np.interp {_isotonic_exactness(est, Z):.1e} (<= 1e-12)"
+    out.update(t=t, t_pass=t_pass)
+    print(json.dumps(out))
+
+
+def _cli_seconds(args):
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import sys; from skcal.cli import main; "
+                    f"sys.argv = ['skcal', {args!r}]; main()"],
+                   capture_output=True, check=False)
+    return time.perf_counter() - t0
+
+
+def bench_targets27(repeat, seed, row_timeout, only=None, torch_threads=None):
+    """Issue 27's table: every row measured in its own process, with a time limit.
+
+    A row that runs past ``row_timeout`` seconds is printed as a lower bound
+    (the limit, less the child's start and data set-up, over the pass timed
+    here at the same size).
+    """
+    rows = []
+    passes = {}
+    for i, (name, what, backend, (n, k), budget) in enumerate(TARGETS_27):
+        if only and name not in only:
+            continue
+        label = f"{name}.{what} ({'torch CPU' if backend == 'torch' else 'numpy'})"
+        target = f"<= {budget:g} {'torch ' if backend == 'torch' else ''}passes"
+        cmd = [sys.executable, os.path.abspath(__file__), "--target27-child", str(i),
+               "--repeat", str(repeat), "--seed", str(seed)]
+        if torch_threads:
+            cmd += ["--torch-threads", str(torch_threads)]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=row_timeout)
+        except subprocess.TimeoutExpired:
+            if (n, k) not in passes:
+                Z, y = make_logits(n, k, seed=seed)
+                passes[(n, k)] = pass_time(Z, y, repeat=repeat)[0]
+                del Z, y
+            t_pass = passes[(n, k)]
+            bound = max(row_timeout - 15.0, 1.0) / t_pass
+            rows.append([label, f"{n:,}x{k:,}", f"> {bound:.0f} (stopped after "
+                         f"{row_timeout:.0f} s)", target, "**missed**", ""])
+            continue
+        if res.returncode != 0:
+            last = (res.stderr.strip().splitlines() or ["failed"])[-1]
+            rows.append([label, f"{n:,}x{k:,}", f"failed: {last[:80]}", target, "", ""])
+            continue
+        r = json.loads(res.stdout.strip().splitlines()[-1])
+        ratio = r["t"] / r["t_pass"]
+        rows.append([label, f"{n:,}x{k:,}", f"{ratio:.1f} ({r['t']:.3f} s; pass "
+                     f"{r['t_pass']:.3f} s)", target, _verdict(ratio, budget),
+                     r.get("check", "")])
+    if not only:
+        for args in ("--version", "--help"):
+            t = min(_cli_seconds(args) for _ in range(repeat))
+            rows.append([f"skcal {args}", "", f"{t:.2f} s", f"<= {CLI_TARGET_S:g} s",
+                         _verdict(t, CLI_TARGET_S), "fresh interpreter, best of "
+                         f"{repeat}"])
+    _table("Issue-27 targets (float32 logits; numpy rows in numpy passes, torch rows in "
+           "torch CPU passes; each row in its own process)",
+           ["operation", "size", "now (passes)", "target", "met?", "check"], rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=",".join(f"{n}x{k}" for n, k in TARGET_SIZES),
@@ -388,11 +605,19 @@ def main(argv=None):
     ap.add_argument("--growth-sizes", default=None,
                     help="--growth: comma-separated NxK sizes (default: the standard grid)")
     ap.add_argument("--targets", action="store_true",
-                    help="only the issue-17 targets (per-class, whole-vector, torch CPU)")
+                    help="only the issue-27 targets table (each row: now / target / met?)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads for this benchmark process (default: "
                          "torch's own); 1 avoids OpenMP spin-waiting on a loaded machine")
+    ap.add_argument("--targets-17", action="store_true",
+                    help="the issue-17 target tables (per-class, whole-vector, torch CPU)")
+    ap.add_argument("--row-timeout", type=float, default=60.0,
+                    help="--targets: seconds before a row is stopped and printed as a bound")
+    ap.add_argument("--growth-timeout", type=float, default=40.0,
+                    help="--growth: seconds per calibrator (its sizes in one process)")
+    ap.add_argument("--growth-child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--target27-child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--peer-child", nargs=2, metavar=("NAME", "NxK"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.peer_child:
@@ -411,10 +636,21 @@ def main(argv=None):
 
         torch.set_num_threads(args.torch_threads)
         print(f"torch intra-op threads: {args.torch_threads}")
+    if args.growth_child:
+        _growth_child(args.growth_child, args.seed, args.repeat)
+        return
+    if args.target27_child is not None:
+        _target27_child(args.target27_child, args.repeat, args.seed)
+        return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"# skcal speed benchmark  (numpy {np.__version__}, {os.cpu_count()} CPUs, "
           f"load average {load:.1f})")
     if args.targets:
+        only = args.calibrators.split(",") if args.calibrators else None
+        bench_targets27(args.repeat, args.seed, args.row_timeout, only=only,
+                        torch_threads=args.torch_threads)
+        return
+    if args.targets_17:
         only = args.calibrators.split(",") if args.calibrators else None
         bench_targets(args.repeat, args.seed, only=only)
         return
@@ -422,7 +658,7 @@ def main(argv=None):
         only = args.calibrators.split(",") if args.calibrators else None
         gsizes = ([_size(s) for s in args.growth_sizes.split(",")]
                   if args.growth_sizes else None)
-        bench_growth(args.repeat, args.seed, args.quick, only, gsizes)
+        bench_growth(args.repeat, args.seed, args.quick, only, gsizes, args.growth_timeout)
         return
     sizes = ([(100_000, 10), (20_000, 100)] if args.quick
              else [_size(s) for s in args.sizes.split(",")])

@@ -339,6 +339,8 @@ def renormalise(Q):
     k = Q.shape[1]
     if backend_name(Q) == "numpy":
         den = Q.sum(axis=1, keepdims=True)
+        if den.min(initial=1.0) > 0:  # no all-zero row: a plain division
+            return Q / den
         return np.divide(Q, den, out=np.full_like(Q, 1.0 / k), where=den > 0)
     torch = sys.modules["torch"]
     den = Q.sum(dim=1, keepdim=True)

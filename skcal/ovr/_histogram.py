@@ -215,7 +215,7 @@ class HistogramCalibrator(OneVsRestCalibrator):
     #: A step function of the score (see ``check_dtypes``).
     _piecewise_constant = True
     _predict_on_host = True
-    _predict_chunk_bytes = 1 << 24
+    _predict_chunk_bytes = 1 << 22
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression, isotonic_regression
 from sklearn.utils._param_validation import Interval
 
+from .._backend import _numpy
 from .._backend._ovr import interp_knots, ovr_row_stats, ovr_score_blocks, stack_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
@@ -18,6 +19,14 @@ from ._base import OneVsRestCalibrator, class_label
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["IsotonicScaler"]
+
+try:  # NumPy's C kernel behind np.interp (float64 contiguous arguments, no checks)
+    from numpy._core.multiarray import interp as _compiled_interp
+except ImportError:  # NumPy < 2
+    try:
+        from numpy.core.multiarray import interp as _compiled_interp
+    except ImportError:
+        _compiled_interp = np.interp
 
 
 @substitute_docstring
@@ -147,7 +156,7 @@ class IsotonicScaler(OneVsRestCalibrator):
     # on a host view: torch's CPU kernels for these many small elementwise ops
     # are ~5x slower on a loaded machine (OpenMP threads spin-waiting), and
     # skcal never changes torch's thread settings.
-    _predict_chunk_bytes = 1 << 22
+    _predict_chunk_bytes = 1 << 24
     _predict_on_host = True
 
     def _fit_map(self, s, t, sample_weight, label):
@@ -231,22 +240,31 @@ class IsotonicScaler(OneVsRestCalibrator):
     def _chunk(self, Zc, log):
         """Calibrated (log-)probabilities of a row chunk; NumPy multiclass class-major.
 
-        The scores are transposed once so that each class's interpolation
-        reads and writes a contiguous row, and the renormalisation sums over
-        the classes row by row; the result is the same ``np.interp`` of each
-        class's knots, renormalised as :func:`skcal._backend._ovr.renormalise`.
+        The scores are transposed once (tile by tile,
+        :func:`skcal._backend._numpy.transpose_copy`) so that each class's
+        interpolation reads and writes a contiguous row, the renormalisation
+        sums over the classes row by row, and the result is transposed back
+        into the scores' buffer; the values are the same ``np.interp`` of each
+        class's knots (NumPy's compiled kernel, called without its Python
+        wrapper's per-call checks), renormalised as
+        :func:`skcal._backend._ovr.renormalise`.
         """
         if not isinstance(Zc, np.ndarray) or self._is_binary():
             return super()._chunk(Zc, log)
-        ST = np.ascontiguousarray(self._scores(Zc).T)
+        S = self._scores(Zc)
+        ST = _numpy.transpose_copy(S)
         for j, cal in enumerate(self.calibrators_):
-            ST[j] = np.interp(ST[j], cal.X_thresholds_, cal.y_thresholds_)
+            ST[j] = _compiled_interp(ST[j], cal.X_thresholds_, cal.y_thresholds_)
         den = ST.sum(axis=0)
-        P = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0).T
+        if den.min(initial=1.0) > 0:
+            ST /= den
+        else:
+            ST = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0)
+        P = _numpy.transpose_copy(ST, out=S)
         if not log:
             return P
         with np.errstate(divide="ignore"):
-            return np.log(P)
+            return np.log(P, out=P)
 
     def _map_scores(self, S):
         """Interpolate each class's fitted knots at its score column."""

@@ -378,3 +378,25 @@ def test_isotonic_multiclass_fit_is_sklearns_fit_exactly(rng, clip):
         np.testing.assert_array_equal(cal.y_thresholds_, ref.y_thresholds_)
         assert (cal.X_min_, cal.X_max_) == pytest.approx((ref.X_min_, ref.X_max_), rel=1e-13)
         np.testing.assert_allclose(cal.predict(S[:, j]), ref.predict(S[:, j]), rtol=1e-12)
+
+
+def test_isotonic_wide_chunked_predict_is_np_interp(rng):
+    """Many classes and rows (several transpose tiles and row chunks, partial last
+    tiles): predict_proba / predict_log_proba equal np.interp of each class's knots
+    at its one-vs-rest score, renormalised, to 1e-12 (the scores themselves are
+    checked against a brute-force logsumexp in test_platt; knots 1e-4 apart turn
+    their 1e-15 differences into 1e-8 here, so this test takes the kernel's)."""
+    from skcal._backend._ovr import ovr_log_odds
+
+    n, k = 2000, 160
+    Z = 3.0 * rng.normal(size=(n, k))
+    y = rng.integers(0, k, size=n)
+    iso = IsotonicScaler().fit(Z, y)
+    iso._predict_chunk_bytes = 1 << 20  # several row chunks
+    S = ovr_log_odds(Z)
+    np.testing.assert_allclose(S, reference_ovr_log_odds(Z), rtol=1e-12, atol=1e-12)
+    Q = np.column_stack([np.interp(S[:, j], c.X_thresholds_, c.y_thresholds_)
+                         for j, c in enumerate(iso.calibrators_)])
+    P_ref = Q / Q.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(iso.predict_proba(Z), P_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(iso.predict_log_proba(Z), np.log(P_ref), rtol=1e-12, atol=0)
