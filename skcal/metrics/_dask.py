@@ -34,7 +34,7 @@ import functools
 import dask.array as da
 import numpy as np
 
-from .._backend import _dask
+from .._backend import _dask, _numpy
 from ..utils._labels import encode_labels
 from ..utils.validation import min_max
 from . import _rows
@@ -213,7 +213,7 @@ def _uniform_groups(inp, kind, n_bins, class_index):
         return (np.array([[g[f] for f in _FIELDS] for g in groups], dtype=np.float64),)
 
     (S,) = _sum_blocks(inp, block, [(n_groups, 4, n_bins)])
-    edges = _rows._NUMPY.uniform_edges(n_bins)
+    edges = _numpy.MetricOps.uniform_edges(n_bins)
     return [
         {
             "edges": edges, "ids": None, "count": S[g, 0].astype(np.int64),
