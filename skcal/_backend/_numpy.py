@@ -688,6 +688,17 @@ def numpy_view(a):
     return a
 
 
+def metric_scores(y_prob, check_numpy):
+    """``y_prob`` checked for the metrics: ``check_numpy(y_prob)``.
+
+    ``check_numpy`` (the metrics' NumPy check, passed in: this module imports
+    nothing from skcal) returns ``(p, names, lo, hi, floating)``: the
+    validated 1-D or 2-D scores, a DataFrame's column names or None, the
+    minimum and maximum, and whether the input dtype was floating.
+    """
+    return check_numpy(y_prob)
+
+
 def row_chunks(a, itemsize=8):
     """Row slices of ``a`` (1-D or 2-D) sized for a working chunk of ``itemsize`` bytes."""
     return chunk_rows(a.shape[0], 1 if a.ndim == 1 else a.shape[1], itemsize)

@@ -623,6 +623,36 @@ def numpy_view(a):
     return None
 
 
+def metric_scores(y_prob, check_numpy):
+    """Tensor ``y_prob`` checked for the metrics: ``(p, names, lo, hi, floating)``.
+
+    The contract of :func:`skcal._backend._numpy.metric_scores`. A CPU
+    tensor with a :func:`numpy_view` goes to ``check_numpy`` through that
+    view; any other tensor is checked here: ``p`` is the detached tensor
+    (integer / bool converted to float64 once, floating dtypes kept), its
+    minimum and maximum come from one ``torch.aminmax`` read, ``names`` is
+    None and ``floating`` says whether the input dtype was floating.
+    """
+    view = numpy_view(y_prob)
+    if view is not None:
+        return check_numpy(view)
+    p = y_prob.detach()
+    if p.ndim not in (1, 2):
+        raise ValueError(f"y_prob must be 1-D or 2-D, got shape {tuple(p.shape)}.")
+    if p.shape[0] == 0:
+        raise ValueError("y_prob is empty; at least one sample is required.")
+    if p.is_complex():
+        raise ValueError(f"y_prob must be real-valued, got dtype {p.dtype}.")
+    floating = p.is_floating_point()
+    if not floating:  # integers / bool: small, converted once
+        p = p.to(torch.float64)
+    lo = hi = 0.0
+    if p.numel():
+        lo_t, hi_t = torch.aminmax(p)  # one read, no mask
+        lo, hi = float(lo_t), float(hi_t)
+    return p, None, lo, hi, floating
+
+
 def row_chunks(a, itemsize=8):
     """Row slices of ``a`` (1-D or 2-D) sized for a working chunk on its device."""
     k = 1 if a.ndim == 1 else a.shape[1]
