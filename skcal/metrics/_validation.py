@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
-from .._backend._array import host_array
+from .._backend._array import host_array, like_input
 from .._backend._dispatch import get_backend
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
@@ -318,7 +318,7 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     y_idx, classes, pos = _labels_for(
         y_true, p.shape, binary_1d, labels, names, pos_label, binary
     )
-    y_idx = get_backend(p).from_numpy(y_idx, device=p.device)
+    y_idx = like_input(y_idx, p)  # a tensor on the device of a tensor p
     w = _check_sample_weight(sample_weight, p.shape[0], like=p)
     if input_type == "probabilities":
         _check_proba_values(p, lo, hi, binary_1d, tol)
