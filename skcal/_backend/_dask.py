@@ -774,3 +774,8 @@ def score_log_likelihood(LP, y, sample_weight, like, *, check=None):
 def numpy_view(a):
     """``a`` itself: a metric without a dask path reads it as NumPy (computed once)."""
     return a
+
+
+def metric_scores(y_prob, check_numpy):
+    """``check_numpy(y_prob)``: a metric without a dask path reads it as NumPy."""
+    return check_numpy(y_prob)

@@ -721,6 +721,17 @@ def numpy_view(a):
     return a
 
 
+def metric_scores(y_prob, check_numpy):
+    """``y_prob`` checked for the metrics: ``check_numpy(y_prob)``.
+
+    ``check_numpy`` (the metrics' NumPy check, passed in: this module imports
+    nothing from skcal) returns ``(p, names, lo, hi, floating)``: the
+    validated 1-D or 2-D scores, a DataFrame's column names or None, the
+    minimum and maximum, and whether the input dtype was floating.
+    """
+    return check_numpy(y_prob)
+
+
 def row_chunks(a, itemsize=8):
     """Row slices of ``a`` (1-D or 2-D) sized for a working chunk of ``itemsize`` bytes."""
     return chunk_rows(a.shape[0], 1 if a.ndim == 1 else a.shape[1], itemsize)
@@ -834,3 +845,211 @@ class AffineOps:
 def affine_ops(Z):
     """The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32)."""
     return AffineOps(Z)
+
+
+# ------------------------------------------------- the metrics' bin rules
+# The rules are documented in skcal.metrics._binning; _torch.py has the twins.
+
+#: Relative distance to an interior uniform edge within which a score is
+#: treated as lying on the edge (see :mod:`skcal.metrics._binning`).
+EDGE_RTOL = 2.0**-21
+
+
+def uniform_bin_ids(x, n_bins):
+    """Bin index in 0..n_bins-1 of float64 scores ``x`` for equal-width bins."""
+    t = np.maximum(x * n_bins, 0.5)  # every t <= 1 lands in bin 0
+    r = np.rint(t)
+    snap = (np.abs(t - r) <= EDGE_RTOL * r) & (r >= 1) & (r <= n_bins - 1)
+    t = np.where(snap, r, t)
+    return np.clip(np.ceil(t).astype(np.int64) - 1, 0, n_bins - 1)
+
+
+#: Relative tolerance of the comparison ``S_i >= q S_n`` of the equal-mass
+#: rule: a cumulative weight within it of a level counts as reaching it, so
+#: that sums rounded differently (weights ``[2, 1]`` against the rows
+#: repeated) pick the same sample.
+QUANTILE_RTOL = 1e-9
+
+
+def edge_positions(n_bins, n=None, cumulative=None):
+    """Sorted-sample index of each equal-mass edge (inverted-CDF quantiles).
+
+    Parameters
+    ----------
+    n_bins : int
+    n : int, optional
+        Number of unit-weight samples (then ``cumulative`` is not needed:
+        the cumulative weights are ``1..n``).
+    cumulative : ndarray of shape (n,), optional
+        Cumulative weights ``S_1..S_n`` of the sorted samples.
+
+    Returns
+    -------
+    ndarray of shape (n_bins + 1,), int64
+        For each level ``q_j = j / n_bins``, the smallest ``i`` (0-based) with
+        ``S_i >= q_j S_n`` (within :data:`QUANTILE_RTOL`).
+    """
+    if cumulative is None:
+        t = np.arange(n_bins + 1, dtype=np.float64) * (n / n_bins)
+        idx = np.ceil(t * (1.0 - QUANTILE_RTOL)).astype(np.int64) - 1
+        return np.clip(idx, 0, n - 1)
+    total = cumulative[-1]
+    t = np.arange(n_bins + 1, dtype=np.float64) * (total / n_bins)
+    idx = np.searchsorted(cumulative, t * (1.0 - QUANTILE_RTOL), side="left")
+    return np.clip(idx, 0, cumulative.shape[0] - 1)
+
+
+def distinct_edges(u, xp):
+    """Edges giving each of the sorted distinct values ``u`` a bin of its own.
+
+    ``u[0]``, the midpoints of neighbours and ``u[-1]``; a midpoint that
+    rounds up onto the upper value (adjacent floats) is moved to the lower
+    one, so that the upper value stays in its own (right-closed) bin.
+    """
+    if u.shape[0] == 1:
+        return xp.concatenate([u, u])
+    lo, hi = u[:-1], u[1:]
+    mid = lo + (hi - lo) / 2
+    mid = xp.where(mid >= hi, lo, mid)
+    return xp.concatenate([u[:1], mid, u[-1:]])
+
+
+def quantile_edges(x, w, n_bins):
+    """Unique equal-mass bin edges of float64 scores ``x`` with weights ``w``.
+
+    The inverted-CDF weighted quantiles of :mod:`skcal.metrics._binning` (NumPy's
+    ``np.quantile(x, q, method="inverted_cdf", weights=w)``), or one bin per
+    distinct value when there are at most ``n_bins`` of them.
+    """
+    if w is not None:
+        keep = w > 0
+        x, w = x[keep], w[keep]
+    if w is None:
+        v = np.sort(x)
+    else:
+        order = np.argsort(x, kind="stable")
+        v = x[order]
+    step = np.flatnonzero(v[1:] != v[:-1])  # the last index of each run of ties
+    if step.shape[0] + 1 <= n_bins:  # at most n_bins distinct values
+        return distinct_edges(np.concatenate([v[step], v[-1:]]), np)
+    if w is None:
+        idx = edge_positions(n_bins, n=v.shape[0])
+    else:
+        idx = edge_positions(n_bins, cumulative=np.cumsum(w[order]))
+    edges = np.unique(v[idx])
+    edges[0], edges[-1] = v[0], v[-1]
+    return edges
+
+
+# ------------------------------------------------- the metrics' row ops
+class MetricOps:
+    """The array operations of the metrics' row passes (``skcal.metrics._rows``), for NumPy."""
+
+    @staticmethod
+    def chunk_rows(n, k):
+        return chunk_rows(n, k, 8)
+
+    @staticmethod
+    def f64(a):
+        return a.astype(np.float64, copy=False)
+
+    @staticmethod
+    def empty(n):
+        return np.empty(n)
+
+    @staticmethod
+    def zeros(n, integer=False):
+        return np.zeros(n, dtype=np.int64 if integer else np.float64)
+
+    @staticmethod
+    def zeros_bool(n):
+        return np.zeros(n, dtype=bool)
+
+    @staticmethod
+    def arange(n):
+        return np.arange(n)
+
+    exp = staticmethod(np.exp)
+
+    @staticmethod
+    def log(a):
+        with np.errstate(divide="ignore"):  # log(0) = -inf is documented
+            return np.log(a)
+
+    @staticmethod
+    def log_softmax(x):
+        return log_softmax(x)  # float64 in, float64 out
+
+    @staticmethod
+    def log_sigmoid_pair(s):
+        # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
+        return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
+
+    @staticmethod
+    def pair(a, b):
+        return np.stack([a, b], axis=1)
+
+    @staticmethod
+    def row_max(a):
+        return a.max(axis=1)
+
+    @staticmethod
+    def row_argmax(a):
+        return a.argmax(axis=1)
+
+    @staticmethod
+    def row_sum(a):
+        return a.sum(axis=1)
+
+    @staticmethod
+    def pick(a, y):
+        """``a[i, y[i]]`` for every row ``i`` (an ``(n,)`` vector)."""
+        return a[np.arange(a.shape[0]), y]
+
+    @staticmethod
+    def minus_one_at(a, y):
+        """``a`` minus the one-hot rows of ``y`` (in place on a fresh copy)."""
+        d = a.copy()
+        d[np.arange(d.shape[0]), y] -= 1.0
+        return d
+
+    @staticmethod
+    def bincount(ids, weights, size):
+        return np.bincount(ids, weights=weights, minlength=size)
+
+    @staticmethod
+    def broadcast_rows(w, shape):
+        return np.broadcast_to(w[:, None], shape)
+
+    @staticmethod
+    def to_numpy(a):
+        return a
+
+    @staticmethod
+    def weighted_mean(values, weight):
+        """``sum w v / sum w`` (the plain mean without weights), a float."""
+        return float(np.average(values, weights=weight))
+
+    @staticmethod
+    def zero_unweighted(values, weight):
+        """``values`` with 0 where ``weight`` is 0 (so that 0 * inf is not NaN)."""
+        return np.where(weight > 0, values, 0.0)
+
+    uniform_bin_ids = staticmethod(uniform_bin_ids)
+    quantile_edges = staticmethod(quantile_edges)
+
+    @staticmethod
+    def uniform_edges(n_bins):
+        return np.linspace(0.0, 1.0, n_bins + 1)
+
+    @staticmethod
+    def quantile_ids(edges, x):
+        return np.searchsorted(edges[1:-1], x, side="left").astype(np.int64)
+
+
+_METRIC_OPS = MetricOps()
+
+
+def metric_ops(X):
+    """The :class:`MetricOps` namespace serving the metrics' passes over ``X``."""
+    return _METRIC_OPS

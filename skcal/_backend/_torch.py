@@ -623,6 +623,36 @@ def numpy_view(a):
     return None
 
 
+def metric_scores(y_prob, check_numpy):
+    """Tensor ``y_prob`` checked for the metrics: ``(p, names, lo, hi, floating)``.
+
+    The contract of :func:`skcal._backend._numpy.metric_scores`. A CPU
+    tensor with a :func:`numpy_view` goes to ``check_numpy`` through that
+    view; any other tensor is checked here: ``p`` is the detached tensor
+    (integer / bool converted to float64 once, floating dtypes kept), its
+    minimum and maximum come from one ``torch.aminmax`` read, ``names`` is
+    None and ``floating`` says whether the input dtype was floating.
+    """
+    view = numpy_view(y_prob)
+    if view is not None:
+        return check_numpy(view)
+    p = y_prob.detach()
+    if p.ndim not in (1, 2):
+        raise ValueError(f"y_prob must be 1-D or 2-D, got shape {tuple(p.shape)}.")
+    if p.shape[0] == 0:
+        raise ValueError("y_prob is empty; at least one sample is required.")
+    if p.is_complex():
+        raise ValueError(f"y_prob must be real-valued, got dtype {p.dtype}.")
+    floating = p.is_floating_point()
+    if not floating:  # integers / bool: small, converted once
+        p = p.to(torch.float64)
+    lo = hi = 0.0
+    if p.numel():
+        lo_t, hi_t = torch.aminmax(p)  # one read, no mask
+        lo, hi = float(lo_t), float(hi_t)
+    return p, None, lo, hi, floating
+
+
 def row_chunks(a, itemsize=8):
     """Row slices of ``a`` (1-D or 2-D) sized for a working chunk on its device."""
     k = 1 if a.ndim == 1 else a.shape[1]
@@ -736,3 +766,159 @@ class AffineOps:
 def affine_ops(Z):
     """The :class:`AffineOps` of ``Z`` (on its device; float64 for float64 ``Z``, else float32)."""
     return AffineOps(Z)
+
+
+# ------------------------------------------------- the metrics' bin rules
+# Same names and rules as in _numpy.py (documented in skcal.metrics._binning),
+# computed in float64 on the tensor's device.
+def uniform_bin_ids(x, n_bins):
+    """Bin index in 0..n_bins-1 of float64 scores ``x`` (equal-width bins).
+
+    Same rule as the NumPy kernel. Rounding is done by integer conversion
+    (``torch.round`` / ``torch.ceil`` are very slow on some CPU builds); for
+    ``t >= 0.5`` it equals ``rint`` except at exact halves, which never snap.
+    """
+    t = (x * n_bins).clamp_(min=0.5)  # every t <= 1 lands in bin 0
+    r = (t + 0.5).to(torch.int64)
+    rf = r.to(t.dtype)
+    snap = ((t - rf).abs() <= _numpy.EDGE_RTOL * rf) & (r >= 1) & (r <= n_bins - 1)
+    t = torch.where(snap, rf, t)
+    fl = t.to(torch.int64)
+    ceil = fl + (t > fl.to(t.dtype)).to(torch.int64)
+    return (ceil - 1).clamp_(0, n_bins - 1)
+
+
+def quantile_edges(x, w, n_bins):
+    """Unique equal-mass bin edges (inverted-CDF weighted quantiles), as a tensor.
+
+    Same rule as the NumPy kernel, the few-distinct-scores case included.
+    """
+    if w is not None:
+        keep = w > 0
+        x, w = x[keep], w[keep]
+    distinct = torch.unique(x)  # sorted
+    if distinct.shape[0] <= n_bins:
+        return _numpy.distinct_edges(distinct, torch)
+    v, order = torch.sort(x, stable=True)
+    n = v.shape[0]
+    levels = torch.arange(n_bins + 1, dtype=torch.float64, device=x.device)
+    if w is None:
+        t = levels * (n / n_bins)
+        idx = torch.ceil(t * (1.0 - _numpy.QUANTILE_RTOL)).to(torch.int64) - 1
+    else:
+        s = torch.cumsum(w[order], 0)
+        t = levels * (s[-1] / n_bins)
+        idx = torch.searchsorted(s, t * (1.0 - _numpy.QUANTILE_RTOL), right=False)
+    edges = v[idx.clamp_(0, n - 1)]
+    edges[0], edges[-1] = v[0], v[-1]
+    edges = torch.unique(edges)
+    if edges.shape[0] == 1:
+        edges = torch.cat([edges, edges])
+    return edges
+
+
+# ------------------------------------------------- the metrics' row ops
+class MetricOps:
+    """The operations of :class:`skcal._backend._numpy.MetricOps` with torch, on ``device``."""
+
+    def __init__(self, device):
+        self.torch, self.device = torch, device
+
+    def chunk_rows(self, n, k):
+        return chunk_rows(n, k, 8, device=self.device)
+
+    def f64(self, a):
+        return a.to(self.torch.float64)
+
+    def empty(self, n):
+        return self.torch.empty(n, dtype=self.torch.float64, device=self.device)
+
+    def zeros(self, n, integer=False):
+        dtype = self.torch.int64 if integer else self.torch.float64
+        return self.torch.zeros(n, dtype=dtype, device=self.device)
+
+    def zeros_bool(self, n):
+        return self.torch.zeros(n, dtype=self.torch.bool, device=self.device)
+
+    def arange(self, n):
+        return self.torch.arange(n, device=self.device)
+
+    def exp(self, a):
+        return a.exp()
+
+    def log(self, a):
+        return a.log()
+
+    def log_softmax(self, x):
+        return self.torch.log_softmax(x, dim=1)
+
+    def log_sigmoid_pair(self, s):
+        zero = self.torch.zeros_like(s)
+        return self.torch.stack(
+            [-self.torch.logaddexp(zero, s), -self.torch.logaddexp(zero, -s)], dim=1
+        )
+
+    def pair(self, a, b):
+        return self.torch.stack([a, b], dim=1)
+
+    @staticmethod
+    def row_max(a):
+        return a.amax(dim=1)
+
+    @staticmethod
+    def row_argmax(a):
+        return a.argmax(dim=1)
+
+    @staticmethod
+    def row_sum(a):
+        return a.sum(dim=1)
+
+    @staticmethod
+    def pick(a, y):
+        return a.gather(1, y.reshape(-1, 1))[:, 0]
+
+    @staticmethod
+    def minus_one_at(a, y):
+        d = a.clone()
+        d.scatter_add_(1, y.reshape(-1, 1), d.new_full((d.shape[0], 1), -1.0))
+        return d
+
+    def bincount(self, ids, weights, size):
+        return self.torch.bincount(ids, weights=weights, minlength=size)
+
+    @staticmethod
+    def broadcast_rows(w, shape):
+        return w.reshape(-1, 1).expand(shape)
+
+    @staticmethod
+    def to_numpy(a):
+        return a.cpu().numpy()
+
+    @staticmethod
+    def weighted_mean(values, weight):
+        if weight is None:
+            return float(values.mean())
+        return float((values * weight).sum() / weight.sum())
+
+    @staticmethod
+    def zero_unweighted(values, weight):
+        return values.where(weight > 0, values.new_zeros(()))
+
+    def uniform_bin_ids(self, x, n_bins):
+        return uniform_bin_ids(x, n_bins)
+
+    def quantile_edges(self, x, w, n_bins):
+        return quantile_edges(x, w, n_bins)
+
+    def uniform_edges(self, n_bins):
+        return self.torch.linspace(
+            0.0, 1.0, n_bins + 1, dtype=self.torch.float64, device=self.device
+        )
+
+    def quantile_ids(self, edges, x):
+        return self.torch.searchsorted(edges[1:-1].contiguous(), x, right=False)
+
+
+def metric_ops(X):
+    """The :class:`MetricOps` namespace serving the metrics' passes over ``X`` (on its device)."""
+    return MetricOps(X.device)

@@ -34,7 +34,7 @@ import functools
 import dask.array as da
 import numpy as np
 
-from .._backend import _dask
+from .._backend import _dask, _numpy
 from ..utils._labels import encode_labels
 from ..utils.validation import min_max
 from . import _rows
@@ -73,8 +73,7 @@ class _BlockSpec:
                 _check_proba_values(pb, lo, hi, self.binary_1d, tol)
         y_idx = encode_labels(self.classes, np.asarray(yb))
         return _Inputs(
-            y_idx, pb, self.logits, wb, self.classes, self.binary_1d, False,
-            self.pos_index,
+            y_idx, pb, self.logits, wb, self.classes, self.binary_1d, self.pos_index,
         )
 
 
@@ -213,7 +212,7 @@ def _uniform_groups(inp, kind, n_bins, class_index):
         return (np.array([[g[f] for f in _FIELDS] for g in groups], dtype=np.float64),)
 
     (S,) = _sum_blocks(inp, block, [(n_groups, 4, n_bins)])
-    edges = _rows._NUMPY.uniform_edges(n_bins)
+    edges = _numpy.MetricOps.uniform_edges(n_bins)
     return [
         {
             "edges": edges, "ids": None, "count": S[g, 0].astype(np.int64),
@@ -261,7 +260,7 @@ def _quantile_groups(inp, kind, n_bins, class_index):
         )
         x, t, w = _dask.gather_rows(ev[:, 0], ev[:, 1], inp.w)
         # the event as a binary problem: probability x of the outcome t
-        local = _Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True, False)
+        local = _Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True)
         (s,), _ = _numpy_bin_sums(local, "binary", n_bins, "quantile", None)
         out.append(s)
     return out

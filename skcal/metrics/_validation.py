@@ -1,8 +1,10 @@
 """Input validation shared by every metric in :mod:`skcal.metrics`.
 
 The checks run on NumPy arrays (anything array-like) and on ``torch.Tensor``
-inputs. torch is never imported here: a tensor is recognised only when the
-caller already imported torch (``"torch" in sys.modules``).
+inputs. torch is never imported here: the kernel module of ``y_prob``
+(``metric_scores`` of :mod:`skcal._backend._numpy` / ``_torch``) reads it,
+handing NumPy input (and CPU tensors, through a view) to
+:func:`_numpy_scores`.
 
 Validation never up-casts ``y_prob`` as a whole: NaN / infinity are found
 with one minimum / maximum read (row chunks for NumPy, ``torch.aminmax`` for
@@ -28,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
-from .._backend._array import host_array
+from .._backend._array import host_array, like_input
 from .._backend._dispatch import get_backend
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
@@ -55,7 +57,6 @@ class _Inputs(NamedTuple):
     weight: Any
     classes: np.ndarray
     binary_1d: bool
-    is_torch: bool
     pos_index: int = 1
 
 
@@ -280,15 +281,15 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
         )
 
 
-def _check_sample_weight(sample_weight, n_samples, torch_like=None):
-    """The calibrators' weight validation (float64 array, or tensor on ``torch_like``'s device).
+def _check_sample_weight(sample_weight, n_samples, like=None):
+    """The calibrators' weight validation (float64, a tensor on ``like``'s device for a tensor).
 
     Every metric is a weighted mean or a weight fraction, so only the ratios of
     the weights matter: they are divided by their maximum, so that weights of
     any magnitude (down to subnormal ones) neither underflow nor overflow in
     the products with the scores.
     """
-    return check_sample_weight(sample_weight, n_samples, like=torch_like, relative=True)
+    return check_sample_weight(sample_weight, n_samples, like=like, relative=True)
 
 
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
@@ -309,14 +310,33 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     """
     _check_choice("input_type", input_type, _INPUT_TYPES)
     # A CPU tensor is read through a NumPy view of its memory (no copy, see
-    # skcal._backend._torch.numpy_view); other tensors get the torch checks.
-    view = get_backend(y_prob).numpy_view(y_prob)
-    if view is None:
-        return _check_inputs_torch(
-            y_true, y_prob, sample_weight, input_type, labels, pos_label, binary
-        )
-    y_prob = view
+    # skcal._backend._torch.numpy_view) and checked by _numpy_scores; other
+    # tensors get the torch checks of the kernel module.
+    p, names, lo, hi, floating = get_backend(y_prob).metric_scores(
+        y_prob, _numpy_scores
+    )
+    _check_finite(lo, hi, input_type)
+    tol = _row_tolerance(p.dtype, floating)
+    binary_1d = p.ndim == 1 or p.shape[1] == 1
+    if binary_1d:
+        p = p.reshape(-1)
+    y_idx, classes, pos = _labels_for(
+        y_true, p.shape, binary_1d, labels, names, pos_label, binary
+    )
+    y_idx = like_input(y_idx, p)  # a tensor on the device of a tensor p
+    w = _check_sample_weight(sample_weight, p.shape[0], like=p)
+    if input_type == "probabilities":
+        _check_proba_values(p, lo, hi, binary_1d, tol)
+    return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, pos)
 
+
+def _numpy_scores(y_prob):
+    """The NumPy half of ``metric_scores``: ``(p, names, lo, hi, True)``.
+
+    ``p`` is ``y_prob`` as a float16 / float32 / float64 array (no copy when
+    it already is one), ``names`` the column names of a DataFrame (else
+    None), ``lo`` / ``hi`` its minimum and maximum.
+    """
     columns = getattr(y_prob, "columns", None)  # a DataFrame's column names
     names = None if columns is None else [str(c) for c in columns]
     p = check_array(
@@ -329,20 +349,7 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     if p.ndim not in (1, 2):
         raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
     lo, hi = min_max(p)
-    _check_finite(lo, hi, input_type)
-    tol = _row_tolerance(p.dtype, True)
-    binary_1d = p.ndim == 1 or p.shape[1] == 1
-    if binary_1d:
-        p = p.reshape(-1)
-    y_idx, classes, pos = _labels_for(
-        y_true, p.shape, binary_1d, labels, names, pos_label, binary
-    )
-    w = _check_sample_weight(sample_weight, p.shape[0])
-    if input_type == "probabilities":
-        _check_proba_values(p, lo, hi, binary_1d, tol)
-    return _Inputs(
-        y_idx, p, input_type == "logits", w, classes, binary_1d, False, pos
-    )
+    return p, names, lo, hi, True
 
 
 def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
@@ -361,35 +368,3 @@ def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
     if not binary_1d:
         labels = classes_from_column_names(names, y, labels, name="labels")
     return _encode_labels(y, n_classes, labels, binary_1d, pos_label, binary)
-
-
-def _check_inputs_torch(y_true, y_prob, sample_weight, input_type, labels,
-                        pos_label=None, binary=False):
-    import torch
-
-    p = y_prob.detach()
-    if p.ndim not in (1, 2):
-        raise ValueError(f"y_prob must be 1-D or 2-D, got shape {tuple(p.shape)}.")
-    if p.shape[0] == 0:
-        raise ValueError("y_prob is empty; at least one sample is required.")
-    if p.is_complex():
-        raise ValueError(f"y_prob must be real-valued, got dtype {p.dtype}.")
-    tol = _row_tolerance(p.dtype, p.is_floating_point())
-    if not p.is_floating_point():  # integers / bool: small, converted once
-        p = p.to(torch.float64)
-    lo = hi = 0.0
-    if p.numel():
-        lo_t, hi_t = torch.aminmax(p)  # one read, no mask
-        lo, hi = float(lo_t), float(hi_t)
-    _check_finite(lo, hi, input_type)
-    binary_1d = p.ndim == 1 or p.shape[1] == 1
-    if binary_1d:
-        p = p.reshape(-1)
-    y_idx, classes, pos = _labels_for(
-        y_true, p.shape, binary_1d, labels, None, pos_label, binary
-    )
-    y_idx = torch.as_tensor(y_idx, device=p.device)
-    w = _check_sample_weight(sample_weight, p.shape[0], torch_like=p)
-    if input_type == "probabilities":
-        _check_proba_values(p, lo, hi, binary_1d, tol)
-    return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, True, pos)
