@@ -630,7 +630,10 @@ class VectorScaler(BaseCalibrator):
             # is no scale: the penalty then pulls towards the identity, as before
             if t_status == "converged" and float(t_beta) > 0 and np.isfinite(t_beta):
                 beta = float(t_beta)
-        Zs = Z if beta == 1.0 else Z * beta
+        # 16-bit tensors are scaled in float32 (their values exactly): a
+        # float16 product would round the scaled logits again
+        Zs = Z if beta == 1.0 else (
+            xp.working_logits(Z) if Z.dtype.itemsize < 4 else Z) * beta
         w, b, n_iter, status = fit_vector(
             Zs, y, sample_weight, xp, alpha=alpha, tol=self.tol, max_iter=self.max_iter
         )
