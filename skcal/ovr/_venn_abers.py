@@ -13,7 +13,7 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import like_input
-from ._base import OneVsRestCalibrator
+from ._base import HostStepMapCalibrator
 from ._binning import distinct_scores
 from ..utils._weights import weight_unit
 
@@ -176,7 +176,7 @@ def _fold_ids(s, w, n_folds):
 
 
 @substitute_docstring
-class VennAbersCalibrator(OneVsRestCalibrator):
+class VennAbersCalibrator(HostStepMapCalibrator):
     """Venn-Abers calibration: inductive (IVAP) or cross (CVAP) Venn-Abers predictors.
 
     Parameters
@@ -269,12 +269,6 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     >>> bool(np.all((p0 <= p) & (p <= p1)))
     True
     """
-
-    _map_output = "proba"
-    #: A step function of the score (see ``check_dtypes``).
-    _piecewise_constant = True
-    _predict_on_host = True
-    _predict_chunk_bytes = 1 << 24
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
