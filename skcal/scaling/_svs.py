@@ -139,15 +139,11 @@ class StructuredVectorScaler(_AffineCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.reg_grid = reg_grid
-        self.n_splits = n_splits
-        self.tol = tol
-        self.max_iter = max_iter
+        super().__init__(
+            input_type=input_type, classes=classes, backend=backend,
+            reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
+            n_splits=n_splits, tol=tol, max_iter=max_iter,
+        )
 
     def _structure(self):
         return "diagonal"
