@@ -139,9 +139,7 @@ class BBQCalibrator(HostStepMapCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     C : float, default=10.0
         Range of the models: ``B`` bins for every integer ``B`` from
         ``floor(N^(1/3) / C)`` to ``ceil(C N^(1/3))`` (at most ``N / 5``), ``N``

@@ -102,9 +102,7 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     n_bins : int, default=10
         Number of equal-mass bins of the scaled values.
     scaling : {"platt", "temperature"}, default="platt"

@@ -140,9 +140,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     method : {"ivap", "cvap"}, default="ivap"
         ``"ivap"``: the inductive Venn-Abers predictor on the whole calibration
         set; ``"cvap"``: the cross Venn-Abers predictor, one IVAP per fold

@@ -401,9 +401,7 @@ class MatrixScaler(_AffineCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     reg : {"sms", "odir", "l2", "none"}, default="sms"
         The penalty (see Notes). ``"sms"``, the default, is the structured
         matrix scaling of Berta et al. (2025): the map acts on the

@@ -33,9 +33,7 @@ class StructuredVectorScaler(_AffineCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     reg_lambda : float >= 0, "auto" or None, default=None
         ``lambda``, the strength of the penalty on ``v`` (see Notes). None:
         1.0, the default of Berta et al. ``"auto"``: chosen by internal
