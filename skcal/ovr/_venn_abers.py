@@ -174,8 +174,9 @@ class VennAbersCalibrator(HostStepMapCalibrator):
     the worst-case log loss over the pair (Vovk et al. 2015, Eq. 9), and lies
     in ``[p0, p1]``. The fits are exact, precomputed for every possible
     position of ``x`` among the calibration scores by Vovk et al.'s
-    Algorithms 1-4 (see :func:`venn_abers_table`): ``O(n log n)`` fit, one
-    binary search per prediction, batched over all test rows.
+    Algorithms 1-4 (1-2 run twice, see :func:`venn_abers_table`):
+    ``O(n log n)`` fit, one binary search per prediction, batched over all
+    test rows.
 
     **CVAP** (Vovk et al. 2015, Section 3). The calibration set is split into
     ``n_folds`` folds; IVAP ``j`` is calibrated on all folds but ``j``, giving
