@@ -172,3 +172,25 @@ class OneVsRestCalibrator(BaseCalibrator):
 
     def _predict_log_proba(self, Z, xp):
         return self._predict_rows(Z, log=True)
+
+
+class HostStepMapCalibrator(OneVsRestCalibrator):
+    """Base class of the one-vs-rest calibrators whose maps are step functions of the score.
+
+    Histogram-like maps (a probability per score interval) looked up by
+    ``searchsorted`` on the host: a CPU tensor is evaluated through NumPy in
+    row chunks of 16 MiB.
+    """
+
+    _abstract = True
+    _map_output = "proba"
+    #: A step function of the score (see ``check_dtypes``).
+    _piecewise_constant = True
+    _predict_on_host = True
+    _predict_chunk_bytes = 1 << 24
+
+    def _bin_tables(self):
+        """The per-map lists of ``bin_edges_`` and ``bin_probabilities_`` (one map when binary)."""
+        if isinstance(self.bin_edges_, list):
+            return self.bin_edges_, self.bin_probabilities_
+        return [self.bin_edges_], [self.bin_probabilities_]

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator
+from ._base import HostStepMapCalibrator
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 
@@ -134,14 +134,12 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
 
 
 @substitute_docstring
-class BBQCalibrator(OneVsRestCalibrator):
+class BBQCalibrator(HostStepMapCalibrator):
     """Bayesian Binning into Quantiles: a posterior average of equal-mass histograms.
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     C : float, default=10.0
         Range of the models: ``B`` bins for every integer ``B`` from
         ``floor(N^(1/3) / C)`` to ``ceil(C N^(1/3))`` (at most ``N / 5``), ``N``
@@ -229,12 +227,6 @@ class BBQCalibrator(OneVsRestCalibrator):
     True
     """
 
-    _map_output = "proba"
-    #: A step function of the score (see ``check_dtypes``).
-    _piecewise_constant = True
-    _predict_on_host = True
-    _predict_chunk_bytes = 1 << 24
-
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "C": [Interval(Real, 1, None, closed="left")],
@@ -265,10 +257,5 @@ class BBQCalibrator(OneVsRestCalibrator):
         self.model_log_weights_ = log_w
 
     def _map_scores(self, S):
-        edges = self.bin_edges_ if isinstance(self.bin_edges_, list) else [self.bin_edges_]
-        values = (
-            self.bin_probabilities_
-            if isinstance(self.bin_probabilities_, list)
-            else [self.bin_probabilities_]
-        )
+        edges, values = self._bin_tables()
         return step_lookup_columns(S, edges, values)

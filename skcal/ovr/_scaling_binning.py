@@ -14,7 +14,7 @@ from .._backend._ovr import param_like
 from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator, class_label
+from ._base import HostStepMapCalibrator, class_label
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded
@@ -97,14 +97,12 @@ def _bin_scaled(s, y, sample_weight, A, B, n_bins, distinct=None):
 
 
 @substitute_docstring
-class ScalingBinningCalibrator(OneVsRestCalibrator):
+class ScalingBinningCalibrator(HostStepMapCalibrator):
     """Scaling-binning calibration: Platt (or temperature) scaling, then the bin mean of the scaled values.
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     n_bins : int, default=10
         Number of equal-mass bins of the scaled values.
     scaling : {"platt", "temperature"}, default="platt"
@@ -181,12 +179,6 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     >>> len(np.unique(sb.predict_proba(scores)[:, 1]))
     10
     """
-
-    _map_output = "proba"
-    #: A step function of the score (see ``check_dtypes``).
-    _piecewise_constant = True
-    _predict_on_host = True
-    _predict_chunk_bytes = 1 << 24
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
@@ -268,10 +260,5 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     def _map_scores(self, S):
         F = S * param_like(self.a_, S)
         F += param_like(self.b_, S)
-        edges = self.bin_edges_ if isinstance(self.bin_edges_, list) else [self.bin_edges_]
-        values = (
-            self.bin_probabilities_
-            if isinstance(self.bin_probabilities_, list)
-            else [self.bin_probabilities_]
-        )
+        edges, values = self._bin_tables()
         return step_lookup_columns(F, edges, values)

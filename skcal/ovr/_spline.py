@@ -229,9 +229,7 @@ class SplineCalibrator(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     n_knots : int, default=20
         Interior knots, at weighted equal-mass quantiles of the distinct
         scores (fewer with heavy ties; a knot closer than

@@ -13,7 +13,7 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import like_input
-from ._base import OneVsRestCalibrator
+from ._base import HostStepMapCalibrator
 from ._binning import distinct_scores
 from ..utils._weights import weight_unit
 
@@ -75,51 +75,11 @@ def _f1(px, py):
     return F1
 
 
-def _f0(px, py):
-    """Vovk et al. (2015) Algorithms 3-4: p0 at the positions of the distinct scores."""
-    k = len(px) - 1
-    X = list(px) + [px[k] + 1.0]  # index i holds P_i, k + 1 the extra point
-    Y = list(py) + [py[k]]
-    # Algorithm 3: the hull from the right
-    sx, sy = [0.0] * (k + 2), [0.0] * (k + 2)
-    sx[0], sy[0], sx[1], sy[1] = X[k + 1], Y[k + 1], X[k], Y[k]
-    top = 1
-    for i in range(k - 1, -1, -1):
-        x, y = X[i], Y[i]
-        ax, ay = sx[top], sy[top]
-        while top > 0:
-            bx, by = sx[top - 1], sy[top - 1]
-            if (ax - bx) * (y - ay) - (ay - by) * (x - ax) >= 0:
-                top -= 1
-                ax, ay = bx, by
-            else:
-                break
-        top += 1
-        sx[top], sy[top] = x, y
-    rx = sx[top::-1] + [0.0] * (k + 2)
-    ry = sy[top::-1] + [0.0] * (k + 2)
-    # Algorithm 4
-    F0 = [0.0] * (k + 2)
-    for i in range(k, 0, -1):
-        tx, ty, nx, ny = rx[top], ry[top], rx[top - 1], ry[top - 1]
-        f = (ny - ty) / (nx - tx)
-        F0[i] = f
-        # P_i <- P_{i-1} + P_{i+1} - P_i
-        x = X[i - 1] + X[i + 1] - X[i]
-        y = Y[i - 1] + Y[i + 1] - Y[i]
-        X[i], Y[i] = x, y
-        if y >= ty + f * (x - tx):
-            continue
-        top -= 1
-        while top > 0:
-            ax, ay, bx, by = rx[top], ry[top], rx[top - 1], ry[top - 1]
-            if (ax - x) * (by - ay) - (ay - y) * (bx - ax) >= 0:
-                top -= 1
-            else:
-                break
-        top += 1
-        rx[top], ry[top] = x, y
-    return F0
+def _p1(W, Y, unit):
+    """``p1`` of :func:`venn_abers_table` from the distinct scores' weights ``W`` and positive weights ``Y``."""
+    px = [0.0] + (np.cumsum(W) / unit).tolist()
+    py = [0.0] + (np.cumsum(Y) / unit).tolist()
+    return np.array(_f1(px, py)[1:] + [1.0])  # p1[m]: m scores strictly below the test
 
 
 def venn_abers_table(s, y, sample_weight=None, unit=None):
@@ -152,20 +112,19 @@ def venn_abers_table(s, y, sample_weight=None, unit=None):
     The isotonic fit at a point is the slope of the greatest convex minorant
     of the cumulative sum diagram. Vovk, Petej & Fedorova (2015, Algorithms
     1-4) compute it for every position of the test point from one stack
-    sweep per label: ``O(k)`` after an ``O(n log n)`` sort, exactly (no
+    sweep per label (here Algorithms 1-2 twice, the second time on the
+    reflected data): ``O(k)`` after an ``O(n log n)`` sort, exactly (no
     approximation of the extra point). Sample weights enter the diagram as
     the points' widths, the test point having width ``unit``.
     """
     u, W, Y = distinct_scores(s, y, sample_weight)
     if unit is None:
         unit = weight_unit(sample_weight)
-    px = [0.0] + (np.cumsum(W) / unit).tolist()
-    py = [0.0] + (np.cumsum(Y) / unit).tolist()
-    k = u.size
-    F1 = _f1(px, py)
-    F0 = _f0(px, py)
-    p1 = np.array(F1[1:] + [1.0])  # p1[m]: m scores strictly below the test
-    p0 = np.array([0.0] + F0[1 : k + 1])  # p0[m]: m scores at or below
+    p1 = _p1(W, Y, unit)
+    # p0 (Algorithms 3-4) is p1 mirrored: the fit with (x, 0) at x is 1 minus
+    # the fit with (-x, 1) at -x of the data reflected (scores -s, labels not
+    # y), where m scores at or below x are k - m strictly below -x
+    p0 = 1.0 - _p1(W[::-1], (W - Y)[::-1], unit)[::-1]  # p0[m]: m scores at or below
     return u, np.clip(p0, 0.0, 1.0), np.clip(p1, 0.0, 1.0)
 
 
@@ -176,14 +135,12 @@ def _fold_ids(s, w, n_folds):
 
 
 @substitute_docstring
-class VennAbersCalibrator(OneVsRestCalibrator):
+class VennAbersCalibrator(HostStepMapCalibrator):
     """Venn-Abers calibration: inductive (IVAP) or cross (CVAP) Venn-Abers predictors.
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     method : {"ivap", "cvap"}, default="ivap"
         ``"ivap"``: the inductive Venn-Abers predictor on the whole calibration
         set; ``"cvap"``: the cross Venn-Abers predictor, one IVAP per fold
@@ -217,8 +174,9 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     the worst-case log loss over the pair (Vovk et al. 2015, Eq. 9), and lies
     in ``[p0, p1]``. The fits are exact, precomputed for every possible
     position of ``x`` among the calibration scores by Vovk et al.'s
-    Algorithms 1-4 (see :func:`venn_abers_table`): ``O(n log n)`` fit, one
-    binary search per prediction, batched over all test rows.
+    Algorithms 1-4 (1-2 run twice, see :func:`venn_abers_table`):
+    ``O(n log n)`` fit, one binary search per prediction, batched over all
+    test rows.
 
     **CVAP** (Vovk et al. 2015, Section 3). The calibration set is split into
     ``n_folds`` folds; IVAP ``j`` is calibrated on all folds but ``j``, giving
@@ -269,12 +227,6 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     >>> bool(np.all((p0 <= p) & (p <= p1)))
     True
     """
-
-    _map_output = "proba"
-    #: A step function of the score (see ``check_dtypes``).
-    _piecewise_constant = True
-    _predict_on_host = True
-    _predict_chunk_bytes = 1 << 24
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

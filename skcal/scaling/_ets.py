@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval
 from .._backend import _matrix as mk
 from ._temperature import fit_temperature
 from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 
 __all__ = ["EnsembleTemperatureScaler", "fit_simplex_mixture"]
@@ -178,6 +179,7 @@ def fit_simplex_mixture(E, sample_weight=None, *, tol=1e-12, max_iter=100):
     return cands[best], n_iter
 
 
+@substitute_docstring
 class EnsembleTemperatureScaler(BaseCalibrator):
     """Ensemble temperature scaling: a convex mixture of TS, the raw and the uniform prediction.
 
@@ -189,9 +191,7 @@ class EnsembleTemperatureScaler(BaseCalibrator):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-    classes : array-like of shape (n_classes,), default=None
-    backend : {"auto", "numpy", "torch"}, default="auto"
+    %(calibrator_params)s
     tol : float, default=1e-10
         Relative tolerance on ``1/T`` (see :class:`TemperatureScaler`); the
         weights are solved to a Newton decrement of ``1e-2 * tol``.

@@ -90,27 +90,20 @@ def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
 
 
 class _AffineCalibrator(BaseCalibrator):
-    """Shared ``__init__``, ``_fit`` and predict of the affine maps (subclasses set the options)."""
+    """Shared ``__init__``, ``_fit`` and predict of the affine maps (subclasses set the options).
 
+    Each public subclass spells out its own ``__init__`` signature (scikit-learn
+    reads the parameters from it) and stores its own options after calling
+    this one, which stores the parameters all of them share.
+    """
 
     def __init__(
-        self,
-        *,
-        input_type="logits",
-        classes=None,
-        backend="auto",
-        reg="sms",
-        reg_lambda=None,
-        reg_mu=None,
-        reg_grid=None,
-        n_splits=5,
-        tol=1e-10,
-        max_iter=100,
+        self, *, input_type, classes, backend, reg_lambda, reg_mu, reg_grid, n_splits, tol,
+        max_iter,
     ):
         self.input_type = input_type
         self.classes = classes
         self.backend = backend
-        self.reg = reg
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
         self.reg_grid = reg_grid
@@ -404,9 +397,7 @@ class MatrixScaler(_AffineCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     reg : {"sms", "odir", "l2", "none"}, default="sms"
         The penalty (see Notes). ``"sms"``, the default, is the structured
         matrix scaling of Berta et al. (2025): the map acts on the
@@ -496,7 +487,26 @@ class MatrixScaler(_AffineCalibrator):
         "reg": [StrOptions({"sms", "odir", "l2", "none"})],
     }
 
-    # __init__: _AffineCalibrator's (MatrixScaler has exactly its parameters)
+    def __init__(
+        self,
+        *,
+        input_type="logits",
+        classes=None,
+        backend="auto",
+        reg="sms",
+        reg_lambda=None,
+        reg_mu=None,
+        reg_grid=None,
+        n_splits=5,
+        tol=1e-10,
+        max_iter=100,
+    ):
+        super().__init__(
+            input_type=input_type, classes=classes, backend=backend,
+            reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
+            n_splits=n_splits, tol=tol, max_iter=max_iter,
+        )
+        self.reg = reg
 
 
 @substitute_docstring(entries=_AFFINE_DOCS)
@@ -609,11 +619,12 @@ class DirichletCalibrator(_AffineCalibrator):
         max_iter=100,
     ):
         super().__init__(
-            input_type=input_type, classes=classes, backend=backend, reg=reg,
+            input_type=input_type, classes=classes, backend=backend,
             reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
             n_splits=n_splits, tol=tol, max_iter=max_iter,
         )
         self.parametrization = parametrization
+        self.reg = reg
 
     def _structure(self):
         return self.parametrization

@@ -33,9 +33,7 @@ class StructuredVectorScaler(_AffineCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     reg_lambda : float >= 0, "auto" or None, default=None
         ``lambda``, the strength of the penalty on ``v`` (see Notes). None:
         1.0, the default of Berta et al. ``"auto"``: chosen by internal
@@ -139,15 +137,11 @@ class StructuredVectorScaler(_AffineCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.reg_grid = reg_grid
-        self.n_splits = n_splits
-        self.tol = tol
-        self.max_iter = max_iter
+        super().__init__(
+            input_type=input_type, classes=classes, backend=backend,
+            reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
+            n_splits=n_splits, tol=tol, max_iter=max_iter,
+        )
 
     def _structure(self):
         return "diagonal"

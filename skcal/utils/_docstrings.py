@@ -2,14 +2,15 @@
 
 The parameters that :class:`skcal.base.BaseCalibrator` defines for all
 calibrators (``input_type``, ``classes``, ``backend``) are documented once,
-here; a calibrator's docstring names them as ``%(input_type)s`` etc. and is
-decorated with :func:`substitute_docstring`.
+here; a calibrator's docstring names them as ``%(input_type)s`` etc. (or all
+three as ``%(calibrator_params)s``) and is decorated with
+:func:`substitute_docstring`.
 """
 
 import re
 import textwrap
 
-__all__ = ["SHARED_DOCS", "SHARED_NOTES", "substitute_docstring"]
+__all__ = ["SHARED_DOCS", "SHARED_GROUPS", "SHARED_NOTES", "substitute_docstring"]
 
 #: The text of each shared entry, without indentation.
 SHARED_DOCS = {
@@ -25,6 +26,13 @@ classes : array-like of shape (n_classes,), default=None
     "backend": """\
 backend : {"auto", "numpy", "torch"}, default="auto"
     Array library used for the computation; ``"auto"`` follows the input.""",
+}
+#: Runs of :data:`SHARED_DOCS` entries substituted together (same substitution):
+#: ``calibrator_params``, the three above, the first entries of most calibrators.
+SHARED_GROUPS = {
+    "calibrator_params": "\n".join(
+        SHARED_DOCS[name] for name in ("input_type", "classes", "backend")
+    ),
 }
 
 #: Paragraphs of Notes shared by several calibrators (same substitution).
@@ -45,7 +53,7 @@ _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILI
 
 
 def substitute_docstring(obj=None, *, entries=None):
-    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` (or :data:`SHARED_NOTES`) entries.
+    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` (:data:`SHARED_GROUPS`, :data:`SHARED_NOTES`) entries.
 
     Each placeholder must stand alone on its line; the entry is indented like
     the placeholder. Unknown names raise ``KeyError`` at import time, so a typo
@@ -67,7 +75,7 @@ def substitute_docstring(obj=None, *, entries=None):
         The same object, so this works as a decorator; without ``obj``, the
         decorator.
     """
-    table = {**SHARED_DOCS, **SHARED_NOTES, **(entries or {})}
+    table = {**SHARED_DOCS, **SHARED_GROUPS, **SHARED_NOTES, **(entries or {})}
     if obj is None:
         return lambda o: substitute_docstring(o, entries=entries)
     if obj.__doc__:
