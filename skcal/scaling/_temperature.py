@@ -275,14 +275,15 @@ def fit_temperature(
     Returns
     -------
     beta : float
-        The minimiser, within ``[1/(TEMPERATURE_MAX * S), 1/TEMPERATURE_MIN]``
-        with the logit scale ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))``.
+        The minimiser, within ``[1/(TEMPERATURE_MAX * S), 1/(TEMPERATURE_MIN * S)]``
+        with the logit scale ``S = max_i (max_k z_ik - z_{i,y_i})`` (1 where
+        that is 0).
     n_iter : int
         Number of derivative evaluations over the full ``Z`` (passes).
     status : {"converged", "lower", "upper", "max_iter"}
         ``"lower"``: the optimum is at ``beta <= 1/(TEMPERATURE_MAX * S)`` (logits
         carry no or inverted information); ``"upper"``: the optimum is at
-        ``beta >= 1/TEMPERATURE_MIN`` (separable calibration set).
+        ``beta >= 1/(TEMPERATURE_MIN * S)`` (separable calibration set).
 
     Notes
     -----
