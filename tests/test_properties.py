@@ -453,8 +453,10 @@ def test_constant_scores_give_the_base_rate_or_warn(cls, prob, value):
 
 
 # ----------- positive rescaling of the logits (issue 24 leftovers, item c)
-#: EnsembleTemperatureScaler: probabilities move by ~1e-2 between scales
-#: (not made invariant yet; see the rel24 report).
+#: EnsembleTemperatureScaler: by definition (Zhang et al. 2020) it mixes in
+#: the raw softmax(z), which depends on the logits' scale, so its
+#: probabilities move (~1e-2 between scales 1e-3 and 1e4 on CIFAR-10); its
+#: temperature is equivariant (tests/scaling/test_affine_family.py).
 _NOT_SCALE_INVARIANT = {"EnsembleTemperatureScaler"}
 
 
@@ -467,7 +469,7 @@ def _whole_vector_family():
 
 @pytest.mark.parametrize("cls", _whole_vector_family())
 def test_whole_vector_calibrators_are_invariant_to_rescaled_logits(cls):
-    """logits * c fit to the same probabilities for c in {0.01, 0.1, 1, 10}
+    """logits * c fit to the same probabilities for c in {1e-8, 0.01, 0.1, 1, 10, 1e6}
     (main: VectorScaler's test NLL 0.457 at c=0.01 vs 0.219 at c=1 on the
     bundled CIFAR-10 set; its penalty now acts after the temperature)."""
     import warnings
@@ -479,6 +481,6 @@ def test_whole_vector_calibrators_are_invariant_to_rescaled_logits(cls):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = cls().fit(Zv, yv).predict_proba(Zt)
-        for c in (0.01, 0.1, 10.0):
+        for c in (1e-8, 0.01, 0.1, 10.0, 1e6):
             P = cls().fit(Zv * c, yv).predict_proba(Zt * c)
             np.testing.assert_allclose(P, ref, rtol=0, atol=2e-5, err_msg=f"c={c}")

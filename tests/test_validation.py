@@ -581,3 +581,28 @@ def test_label_mismatch_messages_name_the_offending_labels_and_the_constructor()
     with pytest.raises(ValueError, match=r"the labels are \['a', 'b', 'c', 'd'\].*"
                        r"VectorScaler\(classes=\[\.\.\.\]\)"):
         VectorScaler().fit(Z[:, :3], text)
+
+
+def test_tiny_nonnegative_log_odds_are_not_reported_as_probabilities():
+    """A binary score in [0, 1] all within 1e-3 of 0 is tiny log-odds (a tiny
+    logit scale), not probabilities: no warning; a probability-like score with
+    a largest value of 1e-3 or more still warns; 2-column rows summing to 1 warn
+    whatever their values."""
+    import warnings
+
+    from skcal import PlattScaler
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(0)
+    s = np.abs(rng.normal(size=300))
+    y = (rng.uniform(size=300) < 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        for c in (1e-300, 1e-100, 1e-5):
+            X = s / s.max() * c * 0.999
+            PlattScaler().fit(X, y).predict_proba(X)
+            PlattScaler().fit(X[:, None], y)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="binary score"):
+        PlattScaler().fit(s / s.max() * 1e-3, y)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="every row summing"):
+        PlattScaler().fit(np.c_[1 - 1e-5 * s / s.max(), 1e-5 * s / s.max()], y)

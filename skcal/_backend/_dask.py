@@ -241,16 +241,17 @@ def _gap_block(Zb, yb, wb):
 
 
 def logit_scale(Z, y):
-    """``max(1, max_i (max_k z_ik - z_{i,y_i}))`` of dask logits (one pass).
+    """``max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) of dask logits (one pass).
 
     The logit scale of :func:`skcal.scaling._temperature.fit_temperature`.
     """
     loc = _local(Z, y)
     if loc is not None:
         m, zy = _numpy.row_max_and_true(loc[0], loc[1])
-        return max(1.0, float((m - zy).max()))
-    (gap,) = _reduce(_gap_block, Z, y, None, is_max=(True,))
-    return max(1.0, gap)
+        gap = float((m - zy).max())
+    else:
+        (gap,) = _reduce(_gap_block, Z, y, None, is_max=(True,))
+    return gap if gap > 0 else 1.0
 
 
 def total(sample_weight):

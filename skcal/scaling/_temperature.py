@@ -14,12 +14,14 @@ from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
-#: Bounds of the fitted temperature. The optimum is clipped to them, with a warning.
+#: Bounds of the fitted temperature, relative to the logit scale: the optimum is
+#: clipped to ``[TEMPERATURE_MIN * S, TEMPERATURE_MAX * S]``, with a warning, where
+#: ``S = max_i (max_k z_ik - z_{i,y_i})`` (``S = 1`` when that is 0, i.e. every
+#: row's true class has the largest logit). Both bounds scale with the logits,
+#: so ``fit(c * Z)`` gives ``c * T`` (huge or tiny but informative logits are
+#: still fitted), while ``z / T`` stays resolvable (the argmax is kept even at
+#: the upper bound).
 TEMPERATURE_MIN = 1e-6
-#: The upper bound is ``TEMPERATURE_MAX * S`` with the logit scale
-#: ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))``: T scales with the logits, so
-#: huge but informative logits are still fitted, while ``z / T`` stays
-#: resolvable (the argmax is kept even at the bound).
 TEMPERATURE_MAX = 1e6
 
 
@@ -65,8 +67,9 @@ def _all_rows_tied(Z):
 
 
 def _logit_scale(stats):
-    """``S = max(1, max_i (max_k z_ik - z_{i,y_i}))`` from the row statistics."""
-    return max(1.0, float((stats[0] - stats[1]).max()))
+    """``S = max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) from the row statistics."""
+    gap = float((stats[0] - stats[1]).max())
+    return gap if gap > 0 else 1.0
 
 
 def _weight_total(sw, xp):
@@ -85,7 +88,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
 
     Returns ``(beta, n_iter, status, t)``, ``t`` the last ``f'''`` used.
     """
-    b_min, b_max = 1.0 / (TEMPERATURE_MAX * scale), 1.0 / TEMPERATURE_MIN
+    b_min, b_max = 1.0 / (TEMPERATURE_MAX * scale), 1.0 / (TEMPERATURE_MIN * scale)
     lo, hi = b_min, b_max
     lo_tested = hi_tested = False
     beta = min(max(beta, b_min), b_max)
@@ -128,7 +131,9 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
         if fused:
             # row statistics from this first pass: the true lower bound of beta
             stats = rest.pop()
-            b_min = lo = 1.0 / (TEMPERATURE_MAX * _logit_scale(stats))
+            s_full = _logit_scale(stats)
+            b_min = lo = 1.0 / (TEMPERATURE_MAX * s_full)
+            b_max = hi = 1.0 / (TEMPERATURE_MIN * s_full)
         if third:
             t = rest[0]
         if beta <= b_min and g >= 0:
@@ -270,14 +275,15 @@ def fit_temperature(
     Returns
     -------
     beta : float
-        The minimiser, within ``[1/(TEMPERATURE_MAX * S), 1/TEMPERATURE_MIN]``
-        with the logit scale ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))``.
+        The minimiser, within ``[1/(TEMPERATURE_MAX * S), 1/(TEMPERATURE_MIN * S)]``
+        with the logit scale ``S = max_i (max_k z_ik - z_{i,y_i})`` (1 where
+        that is 0).
     n_iter : int
         Number of derivative evaluations over the full ``Z`` (passes).
     status : {"converged", "lower", "upper", "max_iter"}
         ``"lower"``: the optimum is at ``beta <= 1/(TEMPERATURE_MAX * S)`` (logits
         carry no or inverted information); ``"upper"``: the optimum is at
-        ``beta >= 1/TEMPERATURE_MIN`` (separable calibration set).
+        ``beta >= 1/(TEMPERATURE_MIN * S)`` (separable calibration set).
 
     Notes
     -----
@@ -375,9 +381,10 @@ class TemperatureScaler(BaseCalibrator):
     Attributes
     ----------
     temperature_ : float
-        Fitted temperature ``T``, in ``[1e-6, 1e6 * S]`` where the logit scale
-        ``S = max(1, max_i (max_k z_ik - z_{i,y_i}))`` (so huge but informative
-        logits are still fitted: ``T`` scales with the logits).
+        Fitted temperature ``T``, in ``[1e-6 * S, 1e6 * S]`` where the logit
+        scale ``S = max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0): both
+        bounds scale with the logits, so ``fit(c * Z)`` gives ``c * T`` and
+        huge or tiny but informative logits are still fitted.
     classes_ : ndarray of shape (n_classes,)
         Class labels, sorted; column ``j`` of the output is ``classes_[j]``.
     n_features_in_ : int
@@ -395,7 +402,7 @@ class TemperatureScaler(BaseCalibrator):
     safeguarded Newton method (bracketing with geometric bisection) solves
     ``f'(beta) = 0`` to relative tolerance ``tol``. When the optimum lies at
     ``T >= 1e6 * S`` (logits uninformative or anti-informative, ``T -> inf``)
-    or ``T <= 1e-6`` (separable calibration set, ``T -> 0``), ``T`` is set to
+    or ``T <= 1e-6 * S`` (separable calibration set, ``T -> 0``), ``T`` is set to
     the bound and a ``ConvergenceWarning`` says so. A ``ConvergenceWarning``
     also reports stopping at ``max_iter``. Constant scores (every row the
     same) cannot be mapped to the base rate by one temperature: the fit then
@@ -457,19 +464,20 @@ class TemperatureScaler(BaseCalibrator):
         if status == "lower":
             warnings.warn(
                 "The NLL-optimal temperature is at or above the upper bound "
-                f"{self.temperature_:g}: the logits are uninformative (e.g. equal "
-                "within each row) or anti-informative on the calibration set, or on "
-                "a huge scale. The temperature is set to that bound.",
+                f"{self.temperature_:g} ({TEMPERATURE_MAX:g} times the logit scale): "
+                "the logits are uninformative (e.g. equal within each row) or "
+                "anti-informative on the calibration set. The temperature is set to "
+                "that bound.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
         elif status == "upper":
             warnings.warn(
                 "The NLL keeps decreasing as T -> 0 down to the lower bound "
-                f"{self.temperature_:g}: the logits separate the calibration set "
-                "(apart from rows whose logits are all equal, whose probabilities "
-                "are uniform at any T), or are on a tiny scale. The temperature is "
-                "set to that bound.",
+                f"{self.temperature_:g} ({TEMPERATURE_MIN:g} times the logit scale): "
+                "the logits separate the calibration set (apart from rows whose "
+                "logits are all equal, whose probabilities are uniform at any T). "
+                "The temperature is set to that bound.",
                 ConvergenceWarning,
                 stacklevel=3,
             )

@@ -72,16 +72,28 @@ def _caller_stacklevel():
     return level
 
 
+#: A binary score in [0, 1] is reported as probabilities only when its largest
+#: value is at least this: every value within 1e-3 of 0 is far more likely a
+#: tiny log-odds than a probability (of every row being the negative class).
+BINARY_PROBABILITY_MIN_MAX = 1e-3
+
+
 def _warn_if_probabilities(X, lo, hi):
     """Warn when logits look like probabilities: in [0, 1], rows summing to 1.
 
     One rule for every shape: a 1-D (or one-column) binary score stands for
     the two columns ``[1 - s, s]`` (as ``input_type="probabilities"`` reads
-    it), whose rows always sum to 1, so every value in [0, 1] is enough.
+    it), whose rows always sum to 1, so every value in [0, 1] is asked, plus
+    a largest value of at least :data:`BINARY_PROBABILITY_MIN_MAX` (scores all
+    within 1e-3 of 0 are tiny log-odds, not probabilities).
     """
     if lo < 0 or hi > 1:
         return
     if X.ndim == 1 or X.shape[1] == 1:
+        if hi < BINARY_PROBABILITY_MIN_MAX:
+            # every value within 1e-3 of 0: tiny non-negative log-odds (a tiny
+            # logit scale), not the positive class's probability
+            return
         warnings.warn(
             "X looks like probabilities (a binary score with every value in "
             "[0, 1], i.e. the positive class's probability) but is read as "

@@ -342,6 +342,26 @@ def test_ets_matches_scipy(scale):
     np.testing.assert_allclose(est.predict_proba(Z), P, atol=1e-12)
 
 
+@pytest.mark.parametrize("c", [1e-8, 1e-3, 1e4, 1e6])
+def test_ets_temperature_is_equivariant_and_weights_optimal_at_any_scale(c):
+    # fit(c * Z): T scales by c (the temperature bounds are relative to the
+    # logits' scale); the weights are not invariant, by definition (the raw
+    # softmax(c z) component changes with c), but stay the NLL optimum
+    rng = np.random.default_rng(5)
+    n, k = 600, 4
+    y = rng.integers(0, k, n)
+    Z = 3.0 * (np.eye(k)[y] + rng.normal(size=(n, k)))
+    t1 = EnsembleTemperatureScaler().fit(Z, y).temperature_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = EnsembleTemperatureScaler().fit(c * Z, y)
+    np.testing.assert_allclose(est.temperature_ / c, t1, rtol=1e-6)
+    # the reference: the scale-1 optimum (exactly 1/c times that of c * Z)
+    np.testing.assert_allclose(c / est.temperature_, ref_temperature(Z, y, None), rtol=1e-6)
+    ref, f = ref_ets_weights_objective(c * Z, y, 1.0 / est.temperature_)
+    _check(f(est.weights_), ref)
+
+
 # ------------------------------------------------------------ real sets
 @pytest.mark.shared_data
 @pytest.mark.parametrize(

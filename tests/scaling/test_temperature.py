@@ -313,3 +313,18 @@ def test_temperature_constant_rows_warn_that_base_rate_is_out_of_reach():
     Z = np.tile([1.0, 0.0, 3.0], (100, 1))
     with pytest.warns(UserWarning, match="base rate"):
         TemperatureScaler().fit(Z, y)
+
+
+@pytest.mark.parametrize("c", [1e-12, 1e-8, 1e-3, 1e3, 1e6])
+def test_temperature_bounds_scale_with_logits(c):
+    # fit(c * Z) gives c * T: the bounds are relative to the logit scale, so a
+    # tiny scale no longer hits a fixed lower bound (with a wrong "separate" warning)
+    from skcal.datasets import load_cifar10_resnet20
+
+    d = load_cifar10_resnet20()
+    t1 = TemperatureScaler().fit(d.logits_val, d.y_val).temperature_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        tc = TemperatureScaler().fit(d.logits_val * c, d.y_val).temperature_
+    assert tc / c == pytest.approx(t1, rel=1e-6)
+    assert 1.5 < t1 < 1.9
