@@ -703,7 +703,10 @@ def _cmd_report(args):
         else:
             P0 = softmax(Z2, axis=1)
         try:
-            P1 = np.asarray(_predict(model, Z), dtype=np.float64)
+            # float64 logits: float32 probabilities would round small ones
+            # to 0 and give an infinite NLL where score() is finite
+            P1 = np.asarray(_predict(model, np.asarray(Z, dtype=np.float64)),
+                            dtype=np.float64)
         except ValueError as exc:
             raise _UserError(f"{table.path}: {_one_line(exc)}") from None
         rows.append(("uncalibrated", P0))

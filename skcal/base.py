@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_feature_names_in,
+    _get_feature_names,
     check_is_fitted,
     column_or_1d,
     validate_data,
@@ -98,6 +99,34 @@ def _check_integer_column_names(est, names):
         f"The integer column names of X {names[:20]!r} are {what} "
         f"{fitted[:20]!r}; {est.__class__.__name__} matched the columns to the "
         f"classes by name, so select the columns as in fit (X[{fitted[:20]!r}])."
+    )
+
+
+def _warn_unnamed_columns(est, X):
+    """Warn when X has no column names but fit's DataFrame named its columns.
+
+    scikit-learn's "X does not have valid feature names" warning, also for
+    integer column names (which it does not record), saying how the columns
+    are then read: by position, in fit's column order.
+    """
+    fitted = getattr(est, "feature_names_in_", None)
+    kind = "feature names"
+    if fitted is None:
+        fitted = getattr(est, "_integer_column_names_", None)
+        kind = "integer column names"
+    if fitted is None or _get_feature_names(X) is not None:
+        return
+    fitted = list(fitted)
+    shown = ", ".join(repr(c) if isinstance(c, str) else str(c) for c in fitted[:10])
+    if len(fitted) > 10:
+        shown += f", ... ({len(fitted)} in all)"
+    warnings.warn(
+        f"X does not have valid feature names, but {est.__class__.__name__} was "
+        f"fitted with {kind}: the columns of X are read by position, in fit's "
+        f"column order [{shown}]. Pass a DataFrame with those column names to "
+        f"have them matched by name.",
+        UserWarning,
+        stacklevel=5,
     )
 
 
@@ -215,7 +244,13 @@ class BaseCalibrator(
         # Column names of a DataFrame are the classes' names: record them in
         # fit (feature_names_in_) and reject reordered or renamed columns
         # later, as scikit-learn does (only the name check runs here).
-        validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
+        with warnings.catch_warnings():
+            # replaced by _warn_unnamed_columns, which says how X is then read
+            warnings.filterwarnings(
+                "ignore", message="X does not have valid feature names",
+                category=UserWarning,
+            )
+            validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
         # Integer column names (scikit-learn records only text ones as
         # feature_names_in_) name the classes too: matched like text names in
         # fit, and a reordered or renamed frame is refused at predict time.
@@ -224,6 +259,8 @@ class BaseCalibrator(
             self._integer_column_names_ = int_names
         else:
             _check_integer_column_names(self, int_names)
+            if int_names is None:
+                _warn_unnamed_columns(self, X)
         # input that looks like probabilities is reported in fit (every row)
         # and at predict time (the first rows: no pass over a large input)
         Z, n_cols = check_scores(
@@ -439,7 +476,10 @@ class BaseCalibrator(
         proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
             Rows sum to 1. float64 for float64 input, float32 otherwise; a
             tensor on the input's device for tensor input. Binary input always
-            gives two columns.
+            gives two columns. float32 output rounds probabilities below
+            ~1e-45 to exactly 0 (so a log of them is ``-inf``);
+            :meth:`predict_log_proba` holds those values exactly, as does
+            float64 input.
 
         Raises
         ------

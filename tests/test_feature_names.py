@@ -316,3 +316,26 @@ def test_every_calibrator_matches_integer_column_names_by_name(cls):
         est.predict(pd.DataFrame(Z, columns=[0, 1, 5]))
     # an array is read by position, as always (the columns as in fit)
     np.testing.assert_allclose(est.predict_proba(dfi.to_numpy()), est.predict_proba(dfi))
+
+
+def test_unnamed_array_after_named_fit_warns_it_is_read_in_fit_column_order():
+    """Fitted on a frame whose integer names are the labels in another order,
+    an array is read by position in fit's column order: warned, naming that
+    order (as scikit-learn warns for text names, whose message says the same)."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 300)
+    Z = 3.0 * (np.eye(4)[y] + rng.normal(size=(300, 4)))
+    o = [3, 2, 1, 0]
+    est = skcal.VectorScaler().fit(pd.DataFrame(Z, columns=range(4))[o], y)
+    with pytest.warns(UserWarning, match=r"read by position, in fit's column order \[3, 2, 1, 0\]"):
+        P = est.predict_proba(Z[:, o])
+    np.testing.assert_allclose(P, est.predict_proba(pd.DataFrame(Z, columns=range(4))[o]))
+    est2 = skcal.VectorScaler().fit(pd.DataFrame(Z, columns=list("abcd")), y)
+    with pytest.warns(UserWarning, match=r"feature names.*fit's column order \['a', 'b'"):
+        est2.predict_proba(Z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # named frames and array fits: no warning
+        est.predict_proba(pd.DataFrame(Z, columns=range(4))[o])
+        skcal.VectorScaler().fit(Z, y).predict_proba(Z)

@@ -1,5 +1,7 @@
 """Proper scoring rules: Brier score and negative log-likelihood."""
 
+import warnings
+
 import numpy as np
 
 from . import _rows
@@ -165,7 +167,33 @@ def negative_log_likelihood(
     if inp.weight is not None:
         # 0 * inf would be NaN: a zero-weight sample contributes nothing
         loss = xp.zero_unweighted(loss, inp.weight)
-    return xp.weighted_mean(loss, inp.weight)
+    out = xp.weighted_mean(loss, inp.weight)
+    if not inp.logits:
+        _warn_low_precision_zero(out, inp.scores)
+    return out
+
+
+def _warn_low_precision_zero(nll, scores):
+    """Warn when an infinite NLL comes from float16/float32 probabilities.
+
+    A true-class probability that is exactly 0 in such an array is most often
+    a small probability rounded to 0 (float32 underflows below ~1e-45), not a
+    confident mistake: say so instead of returning a silent ``inf``.
+    """
+    dtype = str(getattr(scores, "dtype", ""))
+    if float(nll) != float("inf") or not any(
+        t in dtype for t in ("float16", "float32", "bfloat16")
+    ):
+        return
+    warnings.warn(
+        f"negative_log_likelihood is inf: a true-class probability is exactly 0 "
+        f"in {dtype.replace('torch.', '')} probabilities, most likely a small "
+        f"probability that underflowed to 0 (float32 cannot hold values below "
+        f"~1e-45); pass the output of predict_log_proba with input_type='logits', "
+        f"or predict from float64 logits, for a finite value.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 negative_log_likelihood.__doc__ = negative_log_likelihood.__doc__.format(

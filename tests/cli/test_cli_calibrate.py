@@ -55,7 +55,7 @@ def test_fit_apply_round_trip(tmp_path, logits, fmt, capsys):
         _write(cal, Z[:600], y[:600])
         _write(new, Z[600:], None)
     elif fmt == "npz":
-        np.savez(cal, logits=Z[:600], y=y[:600])
+        np.savez(cal, logits=Z[:600].astype(np.float32), y=y[:600])
         np.savez(new, logits=Z[600:])
     else:
         cal, new = tmp_path / "cal_logits.npy", tmp_path / "new_logits.npy"
@@ -469,7 +469,7 @@ def test_npz_model_on_named_columns_in_another_order_is_refused(tmp_path, logits
     # main: applied by position without a word
     Z, y = logits
     cal = tmp_path / "cal.npz"
-    np.savez(cal, logits=Z[:600], y=y[:600])
+    np.savez(cal, logits=Z[:600].astype(np.float32), y=y[:600])
     model = tmp_path / "m.skops"
     assert main(["fit", "--data", str(cal), "--method", "temperature",
                  "--output", str(model)]) == 0
@@ -754,3 +754,28 @@ def test_apply_npz_keys_are_the_documented_ones(tmp_path, logits):
     guide = (Path(__file__).parents[2] / "docs" / "user_guide" / "deployment.rst").read_text()
     assert "(keys ``proba``, or ``log_proba`` with ``--log-proba``, and ``classes``)" in \
         " ".join(guide.split())
+
+
+def test_report_nll_of_float32_logits_is_finite_and_equals_minus_score(tmp_path, logits):
+    """float32 logits: predict_proba's float32 output rounds a tiny true-class
+    probability to 0; the report's NLL is computed in float64, so it is finite
+    and equals the high-precision reference (and -score() of the model)."""
+    Z, y = logits
+    cal, test = tmp_path / "cal.npz", tmp_path / "test.npz"
+    np.savez(cal, logits=Z[:600].astype(np.float32), y=y[:600])
+    T = temperature_reference(Z[:600], y[:600])
+    # a row whose true class has log-probability ~ -300: 0 in float32
+    Zt = np.vstack([Z[600:], [[300.0 * T, 0.0, 0.0]]]).astype(np.float32)
+    yt = np.append(y[600:], 1)
+    np.savez(test, logits=Zt, y=yt)  # .npz keeps float32
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(test), "--model", str(model), "--output",
+                 str(rep), "--n-bootstrap", "0"]) == 0
+    m = json.loads((rep / "metrics.json").read_text())
+    Z64 = Zt.astype(np.float64)
+    nll1 = -log_softmax(Z64 / T, axis=1)[np.arange(len(yt)), yt].mean()
+    assert np.isfinite(nll1)
+    assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(nll1, rel=1e-5)

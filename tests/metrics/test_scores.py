@@ -193,3 +193,29 @@ def test_scores_validate_input(func):
         func([0, 1], [[np.nan, 0.2], [0.5, 0.5]])
     with pytest.raises(ValueError, match="samples"):
         func([0, 1, 1], [[0.8, 0.2], [0.5, 0.5]])
+
+
+def test_nll_warns_when_float32_probabilities_underflow_to_zero():
+    """A true-class probability of exactly 0 in float32 input is most often an
+    underflow (below ~1e-45): the inf is returned with a warning naming the
+    cause; the float64 / log-probability readings are finite and agree."""
+    import warnings
+
+    from scipy.special import log_softmax
+
+    from skcal.metrics import negative_log_likelihood
+
+    z = np.array([[0.0, -300.0, 0.0], [1.0, 0.0, 0.0]])
+    y = np.array([1, 0])
+    ref = -log_softmax(z, axis=1)[np.arange(2), y].mean()  # plain SciPy reference
+    p32 = np.exp(log_softmax(z, axis=1)).astype(np.float32)
+    assert p32[0, 1] == 0
+    with pytest.warns(UserWarning, match=r"float32 .*underflow.*predict_log_proba"):
+        assert negative_log_likelihood(y, p32, labels=[0, 1, 2]) == np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert negative_log_likelihood(
+            y, log_softmax(z, axis=1).astype(np.float32), input_type="logits"
+        ) == pytest.approx(ref, rel=1e-6)
+        # float64 zero: a genuine 0, inf without a warning (no clipping)
+        assert negative_log_likelihood([1], [[1.0, 0.0]], labels=[0, 1]) == np.inf
