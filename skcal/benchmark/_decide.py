@@ -140,10 +140,11 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
                                 confidence_level=0.95):
     """Add each method's paired NLL change against the uncalibrated model.
 
-    For every row with test probabilities (key ``"proba"``) and a finite NLL,
-    ``nll_change`` is ``NLL(method) - NLL(uncalibrated)`` on the test split and
-    ``nll_change_low`` / ``nll_change_high`` its paired percentile bootstrap
-    interval; ``worse`` is True when the whole interval lies above 0 (the
+    For every row with a finite NLL, ``nll_change`` is
+    ``NLL(method) - NLL(uncalibrated)`` on the test split; for rows with test
+    probabilities (key ``"proba"``) and ``n_resamples > 0``,
+    ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
+    interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
     method raised the test NLL beyond noise).
 
     Parameters
@@ -162,19 +163,20 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     """
     from ..metrics import paired_difference_interval
 
-    base = next((r for r in rows if r["method"] == "uncalibrated" and "proba" in r), None)
+    base = next((r for r in rows if r["method"] == "uncalibrated"
+                 and np.isfinite(r.get("nll", math.nan))), None)
     y = np.asarray(y_test)
     for r in rows:
         r["nll_change"] = r["nll_change_low"] = r["nll_change_high"] = math.nan
         r["worse"] = ""
-        if base is None or "proba" not in r or not np.isfinite(r.get("nll", math.nan)):
+        if base is None or not np.isfinite(r.get("nll", math.nan)):
             continue
         r["nll_change"] = r["nll"] - base["nll"]
         if r is base:
             r["nll_change_low"] = r["nll_change_high"] = 0.0
             r["worse"] = False
             continue
-        if n_resamples > 0:
+        if n_resamples > 0 and "proba" in r and "proba" in base:
             labels = np.arange(r["proba"].shape[1])
             d = paired_difference_interval(
                 "nll", y, r["proba"], base["proba"], labels=labels,
