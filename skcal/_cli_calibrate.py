@@ -732,10 +732,16 @@ def _cmd_report(args):
             v, lo, hi = res[k]
             cells.append(_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]"))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    note = ""
+    if args.n_bootstrap and any(np.isnan(lo) for res in results.values()
+                                for _, lo, _ in res.values()):
+        note = ("\n\nA value without an interval has no bootstrap interval: an "
+                "infinite value (NLL when a true class has probability 0) or a "
+                "degenerate resampling distribution.")
     md = (
         f"# skcal report\n\nData: {table.path} ({len(y)} rows, {rows[0][1].shape[1]} "
         f"classes). Top-label ECE with {args.n_bins} equal-width bins{level}.\n\n"
-        + head + "\n".join(lines) + "\n\n![reliability](reliability.png)\n"
+        + head + "\n".join(lines) + note + "\n\n![reliability](reliability.png)\n"
     )
     (out_dir / "report.md").write_text(md, encoding="utf-8")
     with open(out_dir / "metrics.csv", "w", encoding="utf-8") as fh:

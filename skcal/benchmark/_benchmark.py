@@ -518,9 +518,10 @@ def run_benchmark(
     n_resamples : int, default=0
         If > 0, add bootstrap intervals and the paired comparison with the
         best method to every row (see :func:`add_intervals`), and the paired
-        NLL change against the uncalibrated model
+        interval of the NLL change against the uncalibrated model
         (:func:`skcal.benchmark._decide.add_uncalibrated_comparison`), with
-        this many resamples.
+        this many resamples. The point NLL change (``nll_change``) is added
+        whatever the value.
     recommend : bool, default=False
         Also fit :class:`skcal.AutoCalibrator` on each calibration split: its
         test scores become a row of method ``"auto"`` (second, after
@@ -620,8 +621,6 @@ def run_benchmark(
                                + _one_line(exc) + ")")
                 these.insert(1, row)
             if n_resamples > 0:
-                from ._decide import add_uncalibrated_comparison
-
                 if bar is not None:
                     bar.set_description(f"{data.name}: intervals")
                 # AutoCalibrator's probabilities are those of the method it
@@ -642,8 +641,12 @@ def run_benchmark(
                             key = f"{metric}_{suffix}"
                             auto[0][key] = (twin[key] if twin is not None
                                             else (math.nan if suffix != "best" else ""))
-                add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
-                                            random_state=random_state)
+            # the point NLL change needs no resampling (n_resamples=0 leaves
+            # only its interval and ``worse`` empty)
+            from ._decide import add_uncalibrated_comparison
+
+            add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
+                                        random_state=random_state)
             if not keep_proba:
                 for r in these:
                     r.pop("proba", None)

@@ -140,10 +140,11 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
                                 confidence_level=0.95):
     """Add each method's paired NLL change against the uncalibrated model.
 
-    For every row with test probabilities (key ``"proba"``) and a finite NLL,
-    ``nll_change`` is ``NLL(method) - NLL(uncalibrated)`` on the test split and
-    ``nll_change_low`` / ``nll_change_high`` its paired percentile bootstrap
-    interval; ``worse`` is True when the whole interval lies above 0 (the
+    For every row with a finite NLL, ``nll_change`` is
+    ``NLL(method) - NLL(uncalibrated)`` on the test split; for rows with test
+    probabilities (key ``"proba"``) and ``n_resamples > 0``,
+    ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
+    interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
     method raised the test NLL beyond noise).
 
     Parameters
@@ -162,19 +163,20 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     """
     from ..metrics import paired_difference_interval
 
-    base = next((r for r in rows if r["method"] == "uncalibrated" and "proba" in r), None)
+    base = next((r for r in rows if r["method"] == "uncalibrated"
+                 and np.isfinite(r.get("nll", math.nan))), None)
     y = np.asarray(y_test)
     for r in rows:
         r["nll_change"] = r["nll_change_low"] = r["nll_change_high"] = math.nan
         r["worse"] = ""
-        if base is None or "proba" not in r or not np.isfinite(r.get("nll", math.nan)):
+        if base is None or not np.isfinite(r.get("nll", math.nan)):
             continue
         r["nll_change"] = r["nll"] - base["nll"]
         if r is base:
             r["nll_change_low"] = r["nll_change_high"] = 0.0
             r["worse"] = False
             continue
-        if n_resamples > 0:
+        if n_resamples > 0 and "proba" in r and "proba" in base:
             labels = np.arange(r["proba"].shape[1])
             d = paired_difference_interval(
                 "nll", y, r["proba"], base["proba"], labels=labels,
@@ -421,23 +423,39 @@ def _save(fig, path, title, ax=None):
     return fig
 
 
+#: Most panels of the reliability small multiples (uncalibrated included).
+MAX_RELIABILITY_PANELS = 6
+
+
 def _shown_methods(rows):
-    """Uncalibrated, the recommended method and up to two within noise of it."""
+    """Uncalibrated, the recommended method and those within noise of it.
+
+    "Within noise" is the table's ``*`` for NLL (``nll_best`` True: the test
+    split's paired bootstrap cannot tell the method from the best one); without
+    bootstrap intervals, AutoCalibrator's own ``within_noise`` candidates.
+    At most :data:`MAX_RELIABILITY_PANELS` methods, in table order.
+    """
     auto = next((r for r in rows if r["method"] == AUTO), None)
     names = ["uncalibrated"]
     if auto is not None and auto.get("recommended"):
         names.append(auto["recommended"])
-        names += list(auto.get("within_noise", ()))[:2]
+    if any(r.get("nll_best") in (True, False) for r in rows):
+        names += [r["method"] for r in rows
+                  if r.get("nll_best") is True and r["method"] != AUTO]
+    elif auto is not None:
+        names += list(auto.get("within_noise", ()))
     names = ["uncalibrated" if n == "identity" else n for n in names]
     by_name = {r["method"]: r for r in rows if "proba" in r}
-    return [by_name[n] for n in dict.fromkeys(names) if n in by_name]
+    return [by_name[n] for n in dict.fromkeys(names)
+            if n in by_name][:MAX_RELIABILITY_PANELS]
 
 
 def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     """Small multiples of reliability diagrams: uncalibrated, recommended, within noise.
 
     One panel per method (the uncalibrated model, the method AutoCalibrator
-    recommends and at most two methods within noise of it), each a top-label
+    recommends and the methods within noise of it by the table's NLL ``*``
+    rule, at most :data:`MAX_RELIABILITY_PANELS` panels), each a top-label
     reliability diagram with equal-width bins, 95% Wilson intervals per bin,
     the number of test rows of each bin written under the axis, and the
     method's test NLL and ECE in its title.
@@ -461,12 +479,18 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
 
     shown = _shown_methods(rows)
     rec = next((r.get("recommended") for r in rows if r["method"] == AUTO), None)
-    fig = _figure((3.3 * max(len(shown), 1), 4.3))
-    axes = np.atleast_1d(fig.subplots(2, max(len(shown), 1), sharex=True,
-                                      height_ratios=[3, 1], squeeze=False))
+    n_cols = min(max(len(shown), 1), 3)  # more panels wrap onto a second row
+    n_rows = -(-max(len(shown), 1) // n_cols)
+    fig = _figure((3.3 * n_cols, 4.3 * n_rows))
+    axes = np.atleast_1d(fig.subplots(2 * n_rows, n_cols, sharex=True,
+                                      height_ratios=[3, 1] * n_rows, squeeze=False))
+    for k in range(len(shown), n_rows * n_cols):  # unused cells of the last row
+        axes[2 * (k // n_cols), k % n_cols].set_visible(False)
+        axes[2 * (k // n_cols) + 1, k % n_cols].set_visible(False)
     y_test = np.asarray(y_test)
-    for j, r in enumerate(shown):
-        ax, hax = axes[0, j], axes[1, j]
+    for i, r in enumerate(shown):
+        j = i % n_cols
+        ax, hax = axes[2 * (i // n_cols), j], axes[2 * (i // n_cols) + 1, j]
         color = "0.35" if r["method"] == "uncalibrated" else "tab:blue"
         disp = ReliabilityDisplay.from_predictions(
             y_test, r["proba"], kind="top-label", n_bins=n_bins,

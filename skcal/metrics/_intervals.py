@@ -327,6 +327,11 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     """scipy.stats.bootstrap over row indices; BCa from an O(n) jackknife when known."""
     if n < 2:
         raise ValueError("A bootstrap interval needs at least 2 samples.")
+    estimate = float(statistic(np.arange(n)))
+    if not np.isfinite(estimate):
+        # e.g. the NLL of a probability 0 on a true class: resamples mix
+        # infinite and finite values, and no interval is defined
+        return estimate, np.nan, np.nan, np.nan, np.full(n_resamples, np.nan)
     data = (np.arange(n),)
 
     def stat(idx, axis=-1):
@@ -338,7 +343,6 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
         axis=-1, confidence_level=level, method=scipy_method, rng=rng,
     )
     theta_b = np.asarray(res.bootstrap_distribution, dtype=np.float64)
-    estimate = float(statistic(np.arange(n)))
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if method == "BCa" and statistic.jackknife:
         low, high = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
@@ -516,6 +520,11 @@ def confidence_interval(
     intervals of a small ECE rarely cover 0; BCa corrects for the median bias
     of the bootstrap distribution. Use :func:`debiased_calibration_error`
     for a less biased estimate.
+
+    A metric that is not finite on the full sample (the NLL when a true
+    class has probability 0) has no interval: ``low``, ``high`` and
+    ``standard_error`` are NaN and ``bootstrap_distribution`` is NaN, with
+    no resampling.
 
     ``"BCa"`` intervals (the O(n) jackknife path, every metric but the
     smooth ECE) follow three rules where the BCa formula is undefined or

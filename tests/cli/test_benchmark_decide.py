@@ -156,3 +156,23 @@ def test_sklearn_sets_are_out_of_fold_predictions(tmp_path, monkeypatch):
     np.testing.assert_array_equal(again.logits_test, d.logits_test)
     with pytest.raises(ValueError, match="unknown scikit-learn set"):
         sklearn_sets(["iris_nb"])
+
+
+def test_reliability_panels_follow_the_tables_nll_star():
+    from skcal.benchmark._decide import MAX_RELIABILITY_PANELS, _shown_methods
+
+    def row(method, best, **kw):
+        return dict(method=method, nll_best=best, proba=np.zeros((1, 2)), **kw)
+
+    rows = [row("uncalibrated", False),
+            row("auto", True, recommended="matrix", within_noise=["platt"]),
+            row("temperature", False), row("vector", True), row("matrix", True),
+            row("platt", False)]
+    # the table's * (test-split paired bootstrap), not AutoCalibrator's list
+    assert [r["method"] for r in _shown_methods(rows)] == ["uncalibrated", "matrix", "vector"]
+    for r in rows:  # no intervals (--resamples 0): AutoCalibrator's candidates
+        r["nll_best"] = ""
+    assert [r["method"] for r in _shown_methods(rows)] == ["uncalibrated", "matrix", "platt"]
+    many = [row("uncalibrated", False), row("auto", True, recommended="m0")]
+    many += [row(f"m{i}", True) for i in range(10)]
+    assert len(_shown_methods(many)) == MAX_RELIABILITY_PANELS

@@ -832,3 +832,23 @@ def test_benchmark_says_probabilities_as_logits_once_per_set(tmp_path, capsys):
     lines = [ln for ln in err.splitlines() if "look like probabilities" in ln
              or "looks like probabilities" in ln]
     assert len(lines) == 1 and lines[0].startswith("skcal benchmark: warning: ")
+
+
+def test_python_dash_m_skcal_help():
+    proc = subprocess.run([sys.executable, "-m", "skcal", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "benchmark" in proc.stdout
+
+
+def test_benchmark_resamples_0_shows_point_dnll(capsys):
+    d = load_logits("sst2_gpt2_zeroshot")
+    assert main(["benchmark", "--fast", "--dataset", "sst2_gpt2_zeroshot",
+                 "--methods", "temperature", "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.split()[:1] == ["temperature"])
+    base = nll(d.logits_test, d.y_test)
+    # dNLL is the third cell: NLL(temperature) - NLL(uncalibrated), a number
+    cells = row.split()
+    assert re.fullmatch(r"[+-]\d+\.\d{4}!?", cells[2]), row
+    assert abs(float(cells[2].rstrip("!")) - (float(cells[1]) - base)) < 2e-4

@@ -275,3 +275,22 @@ def test_to_onnx_binary_1d_input_equals_predict_proba(cls, input_type):
         est2 = cls(input_type=input_type).fit(two, y)
     with pytest.raises(ValueError, match="binary_1d=True needs"):
         to_onnx(est2, binary_1d=True)
+
+
+def test_huge_logits_graph_saturates_predict_proba_follows_dtype_rule():
+    """What docs/user_guide/deployment.rst says about a row of 1e30."""
+    from skcal.onnx import to_onnx
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 300)
+    Z = rng.normal(size=(300, 3)) + 2.0 * np.eye(3)[y]
+    ts = skcal.TemperatureScaler().fit(Z, y)
+    row = np.array([[1e30, 0.0, 0.0]])
+    sess = ort.InferenceSession(to_onnx(ts).SerializeToString())
+    graph = sess.run(["probabilities"], {"X": row.astype(np.float32)})[0]
+    np.testing.assert_allclose(graph, [[1.0, 0.0, 0.0]], atol=1e-7)
+    np.testing.assert_allclose(ts.predict_proba(row), [[1.0, 0.0, 0.0]], atol=1e-15)
+    with pytest.raises(ValueError, match=r"magnitude 1e\+30.*1e\+15 for float32"):
+        ts.predict_proba(row.astype(np.float32))
+    with pytest.raises(ValueError, match=r"1e\+100 for float64"):
+        ts.predict_proba(np.array([[1e101, 0.0, 0.0]]))

@@ -574,3 +574,25 @@ def test_bca_interval_always_contains_the_estimate_with_few_resamples():
     assert _bca(theta_b, 0.5, jack, 0.05) == pytest.approx(
         (0.5, float(scipy.stats.quantile(theta_b, 0.975))))
     assert _bca(np.full(30, 0.1), 0.1, np.full(10, 0.1), 0.05) == (0.1, 0.1)
+
+
+@pytest.mark.parametrize("method", ["percentile", "BCa"])
+def test_interval_of_infinite_nll_is_nan_without_warnings(method):
+    # a true class with probability 0: NLL is inf, no interval is defined
+    import warnings
+
+    from skcal.metrics import confidence_interval
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), size=200)
+    y = rng.integers(0, 3, 200)
+    P[0] = 0.0
+    P[0, (y[0] + 1) % 3] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ci = confidence_interval("nll", y, P, method=method, n_resamples=50,
+                                 random_state=0)
+    assert ci.estimate == np.inf
+    assert np.isnan(ci.low) and np.isnan(ci.high) and np.isnan(ci.standard_error)
+    assert ci.bootstrap_distribution.shape == (50,)
+    assert np.isnan(ci.bootstrap_distribution).all()
