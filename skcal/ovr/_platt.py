@@ -166,7 +166,11 @@ def fit_platt(
     else:
         t = y.astype(np.float64)
     mu = float(np.dot(w, s) / wsum)
-    sd = math.sqrt(float(np.dot(w, (s - mu) ** 2) / wsum))
+    # the spread on a pre-scaled copy: (s - mu)**2 underflows for scores of
+    # magnitude ~1e-160 and below (read as constant scores otherwise)
+    c = float(np.max(np.abs(s - mu))) if s.size else 0.0
+    c = c if c > 0 else 1.0
+    sd = c * math.sqrt(float(np.dot(w, ((s - mu) / c) ** 2) / wsum))
     if not sd > _FLAT_SD * abs(mu):
         # constant scores (up to rounding): only the intercept can be fitted
         sd, u = 1.0, np.zeros_like(s)

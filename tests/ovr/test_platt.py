@@ -766,3 +766,26 @@ def test_platt_weight_scale_invariance(K):
     c = PlattScaler().fit(Z, y, sample_weight=w)
     d = PlattScaler().fit(Z, y, sample_weight=w / w.sum())
     np.testing.assert_allclose(c.a_, d.a_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e-200, 1e-300, 1e50])
+def test_platt_binary_scores_of_any_magnitude_fit_the_same_map(scale):
+    # the spread of the scores was computed as mean((s - mu)**2), which
+    # underflows to 0 below ~1e-160: the scores were read as constant and the
+    # fit returned the base rate everywhere, without a warning
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 2000)
+    s = rng.normal(size=2000) + 1.5 * (2 * y - 1)
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+
+    def loss(p):
+        f = p[0] * s + p[1]
+        return np.mean(np.logaddexp(0, f) - t * f)
+
+    a, b = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-12}).x
+    P = PlattScaler().fit(s * scale, y).predict_proba(s * scale)
+    np.testing.assert_allclose(P[:, 1], expit(a * s + b), atol=1e-6)
