@@ -24,6 +24,8 @@ outputs probabilities or log-odds (``_map_output``). Batched solvers (Platt
 fits all classes in the same passes) override ``_fit_multiclass``.
 """
 
+import warnings
+
 import numpy as np
 
 from .._backend import _numpy
@@ -36,6 +38,45 @@ __all__ = ["OneVsRestCalibrator"]
 #: Largest block of float64 score columns held by the per-class fit (at
 #: least one column is always taken).
 FIT_BLOCK_BYTES = 1 << 26
+
+
+#: Rows judged by :func:`_warn_if_logits_below_ovr_resolution` (the first ones).
+OVR_RESOLUTION_CHECK_ROWS = 1000
+
+#: Within-row logit spread below which the one-vs-rest log-odds lose digits.
+OVR_MIN_LOGIT_SPREAD = 1e-6
+
+
+def _warn_if_logits_below_ovr_resolution(est, Z):
+    """Warn when the logits of K > 2 classes span too little for the one-vs-rest log-odds.
+
+    The log-odds of class ``k`` are ``z_k - log sum_{j != k} exp(z_j)``, a
+    difference of numbers of size ``log(K - 1)``: float64 rounds them at about
+    ``1e-16``, so logits spanning ``d`` within a row keep about ``-log10(1e-16
+    / d)`` significant digits in the scores. Below :data:`OVR_MIN_LOGIT_SPREAD`
+    (fewer than ~10 digits) the per-class maps are fitted to rounding noise (at
+    ``d ~ 1e-16`` every score is the same constant). Judged on the first
+    :data:`OVR_RESOLUTION_CHECK_ROWS` rows (no pass over a large input).
+
+    Warns
+    -----
+    UserWarning
+        Naming the spread and the remedy (multiply the logits).
+    """
+    head = np.asarray(to_numpy(Z[:OVR_RESOLUTION_CHECK_ROWS]), dtype=np.float64)
+    if head.size == 0:
+        return
+    spread = float(np.max(head.max(axis=1) - head.min(axis=1)))
+    if 0 < spread < OVR_MIN_LOGIT_SPREAD:
+        warnings.warn(
+            f"The logits span at most {spread:.3g} within a row: their one-vs-rest "
+            f"log-odds, which {est.__class__.__name__} calibrates, are rounded by "
+            "float64 at ~1e-16 and keep fewer than 10 significant digits, so the "
+            "per-class maps are fitted to rounding noise. Multiply the logits by a "
+            "constant (e.g. 1 / their spread) before calibrating.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def class_label(c):
@@ -95,6 +136,7 @@ class OneVsRestCalibrator(BaseCalibrator):
             s = to_numpy(ops.binary_score(Z))
             maps = [self._fit_map(s, y == 1, sw, class_label(self.classes_[1]))]
         else:
+            _warn_if_logits_below_ovr_resolution(self, Z)
             maps = self._fit_multiclass(Z, y, sw)
         self._set_maps(maps)
 

@@ -789,3 +789,24 @@ def test_platt_binary_scores_of_any_magnitude_fit_the_same_map(scale):
     a, b = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-12}).x
     P = PlattScaler().fit(s * scale, y).predict_proba(s * scale)
     np.testing.assert_allclose(P[:, 1], expit(a * s + b), atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["PlattScaler", "IsotonicScaler", "BetaCalibrator"])
+def test_multiclass_logits_below_the_one_vs_rest_resolution_warn(name):
+    # logits spanning 1e-12 within a row: the one-vs-rest log-odds keep ~4
+    # digits in float64 and the maps fit rounding noise; said, not silent
+    import skcal
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 600)
+    Z = 2.0 * np.eye(3)[y] + rng.normal(size=(600, 3))
+    cls = getattr(skcal, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        cls().fit(Z, y)  # ordinary logits: no warning
+    with pytest.warns(UserWarning, match="one-vs-rest log-odds"):
+        cls().fit(Z * 1e-12, y)
+    # the binary score is a plain difference, exact at any scale: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        cls().fit(Z[:, :2] * 1e-12, y % 2)
