@@ -26,6 +26,12 @@ exp = np.exp
 log = np.log
 name = "numpy"
 
+#: Kernels called only on host NumPy arrays (no torch twin in ``_torch``):
+#: the isotonic predict's tiled transpose (after its scores are on the host)
+#: and the bin-edge helpers of the metrics' host binning (``_torch`` calls
+#: ``distinct_edges`` itself on its host copy).
+HOST_ONLY = frozenset({"transpose_copy", "edge_positions", "distinct_edges"})
+
 
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
     """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
