@@ -72,3 +72,23 @@ def quiet(fn, *args, **kwargs):
 def quiet_fit(est, *args, **kwargs):
     """``est.fit(*args, **kwargs)`` with every warning silenced."""
     return quiet(est.fit, *args, **kwargs)
+
+
+def exportable_calibrators():
+    """Public skcal calibrators (the registry) that override ``_torch_spec``."""
+    from skcal.base import BaseCalibrator
+    from skcal.utils.discovery import all_calibrators
+
+    return [
+        cls for _, cls in all_calibrators()
+        if cls._torch_spec is not BaseCalibrator._torch_spec
+    ]
+
+
+#: The exportable calibrators and their test ids (tests/export).
+EXPORTABLE = exportable_calibrators()
+IDS = [c.__name__ for c in EXPORTABLE]
+
+#: Isotonic maps (SmoothedCalibrator wraps IsotonicScaler by default): a
+#: one-ulp change of a score next to a jump moves the output by ~1e-5.
+STEP_MAPS = ("IsotonicScaler", "CenteredIsotonicScaler", "SmoothedCalibrator")

@@ -12,22 +12,7 @@ import skcal  # noqa: E402
 from skcal.base import BaseCalibrator  # noqa: E402
 
 
-def exportable_calibrators():
-    """Public skcal calibrators (the registry) that override ``_torch_spec``."""
-    from skcal.utils.discovery import all_calibrators
-
-    return [
-        cls for _, cls in all_calibrators()
-        if cls._torch_spec is not BaseCalibrator._torch_spec
-    ]
-
-
-EXPORTABLE = exportable_calibrators()
-IDS = [c.__name__ for c in EXPORTABLE]
-
-#: Isotonic maps (SmoothedCalibrator wraps IsotonicScaler by default): a
-#: one-ulp change of a score next to a jump moves the output by ~1e-5.
-_STEP_MAPS = ("IsotonicScaler", "CenteredIsotonicScaler", "SmoothedCalibrator")
+from _helpers import EXPORTABLE, IDS, STEP_MAPS as _STEP_MAPS  # noqa: E402
 
 
 def _data(n_classes, shape, input_type="logits", n=600, seed=0):
