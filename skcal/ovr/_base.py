@@ -32,6 +32,7 @@ from .._backend import _numpy
 from .._backend import _ovr as ops
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
+from .._backend._steps import step_lookup_columns
 
 __all__ = ["OneVsRestCalibrator"]
 
@@ -82,6 +83,33 @@ def _warn_if_logits_below_ovr_resolution(est, Z):
 def class_label(c):
     """``class 'a'`` / ``class 3`` for messages (NumPy scalars shown as Python ones)."""
     return f"class {(c.item() if isinstance(c, np.generic) else c)!r}"
+
+
+def label_positions(labels, cols, n_classes):
+    """Rows ``r`` and positions ``j`` of the entries ``labels[r] == cols[j]``.
+
+    ``cols``: increasing class indices (all ``n_classes`` of them, or some).
+    """
+    if cols.size == n_classes:
+        return np.arange(labels.size), labels
+    pos = np.full(n_classes, -1)
+    pos[cols] = np.arange(cols.size)
+    j = pos[labels]
+    r = np.flatnonzero(j >= 0)
+    return r, j[r]
+
+
+def unzip_maps(maps, n_float=0):
+    """The fields of the fitted maps: one list per field, the one map's own values when binary.
+
+    The first ``n_float`` fields are parameters: floats when binary, float64
+    arrays otherwise.
+    """
+    one = len(maps) == 1
+    fields = [v[0] if one else list(v) for v in zip(*maps)]
+    for i in range(n_float):
+        fields[i] = float(fields[i]) if one else np.asarray(fields[i], dtype=np.float64)
+    return fields
 
 
 class OneVsRestCalibrator(BaseCalibrator):
@@ -236,3 +264,6 @@ class HostStepMapCalibrator(OneVsRestCalibrator):
         if isinstance(self.bin_edges_, list):
             return self.bin_edges_, self.bin_probabilities_
         return [self.bin_edges_], [self.bin_probabilities_]
+
+    def _map_scores(self, S):
+        return step_lookup_columns(S, *self._bin_tables())

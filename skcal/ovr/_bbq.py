@@ -8,10 +8,9 @@ import numpy as np
 from scipy.special import expit, gammaln, logsumexp
 from sklearn.utils._param_validation import Interval
 
-from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import HostStepMapCalibrator
+from ._base import HostStepMapCalibrator, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 
@@ -249,13 +248,5 @@ class BBQCalibrator(HostStepMapCalibrator):
         return fit_bbq(s, t, sample_weight, C=self.C, ess=self.ess)
 
     def _set_maps(self, maps):
-        edges, values, n_bins, log_w = (list(v) for v in zip(*maps))
-        self.model_n_bins_ = n_bins[0]
-        if len(maps) == 1:
-            edges, values, log_w = edges[0], values[0], log_w[0]
-        self.bin_edges_, self.bin_probabilities_ = edges, values
-        self.model_log_weights_ = log_w
-
-    def _map_scores(self, S):
-        edges, values = self._bin_tables()
-        return step_lookup_columns(S, edges, values)
+        self.model_n_bins_ = maps[0][2]
+        self.bin_edges_, self.bin_probabilities_, _, self.model_log_weights_ = unzip_maps(maps)

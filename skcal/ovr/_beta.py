@@ -19,7 +19,7 @@ from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator, class_label
+from ._base import OneVsRestCalibrator, class_label, unzip_maps
 from ._beta_ovr import BATCH_MIN_ROWS, F32_MIN_TOL, fit_beta_ovr32
 from ._logistic import fit_logistic_bounded, logistic_loss
 from ._logistic import log_sigmoid as log_sigmoid_np
@@ -343,12 +343,8 @@ class BetaCalibrator(OneVsRestCalibrator):
         return maps
 
     def _set_maps(self, maps):
-        a, b, c, n_iter = (np.asarray(v, dtype=np.float64) for v in zip(*maps))
-        if len(maps) == 1:
-            self.a_, self.b_, self.c_ = float(a[0]), float(b[0]), float(c[0])
-        else:
-            self.a_, self.b_, self.c_ = a, b, c
-        self.n_iter_ = int(n_iter.max())
+        self.a_, self.b_, self.c_, n_iter = unzip_maps(maps, 3)
+        self.n_iter_ = int(np.max(n_iter))
 
     def _torch_spec(self):
         a, b = np.atleast_1d(self.a_), np.atleast_1d(self.b_)

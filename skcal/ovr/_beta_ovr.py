@@ -18,6 +18,7 @@ import numpy as np
 
 from .._backend import _numpy
 from .._backend._ovr import _row_stats32, ovr_log_odds
+from ._base import label_positions
 from ._logistic import log_sigmoid
 from ._newton import ARMIJO_C, RIDGE, _directions, newton_batched
 
@@ -141,30 +142,13 @@ class _BetaProblem32:
             X -= mu1
         with np.errstate(divide="ignore"):
             np.log1p(E, out=E)  # log(1 - p); the arg-max entries are replaced
-        if all_cols:
-            r, j = np.arange(X.shape[0]), a1
-        else:
-            pos = np.full(self.K, -1)
-            pos[cols] = np.arange(cols.size)
-            jj = pos[a1]
-            r = np.flatnonzero(jj >= 0)
-            j = jj[r]
+        r, j = label_positions(a1, cols, self.K)
         E[r, j] = -(nt[r] + logT[r])  # log(1 - p) = -(s - log p) at the arg-max
         E += mu2  # w2 = -(x2 - mu2)
         if self.parameters == "am":
             X -= E  # s - mu1 - mu2
             return [X]
         return [X, E]
-
-    def positives(self, sl, cols, all_cols):
-        ys = self.y[sl]
-        if all_cols:
-            return np.arange(ys.size), ys
-        pos = np.full(self.K, -1)
-        pos[cols] = np.arange(cols.size)
-        j = pos[ys]
-        r = np.flatnonzero(j >= 0)
-        return r, j[r]
 
     # ----------------------------------------------------------- evaluation
     def evaluate(self, cols, theta, loss=True, hess=True):
@@ -216,7 +200,7 @@ class _BetaProblem32:
                 G += T
             if neg_c is not None:
                 G += neg_c
-            r, j = self.positives(sl, cols, all_cols)
+            r, j = label_positions(self.y[sl], cols, self.K)
             wc = None if self.w32 is None else self.w32[sl]
             if loss:
                 fp = -G[r, j].astype(np.float64)

@@ -5,10 +5,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator
+from ._base import HostStepMapCalibrator, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts, uniform_edges
 from ..utils._weights import weight_unit
 
@@ -117,7 +116,7 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
 
 
 @substitute_docstring
-class HistogramCalibrator(OneVsRestCalibrator):
+class HistogramCalibrator(HostStepMapCalibrator):
     """Histogram binning: the calibrated probability is the frequency of the class in the score's bin.
 
     A binary problem bins the score ``s = z_1 - z_0`` of ``classes_[1]``; a
@@ -211,10 +210,6 @@ class HistogramCalibrator(OneVsRestCalibrator):
     (5,)
     """
 
-    _map_output = "proba"
-    #: A step function of the score (see ``check_dtypes``).
-    _piecewise_constant = True
-    _predict_on_host = True
     _predict_chunk_bytes = 1 << 22
 
     _parameter_constraints: dict = {
@@ -238,16 +233,4 @@ class HistogramCalibrator(OneVsRestCalibrator):
                              strategy=self.strategy, smoothing=self.smoothing)
 
     def _set_maps(self, maps):
-        edges, values, counts = (list(v) for v in zip(*maps))
-        if len(maps) == 1:
-            edges, values, counts = edges[0], values[0], counts[0]
-        self.bin_edges_, self.bin_probabilities_, self.bin_weights_ = edges, values, counts
-
-    def _maps(self):
-        if isinstance(self.bin_edges_, list):
-            return list(zip(self.bin_edges_, self.bin_probabilities_))
-        return [(self.bin_edges_, self.bin_probabilities_)]
-
-    def _map_scores(self, S):
-        edges, values = zip(*self._maps())
-        return step_lookup_columns(S, edges, values)
+        self.bin_edges_, self.bin_probabilities_, self.bin_weights_ = unzip_maps(maps)

@@ -9,7 +9,7 @@ iteration is one pass over the data.
 
 import numpy as np
 
-__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
+__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "softplus"]
 
 from ._newton import newton_batched
 
@@ -33,16 +33,9 @@ def exp_neg_abs(f):
     return e
 
 
-def softplus(f, e=None):
+def softplus(f):
     """``log(1 + exp(f))`` without overflow or slow underflow."""
-    e = exp_neg_abs(f) if e is None else e
-    return np.maximum(f, 0.0) + np.log1p(e)
-
-
-def sigmoid(f, e=None):
-    """``1 / (1 + exp(-f))`` without overflow or slow underflow."""
-    e = exp_neg_abs(f) if e is None else e
-    return np.where(f >= 0, 1.0, e) / (1.0 + e)
+    return np.maximum(f, 0.0) + np.log1p(exp_neg_abs(f))
 
 
 def log_sigmoid(f):
@@ -82,11 +75,7 @@ class DenseDesign:
     @classmethod
     def from_rows(cls, R):
         """The design whose columns are the rows of ``R`` (p, n), used without a copy."""
-        self = cls.__new__(cls)
-        self.rows = np.ascontiguousarray(R, dtype=np.float64)
-        self.shape = self.rows.shape[::-1]
-        self._f = self._work = None
-        return self
+        return cls(np.asarray(R, dtype=np.float64).T)
 
     def matvec(self, theta):
         if self._f is None:
@@ -112,16 +101,11 @@ class DenseDesign:
         return H
 
 
-def _lin(X, theta, offset):
-    f = X.matvec(theta)
-    return f if offset is None else f + offset
-
-
-def logistic_evaluator(X, t, w, P=None, offset=None):
+def logistic_evaluator(X, t, w, P=None):
     """``evaluate(cols, theta)`` of one weighted logistic problem, for :func:`~skcal.ovr._newton.newton_batched`.
 
     The mean loss ``sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i
-    + theta' P theta / 2`` (``f = X theta + offset``), its gradient and
+    + theta' P theta / 2`` (``f = X theta``), its gradient and
     Hessian (no ridge), as arrays of one problem: (1,), (1, p), (1, p, p).
     One ``exp`` per row; the derivatives use ``p (1 - p) = e / (1 + e)^2``
     (``e = exp(-|f|)``), without cancellation.
@@ -139,7 +123,7 @@ def logistic_evaluator(X, t, w, P=None, offset=None):
     def evaluate(cols, th):
         # loss, gradient and Hessian from one f and one exp per row
         th = th[0]
-        f = _lin(X, th, offset)
+        f = X.matvec(th)
         np.abs(f, out=E)
         np.negative(E, out=E)
         np.maximum(E, -700.0, out=E)  # no slow subnormal exp (e > 1e-305)
@@ -166,8 +150,7 @@ def logistic_evaluator(X, t, w, P=None, offset=None):
 
 
 def fit_logistic_bounded(
-    X, t, w, *, nonneg=None, penalty=None, offset=None, theta0=None, tol=1e-12,
-    max_iter=200, full_output=False,
+    X, t, w, *, nonneg=None, penalty=None, theta0=None, tol=1e-12, max_iter=200
 ):
     """Minimise a penalised weighted logistic loss subject to ``theta_j >= 0``.
 
@@ -185,8 +168,6 @@ def fit_logistic_bounded(
         Coefficients constrained to be ``>= 0`` (none when None).
     penalty : ndarray of shape (p, p), default=None
         Positive semi-definite ``P`` of the penalty ``theta' P theta / 2``.
-    offset : ndarray of shape (n,), default=None
-        Added to ``X theta``.
     theta0 : ndarray of shape (p,), default=None
         Feasible start (zeros when None; negative bounded entries are set to 0).
     tol : float, default=1e-12
@@ -195,23 +176,17 @@ def fit_logistic_bounded(
         objective by more than ``tol`` by moving alone.
     max_iter : int, default=200
         Maximum number of Newton iterations (all active sets together).
-    full_output : bool, default=False
-        Also return the objective at the last evaluated point.
 
     Returns
     -------
     theta : ndarray of shape (p,)
     n_iter : int
     converged : bool
-    F : float
-        Only with ``full_output``: the objective at the last evaluated point
-        (the returned ``theta`` is one last, tiny, Newton step from it when
-        converged).
 
     Notes
     -----
     The objective ``F(theta) = sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i
-    + theta' P theta / 2`` with ``f = X theta + offset`` is convex, so the
+    + theta' P theta / 2`` with ``f = X theta`` is convex, so the
     Karush-Kuhn-Tucker conditions characterise its minimisers. The working set
     ``A`` holds the bounded coefficients fixed at 0. On the others a damped
     Newton step (Armijo backtracking, constant 1e-4) is taken; a step that
@@ -226,18 +201,11 @@ def fit_logistic_bounded(
     """
     if not hasattr(X, "matvec"):
         X = DenseDesign(X)
-    n, p = X.shape
-    t = np.asarray(t, dtype=np.float64)
-    w = np.asarray(w, dtype=np.float64)
-    wsum = float(w.sum())
+    p = X.shape[1]
     nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
-    P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
+    P = None if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
-    wn = w / wsum
-    wt = wn * t
-
-    evaluate = logistic_evaluator(X, t, w, P, offset)
-    theta, n_iter, status, F = newton_batched(
-        evaluate, theta[None], nonneg=nonneg, tol=tol, max_iter=max_iter)
-    out = theta[0], int(n_iter[0]), status[0] == "converged"
-    return out + (float(F[0]),) if full_output else out
+    theta, n_iter, status, _ = newton_batched(
+        logistic_evaluator(X, t, w, P), theta[None], nonneg=nonneg, tol=tol,
+        max_iter=max_iter)
+    return theta[0], int(n_iter[0]), status[0] == "converged"

@@ -30,9 +30,9 @@ from .._backend._ovr import (
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
-from ._base import OneVsRestCalibrator, class_label
+from ._base import OneVsRestCalibrator, class_label, label_positions, unzip_maps
 from ._logistic import DenseDesign, logistic_evaluator
-from ._newton import ARMIJO_C, at_precision_limit, newton_batched
+from ._newton import ARMIJO_C, _directions, newton_batched
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
@@ -194,18 +194,6 @@ def _softplus(f):
     return np.maximum(f, 0.0) + np.log1p(np.exp(-np.abs(f)))
 
 
-def _newton_direction(g, H):
-    """Newton steps ``-H^{-1} g`` of K 2x2 problems: ``g`` (2, K), ``H`` (3, K)."""
-    ga, gb = g
-    haa, hab, hbb = H
-    det = haa * hbb - hab * hab
-    ok = det > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        da = np.where(ok, -(hbb * ga - hab * gb) / det, -ga / haa)
-        db = np.where(ok, -(haa * gb - hab * ga) / det, -gb / hbb)
-    return da, db
-
-
 class _OvrProblem:
     """The K standardised one-vs-rest logistic problems of a multiclass fit.
 
@@ -247,11 +235,7 @@ class _OvrProblem:
 
     def _positives(self, sl, cols):
         """(rows, positions) of the entries ``y_i == cols[j]`` within chunk ``sl``."""
-        pos = np.full(self.K, -1)
-        pos[cols] = np.arange(cols.size)
-        j = pos[self.y[sl]]
-        r = np.flatnonzero(j >= 0)
-        return r, j[r]
+        return label_positions(self.y[sl], cols, self.K)
 
     def _moments(self, separable):
         """Weighted mean and sd of every score column; sum of ``w s`` over positives.
@@ -377,24 +361,8 @@ class _OvrProblem:
         acc /= self.wsum
         return acc[0], acc[1:3], acc[3:6]
 
-    def trial(self, cols, a_c, b_c, step, d, slope, a, b, F):
-        """Evaluate the line-search candidates ``(a_c, b_c)`` of classes ``cols``.
-
-        Returns ``ok, F_c, g_c, H_c``: the Armijo test (sufficient decrease of
-        the loss, constant :data:`~skcal.ovr._newton.ARMIJO_C`) per class and the loss, gradient
-        and Hessian at the candidates. ``step`` is the step length along the
-        Newton direction ``d = (da, db)``, ``slope`` the directional
-        derivative ``g' d`` at the current points ``(a, b)`` (all classes),
-        whose losses are ``F``.
-        """
-        F_c, g_c, H_c = self.evaluate(cols, a_c, b_c)
-        return F_c <= F[cols] + ARMIJO_C * step * slope, F_c, g_c, H_c
-
-    def failed_status(self, slope, F):
-        """Status of classes whose line search found no acceptable step."""
-        return np.where(
-            at_precision_limit(-slope / 2.0, F), "converged", "line_search"
-        )
+    #: The core's Armijo test and failed-line-search status (see :class:`_OvrProblem32`).
+    trial = failed_status = None
 
 
 def _core_form(g, H):
@@ -406,10 +374,11 @@ def _core_form(g, H):
 def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
     """All one-vs-rest problems of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
 
-    ``prob.trial`` evaluates line-search candidates (acceptance test, loss,
-    gradient, Hessian) and ``prob.failed_status`` names the status of a
-    failed line search; ``a, b, F`` (the current points and their losses)
-    are updated in place; ``g, H`` (2, K), (3, K) are the derivatives there.
+    ``prob.evaluate`` gives the loss, gradient and Hessian at line-search
+    candidates; ``prob.trial`` and ``prob.failed_status``, when not None,
+    replace the core's acceptance test and failed-line-search status. ``a, b,
+    F`` (the current points and their losses) are updated in place; ``g, H``
+    (2, K), (3, K) are the derivatives there.
 
     Returns
     -------
@@ -417,14 +386,19 @@ def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
     status : ndarray of shape (K,), object
         "converged", "max_iter" or ``prob.failed_status``'s.
     """
+    def evaluate(cols, th):
+        F_c, g_c, H_c = prob.evaluate(cols, th[:, 0], th[:, 1])
+        return (F_c,) + _core_form(g_c, H_c)
+
     def trial(cols, th, step, d, slope, theta, Fall):
         ok, F_c, g_c, H_c = prob.trial(cols, th[:, 0], th[:, 1], step, (d[:, 0], d[:, 1]),
                                        slope, theta[:, 0], theta[:, 1], Fall)
         return (ok, F_c) + _core_form(g_c, H_c)
 
     theta, n_iter, status, F_out = newton_batched(
-        None, np.stack([a, b], axis=1), start=(F, *_core_form(g, H)), tol=tol,
-        max_iter=max_iter, trial=trial, failed_status=prob.failed_status)
+        evaluate, np.stack([a, b], axis=1), start=(F, *_core_form(g, H)), tol=tol,
+        max_iter=max_iter, trial=None if prob.trial is None else trial,
+        failed_status=prob.failed_status)
     a[:], b[:], F[:] = theta[:, 0], theta[:, 1], F_out
     return n_iter, status
 
@@ -698,8 +672,8 @@ _F32_GATHER_MAX = 0.75
 
 
 def _half_decrement(g, H):
-    da, db = _newton_direction(g, H)
-    return -(g[0] * da + g[1] * db) / 2.0
+    gc, Hc = _core_form(g, H)
+    return -np.einsum("ij,ij->i", gc, _directions(gc, Hc, np.ones_like(gc, dtype=bool))) / 2.0
 
 
 def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
@@ -1153,12 +1127,8 @@ class PlattScaler(OneVsRestCalibrator):
         return list(zip(A, B, n_iter))
 
     def _set_maps(self, maps):
-        A, B, n_iter = (np.asarray(v) for v in zip(*maps))
-        if len(maps) == 1:  # binary: one (A, B) on s = z_1 - z_0
-            self.a_, self.b_ = float(A[0]), float(B[0])
-        else:
-            self.a_, self.b_ = A.astype(np.float64), B.astype(np.float64)
-        self.n_iter_ = int(n_iter.max())
+        self.a_, self.b_, n_iter = unzip_maps(maps, 2)  # binary: one (A, B) on z_1 - z_0
+        self.n_iter_ = int(np.max(n_iter))
 
     def _map_scores(self, S):
         """``F = A s + B`` per column of the scores ``S`` (in place).

@@ -11,10 +11,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._backend import _ovr as ops
 from .._backend._ovr import param_like
-from .._backend._steps import step_lookup_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import HostStepMapCalibrator, class_label
+from ._base import HostStepMapCalibrator, class_label, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded
@@ -249,16 +248,9 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
         return maps
 
     def _set_maps(self, maps):
-        A, B, edges, values = (list(v) for v in zip(*maps))
-        if len(maps) == 1:
-            self.a_, self.b_ = float(A[0]), float(B[0])
-            self.bin_edges_, self.bin_probabilities_ = edges[0], values[0]
-        else:
-            self.a_, self.b_ = np.asarray(A), np.asarray(B)
-            self.bin_edges_, self.bin_probabilities_ = edges, values
+        self.a_, self.b_, self.bin_edges_, self.bin_probabilities_ = unzip_maps(maps, 2)
 
     def _map_scores(self, S):
         F = S * param_like(self.a_, S)
         F += param_like(self.b_, S)
-        edges, values = self._bin_tables()
-        return step_lookup_columns(F, edges, values)
+        return super()._map_scores(F)

@@ -14,7 +14,7 @@ from .._backend._ovr import stack_columns
 from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator
+from ._base import OneVsRestCalibrator, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded, logistic_loss
@@ -392,19 +392,10 @@ class SplineCalibrator(OneVsRestCalibrator):
         return r
 
     def _set_maps(self, maps):
-        one = len(maps) == 1
-
-        def pick(key):
-            v = [r[key] for r in maps]
-            return v[0] if one else v
-
-        self.knots_ = pick("knots")
-        self.cv_loss_ = pick("cv_loss")
-        pen = [r["penalty"] for r in maps]
-        self.penalty_ = float(pen[0]) if one else np.asarray(pen)
+        keys = ("penalty", "knots", "cv_loss", "breaks", "coefs")
+        (self.penalty_, self.knots_, self.cv_loss_, self.spline_breaks_,
+         self.spline_pieces_) = unzip_maps([[r[k] for k in keys] for r in maps], 1)
         self.n_iter_ = int(max(r["n_iter"] for r in maps))
-        self.spline_breaks_ = pick("breaks")
-        self.spline_pieces_ = pick("coefs")
 
     def _map_scores(self, S):
         b, c = self.spline_breaks_, self.spline_pieces_

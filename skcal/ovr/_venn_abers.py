@@ -13,7 +13,7 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import like_input
-from ._base import HostStepMapCalibrator
+from ._base import HostStepMapCalibrator, unzip_maps
 from ._binning import distinct_scores
 from ..utils._weights import weight_unit
 
@@ -265,10 +265,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         return tuple(list(v) for v in zip(*tables))
 
     def _set_maps(self, maps):
-        u, p0, p1 = (list(v) for v in zip(*maps))
-        if len(maps) == 1:
-            u, p0, p1 = u[0], p0[0], p1[0]
-        self.scores_, self.p0_, self.p1_ = u, p0, p1
+        self.scores_, self.p0_, self.p1_ = unzip_maps(maps)
 
     def _tables(self):
         if self._is_binary():
