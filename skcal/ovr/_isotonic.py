@@ -23,10 +23,7 @@ __all__ = ["IsotonicScaler"]
 try:  # NumPy's C kernel behind np.interp (float64 contiguous arguments, no checks)
     from numpy._core.multiarray import interp as _compiled_interp
 except ImportError:  # NumPy < 2
-    try:
-        from numpy.core.multiarray import interp as _compiled_interp
-    except ImportError:
-        _compiled_interp = np.interp
+    from numpy.core.multiarray import interp as _compiled_interp
 
 
 @substitute_docstring

@@ -228,9 +228,8 @@ class _OvrProblem:
 
     def _scores(self, sl, cols):
         st = tuple(v[sl] for v in self.stats)
-        # The column gather also when all columns are taken: its result is
-        # column-major, which makes the many column sums below ~1.6x faster
-        # for few classes than on a row-major float64 copy.
+        # the column gather also for all columns: its column-major result makes
+        # the many column sums below faster than on a row-major float64 copy
         return _ovr_columns(host64(self.Z[sl], cols), st, cols)
 
     def _positives(self, sl, cols):
@@ -661,13 +660,10 @@ class _OvrProblem32(_OvrProblem):
         return loss / self.wsum, g, H
 
 
-#: float32 solver: bytes of one work array's row chunk (four of them fit in a
-#: 2 MiB L2 cache; measured 15-25 % faster than 1 MiB chunks at 1,000 classes).
+#: float32 solver: bytes of one work array's row chunk (four fit in a 2 MiB L2 cache).
 _F32_CHUNK_BYTES = 1 << 19
 #: float32 solver: at least this fraction of the classes is evaluated as all
-#: of them. Measured (CPU time, 100,000 x 100 / 1,000 and 1,000,000 x 10): a
-#: gathered evaluation of a quarter of the classes costs 40-50 % of a full
-#: one, of half of them 65-75 %, of three quarters ~90 %.
+#: of them (a column gather of most classes costs about a full evaluation).
 _F32_GATHER_MAX = 0.75
 
 
@@ -761,8 +757,8 @@ def fit_platt_ovr(
         starting point, not the optimum or the stopping rule, and is
         deterministic. For a float32 NumPy ``Z`` (with ``target_smoothing``
         and ``tol >= 1e-14``) the whole solve runs in float32 evaluations
-        (:func:`_fit_platt_ovr32`, below), falling back to this float64
-        solver when it does not converge.
+        (:func:`_fit_platt_ovr32`), falling back to this float64 solver when
+        it does not converge.
 
     Returns
     -------

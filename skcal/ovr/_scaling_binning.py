@@ -17,7 +17,7 @@ from ._base import HostStepMapCalibrator, class_label, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import fit_logistic_bounded
-from ._platt import fit_platt_ovr
+from ._platt import fit_platt, fit_platt_ovr
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
 
@@ -54,11 +54,6 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
     y = np.asarray(y, dtype=bool)
     w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
     wsum = float(w.sum())
-    unit = weight_unit(sample_weight)
-    n_pos = float(w[y].sum()) / unit
-    n_neg = float(w[~y].sum()) / unit
-    # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007), counts in rows
-    t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
     if scaling == "platt":
         mu = float((w * s).sum() / wsum)
         sd = math.sqrt(float((w * (s - mu) ** 2).sum() / wsum))
@@ -66,13 +61,13 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
             rate = min(max(float(w[y].sum()) / wsum, 1e-6), 1.0 - 1e-6)
             A, B, status = 0.0, float(logit(rate)), "constant"
         else:
-            X = np.column_stack([(s - mu) / sd, np.ones_like(s)])
-            b0 = math.log((n_pos + 1.0) / (n_neg + 1.0))
-            theta, _, ok = fit_logistic_bounded(X, t, w, theta0=np.array([0.0, b0]))
-            A = float(theta[0]) / sd
-            B = float(theta[1]) - A * mu
-            status = "converged" if ok else "max_iter"
+            A, B, _, status = fit_platt(s, y, sample_weight, max_iter=200)
+            status = "converged" if status == "converged" else "max_iter"
     else:
+        # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007), counts in rows
+        unit = weight_unit(sample_weight)
+        n_pos, n_neg = float(w[y].sum()) / unit, float(w[~y].sum()) / unit
+        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
         theta, _, ok = fit_logistic_bounded(s[:, None], t, w, theta0=np.ones(1))
         A, B, status = float(theta[0]), 0.0, "converged" if ok else "max_iter"
     edges, values = _bin_scaled(s, y, sample_weight, A, B, n_bins)
@@ -150,7 +145,8 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
 
     The scaling step is Platt's method with its smoothed targets
     ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``, solved by Newton's method on
-    standardised scores to ``tol=1e-12`` (as :func:`skcal.ovr._platt.fit_platt`), so its optimum is finite even for scores that
+    standardised scores to ``tol=1e-12`` (:func:`skcal.ovr._platt.fit_platt`,
+    at most 200 iterations), so its optimum is finite even for scores that
     separate the classes (the reference implementation's nearly
     unregularised logistic regression has none there). The smoothed targets
     count the rows ``N+, N-`` of each label. A ``ConvergenceWarning``

@@ -128,12 +128,6 @@ def venn_abers_table(s, y, sample_weight=None, unit=None):
     return u, np.clip(p0, 0.0, 1.0), np.clip(p1, 0.0, 1.0)
 
 
-def _fold_ids(s, w, n_folds):
-    """Fold of each row: the rank of its distinct score modulo ``n_folds``."""
-    _, inv = np.unique(s, return_inverse=True)
-    return inv % n_folds
-
-
 @substitute_docstring
 class VennAbersCalibrator(HostStepMapCalibrator):
     """Venn-Abers calibration: inductive (IVAP) or cross (CVAP) Venn-Abers predictors.
@@ -256,7 +250,8 @@ class VennAbersCalibrator(HostStepMapCalibrator):
             return [u] * self.n_folds, [r] * self.n_folds, [r] * self.n_folds
         if self.method == "ivap":
             return venn_abers_table(s, t, sample_weight, unit)
-        fold = _fold_ids(s, sample_weight, self.n_folds)
+        # fold of each row: the rank of its distinct score modulo n_folds
+        fold = np.unique(s, return_inverse=True)[1] % self.n_folds
         tables = []
         for f in range(self.n_folds):
             keep = fold != f
