@@ -100,7 +100,7 @@ def label_positions(labels, cols, n_classes):
 
 
 def unzip_maps(maps, n_float=0):
-    """The fields of the fitted maps: one list per field, the one map's own values when binary.
+    """The fields of the fitted maps: a list per field (the one map's values if binary).
 
     The first ``n_float`` fields are parameters: floats when binary, float64
     arrays otherwise.

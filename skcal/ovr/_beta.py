@@ -20,8 +20,9 @@ from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label, unzip_maps
-from ._beta_ovr import BATCH_MIN_ROWS, F32_MIN_TOL, fit_beta_ovr32
+from ._beta_ovr import BATCH_MIN_ROWS, beta_map, fit_beta_ovr32
 from ._logistic import fit_logistic_bounded, logistic_loss
+from ._newton import F32_MIN_TOL
 from ._logistic import log_sigmoid as log_sigmoid_np
 
 __all__ = ["BetaCalibrator", "fit_beta"]
@@ -140,15 +141,7 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
         n_iter += it
     coef = [th / sd if sd > 0 else 0.0 for th, sd in zip(theta, sds)]
     shift = sum(cf * mu for cf, mu in zip(coef, mus))
-    if parameters == "am":
-        a = b = coef[0]
-        c = theta[-1] - shift
-    elif parameters == "ab":
-        a, b = coef
-        c = (a - b) * math.log(2.0)
-    else:
-        a, b = coef
-        c = theta[-1] - shift
+    a, b, c = beta_map(parameters, coef, theta[-1], shift)
     status = "converged" if converged else "max_iter"
     if a == 0.0 and b == 0.0:
         # the best non-decreasing map is a constant: the base rate

@@ -20,7 +20,10 @@ from .._backend import _numpy
 from .._backend._ovr import _row_stats32, ovr_log_odds
 from ._base import label_positions
 from ._logistic import log_sigmoid
-from ._newton import ARMIJO_C, RIDGE, _directions, newton_batched
+from ._newton import (
+    ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, RIDGE, _directions,
+    newton_batched,
+)
 
 __all__ = ["fit_beta_ovr32", "BATCH_MIN_ROWS"]
 
@@ -36,28 +39,29 @@ WARM_START_TOL = 1e-6
 #: subsample, solved to :data:`WARM_START_TOL_COARSE`.
 WARM_START_STEPS = 8
 WARM_START_TOL_COARSE = 1e-4
-#: A Newton step whose predicted decrease (half the squared Newton decrement)
-#: is at most this may be below what the float32 loss resolves; it is
-#: accepted when the decrement at the new point is smaller (as
-#: :data:`skcal.ovr._platt.F32_LOSS_RESOLUTION`). Larger steps, and steps cut
-#: at a bound, use Armijo's rule on the loss.
-F32_LOSS_RESOLUTION = 1e-5
 #: After a step whose predicted decrease (half the squared Newton decrement)
 #: is at most this, the Hessian is not recomputed at the new point: the last
 #: one is used (near the optimum it changes by O(lambda) relative per step,
 #: lambda = sqrt(2 * 1e-8) here, i.e. well under 1 %).
 HESS_REUSE = 1e-8
-#: The smallest ``tol`` the float32 solver is used for.
-F32_MIN_TOL = 1e-14
 #: A subsample feature whose sd is at most this fraction of its largest
 #: magnitude is (nearly) constant in float32: the class is fitted in float64.
 F32_FLAT = 1e-4
-#: ``f`` is clipped to +-this before ``exp(-f)`` in float32.
-_F32_CLIP = 87.0
 _BASE_RATE_CLIP = 1e-6
 _LOG2 = math.log(2.0)
-#: Bytes of one float32 work array of an evaluation's row chunk.
-_CHUNK_BYTES = 1 << 19
+
+
+def beta_map(parameters, coef, c, shift):
+    """``(a, b, c)`` of the map from the coefficients of the centred features.
+
+    ``coef``: one coefficient per feature (one for ``"am"``); ``c``: the
+    intercept on the centred features; ``shift``: ``coef`` dotted with the centres.
+    """
+    if parameters == "ab":
+        a, b = coef
+        return a, b, (a - b) * _LOG2
+    a, b = (coef[0], coef[0]) if parameters == "am" else coef
+    return a, b, c - shift
 
 
 def _design(parameters):
@@ -192,7 +196,7 @@ class _BetaProblem32:
         acc_h = np.zeros((nh, hcols.size))
         F_acc, sum_pos_f = np.zeros(m), np.zeros(m)
         ein = np.einsum
-        for sl in _numpy.chunk_rows(n, m, itemsize=4, chunk_bytes=_CHUNK_BYTES):
+        for sl in _numpy.chunk_rows(n, m, itemsize=4, chunk_bytes=F32_CHUNK_BYTES):
             U = self._features(sl, cols, all_cols)
             G = U[0] * neg_coef[0]  # -f
             if nf == 2:
@@ -209,14 +213,14 @@ class _BetaProblem32:
                 sum_pos_f += np.bincount(j, weights=fp, minlength=m)
                 # -log(1 - p) below loses f beyond the clip (f > 87); f < -87
                 # only drops terms below 1e-37
-                if G.min(initial=0.0) < -_F32_CLIP:
-                    ri, ci = np.nonzero(G < -_F32_CLIP)
+                if G.min(initial=0.0) < -F32_CLIP:
+                    ri, ci = np.nonzero(G < -F32_CLIP)
                     f = -G[ri, ci].astype(np.float64)
-                    fix = np.logaddexp(0.0, f) - np.logaddexp(0.0, _F32_CLIP)
+                    fix = np.logaddexp(0.0, f) - np.logaddexp(0.0, F32_CLIP)
                     if wc is not None:
                         fix *= wc[ri]
                     F_acc += np.bincount(ci, weights=fix, minlength=m)
-            np.clip(G, f32(-_F32_CLIP), f32(_F32_CLIP), out=G)
+            np.clip(G, f32(-F32_CLIP), f32(F32_CLIP), out=G)
             E = np.exp(G, out=G)  # exp(-f)
             P = E + f32(1.0)
             np.reciprocal(P, out=P)  # p = sigmoid(f)
@@ -528,15 +532,9 @@ def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max
     coef = theta[:, :nf] / prob.sd.T  # on the features x1, x2 (or s)
     _, _, c0 = _starts(prob, n_pos, wsum)
     for k in done:
-        if parameters == "am":
-            a = b = coef[k, 0]
-            c = theta[k, nf] - a * (prob.mu[0, k] + prob.mu[1, k])
-        elif parameters == "ab":
-            a, b = coef[k]
-            c = (a - b) * _LOG2
-        else:
-            a, b = coef[k]
-            c = theta[k, nf] - a * prob.mu[0, k] - b * prob.mu[1, k]
+        mu1, mu2 = prob.mu[:, k]
+        shift = coef[k, 0] * (mu1 + mu2) if nf == 1 else coef[k] @ (mu1, mu2)
+        a, b, c = beta_map(parameters, coef[k], theta[k, -1], shift)
         n_iter[k] = it[k]
         if a == 0.0 and b == 0.0:
             a_out[k], b_out[k], c_out[k], status[k] = 0.0, 0.0, c0[k], "uninformative"

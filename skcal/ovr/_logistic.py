@@ -9,7 +9,8 @@ iteration is one pass over the data.
 
 import numpy as np
 
-__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "softplus"]
+__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss",
+           "log_sigmoid", "softplus"]
 
 from ._newton import newton_batched
 

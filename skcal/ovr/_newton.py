@@ -11,12 +11,15 @@ per round whatever ``K``. The core holds no data, no global state and no
 caches: the caller owns the objective, the core owns the iteration.
 
 Constants shared by every per-class solver: :data:`RIDGE`, :data:`ARMIJO_C`,
-:data:`MIN_STEP`, :data:`PRECISION_ULPS`.
+:data:`MIN_STEP`, :data:`PRECISION_ULPS`; and by the float32 one-vs-rest
+solvers (Platt's, beta's): :data:`F32_LOSS_RESOLUTION`, :data:`F32_MIN_TOL`,
+:data:`F32_CLIP`, :data:`F32_CHUNK_BYTES`.
 """
 
 import numpy as np
 
-__all__ = ["ARMIJO_C", "MIN_STEP", "PRECISION_ULPS", "RIDGE", "at_precision_limit",
+__all__ = ["ARMIJO_C", "F32_CHUNK_BYTES", "F32_CLIP", "F32_LOSS_RESOLUTION",
+           "F32_MIN_TOL", "MIN_STEP", "PRECISION_ULPS", "RIDGE", "at_precision_limit",
            "newton_batched"]
 
 #: Ridge added to the Hessian's diagonal before solving for a step. It changes
@@ -30,6 +33,19 @@ MIN_STEP = 1e-10
 #: Newton decrement) is below this many ulps of the objective is at the
 #: precision limit of the objective itself: the problem counts as converged.
 PRECISION_ULPS = 100.0
+#: float32 solvers: a Newton step whose predicted decrease (half the squared
+#: Newton decrement) is at most this may be below what the float32 loss
+#: resolves (its rounding is ~1e-9 of ordinary losses, ~1e-6 when many entries
+#: have large |f|); such a step is accepted when it decreases the Newton
+#: decrement (quadratic-convergence region), larger ones by Armijo.
+F32_LOSS_RESOLUTION = 1e-5
+#: float32 solvers: the smallest ``tol`` they are used for (their gradients
+#: carry float32 rounding of ~1e-9; a smaller tol goes to the float64 solver).
+F32_MIN_TOL = 1e-14
+#: float32 solvers: ``f`` is clipped to +-this before ``exp(-f)``.
+F32_CLIP = 87.0
+#: float32 solvers: bytes of one work array's row chunk (four fit in a 2 MiB L2 cache).
+F32_CHUNK_BYTES = 1 << 19
 
 
 def at_precision_limit(decrease, F):

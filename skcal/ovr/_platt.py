@@ -32,7 +32,10 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label, label_positions, unzip_maps
 from ._logistic import DenseDesign, logistic_evaluator
-from ._newton import ARMIJO_C, _directions, newton_batched
+from ._newton import (
+    ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, F32_MIN_TOL, _directions,
+    newton_batched,
+)
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
@@ -360,7 +363,7 @@ class _OvrProblem:
         acc /= self.wsum
         return acc[0], acc[1:3], acc[3:6]
 
-    #: The core's Armijo test and failed-line-search status (see :class:`_OvrProblem32`).
+    #: None: the core's Armijo test and failed-line-search status.
     trial = failed_status = None
 
 
@@ -403,20 +406,9 @@ def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
 
 
 # ------------------------------------------------ float32 one-vs-rest solver
-#: float32 solver: a Newton step whose predicted decrease (half the squared
-#: Newton decrement) is at most this may be below what the float32 loss
-#: resolves (its rounding is ~1e-9 of ordinary losses, ~1e-6 when many entries
-#: have large |f|); such a step is accepted when it decreases the Newton
-#: decrement (quadratic-convergence region), larger ones by Armijo.
-F32_LOSS_RESOLUTION = 1e-5
 #: float32 solver: a subsample score column whose sd is at most this fraction
 #: of its mean (nearly constant in float32) sends the fit to the float64 solver.
 F32_FLAT_SD = 1e-4
-#: float32 solver: the smallest ``tol`` it is used for (its gradients carry
-#: float32 rounding of ~1e-9; a smaller tol goes to the float64 solver).
-F32_MIN_TOL = 1e-14
-#: float32 solver: ``f`` is clipped to +-this before ``exp(-f)``.
-_F32_CLIP = 87.0
 #: float32 solver: a step of length ``t`` whose largest change of ``f`` over
 #: the rows is ``M t`` is accepted without evaluating the loss when
 #: ``t psi(M t)`` is at most this (see :func:`_certified_decrease`).
@@ -457,7 +449,7 @@ class _OvrProblem32(_OvrProblem):
 
     Scores come from float32 row statistics (:func:`ovr_row_stats32`, 16 B per
     row); every elementwise operation of an evaluation is float32, in four
-    reused chunk buffers (:data:`_F32_CHUNK_BYTES` each), and every sum over
+    reused chunk buffers (:data:`F32_CHUNK_BYTES` each), and every sum over
     rows a float32 matrix-vector product per row chunk accumulated in float64
     across chunks.
     With ``standardise=(mu, sd)`` the scores are standardised by the given
@@ -573,23 +565,23 @@ class _OvrProblem32(_OvrProblem):
         na32, nb32 = (-a * isd).astype(f32), (a * isd * mu - b).astype(f32)
         t_neg, dt = self.t_neg[cols], (self.t_pos - self.t_neg)[cols]
         t_neg32, dt32 = t_neg.astype(f32), dt.astype(f32)
-        # the columns that may hold |f| > _F32_CLIP (all while the range is unknown)
+        # the columns that may hold |f| > F32_CLIP (all while the range is unknown)
         if self.lo is None:
             clip, lo, hi = np.arange(m), np.full(m, np.inf), np.full(m, -np.inf)
         else:
             s_ends = np.stack([self.lo[cols], self.hi[cols]]) - mu
             ends = np.abs(s_ends * (a * isd) + b)
-            clip = np.flatnonzero(~(ends.max(axis=0) <= _F32_CLIP))
+            clip = np.flatnonzero(~(ends.max(axis=0) <= F32_CLIP))
             if 2 * clip.size >= m:
                 clip = np.arange(m)
         lw = np.zeros(m, dtype=bool)
         lw[lc] = True  # the columns whose loss is summed
-        # row chunks of about _F32_CHUNK_BYTES of work arrays (the gathered columns)
+        # row chunks of about F32_CHUNK_BYTES of work arrays (the gathered columns)
         width = max(m, 16)
-        step = max(1, _F32_CHUNK_BYTES // (4 * width))
+        step = max(1, F32_CHUNK_BYTES // (4 * width))
         bufs = np.empty((4, min(n, step), m), dtype=f32)
         ones = np.ones(min(n, step), dtype=f32)
-        for sl in _numpy.chunk_rows(n, width, itemsize=4, chunk_bytes=_F32_CHUNK_BYTES):
+        for sl in _numpy.chunk_rows(n, width, itemsize=4, chunk_bytes=F32_CHUNK_BYTES):
             rows = sl.stop - sl.start
             D, NF, P, Q = bufs[:, :rows]
             U = self._scores(sl, cols, out=(D, NF))
@@ -611,15 +603,15 @@ class _OvrProblem32(_OvrProblem):
                 # f clipped to [-87, 87] so that exp(-f) neither overflows nor
                 # underflows in float32; the loss beyond is corrected in float64
                 X = NF if clip.size == m else NF[:, clip]
-                if lc.size and (X.max(initial=0.0) > _F32_CLIP
-                                or X.min(initial=0.0) < -_F32_CLIP):
-                    ri, ci = np.nonzero(np.abs(X) > _F32_CLIP)
+                if lc.size and (X.max(initial=0.0) > F32_CLIP
+                                or X.min(initial=0.0) < -F32_CLIP):
+                    ri, ci = np.nonzero(np.abs(X) > F32_CLIP)
                     f = -X[ri, ci].astype(np.float64)
                     ci = clip[ci]
-                    fix = _softplus(f) - _softplus(np.clip(f, -_F32_CLIP, _F32_CLIP))
+                    fix = _softplus(f) - _softplus(np.clip(f, -F32_CLIP, F32_CLIP))
                     fix[~lw[ci]] = 0.0
                     loss += np.bincount(ci, weights=fix * wc[ri], minlength=m)
-                np.clip(X, f32(-_F32_CLIP), f32(_F32_CLIP), out=X)
+                np.clip(X, f32(-F32_CLIP), f32(F32_CLIP), out=X)
                 if clip.size < m:
                     NF[:, clip] = X
             E = np.exp(NF, out=NF)  # exp(-f)
@@ -660,8 +652,6 @@ class _OvrProblem32(_OvrProblem):
         return loss / self.wsum, g, H
 
 
-#: float32 solver: bytes of one work array's row chunk (four fit in a 2 MiB L2 cache).
-_F32_CHUNK_BYTES = 1 << 19
 #: float32 solver: at least this fraction of the classes is evaluated as all
 #: of them (a column gather of most classes costs about a full evaluation).
 _F32_GATHER_MAX = 0.75
@@ -669,7 +659,8 @@ _F32_GATHER_MAX = 0.75
 
 def _half_decrement(g, H):
     gc, Hc = _core_form(g, H)
-    return -np.einsum("ij,ij->i", gc, _directions(gc, Hc, np.ones_like(gc, dtype=bool))) / 2.0
+    d = _directions(gc, Hc, np.ones_like(gc, dtype=bool))
+    return -np.einsum("ij,ij->i", gc, d) / 2.0
 
 
 def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
@@ -1123,7 +1114,8 @@ class PlattScaler(OneVsRestCalibrator):
         return list(zip(A, B, n_iter))
 
     def _set_maps(self, maps):
-        self.a_, self.b_, n_iter = unzip_maps(maps, 2)  # binary: one (A, B) on z_1 - z_0
+        # binary: one (A, B) on s = z_1 - z_0
+        self.a_, self.b_, n_iter = unzip_maps(maps, 2)
         self.n_iter_ = int(np.max(n_iter))
 
     def _map_scores(self, S):
