@@ -228,14 +228,18 @@ class OneVsRestCalibrator(BaseCalibrator):
             P = ops.renormalise(V)
         return ops.log_or_neg_inf(P) if log else P
 
-    def _predict_rows(self, Z, log):
+    def _map_rows(self, Z, chunk, widths):
+        """Outputs of ``widths`` columns, written from ``chunk(Zc)`` of every row chunk."""
         n, k = Z.shape
-        out = ops.empty_out(Z, n, k)
+        outs = [ops.empty_out(Z, n, m) for m in widths]
         on_host = self._predict_on_host and ops.is_cpu_tensor(Z)
         for sl in _numpy.chunk_rows(n, k, chunk_bytes=self._predict_chunk_bytes):
-            Zc = ops.host64(Z[sl]) if on_host else Z[sl]
-            ops.write_rows(out, sl, self._chunk(Zc, log))
-        return out
+            for out, v in zip(outs, chunk(ops.host64(Z[sl]) if on_host else Z[sl])):
+                ops.write_rows(out, sl, v)
+        return outs
+
+    def _predict_rows(self, Z, log):
+        return self._map_rows(Z, lambda Zc: [self._chunk(Zc, log)], [Z.shape[1]])[0]
 
     def _predict_proba(self, Z, xp):
         return self._predict_rows(Z, log=False)

@@ -6,10 +6,10 @@ for every class ``k`` (scores ``s = ovr_log_odds(Z)[:, k]``, positives
 :func:`skcal.ovr._platt.fit_platt_ovr` does for Platt scaling: each pass
 computes the features of the classes still being solved and accumulates their
 losses, gradients and Hessians. The bound constraints (``a, b >= 0``) are
-handled per class by the same primal active-set Newton method as
-:func:`skcal.ovr._logistic.fit_logistic_bounded`, written as one generator per
-class that yields its trial points; the driver evaluates the trial points of
-all classes in one pass.
+handled per class by the active-set rules of the batched Newton core
+(:func:`skcal.ovr._newton.newton_batched`), as in
+:func:`skcal.ovr._logistic.fit_logistic_bounded`; the float32 acceptance rules
+are :func:`_solve`'s.
 """
 
 import math
@@ -476,15 +476,11 @@ def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max
     Newton iteration starts there; its stopping rule is ``fit_beta``'s
     (half the squared Newton decrement on the free coefficients at most
     ``tol`` and no coefficient held at 0 whose one-dimensional Newton step
-    would lower the loss by more than ``tol``). Steps whose predicted
-    decrease is below :data:`F32_LOSS_RESOLUTION` (below what a float32 loss
-    resolves) are accepted when they decrease the Newton decrement, others
-    by Armijo's rule; after a step predicting a decrease below
-    :data:`HESS_REUSE` the Hessian is reused instead of recomputed (its
-    sums are skipped for that class), and the first full-data step uses
-    the subsample's Hessian. The optimum agrees with the float64 solve of
-    the same logits to ~1e-6 relative (the float32 rounding of the
-    features; ~1e-7 measured).
+    would lower the loss by more than ``tol``); steps are accepted and
+    Hessians reused by :func:`_solve`'s rules, and the first full-data step
+    uses the subsample's Hessian. The optimum agrees with the float64 solve
+    of the same logits to ~1e-6 relative (the float32 rounding of the
+    features).
     Extra memory: O(n_samples + n_classes) plus one row chunk of work arrays.
     """
     n, K = Z.shape

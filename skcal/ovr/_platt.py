@@ -770,23 +770,11 @@ def fit_platt_ovr(
     the line search together with its gradient and Hessian, so an accepted
     full Newton step costs one pass.
 
-    **float32 solver.** For float32 logits the scores, sigmoids and products
-    are computed in float32 (the scores then carry an absolute error of a
-    few float32 ulps of the row's largest logit, as the logits themselves),
-    with each row chunk's sums taken by float32 matrix-vector products and
-    accumulated in float64; the subsample's moments standardise the full
-    problem (no moments pass) and the row statistics of the scores are taken
-    in the first full evaluation (no separate pass), with each score
-    column's range. A step is accepted without evaluating the loss when the
-    self-concordance bound of the logistic loss certifies a sufficient
-    decrease from that range (:func:`_certified_decrease`); the float32 loss
-    resolves decreases of about 1e-9 (1e-6 with many large ``|f|``), so
-    other steps whose predicted decrease is below
-    :data:`F32_LOSS_RESOLUTION` are accepted when they decrease the Newton
-    decrement, and the rest by Armijo's rule on the loss, which is computed
-    only for those classes. The stopping rule and ``tol`` are unchanged; the
-    optimum agrees with the float64 solver's to ~1e-7 relative (the float32
-    rounding of the scores).
+    **float32 solver** (:func:`_fit_platt_ovr32`; its evaluations and
+    acceptance rules: :class:`_OvrProblem32`). The scores carry an absolute
+    error of a few float32 ulps of the row's largest logit, as the logits
+    themselves; the stopping rule and ``tol`` are unchanged, and the optimum
+    agrees with the float64 solver's to ~1e-7 relative.
     """
     y = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, np.float64)

@@ -7,8 +7,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._backend import _numpy
-from .._backend._ovr import empty_out, is_cpu_tensor, host64, stack_columns, write_rows
+from .._backend._ovr import stack_columns
 from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
@@ -315,25 +314,19 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         """
         check_is_fitted(self)
         Z, xp = self._prepare(self._validate_X(X, reset=False))
-        n, k = Z.shape
-        m = 1 if self._is_binary() else k
-        out0, out1 = empty_out(Z, n, m), empty_out(Z, n, m)
-        on_host = self._predict_on_host and is_cpu_tensor(Z)
-        for sl in _numpy.chunk_rows(n, k, chunk_bytes=self._predict_chunk_bytes):
-            Zc = host64(Z[sl]) if on_host else Z[sl]
-            S = self._scores(Zc)
-            c0, c1 = [], []
-            for j, table in enumerate(self._tables()):
-                a, b = self._pairs(S[:, j], table)
-                lo = a if self.method == "ivap" else _minimum(a, b)
-                hi = b if self.method == "ivap" else _maximum(a, b)
-                c0.append(lo)
-                c1.append(hi)
-            write_rows(out0, sl, stack_columns(c0))
-            write_rows(out1, sl, stack_columns(c1))
+        m = 1 if self._is_binary() else Z.shape[1]
+        out0, out1 = self._map_rows(Z, self._interval_chunk, [m, m])
         if m == 1:
             out0, out1 = out0[:, 0], out1[:, 0]
         return like_input(out0, X), like_input(out1, X)
+
+    def _interval_chunk(self, Zc):
+        """The sorted pairs ``(p0, p1)`` of a row chunk, one column per map."""
+        S = self._scores(Zc)
+        pairs = [self._pairs(S[:, j], table) for j, table in enumerate(self._tables())]
+        if self.method == "cvap":
+            pairs = [(_minimum(a, b), _maximum(a, b)) for a, b in pairs]
+        return [stack_columns(c) for c in zip(*pairs)]
 
 
 def _minimum(a, b):
