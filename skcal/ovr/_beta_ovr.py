@@ -349,12 +349,6 @@ def _solve(prob, theta, F, g, H, tol, max_iter, classes):
     return theta, n_iter, status, H
 
 
-def _subsample_features(Zs):
-    """float64 features ``x1 = log p``, ``x2 = -log(1 - p)`` of a (small) subsample: (n_sub, K) each."""
-    S = ovr_log_odds(Zs)
-    return log_sigmoid(S), -log_sigmoid(-S)
-
-
 def _moments(x1, x2, w, parameters):
     """Centres ``mu`` (2, K) of ``x1, x2`` and scales ``sd`` (nf, K) of the features; flat classes.
 
@@ -498,7 +492,8 @@ def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max
     sub = slice(None, None, ws_step)
     Zs, ys = np.ascontiguousarray(Z[sub]), y[sub]
     ws = None if w is None else w[sub]
-    mu, sd, flat = _moments(*_subsample_features(Zs), ws, parameters)
+    S = ovr_log_odds(Zs)  # float64 features x1 = log p, x2 = -log(1 - p) of the subsample
+    mu, sd, flat = _moments(log_sigmoid(S), -log_sigmoid(-S), ws, parameters)
     ns_pos = np.bincount(ys, weights=ws, minlength=K)
     ns_w = float(ys.size) if ws is None else float(ws.sum())
     ok = ~flat & (n_pos > 0) & (n_pos < wsum) & (ns_pos > 0) & (ns_pos < ns_w)

@@ -31,7 +31,7 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label, label_positions, unzip_maps
-from ._logistic import DenseDesign, logistic_evaluator
+from ._logistic import DenseDesign, logistic_evaluator, softplus
 from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, F32_MIN_TOL, _directions,
     newton_batched,
@@ -193,10 +193,6 @@ def fit_platt(
 
 
 # ------------------------------------------- all one-vs-rest fits at once
-def _softplus(f):
-    return np.maximum(f, 0.0) + np.log1p(np.exp(-np.abs(f)))
-
-
 class _OvrProblem:
     """The K standardised one-vs-rest logistic problems of a multiclass fit.
 
@@ -248,36 +244,29 @@ class _OvrProblem:
         K, n = self.K, self.Z.shape[0]
         cols = np.arange(K)
         W, mean, M2, sp = 0.0, np.zeros(K), np.zeros(K), np.zeros(K)
-        if separable:
-            inf = np.full(K, np.inf)
-            lo, hi, plo, phi, nlo, nhi = inf, -inf, inf, -inf, inf, -inf
+        # ranges of all scores, of the positives' and of the negatives' (per class)
+        lo, plo, nlo = (np.full(K, np.inf) for _ in range(3))
+        hi, phi, nhi = (np.full(K, -np.inf) for _ in range(3))
         for sl in _numpy.chunk_rows(n, K):
             S = np.asarray(self._scores(sl, cols), dtype=np.float64)
             wc = None if self.w is None else self.w[sl]
             cw = float(S.shape[0]) if wc is None else float(wc.sum())
-            r, j = self._positives(sl, cols)
+            r, j = self._positives(sl, cols)  # every row, at its own class
             sp += np.bincount(
                 j, weights=S[r, j] if wc is None else wc[r] * S[r, j], minlength=K
             )
             if separable:
                 keep = slice(None) if wc is None else wc > 0
-                Sk = S[keep]
-                pr = np.zeros(S.shape[0], dtype=bool)
-                pr[r] = True
-                pk = pr[keep]
-                jk = self.y[sl][keep][pk]
-                vals = Sk[pk, jk]
-                lo, hi = np.minimum(lo, Sk.min(0, initial=np.inf)), np.maximum(
-                    hi, Sk.max(0, initial=-np.inf)
-                )
-                plo, phi = plo.copy(), phi.copy()
-                np.minimum.at(plo, jk, vals)
-                np.maximum.at(phi, jk, vals)
-                Sn = Sk.copy()
-                Sn[pk, jk] = np.inf
-                nlo = np.minimum(nlo, Sn.min(0, initial=np.inf))
-                Sn[pk, jk] = -np.inf
-                nhi = np.maximum(nhi, Sn.max(0, initial=-np.inf))
+                Sn, jk = S[keep].copy(), self.y[sl][keep]
+                ik = np.arange(jk.size)
+                np.minimum(lo, Sn.min(0, initial=np.inf), out=lo)
+                np.maximum(hi, Sn.max(0, initial=-np.inf), out=hi)
+                np.minimum.at(plo, jk, Sn[ik, jk])
+                np.maximum.at(phi, jk, Sn[ik, jk])
+                Sn[ik, jk] = np.inf
+                np.minimum(nlo, Sn.min(0, initial=np.inf), out=nlo)
+                Sn[ik, jk] = -np.inf
+                np.maximum(nhi, Sn.max(0, initial=-np.inf), out=nhi)
             if not cw > 0:
                 continue
             cm = (S.sum(0) if wc is None else wc @ S) / cw
@@ -313,7 +302,7 @@ class _OvrProblem:
         b = np.log((self.e_pos + 1.0) / (self.e_neg + 1.0))
         a = np.zeros(self.K)
         tbar = (self.t_pos * self.n_pos + self.t_neg * self.n_neg) / self.wsum
-        F = _softplus(b) - tbar * b
+        F = softplus(b) - tbar * b
         p0 = expit(b)
         q0 = p0 * (1.0 - p0)
         ga = -(self.t_pos - self.t_neg) * self.sum_pos_u / self.wsum
@@ -608,7 +597,7 @@ class _OvrProblem32(_OvrProblem):
                     ri, ci = np.nonzero(np.abs(X) > F32_CLIP)
                     f = -X[ri, ci].astype(np.float64)
                     ci = clip[ci]
-                    fix = _softplus(f) - _softplus(np.clip(f, -F32_CLIP, F32_CLIP))
+                    fix = softplus(f) - softplus(np.clip(f, -F32_CLIP, F32_CLIP))
                     fix[~lw[ci]] = 0.0
                     loss += np.bincount(ci, weights=fix * wc[ri], minlength=m)
                 np.clip(X, f32(-F32_CLIP), f32(F32_CLIP), out=X)

@@ -30,11 +30,8 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
 
     Parameters
     ----------
-    s : ndarray of shape (n_samples,)
-        Scores (log-odds of the positive class).
-    y : ndarray of shape (n_samples,), bool
-    sample_weight : ndarray of shape (n_samples,), default=None
-    n_bins : int, default=10
+    s, y, sample_weight, n_bins
+        As in :func:`skcal.ovr._histogram.fit_histogram` (the bins are on ``A s + B``).
     scaling : {"platt", "temperature"}, default="platt"
         ``"platt"``: ``A, B`` by maximum likelihood with Platt's smoothed
         targets; ``"temperature"``: ``B = 0`` and ``A`` likewise.
