@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, unzip_maps
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ._binning import cut_edges, distinct_scores
 from ..utils._weights import weight_unit
 
 __all__ = ["BBQCalibrator", "fit_bbq", "bbq_bin_range"]

@@ -10,7 +10,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -21,23 +20,15 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label, unzip_maps
 from ._beta_ovr import BATCH_MIN_ROWS, beta_map, fit_beta_ovr32
-from ._logistic import fit_logistic_bounded, logistic_loss
+from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
 from ._newton import F32_MIN_TOL
 from ._logistic import log_sigmoid as log_sigmoid_np
 
 __all__ = ["BetaCalibrator", "fit_beta"]
 
-#: Probability of the constant map fitted when a class is absent (or the only
-#: class): the base rate 0 (or 1) is clipped to [eps, 1 - eps].
-_BASE_RATE_CLIP = 1e-6
 #: A feature whose weighted sd is at most this fraction of its largest
 #: magnitude is constant up to rounding.
 _FLAT = 1e-13
-
-
-def _base_rate_log_odds(n_pos, wsum):
-    r = min(max(n_pos / wsum, _BASE_RATE_CLIP), 1.0 - _BASE_RATE_CLIP)
-    return float(logit(r))
 
 
 def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=200):
@@ -92,7 +83,7 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     s, y, w = s[keep], y[keep], w[keep]
     wsum = float(w.sum())
     n_pos = float(w[y].sum())
-    c0 = _base_rate_log_odds(n_pos, wsum)
+    c0 = float(base_rate_log_odds(n_pos, wsum))
     if n_pos == 0.0 or n_pos == wsum:
         return 0.0, 0.0, c0, 0, "one_class"
     x1 = log_sigmoid_np(s)

@@ -19,7 +19,7 @@ import numpy as np
 from .._backend import _numpy
 from .._backend._ovr import _row_stats32, ovr_log_odds
 from ._base import label_positions
-from ._logistic import log_sigmoid
+from ._logistic import base_rate_log_odds, log_sigmoid
 from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, RIDGE, _directions,
     newton_batched,
@@ -47,7 +47,6 @@ HESS_REUSE = 1e-8
 #: A subsample feature whose sd is at most this fraction of its largest
 #: magnitude is (nearly) constant in float32: the class is fitted in float64.
 F32_FLAT = 1e-4
-_BASE_RATE_CLIP = 1e-6
 _LOG2 = math.log(2.0)
 
 
@@ -381,8 +380,7 @@ def _moments(x1, x2, w, parameters):
 def _starts(prob, n_pos, wsum):
     """The base-rate and identity starts of ``fit_beta`` in standardised coordinates: (K, p) each."""
     K, p, nf = prob.K, prob.p, prob.nf
-    r = np.clip(n_pos / wsum, _BASE_RATE_CLIP, 1.0 - _BASE_RATE_CLIP)
-    c0 = np.log(r) - np.log1p(-r)
+    c0 = base_rate_log_odds(n_pos, wsum)
     base = np.zeros((K, p))
     ident = np.zeros((K, p))
     ident[:, :nf] = prob.sd.T  # f = x1 + x2 = sum_j sd_j u_j + (mu1 + mu2)

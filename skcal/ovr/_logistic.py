@@ -8,11 +8,22 @@ iteration is one pass over the data.
 """
 
 import numpy as np
+from scipy.special import logit
 
-__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss",
-           "log_sigmoid", "softplus"]
+__all__ = ["DenseDesign", "base_rate_log_odds", "fit_logistic_bounded",
+           "logistic_evaluator", "logistic_loss", "log_sigmoid", "softplus"]
 
 from ._newton import newton_batched
+
+
+#: The constant maps of a class that is absent (or the only class) use its base
+#: rate 0 (or 1) clipped to [eps, 1 - eps].
+BASE_RATE_CLIP = 1e-6
+
+
+def base_rate_log_odds(n_pos, total):
+    """``logit`` of the base rate ``n_pos / total``, clipped by :data:`BASE_RATE_CLIP`."""
+    return logit(np.clip(np.divide(n_pos, total), BASE_RATE_CLIP, 1.0 - BASE_RATE_CLIP))
 
 
 def exp_neg_abs(f):

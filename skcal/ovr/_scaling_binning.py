@@ -5,7 +5,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from scipy.special import expit, logit
+from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -16,7 +16,7 @@ from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, class_label, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
-from ._logistic import fit_logistic_bounded
+from ._logistic import base_rate_log_odds, fit_logistic_bounded
 from ._platt import fit_platt, fit_platt_ovr
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
@@ -55,8 +55,8 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
         mu = float((w * s).sum() / wsum)
         sd = math.sqrt(float((w * (s - mu) ** 2).sum() / wsum))
         if not sd > 1e-13 * abs(mu):  # constant scores: the base rate
-            rate = min(max(float(w[y].sum()) / wsum, 1e-6), 1.0 - 1e-6)
-            A, B, status = 0.0, float(logit(rate)), "constant"
+            A, B = 0.0, float(base_rate_log_odds(float(w[y].sum()), wsum))
+            status = "constant"
         else:
             A, B, _, status = fit_platt(s, y, sample_weight, max_iter=200)
             status = "converged" if status == "converged" else "max_iter"

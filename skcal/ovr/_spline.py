@@ -6,7 +6,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.interpolate import BSpline, PPoly
-from scipy.special import logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
@@ -17,7 +16,7 @@ from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
-from ._logistic import fit_logistic_bounded, logistic_loss
+from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
 
@@ -137,7 +136,7 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     u_s, W, Y = distinct_scores(s, y, sample_weight)
     t_s = Y / W if W.size else Y
     total, pos = float(W.sum()), float(Y.sum())
-    c0 = float(logit(min(max(pos / total, 1e-6), 1 - 1e-6))) if total > 0 else 0.0
+    c0 = float(base_rate_log_odds(pos, total)) if total > 0 else 0.0
     const = dict(breaks=np.zeros(1), coefs=np.array([[0.0, c0, 0, 0, 0]] * 2),
                  knots=np.empty(0), coef=np.empty(0), penalty=np.nan,
                  cv_loss=np.full(len(penalties), np.nan), n_iter=0)
