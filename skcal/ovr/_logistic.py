@@ -162,7 +162,8 @@ def logistic_evaluator(X, t, w, P=None):
 
 
 def fit_logistic_bounded(
-    X, t, w, *, nonneg=None, penalty=None, theta0=None, tol=1e-12, max_iter=200
+    X, t, w, *, nonneg=None, penalty=None, theta0=None, tol=1e-12, max_iter=200,
+    full_output=False,
 ):
     """Minimise a penalised weighted logistic loss subject to ``theta_j >= 0``.
 
@@ -188,12 +189,18 @@ def fit_logistic_bounded(
         objective by more than ``tol`` by moving alone.
     max_iter : int, default=200
         Maximum number of Newton iterations (all active sets together).
+    full_output : bool, default=False
+        Also return the objective at the last evaluated point.
 
     Returns
     -------
     theta : ndarray of shape (p,)
     n_iter : int
     converged : bool
+    F : float
+        Only with ``full_output``: the objective at the last evaluated point
+        (the returned ``theta`` is one last, tiny, Newton step from it when
+        converged).
 
     Notes
     -----
@@ -217,7 +224,8 @@ def fit_logistic_bounded(
     nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = None if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
-    theta, n_iter, status, _ = newton_batched(
+    theta, n_iter, status, F = newton_batched(
         logistic_evaluator(X, t, w, P), theta[None], nonneg=nonneg, tol=tol,
         max_iter=max_iter)
-    return theta[0], int(n_iter[0]), status[0] == "converged"
+    out = theta[0], int(n_iter[0]), status[0] == "converged"
+    return out + (float(F[0]),) if full_output else out
