@@ -391,19 +391,14 @@ def _starts(prob, n_pos, wsum):
 
 
 def _start_point(prob, n_pos, cols):
-    """Per class the better (lower loss) of the two starts, with F, g, H there."""
-    base, ident, c0 = _starts(prob, n_pos, prob.wsum)
-    Fb, gb, Hb = prob.evaluate(cols, base[cols])
-    Fi, gi, Hi = prob.evaluate(cols, ident[cols])
+    """Of the classes ``cols``: the better (lower loss) of the two starts, and F, g, H there."""
+    base, ident, _ = _starts(prob, n_pos, prob.wsum)
+    base, ident = base[cols], ident[cols]
+    Fb, gb, Hb = prob.evaluate(cols, base)
+    Fi, gi, Hi = prob.evaluate(cols, ident)
     use_i = Fi < Fb
-    K, p = base.shape
-    theta, F = base.copy(), np.full(K, np.nan)
-    g, H = np.zeros((K, p)), np.tile(np.eye(p), (K, 1, 1))
-    theta[cols] = np.where(use_i[:, None], ident[cols], base[cols])
-    F[cols] = np.where(use_i, Fi, Fb)
-    g[cols] = np.where(use_i[:, None], gi, gb)
-    H[cols] = np.where(use_i[:, None, None], Hi, Hb)
-    return theta, F, g, H, c0
+    return (np.where(use_i[:, None], ident, base), np.where(use_i, Fi, Fb),
+            np.where(use_i[:, None], gi, gb), np.where(use_i[:, None, None], Hi, Hb))
 
 
 def _solve_from(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
@@ -425,8 +420,7 @@ def _solve_from(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
         F[good], g[good], _ = prob.evaluate(good, theta[good], hess=False)
         H[good] = H0[good]
     if cold.size:
-        th_c, F_c, g_c, H_c, _ = _start_point(prob, n_pos, cold)
-        theta[cold], F[cold], g[cold], H[cold] = th_c[cold], F_c[cold], g_c[cold], H_c[cold]
+        theta[cold], F[cold], g[cold], H[cold] = _start_point(prob, n_pos, cold)
     theta, it, st, H = _solve(prob, theta, F, g, H, tol, max_iter, cols)
     return theta, st, it, H
 
