@@ -996,31 +996,21 @@ class PlattScaler(OneVsRestCalibrator):
 
     def _warn(self, status, A, B, n_iter, label):
         """ConvergenceWarning for one ``(A, B)`` whose status is not "converged"."""
-        if status == "separable":
-            warnings.warn(
-                f"The scores separate {label} from the other class(es) on the "
-                "calibration set (or it has no or only such examples): without "
-                "target smoothing the likelihood has no maximiser. Newton stopped at "
-                f"a steep sigmoid (A={A:.6g}, B={B:.6g}); consider "
-                "target_smoothing=True.",
-                ConvergenceWarning,
-                stacklevel=5,
-            )
-        elif status == "max_iter":
-            warnings.warn(
-                f"Platt scaling of {label} stopped after max_iter={self.max_iter} "
-                "Newton iterations before reaching tol; increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=5,
-            )
-        elif status == "line_search":
-            warnings.warn(
-                f"Platt scaling of {label}: the line search found no decrease of "
-                f"the loss after {n_iter} Newton iterations (precision limit); the "
-                "fit may be inaccurate.",
-                ConvergenceWarning,
-                stacklevel=5,
-            )
+        message = {
+            "separable": f"The scores separate {label} from the other class(es) on the "
+            "calibration set (or it has no or only such examples): without "
+            "target smoothing the likelihood has no maximiser. Newton stopped at "
+            f"a steep sigmoid (A={A:.6g}, B={B:.6g}); consider "
+            "target_smoothing=True.",
+            "max_iter": f"Platt scaling of {label} stopped after "
+            f"max_iter={self.max_iter} Newton iterations before reaching tol; "
+            "increase max_iter.",
+            "line_search": f"Platt scaling of {label}: the line search found no "
+            f"decrease of the loss after {n_iter} Newton iterations (precision "
+            "limit); the fit may be inaccurate.",
+        }.get(status)
+        if message is not None:
+            warnings.warn(message, ConvergenceWarning, stacklevel=5)
 
     _map_output = "log_odds"
 
