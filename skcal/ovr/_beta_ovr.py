@@ -21,8 +21,8 @@ from .._backend._ovr import _row_stats32, ovr_log_odds
 from ._base import label_positions
 from ._logistic import base_rate_log_odds, log_sigmoid
 from ._newton import (
-    ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, RIDGE, _directions,
-    newton_batched,
+    ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, RIDGE,
+    WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,
 )
 
 __all__ = ["fit_beta_ovr32", "BATCH_MIN_ROWS"]
@@ -30,10 +30,9 @@ __all__ = ["fit_beta_ovr32", "BATCH_MIN_ROWS"]
 #: Multiclass float32 fits on at least this many rows are batched (below,
 #: one float64 fit per class: the passes are cheap and the subsample warm
 #: start would be most of the data).
-BATCH_MIN_ROWS = 40_000
-#: The warm start solves all classes on a systematic subsample of about this
-#: many rows (every ``s``-th row) to :data:`WARM_START_TOL`.
-WARM_START_ROWS = 8_000
+BATCH_MIN_ROWS = WARM_START_MIN_ROWS
+#: The warm start's subsample (:data:`~skcal.ovr._newton.WARM_START_ROWS`) is
+#: solved to this.
 WARM_START_TOL = 1e-6
 #: The warm start's own warm start: every ``WARM_START_STEPS``-th row of the
 #: subsample, solved to :data:`WARM_START_TOL_COARSE`.

@@ -11,16 +11,17 @@ per round whatever ``K``. The core holds no data, no global state and no
 caches: the caller owns the objective, the core owns the iteration.
 
 Constants shared by every per-class solver: :data:`RIDGE`, :data:`ARMIJO_C`,
-:data:`MIN_STEP`, :data:`PRECISION_ULPS`; and by the float32 one-vs-rest
-solvers (Platt's, beta's): :data:`F32_LOSS_RESOLUTION`, :data:`F32_MIN_TOL`,
+:data:`MIN_STEP`, :data:`PRECISION_ULPS`; by the batched one-vs-rest solvers'
+warm starts: :data:`WARM_START_MIN_ROWS`, :data:`WARM_START_ROWS`; and by the
+float32 ones (Platt's, beta's): :data:`F32_LOSS_RESOLUTION`, :data:`F32_MIN_TOL`,
 :data:`F32_CLIP`, :data:`F32_CHUNK_BYTES`.
 """
 
 import numpy as np
 
 __all__ = ["ARMIJO_C", "F32_CHUNK_BYTES", "F32_CLIP", "F32_LOSS_RESOLUTION",
-           "F32_MIN_TOL", "MIN_STEP", "PRECISION_ULPS", "RIDGE", "at_precision_limit",
-           "newton_batched"]
+           "F32_MIN_TOL", "MIN_STEP", "PRECISION_ULPS", "RIDGE", "WARM_START_MIN_ROWS",
+           "WARM_START_ROWS", "at_precision_limit", "newton_batched"]
 
 #: Ridge added to the Hessian's diagonal before solving for a step. It changes
 #: the step, never the stationary point.
@@ -33,6 +34,11 @@ MIN_STEP = 1e-10
 #: Newton decrement) is below this many ulps of the objective is at the
 #: precision limit of the objective itself: the problem counts as converged.
 PRECISION_ULPS = 100.0
+#: The batched one-vs-rest solvers (Platt's, beta's float32 one) first solve
+#: all classes on a systematic subsample of about ``WARM_START_ROWS`` rows
+#: (every ``s``-th row) when there are at least ``WARM_START_MIN_ROWS``.
+WARM_START_MIN_ROWS = 40_000
+WARM_START_ROWS = 8_000
 #: float32 solvers: a Newton step whose predicted decrease (half the squared
 #: Newton decrement) is at most this may be below what the float32 loss
 #: resolves (its rounding is ~1e-9 of ordinary losses, ~1e-6 when many entries

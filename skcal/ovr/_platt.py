@@ -33,8 +33,8 @@ from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label, label_positions, unzip_maps
 from ._logistic import DenseDesign, logistic_evaluator, softplus
 from ._newton import (
-    ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, F32_MIN_TOL, _directions,
-    newton_batched,
+    ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, F32_MIN_TOL,
+    WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,
 )
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
@@ -43,12 +43,11 @@ __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 #: A score column whose weighted sd is at most this fraction of its mean is
 #: constant up to rounding: its standardised score is set to 0 (slope 0).
 _FLAT_SD = 1e-13
-#: Multiclass fits on at least this many rows first solve all classes on a
-#: systematic subsample of about :data:`WARM_START_ROWS` rows (every ``s``-th
-#: row), to :data:`WARM_START_TOL`; the full-data Newton iteration starts
-#: there (about 3 passes over the data instead of 7-10 from Lin et al.'s start).
-WARM_START_MIN_ROWS = 40_000
-WARM_START_ROWS = 8_000
+#: Multiclass fits on at least :data:`~skcal.ovr._newton.WARM_START_MIN_ROWS`
+#: rows first solve all classes on a systematic subsample
+#: (:data:`~skcal.ovr._newton.WARM_START_ROWS`) to this; the full-data Newton
+#: iteration starts there (about 3 passes over the data instead of 7-10 from
+#: Lin et al.'s start).
 WARM_START_TOL = 1e-8
 #: The float32 solver's subsample is solved to this: its optimum differs from
 #: the full one by decrements of ~1e-4 (sampling), so a finer solve of the
