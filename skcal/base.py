@@ -39,8 +39,10 @@ from .utils._labels import (
 from ._backend._ovr import log_or_neg_inf
 from ._backend._array import host_array, is_dask_array, like_input, to_backend
 from ._backend._dispatch import get_backend
+from .utils._docstrings import substitute_docstring
 from .utils._pickle import VersionedPickleMixin
 from .utils.validation import (
+    DEFAULT_INPUT_TYPE,
     PREDICT_PROBABILITY_CHECK_ROWS,
     check_sample_weight,
     check_scores,
@@ -130,13 +132,20 @@ def _warn_unnamed_columns(est, X):
     )
 
 
+@substitute_docstring
 class BaseCalibrator(
     VersionedPickleMixin, ClassifierMixin, TransformerMixin, BaseEstimator
 ):
     """Base class for calibrators: a classifier over logits and a transformer.
 
-    Subclasses set their own parameters in ``__init__`` and implement
-    ``_fit`` and ``_predict_log_proba`` or ``_predict_proba``.
+    Subclasses spell out their whole ``__init__`` signature (scikit-learn's
+    ``get_params`` reads it), store their own parameters and pass the three
+    shared ones to ``super().__init__``; they implement ``_fit`` and
+    ``_predict_log_proba`` or ``_predict_proba``.
+
+    Parameters
+    ----------
+    %(calibrator_params)s
 
     Notes
     -----
@@ -187,6 +196,11 @@ class BaseCalibrator(
     #: of the input on the chunks they read (no separate pass; see
     #: :func:`skcal.utils.validation.deferred_range_check`).
     _predict_checks_range = False
+
+    def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
 
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):

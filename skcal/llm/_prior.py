@@ -189,9 +189,7 @@ class ContextualCalibrator(_PriorCorrection):
     def __init__(self, *, content_free_logits=None, input_type="logits", classes=None,
                  backend="auto"):
         self.content_free_logits = content_free_logits
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def _log_prior(self, Z, sample_weight):
         if self.content_free_logits is None:
@@ -260,9 +258,7 @@ class BatchCalibrator(_PriorCorrection):
     """
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto"):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def fit_predict_proba(self, X):
         """Fit on ``X`` and return its calibrated probabilities (the test-time use of the paper).

@@ -69,9 +69,7 @@ class IdentityCalibrator(BaseCalibrator):
     _binary_log_odds_only = True
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def _fit(self, Z, y, sample_weight, xp):
         return self
@@ -486,9 +484,7 @@ class AutoCalibrator(BaseCalibrator):
         self.refit = refit
         self.n_jobs = n_jobs
         self.random_state = random_state
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def _candidate_list(self, n_samples, n_classes):
         if self.candidates is None:

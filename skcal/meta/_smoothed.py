@@ -199,9 +199,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         self.calibrator = calibrator
         self.pseudo_count = pseudo_count
         self.cv = cv
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
 
     @property

@@ -167,9 +167,7 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
         backend="auto",
     ):
         self.calibrator = calibrator
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     # for two classes the map depends on |z1 - z0| and the sign only
     _binary_log_odds_only = True

@@ -235,9 +235,7 @@ class BBQCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", C=10.0,
                  ess=2.0):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.C = C
         self.ess = ess
 

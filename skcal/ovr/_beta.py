@@ -279,9 +279,7 @@ class BetaCalibrator(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=200,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.parameters = parameters
         self.tol = tol
         self.max_iter = max_iter

@@ -226,9 +226,7 @@ class HistogramCalibrator(OneVsRestCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_bins=10,
                  strategy="quantile", smoothing=2.0):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_bins = n_bins
         self.strategy = strategy
         self.smoothing = smoothing

@@ -140,9 +140,7 @@ class IsotonicScaler(OneVsRestCalibrator):
     }
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto", clip=1e-6):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.clip = clip
 
     def _new_calibrator(self):

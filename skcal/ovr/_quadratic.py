@@ -308,9 +308,7 @@ class QuadraticScaler(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.target_smoothing = target_smoothing
         self.tol = tol
         self.max_iter = max_iter

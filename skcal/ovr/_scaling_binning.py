@@ -188,9 +188,7 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_bins=10,
                  scaling="platt"):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_bins = n_bins
         self.scaling = scaling
 

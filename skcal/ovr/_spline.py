@@ -360,9 +360,7 @@ class SplineCalibrator(OneVsRestCalibrator):
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_knots=20,
                  penalties=DEFAULT_PENALTIES, n_folds=5, monotone=False,
                  max_cv_scores=20000, tol=1e-10, max_iter=200):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_knots = n_knots
         self.penalties = penalties
         self.n_folds = n_folds

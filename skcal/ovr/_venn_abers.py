@@ -236,9 +236,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", method="ivap",
                  n_folds=5):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.method = method
         self.n_folds = n_folds
 

@@ -81,9 +81,7 @@ class _RestrictedVectorScaler(BaseCalibrator):
         self, *, input_type="logits", classes=None, backend="auto", alpha=1e-4,
         tol=1e-10, max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.alpha = alpha
         self.tol = tol
         self.max_iter = max_iter

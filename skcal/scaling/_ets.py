@@ -268,9 +268,7 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     def __init__(
         self, *, input_type="logits", classes=None, backend="auto", tol=1e-10, max_iter=100
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.tol = tol
         self.max_iter = max_iter
 

@@ -450,9 +450,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         shrink_threshold=2.0,
         random_state=0,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_extra_features = n_extra_features
         self.top_k = top_k
         self.hidden_layer_sizes = hidden_layer_sizes

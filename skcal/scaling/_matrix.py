@@ -101,9 +101,7 @@ class _AffineCalibrator(BaseCalibrator):
         self, *, input_type, classes, backend, reg_lambda, reg_mu, reg_grid, n_splits, tol,
         max_iter,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
         self.reg_grid = reg_grid

@@ -449,9 +449,7 @@ class TemperatureScaler(BaseCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.tol = tol
         self.max_iter = max_iter
 
