@@ -248,15 +248,13 @@ class BetaCalibrator(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import BetaCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> bc = BetaCalibrator().fit(scores, y)
-    >>> bool(bc.a_ >= 0 and bc.b_ >= 0)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> bc = BetaCalibrator().fit(X, y)
+    >>> bool(bc.a_ >= 0 and bc.b_ >= 0)  # a non-decreasing map
     True
-    >>> bc.predict_proba(scores).shape
+    >>> bc.predict_proba(X).shape
     (1000, 2)
     """
 

@@ -201,13 +201,11 @@ class HistogramCalibrator(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import HistogramCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> hc = HistogramCalibrator(n_bins=5).fit(scores, y)
-    >>> hc.bin_probabilities_.shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> hc = HistogramCalibrator(n_bins=5).fit(X, y)
+    >>> hc.bin_probabilities_.shape  # the frequency of class 1 in each bin
     (5,)
     """
 

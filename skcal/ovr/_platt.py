@@ -1015,15 +1015,13 @@ class PlattScaler(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import PlattScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))  # over-confident log-odds
-    >>> ps = PlattScaler().fit(scores, y)
-    >>> bool(0 < ps.a_ < 1)  # the sigmoid is flatter than the raw scores
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)  # over-confident logits
+    >>> ps = PlattScaler().fit(X, y)
+    >>> bool(0 < ps.a_ < 1)  # the sigmoid is flatter than the raw log-odds
     True
-    >>> ps.predict_proba(scores).shape
+    >>> ps.predict_proba(X).shape
     (1000, 2)
     """
 

@@ -276,13 +276,11 @@ class QuadraticScaler(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import QuadraticScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=2000)
-    >>> s = 3.0 * (2 * y - 1 + rng.normal(size=2000))
-    >>> qs = QuadraticScaler().fit(s, y)
-    >>> qs.predict_proba(s).shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 2, scale=3.0)
+    >>> qs = QuadraticScaler().fit(X, y)
+    >>> qs.predict_proba(X).shape
     (2000, 2)
     >>> bool(abs(qs.q_) < 0.05)  # nearly Platt on well-specified scores
     True

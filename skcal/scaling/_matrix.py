@@ -468,15 +468,13 @@ class MatrixScaler(_AffineCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import MatrixScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=3000)
-    >>> z = 3.0 * (np.eye(3)[y] + rng.normal(size=(3000, 3)))
-    >>> ms = MatrixScaler().fit(z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(3000, 3, scale=3.0)
+    >>> ms = MatrixScaler().fit(X, y)
     >>> ms.coef_.shape, ms.intercept_.shape
     ((3, 3), (3,))
-    >>> ms.predict_proba(z).sum(axis=1)[:2]
+    >>> ms.predict_proba(X).sum(axis=1)[:2]
     array([1., 1.])
     """
 
@@ -585,13 +583,12 @@ class DirichletCalibrator(_AffineCalibrator):
     --------
     >>> import numpy as np
     >>> from skcal import DirichletCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=3000)
-    >>> z = 3.0 * (np.eye(3)[y] + rng.normal(size=(3000, 3)))
-    >>> dc = DirichletCalibrator(reg_lambda=1e-3).fit(z, y)
-    >>> dc.coef_.shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(3000, 3, scale=3.0)
+    >>> dc = DirichletCalibrator(reg_lambda=1e-3).fit(X, y)
+    >>> dc.coef_.shape  # a full matrix on the log-probabilities
     (3, 3)
-    >>> bool(np.allclose(dc.predict_proba(z).sum(axis=1), 1.0))
+    >>> bool(np.allclose(dc.predict_proba(X).sum(axis=1), 1.0))
     True
     """
 

@@ -415,15 +415,13 @@ class TemperatureScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import TemperatureScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=1000)
-    >>> logits = 5.0 * (np.eye(3)[y] + rng.normal(size=(1000, 3)))
-    >>> ts = TemperatureScaler().fit(logits, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 3, scale=5.0)
+    >>> ts = TemperatureScaler().fit(X, y)
     >>> bool(ts.temperature_ > 1)  # over-confident logits are softened
     True
-    >>> ts.predict_proba(logits).shape
+    >>> ts.predict_proba(X).shape
     (1000, 3)
     """
 

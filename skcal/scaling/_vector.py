@@ -559,17 +559,16 @@ class VectorScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import VectorScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=2000)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3))) + [2.0, 0.0, 0.0]
-    >>> vs = VectorScaler().fit(logits, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 3)
+    >>> X = X + [2.0, 0.0, 0.0]  # logits biased towards class 0
+    >>> vs = VectorScaler().fit(X, y)
     >>> vs.coef_.shape, vs.intercept_.shape
     ((3,), (3,))
     >>> bool(vs.intercept_[0] < vs.intercept_[1])  # the bias of class 0 is removed
     True
-    >>> vs.predict_proba(logits).sum(axis=1)[:3]
+    >>> vs.predict_proba(X).sum(axis=1)[:3]
     array([1., 1., 1.])
     """
 
