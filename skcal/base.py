@@ -665,13 +665,11 @@ class BaseCalibrator(
         --------
         >>> import numpy as np, torch
         >>> from skcal import TemperatureScaler
-        >>> rng = np.random.default_rng(0)
-        >>> Z = rng.normal(size=(200, 3)) * 3
-        >>> y = (Z + 3 * rng.normal(size=(200, 3))).argmax(axis=1)
-        >>> ts = TemperatureScaler().fit(Z, y)
-        >>> m = ts.to_torch()
-        >>> out = m(torch.as_tensor(Z, dtype=torch.float32))
-        >>> bool(np.allclose(out.numpy(), ts.transform(Z), atol=1e-5))
+        >>> from skcal.datasets import make_logits
+        >>> X, y = make_logits(200, 3)
+        >>> ts = TemperatureScaler().fit(X, y)
+        >>> out = ts.to_torch()(torch.as_tensor(X, dtype=torch.float32))
+        >>> bool(np.allclose(out.numpy(), ts.transform(X), atol=1e-5))
         True
         """
         check_is_fitted(self)

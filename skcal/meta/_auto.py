@@ -441,12 +441,10 @@ class AutoCalibrator(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import AutoCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=2000)
-    >>> Z = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3)))  # over-confident
-    >>> auto = AutoCalibrator().fit(Z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 3)  # over-confident logits
+    >>> auto = AutoCalibrator().fit(X, y)
     >>> auto.best_name_
     'temperature'
     >>> list(auto.cv_results_["candidate"])

@@ -166,15 +166,13 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import IsotonicScaler, SmoothedCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=400)
-    >>> Z = 4 * (np.eye(3)[y] + rng.normal(size=(400, 3)))
-    >>> sm = SmoothedCalibrator(IsotonicScaler(clip=None)).fit(Z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(400, 3)
+    >>> sm = SmoothedCalibrator(IsotonicScaler(clip=None)).fit(X, y)
     >>> round(sm.mix_weight_, 6)  # 1 / (400 + 1)
     0.002494
-    >>> bool(sm.predict_proba(Z).min() >= sm.mix_weight_ / 3)
+    >>> bool(sm.predict_proba(X).min() >= sm.mix_weight_ / 3)
     True
     """
 
