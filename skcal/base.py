@@ -26,7 +26,6 @@ from sklearn.utils.validation import (
     _check_feature_names_in,
     _get_feature_names,
     check_is_fitted,
-    column_or_1d,
     validate_data,
 )
 
@@ -37,7 +36,8 @@ from .utils._labels import (
     resolve_classes,
 )
 from ._backend._ovr import log_or_neg_inf
-from ._backend._array import host_array, is_dask_array, like_input, to_backend
+from ._backend._array import is_dask_array, like_input, to_backend
+from ._backend import _numpy
 from ._backend._dispatch import get_backend
 from .utils._docstrings import substitute_docstring
 from .utils._pickle import VersionedPickleMixin
@@ -312,18 +312,23 @@ class BaseCalibrator(
                 )
         return Z
 
-    def _encode_y(self, y, n_columns, n_samples):
+    def _labels_1d(self, y, n_samples, xp):
+        """``xp.labels_1d(y)``, refusing a missing ``y`` or one of another length."""
         if y is None:
             raise ValueError(
                 f"{self.__class__.__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        y_np = column_or_1d(host_array(y), warn=True)
-        if y_np.shape[0] != n_samples:
+        y = xp.labels_1d(y)
+        if y.shape[0] != n_samples:
             raise ValueError(
                 f"X and y have different numbers of samples: {n_samples} and "
-                f"{y_np.shape[0]}."
+                f"{y.shape[0]}."
             )
+        return y
+
+    def _encode_y(self, y, n_columns, n_samples):
+        y_np = self._labels_1d(y, n_samples, _numpy)
         # 1-D integer or boolean labels are always "binary" / "multiclass" for
         # scikit-learn's type_of_target: its np.unique pass (a sort-sized cost
         # per fit) can only end in the ignored warning below
@@ -369,17 +374,7 @@ class BaseCalibrator(
 
     def _encode_y_dask(self, y, Z, xp):
         """Classes from the unique labels (one pass over ``y``); lazy encoded labels."""
-        if y is None:
-            raise ValueError(
-                f"{self.__class__.__name__} requires y to be passed, but the target y "
-                "is None."
-            )
-        y = xp.labels_1d(y)
-        if y.shape[0] != Z.shape[0]:
-            raise ValueError(
-                f"X and y have different numbers of samples: {Z.shape[0]} and "
-                f"{y.shape[0]}."
-            )
+        y = self._labels_1d(y, Z.shape[0], xp)
         uniq = xp.unique_labels(y)
         with warnings.catch_warnings():
             # judged on the unique labels only: not "more classes than half the rows"
@@ -502,13 +497,7 @@ class BaseCalibrator(
         sklearn.exceptions.NotFittedError
             If called before ``fit``.
         """
-        check_is_fitted(self)
-        # torch input: the finiteness / magnitude check of the logits runs on
-        # the chunks the kernel reads anyway (no separate pass over them)
-        with deferred_range_check() if self._predict_checks_range else nullcontext():
-            Z = self._validate_X(X, reset=False)
-            out = get_backend(Z).predict_with(self, "_predict_proba", Z)
-        return like_input(out, X)
+        return self._predict_with(X, "_predict_proba")
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (may hold ``-inf`` for a zero probability).
@@ -521,12 +510,16 @@ class BaseCalibrator(
         -------
         log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
         """
+        return self._predict_with(X, "_predict_log_proba")
+
+    def _predict_with(self, X, method):
+        """``method`` (``_predict_proba`` / ``_predict_log_proba``) on validated ``X``."""
         check_is_fitted(self)
         # torch input: the finiteness / magnitude check of the logits runs on
         # the chunks the kernel reads anyway (no separate pass over them)
         with deferred_range_check() if self._predict_checks_range else nullcontext():
             Z = self._validate_X(X, reset=False)
-            out = get_backend(Z).predict_with(self, "_predict_log_proba", Z)
+            out = get_backend(Z).predict_with(self, method, Z)
         return like_input(out, X)
 
     def _order_columns(self, Z):
@@ -597,12 +590,7 @@ class BaseCalibrator(
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
         xp = get_backend(Z)
-        y = xp.labels_1d(y)
-        if y.shape[0] != Z.shape[0]:
-            raise ValueError(
-                f"X and y have different numbers of samples: {Z.shape[0]} and "
-                f"{y.shape[0]}."
-            )
+        y = self._labels_1d(y, Z.shape[0], xp)
         LP = xp.predict_with(self, "_predict_log_proba", Z)
         y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
         return xp.score_log_likelihood(LP, y_enc, sample_weight, Z, check=check_sample_weight)
