@@ -17,10 +17,11 @@ block and reduce their sums; see the dask user guide).
 
 import warnings
 from contextlib import nullcontext
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_feature_names_in,
@@ -50,6 +51,13 @@ from .utils.validation import (
 )
 
 __all__ = ["BaseCalibrator"]
+
+#: ``_parameter_constraints`` of an iterative fit's ``tol`` (> 0) and
+#: ``max_iter`` (>= 1), shared by the calibrators that have them.
+SOLVER_CONSTRAINTS = {
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+}
 
 
 def _warn_if_constant_rows(est, Z):

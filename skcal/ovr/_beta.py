@@ -7,17 +7,16 @@ active-set Newton solver of :mod:`skcal.ovr._logistic`.
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logit
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._backend import _ovr as ops
 from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label
 from ._beta_ovr import BATCH_MIN_ROWS, F32_MIN_TOL, fit_beta_ovr32
@@ -263,8 +262,7 @@ class BetaCalibrator(OneVsRestCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "parameters": [StrOptions({"abm", "am", "ab"})],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(

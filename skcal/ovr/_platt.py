@@ -8,12 +8,11 @@ come from :mod:`skcal.ovr._base` and :mod:`skcal._backend._ovr`.
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._backend import _numpy
 from .._backend import _ovr as ops
@@ -27,7 +26,7 @@ from .._backend._ovr import (
     ovr_row_stats32,
     param_like,
 )
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label
@@ -1031,8 +1030,7 @@ class PlattScaler(OneVsRestCalibrator):
         **BaseCalibrator._parameter_constraints,
         "target_smoothing": ["boolean"],
         "score_scale": [StrOptions({"auto", "log_odds", "probability"})],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(

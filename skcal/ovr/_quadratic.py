@@ -9,14 +9,12 @@ combination and the exports come from :mod:`skcal.ovr._base`.
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
 from .._backend._ovr import param_like
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
@@ -292,8 +290,7 @@ class QuadraticScaler(OneVsRestCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "target_smoothing": ["boolean"],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(

@@ -2,7 +2,7 @@
 
 import math
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from scipy.interpolate import BSpline, PPoly
@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._backend._ovr import stack_columns
 from .._backend._steps import piecewise_poly
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
@@ -353,8 +353,7 @@ class SplineCalibrator(OneVsRestCalibrator):
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "monotone": ["boolean"],
         "max_cv_scores": [Interval(Integral, 10, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_knots=20,

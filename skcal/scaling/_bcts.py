@@ -6,14 +6,14 @@ has its own documented objective, attributes and defaults.
 """
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._backend import _matrix as mk
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine
 from ._temperature import fit_temperature
@@ -73,8 +73,7 @@ class _RestrictedVectorScaler(BaseCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(

@@ -2,15 +2,13 @@
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
 from .._backend import _matrix as mk
 from ._temperature import fit_temperature
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 
@@ -260,8 +258,7 @@ class EnsembleTemperatureScaler(BaseCalibrator):
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(

@@ -9,7 +9,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._backend import _matrix as mk
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils._weights import weight_unit
@@ -327,8 +327,7 @@ _COMMON_CONSTRAINTS = {
     "reg_mu": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
     "reg_grid": ["array-like", None],
     "n_splits": [Interval(Integral, 2, None, closed="left")],
-    "tol": [Interval(Real, 0, None, closed="neither")],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    **SOLVER_CONSTRAINTS,
 }
 
 #: Docstring entries of MatrixScaler, DirichletCalibrator and

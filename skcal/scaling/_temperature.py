@@ -2,13 +2,11 @@
 
 import math
 import warnings
-from numbers import Integral, Real
 
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
 from .._backend import _numpy
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
@@ -434,8 +432,7 @@ class TemperatureScaler(BaseCalibrator):
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(

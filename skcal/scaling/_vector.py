@@ -1,7 +1,7 @@
 """Vector scaling (Guo et al. 2017): a per-class scale and bias on the logits."""
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._temperature import _weight_total, fit_temperature
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE
@@ -580,8 +580,7 @@ class VectorScaler(BaseCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
