@@ -107,9 +107,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         Folds for ``pseudo_count="cv"`` (unused otherwise): a number of
         interleaved folds (see Notes), or any splitter / iterable of
         ``(train, test)`` index arrays that scikit-learn accepts.
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
 
     Attributes
     ----------

@@ -77,9 +77,7 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
         by default. Any skcal calibrator takes the binary problem; it is
         given one score per row (the top-1 log-odds) and labels 0 / 1. Set
         ``input_type`` on the ``TopVersusAllCalibrator``, not on it.
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
 
     Attributes
     ----------

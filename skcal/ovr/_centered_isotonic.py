@@ -267,9 +267,7 @@ class CenteredIsotonicScaler(IsotonicScaler):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     clip : float in [0, 0.5) or None, default=1e-6
         ``eps``: the map is ``clip(cir(s), eps, 1 - eps)``, so that no
         predicted probability is exactly 0 or 1 and the log loss stays

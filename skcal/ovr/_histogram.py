@@ -126,9 +126,7 @@ class HistogramCalibrator(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     n_bins : int, default=10
         Number of bins (Zadrozny & Elkan use 10).
     strategy : {"quantile", "uniform"}, default="quantile"

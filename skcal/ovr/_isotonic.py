@@ -41,9 +41,7 @@ class IsotonicScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     clip : float in [0, 0.5) or None, default=1e-6
         ``eps``: bound every fitted map to ``[eps, 1 - eps]`` (the ``y_min`` /
         ``y_max`` of the isotonic fits), so that no predicted probability is

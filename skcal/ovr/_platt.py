@@ -875,9 +875,7 @@ class PlattScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets ``t+ = (N+ + 1) / (N+ + 2)`` for
         positives and ``t- = 1 / (N- + 2)`` for negatives (``N+``, ``N-``:

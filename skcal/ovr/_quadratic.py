@@ -198,9 +198,7 @@ class QuadraticScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets, counted in rows, exactly as
         :class:`PlattScaler` (see its ``target_smoothing`` and
