@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._backend._array import host_array, is_dask_array
+from .._backend._array import host_array
 from ._binomial import binomial_interval
 from ._compute import (
     bin_sums,
@@ -13,7 +13,7 @@ from ._compute import (
     value_from_sums,
 )
 from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
-from ._validation import _check_inputs, _check_n_bins
+from ._validation import _check_inputs, _check_n_bins, dask_metrics
 
 __all__ = [
     "calibration_error",
@@ -37,14 +37,14 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
     validated NumPy/torch inputs (None for dask) and, with ``counts``, the
     factor turning weights into sample counts (1.0 otherwise).
     """
+    kind = _check_kind(kind, class_index)
     binary = kind == "binary"
-    if is_dask_array(y_prob):
-        from . import _dask
-
-        groups, scale = _dask.bin_sums(
+    dask = dask_metrics(y_prob)
+    if dask is not None:
+        groups, scale = dask.bin_sums(
             y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
             strategy=strategy, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, pos_label=pos_label, counts=counts,
+            labels=labels, pos_label=pos_label, counts=counts, keep=keep,
         )
         return groups, None, scale
     inp = _check_inputs(
@@ -185,9 +185,6 @@ def calibration_error(
     >>> round(calibration_error(y_true, y_prob, n_bins=2), 4)  # |0.5 - 0.75|
     0.25
     """
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
     groups, _, _ = _binned(
         y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         input_type, labels, pos_label,
@@ -393,23 +390,9 @@ def reliability_curve(
     >>> curve.prob_pred.tolist(), curve.prob_true.tolist()
     ([0.25, 0.8], [0.5, 1.0])
     """
-    kind = _check_kind(kind)
     if interval is not None and n_bootstrap:
         raise ValueError("Pass either interval or n_bootstrap, not both.")
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
-    if kind == "classwise" and class_index is None:
-        raise ValueError(
-            "A reliability curve shows one class: kind='classwise' needs "
-            "class_index, the column of y_prob to show."
-        )
-    if n_bootstrap and is_dask_array(y_prob):
-        raise ValueError(
-            "reliability_curve on a dask array does not support n_bootstrap > 0 "
-            "(the bootstrap resamples rows); use interval= (binomial intervals "
-            "from the per-bin sums, computed in one distributed pass), or compute "
-            "it on a NumPy subsample."
-        )
+    kind = _check_kind(kind, class_index, one_event="A reliability curve")
     (s,), inp, scale = _binned(
         y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         input_type, labels, pos_label, keep=n_bootstrap > 0,

@@ -49,7 +49,7 @@ from ._validation import (
     _row_tolerance,
 )
 
-__all__ = ["bin_sums", "brier_score", "negative_log_likelihood"]
+__all__ = ["bin_sums", "row_mean"]
 
 
 class _BlockSpec:
@@ -167,35 +167,21 @@ def _weighted(values, w):
     return float(np.dot(w, values)), float(np.sum(w))
 
 
-def brier_score(y_true, y_prob, *, sample_weight, input_type, labels, scale_by_half,
-                pos_label=None):
+def row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
+    """``(weighted mean of terms(inp, xp), n_classes)`` from per-block sums (one pass).
+
+    ``terms`` is the per-row function of :mod:`skcal.metrics._rows` the NumPy
+    path averages (``brier_terms``, ``nll_terms``).
+    """
     inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
 
     def block(b):
         if b.scores.shape[0] == 0:
             return 0.0, 0.0
-        return _weighted(_rows.brier_terms(b, _rows.ops(b)), b.weight)
+        return _weighted(terms(b, _rows.ops(b)), b.weight)
 
     s, W = _sum_blocks(inp, block, [(), ()])
-    score = float(s / W)
-    half = inp.n_classes == 2 if scale_by_half == "auto" else scale_by_half
-    return score / 2 if half else score
-
-
-def negative_log_likelihood(y_true, y_prob, *, sample_weight, input_type, labels,
-                            pos_label=None):
-    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
-
-    def block(b):
-        if b.scores.shape[0] == 0:
-            return 0.0, 0.0
-        loss = -_rows.true_class_log_proba(b, _rows.ops(b))
-        if b.weight is not None:
-            loss = np.where(b.weight > 0, loss, 0.0)
-        return _weighted(loss, b.weight)
-
-    s, W = _sum_blocks(inp, block, [(), ()])
-    return float(s / W)
+    return float(s / W), inp.n_classes
 
 
 _FIELDS = ("count", "weight", "score_sum", "target_sum")
@@ -274,15 +260,23 @@ def _groups(inp, kind, n_bins, strategy, class_index):
 
 def bin_sums(
     y_true, y_prob, *, kind, class_index, n_bins, strategy, sample_weight,
-    input_type, labels, pos_label, counts=False,
+    input_type, labels, pos_label, counts=False, keep=False,
 ):
     """Per-bin sums of every group of a dask ``y_prob`` and the frequency scale.
 
     The dask side of :func:`skcal.metrics._calibration_error._binned`: the
     same groups as :func:`skcal.metrics._compute.bin_sums` (to the rounding
     of the block sums), and with ``counts`` the largest sample weight (the
-    factor turning the relative weights into counts), else 1.0.
+    factor turning the relative weights into counts), else 1.0. ``keep``
+    (the rows of a bootstrap) is an error.
     """
+    if keep:
+        raise ValueError(
+            "reliability_curve on a dask array does not support n_bootstrap > 0 "
+            "(the bootstrap resamples rows); use interval= (binomial intervals "
+            "from the per-bin sums, computed in one distributed pass), or compute "
+            "it on a NumPy subsample."
+        )
     inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels,
                       pos_label, kind == "binary")
     n_bins = _check_n_bins(n_bins, inp.p.shape[0])

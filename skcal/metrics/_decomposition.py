@@ -83,9 +83,7 @@ def _decompose_event(s, o, w, score, method, n_bins, strategy):
 def _decomposition(score, y_true, y_prob, method, kind, class_index, n_bins,
                    strategy, sample_weight, input_type, labels, scale_by_half,
                    pos_label):
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
+    kind = _check_kind(kind, class_index)
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label, binary=kind == "binary",
@@ -94,9 +92,7 @@ def _decomposition(score, y_true, y_prob, method, kind, class_index, n_bins,
     w = (np.ones(inp.scores.shape[0]) if inp.weight is None
          else _rows.ops(inp).to_numpy(inp.weight))
     n_events, events = event_groups(inp, kind, class_index)
-    half = n_events > 1 and (
-        _rows.n_columns(inp) == 2 if scale_by_half == "auto" else scale_by_half
-    )
+    half = n_events > 1 and _rows.halved(scale_by_half, _rows.n_columns(inp))
     parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
              for s, o in events]
     keys = parts[0].keys()

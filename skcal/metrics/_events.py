@@ -62,12 +62,7 @@ def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, l
         with a ``kind`` other than ``"classwise"``; for ``kind="classwise"``
         without ``class_index``.
     """
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
-    if kind == "classwise" and class_index is None:
-        raise ValueError(f"{what} is defined for one event: kind='classwise' needs "
-                         "class_index.")
+    kind = _check_kind(kind, class_index, one_event=what)
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label, binary=kind == "binary",

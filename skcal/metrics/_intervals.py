@@ -258,13 +258,11 @@ def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, param
     if family in ("binned", "debiased"):
         p = {**_BINNED_DEFAULTS, **({"strategy": "quantile"} if family == "debiased"
                                     else {}), **params}
-        kind = _check_kind(p["kind"])
+        kind = _check_kind(p["kind"], p["class_index"])
         _check_choice("strategy", p["strategy"], _STRATEGIES)
         if family == "binned":
             norm = p.get("norm", norm) or "l1"
             _check_choice("norm", norm, _NORMS)
-        if kind != "classwise" and p["class_index"] is not None:
-            raise ValueError("class_index is only used with kind='classwise'.")
         n_bins = _check_n_bins(p["n_bins"], inp.y.shape[0])
         scale = frequency_scale(sample_weight, inp) if family == "debiased" else 1.0
         return _binned_stat(inp, kind, p["class_index"], n_bins, p["strategy"],
@@ -272,10 +270,8 @@ def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, param
     if family == "smooth":
         from ._smooth import _smooth_ece_rows
 
-        kind = _check_kind(params.get("kind", "top-label"))
         class_index = params.get("class_index")
-        if kind != "classwise" and class_index is not None:
-            raise ValueError("class_index is only used with kind='classwise'.")
+        kind = _check_kind(params.get("kind", "top-label"), class_index)
         if kind == "classwise":
             _class_index(kind, class_index, _rows.n_columns(inp))
         s, o = event_vectors(inp, kind, class_index)
@@ -288,12 +284,10 @@ def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, param
                 f"scale_by_half must be True, False or 'auto', got {half!r}."
             )
         a = xp.to_numpy(_rows.brier_terms(inp, xp))
-        if (_rows.n_columns(inp) == 2 if half == "auto" else half):
+        if _rows.halved(half, _rows.n_columns(inp)):
             a = a / 2
     elif family == "nll":
-        a = -xp.to_numpy(_rows.true_class_log_proba(inp, xp))
-        if w is not None:
-            a = np.where(w > 0, a, 0.0)
+        a = xp.to_numpy(_rows.nll_terms(inp, xp))
     else:
         a = np.empty(inp.scores.shape[0])
         for sl, _, correct in _rows.top_label_chunks(inp, xp):

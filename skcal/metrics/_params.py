@@ -22,11 +22,22 @@ _KINDS = ("top-label", "classwise", "binary")
 _KIND_ALIASES = {"class": "classwise"}
 
 
-def _check_kind(kind):
-    """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``)."""
+def _check_kind(kind, class_index=None, one_event=None):
+    """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``).
+
+    ``class_index`` is only allowed with ``kind="classwise"``; a metric
+    ``one_event`` (its name, for the message) of one event needs it there.
+    """
     if isinstance(kind, str) and kind in _KIND_ALIASES:
-        return _KIND_ALIASES[kind]
+        kind = _KIND_ALIASES[kind]
     _check_choice("kind", kind, _KINDS)
+    if kind != "classwise" and class_index is not None:
+        raise ValueError("class_index is only used with kind='classwise'.")
+    if one_event and kind == "classwise" and class_index is None:
+        raise ValueError(
+            f"{one_event} is defined for one event: kind='classwise' needs "
+            "class_index."
+        )
     return kind
 
 

@@ -116,6 +116,17 @@ def true_class_log_proba(inp, xp):
     return out
 
 
+def nll_terms(inp, xp):
+    """``-log p_{i, y_i}`` for every row, 0 where the weight is 0 (not ``0 * inf``)."""
+    loss = -true_class_log_proba(inp, xp)
+    return loss if inp.weight is None else xp.zero_unweighted(loss, inp.weight)
+
+
+def halved(scale_by_half, n_classes):
+    """Whether a Brier sum is halved: ``scale_by_half``, ``"auto"`` for 2 classes."""
+    return n_classes == 2 if scale_by_half == "auto" else scale_by_half
+
+
 def brier_terms(inp, xp):
     """``sum_k (p_ik - 1[y_i = k])^2`` for every row, float64 ``(n_samples,)``."""
     out = xp.empty(inp.scores.shape[0])

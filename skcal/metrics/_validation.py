@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
-from .._backend._array import host_array, like_input
+from .._backend._array import host_array, is_dask_array, like_input
 from .._backend._dispatch import get_backend
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
@@ -290,6 +290,20 @@ def _check_sample_weight(sample_weight, n_samples, like=None):
     the products with the scores.
     """
     return check_sample_weight(sample_weight, n_samples, like=like, relative=True)
+
+
+def dask_metrics(y_prob):
+    """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None.
+
+    The one place where a metric hands a dask array to its blockwise path;
+    NumPy and torch inputs go through :func:`_check_inputs` and the kernels
+    of :func:`skcal._backend._dispatch.get_backend`.
+    """
+    if not is_dask_array(y_prob):
+        return None
+    from . import _dask
+
+    return _dask
 
 
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
