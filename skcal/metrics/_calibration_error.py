@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._backend._array import host_array
+from .._backend._array import host_array, is_dask_array
 from ._binomial import binomial_interval
 from ._compute import (
     bin_sums,
@@ -13,7 +13,7 @@ from ._compute import (
     value_from_sums,
 )
 from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
-from ._validation import _check_inputs, _check_n_bins, dask_metrics
+from ._validation import _check_inputs, _check_n_bins
 
 __all__ = [
     "calibration_error",
@@ -22,6 +22,22 @@ __all__ = [
     "reliability_curve",
     "rms_calibration_error",
 ]
+
+
+def dask_metrics(y_prob):
+    """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None.
+
+    The one place where a metric hands a dask array to its blockwise path
+    (:func:`_binned` and the proper scores); NumPy and torch inputs go
+    through :func:`~skcal.metrics._validation._check_inputs` and the kernels
+    of :func:`skcal._backend._dispatch.get_backend`.
+    """
+    if not is_dask_array(y_prob):
+        return None
+    from . import _dask
+
+    return _dask
+
 
 def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
             input_type, labels, pos_label, *, keep=False, counts=False):

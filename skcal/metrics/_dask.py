@@ -114,9 +114,7 @@ class _DaskInputs:
             1 if pos is None else pos,
         )
         self.p = y_prob
-        self.y = _dask.as_row_chunks(
-            y_true if isinstance(y_true, da.Array) else np.asarray(y_true), y_prob
-        )
+        self.y = _dask.as_row_chunks(y_true, y_prob)
         self.w = _dask.check_sample_weight(sample_weight, y_prob, relative=True)
         self.sample_weight = sample_weight
 
@@ -124,10 +122,7 @@ class _DaskInputs:
         """The largest weight: it turns the relative weights back into counts."""
         if self.w is None:
             return 1.0
-        sw = self.sample_weight
-        if isinstance(sw, da.Array):
-            return float(da.max(sw).compute())
-        return float(np.max(np.asarray(sw, dtype=np.float64)))
+        return float(da.max(da.asarray(self.sample_weight)).compute())
 
     def arrays(self):
         """(array, index) pairs for ``da.blockwise``: scores, labels, weights."""
@@ -212,11 +207,7 @@ def _event_block(pb, yb, wb=None, *, spec, kind, k):
     b = spec(pb, yb, wb)
     if b.scores.shape[0] == 0:
         return np.empty((0, 2))
-    xp = _rows.ops(b)
-    if kind == "top-label":
-        chunks = _rows.top_label_chunks(b, xp)
-    else:
-        chunks = _rows.class_chunks(b, xp, k)
+    chunks = _rows.event_chunks(b, _rows.ops(b), kind, k)
     parts = [np.stack([x, t], axis=1) for _, x, t in chunks]
     return np.concatenate(parts) if parts else np.empty((0, 2))
 
@@ -252,12 +243,6 @@ def _quantile_groups(inp, kind, n_bins, class_index):
     return out
 
 
-def _groups(inp, kind, n_bins, strategy, class_index):
-    if strategy == "uniform":
-        return _uniform_groups(inp, kind, n_bins, class_index)
-    return _quantile_groups(inp, kind, n_bins, class_index)
-
-
 def bin_sums(
     y_true, y_prob, *, kind, class_index, n_bins, strategy, sample_weight,
     input_type, labels, pos_label, counts=False, keep=False,
@@ -280,5 +265,7 @@ def bin_sums(
     inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels,
                       pos_label, kind == "binary")
     n_bins = _check_n_bins(n_bins, inp.p.shape[0])
-    groups = _groups(inp, kind, n_bins, strategy, class_index)
+    groups = (_uniform_groups if strategy == "uniform" else _quantile_groups)(
+        inp, kind, n_bins, class_index
+    )
     return groups, (inp.frequency_scale() if counts else 1.0)

@@ -4,7 +4,8 @@ import warnings
 
 from . import _rows
 from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
-from ._validation import _check_inputs, dask_metrics
+from ._calibration_error import dask_metrics
+from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]
 

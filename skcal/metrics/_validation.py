@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
-from .._backend._array import host_array, is_dask_array, like_input
+from .._backend._array import host_array, like_input
 from .._backend._dispatch import get_backend
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
@@ -281,31 +281,6 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
         )
 
 
-def _check_sample_weight(sample_weight, n_samples, like=None):
-    """The calibrators' weight validation (float64, a tensor on ``like``'s device for a tensor).
-
-    Every metric is a weighted mean or a weight fraction, so only the ratios of
-    the weights matter: they are divided by their maximum, so that weights of
-    any magnitude (down to subnormal ones) neither underflow nor overflow in
-    the products with the scores.
-    """
-    return check_sample_weight(sample_weight, n_samples, like=like, relative=True)
-
-
-def dask_metrics(y_prob):
-    """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None.
-
-    The one place where a metric hands a dask array to its blockwise path;
-    NumPy and torch inputs go through :func:`_check_inputs` and the kernels
-    of :func:`skcal._backend._dispatch.get_backend`.
-    """
-    if not is_dask_array(y_prob):
-        return None
-    from . import _dask
-
-    return _dask
-
-
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
                   labels=None, pos_label=None, binary=False):
     """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
@@ -338,7 +313,9 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
         y_true, p.shape, binary_1d, labels, names, pos_label, binary
     )
     y_idx = like_input(y_idx, p)  # a tensor on the device of a tensor p
-    w = _check_sample_weight(sample_weight, p.shape[0], like=p)
+    # only the ratios of the weights matter: divided by their maximum, weights of
+    # any magnitude neither underflow nor overflow in the products with the scores
+    w = check_sample_weight(sample_weight, p.shape[0], like=p, relative=True)
     if input_type == "probabilities":
         _check_proba_values(p, lo, hi, binary_1d, tol)
     return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, pos)
