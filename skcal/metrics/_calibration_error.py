@@ -1,5 +1,7 @@
 """Binned calibration errors (ECE, RMS-CE, MCE) and the reliability curve."""
 
+import inspect
+
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -214,26 +216,15 @@ calibration_error.__doc__ = calibration_error.__doc__.format(
 
 
 def _convenience(norm, name, long_name, symbol):
-    def func(
-        y_true,
-        y_prob,
-        *,
-        kind="top-label",
-        class_index=None,
-        n_bins=15,
-        strategy="uniform",
-        sample_weight=None,
-        input_type="probabilities",
-        labels=None,
-        pos_label=None,
-    ):
-        return calibration_error(
-            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
-            strategy=strategy,
-            norm=norm, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, pos_label=pos_label,
-        )
+    """``calibration_error(..., norm=norm)`` as the public function ``name``."""
 
+    def func(y_true, y_prob, **kwargs):
+        return calibration_error(y_true, y_prob, norm=norm, **kwargs)
+
+    sig = inspect.signature(calibration_error)  # all its parameters but norm
+    func.__signature__ = sig.replace(
+        parameters=[p for p in sig.parameters.values() if p.name != "norm"]
+    )
     func.__name__ = func.__qualname__ = name
     func = validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
     func.__doc__ = f"""{long_name} ({symbol}).

@@ -46,6 +46,7 @@ from ._validation import (
     _check_n_bins,
     _check_proba_values,
     _encode_labels,
+    _n_classes,
     _row_tolerance,
 )
 
@@ -93,25 +94,18 @@ class _DaskInputs:
         binary_1d = y_prob.ndim == 1 or y_prob.shape[1] == 1
         if y_prob.ndim == 2 and binary_1d:
             y_prob = y_prob[:, 0]
-        self.n_classes = 2 if binary_1d else y_prob.shape[1]
-        if not binary_1d and self.n_classes < 2:
-            raise ValueError("y_prob must have at least 2 columns.")
         if getattr(y_true, "ndim", 1) != 1:
             raise ValueError(
                 f"y_true must be 1-D of shape (n_samples,), got shape {y_true.shape}."
             )
-        if len(y_true) != y_prob.shape[0]:
-            raise ValueError(
-                f"y_true has {len(y_true)} samples but y_prob has {y_prob.shape[0]}."
-            )
+        self.n_classes = _n_classes(y_prob.shape, binary_1d, len(y_true))
         # the classes from the unique labels, by the NumPy metrics' rule
-        uniq = _dask.unique_labels(y_true)
         _, classes, pos = _encode_labels(
-            uniq, self.n_classes, labels, binary_1d, pos_label, binary
-        )[:3]
+            _dask.unique_labels(y_true), self.n_classes, labels, binary_1d, pos_label,
+            binary,
+        )
         self.block = _BlockSpec(
-            classes, input_type == "logits", binary_1d, input_type,
-            1 if pos is None else pos,
+            classes, input_type == "logits", binary_1d, input_type, pos
         )
         self.p = y_prob
         self.y = _dask.as_row_chunks(y_true, y_prob)

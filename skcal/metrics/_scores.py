@@ -109,10 +109,7 @@ def negative_log_likelihood(
     Raises
     ------
     ValueError
-        For NaN/inf, wrong shapes, empty input, mismatched lengths,
-        probabilities outside [0, 1] or rows not summing to 1, labels that do
-        not match the columns or leave a column's label ambiguous, and
-        invalid weights.
+        As :func:`brier_score`.
 
     Notes
     -----

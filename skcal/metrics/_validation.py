@@ -343,6 +343,15 @@ def _numpy_scores(y_prob):
     return p, names, lo, hi, True
 
 
+def _n_classes(shape, binary_1d, n_labels):
+    """The number of classes of a ``y_prob`` of ``shape`` with ``n_labels`` labels."""
+    if not binary_1d and shape[1] < 2:
+        raise ValueError("y_prob must have at least 2 columns.")
+    if n_labels != shape[0]:
+        raise ValueError(f"y_true has {n_labels} samples but y_prob has {shape[0]}.")
+    return 2 if binary_1d else shape[1]
+
+
 def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
                 binary=False):
     """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``.
@@ -350,12 +359,8 @@ def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
     ``names``: the column names of a DataFrame ``y_prob``; when they are the
     labels of ``y_true`` the columns are matched to the labels by name.
     """
-    n_classes = 2 if binary_1d else shape[1]
-    if not binary_1d and n_classes < 2:
-        raise ValueError("y_prob must have at least 2 columns.")
     y = _to_numpy_labels(y_true)
-    if y.shape[0] != shape[0]:
-        raise ValueError(f"y_true has {y.shape[0]} samples but y_prob has {shape[0]}.")
+    n_classes = _n_classes(shape, binary_1d, y.shape[0])
     if not binary_1d:
         labels = classes_from_column_names(names, y, labels, name="labels")
     return _encode_labels(y, n_classes, labels, binary_1d, pos_label, binary)
