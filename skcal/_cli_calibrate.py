@@ -486,13 +486,8 @@ def _cmd_fit(args):
         raise _UserError(
             f"unknown method {args.method!r}; choose from {', '.join(sorted(methods))}"
         )
-    out = Path(args.output)
-    if out.suffix.lower() != ".skops":
-        raise _UserError(f"--output {out}: the model file must end in .skops")
-    if out.is_dir():
-        raise _UserError(f"--output {out} is a directory")
-    if not out.parent.exists():
-        raise _UserError(f"--output {out}: folder {out.parent} does not exist")
+    out = _check_output_file(args.output, (".skops",),
+                             "the model file must end in .skops")
     params = _parse_params(args.param)
     if args.input_type is not None:
         if params.get("input_type", args.input_type) != args.input_type:
@@ -562,21 +557,18 @@ def _cmd_fit(args):
 
 
 def _summary(est):
-    for attr in ("temperature_",):
-        if hasattr(est, attr):
-            return f" ({attr} = {getattr(est, attr):.6g})"
+    if hasattr(est, "temperature_"):
+        return f" (temperature_ = {est.temperature_:.6g})"
     n_iter = getattr(est, "n_iter_", None)
     return "" if n_iter is None else f" (n_iter_ = {n_iter})"
 
 
 # ------------------------------------------------------------------ apply
-def _check_output_file(path, suffixes):
+def _check_output_file(path, suffixes, wrong_suffix=None):
     out = Path(path)
     if out.suffix.lower() not in suffixes:
-        raise _UserError(
-            f"--output {out}: unsupported output type {out.suffix!r}; use "
-            f"{', '.join(suffixes)}"
-        )
+        raise _UserError(f"--output {out}: " + (wrong_suffix or (
+            f"unsupported output type {out.suffix!r}; use {', '.join(suffixes)}")))
     if out.is_dir():
         raise _UserError(f"--output {out} is a directory")
     if not out.parent.exists():
@@ -615,25 +607,6 @@ def _cmd_apply(args):
 
 
 # ----------------------------------------------------------------- report
-def _metrics(y, P, n_bins, sample_weight=None):
-    from .metrics import brier_score, expected_calibration_error, negative_log_likelihood
-
-    w = sample_weight
-    acc = np.average(P.argmax(axis=1) == y, weights=w)
-    # y is encoded as column indices: name the classes, so that a file in which
-    # some classes (or all but one) do not occur is not ambiguous
-    labels = np.arange(P.shape[1])
-    with np.errstate(divide="ignore"):
-        return {
-            "nll": negative_log_likelihood(y, P, sample_weight=w, labels=labels),
-            "brier": brier_score(y, P, sample_weight=w, labels=labels),
-            "ece": expected_calibration_error(
-                y, P, n_bins=n_bins, sample_weight=w, labels=labels
-            ),
-            "accuracy": float(acc),
-        }
-
-
 def _with_intervals(y, P, n_bins, n_bootstrap, seed):
     """Point estimates and 95% BCa bootstrap intervals (rows resampled).
 
@@ -643,9 +616,11 @@ def _with_intervals(y, P, n_bins, n_bootstrap, seed):
     the binned ECE of a well-calibrated model is biased upwards and its
     percentile interval can lie entirely above the estimate.
     """
-    from .benchmark._benchmark import bootstrap_interval, interval_statistic
+    from .benchmark._benchmark import _metrics, bootstrap_interval, interval_statistic
 
-    point = _metrics(y, P, n_bins)
+    with np.errstate(divide="ignore"):
+        point = _metrics(y, P, n_bins)
+    point = {k: point[k] for k in ("nll", "brier", "ece", "accuracy")}
     if not n_bootstrap:
         return {k: (v, np.nan, np.nan) for k, v in point.items()}
     out = {}
@@ -759,14 +734,10 @@ def _cmd_report(args):
 
 
 def _plot(rows, y, args, path, source):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False) if "matplotlib.pyplot" not in sys.modules else None
-    from matplotlib.figure import Figure
-
+    from .benchmark._decide import _figure
     from .display import ReliabilityDisplay
 
-    fig = Figure(figsize=(5.5, 5.5), layout="constrained")
+    fig = _figure((5.5, 5.5))
     ax = fig.add_subplot()
     for i, (name, P) in enumerate(rows):
         ReliabilityDisplay.from_predictions(

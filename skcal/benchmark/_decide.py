@@ -15,6 +15,8 @@ import textwrap
 
 import numpy as np
 
+from ._benchmark import _aligned
+
 __all__ = [
     "SUMMARY_COLUMNS",
     "add_uncalibrated_comparison",
@@ -358,21 +360,7 @@ def format_summary(summary, fmt="text"):
         "-" if not np.isfinite(s["mean_rank_ece"]) else f"{s['mean_rank_ece']:.1f}",
         s["ece_flag"],
     ] for s in summary]
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(_SUMMARY_HEADERS) + " |",
-                 "| " + " | ".join("---" if i in (0, 9) else "---:"
-                                   for i in range(len(_SUMMARY_HEADERS))) + " |"]
-        lines += ["| " + " | ".join(c) + " |" for c in cells]
-    else:
-        widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
-                  for i, h in enumerate(_SUMMARY_HEADERS)]
-
-        def line(c):
-            return "  ".join(x.ljust(widths[i]) if i in (0, 9) else x.rjust(widths[i])
-                             for i, x in enumerate(c)).rstrip()
-
-        lines = [line(_SUMMARY_HEADERS), line(["-" * w for w in widths])]
-        lines += [line(c) for c in cells]
+    lines = _aligned(_SUMMARY_HEADERS, cells, (0, 9), fmt)
     lines += ["", textwrap.fill(
         "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); an infinite NLL ranks last. win%: share of data "
         "sets with a lower test NLL than the uncalibrated model / temperature scaling "

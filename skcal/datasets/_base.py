@@ -196,7 +196,6 @@ def _split(logits, y, random_state, test_size, path, names=None):
     return lv, yv, lt, yt
 
 
-
 def _scores_to_logits(scores, input_type, path):
     """``scores`` read as ``input_type`` (the calibrators' rule): 2-D logits.
 
@@ -344,8 +343,10 @@ def load_logits_file(
     if classes.dtype.kind in "US":
         info["classes"] = classes.tolist()
         descr += f"; text labels {', '.join(classes[:10].tolist())} matched to the columns"
+    name = path.stem
     if path.suffix.lower() == ".npy":
         descr += " and its _labels.npy"
+        name = name[: -len("_logits")] or name
     if table.split is None:
         names = classes.astype(str).tolist()
         lv, yv, lt, yt = _split(logits, y, random_state, test_size, path, names)
@@ -356,9 +357,6 @@ def load_logits_file(
             if not rows.any():
                 raise ValueError(f"{path}: the {what} split has no rows")
         lv, yv, lt, yt = logits[val], y[val], logits[test], y[test]
-    name = path.stem
-    if path.suffix.lower() == ".npy":
-        name = name[: -len("_logits")] or name
     return Bunch(
         logits_val=lv,
         y_val=yv,
