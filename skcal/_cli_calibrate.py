@@ -231,40 +231,14 @@ _PROBA_WARNING = (
 
 
 def scores_as_logits(Z, input_type, source, command, warn=True):
-    """The logits of scores read from a file, for ``report``.
+    """``(logits, flagged)``: the scores ``Z`` read as ``input_type``.
 
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, n_classes) or (n_samples,)
-        The scores as read (``table.scores``; 1-D: a binary score of class 1,
-        read as :func:`skcal.utils.validation.check_scores` reads it).
-    input_type : {"logits", "probabilities"} or None
-        ``--input-type``; None (not given) reads logits and prints the
-        detection warning of the calibrators (the rule of
-        :func:`skcal.utils.validation.check_scores`: every value in [0, 1]
-        and every row summing to 1) when the scores look like probabilities.
-    source : str
-        The file (or data set) named in the warning and errors.
-    command : str
-        ``"benchmark"`` or ``"report"``, for the warning's prefix.
-    warn : bool, default=True
-        Whether to print the warning (False: only report it).
-
-    Returns
-    -------
-    logits : ndarray of shape (n_samples, n_classes)
-        The logits of :func:`~skcal.utils.validation.check_scores`: ``Z``
-        itself for 2-D logits, ``[0, s]`` for a 1-D score read as logits;
-        ``log(max(P, tiny))`` for probabilities, ``P = [1 - p, p]`` for a 1-D
-        ``p`` (the softmax of log-probabilities is the probabilities
-        themselves).
-    looks_like_probabilities : bool
-        Whether the warning applied.
-
-    Raises
-    ------
-    _UserError
-        For probabilities outside [0, 1] or rows that do not sum to 1.
+    ``Z`` is ``table.scores``, read by :func:`skcal.utils.validation.check_scores`
+    (the calibrators' rule); ``input_type=None`` (``--input-type`` not given) reads
+    logits, and ``flagged`` says whether the scores looked like probabilities,
+    when the warning is printed as ``skcal COMMAND: warning: SOURCE: ...``
+    (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
+    naming ``source``.
     """
     import warnings
 

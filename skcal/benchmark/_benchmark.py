@@ -296,20 +296,17 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
             # warm-up (imports, caches, JIT): its output is scored, not timed
             proba, fit_s, pred_s = _timed_run(make, data)
         reps = n_repeats if fit_s + pred_s <= SLOW_METHOD_S else 1
-        times = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for _ in range(reps):
-                times.append(_timed_run(make, data)[1:])
-        t_fit = float(np.median([t[0] for t in times]))
-        t_pred = float(np.median([t[1] for t in times]))
+            times = [_timed_run(make, data)[1:] for _ in range(reps)]
+        t_fit, t_pred = (float(t) for t in np.median(times, axis=0))
         if proba.shape != (len(data.y_test), data.n_classes):
             raise ValueError(
                 f"predict_proba returned shape {proba.shape}, expected "
                 f"{(len(data.y_test), data.n_classes)}"
             )
-        row.update(_metrics(data.y_test, proba))
-        row.update(fit_time_s=t_fit, predict_time_s=t_pred)
+        row.update(_metrics(data.y_test, proba), fit_time_s=t_fit,
+                   predict_time_s=t_pred)
         notes = []
         if any("converge" in str(w.message).lower() for w in caught):
             notes.append("convergence warning")

@@ -284,13 +284,10 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         for metric in ("nll", "brier"):
             diffs = np.array([table[d, "uncalibrated"][0][metric] - table[d, m][0][metric]
                               for d in sets if (d, "uncalibrated") in table])
-            if diffs.size and not np.isfinite(diffs).all():
-                phi[metric] = (float(diffs.mean()), math.nan)  # -inf with an inf loss
-            elif diffs.size:
-                sd = diffs.std(ddof=1) if diffs.size > 1 else math.nan
-                phi[metric] = (float(diffs.mean()), float(1.96 * sd / math.sqrt(diffs.size)))
-            else:
-                phi[metric] = (math.nan, math.nan)
+            ci = math.nan  # also for a -inf mean (an infinite loss)
+            if diffs.size > 1 and np.isfinite(diffs).all():
+                ci = float(1.96 * diffs.std(ddof=1) / math.sqrt(diffs.size))
+            phi[metric] = (float(diffs.mean()) if diffs.size else math.nan, ci)
         wu = _win_rate(ref["uncalibrated"], n_resamples, rng)
         wt = _win_rate(ref["temperature"], n_resamples, rng)
         out.append({
