@@ -274,35 +274,27 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         if not sets:
             continue
         cells = [table[d, m] for d in sets]
-        ref = {}
-        for refname in ("uncalibrated", "temperature"):
-            ref[refname] = [] if m == refname else [  # no win rate against itself
-                _wins(table[d, m][0]["nll"], table[d, refname][0]["nll"])
-                for d in sets if (d, refname) in table
+        s = {"method": m, "n_datasets": len(sets),
+             "mean_rank_nll": float(np.mean([c[1] for c in cells])),
+             "mean_rank_ece": float(np.mean([c[2] for c in cells]))}
+        for ref in ("uncalibrated", "temperature"):
+            wins = [] if m == ref else [  # no win rate against itself
+                _wins(table[d, m][0]["nll"], table[d, ref][0]["nll"])
+                for d in sets if (d, ref) in table
             ]
-        phi = {}
+            key = f"win_rate_vs_{ref}"
+            s[key], s[f"{key}_low"], s[f"{key}_high"] = _win_rate(wins, n_resamples, rng)
         for metric in ("nll", "brier"):
             diffs = np.array([table[d, "uncalibrated"][0][metric] - table[d, m][0][metric]
                               for d in sets if (d, "uncalibrated") in table])
             ci = math.nan  # also for a -inf mean (an infinite loss)
             if diffs.size > 1 and np.isfinite(diffs).all():
                 ci = float(1.96 * diffs.std(ddof=1) / math.sqrt(diffs.size))
-            phi[metric] = (float(diffs.mean()) if diffs.size else math.nan, ci)
-        wu = _win_rate(ref["uncalibrated"], n_resamples, rng)
-        wt = _win_rate(ref["temperature"], n_resamples, rng)
-        out.append({
-            "method": m, "n_datasets": len(sets),
-            "mean_rank_nll": float(np.mean([c[1] for c in cells])),
-            "mean_rank_ece": float(np.mean([c[2] for c in cells])),
-            "win_rate_vs_uncalibrated": wu[0], "win_rate_vs_uncalibrated_low": wu[1],
-            "win_rate_vs_uncalibrated_high": wu[2],
-            "win_rate_vs_temperature": wt[0], "win_rate_vs_temperature_low": wt[1],
-            "win_rate_vs_temperature_high": wt[2],
-            "phi_nll": phi["nll"][0], "phi_nll_ci": phi["nll"][1],
-            "phi_brier": phi["brier"][0], "phi_brier_ci": phi["brier"][1],
-            "n_worse_nll": int(sum(c[0].get("worse") is True for c in cells)),
-            "ece_flag": "",
-        })
+            s[f"phi_{metric}"] = float(diffs.mean()) if diffs.size else math.nan
+            s[f"phi_{metric}_ci"] = ci
+        s["n_worse_nll"] = int(sum(c[0].get("worse") is True for c in cells))
+        s["ece_flag"] = ""
+        out.append(s)
     out.sort(key=lambda s: (s["mean_rank_nll"], s["method"]))
     by_ece = sorted(out, key=lambda s: (np.nan_to_num(s["mean_rank_ece"], nan=np.inf),
                                         s["method"]))
