@@ -16,6 +16,7 @@ import ast
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -240,8 +241,6 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
     naming ``source``.
     """
-    import warnings
-
     from .utils.validation import (
         DEFAULT_INPUT_TYPE,
         ProbabilitiesAsLogitsWarning,
@@ -267,8 +266,6 @@ def _fit_labels(table, command):
     """``(y, classes)``: the labels as column indices and the class of each column
     (:func:`skcal.datasets._tables.encode_labels`, the loader's rules); its
     warnings are printed as ``skcal COMMAND: warning: ...``."""
-    import warnings
-
     from .datasets._tables import encode_labels
 
     with warnings.catch_warnings(record=True) as caught:
@@ -418,8 +415,6 @@ def _predict(model, Z, log=False):
     """``predict_proba`` / ``predict_log_proba`` of the logits array ``Z``, whose
     columns were matched by name here (scikit-learn's warning that an array
     has no feature names is then moot)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="X does not have valid feature names", category=UserWarning
@@ -494,8 +489,6 @@ def _cmd_fit(args):
                 "order: the columns are matched to the labels by name; drop the classes "
                 "parameter, or reorder the columns (--logit-columns)"
             )
-    import warnings
-
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -658,8 +651,7 @@ def _cmd_report(args):
                             dtype=np.float64)
         except ValueError as exc:
             raise _UserError(f"{table.path}: {_one_line(exc)}") from None
-        rows.append(("uncalibrated", P0))
-        rows.append((model.__class__.__name__, P1))
+        rows += [("uncalibrated", P0), (model.__class__.__name__, P1)]
     else:
         y, _ = _fit_labels(table, "report")
         Z, _ = scores_as_logits(np.asarray(table.scores, dtype=np.float64),
@@ -669,9 +661,8 @@ def _cmd_report(args):
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _UserError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
-    results = {}
-    for name, P in rows:
-        results[name] = _with_intervals(y, P, args.n_bins, args.n_bootstrap, args.seed)
+    results = {name: _with_intervals(y, P, args.n_bins, args.n_bootstrap, args.seed)
+               for name, P in rows}
     level = "" if not args.n_bootstrap else f" [95% BCa bootstrap interval, {args.n_bootstrap} resamples]"
     head = "| model | NLL | Brier | ECE | accuracy |\n|---|---|---|---|---|\n"
     lines = []

@@ -27,6 +27,7 @@ import contextlib
 import functools
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -257,8 +258,6 @@ def _load_file(path, **kwargs):
     """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line
     each; its scores read as ``input_type`` (``--input-type``), the
     probabilities-as-logits warning in the words of the other commands."""
-    import warnings
-
     from ._cli_calibrate import _PROBA_WARNING
     from .datasets import load_logits_file
     from .utils.validation import ProbabilitiesAsLogitsWarning
@@ -529,7 +528,6 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("skcal: interrupted", file=sys.stderr)
         return 130
-    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover
