@@ -740,11 +740,10 @@ _COMPACT_HEADERS = ("method", "NLL", "dNLL", "ECE %", "Brier", "acc %", "fit ms"
 _COMPACT_NOTE = 24
 
 
-def _short(value, scale=1.0, digits=4, row=None, metric=None):
-    text = _fmt(value, scale, digits)
-    if text != "-" and row is not None and row.get(f"{metric}_best") is True:
-        text += BEST_MARK
-    return text
+def _short(row, metric, scale=1.0, digits=4):
+    text = _fmt(row[metric], scale, digits)
+    best = text != "-" and row.get(f"{metric}_best") is True
+    return text + BEST_MARK if best else text
 
 
 def _compact_cells(row):
@@ -760,9 +759,9 @@ def _compact_cells(row):
         row["method"],
         _with_interval(row, "nll"),
         dnll,
-        _short(row["ece"], 100, 2, row, "ece"),
-        _short(row["brier"], 1.0, 4, row, "brier"),
-        _short(row["accuracy"], 100, 2, row, "accuracy"),
+        _short(row, "ece", 100, 2),
+        _short(row, "brier"),
+        _short(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
         note,
     ]
@@ -858,17 +857,20 @@ def write_csv(rows, path):
     path : str or path-like
         Destination file; overwritten.
     """
+    _write_rows(rows, path, COLUMNS)
+
+
+def _write_rows(rows, path, columns):
+    """The ``columns`` of ``rows`` as CSV: NaN an empty cell, a float its repr."""
     import csv
 
     with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for r in rows:
-            writer.writerow(
-                {k: ("" if isinstance(v, float) and math.isnan(v) else
-                     repr(v) if isinstance(v, float) else v)
-                 for k, v in r.items() if k in COLUMNS}
-            )
+            writer.writerow({k: ("" if math.isnan(v) else repr(float(v)))
+                             if isinstance(v, (float, np.floating)) else v
+                             for k, v in r.items() if k in columns})
 
 
 def plot_reliability(

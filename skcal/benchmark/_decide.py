@@ -15,7 +15,7 @@ import textwrap
 
 import numpy as np
 
-from ._benchmark import _aligned
+from ._benchmark import _aligned, _write_rows
 
 __all__ = [
     "SUMMARY_COLUMNS",
@@ -370,16 +370,7 @@ def write_summary_csv(summary, path):
     summary : list of dict
     path : str or path-like
     """
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=SUMMARY_COLUMNS)
-        w.writeheader()
-        for s in summary:
-            w.writerow({k: ("" if isinstance(v, (float, np.floating)) and math.isnan(v)
-                            else repr(float(v)) if isinstance(v, (float, np.floating))
-                            else v)
-                        for k, v in s.items()})
+    _write_rows(summary, path, SUMMARY_COLUMNS)
 
 
 # ----------------------------------------------------------------- pictures
