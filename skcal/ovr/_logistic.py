@@ -91,9 +91,11 @@ class DenseDesign:
     def matvec(self, theta):
         if self._f is None:
             self._f = np.empty(self.shape[0])
+        if self._work is None:
+            self._work = np.empty(self.shape[0])
         f = np.multiply(self.rows[0], theta[0], out=self._f)
         for c, th in zip(self.rows[1:], theta[1:]):
-            f += c * th if self._work is None else np.multiply(c, th, out=self._work)
+            f += np.multiply(c, th, out=self._work)
         return f
 
     def rmatvec(self, r):
@@ -124,14 +126,30 @@ def logistic_evaluator(X, t, w, P=None, offset=None):
     + theta' P theta / 2`` (``f = X theta + offset``), its gradient and
     Hessian (no ridge), as arrays of one problem: (1,), (1, p), (1, p, p).
     One ``exp`` per row; the derivatives use ``p (1 - p) = e / (1 + e)^2``
-    (``e = exp(-|f|)``), without cancellation.
+    (``e = exp(-|f|)``), without cancellation. ``w`` None: unit weights
+    (no weight vectors are made).
     """
     n, p = X.shape
     t = np.asarray(t, dtype=np.float64)
-    w = np.asarray(w, dtype=np.float64)
     P = np.zeros((p, p)) if P is None else P
-    wn = w / float(w.sum())
-    wt = wn * t
+    if w is None:
+        wn = 1.0 / n
+
+        def wdot(x):  # sum_i w_i x_i / sum_i w_i
+            return float(x.sum()) * wn
+
+        def wtdot(x):  # sum_i w_i t_i x_i / sum_i w_i
+            return _dot(t, x) * wn
+    else:
+        w = np.asarray(w, dtype=np.float64)
+        wn = w / float(w.sum())
+        wt = wn * t
+
+        def wdot(x):
+            return _dot(wn, x)
+
+        def wtdot(x):
+            return _dot(wt, x)
     # work vectors of this fit, reused by every evaluation: a fresh n-vector
     # per operation costs page faults several times its arithmetic
     E, inv, tmp = np.empty(n), np.empty(n), np.empty(n)
@@ -147,9 +165,9 @@ def logistic_evaluator(X, t, w, P=None, offset=None):
         np.add(E, 1.0, out=inv)
         np.reciprocal(inv, out=inv)  # sigmoid(|f|)
         np.log1p(E, out=tmp)
-        F = _dot(wn, tmp)
+        F = wdot(tmp)
         np.maximum(f, 0.0, out=tmp)
-        F += _dot(wn, tmp) - _dot(wt, f) + 0.5 * th @ P @ th
+        F += wdot(tmp) - wtdot(f) + 0.5 * th @ P @ th
         q = np.multiply(E, inv, out=E)
         q *= inv
         q *= wn  # w p (1 - p) / sum w, without cancellation
@@ -179,8 +197,8 @@ def fit_logistic_bounded(
         (``X' diag(q) X``) like :class:`DenseDesign`.
     t : ndarray of shape (n,)
         Targets in ``[0, 1]``.
-    w : ndarray of shape (n,)
-        Non-negative weights, positive sum.
+    w : ndarray of shape (n,) or None
+        Non-negative weights, positive sum; None: unit weights.
     nonneg : ndarray of bool of shape (p,), default=None
         Coefficients constrained to be ``>= 0`` (none when None).
     penalty : ndarray of shape (p, p), default=None
@@ -227,14 +245,9 @@ def fit_logistic_bounded(
     if not hasattr(X, "matvec"):
         X = DenseDesign(X)
     n, p = X.shape
-    t = np.asarray(t, dtype=np.float64)
-    w = np.asarray(w, dtype=np.float64)
-    wsum = float(w.sum())
     nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
-    wn = w / wsum
-    wt = wn * t
 
     evaluate = logistic_evaluator(X, t, w, P, offset)
     theta, n_iter, status, F = newton_batched(

@@ -41,15 +41,20 @@ SUMMARY_MIN_ROWS = 20_000
 SUMMARY_BINS = 16384
 
 
-def _summary_start(u, v, t, w, theta0, max_iter):
+def _summary_start(u, v, t, w, theta0, max_iter, work=None):
     """Optimum of the binned summary of ``(u, v, t, w)`` (see :data:`SUMMARY_BINS`), or ``theta0``.
 
-    ``w`` None: unit weights.
+    ``w`` None: unit weights; ``work`` an n-vector the bin positions may be
+    computed in (overwritten). Also returns whether the bins alone show
+    that the 0/1 targets ``t`` (rows of positive weight) are not separated
+    by a threshold of ``u``: some positive lies in a lower bin than some
+    negative and some negative in a lower bin than some positive (the bins
+    are monotone in ``u``); False when undecided.
     """
     lo, hi = float(u.min()), float(u.max())
     if not hi > lo:
-        return theta0, 0
-    idx = u - lo
+        return theta0, 0, False
+    idx = np.subtract(u, lo, out=work)
     idx *= (SUMMARY_BINS - 1e-9) / (hi - lo)
     idx = idx.astype(np.intp)
 
@@ -57,12 +62,18 @@ def _summary_start(u, v, t, w, theta0, max_iter):
         return np.bincount(idx, weights=x if w is None else w * x, minlength=SUMMARY_BINS)
 
     wb = np.bincount(idx, weights=w, minlength=SUMMARY_BINS).astype(np.float64)
+    tsum = binsum(t)
+    # a bin holds a positive iff its summed w t > 0, a negative iff its summed w
+    # exceeds that (equal sums when every row is positive: the same additions)
+    pos, neg = np.flatnonzero(tsum > 0), np.flatnonzero(wb > tsum)
+    interleaved = bool(pos.size and neg.size and pos[0] < neg[-1] and neg[0] < pos[-1])
     keep = wb > 0
     wb = wb[keep]
-    tb, ub, vb = (binsum(x)[keep] / wb for x in (t, u, v))
+    tb = tsum[keep] / wb
+    ub, vb = (binsum(x)[keep] / wb for x in (u, v))
     theta, it, ok = fit_logistic_bounded(DenseDesign(np.column_stack([ub, vb, np.ones_like(ub)])), tb, wb,
                                          theta0=theta0, tol=1e-14, max_iter=max_iter)
-    return (theta if ok and np.all(np.isfinite(theta)) else theta0), it
+    return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
 def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100):
@@ -126,11 +137,16 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
     n = s.size
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    wsum = float(w.sum())
+    # unit weights: no weight vector (every weighted sum is a plain one)
+    w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+
+    def wdot(x, z):  # sum_i w_i x_i z_i
+        return float(np.dot(x, z)) if w is None else float(np.dot(w * x, z))
+
+    wsum = float(n) if w is None else float(w.sum())
     # Platt's prior and start, counted in rows (fit_platt, :ref:`sample-weights`)
     unit = weight_unit(sample_weight)
-    n_pos = float(np.dot(w, y)) / unit
+    n_pos = float(np.count_nonzero(y) if w is None else np.dot(w, y)) / unit
     n_neg = wsum / unit - n_pos
     if target_smoothing:
         t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
@@ -140,18 +156,15 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     # fresh n-vector costs page faults comparable to its arithmetic
     D = np.empty((3, n))
     u, v = D[0], D[1]
-    mu = float(np.dot(w, s)) / wsum
+    mu = (float(s.sum()) if w is None else float(np.dot(w, s))) / wsum
     np.subtract(s, mu, out=u)
-    np.multiply(w, u, out=v)
-    sd = math.sqrt(float(np.dot(v, u)) / wsum)
+    sd = math.sqrt(wdot(u, u) / wsum)
     sd2 = 0.0
     if sd > _FLAT_SD * abs(mu):
         u /= sd
         np.multiply(u, u, out=v)
         v -= 1.0
-        D[2] = v
-        D[2] *= w
-        sd2 = math.sqrt(float(np.dot(D[2], v)) / wsum)
+        sd2 = math.sqrt(wdot(v, v) / wsum)
     if not sd2 > 1e-12:
         # constant scores, or u^2 constant (two values symmetric about the
         # mean): no quadratic direction; Platt's fit
@@ -160,14 +173,13 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         )
         return A, 0.0, B, n_iter, status
     v /= sd2
-    D[2] = 1.0
-    X = DenseDesign.from_rows(D)
     theta0 = np.array([0.0, 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))])
-    it0 = 0
+    it0, interleaved = 0, False
     if n >= SUMMARY_MIN_ROWS:
         # the binned summary first: the full-data iteration starts next to the optimum
-        theta0, it0 = _summary_start(u, v, t, None if sample_weight is None else w,
-                                     theta0, max_iter)
+        theta0, it0, interleaved = _summary_start(u, v, t, w, theta0, max_iter, work=D[2])
+    D[2] = 1.0
+    X = DenseDesign.from_rows(D)
     theta, it1, converged, F = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol,
                                                     max_iter=max_iter, full_output=True)
     a1, a2, c = (float(x) for x in theta)
@@ -176,7 +188,7 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     a = a1 / sd - 2.0 * q * mu
     b = c - a2 / sd2 - a1 * mu / sd + q * mu * mu
     if not target_smoothing and (
-        F < SEPARATED_NLL or _is_separable(s, y, w)
+        F < SEPARATED_NLL or (not interleaved and _is_separable(s, y, w))
     ):
         status = "separable"
     elif converged:

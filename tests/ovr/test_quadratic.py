@@ -98,6 +98,35 @@ def test_quadratic_separable_without_smoothing_warns():
     assert np.isfinite([est.a_, est.q_, est.b_]).all()
 
 
+def test_quadratic_separable_detection_on_the_binned_fit():
+    """From SUMMARY_MIN_ROWS rows the bins decide "not separable" only when they show it."""
+    from skcal.ovr._quadratic import SUMMARY_MIN_ROWS
+
+    rng = np.random.default_rng(7)
+    n = SUMMARY_MIN_ROWS + 5000
+    s = rng.normal(scale=2.0, size=n)
+    # separable with ties at the threshold: both classes hold scores exactly 0
+    s[:10] = 0.0
+    y = (s > 0).astype(int)
+    y[:5] = 1
+    with pytest.warns(Warning, match="separate"):
+        QuadraticScaler(target_smoothing=False).fit(s, y)
+    # rows of zero weight on the wrong side do not count
+    y2 = (s > 0).astype(int)
+    y2[np.argsort(s)[:3]] = 1
+    w = np.ones(n)
+    w[np.argsort(s)[:3]] = 0.0
+    with pytest.warns(Warning, match="separate"):
+        QuadraticScaler(target_smoothing=False).fit(s, y2, sample_weight=w)
+    # overlapping classes: not separable, no warning, the reference optimum
+    y3 = (rng.random(n) < expit(0.6 * s + 0.15 * s * s - 0.4)).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = QuadraticScaler(target_smoothing=False).fit(s, y3)
+    (a, q, b), _ = _reference(s, y3 == 1, smoothing=False)
+    np.testing.assert_allclose([est.a_, est.q_, est.b_], [a, q, b], rtol=1e-6, atol=1e-8)
+
+
 def test_quadratic_rejects_bad_max_iter(bent):
     s, y = bent
     with pytest.raises(ValueError, match="max_iter"):
