@@ -9,7 +9,7 @@ iteration is one pass over the data.
 
 import numpy as np
 
-__all__ = ["DenseDesign", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
+__all__ = ["DenseDesign", "WorkBuffers", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
 
 from ._newton import newton_batched
 
@@ -65,6 +65,31 @@ def _dot(a, b):
     return float(np.einsum("i,i->", a, b))
 
 
+class WorkBuffers:
+    """Named work arrays kept for successive fits of the same size.
+
+    A fresh n-vector costs page faults comparable to its arithmetic; a loop
+    of fits on equally long data (one per class of a one-vs-rest problem)
+    passes one ``WorkBuffers`` to each so that they reuse the same memory.
+    Every array's contents are garbage to its next user.
+    """
+
+    def __init__(self):
+        self._arrays = {}
+
+    def get(self, name, shape, dtype=np.float64):
+        """The array ``name`` of ``shape`` and ``dtype`` (uninitialised, reused when they match)."""
+        shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+        a = self._arrays.get(name)
+        if a is None or a.shape != shape or a.dtype != dtype:
+            a = self._arrays[name] = np.empty(shape, dtype=dtype)
+        return a
+
+
+def _empty(buffers, name, n):
+    return np.empty(n) if buffers is None else buffers.get(name, (n,))
+
+
 class DenseDesign:
     """A dense design matrix (few columns) as the operator :func:`fit_logistic_bounded` uses.
 
@@ -80,12 +105,18 @@ class DenseDesign:
         self._f = self._work = None
 
     @classmethod
-    def from_rows(cls, R):
-        """The design whose columns are the rows of ``R`` (p, n), used without a copy."""
+    def from_rows(cls, R, buffers=None):
+        """The design whose columns are the rows of ``R`` (p, n), used without a copy.
+
+        ``buffers``: a :class:`WorkBuffers` lending its two work vectors.
+        """
         self = cls.__new__(cls)
         self.rows = np.ascontiguousarray(R, dtype=np.float64)
         self.shape = self.rows.shape[::-1]
         self._f = self._work = None
+        if buffers is not None:
+            self._f = buffers.get("design_f", (self.shape[0],))
+            self._work = buffers.get("design_work", (self.shape[0],))
         return self
 
     def matvec(self, theta):
@@ -119,7 +150,7 @@ def _lin(X, theta, offset):
     return f if offset is None else f + offset
 
 
-def logistic_evaluator(X, t, w, P=None, offset=None):
+def logistic_evaluator(X, t, w, P=None, offset=None, buffers=None):
     """``evaluate(cols, theta)`` of one weighted logistic problem, for :func:`~skcal.ovr._newton.newton_batched`.
 
     The mean loss ``sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i
@@ -127,7 +158,8 @@ def logistic_evaluator(X, t, w, P=None, offset=None):
     Hessian (no ridge), as arrays of one problem: (1,), (1, p), (1, p, p).
     One ``exp`` per row; the derivatives use ``p (1 - p) = e / (1 + e)^2``
     (``e = exp(-|f|)``), without cancellation. ``w`` None: unit weights
-    (no weight vectors are made).
+    (no weight vectors are made). ``buffers``: a :class:`WorkBuffers`
+    lending the three work vectors.
     """
     n, p = X.shape
     t = np.asarray(t, dtype=np.float64)
@@ -152,7 +184,7 @@ def logistic_evaluator(X, t, w, P=None, offset=None):
             return _dot(wt, x)
     # work vectors of this fit, reused by every evaluation: a fresh n-vector
     # per operation costs page faults several times its arithmetic
-    E, inv, tmp = np.empty(n), np.empty(n), np.empty(n)
+    E, inv, tmp = (_empty(buffers, name, n) for name in ("eval_e", "eval_inv", "eval_tmp"))
 
     def evaluate(cols, th):
         # loss, gradient and Hessian from one f and one exp per row
@@ -185,7 +217,7 @@ def logistic_evaluator(X, t, w, P=None, offset=None):
 
 def fit_logistic_bounded(
     X, t, w, *, nonneg=None, penalty=None, offset=None, theta0=None, tol=1e-12,
-    max_iter=200, full_output=False,
+    max_iter=200, full_output=False, buffers=None,
 ):
     """Minimise a penalised weighted logistic loss subject to ``theta_j >= 0``.
 
@@ -215,6 +247,8 @@ def fit_logistic_bounded(
         Maximum number of Newton iterations (all active sets together).
     full_output : bool, default=False
         Also return the objective at the last evaluated point.
+    buffers : WorkBuffers, default=None
+        Lends the evaluation's work vectors (see :class:`WorkBuffers`).
 
     Returns
     -------
@@ -249,7 +283,7 @@ def fit_logistic_bounded(
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
 
-    evaluate = logistic_evaluator(X, t, w, P, offset)
+    evaluate = logistic_evaluator(X, t, w, P, offset, buffers)
     theta, n_iter, status, F = newton_batched(
         evaluate, theta[None], nonneg=nonneg, tol=tol, max_iter=max_iter)
     out = theta[0], int(n_iter[0]), status[0] == "converged"

@@ -21,7 +21,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator
-from ._logistic import DenseDesign, fit_logistic_bounded
+from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded
 from ._platt import _FLAT_SD, _is_separable, fit_platt
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
@@ -41,11 +41,12 @@ SUMMARY_MIN_ROWS = 20_000
 SUMMARY_BINS = 16384
 
 
-def _summary_start(u, v, t, w, theta0, max_iter, work=None):
+def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None):
     """Optimum of the binned summary of ``(u, v, t, w)`` (see :data:`SUMMARY_BINS`), or ``theta0``.
 
     ``w`` None: unit weights; ``work`` an n-vector the bin positions may be
-    computed in (overwritten). Also returns whether the bins alone show
+    computed in (overwritten); ``buffers`` a :class:`WorkBuffers` lending
+    the vector of bin indices. Also returns whether the bins alone show
     that the 0/1 targets ``t`` (rows of positive weight) are not separated
     by a threshold of ``u``: some positive lies in a lower bin than some
     negative and some negative in a lower bin than some positive (the bins
@@ -56,7 +57,12 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None):
         return theta0, 0, False
     idx = np.subtract(u, lo, out=work)
     idx *= (SUMMARY_BINS - 1e-9) / (hi - lo)
-    idx = idx.astype(np.intp)
+    if buffers is None:
+        idx = idx.astype(np.intp)
+    else:
+        bins = buffers.get("bins", idx.shape, np.intp)
+        np.copyto(bins, idx, casting="unsafe")  # astype's truncation, in place
+        idx = bins
 
     def binsum(x):
         return np.bincount(idx, weights=x if w is None else w * x, minlength=SUMMARY_BINS)
@@ -76,7 +82,8 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None):
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
-def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100):
+def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
+                  buffers=None):
     """Fit ``P(y = 1 | s) = sigmoid(a s + q s^2 + b)`` by (smoothed) maximum likelihood.
 
     Parameters
@@ -97,6 +104,9 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     max_iter : int, default=100
         Maximum number of Newton iterations (the binned summary's and the full
         fit each).
+    buffers : skcal.ovr._logistic.WorkBuffers, default=None
+        Lends the fit's n-vectors (design, targets, bins, evaluation work),
+        for a loop of fits on equally long scores (one per class).
 
     Returns
     -------
@@ -148,13 +158,15 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     unit = weight_unit(sample_weight)
     n_pos = float(np.count_nonzero(y) if w is None else np.dot(w, y)) / unit
     n_neg = wsum / unit - n_pos
+    t = np.empty(n) if buffers is None else buffers.get("targets", (n,))
     if target_smoothing:
-        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+        t.fill(1.0 / (n_neg + 2.0))
+        np.copyto(t, (n_pos + 1.0) / (n_pos + 2.0), where=y)
     else:
-        t = y.astype(np.float64)
+        np.copyto(t, y)
     # the design [u, v, 1] written in place into one (3, n) array: every
     # fresh n-vector costs page faults comparable to its arithmetic
-    D = np.empty((3, n))
+    D = np.empty((3, n)) if buffers is None else buffers.get("design", (3, n))
     u, v = D[0], D[1]
     mu = (float(s.sum()) if w is None else float(np.dot(w, s))) / wsum
     np.subtract(s, mu, out=u)
@@ -177,11 +189,13 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     it0, interleaved = 0, False
     if n >= SUMMARY_MIN_ROWS:
         # the binned summary first: the full-data iteration starts next to the optimum
-        theta0, it0, interleaved = _summary_start(u, v, t, w, theta0, max_iter, work=D[2])
+        theta0, it0, interleaved = _summary_start(u, v, t, w, theta0, max_iter, work=D[2],
+                                                  buffers=buffers)
     D[2] = 1.0
-    X = DenseDesign.from_rows(D)
+    X = DenseDesign.from_rows(D, buffers)
     theta, it1, converged, F = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol,
-                                                    max_iter=max_iter, full_output=True)
+                                                    max_iter=max_iter, full_output=True,
+                                                    buffers=buffers)
     a1, a2, c = (float(x) for x in theta)
     # f = a1 u + a2 (u^2 - 1) / sd2 + c with u = (s - mu) / sd
     q = a2 / (sd2 * sd * sd)
@@ -327,10 +341,18 @@ class QuadraticScaler(OneVsRestCalibrator):
         self.tol = tol
         self.max_iter = max_iter
 
+    def _fit_multiclass(self, Z, y, sample_weight):
+        # the classes' fits reuse one set of n-vectors (no fresh pages per class)
+        self._buffers = WorkBuffers()
+        try:
+            return super()._fit_multiclass(Z, y, sample_weight)
+        finally:
+            del self._buffers
+
     def _fit_map(self, s, t, sample_weight, label):
         a, q, b, n_iter, status = fit_quadratic(
             s, t, sample_weight, target_smoothing=self.target_smoothing, tol=self.tol,
-            max_iter=self.max_iter,
+            max_iter=self.max_iter, buffers=getattr(self, "_buffers", None),
         )
         if status == "separable":
             warnings.warn(
