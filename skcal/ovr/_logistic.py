@@ -7,6 +7,8 @@ derivatives. Problems have a handful to a few dozen parameters; every
 iteration is one pass over the data.
 """
 
+import math
+
 import numpy as np
 
 __all__ = ["DenseDesign", "WorkBuffers", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "sigmoid", "softplus"]
@@ -72,17 +74,33 @@ class WorkBuffers:
     of fits on equally long data (one per class of a one-vs-rest problem)
     passes one ``WorkBuffers`` to each so that they reuse the same memory.
     Every array's contents are garbage to its next user.
+
+    Parameters
+    ----------
+    nbytes : int, default=0
+        Size of one block from which the arrays are cut while it lasts (one
+        allocation, so one mapping: large pages where the system gives them
+        to NumPy's large arrays); the others are allocated one by one.
     """
 
-    def __init__(self):
+    def __init__(self, nbytes=0):
         self._arrays = {}
+        self._block = np.empty(int(nbytes), dtype=np.uint8) if nbytes else None
+        self._used = 0
 
     def get(self, name, shape, dtype=np.float64):
         """The array ``name`` of ``shape`` and ``dtype`` (uninitialised, reused when they match)."""
         shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+        dtype = np.dtype(dtype)
         a = self._arrays.get(name)
         if a is None or a.shape != shape or a.dtype != dtype:
-            a = self._arrays[name] = np.empty(shape, dtype=dtype)
+            size = math.prod(shape) * dtype.itemsize
+            if self._block is not None and self._used + size <= self._block.size:
+                a = self._block[self._used:self._used + size].view(dtype).reshape(shape)
+                self._used += -(-size // 64) * 64  # the next array 64-byte aligned
+            else:
+                a = np.empty(shape, dtype=dtype)
+            self._arrays[name] = a
         return a
 
 

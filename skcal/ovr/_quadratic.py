@@ -82,6 +82,11 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None):
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
+def _fit_buffers(n):
+    """A :class:`WorkBuffers` holding one fit's ten n-vectors (targets, design, bins, evaluation) in one block."""
+    return WorkBuffers(10 * (8 * n + 64))
+
+
 def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
                   buffers=None):
     """Fit ``P(y = 1 | s) = sigmoid(a s + q s^2 + b)`` by (smoothed) maximum likelihood.
@@ -147,6 +152,8 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
     n = s.size
+    if buffers is None:
+        buffers = _fit_buffers(n)
     # unit weights: no weight vector (every weighted sum is a plain one)
     w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
 
@@ -343,7 +350,7 @@ class QuadraticScaler(OneVsRestCalibrator):
 
     def _fit_multiclass(self, Z, y, sample_weight):
         # the classes' fits reuse one set of n-vectors (no fresh pages per class)
-        self._buffers = WorkBuffers()
+        self._buffers = _fit_buffers(Z.shape[0])
         try:
             return super()._fit_multiclass(Z, y, sample_weight)
         finally:
