@@ -21,7 +21,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator
-from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded
+from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
 from ._platt import _FLAT_SD, _is_separable, fit_platt
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
@@ -41,7 +41,7 @@ SUMMARY_MIN_ROWS = 20_000
 SUMMARY_BINS = 16384
 
 
-def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None):
+def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candidate=None):
     """Optimum of the binned summary of ``(u, v, t, w)`` (see :data:`SUMMARY_BINS`), or ``theta0``.
 
     ``w`` None: unit weights; ``work`` an n-vector the bin positions may be
@@ -50,7 +50,9 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None):
     that the 0/1 targets ``t`` (rows of positive weight) are not separated
     by a threshold of ``u``: some positive lies in a lower bin than some
     negative and some negative in a lower bin than some positive (the bins
-    are monotone in ``u``); False when undecided.
+    are monotone in ``u``); False when undecided. ``candidate``: another
+    start (same parametrisation as ``theta0``), taken when the summary's
+    loss is lower there.
     """
     lo, hi = float(u.min()), float(u.max())
     if not hi > lo:
@@ -77,8 +79,14 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None):
     wb = wb[keep]
     tb = tsum[keep] / wb
     ub, vb = (binsum(x)[keep] / wb for x in (u, v))
-    theta, it, ok = fit_logistic_bounded(DenseDesign(np.column_stack([ub, vb, np.ones_like(ub)])), tb, wb,
-                                         theta0=theta0, tol=1e-14, max_iter=max_iter)
+    Xb = np.column_stack([ub, vb, np.ones_like(ub)])
+    start = theta0
+    if candidate is not None and np.all(np.isfinite(candidate)):
+        wbsum = float(wb.sum())
+        if logistic_loss(Xb @ candidate, tb, wb, wbsum) < logistic_loss(Xb @ theta0, tb, wb, wbsum):
+            start = candidate
+    theta, it, ok = fit_logistic_bounded(DenseDesign(Xb), tb, wb,
+                                         theta0=start, tol=1e-14, max_iter=max_iter)
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
@@ -88,7 +96,7 @@ def _fit_buffers(n):
 
 
 def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
-                  buffers=None):
+                  buffers=None, start=None):
     """Fit ``P(y = 1 | s) = sigmoid(a s + q s^2 + b)`` by (smoothed) maximum likelihood.
 
     Parameters
@@ -112,6 +120,10 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     buffers : skcal.ovr._logistic.WorkBuffers, default=None
         Lends the fit's n-vectors (design, targets, bins, evaluation work),
         for a loop of fits on equally long scores (one per class).
+    start : tuple (a, q, b), default=None
+        A candidate start (e.g. the previous class's map), taken for the
+        binned summary's iteration when its loss there is lower than that
+        of Platt's start; it changes the iterations, not the optimum.
 
     Returns
     -------
@@ -196,8 +208,14 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     it0, interleaved = 0, False
     if n >= SUMMARY_MIN_ROWS:
         # the binned summary first: the full-data iteration starts next to the optimum
+        candidate = None
+        if start is not None:
+            # (a, q, b) on this fit's features: f = a1 u + a2 v + c, s = mu + sd u, u^2 = sd2 v + 1
+            a0, q0, b0 = (float(x) for x in start)
+            candidate = np.array([(a0 + 2.0 * q0 * mu) * sd, q0 * sd * sd * sd2,
+                                  q0 * sd * sd + a0 * mu + q0 * mu * mu + b0])
         theta0, it0, interleaved = _summary_start(u, v, t, w, theta0, max_iter, work=D[2],
-                                                  buffers=buffers)
+                                                  buffers=buffers, candidate=candidate)
     D[2] = 1.0
     X = DenseDesign.from_rows(D, buffers)
     theta, it1, converged, F = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol,
@@ -350,17 +368,22 @@ class QuadraticScaler(OneVsRestCalibrator):
 
     def _fit_multiclass(self, Z, y, sample_weight):
         # the classes' fits reuse one set of n-vectors (no fresh pages per class)
-        self._buffers = _fit_buffers(Z.shape[0])
+        # and each starts its summary's iteration from the previous class's map
+        # when that fits its summary better than Platt's start
+        self._buffers, self._previous_map = _fit_buffers(Z.shape[0]), None
         try:
             return super()._fit_multiclass(Z, y, sample_weight)
         finally:
-            del self._buffers
+            del self._buffers, self._previous_map
 
     def _fit_map(self, s, t, sample_weight, label):
         a, q, b, n_iter, status = fit_quadratic(
             s, t, sample_weight, target_smoothing=self.target_smoothing, tol=self.tol,
             max_iter=self.max_iter, buffers=getattr(self, "_buffers", None),
+            start=getattr(self, "_previous_map", None),
         )
+        if hasattr(self, "_previous_map") and status == "converged":
+            self._previous_map = (a, q, b)
         if status == "separable":
             warnings.warn(
                 f"The scores separate {label} from the other class(es) on the "
