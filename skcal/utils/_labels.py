@@ -217,25 +217,33 @@ def classes_from_column_names(names, y, classes=None, *, name="classes"):
 
 
 def _unique_inverse(y):
-    """``np.unique(y, return_inverse=True)``, by counting for small non-negative integers.
+    """``np.unique(y, return_inverse=True)``, by counting for integers in a small range.
 
-    Integer labels in ``0..max`` with ``max`` below ``4 * len(y) + 256`` (the
-    usual encoding) and boolean labels are counted with ``np.bincount`` in
-    O(n) instead of sorted; the result is identical (classes of ``y``'s
-    dtype, sorted; an int64 inverse).
+    Integer labels spanning fewer than ``4 * len(y) + 256`` values (the
+    usual encodings: ``0..K-1``, ``-1 / +1``) and boolean labels are counted
+    with ``np.bincount`` in O(n) instead of sorted (two adjacent values, the
+    binary case, need no count: the minimum and maximum are both labels);
+    the result is identical (classes of ``y``'s dtype, sorted; an int64
+    inverse).
     """
     if y.size and y.dtype.kind == "b":
         classes, inverse = _unique_inverse(y.view(np.uint8))
         return classes.astype(bool), inverse
     if y.dtype.kind in "iu" and y.size:
         lo, hi = int(y.min()), int(y.max())
-        if lo >= 0 and hi < 4 * y.size + 256:
-            classes = np.flatnonzero(np.bincount(y, minlength=hi + 1)).astype(y.dtype)
-            if len(classes) == hi + 1:
-                return classes, y.astype(np.int64)
-            lut = np.zeros(hi + 1, dtype=np.int64)
-            lut[classes] = np.arange(len(classes))
-            return classes, lut[y]
+        if -(2**62) < lo and hi < 2**62 and hi - lo < 4 * y.size + 256:
+            z = y.astype(np.int64)
+            if lo:
+                z -= lo
+            if hi - lo <= 1:
+                return np.arange(lo, hi + 1).astype(y.dtype), z
+            present = np.flatnonzero(np.bincount(z, minlength=hi - lo + 1))
+            classes = (present + lo).astype(y.dtype)
+            if len(present) == hi - lo + 1:
+                return classes, z
+            lut = np.zeros(hi - lo + 1, dtype=np.int64)
+            lut[present] = np.arange(len(present))
+            return classes, lut[z]
     return np.unique(y, return_inverse=True)
 
 
