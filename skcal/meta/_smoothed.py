@@ -299,4 +299,8 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
             import torch
 
             return torch.logaddexp(LP + log_keep, torch.full_like(LP, log_const))
-        return np.logaddexp(LP + log_keep, np.asarray(log_const, dtype=LP.dtype))
+        if not LP.flags.writeable:
+            LP = LP.copy()
+        # in place: log((1 - lam) p + lam / K), no temporaries the size of LP
+        LP += log_keep
+        return np.logaddexp(LP, np.asarray(log_const, dtype=LP.dtype), out=LP)
