@@ -21,8 +21,9 @@ Issue-26 target: each new calibrator at least 10x faster than the probmetrics
   (``--only smoothed``): fit + predict at ``--n x --k`` float32 logits,
   objective the NLL on the same rows (``meta_peers.py`` has the real sets).
 
-Each fit is timed twice (the faster of the two is shown) except the SVS peer
-(once: tens of seconds). The quadratic, CIR and smoothed rows are followed by the
+Each fit is timed twice (the faster of the two is shown; the binary rows
+``--repeat`` times, ours and the peer's alike) except the SVS peer and the
+one-vs-rest quadratic rows (once: tens of seconds). The quadratic, CIR and smoothed rows are followed by the
 process CPU time of the same runs (``time.process_time``), the fairer figure
 on a loaded machine. probmetrics takes probabilities: the peer's
 time includes its own conversion to logits, not ours of the inputs.
@@ -31,7 +32,7 @@ Command (from the repository root; single-threaded BLAS/torch, as the other
 benchmarks on the shared machine)::
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_new_methods.py \\
-        [--n 100000] [--k 100] [--n-binary 100000] [--skip-svs-peer] \\
+        [--n 100000] [--k 100] [--n-binary 100000] [--skip-svs-peer] [--repeat 2] \\
         [--only svs,quadratic,cir,cir-ovr,smoothed]
 """
 
@@ -119,12 +120,12 @@ def binary_scores(n, seed=0):
 
 def quadratic(args, s, y):
     P2 = np.column_stack([1 - expit(s), expit(s)])
-    est, t = timed(f := lambda: QuadraticScaler(target_smoothing=False).fit(s, y))
+    est, t = timed(f := lambda: QuadraticScaler(target_smoothing=False).fit(s, y), args.repeat)
     c = LAST_CPU[f]
     obj = nll(est.predict_proba(s), y)
     from probmetrics.calibrators import BinaryLogisticCalibrator
 
-    peer, t_peer = timed(f := lambda: BinaryLogisticCalibrator(type="quadratic").fit(P2, y))
+    peer, t_peer = timed(f := lambda: BinaryLogisticCalibrator(type="quadratic").fit(P2, y), args.repeat)
     row(f"quadratic {len(s)} binary", t, t_peer, obj, nll(peer.predict_proba(P2), y), "train NLL",
         cpu=(c, LAST_CPU[f]))
 
@@ -167,7 +168,7 @@ def quadratic_ovr(args):
 
 
 def cir(args, s, y):
-    est, t = timed(f := lambda: CenteredIsotonicScaler(clip=None).fit(s, y))
+    est, t = timed(f := lambda: CenteredIsotonicScaler(clip=None).fit(s, y), args.repeat)
     c = LAST_CPU[f]
     p = est.predict_proba(s)[:, 1]
     brier = float(np.mean((p - y) ** 2))
@@ -179,7 +180,7 @@ def cir(args, s, y):
         print(f"{'CIR ' + str(len(s)) + ' binary':24s} {t:8.3f} s  peer not run: {exc}")
         return
     P2 = np.column_stack([1 - expit(s), expit(s)])
-    peer, t_peer = timed(f := lambda: CenteredIsotonicRegressionCalibrator().fit(P2, y))
+    peer, t_peer = timed(f := lambda: CenteredIsotonicRegressionCalibrator().fit(P2, y), args.repeat)
     pp = peer.predict_proba(P2)[:, 1]
     row(f"CIR {len(s)} binary", t, t_peer, brier, float(np.mean((pp - y) ** 2)), "train Brier",
         cpu=(c, LAST_CPU[f]))
@@ -242,6 +243,8 @@ def main():
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--n-binary", type=int, default=100_000)
     ap.add_argument("--skip-svs-peer", action="store_true")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="runs of each binary fit, ours and the peer's alike (the fastest is shown)")
     ap.add_argument("--only", default="svs,quadratic,cir",
                     help="comma-separated subset of svs,quadratic,quadratic-ovr,cir,cir-ovr,smoothed")
     args = ap.parse_args()

@@ -16,6 +16,7 @@ import ast
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -231,43 +232,15 @@ _PROBA_WARNING = (
 
 
 def scores_as_logits(Z, input_type, source, command, warn=True):
-    """The logits of scores read from a file, for ``report``.
+    """``(logits, flagged)``: the scores ``Z`` read as ``input_type``.
 
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, n_classes) or (n_samples,)
-        The scores as read (``table.scores``; 1-D: a binary score of class 1,
-        read as :func:`skcal.utils.validation.check_scores` reads it).
-    input_type : {"logits", "probabilities"} or None
-        ``--input-type``; None (not given) reads logits and prints the
-        detection warning of the calibrators (the rule of
-        :func:`skcal.utils.validation.check_scores`: every value in [0, 1]
-        and every row summing to 1) when the scores look like probabilities.
-    source : str
-        The file (or data set) named in the warning and errors.
-    command : str
-        ``"benchmark"`` or ``"report"``, for the warning's prefix.
-    warn : bool, default=True
-        Whether to print the warning (False: only report it).
-
-    Returns
-    -------
-    logits : ndarray of shape (n_samples, n_classes)
-        The logits of :func:`~skcal.utils.validation.check_scores`: ``Z``
-        itself for 2-D logits, ``[0, s]`` for a 1-D score read as logits;
-        ``log(max(P, tiny))`` for probabilities, ``P = [1 - p, p]`` for a 1-D
-        ``p`` (the softmax of log-probabilities is the probabilities
-        themselves).
-    looks_like_probabilities : bool
-        Whether the warning applied.
-
-    Raises
-    ------
-    _UserError
-        For probabilities outside [0, 1] or rows that do not sum to 1.
+    ``Z`` is ``table.scores``, read by :func:`skcal.utils.validation.check_scores`
+    (the calibrators' rule); ``input_type=None`` (``--input-type`` not given) reads
+    logits, and ``flagged`` says whether the scores looked like probabilities,
+    when the warning is printed as ``skcal COMMAND: warning: SOURCE: ...``
+    (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
+    naming ``source``.
     """
-    import warnings
-
     from .utils.validation import (
         DEFAULT_INPUT_TYPE,
         ProbabilitiesAsLogitsWarning,
@@ -293,8 +266,6 @@ def _fit_labels(table, command):
     """``(y, classes)``: the labels as column indices and the class of each column
     (:func:`skcal.datasets._tables.encode_labels`, the loader's rules); its
     warnings are printed as ``skcal COMMAND: warning: ...``."""
-    import warnings
-
     from .datasets._tables import encode_labels
 
     with warnings.catch_warnings(record=True) as caught:
@@ -444,8 +415,6 @@ def _predict(model, Z, log=False):
     """``predict_proba`` / ``predict_log_proba`` of the logits array ``Z``, whose
     columns were matched by name here (scikit-learn's warning that an array
     has no feature names is then moot)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="X does not have valid feature names", category=UserWarning
@@ -486,13 +455,8 @@ def _cmd_fit(args):
         raise _UserError(
             f"unknown method {args.method!r}; choose from {', '.join(sorted(methods))}"
         )
-    out = Path(args.output)
-    if out.suffix.lower() != ".skops":
-        raise _UserError(f"--output {out}: the model file must end in .skops")
-    if out.is_dir():
-        raise _UserError(f"--output {out} is a directory")
-    if not out.parent.exists():
-        raise _UserError(f"--output {out}: folder {out.parent} does not exist")
+    out = _check_output_file(args.output, (".skops",),
+                             "the model file must end in .skops")
     params = _parse_params(args.param)
     if args.input_type is not None:
         if params.get("input_type", args.input_type) != args.input_type:
@@ -525,8 +489,6 @@ def _cmd_fit(args):
                 "order: the columns are matched to the labels by name; drop the classes "
                 "parameter, or reorder the columns (--logit-columns)"
             )
-    import warnings
-
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -562,21 +524,18 @@ def _cmd_fit(args):
 
 
 def _summary(est):
-    for attr in ("temperature_",):
-        if hasattr(est, attr):
-            return f" ({attr} = {getattr(est, attr):.6g})"
+    if hasattr(est, "temperature_"):
+        return f" (temperature_ = {est.temperature_:.6g})"
     n_iter = getattr(est, "n_iter_", None)
     return "" if n_iter is None else f" (n_iter_ = {n_iter})"
 
 
 # ------------------------------------------------------------------ apply
-def _check_output_file(path, suffixes):
+def _check_output_file(path, suffixes, wrong_suffix=None):
     out = Path(path)
     if out.suffix.lower() not in suffixes:
-        raise _UserError(
-            f"--output {out}: unsupported output type {out.suffix!r}; use "
-            f"{', '.join(suffixes)}"
-        )
+        raise _UserError(f"--output {out}: " + (wrong_suffix or (
+            f"unsupported output type {out.suffix!r}; use {', '.join(suffixes)}")))
     if out.is_dir():
         raise _UserError(f"--output {out} is a directory")
     if not out.parent.exists():
@@ -615,25 +574,6 @@ def _cmd_apply(args):
 
 
 # ----------------------------------------------------------------- report
-def _metrics(y, P, n_bins, sample_weight=None):
-    from .metrics import brier_score, expected_calibration_error, negative_log_likelihood
-
-    w = sample_weight
-    acc = np.average(P.argmax(axis=1) == y, weights=w)
-    # y is encoded as column indices: name the classes, so that a file in which
-    # some classes (or all but one) do not occur is not ambiguous
-    labels = np.arange(P.shape[1])
-    with np.errstate(divide="ignore"):
-        return {
-            "nll": negative_log_likelihood(y, P, sample_weight=w, labels=labels),
-            "brier": brier_score(y, P, sample_weight=w, labels=labels),
-            "ece": expected_calibration_error(
-                y, P, n_bins=n_bins, sample_weight=w, labels=labels
-            ),
-            "accuracy": float(acc),
-        }
-
-
 def _with_intervals(y, P, n_bins, n_bootstrap, seed):
     """Point estimates and 95% BCa bootstrap intervals (rows resampled).
 
@@ -643,9 +583,11 @@ def _with_intervals(y, P, n_bins, n_bootstrap, seed):
     the binned ECE of a well-calibrated model is biased upwards and its
     percentile interval can lie entirely above the estimate.
     """
-    from .benchmark._benchmark import bootstrap_interval, interval_statistic
+    from .benchmark._benchmark import _metrics, bootstrap_interval, interval_statistic
 
-    point = _metrics(y, P, n_bins)
+    with np.errstate(divide="ignore"):
+        point = _metrics(y, P, n_bins)
+    point = {k: point[k] for k in ("nll", "brier", "ece", "accuracy")}
     if not n_bootstrap:
         return {k: (v, np.nan, np.nan) for k, v in point.items()}
     out = {}
@@ -709,8 +651,7 @@ def _cmd_report(args):
                             dtype=np.float64)
         except ValueError as exc:
             raise _UserError(f"{table.path}: {_one_line(exc)}") from None
-        rows.append(("uncalibrated", P0))
-        rows.append((model.__class__.__name__, P1))
+        rows += [("uncalibrated", P0), (model.__class__.__name__, P1)]
     else:
         y, _ = _fit_labels(table, "report")
         Z, _ = scores_as_logits(np.asarray(table.scores, dtype=np.float64),
@@ -720,9 +661,8 @@ def _cmd_report(args):
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _UserError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
-    results = {}
-    for name, P in rows:
-        results[name] = _with_intervals(y, P, args.n_bins, args.n_bootstrap, args.seed)
+    results = {name: _with_intervals(y, P, args.n_bins, args.n_bootstrap, args.seed)
+               for name, P in rows}
     level = "" if not args.n_bootstrap else f" [95% BCa bootstrap interval, {args.n_bootstrap} resamples]"
     head = "| model | NLL | Brier | ECE | accuracy |\n|---|---|---|---|---|\n"
     lines = []
@@ -759,14 +699,10 @@ def _cmd_report(args):
 
 
 def _plot(rows, y, args, path, source):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False) if "matplotlib.pyplot" not in sys.modules else None
-    from matplotlib.figure import Figure
-
+    from .benchmark._decide import _figure
     from .display import ReliabilityDisplay
 
-    fig = Figure(figsize=(5.5, 5.5), layout="constrained")
+    fig = _figure((5.5, 5.5))
     ax = fig.add_subplot()
     for i, (name, P) in enumerate(rows):
         ReliabilityDisplay.from_predictions(

@@ -17,16 +17,16 @@ block and reduce their sums; see the dask user guide).
 
 import warnings
 from contextlib import nullcontext
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_feature_names_in,
     _get_feature_names,
     check_is_fitted,
-    column_or_1d,
     validate_data,
 )
 
@@ -37,10 +37,13 @@ from .utils._labels import (
     resolve_classes,
 )
 from ._backend._ovr import log_or_neg_inf
-from ._backend._array import host_array, is_dask_array, like_input, to_backend
+from ._backend._array import is_dask_array, like_input, to_backend
+from ._backend import _numpy
 from ._backend._dispatch import get_backend
+from .utils._docstrings import substitute_docstring
 from .utils._pickle import VersionedPickleMixin
 from .utils.validation import (
+    DEFAULT_INPUT_TYPE,
     PREDICT_PROBABILITY_CHECK_ROWS,
     check_sample_weight,
     check_scores,
@@ -48,6 +51,13 @@ from .utils.validation import (
 )
 
 __all__ = ["BaseCalibrator"]
+
+#: ``_parameter_constraints`` of an iterative fit's ``tol`` (> 0) and
+#: ``max_iter`` (>= 1), shared by the calibrators that have them.
+SOLVER_CONSTRAINTS = {
+    "tol": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+}
 
 
 def _warn_if_constant_rows(est, Z):
@@ -130,13 +140,20 @@ def _warn_unnamed_columns(est, X):
     )
 
 
+@substitute_docstring
 class BaseCalibrator(
     VersionedPickleMixin, ClassifierMixin, TransformerMixin, BaseEstimator
 ):
     """Base class for calibrators: a classifier over logits and a transformer.
 
-    Subclasses set their own parameters in ``__init__`` and implement
-    ``_fit`` and ``_predict_log_proba`` or ``_predict_proba``.
+    Subclasses spell out their whole ``__init__`` signature (scikit-learn's
+    ``get_params`` reads it), store their own parameters and pass the three
+    shared ones to ``super().__init__``; they implement ``_fit`` and
+    ``_predict_log_proba`` or ``_predict_proba``.
+
+    Parameters
+    ----------
+    %(calibrator_params)s
 
     Notes
     -----
@@ -187,6 +204,11 @@ class BaseCalibrator(
     #: of the input on the chunks they read (no separate pass; see
     #: :func:`skcal.utils.validation.deferred_range_check`).
     _predict_checks_range = False
+
+    def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
+        self.input_type = input_type
+        self.classes = classes
+        self.backend = backend
 
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
@@ -298,18 +320,23 @@ class BaseCalibrator(
                 )
         return Z
 
-    def _encode_y(self, y, n_columns, n_samples):
+    def _labels_1d(self, y, n_samples, xp):
+        """``xp.labels_1d(y)``, refusing a missing ``y`` or one of another length."""
         if y is None:
             raise ValueError(
                 f"{self.__class__.__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        y_np = column_or_1d(host_array(y), warn=True)
-        if y_np.shape[0] != n_samples:
+        y = xp.labels_1d(y)
+        if y.shape[0] != n_samples:
             raise ValueError(
                 f"X and y have different numbers of samples: {n_samples} and "
-                f"{y_np.shape[0]}."
+                f"{y.shape[0]}."
             )
+        return y
+
+    def _encode_y(self, y, n_columns, n_samples):
+        y_np = self._labels_1d(y, n_samples, _numpy)
         # 1-D integer or boolean labels are always "binary" / "multiclass" for
         # scikit-learn's type_of_target: its np.unique pass (a sort-sized cost
         # per fit) can only end in the ignored warning below
@@ -355,17 +382,7 @@ class BaseCalibrator(
 
     def _encode_y_dask(self, y, Z, xp):
         """Classes from the unique labels (one pass over ``y``); lazy encoded labels."""
-        if y is None:
-            raise ValueError(
-                f"{self.__class__.__name__} requires y to be passed, but the target y "
-                "is None."
-            )
-        y = xp.labels_1d(y)
-        if y.shape[0] != Z.shape[0]:
-            raise ValueError(
-                f"X and y have different numbers of samples: {Z.shape[0]} and "
-                f"{y.shape[0]}."
-            )
+        y = self._labels_1d(y, Z.shape[0], xp)
         uniq = xp.unique_labels(y)
         with warnings.catch_warnings():
             # judged on the unique labels only: not "more classes than half the rows"
@@ -488,13 +505,7 @@ class BaseCalibrator(
         sklearn.exceptions.NotFittedError
             If called before ``fit``.
         """
-        check_is_fitted(self)
-        # torch input: the finiteness / magnitude check of the logits runs on
-        # the chunks the kernel reads anyway (no separate pass over them)
-        with deferred_range_check() if self._predict_checks_range else nullcontext():
-            Z = self._validate_X(X, reset=False)
-            out = get_backend(Z).predict_with(self, "_predict_proba", Z)
-        return like_input(out, X)
+        return self._predict_with(X, "_predict_proba")
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (may hold ``-inf`` for a zero probability).
@@ -507,12 +518,16 @@ class BaseCalibrator(
         -------
         log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
         """
+        return self._predict_with(X, "_predict_log_proba")
+
+    def _predict_with(self, X, method):
+        """``method`` (``_predict_proba`` / ``_predict_log_proba``) on validated ``X``."""
         check_is_fitted(self)
         # torch input: the finiteness / magnitude check of the logits runs on
         # the chunks the kernel reads anyway (no separate pass over them)
         with deferred_range_check() if self._predict_checks_range else nullcontext():
             Z = self._validate_X(X, reset=False)
-            out = get_backend(Z).predict_with(self, "_predict_log_proba", Z)
+            out = get_backend(Z).predict_with(self, method, Z)
         return like_input(out, X)
 
     def _order_columns(self, Z):
@@ -583,12 +598,7 @@ class BaseCalibrator(
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
         xp = get_backend(Z)
-        y = xp.labels_1d(y)
-        if y.shape[0] != Z.shape[0]:
-            raise ValueError(
-                f"X and y have different numbers of samples: {Z.shape[0]} and "
-                f"{y.shape[0]}."
-            )
+        y = self._labels_1d(y, Z.shape[0], xp)
         LP = xp.predict_with(self, "_predict_log_proba", Z)
         y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
         return xp.score_log_likelihood(LP, y_enc, sample_weight, Z, check=check_sample_weight)
@@ -651,13 +661,11 @@ class BaseCalibrator(
         --------
         >>> import numpy as np, torch
         >>> from skcal import TemperatureScaler
-        >>> rng = np.random.default_rng(0)
-        >>> Z = rng.normal(size=(200, 3)) * 3
-        >>> y = (Z + 3 * rng.normal(size=(200, 3))).argmax(axis=1)
-        >>> ts = TemperatureScaler().fit(Z, y)
-        >>> m = ts.to_torch()
-        >>> out = m(torch.as_tensor(Z, dtype=torch.float32))
-        >>> bool(np.allclose(out.numpy(), ts.transform(Z), atol=1e-5))
+        >>> from skcal.datasets import make_logits
+        >>> X, y = make_logits(200, 3)
+        >>> ts = TemperatureScaler().fit(X, y)
+        >>> out = ts.to_torch()(torch.as_tensor(X, dtype=torch.float32))
+        >>> bool(np.allclose(out.numpy(), ts.transform(X), atol=1e-5))
         True
         """
         check_is_fitted(self)

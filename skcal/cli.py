@@ -27,6 +27,7 @@ import contextlib
 import functools
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -216,8 +217,6 @@ def _alpha(text):
 
 
 def _load(args):
-    import numpy as np
-
     from .datasets import list_datasets, load_logits
 
     datasets = []
@@ -259,8 +258,6 @@ def _load_file(path, **kwargs):
     """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line
     each; its scores read as ``input_type`` (``--input-type``), the
     probabilities-as-logits warning in the words of the other commands."""
-    import warnings
-
     from ._cli_calibrate import _PROBA_WARNING
     from .datasets import load_logits_file
     from .utils.validation import ProbabilitiesAsLogitsWarning
@@ -349,6 +346,8 @@ def _peer_bars_silenced(silence):
 
 def _benchmark(args):
     from .benchmark import _benchmark as bm
+    from .benchmark import _decide
+    from .benchmark._shift import format_shift_table
 
     peers = not (args.no_peers or args.fast)
     if args.resamples is None:
@@ -417,8 +416,6 @@ def _benchmark(args):
             n_resamples=args.resamples, n_repeats=args.repeats,
             recommend=True, log=log,
         )
-    from .benchmark import _decide
-
     by_name = {d.name: d for d in datasets + shifted}
     base_names = {d.name for d in datasets}
     recs = {r["dataset"]: r["recommendation"] for r in rows if "recommendation" in r}
@@ -433,8 +430,6 @@ def _benchmark(args):
         print(_decide.format_summary(summary))
         print()
     if shifted:
-        from .benchmark._shift import format_shift_table
-
         print("Under shift (change = shifted - unshifted test split; the NLL change "
               "also reflects the new class mix, the ECE change the calibration)\n")
         print(format_shift_table(rows, shifted))
@@ -462,8 +457,6 @@ def _benchmark(args):
         if len(base_names) > 1:
             md += "\n## Across data sets\n\n" + _decide.format_summary(summary, "markdown") + "\n"
         if shifted:
-            from .benchmark._shift import format_shift_table
-
             md += "\n## Under shift\n\n" + format_shift_table(rows, shifted, "markdown")
         (out_dir / "benchmark.md").write_text(md, encoding="utf-8")
         bm.write_csv(rows, out_dir / "benchmark.csv")
@@ -535,7 +528,6 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("skcal: interrupted", file=sys.stderr)
         return 130
-    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from _helpers import softmax, temperature_reference
 from skcal import TemperatureScaler, VectorScaler
-from skcal.utils._labels import resolve_classes
+from skcal.utils._labels import _unique_inverse, resolve_classes
 from skcal.utils.validation import check_sample_weight, check_scores, max_abs_logit
 
 
@@ -85,6 +85,21 @@ def test_resolve_classes_integer_labels_with_zero_fix_columns():
 def test_resolve_classes_ambiguous_labels_raise(y):
     with pytest.raises(ValueError, match="ambiguous"):
         resolve_classes(np.array(y), 4)
+
+
+@pytest.mark.parametrize("y", [
+    np.array([True, False, True]), np.ones(4, bool), np.array([0, 1, 1, 0], np.uint8),
+    np.array([-1, 1, 1, -1]), np.array([-2, 0, 2, -2]), np.array([0, 2, 2, 5]), np.array([7, 7]),
+    np.array([5, 6, 5], np.int8), np.array([0, 10**6]), np.array([2**63 + 1, 2**63 + 2], np.uint64),
+    np.array([-2**63, 0]), np.array(["b", "a", "b"]),
+])
+def test_unique_inverse_is_numpys_unique(y):
+    """The counting routes give np.unique's classes (dtype and order) and inverse."""
+    classes, inverse = _unique_inverse(y)
+    ref_classes, ref_inverse = np.unique(y, return_inverse=True)
+    assert classes.dtype == ref_classes.dtype and inverse.dtype == np.int64
+    np.testing.assert_array_equal(classes, ref_classes)
+    np.testing.assert_array_equal(inverse, ref_inverse)
 
 
 def test_resolve_classes_explicit_classes_order_and_unseen():

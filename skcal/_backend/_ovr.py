@@ -243,7 +243,8 @@ def binary_score(Z):
         A = Z.to(_work_dtype(Z))
         return A[:, 1] - A[:, 0]
     A = np.asarray(Z)
-    return A[:, 1].astype(np.float64) - A[:, 0].astype(np.float64)
+    # one fresh vector: the columns are cast inside the subtraction
+    return np.subtract(A[:, 1], A[:, 0], dtype=np.float64)
 
 
 def to_host(v):

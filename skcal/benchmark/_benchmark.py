@@ -20,9 +20,8 @@ import time
 import warnings
 
 import numpy as np
-from scipy.special import softmax
 
-from ._peers import PEERS, PeerUnavailable
+from ._peers import PEERS, PeerUnavailable, _probs
 
 __all__ = [
     "add_intervals",
@@ -155,7 +154,7 @@ class _Uncalibrated:
         return self
 
     def predict_proba(self, logits):
-        return softmax(np.asarray(logits, dtype=np.float64), axis=1)
+        return _probs(logits)
 
 
 class _Skcal:
@@ -195,7 +194,7 @@ def _make(method, random_state):
     return library, lambda: factory(random_state)
 
 
-def _metrics(y, proba):
+def _metrics(y, proba, n_bins=N_BINS):
     """Test-split metrics of ``proba``, all from :mod:`skcal.metrics`."""
     from skcal.metrics import (
         brier_score,
@@ -204,7 +203,7 @@ def _metrics(y, proba):
     )
 
     labels = np.arange(proba.shape[1])
-    ece_kw = dict(n_bins=N_BINS, labels=labels)
+    ece_kw = dict(n_bins=n_bins, labels=labels)
     return {
         "nll": float(negative_log_likelihood(y, proba, labels=labels)),
         "ece": float(expected_calibration_error(y, proba, kind="top-label", **ece_kw)),
@@ -216,27 +215,11 @@ def _metrics(y, proba):
     }
 
 
-def _auto_row(rec, data):
-    """A benchmark row (the keys of ``COLUMNS``) for AutoCalibrator's test scores.
-
-    Parameters
-    ----------
-    rec : dict
-        Output of :func:`skcal.benchmark._decide.recommend`.
-    data : Bunch
-        The same data set.
-
-    Returns
-    -------
-    row : dict
-    """
-    from ._decide import AUTO
-
+def _row(data, method, library, status="ok", **extra):
+    """A row of ``method`` on ``data``: the ``COLUMNS`` keys (NaN), then ``extra``."""
     row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(dataset=data.name, method=AUTO, library="skcal", status="ok")
-    row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
-    row.update(fit_time_s=rec["fit_time_s"], predict_time_s=math.nan,
-               status=f"ok (chose {rec['method']})", proba=rec["proba"])
+    row.update(dataset=data.name, method=method, library=library, status=status)
+    row.update(extra)
     return row
 
 
@@ -298,8 +281,7 @@ def _summarise_warnings(caught, data, log):
 
 def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3):
     library, make = _make(method, random_state)
-    row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(dataset=data.name, method=method, library=library, status="ok")
+    row = _row(data, method, library)
     if skip:
         row["status"] = f"skipped (slow); run it with --methods {method}"
         return row
@@ -314,20 +296,17 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
             # warm-up (imports, caches, JIT): its output is scored, not timed
             proba, fit_s, pred_s = _timed_run(make, data)
         reps = n_repeats if fit_s + pred_s <= SLOW_METHOD_S else 1
-        times = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for _ in range(reps):
-                times.append(_timed_run(make, data)[1:])
-        t_fit = float(np.median([t[0] for t in times]))
-        t_pred = float(np.median([t[1] for t in times]))
+            times = [_timed_run(make, data)[1:] for _ in range(reps)]
+        t_fit, t_pred = (float(t) for t in np.median(times, axis=0))
         if proba.shape != (len(data.y_test), data.n_classes):
             raise ValueError(
                 f"predict_proba returned shape {proba.shape}, expected "
                 f"{(len(data.y_test), data.n_classes)}"
             )
-        row.update(_metrics(data.y_test, proba))
-        row.update(fit_time_s=t_fit, predict_time_s=t_pred)
+        row.update(_metrics(data.y_test, proba), fit_time_s=t_fit,
+                   predict_time_s=t_pred)
         notes = []
         if any("converge" in str(w.message).lower() for w in caught):
             notes.append("convergence warning")
@@ -609,14 +588,15 @@ def run_benchmark(
                         rec = _decide.recommend(data, n_resamples=n_resamples,
                                                 random_state=random_state)
                     _summarise_warnings(caught, data, log)
-                    row = _auto_row(rec, data)
-                    row.update(recommendation=_decide.format_recommendation(rec),
+                    chose = f"ok (chose {rec['method']})"
+                    row = _row(data, _decide.AUTO, "skcal", chose,
+                               fit_time_s=rec["fit_time_s"], proba=rec["proba"],
+                               recommendation=_decide.format_recommendation(rec),
                                recommended=rec["method"],
                                within_noise=rec["within_noise"])
+                    row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
                 except Exception as exc:  # reported like a failing method
-                    row = dict.fromkeys(COLUMNS, math.nan)
-                    row.update(dataset=data.name, method=_decide.AUTO, library="skcal",
-                               status="error: " + _one_line(exc),
+                    row = _row(data, _decide.AUTO, "skcal", "error: " + _one_line(exc),
                                recommendation="Recommended: - (AutoCalibrator failed: "
                                + _one_line(exc) + ")")
                 these.insert(1, row)
@@ -691,10 +671,25 @@ def failed_datasets(rows):
     return failed
 
 
-def _fmt(value, scale=1.0, digits=4):
+def _fmt(value, scale=1.0, digits=4, sign=False):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    return f"{value * scale:.{digits}f}"
+    return f"{value * scale:{'+' if sign else ''}.{digits}f}"
+
+
+def _aligned(headers, cells, left, fmt):
+    """The header, rule and cell lines of a table: GitHub Markdown, or text
+    columns left-aligned at the indices ``left`` and right-aligned elsewhere."""
+    if fmt == "markdown":
+        rule = ["---" if i in left else "---:" for i in range(len(headers))]
+        return ["| " + " | ".join(c) + " |" for c in (headers, rule, *cells)]
+    widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(headers)]
+
+    def line(c):
+        return "  ".join(x.ljust(widths[i]) if i in left else x.rjust(widths[i])
+                         for i, x in enumerate(c)).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths]), *map(line, cells)]
 
 
 _HEADERS = (
@@ -716,12 +711,15 @@ def _with_interval(row, metric, scale=1.0, digits=4):
     return f"{value} [{_fmt(low, scale, digits)}, {_fmt(high, scale, digits)}]{mark}"
 
 
-def _cells(row):
-    status = row["status"]
-    ok = status.startswith("ok")
-    note = "" if status == "ok" else status
+def _note(status):
+    """The note column of a row: its status, without the ``ok (...)`` around notes."""
     if status.startswith("ok (") and status.endswith(")"):
-        note = status[4:-1]
+        return status[4:-1]
+    return "" if status == "ok" else status
+
+
+def _cells(row):
+    ok = row["status"].startswith("ok")
     return [
         row["method"],
         row["library"],
@@ -732,7 +730,7 @@ def _cells(row):
         _with_interval(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
         _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
-        note,
+        _note(row["status"]),
     ]
 
 
@@ -742,19 +740,15 @@ _COMPACT_HEADERS = ("method", "NLL", "dNLL", "ECE %", "Brier", "acc %", "fit ms"
 _COMPACT_NOTE = 24
 
 
-def _short(value, scale=1.0, digits=4, row=None, metric=None):
-    text = _fmt(value, scale, digits)
-    if text != "-" and row is not None and row.get(f"{metric}_best") is True:
-        text += BEST_MARK
-    return text
+def _short(row, metric, scale=1.0, digits=4):
+    text = _fmt(row[metric], scale, digits)
+    best = text != "-" and row.get(f"{metric}_best") is True
+    return text + BEST_MARK if best else text
 
 
 def _compact_cells(row):
-    status = row["status"]
-    ok = status.startswith("ok")
-    note = "" if status == "ok" else status
-    if status.startswith("ok (") and status.endswith(")"):
-        note = status[4:-1]
+    ok = row["status"].startswith("ok")
+    note = _note(row["status"])
     if len(note) > _COMPACT_NOTE:
         note = note[:_COMPACT_NOTE - 3] + "..."
     change = row.get("nll_change", math.nan)
@@ -765,9 +759,9 @@ def _compact_cells(row):
         row["method"],
         _with_interval(row, "nll"),
         dnll,
-        _short(row["ece"], 100, 2, row, "ece"),
-        _short(row["brier"], 1.0, 4, row, "brier"),
-        _short(row["accuracy"], 100, 2, row, "accuracy"),
+        _short(row, "ece", 100, 2),
+        _short(row, "brier"),
+        _short(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
         note,
     ]
@@ -827,35 +821,15 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
             out.append(f"### {heading}\n")
             if rec:
                 out.append(f"**{rec}**\n")
-            out.append("| " + " | ".join(headers) + " |")
-            out.append(
-                "| " + " | ".join("---" if i in left else "---:"
-                                  for i in range(len(headers))) + " |"
-            )
-            out.extend("| " + " | ".join(c) + " |" for c in cells)
         else:
-            widths = [
-                max(len(h), *(len(c[i]) for c in cells))
-                for i, h in enumerate(headers)
-            ]
-
-            def line(c):
-                parts = [
-                    c[i].ljust(widths[i]) if i in left else c[i].rjust(widths[i])
-                    for i in range(len(c))
-                ]
-                return "  ".join(parts).rstrip()
-
             out.append(heading)
             if rec:
                 out.append(textwrap.fill(rec, 120, subsequent_indent="    "))
-            out.append(line(list(headers)))
-            out.append(line(["-" * w for w in widths]))
-            out.extend(line(c) for c in cells)
+        out.extend(_aligned(headers, cells, left, fmt))
         mine = [r for r in rows if r["dataset"] == name]
         if not wide:  # the full text of every shortened note
             for r in mine:
-                note = _cells(r)[9]
+                note = _note(r["status"])
                 if len(note) > _COMPACT_NOTE:
                     out.append(f"  {r['method']}: {note}")
         if any(r.get("nll_best") in (True, False) for r in mine):
@@ -883,17 +857,20 @@ def write_csv(rows, path):
     path : str or path-like
         Destination file; overwritten.
     """
+    _write_rows(rows, path, COLUMNS)
+
+
+def _write_rows(rows, path, columns):
+    """The ``columns`` of ``rows`` as CSV: NaN an empty cell, a float its repr."""
     import csv
 
     with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for r in rows:
-            writer.writerow(
-                {k: ("" if isinstance(v, float) and math.isnan(v) else
-                     repr(v) if isinstance(v, float) else v)
-                 for k, v in r.items() if k in COLUMNS}
-            )
+            writer.writerow({k: ("" if math.isnan(v) else repr(float(v)))
+                             if isinstance(v, (float, np.floating)) else v
+                             for k, v in r.items() if k in columns})
 
 
 def plot_reliability(
@@ -933,17 +910,14 @@ def plot_reliability(
     method. The legend, with each method's top-label ECE, sits below the
     axes so that it never covers the curves.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     from ..display import ReliabilityDisplay
+    from ._decide import _figure
 
     shown = [
         r for r in rows
         if "proba" in r and (libraries is None or r["library"] in libraries)
     ]
-    fig = Figure(figsize=(6.4, 8.6), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _figure((6.4, 8.6))
     ax, hist_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3.2, 1])
     colors = ["0.35", "tab:blue", "tab:orange", "tab:green", "tab:red",
               "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan",

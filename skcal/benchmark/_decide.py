@@ -15,6 +15,8 @@ import textwrap
 
 import numpy as np
 
+from ._benchmark import _aligned, _write_rows
+
 __all__ = [
     "SUMMARY_COLUMNS",
     "add_uncalibrated_comparison",
@@ -272,38 +274,27 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         if not sets:
             continue
         cells = [table[d, m] for d in sets]
-        ref = {}
-        for refname in ("uncalibrated", "temperature"):
-            ref[refname] = [] if m == refname else [  # no win rate against itself
-                _wins(table[d, m][0]["nll"], table[d, refname][0]["nll"])
-                for d in sets if (d, refname) in table
+        s = {"method": m, "n_datasets": len(sets),
+             "mean_rank_nll": float(np.mean([c[1] for c in cells])),
+             "mean_rank_ece": float(np.mean([c[2] for c in cells]))}
+        for ref in ("uncalibrated", "temperature"):
+            wins = [] if m == ref else [  # no win rate against itself
+                _wins(table[d, m][0]["nll"], table[d, ref][0]["nll"])
+                for d in sets if (d, ref) in table
             ]
-        phi = {}
+            key = f"win_rate_vs_{ref}"
+            s[key], s[f"{key}_low"], s[f"{key}_high"] = _win_rate(wins, n_resamples, rng)
         for metric in ("nll", "brier"):
             diffs = np.array([table[d, "uncalibrated"][0][metric] - table[d, m][0][metric]
                               for d in sets if (d, "uncalibrated") in table])
-            if diffs.size and not np.isfinite(diffs).all():
-                phi[metric] = (float(diffs.mean()), math.nan)  # -inf with an inf loss
-            elif diffs.size:
-                sd = diffs.std(ddof=1) if diffs.size > 1 else math.nan
-                phi[metric] = (float(diffs.mean()), float(1.96 * sd / math.sqrt(diffs.size)))
-            else:
-                phi[metric] = (math.nan, math.nan)
-        wu = _win_rate(ref["uncalibrated"], n_resamples, rng)
-        wt = _win_rate(ref["temperature"], n_resamples, rng)
-        out.append({
-            "method": m, "n_datasets": len(sets),
-            "mean_rank_nll": float(np.mean([c[1] for c in cells])),
-            "mean_rank_ece": float(np.mean([c[2] for c in cells])),
-            "win_rate_vs_uncalibrated": wu[0], "win_rate_vs_uncalibrated_low": wu[1],
-            "win_rate_vs_uncalibrated_high": wu[2],
-            "win_rate_vs_temperature": wt[0], "win_rate_vs_temperature_low": wt[1],
-            "win_rate_vs_temperature_high": wt[2],
-            "phi_nll": phi["nll"][0], "phi_nll_ci": phi["nll"][1],
-            "phi_brier": phi["brier"][0], "phi_brier_ci": phi["brier"][1],
-            "n_worse_nll": int(sum(c[0].get("worse") is True for c in cells)),
-            "ece_flag": "",
-        })
+            ci = math.nan  # also for a -inf mean (an infinite loss)
+            if diffs.size > 1 and np.isfinite(diffs).all():
+                ci = float(1.96 * diffs.std(ddof=1) / math.sqrt(diffs.size))
+            s[f"phi_{metric}"] = float(diffs.mean()) if diffs.size else math.nan
+            s[f"phi_{metric}_ci"] = ci
+        s["n_worse_nll"] = int(sum(c[0].get("worse") is True for c in cells))
+        s["ece_flag"] = ""
+        out.append(s)
     out.sort(key=lambda s: (s["mean_rank_nll"], s["method"]))
     by_ece = sorted(out, key=lambda s: (np.nan_to_num(s["mean_rank_ece"], nan=np.inf),
                                         s["method"]))
@@ -358,21 +349,7 @@ def format_summary(summary, fmt="text"):
         "-" if not np.isfinite(s["mean_rank_ece"]) else f"{s['mean_rank_ece']:.1f}",
         s["ece_flag"],
     ] for s in summary]
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(_SUMMARY_HEADERS) + " |",
-                 "| " + " | ".join("---" if i in (0, 9) else "---:"
-                                   for i in range(len(_SUMMARY_HEADERS))) + " |"]
-        lines += ["| " + " | ".join(c) + " |" for c in cells]
-    else:
-        widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
-                  for i, h in enumerate(_SUMMARY_HEADERS)]
-
-        def line(c):
-            return "  ".join(x.ljust(widths[i]) if i in (0, 9) else x.rjust(widths[i])
-                             for i, x in enumerate(c)).rstrip()
-
-        lines = [line(_SUMMARY_HEADERS), line(["-" * w for w in widths])]
-        lines += [line(c) for c in cells]
+    lines = _aligned(_SUMMARY_HEADERS, cells, (0, 9), fmt)
     lines += ["", textwrap.fill(
         "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); an infinite NLL ranks last. win%: share of data "
         "sets with a lower test NLL than the uncalibrated model / temperature scaling "
@@ -393,16 +370,7 @@ def write_summary_csv(summary, path):
     summary : list of dict
     path : str or path-like
     """
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=SUMMARY_COLUMNS)
-        w.writeheader()
-        for s in summary:
-            w.writerow({k: ("" if isinstance(v, (float, np.floating)) and math.isnan(v)
-                            else repr(float(v)) if isinstance(v, (float, np.floating))
-                            else v)
-                        for k, v in s.items()})
+    _write_rows(summary, path, SUMMARY_COLUMNS)
 
 
 # ----------------------------------------------------------------- pictures

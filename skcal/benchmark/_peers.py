@@ -32,6 +32,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 
+def _probs(logits):
+    """Softmax of the logits, in float64."""
+    return softmax(np.asarray(logits, dtype=np.float64), axis=1)
+
+
+def _renormalised(Q):
+    """The rows of ``Q`` divided by their sums (uniform where a row sums to 0)."""
+    s = Q.sum(1, keepdims=True)
+    return np.divide(Q, s, out=np.full_like(Q, 1.0 / Q.shape[1]), where=s > 0)
+
+
 class PeerUnavailable(Exception):
     """Raised when a peer library (or one of its imports) is not installed."""
 
@@ -174,13 +185,9 @@ class _Netcal:
             )
         self.kind, self.random_state = kind, random_state
 
-    @staticmethod
-    def _probs(logits):
-        return softmax(np.asarray(logits, dtype=np.float64), axis=1)
-
     def fit(self, logits, y):
         self.model_ = self._cls()
-        p = self._probs(logits)
+        p = _probs(logits)
         if self.kind == "isotonic":
             self.model_.fit(p, np.asarray(y))
         else:
@@ -189,7 +196,7 @@ class _Netcal:
         return self
 
     def predict_proba(self, logits):
-        p = np.asarray(self.model_.transform(self._probs(logits)), dtype=np.float64)
+        p = np.asarray(self.model_.transform(_probs(logits)), dtype=np.float64)
         if p.ndim == 1:  # binary: netcal returns P(class 1)
             p = np.column_stack([1.0 - p, p])
         return p
@@ -238,9 +245,7 @@ class _Netcal1D(_Netcal):
         self.kind, self.random_state = "isotonic", random_state  # fit(p, y) API
 
     def predict_proba(self, logits):
-        p = super().predict_proba(logits)
-        s = p.sum(1, keepdims=True)
-        return np.divide(p, s, out=np.full_like(p, 1.0 / p.shape[1]), where=s > 0)
+        return _renormalised(super().predict_proba(logits))
 
 
 class _OneVsRestPeer:
@@ -250,7 +255,7 @@ class _OneVsRestPeer:
         self._make, self._fit, self._predict = make, fit, predict
 
     def fit(self, logits, y):
-        P = softmax(np.asarray(logits, dtype=np.float64), axis=1)
+        P = _probs(logits)
         y = np.asarray(y)
         cols = [1] if P.shape[1] == 2 else range(P.shape[1])
         self.models_ = []
@@ -261,7 +266,7 @@ class _OneVsRestPeer:
         return self
 
     def predict_proba(self, logits):
-        P = softmax(np.asarray(logits, dtype=np.float64), axis=1)
+        P = _probs(logits)
         if P.shape[1] == 2:
             q = np.clip(np.asarray(self._predict(self.models_[0], P[:, 1]), float), 0, 1)
             return np.column_stack([1 - q, q])
@@ -269,8 +274,7 @@ class _OneVsRestPeer:
             [np.clip(np.asarray(self._predict(m, P[:, k]), float), 0, 1)
              for k, m in enumerate(self.models_)]
         )
-        s = Q.sum(1, keepdims=True)
-        return np.divide(Q, s, out=np.full_like(Q, 1.0 / Q.shape[1]), where=s > 0)
+        return _renormalised(Q)
 
 
 def _betacal():
@@ -311,15 +315,15 @@ class _KumarScalingBinning:
         self._lib = _import("calibration", "calibration")
 
     def fit(self, logits, y):
-        P = softmax(np.asarray(logits, dtype=np.float64), axis=1)
+        P = _probs(logits)
         self.model_ = self._lib.PlattBinnerMarginalCalibrator(len(P), num_bins=10)
         self.model_.train_calibration(P, np.asarray(y))
         return self
 
     def predict_proba(self, logits):
-        Q = self.model_.calibrate(softmax(np.asarray(logits, dtype=np.float64), axis=1))
-        s = Q.sum(1, keepdims=True)
-        return np.divide(Q, s, out=np.full_like(Q, 1.0 / Q.shape[1]), where=s > 0)
+        return _renormalised(self.model_.calibrate(_probs(logits)))
+
+
 def _torch_uncertainty_calibration(module):
     """A module of ``torch_uncertainty.post_processing.calibration``.
 

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._benchmark import _aligned, _fmt
+
 __all__ = ["with_label_shift", "with_shift_data", "format_shift_table", "label_shift_indices"]
 
 
@@ -143,12 +145,6 @@ def with_shift_data(data, shifted):
     return out
 
 
-def _f(v, scale=1.0, digits=4, sign=False):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    return f"{v * scale:{'+' if sign else ''}.{digits}f}"
-
-
 def format_shift_table(rows, shifted_sets, fmt="text"):
     """Per method: NLL and ECE on the test split, on the shifted test set(s), and the change.
 
@@ -198,29 +194,13 @@ def format_shift_table(rows, shifted_sets, fmt="text"):
             mean = {k: float(np.mean([q[k] for q in qs])) for k in ("nll", "ece", "accuracy")}
             sd = float(np.std([q["nll"] for q in qs], ddof=1)) if len(qs) > 1 else math.nan
             cells.append([
-                m, _f(r["nll"]), _f(mean["nll"]), _f(mean["nll"] - r["nll"], sign=True),
-                _f(sd), _f(r["ece"], 100, 2), _f(mean["ece"], 100, 2),
-                _f(mean["ece"] - r["ece"], 100, 2, sign=True),
-                _f(r["accuracy"], 100, 2), _f(mean["accuracy"], 100, 2),
+                m, _fmt(r["nll"]), _fmt(mean["nll"]),
+                _fmt(mean["nll"] - r["nll"], sign=True), _fmt(sd),
+                _fmt(r["ece"], 100, 2), _fmt(mean["ece"], 100, 2),
+                _fmt(mean["ece"] - r["ece"], 100, 2, sign=True),
+                _fmt(r["accuracy"], 100, 2), _fmt(mean["accuracy"], 100, 2),
             ])
-        if fmt == "markdown":
-            out.append(f"### {title}\n")
-            out.append("| " + " | ".join(headers) + " |")
-            out.append("| --- |" + " ---: |" * (len(headers) - 1))
-            out.extend("| " + " | ".join(c) + " |" for c in cells)
-        else:
-            widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
-                      for i, h in enumerate(headers)]
-
-            def line(c):
-                return "  ".join(
-                    c[i].ljust(widths[i]) if i == 0 else c[i].rjust(widths[i])
-                    for i in range(len(c))
-                ).rstrip()
-
-            out.append(title)
-            out.append(line(list(headers)))
-            out.append(line(["-" * w for w in widths]))
-            out.extend(line(c) for c in cells)
+        out.append(f"### {title}\n" if fmt == "markdown" else title)
+        out.extend(_aligned(headers, cells, (0,), fmt))
         out.append("")
     return "\n".join(out)

@@ -1,4 +1,5 @@
-"""Small real logit sets bundled with skcal, and a loader for your own files.
+"""Small real logit sets bundled with skcal, a loader for your own files, and
+:func:`make_logits`, synthetic logits for examples.
 
 Each loader returns a :class:`sklearn.utils.Bunch` with a calibration split
 (``logits_val``, ``y_val``), a test split (``logits_test``, ``y_test``),
@@ -6,4 +7,7 @@ Each loader returns a :class:`sklearn.utils.Bunch` with a calibration split
 """
 
 from ._base import *  # noqa: F403 (the loaders, as listed in _base.__all__)
-from ._base import __all__  # noqa: F401
+from ._base import __all__ as _loaders
+from ._synthetic import make_logits
+
+__all__ = [*_loaders, "make_logits"]

@@ -176,8 +176,8 @@ def load_sst2_gpt2():
 # --------------------------------------------------------------------------
 
 
-def _split(logits, y, random_state, test_size, path, names=None):
-    """Split one set; ``names``: the class name of each logit column (CSV header).
+def _split(logits, y, random_state, test_size, path, names):
+    """Split one set; ``names``: the class name of each logit column.
 
     The split is stratified by class *name*, so that reordering the logit
     columns of a CSV (which renumbers the classes) selects the same rows.
@@ -189,12 +189,11 @@ def _split(logits, y, random_state, test_size, path, names=None):
     counts = np.bincount(y)
     stratify = None
     if counts[counts > 0].min() >= 2:
-        stratify = y if names is None else np.asarray(names, dtype=str)[y]
+        stratify = np.asarray(names, dtype=str)[y]
     lv, lt, yv, yt = train_test_split(
         logits, y, test_size=test_size, random_state=random_state, stratify=stratify
     )
     return lv, yv, lt, yt
-
 
 
 def _scores_to_logits(scores, input_type, path):
@@ -344,11 +343,12 @@ def load_logits_file(
     if classes.dtype.kind in "US":
         info["classes"] = classes.tolist()
         descr += f"; text labels {', '.join(classes[:10].tolist())} matched to the columns"
+    name = path.stem
     if path.suffix.lower() == ".npy":
         descr += " and its _labels.npy"
+        name = name[: -len("_logits")] or name
     if table.split is None:
-        names = classes.astype(str).tolist()
-        lv, yv, lt, yt = _split(logits, y, random_state, test_size, path, names)
+        lv, yv, lt, yt = _split(logits, y, random_state, test_size, path, classes)
         descr += f", split with random_state={random_state}"
     else:
         val, test = table.split == "val", table.split == "test"
@@ -356,9 +356,6 @@ def load_logits_file(
             if not rows.any():
                 raise ValueError(f"{path}: the {what} split has no rows")
         lv, yv, lt, yt = logits[val], y[val], logits[test], y[test]
-    name = path.stem
-    if path.suffix.lower() == ".npy":
-        name = name[: -len("_logits")] or name
     return Bunch(
         logits_val=lv,
         y_val=yv,

@@ -49,6 +49,7 @@ Label rules (:func:`encode_labels`)
 """
 
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -115,8 +116,6 @@ def _as_logits(arr, what, path):
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{path}: {what} must be numeric, got dtype {arr.dtype}")
     if arr.ndim == 1:
-        # a binary score; what it is (log-odds or probability of class 1) is
-        # decided by the input type, not here (read_logit_table keeps it)
         arr = arr[:, None]
     if arr.ndim != 2:
         raise ValueError(
@@ -146,16 +145,13 @@ def _as_label_array(arr, what, path):
         )
     if arr.dtype.kind in "US":
         return arr.astype(str)
-    if arr.dtype.kind == "b":
-        return arr.astype(np.int64)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise ValueError(
                 f"{path}: {what} must hold integer class indices or text labels, got "
                 "non-integer values"
             )
-        return arr.astype(np.int64)
-    if arr.dtype.kind not in "iu":
+    elif arr.dtype.kind not in "biu":
         raise ValueError(
             f"{path}: {what} must hold integer class indices 0..K-1 or text labels, "
             f"got dtype {arr.dtype}"
@@ -202,12 +198,7 @@ def _load_npy(path, mmap_mode=None):
 
 def _duplicates(names):
     """Names that occur more than once, in order of first occurrence."""
-    seen, dupes = set(), []
-    for n in names:
-        if n in seen and n not in dupes:
-            dupes.append(n)
-        seen.add(n)
-    return dupes
+    return [n for n, count in Counter(names).items() if count > 1]
 
 
 # -------------------------------------------------------------- NumPy files
@@ -243,20 +234,19 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
                         f"{path}: logits_{s} has {z.shape[0]} rows but y_{s} has "
                         f"{len(y)} labels"
                     )
-                parts.append((s, z, y))
-            if len(parts) == 2 and parts[0][1].shape[1] != parts[1][1].shape[1]:
+                parts.append((z, y))
+            if len(parts) == 1:
+                return *parts[0], None, f"logits_{splits[0]}"
+            (zv, yv), (zt, yt) = parts
+            if zv.shape[1] != zt.shape[1]:
                 raise ValueError(
-                    f"{path}: calibration logits have {parts[0][1].shape[1]} classes "
-                    f"but test logits have {parts[1][1].shape[1]}"
+                    f"{path}: calibration logits have {zv.shape[1]} classes "
+                    f"but test logits have {zt.shape[1]}"
                 )
-            if len({p[2].dtype.kind for p in parts}) > 1:
+            if yv.dtype.kind != yt.dtype.kind:
                 raise ValueError(f"{path}: label arrays mix text and numbers")
-            logits = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
-            y = np.concatenate([p[2] for p in parts]) if len(parts) > 1 else parts[0][2]
-            split = None
-            if len(parts) > 1:
-                split = np.repeat([p[0] for p in parts], [len(p[2]) for p in parts])
-            return logits, y, split, f"logits_{splits[0]}"
+            split = np.repeat(["val", "test"], [len(yv), len(yt)])
+            return np.concatenate([zv, zt]), np.concatenate([yv, yt]), split, "logits_val"
         if logit_columns is not None:
             lkey, ykey = logit_columns[0], label_column or "y"
         elif "logits" in keys:
@@ -472,9 +462,8 @@ def _to_matrix(table, columns, dtype):
     """The named columns as a C-ordered (n, len(columns)) array, batch by batch.
 
     Each record batch is gathered column-wise into a Fortran-ordered block
-    (contiguous writes) that is then copied into the output rows: about 3x
-    less CPU than writing whole columns into a C-ordered array, and extra
-    memory of one batch.
+    (contiguous writes), then copied into the output rows: less CPU than
+    writing whole columns into a C-ordered array, for the memory of one batch.
     """
     out = np.empty((table.num_rows, len(columns)), dtype=dtype)
     sub = table.select(list(columns))
@@ -696,11 +685,7 @@ def read_logit_table(
         if len(columns) == 1:
             columns = None  # one binary score: two classes, one column
     scores = logits
-    if logits.shape[1] == 1:
-        # One column: the binary score of class 1, kept as ``scores`` (1-D) so
-        # that the input type reads it as the calibrators do (log-odds s, or
-        # the probability p, i.e. [1 - p, p]); ``logits`` is its log-odds
-        # reading [0, s], two classes, for the label rules.
+    if logits.shape[1] == 1:  # a binary score s: scores (n,), logits [0, s]
         scores = np.asarray(logits[:, 0])
         logits = np.column_stack([np.zeros_like(scores), scores])
     if y is not None and len(y) != logits.shape[0]:

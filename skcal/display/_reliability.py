@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend._array import to_numpy
-from ..metrics import reliability_curve
+from ..metrics import reliability_curve, smooth_reliability_curve
 from ..utils._docstrings import substitute_docstring
 
 __all__ = ["ReliabilityDisplay"]
@@ -15,6 +15,9 @@ __all__ = ["ReliabilityDisplay"]
 _DIAGONAL_GID = "skcal-perfect-calibration"
 _CURVE_GID = "skcal-reliability-curve"
 _MARKERS = ("s", "o", "^", "D", "v", "P", "X", "*")
+#: The fields of :func:`~skcal.metrics.reliability_curve` a display takes.
+_CURVE_FIELDS = ("prob_true", "prob_pred", "bin_weight", "bin_edges", "bin_index",
+                 "prob_true_low", "prob_true_high", "bin_count")
 
 
 #: The parameters ``from_predictions`` and ``from_estimator`` share, documented once.
@@ -445,8 +448,6 @@ class ReliabilityDisplay:
         )
         smooth_x = smooth_prob_true = None
         if smooth:
-            from ..metrics import smooth_reliability_curve
-
             sm = smooth_reliability_curve(
                 y_true, y_prob, kind=kind, class_index=class_index,
                 sample_weight=sample_weight, input_type=input_type, labels=labels,
@@ -468,17 +469,10 @@ class ReliabilityDisplay:
             else:
                 class_label = column
         disp = cls(
-            prob_true=curve.prob_true,
-            prob_pred=curve.prob_pred,
-            bin_weight=curve.bin_weight,
-            bin_edges=curve.bin_edges,
-            bin_index=curve.bin_index,
-            prob_true_low=curve.get("prob_true_low"),
-            prob_true_high=curve.get("prob_true_high"),
+            **{key: curve.get(key) for key in _CURVE_FIELDS},
             estimator_name=name,
             kind=kind,
             class_label=class_label,
-            bin_count=curve.bin_count,
             smooth_x=smooth_x,
             smooth_prob_true=smooth_prob_true,
         )

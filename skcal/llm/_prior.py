@@ -9,6 +9,7 @@ estimates the bias from content-free inputs, batch calibration (Zhou et al.
 """
 
 import numpy as np
+from scipy.special import log_softmax, logsumexp
 
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
@@ -18,9 +19,7 @@ __all__ = ["BatchCalibrator", "ContextualCalibrator"]
 
 
 def _log_softmax(Z):
-    Z = np.asarray(Z, dtype=np.float64)
-    m = Z.max(axis=1, keepdims=True)
-    return Z - m - np.log(np.exp(Z - m).sum(axis=1, keepdims=True))
+    return log_softmax(np.asarray(Z, dtype=np.float64), axis=1)
 
 
 def mean_log_prior(Z, sample_weight=None):
@@ -39,14 +38,9 @@ def mean_log_prior(Z, sample_weight=None):
     """
     LP = _log_softmax(Z)
     if sample_weight is None:
-        lw = np.full(LP.shape[0], -np.log(LP.shape[0]))
-    else:
-        w = np.asarray(sample_weight, dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            lw = np.log(w) - np.log(w.sum())
-    A = LP + lw[:, None]
-    m = A.max(axis=0)
-    return m + np.log(np.exp(A - m).sum(axis=0))
+        return logsumexp(LP, axis=0) - np.log(LP.shape[0])
+    w = np.asarray(sample_weight, dtype=np.float64)
+    return logsumexp(LP, axis=0, b=(w / w.sum())[:, None])
 
 
 class _PriorCorrection(BaseCalibrator):
@@ -189,9 +183,7 @@ class ContextualCalibrator(_PriorCorrection):
     def __init__(self, *, content_free_logits=None, input_type="logits", classes=None,
                  backend="auto"):
         self.content_free_logits = content_free_logits
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def _log_prior(self, Z, sample_weight):
         if self.content_free_logits is None:
@@ -260,9 +252,7 @@ class BatchCalibrator(_PriorCorrection):
     """
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto"):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def fit_predict_proba(self, X):
         """Fit on ``X`` and return its calibrated probabilities (the test-time use of the paper).

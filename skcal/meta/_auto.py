@@ -69,9 +69,7 @@ class IdentityCalibrator(BaseCalibrator):
     _binary_log_odds_only = True
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def _fit(self, Z, y, sample_weight, xp):
         return self
@@ -443,12 +441,10 @@ class AutoCalibrator(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import AutoCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=2000)
-    >>> Z = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3)))  # over-confident
-    >>> auto = AutoCalibrator().fit(Z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 3)  # over-confident logits
+    >>> auto = AutoCalibrator().fit(X, y)
     >>> auto.best_name_
     'temperature'
     >>> list(auto.cv_results_["candidate"])
@@ -486,9 +482,7 @@ class AutoCalibrator(BaseCalibrator):
         self.refit = refit
         self.n_jobs = n_jobs
         self.random_state = random_state
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     def _candidate_list(self, n_samples, n_classes):
         if self.candidates is None:

@@ -107,9 +107,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         Folds for ``pseudo_count="cv"`` (unused otherwise): a number of
         interleaved folds (see Notes), or any splitter / iterable of
         ``(train, test)`` index arrays that scikit-learn accepts.
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
 
     Attributes
     ----------
@@ -166,15 +164,13 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import IsotonicScaler, SmoothedCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=400)
-    >>> Z = 4 * (np.eye(3)[y] + rng.normal(size=(400, 3)))
-    >>> sm = SmoothedCalibrator(IsotonicScaler(clip=None)).fit(Z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(400, 3)
+    >>> sm = SmoothedCalibrator(IsotonicScaler(clip=None)).fit(X, y)
     >>> round(sm.mix_weight_, 6)  # 1 / (400 + 1)
     0.002494
-    >>> bool(sm.predict_proba(Z).min() >= sm.mix_weight_ / 3)
+    >>> bool(sm.predict_proba(X).min() >= sm.mix_weight_ / 3)
     True
     """
 
@@ -199,9 +195,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         self.calibrator = calibrator
         self.pseudo_count = pseudo_count
         self.cv = cv
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
 
     @property
@@ -305,4 +299,8 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
             import torch
 
             return torch.logaddexp(LP + log_keep, torch.full_like(LP, log_const))
-        return np.logaddexp(LP + log_keep, np.asarray(log_const, dtype=LP.dtype))
+        if not LP.flags.writeable:
+            LP = LP.copy()
+        # in place: log((1 - lam) p + lam / K), no temporaries the size of LP
+        LP += log_keep
+        return np.logaddexp(LP, np.asarray(log_const, dtype=LP.dtype), out=LP)

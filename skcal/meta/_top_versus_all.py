@@ -77,9 +77,7 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
         by default. Any skcal calibrator takes the binary problem; it is
         given one score per row (the top-1 log-odds) and labels 0 / 1. Set
         ``input_type`` on the ``TopVersusAllCalibrator``, not on it.
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
 
     Attributes
     ----------
@@ -139,17 +137,15 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import TopVersusAllCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 10, size=2000)
-    >>> Z = 3 * (np.eye(10)[y] + rng.normal(size=(2000, 10)))
-    >>> tva = TopVersusAllCalibrator().fit(Z, y)
-    >>> bool((tva.predict(Z) == Z.argmax(axis=1)).all())
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 10, scale=3.0)
+    >>> tva = TopVersusAllCalibrator().fit(X, y)
+    >>> bool((tva.predict(X) == X.argmax(axis=1)).all())  # the top class is kept
     True
-    >>> P = tva.predict_proba(Z)
+    >>> P = tva.predict_proba(X)  # mean confidence = accuracy of the top class
     >>> round(float(P.max(axis=1).mean()), 2), round(tva.top1_accuracy_, 2)
-    (0.34, 0.34)
+    (0.5, 0.5)
     """
 
     _default_inner = "PlattScaler"
@@ -167,9 +163,7 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
         backend="auto",
     ):
         self.calibrator = calibrator
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
 
     # for two classes the map depends on |z1 - z0| and the sign only
     _binary_log_odds_only = True

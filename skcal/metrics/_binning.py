@@ -53,6 +53,8 @@ Bin rules
 Bins with zero total weight are reported as empty and skipped by the metrics.
 """
 
+import numpy as np
+
 from .._backend._numpy import (  # noqa: F401 - the rules documented above
     EDGE_RTOL,
     QUANTILE_RTOL,
@@ -60,3 +62,12 @@ from .._backend._numpy import (  # noqa: F401 - the rules documented above
     quantile_edges,
     uniform_bin_ids,
 )
+
+
+def bin_ids(s, w, n_bins, strategy):
+    """``(ids, n_bins_effective)``: the int64 bin of every NumPy score ``s``."""
+    if strategy == "uniform":
+        return uniform_bin_ids(s, n_bins), n_bins
+    edges = quantile_edges(s, w, n_bins)
+    ids = np.searchsorted(edges[1:-1], s, side="left").astype(np.int64)
+    return ids, edges.shape[0] - 1

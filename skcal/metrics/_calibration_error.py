@@ -1,5 +1,7 @@
 """Binned calibration errors (ECE, RMS-CE, MCE) and the reliability curve."""
 
+import inspect
+
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -23,6 +25,22 @@ __all__ = [
     "rms_calibration_error",
 ]
 
+
+def dask_metrics(y_prob):
+    """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None.
+
+    The one place where a metric hands a dask array to its blockwise path
+    (:func:`_binned` and the proper scores); NumPy and torch inputs go
+    through :func:`~skcal.metrics._validation._check_inputs` and the kernels
+    of :func:`skcal._backend._dispatch.get_backend`.
+    """
+    if not is_dask_array(y_prob):
+        return None
+    from . import _dask
+
+    return _dask
+
+
 def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
             input_type, labels, pos_label, *, keep=False, counts=False):
     """Validate, then the per-bin sums of every group, on any backend.
@@ -37,14 +55,14 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
     validated NumPy/torch inputs (None for dask) and, with ``counts``, the
     factor turning weights into sample counts (1.0 otherwise).
     """
+    kind = _check_kind(kind, class_index)
     binary = kind == "binary"
-    if is_dask_array(y_prob):
-        from . import _dask
-
-        groups, scale = _dask.bin_sums(
+    dask = dask_metrics(y_prob)
+    if dask is not None:
+        groups, scale = dask.bin_sums(
             y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
             strategy=strategy, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, pos_label=pos_label, counts=counts,
+            labels=labels, pos_label=pos_label, counts=counts, keep=keep,
         )
         return groups, None, scale
     inp = _check_inputs(
@@ -185,9 +203,6 @@ def calibration_error(
     >>> round(calibration_error(y_true, y_prob, n_bins=2), 4)  # |0.5 - 0.75|
     0.25
     """
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
     groups, _, _ = _binned(
         y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         input_type, labels, pos_label,
@@ -201,26 +216,15 @@ calibration_error.__doc__ = calibration_error.__doc__.format(
 
 
 def _convenience(norm, name, long_name, symbol):
-    def func(
-        y_true,
-        y_prob,
-        *,
-        kind="top-label",
-        class_index=None,
-        n_bins=15,
-        strategy="uniform",
-        sample_weight=None,
-        input_type="probabilities",
-        labels=None,
-        pos_label=None,
-    ):
-        return calibration_error(
-            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
-            strategy=strategy,
-            norm=norm, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, pos_label=pos_label,
-        )
+    """``calibration_error(..., norm=norm)`` as the public function ``name``."""
 
+    def func(y_true, y_prob, **kwargs):
+        return calibration_error(y_true, y_prob, norm=norm, **kwargs)
+
+    sig = inspect.signature(calibration_error)  # all its parameters but norm
+    func.__signature__ = sig.replace(
+        parameters=[p for p in sig.parameters.values() if p.name != "norm"]
+    )
     func.__name__ = func.__qualname__ = name
     func = validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
     func.__doc__ = f"""{long_name} ({symbol}).
@@ -393,23 +397,9 @@ def reliability_curve(
     >>> curve.prob_pred.tolist(), curve.prob_true.tolist()
     ([0.25, 0.8], [0.5, 1.0])
     """
-    kind = _check_kind(kind)
     if interval is not None and n_bootstrap:
         raise ValueError("Pass either interval or n_bootstrap, not both.")
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
-    if kind == "classwise" and class_index is None:
-        raise ValueError(
-            "A reliability curve shows one class: kind='classwise' needs "
-            "class_index, the column of y_prob to show."
-        )
-    if n_bootstrap and is_dask_array(y_prob):
-        raise ValueError(
-            "reliability_curve on a dask array does not support n_bootstrap > 0 "
-            "(the bootstrap resamples rows); use interval= (binomial intervals "
-            "from the per-bin sums, computed in one distributed pass), or compute "
-            "it on a NumPy subsample."
-        )
+    kind = _check_kind(kind, class_index, one_event="A reliability curve")
     (s,), inp, scale = _binned(
         y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         input_type, labels, pos_label, keep=n_bootstrap > 0,

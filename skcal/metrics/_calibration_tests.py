@@ -9,7 +9,7 @@ from scipy.special import ndtr
 from sklearn.utils import Bunch
 
 from ._events import single_event
-from ._params import validated
+from ._params import event_params, validated
 
 __all__ = [
     "kolmogorov_smirnov_calibration_test",
@@ -18,47 +18,55 @@ __all__ = [
 ]
 
 
-_PARAMS = """
-    y_true : array-like of shape (n_samples,)
-        True labels (a ``torch.Tensor`` is accepted).
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Probabilities (or logits with ``input_type="logits"``); a 1-D array is
-        the probability of the second class of a binary problem.
-    kind : {"top-label", "classwise", "binary"}, default="top-label"
-        The event tested: the top-label confidence against correctness, the
-        column ``class_index`` against ``1[y = labels[class_index]]``, or the
-        positive class of a binary problem.
-    class_index : int, default=None
-        Column of ``y_prob`` for ``kind="classwise"`` (required there).
-    sample_weight : array-like of shape (n_samples,), default=None
+_PARAMS = event_params("""
         Non-negative frequency weights: a weight of 2 is the same as the row
-        repeated (the weights' scale sets the sample size of the test).
-    input_type : {"probabilities", "logits"}, default="probabilities"
-        How to read ``y_prob``.
-    labels : array-like of shape (n_classes,), default=None
-        Class of each column of ``y_prob`` (see :func:`calibration_error`).
-    pos_label : int, float, bool or str, default=None
-        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
-        :func:`calibration_error`).""".strip()
+        repeated (the weights' scale sets the sample size of the test).""")
 
 _RETURNS = """
     result : :class:`sklearn.utils.Bunch`
         ``statistic`` (float) and ``pvalue`` (float, in [0, 1]).""".strip()
 
 
-@validated("kind", "class_index", "input_type")
-def spiegelhalter_test(
-    y_true,
-    y_prob,
-    *,
-    kind="top-label",
-    class_index=None,
-    sample_weight=None,
-    input_type="probabilities",
-    labels=None,
-    pos_label=None,
-):
-    """Spiegelhalter's Z test of calibration (two-sided).
+def _calibration_test(statistic, name, doc):
+    """The public test ``name``: ``statistic(s, o, w)`` is its statistic and p-value."""
+
+    def test(
+        y_true,
+        y_prob,
+        *,
+        kind="top-label",
+        class_index=None,
+        sample_weight=None,
+        input_type="probabilities",
+        labels=None,
+        pos_label=None,
+    ):
+        s, o, w = single_event(
+            y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
+            what="A calibration test", pos_label=pos_label, unit_weights=True,
+        )
+        stat, pvalue = statistic(s, o, w)
+        return Bunch(statistic=stat, pvalue=pvalue)
+
+    test.__name__ = test.__qualname__ = name
+    test.__doc__ = doc.lstrip().format(params=_PARAMS, returns=_RETURNS)
+    return validated("kind", "class_index", "input_type")(test)
+
+
+def _spiegelhalter(s, o, w):
+    num = np.sum(w * (o - s) * (1 - 2 * s))
+    var = np.sum(w * (1 - 2 * s) ** 2 * s * (1 - s))
+    if not var > 0:
+        raise ValueError(
+            "Spiegelhalter's Z is undefined: every score is 0, 1/2 or 1, so its "
+            "variance under calibration is 0."
+        )
+    z = float(num / np.sqrt(var))
+    return z, float(2 * ndtr(-abs(z)))
+
+
+spiegelhalter_test = _calibration_test(_spiegelhalter, "spiegelhalter_test", """\
+    Spiegelhalter's Z test of calibration (two-sided).
 
     Under calibration the Brier score's deviation from its expectation,
     standardised by its standard deviation, is asymptotically standard
@@ -109,25 +117,7 @@ def spiegelhalter_test(
     ...                          kind="binary")
     >>> round(res.statistic, 4), round(res.pvalue, 4)
     (-1.0328, 0.3017)
-    """
-    s, o, w = single_event(
-        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
-        what="A calibration test", pos_label=pos_label, unit_weights=True,
-    )
-    num = np.sum(w * (o - s) * (1 - 2 * s))
-    var = np.sum(w * (1 - 2 * s) ** 2 * s * (1 - s))
-    if not var > 0:
-        raise ValueError(
-            "Spiegelhalter's Z is undefined: every score is 0, 1/2 or 1, so its "
-            "variance under calibration is 0."
-        )
-    z = float(num / np.sqrt(var))
-    return Bunch(statistic=z, pvalue=float(2 * ndtr(-abs(z))))
-
-
-spiegelhalter_test.__doc__ = spiegelhalter_test.__doc__.format(
-    params=_PARAMS, returns=_RETURNS
-)
+    """)
 
 
 def _cumulative(s, o, w):
@@ -175,19 +165,15 @@ def _bm_range_sf(x):
     return float(min(8 * np.sum((-1.0) ** (k - 1) * k * ndtr(-k * x)), 1.0))
 
 
-@validated("kind", "class_index", "input_type")
-def kolmogorov_smirnov_calibration_test(
-    y_true,
-    y_prob,
-    *,
-    kind="top-label",
-    class_index=None,
-    sample_weight=None,
-    input_type="probabilities",
-    labels=None,
-    pos_label=None,
-):
-    """Kolmogorov-Smirnov test of calibration on cumulative differences.
+def _ks(s, o, w):
+    c, sigma = _cumulative(s, o, w)
+    stat = float(np.max(np.abs(c)) / sigma)
+    return stat, _sup_abs_bm_sf(stat)
+
+
+kolmogorov_smirnov_calibration_test = _calibration_test(
+    _ks, "kolmogorov_smirnov_calibration_test", """\
+    Kolmogorov-Smirnov test of calibration on cumulative differences.
 
     Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu (2022): sort the rows by
     score and accumulate the differences between outcomes and scores; under
@@ -254,35 +240,17 @@ def kolmogorov_smirnov_calibration_test(
     >>> y = (rng.uniform(size=1000) < p ** 2).astype(int)  # over-confident
     >>> kolmogorov_smirnov_calibration_test(y, p, kind="binary").pvalue < 1e-6
     True
-    """
-    s, o, w = single_event(
-        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
-        what="A calibration test", pos_label=pos_label, unit_weights=True,
-    )
+    """)
+
+
+def _kuiper(s, o, w):
     c, sigma = _cumulative(s, o, w)
-    stat = float(np.max(np.abs(c)) / sigma)
-    return Bunch(statistic=stat, pvalue=_sup_abs_bm_sf(stat))
+    stat = float((np.max(c) - np.min(c)) / sigma)
+    return stat, _bm_range_sf(stat)
 
 
-kolmogorov_smirnov_calibration_test.__doc__ = (
-    kolmogorov_smirnov_calibration_test.__doc__.format(
-        params=_PARAMS, returns=_RETURNS)
-)
-
-
-@validated("kind", "class_index", "input_type")
-def kuiper_calibration_test(
-    y_true,
-    y_prob,
-    *,
-    kind="top-label",
-    class_index=None,
-    sample_weight=None,
-    input_type="probabilities",
-    labels=None,
-    pos_label=None,
-):
-    """Kuiper test of calibration on cumulative differences.
+kuiper_calibration_test = _calibration_test(_kuiper, "kuiper_calibration_test", """\
+    Kuiper test of calibration on cumulative differences.
 
     As :func:`kolmogorov_smirnov_calibration_test`, with the range of the
     cumulative path (maximum minus minimum) as the statistic, which is
@@ -335,16 +303,4 @@ def kuiper_calibration_test(
     ...                               kind="binary")
     >>> round(res.statistic, 4)
     0.6751
-    """
-    s, o, w = single_event(
-        y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
-        what="A calibration test", pos_label=pos_label, unit_weights=True,
-    )
-    c, sigma = _cumulative(s, o, w)
-    stat = float((np.max(c) - np.min(c)) / sigma)
-    return Bunch(statistic=stat, pvalue=_bm_range_sf(stat))
-
-
-kuiper_calibration_test.__doc__ = kuiper_calibration_test.__doc__.format(
-    params=_PARAMS, returns=_RETURNS
-)
+    """)

@@ -35,7 +35,6 @@ from sklearn.utils import Bunch
 
 from ..utils.validation import check_sample_weight
 from . import _rows
-from ._params import _class_index
 
 __all__ = [
     "bin_sums",
@@ -76,15 +75,12 @@ def bin_sums(inp, kind, n_bins, strategy, class_index=None, keep=False):
         Only with ``keep=True``.
     """
     xp = _rows.ops(inp)
-    n, n_classes = inp.scores.shape[0], _rows.n_columns(inp)
     if kind == "classwise" and class_index is None:
         return _rows.binned_all_classes(inp, xp, n_bins, strategy), None
-    if kind == "top-label":
-        events = _rows.top_label_chunks(inp, xp)
-    else:
-        k = _class_index(kind, class_index, n_classes, inp.pos_index)
-        events = _rows.class_chunks(inp, xp, k)
-    sums, targets = _rows.binned_event(inp, xp, events, n, n_bins, strategy, keep)
+    events = _rows.event_chunks(inp, xp, kind, class_index)
+    sums, targets = _rows.binned_event(
+        inp, xp, events, inp.scores.shape[0], n_bins, strategy, keep
+    )
     return [sums], targets
 
 

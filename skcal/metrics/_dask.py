@@ -46,10 +46,11 @@ from ._validation import (
     _check_n_bins,
     _check_proba_values,
     _encode_labels,
+    _n_classes,
     _row_tolerance,
 )
 
-__all__ = ["bin_sums", "brier_score", "negative_log_likelihood"]
+__all__ = ["bin_sums", "row_mean"]
 
 
 class _BlockSpec:
@@ -93,30 +94,21 @@ class _DaskInputs:
         binary_1d = y_prob.ndim == 1 or y_prob.shape[1] == 1
         if y_prob.ndim == 2 and binary_1d:
             y_prob = y_prob[:, 0]
-        self.n_classes = 2 if binary_1d else y_prob.shape[1]
-        if not binary_1d and self.n_classes < 2:
-            raise ValueError("y_prob must have at least 2 columns.")
         if getattr(y_true, "ndim", 1) != 1:
             raise ValueError(
                 f"y_true must be 1-D of shape (n_samples,), got shape {y_true.shape}."
             )
-        if len(y_true) != y_prob.shape[0]:
-            raise ValueError(
-                f"y_true has {len(y_true)} samples but y_prob has {y_prob.shape[0]}."
-            )
+        self.n_classes = _n_classes(y_prob.shape, binary_1d, len(y_true))
         # the classes from the unique labels, by the NumPy metrics' rule
-        uniq = _dask.unique_labels(y_true)
         _, classes, pos = _encode_labels(
-            uniq, self.n_classes, labels, binary_1d, pos_label, binary
-        )[:3]
+            _dask.unique_labels(y_true), self.n_classes, labels, binary_1d, pos_label,
+            binary,
+        )
         self.block = _BlockSpec(
-            classes, input_type == "logits", binary_1d, input_type,
-            1 if pos is None else pos,
+            classes, input_type == "logits", binary_1d, input_type, pos
         )
         self.p = y_prob
-        self.y = _dask.as_row_chunks(
-            y_true if isinstance(y_true, da.Array) else np.asarray(y_true), y_prob
-        )
+        self.y = _dask.as_row_chunks(y_true, y_prob)
         self.w = _dask.check_sample_weight(sample_weight, y_prob, relative=True)
         self.sample_weight = sample_weight
 
@@ -124,10 +116,7 @@ class _DaskInputs:
         """The largest weight: it turns the relative weights back into counts."""
         if self.w is None:
             return 1.0
-        sw = self.sample_weight
-        if isinstance(sw, da.Array):
-            return float(da.max(sw).compute())
-        return float(np.max(np.asarray(sw, dtype=np.float64)))
+        return float(da.max(da.asarray(self.sample_weight)).compute())
 
     def arrays(self):
         """(array, index) pairs for ``da.blockwise``: scores, labels, weights."""
@@ -167,35 +156,21 @@ def _weighted(values, w):
     return float(np.dot(w, values)), float(np.sum(w))
 
 
-def brier_score(y_true, y_prob, *, sample_weight, input_type, labels, scale_by_half,
-                pos_label=None):
+def row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
+    """``(weighted mean of terms(inp, xp), n_classes)`` from per-block sums (one pass).
+
+    ``terms`` is the per-row function of :mod:`skcal.metrics._rows` the NumPy
+    path averages (``brier_terms``, ``nll_terms``).
+    """
     inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
 
     def block(b):
         if b.scores.shape[0] == 0:
             return 0.0, 0.0
-        return _weighted(_rows.brier_terms(b, _rows.ops(b)), b.weight)
+        return _weighted(terms(b, _rows.ops(b)), b.weight)
 
     s, W = _sum_blocks(inp, block, [(), ()])
-    score = float(s / W)
-    half = inp.n_classes == 2 if scale_by_half == "auto" else scale_by_half
-    return score / 2 if half else score
-
-
-def negative_log_likelihood(y_true, y_prob, *, sample_weight, input_type, labels,
-                            pos_label=None):
-    inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
-
-    def block(b):
-        if b.scores.shape[0] == 0:
-            return 0.0, 0.0
-        loss = -_rows.true_class_log_proba(b, _rows.ops(b))
-        if b.weight is not None:
-            loss = np.where(b.weight > 0, loss, 0.0)
-        return _weighted(loss, b.weight)
-
-    s, W = _sum_blocks(inp, block, [(), ()])
-    return float(s / W)
+    return float(s / W), inp.n_classes
 
 
 _FIELDS = ("count", "weight", "score_sum", "target_sum")
@@ -226,11 +201,7 @@ def _event_block(pb, yb, wb=None, *, spec, kind, k):
     b = spec(pb, yb, wb)
     if b.scores.shape[0] == 0:
         return np.empty((0, 2))
-    xp = _rows.ops(b)
-    if kind == "top-label":
-        chunks = _rows.top_label_chunks(b, xp)
-    else:
-        chunks = _rows.class_chunks(b, xp, k)
+    chunks = _rows.event_chunks(b, _rows.ops(b), kind, k)
     parts = [np.stack([x, t], axis=1) for _, x, t in chunks]
     return np.concatenate(parts) if parts else np.empty((0, 2))
 
@@ -266,25 +237,29 @@ def _quantile_groups(inp, kind, n_bins, class_index):
     return out
 
 
-def _groups(inp, kind, n_bins, strategy, class_index):
-    if strategy == "uniform":
-        return _uniform_groups(inp, kind, n_bins, class_index)
-    return _quantile_groups(inp, kind, n_bins, class_index)
-
-
 def bin_sums(
     y_true, y_prob, *, kind, class_index, n_bins, strategy, sample_weight,
-    input_type, labels, pos_label, counts=False,
+    input_type, labels, pos_label, counts=False, keep=False,
 ):
     """Per-bin sums of every group of a dask ``y_prob`` and the frequency scale.
 
     The dask side of :func:`skcal.metrics._calibration_error._binned`: the
     same groups as :func:`skcal.metrics._compute.bin_sums` (to the rounding
     of the block sums), and with ``counts`` the largest sample weight (the
-    factor turning the relative weights into counts), else 1.0.
+    factor turning the relative weights into counts), else 1.0. ``keep``
+    (the rows of a bootstrap) is an error.
     """
+    if keep:
+        raise ValueError(
+            "reliability_curve on a dask array does not support n_bootstrap > 0 "
+            "(the bootstrap resamples rows); use interval= (binomial intervals "
+            "from the per-bin sums, computed in one distributed pass), or compute "
+            "it on a NumPy subsample."
+        )
     inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels,
                       pos_label, kind == "binary")
     n_bins = _check_n_bins(n_bins, inp.p.shape[0])
-    groups = _groups(inp, kind, n_bins, strategy, class_index)
+    groups = (_uniform_groups if strategy == "uniform" else _quantile_groups)(
+        inp, kind, n_bins, class_index
+    )
     return groups, (inp.frequency_scale() if counts else 1.0)

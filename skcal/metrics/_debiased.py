@@ -6,7 +6,7 @@ from ._compute import (
     value_from_sums,
     warn_small_bins,
 )
-from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
+from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
 
 __all__ = ["debiased_calibration_error"]
 
@@ -141,9 +141,6 @@ def debiased_calibration_error(
     >>> bool(debiased < biased)
     True
     """
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
     groups, _, scale = _binned(
         y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         input_type, labels, pos_label, counts=True,

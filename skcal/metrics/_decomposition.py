@@ -13,8 +13,6 @@ from ._validation import _check_inputs, _check_n_bins
 
 __all__ = ["brier_decomposition", "log_loss_decomposition"]
 
-_validated = validated("kind", "class_index", "n_bins", "strategy", "input_type",
-                       "scale_by_half", method=[StrOptions({"corp", "binned"})])
 
 
 def _brier(p, o):
@@ -44,12 +42,7 @@ def _recalibrated(s, o, w, method, n_bins, strategy):
         out = np.empty_like(s)
         out[order] = fit[group]
         return out, None
-    if strategy == "uniform":
-        ids, nb = _binning.uniform_bin_ids(s, n_bins), n_bins
-    else:
-        edges = _binning.quantile_edges(s, w, n_bins)
-        ids = np.searchsorted(edges[1:-1], s, side="left")
-        nb = edges.shape[0] - 1
+    ids, nb = _binning.bin_ids(s, w, n_bins, strategy)
     Wb = np.bincount(ids, w, nb)
     Tb = np.bincount(ids, w * o, nb)
     Pb = np.bincount(ids, w * s, nb)
@@ -80,12 +73,42 @@ def _decompose_event(s, o, w, score, method, n_bins, strategy):
     return out
 
 
-def _decomposition(score, y_true, y_prob, method, kind, class_index, n_bins,
-                   strategy, sample_weight, input_type, labels, scale_by_half,
-                   pos_label):
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
+def _decomposition(score, name, doc):
+    """The public decomposition ``name`` of the score ``score(p, o)`` (per row)."""
+
+    def decomposition(
+        y_true,
+        y_prob,
+        *,
+        method="corp",
+        kind="classwise",
+        class_index=None,
+        n_bins=15,
+        strategy="uniform",
+        sample_weight=None,
+        input_type="probabilities",
+        labels=None,
+        scale_by_half="auto",
+        pos_label=None,
+    ):
+        parts = _decompose(
+            score, y_true, y_prob, method, kind, class_index, n_bins, strategy,
+            sample_weight, input_type, labels, scale_by_half, pos_label,
+        )
+        return Bunch(**parts, method=method)
+
+    decomposition.__name__ = decomposition.__qualname__ = name
+    decomposition.__doc__ = doc.lstrip().format(params=_PARAMS, notes=_NOTES)
+    return validated(
+        "kind", "class_index", "n_bins", "strategy", "input_type", "scale_by_half",
+        method=[StrOptions({"corp", "binned"})],
+    )(decomposition)
+
+
+def _decompose(score, y_true, y_prob, method, kind, class_index, n_bins, strategy,
+               sample_weight, input_type, labels, scale_by_half, pos_label):
+    """The terms of the decomposition (a dict of floats)."""
+    kind = _check_kind(kind, class_index)
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label, binary=kind == "binary",
@@ -94,16 +117,11 @@ def _decomposition(score, y_true, y_prob, method, kind, class_index, n_bins,
     w = (np.ones(inp.scores.shape[0]) if inp.weight is None
          else _rows.ops(inp).to_numpy(inp.weight))
     n_events, events = event_groups(inp, kind, class_index)
-    half = n_events > 1 and (
-        _rows.n_columns(inp) == 2 if scale_by_half == "auto" else scale_by_half
-    )
+    half = n_events > 1 and _rows.halved(scale_by_half, _rows.n_columns(inp))
     parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
              for s, o in events]
-    keys = parts[0].keys()
     factor = 0.5 if half else 1.0
-    res = {k: float(factor * sum(p[k] for p in parts)) for k in keys}
-    res["method"] = method
-    return Bunch(**res)
+    return {k: float(factor * sum(p[k] for p in parts)) for k in parts[0]}
 
 
 _PARAMS = """
@@ -162,23 +180,8 @@ _NOTES = """
     recalibrations (Dimitriadis et al. 2021, Theorem 1)."""
 
 
-@_validated
-def brier_decomposition(
-    y_true,
-    y_prob,
-    *,
-    method="corp",
-    kind="classwise",
-    class_index=None,
-    n_bins=15,
-    strategy="uniform",
-    sample_weight=None,
-    input_type="probabilities",
-    labels=None,
-    scale_by_half="auto",
-    pos_label=None,
-):
-    """Brier score = miscalibration - discrimination + uncertainty.
+brier_decomposition = _decomposition(_brier, "brier_decomposition", """
+    Brier score = miscalibration - discrimination + uncertainty.
 
     Parameters
     ----------
@@ -230,34 +233,11 @@ def brier_decomposition(
     >>> d = brier_decomposition([0, 1, 1, 0], [0.1, 0.9, 0.4, 0.6], kind="binary")
     >>> round(d.score, 4), round(d.miscalibration - d.discrimination + d.uncertainty, 4)
     (0.185, 0.185)
-    """
-    return _decomposition(_brier, y_true, y_prob, method, kind, class_index, n_bins,
-                          strategy, sample_weight, input_type, labels, scale_by_half,
-                          pos_label)
+    """)
 
 
-brier_decomposition.__doc__ = brier_decomposition.__doc__.format(
-    params=_PARAMS, notes=_NOTES
-)
-
-
-@_validated
-def log_loss_decomposition(
-    y_true,
-    y_prob,
-    *,
-    method="corp",
-    kind="classwise",
-    class_index=None,
-    n_bins=15,
-    strategy="uniform",
-    sample_weight=None,
-    input_type="probabilities",
-    labels=None,
-    scale_by_half="auto",
-    pos_label=None,
-):
-    """Log loss = miscalibration - discrimination + uncertainty.
+log_loss_decomposition = _decomposition(_log_loss, "log_loss_decomposition", """
+    Log loss = miscalibration - discrimination + uncertainty.
 
     Parameters
     ----------
@@ -305,12 +285,4 @@ def log_loss_decomposition(
     >>> d = log_loss_decomposition([0, 1, 1, 0], [0.1, 0.9, 0.4, 0.6], kind="binary")
     >>> round(d.score - (d.miscalibration - d.discrimination + d.uncertainty), 12)
     0.0
-    """
-    return _decomposition(_log_loss, y_true, y_prob, method, kind, class_index,
-                          n_bins, strategy, sample_weight, input_type, labels,
-                          scale_by_half, pos_label)
-
-
-log_loss_decomposition.__doc__ = log_loss_decomposition.__doc__.format(
-    params=_PARAMS, notes=_NOTES
-)
+    """)

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _rows
 from ._compute import frequency_weights
-from ._params import _check_kind, _class_index
+from ._params import _check_kind
 from ._validation import _check_inputs
 
 __all__ = ["class_vectors", "event_groups", "event_vectors", "single_event"]
@@ -34,40 +34,14 @@ __all__ = ["class_vectors", "event_groups", "event_vectors", "single_event"]
 
 def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
                  *, what, pos_label=None, unit_weights=False):
-    """Validated inputs of a metric defined for one event.
+    """``(s, o, w)`` of the public metric ``what`` of one event (its arguments).
 
-    Parameters
-    ----------
-    y_true, y_prob, kind, class_index, sample_weight, input_type, labels :
-        As the public metric's.
-    what : str
-        The metric's name for the error message (e.g. "A calibration test").
-    pos_label : optional
-        The positive class of a 1-D ``y_prob`` or of ``kind="binary"``.
-    unit_weights : bool, default=False
-        Return ones instead of None without ``sample_weight``.
-
-    Returns
-    -------
-    s, o : ndarray of shape (n_samples,), float64
-        Scores and 0/1 outcomes of the event (see :func:`event_vectors`).
-    w : ndarray of shape (n_samples,) or None
-        Frequency weights (:func:`~skcal.metrics._compute.frequency_weights`;
-        ones with ``unit_weights``).
-
-    Raises
-    ------
-    ValueError
-        As :func:`skcal.metrics._validation._check_inputs`; for ``class_index``
-        with a ``kind`` other than ``"classwise"``; for ``kind="classwise"``
-        without ``class_index``.
+    The scores and 0/1 outcomes of :func:`event_vectors` and the frequency
+    weights (:func:`~skcal.metrics._compute.frequency_weights`; None without
+    ``sample_weight``, or ones with ``unit_weights``). ``kind="classwise"``
+    needs ``class_index`` (:func:`~skcal.metrics._params._check_kind`).
     """
-    kind = _check_kind(kind)
-    if kind != "classwise" and class_index is not None:
-        raise ValueError("class_index is only used with kind='classwise'.")
-    if kind == "classwise" and class_index is None:
-        raise ValueError(f"{what} is defined for one event: kind='classwise' needs "
-                         "class_index.")
+    kind = _check_kind(kind, class_index, one_event=what)
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label, binary=kind == "binary",
@@ -87,13 +61,8 @@ def event_vectors(inp, kind, class_index=None):
     """
     xp = _rows.ops(inp)
     n = inp.scores.shape[0]
-    if kind == "top-label":
-        chunks = _rows.top_label_chunks(inp, xp)
-    else:
-        k = _class_index(kind, class_index, _rows.n_columns(inp), inp.pos_index)
-        chunks = _rows.class_chunks(inp, xp, k)
     s, o = xp.empty(n), xp.empty(n)
-    for sl, x, t in chunks:
+    for sl, x, t in _rows.event_chunks(inp, xp, kind, class_index):
         s[sl], o[sl] = x, t
     return xp.to_numpy(s), xp.to_numpy(o)
 
@@ -110,13 +79,9 @@ def event_groups(inp, kind, class_index=None):
 def class_vectors(inp):
     """Yield ``(k, score, outcome)`` float64 NumPy vectors for every class ``k``."""
     xp = _rows.ops(inp)
-    n, K = inp.scores.shape[0], _rows.n_columns(inp)
-    shift = (
-        _rows.logit_shift(inp, xp) if inp.logits and not inp.binary_1d else None
-    )
-    for k in range(K):
-        column = _rows.class_column(inp, xp, k, shift) if shift is not None else None
+    n = inp.scores.shape[0]
+    for k, chunks in _rows.each_class_chunks(inp, xp):
         s, o = xp.empty(n), xp.empty(n)
-        for sl, x, t in _rows.class_chunks(inp, xp, k, column):
+        for sl, x, t in chunks:
             s[sl], o[sl] = x, t
         yield k, xp.to_numpy(s), xp.to_numpy(o)

@@ -18,7 +18,7 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
-from ._params import _NORMS, _STRATEGIES, _check_kind, _class_index, validated
+from ._params import _NORMS, _STRATEGIES, _check_kind, validated
 from ._binomial import binomial_interval
 from ._compute import (
     bin_terms,
@@ -111,23 +111,9 @@ class _BinnedStat:
         shape = (B, self.G, self.nb)
         return W.reshape(shape), P.reshape(shape), T.reshape(shape)
 
-    def _q(self, W, P, T):
-        """Per-bin contribution of the additive norms (0 for empty bins)."""
-        return bin_terms(W, P, T, self.norm, self.scale)
-
-    def _finish(self, per_group):
-        """Combine the per-group values (last axis) into the metric."""
-        return combine_groups(per_group, self.norm)
-
-    def from_sums(self, W, P, T):
-        """The metric of per-bin sums of shape ``(..., G, nb)``: the one
-        :func:`~skcal.metrics._compute.value_from_sums` of every backend."""
-        return value_from_sums(W, P, T, self.norm, self.scale)
-
     def __call__(self, idx):
-        if idx.ndim == 1:
-            return self.from_sums(*self.sums(idx[None, :]))[0]
-        return self.from_sums(*self.sums(idx))
+        value = value_from_sums(*self.sums(np.atleast_2d(idx)), self.norm, self.scale)
+        return value[0] if idx.ndim == 1 else value
 
     def jackknife(self):
         """Leave-one-out values, from the full-sample bin sums in O(n G)."""
@@ -154,12 +140,12 @@ class _BinnedStat:
                                    np.abs(Tc - Pc) / np.where(Wc > 0, Wc, 1.0), -np.inf)
                     per[:, g] = np.maximum(other, new)
                     continue
-                q_all = self._q(W[g], P[g], T[g])
-                Q = q_all.sum()
+                q_all = bin_terms(W[g], P[g], T[g], self.norm, self.scale)
                 Wc = np.where(Wc > 1e-12 * Wtot[g], Wc, 0.0)  # an emptied bin
-                v = (Q - q_all[c] + self._q(Wc, Pc, Tc)) / Wt
+                v = (q_all.sum() - q_all[c]
+                     + bin_terms(Wc, Pc, Tc, self.norm, self.scale)) / Wt
                 per[:, g] = np.sqrt(v) if self.norm == "l2" else v
-        return self._finish(per)
+        return combine_groups(per, self.norm)
 
 
 class _GenericStat:
@@ -180,14 +166,6 @@ class _GenericStat:
     jackknife = None
 
 
-def _bin_cells(s, w, n_bins, strategy):
-    if strategy == "uniform":
-        return _binning.uniform_bin_ids(s, n_bins), n_bins
-    edges = _binning.quantile_edges(s, w, n_bins)
-    ids = np.searchsorted(edges[1:-1], s, side="left").astype(np.int64)
-    return ids, edges.shape[0] - 1
-
-
 def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
     """Reduce ``inp`` to the rows' bins, scores and outcomes (filled group by group).
 
@@ -202,7 +180,7 @@ def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
     o_all = np.empty((n, G), dtype=np.uint8)
     n_cells = []
     for g, (s, o) in enumerate(groups):
-        ids, nb = _bin_cells(s, w, n_bins, strategy)
+        ids, nb = _binning.bin_ids(s, w, n_bins, strategy)
         cells[:, g], s_all[:, g], o_all[:, g] = ids, s, o
         n_cells.append(nb)
     nb = max(n_cells)
@@ -258,13 +236,11 @@ def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, param
     if family in ("binned", "debiased"):
         p = {**_BINNED_DEFAULTS, **({"strategy": "quantile"} if family == "debiased"
                                     else {}), **params}
-        kind = _check_kind(p["kind"])
+        kind = _check_kind(p["kind"], p["class_index"])
         _check_choice("strategy", p["strategy"], _STRATEGIES)
         if family == "binned":
             norm = p.get("norm", norm) or "l1"
             _check_choice("norm", norm, _NORMS)
-        if kind != "classwise" and p["class_index"] is not None:
-            raise ValueError("class_index is only used with kind='classwise'.")
         n_bins = _check_n_bins(p["n_bins"], inp.y.shape[0])
         scale = frequency_scale(sample_weight, inp) if family == "debiased" else 1.0
         return _binned_stat(inp, kind, p["class_index"], n_bins, p["strategy"],
@@ -272,12 +248,9 @@ def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, param
     if family == "smooth":
         from ._smooth import _smooth_ece_rows
 
-        kind = _check_kind(params.get("kind", "top-label"))
         class_index = params.get("class_index")
-        if kind != "classwise" and class_index is not None:
-            raise ValueError("class_index is only used with kind='classwise'.")
-        if kind == "classwise":
-            _class_index(kind, class_index, _rows.n_columns(inp))
+        kind = _check_kind(params.get("kind", "top-label"), class_index,
+                           one_event="The smooth ECE")
         s, o = event_vectors(inp, kind, class_index)
         fw = frequency_weights(sample_weight, inp)
         return _GenericStat(lambda s, o, w: _smooth_ece_rows(s, o, w)[0], s, o, fw), inp
@@ -288,16 +261,12 @@ def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, param
                 f"scale_by_half must be True, False or 'auto', got {half!r}."
             )
         a = xp.to_numpy(_rows.brier_terms(inp, xp))
-        if (_rows.n_columns(inp) == 2 if half == "auto" else half):
+        if _rows.halved(half, _rows.n_columns(inp)):
             a = a / 2
     elif family == "nll":
-        a = -xp.to_numpy(_rows.true_class_log_proba(inp, xp))
-        if w is not None:
-            a = np.where(w > 0, a, 0.0)
+        a = xp.to_numpy(_rows.nll_terms(inp, xp))
     else:
-        a = np.empty(inp.scores.shape[0])
-        for sl, _, correct in _rows.top_label_chunks(inp, xp):
-            a[sl] = xp.to_numpy(correct)
+        _, a = event_vectors(inp, "top-label")  # 1[argmax = y]
     return _MeanStat(a, w), inp
 
 
@@ -321,6 +290,20 @@ def _batch(batch, n_resamples, n, groups):
     if batch is not None:
         return int(batch)
     return int(max(1, min(n_resamples, _BATCH_ELEMENTS // max(1, n * groups))))
+
+
+def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rng,
+              batch, **extra):
+    """The Bunch of :func:`confidence_interval`: :func:`_bootstrap` of ``statistic``."""
+    est, low, high, se, dist = _bootstrap(
+        statistic, n, method=method, n_resamples=n_resamples, level=confidence_level,
+        rng=rng, batch=_batch(batch, n_resamples, n, groups),
+    )
+    return Bunch(
+        estimate=est, low=low, high=high, standard_error=se,
+        bootstrap_distribution=dist, method=method,
+        confidence_level=confidence_level, n_resamples=n_resamples, **extra,
+    )
 
 
 def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
@@ -359,13 +342,8 @@ def _bca(theta_b, theta_hat, jack, alpha2):
     is scipy's formula, so with scipy's own (O(n^2)) jackknife the interval is
     the one of ``scipy.stats.bootstrap(method="BCa")`` for the same resamples.
 
-    Three rules where BCa is undefined or misleading (Notes of
-    :func:`confidence_interval`): every resample equal (no spread: the point
-    interval, the estimate and that value); every resample on one side of
-    the estimate (the bias correction ``z0`` is infinite: the percentile
-    interval); and the interval always contains the estimate (with few
-    resamples BCa can put both ends on one side of it: the nearer end is
-    moved to the estimate).
+    With the three rules of the Notes of :func:`confidence_interval` where
+    BCa is undefined or misleading.
     """
     alpha = alpha2 / 2
     B = theta_b.shape[0]
@@ -557,16 +535,10 @@ def confidence_interval(
     rng = _rng(random_state)
     stat, inp = _build(metric, y_true, y_prob, sample_weight, input_type, labels,
                        metric_params)
-    groups = getattr(stat, "G", 1)
-    n = inp.scores.shape[0]
-    est, low, high, se, dist = _bootstrap(
-        stat, n, method=method, n_resamples=n_resamples, level=confidence_level,
-        rng=rng, batch=_batch(batch, n_resamples, n, groups),
-    )
-    return Bunch(
-        estimate=est, low=low, high=high, standard_error=se,
-        bootstrap_distribution=dist, method=method,
+    return _interval(
+        stat, inp.scores.shape[0], getattr(stat, "G", 1), method=method,
         confidence_level=confidence_level, n_resamples=n_resamples,
+        rng=rng, batch=batch,
     )
 
 
@@ -662,16 +634,10 @@ def paired_difference_interval(
     sb, inp_b = _build(metric, y_true, y_prob_b, sample_weight, input_type, labels,
                        metric_params)
     n = inp_a.scores.shape[0]
-    stat = _Difference(sa, sb)
-    groups = max(getattr(sa, "G", 1), getattr(sb, "G", 1))
-    est, low, high, se, dist = _bootstrap(
-        stat, n, method=method, n_resamples=n_resamples, level=confidence_level,
-        rng=rng, batch=_batch(batch, n_resamples, n, groups),
-    )
-    return Bunch(
-        estimate=est, low=low, high=high, standard_error=se,
-        bootstrap_distribution=dist, method=method,
-        confidence_level=confidence_level, n_resamples=n_resamples,
+    return _interval(
+        _Difference(sa, sb), n, max(getattr(sa, "G", 1), getattr(sb, "G", 1)),
+        method=method, confidence_level=confidence_level, n_resamples=n_resamples,
+        rng=rng, batch=batch,
         estimate_a=float(sa(np.arange(n))), estimate_b=float(sb(np.arange(n))),
     )
 

@@ -22,11 +22,22 @@ _KINDS = ("top-label", "classwise", "binary")
 _KIND_ALIASES = {"class": "classwise"}
 
 
-def _check_kind(kind):
-    """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``)."""
+def _check_kind(kind, class_index=None, one_event=None):
+    """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``).
+
+    ``class_index`` is only allowed with ``kind="classwise"``; a metric
+    ``one_event`` (its name, for the message) of one event needs it there.
+    """
     if isinstance(kind, str) and kind in _KIND_ALIASES:
-        return _KIND_ALIASES[kind]
+        kind = _KIND_ALIASES[kind]
     _check_choice("kind", kind, _KINDS)
+    if kind != "classwise" and class_index is not None:
+        raise ValueError("class_index is only used with kind='classwise'.")
+    if one_event and kind == "classwise" and class_index is None:
+        raise ValueError(
+            f"{one_event} is defined for one event: kind='classwise' needs "
+            "class_index."
+        )
     return kind
 
 
@@ -101,6 +112,36 @@ _TAIL_PARAMS = """
         (positive: 1, True), otherwise a ``ValueError`` asks for
         ``pos_label``, as scikit-learn's binary metrics do. Not used (an
         error) for other views of a 2-D ``y_prob``.""".strip()
+
+
+_EVENT_HEAD = """
+    y_true : array-like of shape (n_samples,)
+        True labels (a ``torch.Tensor`` is accepted).
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Probabilities (or logits with ``input_type="logits"``); a 1-D array is
+        the probability of the second class of a binary problem.
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
+        The event: the top-label confidence against correctness, the column
+        ``class_index`` against ``1[y = labels[class_index]]``, or the
+        positive class of a binary problem.
+    class_index : int, default=None
+        Column of ``y_prob`` for ``kind="classwise"`` (required there).
+    sample_weight : array-like of shape (n_samples,), default=None
+""".strip()
+
+_EVENT_TAIL = """
+    input_type : {"probabilities", "logits"}, default="probabilities"
+        How to read ``y_prob``.
+    labels : array-like of shape (n_classes,), default=None
+        Class of each column of ``y_prob`` (see :func:`calibration_error`).
+    pos_label : int, float, bool or str, default=None
+        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
+        :func:`calibration_error`)."""
+
+
+def event_params(weights):
+    """The Parameters of a metric of one event (``weights``: of ``sample_weight``)."""
+    return _EVENT_HEAD + weights + _EVENT_TAIL
 
 
 # --------------------------------------------------------------------------

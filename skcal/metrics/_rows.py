@@ -5,7 +5,7 @@ float32 matrix is never up-cast as a whole. :func:`proba_chunks` walks it in
 row chunks of the calibrators' size (:func:`skcal._backend._numpy.chunk_rows`:
 about 1 MiB of float64 on the CPU, 256 MiB on an accelerator for torch) and
 turns each chunk into float64 probabilities (and log-probabilities for
-logits, from the same stable log-softmax as before). The per-row quantities
+logits, from a stable log-softmax). The per-row quantities
 of the metrics (top-label confidence and correctness, one class column, the
 log-probability of the true class, the Brier term) are ``(n_samples,)``
 float64 vectors, and binning accumulates per-bin sums chunk by chunk.
@@ -20,6 +20,7 @@ tensor's device) through the ``xp`` namespace of the kernel module
 import numpy as np
 
 from .._backend._dispatch import get_backend
+from ._params import _class_index
 
 
 def ops(inp):
@@ -116,6 +117,17 @@ def true_class_log_proba(inp, xp):
     return out
 
 
+def nll_terms(inp, xp):
+    """``-log p_{i, y_i}`` for every row, 0 where the weight is 0 (not ``0 * inf``)."""
+    loss = -true_class_log_proba(inp, xp)
+    return loss if inp.weight is None else xp.zero_unweighted(loss, inp.weight)
+
+
+def halved(scale_by_half, n_classes):
+    """Whether a Brier sum is halved: ``scale_by_half``, ``"auto"`` for 2 classes."""
+    return n_classes == 2 if scale_by_half == "auto" else scale_by_half
+
+
 def brier_terms(inp, xp):
     """``sum_k (p_ik - 1[y_i = k])^2`` for every row, float64 ``(n_samples,)``."""
     out = xp.empty(inp.scores.shape[0])
@@ -190,21 +202,13 @@ def _weight(inp, sl):
 
 
 def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
-    """Per-bin sums of one event (scores and 0/1 targets from ``event_chunks``).
+    """``(sums, targets)``: per-bin sums of one event (a :meth:`_BinSums.groups` dict).
 
-    ``event_chunks`` is an iterable of ``(rows, score, target)`` float64
-    chunks covering ``n`` rows. Uniform bins are accumulated chunk by chunk;
-    equal-mass bins need the ``(n,)`` score vector for their edges (a sort).
-    With ``keep=True`` the ``(n,)`` bin indices and targets are also returned
-    (for the bootstrap of :func:`~skcal.metrics.reliability_curve`).
-
-    Returns
-    -------
-    sums : dict
-        As one element of :meth:`_BinSums.groups` (``ids`` is None unless
-        ``keep``).
-    targets : ndarray or tensor of shape (n,), or None
-        Only with ``keep=True``.
+    ``event_chunks`` yields ``(rows, score, target)`` float64 chunks covering
+    ``n`` rows. Uniform bins are accumulated chunk by chunk; equal-mass bins
+    need the ``(n,)`` scores for their edges (a sort). With ``keep=True`` the
+    ``(n,)`` bin indices (``sums["ids"]``) and the NumPy ``targets`` are kept
+    for the bootstrap of :func:`~skcal.metrics.reliability_curve` (else None).
     """
     ids_all = xp.zeros(n, integer=True) if keep else None
     tgt_all = xp.empty(n) if keep else None
@@ -251,13 +255,33 @@ def class_chunks(inp, xp, k, column=None):
             yield sl, p[:, k], xp.f64(y[sl] == k)
 
 
+def each_class_chunks(inp, xp):
+    """Yield ``(k, chunks of class k)`` for every class, as :func:`class_chunks`.
+
+    For 2-D logits each class reads its ``(n,)`` :func:`class_column`, from
+    the per-row max and log-sum-exp of one pass (two more ``(n,)`` vectors).
+    """
+    shift = logit_shift(inp, xp) if inp.logits and not inp.binary_1d else None
+    for k in range(n_columns(inp)):
+        column = class_column(inp, xp, k, shift) if shift is not None else None
+        yield k, class_chunks(inp, xp, k, column)
+
+
+def event_chunks(inp, xp, kind, class_index=None):
+    """The ``(rows, score, outcome)`` chunks of one event: :func:`top_label_chunks`
+    for ``kind="top-label"``, else :func:`class_chunks` of its column."""
+    if kind == "top-label":
+        return top_label_chunks(inp, xp)
+    k = _class_index(kind, class_index, n_columns(inp), inp.pos_index)
+    return class_chunks(inp, xp, k)
+
+
 def binned_all_classes(inp, xp, n_bins, strategy):
     """Per-bin sums of every class column (``kind="classwise"``, all classes).
 
     Uniform bins: one pass over :func:`proba_chunks`, the bins of all classes
-    accumulated together. Equal-mass bins: one class at a time, each needing
-    its ``(n,)`` column for the edges (for logits, from the per-row max and
-    log-sum-exp of one pass, two more ``(n,)`` vectors).
+    accumulated together. Equal-mass bins: one class at a time
+    (:func:`each_class_chunks`), each needing its ``(n,)`` scores for the edges.
     """
     n, K = inp.scores.shape[0], n_columns(inp)
     if strategy == "uniform":
@@ -267,12 +291,5 @@ def binned_all_classes(inp, xp, n_bins, strategy):
             target = xp.f64(inp.y[sl].reshape(-1, 1) == classes)
             acc.add(xp.uniform_bin_ids(p, n_bins), p, target, _weight(inp, sl))
         return acc.groups(xp.uniform_edges(n_bins))
-    shift = logit_shift(inp, xp) if inp.logits and not inp.binary_1d else None
-    out = []
-    for k in range(K):
-        column = class_column(inp, xp, k, shift) if shift is not None else None
-        sums, _ = binned_event(
-            inp, xp, class_chunks(inp, xp, k, column), n, n_bins, strategy
-        )
-        out.append(sums)
-    return out
+    return [binned_event(inp, xp, chunks, n, n_bins, strategy)[0]
+            for _, chunks in each_class_chunks(inp, xp)]

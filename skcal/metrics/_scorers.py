@@ -130,25 +130,15 @@ def _make(name, **kwargs):
     )
 
 
-neg_expected_calibration_error_scorer = _make("neg_expected_calibration_error")
-neg_rms_calibration_error_scorer = _make("neg_rms_calibration_error")
-neg_maximum_calibration_error_scorer = _make("neg_maximum_calibration_error")
-neg_classwise_calibration_error_scorer = _make("neg_classwise_calibration_error")
-neg_debiased_calibration_error_scorer = _make("neg_debiased_calibration_error")
-neg_smooth_calibration_error_scorer = _make("neg_smooth_calibration_error")
-neg_brier_score_scorer = _make("neg_brier_score")
-neg_log_likelihood_scorer = _make("neg_log_likelihood")
-
-_SCORERS = {
-    "neg_expected_calibration_error": neg_expected_calibration_error_scorer,
-    "neg_rms_calibration_error": neg_rms_calibration_error_scorer,
-    "neg_maximum_calibration_error": neg_maximum_calibration_error_scorer,
-    "neg_classwise_calibration_error": neg_classwise_calibration_error_scorer,
-    "neg_debiased_calibration_error": neg_debiased_calibration_error_scorer,
-    "neg_smooth_calibration_error": neg_smooth_calibration_error_scorer,
-    "neg_brier_score": neg_brier_score_scorer,
-    "neg_log_likelihood": neg_log_likelihood_scorer,
-}
+_SCORERS = {name: _make(name) for name in _METRICS}
+neg_expected_calibration_error_scorer = _SCORERS["neg_expected_calibration_error"]
+neg_rms_calibration_error_scorer = _SCORERS["neg_rms_calibration_error"]
+neg_maximum_calibration_error_scorer = _SCORERS["neg_maximum_calibration_error"]
+neg_classwise_calibration_error_scorer = _SCORERS["neg_classwise_calibration_error"]
+neg_debiased_calibration_error_scorer = _SCORERS["neg_debiased_calibration_error"]
+neg_smooth_calibration_error_scorer = _SCORERS["neg_smooth_calibration_error"]
+neg_brier_score_scorer = _SCORERS["neg_brier_score"]
+neg_log_likelihood_scorer = _SCORERS["neg_log_likelihood"]
 
 
 def get_scorer_names():

@@ -2,11 +2,9 @@
 
 import warnings
 
-import numpy as np
-
 from . import _rows
-from .._backend._array import is_dask_array
 from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
+from ._calibration_error import dask_metrics
 from ._validation import _check_inputs
 
 __all__ = ["brier_score", "negative_log_likelihood"]
@@ -72,22 +70,10 @@ def brier_score(
     >>> round(brier_score([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]), 6)
     0.0375
     """
-    if is_dask_array(y_prob):
-        from . import _dask
-
-        return _dask.brier_score(
-            y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, scale_by_half=scale_by_half, pos_label=pos_label,
-        )
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels, pos_label=pos_label,
+    score, n_classes, _ = _row_mean(
+        _rows.brier_terms, y_true, y_prob, sample_weight, input_type, labels, pos_label
     )
-    n_classes = _rows.n_columns(inp)
-    xp = _rows.ops(inp)
-    score = xp.weighted_mean(_rows.brier_terms(inp, xp), inp.weight)
-    half = n_classes == 2 if scale_by_half == "auto" else scale_by_half
-    return score / 2 if half else score
+    return score / 2 if _rows.halved(scale_by_half, n_classes) else score
 
 
 brier_score.__doc__ = brier_score.__doc__.format(
@@ -123,10 +109,7 @@ def negative_log_likelihood(
     Raises
     ------
     ValueError
-        For NaN/inf, wrong shapes, empty input, mismatched lengths,
-        probabilities outside [0, 1] or rows not summing to 1, labels that do
-        not match the columns or leave a column's label ambiguous, and
-        invalid weights.
+        As :func:`brier_score`.
 
     Notes
     -----
@@ -151,26 +134,30 @@ def negative_log_likelihood(
     >>> negative_log_likelihood([0, 1], [[0.0, 1.0], [0.0, 1.0]])
     inf
     """
-    if is_dask_array(y_prob):
-        from . import _dask
+    out, _, inp = _row_mean(
+        _rows.nll_terms, y_true, y_prob, sample_weight, input_type, labels, pos_label
+    )
+    if inp is not None and not inp.logits:
+        _warn_low_precision_zero(out, inp.scores)
+    return out
 
-        return _dask.negative_log_likelihood(
-            y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, pos_label=pos_label,
-        )
+
+def _row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
+    """``(mean, n_columns, inp)``: the weighted mean of the rows' ``terms(inp, xp)``.
+
+    A dask ``y_prob`` is summed block by block
+    (:func:`skcal.metrics._dask.row_mean`; ``inp`` is None).
+    """
+    dask = dask_metrics(y_prob)
+    if dask is not None:
+        return (*dask.row_mean(terms, y_true, y_prob, sample_weight, input_type,
+                               labels, pos_label), None)
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels, pos_label=pos_label,
     )
     xp = _rows.ops(inp)
-    loss = -_rows.true_class_log_proba(inp, xp)
-    if inp.weight is not None:
-        # 0 * inf would be NaN: a zero-weight sample contributes nothing
-        loss = xp.zero_unweighted(loss, inp.weight)
-    out = xp.weighted_mean(loss, inp.weight)
-    if not inp.logits:
-        _warn_low_precision_zero(out, inp.scores)
-    return out
+    return xp.weighted_mean(terms(inp, xp), inp.weight), _rows.n_columns(inp), inp
 
 
 def _warn_low_precision_zero(nll, scores):

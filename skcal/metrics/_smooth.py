@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._events import single_event
-from ._params import validated
+from ._params import event_params, validated
 
 __all__ = ["smooth_calibration_error", "smooth_reliability_curve"]
 
@@ -61,18 +61,13 @@ def _apply(f, v, t, sigma):
     return _interpolate(t, _reflected_smooth(_to_grid(f, v, m), sigma))
 
 
-def _smooth_at(f, o, w, sigma, t=None):
-    """Kernel-smoothed residual ``r(t)`` and (unnormalised) density on mesh ``t``."""
-    if t is None:
-        t = np.linspace(0.0, 1.0, max(round(10 / sigma), _MESH_POINTS))
+def _smooth_ece_sigma(f, o, w, sigma):
+    """smECE at ``sigma``: the smoothed residual ``r(t)``, weighted by the density."""
+    t = np.linspace(0.0, 1.0, max(round(10 / sigma), _MESH_POINTS))
     ones = np.ones_like(f) if w is None else w
     resid = (f - o) if w is None else w * (f - o)
     dens = _apply(f, ones, t, sigma) + _DENSITY_EPS
-    return t, _apply(f, resid, t, sigma) / dens, dens
-
-
-def _smooth_ece_sigma(f, o, w, sigma):
-    _, r, dens = _smooth_at(f, o, w, sigma)
+    r = _apply(f, resid, t, sigma) / dens
     return float(np.sum(np.abs(r) * dens) / np.sum(dens))
 
 
@@ -95,29 +90,10 @@ def _smooth_ece_rows(f, o, w):
     return _smooth_ece_sigma(f, o, w, sigma), sigma
 
 
-_PARAMS = """
-    y_true : array-like of shape (n_samples,)
-        True labels (a ``torch.Tensor`` is accepted).
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Probabilities (or logits with ``input_type="logits"``); a 1-D array is
-        the probability of the second class of a binary problem.
-    kind : {"top-label", "classwise", "binary"}, default="top-label"
-        The event: top-label confidence against correctness, the column
-        ``class_index`` against ``1[y = labels[class_index]]``, or the
-        positive class of a binary problem.
-    class_index : int, default=None
-        Column of ``y_prob`` for ``kind="classwise"`` (required there).
-    sample_weight : array-like of shape (n_samples,), default=None
+_PARAMS = event_params("""
         Non-negative frequency weights (a weight of 2 is the same as the row
         repeated; the density floor of the reference code is absolute, so the
-        weights' scale matters, as the number of rows does there).
-    input_type : {"probabilities", "logits"}, default="probabilities"
-        How to read ``y_prob``.
-    labels : array-like of shape (n_classes,), default=None
-        Class of each column of ``y_prob`` (see :func:`calibration_error`).
-    pos_label : int, float, bool or str, default=None
-        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
-        :func:`calibration_error`).""".strip()
+        weights' scale matters, as the number of rows does there).""")
 
 
 @validated("kind", "class_index", "input_type", "return_bandwidth")

@@ -281,17 +281,6 @@ def _check_proba_values(p, lo, hi, binary_1d, tol):
         )
 
 
-def _check_sample_weight(sample_weight, n_samples, like=None):
-    """The calibrators' weight validation (float64, a tensor on ``like``'s device for a tensor).
-
-    Every metric is a weighted mean or a weight fraction, so only the ratios of
-    the weights matter: they are divided by their maximum, so that weights of
-    any magnitude (down to subnormal ones) neither underflow nor overflow in
-    the products with the scores.
-    """
-    return check_sample_weight(sample_weight, n_samples, like=like, relative=True)
-
-
 def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabilities",
                   labels=None, pos_label=None, binary=False):
     """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
@@ -324,7 +313,9 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
         y_true, p.shape, binary_1d, labels, names, pos_label, binary
     )
     y_idx = like_input(y_idx, p)  # a tensor on the device of a tensor p
-    w = _check_sample_weight(sample_weight, p.shape[0], like=p)
+    # only the ratios of the weights matter: divided by their maximum, weights of
+    # any magnitude neither underflow nor overflow in the products with the scores
+    w = check_sample_weight(sample_weight, p.shape[0], like=p, relative=True)
     if input_type == "probabilities":
         _check_proba_values(p, lo, hi, binary_1d, tol)
     return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, pos)
@@ -352,6 +343,15 @@ def _numpy_scores(y_prob):
     return p, names, lo, hi, True
 
 
+def _n_classes(shape, binary_1d, n_labels):
+    """The number of classes of a ``y_prob`` of ``shape`` with ``n_labels`` labels."""
+    if not binary_1d and shape[1] < 2:
+        raise ValueError("y_prob must have at least 2 columns.")
+    if n_labels != shape[0]:
+        raise ValueError(f"y_true has {n_labels} samples but y_prob has {shape[0]}.")
+    return 2 if binary_1d else shape[1]
+
+
 def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
                 binary=False):
     """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``.
@@ -359,12 +359,8 @@ def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
     ``names``: the column names of a DataFrame ``y_prob``; when they are the
     labels of ``y_true`` the columns are matched to the labels by name.
     """
-    n_classes = 2 if binary_1d else shape[1]
-    if not binary_1d and n_classes < 2:
-        raise ValueError("y_prob must have at least 2 columns.")
     y = _to_numpy_labels(y_true)
-    if y.shape[0] != shape[0]:
-        raise ValueError(f"y_true has {y.shape[0]} samples but y_prob has {shape[0]}.")
+    n_classes = _n_classes(shape, binary_1d, y.shape[0])
     if not binary_1d:
         labels = classes_from_column_names(names, y, labels, name="labels")
     return _encode_labels(y, n_classes, labels, binary_1d, pos_label, binary)

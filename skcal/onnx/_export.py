@@ -71,13 +71,11 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import TemperatureScaler
+    >>> from skcal.datasets import make_logits
     >>> from skcal.onnx import to_onnx
-    >>> rng = np.random.default_rng(0)
-    >>> Z = rng.normal(size=(100, 3)) * 3
-    >>> y = (Z + 3 * rng.normal(size=(100, 3))).argmax(axis=1)
-    >>> model = to_onnx(TemperatureScaler().fit(Z, y))
+    >>> X, y = make_logits(100, 3)
+    >>> model = to_onnx(TemperatureScaler().fit(X, y))
     >>> [o.name for o in model.graph.output]
     ['probabilities', 'log_probabilities']
     """

@@ -7,16 +7,15 @@ active-set Newton solver of :mod:`skcal.ovr._logistic`.
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._backend import _ovr as ops
 from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, class_label, unzip_maps
 from ._beta_ovr import BATCH_MIN_ROWS, beta_map, fit_beta_ovr32
@@ -232,15 +231,13 @@ class BetaCalibrator(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import BetaCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> bc = BetaCalibrator().fit(scores, y)
-    >>> bool(bc.a_ >= 0 and bc.b_ >= 0)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> bc = BetaCalibrator().fit(X, y)
+    >>> bool(bc.a_ >= 0 and bc.b_ >= 0)  # a non-decreasing map
     True
-    >>> bc.predict_proba(scores).shape
+    >>> bc.predict_proba(X).shape
     (1000, 2)
     """
 
@@ -249,8 +246,7 @@ class BetaCalibrator(OneVsRestCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "parameters": [StrOptions({"abm", "am", "ab"})],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
@@ -263,9 +259,7 @@ class BetaCalibrator(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=200,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.parameters = parameters
         self.tol = tol
         self.max_iter = max_iter

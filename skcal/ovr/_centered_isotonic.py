@@ -267,9 +267,7 @@ class CenteredIsotonicScaler(IsotonicScaler):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     clip : float in [0, 0.5) or None, default=1e-6
         ``eps``: the map is ``clip(cir(s), eps, 1 - eps)``, so that no
         predicted probability is exactly 0 or 1 and the log loss stays
@@ -325,11 +323,10 @@ class CenteredIsotonicScaler(IsotonicScaler):
     --------
     >>> import numpy as np
     >>> from skcal import CenteredIsotonicScaler, IsotonicScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> p_cir = CenteredIsotonicScaler().fit(scores, y).predict_proba(scores)[:, 1]
-    >>> p_iso = IsotonicScaler().fit(scores, y).predict_proba(scores)[:, 1]
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> p_cir = CenteredIsotonicScaler().fit(X, y).predict_proba(X)[:, 1]
+    >>> p_iso = IsotonicScaler().fit(X, y).predict_proba(X)[:, 1]
     >>> len(np.unique(p_cir)) > 10 * len(np.unique(p_iso))  # far fewer ties
     True
     """

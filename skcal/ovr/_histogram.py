@@ -125,9 +125,7 @@ class HistogramCalibrator(HostStepMapCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     n_bins : int, default=10
         Number of bins (Zadrozny & Elkan use 10).
     strategy : {"quantile", "uniform"}, default="quantile"
@@ -200,13 +198,11 @@ class HistogramCalibrator(HostStepMapCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import HistogramCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> hc = HistogramCalibrator(n_bins=5).fit(scores, y)
-    >>> hc.bin_probabilities_.shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> hc = HistogramCalibrator(n_bins=5).fit(X, y)
+    >>> hc.bin_probabilities_.shape  # the frequency of class 1 in each bin
     (5,)
     """
 
@@ -221,9 +217,7 @@ class HistogramCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_bins=10,
                  strategy="quantile", smoothing=2.0):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_bins = n_bins
         self.strategy = strategy
         self.smoothing = smoothing

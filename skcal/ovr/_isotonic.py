@@ -38,9 +38,7 @@ class IsotonicScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     clip : float in [0, 0.5) or None, default=1e-6
         ``eps``: bound every fitted map to ``[eps, 1 - eps]`` (the ``y_min`` /
         ``y_max`` of the isotonic fits), so that no predicted probability is
@@ -118,14 +116,11 @@ class IsotonicScaler(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import IsotonicScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> iso = IsotonicScaler(clip=1e-3).fit(scores, y)
-    >>> P = iso.predict_proba(scores)
-    >>> P.shape, bool(P.min() >= 1e-3)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> P = IsotonicScaler(clip=1e-3).fit(X, y).predict_proba(X)
+    >>> P.shape, bool(P.min() >= 1e-3)  # clipped: no probability 0 or 1
     ((1000, 2), True)
     """
 
@@ -137,9 +132,7 @@ class IsotonicScaler(OneVsRestCalibrator):
     }
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto", clip=1e-6):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.clip = clip
 
     def _new_calibrator(self):

@@ -8,12 +8,11 @@ come from :mod:`skcal.ovr._base` and :mod:`skcal._backend._ovr`.
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._backend import _numpy
 from .._backend import _ovr as ops
@@ -27,7 +26,7 @@ from .._backend._ovr import (
     ovr_row_stats32,
     param_like,
 )
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ._base import OneVsRestCalibrator, class_label, label_positions, unzip_maps
@@ -813,9 +812,7 @@ class PlattScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets ``t+ = (N+ + 1) / (N+ + 2)`` for
         positives and ``t- = 1 / (N- + 2)`` for negatives (``N+``, ``N-``:
@@ -952,15 +949,13 @@ class PlattScaler(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import PlattScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))  # over-confident log-odds
-    >>> ps = PlattScaler().fit(scores, y)
-    >>> bool(0 < ps.a_ < 1)  # the sigmoid is flatter than the raw scores
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)  # over-confident logits
+    >>> ps = PlattScaler().fit(X, y)
+    >>> bool(0 < ps.a_ < 1)  # the sigmoid is flatter than the raw log-odds
     True
-    >>> ps.predict_proba(scores).shape
+    >>> ps.predict_proba(X).shape
     (1000, 2)
     """
 
@@ -970,8 +965,7 @@ class PlattScaler(OneVsRestCalibrator):
         **BaseCalibrator._parameter_constraints,
         "target_smoothing": ["boolean"],
         "score_scale": [StrOptions({"auto", "log_odds", "probability"})],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
@@ -985,9 +979,7 @@ class PlattScaler(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.target_smoothing = target_smoothing
         self.score_scale = score_scale
         self.tol = tol

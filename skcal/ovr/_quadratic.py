@@ -9,19 +9,17 @@ combination and the exports come from :mod:`skcal.ovr._base`.
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
 from .._backend._ovr import param_like
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator
-from ._logistic import DenseDesign, fit_logistic_bounded
+from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
 from ._platt import _FLAT_SD, _is_separable, fit_platt
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
@@ -41,31 +39,62 @@ SUMMARY_MIN_ROWS = 20_000
 SUMMARY_BINS = 16384
 
 
-def _summary_start(u, v, t, w, theta0, max_iter):
+def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candidate=None):
     """Optimum of the binned summary of ``(u, v, t, w)`` (see :data:`SUMMARY_BINS`), or ``theta0``.
 
-    ``w`` None: unit weights.
+    ``w`` None: unit weights; ``work`` an n-vector the bin positions may be
+    computed in (overwritten); ``buffers`` a :class:`WorkBuffers` lending
+    the vector of bin indices. Also returns whether the bins alone show
+    that the 0/1 targets ``t`` (rows of positive weight) are not separated
+    by a threshold of ``u``: some positive lies in a lower bin than some
+    negative and some negative in a lower bin than some positive (the bins
+    are monotone in ``u``); False when undecided. ``candidate``: another
+    start (same parametrisation as ``theta0``), taken when the summary's
+    loss is lower there.
     """
     lo, hi = float(u.min()), float(u.max())
     if not hi > lo:
-        return theta0, 0
-    idx = u - lo
+        return theta0, 0, False
+    idx = np.subtract(u, lo, out=work)
     idx *= (SUMMARY_BINS - 1e-9) / (hi - lo)
-    idx = idx.astype(np.intp)
+    if buffers is None:
+        idx = idx.astype(np.intp)
+    else:
+        bins = buffers.get("bins", idx.shape, np.intp)
+        np.copyto(bins, idx, casting="unsafe")  # astype's truncation, in place
+        idx = bins
 
     def binsum(x):
         return np.bincount(idx, weights=x if w is None else w * x, minlength=SUMMARY_BINS)
 
     wb = np.bincount(idx, weights=w, minlength=SUMMARY_BINS).astype(np.float64)
+    tsum = binsum(t)
+    # a bin holds a positive iff its summed w t > 0, a negative iff its summed w
+    # exceeds that (equal sums when every row is positive: the same additions)
+    pos, neg = np.flatnonzero(tsum > 0), np.flatnonzero(wb > tsum)
+    interleaved = bool(pos.size and neg.size and pos[0] < neg[-1] and neg[0] < pos[-1])
     keep = wb > 0
     wb = wb[keep]
-    tb, ub, vb = (binsum(x)[keep] / wb for x in (t, u, v))
-    theta, it, ok = fit_logistic_bounded(DenseDesign(np.column_stack([ub, vb, np.ones_like(ub)])), tb, wb,
-                                         theta0=theta0, tol=1e-14, max_iter=max_iter)
-    return (theta if ok and np.all(np.isfinite(theta)) else theta0), it
+    tb = tsum[keep] / wb
+    ub, vb = (binsum(x)[keep] / wb for x in (u, v))
+    Xb = np.column_stack([ub, vb, np.ones_like(ub)])
+    start = theta0
+    if candidate is not None and np.all(np.isfinite(candidate)):
+        wbsum = float(wb.sum())
+        if logistic_loss(Xb @ candidate, tb, wb, wbsum) < logistic_loss(Xb @ theta0, tb, wb, wbsum):
+            start = candidate
+    theta, it, ok = fit_logistic_bounded(DenseDesign(Xb), tb, wb,
+                                         theta0=start, tol=1e-14, max_iter=max_iter)
+    return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
-def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100):
+def _fit_buffers(n):
+    """A :class:`WorkBuffers` holding one fit's ten n-vectors (targets, design, bins, evaluation) in one block."""
+    return WorkBuffers(10 * (8 * n + 64))
+
+
+def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
+                  buffers=None, start=None):
     """Fit ``P(y = 1 | s) = sigmoid(a s + q s^2 + b)`` by (smoothed) maximum likelihood.
 
     Parameters
@@ -86,6 +115,13 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     max_iter : int, default=100
         Maximum number of Newton iterations (the binned summary's and the full
         fit each).
+    buffers : skcal.ovr._logistic.WorkBuffers, default=None
+        Lends the fit's n-vectors (design, targets, bins, evaluation work),
+        for a loop of fits on equally long scores (one per class).
+    start : tuple (a, q, b), default=None
+        A candidate start (e.g. the previous class's map), taken for the
+        binned summary's iteration when its loss there is lower than that
+        of Platt's start; it changes the iterations, not the optimum.
 
     Returns
     -------
@@ -126,32 +162,38 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
     n = s.size
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    wsum = float(w.sum())
+    if buffers is None:
+        buffers = _fit_buffers(n)
+    # unit weights: no weight vector (every weighted sum is a plain one)
+    w = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+
+    def wdot(x, z):  # sum_i w_i x_i z_i
+        return float(np.dot(x, z)) if w is None else float(np.dot(w * x, z))
+
+    wsum = float(n) if w is None else float(w.sum())
     # Platt's prior and start, counted in rows (fit_platt, :ref:`sample-weights`)
     unit = weight_unit(sample_weight)
-    n_pos = float(np.dot(w, y)) / unit
+    n_pos = float(np.count_nonzero(y) if w is None else np.dot(w, y)) / unit
     n_neg = wsum / unit - n_pos
+    t = np.empty(n) if buffers is None else buffers.get("targets", (n,))
     if target_smoothing:
-        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+        t.fill(1.0 / (n_neg + 2.0))
+        np.copyto(t, (n_pos + 1.0) / (n_pos + 2.0), where=y)
     else:
-        t = y.astype(np.float64)
+        np.copyto(t, y)
     # the design [u, v, 1] written in place into one (3, n) array: every
     # fresh n-vector costs page faults comparable to its arithmetic
-    D = np.empty((3, n))
+    D = np.empty((3, n)) if buffers is None else buffers.get("design", (3, n))
     u, v = D[0], D[1]
-    mu = float(np.dot(w, s)) / wsum
+    mu = (float(s.sum()) if w is None else float(np.dot(w, s))) / wsum
     np.subtract(s, mu, out=u)
-    np.multiply(w, u, out=v)
-    sd = math.sqrt(float(np.dot(v, u)) / wsum)
+    sd = math.sqrt(wdot(u, u) / wsum)
     sd2 = 0.0
     if sd > _FLAT_SD * abs(mu):
         u /= sd
         np.multiply(u, u, out=v)
         v -= 1.0
-        D[2] = v
-        D[2] *= w
-        sd2 = math.sqrt(float(np.dot(D[2], v)) / wsum)
+        sd2 = math.sqrt(wdot(v, v) / wsum)
     if not sd2 > 1e-12:
         # constant scores, or u^2 constant (two values symmetric about the
         # mean): no quadratic direction; Platt's fit
@@ -160,23 +202,30 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         )
         return A, 0.0, B, n_iter, status
     v /= sd2
-    D[2] = 1.0
-    X = DenseDesign.from_rows(D)
     theta0 = np.array([0.0, 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))])
-    it0 = 0
+    it0, interleaved = 0, False
     if n >= SUMMARY_MIN_ROWS:
         # the binned summary first: the full-data iteration starts next to the optimum
-        theta0, it0 = _summary_start(u, v, t, None if sample_weight is None else w,
-                                     theta0, max_iter)
+        candidate = None
+        if start is not None:
+            # (a, q, b) on this fit's features: f = a1 u + a2 v + c, s = mu + sd u, u^2 = sd2 v + 1
+            a0, q0, b0 = (float(x) for x in start)
+            candidate = np.array([(a0 + 2.0 * q0 * mu) * sd, q0 * sd * sd * sd2,
+                                  q0 * sd * sd + a0 * mu + q0 * mu * mu + b0])
+        theta0, it0, interleaved = _summary_start(u, v, t, w, theta0, max_iter, work=D[2],
+                                                  buffers=buffers, candidate=candidate)
+    D[2] = 1.0
+    X = DenseDesign.from_rows(D, buffers)
     theta, it1, converged, F = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol,
-                                                    max_iter=max_iter, full_output=True)
+                                                    max_iter=max_iter, full_output=True,
+                                                    buffers=buffers)
     a1, a2, c = (float(x) for x in theta)
     # f = a1 u + a2 (u^2 - 1) / sd2 + c with u = (s - mu) / sd
     q = a2 / (sd2 * sd * sd)
     a = a1 / sd - 2.0 * q * mu
     b = c - a2 / sd2 - a1 * mu / sd + q * mu * mu
     if not target_smoothing and (
-        F < SEPARATED_NLL or _is_separable(s, y, w)
+        F < SEPARATED_NLL or (not interleaved and _is_separable(s, y, w))
     ):
         status = "separable"
     elif converged:
@@ -200,9 +249,7 @@ class QuadraticScaler(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    %(classes)s
-    %(backend)s
+    %(calibrator_params)s
     target_smoothing : bool, default=True
         Fit against Platt's smoothed targets, counted in rows, exactly as
         :class:`PlattScaler` (see its ``target_smoothing`` and
@@ -276,13 +323,11 @@ class QuadraticScaler(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import QuadraticScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=2000)
-    >>> s = 3.0 * (2 * y - 1 + rng.normal(size=2000))
-    >>> qs = QuadraticScaler().fit(s, y)
-    >>> qs.predict_proba(s).shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 2, scale=3.0)
+    >>> qs = QuadraticScaler().fit(X, y)
+    >>> qs.predict_proba(X).shape
     (2000, 2)
     >>> bool(abs(qs.q_) < 0.05)  # nearly Platt on well-specified scores
     True
@@ -294,8 +339,7 @@ class QuadraticScaler(OneVsRestCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "target_smoothing": ["boolean"],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
@@ -308,18 +352,29 @@ class QuadraticScaler(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.target_smoothing = target_smoothing
         self.tol = tol
         self.max_iter = max_iter
 
+    def _fit_multiclass(self, Z, y, sample_weight):
+        # the classes' fits reuse one set of n-vectors (no fresh pages per class)
+        # and each starts its summary's iteration from the previous class's map
+        # when that fits its summary better than Platt's start
+        self._buffers, self._previous_map = _fit_buffers(Z.shape[0]), None
+        try:
+            return super()._fit_multiclass(Z, y, sample_weight)
+        finally:
+            del self._buffers, self._previous_map
+
     def _fit_map(self, s, t, sample_weight, label):
         a, q, b, n_iter, status = fit_quadratic(
             s, t, sample_weight, target_smoothing=self.target_smoothing, tol=self.tol,
-            max_iter=self.max_iter,
+            max_iter=self.max_iter, buffers=getattr(self, "_buffers", None),
+            start=getattr(self, "_previous_map", None),
         )
+        if hasattr(self, "_previous_map") and status == "converged":
+            self._previous_map = (a, q, b)
         if status == "separable":
             warnings.warn(
                 f"The scores separate {label} from the other class(es) on the "

@@ -164,11 +164,10 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
     --------
     >>> import numpy as np
     >>> from skcal import ScalingBinningCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> sb = ScalingBinningCalibrator(n_bins=10).fit(scores, y)
-    >>> len(np.unique(sb.predict_proba(scores)[:, 1]))
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> sb = ScalingBinningCalibrator(n_bins=10).fit(X, y)
+    >>> len(np.unique(sb.predict_proba(X)[:, 1]))  # one probability per bin
     10
     """
 
@@ -180,9 +179,7 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_bins=10,
                  scaling="platt"):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_bins = n_bins
         self.scaling = scaling
 

@@ -2,7 +2,7 @@
 
 import math
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from scipy.interpolate import BSpline, PPoly
@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._backend._ovr import stack_columns
 from .._backend._steps import piecewise_poly
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
@@ -332,9 +332,9 @@ class SplineCalibrator(OneVsRestCalibrator):
     --------
     >>> import numpy as np
     >>> from skcal import SplineCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> scores = X[:, 1] - X[:, 0]  # a binary problem as one score: the log-odds
     >>> sc = SplineCalibrator(monotone=True).fit(scores, y)
     >>> P = sc.predict_proba(np.sort(scores))[:, 1]
     >>> bool(np.all(np.diff(P) >= 0))
@@ -352,16 +352,13 @@ class SplineCalibrator(OneVsRestCalibrator):
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "monotone": ["boolean"],
         "max_cv_scores": [Interval(Integral, 10, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_knots=20,
                  penalties=DEFAULT_PENALTIES, n_folds=5, monotone=False,
                  max_cv_scores=20000, tol=1e-10, max_iter=200):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_knots = n_knots
         self.penalties = penalties
         self.n_folds = n_folds

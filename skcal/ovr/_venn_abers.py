@@ -211,13 +211,12 @@ class VennAbersCalibrator(HostStepMapCalibrator):
     --------
     >>> import numpy as np
     >>> from skcal import VennAbersCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=1000)
-    >>> scores = 4.0 * (2 * y - 1 + rng.normal(size=1000))
-    >>> va = VennAbersCalibrator().fit(scores, y)
-    >>> p0, p1 = va.predict_interval(scores[:3])
-    >>> p = va.predict_proba(scores[:3])[:, 1]
-    >>> bool(np.all((p0 <= p) & (p <= p1)))
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 2)
+    >>> va = VennAbersCalibrator().fit(X, y)
+    >>> p0, p1 = va.predict_interval(X[:3])
+    >>> p = va.predict_proba(X[:3])[:, 1]
+    >>> bool(np.all((p0 <= p) & (p <= p1)))  # the point estimate is in the interval
     True
     """
 
@@ -229,9 +228,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", method="ivap",
                  n_folds=5):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.method = method
         self.n_folds = n_folds
 

@@ -6,14 +6,14 @@ has its own documented objective, attributes and defaults.
 """
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._backend import _matrix as mk
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine
 from ._temperature import fit_temperature
@@ -73,17 +73,14 @@ class _RestrictedVectorScaler(BaseCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
         self, *, input_type="logits", classes=None, backend="auto", alpha=1e-4,
         tol=1e-10, max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.alpha = alpha
         self.tol = tol
         self.max_iter = max_iter
@@ -234,13 +231,12 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import BiasCorrectedTemperatureScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=2000)
-    >>> z = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3))) + [1.0, 0.0, 0.0]
-    >>> bcts = BiasCorrectedTemperatureScaler().fit(z, y)
-    >>> bool(bcts.intercept_[0] < bcts.intercept_[1])
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 3)
+    >>> X = X + [1.0, 0.0, 0.0]  # logits biased towards class 0
+    >>> bcts = BiasCorrectedTemperatureScaler().fit(X, y)
+    >>> bool(bcts.intercept_[0] < bcts.intercept_[1])  # the bias is removed
     True
     """
 
@@ -304,12 +300,10 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import NoBiasVectorScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=2000)
-    >>> z = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3)))
-    >>> NoBiasVectorScaler().fit(z, y).coef_.shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 3)
+    >>> NoBiasVectorScaler().fit(X, y).coef_.shape  # one scale per class
     (3,)
     """
 

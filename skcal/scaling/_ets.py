@@ -2,15 +2,13 @@
 
 import math
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
 from .._backend import _matrix as mk
 from ._temperature import fit_temperature
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 
@@ -243,13 +241,12 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     --------
     >>> import numpy as np
     >>> from skcal import EnsembleTemperatureScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 4, size=2000)
-    >>> z = 5.0 * (np.eye(4)[y] + rng.normal(size=(2000, 4)))
-    >>> ets = EnsembleTemperatureScaler().fit(z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 4, scale=5.0)
+    >>> ets = EnsembleTemperatureScaler().fit(X, y)
     >>> ets.weights_.shape, bool(np.isclose(ets.weights_.sum(), 1.0))
     ((3,), True)
-    >>> bool((ets.predict(z) == z.argmax(axis=1)).all())
+    >>> bool((ets.predict(X) == X.argmax(axis=1)).all())  # the argmax is kept
     True
     """
 
@@ -261,16 +258,13 @@ class EnsembleTemperatureScaler(BaseCalibrator):
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
         self, *, input_type="logits", classes=None, backend="auto", tol=1e-10, max_iter=100
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.tol = tol
         self.max_iter = max_iter
 

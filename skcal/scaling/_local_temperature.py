@@ -400,15 +400,13 @@ class LocalTemperatureScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import LocalTemperatureScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=600)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(600, 3)))
-    >>> lts = LocalTemperatureScaler(max_iter=50).fit(logits, y)
-    >>> lts.predict_proba(logits).shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(600, 3)
+    >>> lts = LocalTemperatureScaler(max_iter=50).fit(X, y)
+    >>> lts.predict_proba(X).shape
     (600, 3)
-    >>> bool((lts.predict(logits) == logits.argmax(axis=1)).all())
+    >>> bool((lts.predict(X) == X.argmax(axis=1)).all())  # the argmax is kept
     True
     """
 
@@ -450,9 +448,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         shrink_threshold=2.0,
         random_state=0,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.n_extra_features = n_extra_features
         self.top_k = top_k
         self.hidden_layer_sizes = hidden_layer_sizes

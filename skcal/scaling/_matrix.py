@@ -9,7 +9,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._backend import _matrix as mk
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils._weights import weight_unit
@@ -101,9 +101,7 @@ class _AffineCalibrator(BaseCalibrator):
         self, *, input_type, classes, backend, reg_lambda, reg_mu, reg_grid, n_splits, tol,
         max_iter,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
         self.reg_grid = reg_grid
@@ -329,8 +327,7 @@ _COMMON_CONSTRAINTS = {
     "reg_mu": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
     "reg_grid": ["array-like", None],
     "n_splits": [Interval(Integral, 2, None, closed="left")],
-    "tol": [Interval(Real, 0, None, closed="neither")],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    **SOLVER_CONSTRAINTS,
 }
 
 #: Docstring entries of MatrixScaler, DirichletCalibrator and
@@ -470,15 +467,13 @@ class MatrixScaler(_AffineCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import MatrixScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=3000)
-    >>> z = 3.0 * (np.eye(3)[y] + rng.normal(size=(3000, 3)))
-    >>> ms = MatrixScaler().fit(z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(3000, 3, scale=3.0)
+    >>> ms = MatrixScaler().fit(X, y)
     >>> ms.coef_.shape, ms.intercept_.shape
     ((3, 3), (3,))
-    >>> ms.predict_proba(z).sum(axis=1)[:2]
+    >>> ms.predict_proba(X).sum(axis=1)[:2]
     array([1., 1.])
     """
 
@@ -587,13 +582,12 @@ class DirichletCalibrator(_AffineCalibrator):
     --------
     >>> import numpy as np
     >>> from skcal import DirichletCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=3000)
-    >>> z = 3.0 * (np.eye(3)[y] + rng.normal(size=(3000, 3)))
-    >>> dc = DirichletCalibrator(reg_lambda=1e-3).fit(z, y)
-    >>> dc.coef_.shape
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(3000, 3, scale=3.0)
+    >>> dc = DirichletCalibrator(reg_lambda=1e-3).fit(X, y)
+    >>> dc.coef_.shape  # a full matrix on the log-probabilities
     (3, 3)
-    >>> bool(np.allclose(dc.predict_proba(z).sum(axis=1), 1.0))
+    >>> bool(np.allclose(dc.predict_proba(X).sum(axis=1), 1.0))
     True
     """
 

@@ -108,13 +108,12 @@ class StructuredVectorScaler(_AffineCalibrator):
     --------
     >>> import numpy as np
     >>> from skcal import StructuredVectorScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=3000)
-    >>> z = 3.0 * (np.eye(3)[y] + rng.normal(size=(3000, 3)))
-    >>> svs = StructuredVectorScaler().fit(z, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(3000, 3, scale=3.0)
+    >>> svs = StructuredVectorScaler().fit(X, y)
     >>> svs.coef_.shape, svs.intercept_.shape
     ((3, 3), (3,))
-    >>> bool(np.allclose(svs.predict_proba(z).sum(axis=1), 1.0))
+    >>> bool(np.allclose(svs.predict_proba(X).sum(axis=1), 1.0))
     True
     """
 

@@ -2,13 +2,11 @@
 
 import math
 import warnings
-from numbers import Integral, Real
 
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
 from .._backend import _numpy
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
@@ -415,15 +413,13 @@ class TemperatureScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import TemperatureScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=1000)
-    >>> logits = 5.0 * (np.eye(3)[y] + rng.normal(size=(1000, 3)))
-    >>> ts = TemperatureScaler().fit(logits, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(1000, 3, scale=5.0)
+    >>> ts = TemperatureScaler().fit(X, y)
     >>> bool(ts.temperature_ > 1)  # over-confident logits are softened
     True
-    >>> ts.predict_proba(logits).shape
+    >>> ts.predict_proba(X).shape
     (1000, 3)
     """
 
@@ -436,8 +432,7 @@ class TemperatureScaler(BaseCalibrator):
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
@@ -449,9 +444,7 @@ class TemperatureScaler(BaseCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.tol = tol
         self.max_iter = max_iter
 

@@ -1,7 +1,7 @@
 """Vector scaling (Guo et al. 2017): a per-class scale and bias on the logits."""
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._temperature import _weight_total, fit_temperature
-from ..base import BaseCalibrator
+from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE
@@ -559,17 +559,16 @@ class VectorScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skcal import VectorScaler
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=2000)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(2000, 3))) + [2.0, 0.0, 0.0]
-    >>> vs = VectorScaler().fit(logits, y)
+    >>> from skcal.datasets import make_logits
+    >>> X, y = make_logits(2000, 3)
+    >>> X = X + [2.0, 0.0, 0.0]  # logits biased towards class 0
+    >>> vs = VectorScaler().fit(X, y)
     >>> vs.coef_.shape, vs.intercept_.shape
     ((3,), (3,))
     >>> bool(vs.intercept_[0] < vs.intercept_[1])  # the bias of class 0 is removed
     True
-    >>> vs.predict_proba(logits).sum(axis=1)[:3]
+    >>> vs.predict_proba(X).sum(axis=1)[:3]
     array([1., 1., 1.])
     """
 
@@ -581,8 +580,7 @@ class VectorScaler(BaseCalibrator):
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
@@ -595,9 +593,7 @@ class VectorScaler(BaseCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.alpha = alpha
         self.tol = tol
         self.max_iter = max_iter

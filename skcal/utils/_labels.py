@@ -217,24 +217,33 @@ def classes_from_column_names(names, y, classes=None, *, name="classes"):
 
 
 def _unique_inverse(y):
-    """``np.unique(y, return_inverse=True)``, by counting for small non-negative integers.
+    """``np.unique(y, return_inverse=True)``, by counting for integers in a small range.
 
-    Integer labels in ``0..max`` with ``max`` below ``4 * len(y) + 256`` (the
-    usual encoding) are counted with ``np.bincount`` in O(n) instead of
-    sorted; the result is identical.
+    Integer labels spanning fewer than ``4 * len(y) + 256`` values (the
+    usual encodings: ``0..K-1``, ``-1 / +1``) and boolean labels are counted
+    with ``np.bincount`` in O(n) instead of sorted (two adjacent values, the
+    binary case, need no count: the minimum and maximum are both labels);
+    the result is identical (classes of ``y``'s dtype, sorted; an int64
+    inverse).
     """
-    if (
-        y.dtype.kind in "iu"
-        and y.size
-        and y.min() >= 0
-        and int(y.max()) < 4 * y.size + 256
-    ):
-        classes = np.flatnonzero(np.bincount(y)).astype(y.dtype)
-        if len(classes) == int(y.max()) + 1:
-            return classes, y.astype(np.int64)
-        lut = np.zeros(int(y.max()) + 1, dtype=np.int64)
-        lut[classes] = np.arange(len(classes))
-        return classes, lut[y]
+    if y.size and y.dtype.kind == "b":
+        classes, inverse = _unique_inverse(y.view(np.uint8))
+        return classes.astype(bool), inverse
+    if y.dtype.kind in "iu" and y.size:
+        lo, hi = int(y.min()), int(y.max())
+        if -(2**62) < lo and hi < 2**62 and hi - lo < 4 * y.size + 256:
+            z = y.astype(np.int64)
+            if lo:
+                z -= lo
+            if hi - lo <= 1:
+                return np.arange(lo, hi + 1).astype(y.dtype), z
+            present = np.flatnonzero(np.bincount(z, minlength=hi - lo + 1))
+            classes = (present + lo).astype(y.dtype)
+            if len(present) == hi - lo + 1:
+                return classes, z
+            lut = np.zeros(hi - lo + 1, dtype=np.int64)
+            lut[present] = np.arange(len(present))
+            return classes, lut[z]
     return np.unique(y, return_inverse=True)
 
 
@@ -281,6 +290,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
         and ``classes`` is None, or the mapping from labels to columns is
         ambiguous.
     """
+    labels = None  # the distinct labels of y, when found
     if classes is not None:
         raw = classes
         classes = np.asarray(classes)
@@ -311,6 +321,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
     else:
         how = _pass_classes(name, owner)
         classes, y_enc = _unique_inverse(y)
+        labels = classes  # every one occurs in y
         single_ok = (
             allow_single
             and len(classes) == 1
@@ -373,7 +384,9 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
                     f"belongs to which column is ambiguous; pass {how} with the "
                     "label of each column (e.g. the classifier's classes_)."
                 )
-    if len(y_enc):
+    if labels is not None:  # the classes of y, perhaps completed to 0..n_columns-1
+        missing = np.setdiff1d(classes, labels)
+    elif len(y_enc):
         seen = np.bincount(y_enc, minlength=len(classes)) > 0
         missing = np.setdiff1d(classes, classes[seen])
     else:

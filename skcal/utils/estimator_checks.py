@@ -56,9 +56,10 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
+from ..datasets import make_logits
+
 __all__ = [
     "SKLEARN_CHECKS_NOT_APPLICABLE",
-    "make_logits",
     "calibrator_checks",
     "check_calibrator",
     "parametrize_with_calibrator_checks",
@@ -80,32 +81,6 @@ SKLEARN_CHECKS_NOT_APPLICABLE = {
     "check_classifiers_train": _WRONG_SHAPE.format("check_predict_consistency, check_wrong_column_count"),
     "check_estimators_dtypes": _WRONG_SHAPE.format("check_dtypes"),
 }
-
-
-def make_logits(n_samples=300, n_classes=3, *, scale=4.0, seed=0, dtype=np.float64):
-    """Over-confident synthetic logits with labels, for checks.
-
-    Parameters
-    ----------
-    n_samples : int, default=300
-    n_classes : int, default=3
-    scale : float, default=4.0
-        Multiplies signal plus noise: large values make the logits over-confident.
-    seed : int, default=0
-    dtype : numpy dtype, default=np.float64
-
-    Returns
-    -------
-    X : ndarray of shape (n_samples, n_classes)
-        ``scale * (1.5 * onehot(y) + N(0, 1))``.
-    y : ndarray of shape (n_samples,), int64
-        Labels in ``0..n_classes-1``, every class present.
-    """
-    rng = np.random.default_rng(seed)
-    y = np.arange(n_samples) % n_classes
-    rng.shuffle(y)
-    X = scale * (1.5 * np.eye(n_classes)[y] + rng.normal(size=(n_samples, n_classes)))
-    return X.astype(dtype), y.astype(np.int64)
 
 
 def _quiet(fn, *args, **kwargs):

@@ -85,6 +85,27 @@ def test_quadratic_multiclass_is_the_binary_fit_of_each_ovr_column():
                                atol=1e-9)
 
 
+def test_quadratic_multiclass_reused_buffers_give_each_class_its_own_fit():
+    """From SUMMARY_MIN_ROWS rows the classes' fits share work vectors: each is still its own fit."""
+    from skcal._backend._ovr import ovr_log_odds
+    from skcal.ovr._quadratic import SUMMARY_MIN_ROWS, fit_quadratic
+
+    rng = np.random.default_rng(5)
+    k, n = 3, SUMMARY_MIN_ROWS + 1000
+    y = rng.integers(0, k, size=n)
+    z = 2.0 * (np.eye(k)[y] + rng.normal(size=(n, k)))
+    for smoothing in (True, False):
+        est = QuadraticScaler(target_smoothing=smoothing).fit(z, y)
+        assert not hasattr(est, "_buffers")
+        S = ovr_log_odds(z)
+        for c in range(k):
+            a, q, b, _, status = fit_quadratic(S[:, c], y == c, target_smoothing=smoothing)
+            assert status == "converged"
+            np.testing.assert_allclose([est.a_[c], est.q_[c], est.b_[c]], [a, q, b], rtol=1e-12)
+    (a, q, b), _ = _reference(S[:, 1], y == 1, smoothing=False)
+    np.testing.assert_allclose([est.a_[1], est.q_[1], est.b_[1]], [a, q, b], rtol=1e-6, atol=1e-8)
+
+
 def test_quadratic_separable_without_smoothing_warns():
     s = np.array([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0])
     y = np.array([0, 0, 0, 1, 1, 1])
@@ -96,6 +117,35 @@ def test_quadratic_separable_without_smoothing_warns():
         QuadraticScaler(target_smoothing=False).fit(s2, (np.abs(s2) < 1).astype(int))
     est = QuadraticScaler().fit(s, y)  # smoothed targets: finite optimum
     assert np.isfinite([est.a_, est.q_, est.b_]).all()
+
+
+def test_quadratic_separable_detection_on_the_binned_fit():
+    """From SUMMARY_MIN_ROWS rows the bins decide "not separable" only when they show it."""
+    from skcal.ovr._quadratic import SUMMARY_MIN_ROWS
+
+    rng = np.random.default_rng(7)
+    n = SUMMARY_MIN_ROWS + 5000
+    s = rng.normal(scale=2.0, size=n)
+    # separable with ties at the threshold: both classes hold scores exactly 0
+    s[:10] = 0.0
+    y = (s > 0).astype(int)
+    y[:5] = 1
+    with pytest.warns(Warning, match="separate"):
+        QuadraticScaler(target_smoothing=False).fit(s, y)
+    # rows of zero weight on the wrong side do not count
+    y2 = (s > 0).astype(int)
+    y2[np.argsort(s)[:3]] = 1
+    w = np.ones(n)
+    w[np.argsort(s)[:3]] = 0.0
+    with pytest.warns(Warning, match="separate"):
+        QuadraticScaler(target_smoothing=False).fit(s, y2, sample_weight=w)
+    # overlapping classes: not separable, no warning, the reference optimum
+    y3 = (rng.random(n) < expit(0.6 * s + 0.15 * s * s - 0.4)).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = QuadraticScaler(target_smoothing=False).fit(s, y3)
+    (a, q, b), _ = _reference(s, y3 == 1, smoothing=False)
+    np.testing.assert_allclose([est.a_, est.q_, est.b_], [a, q, b], rtol=1e-6, atol=1e-8)
 
 
 def test_quadratic_rejects_bad_max_iter(bent):
