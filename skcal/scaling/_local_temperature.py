@@ -12,7 +12,6 @@ device for a ``torch.Tensor`` (torch being imported only then). Prediction is
 plain NumPy.
 """
 
-import contextlib
 import math
 import warnings
 from numbers import Integral, Real
@@ -36,8 +35,6 @@ __all__ = ["LocalTemperatureScaler"]
 #: network is not trained and the global temperature is used.
 MIN_ROWS_PER_SPLIT = 20
 
-#: Row chunks of the NumPy objective's (n, K) work: small enough to stay in cache.
-_CHUNK_BYTES = 1 << 20
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -178,88 +175,60 @@ class _Adam:
             p -= (self.lr / bc1) * m / denom
 
 
-def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
+def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, xp, device=None):
     """Gradient and validation-NLL functions of the network's parameters.
 
-    One implementation (manual backpropagation) for NumPy arrays
-    (``device=None``) and for torch tensors on ``device``; only the
-    elementwise functions and the allocation differ. Objective: weighted mean
-    NLL of ``softmax(z / T(x))`` on the training rows plus ``wd * sum ||W||^2``.
-    The ``(n, K)`` work runs over row chunks (cache-sized on a CPU).
+    One implementation (manual backpropagation) over the array operations of
+    the kernel module ``xp``'s :class:`~skcal._backend._numpy.AffineOps` (NumPy
+    arrays, or torch tensors on ``device``). Objective: weighted
+    mean NLL of ``softmax(z / T(x))`` on the training rows plus
+    ``wd * sum ||W||^2``. The ``(n, K)`` work runs over row chunks
+    (cache-sized on a CPU).
     """
     def part(mask):
         Zm = Zl[mask] - Zl[mask].max(axis=1, keepdims=True)
         yy = y[mask]
-        return phi[mask], Zm, Zm[np.arange(len(yy)), yy], w[mask] / w[mask].sum()
+        arrays = phi[mask], Zm, Zm[np.arange(len(yy)), yy], w[mask] / w[mask].sum()
+        return [xp.from_numpy(np.ascontiguousarray(a), device=device) for a in arrays]
 
     P_tr, Z_tr, zy_tr, w_tr = part(tr)
     P_va, Z_va, zy_va, w_va = part(val)
-    on_cpu = device is None or getattr(device, "type", device) == "cpu"
-    budget = _CHUNK_BYTES if on_cpu else 1 << 28
-    chunks_tr = list(_numpy.chunk_rows(*Z_tr.shape, chunk_bytes=budget))
-    chunks_va = list(_numpy.chunk_rows(*Z_va.shape, chunk_bytes=budget))
-    if device is None:
-        tanh, log, einsum, softplus, sigmoid = np.tanh, np.log, np.einsum, _softplus, _sigmoid
+    ops = xp.affine_ops(Z_tr)  # float64, on Z_tr's device
+    chunks_tr, chunks_va = list(ops.chunks(Z_tr)), list(ops.chunks(Z_va))
+    params = [xp.from_numpy(p, device=device) for p in params]
 
-        def exp_(a):
-            return np.exp(a, out=a)
-
-        def empty(m):
-            return np.empty(m)
-
-        to_np = np.copy
-    else:
-        import torch
-
-        tanh, log, einsum, sigmoid = torch.tanh, torch.log, torch.einsum, torch.sigmoid
-        exp_ = torch.Tensor.exp_
-        zero = torch.zeros((), dtype=torch.float64, device=device)
-
-        def softplus(x):
-            return torch.logaddexp(zero, x)
-
-        def empty(m):
-            return torch.empty(m, dtype=torch.float64, device=device)
-
-        def t(a):
-            return torch.from_numpy(np.ascontiguousarray(a)).to(device)
-
-        P_tr, Z_tr, zy_tr, w_tr, P_va, Z_va, zy_va, w_va = map(
-            t, (P_tr, Z_tr, zy_tr, w_tr, P_va, Z_va, zy_va, w_va))
-        params = [t(p) for p in params]
-
-        def to_np(p):
-            return p.detach().cpu().numpy().copy()
+    def to_np(p):
+        return ops.numpy(ops.copy(p))
 
     def forward(params, P):
         hs = [P]
         for i in range(0, len(params) - 2, 2):
-            hs.append(tanh(hs[-1] @ params[i] + params[i + 1]))
+            hs.append(ops.tanh(hs[-1] @ params[i] + params[i + 1]))
         s = (hs[-1] @ params[-2] + params[-1])[:, 0]
         return hs, s
 
     def val_fn(params):
         _, s = forward(params, P_va)
-        inv_t = 1.0 / (t_min + softplus(s))
+        inv_t = 1.0 / (t_min + ops.softplus(s))
         # log p_y = z_y / T - log sum exp(z / T) (Z_va's row maxima are 0)
-        lse = empty(len(zy_va))
+        lse = ops.empty(len(zy_va), ops.wd)
         for sl in chunks_va:
-            E = exp_(Z_va[sl] * inv_t[sl, None])
-            lse[sl] = log(E.sum(axis=1))
+            E = ops.exp_(Z_va[sl] * inv_t[sl, None])
+            lse[sl] = ops.log(E.sum(axis=1))
         return float(-(w_va @ (zy_va * inv_t - lse)))
 
     def grad_fn(params):
         hs, s = forward(params, P_tr)
-        T = t_min + softplus(s)
+        T = t_min + ops.softplus(s)
         inv_t = 1.0 / T
         # E_p[z_i] under p = softmax(z / T) (Z_tr's row maxima are 0, so
         # z / T <= 0 and exp cannot overflow)
-        ez = empty(len(zy_tr))
+        ez = ops.empty(len(zy_tr), ops.wd)
         for sl in chunks_tr:
-            E = exp_(Z_tr[sl] * inv_t[sl, None])
-            ez[sl] = einsum("ij,ij->i", E, Z_tr[sl]) / E.sum(axis=1)
+            E = ops.exp_(Z_tr[sl] * inv_t[sl, None])
+            ez[sl] = ops.rowdot(E, Z_tr[sl]) / E.sum(axis=1)
         # dL/dT_i = -(w_i / T_i^2) (E_p[z_i] - z_{i,y_i})
-        g = (-w_tr / T**2 * (ez - zy_tr) * sigmoid(s))[:, None]  # dL/ds
+        g = (-w_tr / T**2 * (ez - zy_tr) * ops.sigmoid(s))[:, None]  # dL/ds
         grads = [None] * len(params)
         for i in range(len(params) - 2, -1, -2):
             h = hs[i // 2]
@@ -270,10 +239,6 @@ def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
         return grads
 
     return grad_fn, val_fn, to_np, params
-
-
-def _sigmoid(x):
-    return np.exp(-np.logaddexp(0.0, -x))
 
 
 class LocalTemperatureScaler(BaseCalibrator):
@@ -512,11 +477,6 @@ class LocalTemperatureScaler(BaseCalibrator):
             return torch.from_numpy(out).to(X.device)
         return out
 
-    def _prepare(self, Z):
-        # Training follows Z (NumPy, or torch on a tensor's device; see _fit);
-        # prediction runs in NumPy and base._restore returns the input's type.
-        return to_numpy(Z), _numpy
-
     def _order_columns(self, Z):
         # the class logits, not the extra feature columns after them
         return Z[:, : Z.shape[1] - self.n_extra_features]
@@ -555,7 +515,7 @@ class LocalTemperatureScaler(BaseCalibrator):
                 "top_k=0 with n_extra_features=0 leaves the temperature network "
                 "without features; set top_k >= 1 or pass extra features."
             )
-        device = Z.device if is_torch_tensor(Z) else None
+        device = getattr(Z, "device", None)  # training follows the data
         Zl, F, _ = self._split(Z)
         y = to_numpy(y).astype(np.int64)
         n = Zl.shape[0]
@@ -590,7 +550,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         phi = (phi - mean) / scale
 
         coefs, intercepts, n_iter, best_iter, converged = self._train(
-            phi, Zl, y, w, tr, val, t_tr, seed, device
+            phi, Zl, y, w, tr, val, t_tr, seed, xp, device
         )
         self.n_iter_ = n_newton + n_iter
         self.best_iter_ = best_iter
@@ -619,20 +579,18 @@ class LocalTemperatureScaler(BaseCalibrator):
             self.coefs_, self.intercepts_ = coefs, intercepts
             self.feature_mean_, self.feature_scale_ = mean, scale
 
-    def _train(self, phi, Zl, y, w, tr, val, t_init, seed, device):
+    def _train(self, phi, Zl, y, w, tr, val, t_init, seed, xp, device):
         """Full-batch Adam with early stopping; returns NumPy weights and counts."""
         sizes = [phi.shape[1], *map(int, self.hidden_layer_sizes), 1]
         params = _init_params(sizes, t_init - self.min_temperature, seed)
         grad_fn, val_fn, to_np, params = _objective(
             params, phi, Zl, y, w, tr, val, self.min_temperature, self.weight_decay,
-            device,
+            xp, device,
         )
-        # NumPy: the network's products are tall and thin ((n, h) by (h, h')),
-        # run on one BLAS thread; more threads spin-wait on each other, and on
-        # a loaded machine that costs many times the product itself
-        limit = (threadpool_limits(limits=1, user_api="blas") if device is None
-                 else contextlib.nullcontext())
-        with limit:
+        # the network's products are tall and thin ((n, h) by (h, h')): run on
+        # one BLAS thread; more threads spin-wait on each other, and on a
+        # loaded machine that costs many times the product itself
+        with threadpool_limits(limits=1, user_api="blas"):
             best = val_fn(params)
             best_params = [to_np(p) for p in params]
             best_iter, since, converged, it = 0, 0, False, 0
