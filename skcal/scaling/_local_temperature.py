@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from ._temperature import fit_temperature
 from .._backend import _numpy
+from .._backend._dispatch import get_backend
 from ..base import BaseCalibrator
 from .._backend._array import is_torch_tensor, to_numpy
 from ..utils.validation import check_scores
@@ -471,11 +472,8 @@ class LocalTemperatureScaler(BaseCalibrator):
         Zn = to_numpy(Z)
         out_dtype = np.float64 if Zn.dtype == np.float64 else np.float32
         out = np.hstack([Zn.astype(out_dtype), Fn.astype(out_dtype)])
-        if is_torch_tensor(X):  # keep the device: training follows the data
-            import torch
-
-            return torch.from_numpy(out).to(X.device)
-        return out
+        # a tensor keeps its device: training follows the data
+        return get_backend(X).from_numpy(out, device=getattr(X, "device", None))
 
     def _order_columns(self, Z):
         # the class logits, not the extra feature columns after them
