@@ -115,22 +115,23 @@ def topk_log_proba(Z, k):
     return top - np.log(Zc.sum(axis=1, keepdims=True))
 
 
-def _softplus(x):
-    return np.logaddexp(0.0, x)
-
-
 def _inv_softplus(y):
     # log(exp(y) - 1), stable for large y
     return y + math.log(-math.expm1(-y))
 
 
-def _mlp_numpy(F, coefs, intercepts):
-    h = F
-    for i, (W, b) in enumerate(zip(coefs, intercepts)):
-        h = h @ W + b
-        if i < len(coefs) - 1:
-            h = np.tanh(h)
-    return h[:, 0]
+def _forward(params, P, tanh=np.tanh):
+    """The layers ``[P, h_1, ...]`` and output ``s`` of the network ``(W_1, b_1, W_2, ...)``."""
+    hs = [P]
+    for i in range(0, len(params) - 2, 2):
+        hs.append(tanh(hs[-1] @ params[i] + params[i + 1]))
+    return hs, (hs[-1] @ params[-2] + params[-1])[:, 0]
+
+
+def _network_temperature(phi, coefs, intercepts, t_min):
+    """``T(x) = t_min + softplus(s)``, ``s`` the NumPy network's output on ``phi``."""
+    s = _forward([p for layer in zip(coefs, intercepts) for p in layer], phi)[1]
+    return t_min + np.logaddexp(0.0, s)
 
 
 def _log_softmax_rows(Z, inv_t):
@@ -201,15 +202,8 @@ def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, xp, device=None):
     def to_np(p):
         return ops.numpy(ops.copy(p))
 
-    def forward(params, P):
-        hs = [P]
-        for i in range(0, len(params) - 2, 2):
-            hs.append(ops.tanh(hs[-1] @ params[i] + params[i + 1]))
-        s = (hs[-1] @ params[-2] + params[-1])[:, 0]
-        return hs, s
-
     def val_fn(params):
-        _, s = forward(params, P_va)
+        _, s = _forward(params, P_va, ops.tanh)
         inv_t = 1.0 / (t_min + ops.softplus(s))
         # log p_y = z_y / T - log sum exp(z / T) (Z_va's row maxima are 0)
         lse = ops.empty(len(zy_va), ops.wd)
@@ -219,7 +213,7 @@ def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, xp, device=None):
         return float(-(w_va @ (zy_va * inv_t - lse)))
 
     def grad_fn(params):
-        hs, s = forward(params, P_tr)
+        hs, s = _forward(params, P_tr, ops.tanh)
         T = t_min + ops.softplus(s)
         inv_t = 1.0 / T
         # E_p[z_i] under p = softmax(z / T) (Z_tr's row maxima are 0, so
@@ -562,7 +556,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         # compare with the global temperature on the validation split
         yv, wv = y[val], w[val]
         lp_g = _log_softmax_rows(Zl[val], np.full(val.sum(), 1.0 / t_tr))
-        inv_t = 1.0 / (self.min_temperature + _softplus(_mlp_numpy(phi[val], coefs, intercepts)))
+        inv_t = 1.0 / _network_temperature(phi[val], coefs, intercepts, self.min_temperature)
         lp_l = _log_softmax_rows(Zl[val], inv_t)
         idx = np.arange(len(yv))
         d = lp_l[idx, yv] - lp_g[idx, yv]  # per-row NLL gain of the network
@@ -631,7 +625,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         if not self.local_:
             return np.full(Zl.shape[0], self.temperature_)
         phi = (self._phi(Zl, F) - self.feature_mean_) / self.feature_scale_
-        return self.min_temperature + _softplus(_mlp_numpy(phi, self.coefs_, self.intercepts_))
+        return _network_temperature(phi, self.coefs_, self.intercepts_, self.min_temperature)
 
     def _torch_spec(self):
         return {
