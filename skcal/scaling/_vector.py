@@ -8,6 +8,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from ._affine import jacobi_scaled, scaled_pinv_step
 from ._temperature import _weight_total, fit_temperature
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
@@ -104,13 +105,7 @@ def _newton_direction(H, g, gauge):
     numerically singular.
     """
     k2 = H.shape[0]
-    h = np.diag(H)
-    dead = ~(h > 0)
-    D = 1.0 / np.sqrt(np.where(dead, 1.0, h))
-    Hs = H * D[:, None] * D[None, :]
-    Hs[dead, :] = 0.0
-    Hs[:, dead] = 0.0
-    gs = np.where(dead, 0.0, g * D)
+    D, Hs, gs, dead = jacobi_scaled(H, g)
     Hm = Hs.copy()
     if gauge:
         k = k2 // 2
@@ -130,9 +125,7 @@ def _newton_direction(H, g, gauge):
             return D * e
     except LinAlgError:
         pass
-    lam, V = np.linalg.eigh(Hs)
-    keep = lam > max(lam[-1], 0.0) * 1e-12
-    return -D * (V[:, keep] @ ((V[:, keep].T @ gs) / lam[keep]))
+    return scaled_pinv_step(D, Hs, gs, 1e-12)
 
 
 def _initial_scales(Z, y, sample_weight, xp):
