@@ -267,9 +267,10 @@ class LocalTemperatureScaler(BaseCalibrator):
     classes : array-like of shape (n_classes,), default=None
         Labels of the logit columns of ``X``.
     backend : {"auto", "numpy", "torch"}, default="auto"
-        Accepted for API compatibility. Training follows the data (NumPy for
-        arrays, torch on the tensor's device for a tensor ``X``); prediction
-        runs in NumPy and a tensor ``X`` gets a tensor on its device back.
+        Where the network is trained: ``"auto"`` follows the data (NumPy for
+        arrays, torch on the tensor's device for a tensor ``X``), ``"numpy"``
+        and ``"torch"`` choose the library. Prediction runs in NumPy and a
+        tensor ``X`` gets a tensor on its device back.
     n_extra_features : int, default=0
         Number of trailing columns of ``X`` that are per-sample features, not
         logits: ``X = [logits | features]`` of shape
