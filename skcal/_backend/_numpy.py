@@ -755,6 +755,8 @@ def row_sums64(a):
 class AffineOps:
     """The array operations of the affine kernels (:mod:`skcal._backend._matrix`), NumPy.
 
+    Also those of ``LocalTemperatureScaler``'s network objective.
+
     Its twin ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
     """
 
@@ -795,6 +797,20 @@ class AffineOps:
 
     exp = staticmethod(np.exp)
     log = staticmethod(np.log)
+    tanh = staticmethod(np.tanh)
+
+    @staticmethod
+    def softplus(A):
+        return np.logaddexp(0.0, A)
+
+    @staticmethod
+    def sigmoid(A):
+        return np.exp(-np.logaddexp(0.0, -A))
+
+    @staticmethod
+    def rowdot(P, D):
+        """``sum_k P * D`` per row, shape ``(n,)``."""
+        return np.einsum("ij,ij->i", P, D)
 
     @staticmethod
     def exp_(A):

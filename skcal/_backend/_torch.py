@@ -721,6 +721,18 @@ class AffineOps:
     def log(self, A):
         return self.torch.log(A)
 
+    def tanh(self, A):
+        return self.torch.tanh(A)
+
+    def softplus(self, A):
+        return self.torch.logaddexp(self.torch.zeros((), dtype=A.dtype, device=A.device), A)
+
+    def sigmoid(self, A):
+        return self.torch.sigmoid(A)
+
+    def rowdot(self, P, D):
+        return self.torch.einsum("ij,ij->i", P, D)
+
     @staticmethod
     def flush_(A, tiny):
         A.masked_fill_(A < tiny, 0.0)

@@ -272,32 +272,28 @@ class CalibratedClassifier(
     def _get_calibrator(self):
         return TemperatureScaler() if self.calibrator is None else self.calibrator
 
-    def _new_calibrator(self, response_method):
-        """Clone the calibrator and set it up for ``response_method``.
+    def _new_calibrator(self, classes):
+        """Clone the calibrator and set it up for ``response_method_`` and ``classes``.
 
         Returns ``(calibrator, log_input)``; ``log_input`` is True when the
         calibrator has no ``input_type`` and must be given log-probabilities.
         """
         calibrator = clone(self._get_calibrator())
         params = calibrator.get_params(deep=False)
+        proba = self.response_method_ == "predict_proba"
         updates = {}
-        log_input = False
         if "input_type" in params:
-            updates["input_type"] = (
-                "probabilities" if response_method == "predict_proba" else "logits"
-            )
-        elif response_method == "predict_proba":
-            log_input = True
+            updates["input_type"] = "probabilities" if proba else "logits"
         if "classes" in params:
-            updates["classes"] = self.classes_
+            updates["classes"] = classes
         calibrator.set_params(**updates)
-        return calibrator, log_input
+        return calibrator, proba and "input_type" not in params
 
     def _fit_calibrated_pair(self, estimator, scores, y, sample_weight, partial=False):
         if partial and not self._same_classes(estimator):
             return self._fit_partial_pair(estimator, scores, y, sample_weight)
         self._check_estimator_classes(estimator)
-        calibrator, log_input = self._new_calibrator(self.response_method_)
+        calibrator, log_input = self._new_calibrator(self.classes_)
         calibrator.fit(
             _log_proba(scores) if log_input else scores, y, sample_weight=sample_weight
         )
@@ -324,32 +320,22 @@ class CalibratedClassifier(
         est_classes = np.asarray(estimator.classes_)
         columns = _encode_with(self.classes_, est_classes)
         missing = np.setdiff1d(self.classes_, est_classes)
+        keep = np.isin(y, est_classes)
         warnings.warn(
             f"A training fold lacks the classes {missing[:10].tolist()!r}: its "
-            f"classifier gives them probability 0, and its {int((~np.isin(y, est_classes)).sum())} "
+            f"classifier gives them probability 0, and its {int((~keep).sum())} "
             "calibration rows of those classes are left out of its calibrator. Use a "
             "stratified cv to avoid this.",
             UserWarning,
             stacklevel=4,
         )
-        keep = np.isin(y, est_classes)
-        calibrator = clone(self._get_calibrator())
-        params = calibrator.get_params(deep=False)
+        calibrator, log_input = self._new_calibrator(est_classes)
         if not keep.any() or (
-            "classes" not in params and len(np.unique(np.asarray(y)[keep])) < 2
+            "classes" not in calibrator.get_params(deep=False)
+            and len(np.unique(np.asarray(y)[keep])) < 2
         ):
             # nothing left to calibrate this fold's classifier on: leave it out
             return None
-        updates, log_input = {}, False
-        if "input_type" in params:
-            updates["input_type"] = (
-                "probabilities" if self.response_method_ == "predict_proba" else "logits"
-            )
-        elif self.response_method_ == "predict_proba":
-            log_input = True
-        if "classes" in params:
-            updates["classes"] = est_classes
-        calibrator.set_params(**updates)
         scores = np.asarray(scores)[keep]
         calibrator.fit(
             _log_proba(scores) if log_input else scores, np.asarray(y)[keep],
@@ -361,13 +347,10 @@ class CalibratedClassifier(
         )
 
     def _check_estimator_classes(self, estimator):
-        est_classes = np.asarray(estimator.classes_)
-        if est_classes.shape != self.classes_.shape or not np.all(
-            est_classes == self.classes_
-        ):
+        if not self._same_classes(estimator):
             raise ValueError(
                 f"The classifier {estimator.__class__.__name__} has classes_ "
-                f"{np.asarray(est_classes)[:10].tolist()!r} but y has classes "
+                f"{np.asarray(estimator.classes_)[:10].tolist()!r} but y has classes "
                 f"{np.asarray(self.classes_)[:10].tolist()!r}. "
                 "Every class must be in every training fold (use a stratified cv) and, "
                 "for a FrozenEstimator, the calibration labels must be classes of the "

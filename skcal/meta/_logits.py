@@ -34,22 +34,9 @@ _AUTO_ORDER = ("decision_function", "predict_proba")
 def _resolve_response_method(estimator, response_method):
     """Name of the method that gives the scores of ``estimator``.
 
-    Parameters
-    ----------
-    estimator : classifier
-        Fitted or unfitted classifier (attribute look-up only).
-    response_method : {"auto", "decision_function", "predict_proba"}
-        ``"auto"`` takes ``decision_function`` when the estimator has it, else
-        ``predict_proba``.
-
-    Returns
-    -------
-    name : {"decision_function", "predict_proba"}
-
-    Raises
-    ------
-    AttributeError
-        If the estimator has none of the requested methods.
+    ``"auto"`` takes ``decision_function`` when the (fitted or unfitted)
+    estimator has it, else ``predict_proba``; an ``AttributeError`` when it
+    has none of the requested methods.
     """
     names = _AUTO_ORDER if response_method == "auto" else (response_method,)
     for name in names:
@@ -65,25 +52,10 @@ def _resolve_response_method(estimator, response_method):
 def _classifier_scores(estimator, X, method, n_classes):
     """Raw output of ``estimator.<method>(X)``, checked against ``n_classes``.
 
-    Parameters
-    ----------
-    estimator : fitted classifier
-    X : array-like
-        Input of the classifier.
-    method : {"decision_function", "predict_proba"}
-    n_classes : int
-        Number of classes of the classifier (``len(estimator.classes_)``).
-
-    Returns
-    -------
-    scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        1-D only for a binary ``decision_function`` (score of ``classes_[1]``).
-
-    Raises
-    ------
-    ValueError
-        If the output does not have one column per class (for instance the
-        one-vs-one ``decision_function`` of ``SVC(decision_function_shape="ovo")``).
+    One column per class, or 1-D for a binary ``decision_function`` (the
+    score of ``classes_[1]``); anything else (e.g. the one-vs-one
+    ``decision_function`` of ``SVC(decision_function_shape="ovo")``) is a
+    ``ValueError``.
     """
     if method == "decision_function" and n_classes > 2 and _is_one_vs_one(estimator):
         # K(K-1)/2 pairwise columns; for K = 3 there are 3 of them, which

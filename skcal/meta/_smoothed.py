@@ -15,6 +15,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend._dispatch import get_backend
 from .._backend._ovr import backend_name
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
@@ -268,10 +269,8 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         if hasattr(inner, "predict_log_proba"):
             return inner.predict_log_proba(Z)
         P = inner.predict_proba(Z)
-        if backend_name(P) == "torch":
-            return P.log()
         with np.errstate(divide="ignore"):
-            return np.log(P)
+            return get_backend(P).affine_ops(P).log(P)
 
     def _predict_proba(self, Z, xp):
         # the mixture itself: no log / exp round trip over the inner output

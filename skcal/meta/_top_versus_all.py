@@ -12,7 +12,8 @@ import numpy as np
 from scipy.special import log_expit
 from sklearn.utils.validation import check_is_fitted
 
-from .._backend._ovr import _ovr_row_stats, backend_name, out_dtype
+from .._backend import _numpy
+from .._backend._ovr import _ovr_row_stats
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
@@ -202,7 +203,8 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
 
     def _predict_log_proba(self, Z, xp):
         check_is_fitted(self, "calibrator_")
-        A = to_numpy(Z).astype(np.float64)
+        Zn = to_numpy(Z)
+        A = Zn.astype(np.float64)
         # softmax is shift-invariant: shift each row by its max so that
         # ``A - log_rest`` does not cancel for huge logits (rows summed to
         # 4.6 at -1e30 and 0.96 at 1e15 before)
@@ -219,10 +221,8 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
         out = np.logaddexp(log_keep + (A - log_rest[:, None]), log_even)
         out += log_rest_c[:, None]
         out[np.arange(n), top] = log_c
-        out = out.astype(_np_dtype(out_dtype(Z)), copy=False)
-        if backend_name(Z) == "torch":
-            return xp.from_numpy(out, device=Z.device)
-        return out
+        out = out.astype(_numpy.output_dtype(Zn.dtype), copy=False)
+        return xp.from_numpy(out, device=getattr(Z, "device", None))
 
 
 def complete_confidence(log_q, log_share2, n_classes):
@@ -265,11 +265,4 @@ def complete_confidence(log_q, log_share2, n_classes):
             a = np.where(den > 1e-12 * u, (r2 - m) / den, 1.0)
         alpha[mix] = np.clip(a, 0.0, 1.0)
     return log_c, log_rest_c, alpha
-
-
-def _np_dtype(dtype):
-    """NumPy dtype of a NumPy or torch output dtype."""
-    if isinstance(dtype, np.dtype) or dtype in (np.float32, np.float64):
-        return np.dtype(dtype)
-    return np.float64 if str(dtype).endswith("float64") else np.float32
 

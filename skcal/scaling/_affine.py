@@ -297,18 +297,31 @@ def _penalty_hessp(prob, pen, v):
     return prob.reduce(*prob.to_original_adjoint(*pen.hessp(VW, vb)))
 
 
-def _pinv_step(H, g):
-    """``-H^+ g`` after a symmetric Jacobi scaling (``H`` positive semi-definite)."""
-    h = np.diag(H).copy()
+def jacobi_scaled(H, g):
+    """``(D, D H D, D g, dead)`` with ``D = diag(H)^(-1/2)`` (``H`` positive semi-definite).
+
+    ``dead``: the parameters whose diagonal entry is not positive (the data
+    do not touch them); their rows and columns are zeroed, their step is 0.
+    """
+    h = np.diag(H)
     dead = ~(h > 0)
     D = 1.0 / np.sqrt(np.where(dead, 1.0, h))
     Hs = H * D[:, None] * D[None, :]
     Hs[dead, :] = 0.0
     Hs[:, dead] = 0.0
-    gs = np.where(dead, 0.0, g * D)
+    return D, Hs, np.where(dead, 0.0, g * D), dead
+
+
+def scaled_pinv_step(D, Hs, gs, rcond):
+    """``-D Hs^+ gs``, eigenvalues of ``Hs`` below ``rcond`` times the largest dropped."""
     lam, V = np.linalg.eigh(Hs)
-    keep = lam > max(lam[-1], 0.0) * 1e-13
+    keep = lam > max(lam[-1], 0.0) * rcond
     return -D * (V[:, keep] @ ((V[:, keep].T @ gs) / lam[keep]))
+
+
+def _pinv_step(H, g):
+    """``-H^+ g`` after a symmetric Jacobi scaling (``H`` positive semi-definite)."""
+    return scaled_pinv_step(*jacobi_scaled(H, g)[:3], 1e-13)
 
 
 def _newton(evaluate, theta, tol, max_iter):

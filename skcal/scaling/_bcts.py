@@ -16,16 +16,9 @@ from .._backend import _matrix as mk
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine
-from ._temperature import fit_temperature
+from ._vector import ABSENT_CLASS_ALPHA, absent_classes, penalty_centre, warn_if_separated
 
 __all__ = ["BiasCorrectedTemperatureScaler", "NoBiasVectorScaler"]
-
-#: With ``alpha=0``, a fitted mean NLL below this means the logits separate
-#: the calibration set (the infimum 0 is not attained).
-SEPARATED_NLL = 1e-6
-#: ``alpha`` used instead of 0 when a class has no weight (BCTS: its bias
-#: would go to -inf).
-ABSENT_CLASS_ALPHA = 1e-6
 
 
 def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
@@ -98,13 +91,8 @@ class _RestrictedVectorScaler(BaseCalibrator):
         k = Z.shape[1]
         alpha = float(self.alpha)
         if alpha == 0 and self._intercept:
-            cw = np.bincount(
-                to_numpy(y),
-                weights=None if sample_weight is None else to_numpy(sample_weight),
-                minlength=k,
-            )
-            if np.any(cw <= 0):
-                absent = self.classes_[cw <= 0][:10].tolist()
+            absent = absent_classes(self.classes_, y, sample_weight)
+            if absent:
                 warnings.warn(
                     f"Classes {absent!r} have no weight in the calibration set, so "
                     "the unpenalised NLL has no finite minimiser (their bias -> "
@@ -113,11 +101,7 @@ class _RestrictedVectorScaler(BaseCalibrator):
                     stacklevel=3,
                 )
                 alpha = ABSENT_CLASS_ALPHA
-        beta, _, t_status = fit_temperature(Z, y, sample_weight, xp, tol=1e-10)
-        beta = float(beta)
-        # the penalty's centre: 1/T of temperature scaling, unless that fit ends
-        # at a bound of T (separable or uninformative logits: no scale), then 1
-        centre = beta if t_status == "converged" and beta > 0 and np.isfinite(beta) else 1.0
+        beta, centre = penalty_centre(Z, y, sample_weight, xp)
         pen = self._penalty(k, alpha, centre)
         W, b, _, n_iter, status = fit_affine(
             Z, y, sample_weight, xp,
@@ -141,14 +125,10 @@ class _RestrictedVectorScaler(BaseCalibrator):
         elif alpha == 0:
             feat = mk.Features(False, 1.0, np.zeros(k), np.ones(k))
             f, _, _ = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, w, b)
-            if f < SEPARATED_NLL:
-                warnings.warn(
-                    f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the logits "
-                    "separate the calibration set, so the unpenalised NLL has no "
-                    "finite minimiser (the scale -> inf); use alpha > 0.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
+            warn_if_separated(
+                f, "logits", "the unpenalised NLL has no finite minimiser (the scale "
+                "-> inf); use alpha > 0.", stacklevel=3,
+            )
 
     def _scale_bias(self):
         raise NotImplementedError

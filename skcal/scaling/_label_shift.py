@@ -7,6 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array
 
 from .._backend._array import like_input, to_numpy
+from ..utils.validation import check_sample_weight
 
 __all__ = ["adapt_to_label_shift"]
 
@@ -113,15 +114,8 @@ def adapt_to_label_shift(
             f"source_priors must sum to 1 (within 1e-6); got sum {s.sum():.8g}."
         )
     s = s / s.sum()
-    if sample_weight is None:
-        w = None
-    else:
-        w = np.asarray(to_numpy(sample_weight), dtype=np.float64).ravel()
-        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-            raise ValueError(
-                "sample_weight must hold n_samples non-negative finite weights "
-                "with a positive sum."
-            )
+    w = check_sample_weight(sample_weight, n)
+    if w is not None:
         w = w / w.sum()
     pi = s.copy()
     Q = P.copy()

@@ -12,7 +12,6 @@ device for a ``torch.Tensor`` (torch being imported only then). Prediction is
 plain NumPy.
 """
 
-import contextlib
 import math
 import warnings
 from numbers import Integral, Real
@@ -26,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from ._temperature import fit_temperature
 from .._backend import _numpy
+from .._backend._dispatch import get_backend
 from ..base import BaseCalibrator
 from .._backend._array import is_torch_tensor, to_numpy
 from ..utils.validation import check_scores
@@ -36,8 +36,6 @@ __all__ = ["LocalTemperatureScaler"]
 #: network is not trained and the global temperature is used.
 MIN_ROWS_PER_SPLIT = 20
 
-#: Row chunks of the NumPy objective's (n, K) work: small enough to stay in cache.
-_CHUNK_BYTES = 1 << 20
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -117,22 +115,23 @@ def topk_log_proba(Z, k):
     return top - np.log(Zc.sum(axis=1, keepdims=True))
 
 
-def _softplus(x):
-    return np.logaddexp(0.0, x)
-
-
 def _inv_softplus(y):
     # log(exp(y) - 1), stable for large y
     return y + math.log(-math.expm1(-y))
 
 
-def _mlp_numpy(F, coefs, intercepts):
-    h = F
-    for i, (W, b) in enumerate(zip(coefs, intercepts)):
-        h = h @ W + b
-        if i < len(coefs) - 1:
-            h = np.tanh(h)
-    return h[:, 0]
+def _forward(params, P, tanh=np.tanh):
+    """The layers ``[P, h_1, ...]`` and output ``s`` of the network ``(W_1, b_1, W_2, ...)``."""
+    hs = [P]
+    for i in range(0, len(params) - 2, 2):
+        hs.append(tanh(hs[-1] @ params[i] + params[i + 1]))
+    return hs, (hs[-1] @ params[-2] + params[-1])[:, 0]
+
+
+def _network_temperature(phi, coefs, intercepts, t_min):
+    """``T(x) = t_min + softplus(s)``, ``s`` the NumPy network's output on ``phi``."""
+    s = _forward([p for layer in zip(coefs, intercepts) for p in layer], phi)[1]
+    return t_min + np.logaddexp(0.0, s)
 
 
 def _log_softmax_rows(Z, inv_t):
@@ -178,88 +177,53 @@ class _Adam:
             p -= (self.lr / bc1) * m / denom
 
 
-def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
+def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, xp, device=None):
     """Gradient and validation-NLL functions of the network's parameters.
 
-    One implementation (manual backpropagation) for NumPy arrays
-    (``device=None``) and for torch tensors on ``device``; only the
-    elementwise functions and the allocation differ. Objective: weighted mean
-    NLL of ``softmax(z / T(x))`` on the training rows plus ``wd * sum ||W||^2``.
-    The ``(n, K)`` work runs over row chunks (cache-sized on a CPU).
+    One implementation (manual backpropagation) over the array operations of
+    the kernel module ``xp``'s :class:`~skcal._backend._numpy.AffineOps` (NumPy
+    arrays, or torch tensors on ``device``). Objective: weighted
+    mean NLL of ``softmax(z / T(x))`` on the training rows plus
+    ``wd * sum ||W||^2``. The ``(n, K)`` work runs over row chunks
+    (cache-sized on a CPU).
     """
     def part(mask):
         Zm = Zl[mask] - Zl[mask].max(axis=1, keepdims=True)
         yy = y[mask]
-        return phi[mask], Zm, Zm[np.arange(len(yy)), yy], w[mask] / w[mask].sum()
+        arrays = phi[mask], Zm, Zm[np.arange(len(yy)), yy], w[mask] / w[mask].sum()
+        return [xp.from_numpy(np.ascontiguousarray(a), device=device) for a in arrays]
 
     P_tr, Z_tr, zy_tr, w_tr = part(tr)
     P_va, Z_va, zy_va, w_va = part(val)
-    on_cpu = device is None or getattr(device, "type", device) == "cpu"
-    budget = _CHUNK_BYTES if on_cpu else 1 << 28
-    chunks_tr = list(_numpy.chunk_rows(*Z_tr.shape, chunk_bytes=budget))
-    chunks_va = list(_numpy.chunk_rows(*Z_va.shape, chunk_bytes=budget))
-    if device is None:
-        tanh, log, einsum, softplus, sigmoid = np.tanh, np.log, np.einsum, _softplus, _sigmoid
+    ops = xp.affine_ops(Z_tr)  # float64, on Z_tr's device
+    chunks_tr, chunks_va = list(ops.chunks(Z_tr)), list(ops.chunks(Z_va))
+    params = [xp.from_numpy(p, device=device) for p in params]
 
-        def exp_(a):
-            return np.exp(a, out=a)
-
-        def empty(m):
-            return np.empty(m)
-
-        to_np = np.copy
-    else:
-        import torch
-
-        tanh, log, einsum, sigmoid = torch.tanh, torch.log, torch.einsum, torch.sigmoid
-        exp_ = torch.Tensor.exp_
-        zero = torch.zeros((), dtype=torch.float64, device=device)
-
-        def softplus(x):
-            return torch.logaddexp(zero, x)
-
-        def empty(m):
-            return torch.empty(m, dtype=torch.float64, device=device)
-
-        def t(a):
-            return torch.from_numpy(np.ascontiguousarray(a)).to(device)
-
-        P_tr, Z_tr, zy_tr, w_tr, P_va, Z_va, zy_va, w_va = map(
-            t, (P_tr, Z_tr, zy_tr, w_tr, P_va, Z_va, zy_va, w_va))
-        params = [t(p) for p in params]
-
-        def to_np(p):
-            return p.detach().cpu().numpy().copy()
-
-    def forward(params, P):
-        hs = [P]
-        for i in range(0, len(params) - 2, 2):
-            hs.append(tanh(hs[-1] @ params[i] + params[i + 1]))
-        s = (hs[-1] @ params[-2] + params[-1])[:, 0]
-        return hs, s
+    def to_np(p):
+        return ops.numpy(ops.copy(p))
 
     def val_fn(params):
-        _, s = forward(params, P_va)
-        inv_t = 1.0 / (t_min + softplus(s))
+        _, s = _forward(params, P_va, ops.tanh)
+        inv_t = 1.0 / (t_min + ops.softplus(s))
         # log p_y = z_y / T - log sum exp(z / T) (Z_va's row maxima are 0)
-        lse = empty(len(zy_va))
+        lse = ops.empty(len(zy_va), ops.wd)
         for sl in chunks_va:
-            E = exp_(Z_va[sl] * inv_t[sl, None])
-            lse[sl] = log(E.sum(axis=1))
+            E = ops.exp_(Z_va[sl] * inv_t[sl, None])
+            lse[sl] = ops.log(E.sum(axis=1))
         return float(-(w_va @ (zy_va * inv_t - lse)))
 
     def grad_fn(params):
-        hs, s = forward(params, P_tr)
-        T = t_min + softplus(s)
+        hs, s = _forward(params, P_tr, ops.tanh)
+        T = t_min + ops.softplus(s)
         inv_t = 1.0 / T
         # E_p[z_i] under p = softmax(z / T) (Z_tr's row maxima are 0, so
         # z / T <= 0 and exp cannot overflow)
-        ez = empty(len(zy_tr))
+        ez = ops.empty(len(zy_tr), ops.wd)
         for sl in chunks_tr:
-            E = exp_(Z_tr[sl] * inv_t[sl, None])
-            ez[sl] = einsum("ij,ij->i", E, Z_tr[sl]) / E.sum(axis=1)
+            E = ops.exp_(Z_tr[sl] * inv_t[sl, None])
+            ez[sl] = ops.rowdot(E, Z_tr[sl]) / E.sum(axis=1)
         # dL/dT_i = -(w_i / T_i^2) (E_p[z_i] - z_{i,y_i})
-        g = (-w_tr / T**2 * (ez - zy_tr) * sigmoid(s))[:, None]  # dL/ds
+        g = (-w_tr / T**2 * (ez - zy_tr) * ops.sigmoid(s))[:, None]  # dL/ds
         grads = [None] * len(params)
         for i in range(len(params) - 2, -1, -2):
             h = hs[i // 2]
@@ -270,10 +234,6 @@ def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, device):
         return grads
 
     return grad_fn, val_fn, to_np, params
-
-
-def _sigmoid(x):
-    return np.exp(-np.logaddexp(0.0, -x))
 
 
 class LocalTemperatureScaler(BaseCalibrator):
@@ -307,9 +267,10 @@ class LocalTemperatureScaler(BaseCalibrator):
     classes : array-like of shape (n_classes,), default=None
         Labels of the logit columns of ``X``.
     backend : {"auto", "numpy", "torch"}, default="auto"
-        Accepted for API compatibility. Training follows the data (NumPy for
-        arrays, torch on the tensor's device for a tensor ``X``); prediction
-        runs in NumPy and a tensor ``X`` gets a tensor on its device back.
+        Where the network is trained: ``"auto"`` follows the data (NumPy for
+        arrays, torch on the tensor's device for a tensor ``X``), ``"numpy"``
+        and ``"torch"`` choose the library. Prediction runs in NumPy and a
+        tensor ``X`` gets a tensor on its device back.
     n_extra_features : int, default=0
         Number of trailing columns of ``X`` that are per-sample features, not
         logits: ``X = [logits | features]`` of shape
@@ -506,16 +467,8 @@ class LocalTemperatureScaler(BaseCalibrator):
         Zn = to_numpy(Z)
         out_dtype = np.float64 if Zn.dtype == np.float64 else np.float32
         out = np.hstack([Zn.astype(out_dtype), Fn.astype(out_dtype)])
-        if is_torch_tensor(X):  # keep the device: training follows the data
-            import torch
-
-            return torch.from_numpy(out).to(X.device)
-        return out
-
-    def _prepare(self, Z):
-        # Training follows Z (NumPy, or torch on a tensor's device; see _fit);
-        # prediction runs in NumPy and base._restore returns the input's type.
-        return to_numpy(Z), _numpy
+        # a tensor keeps its device: training follows the data
+        return get_backend(X).from_numpy(out, device=getattr(X, "device", None))
 
     def _order_columns(self, Z):
         # the class logits, not the extra feature columns after them
@@ -555,7 +508,7 @@ class LocalTemperatureScaler(BaseCalibrator):
                 "top_k=0 with n_extra_features=0 leaves the temperature network "
                 "without features; set top_k >= 1 or pass extra features."
             )
-        device = Z.device if is_torch_tensor(Z) else None
+        device = getattr(Z, "device", None)  # training follows the data
         Zl, F, _ = self._split(Z)
         y = to_numpy(y).astype(np.int64)
         n = Zl.shape[0]
@@ -590,7 +543,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         phi = (phi - mean) / scale
 
         coefs, intercepts, n_iter, best_iter, converged = self._train(
-            phi, Zl, y, w, tr, val, t_tr, seed, device
+            phi, Zl, y, w, tr, val, t_tr, seed, xp, device
         )
         self.n_iter_ = n_newton + n_iter
         self.best_iter_ = best_iter
@@ -604,7 +557,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         # compare with the global temperature on the validation split
         yv, wv = y[val], w[val]
         lp_g = _log_softmax_rows(Zl[val], np.full(val.sum(), 1.0 / t_tr))
-        inv_t = 1.0 / (self.min_temperature + _softplus(_mlp_numpy(phi[val], coefs, intercepts)))
+        inv_t = 1.0 / _network_temperature(phi[val], coefs, intercepts, self.min_temperature)
         lp_l = _log_softmax_rows(Zl[val], inv_t)
         idx = np.arange(len(yv))
         d = lp_l[idx, yv] - lp_g[idx, yv]  # per-row NLL gain of the network
@@ -619,20 +572,18 @@ class LocalTemperatureScaler(BaseCalibrator):
             self.coefs_, self.intercepts_ = coefs, intercepts
             self.feature_mean_, self.feature_scale_ = mean, scale
 
-    def _train(self, phi, Zl, y, w, tr, val, t_init, seed, device):
+    def _train(self, phi, Zl, y, w, tr, val, t_init, seed, xp, device):
         """Full-batch Adam with early stopping; returns NumPy weights and counts."""
         sizes = [phi.shape[1], *map(int, self.hidden_layer_sizes), 1]
         params = _init_params(sizes, t_init - self.min_temperature, seed)
         grad_fn, val_fn, to_np, params = _objective(
             params, phi, Zl, y, w, tr, val, self.min_temperature, self.weight_decay,
-            device,
+            xp, device,
         )
-        # NumPy: the network's products are tall and thin ((n, h) by (h, h')),
-        # run on one BLAS thread; more threads spin-wait on each other, and on
-        # a loaded machine that costs many times the product itself
-        limit = (threadpool_limits(limits=1, user_api="blas") if device is None
-                 else contextlib.nullcontext())
-        with limit:
+        # the network's products are tall and thin ((n, h) by (h, h')): run on
+        # one BLAS thread; more threads spin-wait on each other, and on a
+        # loaded machine that costs many times the product itself
+        with threadpool_limits(limits=1, user_api="blas"):
             best = val_fn(params)
             best_params = [to_np(p) for p in params]
             best_iter, since, converged, it = 0, 0, False, 0
@@ -675,7 +626,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         if not self.local_:
             return np.full(Zl.shape[0], self.temperature_)
         phi = (self._phi(Zl, F) - self.feature_mean_) / self.feature_scale_
-        return self.min_temperature + _softplus(_mlp_numpy(phi, self.coefs_, self.intercepts_))
+        return _network_temperature(phi, self.coefs_, self.intercepts_, self.min_temperature)
 
     def _torch_spec(self):
         return {

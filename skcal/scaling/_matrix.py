@@ -14,12 +14,9 @@ from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils._weights import weight_unit
 from ._affine import AffinePenalty, fit_affine, start_scale
+from ._vector import absent_classes, warn_if_separated
 
 __all__ = ["MatrixScaler", "DirichletCalibrator"]
-
-#: With no penalty, a fitted mean NLL below this means the calibration set is
-#: separated (the infimum 0 is not attained): a ``ConvergenceWarning``.
-SEPARATED_NLL = 1e-6
 
 #: Penalty weight put on ``b`` instead of 0 when some class has no weight in
 #: the calibration set (the unpenalised optimum has ``b_k -> -inf`` then).
@@ -167,11 +164,8 @@ class _AffineCalibrator(BaseCalibrator):
         mu = lam if mu is None else float(mu)
         reg = self.reg
         if mu == 0 or reg == "none":
-            y_np = to_numpy(y)
-            sw_np = None if sample_weight is None else to_numpy(sample_weight)
-            cw = np.bincount(y_np, weights=sw_np, minlength=k)
-            if np.any(cw <= 0):
-                absent = self.classes_[cw <= 0][:10].tolist()
+            absent = absent_classes(self.classes_, y, sample_weight)
+            if absent:
                 warnings.warn(
                     f"Classes {absent!r} have no weight in the calibration set, so "
                     "the NLL without a penalty on the intercept has no finite "
@@ -236,15 +230,11 @@ class _AffineCalibrator(BaseCalibrator):
                 f, _, _ = mk.affine_nll_grad(
                     Z, y, sw, xp, self._feat, self._W_for_kernel(), self.intercept_
                 )
-            if f < SEPARATED_NLL:
-                warnings.warn(
-                    f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the "
-                    "(log-)logits separate the calibration set, so without a penalty "
-                    "the NLL has no finite minimiser (W -> inf) and the fitted map is "
-                    "arbitrary; use reg_lambda > 0.",
-                    ConvergenceWarning,
-                    stacklevel=4,
-                )
+            warn_if_separated(
+                f, "(log-)logits", "without a penalty the NLL has no finite minimiser "
+                "(W -> inf) and the fitted map is arbitrary; use reg_lambda > 0.",
+                stacklevel=4,
+            )
 
     def _select_reg(self, Z, y, sw, xp, lam, mu, beta_ts):
         """Internal K-fold cross-validation of ``reg_lambda`` / ``reg_mu``."""

@@ -8,6 +8,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from ._affine import jacobi_scaled, scaled_pinv_step
 from ._temperature import _weight_total, fit_temperature
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
@@ -53,6 +54,35 @@ _TEMPERATURE_START_MAX_ABS = 1e30
 _SINGLE_MAX_ABS = 1e12
 
 
+def absent_classes(classes, y, sample_weight):
+    """The classes (the first 10) with no weight in the calibration set; [] if none."""
+    sw = None if sample_weight is None else to_numpy(sample_weight)
+    cw = np.bincount(to_numpy(y), weights=sw, minlength=len(classes))
+    return classes[cw <= 0][:10].tolist()
+
+
+def warn_if_separated(f, features, consequence, stacklevel):
+    """Warn when the unpenalised NLL ``f`` is below :data:`SEPARATED_NLL`."""
+    if f < SEPARATED_NLL:
+        warnings.warn(
+            f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the {features} "
+            f"separate the calibration set, so {consequence}",
+            ConvergenceWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def penalty_centre(Z, y, sample_weight, xp):
+    """``(beta, centre)``: ``1/T`` of temperature scaling and the penalty's centre.
+
+    The centre is ``beta``, or 1 where that fit ends at a bound of ``T``
+    (separable or uninformative logits: no scale).
+    """
+    beta, _, status = fit_temperature(Z, y, sample_weight, xp, tol=1e-10)
+    beta = float(beta)
+    return beta, beta if status == "converged" and beta > 0 and np.isfinite(beta) else 1.0
+
+
 def _penalised(f, gw, gb, w, b, alpha):
     dw = w - 1.0
     f = f + 0.5 * alpha * (dw @ dw + b @ b)
@@ -75,13 +105,7 @@ def _newton_direction(H, g, gauge):
     numerically singular.
     """
     k2 = H.shape[0]
-    h = np.diag(H)
-    dead = ~(h > 0)
-    D = 1.0 / np.sqrt(np.where(dead, 1.0, h))
-    Hs = H * D[:, None] * D[None, :]
-    Hs[dead, :] = 0.0
-    Hs[:, dead] = 0.0
-    gs = np.where(dead, 0.0, g * D)
+    D, Hs, gs, dead = jacobi_scaled(H, g)
     Hm = Hs.copy()
     if gauge:
         k = k2 // 2
@@ -101,9 +125,7 @@ def _newton_direction(H, g, gauge):
             return D * e
     except LinAlgError:
         pass
-    lam, V = np.linalg.eigh(Hs)
-    keep = lam > max(lam[-1], 0.0) * 1e-12
-    return -D * (V[:, keep] @ ((V[:, keep].T @ gs) / lam[keep]))
+    return scaled_pinv_step(D, Hs, gs, 1e-12)
 
 
 def _initial_scales(Z, y, sample_weight, xp):
@@ -601,31 +623,21 @@ class VectorScaler(BaseCalibrator):
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]
         alpha = float(self.alpha)
-        if alpha == 0:
-            y_np = to_numpy(y)
-            sw_np = None if sample_weight is None else to_numpy(sample_weight)
-            class_weight = np.bincount(y_np, weights=sw_np, minlength=k)
-            if np.any(class_weight <= 0):
-                absent = self.classes_[class_weight <= 0][:10].tolist()
-                warnings.warn(
-                    f"Classes {absent!r} have no weight in the calibration set, so "
-                    "the unpenalised vector-scaling NLL has no finite minimiser "
-                    f"(their bias -> -inf); fitting with alpha={ABSENT_CLASS_ALPHA:g} "
-                    "instead of 0.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-                alpha = ABSENT_CLASS_ALPHA
+        absent = [] if alpha else absent_classes(self.classes_, y, sample_weight)
+        if absent:
+            warnings.warn(
+                f"Classes {absent!r} have no weight in the calibration set, so "
+                "the unpenalised vector-scaling NLL has no finite minimiser "
+                f"(their bias -> -inf); fitting with alpha={ABSENT_CLASS_ALPHA:g} "
+                "instead of 0.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+            alpha = ABSENT_CLASS_ALPHA
         # The penalty acts after the temperature: (w, b) are fitted on Z / T
         # (T of temperature scaling), pulled towards the identity there, so
         # that logits rescaled by any c > 0 fit the same probabilities.
-        beta = 1.0
-        if alpha > 0:
-            t_beta, _, t_status = fit_temperature(Z, y, sample_weight, xp, tol=1e-10)
-            # at a bound of T (separable or uninformative logits) the temperature
-            # is no scale: the penalty then pulls towards the identity, as before
-            if t_status == "converged" and float(t_beta) > 0 and np.isfinite(t_beta):
-                beta = float(t_beta)
+        beta = penalty_centre(Z, y, sample_weight, xp)[1] if alpha > 0 else 1.0
         # 16-bit tensors are scaled in float32 (their values exactly): a
         # float16 product would round the scaled logits again
         Zs = Z if beta == 1.0 else (
@@ -638,15 +650,10 @@ class VectorScaler(BaseCalibrator):
         self.n_iter_ = n_iter
         if alpha == 0 and status == "converged":
             f = xp.nll(Z, y, sample_weight, scale=self.coef_, bias=self.intercept_)
-            if f < SEPARATED_NLL:
-                warnings.warn(
-                    f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the logits "
-                    "separate the calibration set, so the unpenalised NLL has no "
-                    "finite minimiser (w -> inf) and the fitted scales are arbitrary; "
-                    "use alpha > 0.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
+            warn_if_separated(
+                f, "logits", "the unpenalised NLL has no finite minimiser (w -> inf) "
+                "and the fitted scales are arbitrary; use alpha > 0.", stacklevel=3,
+            )
         if status == "max_iter":
             warnings.warn(
                 f"Vector scaling stopped after max_iter={self.max_iter} iterations "

@@ -74,12 +74,12 @@ def test_local_temperature_shrinks_to_global_scipy_reference():
 
 
 def test_local_temperature_initialised_at_global_temperature():
-    from skcal.scaling._local_temperature import _init_params, _mlp_numpy, _softplus
+    from skcal.scaling._local_temperature import _init_params, _network_temperature
 
     # the initial network gives T(x) == T_min + t0 whatever the features
     phi = np.random.default_rng(0).normal(size=(500, 7)) * 10
     params = _init_params([7, 16, 8, 1], 2.5 - 0.05, seed=3)
-    T = 0.05 + _softplus(_mlp_numpy(phi, params[0::2], params[1::2]))
+    T = _network_temperature(phi, params[0::2], params[1::2], 0.05)
     np.testing.assert_allclose(T, 2.5, rtol=1e-13)
     # and a network that does not beat the global T on validation is not kept:
     # with a zero learning rate it never moves, its gain is exactly 0
@@ -216,6 +216,7 @@ def test_local_temperature_never_worse_than_global_on_real_sets(name):
 def test_local_temperature_gradient_matches_torch_autograd(device):
     # the one hand-written objective (NumPy, or torch tensors) against torch
     # autograd of the loss written out here, at a non-trivial network
+    from skcal._backend._dispatch import get_backend
     from skcal.scaling._local_temperature import _init_params, _objective
 
     rng = np.random.default_rng(13)
@@ -227,8 +228,9 @@ def test_local_temperature_gradient_matches_torch_autograd(device):
     val = rng.random(n) < 0.3
     params = _init_params([4, 5, 3, 1], 1.5, seed=0)
     params = [p + 0.3 * rng.normal(size=p.shape) for p in params]
+    xp = get_backend(None, "numpy" if device is None else "torch")
     grad_fn, val_fn, to_np, ps = _objective(params, phi, Z, y, w, ~val, val, 0.05, 0.01,
-                                            device)
+                                            xp, device)
     got = [to_np(g) for g in grad_fn(ps)]
 
     def loss(tp, mask):
