@@ -26,10 +26,7 @@ import sys
 import numpy as np
 import torch
 
-from sklearn.utils.validation import column_or_1d
-
 from . import _numpy, _shared
-from ._array import host_array
 from ._shared import observe_chunk_range
 from ._shared import weights as _weights
 
@@ -42,11 +39,8 @@ CHUNK_BYTES_DEVICE = 1 << 28
 exp = torch.exp
 log = torch.log
 name = "torch"
-
-
-def row_stride(a, step):
-    """The systematic row subsample ``a[::step]`` (a view)."""
-    return a[::step]
+#: the same on tensors as on NumPy arrays
+row_stride = _numpy.row_stride
 
 
 def from_numpy(a, device=None):
@@ -361,6 +355,21 @@ def _vector_chunk(Zc, y, w, b, wd):
     return Zc, A, torch.log(s) - a_y
 
 
+def _row_weights(sw, sl, rows, dev):
+    """The float64 weights of the rows ``sl`` (ones without weights)."""
+    if sw is None:
+        return torch.ones(rows, dtype=torch.float64, device=dev)
+    return sw[sl].to(torch.float64)
+
+
+def _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1):
+    """Add a chunk's weighted NLL to ``f`` and its true-class sums to ``t_z``, ``t_1``."""
+    z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(torch.float64)
+    f += torch.dot(wc, f_i)
+    t_z.index_add_(0, yc, wc * z_y)
+    t_1.index_add_(0, yc, wc)
+
+
 @torch.no_grad()
 def vector_nll_grad(Z, y, sample_weight, w, b):
     """NLL of vector scaling and its gradient in ``(w, b)``, in one pass.
@@ -392,10 +401,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     w, b = _as_param(w, dev), _as_param(b, dev)
     f64 = torch.float64
     f = torch.zeros((), dtype=f64, device=dev)
-    s_pz = torch.zeros(k, dtype=f64, device=dev)
-    s_p = torch.zeros(k, dtype=f64, device=dev)
-    t_z = torch.zeros(k, dtype=f64, device=dev)
-    t_1 = torch.zeros(k, dtype=f64, device=dev)
+    s_pz, s_p, t_z, t_1 = torch.zeros((4, k), dtype=f64, device=dev)
     if hessian:
         s_pzz = torch.zeros(k, dtype=f64, device=dev)
         QQ = torch.zeros((2 * k, 2 * k), dtype=f64, device=dev)
@@ -403,15 +409,8 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     for sl in chunks:
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
-        wc = (
-            torch.ones(P.shape[0], dtype=f64, device=dev)
-            if sw is None
-            else sw[sl].to(f64)
-        )
-        z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(f64)
-        f += torch.dot(wc, f_i)
-        t_z.index_add_(0, yc, wc * z_y)
-        t_1.index_add_(0, yc, wc)
+        wc = _row_weights(sw, sl, P.shape[0], dev)
+        _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1)
         PZ = P * Zc
         # Rows renormalised in float64, so that sum_k grad_b_k is 0 to float64
         # precision (the common shift of b is then as well determined as with
@@ -454,17 +453,12 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     w, b = _as_param(w, dev), _as_param(b, dev)
     vw, vb = _as_param(vw, dev), _as_param(vb, dev)
     f64 = torch.float64
-    hw = torch.zeros(k, dtype=f64, device=dev)
-    hb = torch.zeros(k, dtype=f64, device=dev)
+    hw, hb = torch.zeros((2, k), dtype=f64, device=dev)
     wd, chunks = _chunks(Z)
     for sl in chunks:
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b, wd)
         D = _shared.vector_hessp_chunk(Zc, P, vw.to(wd), vb.to(wd), _rowdot)
-        wc = (
-            torch.ones(P.shape[0], dtype=f64, device=dev)
-            if sw is None
-            else sw[sl].to(f64)
-        )
+        wc = _row_weights(sw, sl, P.shape[0], dev)
         hb += wc @ D.to(f64)
         hw += wc @ (D * Zc).to(f64)
     return (hw / wsum).cpu().numpy(), (hb / wsum).cpu().numpy()
@@ -487,20 +481,12 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     w, b = _as_param(w, dev).to(wd), _as_param(b, dev).to(wd)
     f = torch.zeros((), dtype=f64, device=dev)
     sums = torch.zeros((6, k), dtype=f64, device=dev)
-    t_z = torch.zeros(k, dtype=f64, device=dev)
-    t_1 = torch.zeros(k, dtype=f64, device=dev)
+    t_z, t_1 = torch.zeros((2, k), dtype=f64, device=dev)
     for sl in chunk_rows(n, k, torch.finfo(wd).bits // 8, device=dev):
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
-        wc = (
-            torch.ones(P.shape[0], dtype=f64, device=dev)
-            if sw is None
-            else sw[sl].to(f64)
-        )
-        z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(f64)
-        f += torch.dot(wc, f_i)
-        t_z.index_add_(0, yc, wc * z_y)
-        t_1.index_add_(0, yc, wc)
+        wc = _row_weights(sw, sl, P.shape[0], dev)
+        _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1)
         PZ = P * Zc
         u = wc.to(wd)
         Pw, PZw = (P, PZ) if sw is None else (P * u[:, None], PZ * u[:, None])
@@ -574,28 +560,17 @@ def column_ranges(Z):
 # ---------------------------------------------------- a calibrator's inputs
 predict_with = _shared.predict_with
 predict_index = _shared.predict_index
-#: computed on the host, in NumPy, as for NumPy input
+#: computed on the host, in NumPy, as for NumPy input (the caller moves the
+#: labels to the input's device)
 score_log_likelihood = _numpy.score_log_likelihood
+take_labels = _numpy.take_labels
+labels_1d = _numpy.labels_1d
+encode_labels = _numpy.encode_labels
 
 
 def take_columns(Z, idx):
     """Columns ``idx`` (a NumPy integer array) of tensor ``Z``, on its device."""
     return Z.index_select(1, torch.as_tensor(idx, device=Z.device))
-
-
-def take_labels(idx, classes):
-    """``classes[idx]`` (NumPy; the caller moves it to the input's device)."""
-    return classes[idx]
-
-
-def labels_1d(y):
-    """Labels ``y`` (a tensor or array-like) as a 1-D NumPy array."""
-    return column_or_1d(host_array(y), warn=True)
-
-
-def encode_labels(y, classes, like, *, encode):
-    """``encode(classes, y)``: labels as positions in ``classes`` (NumPy)."""
-    return encode(classes, y)
 
 
 # ------------------------------------------------------- the metrics' inputs
