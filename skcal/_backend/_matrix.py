@@ -33,6 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._shared import weights as _weights
+
 __all__ = [
     "Features",
     "feature_moments",
@@ -68,12 +70,6 @@ class Features(NamedTuple):
 #: Row-block size (bytes of one float32 block) of the in-memory
 #: Hessian-vector products of :class:`HessianSample` on the CPU.
 HESSP_BLOCK_BYTES = 256 << 10
-
-
-def _weights(sample_weight, n):
-    if sample_weight is None:
-        return None, float(n)
-    return sample_weight, float(sample_weight.sum())
 
 
 # --------------------------------------------------------------- chunk pieces
@@ -145,6 +141,20 @@ def _params(W, b, ops):
 
 
 # -------------------------------------------------------------------- passes
+def _gradient_pass(Z, sample_weight, xp, W, b):
+    """The ops, weights, parameters and zeroed ``f, grad_W, grad_b`` of a pass."""
+    ops = xp.affine_ops(Z)
+    sw, wsum = _weights(sample_weight, Z.shape[0])
+    Wc, bc = _params(W, b, ops)
+    zeros = ops.zeros(()), ops.zeros(tuple(W.shape)), ops.zeros(Z.shape[1])
+    return (ops, sw, wsum, Wc, bc, *zeros)
+
+
+def _means(ops, wsum, f, gW, gb):
+    """``f, grad_W, grad_b`` divided by the weight total, as float / NumPy."""
+    return float(ops.numpy(f)) / wsum, ops.numpy(gW) / wsum, ops.numpy(gb) / wsum
+
+
 def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
     """Column means and standard deviations (or covariance) of ``phi(Z)``, float64, one pass.
 
@@ -216,13 +226,7 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
     grad_b : ndarray of shape (n_classes,), float64
         ``mean_s[p_i - e_{y_i}]``.
     """
-    ops = xp.affine_ops(Z)
-    n, k = Z.shape
-    sw, wsum = _weights(sample_weight, n)
-    Wc, bc = _params(W, b, ops)
-    f = ops.zeros(())
-    gW = ops.zeros(tuple(W.shape))
-    gb = ops.zeros(k)
+    ops, sw, wsum, Wc, bc, f, gW, gb = _gradient_pass(Z, sample_weight, xp, W, b)
     for sl in ops.chunks(Z):
         yc = y[sl]
         X = _standardised(Z[sl], feat, ops)
@@ -240,7 +244,7 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
             gW += ops.f64(ops.colsum(R * X))
         else:
             gW += ops.f64(R.T @ X)
-    return float(ops.numpy(f)) / wsum, ops.numpy(gW) / wsum, ops.numpy(gb) / wsum
+    return _means(ops, wsum, f, gW, gb)
 
 
 def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
@@ -309,13 +313,8 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         rows and columns are dropped. Formed in float64 (``O(n K^4)`` flops
         for a full ``W``: for small ``K`` only).
     """
-    ops = xp.affine_ops(Z)
-    n, k = Z.shape
-    sw, wsum = _weights(sample_weight, n)
-    Wc, bc = _params(W, b, ops)
-    f = ops.zeros(())
-    gW = ops.zeros(tuple(W.shape))
-    gb = ops.zeros(k)
+    ops, sw, wsum, Wc, bc, f, gW, gb = _gradient_pass(Z, sample_weight, xp, W, b)
+    k = Z.shape[1]
     full = W.ndim == 2
     m = k + 1 if full else 2
     H = ops.zeros((k * m, k * m))
@@ -374,12 +373,7 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
             else np.arange(k)
         )
         H = H[np.ix_(keep, keep)]
-    return (
-        float(ops.numpy(f)) / wsum,
-        ops.numpy(gW) / wsum,
-        ops.numpy(gb) / wsum,
-        H,
-    )
+    return (*_means(ops, wsum, f, gW, gb), H)
 
 
 class HessianSample:
