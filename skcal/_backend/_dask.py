@@ -259,99 +259,75 @@ def total(sample_weight):
     return float(sample_weight.sum().compute())
 
 
-def _vector_block(Zb, yb, wb, w, b, hessian):
+def _block_sums(Zb, yb, wb, fn, *args):
+    """``fn(Zb, yb, wb, *args)`` (weighted means) times the block's weight, and that weight.
+
+    An empty block, or one of weight 0, gives zeros of the same shapes (one
+    row of zeros, times 0).
+    """
     W = _block_weight(Zb.shape[0], wb)
-    k = Zb.shape[1]
     if Zb.shape[0] == 0 or not W > 0:
-        out = (0.0, np.zeros(k), np.zeros(k))
-        return out + ((np.zeros((2 * k, 2 * k)),) if hessian else ()) + (0.0,)
-    fn = _numpy.vector_nll_hess if hessian else _numpy.vector_nll_grad
-    return _means_to_sums(fn(Zb, yb, wb, w, b), W) + (W,)
+        Zb, yb, wb, W = np.zeros((1, Zb.shape[1]), Zb.dtype), np.zeros(1, np.int64), None, 0.0
+    means = fn(Zb, yb, wb, *args)
+    return _means_to_sums(means if isinstance(means, tuple) else (means,), W) + (W,)
+
+
+def _mean_over_blocks(fn, Z, y, sample_weight, *args):
+    """``fn(Z, y, sample_weight, *args)`` (a NumPy kernel of weighted means), one pass.
+
+    Small arrays are computed once and given to ``fn`` (:func:`_local`);
+    otherwise ``fn`` runs per row block and its sums are reduced.
+    """
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return fn(*loc, *args)
+    *sums, W = _reduce(_block_sums, Z, y, sample_weight, fn, *args)
+    means = tuple(v / W for v in sums)
+    return means if len(means) > 1 else means[0]
+
+
+def _f64(*vectors):
+    return tuple(np.asarray(v, np.float64) for v in vectors)
 
 
 def vector_nll_grad(Z, y, sample_weight, w, b):
     """:func:`skcal._backend._numpy.vector_nll_grad` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_grad(*loc, w, b)
-    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
-    f, gw, gb, W = _reduce(_vector_block, Z, y, sample_weight, w, b, False)
-    return float(f / W), gw / W, gb / W
+    return _mean_over_blocks(_numpy.vector_nll_grad, Z, y, sample_weight, *_f64(w, b))
 
 
 def vector_nll_hess(Z, y, sample_weight, w, b):
     """:func:`skcal._backend._numpy.vector_nll_hess` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_hess(*loc, w, b)
-    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
-    f, gw, gb, H, W = _reduce(_vector_block, Z, y, sample_weight, w, b, True)
-    return float(f / W), gw / W, gb / W, H / W
+    return _mean_over_blocks(_numpy.vector_nll_hess, Z, y, sample_weight, *_f64(w, b))
 
 
-def _blocks_block(Zb, yb, wb, w, b, single):
-    W = _block_weight(Zb.shape[0], wb)
-    k = Zb.shape[1]
-    if Zb.shape[0] == 0 or not W > 0:
-        return (0.0, np.zeros(k), np.zeros(k), np.zeros((3, k)), 0.0)
+def _grad_blocks(Zb, yb, wb, w, b, single):
     f, gw, gb, blocks = _numpy.vector_nll_grad_blocks(Zb, yb, wb, w, b, single=single)
-    return _means_to_sums((f, gw, gb, np.array(blocks)), W) + (W,)
+    return f, gw, gb, np.array(blocks)
 
 
 def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     """:func:`skcal._backend._numpy.vector_nll_grad_blocks` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_grad_blocks(*loc, w, b, single=single)
-    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
-    f, gw, gb, blocks, W = _reduce(_blocks_block, Z, y, sample_weight, w, b, single)
-    return float(f / W), gw / W, gb / W, tuple(blocks / W)
-
-
-def _hessp_block(Zb, yb, wb, w, b, vw, vb):
-    W = _block_weight(Zb.shape[0], wb)
-    k = Zb.shape[1]
-    if Zb.shape[0] == 0 or not W > 0:
-        return np.zeros(k), np.zeros(k), 0.0
-    return _means_to_sums(_numpy.vector_nll_hessp(Zb, yb, wb, w, b, vw, vb), W) + (W,)
+    f, gw, gb, blocks = _mean_over_blocks(
+        _grad_blocks, Z, y, sample_weight, *_f64(w, b), single
+    )
+    return f, gw, gb, tuple(blocks)
 
 
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     """:func:`skcal._backend._numpy.vector_nll_hessp` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_hessp(*loc, w, b, vw, vb)
-    args = (np.asarray(v, np.float64) for v in (w, b, vw, vb))
-    hw, hb, W = _reduce(_hessp_block, Z, y, sample_weight, *args)
-    return hw / W, hb / W
-
-
-def _nll_block(Zb, yb, wb, scale, bias):
-    W = _block_weight(Zb.shape[0], wb)
-    if Zb.shape[0] == 0 or not W > 0:
-        return 0.0, 0.0
-    return _numpy.nll(Zb, yb, wb, scale=scale, bias=bias) * W, W
+    return _mean_over_blocks(
+        _numpy.vector_nll_hessp, Z, y, sample_weight, *_f64(w, b, vw, vb)
+    )
 
 
 def nll(Z, y, sample_weight=None, scale=None, bias=None):
     """:func:`skcal._backend._numpy.nll` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.nll(*loc, scale=scale, bias=bias)
-    f, W = _reduce(_nll_block, Z, y, sample_weight, scale, bias)
-    return float(f / W)
-
-
-def _mll_block(LPb, yb, wb):
-    W = _block_weight(LPb.shape[0], wb)
-    if LPb.shape[0] == 0 or not W > 0:
-        return 0.0, 0.0
-    return _numpy.mean_log_likelihood(LPb, yb, wb) * W, W
+    return float(_mean_over_blocks(_numpy.nll, Z, y, sample_weight, scale, bias))
 
 
 def mean_log_likelihood(LP, y, sample_weight=None):
     """Weighted mean of ``LP[i, y[i]]`` over row blocks (one pass)."""
-    s, W = _reduce(_mll_block, LP, y, sample_weight)
+    s, W = _reduce(_block_sums, LP, y, sample_weight, _numpy.mean_log_likelihood)
     return float(s / W)
 
 
