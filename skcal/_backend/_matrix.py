@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._shared import add_diagonal_blocks
 from ._shared import weights as _weights
 
 __all__ = [
@@ -132,6 +133,12 @@ def _softmax_parts(A, ops, y=None, flush=False):
     if y is None:
         return A, ops.log(s)
     return A, ops.log(s), ay
+
+
+def _add_products(gW, gb, R, X, ops, full):
+    """``gb += colsum(R)`` and ``gW += R^T X`` (a diagonal ``W``: ``colsum(R * X)``)."""
+    gb += ops.f64(ops.colsum(R))
+    gW += ops.f64(R.T @ X if full else ops.colsum(R * X))
 
 
 def _params(W, b, ops):
@@ -239,11 +246,7 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
             R *= ops.const(wc)[:, None]
         else:
             f += fi.sum()
-        gb += ops.f64(ops.colsum(R))
-        if W.ndim == 1:
-            gW += ops.f64(ops.colsum(R * X))
-        else:
-            gW += ops.f64(R.T @ X)
+        _add_products(gW, gb, R, X, ops, W.ndim == 2)
     return _means(ops, wsum, f, gW, gb)
 
 
@@ -282,11 +285,7 @@ def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
         D *= P
         if sw is not None:
             D *= ops.const(sw[sl])[:, None]
-        hb += ops.f64(ops.colsum(D))
-        if W.ndim == 1:
-            HW += ops.f64(ops.colsum(D * X))
-        else:
-            HW += ops.f64(D.T @ X)
+        _add_products(HW, hb, D, X, ops, W.ndim == 2)
     return ops.numpy(HW) / wsum, ops.numpy(hb) / wsum
 
 
@@ -359,12 +358,7 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         for c in range(k):
             H[c * m : (c + 1) * m, c * m : (c + 1) * m] += B[c]
     else:
-        idx = np.arange(k)
-        spxx, spx, sp = ops.numpy(s_pxx), ops.numpy(s_px), ops.numpy(s_p)
-        H[idx, idx] += spxx
-        H[idx + k, idx + k] += sp
-        H[idx, idx + k] += spx
-        H[idx + k, idx] += spx
+        add_diagonal_blocks(H, ops.numpy(s_pxx), ops.numpy(s_px), ops.numpy(s_p))
     H /= wsum
     if b is None:
         keep = (
@@ -452,8 +446,7 @@ class HessianSample:
             D *= Pb
             if self.sw is not None:
                 D *= self.sw[s : s + step]
-            hb += ops.f64(ops.colsum(D))
-            HW += ops.f64(D.T @ Xb) if full else ops.f64(ops.colsum(D * Xb))
+            _add_products(HW, hb, D, Xb, ops, full)
         return ops.numpy(HW) / self.wsum, ops.numpy(hb) / self.wsum
 
     def class_blocks(self, intercept, row_cut=0.0):

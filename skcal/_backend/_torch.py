@@ -102,8 +102,7 @@ def _empty(shape, dtype, device):
 def _chunk_buffers(Z, wd, count):
     """``count`` uninitialised ``(rows of one chunk, n_classes)`` buffers of dtype ``wd``."""
     n, k = Z.shape
-    itemsize = 8 if wd == torch.float64 else 4
-    rows = next(chunk_rows(n, k, itemsize, device=Z.device)).stop
+    rows = next(chunk_rows(n, k, wd.itemsize, device=Z.device)).stop
     return [torch.empty((rows, k), dtype=wd, device=Z.device) for _ in range(count)]
 
 
@@ -113,8 +112,7 @@ def _work_dtype(Z):
 
 def _chunks(Z):
     wd = _work_dtype(Z)
-    itemsize = 8 if wd == torch.float64 else 4
-    return wd, chunk_rows(Z.shape[0], Z.shape[1], itemsize, device=Z.device)
+    return wd, chunk_rows(Z.shape[0], Z.shape[1], wd.itemsize, device=Z.device)
 
 
 def _as_param(v, device):
@@ -144,11 +142,7 @@ def _affine_buffer(Z, wd, scale, bias):
 
 
 def _affine_into(Zc, scale, bias, wd, buf):
-    """``scale * Zc + bias`` in ``wd``, written into the reused ``buf``.
-
-    A fresh tensor per chunk costs an allocation and, on the CPU, page faults
-    on every chunk (measured: a quarter of ``softmax`` at 1,000 classes).
-    """
+    """``scale * Zc + bias`` in ``wd``, written into the reused ``buf`` (no allocation)."""
     if buf is None:
         return Zc
     A = buf[: Zc.shape[0]]
@@ -185,19 +179,7 @@ def log_softmax(Z, scale=None, bias=None, out=None):
     :func:`output_dtype` on that device), with torch's fused
     ``log_softmax`` per chunk in the working precision (module docstring).
     """
-    n, k = Z.shape
-    if out is None:
-        out = _empty((n, k), output_dtype(Z.dtype), Z.device)
-    scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
-    wd, chunks = _chunks(Z)
-    buf = _affine_buffer(Z, wd, scale, bias)
-    scale, bias = _work_params(scale, bias, wd)
-    for sl in chunks:
-        Zc = Z[sl]
-        observe_chunk_range(Z, Zc)
-        A = _affine_into(Zc, scale, bias, wd, buf)
-        torch.log_softmax(A, dim=1, out=out[sl])
-    return out
+    return _rowwise(torch.log_softmax, Z, scale, bias, out)
 
 
 @torch.no_grad()
@@ -210,18 +192,23 @@ def softmax(Z, scale=None, bias=None):
         Probabilities in :func:`output_dtype` on the device of ``Z``; each row
         sums to 1.
     """
+    # direct softmax, written in place: no log / exp round trip, no copy
+    return _rowwise(torch.softmax, Z, scale, bias, None)
+
+
+def _rowwise(fn, Z, scale, bias, out):
+    """``fn(scale * Zc + bias, dim=1)`` of every row chunk ``Zc``, written into ``out``."""
     n, k = Z.shape
-    out = _empty((n, k), output_dtype(Z.dtype), Z.device)
+    if out is None:
+        out = _empty((n, k), output_dtype(Z.dtype), Z.device)
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
     buf = _affine_buffer(Z, wd, scale, bias)
     scale, bias = _work_params(scale, bias, wd)
     for sl in chunks:
-        # direct softmax, written in place: no log / exp round trip, no copy
         Zc = Z[sl]
         observe_chunk_range(Z, Zc)
-        A = _affine_into(Zc, scale, bias, wd, buf)
-        torch.softmax(A, dim=1, out=out[sl])
+        fn(_affine_into(Zc, scale, bias, wd, buf), dim=1, out=out[sl])
     return out
 
 
@@ -295,9 +282,7 @@ def temperature_nll_derivs(
 
 def _temperature_chunks(Z):
     wd = _work_dtype(Z)
-    # Two chunk buffers, reused: a fresh tensor per chunk would cost an
-    # allocation (and, on the CPU, page faults) per chunk -- more than the
-    # arithmetic.
+    # two chunk buffers, reused (a fresh tensor per chunk costs an allocation)
     bufs = _chunk_buffers(Z, wd, 2)
     for sl in chunk_rows(Z.shape[0], Z.shape[1], bufs[0].element_size(), device=Z.device):
         yield sl, bufs
@@ -482,7 +467,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     f = torch.zeros((), dtype=f64, device=dev)
     sums = torch.zeros((6, k), dtype=f64, device=dev)
     t_z, t_1 = torch.zeros((2, k), dtype=f64, device=dev)
-    for sl in chunk_rows(n, k, torch.finfo(wd).bits // 8, device=dev):
+    for sl in chunk_rows(n, k, wd.itemsize, device=dev):
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
         wc = _row_weights(sw, sl, P.shape[0], dev)
@@ -582,8 +567,8 @@ def numpy_view(a):
 
     The metrics read float16/32/64 CPU tensors this way: the same
     row-chunked NumPy passes, without torch's per-operation dispatch and
-    intra-op thread hand-offs on every 1 MiB chunk (measured ~10x slower on
-    a loaded 2-core machine; ``benchmarks/bench_speed.py --metrics``).
+    intra-op thread hand-offs on every 1 MiB chunk
+    (``benchmarks/bench_speed.py --metrics``).
     None for accelerator tensors, CPU bfloat16 (which NumPy lacks) and
     tensors the validation rejects (empty, not 1-D/2-D), which take the
     torch kernels and their messages.
@@ -643,7 +628,7 @@ def row_sums64(a):
 
 
 # ----------------------------------------------- the affine kernels' array ops
-class AffineOps:
+class AffineOps(_shared.SharedOps):
     """The array operations of the affine kernels, torch on ``Z``'s device."""
 
     name = "torch"
@@ -651,11 +636,11 @@ class AffineOps:
     def __init__(self, Z):
         self.torch = torch
         self.device = Z.device
-        self.wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
+        self.wd = _work_dtype(Z)
 
     def chunks(self, Z, itemsize=None, width=None):
         n, k = Z.shape
-        item = itemsize or (8 if self.wd == self.torch.float64 else 4)
+        item = itemsize or self.wd.itemsize
         return chunk_rows(n, width or k, item, device=self.device)
 
     def work(self, Zc):
@@ -677,14 +662,6 @@ class AffineOps:
     @staticmethod
     def rowmax(A):
         return A.amax(dim=1, keepdim=True)
-
-    @staticmethod
-    def rowsum(A):
-        return A.sum(dim=1, keepdim=True)
-
-    @staticmethod
-    def colsum(A):
-        return A.sum(dim=0)
 
     def exp(self, A):
         return self.torch.exp(A)
@@ -793,7 +770,7 @@ def quantile_edges(x, w, n_bins):
 
 
 # ------------------------------------------------- the metrics' row ops
-class MetricOps:
+class MetricOps(_shared.SharedOps):
     """The operations of :class:`skcal._backend._numpy.MetricOps` with torch, on ``device``."""
 
     def __init__(self, device):
@@ -839,14 +816,6 @@ class MetricOps:
     @staticmethod
     def row_max(a):
         return a.amax(dim=1)
-
-    @staticmethod
-    def row_argmax(a):
-        return a.argmax(dim=1)
-
-    @staticmethod
-    def row_sum(a):
-        return a.sum(dim=1)
 
     @staticmethod
     def pick(a, y):
