@@ -55,15 +55,9 @@ SPLIT_EVERY = 16
 
 _CACHE = OrderedDict()
 _CACHE_ENTRIES = 4
-def row_stride(a, step):
-    """The systematic row subsample ``a[::step]`` (lazy)."""
-    return a[::step]
-
-
-def from_numpy(a, device=None):
-    """Return ``a`` unchanged (NumPy arrays are accepted next to dask arrays)."""
-    return a
-
+#: as for NumPy: a lazy row subsample; NumPy arrays accepted next to dask ones
+row_stride = _numpy.row_stride
+from_numpy = _numpy.from_numpy
 
 def is_dask_array(x):
     """True for a ``dask.array.Array``."""
@@ -182,17 +176,9 @@ def clear_cache():
 
 
 # -------------------------------------------------------------- objectives
-def _means_to_sums(values, W):
-    return tuple(np.asarray(v, dtype=np.float64) * W for v in values)
-
-
-def _temperature_block(Zb, yb, wb, beta, third, second=True):
-    W = _block_weight(Zb.shape[0], wb)
-    n_out = 2 if not second else 4 if third else 3
-    if Zb.shape[0] == 0 or not W > 0:
-        return (np.zeros(n_out), 0.0)
+def _temperature_means(Zb, yb, wb, beta, third, second=True):
     r = _numpy.temperature_nll_derivs(Zb, yb, wb, beta, third=third, second=second)
-    return (np.asarray(r[:n_out], dtype=np.float64) * W, W)
+    return np.array(r[: 2 if not second else 4 if third else 3], dtype=np.float64)
 
 
 def temperature_nll_derivs(
@@ -219,7 +205,8 @@ def temperature_nll_derivs(
         )
     else:
         acc, W = _reduce(
-            _temperature_block, Z, y, sample_weight, float(beta), third, second
+            _block_sums, Z, y, sample_weight, _temperature_means, float(beta), third,
+            second,
         )
     out = tuple(float(v) for v in acc / W)
     if not second:
@@ -230,7 +217,8 @@ def temperature_nll_derivs(
 
 
 def _temperature_gap_block(Zb, yb, wb, beta, third, second=True):
-    return _temperature_block(Zb, yb, wb, beta, third, second) + _gap_block(Zb, yb, wb)
+    sums = _block_sums(Zb, yb, wb, _temperature_means, beta, third, second)
+    return sums + _gap_block(Zb, yb, wb)
 
 
 def _gap_block(Zb, yb, wb):
@@ -269,7 +257,8 @@ def _block_sums(Zb, yb, wb, fn, *args):
     if Zb.shape[0] == 0 or not W > 0:
         Zb, yb, wb, W = np.zeros((1, Zb.shape[1]), Zb.dtype), np.zeros(1, np.int64), None, 0.0
     means = fn(Zb, yb, wb, *args)
-    return _means_to_sums(means if isinstance(means, tuple) else (means,), W) + (W,)
+    means = means if isinstance(means, tuple) else (means,)
+    return tuple(np.asarray(v, dtype=np.float64) * W for v in means) + (W,)
 
 
 def _mean_over_blocks(fn, Z, y, sample_weight, *args):
@@ -610,28 +599,16 @@ def check_scores(X, input_type, name, check_block):
     dtype = _float_dtype(X.dtype)
     if input_type == "probabilities":
         dtype = probability_log_dtype(dtype)  # float16: logs in float32
-    meta = np.empty((0, k), dtype=dtype)
-    if X.ndim == 1:
-        Z = X.map_blocks(
-            _check_block, input_type, name, check_block, new_axis=1,
-            chunks=(X.chunks[0], (k,)),
-            dtype=dtype, meta=meta,
-        )
-    else:
-        Z = X.map_blocks(
-            _check_block, input_type, name, check_block, chunks=(X.chunks[0], (k,)),
-            dtype=dtype,
-            meta=meta,
-        )
+    Z = X.map_blocks(
+        _check_block, input_type, name, check_block, chunks=(X.chunks[0], (k,)),
+        dtype=dtype, meta=np.empty((0, k), dtype=dtype),
+        **({"new_axis": 1} if X.ndim == 1 else {}),
+    )
     return Z, n_cols
 
 
 def _check_weight_block(wb):
-    wb = np.asarray(wb, dtype=np.float64)
-    if wb.ndim != 1:
-        raise ValueError(
-            f"sample_weight must be 1-D (one weight per sample), got shape {wb.shape}."
-        )
+    wb = np.asarray(wb, dtype=np.float64)  # 1-D: checked at once below
     if not np.isfinite(wb).all():
         raise ValueError("sample_weight contains NaN or infinity.")
     if (wb < 0).any():
@@ -748,11 +725,6 @@ def score_log_likelihood(LP, y, sample_weight, like, *, check=None):
     return mean_log_likelihood(LP, y, check_sample_weight(sample_weight, like))
 
 
-def numpy_view(a):
-    """``a`` itself: a metric without a dask path reads it as NumPy (computed once)."""
-    return a
-
-
-def metric_scores(y_prob, check_numpy):
-    """``check_numpy(y_prob)``: a metric without a dask path reads it as NumPy."""
-    return check_numpy(y_prob)
+#: a metric without a dask path reads its input as NumPy (computed once)
+numpy_view = _numpy.numpy_view
+metric_scores = _numpy.metric_scores
