@@ -124,13 +124,18 @@ def _ovr_row_stats(A, keep_exp=False):
     with np.errstate(divide="ignore"):
         l_top = m1 + np.log(rest)
     bad = np.flatnonzero(~(rest >= TINY_REST))
-    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
-        A2 = A[bad]
-        A2[np.arange(bad.size), a1[bad]] = -np.inf
-        m2 = A2.max(axis=1, keepdims=True)
-        l_top[bad] = (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
+    if bad.size:
+        l_top[bad] = _log_rest(A, a1, bad)
     stats = (a1, m1, 1.0 + rest, l_top)
     return (stats, E) if keep_exp else stats
+
+
+def _log_rest(A, a1, bad):
+    """``log sum_{j != a1} exp(A_ij)`` of the rows ``bad``, float64, shifted by the 2nd max."""
+    A2 = A[bad].astype(np.float64, copy=False)  # a copy: A[bad] is one
+    A2[np.arange(bad.size), a1[bad]] = -np.inf
+    m2 = A2.max(axis=1, keepdims=True)
+    return (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
 
 
 def _ovr_columns(Ac, stats, cols, E=None):
@@ -211,12 +216,7 @@ def ovr_row_stats(Z):
     Uses O(n_rows) memory (4 vectors) instead of the (n_rows, n_classes) scores.
     """
     n, k = Z.shape
-    out = (
-        np.empty(n, dtype=np.intp),
-        np.empty(n),
-        np.empty(n),
-        np.empty(n),
-    )
+    out = (np.empty(n, dtype=np.intp), np.empty(n), np.empty(n), np.empty(n))
     for sl in _numpy.chunk_rows(n, k):
         for o, v in zip(out, _ovr_row_stats(host64(Z[sl]))):
             o[sl] = v
@@ -447,12 +447,8 @@ def _row_stats32(A, out=None):
     with np.errstate(divide="ignore"):
         nt = -np.log(rest)
     bad = np.flatnonzero(~(rest >= TINY_REST32))
-    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
-        A2 = A[bad].astype(np.float64)
-        A2[np.arange(bad.size), a[bad]] = -np.inf
-        m2 = A2.max(axis=1, keepdims=True)
-        lt = m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True))
-        nt[bad] = (m[bad].astype(np.float64) - lt[:, 0]).astype(np.float32)
+    if bad.size:
+        nt[bad] = (m[bad].astype(np.float64) - _log_rest(A, a, bad)).astype(np.float32)
     return (a, m, rest + np.float32(1.0), nt), D, E
 
 
