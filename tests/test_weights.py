@@ -7,7 +7,7 @@ matter, priors included (they count rows of :func:`weight_unit`).
 import numpy as np
 import pytest
 
-from skcal.utils._weights import weight_unit
+from skcal.utils._weights import weight_unit, weighted_rows
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -89,6 +89,17 @@ def test_weight_unit_is_the_weight_of_one_row():
     f = rng.uniform(0.2, 3.0, 60)
     for c in (1.0, 1e-300, 1e250):
         np.testing.assert_allclose(weight_unit(c * f), c * f.mean(), rtol=1e-13)
+
+
+def test_weighted_rows_count_the_rows_the_weights_stand_for():
+    """``n`` without weights; integer weights are repeated rows, at any scale."""
+    assert weighted_rows(None, 7) == 7.0
+    w = np.array([1.0, 3.0, 0.0, 2.0])  # rows 0, 1, 1, 1, 3, 3
+    for c in (1.0, 1e-300, 0.25, 1e250):
+        np.testing.assert_allclose(weighted_rows(c * w, 4), 6.0, rtol=1e-13)
+    # weights not proportional to whole numbers: one row per positive weight
+    np.testing.assert_allclose(weighted_rows(np.array([0.3, 1.0, 0.0, np.pi]), 4), 3.0,
+                               rtol=1e-13)
 
 
 def _platt_reference(s, y, w):

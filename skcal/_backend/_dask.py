@@ -55,15 +55,9 @@ SPLIT_EVERY = 16
 
 _CACHE = OrderedDict()
 _CACHE_ENTRIES = 4
-def row_stride(a, step):
-    """The systematic row subsample ``a[::step]`` (lazy)."""
-    return a[::step]
-
-
-def from_numpy(a, device=None):
-    """Return ``a`` unchanged (NumPy arrays are accepted next to dask arrays)."""
-    return a
-
+#: as for NumPy: a lazy row subsample; NumPy arrays accepted next to dask ones
+row_stride = _numpy.row_stride
+from_numpy = _numpy.from_numpy
 
 def is_dask_array(x):
     """True for a ``dask.array.Array``."""
@@ -182,17 +176,9 @@ def clear_cache():
 
 
 # -------------------------------------------------------------- objectives
-def _means_to_sums(values, W):
-    return tuple(np.asarray(v, dtype=np.float64) * W for v in values)
-
-
-def _temperature_block(Zb, yb, wb, beta, third, second=True):
-    W = _block_weight(Zb.shape[0], wb)
-    n_out = 2 if not second else 4 if third else 3
-    if Zb.shape[0] == 0 or not W > 0:
-        return (np.zeros(n_out), 0.0)
+def _temperature_means(Zb, yb, wb, beta, third, second=True):
     r = _numpy.temperature_nll_derivs(Zb, yb, wb, beta, third=third, second=second)
-    return (np.asarray(r[:n_out], dtype=np.float64) * W, W)
+    return np.array(r[: 2 if not second else 4 if third else 3], dtype=np.float64)
 
 
 def temperature_nll_derivs(
@@ -219,7 +205,8 @@ def temperature_nll_derivs(
         )
     else:
         acc, W = _reduce(
-            _temperature_block, Z, y, sample_weight, float(beta), third, second
+            _block_sums, Z, y, sample_weight, _temperature_means, float(beta), third,
+            second,
         )
     out = tuple(float(v) for v in acc / W)
     if not second:
@@ -230,7 +217,8 @@ def temperature_nll_derivs(
 
 
 def _temperature_gap_block(Zb, yb, wb, beta, third, second=True):
-    return _temperature_block(Zb, yb, wb, beta, third, second) + _gap_block(Zb, yb, wb)
+    sums = _block_sums(Zb, yb, wb, _temperature_means, beta, third, second)
+    return sums + _gap_block(Zb, yb, wb)
 
 
 def _gap_block(Zb, yb, wb):
@@ -259,99 +247,76 @@ def total(sample_weight):
     return float(sample_weight.sum().compute())
 
 
-def _vector_block(Zb, yb, wb, w, b, hessian):
+def _block_sums(Zb, yb, wb, fn, *args):
+    """``fn(Zb, yb, wb, *args)`` (weighted means) times the block's weight, and that weight.
+
+    An empty block, or one of weight 0, gives zeros of the same shapes (one
+    row of zeros, times 0).
+    """
     W = _block_weight(Zb.shape[0], wb)
-    k = Zb.shape[1]
     if Zb.shape[0] == 0 or not W > 0:
-        out = (0.0, np.zeros(k), np.zeros(k))
-        return out + ((np.zeros((2 * k, 2 * k)),) if hessian else ()) + (0.0,)
-    fn = _numpy.vector_nll_hess if hessian else _numpy.vector_nll_grad
-    return _means_to_sums(fn(Zb, yb, wb, w, b), W) + (W,)
+        Zb, yb, wb, W = np.zeros((1, Zb.shape[1]), Zb.dtype), np.zeros(1, np.int64), None, 0.0
+    means = fn(Zb, yb, wb, *args)
+    means = means if isinstance(means, tuple) else (means,)
+    return tuple(np.asarray(v, dtype=np.float64) * W for v in means) + (W,)
+
+
+def _mean_over_blocks(fn, Z, y, sample_weight, *args):
+    """``fn(Z, y, sample_weight, *args)`` (a NumPy kernel of weighted means), one pass.
+
+    Small arrays are computed once and given to ``fn`` (:func:`_local`);
+    otherwise ``fn`` runs per row block and its sums are reduced.
+    """
+    loc = _local(Z, y, sample_weight)
+    if loc is not None:
+        return fn(*loc, *args)
+    *sums, W = _reduce(_block_sums, Z, y, sample_weight, fn, *args)
+    means = tuple(v / W for v in sums)
+    return means if len(means) > 1 else means[0]
+
+
+def _f64(*vectors):
+    return tuple(np.asarray(v, np.float64) for v in vectors)
 
 
 def vector_nll_grad(Z, y, sample_weight, w, b):
     """:func:`skcal._backend._numpy.vector_nll_grad` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_grad(*loc, w, b)
-    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
-    f, gw, gb, W = _reduce(_vector_block, Z, y, sample_weight, w, b, False)
-    return float(f / W), gw / W, gb / W
+    return _mean_over_blocks(_numpy.vector_nll_grad, Z, y, sample_weight, *_f64(w, b))
 
 
 def vector_nll_hess(Z, y, sample_weight, w, b):
     """:func:`skcal._backend._numpy.vector_nll_hess` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_hess(*loc, w, b)
-    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
-    f, gw, gb, H, W = _reduce(_vector_block, Z, y, sample_weight, w, b, True)
-    return float(f / W), gw / W, gb / W, H / W
+    return _mean_over_blocks(_numpy.vector_nll_hess, Z, y, sample_weight, *_f64(w, b))
 
 
-def _blocks_block(Zb, yb, wb, w, b, single):
-    W = _block_weight(Zb.shape[0], wb)
-    k = Zb.shape[1]
-    if Zb.shape[0] == 0 or not W > 0:
-        return (0.0, np.zeros(k), np.zeros(k), np.zeros((3, k)), 0.0)
+def _grad_blocks(Zb, yb, wb, w, b, single):
     f, gw, gb, blocks = _numpy.vector_nll_grad_blocks(Zb, yb, wb, w, b, single=single)
-    return _means_to_sums((f, gw, gb, np.array(blocks)), W) + (W,)
+    return f, gw, gb, np.array(blocks)
 
 
 def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     """:func:`skcal._backend._numpy.vector_nll_grad_blocks` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_grad_blocks(*loc, w, b, single=single)
-    w, b = np.asarray(w, np.float64), np.asarray(b, np.float64)
-    f, gw, gb, blocks, W = _reduce(_blocks_block, Z, y, sample_weight, w, b, single)
-    return float(f / W), gw / W, gb / W, tuple(blocks / W)
-
-
-def _hessp_block(Zb, yb, wb, w, b, vw, vb):
-    W = _block_weight(Zb.shape[0], wb)
-    k = Zb.shape[1]
-    if Zb.shape[0] == 0 or not W > 0:
-        return np.zeros(k), np.zeros(k), 0.0
-    return _means_to_sums(_numpy.vector_nll_hessp(Zb, yb, wb, w, b, vw, vb), W) + (W,)
+    f, gw, gb, blocks = _mean_over_blocks(
+        _grad_blocks, Z, y, sample_weight, *_f64(w, b), single
+    )
+    return f, gw, gb, tuple(blocks)
 
 
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     """:func:`skcal._backend._numpy.vector_nll_hessp` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.vector_nll_hessp(*loc, w, b, vw, vb)
-    args = (np.asarray(v, np.float64) for v in (w, b, vw, vb))
-    hw, hb, W = _reduce(_hessp_block, Z, y, sample_weight, *args)
-    return hw / W, hb / W
-
-
-def _nll_block(Zb, yb, wb, scale, bias):
-    W = _block_weight(Zb.shape[0], wb)
-    if Zb.shape[0] == 0 or not W > 0:
-        return 0.0, 0.0
-    return _numpy.nll(Zb, yb, wb, scale=scale, bias=bias) * W, W
+    return _mean_over_blocks(
+        _numpy.vector_nll_hessp, Z, y, sample_weight, *_f64(w, b, vw, vb)
+    )
 
 
 def nll(Z, y, sample_weight=None, scale=None, bias=None):
     """:func:`skcal._backend._numpy.nll` over row blocks (one pass)."""
-    loc = _local(Z, y, sample_weight)
-    if loc is not None:
-        return _numpy.nll(*loc, scale=scale, bias=bias)
-    f, W = _reduce(_nll_block, Z, y, sample_weight, scale, bias)
-    return float(f / W)
-
-
-def _mll_block(LPb, yb, wb):
-    W = _block_weight(LPb.shape[0], wb)
-    if LPb.shape[0] == 0 or not W > 0:
-        return 0.0, 0.0
-    return _numpy.mean_log_likelihood(LPb, yb, wb) * W, W
+    return float(_mean_over_blocks(_numpy.nll, Z, y, sample_weight, scale, bias))
 
 
 def mean_log_likelihood(LP, y, sample_weight=None):
     """Weighted mean of ``LP[i, y[i]]`` over row blocks (one pass)."""
-    s, W = _reduce(_mll_block, LP, y, sample_weight)
+    s, W = _reduce(_block_sums, LP, y, sample_weight, _numpy.mean_log_likelihood)
     return float(s / W)
 
 
@@ -634,28 +599,16 @@ def check_scores(X, input_type, name, check_block):
     dtype = _float_dtype(X.dtype)
     if input_type == "probabilities":
         dtype = probability_log_dtype(dtype)  # float16: logs in float32
-    meta = np.empty((0, k), dtype=dtype)
-    if X.ndim == 1:
-        Z = X.map_blocks(
-            _check_block, input_type, name, check_block, new_axis=1,
-            chunks=(X.chunks[0], (k,)),
-            dtype=dtype, meta=meta,
-        )
-    else:
-        Z = X.map_blocks(
-            _check_block, input_type, name, check_block, chunks=(X.chunks[0], (k,)),
-            dtype=dtype,
-            meta=meta,
-        )
+    Z = X.map_blocks(
+        _check_block, input_type, name, check_block, chunks=(X.chunks[0], (k,)),
+        dtype=dtype, meta=np.empty((0, k), dtype=dtype),
+        **({"new_axis": 1} if X.ndim == 1 else {}),
+    )
     return Z, n_cols
 
 
 def _check_weight_block(wb):
-    wb = np.asarray(wb, dtype=np.float64)
-    if wb.ndim != 1:
-        raise ValueError(
-            f"sample_weight must be 1-D (one weight per sample), got shape {wb.shape}."
-        )
+    wb = np.asarray(wb, dtype=np.float64)  # 1-D: checked at once below
     if not np.isfinite(wb).all():
         raise ValueError("sample_weight contains NaN or infinity.")
     if (wb < 0).any():
@@ -772,11 +725,6 @@ def score_log_likelihood(LP, y, sample_weight, like, *, check=None):
     return mean_log_likelihood(LP, y, check_sample_weight(sample_weight, like))
 
 
-def numpy_view(a):
-    """``a`` itself: a metric without a dask path reads it as NumPy (computed once)."""
-    return a
-
-
-def metric_scores(y_prob, check_numpy):
-    """``check_numpy(y_prob)``: a metric without a dask path reads it as NumPy."""
-    return check_numpy(y_prob)
+#: a metric without a dask path reads its input as NumPy (computed once)
+numpy_view = _numpy.numpy_view
+metric_scores = _numpy.metric_scores

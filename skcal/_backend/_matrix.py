@@ -33,6 +33,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._shared import add_diagonal_blocks
+from ._shared import weights as _weights
+
 __all__ = [
     "Features",
     "feature_moments",
@@ -68,12 +71,6 @@ class Features(NamedTuple):
 #: Row-block size (bytes of one float32 block) of the in-memory
 #: Hessian-vector products of :class:`HessianSample` on the CPU.
 HESSP_BLOCK_BYTES = 256 << 10
-
-
-def _weights(sample_weight, n):
-    if sample_weight is None:
-        return None, float(n)
-    return sample_weight, float(sample_weight.sum())
 
 
 # --------------------------------------------------------------- chunk pieces
@@ -138,6 +135,12 @@ def _softmax_parts(A, ops, y=None, flush=False):
     return A, ops.log(s), ay
 
 
+def _add_products(gW, gb, R, X, ops, full):
+    """``gb += colsum(R)`` and ``gW += R^T X`` (a diagonal ``W``: ``colsum(R * X)``)."""
+    gb += ops.f64(ops.colsum(R))
+    gW += ops.f64(R.T @ X if full else ops.colsum(R * X))
+
+
 def _params(W, b, ops):
     Wc = ops.const(W)
     bc = None if b is None else ops.const(b)
@@ -145,6 +148,20 @@ def _params(W, b, ops):
 
 
 # -------------------------------------------------------------------- passes
+def _gradient_pass(Z, sample_weight, xp, W, b):
+    """The ops, weights, parameters and zeroed ``f, grad_W, grad_b`` of a pass."""
+    ops = xp.affine_ops(Z)
+    sw, wsum = _weights(sample_weight, Z.shape[0])
+    Wc, bc = _params(W, b, ops)
+    zeros = ops.zeros(()), ops.zeros(tuple(W.shape)), ops.zeros(Z.shape[1])
+    return (ops, sw, wsum, Wc, bc, *zeros)
+
+
+def _means(ops, wsum, f, gW, gb):
+    """``f, grad_W, grad_b`` divided by the weight total, as float / NumPy."""
+    return float(ops.numpy(f)) / wsum, ops.numpy(gW) / wsum, ops.numpy(gb) / wsum
+
+
 def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
     """Column means and standard deviations (or covariance) of ``phi(Z)``, float64, one pass.
 
@@ -216,13 +233,7 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
     grad_b : ndarray of shape (n_classes,), float64
         ``mean_s[p_i - e_{y_i}]``.
     """
-    ops = xp.affine_ops(Z)
-    n, k = Z.shape
-    sw, wsum = _weights(sample_weight, n)
-    Wc, bc = _params(W, b, ops)
-    f = ops.zeros(())
-    gW = ops.zeros(tuple(W.shape))
-    gb = ops.zeros(k)
+    ops, sw, wsum, Wc, bc, f, gW, gb = _gradient_pass(Z, sample_weight, xp, W, b)
     for sl in ops.chunks(Z):
         yc = y[sl]
         X = _standardised(Z[sl], feat, ops)
@@ -235,12 +246,8 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
             R *= ops.const(wc)[:, None]
         else:
             f += fi.sum()
-        gb += ops.f64(ops.colsum(R))
-        if W.ndim == 1:
-            gW += ops.f64(ops.colsum(R * X))
-        else:
-            gW += ops.f64(R.T @ X)
-    return float(ops.numpy(f)) / wsum, ops.numpy(gW) / wsum, ops.numpy(gb) / wsum
+        _add_products(gW, gb, R, X, ops, W.ndim == 2)
+    return _means(ops, wsum, f, gW, gb)
 
 
 def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
@@ -278,11 +285,7 @@ def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
         D *= P
         if sw is not None:
             D *= ops.const(sw[sl])[:, None]
-        hb += ops.f64(ops.colsum(D))
-        if W.ndim == 1:
-            HW += ops.f64(ops.colsum(D * X))
-        else:
-            HW += ops.f64(D.T @ X)
+        _add_products(HW, hb, D, X, ops, W.ndim == 2)
     return ops.numpy(HW) / wsum, ops.numpy(hb) / wsum
 
 
@@ -309,13 +312,8 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         rows and columns are dropped. Formed in float64 (``O(n K^4)`` flops
         for a full ``W``: for small ``K`` only).
     """
-    ops = xp.affine_ops(Z)
-    n, k = Z.shape
-    sw, wsum = _weights(sample_weight, n)
-    Wc, bc = _params(W, b, ops)
-    f = ops.zeros(())
-    gW = ops.zeros(tuple(W.shape))
-    gb = ops.zeros(k)
+    ops, sw, wsum, Wc, bc, f, gW, gb = _gradient_pass(Z, sample_weight, xp, W, b)
+    k = Z.shape[1]
     full = W.ndim == 2
     m = k + 1 if full else 2
     H = ops.zeros((k * m, k * m))
@@ -360,12 +358,7 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         for c in range(k):
             H[c * m : (c + 1) * m, c * m : (c + 1) * m] += B[c]
     else:
-        idx = np.arange(k)
-        spxx, spx, sp = ops.numpy(s_pxx), ops.numpy(s_px), ops.numpy(s_p)
-        H[idx, idx] += spxx
-        H[idx + k, idx + k] += sp
-        H[idx, idx + k] += spx
-        H[idx + k, idx] += spx
+        add_diagonal_blocks(H, ops.numpy(s_pxx), ops.numpy(s_px), ops.numpy(s_p))
     H /= wsum
     if b is None:
         keep = (
@@ -374,12 +367,7 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
             else np.arange(k)
         )
         H = H[np.ix_(keep, keep)]
-    return (
-        float(ops.numpy(f)) / wsum,
-        ops.numpy(gW) / wsum,
-        ops.numpy(gb) / wsum,
-        H,
-    )
+    return (*_means(ops, wsum, f, gW, gb), H)
 
 
 class HessianSample:
@@ -458,8 +446,7 @@ class HessianSample:
             D *= Pb
             if self.sw is not None:
                 D *= self.sw[s : s + step]
-            hb += ops.f64(ops.colsum(D))
-            HW += ops.f64(D.T @ Xb) if full else ops.f64(ops.colsum(D * Xb))
+            _add_products(HW, hb, D, Xb, ops, full)
         return ops.numpy(HW) / self.wsum, ops.numpy(hb) / self.wsum
 
     def class_blocks(self, intercept, row_cut=0.0):

@@ -337,9 +337,7 @@ def _temperature_chunks(Z):
     n, k = Z.shape
     chunks = chunk_rows(n, k, np.dtype(wd).itemsize)
     rows = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
-    # Two chunk buffers, reused: a fresh 1 MiB array per chunk is a fresh
-    # memory map (page faults on every chunk), ~30% of the pass at 1,000
-    # classes.
+    # two chunk buffers, reused (a fresh array per chunk costs page faults)
     bufs = (np.empty((rows, k), dtype=wd), np.empty((rows, k), dtype=wd))
     for sl in chunks:
         yield sl, bufs
@@ -752,7 +750,7 @@ def row_sums64(a):
 
 
 # ----------------------------------------------- the affine kernels' array ops
-class AffineOps:
+class AffineOps(_shared.SharedOps):
     """The array operations of the affine kernels (:mod:`skcal._backend._matrix`), NumPy.
 
     Also those of ``LocalTemperatureScaler``'s network objective.
@@ -783,17 +781,11 @@ class AffineOps:
     def f64(a):
         return np.asarray(a, dtype=np.float64)
 
+    numpy = f64
+
     @staticmethod
     def rowmax(A):
         return A.max(axis=1, keepdims=True)
-
-    @staticmethod
-    def rowsum(A):
-        return A.sum(axis=1, keepdims=True)
-
-    @staticmethod
-    def colsum(A):
-        return A.sum(axis=0)
 
     exp = staticmethod(np.exp)
     log = staticmethod(np.log)
@@ -854,10 +846,6 @@ class AffineOps:
     @staticmethod
     def ones_col(n, dtype):
         return np.ones((n, 1), dtype=dtype)
-
-    @staticmethod
-    def numpy(a):
-        return np.asarray(a, dtype=np.float64)
 
     @staticmethod
     def empty(shape, dtype):
@@ -964,7 +952,7 @@ def quantile_edges(x, w, n_bins):
 
 
 # ------------------------------------------------- the metrics' row ops
-class MetricOps:
+class MetricOps(_shared.SharedOps):
     """The array operations of the metrics' row passes (``skcal.metrics._rows``), for NumPy."""
 
     @staticmethod
@@ -1014,14 +1002,6 @@ class MetricOps:
     @staticmethod
     def row_max(a):
         return a.max(axis=1)
-
-    @staticmethod
-    def row_argmax(a):
-        return a.argmax(axis=1)
-
-    @staticmethod
-    def row_sum(a):
-        return a.sum(axis=1)
 
     @staticmethod
     def pick(a, y):

@@ -15,26 +15,31 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from . import _numpy
-from ._array import to_numpy
+from ._array import is_torch_tensor, to_numpy
 
-def _is_torch(name):
-    return name == "torch"
+def _torch_of(x):
+    """The torch module if ``x`` is a tensor, else None (torch is not imported here)."""
+    return sys.modules["torch"] if is_torch_tensor(x) else None
+
+
+def backend_name(Z):
+    return "numpy" if _torch_of(Z) is None else "torch"
 
 
 def _work_dtype(Z):
     """float64 for computing on Z's array type (float32 on MPS, which lacks float64)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(Z, torch.Tensor):
-        return torch.float32 if Z.device.type == "mps" else torch.float64
-    return np.float64
+    torch = _torch_of(Z)
+    if torch is None:
+        return np.float64
+    return torch.float32 if Z.device.type == "mps" else torch.float64
 
 
 def out_dtype(Z):
     """Output dtype: float64 for float64 logits, float32 otherwise (as the kernels)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(Z, torch.Tensor):
-        return torch.float64 if Z.dtype == torch.float64 else torch.float32
-    return _numpy.output_dtype(Z.dtype)
+    torch = _torch_of(Z)
+    if torch is None:
+        return _numpy.output_dtype(Z.dtype)
+    return torch.float64 if Z.dtype == torch.float64 else torch.float32
 
 
 def ovr_log_odds(Zc):
@@ -60,8 +65,8 @@ def ovr_log_odds(Zc):
     argument of the log is at least 1 and nothing cancels. For ``k = a`` the
     sum over ``j != a`` is computed directly around the second-largest logit.
     """
-    if _is_torch(backend_name(Zc)):
-        torch = sys.modules["torch"]
+    torch = _torch_of(Zc)
+    if torch is not None:
         A = Zc.to(_work_dtype(Zc))
         if A.shape[1] == 2:
             d = A[:, 1] - A[:, 0]
@@ -119,13 +124,18 @@ def _ovr_row_stats(A, keep_exp=False):
     with np.errstate(divide="ignore"):
         l_top = m1 + np.log(rest)
     bad = np.flatnonzero(~(rest >= TINY_REST))
-    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
-        A2 = A[bad]
-        A2[np.arange(bad.size), a1[bad]] = -np.inf
-        m2 = A2.max(axis=1, keepdims=True)
-        l_top[bad] = (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
+    if bad.size:
+        l_top[bad] = _log_rest(A, a1, bad)
     stats = (a1, m1, 1.0 + rest, l_top)
     return (stats, E) if keep_exp else stats
+
+
+def _log_rest(A, a1, bad):
+    """``log sum_{j != a1} exp(A_ij)`` of the rows ``bad``, float64, shifted by the 2nd max."""
+    A2 = A[bad].astype(np.float64, copy=False)  # a copy: A[bad] is one
+    A2[np.arange(bad.size), a1[bad]] = -np.inf
+    m2 = A2.max(axis=1, keepdims=True)
+    return (m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True)))[:, 0]
 
 
 def _ovr_columns(Ac, stats, cols, E=None):
@@ -173,8 +183,9 @@ def host64(Zc, cols=None):
     A tensor is copied to the host in its own dtype (bfloat16 as float32), a
     CPU tensor without a copy, and widened by NumPy.
     """
-    if _is_torch(backend_name(Zc)) and cols is not None:
-        Zc = Zc[:, sys.modules["torch"].as_tensor(cols, device=Zc.device)]
+    torch = _torch_of(Zc)
+    if torch is not None and cols is not None:
+        Zc = Zc[:, torch.as_tensor(cols, device=Zc.device)]
     elif cols is not None:
         Zc = np.asarray(Zc)[:, cols]
     return to_numpy(Zc).astype(np.float64, copy=False)
@@ -187,20 +198,16 @@ def is_host_float32(Z):
 
 def log_tiny(Z):
     """``log`` of the smallest normal number of ``Z``'s float dtype (array or tensor)."""
-    if _is_torch(backend_name(Z)):
-        return math.log(sys.modules["torch"].finfo(Z.dtype).tiny)
-    return math.log(np.finfo(Z.dtype).tiny)
+    return math.log((_torch_of(Z) or np).finfo(Z.dtype).tiny)
 
 
 def clamp_min(Z, floor):
     """``max(Z, floor)`` elementwise, as an array of ``Z``'s kind on its device."""
-    if _is_torch(backend_name(Z)):
-        return Z.clamp(min=floor)
-    return np.maximum(Z, floor)
+    return np.maximum(Z, floor) if _torch_of(Z) is None else Z.clamp(min=floor)
 
 
 def is_cpu_tensor(Z):
-    return _is_torch(backend_name(Z)) and Z.device.type == "cpu"
+    return _torch_of(Z) is not None and Z.device.type == "cpu"
 
 
 def ovr_row_stats(Z):
@@ -209,12 +216,7 @@ def ovr_row_stats(Z):
     Uses O(n_rows) memory (4 vectors) instead of the (n_rows, n_classes) scores.
     """
     n, k = Z.shape
-    out = (
-        np.empty(n, dtype=np.intp),
-        np.empty(n),
-        np.empty(n),
-        np.empty(n),
-    )
+    out = (np.empty(n, dtype=np.intp), np.empty(n), np.empty(n), np.empty(n))
     for sl in _numpy.chunk_rows(n, k):
         for o, v in zip(out, _ovr_row_stats(host64(Z[sl]))):
             o[sl] = v
@@ -232,14 +234,9 @@ def ovr_column(Z, k, stats):
     return out
 
 
-def backend_name(Z):
-    torch = sys.modules.get("torch")
-    return "torch" if torch is not None and isinstance(Z, torch.Tensor) else "numpy"
-
-
 def binary_score(Z):
     """Log-odds ``z1 - z0`` of the second class: (n,), float64 (float32 on MPS)."""
-    if _is_torch(backend_name(Z)):
+    if _torch_of(Z) is not None:
         A = Z.to(_work_dtype(Z))
         return A[:, 1] - A[:, 0]
     A = np.asarray(Z)
@@ -253,52 +250,49 @@ def to_host(v):
 
 
 def empty_out(Z, n, k):
-    if _is_torch(backend_name(Z)):
-        torch = sys.modules["torch"]
-        return torch.empty((n, k), dtype=out_dtype(Z), device=Z.device)
-    return np.empty((n, k), dtype=out_dtype(Z))
+    torch = _torch_of(Z)
+    if torch is None:
+        return np.empty((n, k), dtype=out_dtype(Z))
+    return torch.empty((n, k), dtype=out_dtype(Z), device=Z.device)
 
 
 def param_like(v, like):
     """A float64 parameter vector as an array of ``like``'s kind, dtype and device."""
-    if _is_torch(backend_name(like)):
-        torch = sys.modules["torch"]
-        return torch.as_tensor(
-            np.asarray(v, dtype=np.float64), dtype=like.dtype, device=like.device
-        )
-    return np.asarray(v, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    torch = _torch_of(like)
+    if torch is None:
+        return v
+    return torch.as_tensor(v, dtype=like.dtype, device=like.device)
 
 
 def log_sigmoid(F):
-    if _is_torch(backend_name(F)):
-        return sys.modules["torch"].nn.functional.logsigmoid(F)
-    return log_expit(F)
+    torch = _torch_of(F)
+    return log_expit(F) if torch is None else torch.nn.functional.logsigmoid(F)
 
 
 def exp(A):
-    return sys.modules["torch"].exp(A) if _is_torch(backend_name(A)) else np.exp(A)
+    return (_torch_of(A) or np).exp(A)
 
 
 def row_log_normalise(LQ):
     """``LQ - logsumexp(LQ, axis=1)``: log of the renormalised rows."""
-    if _is_torch(backend_name(LQ)):
-        return LQ - sys.modules["torch"].logsumexp(LQ, dim=1, keepdim=True)
+    torch = _torch_of(LQ)
+    if torch is not None:
+        return LQ - torch.logsumexp(LQ, dim=1, keepdim=True)
     m = LQ.max(axis=1, keepdims=True)
     return LQ - (m + np.log(np.exp(LQ - m).sum(axis=1, keepdims=True)))
 
 
 def sigmoid(F):
     """Logistic function of an array or tensor, elementwise."""
-    if _is_torch(backend_name(F)):
-        return sys.modules["torch"].sigmoid(F)
-    return expit(F)
+    torch = _torch_of(F)
+    return expit(F) if torch is None else torch.sigmoid(F)
 
 
 def stack_columns(cols):
     """Stack 1-D columns (NumPy arrays or tensors) into shape (n, len(cols))."""
-    if backend_name(cols[0]) == "numpy":
-        return np.stack(cols, axis=1)
-    return sys.modules["torch"].stack(cols, dim=1)
+    torch = _torch_of(cols[0])
+    return np.stack(cols, axis=1) if torch is None else torch.stack(cols, dim=1)
 
 
 def interp_knots(x, xk, yk):
@@ -318,9 +312,9 @@ def interp_knots(x, xk, yk):
         what ``np.interp`` and ``IsotonicRegression(out_of_bounds="clip")``
         compute.
     """
-    if backend_name(x) == "numpy":
+    torch = _torch_of(x)
+    if torch is None:
         return np.interp(x, xk, yk)
-    torch = sys.modules["torch"]
     xt = torch.as_tensor(np.asarray(xk), dtype=x.dtype, device=x.device)
     yt = torch.as_tensor(np.asarray(yk), dtype=x.dtype, device=x.device)
     if xt.numel() == 1:
@@ -338,12 +332,12 @@ def renormalise(Q):
     (as scikit-learn's one-vs-rest calibration does) instead of ``0 / 0``.
     """
     k = Q.shape[1]
-    if backend_name(Q) == "numpy":
+    torch = _torch_of(Q)
+    if torch is None:
         den = Q.sum(axis=1, keepdims=True)
         if den.min(initial=1.0) > 0:  # no all-zero row: a plain division
             return Q / den
         return np.divide(Q, den, out=np.full_like(Q, 1.0 / k), where=den > 0)
-    torch = sys.modules["torch"]
     den = Q.sum(dim=1, keepdim=True)
     return torch.where(den > 0, Q / torch.where(den > 0, den, 1.0), 1.0 / k)
 
@@ -372,16 +366,18 @@ def log_proba_from_log_odds(F):
 
 def log_or_neg_inf(P):
     """``log(P)`` elementwise, with ``log(0) = -inf`` and no warning."""
-    if backend_name(P) == "numpy":
-        with np.errstate(divide="ignore"):
-            return np.log(P)
-    return sys.modules["torch"].log(P)
+    torch = _torch_of(P)
+    if torch is not None:
+        return torch.log(P)
+    with np.errstate(divide="ignore"):
+        return np.log(P)
 
 
 def write_rows(out, sl, R):
     """``out[sl] = R``, where ``R`` may be a NumPy array and ``out`` a CPU tensor."""
-    if backend_name(out) == "torch" and backend_name(R) == "numpy":
-        R = sys.modules["torch"].from_numpy(R)
+    torch = _torch_of(out)
+    if torch is not None and _torch_of(R) is None:
+        R = torch.from_numpy(R)
     out[sl] = R
 
 
@@ -452,12 +448,8 @@ def _row_stats32(A, out=None):
     with np.errstate(divide="ignore"):
         nt = -np.log(rest)
     bad = np.flatnonzero(~(rest >= TINY_REST32))
-    if bad.size:  # the other terms (nearly) underflowed: shift by the 2nd max
-        A2 = A[bad].astype(np.float64)
-        A2[np.arange(bad.size), a[bad]] = -np.inf
-        m2 = A2.max(axis=1, keepdims=True)
-        lt = m2 + np.log(np.exp(A2 - m2).sum(axis=1, keepdims=True))
-        nt[bad] = (m[bad].astype(np.float64) - lt[:, 0]).astype(np.float32)
+    if bad.size:
+        nt[bad] = (m[bad].astype(np.float64) - _log_rest(A, a, bad)).astype(np.float32)
     return (a, m, rest + np.float32(1.0), nt), D, E
 
 

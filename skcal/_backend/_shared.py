@@ -55,21 +55,7 @@ def observe_chunk_range(Z, Zc):
 
 
 def chunk_rows(n_samples, n_classes, itemsize, budget):
-    """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
-
-    Parameters
-    ----------
-    n_samples, n_classes : int
-        Shape of the matrix to walk.
-    itemsize : int
-        Bytes per element of the working copy.
-    budget : int
-        Target bytes per chunk.
-
-    Yields
-    ------
-    slice
-    """
+    """Row slices of ``budget`` bytes (:func:`skcal._backend._numpy.chunk_rows`)."""
     step = max(1, budget // max(1, n_classes * itemsize))
     for start in range(0, n_samples, step):
         yield slice(start, min(start + step, n_samples))
@@ -185,15 +171,20 @@ def vector_result(f, s_pz, t_z, s_p, t_1, total, QQ=None, s_pzz=None):
     gb = (s_p - t_1) / total
     if QQ is None:
         return float(f) / total, gw, gb, None
-    k = s_p.shape[0]
-    H = -QQ
-    idx = np.arange(k)
-    H[idx, idx] += s_pzz
-    H[idx + k, idx + k] += s_p
-    H[idx, idx + k] += s_pz
-    H[idx + k, idx] += s_pz
+    H = add_diagonal_blocks(-QQ, s_pzz, s_pz, s_p)
     H /= total
     return float(f) / total, gw, gb, H
+
+
+def add_diagonal_blocks(H, d_ww, d_wb, d_bb):
+    """Add ``[[diag(d_ww), diag(d_wb)], [diag(d_wb), diag(d_bb)]]`` to ``H`` (2K x 2K)."""
+    k = d_ww.shape[0]
+    idx = np.arange(k)
+    H[idx, idx] += d_ww
+    H[idx + k, idx + k] += d_bb
+    H[idx, idx + k] += d_wb
+    H[idx + k, idx] += d_wb
+    return H
 
 
 def vector_hessp_chunk(Zc, P, vw, vb, rowdot):
@@ -208,6 +199,31 @@ def vector_hessp_chunk(Zc, P, vw, vb, rowdot):
     D -= rowdot(P, D)
     D *= P
     return D
+
+
+# ------------------------------------------- the array ops of both libraries
+class SharedOps:
+    """The row and column sums and arg-maxima of ``AffineOps`` and ``MetricOps``.
+
+    Spelt once: NumPy arrays and torch tensors take the same ``axis`` /
+    ``keepdims`` arguments (the same torch kernels as ``dim`` / ``keepdim``).
+    """
+
+    @staticmethod
+    def rowsum(A):
+        return A.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def colsum(A):
+        return A.sum(axis=0)
+
+    @staticmethod
+    def row_sum(a):
+        return a.sum(axis=1)
+
+    @staticmethod
+    def row_argmax(a):
+        return a.argmax(axis=1)
 
 
 # ------------------------------------------------- a calibrator's predictions

@@ -6,25 +6,23 @@ Like :mod:`skcal._backend._ovr`, each function dispatches on the array type and
 never imports torch (it is looked up in ``sys.modules`` once a tensor arrives).
 """
 
-import sys
 
 import numpy as np
 
-from ._ovr import backend_name
+from ._ovr import _torch_of
 
 __all__ = ["step_lookup", "step_lookup_columns", "piecewise_poly", "elementwise", "log_sigmoid"]
 
 
 def _knots_like(v, x):
-    torch = sys.modules["torch"]
-    return torch.as_tensor(np.asarray(v), dtype=x.dtype, device=x.device)
+    return _torch_of(x).as_tensor(np.asarray(v), dtype=x.dtype, device=x.device)
 
 
 def _searchsorted(x, edges, right):
     """Number of ``edges`` below ``x`` (``<= x`` when ``right``), as an index array."""
-    if backend_name(x) == "numpy":
+    torch = _torch_of(x)
+    if torch is None:
         return np.searchsorted(edges, x, side="right" if right else "left")
-    torch = sys.modules["torch"]
     return torch.searchsorted(_knots_like(edges, x), x.contiguous(), right=right)
 
 
@@ -50,7 +48,7 @@ def step_lookup(x, edges, values, *, right=True):
         In ``x``'s array type, dtype and device.
     """
     j = _searchsorted(x, edges, right)
-    if backend_name(x) == "numpy":
+    if _torch_of(x) is None:
         return np.asarray(values, dtype=np.float64)[j]
     return _knots_like(values, x)[j]
 
@@ -75,7 +73,7 @@ def piecewise_poly(x, breaks, coefs):
     """
     j = _searchsorted(x, breaks, right=True)
     C = np.asarray(coefs, dtype=np.float64)
-    if backend_name(x) != "numpy":
+    if _torch_of(x) is not None:
         C = _knots_like(C, x)
     o, c0, c1, c2, c3 = (C[:, i][j] for i in range(5))
     d = x - o
@@ -84,9 +82,7 @@ def piecewise_poly(x, breaks, coefs):
 
 def elementwise(name, x):
     """``log``, ``exp``, ``log1p`` or ``expm1`` of an array or tensor."""
-    if backend_name(x) == "numpy":
-        return getattr(np, name)(x)
-    return getattr(sys.modules["torch"], name)(x)
+    return getattr(_torch_of(x) or np, name)(x)
 
 
 def log_sigmoid(x):
@@ -98,8 +94,9 @@ def log_sigmoid(x):
     ``log_expit`` is several times slower on logits of magnitude 700+). torch:
     ``torch.nn.functional.logsigmoid``.
     """
-    if backend_name(x) != "numpy":
-        return sys.modules["torch"].nn.functional.logsigmoid(x)
+    torch = _torch_of(x)
+    if torch is not None:
+        return torch.nn.functional.logsigmoid(x)
     a = np.abs(x)
     e = np.exp(-a, out=np.zeros_like(a), where=a < 700.0)
     return -(np.maximum(-x, 0.0) + np.log1p(e))
@@ -173,7 +170,8 @@ def step_lookup_columns(S, edges, values):
     one ``searchsorted`` per column.
     """
     K = len(edges)
-    numpy = backend_name(S) == "numpy"
+    torch = _torch_of(S)
+    numpy = torch is None
     big = max((np.size(e) for e in edges), default=0) > TABLE_MAX_EDGES
     if not numpy or big or S.shape[0] * K < 4096:
         cols = [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(zip(edges, values))]
@@ -182,7 +180,7 @@ def step_lookup_columns(S, edges, values):
             for j, c in enumerate(cols):
                 out[:, j] = c
             return out
-        return sys.modules["torch"].stack(cols, dim=1)
+        return torch.stack(cols, dim=1)
     NB = _TABLE_CELLS
     lo, inv, T = _cell_tables(edges)
     sizes = np.array([np.size(v) for v in values])

@@ -26,10 +26,7 @@ import sys
 import numpy as np
 import torch
 
-from sklearn.utils.validation import column_or_1d
-
 from . import _numpy, _shared
-from ._array import host_array
 from ._shared import observe_chunk_range
 from ._shared import weights as _weights
 
@@ -42,11 +39,8 @@ CHUNK_BYTES_DEVICE = 1 << 28
 exp = torch.exp
 log = torch.log
 name = "torch"
-
-
-def row_stride(a, step):
-    """The systematic row subsample ``a[::step]`` (a view)."""
-    return a[::step]
+#: the same on tensors as on NumPy arrays
+row_stride = _numpy.row_stride
 
 
 def from_numpy(a, device=None):
@@ -108,8 +102,7 @@ def _empty(shape, dtype, device):
 def _chunk_buffers(Z, wd, count):
     """``count`` uninitialised ``(rows of one chunk, n_classes)`` buffers of dtype ``wd``."""
     n, k = Z.shape
-    itemsize = 8 if wd == torch.float64 else 4
-    rows = next(chunk_rows(n, k, itemsize, device=Z.device)).stop
+    rows = next(chunk_rows(n, k, wd.itemsize, device=Z.device)).stop
     return [torch.empty((rows, k), dtype=wd, device=Z.device) for _ in range(count)]
 
 
@@ -119,8 +112,7 @@ def _work_dtype(Z):
 
 def _chunks(Z):
     wd = _work_dtype(Z)
-    itemsize = 8 if wd == torch.float64 else 4
-    return wd, chunk_rows(Z.shape[0], Z.shape[1], itemsize, device=Z.device)
+    return wd, chunk_rows(Z.shape[0], Z.shape[1], wd.itemsize, device=Z.device)
 
 
 def _as_param(v, device):
@@ -150,11 +142,7 @@ def _affine_buffer(Z, wd, scale, bias):
 
 
 def _affine_into(Zc, scale, bias, wd, buf):
-    """``scale * Zc + bias`` in ``wd``, written into the reused ``buf``.
-
-    A fresh tensor per chunk costs an allocation and, on the CPU, page faults
-    on every chunk (measured: a quarter of ``softmax`` at 1,000 classes).
-    """
+    """``scale * Zc + bias`` in ``wd``, written into the reused ``buf`` (no allocation)."""
     if buf is None:
         return Zc
     A = buf[: Zc.shape[0]]
@@ -191,19 +179,7 @@ def log_softmax(Z, scale=None, bias=None, out=None):
     :func:`output_dtype` on that device), with torch's fused
     ``log_softmax`` per chunk in the working precision (module docstring).
     """
-    n, k = Z.shape
-    if out is None:
-        out = _empty((n, k), output_dtype(Z.dtype), Z.device)
-    scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
-    wd, chunks = _chunks(Z)
-    buf = _affine_buffer(Z, wd, scale, bias)
-    scale, bias = _work_params(scale, bias, wd)
-    for sl in chunks:
-        Zc = Z[sl]
-        observe_chunk_range(Z, Zc)
-        A = _affine_into(Zc, scale, bias, wd, buf)
-        torch.log_softmax(A, dim=1, out=out[sl])
-    return out
+    return _rowwise(torch.log_softmax, Z, scale, bias, out)
 
 
 @torch.no_grad()
@@ -216,18 +192,23 @@ def softmax(Z, scale=None, bias=None):
         Probabilities in :func:`output_dtype` on the device of ``Z``; each row
         sums to 1.
     """
+    # direct softmax, written in place: no log / exp round trip, no copy
+    return _rowwise(torch.softmax, Z, scale, bias, None)
+
+
+def _rowwise(fn, Z, scale, bias, out):
+    """``fn(scale * Zc + bias, dim=1)`` of every row chunk ``Zc``, written into ``out``."""
     n, k = Z.shape
-    out = _empty((n, k), output_dtype(Z.dtype), Z.device)
+    if out is None:
+        out = _empty((n, k), output_dtype(Z.dtype), Z.device)
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
     buf = _affine_buffer(Z, wd, scale, bias)
     scale, bias = _work_params(scale, bias, wd)
     for sl in chunks:
-        # direct softmax, written in place: no log / exp round trip, no copy
         Zc = Z[sl]
         observe_chunk_range(Z, Zc)
-        A = _affine_into(Zc, scale, bias, wd, buf)
-        torch.softmax(A, dim=1, out=out[sl])
+        fn(_affine_into(Zc, scale, bias, wd, buf), dim=1, out=out[sl])
     return out
 
 
@@ -301,9 +282,7 @@ def temperature_nll_derivs(
 
 def _temperature_chunks(Z):
     wd = _work_dtype(Z)
-    # Two chunk buffers, reused: a fresh tensor per chunk would cost an
-    # allocation (and, on the CPU, page faults) per chunk -- more than the
-    # arithmetic.
+    # two chunk buffers, reused (a fresh tensor per chunk costs an allocation)
     bufs = _chunk_buffers(Z, wd, 2)
     for sl in chunk_rows(Z.shape[0], Z.shape[1], bufs[0].element_size(), device=Z.device):
         yield sl, bufs
@@ -361,6 +340,21 @@ def _vector_chunk(Zc, y, w, b, wd):
     return Zc, A, torch.log(s) - a_y
 
 
+def _row_weights(sw, sl, rows, dev):
+    """The float64 weights of the rows ``sl`` (ones without weights)."""
+    if sw is None:
+        return torch.ones(rows, dtype=torch.float64, device=dev)
+    return sw[sl].to(torch.float64)
+
+
+def _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1):
+    """Add a chunk's weighted NLL to ``f`` and its true-class sums to ``t_z``, ``t_1``."""
+    z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(torch.float64)
+    f += torch.dot(wc, f_i)
+    t_z.index_add_(0, yc, wc * z_y)
+    t_1.index_add_(0, yc, wc)
+
+
 @torch.no_grad()
 def vector_nll_grad(Z, y, sample_weight, w, b):
     """NLL of vector scaling and its gradient in ``(w, b)``, in one pass.
@@ -392,10 +386,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     w, b = _as_param(w, dev), _as_param(b, dev)
     f64 = torch.float64
     f = torch.zeros((), dtype=f64, device=dev)
-    s_pz = torch.zeros(k, dtype=f64, device=dev)
-    s_p = torch.zeros(k, dtype=f64, device=dev)
-    t_z = torch.zeros(k, dtype=f64, device=dev)
-    t_1 = torch.zeros(k, dtype=f64, device=dev)
+    s_pz, s_p, t_z, t_1 = torch.zeros((4, k), dtype=f64, device=dev)
     if hessian:
         s_pzz = torch.zeros(k, dtype=f64, device=dev)
         QQ = torch.zeros((2 * k, 2 * k), dtype=f64, device=dev)
@@ -403,15 +394,8 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     for sl in chunks:
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
-        wc = (
-            torch.ones(P.shape[0], dtype=f64, device=dev)
-            if sw is None
-            else sw[sl].to(f64)
-        )
-        z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(f64)
-        f += torch.dot(wc, f_i)
-        t_z.index_add_(0, yc, wc * z_y)
-        t_1.index_add_(0, yc, wc)
+        wc = _row_weights(sw, sl, P.shape[0], dev)
+        _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1)
         PZ = P * Zc
         # Rows renormalised in float64, so that sum_k grad_b_k is 0 to float64
         # precision (the common shift of b is then as well determined as with
@@ -454,17 +438,12 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     w, b = _as_param(w, dev), _as_param(b, dev)
     vw, vb = _as_param(vw, dev), _as_param(vb, dev)
     f64 = torch.float64
-    hw = torch.zeros(k, dtype=f64, device=dev)
-    hb = torch.zeros(k, dtype=f64, device=dev)
+    hw, hb = torch.zeros((2, k), dtype=f64, device=dev)
     wd, chunks = _chunks(Z)
     for sl in chunks:
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b, wd)
         D = _shared.vector_hessp_chunk(Zc, P, vw.to(wd), vb.to(wd), _rowdot)
-        wc = (
-            torch.ones(P.shape[0], dtype=f64, device=dev)
-            if sw is None
-            else sw[sl].to(f64)
-        )
+        wc = _row_weights(sw, sl, P.shape[0], dev)
         hb += wc @ D.to(f64)
         hw += wc @ (D * Zc).to(f64)
     return (hw / wsum).cpu().numpy(), (hb / wsum).cpu().numpy()
@@ -487,20 +466,12 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     w, b = _as_param(w, dev).to(wd), _as_param(b, dev).to(wd)
     f = torch.zeros((), dtype=f64, device=dev)
     sums = torch.zeros((6, k), dtype=f64, device=dev)
-    t_z = torch.zeros(k, dtype=f64, device=dev)
-    t_1 = torch.zeros(k, dtype=f64, device=dev)
-    for sl in chunk_rows(n, k, torch.finfo(wd).bits // 8, device=dev):
+    t_z, t_1 = torch.zeros((2, k), dtype=f64, device=dev)
+    for sl in chunk_rows(n, k, wd.itemsize, device=dev):
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
-        wc = (
-            torch.ones(P.shape[0], dtype=f64, device=dev)
-            if sw is None
-            else sw[sl].to(f64)
-        )
-        z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(f64)
-        f += torch.dot(wc, f_i)
-        t_z.index_add_(0, yc, wc * z_y)
-        t_1.index_add_(0, yc, wc)
+        wc = _row_weights(sw, sl, P.shape[0], dev)
+        _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1)
         PZ = P * Zc
         u = wc.to(wd)
         Pw, PZw = (P, PZ) if sw is None else (P * u[:, None], PZ * u[:, None])
@@ -574,28 +545,17 @@ def column_ranges(Z):
 # ---------------------------------------------------- a calibrator's inputs
 predict_with = _shared.predict_with
 predict_index = _shared.predict_index
-#: computed on the host, in NumPy, as for NumPy input
+#: computed on the host, in NumPy, as for NumPy input (the caller moves the
+#: labels to the input's device)
 score_log_likelihood = _numpy.score_log_likelihood
+take_labels = _numpy.take_labels
+labels_1d = _numpy.labels_1d
+encode_labels = _numpy.encode_labels
 
 
 def take_columns(Z, idx):
     """Columns ``idx`` (a NumPy integer array) of tensor ``Z``, on its device."""
     return Z.index_select(1, torch.as_tensor(idx, device=Z.device))
-
-
-def take_labels(idx, classes):
-    """``classes[idx]`` (NumPy; the caller moves it to the input's device)."""
-    return classes[idx]
-
-
-def labels_1d(y):
-    """Labels ``y`` (a tensor or array-like) as a 1-D NumPy array."""
-    return column_or_1d(host_array(y), warn=True)
-
-
-def encode_labels(y, classes, like, *, encode):
-    """``encode(classes, y)``: labels as positions in ``classes`` (NumPy)."""
-    return encode(classes, y)
 
 
 # ------------------------------------------------------- the metrics' inputs
@@ -607,8 +567,8 @@ def numpy_view(a):
 
     The metrics read float16/32/64 CPU tensors this way: the same
     row-chunked NumPy passes, without torch's per-operation dispatch and
-    intra-op thread hand-offs on every 1 MiB chunk (measured ~10x slower on
-    a loaded 2-core machine; ``benchmarks/bench_speed.py --metrics``).
+    intra-op thread hand-offs on every 1 MiB chunk
+    (``benchmarks/bench_speed.py --metrics``).
     None for accelerator tensors, CPU bfloat16 (which NumPy lacks) and
     tensors the validation rejects (empty, not 1-D/2-D), which take the
     torch kernels and their messages.
@@ -668,7 +628,7 @@ def row_sums64(a):
 
 
 # ----------------------------------------------- the affine kernels' array ops
-class AffineOps:
+class AffineOps(_shared.SharedOps):
     """The array operations of the affine kernels, torch on ``Z``'s device."""
 
     name = "torch"
@@ -676,11 +636,11 @@ class AffineOps:
     def __init__(self, Z):
         self.torch = torch
         self.device = Z.device
-        self.wd = torch.float64 if Z.dtype == torch.float64 else torch.float32
+        self.wd = _work_dtype(Z)
 
     def chunks(self, Z, itemsize=None, width=None):
         n, k = Z.shape
-        item = itemsize or (8 if self.wd == self.torch.float64 else 4)
+        item = itemsize or self.wd.itemsize
         return chunk_rows(n, width or k, item, device=self.device)
 
     def work(self, Zc):
@@ -702,14 +662,6 @@ class AffineOps:
     @staticmethod
     def rowmax(A):
         return A.amax(dim=1, keepdim=True)
-
-    @staticmethod
-    def rowsum(A):
-        return A.sum(dim=1, keepdim=True)
-
-    @staticmethod
-    def colsum(A):
-        return A.sum(dim=0)
 
     def exp(self, A):
         return self.torch.exp(A)
@@ -830,7 +782,7 @@ def quantile_edges(x, w, n_bins):
 
 
 # ------------------------------------------------- the metrics' row ops
-class MetricOps:
+class MetricOps(_shared.SharedOps):
     """The operations of :class:`skcal._backend._numpy.MetricOps` with torch, on ``device``."""
 
     def __init__(self, device):
@@ -876,14 +828,6 @@ class MetricOps:
     @staticmethod
     def row_max(a):
         return a.amax(dim=1)
-
-    @staticmethod
-    def row_argmax(a):
-        return a.argmax(dim=1)
-
-    @staticmethod
-    def row_sum(a):
-        return a.sum(dim=1)
 
     @staticmethod
     def pick(a, y):

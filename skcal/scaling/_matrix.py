@@ -12,7 +12,7 @@ from .._backend import _matrix as mk
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
-from ..utils._weights import weight_unit
+from ..utils._weights import weighted_rows
 from ._affine import AffinePenalty, fit_affine, start_scale
 from ._vector import absent_classes, warn_if_separated
 
@@ -130,8 +130,7 @@ class _AffineCalibrator(BaseCalibrator):
         if reg == "sms":
             # n counts rows (:ref:`sample-weights`): the summed weights in
             # units of one row, so that rescaling the weights changes nothing
-            sw_np = None if sw is None else to_numpy(sw)
-            n = float(Z.shape[0] if sw is None else sw_np.sum() / weight_unit(sw_np))
+            n = weighted_rows(sw, Z.shape[0])
         else:
             n = float(Z.shape[0])  # unused
         if reg == "sms":

@@ -20,7 +20,9 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["weight_unit"]
+from .._backend._array import to_numpy
+
+__all__ = ["weight_unit", "weighted_rows"]
 
 #: Largest denominator of a weight ratio read as a ratio of whole numbers.
 _MAX_DEN = 1 << 16
@@ -108,3 +110,26 @@ def weight_unit(w):
     if found is None:
         return float(wk.sum()) / wk.size
     return found[0]
+
+
+def weighted_rows(w, n):
+    """The number of rows that the weights ``w`` stand for: ``sum(w) / weight_unit(w)``.
+
+    Parameters
+    ----------
+    w : ndarray or torch.Tensor of shape (n_samples,), or None
+        Non-negative sample weights (None: all 1).
+    n : int
+        The number of rows.
+
+    Returns
+    -------
+    float
+        ``n`` without weights; otherwise the summed weights in units of one
+        row (:func:`weight_unit`): integer weights count as repeated rows, and
+        multiplying all weights by a constant changes nothing.
+    """
+    if w is None:
+        return float(n)
+    w = np.asarray(to_numpy(w), dtype=np.float64)
+    return float(w.sum()) / weight_unit(w)
