@@ -780,3 +780,30 @@ def numpy_view(a):
 def metric_scores(y_prob, check_numpy):
     """``check_numpy(y_prob)``: a metric without a dask path reads it as NumPy."""
     return check_numpy(y_prob)
+
+
+def fit_inputs(est, Z, y, sample_weight, *, check=None):
+    """The inputs of ``est._fit`` on dask arrays, lazy: ``(Z, y_enc, sample_weight, xp)``.
+
+    Refuses a calibrator whose ``_fit`` is not written as passes of the
+    kernels (``est._dask_fit`` false) and ``backend="torch"``; then the
+    classes come from the unique labels (``est._encode_y_dask``) and the
+    labels and weights stay on the cluster (``check``, the NumPy weight check
+    of the twins, is not used).
+    """
+    if not est._dask_fit:
+        raise ValueError(
+            f"{est.__class__.__name__}.fit does not run on dask arrays (its "
+            "fit is not written as passes of skcal's kernels); fit it on a "
+            "NumPy array (e.g. a subsample, X[::step].compute()). Its "
+            "predictions do accept dask arrays."
+        )
+    Z, xp = est._prepare(Z)
+    y_enc = est._encode_y_dask(y, Z, xp)
+    Z = est._sort_columns(Z)
+    return Z, y_enc, check_sample_weight(sample_weight, Z, relative=True), xp
+
+
+def rows_all_equal(Z):
+    """False: constant rows are not looked for in a dask array (a pass over it)."""
+    return False

@@ -234,3 +234,36 @@ def predict_index(est, Z):
     if est._preserves_order:
         return to_numpy(xp.argmax_rows(est._order_columns(Z)))
     return to_numpy(xp.argmax_rows(est._predict_proba(Z, xp)))
+
+
+# ------------------------------------------------------ a calibrator's fit
+def fit_inputs(est, Z, y, sample_weight, *, check):
+    """The inputs of ``est._fit``: ``(Z, y_enc, sample_weight, xp)``.
+
+    The labels are encoded in NumPy (``est._encode_y``) as positions in the
+    sorted ``classes_`` (``est._sort_classes``; the columns of ``Z`` follow),
+    the weights are checked by ``check`` (the NumPy check of
+    :mod:`skcal.utils.validation`, passed in by the caller) and scaled to a
+    maximum of 1, and all three are moved to the calibrator's compute backend
+    (``est._prepare``). The dask twin (:func:`skcal._backend._dask.fit_inputs`)
+    keeps them lazy.
+    """
+    y_enc = est._encode_y(y, Z.shape[1], Z.shape[0])
+    rank = est._sort_classes()
+    if rank is not None:
+        y_enc = rank[y_enc]
+        Z = est._sort_columns(Z)
+    sw = check(sample_weight, Z.shape[0], relative=True)
+    Z, xp = est._prepare(Z)
+    device = getattr(Z, "device", None)
+    y_enc = xp.from_numpy(y_enc, device=device)
+    if sw is not None:
+        sw = xp.from_numpy(sw, device=device)
+    return Z, y_enc, sw, xp
+
+
+def rows_all_equal(Z):
+    """Whether every row of ``Z`` (at least two) is the same."""
+    if Z.shape[0] < 2 or not bool((Z[:, 0] == Z[0, 0]).all()):
+        return False  # one column read settles the usual case
+    return bool((Z == Z[:1]).all())
