@@ -372,7 +372,7 @@ class BaseCalibrator(
                 f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the "
                 "calibration set; their columns are calibrated without examples.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         self.classes_ = classes
 
