@@ -245,18 +245,12 @@ class BaseCalibrator(
             return None
         self.classes_ = classes[order]
         self._column_order_ = order
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        return rank
+        return np.argsort(order)  # the inverse permutation
 
     def _classes_in_input_order(self):
         """``classes_`` in the order of the input columns (the ``classes`` to refit with)."""
         order = getattr(self, "_column_order_", None)
-        if order is None:
-            return self.classes_
-        out = np.empty_like(self.classes_)
-        out[order] = self.classes_
-        return out
+        return self.classes_ if order is None else self.classes_[np.argsort(order)]
 
     def _check_input(self, X, *, reset):
         # Column names of a DataFrame are the classes' names: record them in
@@ -269,9 +263,7 @@ class BaseCalibrator(
                 category=UserWarning,
             )
             validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
-        # Integer column names (scikit-learn records only text ones as
-        # feature_names_in_) name the classes too: matched like text names in
-        # fit, and a reordered or renamed frame is refused at predict time.
+        # integer column names: scikit-learn records only text ones
         int_names = _integer_column_names(X)
         if reset:
             self._integer_column_names_ = int_names
