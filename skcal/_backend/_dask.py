@@ -783,13 +783,10 @@ def metric_scores(y_prob, check_numpy):
 
 
 def fit_inputs(est, Z, y, sample_weight, *, check=None):
-    """The inputs of ``est._fit`` on dask arrays, lazy: ``(Z, y_enc, sample_weight, xp)``.
+    """The inputs of ``est._fit``, ``(Z, y_enc, sample_weight, xp)``, kept lazy.
 
-    Refuses a calibrator whose ``_fit`` is not written as passes of the
-    kernels (``est._dask_fit`` false) and ``backend="torch"``; then the
-    classes come from the unique labels (``est._encode_y_dask``) and the
-    labels and weights stay on the cluster (``check``, the NumPy weight check
-    of the twins, is not used).
+    Refuses a calibrator without ``_dask_fit``, and ``backend="torch"``
+    (``est._prepare``); ``check``, the NumPy weight check, is not used.
     """
     if not est._dask_fit:
         raise ValueError(

@@ -238,15 +238,11 @@ def predict_index(est, Z):
 
 # ------------------------------------------------------ a calibrator's fit
 def fit_inputs(est, Z, y, sample_weight, *, check):
-    """The inputs of ``est._fit``: ``(Z, y_enc, sample_weight, xp)``.
+    """The inputs of ``est._fit``, ``(Z, y_enc, sample_weight, xp)``, on its backend.
 
-    The labels are encoded in NumPy (``est._encode_y``) as positions in the
-    sorted ``classes_`` (``est._sort_classes``; the columns of ``Z`` follow),
-    the weights are checked by ``check`` (the NumPy check of
-    :mod:`skcal.utils.validation`, passed in by the caller) and scaled to a
-    maximum of 1, and all three are moved to the calibrator's compute backend
-    (``est._prepare``). The dask twin (:func:`skcal._backend._dask.fit_inputs`)
-    keeps them lazy.
+    Labels encoded in NumPy as positions in the sorted ``classes_`` (the
+    columns of ``Z`` follow); weights checked by ``check`` (passed in: this
+    module imports nothing from :mod:`skcal.utils`) and scaled to max 1.
     """
     y_enc = est._encode_y(y, Z.shape[1], Z.shape[0])
     rank = est._sort_classes()
