@@ -37,7 +37,7 @@ from .utils._labels import (
     resolve_classes,
 )
 from ._backend._ovr import log_or_neg_inf
-from ._backend._array import is_dask_array, like_input, to_backend
+from ._backend._array import like_input, to_backend
 from ._backend import _numpy
 from ._backend._dispatch import get_backend
 from .utils._docstrings import substitute_docstring
@@ -60,12 +60,8 @@ SOLVER_CONSTRAINTS = {
 }
 
 
-def _warn_if_constant_rows(est, Z):
+def _warn_constant_rows(est):
     """Warn that an order-preserving map cannot reach the base rate on constant rows."""
-    if Z.shape[0] < 2 or not bool((Z[:, 0] == Z[0, 0]).all()):
-        return  # one column read settles the usual case
-    if not bool((Z == Z[:1]).all()):
-        return
     warnings.warn(
         f"Every row of X is the same: {est.__class__.__name__} keeps the order of "
         "each row, so it can only move their common probabilities along "
@@ -249,18 +245,12 @@ class BaseCalibrator(
             return None
         self.classes_ = classes[order]
         self._column_order_ = order
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        return rank
+        return np.argsort(order)  # the inverse permutation
 
     def _classes_in_input_order(self):
         """``classes_`` in the order of the input columns (the ``classes`` to refit with)."""
         order = getattr(self, "_column_order_", None)
-        if order is None:
-            return self.classes_
-        out = np.empty_like(self.classes_)
-        out[order] = self.classes_
-        return out
+        return self.classes_ if order is None else self.classes_[np.argsort(order)]
 
     def _check_input(self, X, *, reset):
         # Column names of a DataFrame are the classes' names: record them in
@@ -273,9 +263,7 @@ class BaseCalibrator(
                 category=UserWarning,
             )
             validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
-        # Integer column names (scikit-learn records only text ones as
-        # feature_names_in_) name the classes too: matched like text names in
-        # fit, and a reordered or renamed frame is refused at predict time.
+        # integer column names: scikit-learn records only text ones
         int_names = _integer_column_names(X)
         if reset:
             self._integer_column_names_ = int_names
@@ -376,7 +364,7 @@ class BaseCalibrator(
                 f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the "
                 "calibration set; their columns are calibrated without examples.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         self.classes_ = classes
 
@@ -436,40 +424,14 @@ class BaseCalibrator(
         """
         self._validate_params()
         Z = self._validate_X(X, reset=True)
-        if is_dask_array(Z):
-            if not self._dask_fit:
-                raise ValueError(
-                    f"{self.__class__.__name__}.fit does not run on dask arrays (its "
-                    "fit is not written as passes of skcal's kernels); fit it on a "
-                    "NumPy array (e.g. a subsample, X[::step].compute()). Its "
-                    "predictions do accept dask arrays."
-                )
-            # labels, weights and every pass stay on the cluster (lazy, blockwise)
-            xp = get_backend(Z, self.backend)
-            y_enc = self._encode_y_dask(y, Z, xp)
-            Z = self._sort_columns(Z)
-            sw = xp.check_sample_weight(sample_weight, Z, relative=True)
-            self._fit(Z, y_enc, sw, xp)
-            return self
-        y_enc = self._encode_y(y, Z.shape[1], Z.shape[0])
-        # classes_ sorted as scikit-learn's (its scorers rely on it): the
-        # columns follow, matched to the classes by name or by ``classes``
-        rank = self._sort_classes()
-        if rank is not None:
-            y_enc = rank[y_enc]
-            Z = self._sort_columns(Z)
-        # Only the ratios of the weights matter (one policy, :ref:`sample-weights`:
-        # a prior counts rows, skcal.utils._weights.weight_unit): scaled to max 1,
-        # they cannot underflow or overflow in the kernels.
-        sw = check_sample_weight(sample_weight, Z.shape[0], relative=True)
-        Z, xp = self._prepare(Z)
-        device = getattr(Z, "device", None)
-        y_enc = xp.from_numpy(y_enc, device=device)
-        if sw is not None:
-            sw = xp.from_numpy(sw, device=device)
+        # labels and weights checked and encoded, and Z moved to the compute
+        # backend, by the input's kernel module (lazily, blockwise, for dask)
+        Z, y_enc, sw, xp = get_backend(Z).fit_inputs(
+            self, Z, y, sample_weight, check=check_sample_weight
+        )
         self._fit(Z, y_enc, sw, xp)
-        if self._preserves_order:
-            _warn_if_constant_rows(self, Z)
+        if self._preserves_order and xp.rows_all_equal(Z):
+            _warn_constant_rows(self)
         return self
 
     # ---------------------------------------------------------------- predict

@@ -728,3 +728,27 @@ def score_log_likelihood(LP, y, sample_weight, like, *, check=None):
 #: a metric without a dask path reads its input as NumPy (computed once)
 numpy_view = _numpy.numpy_view
 metric_scores = _numpy.metric_scores
+
+
+def fit_inputs(est, Z, y, sample_weight, *, check=None):
+    """The inputs of ``est._fit``, ``(Z, y_enc, sample_weight, xp)``, kept lazy.
+
+    Refuses a calibrator without ``_dask_fit``, and ``backend="torch"``
+    (``est._prepare``); ``check``, the NumPy weight check, is not used.
+    """
+    if not est._dask_fit:
+        raise ValueError(
+            f"{est.__class__.__name__}.fit does not run on dask arrays (its "
+            "fit is not written as passes of skcal's kernels); fit it on a "
+            "NumPy array (e.g. a subsample, X[::step].compute()). Its "
+            "predictions do accept dask arrays."
+        )
+    Z, xp = est._prepare(Z)
+    y_enc = est._encode_y_dask(y, Z, xp)
+    Z = est._sort_columns(Z)
+    return Z, y_enc, check_sample_weight(sample_weight, Z, relative=True), xp
+
+
+def rows_all_equal(Z):
+    """False: constant rows are not looked for in a dask array (a pass over it)."""
+    return False

@@ -1055,3 +1055,7 @@ _METRIC_OPS = MetricOps()
 def metric_ops(X):
     """The :class:`MetricOps` namespace serving the metrics' passes over ``X``."""
     return _METRIC_OPS
+
+
+fit_inputs = _shared.fit_inputs
+rows_all_equal = _shared.rows_all_equal

@@ -250,3 +250,32 @@ def predict_index(est, Z):
     if est._preserves_order:
         return to_numpy(xp.argmax_rows(est._order_columns(Z)))
     return to_numpy(xp.argmax_rows(est._predict_proba(Z, xp)))
+
+
+# ------------------------------------------------------ a calibrator's fit
+def fit_inputs(est, Z, y, sample_weight, *, check):
+    """The inputs of ``est._fit``, ``(Z, y_enc, sample_weight, xp)``, on its backend.
+
+    Labels encoded in NumPy as positions in the sorted ``classes_`` (the
+    columns of ``Z`` follow); weights checked by ``check`` (passed in: this
+    module imports nothing from :mod:`skcal.utils`) and scaled to max 1.
+    """
+    y_enc = est._encode_y(y, Z.shape[1], Z.shape[0])
+    rank = est._sort_classes()
+    if rank is not None:
+        y_enc = rank[y_enc]
+        Z = est._sort_columns(Z)
+    sw = check(sample_weight, Z.shape[0], relative=True)
+    Z, xp = est._prepare(Z)
+    device = getattr(Z, "device", None)
+    y_enc = xp.from_numpy(y_enc, device=device)
+    if sw is not None:
+        sw = xp.from_numpy(sw, device=device)
+    return Z, y_enc, sw, xp
+
+
+def rows_all_equal(Z):
+    """Whether every row of ``Z`` (at least two) is the same."""
+    if Z.shape[0] < 2 or not bool((Z[:, 0] == Z[0, 0]).all()):
+        return False  # one column read settles the usual case
+    return bool((Z == Z[:1]).all())

@@ -878,3 +878,7 @@ class MetricOps(_shared.SharedOps):
 def metric_ops(X):
     """The :class:`MetricOps` namespace serving the metrics' passes over ``X`` (on its device)."""
     return MetricOps(X.device)
+
+
+fit_inputs = _shared.fit_inputs
+rows_all_equal = _shared.rows_all_equal

@@ -1,18 +1,12 @@
 """The one sample-weight policy of skcal's calibrators: the weight of one row.
 
-Every calibrator's objective is a weighted sum or mean over rows, so integer
-sample weights fit like repeated rows and, where the objective is a weighted
-mean, multiplying all weights by a constant changes nothing. A fit that also
-holds a *prior* counted in rows -- Platt's target smoothing (Platt, histogram
-smoothing, scaling-binning), BBQ's and the spline's bin counts, Venn-Abers'
-pseudo-rows, matrix scaling's ``"sms"`` penalty ``lambda k / n`` -- counts
-those rows in units of :func:`weight_unit`, the weight of one row, a
-function of the weights alone. With it both promises hold for every
-calibrator: integer weights (of greatest common divisor 1) fit exactly like
-repeated rows, and multiplying all weights by a constant changes nothing.
-
-The rule is written once, here, and documented once in the user guide
-(:ref:`sample-weights`); every calibrator with a prior calls this module.
+A fit that holds a *prior* counted in rows (Platt's target smoothing, the
+histogram's smoothing, scaling-binning, BBQ's and the spline's bin counts,
+Venn-Abers' pseudo-rows, matrix scaling's ``"sms"`` penalty ``lambda k / n``)
+counts those rows in units of :func:`weight_unit`, a function of the weights
+alone. So integer weights (of greatest common divisor 1) fit exactly like
+repeated rows, and multiplying all weights by a constant changes nothing, for
+every calibrator. Documented once in the user guide (:ref:`sample-weights`).
 """
 
 import math

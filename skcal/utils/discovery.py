@@ -48,10 +48,7 @@ def calibrator_family(cls):
     -------
     str
     """
-    for package, family in _FAMILIES.items():
-        if cls.__module__ == package or cls.__module__.startswith(package + "."):
-            return family
-    return "other"
+    return _FAMILIES.get(".".join(cls.__module__.split(".")[:2]), "other")
 
 
 def method_name(cls):

@@ -7,34 +7,24 @@ count is unrelated to the number of classes in ``y``, which a calibrator must
 reject with a ``ValueError`` (column ``j`` of ``X`` is the logit of
 ``classes_[j]``; skcal never guesses which label a column holds). Each was
 run on every calibrator and fails only with that error; the functions here
-re-run its intent on data whose columns are the logits of the classes:
+re-run its intent on data whose columns are the logits of the classes (each
+check's docstring says what it asserts):
 
 - ``check_estimators_overwrite_params`` (3 labels, 2 columns):
-  :func:`check_params_not_overwritten` -- ``fit`` changes no parameter and
-  sets only trailing-underscore public attributes;
+  :func:`check_params_not_overwritten`;
 - ``check_estimators_fit_returns_self`` (3 labels, 2 columns):
-  :func:`check_fit_returns_self` -- ``fit`` returns ``self`` and sets
-  ``classes_`` / ``n_features_in_``;
+  :func:`check_fit_returns_self`;
 - ``check_readonly_memmap_input`` (3 labels, 2 columns):
-  :func:`check_readonly_memmap` -- read-only memory maps of ``X``, ``y`` and
-  ``sample_weight`` fit like arrays;
-- ``check_estimators_nan_inf`` (2 labels, 3 columns):
-  :func:`check_rejects_nan_inf` -- NaN and infinity raise a ``ValueError``
-  naming them, in ``fit`` and at predict time;
+  :func:`check_readonly_memmap`;
+- ``check_estimators_nan_inf`` (2 labels, 3 columns): :func:`check_rejects_nan_inf`;
 - ``check_classifiers_classes`` (3 text labels, 2 columns):
-  :func:`check_label_encodings` -- integer, text, boolean and permuted labels
-  give the same fit, ``classes_`` sorted, columns permuted with ``classes=``;
+  :func:`check_label_encodings`;
 - ``check_classifiers_train`` (3 labels, 2 columns; also a training
   accuracy that a calibrator's argmax need not reach):
-  :func:`check_predict_consistency` (rows on the simplex, ``transform`` is
-  ``log predict_proba``, ``predict`` is the argmax) and
-  :func:`check_wrong_column_count` (a wrong column count at predict time
-  raises).
-
+  :func:`check_predict_consistency` and :func:`check_wrong_column_count`;
 - ``check_estimators_dtypes`` (integer labels in ``1..2`` or ``0..2`` for 5
   columns, drawn from the data: labels without 0 are ambiguous for a
-  calibrator and refused): :func:`check_dtypes` -- float16, float32 and
-  float64 logits give rows on the simplex, float32 fits like float64.
+  calibrator and refused): :func:`check_dtypes`.
 
 The functions here also add calibrator invariants (sample weights, label
 encodings, memory layouts, pickling, ...).
@@ -89,6 +79,11 @@ def _quiet(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
+def _fit(estimator, X, y, **fit_params):
+    """A clone of ``estimator`` fitted on ``(X, y)``, its warnings silenced."""
+    return _quiet(clone(estimator).fit, X, y, **fit_params)
+
+
 def check_fit_returns_self(name, estimator):
     """``fit`` returns the estimator itself and sets ``classes_``/``n_features_in_``/``n_iter_`` if any."""
     X, y = make_logits()
@@ -104,23 +99,19 @@ def check_unfitted_raises(name, estimator):
     """Every predict-time method raises ``NotFittedError`` before ``fit``."""
     X, y = make_logits(20)
     est = clone(estimator)
-    for method in ("predict_proba", "predict", "predict_log_proba", "transform"):
+    methods = ("predict_proba", "predict", "predict_log_proba", "transform")
+    for method, args in [*((m, (X,)) for m in methods), ("score", (X, y))]:
         try:
-            getattr(est, method)(X)
+            getattr(est, method)(*args)
         except NotFittedError:
             continue
         raise AssertionError(f"{name}.{method} did not raise NotFittedError before fit")
-    try:
-        est.score(X, y)
-    except NotFittedError:
-        return
-    raise AssertionError(f"{name}.score did not raise NotFittedError before fit")
 
 
 def check_pickle_roundtrip(name, estimator):
     """A pickled and restored fitted estimator predicts identically."""
     X, y = make_logits()
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     est2 = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(est.predict_proba(X), est2.predict_proba(X))
     np.testing.assert_array_equal(est.classes_, est2.classes_)
@@ -129,7 +120,7 @@ def check_pickle_roundtrip(name, estimator):
 def check_clone(name, estimator):
     """``clone`` of a fitted estimator has equal parameters and is not fitted."""
     X, y = make_logits()
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     c = clone(est)
     assert c.get_params() == clone(estimator).get_params() or all(
         repr(v) == repr(c.get_params()[k]) for k, v in est.get_params().items()
@@ -151,7 +142,7 @@ def _assert_raises_value_error(fn, *args, match=(), **kwargs):
 def check_rejects_nan_inf(name, estimator):
     """NaN or infinity in ``X`` raises a ValueError naming it, in fit and predict."""
     X, y = make_logits(60)
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     for bad, word in ((np.nan, "nan"), (np.inf, "inf"), (-np.inf, "inf")):
         Xb = X.copy()
         Xb[5, 1] = bad
@@ -173,7 +164,7 @@ def check_bad_input_errors(name, estimator):
         est.fit, X, np.where(np.arange(60) == 0, 9, y), match=("classes", "columns")
     )
     _assert_raises_value_error(est.fit, X, y + 0.5, match=("unknown", "continuous"))
-    fitted = _quiet(clone(estimator).fit, X, y)
+    fitted = _fit(estimator, X, y)
     _assert_raises_value_error(fitted.score, X, np.full(60, 9), match=("not among",))
     P = np.full((60, 3), 0.5)
     probs = clone(estimator).set_params(input_type="probabilities")
@@ -184,7 +175,7 @@ def check_bad_input_errors(name, estimator):
 def check_wrong_column_count(name, estimator):
     """A column count that does not match ``classes_`` raises at predict time."""
     X, y = make_logits(60)
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     assert est.n_features_in_ == 3
     for method in ("predict_proba", "predict", "transform"):
         _assert_raises_value_error(getattr(est, method), X[:, :2], match=("features",))
@@ -197,11 +188,11 @@ def check_wrong_column_count(name, estimator):
 def check_dtypes(name, estimator):
     """float16/float32/float64 give finite rows summing to 1; float32 fits like float64."""
     X, y = make_logits(400)
-    ref = _quiet(clone(estimator).fit, X, y).predict_proba(X)
+    ref = _fit(estimator, X, y).predict_proba(X)
     assert ref.dtype == np.float64
     for dtype, atol in ((np.float32, 2e-4), (np.float16, 5e-2)):
         Xd = X.astype(dtype)
-        est = _quiet(clone(estimator).fit, Xd, y)
+        est = _fit(estimator, Xd, y)
         P = est.predict_proba(Xd)
         assert P.dtype == np.float32, f"{name}: {dtype} input gave {P.dtype} output"
         assert np.isfinite(P).all()
@@ -222,7 +213,7 @@ def check_large_logits(name, estimator):
     X, y = make_logits(200, scale=1.0)
     X = X * 1e4 / np.abs(X).max()
     for dtype in (np.float16, np.float32, np.float64):
-        est = _quiet(clone(estimator).fit, X.astype(dtype), y)
+        est = _fit(estimator, X.astype(dtype), y)
         P = est.predict_proba(X.astype(dtype))
         assert np.isfinite(P).all(), f"{name}: non-finite output for |logits|=1e4 {dtype}"
         np.testing.assert_allclose(P.sum(axis=1), 1, atol=1e-5)
@@ -233,7 +224,7 @@ def check_readonly_memmap(name, estimator):
     """Fitting on read-only memory maps works and equals fitting on arrays."""
     X, y = make_logits()
     sw = np.linspace(0.5, 2.0, len(y))
-    ref = _quiet(clone(estimator).fit, X, y, sample_weight=sw).predict_proba(X)
+    ref = _fit(estimator, X, y, sample_weight=sw).predict_proba(X)
     with tempfile.TemporaryDirectory() as tmp:
         maps = []
         for i, a in enumerate((X, y, sw)):
@@ -242,7 +233,7 @@ def check_readonly_memmap(name, estimator):
             maps.append(np.load(path, mmap_mode="r"))
         Xm, ym, swm = maps
         assert not Xm.flags.writeable
-        est = _quiet(clone(estimator).fit, Xm, ym, sample_weight=swm)
+        est = _fit(estimator, Xm, ym, sample_weight=swm)
         np.testing.assert_allclose(est.predict_proba(Xm), ref, rtol=1e-10, atol=1e-12)
         del Xm, ym, swm, maps
 
@@ -278,30 +269,30 @@ def check_sample_weight_equivalence(name, estimator):
     w = rng.integers(0, 4, size=len(y))
     w[:3] = 1  # every class keeps weight
     Xr, yr = np.repeat(X, w, axis=0), np.repeat(y, w)
-    P_w = _quiet(clone(estimator).fit, X, y, sample_weight=w).predict_proba(X)
-    P_r = _quiet(clone(estimator).fit, Xr, yr).predict_proba(X)
+    P_w = _fit(estimator, X, y, sample_weight=w).predict_proba(X)
+    P_r = _fit(estimator, Xr, yr).predict_proba(X)
     np.testing.assert_allclose(
         P_w, P_r, atol=1e-6, err_msg=f"{name}: weights != repetition"
     )
     # only the ratios of the weights matter, priors included (they count rows)
     for scale in (1e-3, 1e3):
-        P_s = _quiet(clone(estimator).fit, X, y, sample_weight=scale * w).predict_proba(X)
+        P_s = _fit(estimator, X, y, sample_weight=scale * w).predict_proba(X)
         np.testing.assert_allclose(
             P_s, P_w, atol=1e-8, err_msg=f"{name}: weights x {scale} change the fit"
         )
-    P_1 = _quiet(clone(estimator).fit, X, y, sample_weight=np.ones(len(y))).predict_proba(X)
-    P_n = _quiet(clone(estimator).fit, X, y).predict_proba(X)
+    P_1 = _fit(estimator, X, y, sample_weight=np.ones(len(y))).predict_proba(X)
+    P_n = _fit(estimator, X, y).predict_proba(X)
     np.testing.assert_allclose(P_1, P_n, atol=1e-10)
-    P_l = _quiet(clone(estimator).fit, X, y, sample_weight=list(map(float, w))).predict_proba(X)
+    P_l = _fit(estimator, X, y, sample_weight=list(map(float, w))).predict_proba(X)
     np.testing.assert_allclose(P_l, P_w, atol=1e-12)
 
 
 def check_object_dtype(name, estimator):
     """Object-dtype arrays and nested lists of numbers fit like float64 arrays."""
     X, y = make_logits(120)
-    ref = _quiet(clone(estimator).fit, X, y).predict_proba(X)
-    P_obj = _quiet(clone(estimator).fit, X.astype(object), y).predict_proba(X.astype(object))
-    P_list = _quiet(clone(estimator).fit, X.tolist(), y.tolist()).predict_proba(X.tolist())
+    ref = _fit(estimator, X, y).predict_proba(X)
+    P_obj = _fit(estimator, X.astype(object), y).predict_proba(X.astype(object))
+    P_list = _fit(estimator, X.tolist(), y.tolist()).predict_proba(X.tolist())
     np.testing.assert_allclose(P_obj, ref, atol=1e-12)
     np.testing.assert_allclose(P_list, ref, atol=1e-12)
 
@@ -309,20 +300,20 @@ def check_object_dtype(name, estimator):
 def check_memory_layouts(name, estimator):
     """C- and Fortran-ordered and non-contiguous inputs give the same fit."""
     X, y = make_logits(120)
-    ref = _quiet(clone(estimator).fit, X, y).predict_proba(X)
+    ref = _fit(estimator, X, y).predict_proba(X)
     XF = np.asfortranarray(X)
     Xs = np.repeat(X, 2, axis=1)[:, ::2]  # non-contiguous view of the same values
     for Xv in (XF, Xs):
-        np.testing.assert_allclose(_quiet(clone(estimator).fit, Xv, y).predict_proba(Xv), ref,
-                                   atol=1e-12)
+        P = _fit(estimator, Xv, y).predict_proba(Xv)
+        np.testing.assert_allclose(P, ref, atol=1e-12)
 
 
 def check_label_encodings(name, estimator):
     """Int, string, bool and permuted labels give the same fit (output column j is classes_[j])."""
     X, y = make_logits(200)
-    ref = _quiet(clone(estimator).fit, X, y).predict_proba(X)
+    ref = _fit(estimator, X, y).predict_proba(X)
     names = np.array(["ant", "bee", "cat"])
-    est = _quiet(clone(estimator).fit, X, names[y])
+    est = _fit(estimator, X, names[y])
     np.testing.assert_array_equal(est.classes_, names)
     np.testing.assert_allclose(est.predict_proba(X), ref, atol=1e-10)
     assert set(est.predict(X)) <= set(names)
@@ -334,8 +325,8 @@ def check_label_encodings(name, estimator):
     np.testing.assert_allclose(est.predict_proba(X[:, order]), ref, atol=1e-8)
     # binary bool labels
     Xb, yb = make_logits(200, 2)
-    refb = _quiet(clone(estimator).fit, Xb, yb).predict_proba(Xb)
-    estb = _quiet(clone(estimator).fit, Xb, yb.astype(bool))
+    refb = _fit(estimator, Xb, yb).predict_proba(Xb)
+    estb = _fit(estimator, Xb, yb.astype(bool))
     np.testing.assert_array_equal(estb.classes_, [False, True])
     np.testing.assert_allclose(estb.predict_proba(Xb), refb, atol=1e-10)
 
@@ -358,7 +349,7 @@ def check_absent_class(name, estimator):
 def check_predict_consistency(name, estimator):
     """Rows sum to 1; transform == log(predict_proba); predict == classes_[argmax]."""
     X, y = make_logits(200)
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     P = est.predict_proba(X)
     assert P.shape == (200, 3)
     assert (P >= 0).all() and (P <= 1).all()
@@ -371,7 +362,7 @@ def check_predict_consistency(name, estimator):
 def check_score_is_log_likelihood(name, estimator):
     """``score`` is the weighted mean log-probability of the true class."""
     X, y = make_logits(200)
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     P = est.predict_proba(X)
     with np.errstate(divide="ignore"):
         expected = np.mean(np.log(P[np.arange(200), y]))
@@ -384,12 +375,12 @@ def check_score_is_log_likelihood(name, estimator):
 def check_sample_order(name, estimator):
     """Permuting rows permutes predictions; predicting a subset equals the subset."""
     X, y = make_logits(150)
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     perm = np.random.default_rng(3).permutation(150)
     P = est.predict_proba(X)
     np.testing.assert_allclose(est.predict_proba(X[perm]), P[perm], atol=1e-14)
     np.testing.assert_allclose(est.predict_proba(X[:7]), P[:7], atol=1e-14)
-    P2 = _quiet(clone(estimator).fit, X[perm], y[perm]).predict_proba(X)
+    P2 = _fit(estimator, X[perm], y[perm]).predict_proba(X)
     np.testing.assert_allclose(P2, P, atol=1e-7)
 
 
@@ -398,9 +389,9 @@ def check_binary_inputs(name, estimator):
     X, y = make_logits(200, 2)
     s = X[:, 1] - X[:, 0]
     Z2 = np.column_stack([np.zeros_like(s), s])
-    P2 = _quiet(clone(estimator).fit, Z2, y).predict_proba(Z2)
+    P2 = _fit(estimator, Z2, y).predict_proba(Z2)
     for Xv in (s, s[:, None]):
-        est = _quiet(clone(estimator).fit, Xv, y)
+        est = _fit(estimator, Xv, y)
         P = est.predict_proba(Xv)
         assert P.shape == (200, 2)
         np.testing.assert_allclose(P, P2, atol=1e-10)
@@ -412,7 +403,7 @@ def check_pipeline(name, estimator):
     X, y = make_logits(300)
     pipe = make_pipeline(FunctionTransformer(), clone(estimator))
     P = _quiet(pipe.fit, X, y).predict_proba(X)
-    np.testing.assert_allclose(P, _quiet(clone(estimator).fit, X, y).predict_proba(X), atol=1e-12)
+    np.testing.assert_allclose(P, _fit(estimator, X, y).predict_proba(X), atol=1e-12)
     scores = _quiet(cross_val_score, clone(estimator), X, y, cv=3)
     # mean log-likelihood: <= 0, never NaN (-inf is possible for a calibrator that
     # gives a true class probability 0 on a held-out fold, e.g. unclipped isotonic)
@@ -425,7 +416,7 @@ def check_pipeline(name, estimator):
 def check_feature_names_out(name, estimator):
     """``get_feature_names_out`` names one column per class; ``set_output`` works."""
     X, y = make_logits(60)
-    est = _quiet(clone(estimator).fit, X, y)
+    est = _fit(estimator, X, y)
     names = est.get_feature_names_out()
     assert len(names) == est.transform(X).shape[1] == 3
     assert names[0].endswith("_0")
@@ -443,9 +434,8 @@ def check_y_2d_column_warns(name, estimator):
         warnings.simplefilter("always")
         est.fit(X, y[:, None])
     assert any(issubclass(r.category, DataConversionWarning) for r in rec)
-    np.testing.assert_allclose(
-        est.predict_proba(X), _quiet(clone(estimator).fit, X, y).predict_proba(X), atol=1e-12
-    )
+    ref = _fit(estimator, X, y).predict_proba(X)
+    np.testing.assert_allclose(est.predict_proba(X), ref, atol=1e-12)
 
 
 _CHECKS = [
