@@ -3,7 +3,7 @@
 from onnx import TensorProto, checker, helper
 from sklearn.utils.validation import check_is_fitted
 
-from ._builder import ModelEmitter, calibration_nodes, class_order_input
+from ._builder import ModelEmitter, calibrator_nodes
 
 __all__ = ["to_onnx"]
 
@@ -90,15 +90,9 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=
             f"this {calibrator.__class__.__name__} was fitted on "
             f"{calibrator.n_features_in_} columns."
         )
-    spec = calibrator._torch_spec()
     g = ModelEmitter(opset=opset)
     n_classes = len(calibrator.classes_)
-    X, n_in = class_order_input(g, input_name, calibrator)
-    proba, log_proba = calibration_nodes(
-        g, X, spec, n_classes=n_classes,
-        input_type=calibrator.input_type, n_features_in=n_in,
-        out_dtype=elem,
-    )
+    proba, log_proba = calibrator_nodes(g, input_name, calibrator, elem)
     g.nodes.append(helper.make_node("Identity", [proba], ["probabilities"]))
     g.nodes.append(helper.make_node("Identity", [log_proba], ["log_probabilities"]))
     graph = helper.make_graph(
