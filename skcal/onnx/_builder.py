@@ -165,8 +165,7 @@ def _affine(g, Z, spec, dtype):
         W = np.asarray(spec["matrix"], dtype=npt).T.copy()
         Z = g.node("MatMul", [Z, g.const(W, "w")])
     else:
-        scale = spec.get("scale")
-        scale = 1.0 if scale is None else scale
+        scale = 1.0 if spec.get("scale") is None else spec["scale"]
         Z = g.node("Mul", [Z, g.const(np.asarray(scale, dtype=npt), "scale")])
     if spec.get("bias") is not None:
         Z = g.node("Add", [Z, g.const(np.asarray(spec["bias"], dtype=npt), "bias")])
@@ -231,17 +230,15 @@ def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
         Z = g.node("Max", [Z, g.const(np.array(spec["log_floor"], dtype=npt), "log_floor")])
     S = _scores(g, Z, n_classes, binary, dtype)
     F = g.const(np.asarray(spec["intercept"], dtype=npt).reshape(-1), "intercept")
+    phis = {
+        "score": lambda: S,
+        "sigmoid": lambda: g.node("Sigmoid", [S]),
+        "log_sigmoid": lambda: g.log_sigmoid(S, npt),
+        "log_sigmoid_neg": lambda: g.log_sigmoid(g.node("Neg", [S]), npt),
+        "square": lambda: g.node("Mul", [S, S]),
+    }
     for i, f in enumerate(spec.get("features", ("score",))):
-        if f == "score":
-            phi = S
-        elif f == "sigmoid":
-            phi = g.node("Sigmoid", [S])
-        elif f == "log_sigmoid":
-            phi = g.log_sigmoid(S, npt)
-        elif f == "square":
-            phi = g.node("Mul", [S, S])
-        else:
-            phi = g.log_sigmoid(g.node("Neg", [S]), npt)
+        phi = phis[f]()
         F = g.node("Add", [F, g.node("Mul", [phi, g.const(coef[i].astype(npt), "coef")])])
     if binary:
         out = g.node(

@@ -32,16 +32,12 @@ class _ContainerEmitter(Emitter):
     def const(self, array, seed="c"):
         array = np.asarray(array)
         name = self.name(seed)
+        values = array.ravel().tolist()
         if array.dtype.kind in "US":
-            self.container.add_initializer(
-                name, TensorProto.STRING, list(array.shape),
-                [s.encode("utf-8") for s in array.ravel().tolist()],
-            )
+            dtype, values = TensorProto.STRING, [s.encode("utf-8") for s in values]
         else:
-            self.container.add_initializer(
-                name, helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape),
-                array.ravel().tolist(),
-            )
+            dtype = helper.np_dtype_to_tensor_dtype(array.dtype)
+        self.container.add_initializer(name, dtype, list(array.shape), values)
         return name
 
     def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):

@@ -252,15 +252,21 @@ class OneVsRestSigmoid(_CalibrationModule):
     1999, Eq. 1.
     """
 
-    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square")
+    _PHI = {
+        "score": lambda S: S,
+        "sigmoid": torch.sigmoid,
+        "log_sigmoid": nn.functional.logsigmoid,
+        "log_sigmoid_neg": lambda S: nn.functional.logsigmoid(-S),
+        "square": lambda S: S * S,
+    }
 
     def __init__(self, *, coef, intercept, features=("score",), log_floor=None, **kwargs):
         super().__init__(**kwargs)
         self.log_floor = None if log_floor is None else float(log_floor)
         features = tuple(features)
-        unknown = [f for f in features if f not in self._FEATURES]
+        unknown = [f for f in features if f not in self._PHI]
         if unknown:
-            raise ValueError(f"unknown features {unknown}; use {self._FEATURES}")
+            raise ValueError(f"unknown features {unknown}; use {tuple(self._PHI)}")
         coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
         if coef.shape[0] != len(features):
             raise ValueError(
@@ -277,17 +283,7 @@ class OneVsRestSigmoid(_CalibrationModule):
         S = _ovr_scores(Z, self.binary)
         F = self.intercept
         for i, f in enumerate(self.features):
-            if f == "score":
-                phi = S
-            elif f == "sigmoid":
-                phi = torch.sigmoid(S)
-            elif f == "log_sigmoid":
-                phi = nn.functional.logsigmoid(S)
-            elif f == "square":
-                phi = S * S
-            else:
-                phi = nn.functional.logsigmoid(-S)
-            F = F + self.coef[i] * phi
+            F = F + self.coef[i] * self._PHI[f](S)
         if self.binary:
             F = F[:, 0]
             return torch.stack(
