@@ -339,7 +339,7 @@ def calibrator_nodes(g, X, calibrator, out_dtype=_FLOAT):
         X, n_in = g.node("Concat", [s, other], "x", axis=1), 2
     elif order is not None:
         K = len(order)
-        idx = np.r_[np.asarray(order, np.int64), np.arange(K, max(K, n_in))].astype(np.int64)
+        idx = np.r_[np.asarray(order, np.int64), np.arange(K, max(K, n_in))]
         X = g.node("Gather", [X, g.const(idx, "order")], axis=1)
     return calibration_nodes(
         g, X, calibrator._torch_spec(), n_classes=len(calibrator.classes_),

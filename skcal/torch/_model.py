@@ -167,7 +167,9 @@ def collect_logits(
                 labels_out = torch.empty(n_total, dtype=torch.int64)
             first = logits_out if logits_out is not None else (chunks or [out])[0]
             if k != first.shape[1]:
-                raise ValueError(f"the number of classes changed from {first.shape[1]} to {k}")
+                raise ValueError(
+                    f"the number of classes changed from {first.shape[1]} to {k}"
+                )
             if logits_out is not None and pos + b <= n_total:
                 logits_out[pos:pos + b] = out
                 labels_out[pos:pos + b] = labels
@@ -273,7 +275,8 @@ class CalibratedModel(nn.Module):
         )
         from ..scaling import TemperatureScaler
 
-        calibrator = TemperatureScaler() if self.calibrator is None else clone(self.calibrator)
+        calibrator = self.calibrator
+        calibrator = TemperatureScaler() if calibrator is None else clone(calibrator)
         # integer labels 0..K-1 name the logit columns, so a class missing
         # from the calibration set keeps its column
         if "classes" in calibrator.get_params() and calibrator.classes is None:

@@ -22,7 +22,8 @@ score per row, as in ``fit``) to calibrated log-probabilities of shape
 module). The interpolation module computes in float64 internally and reads
 float64 input without rounding it (float32 on MPS, where a map whose knots
 float32 cannot tell apart is refused), the others in the module's dtype. The
-code is straight-line tensor algebra, so it runs under :func:`torch.compile`, :func:`torch.export.export` and :func:`torch.onnx.export`.
+code is straight-line tensor algebra, so it runs under :func:`torch.compile`,
+:func:`torch.export.export` and :func:`torch.onnx.export`.
 """
 
 import math
@@ -645,10 +646,13 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
         return spec.to(dtype=dtype, device=device).eval()
     spec = dict(spec)
     kind = spec.pop("kind")
-    common = dict(n_classes=n_classes, input_type=input_type, n_features_in=n_features_in,
-                  dtype=dtype, device=device)
+    common = dict(
+        n_classes=n_classes, input_type=input_type, n_features_in=n_features_in,
+        dtype=dtype, device=device,
+    )
     # float64 scores and knots (as IsotonicScaler computes); MPS lacks float64
-    work = torch.float32 if torch.device(device or "cpu").type == "mps" else torch.float64
+    mps = torch.device(device or "cpu").type == "mps"
+    work = torch.float32 if mps else torch.float64
     if kind == "uniform_mixture":  # {"inner": spec, "weight": lam}
         inner = build_module(spec["inner"], **common)
         return UniformMixture(inner, weight=spec["weight"], n_classes=n_classes).eval()
@@ -657,7 +661,8 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
             spec["inner"], n_classes=2, input_type="logits", n_features_in=1,
             dtype=work, device=device,
         )
-        return TopVersusAll(inner=inner, margin=spec["margin"], work_dtype=work, **common).eval()
+        m = TopVersusAll(inner=inner, margin=spec["margin"], work_dtype=work, **common)
+        return m.eval()
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
     if kind in ("ovr_interp", "local_temperature") and work == torch.float64:
