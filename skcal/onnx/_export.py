@@ -92,9 +92,9 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=
         )
     g = ModelEmitter(opset=opset)
     n_classes = len(calibrator.classes_)
-    proba, log_proba = calibrator_nodes(g, input_name, calibrator, elem)
-    g.nodes.append(helper.make_node("Identity", [proba], ["probabilities"]))
-    g.nodes.append(helper.make_node("Identity", [log_proba], ["log_probabilities"]))
+    outputs = ["probabilities", "log_probabilities"]
+    for name, x in zip(outputs, calibrator_nodes(g, input_name, calibrator, elem)):
+        g.nodes.append(helper.make_node("Identity", [x], [name]))
     graph = helper.make_graph(
         g.nodes,
         f"skcal_{calibrator.__class__.__name__}",
@@ -102,10 +102,7 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=
         [helper.make_tensor_value_info(
             input_name, elem, ["N"] if binary_1d else ["N", calibrator.n_features_in_]
         )],
-        [
-            helper.make_tensor_value_info("probabilities", elem, ["N", n_classes]),
-            helper.make_tensor_value_info("log_probabilities", elem, ["N", n_classes]),
-        ],
+        [helper.make_tensor_value_info(name, elem, ["N", n_classes]) for name in outputs],
         initializer=g.initializers,
     )
     model = helper.make_model(
