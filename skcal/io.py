@@ -146,13 +146,10 @@ def load(file, *, trusted=None):
         If the file holds a type that is none of the above.
     """
     sio = _skops()
-    if hasattr(file, "read"):
-        data = file.read()
-        found = sio.get_untrusted_types(data=data)
-    else:
-        data = None
-        found = sio.get_untrusted_types(file=file)
-    allowed = trusted_types() + _sklearn_classes(found) + list(trusted or [])
+    data = file.read() if hasattr(file, "read") else None
+    source = {"file": file} if data is None else {"data": data}
+    allowed = trusted_types() + _sklearn_classes(sio.get_untrusted_types(**source))
+    allowed += list(trusted or [])
     if data is not None:
         return sio.loads(data, trusted=allowed)
     return sio.load(file, trusted=allowed)

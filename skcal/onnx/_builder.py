@@ -13,28 +13,23 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ..utils._export import padded_knots
 
-__all__ = ["Emitter", "ModelEmitter", "calibration_nodes"]
+__all__ = ["Emitter", "ModelEmitter", "calibration_nodes", "calibrator_nodes"]
 
 _FLOAT = TensorProto.FLOAT
 _DOUBLE = TensorProto.DOUBLE
 
 
 class Emitter:
-    """Where nodes and constants go. Subclasses implement the three methods."""
+    """Where nodes and constants go.
+
+    Subclasses implement ``name(seed)`` (a fresh name), ``const(array,
+    seed)`` (an initializer; returns its name) and ``node(op_type, inputs,
+    seed, n_outputs=1, **attrs)`` (returns its output's name, a list of
+    names if ``n_outputs > 1``); the helpers below are built on these.
+    """
 
     opset = 17
 
-    def name(self, seed):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def const(self, array, seed="c"):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):  # pragma: no cover
-        """Add a node; return its output's name (a list of names if ``n_outputs > 1``)."""
-        raise NotImplementedError
-
-    # -- helpers built on the three primitives ---------------------------
     def reduce(self, op, x, *, keepdims=1, axis=1):
         """``ReduceMax`` / ``ReduceSum`` over one axis, for the emitter's opset."""
         if op == "ReduceSum" or self.opset >= 18:
@@ -53,6 +48,39 @@ class Emitter:
         return self.node(
             "Sub", [self.node("Min", [x, zero]), self.node("Log", [self.node("Add", [one, e])])]
         )
+
+    def log_clamped(self, x, npt):
+        """``log(max(x, tiny))``: probabilities to logits, as ``check_scores``."""
+        tiny = self.const(np.array(np.finfo(npt).tiny, dtype=npt), "tiny")
+        return self.node("Log", [self.node("Max", [x, tiny])], "z")
+
+    def cols(self, x, lo, hi):
+        """Columns ``lo:hi`` of a 2-D ``x``."""
+        ends = [self.const(np.array([v], np.int64)) for v in (lo, hi, 1)]
+        return self.node("Slice", [x, *ends])
+
+    def top_mask(self, Z, n_classes):
+        """Boolean (n, n_classes), true at each row's arg-max."""
+        a1 = self.node("ArgMax", [Z], "argmax", axis=1, keepdims=1)
+        k = self.const(np.arange(n_classes, dtype=np.int64)[None, :], "k")
+        return self.node("Equal", [k, a1])
+
+    def logsumexp(self, x):
+        """``logsumexp`` of each row of ``x`` (keepdims), around its maximum."""
+        m = self.reduce("ReduceMax", x)
+        e = self.node("Exp", [self.node("Sub", [x, m])])
+        return self.node("Add", [m, self.node("Log", [self.reduce("ReduceSum", e)])])
+
+    def logaddexp(self, parts):
+        """Elementwise ``log sum_i exp(parts_i)``, around their maximum."""
+        if len(parts) == 1:
+            return parts[0]
+        m = self.node("Max", parts)
+        total = None
+        for t in parts:
+            e = self.node("Exp", [self.node("Sub", [t, m])])
+            total = e if total is None else self.node("Add", [total, e])
+        return self.node("Add", [m, self.node("Log", [total])])
 
 
 class ModelEmitter(Emitter):
@@ -85,22 +113,25 @@ def _np_dtype(onnx_type):
     return np.float64 if onnx_type == _DOUBLE else np.float32
 
 
+def _score_pair(g, X, input_type, npt):
+    """One binary score per row as a column ``s`` and its complement.
+
+    The complement is ``1 - s`` for probabilities and 0 for logits.
+    """
+    s = g.node("Reshape", [X, g.const(np.array([-1, 1], dtype=np.int64), "shape")])
+    if input_type == "probabilities":
+        return s, g.node("Sub", [g.const(np.array(1.0, npt), "one"), s])
+    return s, g.node("Sub", [s, s])
+
+
 def _logits(g, X, *, input_type, n_features_in, dtype):
     """The calibrator's input as (n, K) logits of ``dtype`` (as ``check_scores``)."""
     X = g.node("Cast", [X], "x", to=dtype)
-    tiny = np.finfo(_np_dtype(dtype)).tiny
     if n_features_in == 1:
-        s = g.node("Reshape", [X, g.const(np.array([-1, 1], dtype=np.int64), "shape")])
-        if input_type == "probabilities":
-            one = g.const(np.array(1.0, dtype=_np_dtype(dtype)), "one")
-            P = g.node("Concat", [g.node("Sub", [one, s]), s], "p", axis=1)
-            t = g.const(np.array(tiny, dtype=_np_dtype(dtype)), "tiny")
-            return g.node("Log", [g.node("Max", [P, t])], "z")
-        zero = g.node("Sub", [s, s])
-        return g.node("Concat", [zero, s], "z", axis=1)
+        s, other = _score_pair(g, X, input_type, _np_dtype(dtype))
+        X = g.node("Concat", [other, s], "x", axis=1)
     if input_type == "probabilities":
-        t = g.const(np.array(tiny, dtype=_np_dtype(dtype)), "tiny")
-        return g.node("Log", [g.node("Max", [X, t])], "z")
+        return g.log_clamped(X, _np_dtype(dtype))
     return X
 
 
@@ -108,28 +139,18 @@ def _ovr_log_odds(g, Z, n_classes, dtype):
     """ONNX version of :func:`skcal.torch._modules.ovr_log_odds`."""
     npt = _np_dtype(dtype)
     m1 = g.reduce("ReduceMax", Z)
-    a1 = g.node("ArgMax", [Z], "argmax", axis=1, keepdims=1)
-    top = g.node("Equal", [g.const(np.arange(n_classes, dtype=np.int64)[None, :], "k"), a1])
+    top = g.top_mask(Z, n_classes)
     E = g.node("Exp", [g.node("Sub", [Z, m1])])
     rest = g.node("Sub", [g.reduce("ReduceSum", E), E])
     one = g.const(np.array(1.0, dtype=npt), "one")
     L = g.node("Add", [m1, g.node("Log", [g.node("Where", [top, one, rest])])])
     A2 = g.node("Where", [top, g.const(np.array(-np.inf, dtype=npt), "ninf"), Z])
-    m2 = g.reduce("ReduceMax", A2)
-    l_top = g.node(
-        "Add",
-        [m2, g.node("Log", [g.reduce("ReduceSum", g.node("Exp", [g.node("Sub", [A2, m2])]))])],
-    )
-    return g.node("Sub", [Z, g.node("Where", [top, l_top, L])], "s")
+    return g.node("Sub", [Z, g.node("Where", [top, g.logsumexp(A2), L])], "s")
 
 
 def _scores(g, Z, n_classes, binary, dtype):
     if binary:
-        z1 = g.node("Slice", [Z, g.const(np.array([1], np.int64)), g.const(np.array([2], np.int64)),
-                              g.const(np.array([1], np.int64))])
-        z0 = g.node("Slice", [Z, g.const(np.array([0], np.int64)), g.const(np.array([1], np.int64)),
-                              g.const(np.array([1], np.int64))])
-        return g.node("Sub", [z1, z0], "s")
+        return g.node("Sub", [g.cols(Z, 1, 2), g.cols(Z, 0, 1)], "s")
     return _ovr_log_odds(g, Z, n_classes, dtype)
 
 
@@ -144,8 +165,7 @@ def _affine(g, Z, spec, dtype):
         W = np.asarray(spec["matrix"], dtype=npt).T.copy()
         Z = g.node("MatMul", [Z, g.const(W, "w")])
     else:
-        scale = spec.get("scale")
-        scale = 1.0 if scale is None else scale
+        scale = 1.0 if spec.get("scale") is None else spec["scale"]
         Z = g.node("Mul", [Z, g.const(np.asarray(scale, dtype=npt), "scale")])
     if spec.get("bias") is not None:
         Z = g.node("Add", [Z, g.const(np.asarray(spec["bias"], dtype=npt), "bias")])
@@ -168,14 +188,7 @@ def _mixture(g, Z, spec, n_classes, dtype):
         zero = g.node("Sub", [Z, Z])
         parts.append(g.node("Add", [zero, g.const(
             np.asarray(np.log(w[2]) - np.log(n_classes), dtype=npt), "lw")]))
-    if len(parts) == 1:
-        return parts[0], True
-    m = g.node("Max", parts)
-    total = None
-    for t in parts:
-        e = g.node("Exp", [g.node("Sub", [t, m])])
-        total = e if total is None else g.node("Add", [total, e])
-    return g.node("Add", [m, g.node("Log", [total])], "log_proba"), True
+    return g.logaddexp(parts), True
 
 
 def _local_temperature(g, Z, F, spec, n_classes, dtype):
@@ -217,17 +230,15 @@ def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
         Z = g.node("Max", [Z, g.const(np.array(spec["log_floor"], dtype=npt), "log_floor")])
     S = _scores(g, Z, n_classes, binary, dtype)
     F = g.const(np.asarray(spec["intercept"], dtype=npt).reshape(-1), "intercept")
+    phis = {
+        "score": lambda: S,
+        "sigmoid": lambda: g.node("Sigmoid", [S]),
+        "log_sigmoid": lambda: g.log_sigmoid(S, npt),
+        "log_sigmoid_neg": lambda: g.log_sigmoid(g.node("Neg", [S]), npt),
+        "square": lambda: g.node("Mul", [S, S]),
+    }
     for i, f in enumerate(spec.get("features", ("score",))):
-        if f == "score":
-            phi = S
-        elif f == "sigmoid":
-            phi = g.node("Sigmoid", [S])
-        elif f == "log_sigmoid":
-            phi = g.log_sigmoid(S, npt)
-        elif f == "square":
-            phi = g.node("Mul", [S, S])
-        else:
-            phi = g.log_sigmoid(g.node("Neg", [S]), npt)
+        phi = phis[f]()
         F = g.node("Add", [F, g.node("Mul", [phi, g.const(coef[i].astype(npt), "coef")])])
     if binary:
         out = g.node(
@@ -277,22 +288,13 @@ def _top_versus_all(g, X, spec, *, n_classes, input_type, n_features_in):
     c = lambda v, seed="c": g.const(np.asarray(v, dtype=np.float64), seed)  # noqa: E731
     Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=_DOUBLE)
     A = g.node("Sub", [Z, g.reduce("ReduceMax", Z)])
-    a1 = g.node("ArgMax", [A], "argmax", axis=1, keepdims=1)
-    top = g.node("Equal", [g.const(np.arange(K, dtype=np.int64)[None, :], "k"), a1])
+    top = g.top_mask(A, K)
     rest = g.node("Where", [top, c(-np.inf, "ninf"), A])
-    z2 = g.reduce("ReduceMax", rest)
-    log_rest = g.node("Add", [z2, g.node("Log", [g.reduce(
-        "ReduceSum", g.node("Exp", [g.node("Sub", [rest, z2])]))])], "log_rest")
-    log_share2 = g.node("Sub", [z2, log_rest])
+    log_rest = g.logsumexp(rest)
+    log_share2 = g.node("Sub", [g.reduce("ReduceMax", rest), log_rest])
     _, LQ = calibration_nodes(g, g.node("Neg", [log_rest], "score"), spec["inner"], n_classes=2,
                               input_type="logits", n_features_in=1, out_dtype=_DOUBLE)
-
-    def col(j):
-        return g.node("Slice", [LQ, g.const(np.array([j], np.int64)),
-                                g.const(np.array([j + 1], np.int64)),
-                                g.const(np.array([1], np.int64))])
-
-    log_rest_c, log_c = col(0), col(1)
+    log_rest_c, log_c = g.cols(LQ, 0, 1), g.cols(LQ, 1, 2)
     log_u = -np.log(K - 1)
     margin = float(spec["margin"])
     log_m = g.node("Sub", [g.node("Sub", [log_c, log_rest_c]), c(margin, "margin")])
@@ -315,44 +317,34 @@ def _top_versus_all(g, X, spec, *, n_classes, input_type, n_features_in):
     t1 = g.node("Add", [g.node("Log", [g.node("Sub", [one, alpha])]),
                         g.node("Sub", [A, log_rest])])
     t2 = g.node("Sub", [g.node("Log", [alpha]), c(np.log(K - 1), "log_k1")])
-    # logaddexp(t1, t2): t1 is finite wherever t2 is -inf (alpha = 0) and vice versa
-    mx = g.node("Max", [t1, t2])
-    out = g.node("Add", [mx, g.node("Log", [g.node("Add", [
-        g.node("Exp", [g.node("Sub", [t1, mx])]), g.node("Exp", [g.node("Sub", [t2, mx])])])])])
-    out = g.node("Add", [out, log_rest_c])
+    # t1 is finite wherever t2 is -inf (alpha = 0) and vice versa
+    out = g.node("Add", [g.logaddexp([t1, t2]), log_rest_c])
     return g.node("Where", [top, log_c, out])
 
 
-def class_order_input(g, X, calibrator, np_dtype=np.float32):
-    """The calibrator's input ``X`` with its class columns in ``classes_`` order.
+def calibrator_nodes(g, X, calibrator, out_dtype=_FLOAT):
+    """:func:`calibration_nodes` of a fitted calibrator, its input reordered first.
 
     A calibrator fitted on columns in another order than its sorted
     ``classes_`` (named columns, or ``classes``) records the input column of
     each class in ``_column_order_``; ``predict_proba`` reorders its input
     so, and so does the graph (a ``Gather``; one binary score ``s`` becomes
     the two columns ``[s, 0]`` of logits or ``[p, 1 - p]`` of probabilities).
-
-    Returns
-    -------
-    X : str
-        The (reordered) input; ``X`` itself when no reordering is needed.
-    n_features_in : int
-        Its number of columns, for :func:`calibration_nodes`.
+    ``X`` is of ``out_dtype``.
     """
     order = getattr(calibrator, "_column_order_", None)
     n_in = calibrator.n_features_in_
-    if order is None:
-        return X, n_in
-    if n_in == 1:
-        s = g.node("Reshape", [X, g.const(np.array([-1, 1], dtype=np.int64), "shape")])
-        if calibrator.input_type == "probabilities":
-            other = g.node("Sub", [g.const(np.array(1.0, np_dtype), "one"), s])
-        else:
-            other = g.node("Sub", [s, s])
-        return g.node("Concat", [s, other], "x", axis=1), 2
-    K = len(order)
-    idx = np.r_[np.asarray(order, np.int64), np.arange(K, max(K, n_in))].astype(np.int64)
-    return g.node("Gather", [X, g.const(idx, "order")], axis=1), n_in
+    if order is not None and n_in == 1:
+        s, other = _score_pair(g, X, calibrator.input_type, _np_dtype(out_dtype))
+        X, n_in = g.node("Concat", [s, other], "x", axis=1), 2
+    elif order is not None:
+        K = len(order)
+        idx = np.r_[np.asarray(order, np.int64), np.arange(K, max(K, n_in))]
+        X = g.node("Gather", [X, g.const(idx, "order")], axis=1)
+    return calibration_nodes(
+        g, X, calibrator._torch_spec(), n_classes=len(calibrator.classes_),
+        input_type=calibrator.input_type, n_features_in=n_in, out_dtype=out_dtype,
+    )
 
 
 def calibration_nodes(
@@ -414,13 +406,7 @@ def calibration_nodes(
     m = int(spec.get("n_extra_features", 0)) if kind == "local_temperature" else 0
     if m:
         cut = n_features_in - m
-
-        def cols(lo, hi):
-            return g.node("Slice", [X, g.const(np.array([lo], np.int64)),
-                                    g.const(np.array([hi], np.int64)),
-                                    g.const(np.array([1], np.int64))])
-
-        X, F = cols(0, cut), cols(cut, n_features_in)
+        X, F = g.cols(X, 0, cut), g.cols(X, cut, n_features_in)
         n_features_in = cut
     Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=dtype)
     if kind == "affine":

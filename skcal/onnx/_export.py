@@ -3,7 +3,7 @@
 from onnx import TensorProto, checker, helper
 from sklearn.utils.validation import check_is_fitted
 
-from ._builder import ModelEmitter, calibration_nodes, class_order_input
+from ._builder import ModelEmitter, calibrator_nodes
 
 __all__ = ["to_onnx"]
 
@@ -90,17 +90,11 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=
             f"this {calibrator.__class__.__name__} was fitted on "
             f"{calibrator.n_features_in_} columns."
         )
-    spec = calibrator._torch_spec()
     g = ModelEmitter(opset=opset)
     n_classes = len(calibrator.classes_)
-    X, n_in = class_order_input(g, input_name, calibrator)
-    proba, log_proba = calibration_nodes(
-        g, X, spec, n_classes=n_classes,
-        input_type=calibrator.input_type, n_features_in=n_in,
-        out_dtype=elem,
-    )
-    g.nodes.append(helper.make_node("Identity", [proba], ["probabilities"]))
-    g.nodes.append(helper.make_node("Identity", [log_proba], ["log_probabilities"]))
+    outputs = ["probabilities", "log_probabilities"]
+    for name, x in zip(outputs, calibrator_nodes(g, input_name, calibrator, elem)):
+        g.nodes.append(helper.make_node("Identity", [x], [name]))
     graph = helper.make_graph(
         g.nodes,
         f"skcal_{calibrator.__class__.__name__}",
@@ -108,10 +102,7 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=
         [helper.make_tensor_value_info(
             input_name, elem, ["N"] if binary_1d else ["N", calibrator.n_features_in_]
         )],
-        [
-            helper.make_tensor_value_info("probabilities", elem, ["N", n_classes]),
-            helper.make_tensor_value_info("log_probabilities", elem, ["N", n_classes]),
-        ],
+        [helper.make_tensor_value_info(name, elem, ["N", n_classes]) for name in outputs],
         initializer=g.initializers,
     )
     model = helper.make_model(

@@ -11,9 +11,9 @@ skl2onnx's own converters.
 """
 
 import numpy as np
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
-from ._builder import Emitter, calibration_nodes, class_order_input
+from ._builder import Emitter, _np_dtype, calibrator_nodes
 
 __all__ = ["register_skl2onnx"]
 
@@ -32,20 +32,12 @@ class _ContainerEmitter(Emitter):
     def const(self, array, seed="c"):
         array = np.asarray(array)
         name = self.name(seed)
-        types = {
-            np.dtype(np.float32): TensorProto.FLOAT,
-            np.dtype(np.float64): TensorProto.DOUBLE,
-            np.dtype(np.int64): TensorProto.INT64,
-        }
+        values = array.ravel().tolist()
         if array.dtype.kind in "US":
-            self.container.add_initializer(
-                name, TensorProto.STRING, list(array.shape),
-                [s.encode("utf-8") for s in array.ravel().tolist()],
-            )
+            dtype, values = TensorProto.STRING, [s.encode("utf-8") for s in values]
         else:
-            self.container.add_initializer(
-                name, types[array.dtype], list(array.shape), array.ravel().tolist()
-            )
+            dtype = helper.np_dtype_to_tensor_dtype(array.dtype)
+        self.container.add_initializer(name, dtype, list(array.shape), values)
         return name
 
     def node(self, op_type, inputs, seed="t", n_outputs=1, **attrs):
@@ -108,16 +100,8 @@ def _classifier_scores(g, scope, container, operator, estimator, response_method
     n_classes = len(estimator.classes_)
     if raw and n_classes == 2:
         # binary raw scores come as [-d, d]: keep d, the log-odds of classes_[1]
-        one = g.const(np.array([1], np.int64), "one")
-        two = g.const(np.array([2], np.int64), "two")
-        scores = g.node("Slice", [scores, one, two, one], "scores")
+        scores = g.cols(scores, 1, 2)
     return scores
-
-
-def _log_proba(g, P, dtype):
-    npt = np.float64 if dtype == TensorProto.DOUBLE else np.float32
-    tiny = g.const(np.array(np.finfo(npt).tiny, dtype=npt), "tiny")
-    return g.node("Log", [g.node("Max", [P, tiny])], "logits")
 
 
 def _write_label(g, operator, proba, classes):
@@ -145,16 +129,8 @@ def _convert_calibrator(scope, operator, container):
     _check_nocl(scope, operator)
     cal = operator.raw_operator
     g = _ContainerEmitter(scope, container)
-    dtype = _proto_dtype(operator.inputs[0])
-    X, n_in = class_order_input(
-        g, operator.inputs[0].full_name, cal,
-        np.float64 if dtype == TensorProto.DOUBLE else np.float32,
-    )
-    proba, _ = calibration_nodes(
-        g, X, cal._torch_spec(),
-        n_classes=len(cal.classes_), input_type=cal.input_type,
-        n_features_in=n_in, out_dtype=_proto_dtype(operator.inputs[0]),
-    )
+    X = operator.inputs[0].full_name
+    proba, _ = calibrator_nodes(g, X, cal, _proto_dtype(operator.inputs[0]))
     _write_label(g, operator, proba, cal.classes_)
 
 
@@ -163,23 +139,15 @@ def _convert_calibrated_classifier(scope, operator, container):
     model = operator.raw_operator
     g = _ContainerEmitter(scope, container)
     dtype = _proto_dtype(operator.inputs[0])
-    npt = np.float64 if dtype == TensorProto.DOUBLE else np.float32
+    npt = _np_dtype(dtype)
     total = None
     for pair in model.calibrated_classifiers_:
         scores = _classifier_scores(
             g, scope, container, operator, pair.estimator, pair.response_method
         )
         if pair.log_input:
-            scores = _log_proba(g, scores, dtype)
-        cal = pair.calibrator
-        scores, n_in = class_order_input(
-            g, scores, cal, np.float64 if dtype == TensorProto.DOUBLE else np.float32
-        )
-        P, _ = calibration_nodes(
-            g, scores, cal._torch_spec(), n_classes=len(cal.classes_),
-            input_type=cal.input_type, n_features_in=n_in,
-            out_dtype=dtype,
-        )
+            scores = g.log_clamped(scores, npt)
+        P, _ = calibrator_nodes(g, scores, pair.calibrator, dtype)
         total = P if total is None else g.node("Add", [total, P], "proba_sum")
     n = len(model.calibrated_classifiers_)
     proba = g.node("Div", [total, g.const(np.array(float(n), dtype=npt), "n")])
@@ -193,7 +161,7 @@ def _convert_classifier_logits(scope, operator, container):
         g, scope, container, operator, model.estimator_, model.response_method_
     )
     if model.response_method_ == "predict_proba":
-        scores = _log_proba(g, scores, _proto_dtype(operator.inputs[0]))
+        scores = g.log_clamped(scores, _np_dtype(_proto_dtype(operator.inputs[0])))
     container.add_node("Identity", [scores], [operator.outputs[0].full_name],
                        name=scope.get_unique_operator_name("skcal_logits"))
 

@@ -13,24 +13,7 @@ Importing this subpackage imports torch (``import skcal`` does not).
 """
 
 from ._model import CalibratedModel, collect_logits
-from ._modules import (
-    AffineLogits,
-    LocalTemperature,
-    OneVsRestInterpolation,
-    OneVsRestSigmoid,
-    TemperatureMixture,
-    TopVersusAll,
-    UniformMixture,
-)
+from ._modules import *  # noqa: F403 (the modules, as listed in _modules.__all__)
+from ._modules import __all__ as _module_names
 
-__all__ = [
-    "AffineLogits",
-    "CalibratedModel",
-    "LocalTemperature",
-    "OneVsRestInterpolation",
-    "OneVsRestSigmoid",
-    "TemperatureMixture",
-    "TopVersusAll",
-    "UniformMixture",
-    "collect_logits",
-]
+__all__ = sorted([*_module_names, "CalibratedModel", "collect_logits"])

@@ -165,18 +165,15 @@ def collect_logits(
             if n_total is not None and logits_out is None:
                 logits_out = torch.empty((n_total, k), dtype=out.dtype)
                 labels_out = torch.empty(n_total, dtype=torch.int64)
+            first = logits_out if logits_out is not None else (chunks or [out])[0]
+            if k != first.shape[1]:
+                raise ValueError(
+                    f"the number of classes changed from {first.shape[1]} to {k}"
+                )
             if logits_out is not None and pos + b <= n_total:
-                if k != logits_out.shape[1]:
-                    raise ValueError(
-                        f"the number of classes changed from {logits_out.shape[1]} to {k}"
-                    )
                 logits_out[pos:pos + b] = out
                 labels_out[pos:pos + b] = labels
             else:  # no length, or a loader yielding more than len(dataset)
-                if chunks and k != chunks[0].shape[1]:
-                    raise ValueError(
-                        f"the number of classes changed from {chunks[0].shape[1]} to {k}"
-                    )
                 chunks.append(out)
                 label_chunks.append(labels)
             pos += b
@@ -276,12 +273,10 @@ class CalibratedModel(nn.Module):
             self.model, loader, device=device, dtype=torch.float32,
             output_transform=self.output_transform, progress=progress,
         )
-        if self.calibrator is None:
-            from ..scaling import TemperatureScaler
+        from ..scaling import TemperatureScaler
 
-            calibrator = TemperatureScaler()
-        else:
-            calibrator = clone(self.calibrator)
+        calibrator = self.calibrator
+        calibrator = TemperatureScaler() if calibrator is None else clone(calibrator)
         # integer labels 0..K-1 name the logit columns, so a class missing
         # from the calibration set keeps its column
         if "classes" in calibrator.get_params() and calibrator.classes is None:

@@ -21,8 +21,9 @@ score per row, as in ``fit``) to calibrated log-probabilities of shape
 ``to_torch(dtype=...)`` says otherwise; move it with ``.to()`` like any
 module). The interpolation module computes in float64 internally and reads
 float64 input without rounding it (float32 on MPS, where a map whose knots
-float32 cannot tell apart is refused), the others in the module's dtype. The code is straight-line tensor algebra, so it runs under
-:func:`torch.compile`, :func:`torch.export.export` and :func:`torch.onnx.export`.
+float32 cannot tell apart is refused), the others in the module's dtype. The
+code is straight-line tensor algebra, so it runs under :func:`torch.compile`,
+:func:`torch.export.export` and :func:`torch.onnx.export`.
 """
 
 import math
@@ -41,8 +42,6 @@ __all__ = [
     "TemperatureMixture",
     "TopVersusAll",
     "UniformMixture",
-    "build_module",
-    "ovr_log_odds",
 ]
 
 
@@ -136,16 +135,12 @@ class _CalibrationModule(nn.Module):
             X = X.to(torch.promote_types(X.dtype, torch.float32))
         else:
             X = X.to(self._anchor.dtype)
-        tiny = torch.finfo(X.dtype).tiny
         if self.n_features_in == 1:
             s = X.reshape(X.shape[0])
-            if self.input_type == "probabilities":
-                P = torch.stack([1 - s, s], dim=1)
-                X = torch.log(torch.clamp(P, min=tiny))
-            else:
-                X = torch.stack([torch.zeros_like(s), s], dim=1)
-        elif self.input_type == "probabilities":
-            X = torch.log(torch.clamp(X, min=tiny))
+            other = 1 - s if self.input_type == "probabilities" else torch.zeros_like(s)
+            X = torch.stack([other, s], dim=1)
+        if self.input_type == "probabilities":
+            X = torch.log(torch.clamp(X, min=torch.finfo(X.dtype).tiny))
         return X.to(self._work.dtype)
 
     def forward(self, X):
@@ -258,15 +253,21 @@ class OneVsRestSigmoid(_CalibrationModule):
     1999, Eq. 1.
     """
 
-    _FEATURES = ("score", "sigmoid", "log_sigmoid", "log_sigmoid_neg", "square")
+    _PHI = {
+        "score": lambda S: S,
+        "sigmoid": torch.sigmoid,
+        "log_sigmoid": nn.functional.logsigmoid,
+        "log_sigmoid_neg": lambda S: nn.functional.logsigmoid(-S),
+        "square": lambda S: S * S,
+    }
 
     def __init__(self, *, coef, intercept, features=("score",), log_floor=None, **kwargs):
         super().__init__(**kwargs)
         self.log_floor = None if log_floor is None else float(log_floor)
         features = tuple(features)
-        unknown = [f for f in features if f not in self._FEATURES]
+        unknown = [f for f in features if f not in self._PHI]
         if unknown:
-            raise ValueError(f"unknown features {unknown}; use {self._FEATURES}")
+            raise ValueError(f"unknown features {unknown}; use {tuple(self._PHI)}")
         coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
         if coef.shape[0] != len(features):
             raise ValueError(
@@ -283,17 +284,7 @@ class OneVsRestSigmoid(_CalibrationModule):
         S = _ovr_scores(Z, self.binary)
         F = self.intercept
         for i, f in enumerate(self.features):
-            if f == "score":
-                phi = S
-            elif f == "sigmoid":
-                phi = torch.sigmoid(S)
-            elif f == "log_sigmoid":
-                phi = nn.functional.logsigmoid(S)
-            elif f == "square":
-                phi = S * S
-            else:
-                phi = nn.functional.logsigmoid(-S)
-            F = F + self.coef[i] * phi
+            F = F + self.coef[i] * self._PHI[f](S)
         if self.binary:
             F = F[:, 0]
             return torch.stack(
@@ -655,30 +646,25 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
         return spec.to(dtype=dtype, device=device).eval()
     spec = dict(spec)
     kind = spec.pop("kind")
+    common = dict(
+        n_classes=n_classes, input_type=input_type, n_features_in=n_features_in,
+        dtype=dtype, device=device,
+    )
+    # float64 scores and knots (as IsotonicScaler computes); MPS lacks float64
+    mps = torch.device(device or "cpu").type == "mps"
+    work = torch.float32 if mps else torch.float64
     if kind == "uniform_mixture":  # {"inner": spec, "weight": lam}
-        inner = build_module(
-            spec["inner"], n_classes=n_classes, input_type=input_type,
-            n_features_in=n_features_in, dtype=dtype, device=device,
-        )
+        inner = build_module(spec["inner"], **common)
         return UniformMixture(inner, weight=spec["weight"], n_classes=n_classes).eval()
     if kind == "top_versus_all":  # {"inner": spec of the binary map, "margin": float}
-        mps = torch.device(device or "cpu").type == "mps"
-        work = torch.float32 if mps else torch.float64
         inner = build_module(
             spec["inner"], n_classes=2, input_type="logits", n_features_in=1,
             dtype=work, device=device,
         )
-        return TopVersusAll(
-            inner=inner, margin=spec["margin"], n_classes=n_classes, input_type=input_type,
-            n_features_in=n_features_in, dtype=dtype, device=device, work_dtype=work,
-        ).eval()
+        m = TopVersusAll(inner=inner, margin=spec["margin"], work_dtype=work, **common)
+        return m.eval()
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
-    if kind in ("ovr_interp", "local_temperature") and torch.device(device or "cpu").type != "mps":
-        # float64 scores and knots (as IsotonicScaler computes); MPS lacks float64
-        spec.setdefault("work_dtype", torch.float64)
-    module = _KINDS[kind](
-        n_classes=n_classes, input_type=input_type, n_features_in=n_features_in,
-        dtype=dtype, device=device, **spec,
-    )
-    return module.eval()
+    if kind in ("ovr_interp", "local_temperature") and work == torch.float64:
+        spec.setdefault("work_dtype", work)
+    return _KINDS[kind](**common, **spec).eval()

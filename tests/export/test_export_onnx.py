@@ -279,3 +279,19 @@ def test_huge_logits_graph_saturates_predict_proba_follows_dtype_rule():
         ts.predict_proba(row.astype(np.float32))
     with pytest.raises(ValueError, match=r"1e\+100 for float64"):
         ts.predict_proba(np.array([[1e101, 0.0, 0.0]]))
+
+
+@pytest.mark.parametrize("input_type", ["logits", "probabilities"])
+def test_to_onnx_float64_one_score_in_reversed_class_order(input_type):
+    """One binary score with ``classes=[1, 0]`` in a float64 graph: the reorder's
+    ``1 - p`` constant is float64 too (it was float32, and onnxruntime refused
+    the graph)."""
+    from skcal.onnx import to_onnx
+
+    Z, y = _data(2, "1d", input_type)
+    Z = Z.astype(np.float64).reshape(-1, 1)
+    est = skcal.PlattScaler(classes=[1, 0], input_type=input_type).fit(Z, y)
+    assert est._column_order_ is not None
+    P, LP = _run(to_onnx(est, dtype="float64"), Z)
+    np.testing.assert_allclose(P, est.predict_proba(Z), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(LP, est.predict_log_proba(Z), rtol=0, atol=1e-10)
