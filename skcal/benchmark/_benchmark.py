@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from ._decide import _aligned, _write_rows
 from ._peers import PEERS, PeerUnavailable, _probs
 
 __all__ = [
@@ -677,21 +678,6 @@ def _fmt(value, scale=1.0, digits=4, sign=False):
     return f"{value * scale:{'+' if sign else ''}.{digits}f}"
 
 
-def _aligned(headers, cells, left, fmt):
-    """The header, rule and cell lines of a table: GitHub Markdown, or text
-    columns left-aligned at the indices ``left`` and right-aligned elsewhere."""
-    if fmt == "markdown":
-        rule = ["---" if i in left else "---:" for i in range(len(headers))]
-        return ["| " + " | ".join(c) + " |" for c in (headers, rule, *cells)]
-    widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(headers)]
-
-    def line(c):
-        return "  ".join(x.ljust(widths[i]) if i in left else x.rjust(widths[i])
-                         for i, x in enumerate(c)).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths]), *map(line, cells)]
-
-
 _HEADERS = (
     "method", "library", "NLL", "ECE %", "cw-ECE %", "Brier", "acc %",
     "fit ms", "predict ms", "note",
@@ -858,19 +844,6 @@ def write_csv(rows, path):
         Destination file; overwritten.
     """
     _write_rows(rows, path, COLUMNS)
-
-
-def _write_rows(rows, path, columns):
-    """The ``columns`` of ``rows`` as CSV: NaN an empty cell, a float its repr."""
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: ("" if math.isnan(v) else repr(float(v)))
-                             if isinstance(v, (float, np.floating)) else v
-                             for k, v in r.items() if k in columns})
 
 
 def plot_reliability(

@@ -15,8 +15,6 @@ import textwrap
 
 import numpy as np
 
-from ._benchmark import _aligned, _write_rows
-
 __all__ = [
     "SUMMARY_COLUMNS",
     "add_uncalibrated_comparison",
@@ -578,3 +576,31 @@ def plot_win_rates(summary, path, title=None):
                   "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)
     fig.legend(loc="outside upper center", ncol=2, fontsize=8, frameon=False)
     return _save(fig, path, title, ax)
+
+
+def _aligned(headers, cells, left, fmt):
+    """The header, rule and cell lines of a table: GitHub Markdown, or text
+    columns left-aligned at the indices ``left`` and right-aligned elsewhere."""
+    if fmt == "markdown":
+        rule = ["---" if i in left else "---:" for i in range(len(headers))]
+        return ["| " + " | ".join(c) + " |" for c in (headers, rule, *cells)]
+    widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(headers)]
+
+    def line(c):
+        return "  ".join(x.ljust(widths[i]) if i in left else x.rjust(widths[i])
+                         for i, x in enumerate(c)).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths]), *map(line, cells)]
+
+
+def _write_rows(rows, path, columns):
+    """The ``columns`` of ``rows`` as CSV: NaN an empty cell, a float its repr."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: ("" if math.isnan(v) else repr(float(v)))
+                             if isinstance(v, (float, np.floating)) else v
+                             for k, v in r.items() if k in columns})

@@ -22,7 +22,8 @@ import math
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._benchmark import _aligned, _fmt
+from ._benchmark import _fmt
+from ._decide import _aligned
 
 __all__ = ["with_label_shift", "with_shift_data", "format_shift_table", "label_shift_indices"]
 
