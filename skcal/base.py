@@ -81,24 +81,46 @@ def _integer_column_names(X):
     return [int(c) for c in names]
 
 
-def _check_integer_column_names(est, names):
+def _check_integer_column_names(est, names, X=None):
     """Refuse a DataFrame whose integer column names differ from those seen in fit.
 
     The integer-name twin of scikit-learn's feature-name check: the columns
     were matched to the classes by name in fit, so a reordered frame would
-    otherwise be read by position.
+    otherwise be read by position. When fit saw no column names, the same
+    rule holds for a frame ``X`` whose names (ints, or text equal to
+    ``str(class)``) are the classes in another order than fit's columns.
     """
     fitted = getattr(est, "_integer_column_names_", None)
+    read = "matched the columns to the classes by name"
+    columns = getattr(X, "columns", None)
+    if fitted is None and columns is not None and hasattr(est, "classes_") \
+            and getattr(est, "feature_names_in_", None) is None:
+        # fit saw an array: its columns are the classes in this order
+        fitted = np.asarray(est._classes_in_input_order()).tolist()
+        names = np.asarray(list(columns), dtype=object).tolist()
+        by_text = {str(c): c for c in names}
+        if [str(c) for c in names] == [str(c) for c in fitted] \
+                or sorted(by_text) != sorted(map(str, fitted)):
+            return  # fit's order, or names that are not the classes: by position
+        select = [by_text[str(c)] for c in fitted]
+        read = "was fitted without column names and reads the columns by position"
     if fitted is None or names is None or names == fitted:
         return
-    what = (
-        "the names seen in fit in another order" if sorted(names) == sorted(fitted)
-        else "not the names seen in fit"
-    )
+    if read.startswith("matched"):
+        what = (
+            "the names seen in fit in another order" if sorted(names) == sorted(fitted)
+            else "not the names seen in fit"
+        )
+        raise ValueError(
+            f"The integer column names of X {names[:20]!r} are {what} "
+            f"{fitted[:20]!r}; {est.__class__.__name__} {read}, so select the "
+            f"columns as in fit (X[{fitted[:20]!r}])."
+        )
     raise ValueError(
-        f"The integer column names of X {names[:20]!r} are {what} "
-        f"{fitted[:20]!r}; {est.__class__.__name__} matched the columns to the "
-        f"classes by name, so select the columns as in fit (X[{fitted[:20]!r}])."
+        f"The column names of X {names[:20]!r} are the classes in another order "
+        f"than fit's columns {fitted[:20]!r}; {est.__class__.__name__} {read}, "
+        f"so reorder the columns of X as in fit (X[{select[:20]!r}]) or fit on a "
+        f"DataFrame to have them matched by name."
     )
 
 
@@ -258,7 +280,7 @@ class BaseCalibrator(
         if reset:
             self._integer_column_names_ = int_names
         else:
-            _check_integer_column_names(self, int_names)
+            _check_integer_column_names(self, int_names, X)
             if int_names is None:
                 _warn_unnamed_columns(self, X)
         # input that looks like probabilities is reported in fit (every row)
