@@ -35,6 +35,7 @@ from .utils._labels import (
     classes_from_column_names,
     encode_labels,
     resolve_classes,
+    warn_labels_in_sorted_order,
 )
 from ._backend._ovr import log_or_neg_inf
 from ._backend._array import host_array, is_dask_array, like_input, to_backend
@@ -64,6 +65,29 @@ def _warn_if_constant_rows(est, Z):
         "IsotonicScaler return the base rate for constant scores.",
         UserWarning,
         stacklevel=3,
+    )
+
+
+def _warn_text_labels_in_sorted_order(est, classes, names):
+    """Warn when text labels naming no column were matched to the columns in sorted order.
+
+    The rule of ``skcal fit``: ``classes=None``, two or more logit columns
+    (not a binary 1-D score) and labels that are not numbers.
+    """
+    classes = np.asarray(classes)
+    if est.classes is not None or est.n_features_in_ < 2 or len(classes) < 2 \
+            or classes.dtype.kind not in "OUS" \
+            or all(isinstance(c, (int, np.integer)) for c in classes.tolist()):
+        return
+    owner = est.__class__.__name__
+    warn_labels_in_sorted_order(
+        classes, None if names is None else [str(c) for c in names],
+        remedy=(
+            f"if the columns are in another order, pass {owner}(classes=[...]) "
+            "with the label of each column (or a DataFrame whose columns are named "
+            "after the labels)"
+        ),
+        stacklevel=5,
     )
 
 
@@ -348,9 +372,12 @@ class BaseCalibrator(
             if names is not None and len(names) != n_columns:
                 names = None  # extra feature columns: matched by position
         classes = classes_from_column_names(names, y_np, self.classes)
+        by_name = classes is not None
         classes, y_enc, missing = resolve_classes(
             y_np, n_columns, classes, owner=self.__class__.__name__
         )
+        if not by_name:
+            _warn_text_labels_in_sorted_order(self, classes, names)
         if len(missing) and self.classes is None and text_names is not None \
                 and len(text_names) == n_columns:
             # a named column that no label selects: the rule of ``skcal fit``
@@ -396,6 +423,7 @@ class BaseCalibrator(
         classes, _, missing = resolve_classes(
             uniq, Z.shape[1], self.classes, owner=self.__class__.__name__
         )
+        _warn_text_labels_in_sorted_order(self, classes, None)
         self._set_classes(classes, missing)
         self._sort_classes()
         return xp.encode_labels(y, self.classes_, Z, encode=encode_labels)

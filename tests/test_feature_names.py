@@ -367,3 +367,28 @@ def test_array_fit_refuses_frame_named_by_the_classes_in_another_order(name, tex
         other = est.predict_proba(pd.DataFrame(Z[:, o], columns=list("wxyz")))
     np.testing.assert_array_equal(got, est.predict_proba(Z))
     np.testing.assert_array_equal(other, est.predict_proba(Z[:, o]))
+
+
+def test_text_labels_naming_no_column_warn_they_are_matched_in_sorted_order():
+    # the rule and message of ``skcal fit``: column k is the k-th sorted label
+    from skcal.exceptions import LabelsInSortedOrderWarning
+
+    rng = np.random.default_rng(2)
+    names = np.array(["world", "sports", "business", "scitech"])
+    y = rng.integers(0, 4, 400)
+    Z = 3.0 * (np.eye(4)[y] + rng.normal(size=(400, 4)))
+    with pytest.warns(LabelsInSortedOrderWarning,
+                      match=r"sorted order \(business -> 0, scitech -> 1, sports -> 2, "
+                            r"world -> 3\).*VectorScaler\(classes=\[\.\.\.\]\)") as rec:
+        est = skcal.VectorScaler().fit(Z, names[y])
+    assert rec[0].filename == __file__
+    np.testing.assert_array_equal(est.classes_, sorted(names))
+    with pytest.warns(LabelsInSortedOrderWarning, match=r"business -> c0"):
+        skcal.VectorScaler().fit(pd.DataFrame(Z, columns=["c0", "c1", "c2", "c3"]), names[y])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LabelsInSortedOrderWarning)
+        skcal.VectorScaler().fit(Z, y)  # integer labels 0..K-1
+        skcal.VectorScaler(classes=names).fit(Z, names[y])
+        skcal.VectorScaler().fit(pd.DataFrame(Z, columns=names), names[y])
+        yb = (y > 1).astype(int)
+        skcal.TemperatureScaler().fit(Z[:, 1] - Z[:, 0], np.array(["no", "yes"])[yb])

@@ -813,3 +813,18 @@ def test_report_on_float32_logits_with_underflowing_rows_is_finite_and_quiet(tmp
             if np.isfinite(v["value"]):
                 assert v["low"] <= v["value"] <= v["high"], k
 
+
+
+def test_npz_text_labels_warn_with_the_mapping_like_the_calibrators(tmp_path, logits,
+                                                                    capsys):
+    # unnamed (.npz) columns: the same rule and message as the calibrators' fit
+    Z, y = logits
+    path = tmp_path / "t.npz"
+    np.savez(path, logits=Z, y=np.array(["zebra", "yak", "xerus"])[2 - y])
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+    err = capsys.readouterr().err
+    assert "skcal fit: warning:" in err
+    assert "name no column (3 unnamed logit columns)" in err
+    assert "(xerus -> 0, yak -> 1, zebra -> 2)" in err
