@@ -443,13 +443,18 @@ def _warn_if_model_reads_probabilities(model, Z, source, command):
 def _predict(model, Z, log=False):
     """``predict_proba`` / ``predict_log_proba`` of the logits array ``Z``, whose
     columns were matched by name here (scikit-learn's warning that an array
-    has no feature names is then moot)."""
+    has no feature names is then moot), and whose probabilities-as-logits
+    warning was printed in the CLI's words (_warn_if_model_reads_probabilities,
+    judged on every row)."""
     import warnings
+
+    from .utils.validation import ProbabilitiesAsLogitsWarning
 
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="X does not have valid feature names", category=UserWarning
         )
+        warnings.filterwarnings("ignore", category=ProbabilitiesAsLogitsWarning)
         return model.predict_log_proba(Z) if log else model.predict_proba(Z)
 
 
@@ -543,8 +548,16 @@ def _cmd_fit(args):
         # keep the logit columns' names, as a fit on a DataFrame does: apply and
         # report match a file's columns to them by name
         est.feature_names_in_ = np.asarray(table.columns, dtype=object)
+    from .utils.validation import ProbabilitiesAsLogitsWarning, probabilities_as_logits_message
+
     for w in caught:
-        print(f"skcal fit: warning: {_one_line(w.message)}", file=sys.stderr)
+        text = _one_line(w.message)
+        if issubclass(w.category, ProbabilitiesAsLogitsWarning):
+            # the calibrator's warning, naming the option instead of input_type
+            text = probabilities_as_logits_message(
+                est.n_features_in_ == 1, name=str(table.path), cli=True
+            )
+        print(f"skcal fit: warning: {text}", file=sys.stderr)
     try:
         from .io import dump
 
