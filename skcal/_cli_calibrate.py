@@ -762,9 +762,13 @@ def _cmd_report(args):
         for name, res in results.items():
             for k, (v, lo, hi) in res.items():
                 fh.write(f"{name},{k},{v!r},{lo!r},{hi!r}\n")
+    def _json(v):  # JSON has no NaN / inf: no interval (or an infinite NLL) is null
+        return float(v) if np.isfinite(v) else None
+
     (out_dir / "metrics.json").write_text(json.dumps(
-        {name: {k: {"value": v, "low": lo, "high": hi} for k, (v, lo, hi) in res.items()}
-         for name, res in results.items()}, indent=2, allow_nan=True), encoding="utf-8")
+        {name: {k: {"value": _json(v), "low": _json(lo), "high": _json(hi)}
+                for k, (v, lo, hi) in res.items()}
+         for name, res in results.items()}, indent=2, allow_nan=False), encoding="utf-8")
     _plot(rows, y, args, out_dir / "reliability.png", table.path)
     print(head + "\n".join(lines))
     print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")

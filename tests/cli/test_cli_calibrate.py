@@ -152,7 +152,12 @@ def test_report(tmp_path, logits, capsys):
     rep2 = tmp_path / "rep2"
     assert main(["report", "--data", str(test), "--output", str(rep2),
                  "--n-bootstrap", "0"]) == 0
-    assert list(json.loads((rep2 / "metrics.json").read_text())) == ["uncalibrated"]
+    text = (rep2 / "metrics.json").read_text()
+    assert list(json.loads(text)) == ["uncalibrated"]
+    # strict JSON: no bootstrap interval is null, not a bare NaN
+    m = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in metrics.json"))
+    nll = m["uncalibrated"]["nll"]
+    assert nll["low"] is None and nll["high"] is None and nll["value"] > 0
 
 
 def _bad_paths(tmp_path, logits):
