@@ -336,6 +336,21 @@ class BaseCalibrator(
                     )
                 else:
                     hint += "."
+                ndim = getattr(X, "ndim", None)
+                if n_classes > 2 and n_cols == 1 and (
+                    ndim == 1 or (ndim is None and np.ndim(X) == 1)
+                ):
+                    # scikit-learn's wording for a 1-D X where 2-D is expected
+                    raise ValueError(
+                        f"Expected 2D array, got 1D array instead: X has shape "
+                        f"({Z.shape[0]},), but {self.__class__.__name__} is "
+                        f"expecting {self.n_features_in_} features as input (fitted "
+                        f"for {n_classes} classes) and reads a 1-D X as one binary "
+                        f"score per row. Reshape "
+                        f"your data using X.reshape(1, -1) if it holds the logits "
+                        f"of a single sample, or pass shape (n_samples, "
+                        f"{self.n_features_in_})."
+                    )
                 raise ValueError(
                     f"X has {n_cols} features, but {self.__class__.__name__} is "
                     f"expecting {self.n_features_in_} features as input: it was "
