@@ -548,7 +548,10 @@ def _cmd_fit(args):
         # keep the logit columns' names, as a fit on a DataFrame does: apply and
         # report match a file's columns to them by name
         est.feature_names_in_ = np.asarray(table.columns, dtype=object)
-    from .utils.validation import ProbabilitiesAsLogitsWarning, probabilities_as_logits_message
+    from .utils.validation import (
+        ProbabilitiesAsLogitsWarning,
+        probabilities_as_logits_message,
+    )
 
     for w in caught:
         text = _one_line(w.message)
@@ -768,7 +771,8 @@ def _cmd_report(args):
     (out_dir / "metrics.json").write_text(json.dumps(
         {name: {k: {"value": _json(v), "low": _json(lo), "high": _json(hi)}
                 for k, (v, lo, hi) in res.items()}
-         for name, res in results.items()}, indent=2, allow_nan=False), encoding="utf-8")
+         for name, res in results.items()}, indent=2, allow_nan=False),
+        encoding="utf-8")
     _plot(rows, y, args, out_dir / "reliability.png", table.path)
     print(head + "\n".join(lines))
     print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")

@@ -384,7 +384,8 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
     return classes, np.asarray(y_enc, dtype=np.int64), missing
 
 
-def warn_labels_in_sorted_order(labels, columns=None, *, remedy, where="", stacklevel=3):
+def warn_labels_in_sorted_order(labels, columns=None, *, remedy, where="",
+                                stacklevel=3):
     """Warn that text labels naming no column are matched to the columns in sorted order.
 
     One message for the calibrators (``classes=None``) and ``skcal fit``.
