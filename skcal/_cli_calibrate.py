@@ -414,11 +414,16 @@ def _warn_if_model_reads_probabilities(model, Z, source, command):
 def _predict(model, Z, log=False):
     """``predict_proba`` / ``predict_log_proba`` of the logits array ``Z``, whose
     columns were matched by name here (scikit-learn's warning that an array
-    has no feature names is then moot)."""
+    has no feature names is then moot), and whose probabilities-as-logits
+    warning was printed in the CLI's words (_warn_if_model_reads_probabilities,
+    judged on every row)."""
+    from .utils.validation import ProbabilitiesAsLogitsWarning
+
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="X does not have valid feature names", category=UserWarning
         )
+        warnings.filterwarnings("ignore", category=ProbabilitiesAsLogitsWarning)
         return model.predict_log_proba(Z) if log else model.predict_proba(Z)
 
 
@@ -505,8 +510,19 @@ def _cmd_fit(args):
         # keep the logit columns' names, as a fit on a DataFrame does: apply and
         # report match a file's columns to them by name
         est.feature_names_in_ = np.asarray(table.columns, dtype=object)
+    from .utils.validation import (
+        ProbabilitiesAsLogitsWarning,
+        probabilities_as_logits_message,
+    )
+
     for w in caught:
-        print(f"skcal fit: warning: {_one_line(w.message)}", file=sys.stderr)
+        text = _one_line(w.message)
+        if issubclass(w.category, ProbabilitiesAsLogitsWarning):
+            # the calibrator's warning, naming the option instead of input_type
+            text = probabilities_as_logits_message(
+                est.n_features_in_ == 1, name=str(table.path), cli=True
+            )
+        print(f"skcal fit: warning: {text}", file=sys.stderr)
     try:
         from .io import dump
 
@@ -689,9 +705,14 @@ def _cmd_report(args):
         for name, res in results.items():
             for k, (v, lo, hi) in res.items():
                 fh.write(f"{name},{k},{v!r},{lo!r},{hi!r}\n")
+    def _json(v):  # JSON has no NaN / inf: no interval (or an infinite NLL) is null
+        return float(v) if np.isfinite(v) else None
+
     (out_dir / "metrics.json").write_text(json.dumps(
-        {name: {k: {"value": v, "low": lo, "high": hi} for k, (v, lo, hi) in res.items()}
-         for name, res in results.items()}, indent=2, allow_nan=True), encoding="utf-8")
+        {name: {k: {"value": _json(v), "low": _json(lo), "high": _json(hi)}
+                for k, (v, lo, hi) in res.items()}
+         for name, res in results.items()}, indent=2, allow_nan=False),
+        encoding="utf-8")
     _plot(rows, y, args, out_dir / "reliability.png", table.path)
     print(head + "\n".join(lines))
     print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")

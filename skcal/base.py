@@ -35,6 +35,7 @@ from .utils._labels import (
     classes_from_column_names,
     encode_labels,
     resolve_classes,
+    warn_labels_in_sorted_order,
 )
 from ._backend._ovr import log_or_neg_inf
 from ._backend._array import like_input, to_backend
@@ -73,6 +74,29 @@ def _warn_constant_rows(est):
     )
 
 
+def _warn_text_labels_in_sorted_order(est, classes, names):
+    """Warn when text labels naming no column were matched to the columns in sorted order.
+
+    The rule of ``skcal fit``: ``classes=None``, two or more logit columns
+    (not a binary 1-D score) and labels that are not numbers.
+    """
+    classes = np.asarray(classes)
+    if est.classes is not None or est.n_features_in_ < 2 or len(classes) < 2 \
+            or classes.dtype.kind not in "OUS" \
+            or all(isinstance(c, (int, np.integer)) for c in classes.tolist()):
+        return
+    owner = est.__class__.__name__
+    warn_labels_in_sorted_order(
+        classes, None if names is None else [str(c) for c in names],
+        remedy=(
+            f"if the columns are in another order, pass {owner}(classes=[...]) "
+            "with the label of each column (or a DataFrame whose columns are named "
+            "after the labels)"
+        ),
+        stacklevel=5,
+    )
+
+
 def _integer_column_names(X):
     """The column names of a DataFrame when they are all integers (not bool), else None."""
     columns = getattr(X, "columns", None)
@@ -87,24 +111,46 @@ def _integer_column_names(X):
     return [int(c) for c in names]
 
 
-def _check_integer_column_names(est, names):
+def _check_integer_column_names(est, names, X=None):
     """Refuse a DataFrame whose integer column names differ from those seen in fit.
 
     The integer-name twin of scikit-learn's feature-name check: the columns
     were matched to the classes by name in fit, so a reordered frame would
-    otherwise be read by position.
+    otherwise be read by position. When fit saw no column names, the same
+    rule holds for a frame ``X`` whose names (ints, or text equal to
+    ``str(class)``) are the classes in another order than fit's columns.
     """
     fitted = getattr(est, "_integer_column_names_", None)
+    read = "matched the columns to the classes by name"
+    columns = getattr(X, "columns", None)
+    if fitted is None and columns is not None and hasattr(est, "classes_") \
+            and getattr(est, "feature_names_in_", None) is None:
+        # fit saw an array: its columns are the classes in this order
+        fitted = np.asarray(est._classes_in_input_order()).tolist()
+        names = np.asarray(list(columns), dtype=object).tolist()
+        by_text = {str(c): c for c in names}
+        if [str(c) for c in names] == [str(c) for c in fitted] \
+                or sorted(by_text) != sorted(map(str, fitted)):
+            return  # fit's order, or names that are not the classes: by position
+        select = [by_text[str(c)] for c in fitted]
+        read = "was fitted without column names and reads the columns by position"
     if fitted is None or names is None or names == fitted:
         return
-    what = (
-        "the names seen in fit in another order" if sorted(names) == sorted(fitted)
-        else "not the names seen in fit"
-    )
+    if read.startswith("matched"):
+        what = (
+            "the names seen in fit in another order" if sorted(names) == sorted(fitted)
+            else "not the names seen in fit"
+        )
+        raise ValueError(
+            f"The integer column names of X {names[:20]!r} are {what} "
+            f"{fitted[:20]!r}; {est.__class__.__name__} {read}, so select the "
+            f"columns as in fit (X[{fitted[:20]!r}])."
+        )
     raise ValueError(
-        f"The integer column names of X {names[:20]!r} are {what} "
-        f"{fitted[:20]!r}; {est.__class__.__name__} matched the columns to the "
-        f"classes by name, so select the columns as in fit (X[{fitted[:20]!r}])."
+        f"The column names of X {names[:20]!r} are the classes in another order "
+        f"than fit's columns {fitted[:20]!r}; {est.__class__.__name__} {read}, "
+        f"so reorder the columns of X as in fit (X[{select[:20]!r}]) or fit on a "
+        f"DataFrame to have them matched by name."
     )
 
 
@@ -268,7 +314,7 @@ class BaseCalibrator(
         if reset:
             self._integer_column_names_ = int_names
         else:
-            _check_integer_column_names(self, int_names)
+            _check_integer_column_names(self, int_names, X)
             if int_names is None:
                 _warn_unnamed_columns(self, X)
         # input that looks like probabilities is reported in fit (every row)
@@ -300,6 +346,21 @@ class BaseCalibrator(
                     )
                 else:
                     hint += "."
+                ndim = getattr(X, "ndim", None)
+                if n_classes > 2 and n_cols == 1 and (
+                    ndim == 1 or (ndim is None and np.ndim(X) == 1)
+                ):
+                    # scikit-learn's wording for a 1-D X where 2-D is expected
+                    raise ValueError(
+                        f"Expected 2D array, got 1D array instead: X has shape "
+                        f"({Z.shape[0]},), but {self.__class__.__name__} is "
+                        f"expecting {self.n_features_in_} features as input (fitted "
+                        f"for {n_classes} classes) and reads a 1-D X as one binary "
+                        f"score per row. Reshape "
+                        f"your data using X.reshape(1, -1) if it holds the logits "
+                        f"of a single sample, or pass shape (n_samples, "
+                        f"{self.n_features_in_})."
+                    )
                 raise ValueError(
                     f"X has {n_cols} features, but {self.__class__.__name__} is "
                     f"expecting {self.n_features_in_} features as input: it was "
@@ -341,9 +402,12 @@ class BaseCalibrator(
             if names is not None and len(names) != n_columns:
                 names = None  # extra feature columns: matched by position
         classes = classes_from_column_names(names, y_np, self.classes)
+        by_name = classes is not None
         classes, y_enc, missing = resolve_classes(
             y_np, n_columns, classes, owner=self.__class__.__name__
         )
+        if not by_name:
+            _warn_text_labels_in_sorted_order(self, classes, names)
         if len(missing) and self.classes is None and text_names is not None \
                 and len(text_names) == n_columns:
             # a named column that no label selects: the rule of ``skcal fit``
@@ -379,6 +443,7 @@ class BaseCalibrator(
         classes, _, missing = resolve_classes(
             uniq, Z.shape[1], self.classes, owner=self.__class__.__name__
         )
+        _warn_text_labels_in_sorted_order(self, classes, None)
         self._set_classes(classes, missing)
         self._sort_classes()
         return xp.encode_labels(y, self.classes_, Z, encode=encode_labels)

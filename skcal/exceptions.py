@@ -1,6 +1,6 @@
 """Warnings and errors specific to skcal."""
 
-__all__ = ["InconsistentVersionWarning"]
+__all__ = ["InconsistentVersionWarning", "LabelsInSortedOrderWarning"]
 
 
 class InconsistentVersionWarning(UserWarning):
@@ -39,6 +39,18 @@ class InconsistentVersionWarning(UserWarning):
             f"{self.current_skcal_version}. This might lead to breaking code or "
             "invalid results. Use at your own risk."
         )
+
+
+class LabelsInSortedOrderWarning(UserWarning):
+    """Text labels that name no score column are matched to the columns in sorted order.
+
+    Issued by the calibrators' ``fit`` (``classes=None``, two or more score
+    columns, text labels) and by ``skcal fit``: the ``k``-th label in sorted
+    order is taken as the class of column ``k``, which is right only when
+    the model's columns happen to be in that order. Name the columns (a
+    DataFrame whose column names are the labels, or ``classes=[...]`` in
+    column order) to silence it.
+    """
 
 
 class _UserError(Exception):

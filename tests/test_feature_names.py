@@ -1,5 +1,7 @@
 """DataFrame column names are the classes' names: recorded in fit, checked later."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -339,3 +341,54 @@ def test_unnamed_array_after_named_fit_warns_it_is_read_in_fit_column_order():
         warnings.simplefilter("error")  # named frames and array fits: no warning
         est.predict_proba(pd.DataFrame(Z, columns=range(4))[o])
         skcal.VectorScaler().fit(Z, y).predict_proba(Z)
+
+
+
+@pytest.mark.parametrize("name", _NAMES)
+@pytest.mark.parametrize("text", [False, True])
+def test_array_fit_refuses_frame_named_by_the_classes_in_another_order(name, text):
+    # fit on an array: a frame whose names are the classes (ints, or their text)
+    # in another order would be read by position (all classes swapped): refused,
+    # as for a reordered frame after a DataFrame fit; fit's order is fine
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 4, 400)
+    Z = 3.0 * (np.eye(4)[y] + rng.normal(size=(400, 4)))
+    est = quiet_fit(getattr(skcal, name)(), Z, y)
+    key = str if text else int
+    o = [3, 1, 0, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn's "X has feature names, but"
+        with pytest.raises(ValueError, match=r"another order than fit's columns "
+                           r"\[0, 1, 2, 3\].*reorder the columns of X .*or fit on "
+                           r"a DataFrame"):
+            est.predict_proba(pd.DataFrame(Z[:, o], columns=[key(c) for c in o]))
+        got = est.predict_proba(pd.DataFrame(Z, columns=[key(c) for c in range(4)]))
+        # names that are not the classes are read by position, as before
+        other = est.predict_proba(pd.DataFrame(Z[:, o], columns=list("wxyz")))
+    np.testing.assert_array_equal(got, est.predict_proba(Z))
+    np.testing.assert_array_equal(other, est.predict_proba(Z[:, o]))
+
+
+def test_text_labels_naming_no_column_warn_they_are_matched_in_sorted_order():
+    # the rule and message of ``skcal fit``: column k is the k-th sorted label
+    from skcal.exceptions import LabelsInSortedOrderWarning
+
+    rng = np.random.default_rng(2)
+    names = np.array(["world", "sports", "business", "scitech"])
+    y = rng.integers(0, 4, 400)
+    Z = 3.0 * (np.eye(4)[y] + rng.normal(size=(400, 4)))
+    with pytest.warns(LabelsInSortedOrderWarning,
+                      match=r"sorted order \(business -> 0, scitech -> 1, sports -> 2, "
+                            r"world -> 3\).*VectorScaler\(classes=\[\.\.\.\]\)") as rec:
+        est = skcal.VectorScaler().fit(Z, names[y])
+    assert rec[0].filename == __file__
+    np.testing.assert_array_equal(est.classes_, sorted(names))
+    with pytest.warns(LabelsInSortedOrderWarning, match=r"business -> c0"):
+        skcal.VectorScaler().fit(pd.DataFrame(Z, columns=["c0", "c1", "c2", "c3"]), names[y])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LabelsInSortedOrderWarning)
+        skcal.VectorScaler().fit(Z, y)  # integer labels 0..K-1
+        skcal.VectorScaler(classes=names).fit(Z, names[y])
+        skcal.VectorScaler().fit(pd.DataFrame(Z, columns=names), names[y])
+        yb = (y > 1).astype(int)
+        skcal.TemperatureScaler().fit(Z[:, 1] - Z[:, 0], np.array(["no", "yes"])[yb])

@@ -621,3 +621,22 @@ def test_tiny_nonnegative_log_odds_are_not_reported_as_probabilities():
         PlattScaler().fit(s / s.max() * 1e-3, y)
     with pytest.warns(ProbabilitiesAsLogitsWarning, match="every row summing"):
         PlattScaler().fit(np.c_[1 - 1e-5 * s / s.max(), 1e-5 * s / s.max()], y)
+
+
+@pytest.mark.parametrize("as_list", [False, True])
+def test_one_row_as_1d_after_multiclass_fit_says_expected_2d(as_list):
+    # one sample's logits passed as 1-D: scikit-learn's "Expected 2D array" and
+    # the reshape, not "X has 1 features" (a 1-D X is a binary score per row)
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 10, 500)
+    Z = 3.0 * (np.eye(10)[y] + rng.normal(size=(500, 10)))
+    est = VectorScaler().fit(Z, y)
+    row = Z[0].tolist() if as_list else Z[0]
+    with pytest.raises(ValueError, match=r"Expected 2D array, got 1D array instead: X has "
+                       r"shape \(10,\).*X\.reshape\(1, -1\)"):
+        est.predict_proba(row)
+    np.testing.assert_array_equal(est.predict_proba(np.reshape(row, (1, -1))),
+                                  est.predict_proba(Z[:1]))
+    # a binary model still takes 1-D scores; a (n, 1) column keeps the old message
+    with pytest.raises(ValueError, match="X has 1 features"):
+        est.predict_proba(Z[:3, :1])

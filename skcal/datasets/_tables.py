@@ -41,7 +41,7 @@ Label rules (:func:`encode_labels`)
 - Text labels that name logit columns are matched to them by name (a label
   naming no column, or naming one only up to case, is an error); text labels
   that name no column are mapped to the columns in sorted order, with a
-  warning for named (CSV/Parquet) columns.
+  warning (the calibrators' rule, ``LabelsInSortedOrderWarning``).
 - A named logit column that no label selects (a ``margin`` or ``score``
   column beside the class logits) is an error naming it, unless
   ``logit_columns`` lists the columns explicitly (a class absent from the
@@ -746,9 +746,9 @@ def encode_labels(table):
 
     Warns
     -----
-    UserWarning
-        When text labels name none of the named (CSV/Parquet) logit columns
-        and are mapped to them in sorted order.
+    skcal.exceptions.LabelsInSortedOrderWarning
+        When text labels name none of the logit columns (named or not) and
+        are mapped to them in sorted order.
     """
     from ..utils._labels import check_near_match
 
@@ -797,14 +797,16 @@ def encode_labels(table):
             "name the logit columns, or are matched to them in sorted order, one per "
             "column"
         )
-    if cols is not None:
-        pairs = ", ".join(f"{lb} -> {c}" for lb, c in zip(present[:10], cols[:10]))
-        warnings.warn(
-            f"{path}: the text labels name none of the logit columns {cols[:10]}; "
-            f"they are matched to the columns in sorted order ({pairs}); name the "
-            "columns after the labels to match them by name",
-            UserWarning,
-            stacklevel=2,
+    if K >= 2:
+        from ..utils._labels import warn_labels_in_sorted_order
+
+        warn_labels_in_sorted_order(
+            present, cols, where=f"{path}: ", remedy=(
+                "name the columns after the labels to match them by name"
+                if cols is not None else
+                "use integer labels 0..K-1 (the column indices) or a CSV / Parquet "
+                "file whose logit columns are named after the labels"
+            ),
         )
     return np.searchsorted(present, y).astype(np.int64), present
 

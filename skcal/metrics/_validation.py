@@ -34,6 +34,7 @@ from .._backend._array import host_array, like_input
 from .._backend._dispatch import get_backend
 from ..utils._labels import classes_from_column_names, resolve_classes
 from ..utils.validation import (
+    _warn_if_probabilities,
     min_max,
     check_sample_weight,
     probability_row_tolerance,
@@ -318,6 +319,9 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     w = check_sample_weight(sample_weight, p.shape[0], like=p, relative=True)
     if input_type == "probabilities":
         _check_proba_values(p, lo, hi, binary_1d, tol)
+    else:
+        # the calibrators' rule (and warning) for probabilities read as logits
+        _warn_if_probabilities(p, lo, hi, name="y_prob")
     return _Inputs(y_idx, p, input_type == "logits", w, classes, binary_1d, pos)
 
 

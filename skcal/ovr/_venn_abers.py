@@ -190,7 +190,9 @@ class VennAbersCalibrator(HostStepMapCalibrator):
 
     **Multiclass.** One-vs-rest: each class's merged ``p`` is renormalised
     over the classes; :meth:`predict_interval` returns the per-class pairs
-    (not renormalised).
+    (not renormalised). The pairs bound the merged ``p`` of each class, not
+    the renormalised ``predict_proba``, which lies outside its class's pair
+    for most entries on a real set (53% on CIFAR-10, 10 classes).
 
     **Weights.** The test point added to each fit weighs one row (for CVAP,
     one row of the whole calibration set):
@@ -298,7 +300,10 @@ class VennAbersCalibrator(HostStepMapCalibrator):
             Shape (n_samples,) for a binary problem (the pair of
             ``classes_[1]``), (n_samples, n_classes) otherwise (one-vs-rest
             pairs, not renormalised). ``p0 <= p1``, and the merged
-            probability ``p1 / (1 - p0 + p1)`` lies between them. float64
+            probability ``p1 / (1 - p0 + p1)`` lies between them; it is
+            ``predict_proba`` for a binary problem, while with more than two
+            classes ``predict_proba`` renormalises it over the classes and
+            need not lie in the pair. float64
             for float64 input, float32 otherwise; tensors on the input's
             device for tensor input.
 

@@ -1,5 +1,7 @@
 """Label -> column resolution shared by the calibrators and the metrics."""
 
+import warnings
+
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
@@ -9,6 +11,7 @@ __all__ = [
     "classes_from_column_names",
     "check_near_match",
     "check_named_columns_have_labels",
+    "warn_labels_in_sorted_order",
 ]
 
 
@@ -392,3 +395,44 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
     else:
         missing = classes
     return classes, np.asarray(y_enc, dtype=np.int64), missing
+
+
+def warn_labels_in_sorted_order(labels, columns=None, *, remedy, where="",
+                                stacklevel=3):
+    """Warn that text labels naming no column are matched to the columns in sorted order.
+
+    One message for the calibrators (``classes=None``) and ``skcal fit``.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_columns,)
+        The sorted labels: ``labels[k]`` is taken as the class of column ``k``.
+    columns : list of str, default=None
+        The columns' names (None: unnamed columns, shown by position).
+    remedy : str
+        How to name the classes (the last clause of the message).
+    where : str, default=""
+        A prefix (the file name for ``skcal fit``).
+    stacklevel : int, default=3
+
+    Warns
+    -----
+    skcal.exceptions.LabelsInSortedOrderWarning
+    """
+    from ..exceptions import LabelsInSortedOrderWarning
+
+    labels = np.asarray(labels).tolist()
+    cols = list(range(len(labels))) if columns is None else list(columns)
+    pairs = ", ".join(f"{lb} -> {c}" for lb, c in zip(labels[:10], cols[:10]))
+    if len(labels) > 10:
+        pairs += f", ... ({len(labels)} in all)"
+    named = (
+        f"no column ({len(cols)} unnamed logit columns)" if columns is None
+        else f"none of the logit columns {cols[:10]}"
+    )
+    warnings.warn(
+        f"{where}the text labels name {named}; they are matched to the columns in "
+        f"sorted order ({pairs}); {remedy}",
+        LabelsInSortedOrderWarning,
+        stacklevel=stacklevel,
+    )

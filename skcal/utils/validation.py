@@ -67,7 +67,11 @@ def _caller_stacklevel():
     """``stacklevel`` of the first frame outside skcal, for the caller of ``warnings.warn``."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(package):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(package)
+        # scikit-learn's validate_params wrapper of the public metrics
+        or frame.f_code.co_filename.endswith("_param_validation.py")
+    ):
         frame, level = frame.f_back, level + 1
     return level
 
@@ -78,7 +82,38 @@ def _caller_stacklevel():
 BINARY_PROBABILITY_MIN_MAX = 1e-3
 
 
-def _warn_if_probabilities(X, lo, hi):
+def probabilities_as_logits_message(binary, *, name="X", cli=False):
+    """The text of :class:`ProbabilitiesAsLogitsWarning`, in the Python API's or the CLI's words.
+
+    Parameters
+    ----------
+    binary : bool
+        For a 1-D (or one-column) binary score, read as log-odds.
+    name : str, default="X"
+        The argument holding the scores.
+    cli : bool, default=False
+        Name the ``skcal`` option (``--input-type probabilities``) instead of
+        the ``input_type`` argument.
+    """
+    what, read, it = (
+        ("a binary score with every value in [0, 1], i.e. the positive class's "
+         "probability", "log-odds", "it is a probability") if binary
+        else ("every value in [0, 1], every row summing to 1", "logits",
+              "they are probabilities")
+    )
+    fix, keep = (
+        ("Pass --input-type probabilities", "pass --input-type logits") if cli
+        else ("Pass input_type='probabilities'",
+              "filter skcal.utils.validation.ProbabilitiesAsLogitsWarning")
+    )
+    why = "the input type is logits" if cli else "input_type is 'logits'"
+    return (
+        f"{name} looks like probabilities ({what}) but is read as {read}, because "
+        f"{why}. {fix} if {it}, or {keep} if these really are {read}."
+    )
+
+
+def _warn_if_probabilities(X, lo, hi, *, name="X"):
     """Warn when logits look like probabilities: in [0, 1], rows summing to 1.
 
     One rule for every shape: a 1-D (or one-column) binary score stands for
@@ -95,11 +130,7 @@ def _warn_if_probabilities(X, lo, hi):
             # logit scale), not the positive class's probability
             return
         warnings.warn(
-            "X looks like probabilities (a binary score with every value in "
-            "[0, 1], i.e. the positive class's probability) but is read as "
-            "log-odds, because input_type is 'logits'. Pass "
-            "input_type='probabilities' if it is a probability, or filter this "
-            "warning if these really are log-odds.",
+            probabilities_as_logits_message(True, name=name),
             ProbabilitiesAsLogitsWarning,
             stacklevel=_caller_stacklevel(),
         )
@@ -118,11 +149,7 @@ def _warn_if_probabilities(X, lo, hi):
                 return
     if dev <= probability_row_tolerance(X.dtype):
         warnings.warn(
-            "X looks like probabilities (every value in [0, 1], every row summing "
-            "to 1) but is read as logits, because input_type is 'logits'. Pass "
-            "input_type='probabilities' if they are probabilities, or filter "
-            "skcal.utils.validation.ProbabilitiesAsLogitsWarning if these really "
-            "are logits.",
+            probabilities_as_logits_message(False, name=name),
             ProbabilitiesAsLogitsWarning,
             stacklevel=_caller_stacklevel(),
         )

@@ -1,6 +1,7 @@
 """``skcal fit`` / ``skcal apply`` / ``skcal report`` as a user runs them."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -151,7 +152,12 @@ def test_report(tmp_path, logits, capsys):
     rep2 = tmp_path / "rep2"
     assert main(["report", "--data", str(test), "--output", str(rep2),
                  "--n-bootstrap", "0"]) == 0
-    assert list(json.loads((rep2 / "metrics.json").read_text())) == ["uncalibrated"]
+    text = (rep2 / "metrics.json").read_text()
+    assert list(json.loads(text)) == ["uncalibrated"]
+    # strict JSON: no bootstrap interval is null, not a bare NaN
+    m = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in metrics.json"))
+    nll = m["uncalibrated"]["nll"]
+    assert nll["low"] is None and nll["high"] is None and nll["value"] > 0
 
 
 def _bad_paths(tmp_path, logits):
@@ -609,6 +615,8 @@ def test_binary_probability_file_fit_apply_report(tmp_path, binary_proba, fmt, c
                  "--output", str(tmp_path / "l.skops")]) == 0
     err = capsys.readouterr().err
     assert err.count("skcal fit: warning:") == 1 and "looks like probabilities" in err
+    # in the CLI's words: the option, not the Python argument
+    assert "--input-type probabilities" in err and "input_type=" not in err
     assert load(tmp_path / "l.skops").temperature_ == pytest.approx(
         temperature_reference(np.column_stack([np.zeros_like(p), p]), y), rel=1e-5)
     # fit --input-type probabilities: T fitted on log [1 - p, p]
@@ -813,3 +821,37 @@ def test_report_on_float32_logits_with_underflowing_rows_is_finite_and_quiet(tmp
             if np.isfinite(v["value"]):
                 assert v["low"] <= v["value"] <= v["high"], k
 
+
+
+def test_npz_text_labels_warn_with_the_mapping_like_the_calibrators(tmp_path, logits,
+                                                                    capsys):
+    # unnamed (.npz) columns: the same rule and message as the calibrators' fit
+    Z, y = logits
+    path = tmp_path / "t.npz"
+    np.savez(path, logits=Z, y=np.array(["zebra", "yak", "xerus"])[2 - y])
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+    err = capsys.readouterr().err
+    assert "skcal fit: warning:" in err
+    assert "name no column (3 unnamed logit columns)" in err
+    assert "(xerus -> 0, yak -> 1, zebra -> 2)" in err
+
+
+def test_apply_on_probabilities_warns_once_in_the_cli_words(tmp_path, logits, capsys):
+    # the calibrator's own warning (naming input_type=) does not leak after the CLI's
+    Z, y = logits
+    cal, new = tmp_path / "cal.npz", tmp_path / "new.npz"
+    np.savez(cal, logits=Z[:600], y=y[:600])
+    np.savez(new, logits=softmax(Z[600:], axis=1), y=y[600:])
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["apply", str(model), "--data", str(new), "--output",
+                     str(tmp_path / "o.npz")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("skcal apply: warning:") == 1 and "--input-type probabilities" in err
+    assert not [w for w in caught if "looks like probabilities" in str(w.message)]

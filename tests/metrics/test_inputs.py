@@ -2,6 +2,7 @@
 ``kind`` names, scorer keywords and -inf logits."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -257,3 +258,33 @@ def test_metric_messages_show_plain_numbers():
         expected_calibration_error(y, P, kind="classwise", class_index=np.int64(4))
     with pytest.raises(ValueError, match=r"Got 1\.5 instead\.$"):
         reliability_curve(y, P, n_bootstrap=5, confidence_level=np.float64(1.5))
+
+
+# --------------------------------------------------------------------------
+# probabilities passed with input_type="logits": the calibrators' warning
+
+
+@pytest.mark.parametrize("metric", [expected_calibration_error, negative_log_likelihood,
+                                    brier_score])
+def test_probabilities_read_as_logits_warn_like_the_calibrators(metric):
+    from scipy.special import softmax
+
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 300)
+    Z = 4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3)))
+    P = softmax(Z, axis=1)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="y_prob looks like probab") as rec:
+        got = metric(y, P, input_type="logits")
+    assert rec[0].filename == __file__
+    # the value is still that of P read as logits (softmax(P)), as documented
+    assert got == pytest.approx(metric(y, softmax(P, axis=1)), rel=1e-12)
+    # 1-D binary scores in [0, 1]: the binary form of the rule
+    yb = (y == 1).astype(int)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="binary score"):
+        metric(yb, P[:, 1], input_type="logits")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        metric(y, Z, input_type="logits")  # real logits: no warning
+        metric(y, P)

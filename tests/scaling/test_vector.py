@@ -479,3 +479,39 @@ def test_vector_real_set_at_large_scale_equals_unit_scale(scale):
         bias=vs.intercept_,
     )
     assert np.isfinite(nll_test) and nll_test < 0.25
+
+
+def test_user_guide_vector_figures_are_those_of_vector_scaler_today():
+    # docs/user_guide/index.rst (bundled sets) and llm.rst (SST-2 / AG News):
+    # the "vector" cells recomputed, so a change of the fit cannot leave them stale
+    import re
+    from pathlib import Path
+
+    from skcal.datasets import load_logits
+    from skcal.metrics import expected_calibration_error, negative_log_likelihood
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "user_guide"
+    if not docs.is_dir():
+        pytest.skip("docs not present")
+    got = {}
+    for name in ("cifar10_resnet20_chenyaofo", "agnews_gpt2_zeroshot", "sst2_gpt2_zeroshot"):
+        d = load_logits(name)
+        P = VectorScaler().fit(d.logits_val, d.y_val).predict_proba(d.logits_test)
+        got[name] = (negative_log_likelihood(d.y_test, P),
+                     100 * expected_calibration_error(d.y_test, P),
+                     100 * np.mean(P.argmax(axis=1) == d.y_test))
+    for line in (docs / "index.rst").read_text().splitlines():
+        m = re.match(r"``(\w+)``.*?(?:\s{2,}\S+ / \S+){2}\s{2,}(\S+) / (\S+)", line)
+        if m and m.group(1) in got:
+            nll, ece, _ = got.pop(m.group(1))
+            assert (m.group(2), m.group(3)) == (f"{nll:.3f}", f"{ece:.2f}"), line
+    assert not got, f"rows not found in index.rst: {sorted(got)}"
+    row = next(ln for ln in (docs / "llm.rst").read_text().splitlines()
+               if ln.startswith("vector "))
+    cells = re.split(r"\s{2,}", row.strip())[1:]
+    for cell, name in zip(cells, ("sst2_gpt2_zeroshot", "agnews_gpt2_zeroshot")):
+        d = load_logits(name)
+        P = VectorScaler().fit(d.logits_val, d.y_val).predict_proba(d.logits_test)
+        acc = 100 * np.mean(P.argmax(axis=1) == d.y_test)
+        ece = 100 * expected_calibration_error(d.y_test, P)
+        assert cell == f"{acc:.1f} / {negative_log_likelihood(d.y_test, P):.3f} / {ece:.1f}"
