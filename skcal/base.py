@@ -44,6 +44,7 @@ from ._backend._dispatch import get_backend
 from .utils._docstrings import substitute_docstring
 from .utils._pickle import VersionedPickleMixin
 from .utils.validation import (
+    _caller_stacklevel,
     DEFAULT_INPUT_TYPE,
     PREDICT_PROBABILITY_CHECK_ROWS,
     check_sample_weight,
@@ -93,7 +94,8 @@ def _warn_text_labels_in_sorted_order(est, classes, names):
             "with the label of each column (or a DataFrame whose columns are named "
             "after the labels)"
         ),
-        stacklevel=5,
+        # the first frame outside skcal (the fit path's depth differs by backend)
+        stacklevel=_caller_stacklevel() + 1,
     )
 
 
