@@ -228,10 +228,11 @@ def _gap_block(Zb, yb, wb):
     return (float(np.max(m - zy)),)
 
 
-def logit_scale(Z, y):
+def logit_scale(Z, y, stats):
     """``max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) of dask logits (one pass).
 
-    The logit scale of :func:`skcal.scaling._temperature.fit_temperature`.
+    The logit scale of :func:`skcal.scaling._temperature.fit_temperature`;
+    ``stats`` (lazy ``row_max_and_true(Z, y)``) is not read.
     """
     loc = _local(Z, y)
     if loc is not None:
@@ -752,3 +753,6 @@ def fit_inputs(est, Z, y, sample_weight, *, check=None):
 def rows_all_equal(Z):
     """False: constant rows are not looked for in a dask array (a pass over it)."""
     return False
+
+
+checked_float_array = _numpy.checked_float_array

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.linalg.blas import dsyrk as _dsyrk
 from scipy.linalg.blas import ssyrk as _ssyrk
 
-from sklearn.utils.validation import column_or_1d
+from sklearn.utils.validation import check_array, column_or_1d
 
 from . import _shared
 from ._array import host_array
@@ -1059,3 +1059,18 @@ def metric_ops(X):
 
 fit_inputs = _shared.fit_inputs
 rows_all_equal = _shared.rows_all_equal
+logit_scale = _shared.logit_scale
+total = _shared.total
+
+
+def checked_float_array(X, input_name="X"):
+    """``X`` checked as a 2-D float array (float64, float32 or float16 kept; NaN allowed)."""
+    return check_array(
+        X, dtype=[np.float64, np.float32, np.float16], ensure_all_finite=False,
+        input_name=input_name,
+    )
+
+
+def writable(A):
+    """``A``, or a copy where it is read-only: an array to compute into in place."""
+    return A if A.flags.writeable else A.copy()

@@ -279,3 +279,18 @@ def rows_all_equal(Z):
     if Z.shape[0] < 2 or not bool((Z[:, 0] == Z[0, 0]).all()):
         return False  # one column read settles the usual case
     return bool((Z == Z[:1]).all())
+
+
+def logit_scale(Z, y, stats):
+    """``max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) from ``stats``.
+
+    ``stats`` is ``row_max_and_true(Z, y)`` (NumPy or torch); the logit
+    scale of :func:`skcal.scaling._temperature.fit_temperature`.
+    """
+    gap = float((stats[0] - stats[1]).max())
+    return gap if gap > 0 else 1.0
+
+
+def total(sample_weight):
+    """``float(sample_weight.sum())``."""
+    return float(sample_weight.sum())

@@ -882,3 +882,15 @@ def metric_ops(X):
 
 fit_inputs = _shared.fit_inputs
 rows_all_equal = _shared.rows_all_equal
+logit_scale = _shared.logit_scale
+total = _shared.total
+
+
+def checked_float_array(X, input_name="X"):
+    """``X`` as it is (``check_array`` cannot read a CUDA tensor; callers check its shape)."""
+    return X
+
+
+def writable(A):
+    """``A`` itself: a tensor can be computed into in place."""
+    return A

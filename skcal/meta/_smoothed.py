@@ -16,7 +16,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend._dispatch import get_backend
-from .._backend._ovr import backend_name
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
@@ -279,8 +278,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         lam = self.mix_weight_
         if lam == 0.0:
             return P
-        if isinstance(P, np.ndarray) and not P.flags.writeable:
-            P = P.copy()
+        P = get_backend(P).writable(P)
         P *= 1.0 - lam
         P += lam / len(self.classes_)
         return P
@@ -294,12 +292,8 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         k = len(self.classes_)
         log_keep = math.log1p(-lam) if lam < 1.0 else -math.inf
         log_const = math.log(lam / k)
-        if backend_name(LP) == "torch":
-            import torch
-
-            return torch.logaddexp(LP + log_keep, torch.full_like(LP, log_const))
-        if not LP.flags.writeable:
-            LP = LP.copy()
+        xp = get_backend(LP)
+        LP = xp.writable(LP)
         # in place: log((1 - lam) p + lam / K), no temporaries the size of LP
         LP += log_keep
-        return np.logaddexp(LP, np.asarray(log_const, dtype=LP.dtype), out=LP)
+        return xp.logaddexp(LP, log_const, out=LP)

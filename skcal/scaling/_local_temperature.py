@@ -20,14 +20,14 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_array, validate_data
+from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
 from ._temperature import fit_temperature
 from .._backend import _numpy
 from .._backend._dispatch import get_backend
 from ..base import BaseCalibrator
-from .._backend._array import is_torch_tensor, to_numpy
+from .._backend._array import to_numpy
 from ..utils.validation import check_scores
 
 __all__ = ["LocalTemperatureScaler"]
@@ -429,15 +429,9 @@ class LocalTemperatureScaler(BaseCalibrator):
         if m == 0:
             return super()._check_input(X, reset=reset)
         validate_data(self, X, reset=reset, skip_check_array=True, ensure_2d=False)
-        if is_torch_tensor(X):
-            A = X
-            if A.ndim != 2:
-                raise ValueError(
-                    f"X must be 2-D [logits | {m} features]; got {A.ndim}-D."
-                )
-        else:
-            A = check_array(X, dtype=[np.float64, np.float32, np.float16],
-                            ensure_all_finite=False, input_name="X")
+        A = get_backend(X).checked_float_array(X, input_name="X")
+        if A.ndim != 2:  # (an array-like is 2-D once checked)
+            raise ValueError(f"X must be 2-D [logits | {m} features]; got {A.ndim}-D.")
         n_cols = A.shape[1]
         if n_cols <= m:
             raise ValueError(

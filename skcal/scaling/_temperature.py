@@ -64,17 +64,6 @@ def _all_rows_tied(Z):
     return bool((Z == Z[:, :1]).all())
 
 
-def _logit_scale(stats):
-    """``S = max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) from the row statistics."""
-    gap = float((stats[0] - stats[1]).max())
-    return gap if gap > 0 else 1.0
-
-
-def _weight_total(sw, xp):
-    """``float(sw.sum())`` (dask: through the kernel module, one pass)."""
-    return xp.total(sw) if hasattr(xp, "total") else float(sw.sum())
-
-
 def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=None):
     """Safeguarded Newton-Halley iteration on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
@@ -127,9 +116,10 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
         else:
             h_err = 0.0
         if fused:
-            # row statistics from this first pass: the true lower bound of beta
+            # row statistics from this first pass (NumPy or torch, also on
+            # dask): the true lower bound of beta
             stats = rest.pop()
-            s_full = _logit_scale(stats)
+            s_full = _numpy.logit_scale(Z, y, stats)
             b_min = lo = 1.0 / (TEMPERATURE_MAX * s_full)
             b_max = hi = 1.0 / (TEMPERATURE_MIN * s_full)
         if third:
@@ -330,14 +320,11 @@ def fit_temperature(
         Zf, yf = xp.row_stride(Z, fine), xp.row_stride(y, fine)
         stats = xp.row_max_and_true(Zf, yf)
         # (dask: one reduction; the lazy statistics are not used by its passes)
-        scale = (
-            xp.logit_scale(Zf, yf) if hasattr(xp, "logit_scale")
-            else _logit_scale(stats)
-        )
+        scale = xp.logit_scale(Zf, yf, stats)
         for stride in strides:
             ss = slice(None, None, stride // fine)
             sw = None if sample_weight is None else xp.row_stride(sample_weight, stride)
-            if sw is not None and not _weight_total(sw, xp) > 0:
+            if sw is not None and not xp.total(sw) > 0:
                 continue
             b, _, status, t = _newton(
                 xp.row_stride(Z, stride), xp.row_stride(y, stride), sw, xp,

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._affine import jacobi_scaled, scaled_pinv_step
-from ._temperature import _weight_total, fit_temperature
+from ._temperature import fit_temperature
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
@@ -151,7 +151,7 @@ def _initial_scales(Z, y, sample_weight, xp):
         rows = max(1, min(_START_ROWS, _START_ENTRIES // max(1, Z.shape[1])))
         step = max(1, Z.shape[0] // rows)
         sw = None if sample_weight is None else xp.row_stride(sample_weight, step)
-        if sw is not None and not _weight_total(sw, xp) > 0:
+        if sw is not None and not xp.total(sw) > 0:
             step, sw = 1, sample_weight
         # (xp.row_stride: a view, lazy on dask)
         beta, _, status = fit_temperature(
