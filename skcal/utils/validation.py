@@ -114,6 +114,7 @@ def _warn_if_probabilities(X, lo, hi):
             stacklevel=_caller_stacklevel(),
         )
 
+
 #: Rows judged by the probabilities-as-logits check at predict time
 #: (``predict_proba``, ``predict_log_proba``, ``transform``, ``predict``,
 #: ``score`` of a calibrator with ``input_type="logits"``): the first rows
