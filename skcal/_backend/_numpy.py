@@ -1073,10 +1073,10 @@ check_scores = _shared.check_scores
 
 
 def reject_non_numeric(a, name, what):
-    """Raise for text, bytes or boolean arrays (NumPy or pandas columns), never parsed or cast.
+    """Raise for text, bytes or boolean arrays (NumPy or pandas columns).
 
-    scikit-learn's ``check_array`` with a float dtype would parse ``"1.5"`` and
-    turn ``True`` into 1.0 without a word.
+    They are never parsed or cast: scikit-learn's ``check_array`` with a float
+    dtype would parse ``"1.5"`` and turn ``True`` into 1.0 without a word.
     """
     dtypes = getattr(a, "dtypes", None)
     kinds = (
@@ -1086,10 +1086,15 @@ def reject_non_numeric(a, name, what):
     )
     bad = kinds & set("USbc")
     if bad:
-        kind = {"U": "text", "S": "bytes", "b": "boolean", "c": "complex"}[sorted(bad)[0]]
-        hint = ("Complex data not supported." if kind == "complex" else
-                "Convert them explicitly (e.g. X.astype(float)) if that is what they are.")
-        raise ValueError(f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}")
+        names = {"U": "text", "S": "bytes", "b": "boolean", "c": "complex"}
+        kind = names[sorted(bad)[0]]
+        hint = (
+            "Complex data not supported." if kind == "complex" else
+            "Convert them explicitly (e.g. X.astype(float)) if that is what they are."
+        )
+        raise ValueError(
+            f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}"
+        )
 
 
 def as_scores(X, name):
@@ -1166,7 +1171,7 @@ def row_sum_deviation(a, stop=math.inf):
 
 
 def binary_logits(s):
-    """The two-column logits ``[0, s]`` of binary log-odds ``s`` (1-D), in ``s``'s dtype."""
+    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
     Z = np.empty((s.shape[0], 2), dtype=s.dtype)
     Z[:, 0] = 0
     Z[:, 1] = s

@@ -922,7 +922,7 @@ def defers_range_check(X):
 
 
 def min_max(X):
-    """Minimum and maximum of tensor ``X`` as floats, one ``torch.aminmax`` read (NaN if any)."""
+    """Minimum and maximum of tensor ``X`` as floats (NaN if any), one ``aminmax``."""
     lo, hi = torch.aminmax(X)
     return float(lo), float(hi)
 
@@ -933,12 +933,12 @@ def row_sum_deviation(a, stop=None):
 
 
 def binary_logits(s):
-    """The two-column logits ``[0, s]`` of binary log-odds ``s`` (1-D), in ``s``'s dtype."""
+    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
     return torch.stack([torch.zeros_like(s), s], dim=1)
 
 
 def probability_logits(P):
-    """``log(P)`` of checked probabilities (the twin of ``_numpy.probability_logits``)."""
+    """``log(P)`` of checked probabilities (as ``_numpy.probability_logits``)."""
     work = probability_log_dtype(P.dtype)
     if P.ndim == 1 or P.shape[1] == 1:
         p1 = P.reshape(-1).to(work)

@@ -343,7 +343,9 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         raise ValueError(
             f"input_type must be one of {INPUT_TYPES}, got {input_type!r}."
         )
-    check_block = functools.partial(_check_scores, warn_probabilities=warn_probabilities)
+    check_block = functools.partial(
+        _check_scores, warn_probabilities=warn_probabilities
+    )
     return get_backend(X).check_scores(X, input_type, name, check_block=check_block)
 
 
