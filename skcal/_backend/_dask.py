@@ -33,7 +33,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-from . import _numpy
+from . import _numpy, _shared
 from ._array import probability_log_dtype, to_numpy
 from ._ovr import _ovr_columns, _ovr_row_stats, binary_score
 
@@ -579,11 +579,7 @@ def check_scores(X, input_type, name, check_block):
         Logits, one chunk along the columns, the row chunks of ``X``.
     n_input_columns : int
     """
-    if X.ndim not in (1, 2):
-        raise ValueError(
-            f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
-            f"got {X.ndim}-D of shape {X.shape}."
-        )
+    _shared.check_ndim(X, name)
     if any(math.isnan(c) for c in X.chunks[0]):
         raise ValueError(
             f"Input {name} is a dask array with unknown chunk sizes; call "

@@ -7,6 +7,7 @@ optional float64 ``sample_weight``; it walks ``Z`` in row chunks of about
 *means* (sum of weighted terms divided by the sum of the weights).
 """
 
+import math
 import sys
 
 import numpy as np
@@ -16,7 +17,7 @@ from scipy.linalg.blas import ssyrk as _ssyrk
 from sklearn.utils.validation import check_array, column_or_1d
 
 from . import _shared
-from ._array import host_array
+from ._array import host_array, probability_log_dtype
 from ._shared import weights as _weights
 
 #: Target size in bytes of one float64 working chunk.
@@ -27,10 +28,13 @@ log = np.log
 name = "numpy"
 
 #: Kernels called only on host NumPy arrays (no torch twin in ``_torch``):
-#: the isotonic predict's tiled transpose (after its scores are on the host)
-#: and the bin-edge helpers of the metrics' host binning (``_torch`` calls
-#: ``distinct_edges`` itself on its host copy).
-HOST_ONLY = frozenset({"transpose_copy", "edge_positions", "distinct_edges"})
+#: the isotonic predict's tiled transpose (after its scores are on the host),
+#: the bin-edge helpers of the metrics' host binning (``_torch`` calls
+#: ``distinct_edges`` itself on its host copy) and the dtype check of host
+#: weights and probabilities.
+HOST_ONLY = frozenset(
+    {"transpose_copy", "edge_positions", "distinct_edges", "reject_non_numeric"}
+)
 
 
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
@@ -1074,3 +1078,131 @@ def checked_float_array(X, input_name="X"):
 def writable(A):
     """``A``, or a copy where it is read-only: an array to compute into in place."""
     return A if A.flags.writeable else A.copy()
+
+
+# ------------------------------------------------------------ the input checks
+#: The floating dtypes that NumPy scores keep (other numeric input: float64).
+FLOAT_DTYPES = (np.float64, np.float32, np.float16)
+
+check_scores = _shared.check_scores
+
+
+def reject_non_numeric(a, name, what):
+    """Raise for text, bytes or boolean arrays (NumPy or pandas columns).
+
+    They are never parsed or cast: scikit-learn's ``check_array`` with a float
+    dtype would parse ``"1.5"`` and turn ``True`` into 1.0 without a word.
+    """
+    dtypes = getattr(a, "dtypes", None)
+    kinds = (
+        {np.dtype(d).kind if isinstance(d, np.dtype) else "?" for d in dtypes}
+        if dtypes is not None and hasattr(dtypes, "__iter__")
+        else {getattr(getattr(a, "dtype", None), "kind", "")}
+    )
+    bad = kinds & set("USbc")
+    if bad:
+        names = {"U": "text", "S": "bytes", "b": "boolean", "c": "complex"}
+        kind = names[sorted(bad)[0]]
+        hint = (
+            "Complex data not supported." if kind == "complex" else
+            "Convert them explicitly (e.g. X.astype(float)) if that is what they are."
+        )
+        raise ValueError(
+            f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}"
+        )
+
+
+def as_scores(X, name):
+    """Scores ``X`` (any array-like) as a non-empty 1-D or 2-D floating array.
+
+    scikit-learn's ``check_array`` refuses other shapes; floating dtypes are
+    kept, other numeric input becomes float64 (:func:`reject_non_numeric`
+    first).
+    """
+    reject_non_numeric(X, name, "scores (logits or probabilities)")
+    try:
+        return check_array(
+            X,
+            ensure_2d=False,
+            dtype=list(FLOAT_DTYPES),
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            input_name=name,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        if "0 sample" in msg or "0 feature" in msg:
+            raise ValueError(f"Input {name} is empty: {msg}") from exc
+        raise
+
+
+def defers_range_check(X):
+    """False: the range of a NumPy array is checked at once."""
+    return False
+
+
+def min_max(X):
+    """Minimum and maximum of a NumPy array as floats, one read of its memory.
+
+    Parameters
+    ----------
+    X : ndarray, 1-D or 2-D, floating
+
+    Returns
+    -------
+    lo, hi : float
+        NaN for both if ``X`` holds a NaN.
+
+    Notes
+    -----
+    Both reductions run on one row chunk of :data:`CHUNK_BYTES` at a time
+    (no temporary array); NaN propagates through them, and an infinity shows
+    as one of them.
+    """
+    step = max(1, CHUNK_BYTES // (X.itemsize * (1 if X.ndim == 1 else X.shape[1])))
+    if X.shape[0] <= step:
+        return float(X.min()), float(X.max())
+    lo, hi = math.inf, -math.inf
+    for start in range(0, X.shape[0], step):
+        c = X[start:start + step]
+        c_lo, c_hi = float(c.min()), float(c.max())
+        if math.isnan(c_lo) or math.isnan(c_hi):
+            return math.nan, math.nan
+        lo, hi = min(lo, c_lo), max(hi, c_hi)
+    return lo, hi
+
+
+def row_sum_deviation(a, stop=math.inf):
+    """Largest ``|sum(row) - 1|`` of 2-D ``a`` (float64 sums, one row chunk at a time).
+
+    Stops at the first chunk whose deviation exceeds ``stop`` (and returns it).
+    """
+    dev = 0.0
+    for sl in row_chunks(a, a.itemsize):
+        dev = max(dev, float(np.abs(a[sl].sum(axis=1, dtype=np.float64) - 1.0).max()))
+        if dev > stop:
+            break
+    return dev
+
+
+def binary_logits(s):
+    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
+    Z = np.empty((s.shape[0], 2), dtype=s.dtype)
+    Z[:, 0] = 0
+    Z[:, 1] = s
+    return Z
+
+
+def probability_logits(P):
+    """``log(P)`` of checked probabilities (1-D or one column: ``[1 - p, p]``).
+
+    Computed in :func:`~skcal._backend._array.probability_log_dtype`, an exact
+    0 first replaced by that dtype's ``finfo.tiny``.
+    """
+    work = probability_log_dtype(P.dtype)
+    if P.ndim == 1 or P.shape[1] == 1:
+        p1 = P.reshape(-1).astype(work, copy=False)
+        P = np.stack([1 - p1, p1], axis=1)
+    else:
+        P = P.astype(work, copy=False)
+    return np.log(np.maximum(P, np.finfo(work).tiny))

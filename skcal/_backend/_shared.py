@@ -294,3 +294,23 @@ def logit_scale(Z, y, stats):
 def total(sample_weight):
     """``float(sample_weight.sum())``."""
     return float(sample_weight.sum())
+
+
+# ------------------------------------------------------------ the input checks
+def check_scores(X, input_type, name, check_block):
+    """``check_block(X, input_type=..., name=...)``: checked at once.
+
+    The NumPy and torch entry of :func:`skcal.utils.validation.check_scores`,
+    whose dask twin (:func:`skcal._backend._dask.check_scores`) runs
+    ``check_block`` on each row block when it is computed.
+    """
+    return check_block(X, input_type=input_type, name=name)
+
+
+def check_ndim(X, name):
+    """Raise unless the scores ``X`` are 1-D or 2-D."""
+    if X.ndim not in (1, 2):
+        raise ValueError(
+            f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
+            f"got {X.ndim}-D of shape {tuple(X.shape)}."
+        )

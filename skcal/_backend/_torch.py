@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from . import _numpy, _shared
+from ._array import probability_log_dtype
 from ._shared import observe_chunk_range
 from ._shared import weights as _weights
 
@@ -606,10 +607,7 @@ def metric_scores(y_prob, check_numpy):
     floating = p.is_floating_point()
     if not floating:  # integers / bool: small, converted once
         p = p.to(torch.float64)
-    lo = hi = 0.0
-    if p.numel():
-        lo_t, hi_t = torch.aminmax(p)  # one read, no mask
-        lo, hi = float(lo_t), float(hi_t)
+    lo, hi = min_max(p) if p.numel() else (0.0, 0.0)
     return p, None, lo, hi, floating
 
 
@@ -894,3 +892,69 @@ def checked_float_array(X, input_name="X"):
 def writable(A):
     """``A`` itself: a tensor can be computed into in place."""
     return A
+
+
+# ------------------------------------------------------------ the input checks
+check_scores = _shared.check_scores
+
+#: Smallest logit tensor, in bytes, whose range check may be deferred.
+DEFER_MIN_BYTES = 1 << 22
+
+
+def as_scores(X, name):
+    """Tensor scores ``X``, detached, as a non-empty 1-D or 2-D floating tensor.
+
+    Floating dtypes are kept, integer tensors become torch's default dtype;
+    boolean and complex tensors are refused.
+    """
+    if not X.dtype.is_floating_point:
+        if X.dtype == torch.bool or X.is_complex():
+            raise ValueError(
+                f"Input {name} has dtype {X.dtype}; expected a real floating tensor."
+            )
+        X = X.to(torch.get_default_dtype())
+    _shared.check_ndim(X, name)
+    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
+        raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
+    return X.detach()
+
+
+def defers_range_check(X):
+    """Whether the range check of logits ``X`` may run after the prediction.
+
+    For a 2-D CPU tensor of more than one column and at least
+    :data:`DEFER_MIN_BYTES` (:func:`skcal.utils.validation.deferred_range_check`).
+    """
+    return (
+        X.ndim == 2
+        and X.shape[1] > 1
+        and X.device.type == "cpu"
+        and X.numel() * X.element_size() >= DEFER_MIN_BYTES
+    )
+
+
+def min_max(X):
+    """Minimum and maximum of tensor ``X`` as floats (NaN if any), one ``aminmax``."""
+    lo, hi = torch.aminmax(X)
+    return float(lo), float(hi)
+
+
+def row_sum_deviation(a, stop=None):
+    """Largest ``|sum(row) - 1|`` of 2-D tensor ``a`` (float64 sums, one reduction)."""
+    return float((a.sum(dim=1, dtype=torch.float64) - 1.0).abs().max())
+
+
+def binary_logits(s):
+    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
+    return torch.stack([torch.zeros_like(s), s], dim=1)
+
+
+def probability_logits(P):
+    """``log(P)`` of checked probabilities (as ``_numpy.probability_logits``)."""
+    work = probability_log_dtype(P.dtype)
+    if P.ndim == 1 or P.shape[1] == 1:
+        p1 = P.reshape(-1).to(work)
+        P = torch.stack([1 - p1, p1], dim=1)
+    else:
+        P = P.to(work)
+    return torch.log(torch.clamp(P, min=torch.finfo(work).tiny))

@@ -1,7 +1,9 @@
-"""Input validation shared by every skcal estimator (numpy and torch aware).
+"""Input validation shared by every skcal estimator (NumPy, torch and dask input).
 
 All array checks of the package live here, so that every estimator raises the
-same clear ``ValueError`` for the same problem.
+same clear ``ValueError`` for the same problem; what depends on the array
+library (conversion, reductions, the logs of probabilities) is done by the
+kernel module of the input (:func:`skcal._backend._dispatch.get_backend`).
 """
 
 import contextlib
@@ -15,13 +17,9 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from .._backend._array import (
-    host_array,
-    is_dask_array,
-    is_torch_tensor,
-    like_input,
-    probability_log_dtype,
-)
+from .._backend._array import host_array, like_input, probability_log_dtype
+from .._backend._dispatch import get_backend
+from .._backend._numpy import FLOAT_DTYPES, min_max, reject_non_numeric
 from .._backend._shared import DEFERRED_RANGE_CHECKS
 
 __all__ = [
@@ -135,18 +133,7 @@ def _warn_if_probabilities(X, lo, hi, *, name="X"):
             stacklevel=_caller_stacklevel(),
         )
         return
-    if is_torch_tensor(X):
-        torch = sys.modules["torch"]
-        sums = X.sum(dim=1, dtype=torch.float64)
-        dev = float((sums - 1.0).abs().max())
-    else:
-        dev = 0.0
-        step = max(1, _MINMAX_CHUNK_BYTES // (X.itemsize * X.shape[1]))
-        for start in range(0, X.shape[0], step):
-            c = X[start:start + step].sum(axis=1, dtype=np.float64)
-            dev = max(dev, float(np.abs(c - 1.0).max()))
-            if dev > probability_row_tolerance(X.dtype):
-                return
+    dev = get_backend(X).row_sum_deviation(X, probability_row_tolerance(X.dtype))
     if dev <= probability_row_tolerance(X.dtype):
         warnings.warn(
             probabilities_as_logits_message(False, name=name),
@@ -154,7 +141,6 @@ def _warn_if_probabilities(X, lo, hi, *, name="X"):
             stacklevel=_caller_stacklevel(),
         )
 
-_FLOAT_DTYPES = (np.float64, np.float32, np.float16)
 
 #: Rows judged by the probabilities-as-logits check at predict time
 #: (``predict_proba``, ``predict_log_proba``, ``transform``, ``predict``,
@@ -166,11 +152,7 @@ PREDICT_PROBABILITY_CHECK_ROWS = 1000
 def _warn_if_probabilities_sample(X, n_rows):
     """:func:`_warn_if_probabilities` judged on the first ``n_rows`` rows of ``X``."""
     head = X[:n_rows]
-    if is_torch_tensor(head):
-        lo_t, hi_t = sys.modules["torch"].aminmax(head)
-        lo, hi = float(lo_t), float(hi_t)
-    else:
-        lo, hi = min_max(head)
+    lo, hi = get_backend(head).min_max(head)
     if math.isfinite(lo) and math.isfinite(hi):  # NaN / inf: the range check reports
         _warn_if_probabilities(head, lo, hi)
 
@@ -238,22 +220,15 @@ def normalize_probabilities(P, *, atol=1e-2):
     """
     if not (isinstance(atol, numbers.Real) and 0 < atol < 0.5):
         raise ValueError(f"atol must be a number in (0, 0.5), got {atol!r}.")
-    torch_in = is_torch_tensor(P)
-    if torch_in:
-        torch = sys.modules["torch"]
-        out_dtype = torch.float64 if P.dtype == torch.float64 else torch.float32
-        A = P.detach().to(device="cpu", dtype=torch.float64).numpy()
-    else:
-        _reject_non_numeric(P, "P", "probabilities")
-        A = check_array(P, dtype=list(_FLOAT_DTYPES), ensure_all_finite=True, input_name="P")
-        out_dtype = np.float64 if A.dtype == np.float64 else np.float32
-        A = A.astype(np.float64)
+    A = host_array(P)
+    reject_non_numeric(A, "P", "probabilities")
+    A = check_array(A, dtype=list(FLOAT_DTYPES), ensure_all_finite=True, input_name="P")
+    out_dtype = np.float64 if A.dtype == np.float64 else np.float32
+    A = A.astype(np.float64)
     if A.shape[1] < 2:
         raise ValueError(
             f"P must have at least 2 columns (one probability per class), got {A.shape[1]}."
         )
-    if not np.isfinite(A).all():
-        _fail_nonfinite("P", bool(np.isnan(A).any()))
     _check_unit_interval("P", float(A.min()), float(A.max()))
     sums = A.sum(axis=1)
     dev = np.abs(sums - 1.0)
@@ -263,10 +238,7 @@ def normalize_probabilities(P, *, atol=1e-2):
             f"Row {i} of P sums to {sums[i]:.6g}, further from 1 than atol={atol:g}: "
             "not a rounding error of probabilities, so it is not renormalised."
         )
-    out = A / sums[:, None]
-    if torch_in:
-        return torch.as_tensor(out, dtype=out_dtype, device=P.device)
-    return out.astype(out_dtype, copy=False)
+    return like_input((A / sums[:, None]).astype(out_dtype, copy=False), P)
 
 
 #: Largest accepted logit magnitude. Beyond it, products such as ``w * z`` or
@@ -292,11 +264,7 @@ def max_abs_logit(dtype):
         differences (the curvature of the temperature objective) must stay
         below float32's largest value (3.4e38).
     """
-    try:
-        is_float64 = np.dtype(dtype) == np.float64
-    except TypeError:  # a torch dtype
-        is_float64 = str(dtype) == "torch.float64"
-    return MAX_ABS_LOGIT if is_float64 else MAX_ABS_LOGIT_LOW_PRECISION
+    return MAX_ABS_LOGIT if "float64" in str(dtype) else MAX_ABS_LOGIT_LOW_PRECISION
 
 
 def _check_magnitude(name, lo, hi, dtype):
@@ -338,35 +306,6 @@ def _fail_nonfinite(name, has_nan):
         f"Input {name} contains {what}. skcal calibrators need finite "
         f"{'logits' if name == 'X' else 'values'}; remove or impute these rows first."
     )
-
-
-def _as_torch_float(X):
-    torch = sys.modules["torch"]
-    if not X.dtype.is_floating_point:
-        if X.dtype == torch.bool or X.is_complex():
-            raise ValueError(f"Input X has dtype {X.dtype}; expected a real floating tensor.")
-        X = X.to(torch.get_default_dtype())
-    return X
-
-
-def _reject_non_numeric(a, name, what):
-    """Raise for text, bytes or boolean arrays (NumPy or pandas columns), never parsed or cast.
-
-    scikit-learn's ``check_array`` with a float dtype would parse ``"1.5"`` and
-    turn ``True`` into 1.0 without a word.
-    """
-    dtypes = getattr(a, "dtypes", None)
-    kinds = (
-        {np.dtype(d).kind if isinstance(d, np.dtype) else "?" for d in dtypes}
-        if dtypes is not None and hasattr(dtypes, "__iter__")
-        else {getattr(getattr(a, "dtype", None), "kind", "")}
-    )
-    bad = kinds & set("USbc")
-    if bad:
-        kind = {"U": "text", "S": "bytes", "b": "boolean", "c": "complex"}[sorted(bad)[0]]
-        hint = ("Complex data not supported." if kind == "complex" else
-                "Convert them explicitly (e.g. X.astype(float)) if that is what they are.")
-        raise ValueError(f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}")
 
 
 def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
@@ -431,104 +370,44 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         raise ValueError(
             f"input_type must be one of {INPUT_TYPES}, got {input_type!r}."
         )
-    if is_torch_tensor(X):
-        return _check_scores_torch(X, input_type, name, warn_probabilities)
-    if is_dask_array(X):
-        # validated lazily, block by block, when the blocks are computed
-        from .._backend import _dask
+    check_block = functools.partial(
+        _check_scores, warn_probabilities=warn_probabilities
+    )
+    return get_backend(X).check_scores(X, input_type, name, check_block=check_block)
 
-        check_block = check_scores
+
+def _check_scores(X, input_type, name, warn_probabilities):
+    """:func:`check_scores` of a NumPy array (or array-like) or a tensor, at once."""
+    xp = get_backend(X)
+    X = xp.as_scores(X, name)
+    n_input_columns = 1 if X.ndim == 1 else X.shape[1]
+    deferred = _DEFERRED.get()
+    if (
+        deferred is not None
+        and input_type == "logits"
+        and warn_probabilities is not True
+        and xp.defers_range_check(X)
+    ):
         if warn_probabilities:
-            check_block = functools.partial(
-                check_scores, warn_probabilities=warn_probabilities
-            )
-        return _dask.check_scores(X, input_type, name, check_block=check_block)
-    _reject_non_numeric(X, name, "scores (logits or probabilities)")
-    try:
-        X = check_array(
-            X,
-            ensure_2d=False,
-            dtype=list(_FLOAT_DTYPES),
-            ensure_all_finite=False,
-            ensure_min_samples=1,
-            input_name=name,
-        )
-    except ValueError as exc:
-        msg = str(exc)
-        if "0 sample" in msg or "0 feature" in msg:
-            raise ValueError(f"Input {name} is empty: {msg}") from exc
-        raise
-    if X.ndim not in (1, 2):
-        raise ValueError(
-            f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
-            f"got {X.ndim}-D of shape {X.shape}."
-        )
-    if X.ndim == 2 and X.shape[1] == 0:
-        raise ValueError(f"Input {name} is empty: it has 0 columns.")
-    lo, hi = min_max(X)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        _fail_nonfinite(name, bool(np.isnan(lo) or np.isnan(hi)))
+            _warn_if_probabilities_sample(X, warn_probabilities)
+        deferred.append(_DeferredRangeCheck(X, name))
+        return X, n_input_columns
+    lo, hi = xp.min_max(X)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
     if input_type == "logits":
         _check_magnitude(name, lo, hi, X.dtype)
         if warn_probabilities is True:
             _warn_if_probabilities(X, lo, hi)
         elif warn_probabilities:
             _warn_if_probabilities_sample(X, warn_probabilities)
-    n_input_columns = 1 if X.ndim == 1 else X.shape[1]
-    if input_type == "logits":
         if n_input_columns == 1:
-            s = X.reshape(-1)
-            Z = np.empty((s.shape[0], 2), dtype=X.dtype)
-            Z[:, 0] = 0
-            Z[:, 1] = s
-            return Z, 1
+            return xp.binary_logits(X.reshape(-1)), 1
         return X, n_input_columns
-    # probabilities
     _check_unit_interval(name, lo, hi)
-    work = probability_log_dtype(X.dtype)
-    if n_input_columns == 1:
-        p1 = X.reshape(-1).astype(work, copy=False)
-        P = np.stack([1 - p1, p1], axis=1)
-    else:
-        _check_row_sums(name, X.sum(axis=1, dtype=np.float64), X.dtype)
-        P = X.astype(work, copy=False)
-    tiny = np.finfo(work).tiny
-    return np.log(np.maximum(P, tiny)), n_input_columns
-
-
-#: Row chunk size, in bytes, of :func:`min_max` (cache-sized).
-_MINMAX_CHUNK_BYTES = 1 << 20
-
-
-def min_max(X):
-    """Minimum and maximum of a NumPy array as floats, one read of its memory.
-
-    Parameters
-    ----------
-    X : ndarray, 1-D or 2-D, floating
-
-    Returns
-    -------
-    lo, hi : float
-        NaN for both if ``X`` holds a NaN.
-
-    Notes
-    -----
-    Both reductions run on one cache-sized row chunk at a time (no temporary
-    array); NaN propagates through them, and an infinity shows as one of them.
-    """
-    row_bytes = X.itemsize * (1 if X.ndim == 1 else X.shape[1])
-    step = max(1, _MINMAX_CHUNK_BYTES // row_bytes)
-    if X.shape[0] <= step:
-        return float(X.min()), float(X.max())
-    lo, hi = math.inf, -math.inf
-    for start in range(0, X.shape[0], step):
-        c = X[start:start + step]
-        c_lo, c_hi = float(c.min()), float(c.max())
-        if math.isnan(c_lo) or math.isnan(c_hi):
-            return math.nan, math.nan
-        lo, hi = min(lo, c_lo), max(hi, c_hi)
-    return lo, hi
+    if n_input_columns > 1:
+        _check_row_sums(name, host_array(xp.row_sums64(X)), X.dtype)
+    return xp.probability_logits(X), n_input_columns
 
 
 class _DeferredRangeCheck:
@@ -543,15 +422,13 @@ class _DeferredRangeCheck:
     """
 
     def __init__(self, X, name):
-        self.X, self.name = X, name
+        self.X, self.name, self.min_max = X, name, get_backend(X).min_max
         self.lo, self.hi, self.rows = math.inf, -math.inf, 0
 
     def observe(self, Z, Zc):
         if Z is not self.X:
             return
-        torch = sys.modules["torch"]
-        lo_t, hi_t = torch.aminmax(Zc)
-        lo, hi = float(lo_t), float(hi_t)
+        lo, hi = self.min_max(Zc)
         if math.isnan(lo) or math.isnan(hi):  # Python's min / max drop a NaN
             self.lo = self.hi = math.nan
         elif not math.isnan(self.lo):
@@ -562,8 +439,7 @@ class _DeferredRangeCheck:
         if self.rows >= self.X.shape[0]:  # every row seen (some kernels sweep twice)
             lo, hi = self.lo, self.hi
         else:
-            lo_t, hi_t = sys.modules["torch"].aminmax(self.X)
-            lo, hi = float(lo_t), float(hi_t)
+            lo, hi = self.min_max(self.X)
         if not (math.isfinite(lo) and math.isfinite(hi)):
             _fail_nonfinite(self.name, math.isnan(lo) or math.isnan(hi))
         _check_magnitude(self.name, lo, hi, self.X.dtype)
@@ -572,9 +448,6 @@ class _DeferredRangeCheck:
 #: The deferred checks of the innermost :func:`deferred_range_check` block
 #: (``None`` outside one: every check runs at once); the kernels report to it.
 _DEFERRED = DEFERRED_RANGE_CHECKS
-
-#: Smallest tensor, in bytes, whose range check is deferred.
-_DEFER_MIN_BYTES = 1 << 22
 
 
 @contextlib.contextmanager
@@ -597,59 +470,6 @@ def deferred_range_check():
         _DEFERRED.reset(token)
     for check in checks:
         check.finish()
-
-
-def _check_scores_torch(X, input_type, name, warn_probabilities):
-    torch = sys.modules["torch"]
-    X = _as_torch_float(X)
-    if X.ndim not in (1, 2):
-        raise ValueError(
-            f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
-            f"got {X.ndim}-D of shape {tuple(X.shape)}."
-        )
-    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
-        raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
-    X = X.detach()
-    if input_type == "logits" and warn_probabilities is not True and warn_probabilities:
-        _warn_if_probabilities_sample(X, warn_probabilities)
-        warn_probabilities = False
-    deferred = _DEFERRED.get()
-    if (
-        deferred is not None
-        and input_type == "logits"
-        and not warn_probabilities
-        and X.ndim == 2
-        and X.shape[1] > 1
-        and X.device.type == "cpu"
-        and X.numel() * X.element_size() >= _DEFER_MIN_BYTES
-    ):
-        deferred.append(_DeferredRangeCheck(X, name))
-        return X, X.shape[1]
-    lo_t, hi_t = torch.aminmax(X)
-    lo, hi = float(lo_t), float(hi_t)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
-    if input_type == "logits":
-        _check_magnitude(name, lo, hi, X.dtype)
-        if warn_probabilities:
-            _warn_if_probabilities(X, lo, hi)
-    n_input_columns = 1 if X.ndim == 1 else X.shape[1]
-    if input_type == "logits":
-        if n_input_columns == 1:
-            s = X.reshape(-1)
-            return torch.stack([torch.zeros_like(s), s], dim=1), 1
-        return X, n_input_columns
-    _check_unit_interval(name, lo, hi)
-    work = probability_log_dtype(X.dtype)
-    if n_input_columns == 1:
-        p1 = X.reshape(-1).to(work)
-        P = torch.stack([1 - p1, p1], dim=1)
-    else:
-        sums = X.sum(dim=1, dtype=torch.float64).cpu().numpy()  # n floats to host
-        _check_row_sums(name, sums, X.dtype)
-        P = X.to(work)
-    tiny = torch.finfo(work).tiny
-    return torch.log(torch.clamp(P, min=tiny)), n_input_columns
 
 
 def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
@@ -688,7 +508,7 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
     if isinstance(sample_weight, numbers.Number):
         sw = np.full(n_samples, float(sample_weight))
     else:
-        _reject_non_numeric(sample_weight, "sample_weight", "weights")
+        reject_non_numeric(sample_weight, "sample_weight", "weights")
         sw = check_array(
             sample_weight, ensure_2d=False, dtype=np.float64,
             ensure_all_finite=False, input_name="sample_weight",

@@ -271,3 +271,23 @@ def test_torch_quantile_bins_and_tied_rows_match_numpy():
     with pytest.warns(ConvergenceWarning, match="separate"):
         ts = TemperatureScaler().fit(Z, torch.tensor([0, 1]))
     assert ts.temperature_ == pytest.approx(1e-6)
+
+
+def test_normalize_probabilities_reads_a_tensor_as_its_numpy_copy():
+    from skcal.utils.validation import normalize_probabilities
+
+    P = torch.tensor([[0.7, 0.2, 0.0997], [0.5, 0.25, 0.25]], dtype=torch.float64)
+    out = normalize_probabilities(P)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
+    A = P.numpy()
+    np.testing.assert_array_equal(out.numpy(), normalize_probabilities(A))
+    np.testing.assert_allclose(out.numpy(), A / A.sum(axis=1, keepdims=True), rtol=1e-15)
+    assert normalize_probabilities(P.to(torch.bfloat16)).dtype == torch.float32
+    # the NumPy input's errors (a 1-D tensor raised IndexError, a bool one passed)
+    for bad, msg in [
+        (torch.tensor([0.5, 0.5]), "2D array"),
+        (torch.tensor([[True, False]]), "boolean"),
+        (torch.tensor([[float("nan"), 1.0]]), "NaN"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            normalize_probabilities(bad)
