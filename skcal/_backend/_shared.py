@@ -294,3 +294,8 @@ def logit_scale(Z, y, stats):
 def total(sample_weight):
     """``float(sample_weight.sum())``."""
     return float(sample_weight.sum())
+
+
+def fit_ovr_maps(est, Z, y, sample_weight):
+    """The per-class maps of the one-vs-rest calibrator ``est`` on in-memory logits."""
+    return est._fit_in_memory(Z, y, sample_weight)
