@@ -17,7 +17,7 @@ from .._backend._ovr import param_like
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
-from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ._base import OneVsRestCalibrator
 from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
 from ._platt import _FLAT_SD, _is_separable, fit_platt
@@ -383,7 +383,7 @@ class QuadraticScaler(OneVsRestCalibrator):
                 f"a steep map (a={a:.6g}, q={q:.6g}, b={b:.6g}). Consider "
                 "target_smoothing=True.",
                 ConvergenceWarning,
-                stacklevel=6,
+                stacklevel=_caller_stacklevel(),
             )
         elif status != "converged":
             warnings.warn(
@@ -391,7 +391,7 @@ class QuadraticScaler(OneVsRestCalibrator):
                 f"max_iter={self.max_iter} Newton iterations ({status}); increase "
                 "max_iter.",
                 ConvergenceWarning,
-                stacklevel=6,
+                stacklevel=_caller_stacklevel(),
             )
         return a, q, b, n_iter
 
