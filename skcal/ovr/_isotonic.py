@@ -212,14 +212,19 @@ class IsotonicScaler(OneVsRestCalibrator):
             np.divide(n_pos, size, out=n_pos), sample_weight=size, y_min=cal.y_min,
             y_max=cal.y_max, increasing=True,
         )
-        cal.increasing_ = True
-        cal.X_min_, cal.X_max_ = np.min(ux), np.max(ux)
         keep = np.ones(yf.size, dtype=bool)
         keep[1:-1] = np.logical_or(
             np.not_equal(yf[1:-1], yf[:-2]), np.not_equal(yf[1:-1], yf[2:])
         )
-        cal.X_thresholds_, cal.y_thresholds_ = ux[keep], yf[keep]
-        cal._build_f(cal.X_thresholds_, cal.y_thresholds_)
+        return self._set_knots(cal, ux[keep], yf[keep])
+
+    @staticmethod
+    def _set_knots(cal, x, y):
+        """``cal`` (an unfitted ``IsotonicRegression``) fitted to the knots ``(x, y)``."""
+        cal.increasing_ = True
+        cal.X_min_, cal.X_max_ = x[0], x[-1]
+        cal.X_thresholds_, cal.y_thresholds_ = x, y
+        cal._build_f(x, y)
         return cal
 
     def _chunk(self, Zc, log):
