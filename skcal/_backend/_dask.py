@@ -752,3 +752,16 @@ def rows_all_equal(Z):
 
 
 checked_float_array = _numpy.checked_float_array
+
+
+def fit_ovr_maps(est, Z, y, sample_weight):
+    """The per-class maps of the one-vs-rest calibrator ``est``: one pass per class.
+
+    Each pass gathers one class's 1-D score column (:func:`gather_ovr_column`),
+    fitted by ``est._fit_map``: only the ``(n_samples,)`` float64 score
+    column of one class, its targets and weights are on the client at a time.
+    """
+    if Z.shape[1] == 2:
+        return [est._fit_class(*gather_ovr_column(Z, y, sample_weight, None), 1)]
+    return [est._fit_class(*gather_ovr_column(Z, y, sample_weight, k), k)
+            for k in range(Z.shape[1])]

@@ -1206,3 +1206,39 @@ def probability_logits(P):
     else:
         P = P.astype(work, copy=False)
     return np.log(np.maximum(P, np.finfo(work).tiny))
+
+
+fit_ovr_maps = _shared.fit_ovr_maps
+
+
+try:  # NumPy's C kernel behind np.interp (float64 contiguous arguments, no checks)
+    from numpy._core.multiarray import interp as _compiled_interp  # noqa: E402
+except ImportError:  # NumPy < 2
+    from numpy.core.multiarray import interp as _compiled_interp  # noqa: E402
+
+
+def ovr_interp_proba(S, knots, log):
+    """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
+
+    ``S``: float64 scores of shape (n, K), K > 2; ``knots``: the ``(xk, yk)``
+    of each class. Computed class-major: the scores are transposed once (tile
+    by tile, :func:`transpose_copy`) so that each class's interpolation reads
+    and writes a contiguous row and the renormalisation sums over the classes
+    row by row, then transposed back into ``S``'s buffer; the values are
+    ``np.interp`` of each column (NumPy's compiled kernel, without its Python
+    wrapper's per-call checks), renormalised as
+    :func:`skcal._backend._ovr.renormalise`.
+    """
+    ST = transpose_copy(S)
+    for j, (xk, yk) in enumerate(knots):
+        ST[j] = _compiled_interp(ST[j], xk, yk)
+    den = ST.sum(axis=0)
+    if den.min(initial=1.0) > 0:
+        ST /= den
+    else:
+        ST = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0)
+    P = transpose_copy(ST, out=S)
+    if not log:
+        return P
+    with np.errstate(divide="ignore"):
+        return np.log(P, out=P)

@@ -314,3 +314,8 @@ def check_ndim(X, name):
             f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
             f"got {X.ndim}-D of shape {tuple(X.shape)}."
         )
+
+
+def fit_ovr_maps(est, Z, y, sample_weight):
+    """The per-class maps of the one-vs-rest calibrator ``est`` on in-memory logits."""
+    return est._fit_in_memory(Z, y, sample_weight)

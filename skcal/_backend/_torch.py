@@ -958,3 +958,20 @@ def probability_logits(P):
     else:
         P = P.to(work)
     return torch.log(torch.clamp(P, min=torch.finfo(work).tiny))
+
+
+fit_ovr_maps = _shared.fit_ovr_maps
+
+
+def ovr_interp_proba(S, knots, log):
+    """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
+
+    ``S``: scores of shape (n, K), K > 2; ``knots``: the ``(xk, yk)`` of each
+    class (:func:`skcal._backend._ovr.interp_knots` of each column,
+    renormalised by :func:`skcal._backend._ovr.renormalise`).
+    """
+    from . import _ovr
+
+    cols = [_ovr.interp_knots(S[:, j], xk, yk) for j, (xk, yk) in enumerate(knots)]
+    P = _ovr.renormalise(_ovr.stack_columns(cols))
+    return _ovr.log_or_neg_inf(P) if log else P

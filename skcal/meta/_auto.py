@@ -20,7 +20,7 @@ from .._backend import _numpy
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from .._backend._dispatch import get_backend
-from ..utils._weights import weight_unit
+from ..utils._weights import weight_unit, weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]
@@ -539,7 +539,7 @@ class AutoCalibrator(BaseCalibrator):
             folds = _stratified_folds(Z, y, n_splits, self.random_state, repeats, sw)
         # the size rules count rows in units of one row (:ref:`sample-weights`),
         # as repeated rows would
-        n_rows = n if sw is None else int(round(sw.sum() / weight_unit(sw)))
+        n_rows = int(round(weighted_rows(sw, n)))
         cands = self._candidate_list(n_rows, K)
         cols = np.arange(K)
         jobs = [(c, fold) for _, c in cands for fold in folds]

@@ -19,7 +19,7 @@ from .._backend._dispatch import get_backend
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
-from ..utils._weights import weight_unit
+from ..utils._weights import weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._inner import WrapperMixin, check_inner, fit_inner, inner_flag, inner_spec
 
@@ -245,8 +245,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         self.calibrator_ = fit_inner(template, Z, y, sample_weight, classes)
         # n counts rows (:ref:`sample-weights`): integer weights are repeated
         # rows and rescaling the weights changes nothing
-        n = float(Z.shape[0] if sample_weight is None
-                  else to_numpy(sample_weight).sum() / weight_unit(to_numpy(sample_weight)))
+        n = weighted_rows(sample_weight, Z.shape[0])
         if self.pseudo_count == "cv":
             a = self._cv_pseudo_count(template, Z, y, sample_weight, n_classes)
         else:

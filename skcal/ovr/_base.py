@@ -33,6 +33,7 @@ from .._backend import _ovr as ops
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from .._backend._steps import step_lookup_columns
+from ..utils.validation import _caller_stacklevel
 
 __all__ = ["OneVsRestCalibrator"]
 
@@ -76,7 +77,7 @@ def _warn_if_logits_below_ovr_resolution(est, Z):
             "per-class maps are fitted to rounding noise. Multiply the logits by a "
             "constant (e.g. 1 / their spread) before calibrating.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
 
 
@@ -143,7 +144,8 @@ class OneVsRestCalibrator(BaseCalibrator):
 
     #: Not a calibrator of its own (skipped by :func:`skcal.utils.discovery.all_calibrators`).
     _abstract = True
-    #: dask arrays: one pass per class gathers its 1-D score column (``_fit_gathered``).
+    #: dask arrays: one pass per class gathers its 1-D score column (``fit_ovr_maps``
+    #: of :mod:`skcal._backend._dask`).
     _dask_fit = True
     #: What ``_map_scores`` returns: "proba" or "log_odds".
     _map_output = "proba"
@@ -155,18 +157,20 @@ class OneVsRestCalibrator(BaseCalibrator):
 
     # -------------------------------------------------------------- fitting
     def _fit(self, Z, y, sample_weight, xp):
-        if hasattr(xp, "gather_ovr_column"):  # distributed: gather per class
-            self._set_maps(self._fit_gathered(Z, y, sample_weight, xp))
-            return
+        self._set_maps(xp.fit_ovr_maps(self, Z, y, sample_weight))
+
+    def _fit_in_memory(self, Z, y, sample_weight):
+        """The maps of NumPy or torch logits (``fit_ovr_maps`` of those kernels)."""
         y = ops.to_host(y)
         sw = ops.to_host(sample_weight)
         if Z.shape[1] == 2:
-            s = to_numpy(ops.binary_score(Z))
-            maps = [self._fit_map(s, y == 1, sw, class_label(self.classes_[1]))]
-        else:
-            _warn_if_logits_below_ovr_resolution(self, Z)
-            maps = self._fit_multiclass(Z, y, sw)
-        self._set_maps(maps)
+            return [self._fit_class(to_numpy(ops.binary_score(Z)), y == 1, sw, 1)]
+        _warn_if_logits_below_ovr_resolution(self, Z)
+        return self._fit_multiclass(Z, y, sw)
+
+    def _fit_class(self, s, t, sample_weight, k):
+        """``_fit_map`` of class ``classes_[k]``."""
+        return self._fit_map(s, t, sample_weight, class_label(self.classes_[k]))
 
     def _fit_multiclass(self, Z, y, sample_weight):
         """One ``_fit_map`` per class, on contiguous score columns computed a block of classes at a time.
@@ -179,25 +183,7 @@ class OneVsRestCalibrator(BaseCalibrator):
         maps = []
         for c0, c1, S in ops.ovr_score_blocks(Z, stats, FIT_BLOCK_BYTES):
             for k in range(c0, c1):
-                maps.append(self._fit_map(S[k - c0], y == k, sample_weight,
-                                          class_label(self.classes_[k])))
-        return maps
-
-    def _fit_gathered(self, Z, y, sample_weight, xp):
-        """Distributed logits: one pass per class gathers its 1-D score column.
-
-        Only the ``(n_samples,)`` float64 score column of one class, its
-        targets and weights are on the client at a time (at most
-        ``skcal._backend._dask.GATHER_MAX_ROWS`` rows); each is fitted by
-        ``_fit_map``.
-        """
-        if Z.shape[1] == 2:
-            s, t, sw = xp.gather_ovr_column(Z, y, sample_weight, None)
-            return [self._fit_map(s, t, sw, class_label(self.classes_[1]))]
-        maps = []
-        for k in range(Z.shape[1]):
-            s, t, sw = xp.gather_ovr_column(Z, y, sample_weight, k)
-            maps.append(self._fit_map(s, t, sw, class_label(self.classes_[k])))
+                maps.append(self._fit_class(S[k - c0], y == k, sample_weight, k))
         return maps
 
     def _set_maps(self, maps):

@@ -13,6 +13,7 @@ from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, unzip_maps
 from ._binning import cut_edges, distinct_scores
 from ..utils._weights import weight_unit
+from ..utils.validation import _caller_stacklevel
 
 __all__ = ["BBQCalibrator", "fit_bbq", "bbq_bin_range"]
 
@@ -239,7 +240,7 @@ class BBQCalibrator(HostStepMapCalibrator):
         keep = slice(None) if sample_weight is None else sample_weight > 0
         if np.unique(s[keep]).size == 1:
             warnings.warn(f"BBQ of {label}: constant scores; the map is the base "
-                          "rate.", UserWarning, stacklevel=5)
+                          "rate.", UserWarning, stacklevel=_caller_stacklevel())
         return fit_bbq(s, t, sample_weight, C=self.C, ess=self.ess)
 
     def _set_maps(self, maps):

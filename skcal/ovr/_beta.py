@@ -17,6 +17,7 @@ from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
+from ..utils.validation import _caller_stacklevel
 from ._base import OneVsRestCalibrator, class_label, unzip_maps
 from ._beta_ovr import BATCH_MIN_ROWS, beta_map, fit_beta_ovr32
 from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
@@ -279,7 +280,7 @@ class BetaCalibrator(OneVsRestCalibrator):
                 + ("constant" if status == "constant" else "not increasingly related to it")
                 + f"; the map is the base rate {1.0 / (1.0 + math.exp(-c)):.6g}.",
                 UserWarning,
-                stacklevel=6,
+                stacklevel=_caller_stacklevel(),
             )
         elif status == "max_iter":
             warnings.warn(
@@ -287,7 +288,7 @@ class BetaCalibrator(OneVsRestCalibrator):
                 f"max_iter={self.max_iter} Newton iterations (separable scores have "
                 "no maximum-likelihood map); increase max_iter.",
                 ConvergenceWarning,
-                stacklevel=6,
+                stacklevel=_caller_stacklevel(),
             )
 
     def _fit_multiclass(self, Z, y, sample_weight):

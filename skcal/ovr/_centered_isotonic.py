@@ -341,14 +341,6 @@ class CenteredIsotonicScaler(IsotonicScaler):
         bounded = bool(self.clip)
         return {"y_min": cal.y_min if bounded else None, "y_max": cal.y_max if bounded else None}
 
-    @staticmethod
-    def _set_knots(cal, x, y):
-        cal.increasing_ = True
-        cal.X_min_, cal.X_max_ = float(x[0]), float(x[-1])
-        cal.X_thresholds_, cal.y_thresholds_ = x, y
-        cal._build_f(x, y)
-        return cal
-
     def _fit_sorted(self, s, pos_rows):
         """The map of one unweighted class whose positives are the rows ``pos_rows``.
 

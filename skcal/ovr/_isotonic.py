@@ -11,19 +11,14 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression, isotonic_regression
 from sklearn.utils._param_validation import Interval
 
-from .._backend import _numpy
+from .._backend._dispatch import get_backend
 from .._backend._ovr import interp_knots, ovr_row_stats, ovr_score_blocks, stack_columns
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator, class_label
+from ._base import OneVsRestCalibrator
 from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["IsotonicScaler"]
-
-try:  # NumPy's C kernel behind np.interp (float64 contiguous arguments, no checks)
-    from numpy._core.multiarray import interp as _compiled_interp
-except ImportError:  # NumPy < 2
-    from numpy.core.multiarray import interp as _compiled_interp
 
 
 @substitute_docstring
@@ -177,7 +172,7 @@ class IsotonicScaler(OneVsRestCalibrator):
                     start = ends[k - 1] if k else 0
                     cal = self._fit_sorted(s, order[start : ends[k]])
                 if cal is None:
-                    cal = self._fit_map(s, y == k, sample_weight, class_label(self.classes_[k]))
+                    cal = self._fit_class(s, y == k, sample_weight, k)
                 maps.append(cal)
         return maps
 
@@ -217,44 +212,27 @@ class IsotonicScaler(OneVsRestCalibrator):
             np.divide(n_pos, size, out=n_pos), sample_weight=size, y_min=cal.y_min,
             y_max=cal.y_max, increasing=True,
         )
-        cal.increasing_ = True
-        cal.X_min_, cal.X_max_ = np.min(ux), np.max(ux)
         keep = np.ones(yf.size, dtype=bool)
         keep[1:-1] = np.logical_or(
             np.not_equal(yf[1:-1], yf[:-2]), np.not_equal(yf[1:-1], yf[2:])
         )
-        cal.X_thresholds_, cal.y_thresholds_ = ux[keep], yf[keep]
-        cal._build_f(cal.X_thresholds_, cal.y_thresholds_)
+        return self._set_knots(cal, ux[keep], yf[keep])
+
+    @staticmethod
+    def _set_knots(cal, x, y):
+        """``cal`` (an unfitted ``IsotonicRegression``) fitted to the knots ``(x, y)``."""
+        cal.increasing_ = True
+        cal.X_min_, cal.X_max_ = x[0], x[-1]
+        cal.X_thresholds_, cal.y_thresholds_ = x, y
+        cal._build_f(x, y)
         return cal
 
     def _chunk(self, Zc, log):
-        """Calibrated (log-)probabilities of a row chunk; NumPy multiclass class-major.
-
-        The scores are transposed once (tile by tile,
-        :func:`skcal._backend._numpy.transpose_copy`) so that each class's
-        interpolation reads and writes a contiguous row, the renormalisation
-        sums over the classes row by row, and the result is transposed back
-        into the scores' buffer; the values are the same ``np.interp`` of each
-        class's knots (NumPy's compiled kernel, called without its Python
-        wrapper's per-call checks), renormalised as
-        :func:`skcal._backend._ovr.renormalise`.
-        """
-        if not isinstance(Zc, np.ndarray) or self._is_binary():
+        """Calibrated (log-)probabilities of a row chunk (multiclass: ``ovr_interp_proba``)."""
+        if self._is_binary():
             return super()._chunk(Zc, log)
-        S = self._scores(Zc)
-        ST = _numpy.transpose_copy(S)
-        for j, cal in enumerate(self.calibrators_):
-            ST[j] = _compiled_interp(ST[j], cal.X_thresholds_, cal.y_thresholds_)
-        den = ST.sum(axis=0)
-        if den.min(initial=1.0) > 0:
-            ST /= den
-        else:
-            ST = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0)
-        P = _numpy.transpose_copy(ST, out=S)
-        if not log:
-            return P
-        with np.errstate(divide="ignore"):
-            return np.log(P, out=P)
+        knots = [(cal.X_thresholds_, cal.y_thresholds_) for cal in self.calibrators_]
+        return get_backend(Zc).ovr_interp_proba(self._scores(Zc), knots, log)
 
     def _map_scores(self, S):
         """Interpolate each class's fitted knots at its score column."""

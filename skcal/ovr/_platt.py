@@ -35,7 +35,7 @@ from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, F32_MIN_TOL,
     WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,
 )
-from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 
@@ -1001,7 +1001,7 @@ class PlattScaler(OneVsRestCalibrator):
             "limit); the fit may be inaccurate.",
         }.get(status)
         if message is not None:
-            warnings.warn(message, ConvergenceWarning, stacklevel=5)
+            warnings.warn(message, ConvergenceWarning, stacklevel=_caller_stacklevel())
 
     _map_output = "log_odds"
 

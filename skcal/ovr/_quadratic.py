@@ -17,8 +17,8 @@ from .._backend._ovr import param_like
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
-from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._base import OneVsRestCalibrator
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
+from ._base import OneVsRestCalibrator, unzip_maps
 from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
 from ._platt import _FLAT_SD, _is_separable, fit_platt
 
@@ -383,7 +383,7 @@ class QuadraticScaler(OneVsRestCalibrator):
                 f"a steep map (a={a:.6g}, q={q:.6g}, b={b:.6g}). Consider "
                 "target_smoothing=True.",
                 ConvergenceWarning,
-                stacklevel=6,
+                stacklevel=_caller_stacklevel(),
             )
         elif status != "converged":
             warnings.warn(
@@ -391,17 +391,13 @@ class QuadraticScaler(OneVsRestCalibrator):
                 f"max_iter={self.max_iter} Newton iterations ({status}); increase "
                 "max_iter.",
                 ConvergenceWarning,
-                stacklevel=6,
+                stacklevel=_caller_stacklevel(),
             )
         return a, q, b, n_iter
 
     def _set_maps(self, maps):
-        a, q, b, n_iter = (np.asarray(v) for v in zip(*maps))
-        if len(maps) == 1:
-            self.a_, self.q_, self.b_ = float(a[0]), float(q[0]), float(b[0])
-        else:
-            self.a_, self.q_, self.b_ = (v.astype(np.float64) for v in (a, q, b))
-        self.n_iter_ = int(n_iter.max())
+        self.a_, self.q_, self.b_, n_iter = unzip_maps(maps, 3)
+        self.n_iter_ = int(np.max(n_iter))
 
     def _map_scores(self, S):
         """``F = (q s + a) s + b`` per column of the scores ``S``."""

@@ -16,6 +16,7 @@ from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, class_label, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
+from ..utils.validation import _caller_stacklevel
 from ._logistic import base_rate_log_odds, fit_logistic_bounded
 from ._platt import fit_platt, fit_platt_ovr
 
@@ -189,12 +190,13 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
         )
         if status == "constant":
             warnings.warn(f"Scaling-binning of {label}: constant scores; the map is "
-                          "the base rate.", UserWarning, stacklevel=5)
+                          "the base rate.",
+                          UserWarning, stacklevel=_caller_stacklevel())
         if status == "max_iter":
             warnings.warn(
                 f"The {self.scaling} scaling of {label} did not converge ({status}).",
                 ConvergenceWarning,
-                stacklevel=5,
+                stacklevel=_caller_stacklevel(),
             )
         if A < 0:
             warnings.warn(
@@ -203,7 +205,7 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
                 "with the score: it reverses the ranking of the scores. Check the sign "
                 "or the column order of the scores.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=_caller_stacklevel(),
             )
         return A, B, edges, values
 

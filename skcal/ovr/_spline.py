@@ -16,6 +16,7 @@ from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator, unzip_maps
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
+from ..utils.validation import _caller_stacklevel
 from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
@@ -380,11 +381,12 @@ class SplineCalibrator(OneVsRestCalibrator):
                        max_iter=self.max_iter)
         if r["status"] == "constant":
             warnings.warn(f"Spline calibration of {label}: constant scores; the map "
-                          "is the base rate.", UserWarning, stacklevel=5)
+                          "is the base rate.",
+                          UserWarning, stacklevel=_caller_stacklevel())
         elif r["status"] == "max_iter":
             warnings.warn(f"Spline calibration of {label} did not converge in "
                           f"max_iter={self.max_iter} Newton iterations.",
-                          ConvergenceWarning, stacklevel=5)
+                          ConvergenceWarning, stacklevel=_caller_stacklevel())
         return r
 
     def _set_maps(self, maps):

@@ -15,6 +15,7 @@ from .._backend._array import like_input
 from ._base import HostStepMapCalibrator, unzip_maps
 from ._binning import distinct_scores
 from ..utils._weights import weight_unit
+from ..utils.validation import _caller_stacklevel
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -242,7 +243,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
             w = np.ones(s.size) if sample_weight is None else sample_weight
             r = np.full(2, float(w[t].sum()) / float(w.sum()))
             warnings.warn(f"Venn-Abers of {label}: constant scores; the map is the "
-                          "base rate.", UserWarning, stacklevel=5)
+                          "base rate.", UserWarning, stacklevel=_caller_stacklevel())
             if self.method == "ivap":
                 return u, r, r
             return [u] * self.n_folds, [r] * self.n_folds, [r] * self.n_folds
