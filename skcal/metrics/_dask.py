@@ -36,7 +36,11 @@ import numpy as np
 
 from .._backend import _dask, _numpy
 from ..utils._labels import encode_labels
-from ..utils.validation import min_max
+from ..utils.validation import (
+    PREDICT_PROBABILITY_CHECK_ROWS,
+    _warn_if_probabilities,
+    min_max,
+)
 from . import _rows
 from ._compute import bin_sums as _numpy_bin_sums
 from ._params import _class_index
@@ -107,6 +111,13 @@ class _DaskInputs:
         self.block = _BlockSpec(
             classes, input_type == "logits", binary_1d, input_type, pos
         )
+        if input_type == "logits":
+            # the calibrators' rule for probabilities read as logits, on the first
+            # rows (as their dask predictions); the NumPy metrics judge every row
+            head = np.asarray(y_prob[:PREDICT_PROBABILITY_CHECK_ROWS].compute())
+            lo, hi = min_max(head) if head.dtype.kind == "f" else (0.0, 0.0)
+            if np.isfinite(lo) and np.isfinite(hi):  # NaN / inf: the blocks report
+                _warn_if_probabilities(head, lo, hi, name="y_prob")
         self.p = y_prob
         self.y = _dask.as_row_chunks(y_true, y_prob)
         self.w = _dask.check_sample_weight(sample_weight, y_prob, relative=True)

@@ -288,3 +288,30 @@ def test_probabilities_read_as_logits_warn_like_the_calibrators(metric):
         warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
         metric(y, Z, input_type="logits")  # real logits: no warning
         metric(y, P)
+
+
+@pytest.mark.parametrize("metric", [expected_calibration_error, negative_log_likelihood,
+                                    brier_score])
+def test_dask_probabilities_read_as_logits_warn_as_numpy(metric):
+    da = pytest.importorskip("dask.array")
+    from scipy.special import softmax
+
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 600)
+    Z = 4.0 * (np.eye(3)[y] + rng.normal(size=(600, 3)))
+    P = softmax(Z, axis=1)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="y_prob looks like probab") as rec:
+        got = metric(da.from_array(y, chunks=200), da.from_array(P, chunks=(200, 3)),
+                     input_type="logits")
+    assert rec[0].filename == __file__
+    assert float(got) == pytest.approx(metric(y, softmax(P, axis=1)), rel=1e-12)
+    yb = (y == 1).astype(int)
+    with pytest.warns(ProbabilitiesAsLogitsWarning, match="binary score"):
+        metric(da.from_array(yb, chunks=200), da.from_array(P[:, 1], chunks=200),
+               input_type="logits")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        metric(da.from_array(y, chunks=200), da.from_array(Z, chunks=(200, 3)),
+               input_type="logits")
