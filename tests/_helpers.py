@@ -43,6 +43,19 @@ def temperature_reference(Z, y, sample_weight=None):
     return float(np.exp(res.x))
 
 
+def inverse_temperature_reference(Z, y, sample_weight=None):
+    """``1/T`` of temperature scaling, by SciPy's bounded search on ``beta`` itself.
+
+    The centre of the VS / BCTS / NBVS penalties (which act after the
+    temperature): ``beta`` in ``1e-6 .. 1e3``, to 1e-13.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    res = minimize_scalar(lambda beta: nll(Z, y, 1.0 / beta, w), bounds=(1e-6, 1e3),
+                          method="bounded", options={"xatol": 1e-13})
+    return res.x
+
+
 def multiclass_brier(y, P, K):
     """Multiclass Brier score ``sum_k (1[y = k] - P_k)^2``, averaged over rows."""
     return float(np.sum((np.eye(K)[y] - P) ** 2) / len(y))

@@ -23,6 +23,7 @@ from skcal import (
 )
 
 from conftest import load_shared
+from _helpers import inverse_temperature_reference
 
 RTOL = 1e-6
 
@@ -237,26 +238,12 @@ def test_reg_auto_equals_gridsearchcv(synthetic):
 
 
 # ------------------------------------------------------------ BCTS / NBVS
-def _ts_beta(Z, y, sw=None):
-    """1/T of temperature scaling by a bounded scalar solve: the centre of the
-    BCTS / NBVS penalty, which acts after the temperature."""
-    Z = np.asarray(Z, dtype=np.float64)
-    sw = np.ones(len(y)) if sw is None else np.asarray(sw, dtype=np.float64)
-
-    def nll(beta):
-        A = beta * Z
-        return (sw * (logsumexp(A, axis=1) - A[np.arange(len(y)), y])).sum() / sw.sum()
-
-    return minimize_scalar(nll, bounds=(1e-6, 1e3), method="bounded",
-                           options={"xatol": 1e-13}).x
-
-
 @pytest.mark.parametrize("alpha", [0.0, 0.05])
 def test_bcts_matches_scipy(synthetic, alpha):
     Z, y, sw = synthetic
     k = Z.shape[1]
     est = BiasCorrectedTemperatureScaler(alpha=alpha).fit(Z, y, sample_weight=sw)
-    beta = _ts_beta(Z, y, sw)
+    beta = inverse_temperature_reference(Z, y, sw)
     C, R, cb = np.full(k, alpha / 2 / k / beta**2), np.full(k, beta), np.full(k, alpha / 2)
     W = np.eye(k) / est.temperature_
     f = objective(Z, y, sw, W, est.intercept_, C, R, cb, "diagonal")
@@ -268,7 +255,7 @@ def test_nbvs_matches_scipy(synthetic, alpha):
     Z, y, sw = synthetic
     k = Z.shape[1]
     est = NoBiasVectorScaler(alpha=alpha).fit(Z, y, sample_weight=sw)
-    beta = _ts_beta(Z, y, sw)
+    beta = inverse_temperature_reference(Z, y, sw)
     C, R, cb = np.full(k, alpha / 2 / beta**2), np.full(k, beta), np.zeros(k)
     f = objective(Z, y, sw, np.diag(est.coef_), np.zeros(k), C, R, cb, "diagonal")
     _check(f, ref_affine(Z, y, sw, "diagonal", False, C, R, cb))
@@ -560,7 +547,7 @@ def test_bcts_above_the_newton_size_uses_the_trust_region():
     Z[np.arange(n), y] += 3.0
     Z[:, :40] += 0.7  # a class bias for the intercepts to remove
     est = BiasCorrectedTemperatureScaler(alpha=alpha).fit(Z, y)
-    beta = _ts_beta(Z, y)  # the penalty acts after the temperature
+    beta = inverse_temperature_reference(Z, y)  # the penalty acts after the temperature
 
     def fun(t):
         w, b = t[0], t[1:]

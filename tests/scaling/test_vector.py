@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from conftest import load_shared
+from _helpers import inverse_temperature_reference
 from numpy.testing import assert_allclose
 from scipy.optimize import approx_fprime, minimize
 from scipy.special import logsumexp, softmax
@@ -18,21 +19,6 @@ from skcal import VectorScaler
 
 
 # --------------------------------------------------------------- reference
-def reference_beta(Z, y, sw=None):
-    """1/T of temperature scaling, by a bounded scalar solve (the penalty's centre)."""
-    from scipy.optimize import minimize_scalar
-
-    Z = np.asarray(Z, dtype=np.float64)
-    sw = np.ones(len(y)) if sw is None else np.asarray(sw, dtype=np.float64)
-
-    def nll(beta):
-        A = beta * Z
-        return (sw * (logsumexp(A, axis=1) - A[np.arange(len(y)), y])).sum() / sw.sum()
-
-    return minimize_scalar(nll, bounds=(1e-6, 1e3), method="bounded",
-                           options={"xatol": 1e-13}).x
-
-
 def reference_objective(theta, Z, y, sw, alpha, beta=1.0):
     """Penalised mean NLL and its gradient, written from the formula (float64):
     the penalty ``alpha/2 (||w / beta - 1||^2 + ||b||^2)`` acts after the
@@ -54,7 +40,7 @@ def reference_objective(theta, Z, y, sw, alpha, beta=1.0):
 def reference_fit(Z, y, sw=None, alpha=0.0):
     """High-precision BFGS solve of the same objective; b centred if alpha == 0."""
     k = Z.shape[1]
-    beta = reference_beta(Z, y, sw) if alpha > 0 else 1.0
+    beta = inverse_temperature_reference(Z, y, sw) if alpha > 0 else 1.0
     theta0 = np.concatenate([np.full(k, beta), np.zeros(k)])
     res = minimize(
         reference_objective,
@@ -228,7 +214,7 @@ def test_vector_real_sets_match_reference(name):
     vs = VectorScaler().fit(Z, y)  # default alpha=1e-4
     w_ref, b_ref, f_ref = reference_fit(Z, y, alpha=1e-4)
     theta = np.concatenate([vs.coef_, vs.intercept_])
-    f, _ = reference_objective(theta, Z, y, None, 1e-4, reference_beta(Z, y))
+    f, _ = reference_objective(theta, Z, y, None, 1e-4, inverse_temperature_reference(Z, y))
     assert f <= f_ref + 1e-10
     assert_allclose(vs.coef_, w_ref, rtol=1e-5, atol=1e-5)
     assert_allclose(vs.intercept_, b_ref, atol=1e-5)
@@ -266,7 +252,7 @@ def test_vector_alpha_moves_fit_toward_identity(synth):
     assert all(a > b for a, b in zip(dist, dist[1:]))
     # A huge penalty pins the map to temperature scaling (it acts after T).
     vs = VectorScaler(alpha=1e6).fit(Z, y)
-    assert_allclose(vs.coef_, reference_beta(Z, y), rtol=1e-5)
+    assert_allclose(vs.coef_, inverse_temperature_reference(Z, y), rtol=1e-5)
     assert_allclose(vs.intercept_, 0.0, atol=1e-5)
 
 
