@@ -509,13 +509,11 @@ class BaseCalibrator(
     def _predict_proba(self, Z, xp):
         return xp.exp(self._predict_log_proba(Z, xp))
 
+    @substitute_docstring
     def predict_proba(self, X):
         """Calibrated class probabilities.
 
-        Parameters
-        ----------
-        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
-            Outputs of the same kind as in ``fit``.
+        %(predict_params)s
 
         Returns
         -------
@@ -536,12 +534,11 @@ class BaseCalibrator(
         """
         return self._predict_with(X, "_predict_proba")
 
+    @substitute_docstring
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (may hold ``-inf`` for a zero probability).
 
-        Parameters
-        ----------
-        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+        %(predict_params)s
 
         Returns
         -------
@@ -563,12 +560,11 @@ class BaseCalibrator(
         """The columns of the validated ``Z`` whose order the map keeps (all, by default)."""
         return Z
 
+    @substitute_docstring
     def predict(self, X):
         """Most probable class after calibration.
 
-        Parameters
-        ----------
-        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+        %(predict_params)s
 
         Returns
         -------
@@ -585,12 +581,11 @@ class BaseCalibrator(
         xp = get_backend(Z)
         return like_input(xp.take_labels(xp.predict_index(self, Z), self.classes_), X)
 
+    @substitute_docstring
     def transform(self, X):
         """Calibrated log-probabilities (calibrated logits, normalised).
 
-        Parameters
-        ----------
-        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+        %(predict_params)s
 
         Returns
         -------
@@ -599,6 +594,7 @@ class BaseCalibrator(
         """
         return self.predict_log_proba(X)
 
+    @substitute_docstring
     def score(self, X, y, sample_weight=None):
         """Mean log-likelihood of the true labels (higher is better).
 
@@ -606,18 +602,8 @@ class BaseCalibrator(
         selection with it (the default of ``GridSearchCV``) prefers the
         best-calibrated model, not merely the most accurate one.
 
-        Parameters
-        ----------
-        X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
-        y : array-like of shape (n_samples,)
-            True labels; must be among ``classes_``.
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-            ``sum_i w_i log p_i[y_i] / sum_i w_i``; ``-inf`` if a true label has
-            probability 0.
+        %(predict_params)s
+        %(score_y_returns)s
 
         Raises
         ------

@@ -44,6 +44,7 @@ from sklearn.utils.validation import (
 from .._backend import _numpy
 from ._logits import _classifier_scores, _log_proba, _resolve_response_method
 from ..scaling._temperature import TemperatureScaler
+from ..utils._docstrings import substitute_docstring
 from ..utils._labels import encode_labels as _encode_with
 from ..utils._pickle import VersionedPickleMixin
 
@@ -625,6 +626,7 @@ class CalibratedClassifier(
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    @substitute_docstring
     def score(self, X, y, sample_weight=None):
         """Mean log-likelihood of the true labels (higher is better).
 
@@ -635,15 +637,7 @@ class CalibratedClassifier(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            True labels; must be among ``classes_``.
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-            ``sum_i w_i log p_i[y_i] / sum_i w_i``; ``-inf`` when a true label
-            has probability 0.
+        %(score_y_returns)s
 
         Raises
         ------

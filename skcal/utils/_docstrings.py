@@ -10,7 +10,9 @@ three as ``%(calibrator_params)s``) and is decorated with
 import re
 import textwrap
 
-__all__ = ["SHARED_DOCS", "SHARED_GROUPS", "SHARED_NOTES", "substitute_docstring"]
+__all__ = [
+    "SHARED_DOCS", "SHARED_GROUPS", "SHARED_NOTES", "SHARED_METHOD_DOCS", "substitute_docstring",
+]
 
 #: The text of each shared entry, without indentation.
 SHARED_DOCS = {
@@ -49,11 +51,33 @@ changes nothing, and unweighted data count their rows, ties included
 (:func:`skcal.utils._weights.weight_unit`).""",
 }
 
+#: Pieces of the methods' docstrings shared by :class:`skcal.base.BaseCalibrator`
+#: and the meta-estimators (same substitution).
+SHARED_METHOD_DOCS = {
+    # the Parameters section of predict_proba / predict_log_proba / predict / transform
+    "predict_params": """\
+Parameters
+----------
+X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
+    Outputs of the same kind as in ``fit``.""",
+    # score's parameters after X, and its Returns section
+    "score_y_returns": """\
+y : array-like of shape (n_samples,)
+    True labels; must be among ``classes_``.
+sample_weight : array-like of shape (n_samples,), default=None
+
+Returns
+-------
+score : float
+    ``sum_i w_i log p_i[y_i] / sum_i w_i``; ``-inf`` when a true label has
+    probability 0.""",
+}
+
 _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
 
 
 def substitute_docstring(obj=None, *, entries=None):
-    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` (:data:`SHARED_GROUPS`, :data:`SHARED_NOTES`) entries.
+    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` (:data:`SHARED_GROUPS`, :data:`SHARED_NOTES`, :data:`SHARED_METHOD_DOCS`) entries.
 
     Each placeholder must stand alone on its line; the entry is indented like
     the placeholder. Unknown names raise ``KeyError`` at import time, so a typo
@@ -75,7 +99,9 @@ def substitute_docstring(obj=None, *, entries=None):
         The same object, so this works as a decorator; without ``obj``, the
         decorator.
     """
-    table = {**SHARED_DOCS, **SHARED_GROUPS, **SHARED_NOTES, **(entries or {})}
+    table = {
+        **SHARED_DOCS, **SHARED_GROUPS, **SHARED_NOTES, **SHARED_METHOD_DOCS, **(entries or {})
+    }
     if obj is None:
         return lambda o: substitute_docstring(o, entries=entries)
     if obj.__doc__:
