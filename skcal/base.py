@@ -540,9 +540,7 @@ class BaseCalibrator(
 
         %(predict_params)s
 
-        Returns
-        -------
-        log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        %(log_proba_returns)s
         """
         return self._predict_with(X, "_predict_log_proba")
 
@@ -587,9 +585,7 @@ class BaseCalibrator(
 
         %(predict_params)s
 
-        Returns
-        -------
-        log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)
+        %(log_proba_returns)s
             Same as :meth:`predict_log_proba`.
         """
         return self.predict_log_proba(X)

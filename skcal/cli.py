@@ -185,22 +185,16 @@ def _parser():
         "forest, naive Bayes and an SVC on scikit-learn's breast cancer and digits "
         "data (8 sets; built without network on first use, then cached in ~/.cache/skcal)",
     )
-    b.add_argument(
-        "--full", action="store_true",
-        help="the full sweep: every method and every installed peer, 1000 "
-        "bootstrap resamples, 3 timed runs per method (minutes); the default "
-        "runs the methods of DEFAULT_METHODS with 200 resamples and 1 timed run",
-    )
-    b.add_argument(
-        "--wide", action="store_true",
-        help="print every column (library, classwise ECE, predict time, every "
-        "interval); the default table fits 120 columns",
-    )
-    b.add_argument(
-        "--quiet", action="store_true",
-        help="no progress bars (neither skcal's nor the peer libraries'); the "
-        "default when stderr is not a terminal",
-    )
+    for flag, text in (
+        ("--full", "the full sweep: every method and every installed peer, 1000 "
+         "bootstrap resamples, 3 timed runs per method (minutes); the default "
+         "runs the methods of DEFAULT_METHODS with 200 resamples and 1 timed run"),
+        ("--wide", "print every column (library, classwise ECE, predict time, every "
+         "interval); the default table fits 120 columns"),
+        ("--quiet", "no progress bars (neither skcal's nor the peer libraries'); the "
+         "default when stderr is not a terminal"),
+    ):
+        b.add_argument(flag, action="store_true", help=text)
     add_subcommands(sub)
     return parser
 

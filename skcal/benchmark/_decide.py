@@ -15,6 +15,8 @@ import textwrap
 
 import numpy as np
 
+from ..utils._docstrings import substitute_docstring
+
 __all__ = [
     "SUMMARY_COLUMNS",
     "add_uncalibrated_comparison",
@@ -389,6 +391,16 @@ def _save(fig, path, title, ax=None):
     return fig
 
 
+#: The last parameters and the Returns section of the plots (substitute_docstring).
+_DOCS = {"png_returns": """\
+path : str or path-like
+    PNG file to write.
+title : str or None, default=None
+
+Returns
+-------
+fig : matplotlib.figure.Figure"""}
+
 #: Most panels of the reliability small multiples (uncalibrated included).
 MAX_RELIABILITY_PANELS = 6
 
@@ -486,6 +498,7 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     return _save(fig, path, title)
 
 
+@substitute_docstring(entries=_DOCS)
 def plot_nll_change(rows, path, title=None):
     """Ranked interval plot of each method's test NLL change against uncalibrated.
 
@@ -493,12 +506,7 @@ def plot_nll_change(rows, path, title=None):
     ----------
     rows : list of dict
         Rows of one data set after :func:`add_uncalibrated_comparison`.
-    path : str or path-like
-    title : str or None, default=None
-
-    Returns
-    -------
-    fig : matplotlib.figure.Figure
+    %(png_returns)s
 
     Notes
     -----
@@ -533,6 +541,7 @@ def plot_nll_change(rows, path, title=None):
     return _save(fig, path, title, ax)
 
 
+@substitute_docstring(entries=_DOCS)
 def plot_win_rates(summary, path, title=None):
     """Win rates across data sets against uncalibrated and against temperature scaling.
 
@@ -540,12 +549,7 @@ def plot_win_rates(summary, path, title=None):
     ----------
     summary : list of dict
         Output of :func:`summarize`.
-    path : str or path-like
-    title : str or None, default=None
-
-    Returns
-    -------
-    fig : matplotlib.figure.Figure
+    %(png_returns)s
 
     Notes
     -----

@@ -5,6 +5,7 @@ from importlib import resources
 
 import numpy as np
 
+from ..utils._docstrings import substitute_docstring
 from ._tables import encode_labels, read_logit_table
 
 __all__ = [
@@ -24,6 +25,13 @@ _BUNDLED = (
 )
 
 _SPLIT_KEYS = ("logits_val", "y_val", "logits_test", "y_test")
+
+#: The Returns section of the loaders of one bundled set (substitute_docstring).
+_DOCS = {"bundled_returns": """\
+Returns
+-------
+data : :class:`~sklearn.utils.Bunch`
+    See :func:`load_logits` for the attributes."""}
 
 
 def _data_dir():
@@ -116,13 +124,11 @@ def load_logits(name):
     )
 
 
+@substitute_docstring(entries=_DOCS)
 def load_cifar10_resnet20():
     """Load the bundled CIFAR-10 / ResNet-20 logits (10 classes, 5000 + 5000 rows).
 
-    Returns
-    -------
-    data : :class:`~sklearn.utils.Bunch`
-        See :func:`load_logits` for the attributes.
+    %(bundled_returns)s
 
     Examples
     --------
@@ -133,16 +139,14 @@ def load_cifar10_resnet20():
     return load_logits("cifar10_resnet20_chenyaofo")
 
 
+@substitute_docstring(entries=_DOCS)
 def load_agnews_gpt2():
     """Load the bundled AG News / GPT-2 zero-shot log-probabilities (4 classes).
 
     A set on which temperature scaling alone leaves a large calibration error,
     because the model has a strong class bias.
 
-    Returns
-    -------
-    data : :class:`~sklearn.utils.Bunch`
-        See :func:`load_logits` for the attributes.
+    %(bundled_returns)s
 
     Examples
     --------
@@ -153,20 +157,20 @@ def load_agnews_gpt2():
     return load_logits("agnews_gpt2_zeroshot")
 
 
+@substitute_docstring(entries=_DOCS)
 def load_sst2_gpt2():
     """Load the bundled SST-2 / GPT-2 zero-shot log-probabilities (binary).
 
-    Returns
-    -------
-    data : :class:`~sklearn.utils.Bunch`
-        See :func:`load_logits` for the attributes; ``logits_*`` have two
-        columns.
+    The ``logits_*`` arrays have two columns.
+
+    %(bundled_returns)s
 
     Examples
     --------
     >>> from skcal.datasets import load_sst2_gpt2
-    >>> load_sst2_gpt2().logits_val.shape
-    (910, 2)
+    >>> data = load_sst2_gpt2()
+    >>> data.n_classes, data.logits_val.shape
+    (2, (910, 2))
     """
     return load_logits("sst2_gpt2_zeroshot")
 

@@ -118,6 +118,7 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted ensemble.
 
         Raises
         ------
@@ -158,6 +159,7 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : list of array-like, or array-like of shape (n_members, n_samples, n_classes)
+            Each member's outputs, of the same kind as in ``fit``.
 
         Returns
         -------
@@ -233,10 +235,10 @@ def calibrate_ensemble(X, y, calibrator=None, *, final_calibrator=None, sample_w
     --------
     >>> import numpy as np
     >>> from skcal import calibrate_ensemble
+    >>> y = np.arange(300) % 3
     >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=300)
-    >>> members = [4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3))) for _ in range(3)]
-    >>> calibrate_ensemble(members, y).predict_proba(members).sum(axis=1)[:2]
+    >>> X = 4.0 * (np.eye(3)[y] + rng.normal(size=(3, 300, 3)))  # 3 members, one array
+    >>> calibrate_ensemble(X, y).predict_proba(X).sum(axis=1)[:2]
     array([1., 1.])
     """
     return CalibratedEnsemble(calibrator, final_calibrator).fit(X, y, sample_weight=sample_weight)

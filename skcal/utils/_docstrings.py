@@ -60,6 +60,11 @@ Parameters
 ----------
 X : array-like or torch.Tensor of shape (n_samples, n_classes), (n_samples, 1) or (n_samples,)
     Outputs of the same kind as in ``fit``.""",
+    # the Returns section of predict_log_proba / transform
+    "log_proba_returns": """\
+Returns
+-------
+log_proba : ndarray or torch.Tensor of shape (n_samples, n_classes)""",
     # score's parameters after X, and its Returns section
     "score_y_returns": """\
 y : array-like of shape (n_samples,)

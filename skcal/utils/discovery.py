@@ -42,11 +42,11 @@ def calibrator_family(cls):
     Parameters
     ----------
     cls : type
-        A calibrator class.
+        A calibrator class; its subpackage decides the family.
 
     Returns
     -------
-    str
+    family : {"scaling", "ovr", "other"}
     """
     return _FAMILIES.get(".".join(cls.__module__.split(".")[:2]), "other")
 
@@ -65,7 +65,7 @@ def method_name(cls):
 
     Returns
     -------
-    str
+    name : str
     """
     name = re.sub(r"(Scaler|Calibrator)$", "", cls.__name__) or cls.__name__
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()
