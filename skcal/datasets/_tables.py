@@ -163,14 +163,12 @@ def _npz_array(f, key, path):
     """Read one array of an open .npz without pickle, naming the file on error."""
     try:
         return f[key]
-    except ValueError as exc:
-        if "allow_pickle" in str(exc):
+    except Exception as exc:  # an object array, a corrupt member, a truncated zip, ...
+        if isinstance(exc, ValueError) and "allow_pickle" in str(exc):
             raise ValueError(
                 f"{path}: holds object arrays (key {key!r} stores Python objects "
                 f"such as strings or None); {_OBJECT_MSG}"
             ) from None
-        raise ValueError(f"{path}: cannot read array {key!r} ({exc})") from None
-    except Exception as exc:  # corrupt member, truncated zip, ...
         raise ValueError(f"{path}: cannot read array {key!r} ({exc})") from None
 
 
@@ -185,14 +183,12 @@ def _load_npy(path, mmap_mode=None):
         raise ValueError(f"{path}: not a valid .npy file; write one with numpy.save")
     try:
         return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
-    except ValueError as exc:
-        if "allow_pickle" in str(exc) or "object" in str(exc):
+    except Exception as exc:
+        if isinstance(exc, ValueError) and ("allow_pickle" in str(exc) or "object" in str(exc)):
             raise ValueError(
                 f"{path}: holds an object array (Python objects such as strings "
                 f"or None); {_OBJECT_MSG}"
             ) from None
-        raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
-    except Exception as exc:
         raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
 
 
