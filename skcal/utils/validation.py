@@ -122,21 +122,15 @@ def _warn_if_probabilities(X, lo, hi, *, name="X"):
     """
     if lo < 0 or hi > 1:
         return
-    if X.ndim == 1 or X.shape[1] == 1:
-        if hi < BINARY_PROBABILITY_MIN_MAX:
-            # every value within 1e-3 of 0: tiny non-negative log-odds (a tiny
-            # logit scale), not the positive class's probability
-            return
-        warnings.warn(
-            probabilities_as_logits_message(True, name=name),
-            ProbabilitiesAsLogitsWarning,
-            stacklevel=_caller_stacklevel(),
-        )
+    binary = X.ndim == 1 or X.shape[1] == 1
+    if binary and hi < BINARY_PROBABILITY_MIN_MAX:
+        # every value within 1e-3 of 0: tiny non-negative log-odds (a tiny
+        # logit scale), not the positive class's probability
         return
-    dev = get_backend(X).row_sum_deviation(X, probability_row_tolerance(X.dtype))
-    if dev <= probability_row_tolerance(X.dtype):
+    tol = probability_row_tolerance(X.dtype)
+    if binary or get_backend(X).row_sum_deviation(X, tol) <= tol:
         warnings.warn(
-            probabilities_as_logits_message(False, name=name),
+            probabilities_as_logits_message(binary, name=name),
             ProbabilitiesAsLogitsWarning,
             stacklevel=_caller_stacklevel(),
         )
