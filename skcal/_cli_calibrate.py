@@ -198,14 +198,13 @@ def _read(args, role, need_labels):
     from .datasets._tables import read_logit_table
 
     try:
-        table = read_logit_table(
+        return read_logit_table(
             args.data, role=role, label_column=args.label_column,
             logit_columns=args.logit_columns, ignore_columns=args.ignore_columns,
             need_labels=need_labels,
         )
     except (OSError, ValueError) as exc:
         raise _UserError(_one_line(exc)) from None
-    return table
 
 
 def _one_line(exc):
@@ -739,16 +738,9 @@ _COMMANDS = {"fit": _cmd_fit, "apply": _cmd_apply, "report": _cmd_report}
 
 
 def run(args):
-    """Run one of ``fit`` / ``apply`` / ``report``.
+    """Run one of ``fit`` / ``apply`` / ``report``: 0 on success.
 
-    Returns
-    -------
-    status : int
-        0 on success; 2 for bad input (path, format, shape, parameter),
-        reported as one line on stderr without a traceback.
+    Bad input (path, format, shape, parameter) raises ``_UserError``, which
+    :func:`skcal.cli.main` reports as one line on stderr with exit code 2.
     """
-    try:
-        return _COMMANDS[args.command](args)
-    except _UserError as exc:
-        print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    return _COMMANDS[args.command](args)

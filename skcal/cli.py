@@ -515,7 +515,7 @@ def main(argv=None):
             return _benchmark(args)
         from ._cli_calibrate import run
 
-        return run(args)  # prints its own one-line errors
+        return run(args)
     except _UserError as exc:
         print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
         return 2
