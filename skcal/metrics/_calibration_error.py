@@ -14,7 +14,7 @@ from ._compute import (
     stack_sums,
     value_from_sums,
 )
-from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
+from ._params import _check_kind, validated
 from ._validation import _check_inputs, _check_n_bins
 
 __all__ = [
@@ -96,8 +96,8 @@ def calibration_error(
 
     Parameters
     ----------
-    {common}
-    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+    %(common)s
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
         Which probabilities are checked against which outcomes:
 
         - ``"top-label"``: the confidence ``max_k p_ik`` against whether the
@@ -120,14 +120,14 @@ def calibration_error(
     n_bins : int, default=15
         Number of bins (equal-mass binning can produce fewer, see Notes); at
         most ``max(10000, n_samples)``.
-    strategy : {{"uniform", "quantile"}}, default="uniform"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Equal-width bins on [0, 1] or equal-mass bins (weighted quantiles of
         the scores).
-    norm : {{"l1", "l2", "max"}}, default="l1"
+    norm : {"l1", "l2", "max"}, default="l1"
         How the per-bin gaps are combined: weighted mean (ECE), weighted
         root mean square (RMS calibration error) or maximum over non-empty
         bins (MCE).
-    {tail}
+    %(tail)s
 
     Returns
     -------
@@ -151,21 +151,21 @@ def calibration_error(
     Notes
     -----
     With bins :math:`B_1..B_M`, per-bin weight fraction
-    :math:`w_m = \\sum_{{i \\in B_m}} w_i / \\sum_i w_i`, mean score
-    :math:`\\mathrm{{conf}}_m` and observed frequency :math:`\\mathrm{{acc}}_m`
+    :math:`w_m = \\sum_{i \\in B_m} w_i / \\sum_i w_i`, mean score
+    :math:`\\mathrm{conf}_m` and observed frequency :math:`\\mathrm{acc}_m`
     (both weighted means over :math:`B_m`):
 
     .. math::
 
-        \\mathrm{{ECE}} = \\sum_m w_m |\\mathrm{{acc}}_m - \\mathrm{{conf}}_m|, \\quad
-        \\mathrm{{RMSCE}} = \\sqrt{{\\sum_m w_m (\\mathrm{{acc}}_m -
-        \\mathrm{{conf}}_m)^2}}, \\quad
-        \\mathrm{{MCE}} = \\max_{{m: w_m > 0}} |\\mathrm{{acc}}_m - \\mathrm{{conf}}_m|.
+        \\mathrm{ECE} = \\sum_m w_m |\\mathrm{acc}_m - \\mathrm{conf}_m|, \\quad
+        \\mathrm{RMSCE} = \\sqrt{\\sum_m w_m (\\mathrm{acc}_m -
+        \\mathrm{conf}_m)^2}, \\quad
+        \\mathrm{MCE} = \\max_{m: w_m > 0} |\\mathrm{acc}_m - \\mathrm{conf}_m|.
 
     Bin rules: equal-width bins are closed on the right,
     :math:`(m/M, (m+1)/M]`, with 0.0 in the first bin and 1.0 in the last; a
     score on an interior edge falls in the lower bin whether it is float32 or
-    float64 (scores within a relative :math:`2^{{-21}}` of an edge count as on
+    float64 (scores within a relative :math:`2^{-21}` of an edge count as on
     it). Equal-mass edges are the inverted-CDF weighted quantiles of the scores
     (edge :math:`j` is the smallest score :math:`v` whose cumulative weight
     fraction reaches :math:`j/M`; NumPy's ``method="inverted_cdf"``), the
@@ -210,11 +210,6 @@ def calibration_error(
     return float(value_from_sums(*stack_sums(groups), norm))
 
 
-calibration_error.__doc__ = calibration_error.__doc__.format(
-    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
-)
-
-
 def _convenience(norm, name, long_name, symbol):
     """``calibration_error(..., norm=norm)`` as the public function ``name``."""
 
@@ -226,7 +221,6 @@ def _convenience(norm, name, long_name, symbol):
         parameters=[p for p in sig.parameters.values() if p.name != "norm"]
     )
     func.__name__ = func.__qualname__ = name
-    func = validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
     func.__doc__ = f"""{long_name} ({symbol}).
 
     Same as ``calibration_error(..., norm="{norm}")``; see
@@ -235,7 +229,7 @@ def _convenience(norm, name, long_name, symbol):
 
     Parameters
     ----------
-    {_COMMON_PARAMS}
+    %(common)s
     kind : {{"top-label", "classwise", "binary"}}, default="top-label"
         Top-label confidence, mean over classes (one class with
         ``class_index``), or the positive class. ``"class"`` is another name
@@ -246,7 +240,7 @@ def _convenience(norm, name, long_name, symbol):
         Number of bins; at most ``max(10000, n_samples)``.
     strategy : {{"uniform", "quantile"}}, default="uniform"
         Equal-width or equal-mass bins.
-    {_TAIL_PARAMS}
+    %(tail)s
 
     Returns
     -------
@@ -263,7 +257,7 @@ def _convenience(norm, name, long_name, symbol):
     .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
        Modern Neural Networks", ICML 2017.
     """
-    return func
+    return validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
 
 
 expected_calibration_error = _convenience(
@@ -310,8 +304,8 @@ def reliability_curve(
 
     Parameters
     ----------
-    {common}
-    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+    %(common)s
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
         ``"top-label"``: confidence vs. accuracy of the predicted class;
         ``"classwise"``: column ``class_index`` vs.
         ``1[y = labels[class_index]]`` (a curve shows one class);
@@ -323,10 +317,10 @@ def reliability_curve(
         Column of ``y_prob`` for ``kind="classwise"`` (required there).
     n_bins : int, default=15
         Number of bins; at most ``max(10000, n_samples)``.
-    strategy : {{"uniform", "quantile"}}, default="uniform"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Equal-width or equal-mass bins; see :func:`calibration_error` for the
         bin rules.
-    {tail}
+    %(tail)s
     n_bootstrap : int, default=0
         If > 0, the number of bootstrap resamples (rows drawn with
         replacement, bin edges kept fixed) used for a percentile confidence
@@ -337,7 +331,7 @@ def reliability_curve(
         Coverage of the bootstrap interval, in (0, 1).
     random_state : int, RandomState instance or None, default=None
         Seed of the bootstrap resampling.
-    interval : {{"clopper-pearson", "wilson", "jeffreys"}}, default=None
+    interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
         If given, an exact (or score) binomial interval of ``prob_true`` in
         every bin, from :func:`binomial_interval` with the bin's number of
         samples and of positive outcomes (sums of the sample weights, read
@@ -376,8 +370,8 @@ def reliability_curve(
     Notes
     -----
     For bin :math:`B_m`, ``prob_pred`` is
-    :math:`\\sum_{{i \\in B_m}} w_i s_i / \\sum_{{i \\in B_m}} w_i` and
-    ``prob_true`` is :math:`\\sum_{{i \\in B_m}} w_i o_i / \\sum_{{i \\in B_m}} w_i`
+    :math:`\\sum_{i \\in B_m} w_i s_i / \\sum_{i \\in B_m} w_i` and
+    ``prob_true`` is :math:`\\sum_{i \\in B_m} w_i o_i / \\sum_{i \\in B_m} w_i`
     for scores :math:`s_i` and 0/1 outcomes :math:`o_i`. For
     ``kind="binary"`` and unit weights these equal the two outputs of
     ``sklearn.calibration.calibration_curve`` (which drops empty bins too).
@@ -417,11 +411,6 @@ def reliability_curve(
             inp, s["targets"], s, n_bootstrap, confidence_level, random_state
         )
     return curve
-
-
-reliability_curve.__doc__ = reliability_curve.__doc__.format(
-    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
-)
 
 
 def _bootstrap_prob_true(inp, targets, s, n_bootstrap, level, random_state):

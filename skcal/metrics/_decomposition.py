@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
 from ._events import event_groups
-from ._params import _check_kind, validated
+from ._params import _check_kind, _entry, validated
 from ._validation import _check_inputs, _check_n_bins
 
 __all__ = ["brier_decomposition", "log_loss_decomposition"]
@@ -98,10 +98,10 @@ def _decomposition(score, name, doc):
         return Bunch(**parts, method=method)
 
     decomposition.__name__ = decomposition.__qualname__ = name
-    decomposition.__doc__ = doc.lstrip().format(params=_PARAMS, notes=_NOTES)
+    decomposition.__doc__ = doc.lstrip()
     return validated(
         "kind", "class_index", "n_bins", "strategy", "input_type", "scale_by_half",
-        method=[StrOptions({"corp", "binned"})],
+        method=[StrOptions({"corp", "binned"})], docs={"params": _PARAMS, "notes": _NOTES},
     )(decomposition)
 
 
@@ -160,7 +160,7 @@ _PARAMS = """
         :func:`brier_score`).
     pos_label : int, float, bool or str, default=None
         The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
-        :func:`calibration_error`).""".strip()
+        :func:`calibration_error`)."""
 
 _NOTES = """
     With :math:`S` the mean score, :math:`\\hat p_i` the recalibrated
@@ -178,6 +178,7 @@ _NOTES = """
     exactly (up to rounding). With CORP, MCB and DSC are non-negative,
     because the isotonic fit minimises every proper score among monotone
     recalibrations (Dimitriadis et al. 2021, Theorem 1)."""
+_PARAMS, _NOTES = _entry(_PARAMS), _entry(_NOTES)
 
 
 brier_decomposition = _decomposition(_brier, "brier_decomposition", """
@@ -185,7 +186,7 @@ brier_decomposition = _decomposition(_brier, "brier_decomposition", """
 
     Parameters
     ----------
-    {params}
+    %(params)s
 
     Returns
     -------
@@ -208,7 +209,7 @@ brier_decomposition = _decomposition(_brier, "brier_decomposition", """
 
     Notes
     -----
-    {notes}
+    %(notes)s
 
     For the binned method, DSC is Murphy's resolution
     :math:`\\sum_m w_m (\\bar o_m - \\bar o)^2` and UNC is
@@ -241,7 +242,7 @@ log_loss_decomposition = _decomposition(_log_loss, "log_loss_decomposition", """
 
     Parameters
     ----------
-    {params}
+    %(params)s
 
     Returns
     -------
@@ -261,7 +262,7 @@ log_loss_decomposition = _decomposition(_log_loss, "log_loss_decomposition", """
 
     Notes
     -----
-    {notes}
+    %(notes)s
 
     The score is the binary log loss (natural log) of each event,
     :math:`-o \\log s - (1 - o) \\log(1 - s)`; UNC is the entropy of the base

@@ -18,7 +18,7 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
-from ._params import _NORMS, _STRATEGIES, _check_kind, validated
+from ._params import _NORMS, _STRATEGIES, _check_kind, _entry, validated
 from ._binomial import binomial_interval
 from ._compute import (
     bin_terms,
@@ -34,9 +34,6 @@ from ._validation import _check_choice, _check_inputs, _check_n_bins
 __all__ = ["binomial_interval", "confidence_interval", "paired_difference_interval"]
 
 _METHODS = ("percentile", "basic", "BCa")
-#: random_state: also a numpy Generator, so checked by ``_rng``.
-_validated = validated("confidence_level", "n_resamples", "batch", "input_type",
-                       method=[StrOptions(set(_METHODS))])
 
 #: Row indices per batch of resamples (int64: 8 MiB).
 _BATCH_ELEMENTS = 2**20
@@ -405,7 +402,12 @@ _SHARED_DOC = """
         Options of the metric: ``kind``, ``class_index``, ``n_bins``,
         ``strategy`` (and ``norm`` for ``calibration_error``) for the binned
         errors, ``kind`` and ``class_index`` for the smooth ECE,
-        ``scale_by_half`` for the Brier score.""".strip()
+        ``scale_by_half`` for the Brier score."""
+
+#: random_state: also a numpy Generator, so checked by ``_rng``.
+_validated = validated("confidence_level", "n_resamples", "batch", "input_type",
+                       method=[StrOptions(set(_METHODS))],
+                       docs={"shared": _entry(_SHARED_DOC)})
 
 
 @_validated
@@ -442,7 +444,7 @@ def confidence_interval(
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Probabilities, or logits with ``input_type="logits"``; a
         ``torch.Tensor`` is reduced on its device.
-    {shared}
+    %(shared)s
 
     Returns
     -------
@@ -487,7 +489,7 @@ def confidence_interval(
     the calibration errors and the accuracy, [0, 2] for the Brier score,
     [0, inf) for the NLL (not for :func:`paired_difference_interval`, whose
     difference can have either sign). Only the ``"basic"`` interval
-    :math:`[2\\hat\\theta - q_{{1-\\alpha/2}}, 2\\hat\\theta - q_{{\\alpha/2}}]`
+    :math:`[2\\hat\\theta - q_{1-\\alpha/2}, 2\\hat\\theta - q_{\\alpha/2}]`
     can leave the range: it reflects the bootstrap quantiles about the
     estimate, and for a metric near 0 (the debiased error of a calibrated
     model, clipped at 0 itself) it would go below 0. Prefer ``"BCa"`` or
@@ -542,9 +544,6 @@ def confidence_interval(
     )
 
 
-confidence_interval.__doc__ = confidence_interval.__doc__.format(shared=_SHARED_DOC)
-
-
 class _Difference:
     def __init__(self, a, b):
         self.a, self.b = a, b
@@ -588,7 +587,7 @@ def paired_difference_interval(
         True labels.
     y_prob_a, y_prob_b : array-like of shape (n_samples, n_classes) or (n_samples,)
         The two models' probabilities (or logits) for the same rows.
-    {shared}
+    %(shared)s
 
     Returns
     -------
@@ -640,8 +639,3 @@ def paired_difference_interval(
         rng=rng, batch=batch,
         estimate_a=float(sa(np.arange(n))), estimate_b=float(sb(np.arange(n))),
     )
-
-
-paired_difference_interval.__doc__ = paired_difference_interval.__doc__.format(
-    shared=_SHARED_DOC
-)

@@ -6,6 +6,7 @@ every metric module can use it without an import cycle.
 
 import functools
 import numbers
+import textwrap
 
 from sklearn.utils._param_validation import (
     Hidden,
@@ -14,6 +15,7 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 
+from ..utils._docstrings import substitute_docstring
 from ._validation import _check_choice, _plain
 
 _KINDS = ("top-label", "classwise", "binary")
@@ -83,7 +85,7 @@ _COMMON_PARAMS = """
         (probabilities from a stable log-softmax for logits), so the extra
         memory is a few chunks plus a few ``(n_samples,)`` float64 vectors.
         A ``torch.Tensor`` is computed the same way with torch on its device
-        (256 MiB chunks on an accelerator).""".strip()
+        (256 MiB chunks on an accelerator)."""
 
 _TAIL_PARAMS = """
     sample_weight : array-like of shape (n_samples,), default=None
@@ -111,7 +113,7 @@ _TAIL_PARAMS = """
         labels of ``y_true`` must then be {0, 1}, {-1, 1} or booleans
         (positive: 1, True), otherwise a ``ValueError`` asks for
         ``pos_label``, as scikit-learn's binary metrics do. Not used (an
-        error) for other views of a 2-D ``y_prob``.""".strip()
+        error) for other views of a 2-D ``y_prob``."""
 
 
 _EVENT_HEAD = """
@@ -126,8 +128,7 @@ _EVENT_HEAD = """
         positive class of a binary problem.
     class_index : int, default=None
         Column of ``y_prob`` for ``kind="classwise"`` (required there).
-    sample_weight : array-like of shape (n_samples,), default=None
-""".strip()
+    sample_weight : array-like of shape (n_samples,), default=None"""
 
 _EVENT_TAIL = """
     input_type : {"probabilities", "logits"}, default="probabilities"
@@ -139,9 +140,20 @@ _EVENT_TAIL = """
         :func:`calibration_error`)."""
 
 
+def _entry(text):
+    """``text`` as a docstring entry: without its indentation (see :func:`substitute_docstring`)."""
+    return textwrap.dedent(text).strip()
+
+
 def event_params(weights):
     """The Parameters of a metric of one event (``weights``: of ``sample_weight``)."""
-    return _EVENT_HEAD + weights + _EVENT_TAIL
+    return _entry(_EVENT_HEAD + weights + _EVENT_TAIL)
+
+
+#: The parameter text of the binned metrics and proper scores, the docstring
+#: lines ``%(common)s`` (``y_true``, ``y_prob``) and ``%(tail)s``
+#: (``sample_weight``, ``input_type``, ``labels``, ``pos_label``).
+METRIC_DOCS = {"common": _entry(_COMMON_PARAMS), "tail": _entry(_TAIL_PARAMS)}
 
 
 # --------------------------------------------------------------------------
@@ -173,20 +185,22 @@ CONSTRAINTS = {
 }
 
 
-def validated(*names, **extra):
+def validated(*names, docs=None, **extra):
     """``validate_params`` for the options ``names`` of :data:`CONSTRAINTS` and ``extra``.
 
     Invalid options raise scikit-learn's ``InvalidParameterError`` (a
     ``ValueError`` and ``TypeError``) naming the parameter, the function, the
     accepted values and the value given. Nested validated calls are not
     validated again. NumPy scalar keyword arguments are passed on as the
-    Python scalars they hold.
+    Python scalars they hold. The docstring's ``%(name)s`` lines are filled
+    from :data:`METRIC_DOCS` and ``docs`` (:func:`substitute_docstring`).
     """
     constraints = {name: CONSTRAINTS[name] for name in names}
     constraints.update(extra)
     check = validate_params(constraints, prefer_skip_nested_validation=True)
 
     def decorate(func):
+        func = substitute_docstring(func, entries={**METRIC_DOCS, **(docs or {})})
         checked = check(func)
 
         @functools.wraps(func)
