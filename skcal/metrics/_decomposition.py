@@ -14,7 +14,6 @@ from ._validation import _check_inputs, _check_n_bins
 __all__ = ["brier_decomposition", "log_loss_decomposition"]
 
 
-
 def _brier(p, o):
     return (p - o) ** 2
 
@@ -91,11 +90,21 @@ def _decomposition(score, name, doc):
         scale_by_half="auto",
         pos_label=None,
     ):
-        parts = _decompose(
-            score, y_true, y_prob, method, kind, class_index, n_bins, strategy,
-            sample_weight, input_type, labels, scale_by_half, pos_label,
+        kind = _check_kind(kind, class_index)
+        inp = _check_inputs(
+            y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+            labels=labels, pos_label=pos_label, binary=kind == "binary",
         )
-        return Bunch(**parts, method=method)
+        n_bins = _check_n_bins(n_bins, inp.y.shape[0])
+        w = (np.ones(inp.scores.shape[0]) if inp.weight is None
+             else _rows.ops(inp).to_numpy(inp.weight))
+        n_events, events = event_groups(inp, kind, class_index)
+        half = n_events > 1 and _rows.halved(scale_by_half, _rows.n_columns(inp))
+        parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
+                 for s, o in events]
+        factor = 0.5 if half else 1.0
+        terms = {k: float(factor * sum(p[k] for p in parts)) for k in parts[0]}
+        return Bunch(**terms, method=method)
 
     decomposition.__name__ = decomposition.__qualname__ = name
     decomposition.__doc__ = doc.lstrip()
@@ -103,25 +112,6 @@ def _decomposition(score, name, doc):
         "kind", "class_index", "n_bins", "strategy", "input_type", "scale_by_half",
         method=[StrOptions({"corp", "binned"})], docs={"params": _PARAMS, "notes": _NOTES},
     )(decomposition)
-
-
-def _decompose(score, y_true, y_prob, method, kind, class_index, n_bins, strategy,
-               sample_weight, input_type, labels, scale_by_half, pos_label):
-    """The terms of the decomposition (a dict of floats)."""
-    kind = _check_kind(kind, class_index)
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels, pos_label=pos_label, binary=kind == "binary",
-    )
-    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
-    w = (np.ones(inp.scores.shape[0]) if inp.weight is None
-         else _rows.ops(inp).to_numpy(inp.weight))
-    n_events, events = event_groups(inp, kind, class_index)
-    half = n_events > 1 and _rows.halved(scale_by_half, _rows.n_columns(inp))
-    parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
-             for s, o in events]
-    factor = 0.5 if half else 1.0
-    return {k: float(factor * sum(p[k] for p in parts)) for k in parts[0]}
 
 
 _PARAMS = """

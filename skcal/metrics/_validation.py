@@ -226,22 +226,13 @@ def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False
     return y_idx, classes, pos_index
 
 
-def _row_tolerance(dtype, is_floating):
-    """Row-sum tolerance for probabilities of ``dtype`` (1e-2 for 16-bit floats)."""
-    return probability_row_tolerance(dtype if is_floating else np.float64)
-
-
 def _check_finite(lo, hi, input_type):
     """Raise for NaN / infinity, seen in the minimum ``lo`` and maximum ``hi``."""
     if np.isfinite(lo) and np.isfinite(hi):
         return
     if np.isnan(lo) or np.isnan(hi):
         raise ValueError("Input y_prob contains NaN.")
-    _fail_infinite(input_type, only_neg=hi != np.inf)
-
-
-def _fail_infinite(input_type, only_neg):
-    if input_type == "logits" and only_neg:
+    if input_type == "logits" and hi != np.inf:
         raise ValueError(
             "Input y_prob contains -inf logits (log of 0), which are not accepted "
             "with input_type='logits' (the log-softmax of a row could be "
@@ -306,12 +297,16 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
         y_prob, _numpy_scores
     )
     _check_finite(lo, hi, input_type)
-    tol = _row_tolerance(p.dtype, floating)
+    tol = probability_row_tolerance(p.dtype if floating else np.float64)
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
-    y_idx, classes, pos = _labels_for(
-        y_true, p.shape, binary_1d, labels, names, pos_label, binary
+    y = _to_numpy_labels(y_true)
+    n_classes = _n_classes(p.shape, binary_1d, y.shape[0])
+    if not binary_1d:  # a DataFrame's column names, when they are y_true's labels
+        labels = classes_from_column_names(names, y, labels, name="labels")
+    y_idx, classes, pos = _encode_labels(
+        y, n_classes, labels, binary_1d, pos_label, binary
     )
     y_idx = like_input(y_idx, p)  # a tensor on the device of a tensor p
     # only the ratios of the weights matter: divided by their maximum, weights of
@@ -354,17 +349,3 @@ def _n_classes(shape, binary_1d, n_labels):
     if n_labels != shape[0]:
         raise ValueError(f"y_true has {n_labels} samples but y_prob has {shape[0]}.")
     return 2 if binary_1d else shape[1]
-
-
-def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
-                binary=False):
-    """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``.
-
-    ``names``: the column names of a DataFrame ``y_prob``; when they are the
-    labels of ``y_true`` the columns are matched to the labels by name.
-    """
-    y = _to_numpy_labels(y_true)
-    n_classes = _n_classes(shape, binary_1d, y.shape[0])
-    if not binary_1d:
-        labels = classes_from_column_names(names, y, labels, name="labels")
-    return _encode_labels(y, n_classes, labels, binary_1d, pos_label, binary)
