@@ -29,10 +29,8 @@ __all__ = [
 def dask_metrics(y_prob):
     """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None.
 
-    The one place where a metric hands a dask array to its blockwise path
-    (:func:`_binned` and the proper scores); NumPy and torch inputs go
-    through :func:`~skcal.metrics._validation._check_inputs` and the kernels
-    of :func:`skcal._backend._dispatch.get_backend`.
+    The one hand-off of a dask array to the blockwise path (:func:`_binned`
+    and the proper scores).
     """
     if not is_dask_array(y_prob):
         return None
@@ -45,9 +43,8 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
             input_type, labels, pos_label, *, keep=False, counts=False):
     """Validate, then the per-bin sums of every group, on any backend.
 
-    The one entry of the binned metrics into the backends: NumPy and torch
-    inputs are validated by :func:`~skcal.metrics._validation._check_inputs`
-    and binned by :func:`~skcal.metrics._compute.bin_sums`; a dask array by
+    NumPy and torch inputs: :func:`~skcal.metrics._validation._check_inputs`
+    and :func:`~skcal.metrics._compute.bin_sums`; a dask array:
     :mod:`skcal.metrics._dask`, block by block, with the same arguments.
 
     Returns ``(groups, inp, scale)``: the list of per-group sums (with

@@ -52,13 +52,7 @@ def debiased_calibration_error(
         Non-negative *frequency* weights: a weight of 2 counts as two samples
         in the bias correction, so weights are equivalent to repeated rows
         (their scale matters, unlike for :func:`calibration_error`).
-    input_type : {"probabilities", "logits"}, default="probabilities"
-        How to read ``y_prob``.
-    labels : array-like of shape (n_classes,), default=None
-        As in :func:`calibration_error`.
-    pos_label : int, float, bool or str, default=None
-        As in :func:`calibration_error`: the positive class of a 1-D
-        ``y_prob`` or of ``kind="binary"``.
+    %(short_tail)s
 
     Returns
     -------

@@ -10,16 +10,10 @@ chunk by :mod:`skcal.metrics._rows` (on a tensor's device for torch input)
 and returned as NumPy arrays: ``y_prob`` itself is never up-cast or copied as
 a whole.
 
-Sample weights
---------------
-Quantities that depend on the number of samples (debiasing terms, binomial
-intervals, test statistics' variances) read the weights as *frequency*
-weights: a weight of 2 counts as two samples, so ``sample_weight`` is
-equivalent to repeating rows.
-:func:`skcal.metrics._compute.frequency_weights` returns the validated
-weights on their original scale (the validation of
-:mod:`skcal.metrics._validation` divides them by their maximum, which is kept
-for weighted means only).
+Quantities that count samples (debiasing terms, binomial intervals, the
+tests' variances) read ``sample_weight`` as *frequency* weights, on the scale
+given (:func:`skcal.metrics._compute.frequency_weights`): a weight of 2 is
+the row repeated.
 """
 
 import numpy as np

@@ -150,10 +150,12 @@ def event_params(weights):
     return _entry(_EVENT_HEAD + weights + _EVENT_TAIL)
 
 
-#: The parameter text of the binned metrics and proper scores, the docstring
-#: lines ``%(common)s`` (``y_true``, ``y_prob``) and ``%(tail)s``
-#: (``sample_weight``, ``input_type``, ``labels``, ``pos_label``).
-METRIC_DOCS = {"common": _entry(_COMMON_PARAMS), "tail": _entry(_TAIL_PARAMS)}
+#: The parameter text of the public metrics, the docstring lines ``%(common)s``
+#: (``y_true``, ``y_prob``), ``%(tail)s`` (``sample_weight``, ``input_type``,
+#: ``labels``, ``pos_label``) and its short form without ``sample_weight``,
+#: ``%(short_tail)s``.
+METRIC_DOCS = {"common": _entry(_COMMON_PARAMS), "tail": _entry(_TAIL_PARAMS),
+               "short_tail": _entry(_EVENT_TAIL)}
 
 
 # --------------------------------------------------------------------------

@@ -176,25 +176,17 @@ def _positive_labels(y, labels, pos_label, binary_1d):
 
 
 def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False):
-    """Map labels ``y`` to column indices 0..n_classes-1.
+    """Map labels ``y`` to column indices: ``(y_index, classes, pos_index)``.
 
-    The rule is the calibrators' one,
-    :func:`skcal.utils._labels.resolve_classes` (``labels=None``: the sorted
-    unique labels if there are ``n_classes`` of them; fewer, even a single
-    one, only when they are integers in ``0..n_classes-1`` that include 0,
-    which are then column indices; else an error asking for ``labels=``). One addition, as in
-    scikit-learn's binary metrics: for a 1-D (binary) ``y_prob`` and a
-    ``y_true`` holding a single label among 0, 1 and -1, the classes are
-    ``[0, 1]`` (``[-1, 1]`` for -1), so ``y_prob`` is the probability of
-    label 1.
-
-    Binary views (a 1-D ``y_prob``, or ``binary=True`` for ``kind="binary"``)
-    need to know the positive class: ``pos_label`` when given (a 1-D
-    ``y_prob`` is its probability; for two columns, the event is the column
-    of ``pos_label``), else ``labels[1]``; without either, the labels must be
-    {0, 1}, {-1, 1} or booleans (positive: 1 / True), as in scikit-learn.
-
-    Returns ``(y_index, classes, pos_index)``.
+    The calibrators' rule (:func:`skcal.utils._labels.resolve_classes`; the
+    public text is the ``labels`` and ``pos_label`` entries of
+    :data:`~skcal.metrics._params._TAIL_PARAMS`), plus scikit-learn's for a
+    1-D ``y_prob`` whose ``y_true`` holds one label among 0, 1 and -1: the
+    classes are then ``[0, 1]`` (``[-1, 1]``). Binary views (1-D, or
+    ``binary=True`` for ``kind="binary"``) take the positive class from
+    ``pos_label``, else ``labels[1]``, else labels {0, 1}, {-1, 1} or
+    booleans (positive 1 / True); for two columns the event is the column of
+    ``pos_label``.
     """
     if binary_1d or (binary and n_classes == 2):
         labels = _positive_labels(y, labels, pos_label, binary_1d)
