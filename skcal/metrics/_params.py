@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import (
 )
 
 from ..utils._docstrings import substitute_docstring
-from ._validation import _check_choice, _plain
+from ._validation import _plain
 
 _KINDS = ("top-label", "classwise", "binary")
 #: Other accepted spellings of ``kind`` (``"class"`` was the name used by
@@ -27,12 +27,12 @@ _KIND_ALIASES = {"class": "classwise"}
 def _check_kind(kind, class_index=None, one_event=None):
     """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``).
 
-    ``class_index`` is only allowed with ``kind="classwise"``; a metric
-    ``one_event`` (its name, for the message) of one event needs it there.
+    ``kind`` itself is checked by :data:`CONSTRAINTS` (every caller is
+    :func:`validated`). ``class_index`` is only allowed with
+    ``kind="classwise"``; a metric ``one_event`` (its name, for the message)
+    of one event needs it there.
     """
-    if isinstance(kind, str) and kind in _KIND_ALIASES:
-        kind = _KIND_ALIASES[kind]
-    _check_choice("kind", kind, _KINDS)
+    kind = _KIND_ALIASES.get(kind, kind)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     if one_event and kind == "classwise" and class_index is None:
