@@ -110,7 +110,8 @@ def _decomposition(score, name, doc):
     decomposition.__doc__ = doc.lstrip()
     return validated(
         "kind", "class_index", "n_bins", "strategy", "input_type", "scale_by_half",
-        method=[StrOptions({"corp", "binned"})], docs={"params": _PARAMS, "notes": _NOTES},
+        method=[StrOptions({"corp", "binned"})],
+        docs={"params": _PARAMS, "notes": _NOTES},
     )(decomposition)
 
 

@@ -54,9 +54,14 @@ def event_vectors(inp, kind, class_index=None):
     ``class_index``), as in :func:`~skcal.metrics.calibration_error`.
     """
     xp = _rows.ops(inp)
-    n = inp.scores.shape[0]
+    chunks = _rows.event_chunks(inp, xp, kind, class_index)
+    return _gather(xp, inp.scores.shape[0], chunks)
+
+
+def _gather(xp, n, chunks):
+    """NumPy ``(n,)`` score and outcome vectors from ``(rows, score, outcome)`` chunks."""
     s, o = xp.empty(n), xp.empty(n)
-    for sl, x, t in _rows.event_chunks(inp, xp, kind, class_index):
+    for sl, x, t in chunks:
         s[sl], o[sl] = x, t
     return xp.to_numpy(s), xp.to_numpy(o)
 
@@ -73,9 +78,5 @@ def event_groups(inp, kind, class_index=None):
 def class_vectors(inp):
     """Yield ``(k, score, outcome)`` float64 NumPy vectors for every class ``k``."""
     xp = _rows.ops(inp)
-    n = inp.scores.shape[0]
     for k, chunks in _rows.each_class_chunks(inp, xp):
-        s, o = xp.empty(n), xp.empty(n)
-        for sl, x, t in chunks:
-            s[sl], o[sl] = x, t
-        yield k, xp.to_numpy(s), xp.to_numpy(o)
+        yield k, *_gather(xp, inp.scores.shape[0], chunks)

@@ -192,11 +192,12 @@ def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
 # --------------------------------------------------------------------------
 
 #: Keyword arguments of the metric functions that are not metric options here.
-_NOT_OPTIONS = {"sample_weight", "input_type", "labels", "pos_label", "return_bandwidth"}
+_NOT_OPTIONS = {"sample_weight", "input_type", "labels", "pos_label",
+                "return_bandwidth"}
 
 
 def _options(name, spec, params):
-    """``params`` completed with the defaults of the metric's keyword options, validated.
+    """``params`` and the defaults of the metric's other keyword options, validated.
 
     The options are those of the metric function's signature (none for
     ``"accuracy"``), checked against :data:`~skcal.metrics._params.CONSTRAINTS`
@@ -209,7 +210,8 @@ def _options(name, spec, params):
     extra = set(params) - set(options)
     if extra:
         raise TypeError(
-            f"metric {name!r} does not take {sorted(extra)}; it takes {sorted(options)}."
+            f"metric {name!r} does not take {sorted(extra)}; it takes "
+            f"{sorted(options)}."
         )
     options.update(params)
     validate_parameter_constraints(

@@ -141,7 +141,7 @@ _EVENT_TAIL = """
 
 
 def _entry(text):
-    """``text`` as a docstring entry: without its indentation (see :func:`substitute_docstring`)."""
+    """``text`` without its indentation, as :func:`substitute_docstring` takes it."""
     return textwrap.dedent(text).strip()
 
 

@@ -55,7 +55,8 @@ _METRICS = {
 def _check_keywords(name, kwargs):
     """Raise for a keyword argument that the metric of scorer ``name`` does not take."""
     classwise = name == "neg_classwise_calibration_error"
-    params = inspect.signature(calibration_error if classwise else _METRICS[name]).parameters
+    metric = calibration_error if classwise else _METRICS[name]
+    params = inspect.signature(metric).parameters
     allowed = sorted(p for p, v in params.items() if v.kind is v.KEYWORD_ONLY
                      and not (classwise and p == "kind"))
     for key in kwargs:
