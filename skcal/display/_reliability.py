@@ -31,8 +31,8 @@ kind : {"top-label", "classwise", "binary"}, default="top-label"
     ``class_index`` draws a grid: one diagram for each of the
     ``n_classes_shown`` most frequent true classes.
 class_index : int, default=None
-    Column of ``y_prob`` (of ``estimator.classes_``) shown for
-    ``kind="classwise"``.""",
+    Column shown for ``kind="classwise"`` (for :meth:`from_estimator`,
+    an index into ``estimator.classes_``).""",
     "bins": """\
 n_bins : int, default=15
     Number of bins.
