@@ -40,7 +40,8 @@ def dask_metrics(y_prob):
 
 
 def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
-            input_type, labels, pos_label, *, keep=False, counts=False):
+            input_type, labels, pos_label, *, keep=False, counts=False,
+            one_event=None):
     """Validate, then the per-bin sums of every group, on any backend.
 
     NumPy and torch inputs: :func:`~skcal.metrics._validation._check_inputs`
@@ -52,8 +53,7 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
     validated NumPy/torch inputs (None for dask) and, with ``counts``, the
     factor turning weights into sample counts (1.0 otherwise).
     """
-    kind = _check_kind(kind, class_index)
-    binary = kind == "binary"
+    kind = _check_kind(kind, class_index, one_event)
     dask = dask_metrics(y_prob)
     if dask is not None:
         groups, scale = dask.bin_sums(
@@ -64,7 +64,7 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         return groups, None, scale
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels, pos_label=pos_label, binary=binary,
+        labels=labels, pos_label=pos_label, binary=kind == "binary",
     )
     n_bins = _check_n_bins(n_bins, inp.y.shape[0])
     groups, targets = bin_sums(inp, kind, n_bins, strategy, class_index, keep=keep)
@@ -390,11 +390,10 @@ def reliability_curve(
     """
     if interval is not None and n_bootstrap:
         raise ValueError("Pass either interval or n_bootstrap, not both.")
-    kind = _check_kind(kind, class_index, one_event="A reliability curve")
     (s,), inp, scale = _binned(
         y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         input_type, labels, pos_label, keep=n_bootstrap > 0,
-        counts=interval is not None,
+        counts=interval is not None, one_event="A reliability curve",
     )
     curve = curve_from_sums(s)
     if interval is not None:
