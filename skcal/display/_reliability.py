@@ -22,6 +22,17 @@ _CURVE_FIELDS = ("prob_true", "prob_pred", "bin_weight", "bin_edges", "bin_index
 
 #: The parameters ``from_predictions`` and ``from_estimator`` share, documented once.
 _DOCS = {
+    "kind": """\
+kind : {"top-label", "classwise", "binary"}, default="top-label"
+    Top-label confidence, one column (``class_index``), or the
+    positive class of a binary problem; the names of
+    :func:`~skcal.metrics.calibration_error` (``"class"`` is another
+    name for ``"classwise"``). ``"classwise"`` without
+    ``class_index`` draws a grid: one diagram for each of the
+    ``n_classes_shown`` most frequent true classes.
+class_index : int, default=None
+    Column shown for ``kind="classwise"`` (for :meth:`from_estimator`,
+    an index into ``estimator.classes_``).""",
     "bins": """\
 n_bins : int, default=15
     Number of bins.
@@ -392,15 +403,7 @@ class ReliabilityDisplay:
         y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
             Probabilities (or logits with ``input_type="logits"``); a
             ``torch.Tensor`` is accepted.
-        kind : {"top-label", "classwise", "binary"}, default="top-label"
-            Top-label confidence, one column (``class_index``), or the
-            positive class of a binary problem; the names of
-            :func:`~skcal.metrics.calibration_error` (``"class"`` is another
-            name for ``"classwise"``). ``"classwise"`` without
-            ``class_index`` draws a grid: one diagram for each of the
-            ``n_classes_shown`` most frequent classes of ``y_true``.
-        class_index : int, default=None
-            Column shown for ``kind="classwise"``.
+        %(kind)s
         %(bins)s
         input_type : {"probabilities", "logits"}, default="probabilities"
             How to read ``y_prob``.
@@ -561,13 +564,7 @@ class ReliabilityDisplay:
             Input of ``predict_proba`` (logits for a skcal calibrator).
         y : array-like of shape (n_samples,)
             True labels.
-        kind : {"top-label", "classwise", "binary"}, default="top-label"
-            Top-label confidence, one column (``class_index``), or the
-            positive class ``classes_[1]`` of a binary problem; the names of
-            :func:`~skcal.metrics.calibration_error` (``"class"`` is another
-            name for ``"classwise"``).
-        class_index : int, default=None
-            Column (index into ``classes_``) for ``kind="classwise"``.
+        %(kind)s
         %(bins)s
         pos_label : int, float, bool or str, default=None
             Positive class of ``kind="binary"`` (default ``classes_[1]``).

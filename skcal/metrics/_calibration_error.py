@@ -14,7 +14,7 @@ from ._compute import (
     stack_sums,
     value_from_sums,
 )
-from ._params import _COMMON_PARAMS, _TAIL_PARAMS, _check_kind, validated
+from ._params import _check_kind, validated
 from ._validation import _check_inputs, _check_n_bins
 
 __all__ = [
@@ -29,10 +29,8 @@ __all__ = [
 def dask_metrics(y_prob):
     """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None.
 
-    The one place where a metric hands a dask array to its blockwise path
-    (:func:`_binned` and the proper scores); NumPy and torch inputs go
-    through :func:`~skcal.metrics._validation._check_inputs` and the kernels
-    of :func:`skcal._backend._dispatch.get_backend`.
+    The one hand-off of a dask array to the blockwise path (:func:`_binned`
+    and the proper scores).
     """
     if not is_dask_array(y_prob):
         return None
@@ -42,12 +40,12 @@ def dask_metrics(y_prob):
 
 
 def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
-            input_type, labels, pos_label, *, keep=False, counts=False):
+            input_type, labels, pos_label, *, keep=False, counts=False,
+            one_event=None):
     """Validate, then the per-bin sums of every group, on any backend.
 
-    The one entry of the binned metrics into the backends: NumPy and torch
-    inputs are validated by :func:`~skcal.metrics._validation._check_inputs`
-    and binned by :func:`~skcal.metrics._compute.bin_sums`; a dask array by
+    NumPy and torch inputs: :func:`~skcal.metrics._validation._check_inputs`
+    and :func:`~skcal.metrics._compute.bin_sums`; a dask array:
     :mod:`skcal.metrics._dask`, block by block, with the same arguments.
 
     Returns ``(groups, inp, scale)``: the list of per-group sums (with
@@ -55,8 +53,7 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
     validated NumPy/torch inputs (None for dask) and, with ``counts``, the
     factor turning weights into sample counts (1.0 otherwise).
     """
-    kind = _check_kind(kind, class_index)
-    binary = kind == "binary"
+    kind = _check_kind(kind, class_index, one_event)
     dask = dask_metrics(y_prob)
     if dask is not None:
         groups, scale = dask.bin_sums(
@@ -67,7 +64,7 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         return groups, None, scale
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels, pos_label=pos_label, binary=binary,
+        labels=labels, pos_label=pos_label, binary=kind == "binary",
     )
     n_bins = _check_n_bins(n_bins, inp.y.shape[0])
     groups, targets = bin_sums(inp, kind, n_bins, strategy, class_index, keep=keep)
@@ -96,8 +93,8 @@ def calibration_error(
 
     Parameters
     ----------
-    {common}
-    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+    %(common)s
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
         Which probabilities are checked against which outcomes:
 
         - ``"top-label"``: the confidence ``max_k p_ik`` against whether the
@@ -120,14 +117,14 @@ def calibration_error(
     n_bins : int, default=15
         Number of bins (equal-mass binning can produce fewer, see Notes); at
         most ``max(10000, n_samples)``.
-    strategy : {{"uniform", "quantile"}}, default="uniform"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Equal-width bins on [0, 1] or equal-mass bins (weighted quantiles of
         the scores).
-    norm : {{"l1", "l2", "max"}}, default="l1"
+    norm : {"l1", "l2", "max"}, default="l1"
         How the per-bin gaps are combined: weighted mean (ECE), weighted
         root mean square (RMS calibration error) or maximum over non-empty
         bins (MCE).
-    {tail}
+    %(tail)s
 
     Returns
     -------
@@ -151,21 +148,21 @@ def calibration_error(
     Notes
     -----
     With bins :math:`B_1..B_M`, per-bin weight fraction
-    :math:`w_m = \\sum_{{i \\in B_m}} w_i / \\sum_i w_i`, mean score
-    :math:`\\mathrm{{conf}}_m` and observed frequency :math:`\\mathrm{{acc}}_m`
+    :math:`w_m = \\sum_{i \\in B_m} w_i / \\sum_i w_i`, mean score
+    :math:`\\mathrm{conf}_m` and observed frequency :math:`\\mathrm{acc}_m`
     (both weighted means over :math:`B_m`):
 
     .. math::
 
-        \\mathrm{{ECE}} = \\sum_m w_m |\\mathrm{{acc}}_m - \\mathrm{{conf}}_m|, \\quad
-        \\mathrm{{RMSCE}} = \\sqrt{{\\sum_m w_m (\\mathrm{{acc}}_m -
-        \\mathrm{{conf}}_m)^2}}, \\quad
-        \\mathrm{{MCE}} = \\max_{{m: w_m > 0}} |\\mathrm{{acc}}_m - \\mathrm{{conf}}_m|.
+        \\mathrm{ECE} = \\sum_m w_m |\\mathrm{acc}_m - \\mathrm{conf}_m|, \\quad
+        \\mathrm{RMSCE} = \\sqrt{\\sum_m w_m (\\mathrm{acc}_m -
+        \\mathrm{conf}_m)^2}, \\quad
+        \\mathrm{MCE} = \\max_{m: w_m > 0} |\\mathrm{acc}_m - \\mathrm{conf}_m|.
 
     Bin rules: equal-width bins are closed on the right,
     :math:`(m/M, (m+1)/M]`, with 0.0 in the first bin and 1.0 in the last; a
     score on an interior edge falls in the lower bin whether it is float32 or
-    float64 (scores within a relative :math:`2^{{-21}}` of an edge count as on
+    float64 (scores within a relative :math:`2^{-21}` of an edge count as on
     it). Equal-mass edges are the inverted-CDF weighted quantiles of the scores
     (edge :math:`j` is the smallest score :math:`v` whose cumulative weight
     fraction reaches :math:`j/M`; NumPy's ``method="inverted_cdf"``), the
@@ -210,11 +207,6 @@ def calibration_error(
     return float(value_from_sums(*stack_sums(groups), norm))
 
 
-calibration_error.__doc__ = calibration_error.__doc__.format(
-    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
-)
-
-
 def _convenience(norm, name, long_name, symbol):
     """``calibration_error(..., norm=norm)`` as the public function ``name``."""
 
@@ -226,7 +218,6 @@ def _convenience(norm, name, long_name, symbol):
         parameters=[p for p in sig.parameters.values() if p.name != "norm"]
     )
     func.__name__ = func.__qualname__ = name
-    func = validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
     func.__doc__ = f"""{long_name} ({symbol}).
 
     Same as ``calibration_error(..., norm="{norm}")``; see
@@ -235,7 +226,7 @@ def _convenience(norm, name, long_name, symbol):
 
     Parameters
     ----------
-    {_COMMON_PARAMS}
+    %(common)s
     kind : {{"top-label", "classwise", "binary"}}, default="top-label"
         Top-label confidence, mean over classes (one class with
         ``class_index``), or the positive class. ``"class"`` is another name
@@ -246,7 +237,7 @@ def _convenience(norm, name, long_name, symbol):
         Number of bins; at most ``max(10000, n_samples)``.
     strategy : {{"uniform", "quantile"}}, default="uniform"
         Equal-width or equal-mass bins.
-    {_TAIL_PARAMS}
+    %(tail)s
 
     Returns
     -------
@@ -263,7 +254,7 @@ def _convenience(norm, name, long_name, symbol):
     .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On Calibration of
        Modern Neural Networks", ICML 2017.
     """
-    return func
+    return validated("kind", "class_index", "n_bins", "strategy", "input_type")(func)
 
 
 expected_calibration_error = _convenience(
@@ -310,8 +301,8 @@ def reliability_curve(
 
     Parameters
     ----------
-    {common}
-    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+    %(common)s
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
         ``"top-label"``: confidence vs. accuracy of the predicted class;
         ``"classwise"``: column ``class_index`` vs.
         ``1[y = labels[class_index]]`` (a curve shows one class);
@@ -323,10 +314,10 @@ def reliability_curve(
         Column of ``y_prob`` for ``kind="classwise"`` (required there).
     n_bins : int, default=15
         Number of bins; at most ``max(10000, n_samples)``.
-    strategy : {{"uniform", "quantile"}}, default="uniform"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Equal-width or equal-mass bins; see :func:`calibration_error` for the
         bin rules.
-    {tail}
+    %(tail)s
     n_bootstrap : int, default=0
         If > 0, the number of bootstrap resamples (rows drawn with
         replacement, bin edges kept fixed) used for a percentile confidence
@@ -337,7 +328,7 @@ def reliability_curve(
         Coverage of the bootstrap interval, in (0, 1).
     random_state : int, RandomState instance or None, default=None
         Seed of the bootstrap resampling.
-    interval : {{"clopper-pearson", "wilson", "jeffreys"}}, default=None
+    interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
         If given, an exact (or score) binomial interval of ``prob_true`` in
         every bin, from :func:`binomial_interval` with the bin's number of
         samples and of positive outcomes (sums of the sample weights, read
@@ -376,8 +367,8 @@ def reliability_curve(
     Notes
     -----
     For bin :math:`B_m`, ``prob_pred`` is
-    :math:`\\sum_{{i \\in B_m}} w_i s_i / \\sum_{{i \\in B_m}} w_i` and
-    ``prob_true`` is :math:`\\sum_{{i \\in B_m}} w_i o_i / \\sum_{{i \\in B_m}} w_i`
+    :math:`\\sum_{i \\in B_m} w_i s_i / \\sum_{i \\in B_m} w_i` and
+    ``prob_true`` is :math:`\\sum_{i \\in B_m} w_i o_i / \\sum_{i \\in B_m} w_i`
     for scores :math:`s_i` and 0/1 outcomes :math:`o_i`. For
     ``kind="binary"`` and unit weights these equal the two outputs of
     ``sklearn.calibration.calibration_curve`` (which drops empty bins too).
@@ -399,11 +390,10 @@ def reliability_curve(
     """
     if interval is not None and n_bootstrap:
         raise ValueError("Pass either interval or n_bootstrap, not both.")
-    kind = _check_kind(kind, class_index, one_event="A reliability curve")
     (s,), inp, scale = _binned(
         y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         input_type, labels, pos_label, keep=n_bootstrap > 0,
-        counts=interval is not None,
+        counts=interval is not None, one_event="A reliability curve",
     )
     curve = curve_from_sums(s)
     if interval is not None:
@@ -417,11 +407,6 @@ def reliability_curve(
             inp, s["targets"], s, n_bootstrap, confidence_level, random_state
         )
     return curve
-
-
-reliability_curve.__doc__ = reliability_curve.__doc__.format(
-    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
-)
 
 
 def _bootstrap_prob_true(inp, targets, s, n_bootstrap, level, random_state):

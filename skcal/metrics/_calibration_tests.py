@@ -22,9 +22,9 @@ _PARAMS = event_params("""
         Non-negative frequency weights: a weight of 2 is the same as the row
         repeated (the weights' scale sets the sample size of the test).""")
 
-_RETURNS = """
-    result : :class:`sklearn.utils.Bunch`
-        ``statistic`` (float) and ``pvalue`` (float, in [0, 1]).""".strip()
+_RETURNS = """\
+result : :class:`sklearn.utils.Bunch`
+    ``statistic`` (float) and ``pvalue`` (float, in [0, 1])."""
 
 
 def _calibration_test(statistic, name, doc):
@@ -49,8 +49,9 @@ def _calibration_test(statistic, name, doc):
         return Bunch(statistic=stat, pvalue=pvalue)
 
     test.__name__ = test.__qualname__ = name
-    test.__doc__ = doc.lstrip().format(params=_PARAMS, returns=_RETURNS)
-    return validated("kind", "class_index", "input_type")(test)
+    test.__doc__ = doc.lstrip()
+    return validated("kind", "class_index", "input_type",
+                     docs={"params": _PARAMS, "returns": _RETURNS})(test)
 
 
 def _spiegelhalter(s, o, w):
@@ -75,11 +76,11 @@ spiegelhalter_test = _calibration_test(_spiegelhalter, "spiegelhalter_test", """
 
     Parameters
     ----------
-    {params}
+    %(params)s
 
     Returns
     -------
-    {returns}
+    %(returns)s
         ``statistic`` is :math:`Z`; ``pvalue`` is :math:`2(1 - \\Phi(|Z|))`.
 
     Raises
@@ -96,8 +97,8 @@ spiegelhalter_test = _calibration_test(_spiegelhalter, "spiegelhalter_test", """
     -----
     .. math::
 
-        Z = \\frac{{\\sum_i w_i (o_i - s_i)(1 - 2 s_i)}}
-        {{\\sqrt{{\\sum_i w_i (1 - 2 s_i)^2 s_i (1 - s_i)}}}}
+        Z = \\frac{\\sum_i w_i (o_i - s_i)(1 - 2 s_i)}
+        {\\sqrt{\\sum_i w_i (1 - 2 s_i)^2 s_i (1 - s_i)}}
 
     (Spiegelhalter 1986, eq. 3, with frequency weights :math:`w_i`).
     MAPIE's ``spiegelhalter_p_value`` returns the one-sided
@@ -183,11 +184,11 @@ kolmogorov_smirnov_calibration_test = _calibration_test(
 
     Parameters
     ----------
-    {params}
+    %(params)s
 
     Returns
     -------
-    {returns}
+    %(returns)s
         ``statistic`` is :math:`\\max_k |C_k| / \\sigma`.
 
     Raises
@@ -206,14 +207,14 @@ kolmogorov_smirnov_calibration_test = _calibration_test(
 
     .. math::
 
-        C_k = \\frac1W \\sum_{{j \\le k}} w_j (o_j - s_j),\\qquad
-        \\sigma = \\frac1W \\sqrt{{\\sum_i w_i s_i (1 - s_i)}},\\qquad
-        \\mathrm{{KS}} = \\max_k |C_k| / \\sigma .
+        C_k = \\frac1W \\sum_{j \\le k} w_j (o_j - s_j),\\qquad
+        \\sigma = \\frac1W \\sqrt{\\sum_i w_i s_i (1 - s_i)},\\qquad
+        \\mathrm{KS} = \\max_k |C_k| / \\sigma .
 
-    The p-value is :math:`P(\\sup_{{t \\le 1}} |B_t| \\ge \\mathrm{{KS}})`,
-    from the series :math:`1 - \\frac4\\pi \\sum_{{k \\ge 0}} \\frac{{(-1)^k}}{{2k+1}}
-    e^{{-(2k+1)^2\\pi^2 / (8x^2)}}` for :math:`x < 1` and the reflection series
-    :math:`4 \\sum_{{k \\ge 0}} (-1)^k \\bar\\Phi((2k+1)x)` above (accurate in
+    The p-value is :math:`P(\\sup_{t \\le 1} |B_t| \\ge \\mathrm{KS})`,
+    from the series :math:`1 - \\frac4\\pi \\sum_{k \\ge 0} \\frac{(-1)^k}{2k+1}
+    e^{-(2k+1)^2\\pi^2 / (8x^2)}` for :math:`x < 1` and the reflection series
+    :math:`4 \\sum_{k \\ge 0} (-1)^k \\bar\\Phi((2k+1)x)` above (accurate in
     the tail, where ``1 - cdf`` loses all digits).
 
     Differences with MAPIE (``kolmogorov_smirnov_statistic`` /
@@ -258,11 +259,11 @@ kuiper_calibration_test = _calibration_test(_kuiper, "kuiper_calibration_test", 
 
     Parameters
     ----------
-    {params}
+    %(params)s
 
     Returns
     -------
-    {returns}
+    %(returns)s
         ``statistic`` is :math:`(\\max_k C_k - \\min_k C_k) / \\sigma`.
 
     Raises
@@ -278,10 +279,10 @@ kuiper_calibration_test = _calibration_test(_kuiper, "kuiper_calibration_test", 
     -----
     :math:`C_0 = 0` is part of the path. The p-value is :math:`P(\\max B -
     \\min B \\ge x)` for a standard Brownian motion on [0, 1] (Feller 1951):
-    ``1 - cdf`` from the series :math:`\\sum_{{k \\ge 0}} (8/x^2 + 2/(\\pi^2
-    (k+1/2)^2)) e^{{-2(k+1/2)^2\\pi^2/x^2}}` for :math:`x < 1.5` and
-    :math:`8 \\sum_{{k \\ge 1}} (-1)^{{k-1}} k \\bar\\Phi(kx)` above (the tail
-    of the density :math:`8 \\sum_k (-1)^{{k-1}} k^2 \\varphi(kx)`). MAPIE's
+    ``1 - cdf`` from the series :math:`\\sum_{k \\ge 0} (8/x^2 + 2/(\\pi^2
+    (k+1/2)^2)) e^{-2(k+1/2)^2\\pi^2/x^2}` for :math:`x < 1.5` and
+    :math:`8 \\sum_{k \\ge 1} (-1)^{k-1} k \\bar\\Phi(kx)` above (the tail
+    of the density :math:`8 \\sum_k (-1)^{k-1} k^2 \\varphi(kx)`). MAPIE's
     ``kuiper_statistic`` omits :math:`C_0`, so for a path that never changes
     sign its statistic is the range of :math:`C_1..C_n` only (smaller by at
     most one row's term); ties are handled as in

@@ -40,6 +40,7 @@ from ..utils.validation import (
     PREDICT_PROBABILITY_CHECK_ROWS,
     _warn_if_probabilities,
     min_max,
+    probability_row_tolerance,
 )
 from . import _rows
 from ._compute import bin_sums as _numpy_bin_sums
@@ -51,7 +52,6 @@ from ._validation import (
     _check_proba_values,
     _encode_labels,
     _n_classes,
-    _row_tolerance,
 )
 
 __all__ = ["bin_sums", "row_mean"]
@@ -74,7 +74,7 @@ class _BlockSpec:
             lo, hi = min_max(pb)
             _check_finite(lo, hi, self.input_type)
             if not self.logits:
-                tol = _row_tolerance(pb.dtype, True)
+                tol = probability_row_tolerance(pb.dtype)
                 _check_proba_values(pb, lo, hi, self.binary_1d, tol)
         y_idx = encode_labels(self.classes, np.asarray(yb))
         return _Inputs(
@@ -161,12 +161,6 @@ def _sum_blocks(inputs, block_fn, shapes):
     return out
 
 
-def _weighted(values, w):
-    if w is None:
-        return float(np.sum(values)), float(values.shape[0])
-    return float(np.dot(w, values)), float(np.sum(w))
-
-
 def row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
     """``(weighted mean of terms(inp, xp), n_classes)`` from per-block sums (one pass).
 
@@ -178,7 +172,10 @@ def row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label
     def block(b):
         if b.scores.shape[0] == 0:
             return 0.0, 0.0
-        return _weighted(terms(b, _rows.ops(b)), b.weight)
+        values = terms(b, _rows.ops(b))
+        if b.weight is None:
+            return float(np.sum(values)), float(values.shape[0])
+        return float(np.dot(b.weight, values)), float(np.sum(b.weight))
 
     s, W = _sum_blocks(inp, block, [(), ()])
     return float(s / W), inp.n_classes

@@ -6,7 +6,7 @@ from ._compute import (
     value_from_sums,
     warn_small_bins,
 )
-from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
+from ._params import validated
 
 __all__ = ["debiased_calibration_error"]
 
@@ -28,7 +28,7 @@ def debiased_calibration_error(
     """Debiased L2 calibration error (Kumar, Liang & Ma, 2019).
 
     The plug-in binned squared calibration error
-    :math:`\\sum_m w_m (\\mathrm{{acc}}_m - \\mathrm{{conf}}_m)^2` is biased
+    :math:`\\sum_m w_m (\\mathrm{acc}_m - \\mathrm{conf}_m)^2` is biased
     upwards: even a perfectly calibrated model gets a positive value, of order
     ``n_bins / n_samples``. This estimator subtracts the sampling variance of
     each bin's observed frequency, which makes the squared error unbiased for
@@ -36,8 +36,8 @@ def debiased_calibration_error(
 
     Parameters
     ----------
-    {common}
-    kind : {{"top-label", "classwise", "binary"}}, default="top-label"
+    %(common)s
+    kind : {"top-label", "classwise", "binary"}, default="top-label"
         As in :func:`calibration_error`. For ``"classwise"`` without
         ``class_index`` the per-class squared errors are averaged before the
         square root (Kumar et al.'s "marginal" calibration error).
@@ -45,20 +45,14 @@ def debiased_calibration_error(
         Only with ``kind="classwise"``: the column whose error is returned.
     n_bins : int, default=15
         Number of bins.
-    strategy : {{"uniform", "quantile"}}, default="quantile"
+    strategy : {"uniform", "quantile"}, default="quantile"
         Equal-width or equal-mass bins (the bin rules of
         :func:`calibration_error`). Kumar et al. use equal-mass bins.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative *frequency* weights: a weight of 2 counts as two samples
         in the bias correction, so weights are equivalent to repeated rows
         (their scale matters, unlike for :func:`calibration_error`).
-    input_type : {{"probabilities", "logits"}}, default="probabilities"
-        How to read ``y_prob``.
-    labels : array-like of shape (n_classes,), default=None
-        As in :func:`calibration_error`.
-    pos_label : int, float, bool or str, default=None
-        As in :func:`calibration_error`: the positive class of a 1-D
-        ``y_prob`` or of ``kind="binary"``.
+    %(short_tail)s
 
     Returns
     -------
@@ -87,21 +81,21 @@ def debiased_calibration_error(
     Notes
     -----
     For bin :math:`B_m` with :math:`N_m` samples (sum of frequency weights),
-    weight fraction :math:`w_m`, mean score :math:`\\mathrm{{conf}}_m` and observed
-    frequency :math:`\\mathrm{{acc}}_m` (Kumar et al. 2019, Definition 5.2 and
+    weight fraction :math:`w_m`, mean score :math:`\\mathrm{conf}_m` and observed
+    frequency :math:`\\mathrm{acc}_m` (Kumar et al. 2019, Definition 5.2 and
     the estimator of Section 5):
 
     .. math::
 
-        \\widehat{{\\mathrm{{CE}}}}^2 = \\sum_m w_m \\Big[(\\mathrm{{acc}}_m -
-        \\mathrm{{conf}}_m)^2 - \\frac{{\\mathrm{{acc}}_m (1 -
-        \\mathrm{{acc}}_m)}}{{N_m - 1}}\\Big],
-        \\qquad \\widehat{{\\mathrm{{CE}}}} =
-        \\sqrt{{\\max(\\widehat{{\\mathrm{{CE}}}}^2, 0)}}.
+        \\widehat{\\mathrm{CE}}^2 = \\sum_m w_m \\Big[(\\mathrm{acc}_m -
+        \\mathrm{conf}_m)^2 - \\frac{\\mathrm{acc}_m (1 -
+        \\mathrm{acc}_m)}{N_m - 1}\\Big],
+        \\qquad \\widehat{\\mathrm{CE}} =
+        \\sqrt{\\max(\\widehat{\\mathrm{CE}}^2, 0)}.
 
     Bins with :math:`N_m < 2` contribute 0. With ``kind="classwise"`` the
     result is
-    :math:`\\big(\\frac1K \\sum_k \\max(\\widehat{{\\mathrm{{CE}}}}_k^2, 0)\\big)^{{1/2}}`.
+    :math:`\\big(\\frac1K \\sum_k \\max(\\widehat{\\mathrm{CE}}_k^2, 0)\\big)^{1/2}`.
     Bins with fewer than 2 samples (but positive weight) trigger a
     ``UserWarning``.
 
@@ -147,8 +141,3 @@ def debiased_calibration_error(
     )
     warn_small_bins(groups, scale, "debiased_calibration_error")
     return float(value_from_sums(*stack_sums(groups), "debiased", scale))
-
-
-debiased_calibration_error.__doc__ = debiased_calibration_error.__doc__.format(
-    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
-)

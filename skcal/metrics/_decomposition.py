@@ -8,11 +8,10 @@ from sklearn.utils._param_validation import StrOptions
 
 from . import _binning, _rows
 from ._events import event_groups
-from ._params import _check_kind, validated
+from ._params import _check_kind, _entry, validated
 from ._validation import _check_inputs, _check_n_bins
 
 __all__ = ["brier_decomposition", "log_loss_decomposition"]
-
 
 
 def _brier(p, o):
@@ -91,37 +90,29 @@ def _decomposition(score, name, doc):
         scale_by_half="auto",
         pos_label=None,
     ):
-        parts = _decompose(
-            score, y_true, y_prob, method, kind, class_index, n_bins, strategy,
-            sample_weight, input_type, labels, scale_by_half, pos_label,
+        kind = _check_kind(kind, class_index)
+        inp = _check_inputs(
+            y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
+            labels=labels, pos_label=pos_label, binary=kind == "binary",
         )
-        return Bunch(**parts, method=method)
+        n_bins = _check_n_bins(n_bins, inp.y.shape[0])
+        w = (np.ones(inp.scores.shape[0]) if inp.weight is None
+             else _rows.ops(inp).to_numpy(inp.weight))
+        n_events, events = event_groups(inp, kind, class_index)
+        half = n_events > 1 and _rows.halved(scale_by_half, _rows.n_columns(inp))
+        parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
+                 for s, o in events]
+        factor = 0.5 if half else 1.0
+        terms = {k: float(factor * sum(p[k] for p in parts)) for k in parts[0]}
+        return Bunch(**terms, method=method)
 
     decomposition.__name__ = decomposition.__qualname__ = name
-    decomposition.__doc__ = doc.lstrip().format(params=_PARAMS, notes=_NOTES)
+    decomposition.__doc__ = doc.lstrip()
     return validated(
         "kind", "class_index", "n_bins", "strategy", "input_type", "scale_by_half",
         method=[StrOptions({"corp", "binned"})],
+        docs={"params": _PARAMS, "notes": _NOTES},
     )(decomposition)
-
-
-def _decompose(score, y_true, y_prob, method, kind, class_index, n_bins, strategy,
-               sample_weight, input_type, labels, scale_by_half, pos_label):
-    """The terms of the decomposition (a dict of floats)."""
-    kind = _check_kind(kind, class_index)
-    inp = _check_inputs(
-        y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
-        labels=labels, pos_label=pos_label, binary=kind == "binary",
-    )
-    n_bins = _check_n_bins(n_bins, inp.y.shape[0])
-    w = (np.ones(inp.scores.shape[0]) if inp.weight is None
-         else _rows.ops(inp).to_numpy(inp.weight))
-    n_events, events = event_groups(inp, kind, class_index)
-    half = n_events > 1 and _rows.halved(scale_by_half, _rows.n_columns(inp))
-    parts = [_decompose_event(s, o, w, score, method, n_bins, strategy)
-             for s, o in events]
-    factor = 0.5 if half else 1.0
-    return {k: float(factor * sum(p[k] for p in parts)) for k in parts[0]}
 
 
 _PARAMS = """
@@ -160,7 +151,7 @@ _PARAMS = """
         :func:`brier_score`).
     pos_label : int, float, bool or str, default=None
         The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
-        :func:`calibration_error`).""".strip()
+        :func:`calibration_error`)."""
 
 _NOTES = """
     With :math:`S` the mean score, :math:`\\hat p_i` the recalibrated
@@ -178,6 +169,7 @@ _NOTES = """
     exactly (up to rounding). With CORP, MCB and DSC are non-negative,
     because the isotonic fit minimises every proper score among monotone
     recalibrations (Dimitriadis et al. 2021, Theorem 1)."""
+_PARAMS, _NOTES = _entry(_PARAMS), _entry(_NOTES)
 
 
 brier_decomposition = _decomposition(_brier, "brier_decomposition", """
@@ -185,7 +177,7 @@ brier_decomposition = _decomposition(_brier, "brier_decomposition", """
 
     Parameters
     ----------
-    {params}
+    %(params)s
 
     Returns
     -------
@@ -208,7 +200,7 @@ brier_decomposition = _decomposition(_brier, "brier_decomposition", """
 
     Notes
     -----
-    {notes}
+    %(notes)s
 
     For the binned method, DSC is Murphy's resolution
     :math:`\\sum_m w_m (\\bar o_m - \\bar o)^2` and UNC is
@@ -241,7 +233,7 @@ log_loss_decomposition = _decomposition(_log_loss, "log_loss_decomposition", """
 
     Parameters
     ----------
-    {params}
+    %(params)s
 
     Returns
     -------
@@ -261,7 +253,7 @@ log_loss_decomposition = _decomposition(_log_loss, "log_loss_decomposition", """
 
     Notes
     -----
-    {notes}
+    %(notes)s
 
     The score is the binary log loss (natural log) of each event,
     :math:`-o \\log s - (1 - o) \\log(1 - s)`; UNC is the entropy of the base

@@ -10,16 +10,10 @@ chunk by :mod:`skcal.metrics._rows` (on a tensor's device for torch input)
 and returned as NumPy arrays: ``y_prob`` itself is never up-cast or copied as
 a whole.
 
-Sample weights
---------------
-Quantities that depend on the number of samples (debiasing terms, binomial
-intervals, test statistics' variances) read the weights as *frequency*
-weights: a weight of 2 counts as two samples, so ``sample_weight`` is
-equivalent to repeating rows.
-:func:`skcal.metrics._compute.frequency_weights` returns the validated
-weights on their original scale (the validation of
-:mod:`skcal.metrics._validation` divides them by their maximum, which is kept
-for weighted means only).
+Quantities that count samples (debiasing terms, binomial intervals, the
+tests' variances) read ``sample_weight`` as *frequency* weights, on the scale
+given (:func:`skcal.metrics._compute.frequency_weights`): a weight of 2 is
+the row repeated.
 """
 
 import numpy as np
@@ -60,9 +54,14 @@ def event_vectors(inp, kind, class_index=None):
     ``class_index``), as in :func:`~skcal.metrics.calibration_error`.
     """
     xp = _rows.ops(inp)
-    n = inp.scores.shape[0]
+    chunks = _rows.event_chunks(inp, xp, kind, class_index)
+    return _gather(xp, inp.scores.shape[0], chunks)
+
+
+def _gather(xp, n, chunks):
+    """NumPy ``(n,)`` score and outcome vectors from ``(rows, score, outcome)`` chunks."""
     s, o = xp.empty(n), xp.empty(n)
-    for sl, x, t in _rows.event_chunks(inp, xp, kind, class_index):
+    for sl, x, t in chunks:
         s[sl], o[sl] = x, t
     return xp.to_numpy(s), xp.to_numpy(o)
 
@@ -79,9 +78,5 @@ def event_groups(inp, kind, class_index=None):
 def class_vectors(inp):
     """Yield ``(k, score, outcome)`` float64 NumPy vectors for every class ``k``."""
     xp = _rows.ops(inp)
-    n = inp.scores.shape[0]
     for k, chunks in _rows.each_class_chunks(inp, xp):
-        s, o = xp.empty(n), xp.empty(n)
-        for sl, x, t in chunks:
-            s[sl], o[sl] = x, t
-        yield k, xp.to_numpy(s), xp.to_numpy(o)
+        yield k, *_gather(xp, inp.scores.shape[0], chunks)

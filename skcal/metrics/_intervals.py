@@ -9,16 +9,17 @@ costs ``batch * n_samples`` row indices, so the memory is bounded by
 ``batch`` whatever ``n_resamples`` is.
 """
 
+import inspect
 import numbers
 
 import numpy as np
 import scipy.stats
 from scipy.special import ndtr, ndtri
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
 from . import _binning, _rows
-from ._params import _NORMS, _STRATEGIES, _check_kind, validated
+from ._params import CONSTRAINTS, _check_kind, _entry, validated
 from ._binomial import binomial_interval
 from ._compute import (
     bin_terms,
@@ -29,14 +30,11 @@ from ._compute import (
 )
 from ._events import event_groups, event_vectors
 from ._registry import resolve
-from ._validation import _check_choice, _check_inputs, _check_n_bins
+from ._validation import _check_inputs, _check_n_bins
 
 __all__ = ["binomial_interval", "confidence_interval", "paired_difference_interval"]
 
 _METHODS = ("percentile", "basic", "BCa")
-#: random_state: also a numpy Generator, so checked by ``_rng``.
-_validated = validated("confidence_level", "n_resamples", "batch", "input_type",
-                       method=[StrOptions(set(_METHODS))])
 
 #: Row indices per batch of resamples (int64: 8 MiB).
 _BATCH_ELEMENTS = 2**20
@@ -193,8 +191,33 @@ def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
 # metric specifications
 # --------------------------------------------------------------------------
 
-_BINNED_DEFAULTS = {"kind": "top-label", "class_index": None, "n_bins": 15,
-                    "strategy": "uniform"}
+#: Keyword arguments of the metric functions that are not metric options here.
+_NOT_OPTIONS = {"sample_weight", "input_type", "labels", "pos_label",
+                "return_bandwidth"}
+
+
+def _options(name, spec, params):
+    """``params`` and the defaults of the metric's other keyword options, validated.
+
+    The options are those of the metric function's signature (none for
+    ``"accuracy"``), checked against :data:`~skcal.metrics._params.CONSTRAINTS`
+    as the function checks them.
+    """
+    options = {} if spec.function is None else {
+        key: p.default for key, p in inspect.signature(spec.function).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and key not in _NOT_OPTIONS
+    }
+    extra = set(params) - set(options)
+    if extra:
+        raise TypeError(
+            f"metric {name!r} does not take {sorted(extra)}; it takes "
+            f"{sorted(options)}."
+        )
+    options.update(params)
+    validate_parameter_constraints(
+        {key: CONSTRAINTS[key] for key in options}, options, caller_name=name
+    )
+    return options
 
 
 def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
@@ -203,30 +226,9 @@ def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
     The statistic carries the metric's range as ``bounds`` (from the
     registry), to which :func:`_bootstrap` clips the interval ends.
     """
-    stat, inp = _build_stat(metric, y_true, y_prob, sample_weight, input_type,
-                            labels, params)
-    stat.bounds = resolve(metric)[1].bounds
-    return stat, inp
-
-
-def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, params):
     name, spec = resolve(metric)
-    family, norm = spec.family, spec.norm
-    params = dict(params)
-    allowed = {
-        "binned": {"kind", "class_index", "n_bins", "strategy", "norm"},
-        "debiased": {"kind", "class_index", "n_bins", "strategy"},
-        "smooth": {"kind", "class_index"},
-        "brier": {"scale_by_half"},
-        "nll": set(),
-        "accuracy": set(),
-    }[family]
-    extra = set(params) - allowed
-    if extra or (name != "calibration_error" and "norm" in params):
-        raise TypeError(
-            f"metric {name!r} does not take {sorted(extra or {'norm'})}; it takes "
-            f"{sorted(allowed - ({'norm'} if name != 'calibration_error' else set()))}."
-        )
+    family = spec.family
+    p = _options(name, spec, params)
     inp = _check_inputs(
         y_true, y_prob, sample_weight=sample_weight, input_type=input_type,
         labels=labels,
@@ -234,40 +236,30 @@ def _build_stat(metric, y_true, y_prob, sample_weight, input_type, labels, param
     xp = _rows.ops(inp)
     w = None if inp.weight is None else xp.to_numpy(inp.weight)
     if family in ("binned", "debiased"):
-        p = {**_BINNED_DEFAULTS, **({"strategy": "quantile"} if family == "debiased"
-                                    else {}), **params}
         kind = _check_kind(p["kind"], p["class_index"])
-        _check_choice("strategy", p["strategy"], _STRATEGIES)
-        if family == "binned":
-            norm = p.get("norm", norm) or "l1"
-            _check_choice("norm", norm, _NORMS)
         n_bins = _check_n_bins(p["n_bins"], inp.y.shape[0])
         scale = frequency_scale(sample_weight, inp) if family == "debiased" else 1.0
-        return _binned_stat(inp, kind, p["class_index"], n_bins, p["strategy"],
-                            norm, scale), inp
-    if family == "smooth":
+        stat = _binned_stat(inp, kind, p["class_index"], n_bins, p["strategy"],
+                            p.get("norm", spec.norm), scale)
+    elif family == "smooth":
         from ._smooth import _smooth_ece_rows
 
-        class_index = params.get("class_index")
-        kind = _check_kind(params.get("kind", "top-label"), class_index,
-                           one_event="The smooth ECE")
-        s, o = event_vectors(inp, kind, class_index)
+        kind = _check_kind(p["kind"], p["class_index"], one_event="The smooth ECE")
+        s, o = event_vectors(inp, kind, p["class_index"])
         fw = frequency_weights(sample_weight, inp)
-        return _GenericStat(lambda s, o, w: _smooth_ece_rows(s, o, w)[0], s, o, fw), inp
-    if family == "brier":
-        half = params.get("scale_by_half", "auto")
-        if not (isinstance(half, bool) or half == "auto"):
-            raise ValueError(
-                f"scale_by_half must be True, False or 'auto', got {half!r}."
-            )
-        a = xp.to_numpy(_rows.brier_terms(inp, xp))
-        if _rows.halved(half, _rows.n_columns(inp)):
-            a = a / 2
-    elif family == "nll":
-        a = xp.to_numpy(_rows.nll_terms(inp, xp))
+        stat = _GenericStat(lambda s, o, w: _smooth_ece_rows(s, o, w)[0], s, o, fw)
     else:
-        _, a = event_vectors(inp, "top-label")  # 1[argmax = y]
-    return _MeanStat(a, w), inp
+        if family == "brier":
+            a = xp.to_numpy(_rows.brier_terms(inp, xp))
+            if _rows.halved(p["scale_by_half"], _rows.n_columns(inp)):
+                a = a / 2
+        elif family == "nll":
+            a = xp.to_numpy(_rows.nll_terms(inp, xp))
+        else:
+            _, a = event_vectors(inp, "top-label")  # 1[argmax = y]
+        stat = _MeanStat(a, w)
+    stat.bounds = spec.bounds
+    return stat, inp
 
 
 def _rng(random_state):
@@ -405,7 +397,12 @@ _SHARED_DOC = """
         Options of the metric: ``kind``, ``class_index``, ``n_bins``,
         ``strategy`` (and ``norm`` for ``calibration_error``) for the binned
         errors, ``kind`` and ``class_index`` for the smooth ECE,
-        ``scale_by_half`` for the Brier score.""".strip()
+        ``scale_by_half`` for the Brier score."""
+
+#: random_state: also a numpy Generator, so checked by ``_rng``.
+_validated = validated("confidence_level", "n_resamples", "batch", "input_type",
+                       method=[StrOptions(set(_METHODS))],
+                       docs={"shared": _entry(_SHARED_DOC)})
 
 
 @_validated
@@ -442,7 +439,7 @@ def confidence_interval(
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Probabilities, or logits with ``input_type="logits"``; a
         ``torch.Tensor`` is reduced on its device.
-    {shared}
+    %(shared)s
 
     Returns
     -------
@@ -487,7 +484,7 @@ def confidence_interval(
     the calibration errors and the accuracy, [0, 2] for the Brier score,
     [0, inf) for the NLL (not for :func:`paired_difference_interval`, whose
     difference can have either sign). Only the ``"basic"`` interval
-    :math:`[2\\hat\\theta - q_{{1-\\alpha/2}}, 2\\hat\\theta - q_{{\\alpha/2}}]`
+    :math:`[2\\hat\\theta - q_{1-\\alpha/2}, 2\\hat\\theta - q_{\\alpha/2}]`
     can leave the range: it reflects the bootstrap quantiles about the
     estimate, and for a metric near 0 (the debiased error of a calibrated
     model, clipped at 0 itself) it would go below 0. Prefer ``"BCa"`` or
@@ -542,9 +539,6 @@ def confidence_interval(
     )
 
 
-confidence_interval.__doc__ = confidence_interval.__doc__.format(shared=_SHARED_DOC)
-
-
 class _Difference:
     def __init__(self, a, b):
         self.a, self.b = a, b
@@ -588,7 +582,7 @@ def paired_difference_interval(
         True labels.
     y_prob_a, y_prob_b : array-like of shape (n_samples, n_classes) or (n_samples,)
         The two models' probabilities (or logits) for the same rows.
-    {shared}
+    %(shared)s
 
     Returns
     -------
@@ -640,8 +634,3 @@ def paired_difference_interval(
         rng=rng, batch=batch,
         estimate_a=float(sa(np.arange(n))), estimate_b=float(sb(np.arange(n))),
     )
-
-
-paired_difference_interval.__doc__ = paired_difference_interval.__doc__.format(
-    shared=_SHARED_DOC
-)

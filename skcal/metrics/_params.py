@@ -6,6 +6,7 @@ every metric module can use it without an import cycle.
 
 import functools
 import numbers
+import textwrap
 
 from sklearn.utils._param_validation import (
     Hidden,
@@ -14,7 +15,8 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 
-from ._validation import _check_choice, _plain
+from ..utils._docstrings import substitute_docstring
+from ._validation import _plain
 
 _KINDS = ("top-label", "classwise", "binary")
 #: Other accepted spellings of ``kind`` (``"class"`` was the name used by
@@ -25,12 +27,12 @@ _KIND_ALIASES = {"class": "classwise"}
 def _check_kind(kind, class_index=None, one_event=None):
     """Return the canonical name of ``kind`` (``"class"`` -> ``"classwise"``).
 
-    ``class_index`` is only allowed with ``kind="classwise"``; a metric
-    ``one_event`` (its name, for the message) of one event needs it there.
+    ``kind`` itself is checked by :data:`CONSTRAINTS` (every caller is
+    :func:`validated`). ``class_index`` is only allowed with
+    ``kind="classwise"``; a metric ``one_event`` (its name, for the message)
+    of one event needs it there.
     """
-    if isinstance(kind, str) and kind in _KIND_ALIASES:
-        kind = _KIND_ALIASES[kind]
-    _check_choice("kind", kind, _KINDS)
+    kind = _KIND_ALIASES.get(kind, kind)
     if kind != "classwise" and class_index is not None:
         raise ValueError("class_index is only used with kind='classwise'.")
     if one_event and kind == "classwise" and class_index is None:
@@ -83,7 +85,7 @@ _COMMON_PARAMS = """
         (probabilities from a stable log-softmax for logits), so the extra
         memory is a few chunks plus a few ``(n_samples,)`` float64 vectors.
         A ``torch.Tensor`` is computed the same way with torch on its device
-        (256 MiB chunks on an accelerator).""".strip()
+        (256 MiB chunks on an accelerator)."""
 
 _TAIL_PARAMS = """
     sample_weight : array-like of shape (n_samples,), default=None
@@ -111,7 +113,7 @@ _TAIL_PARAMS = """
         labels of ``y_true`` must then be {0, 1}, {-1, 1} or booleans
         (positive: 1, True), otherwise a ``ValueError`` asks for
         ``pos_label``, as scikit-learn's binary metrics do. Not used (an
-        error) for other views of a 2-D ``y_prob``.""".strip()
+        error) for other views of a 2-D ``y_prob``."""
 
 
 _EVENT_HEAD = """
@@ -126,8 +128,7 @@ _EVENT_HEAD = """
         positive class of a binary problem.
     class_index : int, default=None
         Column of ``y_prob`` for ``kind="classwise"`` (required there).
-    sample_weight : array-like of shape (n_samples,), default=None
-""".strip()
+    sample_weight : array-like of shape (n_samples,), default=None"""
 
 _EVENT_TAIL = """
     input_type : {"probabilities", "logits"}, default="probabilities"
@@ -139,9 +140,22 @@ _EVENT_TAIL = """
         :func:`calibration_error`)."""
 
 
+def _entry(text):
+    """``text`` without its indentation, as :func:`substitute_docstring` takes it."""
+    return textwrap.dedent(text).strip()
+
+
 def event_params(weights):
     """The Parameters of a metric of one event (``weights``: of ``sample_weight``)."""
-    return _EVENT_HEAD + weights + _EVENT_TAIL
+    return _entry(_EVENT_HEAD + weights + _EVENT_TAIL)
+
+
+#: The parameter text of the public metrics, the docstring lines ``%(common)s``
+#: (``y_true``, ``y_prob``), ``%(tail)s`` (``sample_weight``, ``input_type``,
+#: ``labels``, ``pos_label``) and its short form without ``sample_weight``,
+#: ``%(short_tail)s``.
+METRIC_DOCS = {"common": _entry(_COMMON_PARAMS), "tail": _entry(_TAIL_PARAMS),
+               "short_tail": _entry(_EVENT_TAIL)}
 
 
 # --------------------------------------------------------------------------
@@ -173,20 +187,22 @@ CONSTRAINTS = {
 }
 
 
-def validated(*names, **extra):
+def validated(*names, docs=None, **extra):
     """``validate_params`` for the options ``names`` of :data:`CONSTRAINTS` and ``extra``.
 
     Invalid options raise scikit-learn's ``InvalidParameterError`` (a
     ``ValueError`` and ``TypeError``) naming the parameter, the function, the
     accepted values and the value given. Nested validated calls are not
     validated again. NumPy scalar keyword arguments are passed on as the
-    Python scalars they hold.
+    Python scalars they hold. The docstring's ``%(name)s`` lines are filled
+    from :data:`METRIC_DOCS` and ``docs`` (:func:`substitute_docstring`).
     """
     constraints = {name: CONSTRAINTS[name] for name in names}
     constraints.update(extra)
     check = validate_params(constraints, prefer_skip_nested_validation=True)
 
     def decorate(func):
+        func = substitute_docstring(func, entries={**METRIC_DOCS, **(docs or {})})
         checked = check(func)
 
         @functools.wraps(func)

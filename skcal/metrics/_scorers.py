@@ -52,20 +52,13 @@ _METRICS = {
 }
 
 
-def _allowed_keywords(name):
-    """Keyword arguments the metric of scorer ``name`` accepts (sorted)."""
-    if name == "neg_classwise_calibration_error":
-        params, fixed = inspect.signature(calibration_error).parameters, {"kind"}
-    else:
-        params, fixed = inspect.signature(_METRICS[name]).parameters, set()
-    return sorted(
-        p for p, v in params.items()
-        if v.kind is inspect.Parameter.KEYWORD_ONLY and p not in fixed
-    )
-
-
 def _check_keywords(name, kwargs):
-    allowed = _allowed_keywords(name)
+    """Raise for a keyword argument that the metric of scorer ``name`` does not take."""
+    classwise = name == "neg_classwise_calibration_error"
+    metric = calibration_error if classwise else _METRICS[name]
+    params = inspect.signature(metric).parameters
+    allowed = sorted(p for p, v in params.items() if v.kind is v.KEYWORD_ONLY
+                     and not (classwise and p == "kind"))
     for key in kwargs:
         if key not in allowed:
             close = difflib.get_close_matches(key, allowed, n=1)

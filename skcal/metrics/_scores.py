@@ -3,7 +3,7 @@
 import warnings
 
 from . import _rows
-from ._params import _COMMON_PARAMS, _TAIL_PARAMS, validated
+from ._params import validated
 from ._calibration_error import dask_metrics
 from ._validation import _check_inputs
 
@@ -25,8 +25,8 @@ def brier_score(
 
     Parameters
     ----------
-    {common}
-    {tail}
+    %(common)s
+    %(tail)s
     scale_by_half : bool or "auto", default="auto"
         Whether to halve the multiclass sum. ``"auto"`` halves it for binary
         problems (1-D ``y_prob`` or 2 columns) and not otherwise, the
@@ -49,12 +49,12 @@ def brier_score(
     -----
     Multiclass (:math:`K \\ge 3`): the sum over classes, averaged over samples,
 
-    .. math:: \\mathrm{{BS}} = \\frac{{\\sum_i w_i \\sum_{{k=1}}^K (p_{{ik}} -
-              1[y_i = k])^2}}{{\\sum_i w_i}}.
+    .. math:: \\mathrm{BS} = \\frac{\\sum_i w_i \\sum_{k=1}^K (p_{ik} -
+              1[y_i = k])^2}{\\sum_i w_i}.
 
     Binary (:math:`K = 2`): half of that, which equals the mean squared error
     of the positive-class probability,
-    :math:`\\sum_i w_i (p_{{i}} - 1[y_i = \\mathrm{{labels}}[1]])^2 / \\sum_i w_i`,
+    :math:`\\sum_i w_i (p_{i} - 1[y_i = \\mathrm{labels}[1]])^2 / \\sum_i w_i`,
     as in scikit-learn's ``brier_score_loss``. The figures in
     ``../shared/data/README.md`` for binary sets use the un-halved sum
     (``scale_by_half=False``).
@@ -76,11 +76,6 @@ def brier_score(
     return score / 2 if _rows.halved(scale_by_half, n_classes) else score
 
 
-brier_score.__doc__ = brier_score.__doc__.format(
-    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
-)
-
-
 @validated("input_type")
 def negative_log_likelihood(
     y_true,
@@ -95,8 +90,8 @@ def negative_log_likelihood(
 
     Parameters
     ----------
-    {common}
-    {tail}
+    %(common)s
+    %(tail)s
 
     Returns
     -------
@@ -113,13 +108,13 @@ def negative_log_likelihood(
 
     Notes
     -----
-    .. math:: \\mathrm{{NLL}} = -\\frac{{\\sum_i w_i \\log p_{{i, y_i}}}}{{\\sum_i w_i}}
+    .. math:: \\mathrm{NLL} = -\\frac{\\sum_i w_i \\log p_{i, y_i}}{\\sum_i w_i}
 
-    With ``input_type="logits"``, :math:`\\log p_{{ik}} = z_{{ik}} -
-    \\log\\sum_j e^{{z_{{ij}}}}` is computed with the max-shifted
+    With ``input_type="logits"``, :math:`\\log p_{ik} = z_{ik} -
+    \\log\\sum_j e^{z_{ij}}` is computed with the max-shifted
     log-sum-exp, so large logits do not overflow and the result is finite.
-    For 1-D log-odds :math:`s`, :math:`\\log p = -\\log(1 + e^{{-s}})` for the
-    positive class and :math:`-\\log(1 + e^{{s}})` for the other.
+    For 1-D log-odds :math:`s`, :math:`\\log p = -\\log(1 + e^{-s})` for the
+    positive class and :math:`-\\log(1 + e^{s})` for the other.
 
     References
     ----------
@@ -181,8 +176,3 @@ def _warn_low_precision_zero(nll, scores):
         UserWarning,
         stacklevel=4,
     )
-
-
-negative_log_likelihood.__doc__ = negative_log_likelihood.__doc__.format(
-    common=_COMMON_PARAMS, tail=_TAIL_PARAMS
-)

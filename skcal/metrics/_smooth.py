@@ -96,7 +96,8 @@ _PARAMS = event_params("""
         weights' scale matters, as the number of rows does there).""")
 
 
-@validated("kind", "class_index", "input_type", "return_bandwidth")
+@validated("kind", "class_index", "input_type", "return_bandwidth",
+           docs={"params": _PARAMS})
 def smooth_calibration_error(
     y_true,
     y_prob,
@@ -120,7 +121,7 @@ def smooth_calibration_error(
 
     Parameters
     ----------
-    {params}
+    %(params)s
     return_bandwidth : bool, default=False
         Also return the bandwidth :math:`\\sigma^*`.
 
@@ -149,21 +150,21 @@ def smooth_calibration_error(
 
     .. math::
 
-        \\hat r_\\sigma(t) = \\frac{{\\sum_i w_i K_\\sigma(t, s_i) (s_i - o_i)}}
-        {{\\sum_i w_i K_\\sigma(t, s_i) + \\epsilon}}, \\qquad
+        \\hat r_\\sigma(t) = \\frac{\\sum_i w_i K_\\sigma(t, s_i) (s_i - o_i)}
+        {\\sum_i w_i K_\\sigma(t, s_i) + \\epsilon}, \\qquad
         \\hat\\delta_\\sigma(t) = \\sum_i w_i K_\\sigma(t, s_i) + \\epsilon,
 
-    give :math:`\\mathrm{{smECE}}_\\sigma = \\sum_t |\\hat r_\\sigma(t)|
+    give :math:`\\mathrm{smECE}_\\sigma = \\sum_t |\\hat r_\\sigma(t)|
     \\hat\\delta_\\sigma(t) / \\sum_t \\hat\\delta_\\sigma(t)`, and the result
-    is :math:`\\mathrm{{smECE}}_{{\\sigma^*}}` with :math:`\\sigma^*` the fixed
-    point :math:`\\mathrm{{smECE}}_{{\\sigma^*}} = \\sigma^*` (Błasiok &
+    is :math:`\\mathrm{smECE}_{\\sigma^*}` with :math:`\\sigma^*` the fixed
+    point :math:`\\mathrm{smECE}_{\\sigma^*} = \\sigma^*` (Błasiok &
     Nakkiran 2023, Definition 4 and Theorem 6), found by bisection (10 steps
     on [0, 1], floor 0.001). The kernel sums are computed as in the reference
     implementation ``relplot``: scores are spread linearly onto a grid of
     :math:`\\max(2000, 20/\\sigma)/2 + 1` points, convolved with the kernel
     reflected at both ends (FFT overlap-add above 1500 points), and
     interpolated onto a mesh of :math:`\\max(200, 10/\\sigma)` points;
-    :math:`\\epsilon = 10^{{-4}}`. The values equal ``relplot.smECE`` to
+    :math:`\\epsilon = 10^{-4}`. The values equal ``relplot.smECE`` to
     about 1e-12. The cost is about 11 evaluations of one grid convolution,
     plus an ``(n_samples,)`` float64 score, outcome and weight vector.
 
@@ -190,12 +191,8 @@ def smooth_calibration_error(
     return (value, sigma) if return_bandwidth else value
 
 
-smooth_calibration_error.__doc__ = smooth_calibration_error.__doc__.format(
-    params=_PARAMS
-)
-
-
-@validated("kind", "class_index", "input_type", "bandwidth", "n_points")
+@validated("kind", "class_index", "input_type", "bandwidth", "n_points",
+           docs={"params": _PARAMS})
 def smooth_reliability_curve(
     y_true,
     y_prob,
@@ -217,7 +214,7 @@ def smooth_reliability_curve(
 
     Parameters
     ----------
-    {params}
+    %(params)s
     bandwidth : float, default=None
         Kernel bandwidth; by default the smooth ECE's fixed point
         :math:`\\sigma^*`.
@@ -282,8 +279,3 @@ def smooth_reliability_curve(
     density = mass / max(np.trapezoid(mass, t), 1e-300)
     return Bunch(x=t, prob_true=np.clip(prob_true, 0.0, 1.0), density=density,
                  bandwidth=sigma, smooth_ece=value)
-
-
-smooth_reliability_curve.__doc__ = smooth_reliability_curve.__doc__.format(
-    params=_PARAMS
-)

@@ -176,25 +176,17 @@ def _positive_labels(y, labels, pos_label, binary_1d):
 
 
 def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False):
-    """Map labels ``y`` to column indices 0..n_classes-1.
+    """Map labels ``y`` to column indices: ``(y_index, classes, pos_index)``.
 
-    The rule is the calibrators' one,
-    :func:`skcal.utils._labels.resolve_classes` (``labels=None``: the sorted
-    unique labels if there are ``n_classes`` of them; fewer, even a single
-    one, only when they are integers in ``0..n_classes-1`` that include 0,
-    which are then column indices; else an error asking for ``labels=``). One addition, as in
-    scikit-learn's binary metrics: for a 1-D (binary) ``y_prob`` and a
-    ``y_true`` holding a single label among 0, 1 and -1, the classes are
-    ``[0, 1]`` (``[-1, 1]`` for -1), so ``y_prob`` is the probability of
-    label 1.
-
-    Binary views (a 1-D ``y_prob``, or ``binary=True`` for ``kind="binary"``)
-    need to know the positive class: ``pos_label`` when given (a 1-D
-    ``y_prob`` is its probability; for two columns, the event is the column
-    of ``pos_label``), else ``labels[1]``; without either, the labels must be
-    {0, 1}, {-1, 1} or booleans (positive: 1 / True), as in scikit-learn.
-
-    Returns ``(y_index, classes, pos_index)``.
+    The calibrators' rule (:func:`skcal.utils._labels.resolve_classes`; the
+    public text is the ``labels`` and ``pos_label`` entries of
+    :data:`~skcal.metrics._params._TAIL_PARAMS`), plus scikit-learn's for a
+    1-D ``y_prob`` whose ``y_true`` holds one label among 0, 1 and -1: the
+    classes are then ``[0, 1]`` (``[-1, 1]``). Binary views (1-D, or
+    ``binary=True`` for ``kind="binary"``) take the positive class from
+    ``pos_label``, else ``labels[1]``, else labels {0, 1}, {-1, 1} or
+    booleans (positive 1 / True); for two columns the event is the column of
+    ``pos_label``.
     """
     if binary_1d or (binary and n_classes == 2):
         labels = _positive_labels(y, labels, pos_label, binary_1d)
@@ -226,22 +218,13 @@ def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False
     return y_idx, classes, pos_index
 
 
-def _row_tolerance(dtype, is_floating):
-    """Row-sum tolerance for probabilities of ``dtype`` (1e-2 for 16-bit floats)."""
-    return probability_row_tolerance(dtype if is_floating else np.float64)
-
-
 def _check_finite(lo, hi, input_type):
     """Raise for NaN / infinity, seen in the minimum ``lo`` and maximum ``hi``."""
     if np.isfinite(lo) and np.isfinite(hi):
         return
     if np.isnan(lo) or np.isnan(hi):
         raise ValueError("Input y_prob contains NaN.")
-    _fail_infinite(input_type, only_neg=hi != np.inf)
-
-
-def _fail_infinite(input_type, only_neg):
-    if input_type == "logits" and only_neg:
+    if input_type == "logits" and hi != np.inf:
         raise ValueError(
             "Input y_prob contains -inf logits (log of 0), which are not accepted "
             "with input_type='logits' (the log-softmax of a row could be "
@@ -306,12 +289,16 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
         y_prob, _numpy_scores
     )
     _check_finite(lo, hi, input_type)
-    tol = _row_tolerance(p.dtype, floating)
+    tol = probability_row_tolerance(p.dtype if floating else np.float64)
     binary_1d = p.ndim == 1 or p.shape[1] == 1
     if binary_1d:
         p = p.reshape(-1)
-    y_idx, classes, pos = _labels_for(
-        y_true, p.shape, binary_1d, labels, names, pos_label, binary
+    y = _to_numpy_labels(y_true)
+    n_classes = _n_classes(p.shape, binary_1d, y.shape[0])
+    if not binary_1d:  # a DataFrame's column names, when they are y_true's labels
+        labels = classes_from_column_names(names, y, labels, name="labels")
+    y_idx, classes, pos = _encode_labels(
+        y, n_classes, labels, binary_1d, pos_label, binary
     )
     y_idx = like_input(y_idx, p)  # a tensor on the device of a tensor p
     # only the ratios of the weights matter: divided by their maximum, weights of
@@ -354,17 +341,3 @@ def _n_classes(shape, binary_1d, n_labels):
     if n_labels != shape[0]:
         raise ValueError(f"y_true has {n_labels} samples but y_prob has {shape[0]}.")
     return 2 if binary_1d else shape[1]
-
-
-def _labels_for(y_true, shape, binary_1d, labels, names=None, pos_label=None,
-                binary=False):
-    """Encode ``y_true`` against the columns of a ``y_prob`` of ``shape``.
-
-    ``names``: the column names of a DataFrame ``y_prob``; when they are the
-    labels of ``y_true`` the columns are matched to the labels by name.
-    """
-    y = _to_numpy_labels(y_true)
-    n_classes = _n_classes(shape, binary_1d, y.shape[0])
-    if not binary_1d:
-        labels = classes_from_column_names(names, y, labels, name="labels")
-    return _encode_labels(y, n_classes, labels, binary_1d, pos_label, binary)
