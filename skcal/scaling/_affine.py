@@ -54,9 +54,10 @@ Solvers
 import numpy as np
 
 from .._backend import _matrix as mk
-from ._temperature import fit_temperature
+from ..utils._docstrings import substitute_docstring
+from ._temperature import FIT_DOCS, fit_temperature
 
-__all__ = ["AffinePenalty", "fit_affine", "NEWTON_MAX_PARAMS"]
+__all__ = ["AffinePenalty", "fit_affine", "newton", "nll", "NEWTON_MAX_PARAMS"]
 
 #: Largest number of parameters solved by Newton's method with the exact
 #: Hessian (a full ``W`` up to K = 20 classes, a diagonal one up to K = 256).
@@ -115,6 +116,12 @@ BLOCK_SWITCH_STEPS = 40
 #: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
 #: class's largest are left out of that class's preconditioner block.
 BLOCK_ROW_CUT = 1e-4
+
+#: :func:`newton` with ``predict`` may stop on the predicted next decrement
+#: only below this half squared decrement (the quadratic regime), and with
+#: this safety factor on the prediction.
+PREDICT_MAX_DECREMENT = 1e-4
+PREDICT_SAFETY = 10.0
 
 
 class AffinePenalty:
@@ -324,14 +331,32 @@ def _pinv_step(H, g):
     return scaled_pinv_step(*jacobi_scaled(H, g)[:3], 1e-13)
 
 
-def _newton(evaluate, theta, tol, max_iter):
+def newton(evaluate, theta, tol, max_iter, direction=_pinv_step, predict=False):
+    """Damped Newton's method on a convex ``evaluate: theta -> (f, g, H)``.
+
+    Steps ``d = direction(H, g)`` (``-H^+ g``), halved until the Armijo
+    condition holds or the directional derivative at the trial point is <= 0
+    (which, ``f`` being convex, proves a decrease even where rounding of
+    ``f``, as in float32 work, hides it). Stops when half the squared Newton
+    decrement ``-g.d / 2`` is at most ``tol`` or, with ``predict``, once it
+    is below :data:`PREDICT_MAX_DECREMENT` and :data:`PREDICT_SAFETY` times
+    the decrement predicted after the next step (``rate dec^2``, ``rate =
+    dec / dec_prev^2`` measured on the last full step: quadratic
+    convergence) is; the last step is then applied. Returns
+    ``(theta, n_iter, status)``.
+    """
     f, g, H = evaluate(theta)
+    prev_dec = None  # half squared decrement before the last full step
     for it in range(1, max_iter + 1):
-        d = _pinv_step(H, g)
+        d = direction(H, g)
         slope = float(g @ d)
         dec = -0.5 * slope
         if dec <= tol:
             return theta + d, it, "converged"
+        if predict and prev_dec is not None and dec <= PREDICT_MAX_DECREMENT:
+            rate = dec / prev_dec**2
+            if PREDICT_SAFETY * rate * dec * dec <= tol:
+                return theta + d, it, "converged"
         t = 1.0
         while True:
             th = theta + t * d
@@ -341,6 +366,7 @@ def _newton(evaluate, theta, tol, max_iter):
             t *= 0.5
             if t < 1e-10:
                 return theta, it, "line_search"
+        prev_dec = dec if t == 1.0 else None
         theta, f, g, H = th, f_t, g_t, H_t
     return theta, max_iter, "max_iter"
 
@@ -508,6 +534,7 @@ def start_scale(Z, y, sample_weight, xp):
     return float(beta)
 
 
+@substitute_docstring(entries=FIT_DOCS)
 def fit_affine(
     Z,
     y,
@@ -530,12 +557,7 @@ def fit_affine(
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-        Logits (float16, bfloat16, float32 or float64).
-    y : ndarray or torch.Tensor of shape (n_samples,), int64
-    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
-    xp : module
-        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    %(fit_arrays)s
     structure : {"full", "diagonal", "scalar"}
         ``W`` full, diagonal, or ``w I``.
     intercept : bool
@@ -578,7 +600,7 @@ def fit_affine(
     n_iter : int
     status : {"converged", "max_iter", "line_search"}
     """
-    n, k = Z.shape
+    k = Z.shape[1]
     whiten = structure == "full" and intercept
     mean, spread = mk.feature_moments(
         Z, xp, log_features, feature_beta, covariance=whiten
@@ -600,10 +622,6 @@ def fit_affine(
     else:
         W0 = float(w_start)
     theta0 = prob.from_original(W0, np.zeros(k) if intercept else None)
-
-    def data(theta):
-        return prob.expand(theta)
-
     if solver == "auto":
         limit = NEWTON_MAX_FULL_PARAMS if structure == "full" else NEWTON_MAX_PARAMS
         solver = "newton" if prob.n_params <= limit else "trust-ncg"
@@ -613,13 +631,13 @@ def fit_affine(
         pH = _penalty_hessian(prob, penalty)
 
         def evaluate(theta):
-            Wt, bt = data(theta)
+            Wt, bt = prob.expand(theta)
             f, gW, gb, H = mk.affine_nll_hess(Z, y, sample_weight, xp, feat, Wt, bt)
             g = _reduce_kernel_grad(prob, gW, gb)
             pf, pg = _penalty_terms(prob, penalty, theta)
             return f + pf, g + pg, E.T @ H @ E + pH
 
-        theta, n_iter, status = _newton(evaluate, theta0, tol, max_iter)
+        theta, n_iter, status = newton(evaluate, theta0, tol, max_iter)
     else:
         shift = _NullShift(prob, penalty) if structure == "full" and intercept else None
         model = _TrustRegionModel(Z, sample_weight, xp, prob, penalty, shift)
@@ -627,7 +645,7 @@ def fit_affine(
         def fun(theta):
             if shift is not None:
                 theta = shift(theta)
-            Wt, bt = data(theta)
+            Wt, bt = prob.expand(theta)
             f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
             pf, pg = _penalty_terms(prob, penalty, theta)
             g = _reduce_kernel_grad(prob, gW, gb) + pg
@@ -758,8 +776,7 @@ class _Jacobi:
     def left(self, v):
         return v / self.d
 
-    def right(self, v):
-        return v / self.d
+    right = left
 
 
 class _NullShift:
@@ -937,13 +954,12 @@ def _reduce_kernel_grad(prob, gW, gb):
     return prob.reduce(gW, gb if prob.intercept else None)
 
 
-def objective(Z, y, sample_weight, xp, W, b, penalty, log_features=False, feature_beta=1.0):
-    """``F(W, b)`` of the module docstring in the original parameters (one pass).
+def nll(Z, y, sample_weight, xp, W, b, log_features=False, feature_beta=1.0):
+    """The mean NLL of ``softmax(W phi(z) + b)`` (one pass; ``F`` without the penalty).
 
-    ``W`` is (K, K), (K,) or a float (then ``W I``).
+    ``W`` is (K, K), (K,) or a float (then ``W I``); ``b`` may be None.
     """
     k = Z.shape[1]
     feat = mk.Features(bool(log_features), float(feature_beta), np.zeros(k), np.ones(k))
     Wa = np.full(k, float(W)) if np.ndim(W) == 0 else np.asarray(W, dtype=np.float64)
-    f, _, _ = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wa, b)
-    return f + penalty.value(Wa, b)
+    return mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wa, b)[0]

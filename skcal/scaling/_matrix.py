@@ -13,8 +13,9 @@ from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils._weights import weighted_rows
-from ._affine import AffinePenalty, fit_affine, start_scale
-from ._vector import absent_classes, warn_if_separated
+from ._affine import AffinePenalty, fit_affine, nll, start_scale
+from ._temperature import warn_stopped
+from ._vector import warn_absent_classes, warn_if_separated
 
 __all__ = ["MatrixScaler", "DirichletCalibrator"]
 
@@ -131,11 +132,9 @@ class _AffineCalibrator(BaseCalibrator):
             # n counts rows (:ref:`sample-weights`): the summed weights in
             # units of one row, so that rescaling the weights changes nothing
             n = weighted_rows(sw, Z.shape[0])
-        else:
-            n = float(Z.shape[0])  # unused
-        if reg == "sms":
             log_features, feature_beta, w_start = True, beta_ts, 1.0
         else:
+            n = float(Z.shape[0])  # unused
             log_features, feature_beta, w_start = self._log_features(), 1.0, beta_ts
         pen = affine_penalty(reg, structure, k, n, reg_lambda, reg_mu)
         # the last solve's NLL, for the separation check of _warn_status
@@ -162,20 +161,13 @@ class _AffineCalibrator(BaseCalibrator):
         lam = 1.0 if lam is None else float(lam)
         mu = lam if mu is None else float(mu)
         reg = self.reg
-        if mu == 0 or reg == "none":
-            absent = absent_classes(self.classes_, y, sample_weight)
-            if absent:
-                warnings.warn(
-                    f"Classes {absent!r} have no weight in the calibration set, so "
-                    "the NLL without a penalty on the intercept has no finite "
-                    f"minimiser (their intercept -> -inf); using reg_mu="
-                    f"{ABSENT_CLASS_MU * k:g} instead.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-                mu = ABSENT_CLASS_MU * k
-                if reg == "none":
-                    reg, lam = "odir", 0.0
+        if (mu == 0 or reg == "none") and warn_absent_classes(
+            self.classes_, y, sample_weight, "intercept", f"reg_mu={ABSENT_CLASS_MU * k:g}",
+            stacklevel=3,
+        ):
+            mu = ABSENT_CLASS_MU * k
+            if reg == "none":
+                reg, lam = "odir", 0.0
         self.reg_lambda_, self.reg_mu_ = lam, mu
         (W, b, feat, n_iter, status), pen, logf, fbeta = self._solve(
             Z, y, sample_weight, xp, lam, mu, beta_ts, reg
@@ -207,28 +199,14 @@ class _AffineCalibrator(BaseCalibrator):
         self._feat = mk.Features(bool(log_features), float(feature_beta), np.zeros(k), np.ones(k))
 
     def _warn_status(self, status, pen, Z, y, sw, xp):
-        name = type(self).__name__
-        if status == "max_iter":
-            warnings.warn(
-                f"{name} stopped after max_iter={self.max_iter} iterations before "
-                "reaching tol; increase max_iter, or the regularisation if the "
-                "calibration set is separable.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
-        elif status == "line_search":
-            warnings.warn(
-                f"{name} stopped: no decrease of the objective was found before "
-                "reaching tol (tol may be below machine precision).",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+        warn_stopped(type(self).__name__, status, self.max_iter,
+                     ", or the regularisation if the calibration set is separable",
+                     stacklevel=4)
         if pen.is_zero or not np.any(pen.C):
             f = self._fit_info.get("nll")
             if f is None:
-                f, _, _ = mk.affine_nll_grad(
-                    Z, y, sw, xp, self._feat, self._W_for_kernel(), self.intercept_
-                )
+                feat = self._feat
+                f = nll(Z, y, sw, xp, self.coef_, self.intercept_, feat.log_softmax, feat.beta)
             warn_if_separated(
                 f, "(log-)logits", "without a penalty the NLL has no finite minimiser "
                 "(W -> inf) and the fitted map is arbitrary; use reg_lambda > 0.",
@@ -268,12 +246,7 @@ class _AffineCalibrator(BaseCalibrator):
                         xp.take_rows(Z, tr), xp.take_rows(y, tr), sw_tr, xp, lam_c, mu_c,
                         beta_ts,
                     )
-                k = Z.shape[1]
-                fe = mk.Features(bool(logf), float(fbeta), np.zeros(k), np.ones(k))
-                Wk = np.full(k, float(W)) if np.ndim(W) == 0 else W
-                f, _, _ = mk.affine_nll_grad(
-                    xp.take_rows(Z, te), xp.take_rows(y, te), sw_te, xp, fe, Wk, b
-                )
+                f = nll(xp.take_rows(Z, te), xp.take_rows(y, te), sw_te, xp, W, b, logf, fbeta)
                 wt = float(len(te) if sw is None else to_numpy(sw_te).sum())
                 total += f * wt
                 wtot += wt
@@ -288,9 +261,6 @@ class _AffineCalibrator(BaseCalibrator):
         return cands[best]
 
     # predicting ----------------------------------------------------------
-    def _W_for_kernel(self):
-        return self.coef_
-
     def _predict_log_proba(self, Z, xp):
         return mk.affine_log_softmax(Z, xp, self._feat, self.coef_, self.intercept_)
 
@@ -581,9 +551,8 @@ class DirichletCalibrator(_AffineCalibrator):
     """
 
     _parameter_constraints: dict = {
-        **_COMMON_CONSTRAINTS,
+        **MatrixScaler._parameter_constraints,
         "parametrization": [StrOptions({"full", "diagonal", "fixed_diagonal"})],
-        "reg": [StrOptions({"sms", "odir", "l2", "none"})],
     }
 
     def __init__(

@@ -58,6 +58,36 @@ _FLAT = 4 * 2.0**-52
 #: logits) is solved: a few float32 roundings of ``beta * d``.
 _SINGLE_BRACKET = 2.0**-22
 
+#: The arrays every fit function of this package takes, ``%(fit_arrays)s`` in
+#: their docstrings (:func:`skcal.utils._docstrings.substitute_docstring`).
+FIT_DOCS = {
+    "fit_arrays": """\
+Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+    Logits (float16, bfloat16, float32 or float64).
+y : ndarray or torch.Tensor of shape (n_samples,), int64
+    Encoded labels in ``0..n_classes-1``.
+sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
+xp : module
+    Kernel module (``skcal._backend._numpy`` or ``_torch``).""",
+}
+
+
+def warn_stopped(name, status, max_iter, remedy, stacklevel):
+    """The ``ConvergenceWarning`` of a solve that ended on ``"max_iter"`` or ``"line_search"``.
+
+    ``remedy`` follows "increase max_iter" (e.g. ``", or alpha if ..."``);
+    other statuses warn nothing.
+    """
+    if status == "max_iter":
+        msg = (f"{name} stopped after max_iter={max_iter} iterations before reaching "
+               f"tol; increase max_iter{remedy}.")
+    elif status == "line_search":
+        msg = (f"{name} stopped: the line search found no decrease of the objective "
+               "before reaching tol (tol may be below machine precision).")
+    else:
+        return
+    warnings.warn(msg, ConvergenceWarning, stacklevel=stacklevel + 1)
+
 
 def _all_rows_tied(Z):
     """Whether every row of ``Z`` (NumPy or torch) has all its logits equal."""
@@ -230,6 +260,7 @@ def _warm_start_strides(n):
     return strides[::-1]
 
 
+@substitute_docstring(entries=FIT_DOCS)
 def fit_temperature(
     Z, y, sample_weight, xp, *, tol=1e-10, max_iter=100, beta0=1.0, warm_start=True
 ):
@@ -237,13 +268,7 @@ def fit_temperature(
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-        Logits (float16, bfloat16, float32 or float64).
-    y : ndarray or torch.Tensor of shape (n_samples,), int64
-        Encoded labels in ``0..n_classes-1``.
-    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
-    xp : module
-        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    %(fit_arrays)s
     tol : float, default=1e-10
         Relative tolerance on ``beta``: stop when the Newton step, or the
         predicted error left after it, is at most ``tol * beta``.
@@ -461,13 +486,8 @@ class TemperatureScaler(BaseCalibrator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        elif status == "max_iter":
-            warnings.warn(
-                f"Temperature scaling stopped after max_iter={self.max_iter} "
-                "iterations before reaching tol; increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        else:
+            warn_stopped("TemperatureScaler", status, self.max_iter, "", stacklevel=3)
 
     def _predict_log_proba(self, Z, xp):
         return xp.log_softmax(Z, scale=1.0 / self.temperature_)

@@ -8,8 +8,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from ._affine import jacobi_scaled, scaled_pinv_step
-from ._temperature import fit_temperature
+from ._affine import PREDICT_SAFETY, jacobi_scaled, newton, scaled_pinv_step
+from ._temperature import FIT_DOCS, fit_temperature, warn_stopped
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
@@ -27,13 +27,6 @@ _START_ROWS = 20_000
 #: ... and at most about this many entries (rows x classes): with many classes
 #: a few thousand rows fix 1/T well enough for a start.
 _START_ENTRIES = 4_000_000
-
-#: The stopping rule may predict the next decrement (from the convergence
-#: rate of the last full Newton step) only below this half squared decrement,
-#: where Newton's method is in its quadratic regime.
-_PREDICT_MAX_DECREMENT = 1e-4
-#: Safety factor on that prediction.
-_SAFETY = 10.0
 
 #: With ``alpha=0``, a fitted mean NLL below this means the logits separate the
 #: calibration set (the infimum 0 is not attained): a ``ConvergenceWarning``.
@@ -54,11 +47,24 @@ _TEMPERATURE_START_MAX_ABS = 1e30
 _SINGLE_MAX_ABS = 1e12
 
 
-def absent_classes(classes, y, sample_weight):
-    """The classes (the first 10) with no weight in the calibration set; [] if none."""
+def warn_absent_classes(classes, y, sample_weight, term, replacement, stacklevel):
+    """Warn, and return True, when some class has no weight in the calibration set.
+
+    Without a penalty on ``term`` (the intercept or bias) the NLL then has no
+    finite minimiser; the fit uses ``replacement`` (e.g. ``"alpha=1e-06"``).
+    """
     sw = None if sample_weight is None else to_numpy(sample_weight)
     cw = np.bincount(to_numpy(y), weights=sw, minlength=len(classes))
-    return classes[cw <= 0][:10].tolist()
+    absent = classes[cw <= 0][:10].tolist()  # the first 10
+    if absent:
+        warnings.warn(
+            f"Classes {absent!r} have no weight in the calibration set, so the NLL "
+            f"without a penalty on the {term} has no finite minimiser (their {term} "
+            f"-> -inf); fitting with {replacement} instead.",
+            ConvergenceWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return bool(absent)
 
 
 def warn_if_separated(f, features, consequence, stacklevel):
@@ -162,18 +168,13 @@ def _initial_scales(Z, y, sample_weight, xp):
     return np.where((lo == 0) & (hi == 0), 1.0, float(beta)), zmax
 
 
+@substitute_docstring(entries=FIT_DOCS)
 def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     """Minimise the (penalised) NLL of ``softmax(w * Z + b)`` over ``(w, b)``.
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-        Logits (float16, bfloat16, float32 or float64).
-    y : ndarray or torch.Tensor of shape (n_samples,), int64
-        Encoded labels in ``0..n_classes-1``.
-    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
-    xp : module
-        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    %(fit_arrays)s
     alpha : float, default=1e-4
         L2 penalty strength (>= 0) on ``(w - 1, b)``.
     tol : float, default=1e-10
@@ -223,7 +224,7 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     measured at 300-1,000 classes: 4-6 passes from the start); a slower rate
     switches to conjugate-gradient refinement on exact Hessian-vector products.
     """
-    n, k = Z.shape
+    k = Z.shape[1]
     w, zmax = _initial_scales(Z, y, sample_weight, xp)
     b = np.zeros(k)
     if k > FULL_HESSIAN_MAX_CLASSES:
@@ -246,40 +247,17 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
     k = w.shape[0]
     eye = alpha * np.eye(2 * k)
 
-    def evaluate(w, b):
+    def evaluate(theta):
+        w, b = theta[:k], theta[k:]
         f, gw, gb, H = xp.vector_nll_hess(Z, y, sample_weight, w, b)
         f, g = _penalised(f, gw, gb, w, b, alpha)
         return f, g, H + eye
 
-    f, g, H = evaluate(w, b)
-    prev_dec = None  # half squared decrement before the last full step
-    for it in range(1, max_iter + 1):
-        d = _newton_direction(H, g, gauge=alpha == 0)
-        slope = g @ d  # = -(squared Newton decrement) <= 0
-        dec = -0.5 * slope
-        if dec <= tol:
-            return w + d[:k], b + d[k:], it, "converged"
-        if prev_dec is not None and dec <= _PREDICT_MAX_DECREMENT:
-            # Quadratic convergence: the decrement after a full step is about
-            # rate * dec**2, the rate measured on the last full step.
-            rate = dec / prev_dec**2
-            if _SAFETY * rate * dec * dec <= tol:
-                return w + d[:k], b + d[k:], it, "converged"
-        t = 1.0
-        while True:
-            w_t, b_t = w + t * d[:k], b + t * d[k:]
-            f_t, g_t, H_t = evaluate(w_t, b_t)
-            # Armijo, or a non-positive slope at the trial point, which for a
-            # convex objective proves a decrease even where rounding of the
-            # objective (float32 work on an accelerator) hides it.
-            if f_t <= f + 1e-4 * t * slope or g_t @ d <= 0:
-                break
-            t *= 0.5
-            if t < 1e-10:
-                return w, b, it, "line_search"
-        prev_dec = dec if t == 1.0 else None
-        w, b, f, g, H = w_t, b_t, f_t, g_t, H_t
-    return w, b, max_iter, "max_iter"
+    theta, n_iter, status = newton(
+        evaluate, np.concatenate([w, b]), tol, max_iter, predict=True,
+        direction=lambda H, g: _newton_direction(H, g, gauge=alpha == 0),
+    )
+    return theta[:k], theta[k:], n_iter, status
 
 
 #: Above this ratio of successive Newton decrements (a slow linear rate: the
@@ -387,7 +365,7 @@ def _fit_block_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, singl
             dec = -0.5 * (g @ d)
         elif prev_dec is not None:
             rate = dec / prev_dec
-            if rate <= _SLOW_RATE and _SAFETY * rate * dec <= tol:
+            if rate <= _SLOW_RATE and PREDICT_SAFETY * rate * dec <= tol:
                 return w + d[:k], b + d[k:], it, "converged"
         slope = g @ d
         # Below the float32 resolution of f (and of g . d), in the linear
@@ -621,18 +599,11 @@ class VectorScaler(BaseCalibrator):
         self.max_iter = max_iter
 
     def _fit(self, Z, y, sample_weight, xp):
-        k = Z.shape[1]
         alpha = float(self.alpha)
-        absent = [] if alpha else absent_classes(self.classes_, y, sample_weight)
-        if absent:
-            warnings.warn(
-                f"Classes {absent!r} have no weight in the calibration set, so "
-                "the unpenalised vector-scaling NLL has no finite minimiser "
-                f"(their bias -> -inf); fitting with alpha={ABSENT_CLASS_ALPHA:g} "
-                "instead of 0.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        if alpha == 0 and warn_absent_classes(
+            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}",
+            stacklevel=3,
+        ):
             alpha = ABSENT_CLASS_ALPHA
         # The penalty acts after the temperature: (w, b) are fitted on Z / T
         # (T of temperature scaling), pulled towards the identity there, so
@@ -654,22 +625,8 @@ class VectorScaler(BaseCalibrator):
                 f, "logits", "the unpenalised NLL has no finite minimiser (w -> inf) "
                 "and the fitted scales are arbitrary; use alpha > 0.", stacklevel=3,
             )
-        if status == "max_iter":
-            warnings.warn(
-                f"Vector scaling stopped after max_iter={self.max_iter} iterations "
-                "before reaching tol; increase max_iter, or alpha if the logits "
-                "separate the calibration set.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        elif status == "line_search":
-            warnings.warn(
-                "Vector scaling stopped: the line search found no decrease of the "
-                "objective before reaching tol (tol may be below machine "
-                "precision).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        warn_stopped("VectorScaler", status, self.max_iter,
+                     ", or alpha if the logits separate the calibration set", stacklevel=3)
 
     @property
     def scale_(self):
