@@ -23,32 +23,18 @@ are all negative, logits may be 1e4). The penalty is written in the original
 
 Solvers
 -------
-- Up to :data:`NEWTON_MAX_PARAMS` parameters: Newton's method with the exact
-  Hessian (one pass each), a Jacobi-scaled pseudo-inverse step (the null
-  directions of an unpenalised problem are left untouched) and Armijo
-  backtracking. Stops when half the squared Newton decrement
-  ``g^T H^+ g / 2`` (the decrease the quadratic model predicts) is at most
-  ``tol``; the last step is then applied.
-- Above: a trust-region Newton-CG method (Steihaug CG;
-  :func:`_trust_region_newton_cg`) with the exact objective and gradient
-  (one pass each), stopping when the Euclidean norm of the gradient in the
-  standardised parameters is at most ``sqrt(tol) / 10``. For a full ``W``
-  with intercept, the ``K + 1`` directions ``W -> W + 1 c^T``,
-  ``b -> b + t 1`` (a constant added to a row's logits: the NLL is flat
-  along them) are solved in closed form for the penalty
-  (:class:`_NullShift`); without that, only the penalty weight (``1e-6`` per
-  entry for the default Dirichlet L2 at K = 100) curves them and CG needs
-  thousands of steps. The preconditioner is the per-class ``(K + 1)``-blocks
-  of the Hessian (:class:`_BlockJacobi`; its diagonal for a diagonal ``W``
-  or K above about 200).
-  Its quadratic model uses exact Hessian-vector products on rows held in
-  memory (:class:`skcal._backend._matrix.HessianSample`): all rows when their
-  features and probabilities fit :data:`HESS_SAMPLE_BYTES` (32 MiB), else a
-  fixed random subset of that size (sub-sampled Newton, Byrd et al. 2011).
-  The subset only shapes the steps (each is accepted on the exact objective)
-  and never the stopping test, so the solution is the exact optimum; it
-  replaces a pass over the data per conjugate-gradient step by a product on
-  at most 32 MiB, and bounds the extra memory independently of ``n``.
+Up to :data:`NEWTON_MAX_PARAMS` parameters, :func:`newton` with the exact
+Hessian (one pass each) and a Jacobi-scaled pseudo-inverse step (the null
+directions of an unpenalised problem are left untouched). Above, the
+trust-region Newton-CG method :func:`_trust_region_newton_cg` with the exact
+objective and gradient (one pass each). Its quadratic model takes exact
+Hessian-vector products on the rows held in memory
+(:class:`skcal._backend._matrix.HessianSample`; a fixed random subset beyond
+:data:`HESS_SAMPLE_BYTES`, which bounds the extra memory independently of
+``n``), its preconditioner is the per-class Hessian blocks
+(:class:`_BlockJacobi`), and for a full ``W`` with intercept the ``K + 1``
+directions along which the NLL is flat are solved in closed form for the
+penalty (:class:`_NullShift`).
 """
 
 import numpy as np
@@ -196,25 +182,16 @@ class _Problem:
             gw = np.array([gWt @ self.feat.scale])
         return np.concatenate([gw, gbt]) if self.intercept else gw.copy()
 
-    # (W~, b~) <-> (W, b), linear
+    # (W~, b~) <-> (W, b), linear (a full W~ is 2-D, a diagonal one 1-D)
     def to_original(self, Wt, bt):
-        if Wt.ndim == 2:
-            W = Wt * self.inv_s[None, :]
-            b = None if bt is None else bt - Wt @ self.m_s
-        else:
-            W = Wt * self.inv_s
-            b = None if bt is None else bt - Wt * self.m_s
-        return W, b
+        if bt is not None:
+            bt = bt - (Wt @ self.m_s if Wt.ndim == 2 else Wt * self.m_s)
+        return Wt * self.inv_s, bt
 
     def to_original_adjoint(self, gW, gb):
-        if gW.ndim == 2:
-            gWt = gW * self.inv_s[None, :]
-            if gb is not None:
-                gWt = gWt - np.outer(gb, self.m_s)
-        else:
-            gWt = gW * self.inv_s
-            if gb is not None:
-                gWt = gWt - gb * self.m_s
+        gWt = gW * self.inv_s
+        if gb is not None:
+            gWt = gWt - (np.outer(gb, self.m_s) if gW.ndim == 2 else gb * self.m_s)
         return gWt, gb
 
     def from_original(self, W, b):
@@ -281,22 +258,13 @@ def _whitening(cov):
 
 def _penalty_terms(prob, pen, theta):
     """The penalty's value and gradient in ``theta``."""
-    Wt, bt = prob.expand(theta)
-    W, b = prob.to_original(Wt, bt)
-    f = pen.value(W, b)
-    g = prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
-    return f, g
+    W, b = prob.theta_to_original(theta)
+    return pen.value(W, b), prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
 
 
 def _penalty_hessian(prob, pen):
     """The penalty's Hessian in ``theta`` (constant: the penalty is quadratic)."""
-    P = prob.n_params
-    H = np.empty((P, P))
-    for j in range(P):
-        e = np.zeros(P)
-        e[j] = 1.0
-        H[:, j] = _penalty_hessp(prob, pen, e)
-    return H
+    return np.column_stack([_penalty_hessp(prob, pen, e) for e in np.eye(prob.n_params)])
 
 
 def _penalty_hessp(prob, pen, v):

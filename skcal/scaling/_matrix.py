@@ -34,36 +34,12 @@ DIVERGED_RATIO = 1e3
 _STRUCTURES = {"full": "full", "diagonal": "diagonal", "fixed_diagonal": "scalar"}
 
 
-def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
-    """The penalty of a regularisation scheme, in the original ``(W, b)``.
+def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu):
+    """The :class:`AffinePenalty` of ``reg`` (the formulas of :class:`MatrixScaler`'s Notes).
 
-    Parameters
-    ----------
-    reg : {"odir", "l2", "sms", "none"}
-    structure : {"full", "diagonal", "scalar"}
-    k : int
-        Number of classes.
-    n : float
-        Number of calibration rows (the summed weights in units of
-        :func:`skcal.utils._weights.weight_unit`); used by "sms".
-    reg_lambda, reg_mu : float
-    intercept : bool, default=True
-
-    Returns
-    -------
-    AffinePenalty
-
-    Notes
-    -----
-    - ``"odir"`` (Kull et al. 2019, Sec. 4.2): ``lambda / (K (K - 1))
-      sum_{k != j} W_kj^2 + mu / K sum_k b_k^2``; the diagonal is free.
-    - ``"l2"``: ``lambda / K^2 sum_{k, j} W_kj^2 + mu / K sum_k b_k^2``
-      (the plain L2 of Kull et al., towards 0, i.e. towards the uniform map).
-    - ``"sms"`` (Berta et al. 2025, ridge variant, with ``rho = tau = 1``):
-      ``lambda K / n sum_k (W_kk - 1)^2 + lambda K (K - 1) / n sum_{k != j}
-      W_kj^2 + mu K / n sum_k b_k^2``, on the log-probabilities of the
-      temperature-scaled logits.
-    - ``"none"``: no penalty.
+    ``structure`` is "full", "diagonal" or "scalar"; ``k`` the number of
+    classes; ``n`` the number of calibration rows (the summed weights in
+    units of :func:`skcal.utils._weights.weight_unit`), used by "sms".
     """
     full = structure == "full"
     shape = (k, k) if full else (k,)
@@ -84,7 +60,7 @@ def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
         if full:
             C[~eye] = reg_lambda * k * (k - 1) / n
         cb[:] = reg_mu * k / n
-    return AffinePenalty(C, R, cb if intercept else None)
+    return AffinePenalty(C, R, cb)
 
 
 class _AffineCalibrator(BaseCalibrator):

@@ -55,7 +55,8 @@ _REUSE_SECOND_MAX_STEP = 1e-2
 #: below this fraction of ``f`` (a few float64 roundings of ``f``).
 _FLAT = 4 * 2.0**-52
 #: Relative bracket width at which the float32-swept objective (float16/32
-#: logits) is solved: a few float32 roundings of ``beta * d``.
+#: logits) is solved: a few float32 roundings of ``beta * d`` (~1.2e-7), at
+#: which scale ``f'`` as computed is a step function of ``beta``.
 _SINGLE_BRACKET = 2.0**-22
 
 #: The arrays every fit function of this package takes, ``%(fit_arrays)s`` in
@@ -114,15 +115,9 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
     # t: f''' at the last point where it was computed (or the warm start's)
     last_step = math.inf if t is None else 0.0  # relative size of the last step
     prev = None  # (beta, f'', f') of the last pass with f'', for a lite pass
-    # float16/32 logits are swept in float32: beta * d rounds to ~1.2e-7, so f'
-    # as computed is a step function of beta at that scale and a bracket
-    # narrower than a few of its steps cannot shrink further by Newton steps
     bracket_tol = tol if "float64" in str(Z.dtype) else max(tol, _SINGLE_BRACKET)
     h_err = 0.0  # relative error estimate of an extrapolated f''
     for it in range(1, max_iter + 1):
-        # After a small step, f''' (which only sets Halley's correction and the
-        # error estimate) is reused: one product and sum less per entry; after
-        # a small Newton step, f'' too (extrapolated with f''').
         third = t is None or last_step > _REUSE_THIRD_MAX_STEP
         lite = prev is not None and not third and last_step <= _REUSE_SECOND_MAX_STEP
         fused = stats is None
@@ -158,19 +153,11 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             return b_min, it, "lower", t
         if beta >= b_max and g <= 0:
             return b_max, it, "upper", t
-        if f == 0 and g <= 0:
-            # the NLL (>= 0) has reached 0: every row's softmax is saturated on
-            # its true class from here on, i.e. the logits separate the set.
+        if f == 0 and g <= 0:  # every row saturated on its true class: separable
             return b_max, it, "upper", t
-        if g == 0 and h == 0:
+        if g == 0 and h == 0:  # saturated and tied rows, or all tied (see Notes)
             if f == 0 or not _all_rows_tied(Z):
-                # Every row is either saturated on its true class (its terms
-                # underflowed) or has all logits equal (f = log K whatever
-                # beta): the untied rows separate the set and the NLL is at
-                # its limit as beta -> inf.
                 return b_max, it, "upper", t
-            # every row's logits are equal: T changes nothing, the logits carry
-            # no information; take the uninformative bound.
             return b_min, it, "lower", t
         if g == 0:
             return beta, it, "converged", t
@@ -197,10 +184,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             # steps of a constant size, about 1 / (logit gap))
             and not (abs(d) <= 1e-2 * beta and abs(d) <= 0.1 * last_step * beta)
         ):
-            # The NLL is decreasing but the quadratic model predicts a decrease
-            # below the resolution of f: it is flat as computed (rows saturated
-            # on their true class, the rest tied). Test the upper bound: if f'
-            # is still <= 0 there, the NLL is at its limit there.
+            # flat as computed (see Notes): test the upper bound
             cand = hi
             if abs(cand - beta) <= tol * beta:
                 return cand, it, "upper", t
@@ -211,17 +195,13 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             return newton, it, "converged", t
         cand = newton
         if g < 0 and not hi_tested and not cand <= 1.01 * beta:
-            # f' -> 0 only exponentially fast on (near-)separable data, where
-            # Newton's steps stay of constant size: grow geometrically instead
-            # (not once the steps are small, as near an optimum).
+            # (near-)separable data: grow geometrically (see Notes)
             n_up += 1
             if n_up >= 2 and not cand >= 2 * beta:
                 cand = 2 * beta
         if not lo < cand < hi:
             down = g > 0
             if (down and not lo_tested) or (not down and not hi_tested):
-                # expand geometrically towards the untested bound (reached
-                # after a few steps: the factor squares each time)
                 direction = -1 if down else 1
                 factor = expand[1] if expand[0] == direction else _EXPAND
                 cand = max(beta / factor, lo) if down else min(beta * factor, hi)
@@ -238,8 +218,6 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             and abs(d) <= 1e-2 * beta
             and _SAFETY * curvature * d * d + abs(d) * h_err <= tol * beta
         ):
-            # Newton's error after d is about c d^2 (quadratic convergence);
-            # Halley's step removes that term, leaving O(d^3).
             return cand, it, "converged", t
         # after a lite pass, prev stays: the next one extrapolates from the same full pass
         if not lite:

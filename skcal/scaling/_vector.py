@@ -152,8 +152,6 @@ def _initial_scales(Z, y, sample_weight, xp):
     if zmax > _TEMPERATURE_START_MAX_ABS:
         beta = 1.0 / zmax
     else:
-        # A start needs no precision: solve on at most ~20,000 rows
-        # (and ~4e6 entries), to 1e-4.
         rows = max(1, min(_START_ROWS, _START_ENTRIES // max(1, Z.shape[1])))
         step = max(1, Z.shape[0] // rows)
         sw = None if sample_weight is None else xp.row_stride(sample_weight, step)
@@ -202,27 +200,14 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     Notes
     -----
     Objective: ``F(w, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / sum_i s_i
-    + alpha/2 (||w - 1||^2 + ||b||^2)`` with ``a_i = w * z_i + b``. It is
-    convex (strictly for ``alpha > 0``). For ``n_classes <=``
-    :data:`FULL_HESSIAN_MAX_CLASSES`, each iteration evaluates ``F``, its
-    gradient and its exact Hessian in one pass
-    (:func:`skcal._backend._numpy.vector_nll_hess`), takes the minimum-norm
-    Newton step (pseudo-inverse, so the null directions of the unpenalised
-    problem -- a common shift of ``b``, the scale of an all-zero column -- are
-    left untouched) and backtracks (factor 1/2) until the Armijo condition
-    holds or the directional derivative at the trial point is <= 0 (which,
-    ``F`` being convex, proves a decrease). The Newton system is solved after
-    a symmetric Jacobi scaling, so that logits of any magnitude (up to 1e100)
-    are handled alike. Start: ``w = 1/T, b = 0`` with ``T`` the
-    temperature-scaling optimum (see :func:`_initial_scales`), which leaves
-    only a few Newton iterations. Above that class count, each pass gives
-    the objective, the gradient and the exact ``2 x 2`` Hessian block of each
-    class's ``(w_k, b_k)`` (float32 sweeps with float64 sums for 16/32-bit
-    logits), and the step solves the block-diagonal system
-    (:func:`_fit_block_newton`): the coupling between classes is small when
-    there are many, so the rate is linear and fast (~0.001-0.04 per pass
-    measured at 300-1,000 classes: 4-6 passes from the start); a slower rate
-    switches to conjugate-gradient refinement on exact Hessian-vector products.
+    + alpha/2 (||w - 1||^2 + ||b||^2)`` with ``a_i = w * z_i + b``, convex
+    (strictly for ``alpha > 0``); the solver is described in the Notes of
+    :class:`VectorScaler`. Up to :data:`FULL_HESSIAN_MAX_CLASSES` classes,
+    :func:`~skcal.scaling._affine.newton` with the exact Hessian of one pass
+    (:func:`skcal._backend._numpy.vector_nll_hess`) and the step of
+    :func:`_newton_direction`; above, :func:`_fit_block_newton` (a linear
+    rate of ~0.001-0.04 per pass measured at 300-1,000 classes: 4-6 passes
+    from the start :func:`_initial_scales`).
     """
     k = Z.shape[1]
     w, zmax = _initial_scales(Z, y, sample_weight, xp)
