@@ -15,7 +15,7 @@ from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine, nll
-from ._temperature import warn_stopped
+from ._temperature import ScaleBiasMap, warn_stopped
 from ._vector import ABSENT_CLASS_ALPHA, penalty_centre, warn_absent_classes, warn_if_separated
 
 __all__ = ["BiasCorrectedTemperatureScaler", "NoBiasVectorScaler"]
@@ -58,8 +58,7 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
     )
 
 
-class _RestrictedVectorScaler(BaseCalibrator):
-    _predict_checks_range = True  # its softmax kernels check the logits' range
+class _RestrictedVectorScaler(ScaleBiasMap, BaseCalibrator):
     _structure = "diagonal"
     _intercept = True
 
@@ -114,21 +113,6 @@ class _RestrictedVectorScaler(BaseCalibrator):
                 nll(Z, y, sample_weight, xp, w, b), "logits", "the unpenalised NLL has "
                 "no finite minimiser (the scale -> inf); use alpha > 0.", stacklevel=3,
             )
-
-    def _scale_bias(self):
-        raise NotImplementedError
-
-    def _predict_log_proba(self, Z, xp):
-        w, b = self._scale_bias()
-        return xp.log_softmax(Z, scale=w, bias=b)
-
-    def _predict_proba(self, Z, xp):
-        w, b = self._scale_bias()
-        return xp.softmax(Z, scale=w, bias=b)
-
-    def _torch_spec(self):
-        w, b = self._scale_bias()
-        return {"kind": "affine", "scale": w, "bias": b}
 
 
 #: The end of both docstrings: the solver and the reference.

@@ -90,6 +90,24 @@ def warn_stopped(name, status, max_iter, remedy, stacklevel):
     warnings.warn(msg, ConvergenceWarning, stacklevel=stacklevel + 1)
 
 
+class ScaleBiasMap:
+    """Predict and export ``softmax(w * z + b)``, ``(w, b) = self._scale_bias()`` (``b`` may be None)."""
+
+    _predict_checks_range = True  # its softmax kernels check the logits' range
+
+    def _predict_log_proba(self, Z, xp):
+        w, b = self._scale_bias()
+        return xp.log_softmax(Z, scale=w, bias=b)
+
+    def _predict_proba(self, Z, xp):
+        w, b = self._scale_bias()
+        return xp.softmax(Z, scale=w, bias=b)
+
+    def _torch_spec(self):
+        w, b = self._scale_bias()
+        return {"kind": "affine", "scale": w, "bias": b}
+
+
 def _all_rows_tied(Z):
     """Whether every row of ``Z`` (NumPy or torch) has all its logits equal."""
     return bool((Z == Z[:, :1]).all())
@@ -339,7 +357,7 @@ def fit_temperature(
 
 
 @substitute_docstring
-class TemperatureScaler(BaseCalibrator):
+class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
     """Temperature scaling: one positive temperature ``T`` shared by all classes.
 
     The calibrated probabilities are ``softmax(z / T)``. ``T`` minimises the
@@ -413,8 +431,6 @@ class TemperatureScaler(BaseCalibrator):
     (1000, 3)
     """
 
-    _predict_checks_range = True  # its softmax kernels check the logits' range
-
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
     _preserves_order = True
@@ -467,11 +483,5 @@ class TemperatureScaler(BaseCalibrator):
         else:
             warn_stopped("TemperatureScaler", status, self.max_iter, "", stacklevel=3)
 
-    def _predict_log_proba(self, Z, xp):
-        return xp.log_softmax(Z, scale=1.0 / self.temperature_)
-
-    def _predict_proba(self, Z, xp):
-        return xp.softmax(Z, scale=1.0 / self.temperature_)
-
-    def _torch_spec(self):
-        return {"kind": "affine", "scale": 1.0 / self.temperature_}
+    def _scale_bias(self):
+        return 1.0 / self.temperature_, None

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._affine import PREDICT_SAFETY, jacobi_scaled, newton, scaled_pinv_step
-from ._temperature import FIT_DOCS, fit_temperature, warn_stopped
+from ._temperature import FIT_DOCS, ScaleBiasMap, fit_temperature, warn_stopped
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
@@ -415,7 +415,7 @@ def _pcg(hessp, solve, g, d0, rtol=0.1):
 
 
 @substitute_docstring
-class VectorScaler(BaseCalibrator):
+class VectorScaler(ScaleBiasMap, BaseCalibrator):
     """Vector scaling: a per-class scale ``w_k`` and bias ``b_k`` on the logits.
 
     The calibrated probabilities are ``softmax(w * z + b)`` (element-wise
@@ -557,8 +557,6 @@ class VectorScaler(BaseCalibrator):
     array([1., 1., 1.])
     """
 
-    _predict_checks_range = True  # its softmax kernels check the logits' range
-
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
 
@@ -623,11 +621,5 @@ class VectorScaler(BaseCalibrator):
         """Alias of ``intercept_``: the per-class biases ``b``."""
         return self.intercept_
 
-    def _predict_log_proba(self, Z, xp):
-        return xp.log_softmax(Z, scale=self.coef_, bias=self.intercept_)
-
-    def _predict_proba(self, Z, xp):
-        return xp.softmax(Z, scale=self.coef_, bias=self.intercept_)
-
-    def _torch_spec(self):
-        return {"kind": "affine", "scale": self.coef_, "bias": self.intercept_}
+    def _scale_bias(self):
+        return self.coef_, self.intercept_
