@@ -347,11 +347,8 @@ def _trust_region_newton_cg(fun, model, theta, tol, max_iter, f_eps=1e-13, trace
     fun : callable
         ``theta -> (f, g)``, the exact objective and gradient (one pass).
     model : _TrustRegionModel
-        ``model(theta, block) -> (hessp, pre)``: the Hessian-vector product at
-        ``theta`` (on the rows held in memory, see :data:`HESS_SAMPLE_BYTES`)
-        and the preconditioner ``pre`` (``pre.left = L^(-1)``, ``pre.right =
-        L^(-T)``) built from that Hessian plus the penalty's; ``model.exact``
-        (all rows held) and ``model.can_block`` (per-class blocks available).
+        ``model(theta, block) -> (hessp, pre)``, the preconditioner ``pre``
+        with ``pre.left = L^(-1)`` and ``pre.right = L^(-T)``.
     theta : ndarray
         Start.
     tol : float

@@ -16,7 +16,9 @@ from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine, nll
 from ._temperature import ScaleBiasMap, warn_stopped
-from ._vector import ABSENT_CLASS_ALPHA, penalty_centre, warn_absent_classes, warn_if_separated
+from ._vector import (
+    ABSENT_CLASS_ALPHA, NEWTON_DOCS, penalty_centre, warn_absent_classes, warn_if_separated,
+)
 
 __all__ = ["BiasCorrectedTemperatureScaler", "NoBiasVectorScaler"]
 
@@ -132,18 +134,8 @@ _SOLVER = """
     ICML 2020, Sec. 3 (BCTS and NBVS).
 """
 
-#: Docstring entries of both classes (``%(name)s``, see
-#: :func:`skcal.utils._docstrings.substitute_docstring`).
-_DOCS = {
-    "solver_params": """\
-tol : float, default=1e-10
-    Bound on half the squared Newton decrement (nats).
-max_iter : int, default=100
-    Maximum number of Newton / trust-region iterations.""",
-}
 
-
-@substitute_docstring(entries=_DOCS)
+@substitute_docstring(entries=NEWTON_DOCS)
 class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
     __doc__ = """Bias-corrected temperature scaling (BCTS): ``softmax(z / T + b)``.
 
@@ -159,7 +151,7 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
     alpha : float >= 0, default=1e-4
         Strength of the L2 penalty ``alpha/2 ((T_ts/T - 1)^2 + ||b||^2)`` added
         to the mean NLL; 0 gives the plain maximum-likelihood fit.
-    %(solver_params)s
+    %(newton_params)s
 
     Attributes
     ----------
@@ -209,7 +201,7 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
         return 1.0 / self.temperature_, self.intercept_
 
 
-@substitute_docstring(entries=_DOCS)
+@substitute_docstring(entries=NEWTON_DOCS)
 class NoBiasVectorScaler(_RestrictedVectorScaler):
     __doc__ = """No-bias vector scaling (NBVS): ``softmax(w * z)``, a per-class scale only.
 
@@ -222,7 +214,7 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
         Strength of the L2 penalty ``alpha/2 ||T_ts w - 1||^2`` (``T_ts``: the
         temperature of :class:`TemperatureScaler` on the same data; the penalty
         acts after the temperature, so rescaled logits fit alike).
-    %(solver_params)s
+    %(newton_params)s
 
     Attributes
     ----------

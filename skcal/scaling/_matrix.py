@@ -196,12 +196,10 @@ class _AffineCalibrator(BaseCalibrator):
         )
         y_np = to_numpy(y)
         counts = np.bincount(y_np)
-        counts = counts[counts > 0]
-        n_splits = int(self.n_splits)
-        if counts.min() >= n_splits:
-            splitter = StratifiedKFold(n_splits, shuffle=True, random_state=0)
-        else:
-            splitter = KFold(n_splits, shuffle=True, random_state=0)
+        stratify = counts[counts > 0].min() >= self.n_splits
+        splitter = (StratifiedKFold if stratify else KFold)(
+            int(self.n_splits), shuffle=True, random_state=0
+        )
         folds = list(splitter.split(np.zeros(len(y_np)), y_np))
         if lam == "auto" and mu == "auto":
             cands = [(g, g) for g in grid]

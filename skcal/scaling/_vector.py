@@ -46,6 +46,16 @@ _TEMPERATURE_START_MAX_ABS = 1e30
 #: float64 (``p z^2`` must stay far inside the float32 range).
 _SINGLE_MAX_ABS = 1e12
 
+#: ``%(newton_params)s`` of the vector scalings (here and BCTS / NBVS).
+NEWTON_DOCS = {
+    "newton_params": """\
+tol : float, default=1e-10
+    Stopping tolerance on the predicted decrease of the objective (half the
+    squared Newton decrement), in units of mean NLL (nats).
+max_iter : int, default=100
+    Maximum number of Newton iterations.""",
+}
+
 
 def warn_absent_classes(classes, y, sample_weight, term, replacement, stacklevel):
     """Warn, and return True, when some class has no weight in the calibration set.
@@ -414,7 +424,7 @@ def _pcg(hessp, solve, g, d0, rtol=0.1):
     return x if np.any(x) else d0
 
 
-@substitute_docstring
+@substitute_docstring(entries=NEWTON_DOCS)
 class VectorScaler(ScaleBiasMap, BaseCalibrator):
     """Vector scaling: a per-class scale ``w_k`` and bias ``b_k`` on the logits.
 
@@ -447,11 +457,7 @@ class VectorScaler(ScaleBiasMap, BaseCalibrator):
         likelihood fit of Guo et al. (2017); see Notes for its edge cases. Tune
         it with ``GridSearchCV`` (the default ``score`` is the mean
         log-likelihood).
-    tol : float, default=1e-10
-        Stopping tolerance on the predicted decrease of the objective (half the
-        squared Newton decrement), in units of mean NLL (nats).
-    max_iter : int, default=100
-        Maximum number of Newton iterations.
+    %(newton_params)s
 
     Attributes
     ----------
