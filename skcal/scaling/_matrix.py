@@ -279,11 +279,13 @@ tol : float, default=1e-10
     Stopping tolerance (see Notes).
 max_iter : int, default=100
     Maximum number of Newton / trust-region iterations.""",
-    "fitted_strengths": """\
+    "fitted_shared": """\
 reg_lambda_, reg_mu_ : float
     The strengths used (after ``"auto"`` selection).
 cv_results_ : dict
-    Only after ``"auto"``: the candidates and their mean held-out NLL.""",
+    Only after ``"auto"``: the candidates and their mean held-out NLL.
+classes_ : ndarray of shape (n_classes,)
+n_features_in_ : int""",
 }
 
 _SOLVER_NOTES = """
@@ -351,9 +353,7 @@ class MatrixScaler(_AffineCalibrator):
     feature_scale_ : float or None
         ``1/T`` of the temperature scaling applied before the map
         (``reg="sms"``), else None.
-    %(fitted_strengths)s
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
+    %(fitted_shared)s
     n_iter_ : int
         Newton or trust-region iterations (each one pass over the data; the
         trust region's conjugate-gradient steps work on the rows held in
@@ -494,8 +494,8 @@ class DirichletCalibrator(_AffineCalibrator):
     feature_scale_ : float
         The scale applied to the logits before ``log_softmax`` (1.0, or
         ``1/T`` for ``reg="sms"``).
-    %(fitted_strengths)s
-    classes_, n_features_in_, n_iter_
+    %(fitted_shared)s
+    n_iter_ : int
         As in :class:`MatrixScaler`.
 
     Notes

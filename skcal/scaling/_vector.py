@@ -186,13 +186,10 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     alpha : float, default=1e-4
         L2 penalty strength (>= 0) on ``(w - 1, b)``.
     tol : float, default=1e-10
-        Stop when half the squared Newton decrement (the decrease of the
-        objective predicted by the quadratic model) is at most ``tol``, or is
-        predicted to be at most ``tol / 10`` after the next full step (from
-        the quadratic convergence rate of the last full step, once it is below
-        1e-4) (full-Hessian Newton). Many classes: the same with the
-        decrement ``g^T M^+ g / 2`` of the block-diagonal Hessian ``M`` and
-        the prediction from the measured linear rate (at most 0.25).
+        Bound on half the squared Newton decrement, or on its prediction
+        after the next step (:func:`~skcal.scaling._affine.newton` with
+        ``predict``; many classes: the decrement of the block-diagonal Hessian
+        and the measured linear rate, at most 0.25).
     max_iter : int, default=100
         Maximum number of Newton iterations.
 
@@ -306,22 +303,15 @@ def _block_solver(blocks, alpha, k):
 
 
 def _fit_block_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single):
-    """Newton's method with the per-class Hessian blocks, for many classes.
+    """Newton's method with the per-class ``2 x 2`` Hessian blocks, for many classes.
 
-    Each iteration is one pass (:func:`skcal._backend._numpy.vector_nll_grad_blocks`)
-    giving the objective, the exact gradient and the exact per-class ``2 x 2``
-    Hessian blocks; the step solves the block-diagonal system (see
-    :func:`_block_solver`). With many classes the coupling between classes,
-    ``-mean_s[p_k p_l ...]``, is small against the blocks, so the step is close
-    to Newton's: measured at 100,000 x 1,000, the generalised eigenvalues of
-    the Hessian against the blocks lie in [0.6, 1.3] (all but ~0.1% in
-    [0.98, 1.02]), a linear rate of ~0.05 per pass. When the observed rate is
-    slower (few classes, strong coupling), the step is refined by conjugate
-    gradients on the exact Hessian, preconditioned by the blocks. Backtracking
-    line search and stopping rule as in the full-Hessian method (the
-    decrement ``g^T M^+ g / 2`` with the blocks ``M``; the prediction of the
-    next decrement uses the measured linear rate). float16/32 logits are swept
-    in float32 (float64 sums); if that stalls above ``tol``, float64.
+    One pass per iteration (:func:`skcal._backend._numpy.vector_nll_grad_blocks`);
+    the step solves the block-diagonal system (:func:`_block_solver`), see the
+    Notes of :class:`VectorScaler`. With many classes the coupling between
+    classes, ``-mean_s[p_k p_l ...]``, is small against the blocks: measured
+    at 100,000 x 1,000, the generalised eigenvalues of the Hessian against the
+    blocks lie in [0.6, 1.3] (all but ~0.1% in [0.98, 1.02]), a linear rate of
+    ~0.05 per pass.
     """
     k = w.shape[0]
 
