@@ -6,18 +6,17 @@ has its own documented objective, attributes and defaults.
 """
 
 import warnings
-from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
-from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
+from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine, nll
 from ._temperature import ScaleBiasMap, warn_stopped
 from ._vector import (
-    ABSENT_CLASS_ALPHA, NEWTON_DOCS, penalty_centre, warn_absent_classes, warn_if_separated,
+    ABSENT_CLASS_ALPHA, NEWTON_DOCS, VectorScaler, penalty_centre, warn_absent_classes,
+    warn_if_separated,
 )
 
 __all__ = ["BiasCorrectedTemperatureScaler", "NoBiasVectorScaler"]
@@ -61,14 +60,11 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
 
 
 class _RestrictedVectorScaler(ScaleBiasMap, BaseCalibrator):
+    """:class:`~skcal.VectorScaler` with a scalar ``W`` or without ``b`` (its parameters)."""
+
     _structure = "diagonal"
     _intercept = True
-
-    _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        **SOLVER_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = dict(VectorScaler._parameter_constraints)
 
     def __init__(
         self, *, input_type="logits", classes=None, backend="auto", alpha=1e-4,

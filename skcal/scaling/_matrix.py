@@ -93,12 +93,6 @@ class _AffineCalibrator(BaseCalibrator):
     def _solver(self, k):
         return "auto"
 
-    def _reg_values(self):
-        lam, mu = self.reg_lambda, self.reg_mu
-        if lam == "auto" and mu is None:
-            mu = "auto"  # tied
-        return lam, mu
-
     # fitting -----------------------------------------------------------
     def _solve(self, Z, y, sw, xp, reg_lambda, reg_mu, beta_ts, reg=None):
         k = Z.shape[1]
@@ -131,7 +125,9 @@ class _AffineCalibrator(BaseCalibrator):
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]
         beta_ts = start_scale(Z, y, sample_weight, xp)
-        lam, mu = self._reg_values()
+        lam, mu = self.reg_lambda, self.reg_mu
+        if lam == "auto" and mu is None:
+            mu = "auto"  # tied
         if lam == "auto" or mu == "auto":
             lam, mu = self._select_reg(Z, y, sample_weight, xp, lam, mu, beta_ts)
         lam = 1.0 if lam is None else float(lam)
