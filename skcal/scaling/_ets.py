@@ -1,13 +1,11 @@
 """Ensemble temperature scaling (Zhang, Kailkhura & Han 2020, "Mix-n-Match")."""
 
 import math
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from .._backend import _matrix as mk
-from ._temperature import fit_temperature
+from ._temperature import fit_temperature, warn_stopped
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
@@ -270,12 +268,8 @@ class EnsembleTemperatureScaler(BaseCalibrator):
         beta, n_iter, status = fit_temperature(
             Z, y, sample_weight, xp, tol=self.tol, max_iter=self.max_iter
         )
-        if status == "max_iter":
-            warnings.warn(
-                f"The temperature fit stopped after max_iter={self.max_iter} passes.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        warn_stopped("EnsembleTemperatureScaler's temperature fit", status, self.max_iter, "",
+                     stacklevel=3)
         LQ = mk.true_class_log_proba(Z, y, xp, betas=(beta, 1.0))
         LQ = np.column_stack([LQ, np.full(len(LQ), -math.log(k))])
         c = LQ.max(axis=1, keepdims=True)
