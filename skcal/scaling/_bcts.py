@@ -60,7 +60,7 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
 
 
 class _RestrictedVectorScaler(ScaleBiasMap, BaseCalibrator):
-    """:class:`~skcal.VectorScaler` with a scalar ``W`` or without ``b`` (its parameters)."""
+    """:class:`~skcal.VectorScaler` with one shared scale (BCTS) or no bias (NBVS); its parameters."""
 
     _structure = "diagonal"
     _intercept = True
