@@ -23,40 +23,27 @@ are all negative, logits may be 1e4). The penalty is written in the original
 
 Solvers
 -------
-- Up to :data:`NEWTON_MAX_PARAMS` parameters: Newton's method with the exact
-  Hessian (one pass each), a Jacobi-scaled pseudo-inverse step (the null
-  directions of an unpenalised problem are left untouched) and Armijo
-  backtracking. Stops when half the squared Newton decrement
-  ``g^T H^+ g / 2`` (the decrease the quadratic model predicts) is at most
-  ``tol``; the last step is then applied.
-- Above: a trust-region Newton-CG method (Steihaug CG;
-  :func:`_trust_region_newton_cg`) with the exact objective and gradient
-  (one pass each), stopping when the Euclidean norm of the gradient in the
-  standardised parameters is at most ``sqrt(tol) / 10``. For a full ``W``
-  with intercept, the ``K + 1`` directions ``W -> W + 1 c^T``,
-  ``b -> b + t 1`` (a constant added to a row's logits: the NLL is flat
-  along them) are solved in closed form for the penalty
-  (:class:`_NullShift`); without that, only the penalty weight (``1e-6`` per
-  entry for the default Dirichlet L2 at K = 100) curves them and CG needs
-  thousands of steps. The preconditioner is the per-class ``(K + 1)``-blocks
-  of the Hessian (:class:`_BlockJacobi`; its diagonal for a diagonal ``W``
-  or K above about 200).
-  Its quadratic model uses exact Hessian-vector products on rows held in
-  memory (:class:`skcal._backend._matrix.HessianSample`): all rows when their
-  features and probabilities fit :data:`HESS_SAMPLE_BYTES` (32 MiB), else a
-  fixed random subset of that size (sub-sampled Newton, Byrd et al. 2011).
-  The subset only shapes the steps (each is accepted on the exact objective)
-  and never the stopping test, so the solution is the exact optimum; it
-  replaces a pass over the data per conjugate-gradient step by a product on
-  at most 32 MiB, and bounds the extra memory independently of ``n``.
+Up to :data:`NEWTON_MAX_PARAMS` parameters, :func:`newton` with the exact
+Hessian (one pass each) and a Jacobi-scaled pseudo-inverse step (the null
+directions of an unpenalised problem are left untouched). Above, the
+trust-region Newton-CG method :func:`_trust_region_newton_cg` with the exact
+objective and gradient (one pass each). Its quadratic model takes exact
+Hessian-vector products on the rows held in memory
+(:class:`skcal._backend._matrix.HessianSample`; a fixed random subset beyond
+:data:`HESS_SAMPLE_BYTES`, which bounds the extra memory independently of
+``n``), its preconditioner is the per-class Hessian blocks
+(:class:`_BlockJacobi`), and for a full ``W`` with intercept the ``K + 1``
+directions along which the NLL is flat are solved in closed form for the
+penalty (:class:`_NullShift`).
 """
 
 import numpy as np
 
 from .._backend import _matrix as mk
-from ._temperature import fit_temperature
+from ..utils._docstrings import substitute_docstring
+from ._temperature import FIT_DOCS, fit_temperature
 
-__all__ = ["AffinePenalty", "fit_affine", "NEWTON_MAX_PARAMS"]
+__all__ = ["AffinePenalty", "fit_affine", "newton", "nll", "NEWTON_MAX_PARAMS"]
 
 #: Largest number of parameters solved by Newton's method with the exact
 #: Hessian (a full ``W`` up to K = 20 classes, a diagonal one up to K = 256).
@@ -115,6 +102,12 @@ BLOCK_SWITCH_STEPS = 40
 #: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
 #: class's largest are left out of that class's preconditioner block.
 BLOCK_ROW_CUT = 1e-4
+
+#: :func:`newton` with ``predict`` may stop on the predicted next decrement
+#: only below this half squared decrement (the quadratic regime), and with
+#: this safety factor on the prediction.
+PREDICT_MAX_DECREMENT = 1e-4
+PREDICT_SAFETY = 10.0
 
 
 class AffinePenalty:
@@ -189,25 +182,16 @@ class _Problem:
             gw = np.array([gWt @ self.feat.scale])
         return np.concatenate([gw, gbt]) if self.intercept else gw.copy()
 
-    # (W~, b~) <-> (W, b), linear
+    # (W~, b~) <-> (W, b), linear (a full W~ is 2-D, a diagonal one 1-D)
     def to_original(self, Wt, bt):
-        if Wt.ndim == 2:
-            W = Wt * self.inv_s[None, :]
-            b = None if bt is None else bt - Wt @ self.m_s
-        else:
-            W = Wt * self.inv_s
-            b = None if bt is None else bt - Wt * self.m_s
-        return W, b
+        if bt is not None:
+            bt = bt - (Wt @ self.m_s if Wt.ndim == 2 else Wt * self.m_s)
+        return Wt * self.inv_s, bt
 
     def to_original_adjoint(self, gW, gb):
-        if gW.ndim == 2:
-            gWt = gW * self.inv_s[None, :]
-            if gb is not None:
-                gWt = gWt - np.outer(gb, self.m_s)
-        else:
-            gWt = gW * self.inv_s
-            if gb is not None:
-                gWt = gWt - gb * self.m_s
+        gWt = gW * self.inv_s
+        if gb is not None:
+            gWt = gWt - (np.outer(gb, self.m_s) if gW.ndim == 2 else gb * self.m_s)
         return gWt, gb
 
     def from_original(self, W, b):
@@ -274,22 +258,13 @@ def _whitening(cov):
 
 def _penalty_terms(prob, pen, theta):
     """The penalty's value and gradient in ``theta``."""
-    Wt, bt = prob.expand(theta)
-    W, b = prob.to_original(Wt, bt)
-    f = pen.value(W, b)
-    g = prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
-    return f, g
+    W, b = prob.theta_to_original(theta)
+    return pen.value(W, b), prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
 
 
 def _penalty_hessian(prob, pen):
     """The penalty's Hessian in ``theta`` (constant: the penalty is quadratic)."""
-    P = prob.n_params
-    H = np.empty((P, P))
-    for j in range(P):
-        e = np.zeros(P)
-        e[j] = 1.0
-        H[:, j] = _penalty_hessp(prob, pen, e)
-    return H
+    return np.column_stack([_penalty_hessp(prob, pen, e) for e in np.eye(prob.n_params)])
 
 
 def _penalty_hessp(prob, pen, v):
@@ -324,14 +299,32 @@ def _pinv_step(H, g):
     return scaled_pinv_step(*jacobi_scaled(H, g)[:3], 1e-13)
 
 
-def _newton(evaluate, theta, tol, max_iter):
+def newton(evaluate, theta, tol, max_iter, direction=_pinv_step, predict=False):
+    """Damped Newton's method on a convex ``evaluate: theta -> (f, g, H)``.
+
+    Steps ``d = direction(H, g)`` (``-H^+ g``), halved until the Armijo
+    condition holds or the directional derivative at the trial point is <= 0
+    (which, ``f`` being convex, proves a decrease even where rounding of
+    ``f``, as in float32 work, hides it). Stops when half the squared Newton
+    decrement ``-g.d / 2`` is at most ``tol`` or, with ``predict``, once it
+    is below :data:`PREDICT_MAX_DECREMENT` and :data:`PREDICT_SAFETY` times
+    the decrement predicted after the next step (``rate dec^2``, ``rate =
+    dec / dec_prev^2`` measured on the last full step: quadratic
+    convergence) is; the last step is then applied. Returns
+    ``(theta, n_iter, status)``.
+    """
     f, g, H = evaluate(theta)
+    prev_dec = None  # half squared decrement before the last full step
     for it in range(1, max_iter + 1):
-        d = _pinv_step(H, g)
+        d = direction(H, g)
         slope = float(g @ d)
         dec = -0.5 * slope
         if dec <= tol:
             return theta + d, it, "converged"
+        if predict and prev_dec is not None and dec <= PREDICT_MAX_DECREMENT:
+            rate = dec / prev_dec**2
+            if PREDICT_SAFETY * rate * dec * dec <= tol:
+                return theta + d, it, "converged"
         t = 1.0
         while True:
             th = theta + t * d
@@ -341,6 +334,7 @@ def _newton(evaluate, theta, tol, max_iter):
             t *= 0.5
             if t < 1e-10:
                 return theta, it, "line_search"
+        prev_dec = dec if t == 1.0 else None
         theta, f, g, H = th, f_t, g_t, H_t
     return theta, max_iter, "max_iter"
 
@@ -353,11 +347,8 @@ def _trust_region_newton_cg(fun, model, theta, tol, max_iter, f_eps=1e-13, trace
     fun : callable
         ``theta -> (f, g)``, the exact objective and gradient (one pass).
     model : _TrustRegionModel
-        ``model(theta, block) -> (hessp, pre)``: the Hessian-vector product at
-        ``theta`` (on the rows held in memory, see :data:`HESS_SAMPLE_BYTES`)
-        and the preconditioner ``pre`` (``pre.left = L^(-1)``, ``pre.right =
-        L^(-T)``) built from that Hessian plus the penalty's; ``model.exact``
-        (all rows held) and ``model.can_block`` (per-class blocks available).
+        ``model(theta, block) -> (hessp, pre)``, the preconditioner ``pre``
+        with ``pre.left = L^(-1)`` and ``pre.right = L^(-T)``.
     theta : ndarray
         Start.
     tol : float
@@ -508,6 +499,7 @@ def start_scale(Z, y, sample_weight, xp):
     return float(beta)
 
 
+@substitute_docstring(entries=FIT_DOCS)
 def fit_affine(
     Z,
     y,
@@ -530,12 +522,7 @@ def fit_affine(
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-        Logits (float16, bfloat16, float32 or float64).
-    y : ndarray or torch.Tensor of shape (n_samples,), int64
-    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
-    xp : module
-        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    %(fit_arrays)s
     structure : {"full", "diagonal", "scalar"}
         ``W`` full, diagonal, or ``w I``.
     intercept : bool
@@ -578,7 +565,7 @@ def fit_affine(
     n_iter : int
     status : {"converged", "max_iter", "line_search"}
     """
-    n, k = Z.shape
+    k = Z.shape[1]
     whiten = structure == "full" and intercept
     mean, spread = mk.feature_moments(
         Z, xp, log_features, feature_beta, covariance=whiten
@@ -600,10 +587,6 @@ def fit_affine(
     else:
         W0 = float(w_start)
     theta0 = prob.from_original(W0, np.zeros(k) if intercept else None)
-
-    def data(theta):
-        return prob.expand(theta)
-
     if solver == "auto":
         limit = NEWTON_MAX_FULL_PARAMS if structure == "full" else NEWTON_MAX_PARAMS
         solver = "newton" if prob.n_params <= limit else "trust-ncg"
@@ -613,13 +596,13 @@ def fit_affine(
         pH = _penalty_hessian(prob, penalty)
 
         def evaluate(theta):
-            Wt, bt = data(theta)
+            Wt, bt = prob.expand(theta)
             f, gW, gb, H = mk.affine_nll_hess(Z, y, sample_weight, xp, feat, Wt, bt)
             g = _reduce_kernel_grad(prob, gW, gb)
             pf, pg = _penalty_terms(prob, penalty, theta)
             return f + pf, g + pg, E.T @ H @ E + pH
 
-        theta, n_iter, status = _newton(evaluate, theta0, tol, max_iter)
+        theta, n_iter, status = newton(evaluate, theta0, tol, max_iter)
     else:
         shift = _NullShift(prob, penalty) if structure == "full" and intercept else None
         model = _TrustRegionModel(Z, sample_weight, xp, prob, penalty, shift)
@@ -627,7 +610,7 @@ def fit_affine(
         def fun(theta):
             if shift is not None:
                 theta = shift(theta)
-            Wt, bt = data(theta)
+            Wt, bt = prob.expand(theta)
             f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
             pf, pg = _penalty_terms(prob, penalty, theta)
             g = _reduce_kernel_grad(prob, gW, gb) + pg
@@ -758,8 +741,7 @@ class _Jacobi:
     def left(self, v):
         return v / self.d
 
-    def right(self, v):
-        return v / self.d
+    right = left
 
 
 class _NullShift:
@@ -937,13 +919,12 @@ def _reduce_kernel_grad(prob, gW, gb):
     return prob.reduce(gW, gb if prob.intercept else None)
 
 
-def objective(Z, y, sample_weight, xp, W, b, penalty, log_features=False, feature_beta=1.0):
-    """``F(W, b)`` of the module docstring in the original parameters (one pass).
+def nll(Z, y, sample_weight, xp, W, b, log_features=False, feature_beta=1.0):
+    """The mean NLL of ``softmax(W phi(z) + b)`` (one pass; ``F`` without the penalty).
 
-    ``W`` is (K, K), (K,) or a float (then ``W I``).
+    ``W`` is (K, K), (K,) or a float (then ``W I``); ``b`` may be None.
     """
     k = Z.shape[1]
     feat = mk.Features(bool(log_features), float(feature_beta), np.zeros(k), np.ones(k))
     Wa = np.full(k, float(W)) if np.ndim(W) == 0 else np.asarray(W, dtype=np.float64)
-    f, _, _ = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wa, b)
-    return f + penalty.value(Wa, b)
+    return mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wa, b)[0]

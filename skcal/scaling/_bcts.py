@@ -6,17 +6,18 @@ has its own documented objective, attributes and defaults.
 """
 
 import warnings
-from numbers import Real
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
-from .._backend import _matrix as mk
-from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
+from ..base import BaseCalibrator
+from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
-from ._affine import AffinePenalty, fit_affine
-from ._vector import ABSENT_CLASS_ALPHA, absent_classes, penalty_centre, warn_if_separated
+from ._affine import AffinePenalty, fit_affine, nll
+from ._temperature import ScaleBiasMap, warn_stopped
+from ._vector import (
+    ABSENT_CLASS_ALPHA, NEWTON_DOCS, VectorScaler, penalty_centre, warn_absent_classes,
+    warn_if_separated,
+)
 
 __all__ = ["BiasCorrectedTemperatureScaler", "NoBiasVectorScaler"]
 
@@ -58,16 +59,12 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
     )
 
 
-class _RestrictedVectorScaler(BaseCalibrator):
-    _predict_checks_range = True  # its softmax kernels check the logits' range
+class _RestrictedVectorScaler(ScaleBiasMap, BaseCalibrator):
+    """:class:`~skcal.VectorScaler` with one shared scale (BCTS) or no bias (NBVS); its parameters."""
+
     _structure = "diagonal"
     _intercept = True
-
-    _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        **SOLVER_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = dict(VectorScaler._parameter_constraints)
 
     def __init__(
         self, *, input_type="logits", classes=None, backend="auto", alpha=1e-4,
@@ -90,17 +87,11 @@ class _RestrictedVectorScaler(BaseCalibrator):
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]
         alpha = float(self.alpha)
-        if alpha == 0 and self._intercept:
-            absent = absent_classes(self.classes_, y, sample_weight)
-            if absent:
-                warnings.warn(
-                    f"Classes {absent!r} have no weight in the calibration set, so "
-                    "the unpenalised NLL has no finite minimiser (their bias -> "
-                    f"-inf); fitting with alpha={ABSENT_CLASS_ALPHA:g} instead of 0.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-                alpha = ABSENT_CLASS_ALPHA
+        if alpha == 0 and self._intercept and warn_absent_classes(
+            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}",
+            stacklevel=3,
+        ):
+            alpha = ABSENT_CLASS_ALPHA
         beta, centre = penalty_centre(Z, y, sample_weight, xp)
         pen = self._penalty(k, alpha, centre)
         W, b, _, n_iter, status = fit_affine(
@@ -113,39 +104,16 @@ class _RestrictedVectorScaler(BaseCalibrator):
             b = b - b.mean()
         self._set(w, b)
         self.n_iter_ = n_iter
-        name = type(self).__name__
-        if status != "converged":
-            warnings.warn(
-                f"{name} stopped ({status}) after {n_iter} iterations before reaching "
-                "tol; increase max_iter, or alpha if the logits separate the "
-                "calibration set.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        elif alpha == 0:
-            feat = mk.Features(False, 1.0, np.zeros(k), np.ones(k))
-            f, _, _ = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, w, b)
+        warn_stopped(type(self).__name__, status, self.max_iter,
+                     ", or alpha if the logits separate the calibration set", stacklevel=3)
+        if status == "converged" and alpha == 0:
             warn_if_separated(
-                f, "logits", "the unpenalised NLL has no finite minimiser (the scale "
-                "-> inf); use alpha > 0.", stacklevel=3,
+                nll(Z, y, sample_weight, xp, w, b), "logits", "the unpenalised NLL has "
+                "no finite minimiser (the scale -> inf); use alpha > 0.", stacklevel=3,
             )
 
-    def _scale_bias(self):
-        raise NotImplementedError
 
-    def _predict_log_proba(self, Z, xp):
-        w, b = self._scale_bias()
-        return xp.log_softmax(Z, scale=w, bias=b)
-
-    def _predict_proba(self, Z, xp):
-        w, b = self._scale_bias()
-        return xp.softmax(Z, scale=w, bias=b)
-
-    def _torch_spec(self):
-        w, b = self._scale_bias()
-        return {"kind": "affine", "scale": w, "bias": b}
-
-
+#: The end of both docstrings: the solver and the reference.
 _SOLVER = """
     Solver: Newton's method with the exact Hessian (one pass over the data
     each; trust-region Newton-CG with exact Hessian-vector products above
@@ -154,9 +122,16 @@ _SOLVER = """
     ``tol`` (see :mod:`skcal.scaling._affine`). A ``ConvergenceWarning``
     reports stopping early and, with ``alpha=0``, a separable calibration
     set (fitted NLL < 1e-6, optimum at infinity).
+
+    References
+    ----------
+    A. Alexandari, A. Kundaje, A. Shrikumar, "Maximum Likelihood with
+    Bias-Corrected Calibration is Hard-To-Beat at Label Shift Adaptation",
+    ICML 2020, Sec. 3 (BCTS and NBVS).
 """
 
 
+@substitute_docstring(entries=NEWTON_DOCS)
 class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
     __doc__ = """Bias-corrected temperature scaling (BCTS): ``softmax(z / T + b)``.
 
@@ -168,15 +143,11 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-    classes : array-like of shape (n_classes,), default=None
-    backend : {"auto", "numpy", "torch"}, default="auto"
+    %(calibrator_params)s
     alpha : float >= 0, default=1e-4
         Strength of the L2 penalty ``alpha/2 ((T_ts/T - 1)^2 + ||b||^2)`` added
         to the mean NLL; 0 gives the plain maximum-likelihood fit.
-    tol : float, default=1e-10
-        Bound on half the squared Newton decrement (nats).
-    max_iter : int, default=100
+    %(newton_params)s
 
     Attributes
     ----------
@@ -203,12 +174,6 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
     convex in ``(beta, b)`` (``beta = 1/T``, not constrained positive: it is
     positive whenever the logits carry information).
     """ + _SOLVER + """
-    References
-    ----------
-    A. Alexandari, A. Kundaje, A. Shrikumar, "Maximum Likelihood with
-    Bias-Corrected Calibration is Hard-To-Beat at Label Shift Adaptation",
-    ICML 2020, Sec. 3 (BCTS).
-
     Examples
     --------
     >>> from skcal import BiasCorrectedTemperatureScaler
@@ -232,6 +197,7 @@ class BiasCorrectedTemperatureScaler(_RestrictedVectorScaler):
         return 1.0 / self.temperature_, self.intercept_
 
 
+@substitute_docstring(entries=NEWTON_DOCS)
 class NoBiasVectorScaler(_RestrictedVectorScaler):
     __doc__ = """No-bias vector scaling (NBVS): ``softmax(w * z)``, a per-class scale only.
 
@@ -239,15 +205,12 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
 
     Parameters
     ----------
-    input_type : {"logits", "probabilities"}, default="logits"
-    classes : array-like of shape (n_classes,), default=None
-    backend : {"auto", "numpy", "torch"}, default="auto"
+    %(calibrator_params)s
     alpha : float >= 0, default=1e-4
         Strength of the L2 penalty ``alpha/2 ||T_ts w - 1||^2`` (``T_ts``: the
         temperature of :class:`TemperatureScaler` on the same data; the penalty
         acts after the temperature, so rescaled logits fit alike).
-    tol : float, default=1e-10
-    max_iter : int, default=100
+    %(newton_params)s
 
     Attributes
     ----------
@@ -272,12 +235,6 @@ class NoBiasVectorScaler(_RestrictedVectorScaler):
     equally. When that misses the base rate by more than ``1 / n_samples``
     a ``UserWarning`` says so.
     """ + _SOLVER + """
-    References
-    ----------
-    A. Alexandari, A. Kundaje, A. Shrikumar, "Maximum Likelihood with
-    Bias-Corrected Calibration is Hard-To-Beat at Label Shift Adaptation",
-    ICML 2020, Sec. 3 (NBVS).
-
     Examples
     --------
     >>> from skcal import NoBiasVectorScaler

@@ -1,13 +1,11 @@
 """Ensemble temperature scaling (Zhang, Kailkhura & Han 2020, "Mix-n-Match")."""
 
 import math
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from .._backend import _matrix as mk
-from ._temperature import fit_temperature
+from ._temperature import fit_temperature, warn_stopped
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
@@ -46,10 +44,7 @@ def _mixture_terms(E, sw):
     def derivs(w):
         m = mix(w)
         R = [c / m for c in cols]
-        if sw is not None:
-            wR = [sw * r for r in R]
-        else:
-            wR = R
+        wR = R if sw is None else [sw * r for r in R]
         g = -np.array([float(r.sum()) for r in wR]) / wsum
         H = np.empty((3, 3))
         for i in range(3):
@@ -273,12 +268,8 @@ class EnsembleTemperatureScaler(BaseCalibrator):
         beta, n_iter, status = fit_temperature(
             Z, y, sample_weight, xp, tol=self.tol, max_iter=self.max_iter
         )
-        if status == "max_iter":
-            warnings.warn(
-                f"The temperature fit stopped after max_iter={self.max_iter} passes.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        warn_stopped("EnsembleTemperatureScaler's temperature fit", status, self.max_iter, "",
+                     stacklevel=3)
         LQ = mk.true_class_log_proba(Z, y, xp, betas=(beta, 1.0))
         LQ = np.column_stack([LQ, np.full(len(LQ), -math.log(k))])
         c = LQ.max(axis=1, keepdims=True)
@@ -295,25 +286,15 @@ class EnsembleTemperatureScaler(BaseCalibrator):
 
     def _predict_log_proba(self, Z, xp):
         w = self.weights_
-        beta = 1.0 / self.temperature_
-        k = Z.shape[1]
-        terms = []
-        if w[0] > 0:
-            terms.append((math.log(w[0]), xp.log_softmax(Z, scale=beta)))
-        if w[1] > 0:
-            terms.append((math.log(w[1]), xp.log_softmax(Z)))
         out = None
-        for lw, L in terms:
-            L += lw
-            out = L if out is None else _logaddexp(out, L, xp)
+        for wj, scale in ((w[0], 1.0 / self.temperature_), (w[1], None)):
+            if wj > 0:
+                L = xp.log_softmax(Z, scale=scale)
+                L += math.log(wj)
+                out = L if out is None else xp.logaddexp(out, L, out=out)
         if w[2] > 0:
-            u = math.log(w[2]) - math.log(k)
             if out is None:
                 out = xp.log_softmax(Z * 0.0)  # log(1/K) everywhere
             else:
-                out = _logaddexp(out, u, xp)
+                out = xp.logaddexp(out, math.log(w[2]) - math.log(Z.shape[1]), out=out)
         return out
-
-
-def _logaddexp(a, b, xp):
-    return xp.logaddexp(a, b, out=a)

@@ -1,15 +1,9 @@
 """Local (instance-dependent) temperature scaling: ``T(x)`` predicted by a small network.
 
-The calibrated logits are ``z / T(x)`` with ``T(x) = T_min + softplus(g(phi(x)))``,
-``g`` a small multilayer perceptron over features ``phi(x)`` of the sample (the
-sorted top-k log-probabilities of its logits, optionally with user-supplied
-features). The network starts from the global temperature, is trained by
-full-batch NLL with weight decay and early stopping on an internal validation
-split, and is kept only if it beats the global temperature on that split.
-Training is one hand-written objective and gradient (manual backpropagation,
-:func:`_objective`), run in NumPy for arrays and in torch on the tensor's
-device for a ``torch.Tensor`` (torch being imported only then). Prediction is
-plain NumPy.
+See :class:`LocalTemperatureScaler`. Training is one hand-written objective
+and gradient (manual backpropagation, :func:`_objective`), run in NumPy for
+arrays and in torch on the tensor's device for a ``torch.Tensor`` (torch
+being imported only then). Prediction is plain NumPy.
 """
 
 import math

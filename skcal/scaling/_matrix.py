@@ -13,8 +13,9 @@ from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils._weights import weighted_rows
-from ._affine import AffinePenalty, fit_affine, start_scale
-from ._vector import absent_classes, warn_if_separated
+from ._affine import AffinePenalty, fit_affine, nll, start_scale
+from ._temperature import warn_stopped
+from ._vector import warn_absent_classes, warn_if_separated
 
 __all__ = ["MatrixScaler", "DirichletCalibrator"]
 
@@ -33,36 +34,12 @@ DIVERGED_RATIO = 1e3
 _STRUCTURES = {"full": "full", "diagonal": "diagonal", "fixed_diagonal": "scalar"}
 
 
-def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
-    """The penalty of a regularisation scheme, in the original ``(W, b)``.
+def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu):
+    """The :class:`AffinePenalty` of ``reg`` (the formulas of :class:`MatrixScaler`'s Notes).
 
-    Parameters
-    ----------
-    reg : {"odir", "l2", "sms", "none"}
-    structure : {"full", "diagonal", "scalar"}
-    k : int
-        Number of classes.
-    n : float
-        Number of calibration rows (the summed weights in units of
-        :func:`skcal.utils._weights.weight_unit`); used by "sms".
-    reg_lambda, reg_mu : float
-    intercept : bool, default=True
-
-    Returns
-    -------
-    AffinePenalty
-
-    Notes
-    -----
-    - ``"odir"`` (Kull et al. 2019, Sec. 4.2): ``lambda / (K (K - 1))
-      sum_{k != j} W_kj^2 + mu / K sum_k b_k^2``; the diagonal is free.
-    - ``"l2"``: ``lambda / K^2 sum_{k, j} W_kj^2 + mu / K sum_k b_k^2``
-      (the plain L2 of Kull et al., towards 0, i.e. towards the uniform map).
-    - ``"sms"`` (Berta et al. 2025, ridge variant, with ``rho = tau = 1``):
-      ``lambda K / n sum_k (W_kk - 1)^2 + lambda K (K - 1) / n sum_{k != j}
-      W_kj^2 + mu K / n sum_k b_k^2``, on the log-probabilities of the
-      temperature-scaled logits.
-    - ``"none"``: no penalty.
+    ``structure`` is "full", "diagonal" or "scalar"; ``k`` the number of
+    classes; ``n`` the number of calibration rows (the summed weights in
+    units of :func:`skcal.utils._weights.weight_unit`), used by "sms".
     """
     full = structure == "full"
     shape = (k, k) if full else (k,)
@@ -83,7 +60,7 @@ def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu, intercept=True):
         if full:
             C[~eye] = reg_lambda * k * (k - 1) / n
         cb[:] = reg_mu * k / n
-    return AffinePenalty(C, R, cb if intercept else None)
+    return AffinePenalty(C, R, cb)
 
 
 class _AffineCalibrator(BaseCalibrator):
@@ -116,12 +93,6 @@ class _AffineCalibrator(BaseCalibrator):
     def _solver(self, k):
         return "auto"
 
-    def _reg_values(self):
-        lam, mu = self.reg_lambda, self.reg_mu
-        if lam == "auto" and mu is None:
-            mu = "auto"  # tied
-        return lam, mu
-
     # fitting -----------------------------------------------------------
     def _solve(self, Z, y, sw, xp, reg_lambda, reg_mu, beta_ts, reg=None):
         k = Z.shape[1]
@@ -131,11 +102,9 @@ class _AffineCalibrator(BaseCalibrator):
             # n counts rows (:ref:`sample-weights`): the summed weights in
             # units of one row, so that rescaling the weights changes nothing
             n = weighted_rows(sw, Z.shape[0])
-        else:
-            n = float(Z.shape[0])  # unused
-        if reg == "sms":
             log_features, feature_beta, w_start = True, beta_ts, 1.0
         else:
+            n = float(Z.shape[0])  # unused
             log_features, feature_beta, w_start = self._log_features(), 1.0, beta_ts
         pen = affine_penalty(reg, structure, k, n, reg_lambda, reg_mu)
         # the last solve's NLL, for the separation check of _warn_status
@@ -156,26 +125,21 @@ class _AffineCalibrator(BaseCalibrator):
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]
         beta_ts = start_scale(Z, y, sample_weight, xp)
-        lam, mu = self._reg_values()
+        lam, mu = self.reg_lambda, self.reg_mu
+        if lam == "auto" and mu is None:
+            mu = "auto"  # tied
         if lam == "auto" or mu == "auto":
             lam, mu = self._select_reg(Z, y, sample_weight, xp, lam, mu, beta_ts)
         lam = 1.0 if lam is None else float(lam)
         mu = lam if mu is None else float(mu)
         reg = self.reg
-        if mu == 0 or reg == "none":
-            absent = absent_classes(self.classes_, y, sample_weight)
-            if absent:
-                warnings.warn(
-                    f"Classes {absent!r} have no weight in the calibration set, so "
-                    "the NLL without a penalty on the intercept has no finite "
-                    f"minimiser (their intercept -> -inf); using reg_mu="
-                    f"{ABSENT_CLASS_MU * k:g} instead.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-                mu = ABSENT_CLASS_MU * k
-                if reg == "none":
-                    reg, lam = "odir", 0.0
+        if (mu == 0 or reg == "none") and warn_absent_classes(
+            self.classes_, y, sample_weight, "intercept", f"reg_mu={ABSENT_CLASS_MU * k:g}",
+            stacklevel=3,
+        ):
+            mu = ABSENT_CLASS_MU * k
+            if reg == "none":
+                reg, lam = "odir", 0.0
         self.reg_lambda_, self.reg_mu_ = lam, mu
         (W, b, feat, n_iter, status), pen, logf, fbeta = self._solve(
             Z, y, sample_weight, xp, lam, mu, beta_ts, reg
@@ -207,28 +171,14 @@ class _AffineCalibrator(BaseCalibrator):
         self._feat = mk.Features(bool(log_features), float(feature_beta), np.zeros(k), np.ones(k))
 
     def _warn_status(self, status, pen, Z, y, sw, xp):
-        name = type(self).__name__
-        if status == "max_iter":
-            warnings.warn(
-                f"{name} stopped after max_iter={self.max_iter} iterations before "
-                "reaching tol; increase max_iter, or the regularisation if the "
-                "calibration set is separable.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
-        elif status == "line_search":
-            warnings.warn(
-                f"{name} stopped: no decrease of the objective was found before "
-                "reaching tol (tol may be below machine precision).",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+        warn_stopped(type(self).__name__, status, self.max_iter,
+                     ", or the regularisation if the calibration set is separable",
+                     stacklevel=4)
         if pen.is_zero or not np.any(pen.C):
             f = self._fit_info.get("nll")
             if f is None:
-                f, _, _ = mk.affine_nll_grad(
-                    Z, y, sw, xp, self._feat, self._W_for_kernel(), self.intercept_
-                )
+                feat = self._feat
+                f = nll(Z, y, sw, xp, self.coef_, self.intercept_, feat.log_softmax, feat.beta)
             warn_if_separated(
                 f, "(log-)logits", "without a penalty the NLL has no finite minimiser "
                 "(W -> inf) and the fitted map is arbitrary; use reg_lambda > 0.",
@@ -242,12 +192,10 @@ class _AffineCalibrator(BaseCalibrator):
         )
         y_np = to_numpy(y)
         counts = np.bincount(y_np)
-        counts = counts[counts > 0]
-        n_splits = int(self.n_splits)
-        if counts.min() >= n_splits:
-            splitter = StratifiedKFold(n_splits, shuffle=True, random_state=0)
-        else:
-            splitter = KFold(n_splits, shuffle=True, random_state=0)
+        stratify = counts[counts > 0].min() >= self.n_splits
+        splitter = (StratifiedKFold if stratify else KFold)(
+            int(self.n_splits), shuffle=True, random_state=0
+        )
         folds = list(splitter.split(np.zeros(len(y_np)), y_np))
         if lam == "auto" and mu == "auto":
             cands = [(g, g) for g in grid]
@@ -268,12 +216,7 @@ class _AffineCalibrator(BaseCalibrator):
                         xp.take_rows(Z, tr), xp.take_rows(y, tr), sw_tr, xp, lam_c, mu_c,
                         beta_ts,
                     )
-                k = Z.shape[1]
-                fe = mk.Features(bool(logf), float(fbeta), np.zeros(k), np.ones(k))
-                Wk = np.full(k, float(W)) if np.ndim(W) == 0 else W
-                f, _, _ = mk.affine_nll_grad(
-                    xp.take_rows(Z, te), xp.take_rows(y, te), sw_te, xp, fe, Wk, b
-                )
+                f = nll(xp.take_rows(Z, te), xp.take_rows(y, te), sw_te, xp, W, b, logf, fbeta)
                 wt = float(len(te) if sw is None else to_numpy(sw_te).sum())
                 total += f * wt
                 wtot += wt
@@ -288,9 +231,6 @@ class _AffineCalibrator(BaseCalibrator):
         return cands[best]
 
     # predicting ----------------------------------------------------------
-    def _W_for_kernel(self):
-        return self.coef_
-
     def _predict_log_proba(self, Z, xp):
         return mk.affine_log_softmax(Z, xp, self._feat, self.coef_, self.intercept_)
 
@@ -335,11 +275,13 @@ tol : float, default=1e-10
     Stopping tolerance (see Notes).
 max_iter : int, default=100
     Maximum number of Newton / trust-region iterations.""",
-    "fitted_strengths": """\
+    "fitted_shared": """\
 reg_lambda_, reg_mu_ : float
     The strengths used (after ``"auto"`` selection).
 cv_results_ : dict
-    Only after ``"auto"``: the candidates and their mean held-out NLL.""",
+    Only after ``"auto"``: the candidates and their mean held-out NLL.
+classes_ : ndarray of shape (n_classes,)
+n_features_in_ : int""",
 }
 
 _SOLVER_NOTES = """
@@ -407,9 +349,7 @@ class MatrixScaler(_AffineCalibrator):
     feature_scale_ : float or None
         ``1/T`` of the temperature scaling applied before the map
         (``reg="sms"``), else None.
-    %(fitted_strengths)s
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
+    %(fitted_shared)s
     n_iter_ : int
         Newton or trust-region iterations (each one pass over the data; the
         trust region's conjugate-gradient steps work on the rows held in
@@ -550,8 +490,8 @@ class DirichletCalibrator(_AffineCalibrator):
     feature_scale_ : float
         The scale applied to the logits before ``log_softmax`` (1.0, or
         ``1/T`` for ``reg="sms"``).
-    %(fitted_strengths)s
-    classes_, n_features_in_, n_iter_
+    %(fitted_shared)s
+    n_iter_ : int
         As in :class:`MatrixScaler`.
 
     Notes

@@ -49,9 +49,7 @@ class StructuredVectorScaler(_AffineCalibrator):
         ``b``.
     feature_scale_ : float
         ``1 / T``, the temperature-scaling pre-processing.
-    %(fitted_strengths)s
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
+    %(fitted_shared)s
     n_iter_ : int
         Newton or trust-region iterations of the final fit.
 

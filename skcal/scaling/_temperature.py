@@ -55,8 +55,57 @@ _REUSE_SECOND_MAX_STEP = 1e-2
 #: below this fraction of ``f`` (a few float64 roundings of ``f``).
 _FLAT = 4 * 2.0**-52
 #: Relative bracket width at which the float32-swept objective (float16/32
-#: logits) is solved: a few float32 roundings of ``beta * d``.
+#: logits) is solved: a few float32 roundings of ``beta * d`` (~1.2e-7), at
+#: which scale ``f'`` as computed is a step function of ``beta``.
 _SINGLE_BRACKET = 2.0**-22
+
+#: The arrays every fit function of this package takes, ``%(fit_arrays)s`` in
+#: their docstrings (:func:`skcal.utils._docstrings.substitute_docstring`).
+FIT_DOCS = {
+    "fit_arrays": """\
+Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
+    Logits (float16, bfloat16, float32 or float64).
+y : ndarray or torch.Tensor of shape (n_samples,), int64
+    Encoded labels in ``0..n_classes-1``.
+sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
+xp : module
+    Kernel module (``skcal._backend._numpy`` or ``_torch``).""",
+}
+
+
+def warn_stopped(name, status, max_iter, remedy, stacklevel):
+    """The ``ConvergenceWarning`` of a solve that ended on ``"max_iter"`` or ``"line_search"``.
+
+    ``remedy`` follows "increase max_iter" (e.g. ``", or alpha if ..."``);
+    other statuses warn nothing.
+    """
+    if status == "max_iter":
+        msg = (f"{name} stopped after max_iter={max_iter} iterations before reaching "
+               f"tol; increase max_iter{remedy}.")
+    elif status == "line_search":
+        msg = (f"{name} stopped: the line search found no decrease of the objective "
+               "before reaching tol (tol may be below machine precision).")
+    else:
+        return
+    warnings.warn(msg, ConvergenceWarning, stacklevel=stacklevel + 1)
+
+
+class ScaleBiasMap:
+    """Predict and export ``softmax(w * z + b)``, ``(w, b) = self._scale_bias()`` (``b`` may be None)."""
+
+    _predict_checks_range = True  # its softmax kernels check the logits' range
+
+    def _predict_log_proba(self, Z, xp):
+        w, b = self._scale_bias()
+        return xp.log_softmax(Z, scale=w, bias=b)
+
+    def _predict_proba(self, Z, xp):
+        w, b = self._scale_bias()
+        return xp.softmax(Z, scale=w, bias=b)
+
+    def _torch_spec(self):
+        w, b = self._scale_bias()
+        return {"kind": "affine", "scale": w, "bias": b}
 
 
 def _all_rows_tied(Z):
@@ -84,15 +133,9 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
     # t: f''' at the last point where it was computed (or the warm start's)
     last_step = math.inf if t is None else 0.0  # relative size of the last step
     prev = None  # (beta, f'', f') of the last pass with f'', for a lite pass
-    # float16/32 logits are swept in float32: beta * d rounds to ~1.2e-7, so f'
-    # as computed is a step function of beta at that scale and a bracket
-    # narrower than a few of its steps cannot shrink further by Newton steps
     bracket_tol = tol if "float64" in str(Z.dtype) else max(tol, _SINGLE_BRACKET)
     h_err = 0.0  # relative error estimate of an extrapolated f''
     for it in range(1, max_iter + 1):
-        # After a small step, f''' (which only sets Halley's correction and the
-        # error estimate) is reused: one product and sum less per entry; after
-        # a small Newton step, f'' too (extrapolated with f''').
         third = t is None or last_step > _REUSE_THIRD_MAX_STEP
         lite = prev is not None and not third and last_step <= _REUSE_SECOND_MAX_STEP
         fused = stats is None
@@ -128,19 +171,11 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             return b_min, it, "lower", t
         if beta >= b_max and g <= 0:
             return b_max, it, "upper", t
-        if f == 0 and g <= 0:
-            # the NLL (>= 0) has reached 0: every row's softmax is saturated on
-            # its true class from here on, i.e. the logits separate the set.
+        if f == 0 and g <= 0:  # every row saturated on its true class: separable
             return b_max, it, "upper", t
-        if g == 0 and h == 0:
+        if g == 0 and h == 0:  # saturated and tied rows, or all tied (see Notes)
             if f == 0 or not _all_rows_tied(Z):
-                # Every row is either saturated on its true class (its terms
-                # underflowed) or has all logits equal (f = log K whatever
-                # beta): the untied rows separate the set and the NLL is at
-                # its limit as beta -> inf.
                 return b_max, it, "upper", t
-            # every row's logits are equal: T changes nothing, the logits carry
-            # no information; take the uninformative bound.
             return b_min, it, "lower", t
         if g == 0:
             return beta, it, "converged", t
@@ -167,10 +202,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             # steps of a constant size, about 1 / (logit gap))
             and not (abs(d) <= 1e-2 * beta and abs(d) <= 0.1 * last_step * beta)
         ):
-            # The NLL is decreasing but the quadratic model predicts a decrease
-            # below the resolution of f: it is flat as computed (rows saturated
-            # on their true class, the rest tied). Test the upper bound: if f'
-            # is still <= 0 there, the NLL is at its limit there.
+            # flat as computed (see Notes): test the upper bound
             cand = hi
             if abs(cand - beta) <= tol * beta:
                 return cand, it, "upper", t
@@ -181,17 +213,13 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             return newton, it, "converged", t
         cand = newton
         if g < 0 and not hi_tested and not cand <= 1.01 * beta:
-            # f' -> 0 only exponentially fast on (near-)separable data, where
-            # Newton's steps stay of constant size: grow geometrically instead
-            # (not once the steps are small, as near an optimum).
+            # (near-)separable data: grow geometrically (see Notes)
             n_up += 1
             if n_up >= 2 and not cand >= 2 * beta:
                 cand = 2 * beta
         if not lo < cand < hi:
             down = g > 0
             if (down and not lo_tested) or (not down and not hi_tested):
-                # expand geometrically towards the untested bound (reached
-                # after a few steps: the factor squares each time)
                 direction = -1 if down else 1
                 factor = expand[1] if expand[0] == direction else _EXPAND
                 cand = max(beta / factor, lo) if down else min(beta * factor, hi)
@@ -208,8 +236,6 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             and abs(d) <= 1e-2 * beta
             and _SAFETY * curvature * d * d + abs(d) * h_err <= tol * beta
         ):
-            # Newton's error after d is about c d^2 (quadratic convergence);
-            # Halley's step removes that term, leaving O(d^3).
             return cand, it, "converged", t
         # after a lite pass, prev stays: the next one extrapolates from the same full pass
         if not lite:
@@ -230,6 +256,7 @@ def _warm_start_strides(n):
     return strides[::-1]
 
 
+@substitute_docstring(entries=FIT_DOCS)
 def fit_temperature(
     Z, y, sample_weight, xp, *, tol=1e-10, max_iter=100, beta0=1.0, warm_start=True
 ):
@@ -237,13 +264,7 @@ def fit_temperature(
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-        Logits (float16, bfloat16, float32 or float64).
-    y : ndarray or torch.Tensor of shape (n_samples,), int64
-        Encoded labels in ``0..n_classes-1``.
-    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
-    xp : module
-        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    %(fit_arrays)s
     tol : float, default=1e-10
         Relative tolerance on ``beta``: stop when the Newton step, or the
         predicted error left after it, is at most ``tol * beta``.
@@ -336,7 +357,7 @@ def fit_temperature(
 
 
 @substitute_docstring
-class TemperatureScaler(BaseCalibrator):
+class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
     """Temperature scaling: one positive temperature ``T`` shared by all classes.
 
     The calibrated probabilities are ``softmax(z / T)``. ``T`` minimises the
@@ -410,8 +431,6 @@ class TemperatureScaler(BaseCalibrator):
     (1000, 3)
     """
 
-    _predict_checks_range = True  # its softmax kernels check the logits' range
-
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
     _preserves_order = True
@@ -461,19 +480,8 @@ class TemperatureScaler(BaseCalibrator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        elif status == "max_iter":
-            warnings.warn(
-                f"Temperature scaling stopped after max_iter={self.max_iter} "
-                "iterations before reaching tol; increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        else:
+            warn_stopped("TemperatureScaler", status, self.max_iter, "", stacklevel=3)
 
-    def _predict_log_proba(self, Z, xp):
-        return xp.log_softmax(Z, scale=1.0 / self.temperature_)
-
-    def _predict_proba(self, Z, xp):
-        return xp.softmax(Z, scale=1.0 / self.temperature_)
-
-    def _torch_spec(self):
-        return {"kind": "affine", "scale": 1.0 / self.temperature_}
+    def _scale_bias(self):
+        return 1.0 / self.temperature_, None

@@ -8,8 +8,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from ._affine import jacobi_scaled, scaled_pinv_step
-from ._temperature import fit_temperature
+from ._affine import PREDICT_SAFETY, jacobi_scaled, newton, scaled_pinv_step
+from ._temperature import FIT_DOCS, ScaleBiasMap, fit_temperature, warn_stopped
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
@@ -27,13 +27,6 @@ _START_ROWS = 20_000
 #: ... and at most about this many entries (rows x classes): with many classes
 #: a few thousand rows fix 1/T well enough for a start.
 _START_ENTRIES = 4_000_000
-
-#: The stopping rule may predict the next decrement (from the convergence
-#: rate of the last full Newton step) only below this half squared decrement,
-#: where Newton's method is in its quadratic regime.
-_PREDICT_MAX_DECREMENT = 1e-4
-#: Safety factor on that prediction.
-_SAFETY = 10.0
 
 #: With ``alpha=0``, a fitted mean NLL below this means the logits separate the
 #: calibration set (the infimum 0 is not attained): a ``ConvergenceWarning``.
@@ -53,12 +46,35 @@ _TEMPERATURE_START_MAX_ABS = 1e30
 #: float64 (``p z^2`` must stay far inside the float32 range).
 _SINGLE_MAX_ABS = 1e12
 
+#: ``%(newton_params)s`` of the vector scalings (here and BCTS / NBVS).
+NEWTON_DOCS = {
+    "newton_params": """\
+tol : float, default=1e-10
+    Stopping tolerance on the predicted decrease of the objective (half the
+    squared Newton decrement), in units of mean NLL (nats).
+max_iter : int, default=100
+    Maximum number of Newton iterations.""",
+}
 
-def absent_classes(classes, y, sample_weight):
-    """The classes (the first 10) with no weight in the calibration set; [] if none."""
+
+def warn_absent_classes(classes, y, sample_weight, term, replacement, stacklevel):
+    """Warn, and return True, when some class has no weight in the calibration set.
+
+    Without a penalty on ``term`` (the intercept or bias) the NLL then has no
+    finite minimiser; the fit uses ``replacement`` (e.g. ``"alpha=1e-06"``).
+    """
     sw = None if sample_weight is None else to_numpy(sample_weight)
     cw = np.bincount(to_numpy(y), weights=sw, minlength=len(classes))
-    return classes[cw <= 0][:10].tolist()
+    absent = classes[cw <= 0][:10].tolist()  # the first 10
+    if absent:
+        warnings.warn(
+            f"Classes {absent!r} have no weight in the calibration set, so the NLL "
+            f"without a penalty on the {term} has no finite minimiser (their {term} "
+            f"-> -inf); fitting with {replacement} instead.",
+            ConvergenceWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return bool(absent)
 
 
 def warn_if_separated(f, features, consequence, stacklevel):
@@ -146,8 +162,6 @@ def _initial_scales(Z, y, sample_weight, xp):
     if zmax > _TEMPERATURE_START_MAX_ABS:
         beta = 1.0 / zmax
     else:
-        # A start needs no precision: solve on at most ~20,000 rows
-        # (and ~4e6 entries), to 1e-4.
         rows = max(1, min(_START_ROWS, _START_ENTRIES // max(1, Z.shape[1])))
         step = max(1, Z.shape[0] // rows)
         sw = None if sample_weight is None else xp.row_stride(sample_weight, step)
@@ -162,28 +176,20 @@ def _initial_scales(Z, y, sample_weight, xp):
     return np.where((lo == 0) & (hi == 0), 1.0, float(beta)), zmax
 
 
+@substitute_docstring(entries=FIT_DOCS)
 def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     """Minimise the (penalised) NLL of ``softmax(w * Z + b)`` over ``(w, b)``.
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-        Logits (float16, bfloat16, float32 or float64).
-    y : ndarray or torch.Tensor of shape (n_samples,), int64
-        Encoded labels in ``0..n_classes-1``.
-    sample_weight : ndarray or torch.Tensor of shape (n_samples,), float64, or None
-    xp : module
-        Kernel module (``skcal._backend._numpy`` or ``_torch``).
+    %(fit_arrays)s
     alpha : float, default=1e-4
         L2 penalty strength (>= 0) on ``(w - 1, b)``.
     tol : float, default=1e-10
-        Stop when half the squared Newton decrement (the decrease of the
-        objective predicted by the quadratic model) is at most ``tol``, or is
-        predicted to be at most ``tol / 10`` after the next full step (from
-        the quadratic convergence rate of the last full step, once it is below
-        1e-4) (full-Hessian Newton). Many classes: the same with the
-        decrement ``g^T M^+ g / 2`` of the block-diagonal Hessian ``M`` and
-        the prediction from the measured linear rate (at most 0.25).
+        Bound on half the squared Newton decrement, or on its prediction
+        after the next step (:func:`~skcal.scaling._affine.newton` with
+        ``predict``; many classes: the decrement of the block-diagonal Hessian
+        and the measured linear rate, at most 0.25).
     max_iter : int, default=100
         Maximum number of Newton iterations.
 
@@ -201,29 +207,16 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     Notes
     -----
     Objective: ``F(w, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / sum_i s_i
-    + alpha/2 (||w - 1||^2 + ||b||^2)`` with ``a_i = w * z_i + b``. It is
-    convex (strictly for ``alpha > 0``). For ``n_classes <=``
-    :data:`FULL_HESSIAN_MAX_CLASSES`, each iteration evaluates ``F``, its
-    gradient and its exact Hessian in one pass
-    (:func:`skcal._backend._numpy.vector_nll_hess`), takes the minimum-norm
-    Newton step (pseudo-inverse, so the null directions of the unpenalised
-    problem -- a common shift of ``b``, the scale of an all-zero column -- are
-    left untouched) and backtracks (factor 1/2) until the Armijo condition
-    holds or the directional derivative at the trial point is <= 0 (which,
-    ``F`` being convex, proves a decrease). The Newton system is solved after
-    a symmetric Jacobi scaling, so that logits of any magnitude (up to 1e100)
-    are handled alike. Start: ``w = 1/T, b = 0`` with ``T`` the
-    temperature-scaling optimum (see :func:`_initial_scales`), which leaves
-    only a few Newton iterations. Above that class count, each pass gives
-    the objective, the gradient and the exact ``2 x 2`` Hessian block of each
-    class's ``(w_k, b_k)`` (float32 sweeps with float64 sums for 16/32-bit
-    logits), and the step solves the block-diagonal system
-    (:func:`_fit_block_newton`): the coupling between classes is small when
-    there are many, so the rate is linear and fast (~0.001-0.04 per pass
-    measured at 300-1,000 classes: 4-6 passes from the start); a slower rate
-    switches to conjugate-gradient refinement on exact Hessian-vector products.
+    + alpha/2 (||w - 1||^2 + ||b||^2)`` with ``a_i = w * z_i + b``, convex
+    (strictly for ``alpha > 0``); the solver is described in the Notes of
+    :class:`VectorScaler`. Up to :data:`FULL_HESSIAN_MAX_CLASSES` classes,
+    :func:`~skcal.scaling._affine.newton` with the exact Hessian of one pass
+    (:func:`skcal._backend._numpy.vector_nll_hess`) and the step of
+    :func:`_newton_direction`; above, :func:`_fit_block_newton` (a linear
+    rate of ~0.001-0.04 per pass measured at 300-1,000 classes: 4-6 passes
+    from the start :func:`_initial_scales`).
     """
-    n, k = Z.shape
+    k = Z.shape[1]
     w, zmax = _initial_scales(Z, y, sample_weight, xp)
     b = np.zeros(k)
     if k > FULL_HESSIAN_MAX_CLASSES:
@@ -246,40 +239,17 @@ def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
     k = w.shape[0]
     eye = alpha * np.eye(2 * k)
 
-    def evaluate(w, b):
+    def evaluate(theta):
+        w, b = theta[:k], theta[k:]
         f, gw, gb, H = xp.vector_nll_hess(Z, y, sample_weight, w, b)
         f, g = _penalised(f, gw, gb, w, b, alpha)
         return f, g, H + eye
 
-    f, g, H = evaluate(w, b)
-    prev_dec = None  # half squared decrement before the last full step
-    for it in range(1, max_iter + 1):
-        d = _newton_direction(H, g, gauge=alpha == 0)
-        slope = g @ d  # = -(squared Newton decrement) <= 0
-        dec = -0.5 * slope
-        if dec <= tol:
-            return w + d[:k], b + d[k:], it, "converged"
-        if prev_dec is not None and dec <= _PREDICT_MAX_DECREMENT:
-            # Quadratic convergence: the decrement after a full step is about
-            # rate * dec**2, the rate measured on the last full step.
-            rate = dec / prev_dec**2
-            if _SAFETY * rate * dec * dec <= tol:
-                return w + d[:k], b + d[k:], it, "converged"
-        t = 1.0
-        while True:
-            w_t, b_t = w + t * d[:k], b + t * d[k:]
-            f_t, g_t, H_t = evaluate(w_t, b_t)
-            # Armijo, or a non-positive slope at the trial point, which for a
-            # convex objective proves a decrease even where rounding of the
-            # objective (float32 work on an accelerator) hides it.
-            if f_t <= f + 1e-4 * t * slope or g_t @ d <= 0:
-                break
-            t *= 0.5
-            if t < 1e-10:
-                return w, b, it, "line_search"
-        prev_dec = dec if t == 1.0 else None
-        w, b, f, g, H = w_t, b_t, f_t, g_t, H_t
-    return w, b, max_iter, "max_iter"
+    theta, n_iter, status = newton(
+        evaluate, np.concatenate([w, b]), tol, max_iter, predict=True,
+        direction=lambda H, g: _newton_direction(H, g, gauge=alpha == 0),
+    )
+    return theta[:k], theta[k:], n_iter, status
 
 
 #: Above this ratio of successive Newton decrements (a slow linear rate: the
@@ -333,22 +303,15 @@ def _block_solver(blocks, alpha, k):
 
 
 def _fit_block_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single):
-    """Newton's method with the per-class Hessian blocks, for many classes.
+    """Newton's method with the per-class ``2 x 2`` Hessian blocks, for many classes.
 
-    Each iteration is one pass (:func:`skcal._backend._numpy.vector_nll_grad_blocks`)
-    giving the objective, the exact gradient and the exact per-class ``2 x 2``
-    Hessian blocks; the step solves the block-diagonal system (see
-    :func:`_block_solver`). With many classes the coupling between classes,
-    ``-mean_s[p_k p_l ...]``, is small against the blocks, so the step is close
-    to Newton's: measured at 100,000 x 1,000, the generalised eigenvalues of
-    the Hessian against the blocks lie in [0.6, 1.3] (all but ~0.1% in
-    [0.98, 1.02]), a linear rate of ~0.05 per pass. When the observed rate is
-    slower (few classes, strong coupling), the step is refined by conjugate
-    gradients on the exact Hessian, preconditioned by the blocks. Backtracking
-    line search and stopping rule as in the full-Hessian method (the
-    decrement ``g^T M^+ g / 2`` with the blocks ``M``; the prediction of the
-    next decrement uses the measured linear rate). float16/32 logits are swept
-    in float32 (float64 sums); if that stalls above ``tol``, float64.
+    One pass per iteration (:func:`skcal._backend._numpy.vector_nll_grad_blocks`);
+    the step solves the block-diagonal system (:func:`_block_solver`), see the
+    Notes of :class:`VectorScaler`. With many classes the coupling between
+    classes, ``-mean_s[p_k p_l ...]``, is small against the blocks: measured
+    at 100,000 x 1,000, the generalised eigenvalues of the Hessian against the
+    blocks lie in [0.6, 1.3] (all but ~0.1% in [0.98, 1.02]), a linear rate of
+    ~0.05 per pass.
     """
     k = w.shape[0]
 
@@ -387,7 +350,7 @@ def _fit_block_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, singl
             dec = -0.5 * (g @ d)
         elif prev_dec is not None:
             rate = dec / prev_dec
-            if rate <= _SLOW_RATE and _SAFETY * rate * dec <= tol:
+            if rate <= _SLOW_RATE and PREDICT_SAFETY * rate * dec <= tol:
                 return w + d[:k], b + d[k:], it, "converged"
         slope = g @ d
         # Below the float32 resolution of f (and of g . d), in the linear
@@ -451,8 +414,8 @@ def _pcg(hessp, solve, g, d0, rtol=0.1):
     return x if np.any(x) else d0
 
 
-@substitute_docstring
-class VectorScaler(BaseCalibrator):
+@substitute_docstring(entries=NEWTON_DOCS)
+class VectorScaler(ScaleBiasMap, BaseCalibrator):
     """Vector scaling: a per-class scale ``w_k`` and bias ``b_k`` on the logits.
 
     The calibrated probabilities are ``softmax(w * z + b)`` (element-wise
@@ -484,11 +447,7 @@ class VectorScaler(BaseCalibrator):
         likelihood fit of Guo et al. (2017); see Notes for its edge cases. Tune
         it with ``GridSearchCV`` (the default ``score`` is the mean
         log-likelihood).
-    tol : float, default=1e-10
-        Stopping tolerance on the predicted decrease of the objective (half the
-        squared Newton decrement), in units of mean NLL (nats).
-    max_iter : int, default=100
-        Maximum number of Newton iterations.
+    %(newton_params)s
 
     Attributes
     ----------
@@ -594,8 +553,6 @@ class VectorScaler(BaseCalibrator):
     array([1., 1., 1.])
     """
 
-    _predict_checks_range = True  # its softmax kernels check the logits' range
-
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
 
@@ -621,18 +578,11 @@ class VectorScaler(BaseCalibrator):
         self.max_iter = max_iter
 
     def _fit(self, Z, y, sample_weight, xp):
-        k = Z.shape[1]
         alpha = float(self.alpha)
-        absent = [] if alpha else absent_classes(self.classes_, y, sample_weight)
-        if absent:
-            warnings.warn(
-                f"Classes {absent!r} have no weight in the calibration set, so "
-                "the unpenalised vector-scaling NLL has no finite minimiser "
-                f"(their bias -> -inf); fitting with alpha={ABSENT_CLASS_ALPHA:g} "
-                "instead of 0.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        if alpha == 0 and warn_absent_classes(
+            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}",
+            stacklevel=3,
+        ):
             alpha = ABSENT_CLASS_ALPHA
         # The penalty acts after the temperature: (w, b) are fitted on Z / T
         # (T of temperature scaling), pulled towards the identity there, so
@@ -654,22 +604,8 @@ class VectorScaler(BaseCalibrator):
                 f, "logits", "the unpenalised NLL has no finite minimiser (w -> inf) "
                 "and the fitted scales are arbitrary; use alpha > 0.", stacklevel=3,
             )
-        if status == "max_iter":
-            warnings.warn(
-                f"Vector scaling stopped after max_iter={self.max_iter} iterations "
-                "before reaching tol; increase max_iter, or alpha if the logits "
-                "separate the calibration set.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        elif status == "line_search":
-            warnings.warn(
-                "Vector scaling stopped: the line search found no decrease of the "
-                "objective before reaching tol (tol may be below machine "
-                "precision).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        warn_stopped("VectorScaler", status, self.max_iter,
+                     ", or alpha if the logits separate the calibration set", stacklevel=3)
 
     @property
     def scale_(self):
@@ -681,11 +617,5 @@ class VectorScaler(BaseCalibrator):
         """Alias of ``intercept_``: the per-class biases ``b``."""
         return self.intercept_
 
-    def _predict_log_proba(self, Z, xp):
-        return xp.log_softmax(Z, scale=self.coef_, bias=self.intercept_)
-
-    def _predict_proba(self, Z, xp):
-        return xp.softmax(Z, scale=self.coef_, bias=self.intercept_)
-
-    def _torch_spec(self):
-        return {"kind": "affine", "scale": self.coef_, "bias": self.intercept_}
+    def _scale_bias(self):
+        return self.coef_, self.intercept_
