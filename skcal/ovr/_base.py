@@ -49,6 +49,16 @@ OVR_RESOLUTION_CHECK_ROWS = 1000
 OVR_MIN_LOGIT_SPREAD = 1e-6
 
 
+def warn(message, category=UserWarning):
+    """``warnings.warn`` pointing at the first frame outside skcal (the user's call)."""
+    warnings.warn(message, category, stacklevel=_caller_stacklevel())
+
+
+def warn_constant_scores(method, label):
+    """The ``UserWarning`` of a map fitted on constant scores: the base rate."""
+    warn(f"{method} of {label}: constant scores; the map is the base rate.")
+
+
 def _warn_if_logits_below_ovr_resolution(est, Z):
     """Warn when the logits of K > 2 classes span too little for the one-vs-rest log-odds.
 
@@ -70,14 +80,12 @@ def _warn_if_logits_below_ovr_resolution(est, Z):
         return
     spread = float(np.max(head.max(axis=1) - head.min(axis=1)))
     if 0 < spread < OVR_MIN_LOGIT_SPREAD:
-        warnings.warn(
+        warn(
             f"The logits span at most {spread:.3g} within a row: their one-vs-rest "
             f"log-odds, which {est.__class__.__name__} calibrates, are rounded by "
             "float64 at ~1e-16 and keep fewer than 10 significant digits, so the "
             "per-class maps are fitted to rounding noise. Multiply the logits by a "
-            "constant (e.g. 1 / their spread) before calibrating.",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
+            "constant (e.g. 1 / their spread) before calibrating."
         )
 
 

@@ -18,8 +18,9 @@ import numpy as np
 
 from .._backend import _numpy
 from .._backend._ovr import _row_stats32, ovr_log_odds
+from .._backend._steps import log_sigmoid
 from ._base import label_positions
-from ._logistic import base_rate_log_odds, log_sigmoid
+from ._logistic import base_rate_log_odds
 from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, RIDGE,
     WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,

@@ -7,7 +7,6 @@ come from :mod:`skcal.ovr._base` and :mod:`skcal._backend._ovr`.
 """
 
 import math
-import warnings
 
 import numpy as np
 from scipy.special import expit
@@ -29,13 +28,15 @@ from .._backend._ovr import (
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
-from ._base import OneVsRestCalibrator, class_label, label_positions, unzip_maps
+from ._base import (
+    OneVsRestCalibrator, class_label, label_positions, unzip_maps, warn,
+)
 from ._logistic import DenseDesign, logistic_evaluator, softplus
 from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, F32_MIN_TOL,
     WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,
 )
-from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
+from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 
@@ -55,6 +56,16 @@ WARM_START_TOL32 = 1e-6
 
 
 # ----------------------------------------------------------------- 1-D solver
+def separable_message(label, fitted):
+    """The ``ConvergenceWarning`` text of a fit without target smoothing on separable scores.
+
+    ``fitted``: the map Newton stopped at, e.g. ``"a steep sigmoid (A=.., B=..)"``.
+    """
+    return (f"The scores separate {label} from the other class(es) on the calibration "
+            "set (or it has no or only such examples): without target smoothing the "
+            f"likelihood has no maximiser. Newton stopped at {fitted}; consider "
+            "target_smoothing=True.")
+
 
 def _is_separable(s, y, w):
     """True if the scores separate the classes (ties allowed) or a class is absent.
@@ -974,11 +985,8 @@ class PlattScaler(OneVsRestCalibrator):
     def _warn(self, status, A, B, n_iter, label):
         """ConvergenceWarning for one ``(A, B)`` whose status is not "converged"."""
         message = {
-            "separable": f"The scores separate {label} from the other class(es) on the "
-            "calibration set (or it has no or only such examples): without "
-            "target smoothing the likelihood has no maximiser. Newton stopped at "
-            f"a steep sigmoid (A={A:.6g}, B={B:.6g}); consider "
-            "target_smoothing=True.",
+            "separable": separable_message(
+                label, f"a steep sigmoid (A={A:.6g}, B={B:.6g})"),
             "max_iter": f"Platt scaling of {label} stopped after "
             f"max_iter={self.max_iter} Newton iterations before reaching tol; "
             "increase max_iter.",
@@ -987,7 +995,7 @@ class PlattScaler(OneVsRestCalibrator):
             "limit); the fit may be inaccurate.",
         }.get(status)
         if message is not None:
-            warnings.warn(message, ConvergenceWarning, stacklevel=_caller_stacklevel())
+            warn(message, ConvergenceWarning)
 
     _map_output = "log_odds"
 

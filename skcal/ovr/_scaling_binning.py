@@ -1,7 +1,6 @@
 """Scaling-binning calibration (Kumar, Liang & Ma, NeurIPS 2019)."""
 
 import math
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -13,10 +12,11 @@ from .._backend import _ovr as ops
 from .._backend._ovr import param_like
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import HostStepMapCalibrator, class_label, unzip_maps
+from ._base import (
+    HostStepMapCalibrator, class_label, unzip_maps, warn, warn_constant_scores,
+)
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
-from ..utils.validation import _caller_stacklevel
 from ._logistic import base_rate_log_odds, fit_logistic_bounded
 from ._platt import fit_platt, fit_platt_ovr
 
@@ -189,24 +189,15 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
             s, t, sample_weight, n_bins=self.n_bins, scaling=self.scaling
         )
         if status == "constant":
-            warnings.warn(f"Scaling-binning of {label}: constant scores; the map is "
-                          "the base rate.",
-                          UserWarning, stacklevel=_caller_stacklevel())
+            warn_constant_scores("Scaling-binning", label)
         if status == "max_iter":
-            warnings.warn(
-                f"The {self.scaling} scaling of {label} did not converge ({status}).",
-                ConvergenceWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(f"The {self.scaling} scaling of {label} did not converge ({status}).",
+                 ConvergenceWarning)
         if A < 0:
-            warnings.warn(
-                f"Scaling-binning of {label}: the scores are anti-informative on the "
-                f"calibration set (fitted slope A={A:.3g} < 0), so the map decreases "
-                "with the score: it reverses the ranking of the scores. Check the sign "
-                "or the column order of the scores.",
-                UserWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(f"Scaling-binning of {label}: the scores are anti-informative on the "
+                 f"calibration set (fitted slope A={A:.3g} < 0), so the map decreases "
+                 "with the score: it reverses the ranking of the scores. Check the sign "
+                 "or the column order of the scores.")
         return A, B, edges, values
 
     def _fit_multiclass(self, Z, y, sample_weight):

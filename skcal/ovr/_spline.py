@@ -1,7 +1,6 @@
 """Spline calibration (Lucena 2018, "SplineCalib"): a penalised cubic spline of the log-odds."""
 
 import math
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -13,10 +12,9 @@ from .._backend._ovr import stack_columns
 from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator, unzip_maps
+from ._base import OneVsRestCalibrator, unzip_maps, warn, warn_constant_scores
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
-from ..utils.validation import _caller_stacklevel
 from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
@@ -380,13 +378,10 @@ class SplineCalibrator(OneVsRestCalibrator):
                        max_cv_scores=self.max_cv_scores, tol=self.tol,
                        max_iter=self.max_iter)
         if r["status"] == "constant":
-            warnings.warn(f"Spline calibration of {label}: constant scores; the map "
-                          "is the base rate.",
-                          UserWarning, stacklevel=_caller_stacklevel())
+            warn_constant_scores("Spline calibration", label)
         elif r["status"] == "max_iter":
-            warnings.warn(f"Spline calibration of {label} did not converge in "
-                          f"max_iter={self.max_iter} Newton iterations.",
-                          ConvergenceWarning, stacklevel=_caller_stacklevel())
+            warn(f"Spline calibration of {label} did not converge in "
+                 f"max_iter={self.max_iter} Newton iterations.", ConvergenceWarning)
         return r
 
     def _set_maps(self, maps):

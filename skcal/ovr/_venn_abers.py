@@ -1,6 +1,5 @@
 """Venn-Abers predictors (Vovk & Petej 2012; Vovk, Petej & Fedorova 2015): IVAP and CVAP."""
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -12,10 +11,9 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import like_input
-from ._base import HostStepMapCalibrator, unzip_maps
+from ._base import HostStepMapCalibrator, unzip_maps, warn_constant_scores
 from ._binning import distinct_scores
 from ..utils._weights import weight_unit
-from ..utils.validation import _caller_stacklevel
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -242,8 +240,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         if u.size == 1:  # constant scores: the base rate, p0 = p1
             w = np.ones(s.size) if sample_weight is None else sample_weight
             r = np.full(2, float(w[t].sum()) / float(w.sum()))
-            warnings.warn(f"Venn-Abers of {label}: constant scores; the map is the "
-                          "base rate.", UserWarning, stacklevel=_caller_stacklevel())
+            warn_constant_scores("Venn-Abers", label)
             if self.method == "ivap":
                 return u, r, r
             return [u] * self.n_folds, [r] * self.n_folds, [r] * self.n_folds
