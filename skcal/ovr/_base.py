@@ -108,6 +108,12 @@ def label_positions(labels, cols, n_classes):
     return r, j[r]
 
 
+def row_stats_buffers(n, n_float):
+    """Empty per-row statistics of ``n`` rows: one intp vector, then ``n_float`` float32 ones."""
+    return (np.empty(n, dtype=np.intp),
+            *(np.empty(n, dtype=np.float32) for _ in range(n_float)))
+
+
 def unzip_maps(maps, n_float=0):
     """The fields of the fitted maps: a list per field (the one map's values if binary).
 

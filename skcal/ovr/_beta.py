@@ -148,12 +148,7 @@ class BetaCalibrator(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``, in column order (sorted or not). By
-        default the sorted unique labels of ``y``. ``classes_`` is these
-        labels sorted, and the columns are reordered to match it.
-    %(backend)s
+    %(calibrator_params)s
     parameters : {"abm", "am", "ab"}, default="abm"
         The parametrisation of Kull et al.: ``"abm"`` the full three-parameter
         family; ``"am"`` ``a = b`` (logistic calibration of the log-odds with

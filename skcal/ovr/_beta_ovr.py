@@ -19,7 +19,7 @@ import numpy as np
 from .._backend import _numpy
 from .._backend._ovr import _row_stats32, ovr_log_odds
 from .._backend._steps import log_sigmoid
-from ._base import label_positions
+from ._base import label_positions, row_stats_buffers
 from ._logistic import base_rate_log_odds
 from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, RIDGE,
@@ -110,13 +110,7 @@ class _BetaProblem32:
             self.sgn = 1.0 / sd[:1]
         else:
             self.sgn = np.stack([1.0 / sd[0], -1.0 / sd[1]])
-        n = Z.shape[0]
-        self.stats = None
-        self._stats = (
-            np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
-            np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
-            np.empty(n, dtype=np.float32),
-        )
+        self.stats, self._stats = None, row_stats_buffers(Z.shape[0], 4)
 
     # ------------------------------------------------------------ features
     def _features(self, sl, cols, all_cols):

@@ -29,7 +29,7 @@ from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ._base import (
-    OneVsRestCalibrator, class_label, label_positions, unzip_maps, warn,
+    OneVsRestCalibrator, class_label, label_positions, row_stats_buffers, unzip_maps, warn,
 )
 from ._logistic import DenseDesign, logistic_evaluator, softplus
 from ._newton import (
@@ -83,6 +83,22 @@ def _is_separable(s, y, w):
     if min(p_lo, n_lo) == max(p_hi, n_hi):
         return False  # constant scores
     return bool(p_lo >= n_hi or n_lo >= p_hi)
+
+
+def platt_targets(y, w, unit, target_smoothing=True):
+    """Platt's targets ``t`` (n,) and the class counts ``N+, N-`` in rows.
+
+    ``t+ = (N+ + 1) / (N+ + 2)``, ``t- = 1 / (N- + 2)`` (1 and 0 without
+    ``target_smoothing``). Platt's prior counts rows: the weighted counts (``y``
+    bool, ``w`` float64) are divided by ``unit``, the weight of one row
+    (:func:`skcal.utils._weights.weight_unit`), so that integer weights fit
+    like repeated rows and rescaling every weight changes nothing.
+    """
+    n_pos = float(w[y].sum()) / unit
+    n_neg = float(w[~y].sum()) / unit
+    if not target_smoothing:
+        return y.astype(np.float64), n_pos, n_neg
+    return np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0)), n_pos, n_neg
 
 
 def fit_platt(
@@ -161,22 +177,9 @@ def fit_platt(
     """
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
-    w = (
-        np.ones_like(s)
-        if sample_weight is None
-        else np.asarray(sample_weight, np.float64)
-    )
+    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
     wsum = float(w.sum())
-    # Platt's prior counts rows: weighted counts in units of one row
-    # (skcal.utils._weights.weight_unit), so that integer weights fit like
-    # repeated rows and rescaling every weight changes nothing
-    unit = weight_unit(sample_weight)
-    n_pos = float(w[y].sum()) / unit
-    n_neg = float(w[~y].sum()) / unit
-    if target_smoothing:
-        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    else:
-        t = y.astype(np.float64)
+    t, n_pos, n_neg = platt_targets(y, w, weight_unit(sample_weight), target_smoothing)
     mu = float(np.dot(w, s) / wsum)
     # the spread on a pre-scaled copy: (s - mu)**2 underflows for scores of
     # magnitude ~1e-160 and below (read as constant scores otherwise)
@@ -443,23 +446,15 @@ class _OvrProblem32(_OvrProblem):
 
     def __init__(self, Z, y, w, target_smoothing, standardise=None, unit=1.0):
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
-        if standardise is None:
-            self.stats = ovr_row_stats32(Z)
-        else:  # filled by the first evaluation (one read of Z and one exp fewer)
-            n = Z.shape[0]
-            self.stats = None
-            self._stats = (
-                np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
-                np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
-            )
         self._counts(target_smoothing, unit)
         self.w32 = None if w is None else w.astype(np.float32)
         if standardise is None:
+            self.stats = ovr_row_stats32(Z)
             self._moments(separable=False)
-        else:
+        else:  # row statistics by the first evaluation (one read of Z and one exp fewer)
+            self.stats, self._stats = None, row_stats_buffers(Z.shape[0], 3)
             self.mu, self.sd = standardise
-            self.flat = np.zeros(self.K, dtype=bool)
-            self.separable = np.zeros(self.K, dtype=bool)
+            self.flat, self.separable = np.zeros((2, self.K), dtype=bool)
         # the float32 mean and 1 / sd that the evaluations use, exactly, so that
         # mapping (a, b) back to (A, B) adds no rounding of its own
         with np.errstate(over="ignore"):

@@ -18,7 +18,7 @@ from ._base import (
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import base_rate_log_odds, fit_logistic_bounded
-from ._platt import fit_platt, fit_platt_ovr
+from ._platt import fit_platt, fit_platt_ovr, platt_targets
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
 
@@ -62,10 +62,7 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
             A, B, _, status = fit_platt(s, y, sample_weight, max_iter=200)
             status = "converged" if status == "converged" else "max_iter"
     else:
-        # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007), counts in rows
-        unit = weight_unit(sample_weight)
-        n_pos, n_neg = float(w[y].sum()) / unit, float(w[~y].sum()) / unit
-        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+        t, _, _ = platt_targets(y, w, weight_unit(sample_weight))  # counting rows
         theta, _, ok = fit_logistic_bounded(s[:, None], t, w, theta0=np.ones(1))
         A, B, status = float(theta[0]), 0.0, "converged" if ok else "max_iter"
     edges, values = _bin_scaled(s, y, sample_weight, A, B, n_bins)
