@@ -292,7 +292,7 @@ def _solve(prob, theta, F, g, H, tol, max_iter, classes):
     classes = np.asarray(classes, dtype=np.intp)
     nonneg = np.arange(p) < prob.nf
 
-    def trial(cols, th, step, d, slope, cur, Fcur):
+    def trial(cols, th, step, d, slope, cur, Fcur, Hcur):
         ks = classes[cols]
         base = cur[cols] + step[:, None] * d
         hit = np.any((th == 0.0) & (base != 0.0), axis=1)
@@ -307,7 +307,7 @@ def _solve(prob, theta, F, g, H, tol, max_iter, classes):
         if local.any():
             # local steps: the decrement at the new point (with the Hessian used there)
             li = np.flatnonzero(local)
-            Hl = np.where(hess[li, None, None], H_c[li] + RIDGE * np.eye(p), H_all[cols[li]])
+            Hl = np.where(hess[li, None, None], H_c[li] + RIDGE * np.eye(p), Hcur[cols[li]])
             free = ~(nonneg & (th[li] == 0.0))
             dl = _directions(g_c[li], Hl, free)
             dl[~free] = 0.0
@@ -316,22 +316,9 @@ def _solve(prob, theta, F, g, H, tol, max_iter, classes):
         H_c[~hess] = np.nan
         return ok, F_c, g_c, H_c
 
-    # the core's Hessians (for the local test of steps that reuse them)
-    H_all = H[classes] + RIDGE * np.eye(p)
-
-    def trial_tracking(cols, th, step, d, slope, cur, Fcur):
-        out = trial(cols, th, step, d, slope, cur, Fcur)
-        ok, H_c = out[0], out[3]
-        acc = cols[ok]
-        Hn = H_c[ok] + RIDGE * np.eye(p)
-        keep = np.isnan(Hn[:, 0, 0])
-        Hn[keep] = H_all[acc[keep]]
-        H_all[acc] = Hn
-        return out
-
     th, it, st, _, _, Hk = newton_batched(
         None, theta[classes], start=(F[classes], g[classes], H[classes]), nonneg=nonneg,
-        tol=tol, max_iter=max_iter, trial=trial_tracking,
+        tol=tol, max_iter=max_iter, trial=trial,
         failed_status=lambda slope, F: np.full(slope.size, "line_search", dtype=object),
         full_output=True)
     theta, H = theta.copy(), H.copy()

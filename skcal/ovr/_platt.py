@@ -485,7 +485,7 @@ class _OvrProblem32(_OvrProblem):
         lo, hi = (self.lo[cols] - mu) * isd, (self.hi[cols] - mu) * isd
         return np.maximum(np.abs(da * lo + db), np.abs(da * hi + db))
 
-    def trial(self, cols, th, step, d, slope, theta, F):
+    def trial(self, cols, th, step, d, slope, theta, F, H):
         """As :meth:`_OvrProblem.trial`, with three acceptance rules.
 
         A step certified by :func:`_certified_decrease` is accepted; one whose
