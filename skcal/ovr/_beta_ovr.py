@@ -178,17 +178,16 @@ class _BetaProblem32:
         sgn = (self.sgn if all_cols else self.sgn[:, cols])  # (nf, m)
         neg_coef = [(-(theta[:, i] * sgn[i])).astype(f32) for i in range(nf)]
         neg_c = (-theta[:, nf]).astype(f32) if self.intercept else None
-        pairs = [(i, j) for i in range(nf) for j in range(i, nf)]
-        nh = len(pairs) + (nf + 1 if self.intercept else 0)
+        # the Hessian entries (i <= j; index nf: the intercept, a feature of ones)
+        pairs = [(i, j) for i in range(p) for j in range(i, p)]
         hcols = np.flatnonzero(hess)
         h_all = hcols.size == m
         lcols = np.flatnonzero(loss)
         l_all = lcols.size == m
         loss = bool(lcols.size)
         acc = np.zeros((p, m))
-        acc_h = np.zeros((nh, hcols.size))
+        acc_h = np.zeros((len(pairs), hcols.size))
         F_acc, sum_pos_f = np.zeros(m), np.zeros(m)
-        ein = np.einsum
         for sl in _numpy.chunk_rows(n, m, itemsize=4, chunk_bytes=F32_CHUNK_BYTES):
             U = self._features(sl, cols, all_cols)
             G = U[0] * neg_coef[0]  # -f
@@ -229,21 +228,13 @@ class _BetaProblem32:
             P[r, j] -= f32(1.0)  # p - t
             if wc is not None:
                 P *= wc[:, None]
-            out = [ein("ik,ik->k", P, u) for u in U]
-            if self.intercept:
-                out.append(P.sum(0))
-            acc += np.array(out)
+            acc += np.array([_weighted_sum(P, U[i:i + 1]) for i in range(p)])
             if hcols.size:
                 if not h_all:
                     Q = Q[:, hcols]
-                    Uh = [u[:, hcols] for u in U]
-                else:
-                    Uh = U
-                out = [ein("ik,ik,ik->k", Q, Uh[i], Uh[jx]) for i, jx in pairs]
-                if self.intercept:
-                    out += [ein("ik,ik->k", Q, u) for u in Uh]
-                    out.append(Q.sum(0))
-                acc_h += np.array(out)
+                Uh = U if h_all else [u[:, hcols] for u in U]
+                acc_h += np.array([_weighted_sum(Q, [Uh[c] for c in ij if c < nf])
+                                   for ij in pairs])
         if self.stats is None:
             self.stats = self._stats
         Fm = None
@@ -257,16 +248,14 @@ class _BetaProblem32:
         g = (acc * scale).T.copy()
         H = np.full((m, p, p), np.nan)
         sh = scale[:, hcols]
-        k = 0
-        for i, jx in pairs:
+        for k, (i, jx) in enumerate(pairs):
             H[hcols, i, jx] = H[hcols, jx, i] = acc_h[k] * sh[i] * sh[jx]
-            k += 1
-        if self.intercept:
-            for i in range(nf):
-                H[hcols, i, nf] = H[hcols, nf, i] = acc_h[k] * sh[i]
-                k += 1
-            H[hcols, nf, nf] = acc_h[k]
         return Fm, g, H
+
+
+def _weighted_sum(Q, us):
+    """``sum_i Q_ik prod_u u_ik`` per column ``k`` (one float32 ``einsum``; no ``us``: ``Q``'s column sums)."""
+    return np.einsum(",".join(["ik"] * (1 + len(us))) + "->k", Q, *us) if us else Q.sum(0)
 
 
 # --------------------------------------------------------- per-class solver
