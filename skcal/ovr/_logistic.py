@@ -28,28 +28,23 @@ def base_rate_log_odds(n_pos, total):
     return logit(np.clip(np.divide(n_pos, total), BASE_RATE_CLIP, 1.0 - BASE_RATE_CLIP))
 
 
-def exp_neg_abs(f):
-    """``exp(-|f|)``, with 0 where it would underflow (``|f| > 700``).
+def softplus(f):
+    """``log(1 + exp(f))`` without overflow or slow underflow.
 
-    Underflowing and subnormal results take a slow path in the floating-point
+    ``exp(-|f|)`` is 0 where it would underflow (``|f| > 700``, NaN too):
+    underflowing and subnormal results take a slow path in the floating-point
     unit (tens of times slower per element); they are below 1e-304 and
     vanish next to 1 anyway. The exponential runs on ``max(-|f|, -700)``
     (NumPy's vectorised loop; a masked ``np.exp(..., where=)`` is several
     times slower) and the underflowing entries are set to 0 after it.
     """
     a = np.abs(f)
-    big = ~(a <= 700.0)  # NaN too, as before: 0
+    big = ~(a <= 700.0)
     e = np.negative(a, out=a)
     np.maximum(e, -700.0, out=e)
     np.exp(e, out=e)
     if big.any():
         e[big] = 0.0
-    return e
-
-
-def softplus(f, e=None):
-    """``log(1 + exp(f))`` without overflow or slow underflow."""
-    e = exp_neg_abs(f) if e is None else e
     return np.maximum(f, 0.0) + np.log1p(e)
 
 

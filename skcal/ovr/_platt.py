@@ -117,14 +117,11 @@ def fit_platt(
         Non-negative weights (unit weights when None).
     target_smoothing : bool, default=True
         Use Platt's targets ``t+ = (N+ + 1) / (N+ + 2)`` and
-        ``t- = 1 / (N- + 2)`` instead of 1 and 0, with ``N+`` and ``N-`` the
-        weighted numbers of positive and negative rows counted in rows
-        (the summed weights divided by
-        :func:`skcal.utils._weights.weight_unit`; see :ref:`sample-weights`):
-        integer weights fit exactly like repeated rows, as in scikit-learn's
-        sigmoid calibration, and the targets do not depend on the scale of
-        the weights. The start point ``B = log((N+ + 1) / (N- + 1))`` uses
-        the same counts.
+        ``t- = 1 / (N- + 2)`` instead of 1 and 0, the class counts ``N+, N-``
+        in rows (:func:`platt_targets`, :ref:`sample-weights`): integer
+        weights fit like repeated rows, as in scikit-learn's sigmoid
+        calibration. The start ``B = log((N+ + 1) / (N- + 1))`` uses the same
+        counts.
     tol : float, default=1e-12
         Stop when half the squared Newton decrement, ``g' H^{-1} g / 2`` (an
         estimate of the gap to the optimal mean loss), is at most ``tol``.

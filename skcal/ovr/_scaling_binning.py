@@ -12,7 +12,7 @@ from .._backend._ovr import param_like
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, unzip_maps, warn, warn_constant_scores
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ._binning import bin_sums, cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import base_rate_log_odds, fit_logistic_bounded
 from ._platt import fit_platt, fit_platt_ovr, platt_targets
@@ -73,9 +73,7 @@ def _bin_scaled(s, y, sample_weight, A, B, n_bins, distinct=None):
         distinct = distinct_scores(A * s + B, y, sample_weight)
     u, W, _ = distinct
     edges = cut_edges(u, equal_mass_cuts(W, n_bins))
-    b = np.searchsorted(edges, u, side="right")
-    n = np.bincount(b, weights=W, minlength=edges.size + 1)
-    g = np.bincount(b, weights=W * expit(u), minlength=edges.size + 1)
+    n, g = bin_sums(u, edges, W, W * expit(u))
     return edges, g / n
 
 
