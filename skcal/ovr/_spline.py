@@ -200,19 +200,15 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     n_iter += it
     coef = np.cumsum(theta) if monotone else theta
     # the map as a piecewise cubic in s, linear beyond the calibration range
-    pp = PPoly.from_spline(BSpline(t, coef, 3))
-    xb, cb = pp.x, pp.c  # cb: (4, len(xb) - 1), highest degree first
-    keep = np.diff(xb) > 0
-    starts = xb[:-1][keep]
-    pieces = cb[:, keep][::-1].T  # (m, 4): c0..c3 in (u - start)
-    ends = np.concatenate([starts, [xb[-1]]])
     spl = BSpline(t, coef, 3)
-    lo_v, lo_d = float(spl(ends[0])), float(spl.derivative()(ends[0]))
-    hi_v, hi_d = float(spl(ends[-1])), float(spl.derivative()(ends[-1]))
-    rows = [[ends[0], lo_v, lo_d, 0.0, 0.0]]
-    rows += [[o, *c] for o, c in zip(starts, pieces)]
-    rows += [[ends[-1], hi_v, hi_d, 0.0, 0.0]]
-    C = np.array(rows)
+    pp = PPoly.from_spline(spl)  # pp.c: (4, len(pp.x) - 1), highest degree first
+    keep = np.diff(pp.x) > 0
+    ends = np.append(pp.x[:-1][keep], pp.x[-1])
+    v, d = spl(ends[[0, -1]]), spl.derivative()(ends[[0, -1]])
+    # rows (origin, c0..c3) in u - origin: the linear ends, the cubic pieces between
+    C = np.vstack([[ends[0], v[0], d[0], 0.0, 0.0],
+                   np.column_stack([ends[:-1], pp.c[:, keep][::-1].T]),
+                   [ends[-1], v[1], d[1], 0.0, 0.0]])
     # back to the original scale: d_u = d_s / sd
     C[:, 0] = mu + sd * C[:, 0]
     C[:, 2:] /= sd ** np.arange(1, 4)
