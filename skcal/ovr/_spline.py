@@ -63,12 +63,9 @@ class _BSplineDesign:
     """
 
     def __init__(self, u, t, cumulative=False):
-        p = t.size - 4
-        x = np.clip(u, t[3], t[-4])
-        j = np.clip(np.searchsorted(t, x, side="right") - 4, 0, p - 4)
-        M = BSpline.design_matrix(x, t, 3).tocsr()
-        B = np.stack([np.asarray(M[np.arange(x.size), j + a]).ravel() for a in range(4)], 1)
-        self._set(j, B, p, cumulative)
+        # CSR with the 4 values of each row stored in column order
+        M = BSpline.design_matrix(np.clip(u, t[3], t[-4]), t, 3)
+        self._set(M.indices.reshape(-1, 4)[:, 0], M.data.reshape(-1, 4), t.size - 4, cumulative)
 
     def _set(self, j, B, p, cumulative):
         if j.size > 1 and np.any(j[1:] < j[:-1]):  # pragma: no cover - rows come sorted
