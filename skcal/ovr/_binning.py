@@ -9,7 +9,13 @@ per-class methods count their priors is :func:`skcal.utils._weights.weight_unit`
 import numpy as np
 from scipy.special import logit
 
-__all__ = ["bin_sums", "distinct_scores", "equal_mass_cuts", "cut_edges", "uniform_edges"]
+__all__ = ["bin_sums", "distinct_scores", "equal_mass_cuts", "cut_edges", "uniform_edges",
+           "unique_scores"]
+
+
+def unique_scores(s, w):
+    """Sorted distinct scores of the rows of positive weight (``w`` None: all rows)."""
+    return np.unique(s if w is None else s[w > 0])
 
 
 def distinct_scores(s, t, w):

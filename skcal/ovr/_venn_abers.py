@@ -12,7 +12,7 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import like_input
 from ._base import HostStepMapCalibrator, unzip_maps, warn_constant_scores
-from ._binning import distinct_scores
+from ._binning import distinct_scores, unique_scores
 from ..utils._weights import weight_unit
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
@@ -234,8 +234,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         self.n_folds = n_folds
 
     def _fit_map(self, s, t, sample_weight, label):
-        keep = slice(None) if sample_weight is None else sample_weight > 0
-        u = np.unique(s[keep])
+        u = unique_scores(s, sample_weight)
         unit = weight_unit(sample_weight)
         if u.size == 1:  # constant scores: the base rate, p0 = p1
             w = np.ones(s.size) if sample_weight is None else sample_weight
