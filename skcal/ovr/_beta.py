@@ -109,10 +109,8 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     nonneg = np.array([True] * len(feats) + [False] * intercept)
     # start at the better of the base rate and the identity map (a = b = 1,
     # c = 0: the scores are log-odds, often close to the optimum)
-    base = np.zeros(X.shape[1])
-    if intercept:
-        base[-1] = c0
-    ident = np.array([sd for sd in sds] + [sum(mus)] * intercept, dtype=np.float64)
+    base = np.array([0.0] * len(feats) + [c0] * intercept)
+    ident = np.array(sds + [sum(mus)] * intercept)
     yf = y.astype(np.float64)
     losses = [logistic_loss(X @ th, yf, w, wsum) for th in (base, ident)]
     theta0 = base if losses[0] <= losses[1] else ident
