@@ -18,10 +18,7 @@ turns that into a multiclass calibrator:
   ever ``0 / 0``;
 - **predict** walks the rows in chunks, on the device of a tensor input.
 
-A new per-class method implements only ``_fit_map`` (its 1-D fit) and
-``_map_scores`` (its 1-D map, applied column-wise), and says whether the map
-outputs probabilities or log-odds (``_map_output``). Batched solvers (Platt
-fits all classes in the same passes) override ``_fit_multiclass``.
+What a per-class method implements: :class:`OneVsRestCalibrator`.
 """
 
 import warnings
@@ -263,11 +260,8 @@ class HostStepMapCalibrator(OneVsRestCalibrator):
     _predict_on_host = True
     _predict_chunk_bytes = 1 << 24
 
-    def _bin_tables(self):
-        """The per-map lists of ``bin_edges_`` and ``bin_probabilities_`` (one map when binary)."""
-        if isinstance(self.bin_edges_, list):
-            return self.bin_edges_, self.bin_probabilities_
-        return [self.bin_edges_], [self.bin_probabilities_]
-
     def _map_scores(self, S):
-        return step_lookup_columns(S, *self._bin_tables())
+        edges, values = self.bin_edges_, self.bin_probabilities_
+        if not isinstance(edges, list):  # binary: one map
+            edges, values = [edges], [values]
+        return step_lookup_columns(S, edges, values)
