@@ -171,10 +171,8 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     # cross-validation: folds by the rank of the distinct score (copies of a
     # score stay together); above max_cv_scores, every k-th distinct score
     lams = np.sort(np.asarray(penalties, dtype=np.float64))[::-1]
-    rank = np.arange(u.size)
-    stride = max(1, math.ceil(u.size / max_cv_scores))
-    cv_rows = rank[rank % stride == 0]
-    fold = (cv_rows // stride) % n_folds
+    cv_rows = np.arange(0, u.size, max(1, math.ceil(u.size / max_cv_scores)))
+    fold = np.arange(cv_rows.size) % n_folds
     cv_loss = np.zeros(lams.size)
     n_iter = 0
     for f in range(n_folds):
