@@ -268,12 +268,10 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         if self.method == "ivap":
             return step_lookup(x, u, p0, right=True), step_lookup(x, u, p1, right=False)
         K = len(u)
-        g0 = g1 = None
+        g0 = g1 = 1.0  # products over the folds
         for uf, a, b in zip(u, p0, p1):
-            q0 = 1.0 - step_lookup(x, uf, a, right=True)
-            q1 = step_lookup(x, uf, b, right=False)
-            g0 = q0 if g0 is None else g0 * q0
-            g1 = q1 if g1 is None else g1 * q1
+            g0 = g0 * (1.0 - step_lookup(x, uf, a, right=True))
+            g1 = g1 * step_lookup(x, uf, b, right=False)
         return 1.0 - g0 ** (1.0 / K), g1 ** (1.0 / K)
 
     def _map_scores(self, S):
