@@ -91,8 +91,7 @@ class _BetaProblem32:
     """
 
     def __init__(self, Z, y, w, parameters, mu, sd):
-        self.Z, self.y, self.K = Z, y, Z.shape[1]
-        self.w = w
+        self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         self.w32 = None if w is None else w.astype(np.float32)
         self.wsum = float(Z.shape[0]) if w is None else float(w.sum())
         self.parameters = parameters
@@ -101,15 +100,11 @@ class _BetaProblem32:
         # the float32 means the evaluations centre the features by, exactly;
         # (mu1, mu2) are the means of x1 and x2 ("am": of x1 and x2 too, the
         # score's mean being their sum)
-        mu = np.asarray(mu, np.float64)
-        self.mu32 = mu.astype(np.float32)
+        self.mu32 = np.asarray(mu, np.float64).astype(np.float32)
         self.mu = self.mu32.astype(np.float64)
-        sd = np.asarray(sd, np.float64)
-        self.sd = sd
-        if parameters == "am":
-            self.sgn = 1.0 / sd[:1]
-        else:
-            self.sgn = np.stack([1.0 / sd[0], -1.0 / sd[1]])
+        self.sd = sd = np.asarray(sd, np.float64)
+        self.sgn = (1.0 / sd[:1] if parameters == "am"  # see _evaluate
+                    else np.stack([1.0 / sd[0], -1.0 / sd[1]]))
         self.stats, self._stats = None, row_stats_buffers(Z.shape[0], 4)
 
     # ------------------------------------------------------------ features
