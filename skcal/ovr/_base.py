@@ -18,10 +18,7 @@ turns that into a multiclass calibrator:
   ever ``0 / 0``;
 - **predict** walks the rows in chunks, on the device of a tensor input.
 
-A new per-class method implements only ``_fit_map`` (its 1-D fit) and
-``_map_scores`` (its 1-D map, applied column-wise), and says whether the map
-outputs probabilities or log-odds (``_map_output``). Batched solvers (Platt
-fits all classes in the same passes) override ``_fit_multiclass``.
+What a per-class method implements: :class:`OneVsRestCalibrator`.
 """
 
 import warnings
@@ -49,6 +46,16 @@ OVR_RESOLUTION_CHECK_ROWS = 1000
 OVR_MIN_LOGIT_SPREAD = 1e-6
 
 
+def warn(message, category=UserWarning):
+    """``warnings.warn`` pointing at the first frame outside skcal (the user's call)."""
+    warnings.warn(message, category, stacklevel=_caller_stacklevel())
+
+
+def warn_constant_scores(method, label):
+    """The ``UserWarning`` of a map fitted on constant scores: the base rate."""
+    warn(f"{method} of {label}: constant scores; the map is the base rate.")
+
+
 def _warn_if_logits_below_ovr_resolution(est, Z):
     """Warn when the logits of K > 2 classes span too little for the one-vs-rest log-odds.
 
@@ -70,14 +77,12 @@ def _warn_if_logits_below_ovr_resolution(est, Z):
         return
     spread = float(np.max(head.max(axis=1) - head.min(axis=1)))
     if 0 < spread < OVR_MIN_LOGIT_SPREAD:
-        warnings.warn(
+        warn(
             f"The logits span at most {spread:.3g} within a row: their one-vs-rest "
             f"log-odds, which {est.__class__.__name__} calibrates, are rounded by "
             "float64 at ~1e-16 and keep fewer than 10 significant digits, so the "
             "per-class maps are fitted to rounding noise. Multiply the logits by a "
-            "constant (e.g. 1 / their spread) before calibrating.",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
+            "constant (e.g. 1 / their spread) before calibrating."
         )
 
 
@@ -98,6 +103,12 @@ def label_positions(labels, cols, n_classes):
     j = pos[labels]
     r = np.flatnonzero(j >= 0)
     return r, j[r]
+
+
+def row_stats_buffers(n, n_float):
+    """Empty per-row statistics of ``n`` rows: one intp vector, then ``n_float`` float32 ones."""
+    return (np.empty(n, dtype=np.intp),
+            *(np.empty(n, dtype=np.float32) for _ in range(n_float)))
 
 
 def unzip_maps(maps, n_float=0):
@@ -249,11 +260,8 @@ class HostStepMapCalibrator(OneVsRestCalibrator):
     _predict_on_host = True
     _predict_chunk_bytes = 1 << 24
 
-    def _bin_tables(self):
-        """The per-map lists of ``bin_edges_`` and ``bin_probabilities_`` (one map when binary)."""
-        if isinstance(self.bin_edges_, list):
-            return self.bin_edges_, self.bin_probabilities_
-        return [self.bin_edges_], [self.bin_probabilities_]
-
     def _map_scores(self, S):
-        return step_lookup_columns(S, *self._bin_tables())
+        edges, values = self.bin_edges_, self.bin_probabilities_
+        if not isinstance(edges, list):  # binary: one map
+            edges, values = [edges], [values]
+        return step_lookup_columns(S, edges, values)

@@ -1,7 +1,6 @@
 """Bayesian Binning into Quantiles (Naeini, Cooper & Hauskrecht, AAAI 2015)."""
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -10,10 +9,9 @@ from sklearn.utils._param_validation import Interval
 
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import HostStepMapCalibrator, unzip_maps
-from ._binning import cut_edges, distinct_scores
+from ._base import HostStepMapCalibrator, unzip_maps, warn_constant_scores
+from ._binning import cut_edges, distinct_scores, unique_scores
 from ..utils._weights import weight_unit
-from ..utils.validation import _caller_stacklevel
 
 __all__ = ["BBQCalibrator", "fit_bbq", "bbq_bin_range"]
 
@@ -237,10 +235,8 @@ class BBQCalibrator(HostStepMapCalibrator):
         self.ess = ess
 
     def _fit_map(self, s, t, sample_weight, label):
-        keep = slice(None) if sample_weight is None else sample_weight > 0
-        if np.unique(s[keep]).size == 1:
-            warnings.warn(f"BBQ of {label}: constant scores; the map is the base "
-                          "rate.", UserWarning, stacklevel=_caller_stacklevel())
+        if unique_scores(s, sample_weight).size == 1:
+            warn_constant_scores("BBQ", label)
         return fit_bbq(s, t, sample_weight, C=self.C, ess=self.ess)
 
     def _set_maps(self, maps):

@@ -6,7 +6,6 @@ active-set Newton solver of :mod:`skcal.ovr._logistic`.
 """
 
 import math
-import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -17,12 +16,10 @@ from .._backend._ovr import param_like
 from .._backend._steps import log_sigmoid
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
-from ..utils.validation import _caller_stacklevel
-from ._base import OneVsRestCalibrator, class_label, unzip_maps
+from ._base import OneVsRestCalibrator, class_label, unzip_maps, warn
 from ._beta_ovr import BATCH_MIN_ROWS, beta_map, fit_beta_ovr32
 from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
 from ._newton import F32_MIN_TOL
-from ._logistic import log_sigmoid as log_sigmoid_np
 
 __all__ = ["BetaCalibrator", "fit_beta"]
 
@@ -86,8 +83,8 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     c0 = float(base_rate_log_odds(n_pos, wsum))
     if n_pos == 0.0 or n_pos == wsum:
         return 0.0, 0.0, c0, 0, "one_class"
-    x1 = log_sigmoid_np(s)
-    x2 = -log_sigmoid_np(-s)
+    x1 = log_sigmoid(s)
+    x2 = -log_sigmoid(-s)
     if parameters == "am":
         feats = [s]
     elif parameters == "ab":
@@ -112,10 +109,8 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     nonneg = np.array([True] * len(feats) + [False] * intercept)
     # start at the better of the base rate and the identity map (a = b = 1,
     # c = 0: the scores are log-odds, often close to the optimum)
-    base = np.zeros(X.shape[1])
-    if intercept:
-        base[-1] = c0
-    ident = np.array([sd for sd in sds] + [sum(mus)] * intercept, dtype=np.float64)
+    base = np.array([0.0] * len(feats) + [c0] * intercept)
+    ident = np.array(sds + [sum(mus)] * intercept)
     yf = y.astype(np.float64)
     losses = [logistic_loss(X @ th, yf, w, wsum) for th in (base, ident)]
     theta0 = base if losses[0] <= losses[1] else ident
@@ -151,12 +146,7 @@ class BetaCalibrator(OneVsRestCalibrator):
 
     Parameters
     ----------
-    %(input_type)s
-    classes : array-like of shape (n_classes,), default=None
-        Labels of the columns of ``X``, in column order (sorted or not). By
-        default the sorted unique labels of ``y``. ``classes_`` is these
-        labels sorted, and the columns are reordered to match it.
-    %(backend)s
+    %(calibrator_params)s
     parameters : {"abm", "am", "ab"}, default="abm"
         The parametrisation of Kull et al.: ``"abm"`` the full three-parameter
         family; ``"am"`` ``a = b`` (logistic calibration of the log-odds with
@@ -275,21 +265,13 @@ class BetaCalibrator(OneVsRestCalibrator):
 
     def _warn(self, status, c, label):
         if status in ("constant", "uninformative"):
-            warnings.warn(
-                f"Beta calibration of {label}: the scores are "
-                + ("constant" if status == "constant" else "not increasingly related to it")
-                + f"; the map is the base rate {1.0 / (1.0 + math.exp(-c)):.6g}.",
-                UserWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(f"Beta calibration of {label}: the scores are "
+                 + ("constant" if status == "constant" else "not increasingly related to it")
+                 + f"; the map is the base rate {1.0 / (1.0 + math.exp(-c)):.6g}.")
         elif status == "max_iter":
-            warnings.warn(
-                f"Beta calibration of {label} did not reach tol={self.tol} in "
-                f"max_iter={self.max_iter} Newton iterations (separable scores have "
-                "no maximum-likelihood map); increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(f"Beta calibration of {label} did not reach tol={self.tol} in "
+                 f"max_iter={self.max_iter} Newton iterations (separable scores have "
+                 "no maximum-likelihood map); increase max_iter.", ConvergenceWarning)
 
     def _fit_multiclass(self, Z, y, sample_weight):
         """All classes in the same float32 passes (:func:`fit_beta_ovr32`) where it applies.

@@ -18,8 +18,9 @@ import numpy as np
 
 from .._backend import _numpy
 from .._backend._ovr import _row_stats32, ovr_log_odds
-from ._base import label_positions
-from ._logistic import base_rate_log_odds, log_sigmoid
+from .._backend._steps import log_sigmoid
+from ._base import label_positions, row_stats_buffers
+from ._logistic import base_rate_log_odds
 from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, RIDGE,
     WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,
@@ -90,8 +91,7 @@ class _BetaProblem32:
     """
 
     def __init__(self, Z, y, w, parameters, mu, sd):
-        self.Z, self.y, self.K = Z, y, Z.shape[1]
-        self.w = w
+        self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         self.w32 = None if w is None else w.astype(np.float32)
         self.wsum = float(Z.shape[0]) if w is None else float(w.sum())
         self.parameters = parameters
@@ -100,22 +100,12 @@ class _BetaProblem32:
         # the float32 means the evaluations centre the features by, exactly;
         # (mu1, mu2) are the means of x1 and x2 ("am": of x1 and x2 too, the
         # score's mean being their sum)
-        mu = np.asarray(mu, np.float64)
-        self.mu32 = mu.astype(np.float32)
+        self.mu32 = np.asarray(mu, np.float64).astype(np.float32)
         self.mu = self.mu32.astype(np.float64)
-        sd = np.asarray(sd, np.float64)
-        self.sd = sd
-        if parameters == "am":
-            self.sgn = 1.0 / sd[:1]
-        else:
-            self.sgn = np.stack([1.0 / sd[0], -1.0 / sd[1]])
-        n = Z.shape[0]
-        self.stats = None
-        self._stats = (
-            np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
-            np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
-            np.empty(n, dtype=np.float32),
-        )
+        self.sd = sd = np.asarray(sd, np.float64)
+        self.sgn = (1.0 / sd[:1] if parameters == "am"  # see _evaluate
+                    else np.stack([1.0 / sd[0], -1.0 / sd[1]]))
+        self.stats, self._stats = None, row_stats_buffers(Z.shape[0], 4)
 
     # ------------------------------------------------------------ features
     def _features(self, sl, cols, all_cols):
@@ -183,17 +173,16 @@ class _BetaProblem32:
         sgn = (self.sgn if all_cols else self.sgn[:, cols])  # (nf, m)
         neg_coef = [(-(theta[:, i] * sgn[i])).astype(f32) for i in range(nf)]
         neg_c = (-theta[:, nf]).astype(f32) if self.intercept else None
-        pairs = [(i, j) for i in range(nf) for j in range(i, nf)]
-        nh = len(pairs) + (nf + 1 if self.intercept else 0)
+        # the Hessian entries (i <= j; index nf: the intercept, a feature of ones)
+        pairs = [(i, j) for i in range(p) for j in range(i, p)]
         hcols = np.flatnonzero(hess)
         h_all = hcols.size == m
         lcols = np.flatnonzero(loss)
         l_all = lcols.size == m
         loss = bool(lcols.size)
         acc = np.zeros((p, m))
-        acc_h = np.zeros((nh, hcols.size))
+        acc_h = np.zeros((len(pairs), hcols.size))
         F_acc, sum_pos_f = np.zeros(m), np.zeros(m)
-        ein = np.einsum
         for sl in _numpy.chunk_rows(n, m, itemsize=4, chunk_bytes=F32_CHUNK_BYTES):
             U = self._features(sl, cols, all_cols)
             G = U[0] * neg_coef[0]  # -f
@@ -234,21 +223,13 @@ class _BetaProblem32:
             P[r, j] -= f32(1.0)  # p - t
             if wc is not None:
                 P *= wc[:, None]
-            out = [ein("ik,ik->k", P, u) for u in U]
-            if self.intercept:
-                out.append(P.sum(0))
-            acc += np.array(out)
+            acc += np.array([_weighted_sum(P, U[i:i + 1]) for i in range(p)])
             if hcols.size:
                 if not h_all:
                     Q = Q[:, hcols]
-                    Uh = [u[:, hcols] for u in U]
-                else:
-                    Uh = U
-                out = [ein("ik,ik,ik->k", Q, Uh[i], Uh[jx]) for i, jx in pairs]
-                if self.intercept:
-                    out += [ein("ik,ik->k", Q, u) for u in Uh]
-                    out.append(Q.sum(0))
-                acc_h += np.array(out)
+                Uh = U if h_all else [u[:, hcols] for u in U]
+                acc_h += np.array([_weighted_sum(Q, [Uh[c] for c in ij if c < nf])
+                                   for ij in pairs])
         if self.stats is None:
             self.stats = self._stats
         Fm = None
@@ -262,57 +243,64 @@ class _BetaProblem32:
         g = (acc * scale).T.copy()
         H = np.full((m, p, p), np.nan)
         sh = scale[:, hcols]
-        k = 0
-        for i, jx in pairs:
+        for k, (i, jx) in enumerate(pairs):
             H[hcols, i, jx] = H[hcols, jx, i] = acc_h[k] * sh[i] * sh[jx]
-            k += 1
-        if self.intercept:
-            for i in range(nf):
-                H[hcols, i, nf] = H[hcols, nf, i] = acc_h[k] * sh[i]
-                k += 1
-            H[hcols, nf, nf] = acc_h[k]
         return Fm, g, H
 
 
+def _weighted_sum(Q, us):
+    """``sum_i Q_ik prod_u u_ik`` per column ``k`` (one float32 ``einsum``; no ``us``: ``Q``'s column sums)."""
+    return np.einsum(",".join(["ik"] * (1 + len(us))) + "->k", Q, *us) if us else Q.sum(0)
+
+
 # --------------------------------------------------------- per-class solver
-def _solve(prob, theta, F, g, H, tol, max_iter, classes):
-    """The classes ``classes`` of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
+def _solve(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
+    """Solve the classes ``cols`` of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
 
-    ``theta`` (K, p), ``F`` (K,), ``g`` (K, p), ``H`` (K, p, p) are the
-    current points of all classes. The active-set rules, stopping rule and
-    constants are the core's; the float32 acceptance rules are the trial's: a
-    step is accepted by Armijo's rule on the loss, or, when its predicted
-    decrease is at most :data:`F32_LOSS_RESOLUTION` and it reaches no bound,
-    when the decrement at the new point is smaller (the loss is then not
-    evaluated). After a local step predicting a decrease of at most
-    :data:`HESS_REUSE` the Hessian is not recomputed: the next step and
-    decrement use the last one (near the optimum the Hessian changes by
-    O(lambda) relative per step, lambda the Newton decrement, so the
-    decrement still estimates the gap to the optimum to well under 1 %).
+    A class starts at ``theta0`` where ``warm``, with the Hessian ``H0`` of
+    the previous (subsample) problem near it (its first step is a
+    quasi-Newton step, checked by Armijo's rule like any other), else at the
+    better of ``fit_beta``'s starts (:func:`_start_point`). The active-set
+    rules, stopping rule and constants are the core's; the float32 acceptance
+    rules are the trial's: a step is accepted by Armijo's rule on the loss,
+    or, when its predicted decrease is at most :data:`F32_LOSS_RESOLUTION`
+    and it reaches no bound, when the decrement at the new point is smaller
+    (the loss is then not evaluated). After a local step predicting a
+    decrease of at most :data:`HESS_REUSE` the Hessian is not recomputed: the
+    next step and decrement use the last one (near the optimum the Hessian
+    changes by O(lambda) relative per step, lambda the Newton decrement, so
+    the decrement still estimates the gap to the optimum to well under 1 %).
     A failed line search is "line_search" (the class is refitted in float64).
-    Returns ``theta, n_iter, status, H`` for all K (entries of classes not in
-    ``classes``: the input / 0 / "skipped").
+    Returns ``theta`` (K, p), ``status`` (K,), ``n_iter`` (K,) and the last
+    Hessians ``H`` (K, p, p); classes not in ``cols``: 0, "skipped", 0 and
+    the identity.
     """
-    K, p = theta.shape
-    classes = np.asarray(classes, dtype=np.intp)
+    K, p, m = prob.K, prob.p, cols.size
     nonneg = np.arange(p) < prob.nf
+    theta, F, g, H = np.zeros((m, p)), np.full(m, np.nan), np.zeros((m, p)), np.zeros((m, p, p))
+    good = warm[cols]
+    if good.any():
+        theta[good], H[good] = theta0[cols[good]], H0[cols[good]]
+        F[good], g[good], _ = prob.evaluate(cols[good], theta[good], hess=False)
+    if not good.all():
+        theta[~good], F[~good], g[~good], H[~good] = _start_point(prob, n_pos, cols[~good])
 
-    def trial(cols, th, step, d, slope, cur, Fcur):
-        ks = classes[cols]
-        base = cur[cols] + step[:, None] * d
+    def trial(i, th, step, d, slope, cur, Fcur, Hcur):
+        ks = cols[i]
+        base = cur[i] + step[:, None] * d
         hit = np.any((th == 0.0) & (base != 0.0), axis=1)
         local = (-slope / 2.0 <= F32_LOSS_RESOLUTION) & ~hit
-        miss = ~local & np.isnan(Fcur[cols])
+        miss = ~local & np.isnan(Fcur[i])
         if miss.any():  # the loss at the current point (after local steps)
-            Fcur[cols[miss]] = prob.evaluate(ks[miss], cur[cols[miss]], hess=False)[0]
+            Fcur[i[miss]] = prob.evaluate(ks[miss], cur[i[miss]], hess=False)[0]
         hess = ~local | (-slope / 2.0 > HESS_REUSE)
         F_c, g_c, H_c = prob.evaluate(ks, th, loss=~local, hess=hess)
-        F_c = np.full(cols.size, np.nan) if F_c is None else np.where(local, np.nan, F_c)
-        ok = F_c <= Fcur[cols] + ARMIJO_C * step * slope
+        F_c = np.full(i.size, np.nan) if F_c is None else np.where(local, np.nan, F_c)
+        ok = F_c <= Fcur[i] + ARMIJO_C * step * slope
         if local.any():
             # local steps: the decrement at the new point (with the Hessian used there)
             li = np.flatnonzero(local)
-            Hl = np.where(hess[li, None, None], H_c[li] + RIDGE * np.eye(p), H_all[cols[li]])
+            Hl = np.where(hess[li, None, None], H_c[li] + RIDGE * np.eye(p), Hcur[i[li]])
             free = ~(nonneg & (th[li] == 0.0))
             dl = _directions(g_c[li], Hl, free)
             dl[~free] = 0.0
@@ -321,30 +309,16 @@ def _solve(prob, theta, F, g, H, tol, max_iter, classes):
         H_c[~hess] = np.nan
         return ok, F_c, g_c, H_c
 
-    # the core's Hessians (for the local test of steps that reuse them)
-    H_all = H[classes] + RIDGE * np.eye(p)
-
-    def trial_tracking(cols, th, step, d, slope, cur, Fcur):
-        out = trial(cols, th, step, d, slope, cur, Fcur)
-        ok, H_c = out[0], out[3]
-        acc = cols[ok]
-        Hn = H_c[ok] + RIDGE * np.eye(p)
-        keep = np.isnan(Hn[:, 0, 0])
-        Hn[keep] = H_all[acc[keep]]
-        H_all[acc] = Hn
-        return out
-
     th, it, st, _, _, Hk = newton_batched(
-        None, theta[classes], start=(F[classes], g[classes], H[classes]), nonneg=nonneg,
-        tol=tol, max_iter=max_iter, trial=trial_tracking,
+        None, theta, start=(F, g, H), nonneg=nonneg, tol=tol, max_iter=max_iter, trial=trial,
         failed_status=lambda slope, F: np.full(slope.size, "line_search", dtype=object),
         full_output=True)
-    theta, H = theta.copy(), H.copy()
+    theta, H = np.zeros((K, p)), np.tile(np.eye(p), (K, 1, 1))
     n_iter = np.zeros(K, dtype=np.int64)
     status = np.full(K, "skipped", dtype=object)
-    theta[classes], n_iter[classes], status[classes] = th, it, st
-    H[classes] = Hk - RIDGE * np.eye(p)
-    return theta, n_iter, status, H
+    theta[cols], n_iter[cols], status[cols] = th, it, st
+    H[cols] = Hk - RIDGE * np.eye(p)
+    return theta, status, n_iter, H
 
 
 def _moments(x1, x2, w, parameters):
@@ -376,52 +350,22 @@ def _moments(x1, x2, w, parameters):
     return mu, np.where(sd > 0, sd, 1.0), flat
 
 
-def _starts(prob, n_pos, wsum):
-    """The base-rate and identity starts of ``fit_beta`` in standardised coordinates: (K, p) each."""
-    K, p, nf = prob.K, prob.p, prob.nf
-    c0 = base_rate_log_odds(n_pos, wsum)
-    base = np.zeros((K, p))
-    ident = np.zeros((K, p))
-    ident[:, :nf] = prob.sd.T  # f = x1 + x2 = sum_j sd_j u_j + (mu1 + mu2)
-    if prob.intercept:
-        base[:, nf] = c0
-        ident[:, nf] = prob.mu[0] + prob.mu[1]
-    return base, ident, c0
-
-
 def _start_point(prob, n_pos, cols):
-    """Of the classes ``cols``: the better (lower loss) of the two starts, and F, g, H there."""
-    base, ident, _ = _starts(prob, n_pos, prob.wsum)
-    base, ident = base[cols], ident[cols]
+    """Of the classes ``cols``: the better (lower loss) of ``fit_beta``'s two starts, and F, g, H there.
+
+    The base rate and the identity map, in the standardised coordinates.
+    """
+    nf = prob.nf
+    base, ident = np.zeros((cols.size, prob.p)), np.zeros((cols.size, prob.p))
+    ident[:, :nf] = prob.sd.T[cols]  # f = x1 + x2 = sum_j sd_j u_j + (mu1 + mu2)
+    if prob.intercept:
+        base[:, nf] = base_rate_log_odds(n_pos[cols], prob.wsum)
+        ident[:, nf] = (prob.mu[0] + prob.mu[1])[cols]
     Fb, gb, Hb = prob.evaluate(cols, base)
     Fi, gi, Hi = prob.evaluate(cols, ident)
     use_i = Fi < Fb
     return (np.where(use_i[:, None], ident, base), np.where(use_i, Fi, Fb),
             np.where(use_i[:, None], gi, gb), np.where(use_i[:, None, None], Hi, Hb))
-
-
-def _solve_from(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
-    """Solve the classes ``cols`` of ``prob``: from ``theta0`` where ``warm``, else from the better start.
-
-    A warm class starts with the Hessian ``H0`` of the previous (subsample)
-    problem near ``theta0``: its first step is a quasi-Newton step, checked
-    by Armijo's rule like any other, and the full Hessian is computed at the
-    next point. Returns ``theta`` (K, p), ``status`` (K,), ``n_iter`` (K,)
-    and the last Hessians ``H`` (K, p, p).
-    """
-    K, p = prob.K, prob.p
-    theta = np.zeros((K, p))
-    F, g, H = np.full(K, np.nan), np.zeros((K, p)), np.tile(np.eye(p), (K, 1, 1))
-    good = cols[warm[cols]]
-    cold = cols[~warm[cols]]
-    if good.size:
-        theta[good] = theta0[good]
-        F[good], g[good], _ = prob.evaluate(good, theta[good], hess=False)
-        H[good] = H0[good]
-    if cold.size:
-        theta[cold], F[cold], g[cold], H[cold] = _start_point(prob, n_pos, cold)
-    theta, it, st, H = _solve(prob, theta, F, g, H, tol, max_iter, cols)
-    return theta, st, it, H
 
 
 def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=200):
@@ -505,14 +449,14 @@ def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max
         pl = _BetaProblem32(np.ascontiguousarray(Z[sub]), yl, wl, parameters, mu, sd)
         npl = np.bincount(yl, weights=wl, minlength=K)
         ok_l = cols[(npl[cols] > 0) & (npl[cols] < pl.wsum)]
-        theta, st, _, H = _solve_from(pl, npl, ok_l, theta, H, warm, ltol, max_iter)
+        theta, st, _, H = _solve(pl, npl, ok_l, theta, H, warm, ltol, max_iter)
         warm = (st == "converged") & np.all(np.isfinite(theta), 1) & np.all(np.isfinite(H), (1, 2))
     # the full problem
     prob = _BetaProblem32(Z, y, w, parameters, mu, sd)
-    theta, st, it, _ = _solve_from(prob, n_pos, cols, theta, H, warm, tol, max_iter)
+    theta, st, it, _ = _solve(prob, n_pos, cols, theta, H, warm, tol, max_iter)
     done = cols[(st[cols] == "converged") & np.all(np.isfinite(theta[cols]), 1)]
     coef = theta[:, :nf] / prob.sd.T  # on the features x1, x2 (or s)
-    _, _, c0 = _starts(prob, n_pos, wsum)
+    c0 = base_rate_log_odds(n_pos, wsum)
     for k in done:
         mu1, mu2 = prob.mu[:, k]
         shift = coef[k, 0] * (mu1 + mu2) if nf == 1 else coef[k] @ (mu1, mu2)

@@ -9,7 +9,13 @@ per-class methods count their priors is :func:`skcal.utils._weights.weight_unit`
 import numpy as np
 from scipy.special import logit
 
-__all__ = ["distinct_scores", "equal_mass_cuts", "cut_edges", "uniform_edges"]
+__all__ = ["bin_sums", "distinct_scores", "equal_mass_cuts", "cut_edges", "uniform_edges",
+           "unique_scores"]
+
+
+def unique_scores(s, w):
+    """Sorted distinct scores of the rows of positive weight (``w`` None: all rows)."""
+    return np.unique(s if w is None else s[w > 0])
 
 
 def distinct_scores(s, t, w):
@@ -91,6 +97,16 @@ def cut_edges(u, cuts):
     lo, hi = u[cuts], u[cuts + 1]
     mid = lo + (hi - lo) / 2.0
     return np.where(mid > lo, mid, hi)
+
+
+def bin_sums(u, edges, *values):
+    """Sums of each of ``values`` (one entry per score ``u``) over the bins of ``edges``.
+
+    A score equal to an edge is in the bin above. Returns one array of
+    ``len(edges) + 1`` sums per entry of ``values``.
+    """
+    b = np.searchsorted(edges, u, side="right")
+    return [np.bincount(b, weights=v, minlength=edges.size + 1) for v in values]
 
 
 def uniform_edges(n_bins):

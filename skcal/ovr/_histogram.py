@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, unzip_maps
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts, uniform_edges
+from ._binning import bin_sums, cut_edges, distinct_scores, equal_mass_cuts, uniform_edges
 from ..utils._weights import weight_unit
 
 __all__ = ["HistogramCalibrator", "fit_histogram"]
@@ -90,9 +90,7 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         starts = np.concatenate([[0], np.searchsorted(u, edges, side="left")])
         n, m = _segment_sums(W, starts), _segment_sums(Y, starts)
     else:
-        b = np.searchsorted(edges, u, side="right")
-        n = np.bincount(b, weights=W, minlength=edges.size + 1)
-        m = np.bincount(b, weights=Y, minlength=edges.size + 1)
+        n, m = bin_sums(u, edges, W, Y)
     total, pos = float(W.sum()), float(Y.sum())
     if smoothing is None or smoothing == 0:
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -12,7 +12,8 @@ import math
 import numpy as np
 from scipy.special import logit
 
-__all__ = ["DenseDesign", "WorkBuffers", "base_rate_log_odds", "fit_logistic_bounded", "logistic_evaluator", "logistic_loss", "log_sigmoid", "softplus"]
+__all__ = ["DenseDesign", "WorkBuffers", "base_rate_log_odds", "fit_logistic_bounded",
+           "logistic_evaluator", "logistic_loss", "softplus"]
 
 from ._newton import newton_batched
 
@@ -27,34 +28,24 @@ def base_rate_log_odds(n_pos, total):
     return logit(np.clip(np.divide(n_pos, total), BASE_RATE_CLIP, 1.0 - BASE_RATE_CLIP))
 
 
-def exp_neg_abs(f):
-    """``exp(-|f|)``, with 0 where it would underflow (``|f| > 700``).
+def softplus(f):
+    """``log(1 + exp(f))`` without overflow or slow underflow.
 
-    Underflowing and subnormal results take a slow path in the floating-point
+    ``exp(-|f|)`` is 0 where it would underflow (``|f| > 700``, NaN too):
+    underflowing and subnormal results take a slow path in the floating-point
     unit (tens of times slower per element); they are below 1e-304 and
     vanish next to 1 anyway. The exponential runs on ``max(-|f|, -700)``
     (NumPy's vectorised loop; a masked ``np.exp(..., where=)`` is several
     times slower) and the underflowing entries are set to 0 after it.
     """
     a = np.abs(f)
-    big = ~(a <= 700.0)  # NaN too, as before: 0
+    big = ~(a <= 700.0)
     e = np.negative(a, out=a)
     np.maximum(e, -700.0, out=e)
     np.exp(e, out=e)
     if big.any():
         e[big] = 0.0
-    return e
-
-
-def softplus(f, e=None):
-    """``log(1 + exp(f))`` without overflow or slow underflow."""
-    e = exp_neg_abs(f) if e is None else e
     return np.maximum(f, 0.0) + np.log1p(e)
-
-
-def log_sigmoid(f):
-    """``log sigmoid(f) = -softplus(-f)``."""
-    return -softplus(-f)
 
 
 def logistic_loss(f, t, w, wsum):
@@ -125,9 +116,7 @@ class DenseDesign:
     """
 
     def __init__(self, X):
-        self.rows = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
-        self.shape = self.rows.shape[::-1]
-        self._f = self._work = None
+        self._use_rows(np.asarray(X, dtype=np.float64).T)
 
     @classmethod
     def from_rows(cls, R, buffers=None):
@@ -136,19 +125,17 @@ class DenseDesign:
         ``buffers``: a :class:`WorkBuffers` lending its two work vectors.
         """
         self = cls.__new__(cls)
-        self.rows = np.ascontiguousarray(R, dtype=np.float64)
-        self.shape = self.rows.shape[::-1]
-        self._f = self._work = None
-        if buffers is not None:
-            self._f = buffers.get("design_f", (self.shape[0],))
-            self._work = buffers.get("design_work", (self.shape[0],))
+        self._use_rows(R, buffers)
         return self
 
+    def _use_rows(self, R, buffers=None):
+        self.rows = np.ascontiguousarray(R, dtype=np.float64)
+        self.shape = self.rows.shape[::-1]
+        n = self.shape[0]
+        self._f = _empty(buffers, "design_f", n)
+        self._work = _empty(buffers, "design_work", n)
+
     def matvec(self, theta):
-        if self._f is None:
-            self._f = np.empty(self.shape[0])
-        if self._work is None:
-            self._work = np.empty(self.shape[0])
         f = np.multiply(self.rows[0], theta[0], out=self._f)
         for c, th in zip(self.rows[1:], theta[1:]):
             f += np.multiply(c, th, out=self._work)
@@ -160,8 +147,6 @@ class DenseDesign:
     def gram(self, q):
         """``X' diag(q) X``."""
         p = len(self.rows)
-        if self._work is None:
-            self._work = np.empty(self.shape[0])
         H = np.empty((p, p))
         for i in range(p):
             cq = np.multiply(self.rows[i], q, out=self._work)

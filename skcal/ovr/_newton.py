@@ -122,13 +122,14 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
     max_iter : int, default=100
         Largest number of Newton directions per problem.
     trial : callable, optional
-        ``trial(cols, theta_c, step, d, slope, theta, F) -> (ok, F_c, g_c, H_c)``:
+        ``trial(cols, theta_c, step, d, slope, theta, F, H) -> (ok, F_c, g_c, H_c)``:
         evaluates the line-search candidates ``theta_c`` (m, p) of problems
         ``cols``, reached by ``step`` (m,) along the directions ``d`` (m, p)
         whose directional derivatives are ``slope`` (m,), from the current
-        points ``theta[cols]`` with objectives ``F[cols]`` (``theta``, ``F``:
-        the core's arrays of all problems; a trial may fill a NaN ``F`` it
-        needs), and says which are accepted. A row of ``H_c`` that is NaN
+        points ``theta[cols]`` with objectives ``F[cols]`` and the Hessians
+        ``H[cols]`` (ridge included) the directions were computed with
+        (``theta``, ``F``, ``H``: the core's arrays of all problems; a trial
+        may fill a NaN ``F`` it needs), and says which are accepted. A row of ``H_c`` that is NaN
         keeps the current Hessian (a solver may skip recomputing it near the
         optimum); an ``F_c`` that is NaN leaves the objective unknown there. Default: ``evaluate`` and
         Armijo's test ``F_c <= F + ARMIJO_C step slope``. A solver with its
@@ -247,7 +248,7 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
             F_c = np.asarray(F_c, dtype=np.float64)
             ok = F_c <= F[ls] + ARMIJO_C * st * slope[ls]
         else:
-            ok, F_c, g_c, H_c = trial(ls, th, st, d[ls], slope[ls], theta, F)
+            ok, F_c, g_c, H_c = trial(ls, th, st, d[ls], slope[ls], theta, F, H)
             ok = np.asarray(ok, dtype=bool)
         acc = ls[ok]
         theta[acc], F[acc] = th[ok], F_c[ok]

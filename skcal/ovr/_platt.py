@@ -7,7 +7,6 @@ come from :mod:`skcal.ovr._base` and :mod:`skcal._backend._ovr`.
 """
 
 import math
-import warnings
 
 import numpy as np
 from scipy.special import expit
@@ -29,13 +28,15 @@ from .._backend._ovr import (
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
-from ._base import OneVsRestCalibrator, class_label, label_positions, unzip_maps
+from ._base import (
+    OneVsRestCalibrator, class_label, label_positions, row_stats_buffers, unzip_maps, warn,
+)
 from ._logistic import DenseDesign, logistic_evaluator, softplus
 from ._newton import (
     ARMIJO_C, F32_CHUNK_BYTES, F32_CLIP, F32_LOSS_RESOLUTION, F32_MIN_TOL,
     WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,
 )
-from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
+from ..utils.validation import DEFAULT_INPUT_TYPE
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 
@@ -55,6 +56,16 @@ WARM_START_TOL32 = 1e-6
 
 
 # ----------------------------------------------------------------- 1-D solver
+def separable_message(label, fitted):
+    """The ``ConvergenceWarning`` text of a fit without target smoothing on separable scores.
+
+    ``fitted``: the map Newton stopped at, e.g. ``"a steep sigmoid (A=.., B=..)"``.
+    """
+    return (f"The scores separate {label} from the other class(es) on the calibration "
+            "set (or it has no or only such examples): without target smoothing the "
+            f"likelihood has no maximiser. Newton stopped at {fitted}; consider "
+            "target_smoothing=True.")
+
 
 def _is_separable(s, y, w):
     """True if the scores separate the classes (ties allowed) or a class is absent.
@@ -74,6 +85,22 @@ def _is_separable(s, y, w):
     return bool(p_lo >= n_hi or n_lo >= p_hi)
 
 
+def platt_targets(y, w, unit, target_smoothing=True):
+    """Platt's targets ``t`` (n,) and the class counts ``N+, N-`` in rows.
+
+    ``t+ = (N+ + 1) / (N+ + 2)``, ``t- = 1 / (N- + 2)`` (1 and 0 without
+    ``target_smoothing``). Platt's prior counts rows: the weighted counts (``y``
+    bool, ``w`` float64) are divided by ``unit``, the weight of one row
+    (:func:`skcal.utils._weights.weight_unit`), so that integer weights fit
+    like repeated rows and rescaling every weight changes nothing.
+    """
+    n_pos = float(w[y].sum()) / unit
+    n_neg = float(w[~y].sum()) / unit
+    if not target_smoothing:
+        return y.astype(np.float64), n_pos, n_neg
+    return np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0)), n_pos, n_neg
+
+
 def fit_platt(
     s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100
 ):
@@ -90,14 +117,11 @@ def fit_platt(
         Non-negative weights (unit weights when None).
     target_smoothing : bool, default=True
         Use Platt's targets ``t+ = (N+ + 1) / (N+ + 2)`` and
-        ``t- = 1 / (N- + 2)`` instead of 1 and 0, with ``N+`` and ``N-`` the
-        weighted numbers of positive and negative rows counted in rows
-        (the summed weights divided by
-        :func:`skcal.utils._weights.weight_unit`; see :ref:`sample-weights`):
-        integer weights fit exactly like repeated rows, as in scikit-learn's
-        sigmoid calibration, and the targets do not depend on the scale of
-        the weights. The start point ``B = log((N+ + 1) / (N- + 1))`` uses
-        the same counts.
+        ``t- = 1 / (N- + 2)`` instead of 1 and 0, the class counts ``N+, N-``
+        in rows (:func:`platt_targets`, :ref:`sample-weights`): integer
+        weights fit like repeated rows, as in scikit-learn's sigmoid
+        calibration. The start ``B = log((N+ + 1) / (N- + 1))`` uses the same
+        counts.
     tol : float, default=1e-12
         Stop when half the squared Newton decrement, ``g' H^{-1} g / 2`` (an
         estimate of the gap to the optimal mean loss), is at most ``tol``.
@@ -150,22 +174,9 @@ def fit_platt(
     """
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=bool)
-    w = (
-        np.ones_like(s)
-        if sample_weight is None
-        else np.asarray(sample_weight, np.float64)
-    )
+    w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, np.float64)
     wsum = float(w.sum())
-    # Platt's prior counts rows: weighted counts in units of one row
-    # (skcal.utils._weights.weight_unit), so that integer weights fit like
-    # repeated rows and rescaling every weight changes nothing
-    unit = weight_unit(sample_weight)
-    n_pos = float(w[y].sum()) / unit
-    n_neg = float(w[~y].sum()) / unit
-    if target_smoothing:
-        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    else:
-        t = y.astype(np.float64)
+    t, n_pos, n_neg = platt_targets(y, w, weight_unit(sample_weight), target_smoothing)
     mu = float(np.dot(w, s) / wsum)
     # the spread on a pre-scaled copy: (s - mu)**2 underflows for scores of
     # magnitude ~1e-160 and below (read as constant scores otherwise)
@@ -182,12 +193,11 @@ def fit_platt(
     X = DenseDesign.from_rows(np.stack([u, np.ones_like(u)]))
     theta, n_iter, status, _ = newton_batched(
         logistic_evaluator(X, t, w), theta0, tol=tol, max_iter=max_iter)
-    (a, b), n_iter, status = theta[0], int(n_iter[0]), str(status[0])
+    status = str(status[0])
     if not target_smoothing and _is_separable(s, y, w):
         status = "separable"
-    A = a / sd
-    B = b - a * mu / sd
-    return A, B, n_iter, status
+    A, B = _original_scale(theta, mu, sd)
+    return float(A[0]), float(B[0]), int(n_iter[0]), status
 
 
 # ------------------------------------------- all one-vs-rest fits at once
@@ -292,25 +302,29 @@ class _OvrProblem:
         else:
             self.separable = np.zeros(K, dtype=bool)
 
+    def start_intercept(self, cols=slice(None)):
+        """Lin et al.'s start ``b = log((N+ + 1) / (N- + 1))`` (with ``a = 0``)."""
+        return np.log((self.e_pos[cols] + 1.0) / (self.e_neg[cols] + 1.0))
+
     def start(self):
-        """Lin et al.'s start ``a = 0, b = log((N+ + 1) / (N- + 1))``; F, g, H there.
+        """Lin et al.'s start ``theta = (0, b)`` (K, 2); F, g, H there.
 
         At ``a = 0`` every ``f_i = b``, so all of them follow from the moments.
         """
-        b = np.log((self.e_pos + 1.0) / (self.e_neg + 1.0))
-        a = np.zeros(self.K)
+        b = self.start_intercept()
         tbar = (self.t_pos * self.n_pos + self.t_neg * self.n_neg) / self.wsum
         F = softplus(b) - tbar * b
         p0 = expit(b)
         q0 = p0 * (1.0 - p0)
         ga = -(self.t_pos - self.t_neg) * self.sum_pos_u / self.wsum
-        g = np.stack([ga, p0 - tbar])
-        H = np.stack([q0 * self.var_u, np.zeros(self.K), q0])
-        return a, b, F, g, H
+        g = np.stack([ga, p0 - tbar], axis=1)
+        return np.stack([np.zeros(self.K), b], axis=1), F, g, _hessians(
+            q0 * self.var_u, np.zeros(self.K), q0)
 
-    def evaluate(self, cols, a, b):
-        """Mean loss, gradient (2, m), Hessian (3, m) of classes ``cols`` at (a, b)."""
+    def evaluate(self, cols, theta):
+        """Mean loss (m,), gradient (m, 2), Hessian (m, 2, 2) of classes ``cols`` at ``theta`` (m, 2)."""
         n, m = self.Z.shape[0], cols.size
+        a, b = theta.T
         acc = np.zeros((6, m))
         mu, sd = self.mu[cols], self.sd[cols]
         t_neg, dt = self.t_neg[cols], (self.t_pos - self.t_neg)[cols]
@@ -348,48 +362,30 @@ class _OvrProblem:
             q *= U
             acc[3] += red(q)  # sum w q u^2
         acc /= self.wsum
-        return acc[0], acc[1:3], acc[3:6]
+        return acc[0], acc[1:3].T, _hessians(*acc[3:6])
 
     #: None: the core's Armijo test and failed-line-search status.
     trial = failed_status = None
 
 
-def _core_form(g, H):
-    """Platt's gradients (2, m) and Hessians (3, m) as the core's (m, 2), (m, 2, 2)."""
-    haa, hab, hbb = H
-    return g.T, np.stack([np.stack([haa, hab], axis=1), np.stack([hab, hbb], axis=1)], axis=1)
+def _hessians(haa, hab, hbb):
+    """The (m, 2, 2) Hessians of the entries ``(a, a)``, ``(a, b)``, ``(b, b)`` (m,) each."""
+    return np.stack([haa, hab, hab, hbb], axis=1).reshape(-1, 2, 2)
 
 
-def _newton_ovr(prob, a, b, F, g, H, tol, max_iter):
+def _newton_ovr(prob, theta, F, g, H, tol, max_iter):
     """All one-vs-rest problems of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
 
-    ``prob.evaluate`` gives the loss, gradient and Hessian at line-search
-    candidates; ``prob.trial`` and ``prob.failed_status``, when not None,
-    replace the core's acceptance test and failed-line-search status. ``a, b,
-    F`` (the current points and their losses) are updated in place; ``g, H``
-    (2, K), (3, K) are the derivatives there.
-
-    Returns
-    -------
-    n_iter : ndarray of shape (K,), int64
-    status : ndarray of shape (K,), object
-        "converged", "max_iter" or ``prob.failed_status``'s.
+    From ``theta`` (K, 2) with the losses, gradients and Hessians ``F, g, H``
+    there; ``prob.trial`` and ``prob.failed_status``, when not None, replace
+    the core's acceptance test and failed-line-search status. Returns
+    ``theta, n_iter, status`` (status: "converged", "max_iter" or
+    ``prob.failed_status``'s).
     """
-    def evaluate(cols, th):
-        F_c, g_c, H_c = prob.evaluate(cols, th[:, 0], th[:, 1])
-        return (F_c,) + _core_form(g_c, H_c)
-
-    def trial(cols, th, step, d, slope, theta, Fall):
-        ok, F_c, g_c, H_c = prob.trial(cols, th[:, 0], th[:, 1], step, (d[:, 0], d[:, 1]),
-                                       slope, theta[:, 0], theta[:, 1], Fall)
-        return (ok, F_c) + _core_form(g_c, H_c)
-
-    theta, n_iter, status, F_out = newton_batched(
-        evaluate, np.stack([a, b], axis=1), start=(F, *_core_form(g, H)), tol=tol,
-        max_iter=max_iter, trial=None if prob.trial is None else trial,
-        failed_status=prob.failed_status)
-    a[:], b[:], F[:] = theta[:, 0], theta[:, 1], F_out
-    return n_iter, status
+    theta, n_iter, status, _ = newton_batched(
+        prob.evaluate, theta, start=(F, g, H), tol=tol, max_iter=max_iter,
+        trial=prob.trial, failed_status=prob.failed_status)
+    return theta, n_iter, status
 
 
 # ------------------------------------------------ float32 one-vs-rest solver
@@ -447,23 +443,15 @@ class _OvrProblem32(_OvrProblem):
 
     def __init__(self, Z, y, w, target_smoothing, standardise=None, unit=1.0):
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
-        if standardise is None:
-            self.stats = ovr_row_stats32(Z)
-        else:  # filled by the first evaluation (one read of Z and one exp fewer)
-            n = Z.shape[0]
-            self.stats = None
-            self._stats = (
-                np.empty(n, dtype=np.intp), np.empty(n, dtype=np.float32),
-                np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32),
-            )
         self._counts(target_smoothing, unit)
         self.w32 = None if w is None else w.astype(np.float32)
         if standardise is None:
+            self.stats = ovr_row_stats32(Z)
             self._moments(separable=False)
-        else:
+        else:  # row statistics by the first evaluation (one read of Z and one exp fewer)
+            self.stats, self._stats = None, row_stats_buffers(Z.shape[0], 3)
             self.mu, self.sd = standardise
-            self.flat = np.zeros(self.K, dtype=bool)
-            self.separable = np.zeros(self.K, dtype=bool)
+            self.flat, self.separable = np.zeros((2, self.K), dtype=bool)
         # the float32 mean and 1 / sd that the evaluations use, exactly, so that
         # mapping (a, b) back to (A, B) adds no rounding of its own
         with np.errstate(over="ignore"):
@@ -494,7 +482,7 @@ class _OvrProblem32(_OvrProblem):
         lo, hi = (self.lo[cols] - mu) * isd, (self.hi[cols] - mu) * isd
         return np.maximum(np.abs(da * lo + db), np.abs(da * hi + db))
 
-    def trial(self, cols, a_c, b_c, step, d, slope, a, b, F):
+    def trial(self, cols, th, step, d, slope, theta, F, H):
         """As :meth:`_OvrProblem.trial`, with three acceptance rules.
 
         A step certified by :func:`_certified_decrease` is accepted; one whose
@@ -505,13 +493,13 @@ class _OvrProblem32(_OvrProblem):
         classes' losses are evaluated, for Armijo's test (a class whose loss
         at the current point was not evaluated gets it first).
         """
-        safe = _certified_decrease(step, self._step_range(cols, *d))
+        safe = _certified_decrease(step, self._step_range(cols, *d.T))
         local = -slope / 2.0 <= F32_LOSS_RESOLUTION
         need = ~(safe | local)
         miss = cols[need & np.isnan(F[cols])]
         if miss.size:  # losses at the current points (after certified steps)
-            F[miss] = self.evaluate(miss, a[miss], b[miss], loss=True)[0]
-        F_c, g_c, H_c = self.evaluate(cols, a_c, b_c, loss=need)
+            F[miss] = self.evaluate(miss, theta[miss], loss=True)[0]
+        F_c, g_c, H_c = self.evaluate(cols, th, loss=need)
         ok = safe | (_half_decrement(g_c, H_c) < -slope / 2.0)
         armijo = F_c <= F[cols] + ARMIJO_C * step * slope
         return np.where(need, armijo, ok), F_c, g_c, H_c
@@ -521,8 +509,8 @@ class _OvrProblem32(_OvrProblem):
         # float64 solver is run instead
         return np.full(slope.size, "line_search", dtype=object)
 
-    def evaluate(self, cols, a, b, loss=True):
-        """Mean loss (m,), gradient (2, m), Hessian (3, m) of classes ``cols``.
+    def evaluate(self, cols, theta, loss=True):
+        """Mean loss (m,), gradient (m, 2), Hessian (m, 2, 2) of classes ``cols`` at ``theta``.
 
         ``loss``: bool, or a bool mask over ``cols`` of the classes whose loss
         is computed (NaN for the others). Many classes are evaluated as all of
@@ -530,15 +518,15 @@ class _OvrProblem32(_OvrProblem):
         """
         lmask = np.broadcast_to(np.asarray(loss, dtype=bool), cols.size)
         if cols.size < self.K and cols.size >= _F32_GATHER_MAX * self.K:
-            a_all, b_all = np.zeros(self.K), np.zeros(self.K)
-            l_all = np.zeros(self.K, dtype=bool)
-            a_all[cols], b_all[cols], l_all[cols] = a, b, lmask
-            F, g, H = self._evaluate(np.arange(self.K), a_all, b_all, l_all)
-            return F[cols], g[:, cols], H[:, cols]
-        return self._evaluate(cols, a, b, lmask)
+            th_all, l_all = np.zeros((self.K, 2)), np.zeros(self.K, dtype=bool)
+            th_all[cols], l_all[cols] = theta, lmask
+            F, g, H = self._evaluate(np.arange(self.K), th_all, l_all)
+            return F[cols], g[cols], H[cols]
+        return self._evaluate(cols, theta, lmask)
 
-    def _evaluate(self, cols, a, b, lmask):
+    def _evaluate(self, cols, theta, lmask):
         n, m = self.Z.shape[0], cols.size
+        a, b = theta.T
         f32 = np.float32
         # sums over rows: w r, w r s, w q, w q s, w q s^2 (s: the scores)
         acc = np.zeros((5, m))
@@ -632,11 +620,10 @@ class _OvrProblem32(_OvrProblem):
         # chunk's sums is bounded by sum |r| (|s| + |mu|) either way)
         acc /= self.wsum
         m_r, m_rs, m_q, m_qs, m_qss = acc
-        g = np.stack([isd * (m_rs - mu * m_r), m_r])
+        g = np.stack([isd * (m_rs - mu * m_r), m_r], axis=1)
         m_qu = isd * (m_qs - mu * m_q)
         m_quu = isd * isd * (m_qss - mu * (2.0 * m_qs - mu * m_q))
-        H = np.stack([m_quu, m_qu, m_q])
-        return loss / self.wsum, g, H
+        return loss / self.wsum, g, _hessians(m_quu, m_qu, m_q)
 
 
 #: float32 solver: at least this fraction of the classes is evaluated as all
@@ -645,9 +632,14 @@ _F32_GATHER_MAX = 0.75
 
 
 def _half_decrement(g, H):
-    gc, Hc = _core_form(g, H)
-    d = _directions(gc, Hc, np.ones_like(gc, dtype=bool))
-    return -np.einsum("ij,ij->i", gc, d) / 2.0
+    d = _directions(g, H, np.ones_like(g, dtype=bool))
+    return -np.einsum("ij,ij->i", g, d) / 2.0
+
+
+def _original_scale(theta, mu, sd):
+    """``(A, B)`` on the scores of the standardised ``theta = (a, b)``: ``f = a (s - mu) / sd + b``."""
+    a, b = theta.T
+    return a / sd, b - a * mu / sd
 
 
 def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
@@ -671,18 +663,17 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
         return None
     if np.any(ps.flat) or not np.all(ps.sd > F32_FLAT_SD * np.abs(ps.mu)):
         return None
-    a, b, _, g, H = ps.start()
+    theta, _, g, H = ps.start()
     # the start's loss by the float32 evaluation, as every later loss
-    F, _, _ = ps.evaluate(np.arange(K), a, b, loss=True)
-    _, st = _newton_ovr(ps, a, b, F, g, H, WARM_START_TOL32, max_iter)
+    F, _, _ = ps.evaluate(np.arange(K), theta, loss=True)
+    theta, _, st = _newton_ovr(ps, theta, F, g, H, WARM_START_TOL32, max_iter)
     prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd), unit=unit)
-    cold = (st != "converged") | ~np.isfinite(a) | ~np.isfinite(b)
-    a[cold] = 0.0
-    b[cold] = np.log((prob.e_pos[cold] + 1.0) / (prob.e_neg[cold] + 1.0))
-    F, g, H = prob.evaluate(np.arange(K), a, b, loss=True)
-    n_iter, status = _newton_ovr(prob, a, b, F, g, H, tol, max_iter)
-    A = a / prob.sd
-    B = b - a * prob.mu / prob.sd
+    cold = (st != "converged") | ~np.all(np.isfinite(theta), axis=1)
+    theta[cold] = 0.0
+    theta[cold, 1] = prob.start_intercept(cold)
+    F, g, H = prob.evaluate(np.arange(K), theta, loss=True)
+    theta, n_iter, status = _newton_ovr(prob, theta, F, g, H, tol, max_iter)
+    A, B = _original_scale(theta, prob.mu, prob.sd)
     if not (np.all(status == "converged") and np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
         return None
     return A, B, n_iter, status
@@ -778,24 +769,22 @@ def fit_platt_ovr(
             return out
     warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
     prob = _OvrProblem(Z, y, w, target_smoothing, unit)
-    a, b, F, g, H = prob.start()
+    theta, F, g, H = prob.start()
     if warm is not None:
         # the subsample's (A, B) in the standardised parametrisation
         A0, B0, ok = warm
         cols = np.flatnonzero(ok & ~prob.flat)
         if cols.size:
-            a_c = A0[cols] * prob.sd[cols]
-            b_c = B0[cols] + A0[cols] * prob.mu[cols]
-            F_c, g_c, H_c = prob.evaluate(cols, a_c, b_c)
+            th = np.stack([A0[cols] * prob.sd[cols], B0[cols] + A0[cols] * prob.mu[cols]],
+                          axis=1)
+            F_c, g_c, H_c = prob.evaluate(cols, th)
             better = F_c < F[cols]
             c = cols[better]
-            a[c], b[c], F[c] = a_c[better], b_c[better], F_c[better]
-            g[:, c], H[:, c] = g_c[:, better], H_c[:, better]
-    n_iter, status = _newton_ovr(prob, a, b, F, g, H, tol, max_iter)
+            theta[c], F[c], g[c], H[c] = th[better], F_c[better], g_c[better], H_c[better]
+    theta, n_iter, status = _newton_ovr(prob, theta, F, g, H, tol, max_iter)
     if not target_smoothing:
         status[prob.separable] = "separable"
-    A = a / prob.sd
-    B = b - a * prob.mu / prob.sd
+    A, B = _original_scale(theta, prob.mu, prob.sd)
     return A, B, n_iter, status
 
 
@@ -988,11 +977,8 @@ class PlattScaler(OneVsRestCalibrator):
     def _warn(self, status, A, B, n_iter, label):
         """ConvergenceWarning for one ``(A, B)`` whose status is not "converged"."""
         message = {
-            "separable": f"The scores separate {label} from the other class(es) on the "
-            "calibration set (or it has no or only such examples): without "
-            "target smoothing the likelihood has no maximiser. Newton stopped at "
-            f"a steep sigmoid (A={A:.6g}, B={B:.6g}); consider "
-            "target_smoothing=True.",
+            "separable": separable_message(
+                label, f"a steep sigmoid (A={A:.6g}, B={B:.6g})"),
             "max_iter": f"Platt scaling of {label} stopped after "
             f"max_iter={self.max_iter} Newton iterations before reaching tol; "
             "increase max_iter.",
@@ -1001,7 +987,7 @@ class PlattScaler(OneVsRestCalibrator):
             "limit); the fit may be inaccurate.",
         }.get(status)
         if message is not None:
-            warnings.warn(message, ConvergenceWarning, stacklevel=_caller_stacklevel())
+            warn(message, ConvergenceWarning)
 
     _map_output = "log_odds"
 

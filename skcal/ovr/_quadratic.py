@@ -8,7 +8,6 @@ combination and the exports come from :mod:`skcal.ovr._base`.
 """
 
 import math
-import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -17,10 +16,10 @@ from .._backend._ovr import param_like
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
-from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
-from ._base import OneVsRestCalibrator, unzip_maps
+from ..utils.validation import DEFAULT_INPUT_TYPE
+from ._base import OneVsRestCalibrator, unzip_maps, warn
 from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
-from ._platt import _FLAT_SD, _is_separable, fit_platt
+from ._platt import _FLAT_SD, _is_separable, fit_platt, separable_message
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
 
@@ -376,23 +375,12 @@ class QuadraticScaler(OneVsRestCalibrator):
         if hasattr(self, "_previous_map") and status == "converged":
             self._previous_map = (a, q, b)
         if status == "separable":
-            warnings.warn(
-                f"The scores separate {label} from the other class(es) on the "
-                "calibration set (or it has no or only such examples): without "
-                "target smoothing the likelihood has no maximiser; Newton stopped at "
-                f"a steep map (a={a:.6g}, q={q:.6g}, b={b:.6g}). Consider "
-                "target_smoothing=True.",
-                ConvergenceWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(separable_message(label, f"a steep map (a={a:.6g}, q={q:.6g}, b={b:.6g})"),
+                 ConvergenceWarning)
         elif status != "converged":
-            warnings.warn(
-                f"Quadratic scaling of {label} did not reach tol={self.tol} in "
-                f"max_iter={self.max_iter} Newton iterations ({status}); increase "
-                "max_iter.",
-                ConvergenceWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(f"Quadratic scaling of {label} did not reach tol={self.tol} in "
+                 f"max_iter={self.max_iter} Newton iterations ({status}); increase "
+                 "max_iter.", ConvergenceWarning)
         return a, q, b, n_iter
 
     def _set_maps(self, maps):

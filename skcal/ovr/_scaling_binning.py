@@ -1,7 +1,6 @@
 """Scaling-binning calibration (Kumar, Liang & Ma, NeurIPS 2019)."""
 
 import math
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -9,21 +8,16 @@ from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._backend import _ovr as ops
 from .._backend._ovr import param_like
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
-from ._base import HostStepMapCalibrator, class_label, unzip_maps
-from ._binning import cut_edges, distinct_scores, equal_mass_cuts
+from ._base import HostStepMapCalibrator, unzip_maps, warn, warn_constant_scores
+from ._binning import bin_sums, cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
-from ..utils.validation import _caller_stacklevel
 from ._logistic import base_rate_log_odds, fit_logistic_bounded
-from ._platt import fit_platt, fit_platt_ovr
+from ._platt import fit_platt, fit_platt_ovr, platt_targets
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
-
-#: Bytes of one block of class-major score columns in the multiclass fit.
-_BLOCK_BYTES = 1 << 26
 
 
 def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt"):
@@ -62,10 +56,7 @@ def fit_scaling_binning(s, y, sample_weight=None, *, n_bins=10, scaling="platt")
             A, B, _, status = fit_platt(s, y, sample_weight, max_iter=200)
             status = "converged" if status == "converged" else "max_iter"
     else:
-        # Platt's smoothed targets (Platt 1999; Lin, Lin & Weng 2007), counts in rows
-        unit = weight_unit(sample_weight)
-        n_pos, n_neg = float(w[y].sum()) / unit, float(w[~y].sum()) / unit
-        t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+        t, _, _ = platt_targets(y, w, weight_unit(sample_weight))  # counting rows
         theta, _, ok = fit_logistic_bounded(s[:, None], t, w, theta0=np.ones(1))
         A, B, status = float(theta[0]), 0.0, "converged" if ok else "max_iter"
     edges, values = _bin_scaled(s, y, sample_weight, A, B, n_bins)
@@ -82,9 +73,7 @@ def _bin_scaled(s, y, sample_weight, A, B, n_bins, distinct=None):
         distinct = distinct_scores(A * s + B, y, sample_weight)
     u, W, _ = distinct
     edges = cut_edges(u, equal_mass_cuts(W, n_bins))
-    b = np.searchsorted(edges, u, side="right")
-    n = np.bincount(b, weights=W, minlength=edges.size + 1)
-    g = np.bincount(b, weights=W * expit(u), minlength=edges.size + 1)
+    n, g = bin_sums(u, edges, W, W * expit(u))
     return edges, g / n
 
 
@@ -189,24 +178,15 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
             s, t, sample_weight, n_bins=self.n_bins, scaling=self.scaling
         )
         if status == "constant":
-            warnings.warn(f"Scaling-binning of {label}: constant scores; the map is "
-                          "the base rate.",
-                          UserWarning, stacklevel=_caller_stacklevel())
+            warn_constant_scores("Scaling-binning", label)
         if status == "max_iter":
-            warnings.warn(
-                f"The {self.scaling} scaling of {label} did not converge ({status}).",
-                ConvergenceWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(f"The {self.scaling} scaling of {label} did not converge ({status}).",
+                 ConvergenceWarning)
         if A < 0:
-            warnings.warn(
-                f"Scaling-binning of {label}: the scores are anti-informative on the "
-                f"calibration set (fitted slope A={A:.3g} < 0), so the map decreases "
-                "with the score: it reverses the ranking of the scores. Check the sign "
-                "or the column order of the scores.",
-                UserWarning,
-                stacklevel=_caller_stacklevel(),
-            )
+            warn(f"Scaling-binning of {label}: the scores are anti-informative on the "
+                 f"calibration set (fitted slope A={A:.3g} < 0), so the map decreases "
+                 "with the score: it reverses the ranking of the scores. Check the sign "
+                 "or the column order of the scores.")
         return A, B, edges, values
 
     def _fit_multiclass(self, Z, y, sample_weight):
@@ -220,24 +200,22 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
         """
         if sample_weight is not None or self.scaling != "platt":
             return super()._fit_multiclass(Z, y, sample_weight)
-        A, B, _, status = fit_platt_ovr(Z, y, None, target_smoothing=True, tol=1e-12,
+        self._platt_ovr = fit_platt_ovr(Z, y, None, target_smoothing=True, tol=1e-12,
                                         max_iter=200)
-        stats = ops.ovr_row_stats(Z)
-        maps = [None] * Z.shape[1]
-        for c0, c1, S in ops.ovr_score_blocks(Z, stats, _BLOCK_BYTES):
-            for k in range(c0, c1):
-                s, t = S[k - c0], y == k
-                dist = None
-                ok = status[k] == "converged" and A[k] > 0 and np.isfinite(B[k])
-                if ok:  # unweighted: the weight of a distinct f is its count
-                    u, cnt = np.unique(A[k] * s + B[k], return_counts=True)
-                    dist = (u, cnt.astype(np.float64), None)
-                if ok:
-                    edges, values = _bin_scaled(s, t, None, A[k], B[k], self.n_bins, dist)
-                    maps[k] = (float(A[k]), float(B[k]), edges, values)
-                else:
-                    maps[k] = self._fit_map(s, t, None, class_label(self.classes_[k]))
-        return maps
+        try:  # the base class's loop over the score columns, through _fit_class
+            return super()._fit_multiclass(Z, y, sample_weight)
+        finally:
+            del self._platt_ovr
+
+    def _fit_class(self, s, t, sample_weight, k):
+        A, B, _, status = getattr(self, "_platt_ovr", (None,) * 4)
+        if A is None or not (status[k] == "converged" and A[k] > 0 and np.isfinite(B[k])):
+            return super()._fit_class(s, t, sample_weight, k)
+        # unweighted: the weight of a distinct f is its count
+        u, cnt = np.unique(A[k] * s + B[k], return_counts=True)
+        edges, values = _bin_scaled(s, t, None, A[k], B[k], self.n_bins,
+                                    (u, cnt.astype(np.float64), None))
+        return float(A[k]), float(B[k]), edges, values
 
     def _set_maps(self, maps):
         self.a_, self.b_, self.bin_edges_, self.bin_probabilities_ = unzip_maps(maps, 2)

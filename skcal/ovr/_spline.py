@@ -1,7 +1,6 @@
 """Spline calibration (Lucena 2018, "SplineCalib"): a penalised cubic spline of the log-odds."""
 
 import math
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -13,10 +12,9 @@ from .._backend._ovr import stack_columns
 from .._backend._steps import piecewise_poly
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
-from ._base import OneVsRestCalibrator, unzip_maps
+from ._base import OneVsRestCalibrator, unzip_maps, warn, warn_constant_scores
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
-from ..utils.validation import _caller_stacklevel
 from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
 
 __all__ = ["SplineCalibrator", "fit_spline"]
@@ -65,12 +63,9 @@ class _BSplineDesign:
     """
 
     def __init__(self, u, t, cumulative=False):
-        p = t.size - 4
-        x = np.clip(u, t[3], t[-4])
-        j = np.clip(np.searchsorted(t, x, side="right") - 4, 0, p - 4)
-        M = BSpline.design_matrix(x, t, 3).tocsr()
-        B = np.stack([np.asarray(M[np.arange(x.size), j + a]).ravel() for a in range(4)], 1)
-        self._set(j, B, p, cumulative)
+        # CSR with the 4 values of each row stored in column order
+        M = BSpline.design_matrix(np.clip(u, t[3], t[-4]), t, 3)
+        self._set(M.indices.reshape(-1, 4)[:, 0], M.data.reshape(-1, 4), t.size - 4, cumulative)
 
     def _set(self, j, B, p, cumulative):
         if j.size > 1 and np.any(j[1:] < j[:-1]):  # pragma: no cover - rows come sorted
@@ -176,10 +171,8 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     # cross-validation: folds by the rank of the distinct score (copies of a
     # score stay together); above max_cv_scores, every k-th distinct score
     lams = np.sort(np.asarray(penalties, dtype=np.float64))[::-1]
-    rank = np.arange(u.size)
-    stride = max(1, math.ceil(u.size / max_cv_scores))
-    cv_rows = rank[rank % stride == 0]
-    fold = (cv_rows // stride) % n_folds
+    cv_rows = np.arange(0, u.size, max(1, math.ceil(u.size / max_cv_scores)))
+    fold = np.arange(cv_rows.size) % n_folds
     cv_loss = np.zeros(lams.size)
     n_iter = 0
     for f in range(n_folds):
@@ -202,19 +195,15 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     n_iter += it
     coef = np.cumsum(theta) if monotone else theta
     # the map as a piecewise cubic in s, linear beyond the calibration range
-    pp = PPoly.from_spline(BSpline(t, coef, 3))
-    xb, cb = pp.x, pp.c  # cb: (4, len(xb) - 1), highest degree first
-    keep = np.diff(xb) > 0
-    starts = xb[:-1][keep]
-    pieces = cb[:, keep][::-1].T  # (m, 4): c0..c3 in (u - start)
-    ends = np.concatenate([starts, [xb[-1]]])
     spl = BSpline(t, coef, 3)
-    lo_v, lo_d = float(spl(ends[0])), float(spl.derivative()(ends[0]))
-    hi_v, hi_d = float(spl(ends[-1])), float(spl.derivative()(ends[-1]))
-    rows = [[ends[0], lo_v, lo_d, 0.0, 0.0]]
-    rows += [[o, *c] for o, c in zip(starts, pieces)]
-    rows += [[ends[-1], hi_v, hi_d, 0.0, 0.0]]
-    C = np.array(rows)
+    pp = PPoly.from_spline(spl)  # pp.c: (4, len(pp.x) - 1), highest degree first
+    keep = np.diff(pp.x) > 0
+    ends = np.append(pp.x[:-1][keep], pp.x[-1])
+    v, d = spl(ends[[0, -1]]), spl.derivative()(ends[[0, -1]])
+    # rows (origin, c0..c3) in u - origin: the linear ends, the cubic pieces between
+    C = np.vstack([[ends[0], v[0], d[0], 0.0, 0.0],
+                   np.column_stack([ends[:-1], pp.c[:, keep][::-1].T]),
+                   [ends[-1], v[1], d[1], 0.0, 0.0]])
     # back to the original scale: d_u = d_s / sd
     C[:, 0] = mu + sd * C[:, 0]
     C[:, 2:] /= sd ** np.arange(1, 4)
@@ -380,13 +369,10 @@ class SplineCalibrator(OneVsRestCalibrator):
                        max_cv_scores=self.max_cv_scores, tol=self.tol,
                        max_iter=self.max_iter)
         if r["status"] == "constant":
-            warnings.warn(f"Spline calibration of {label}: constant scores; the map "
-                          "is the base rate.",
-                          UserWarning, stacklevel=_caller_stacklevel())
+            warn_constant_scores("Spline calibration", label)
         elif r["status"] == "max_iter":
-            warnings.warn(f"Spline calibration of {label} did not converge in "
-                          f"max_iter={self.max_iter} Newton iterations.",
-                          ConvergenceWarning, stacklevel=_caller_stacklevel())
+            warn(f"Spline calibration of {label} did not converge in "
+                 f"max_iter={self.max_iter} Newton iterations.", ConvergenceWarning)
         return r
 
     def _set_maps(self, maps):

@@ -1,6 +1,5 @@
 """Venn-Abers predictors (Vovk & Petej 2012; Vovk, Petej & Fedorova 2015): IVAP and CVAP."""
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -12,10 +11,9 @@ from .._backend._steps import step_lookup
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import like_input
-from ._base import HostStepMapCalibrator, unzip_maps
-from ._binning import distinct_scores
+from ._base import HostStepMapCalibrator, unzip_maps, warn_constant_scores
+from ._binning import distinct_scores, unique_scores
 from ..utils._weights import weight_unit
-from ..utils.validation import _caller_stacklevel
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -236,14 +234,12 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         self.n_folds = n_folds
 
     def _fit_map(self, s, t, sample_weight, label):
-        keep = slice(None) if sample_weight is None else sample_weight > 0
-        u = np.unique(s[keep])
+        u = unique_scores(s, sample_weight)
         unit = weight_unit(sample_weight)
         if u.size == 1:  # constant scores: the base rate, p0 = p1
             w = np.ones(s.size) if sample_weight is None else sample_weight
             r = np.full(2, float(w[t].sum()) / float(w.sum()))
-            warnings.warn(f"Venn-Abers of {label}: constant scores; the map is the "
-                          "base rate.", UserWarning, stacklevel=_caller_stacklevel())
+            warn_constant_scores("Venn-Abers", label)
             if self.method == "ivap":
                 return u, r, r
             return [u] * self.n_folds, [r] * self.n_folds, [r] * self.n_folds
@@ -272,12 +268,10 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         if self.method == "ivap":
             return step_lookup(x, u, p0, right=True), step_lookup(x, u, p1, right=False)
         K = len(u)
-        g0 = g1 = None
+        g0 = g1 = 1.0  # products over the folds
         for uf, a, b in zip(u, p0, p1):
-            q0 = 1.0 - step_lookup(x, uf, a, right=True)
-            q1 = step_lookup(x, uf, b, right=False)
-            g0 = q0 if g0 is None else g0 * q0
-            g1 = q1 if g1 is None else g1 * q1
+            g0 = g0 * (1.0 - step_lookup(x, uf, a, right=True))
+            g1 = g1 * step_lookup(x, uf, b, right=False)
         return 1.0 - g0 ** (1.0 / K), g1 ** (1.0 / K)
 
     def _map_scores(self, S):
