@@ -59,10 +59,6 @@ _CACHE_ENTRIES = 4
 row_stride = _numpy.row_stride
 from_numpy = _numpy.from_numpy
 
-def is_dask_array(x):
-    """True for a ``dask.array.Array``."""
-    return isinstance(x, da.Array)
-
 
 # ------------------------------------------------------------------ plumbing
 def as_row_chunks(v, like):
@@ -81,12 +77,6 @@ def as_row_chunks(v, like):
 
 def _block_weight(n, wb):
     return float(n) if wb is None else float(np.sum(wb))
-
-
-def _packed(Zb, yb, wb=None, *, block_fn, args):
-    """``block_fn``'s tuple of sums flattened into one (1, m) float64 row."""
-    parts = block_fn(Zb, yb, wb, *args)
-    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
 
 
 def _reduce(block_fn, Z, y, sw, *args, is_max=None):
@@ -141,10 +131,13 @@ def _reduce(block_fn, Z, y, sw, *args, is_max=None):
 
 
 def _packed_of(*blocks, block_fn, args, has):
-    """:func:`_packed` of the blocks present (``has``: which of Z, y, w are given)."""
+    """``block_fn``'s tuple of sums of the blocks present, flattened into one (1, m) float64 row.
+
+    ``has`` says which of Z, y, w are given.
+    """
     it = iter(blocks)
-    Zb, yb, wb = (next(it) if h else None for h in has)
-    return _packed(Zb, yb, wb, block_fn=block_fn, args=args)
+    parts = block_fn(*(next(it) if h else None for h in has), *args)
+    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
 
 
 def _key(*arrays):
@@ -370,8 +363,6 @@ def _predict_block(Zb, est, method):
     return out if isinstance(out, np.ndarray) else to_numpy(out)
 
 
-
-
 def predict_blocks(est, method, Z, dtype):
     """Lazy ``est.<method>(*est._prepare(block))`` over the row blocks of ``Z``.
 
@@ -400,13 +391,9 @@ def argmax_rows(P):
     return P.map_blocks(_numpy.argmax_rows, drop_axis=1, dtype=np.int64)
 
 
-def _take(idx, classes):
-    return classes[idx]
-
-
 def take_labels(idx, classes):
     """Lazy ``classes[idx]`` (labels of the predicted columns)."""
-    return idx.map_blocks(_take, classes, dtype=classes.dtype)
+    return idx.map_blocks(_numpy.take_labels, classes, dtype=classes.dtype)
 
 
 # ----------------------------------------------------- one-vs-rest columns

@@ -41,7 +41,6 @@ __all__ = [
     "feature_moments",
     "affine_nll_grad",
     "affine_nll_hess",
-    "affine_nll_hessp",
     "HessianSample",
     "affine_log_softmax",
     "true_class_log_proba",
@@ -250,45 +249,6 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
     return _means(ops, wsum, f, gW, gb)
 
 
-def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
-    """Product of the Hessian of :func:`affine_nll_grad`'s objective with a direction.
-
-    Parameters
-    ----------
-    Z, y, sample_weight, xp, feat, W, b
-        As in :func:`affine_nll_grad`.
-    VW : ndarray, float64, shape of ``W``
-        Direction of ``W``.
-    vb : ndarray of shape (n_classes,), float64, or None
-        Direction of ``b`` (None with no intercept).
-
-    Returns
-    -------
-    HW, hb : ndarray, float64
-        ``H @ (VW, vb)`` split like the parameters: with the logit direction
-        ``d_i = VW x~_i + vb`` and ``u_i = p_i * (d_i - p_i . d_i)``,
-        ``HW = mean_s[u_i x~_i^T]`` (diagonal: ``mean_s[u_i * x~_i]``) and
-        ``hb = mean_s[u_i]``. One pass.
-    """
-    ops = xp.affine_ops(Z)
-    n, k = Z.shape
-    sw, wsum = _weights(sample_weight, n)
-    Wc, bc = _params(W, b, ops)
-    Vc, vc = _params(VW, vb, ops)
-    HW = ops.zeros(tuple(W.shape))
-    hb = ops.zeros(k)
-    for sl in ops.chunks(Z):
-        X = _standardised(Z[sl], feat, ops)
-        P, _ = _softmax_parts(_logits(X, Wc, bc, ops), ops, flush=True)
-        D = _logits(X, Vc, vc, ops)
-        D -= ops.rowsum(P * D)
-        D *= P
-        if sw is not None:
-            D *= ops.const(sw[sl])[:, None]
-        _add_products(HW, hb, D, X, ops, W.ndim == 2)
-    return ops.numpy(HW) / wsum, ops.numpy(hb) / wsum
-
-
 def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
     """Objective, gradient and exact Hessian of :func:`affine_nll_grad`, one pass.
 
@@ -361,11 +321,7 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         add_diagonal_blocks(H, ops.numpy(s_pxx), ops.numpy(s_px), ops.numpy(s_p))
     H /= wsum
     if b is None:
-        keep = (
-            np.array([i for i in range(k * m) if i % m != k])
-            if full
-            else np.arange(k)
-        )
+        keep = np.array([i for i in range(k * m) if i % m != k]) if full else np.arange(k)
         H = H[np.ix_(keep, keep)]
     return (*_means(ops, wsum, f, gW, gb), H)
 
@@ -403,10 +359,7 @@ class HessianSample:
             Z = xp.take_rows(Z, rows)
             if sample_weight is not None:
                 sample_weight = xp.take_rows(sample_weight, rows)
-        parts = [
-            _standardised(Z[sl], feat, ops)
-            for sl in ops.chunks(Z)
-        ]
+        parts = [_standardised(Z[sl], feat, ops) for sl in ops.chunks(Z)]
         X = parts[0] if len(parts) == 1 else ops.cat_rows(parts)
         del parts
         if M is not None:
@@ -427,10 +380,13 @@ class HessianSample:
         return self
 
     def hessp(self, VW, vb):
-        """``H @ (VW, vb)`` as in :func:`affine_nll_hessp`, on the held rows.
+        """``H @ (VW, vb)`` on the held rows, split like the parameters.
 
-        Walks the rows in cache-sized blocks (:data:`HESSP_BLOCK_BYTES`);
-        float32 products per block, summed over blocks in float64.
+        With the logit direction ``d_i = VW x~_i + vb`` and
+        ``u_i = p_i * (d_i - p_i . d_i)``: ``HW = mean_s[u_i x~_i^T]``
+        (diagonal: ``mean_s[u_i * x~_i]``) and ``hb = mean_s[u_i]``. Walks the
+        rows in cache-sized blocks (:data:`HESSP_BLOCK_BYTES`); float32
+        products per block, summed over blocks in float64.
         """
         ops, X, P = self.ops, self.X, self.P
         Vc, vc = _params(VW, vb, ops)

@@ -513,10 +513,6 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     return _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum, QQ, s_pzz)
 
 
-def _rowdot(P, D):
-    return np.einsum("ij,ij->i", P, D)[:, None]
-
-
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     """Product of the vector-scaling NLL Hessian with a direction, in one pass.
 
@@ -540,7 +536,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     hb = np.zeros(k)
     for sl in chunk_rows(n, k):
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b)
-        D = _shared.vector_hessp_chunk(Zc, P, vw, vb, _rowdot)
+        D = _shared.vector_hessp_chunk(Zc, P, vw, vb, AffineOps)
         wc = None if sw is None else sw[sl]
         hb += _wcolsum(wc, D)
         D *= Zc
@@ -763,6 +759,7 @@ class AffineOps(_shared.SharedOps):
     """
 
     name = "numpy"
+    xp = np
 
     def __init__(self, Z):
         self.wd = np.float64 if Z.dtype == np.float64 else np.float32
@@ -840,14 +837,6 @@ class AffineOps(_shared.SharedOps):
         D -= np.einsum("ij,ij->i", P, D)[:, None]
 
     @staticmethod
-    def cat_rows(parts):
-        return np.concatenate(parts, 0)
-
-    @staticmethod
-    def cat(parts):
-        return np.concatenate(parts, axis=1)
-
-    @staticmethod
     def ones_col(n, dtype):
         return np.ones((n, 1), dtype=dtype)
 
@@ -856,9 +845,8 @@ class AffineOps(_shared.SharedOps):
         return np.empty(shape, dtype=dtype)
 
 
-def affine_ops(Z):
-    """The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32)."""
-    return AffineOps(Z)
+#: The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32).
+affine_ops = AffineOps
 
 
 # ------------------------------------------------- the metrics' bin rules
@@ -959,6 +947,8 @@ def quantile_edges(x, w, n_bins):
 class MetricOps(_shared.SharedOps):
     """The array operations of the metrics' row passes (``skcal.metrics._rows``), for NumPy."""
 
+    xp = np
+
     @staticmethod
     def chunk_rows(n, k):
         return chunk_rows(n, k, 8)
@@ -1000,10 +990,6 @@ class MetricOps(_shared.SharedOps):
         return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
 
     @staticmethod
-    def pair(a, b):
-        return np.stack([a, b], axis=1)
-
-    @staticmethod
     def row_max(a):
         return a.max(axis=1)
 
@@ -1018,10 +1004,6 @@ class MetricOps(_shared.SharedOps):
         d = a.copy()
         d[np.arange(d.shape[0]), y] -= 1.0
         return d
-
-    @staticmethod
-    def bincount(ids, weights, size):
-        return np.bincount(ids, weights=weights, minlength=size)
 
     @staticmethod
     def broadcast_rows(w, shape):

@@ -187,26 +187,28 @@ def add_diagonal_blocks(H, d_ww, d_wb, d_bb):
     return H
 
 
-def vector_hessp_chunk(Zc, P, vw, vb, rowdot):
+def vector_hessp_chunk(Zc, P, vw, vb, ops):
     """Per-row part of the vector-scaling Hessian-vector product on one chunk.
 
     Returns ``U`` with ``u_i = p_i * (d_i - p_i . d_i)``, ``d_i = vw * z_i + vb``
     (``hw = mean_s[u_i * z_i]``, ``hb = mean_s[u_i]``), computed in one new
-    array; ``rowdot(P, D)`` is the library's row-wise dot product, shape (rows, 1).
+    array; ``ops`` is the library's ``AffineOps`` (its ``sub_rowdot_``).
     """
     D = Zc * vw
     D += vb
-    D -= rowdot(P, D)
+    ops.sub_rowdot_(D, P)
     D *= P
     return D
 
 
 # ------------------------------------------- the array ops of both libraries
 class SharedOps:
-    """The row and column sums and arg-maxima of ``AffineOps`` and ``MetricOps``.
+    """The operations of ``AffineOps`` and ``MetricOps`` spelt alike in both libraries.
 
-    Spelt once: NumPy arrays and torch tensors take the same ``axis`` /
-    ``keepdims`` arguments (the same torch kernels as ``dim`` / ``keepdim``).
+    NumPy arrays and torch tensors take the same ``axis`` / ``keepdims``
+    arguments (the same torch kernels as ``dim`` / ``keepdim``); the
+    functions called through the class's array module ``xp`` (``numpy`` or
+    ``torch``) share their names and arguments.
     """
 
     @staticmethod
@@ -224,6 +226,18 @@ class SharedOps:
     @staticmethod
     def row_argmax(a):
         return a.argmax(axis=1)
+
+    def cat_rows(self, parts):
+        return self.xp.concatenate(parts, axis=0)
+
+    def cat(self, parts):
+        return self.xp.concatenate(parts, axis=1)
+
+    def pair(self, a, b):
+        return self.xp.stack([a, b], axis=1)
+
+    def bincount(self, ids, weights, size):
+        return self.xp.bincount(ids, weights=weights, minlength=size)
 
 
 # ------------------------------------------------- a calibrator's predictions
