@@ -229,10 +229,8 @@ def logit_scale(Z, y, stats):
     """
     loc = _local(Z, y)
     if loc is not None:
-        m, zy = _numpy.row_max_and_true(loc[0], loc[1])
-        gap = float((m - zy).max())
-    else:
-        (gap,) = _reduce(_gap_block, Z, y, None, is_max=(True,))
+        return _shared.logit_scale(Z, y, _numpy.row_max_and_true(loc[0], loc[1]))
+    (gap,) = _reduce(_gap_block, Z, y, None, is_max=(True,))
     return gap if gap > 0 else 1.0
 
 
@@ -526,15 +524,14 @@ def _as_tuple(*values):
 def _check_block(Xb, input_type, name, check_block):
     if Xb.shape[0] == 0:
         k = 2 if Xb.ndim == 1 or Xb.shape[1] == 1 else Xb.shape[1]
-        dtype = _float_dtype(Xb.dtype)
-        if input_type == "probabilities":
-            dtype = probability_log_dtype(dtype)
-        return np.empty((0, k), dtype=dtype)
+        return np.empty((0, k), dtype=_checked_dtype(Xb.dtype, input_type))
     return check_block(Xb, input_type=input_type, name=name)[0]
 
 
-def _float_dtype(dtype):
-    return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+def _checked_dtype(dtype, input_type):
+    """The dtype of the checked logits of input of ``dtype`` (float16 probabilities: float32)."""
+    dtype = dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+    return probability_log_dtype(dtype) if input_type == "probabilities" else dtype
 
 
 def check_scores(X, input_type, name, check_block):
@@ -544,21 +541,10 @@ def check_scores(X, input_type, name, check_block):
     the first pass of a fit, or when predictions are computed): its errors
     (NaN, infinity, huge logits, probabilities outside [0, 1] or rows not
     summing to 1) are raised then, as the same ``ValueError``. Shape and dtype
-    are checked at once.
-
-    Parameters
-    ----------
-    X : dask.array.Array of shape (n_samples,) or (n_samples, n_classes)
-        Logits or probabilities.
-    input_type : {"logits", "probabilities"}
-        As for :func:`skcal.utils.validation.check_scores`.
-    name : str
-        The input's name in error messages.
-    check_block : callable
-        The NumPy check, ``check_block(Xb, input_type=..., name=...)`` returning
-        ``(Z, n_input_columns)``; passed in by the caller
-        (:func:`skcal.utils.validation.check_scores` passes itself) so that
-        this module imports nothing from :mod:`skcal.utils`.
+    are checked at once. ``check_block(Xb, input_type=..., name=...)`` is the
+    NumPy check returning ``(Z, n_input_columns)``, passed in by
+    :func:`skcal.utils.validation.check_scores` (itself) so that this module
+    imports nothing from :mod:`skcal.utils`.
 
     Returns
     -------
@@ -580,9 +566,7 @@ def check_scores(X, input_type, name, check_block):
     if X.ndim == 2 and len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     k = 2 if n_cols == 1 else n_cols
-    dtype = _float_dtype(X.dtype)
-    if input_type == "probabilities":
-        dtype = probability_log_dtype(dtype)  # float16: logs in float32
+    dtype = _checked_dtype(X.dtype, input_type)
     Z = X.map_blocks(
         _check_block, input_type, name, check_block, chunks=(X.chunks[0], (k,)),
         dtype=dtype, meta=np.empty((0, k), dtype=dtype),
@@ -646,23 +630,10 @@ def _encode_block(yb, classes, encode):
 def encode_labels(y, classes, like, *, encode):
     """Lazy encoding of dask (or NumPy) labels ``y`` as positions in ``classes``.
 
-    Parameters
-    ----------
-    y : dask.array.Array or ndarray of shape (n_samples,)
-        Labels.
-    classes : ndarray of shape (n_classes,)
-        The fitted classes.
-    like : dask.array.Array of shape (n_samples, n_classes)
-        Logits whose row chunks the result follows.
-    encode : callable
-        The NumPy encoder ``encode(classes, yb)`` applied to each block
-        (:func:`skcal.utils._labels.encode_labels`, passed in by the caller so
-        that this module imports nothing from :mod:`skcal.utils`); its
-        ``ValueError`` for an unknown label is raised when the block is computed.
-
-    Returns
-    -------
-    dask.array.Array of shape (n_samples,), int64
+    An int64 dask array with the row chunks of the logits ``like``. Each block
+    is encoded by ``encode(classes, yb)`` (:func:`skcal.utils._labels.encode_labels`,
+    passed in so that this module imports nothing from :mod:`skcal.utils`),
+    whose ``ValueError`` for an unknown label is raised when the block is computed.
     """
     y = as_row_chunks(y, like)
     return y.map_blocks(_encode_block, classes, encode, dtype=np.int64)

@@ -415,10 +415,7 @@ class HessianSample:
         weight ``p_ik (1 - p_ik)`` is below ``row_cut`` times the class's
         largest (a preconditioner only needs the dominant terms).
         """
-        ops, X, P = self.ops, self.X, self.P
-        Q = P * (1.0 - P)
-        if self.sw is not None:
-            Q = Q * self.sw
+        ops, X, Q = self.ops, self.X, self._curvature()
         n, k = X.shape
         Xh = ops.cat([X, ops.ones_col(n, X.dtype)]) if intercept else X
         m = Xh.shape[1]
@@ -433,12 +430,16 @@ class HessianSample:
             out[c] = ops.numpy((Xc * qc[:, None]).T @ Xc)
         return out / self.wsum
 
-    def diagonal(self, full):
-        """Diagonal of the Hessian: ``(diag_W, diag_b)`` (``diag_W`` of the shape of ``W``)."""
-        ops, X, P = self.ops, self.X, self.P
-        Q = P * (1.0 - P)
+    def _curvature(self):
+        """``s_i p_ik (1 - p_ik)`` of the held rows (a new array)."""
+        Q = self.P * (1.0 - self.P)
         if self.sw is not None:
             Q *= self.sw
+        return Q
+
+    def diagonal(self, full):
+        """Diagonal of the Hessian: ``(diag_W, diag_b)`` (``diag_W`` of the shape of ``W``)."""
+        ops, X, Q = self.ops, self.X, self._curvature()
         db = ops.numpy(ops.f64(ops.colsum(Q))) / self.wsum
         if full:
             dW = ops.numpy(Q.T @ (X * X))
@@ -452,11 +453,8 @@ def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None, proba=False):
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-    xp : module
-    feat : Features
-    W : ndarray of shape (n_classes, n_classes) or (n_classes,), float64
-    b : ndarray of shape (n_classes,), float64, or None
+    Z, xp, feat, W, b
+        As in :func:`affine_nll_grad`.
     out_dtype : dtype, optional
         Default: ``xp.output_dtype(Z.dtype)`` (float64 for float64 input,
         float32 otherwise).
@@ -506,8 +504,6 @@ def true_class_log_proba(Z, y, xp, betas=(1.0,)):
     n, _ = Z.shape
     out = np.empty((n, len(betas)))
     for sl in ops.chunks(Z):
-        # one shift by the row maxima, then exp/sum per beta (beta > 0:
-        # the maximum of beta z is beta times that of z)
         A = ops.work(Z[sl])
         A -= ops.rowmax(A)
         zy = ops.take(A, y[sl])

@@ -40,18 +40,9 @@ HOST_ONLY = frozenset(
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
     """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
 
-    Parameters
-    ----------
-    n_samples, n_classes : int
-        Shape of the matrix to walk.
-    itemsize : int, default=8
-        Bytes per element of the working copy.
-    chunk_bytes : int, optional
-        Target bytes per chunk; :data:`CHUNK_BYTES` by default.
-
-    Yields
-    ------
-    slice
+    A chunk of the ``(n_samples, n_classes)`` matrix, at ``itemsize`` bytes
+    per element of the working copy, holds about ``chunk_bytes``
+    (:data:`CHUNK_BYTES` by default).
     """
     budget = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
@@ -101,10 +92,7 @@ def from_numpy(a, device=None):
 
 
 def output_dtype(dtype):
-    """Dtype of probabilities computed from logits of ``dtype``.
-
-    float64 stays float64; everything else (float16, float32) gives float32.
-    """
+    """Dtype of probabilities (and of the work) from logits of ``dtype``: float64 or float32."""
     return np.float64 if np.dtype(dtype) == np.float64 else np.float32
 
 
@@ -244,18 +232,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
 
 
 def row_max_and_true(Z, y):
-    """Per-row maximum and true-class logit, float64 arrays of shape (n_samples,).
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, n_classes)
-    y : ndarray of shape (n_samples,), int64
-
-    Returns
-    -------
-    m, zy : ndarray of shape (n_samples,), float64
-        ``max_k Z[i, k]`` and ``Z[i, y[i]]``.
-    """
+    """Per-row ``max_k Z[i, k]`` and ``Z[i, y[i]]``, float64 arrays of shape (n_samples,)."""
     n, k = Z.shape
     m = np.empty(n)
     zy = np.empty(n)
@@ -378,10 +355,6 @@ def _zeros64(n, like):
     return np.zeros(n)
 
 
-def _clip0(v):
-    return np.maximum(v, 0.0)
-
-
 _this = sys.modules[__name__]
 
 
@@ -453,10 +426,7 @@ def vector_nll_hess(Z, y, sample_weight, w, b):
 
 
 def _wcolsum(wc, M):
-    """Column sums of ``M``, weighted by ``wc`` (None: unweighted), without BLAS.
-
-    Plain reductions avoid a BLAS call (and its thread wake-ups) per chunk.
-    """
+    """Column sums of ``M`` weighted by ``wc`` (None: unweighted), without a BLAS call per chunk."""
     if wc is None:
         return M.sum(axis=0)
     return np.einsum("i,ij->j", wc, M)
@@ -753,9 +723,8 @@ def row_sums64(a):
 class AffineOps(_shared.SharedOps):
     """The array operations of the affine kernels (:mod:`skcal._backend._matrix`), NumPy.
 
-    Also those of ``LocalTemperatureScaler``'s network objective.
-
-    Its twin ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
+    Also those of ``LocalTemperatureScaler``'s network objective; the twin
+    ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
     """
 
     name = "numpy"
@@ -787,10 +756,6 @@ class AffineOps(_shared.SharedOps):
     @staticmethod
     def rowmax(A):
         return A.max(axis=1, keepdims=True)
-
-    exp = staticmethod(np.exp)
-    log = staticmethod(np.log)
-    tanh = staticmethod(np.tanh)
 
     @staticmethod
     def softplus(A):
@@ -973,8 +938,6 @@ class MetricOps(_shared.SharedOps):
     def arange(n):
         return np.arange(n)
 
-    exp = staticmethod(np.exp)
-
     @staticmethod
     def log(a):
         with np.errstate(divide="ignore"):  # log(0) = -inf is documented
@@ -1124,22 +1087,10 @@ def defers_range_check(X):
 
 
 def min_max(X):
-    """Minimum and maximum of a NumPy array as floats, one read of its memory.
+    """Minimum and maximum of a 1-D or 2-D floating array as floats, one read of its memory.
 
-    Parameters
-    ----------
-    X : ndarray, 1-D or 2-D, floating
-
-    Returns
-    -------
-    lo, hi : float
-        NaN for both if ``X`` holds a NaN.
-
-    Notes
-    -----
-    Both reductions run on one row chunk of :data:`CHUNK_BYTES` at a time
-    (no temporary array); NaN propagates through them, and an infinity shows
-    as one of them.
+    NaN for both if ``X`` holds a NaN. Both reductions run on one row chunk of
+    :data:`CHUNK_BYTES` at a time (no temporary array), while it is in cache.
     """
     step = max(1, CHUNK_BYTES // (X.itemsize * (1 if X.ndim == 1 else X.shape[1])))
     if X.shape[0] <= step:

@@ -382,21 +382,17 @@ def write_rows(out, sl, R):
 
 
 # ------------------------------------------------------- float32 fast kernels
-#: float32 twin of :data:`TINY_REST`: below it the arg-max entry's log-sum is
-#: recomputed around the second-largest logit.
+#: The float32 twin of :data:`TINY_REST`.
 TINY_REST32 = 1e-30
 
 
-def ovr_row_stats32(Z, chunk_bytes=None):
+def ovr_row_stats32(Z):
     """Row statistics of the one-vs-rest log-odds of a float32 NumPy matrix, in float32.
 
     Parameters
     ----------
     Z : ndarray of shape (n_rows, n_classes), float32
         Logits, ``n_classes >= 3``.
-    chunk_bytes : int, optional
-        Bytes of one float32 row chunk (:data:`skcal._backend._numpy.CHUNK_BYTES`
-        by default).
 
     Returns
     -------
@@ -421,7 +417,7 @@ def ovr_row_stats32(Z, chunk_bytes=None):
     m1 = np.empty(n, dtype=np.float32)
     total = np.empty(n, dtype=np.float32)
     neg_top = np.empty(n, dtype=np.float32)
-    for sl in _numpy.chunk_rows(n, k, itemsize=4, chunk_bytes=chunk_bytes):
+    for sl in _numpy.chunk_rows(n, k, itemsize=4):
         a1[sl], m1[sl], total[sl], neg_top[sl] = _row_stats32(Z[sl])[0]
     return a1, m1, total, neg_top
 

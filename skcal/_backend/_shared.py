@@ -34,17 +34,8 @@ DEFERRED_RANGE_CHECKS = contextvars.ContextVar("skcal_deferred_range_checks", de
 
 
 def observe_chunk_range(Z, Zc):
-    """Report the row chunk ``Zc`` of ``Z`` to the deferred range checks of ``Z``.
+    """Report the row chunk ``Zc`` that a kernel has just read to the deferred checks of ``Z``.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-        The logit tensor a kernel sweeps.
-    Zc : torch.Tensor of shape (n_chunk, n_classes)
-        The chunk of ``Z`` it has just read.
-
-    Notes
-    -----
     A no-op outside a :func:`skcal.utils.validation.deferred_range_check`
     block, and for tensors whose check was not deferred.
     """
@@ -74,34 +65,21 @@ def wsum(v, w):
 
 
 # ---------------------------------------------------------- temperature scaling
-def temperature_terms(s0, s1, s2, s3, dy, beta, log, clip0):
-    """Per-row terms of the temperature-scaling NLL and its derivatives.
+def temperature_terms(s0, s1, s2, s3, dy, beta, log):
+    """Per-row terms of the temperature-scaling NLL and its derivatives, float64 (rows,).
 
-    Parameters
-    ----------
-    s0, s1, s2 : float64 arrays of shape (rows,)
-        Row sums of ``e``, ``e d`` and ``e d^2`` with ``d = z - max z`` and
-        ``e = exp(beta d)``; ``s2`` may be None (no ``f''``).
-    s3 : float64 array of shape (rows,) or None
-        Row sums of ``e d^3``, for the third derivative.
-    dy : float64 array of shape (rows,)
-        ``z_y - max z <= 0``.
-    beta : float
-    log, clip0 : callables
-        The library's ``log`` and ``x -> max(x, 0)``.
-
-    Returns
-    -------
-    list of float64 arrays of shape (rows,)
-        ``log s0 - beta dy`` (the NLL), ``mu - dy`` (``f'``), ``Var_p[z]``
-        (``f''``) and, with ``s3``, the third central moment (``f'''``), with
-        ``mu = s1 / s0 = E_p[z] - max z``.
+    From the row sums ``s_j = sum_k e d^j`` (``d = z - max z``,
+    ``e = exp(beta d)``; ``s2`` and ``s3`` may be None), ``dy = z_y - max z``
+    and the library's ``log``: ``log s0 - beta dy`` (the NLL), ``mu - dy``
+    (``f'``), ``Var_p[z]`` (``f''``, clipped at 0) and, with ``s3``, the third
+    central moment (``f'''``), with ``mu = s1 / s0 = E_p[z] - max z``.
     """
     mu = s1 / s0
-    m2 = None if s2 is None else s2 / s0
+    terms = [log(s0) - beta * dy, mu - dy]
     if s2 is None:
-        return [log(s0) - beta * dy, mu - dy]
-    terms = [log(s0) - beta * dy, mu - dy, clip0(m2 - mu * mu)]
+        return terms
+    m2 = s2 / s0
+    terms.append((m2 - mu * mu).clip(min=0.0))
     if s3 is not None:
         terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
     return terms
@@ -134,7 +112,7 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
             m_all[sl], zy_all[sl] = lib._max_and_true(Zc, y[sl])
         m = m_all[sl]
         s0, s1, s2, s3 = lib._temperature_row_sums(Zc, m, beta, third, state, second)
-        terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log, lib._clip0)
+        terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log)
         w = None if sw is None else sw[sl]
         for j, v in enumerate(terms):
             acc[j] += wsum(v, w)
@@ -148,24 +126,13 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
 def vector_result(f, s_pz, t_z, s_p, t_1, total, QQ=None, s_pzz=None):
     """NLL, gradient and (with ``QQ``) Hessian of vector scaling from its sums.
 
-    Parameters
-    ----------
-    f : float
-        ``sum_i s_i [logsumexp(a_i) - a_{i, y_i}]``.
-    s_pz, t_z, s_p, t_1 : ndarray of shape (n_classes,), float64
-        ``sum_i s_i p_i z_i``, ``sum_i s_i e_{y_i} z_{i, y_i}``,
-        ``sum_i s_i p_i`` and ``sum_i s_i e_{y_i}``.
-    total : float
-        Sum of the sample weights.
-    QQ : ndarray of shape (2 K, 2 K), float64, optional
-        ``sum_i s_i q_i q_i^T`` with ``q_i = (p_i z_i, p_i)`` (symmetric).
-    s_pzz : ndarray of shape (n_classes,), float64, optional
-        ``sum_i s_i p_i z_i^2``.
-
-    Returns
-    -------
-    f, grad_w, grad_b, hess
-        Means (divided by ``total``); ``hess`` is None without ``QQ``.
+    The sums over rows ``i`` with weights ``s_i`` (``total`` their sum):
+    ``f = sum_i s_i [logsumexp(a_i) - a_{i, y_i}]``; per class (float64,
+    shape (K,)) ``s_pz = sum_i s_i p_i z_i``, ``t_z = sum_i s_i e_{y_i} z_{i, y_i}``,
+    ``s_p = sum_i s_i p_i``, ``t_1 = sum_i s_i e_{y_i}`` and
+    ``s_pzz = sum_i s_i p_i z_i^2``; ``QQ = sum_i s_i q_i q_i^T`` (2K x 2K,
+    symmetric) with ``q_i = (p_i z_i, p_i)``. Returns the means
+    ``f, grad_w, grad_b, hess`` (``hess`` None without ``QQ``).
     """
     gw = (s_pz - t_z) / total
     gb = (s_p - t_1) / total
@@ -226,6 +193,15 @@ class SharedOps:
     @staticmethod
     def row_argmax(a):
         return a.argmax(axis=1)
+
+    def exp(self, A):
+        return self.xp.exp(A)
+
+    def log(self, A):
+        return self.xp.log(A)
+
+    def tanh(self, A):
+        return self.xp.tanh(A)
 
     def cat_rows(self, parts):
         return self.xp.concatenate(parts, axis=0)

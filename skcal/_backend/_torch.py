@@ -45,19 +45,10 @@ row_stride = _numpy.row_stride
 
 
 def from_numpy(a, device=None):
-    """Return the NumPy array ``a`` as a tensor, on ``device`` if given.
+    """The NumPy array ``a`` as a tensor on ``device`` (the CPU by default).
 
-    Parameters
-    ----------
-    a : ndarray
-        Any array torch supports (float16/32/64, integers, bool).
-    device : str or torch.device, optional
-        Target device; by default the CPU, where the tensor shares memory
-        with ``a`` (no copy).
-
-    Returns
-    -------
-    torch.Tensor
+    On the CPU the tensor shares ``a``'s memory (no copy) unless ``a`` is
+    read-only.
     """
     t = torch.from_numpy(a) if a.flags.writeable else torch.from_numpy(a.copy())
     return t if device is None else t.to(device)
@@ -76,11 +67,7 @@ def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu")
 
 
 def output_dtype(dtype):
-    """Dtype of probabilities computed from logits of ``dtype``.
-
-    float64 stays float64; everything else (float16, bfloat16, float32)
-    gives float32.
-    """
+    """Dtype of probabilities (and of the work) from logits of ``dtype``: float64 or float32."""
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
@@ -106,7 +93,7 @@ def _chunk_buffers(Z, wd, count):
 
 
 def _work_dtype(Z):
-    return torch.float64 if Z.dtype == torch.float64 else torch.float32
+    return output_dtype(Z.dtype)
 
 
 def _chunks(Z):
@@ -155,12 +142,6 @@ def _work_params(scale, bias, wd):
     return tuple(v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
 
 
-def _wsum(v, w):
-    """Sum of the float vector ``v`` (optionally weighted by ``w``) in float64."""
-    v = v.to(torch.float64)
-    return v.sum() if w is None else torch.dot(w.to(torch.float64), v)
-
-
 @torch.no_grad()
 def log_softmax(Z, scale=None, bias=None, out=None):
     """Row-wise log-softmax of ``scale * Z + bias``, computed on the device of ``Z``.
@@ -177,13 +158,9 @@ def log_softmax(Z, scale=None, bias=None, out=None):
 def softmax(Z, scale=None, bias=None):
     """Row-wise softmax of ``scale * Z + bias`` (see :func:`log_softmax`).
 
-    Returns
-    -------
-    torch.Tensor of shape (n_samples, n_classes)
-        Probabilities in :func:`output_dtype` on the device of ``Z``; each row
-        sums to 1.
+    Probabilities in :func:`output_dtype` on the device of ``Z`` (each row
+    sums to 1), without a log / exp round trip.
     """
-    # direct softmax, written in place: no log / exp round trip, no copy
     return _rowwise(torch.softmax, Z, scale, bias, None)
 
 
@@ -235,7 +212,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
     for sl, A in _affine_chunks(Z, scale, bias):
         li = torch.nn.functional.cross_entropy(A, y[sl], reduction="none")
-        total += _wsum(li, None if sw is None else sw[sl])
+        total += _shared.wsum(li.to(torch.float64), None if sw is None else sw[sl])
     return float(total) / wsum
 
 
@@ -310,10 +287,6 @@ def _empty64(n, like):
 
 def _zeros64(n, like):
     return torch.zeros(n, dtype=torch.float64, device=like.device)
-
-
-def _clip0(v):
-    return v.clamp(min=0.0)
 
 
 _this = sys.modules[__name__]
@@ -523,11 +496,9 @@ def stack_columns(cols):
 
 
 def column_ranges(Z):
-    """Column minima and maxima of ``Z`` as float64 NumPy arrays."""
-    return (
-        Z.amin(dim=0).double().cpu().numpy(),
-        Z.amax(dim=0).double().cpu().numpy(),
-    )
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays (one ``aminmax``)."""
+    lo, hi = torch.aminmax(Z, dim=0)
+    return lo.double().cpu().numpy(), hi.double().cpu().numpy()
 
 
 # ---------------------------------------------------- a calibrator's inputs
@@ -649,9 +620,6 @@ class AffineOps(_shared.SharedOps):
     def rowmax(A):
         return A.amax(dim=1, keepdim=True)
 
-    exp = staticmethod(torch.exp)
-    log = staticmethod(torch.log)
-    tanh = staticmethod(torch.tanh)
     sigmoid = staticmethod(torch.sigmoid)
 
     @staticmethod
@@ -785,9 +753,6 @@ class MetricOps(_shared.SharedOps):
 
     def arange(self, n):
         return torch.arange(n, device=self.device)
-
-    exp = staticmethod(torch.exp)
-    log = staticmethod(torch.log)
 
     @staticmethod
     def log_softmax(x):
