@@ -75,10 +75,6 @@ def as_row_chunks(v, like):
     return v
 
 
-def _block_weight(n, wb):
-    return float(n) if wb is None else float(np.sum(wb))
-
-
 def _reduce(block_fn, Z, y, sw, *args, is_max=None):
     """Sum over row blocks of ``block_fn(Zb, yb, wb, *args)`` (a tuple of arrays).
 
@@ -122,12 +118,8 @@ def _reduce(block_fn, Z, y, sw, *args, is_max=None):
             rows.max(axis=0, split_every=SPLIT_EVERY),
         )
         flat = np.where(mask, top, total)
-    out, at = [], 0
-    for sh, m in zip(shapes, sizes):
-        v = flat[at:at + m].reshape(sh)
-        out.append(float(v) if sh == () else v)
-        at += m
-    return tuple(out)
+    parts = np.split(flat, np.cumsum(sizes)[:-1])
+    return tuple(float(v[0]) if sh == () else v.reshape(sh) for v, sh in zip(parts, shapes))
 
 
 def _packed_of(*blocks, block_fn, args, has):
@@ -140,10 +132,6 @@ def _packed_of(*blocks, block_fn, args, has):
     return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
 
 
-def _key(*arrays):
-    return tuple(None if a is None else (a.name, a.shape) for a in arrays)
-
-
 def _local(Z, y=None, sw=None):
     """NumPy copies of small dask arrays (cached), or None when too large."""
     if not isinstance(Z, da.Array):
@@ -151,7 +139,7 @@ def _local(Z, y=None, sw=None):
     size = Z.nbytes + sum(0 if v is None else v.nbytes for v in (y, sw))
     if not size <= LOCAL_MAX_BYTES:
         return None
-    key = _key(Z, y, sw)
+    key = tuple(None if a is None else (a.name, a.shape) for a in (Z, y, sw))
     hit = _CACHE.get(key)
     if hit is None:
         hit = dask.compute(Z, y, sw)
@@ -245,7 +233,7 @@ def _block_sums(Zb, yb, wb, fn, *args):
     An empty block, or one of weight 0, gives zeros of the same shapes (one
     row of zeros, times 0).
     """
-    W = _block_weight(Zb.shape[0], wb)
+    W = float(Zb.shape[0]) if wb is None else float(np.sum(wb))
     if Zb.shape[0] == 0 or not W > 0:
         Zb, yb, wb, W = np.zeros((1, Zb.shape[1]), Zb.dtype), np.zeros(1, np.int64), None, 0.0
     means = fn(Zb, yb, wb, *args)

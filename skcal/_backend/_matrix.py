@@ -141,9 +141,7 @@ def _add_products(gW, gb, R, X, ops, full):
 
 
 def _params(W, b, ops):
-    Wc = ops.const(W)
-    bc = None if b is None else ops.const(b)
-    return Wc, bc
+    return ops.const(W), None if b is None else ops.const(b)
 
 
 # -------------------------------------------------------------------- passes

@@ -137,11 +137,6 @@ def _affine_into(Zc, scale, bias, wd, buf):
     return A
 
 
-def _work_params(scale, bias, wd):
-    """``scale`` and ``bias`` (from :func:`_as_param`) in the working dtype, converted once."""
-    return tuple(v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
-
-
 @torch.no_grad()
 def log_softmax(Z, scale=None, bias=None, out=None):
     """Row-wise log-softmax of ``scale * Z + bias``, computed on the device of ``Z``.
@@ -178,7 +173,8 @@ def _affine_chunks(Z, scale, bias):
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
     buf = _affine_buffer(Z, wd, scale, bias)
-    scale, bias = _work_params(scale, bias, wd)
+    # converted to the working dtype once
+    scale, bias = (v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
     for sl in chunks:
         Zc = Z[sl]
         observe_chunk_range(Z, Zc)
