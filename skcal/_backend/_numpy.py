@@ -438,10 +438,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     w = np.asarray(w, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     f = 0.0
-    s_pz = np.zeros(k)       # sum_i s_i p_i z_i
-    s_p = np.zeros(k)        # sum_i s_i p_i
-    t_z = np.zeros(k)        # sum_i s_i e_{y_i} z_{i, y_i}
-    t_1 = np.zeros(k)        # sum_i s_i e_{y_i}
+    s_pz, s_p, t_z, t_1 = np.zeros((4, k))  # the sums of _shared.vector_result
     if hessian:
         s_pzz = np.zeros(k)
         QQ = np.zeros((2 * k, 2 * k), order="F")
@@ -452,8 +449,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         wc = None if sw is None else sw[sl]
         z_y = Zc[np.arange(P.shape[0]), yc]
         f += f_i.sum() if wc is None else np.dot(wc, f_i)
-        wz_y = z_y if wc is None else wc * z_y
-        t_z += np.bincount(yc, weights=wz_y, minlength=k)
+        t_z += np.bincount(yc, weights=z_y if wc is None else wc * z_y, minlength=k)
         t_1 += np.bincount(yc, weights=wc, minlength=k)
         s_p += _wcolsum(wc, P)
         if hessian:
@@ -552,9 +548,8 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     w_ = np.asarray(w, dtype=wd)
     b_ = np.asarray(b, dtype=wd)
     f = 0.0
-    sums = np.zeros((7, k))  # s_p, s_pz, s_pzz, q_zz, q_z1, q_11, (spare)
-    t_z = np.zeros(k)
-    t_1 = np.zeros(k)
+    sums = np.zeros((6, k))  # s_p, s_pz, s_pzz, q_zz, q_z1, q_11
+    t_z, t_1 = np.zeros((2, k))
     rows_max = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
     buf_p = np.empty((rows_max, k), dtype=wd)
     buf_q = np.empty((rows_max, k), dtype=wd)
@@ -580,16 +575,12 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
         PZ = np.multiply(P, Zc, out=buf_q[:r])
         z_y = Zc[rows, yc].astype(np.float64)
         wc = None if sw is None else sw[sl]
+        f += f_i.sum() if wc is None else np.dot(wc, f_i)
+        t_z += np.bincount(yc, weights=z_y if wc is None else wc * z_y, minlength=k)
+        t_1 += np.bincount(yc, weights=wc, minlength=k)
         if wc is None:
-            f += f_i.sum()
-            t_z += np.bincount(yc, weights=z_y, minlength=k)
-            t_1 += np.bincount(yc, minlength=k)
-            u = ones[:r]
-            Pw, PZw = P, PZ
+            u, Pw, PZw = ones[:r], P, PZ
         else:
-            f += np.dot(wc, f_i)
-            t_z += np.bincount(yc, weights=wc * z_y, minlength=k)
-            t_1 += np.bincount(yc, weights=wc, minlength=k)
             u = wc.astype(wd)
             Pw, PZw = P * u[:, None], PZ * u[:, None]
         sums[0] += u @ P
@@ -598,7 +589,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
         sums[3] += np.einsum("ij,ij->j", PZw, PZ)
         sums[4] += np.einsum("ij,ij->j", PZw, P)
         sums[5] += np.einsum("ij,ij->j", Pw, P)
-    s_p, s_pz, s_pzz, q_zz, q_z1, q_11 = sums[:6]
+    s_p, s_pz, s_pzz, q_zz, q_z1, q_11 = sums
     f, gw, gb, _ = _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum)
     blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
     return f, gw, gb, blocks

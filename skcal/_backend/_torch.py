@@ -119,12 +119,12 @@ def _affine_buffer(Z, wd, scale, bias):
     return _chunk_buffers(Z, wd, 1)[0]
 
 
-def _affine_into(Zc, scale, bias, wd, buf):
+def _affine_into(Zc, scale, bias, wd, buf, fused):
     """``scale * Zc + bias`` in ``wd``, written into the reused ``buf`` (no allocation)."""
     if buf is None:
         return Zc
     A = buf[: Zc.shape[0]]
-    if isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor):
+    if fused and isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor):
         # one fused sweep (vector / matrix-diagonal maps): bias + Zc * scale
         torch.addcmul(bias, Zc, scale, out=A)
         return A
@@ -168,8 +168,11 @@ def _rowwise(fn, Z, scale, bias, out):
     return out
 
 
-def _affine_chunks(Z, scale, bias):
-    """``(slice, scale * Zc + bias)`` of every row chunk ``Zc``, in one reused buffer."""
+def _affine_chunks(Z, scale, bias, fused=True):
+    """``(slice, scale * Zc + bias)`` of every row chunk ``Zc``, in one reused buffer.
+
+    ``fused``: vector maps as one ``addcmul`` (else a product, then a sum).
+    """
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
     buf = _affine_buffer(Z, wd, scale, bias)
@@ -178,7 +181,7 @@ def _affine_chunks(Z, scale, bias):
     for sl in chunks:
         Zc = Z[sl]
         observe_chunk_range(Z, Zc)
-        yield sl, _affine_into(Zc, scale, bias, wd, buf)
+        yield sl, _affine_into(Zc, scale, bias, wd, buf, fused)
 
 
 def argmax_rows(P):
@@ -206,7 +209,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
     """
     sw, wsum = _weights(sample_weight, Z.shape[0])
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
-    for sl, A in _affine_chunks(Z, scale, bias):
+    for sl, A in _affine_chunks(Z, scale, bias, fused=False):
         li = torch.nn.functional.cross_entropy(A, y[sl], reduction="none")
         total += _shared.wsum(li.to(torch.float64), None if sw is None else sw[sl])
     return float(total) / wsum
