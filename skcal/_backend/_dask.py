@@ -320,8 +320,7 @@ def column_ranges(Z):
     """Column minima and maxima of ``Z`` as float64 NumPy arrays (one pass)."""
     loc = _local(Z)
     if loc is not None:
-        A = loc[0]
-        return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
+        return _numpy.column_ranges(loc[0])
     # per block (an empty block, e.g. of a group's rows, gives +inf / -inf)
     k = Z.shape[1]
     R = Z.map_blocks(
@@ -339,7 +338,7 @@ def _range_block(Zb):
     if Zb.shape[0] == 0:
         k = Zb.shape[1]
         return np.stack([np.full(k, np.inf), np.full(k, -np.inf)])
-    return np.stack([Zb.min(axis=0), Zb.max(axis=0)]).astype(np.float64)
+    return np.stack(_numpy.column_ranges(Zb))
 
 
 # -------------------------------------------------------------- prediction

@@ -879,12 +879,11 @@ def quantile_edges(x, w, n_bins):
     ``np.quantile(x, q, method="inverted_cdf", weights=w)``), or one bin per
     distinct value when there are at most ``n_bins`` of them.
     """
-    if w is not None:
-        keep = w > 0
-        x, w = x[keep], w[keep]
     if w is None:
         v = np.sort(x)
     else:
+        keep = w > 0
+        x, w = x[keep], w[keep]
         order = np.argsort(x, kind="stable")
         v = x[order]
     step = np.flatnonzero(v[1:] != v[:-1])  # the last index of each run of ties
