@@ -16,7 +16,9 @@ kernels written once against ``array_api_compat`` are 1.2-5x slower on NumPy
 ``bincount``) and up to 2.9x slower on torch (no fused ``cross_entropy`` /
 buffer reuse). The code here uses only operators and methods that NumPy
 arrays and torch tensors share (``+ - * /``, ``@``, ``.sum()``, slicing,
-``.tolist()``), so it needs no namespace object and dispatches on nothing.
+``.tolist()``, ``.clip``), so it dispatches on nothing; :class:`SharedOps`
+calls the few functions both libraries name alike (``exp``, ``concatenate``,
+``stack``, ``bincount``) through its subclass's array module ``xp``.
 """
 
 import contextvars
