@@ -491,11 +491,8 @@ def gather_rows(*arrays):
     )
     for fut, vals in ac:
         i = futures.pop(fut)
-        j = 0
-        for o in outs:
-            if o is not None:
-                o[bounds[i]:bounds[i + 1]] = vals[j]
-                j += 1
+        for o, v in zip([o for o in outs if o is not None], vals):
+            o[bounds[i]:bounds[i + 1]] = v
         fut.release()
         nxt = submit()
         if nxt is not None:

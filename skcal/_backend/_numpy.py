@@ -234,8 +234,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
 def row_max_and_true(Z, y):
     """Per-row ``max_k Z[i, k]`` and ``Z[i, y[i]]``, float64 arrays of shape (n_samples,)."""
     n, k = Z.shape
-    m = np.empty(n)
-    zy = np.empty(n)
+    m, zy = np.empty((2, n))
     for sl in chunk_rows(n, k):
         m[sl], zy[sl] = _max_and_true(Z[sl], y[sl])
     return m, zy
@@ -314,13 +313,12 @@ def temperature_nll_derivs(
 
 
 def _temperature_chunks(Z):
-    wd = np.float64 if Z.dtype == np.float64 else np.float32
+    wd = np.dtype(output_dtype(Z.dtype))
     n, k = Z.shape
-    chunks = chunk_rows(n, k, np.dtype(wd).itemsize)
-    rows = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
+    rows = next(chunk_rows(n, k, wd.itemsize)).stop
     # two chunk buffers, reused (a fresh array per chunk costs page faults)
     bufs = (np.empty((rows, k), dtype=wd), np.empty((rows, k), dtype=wd))
-    for sl in chunks:
+    for sl in chunk_rows(n, k, wd.itemsize):
         yield sl, bufs
 
 

@@ -219,8 +219,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
 def row_max_and_true(Z, y):
     """Per-row maximum and true-class logit, float64 tensors of shape (n_samples,)."""
     n, k = Z.shape
-    m = torch.empty(n, dtype=torch.float64, device=Z.device)
-    zy = torch.empty(n, dtype=torch.float64, device=Z.device)
+    m, zy = torch.empty((2, n), dtype=torch.float64, device=Z.device)
     for sl in chunk_rows(n, k, Z.element_size(), device=Z.device):
         m[sl], zy[sl] = _max_and_true(Z[sl], y[sl])
     return m, zy
@@ -249,10 +248,10 @@ def temperature_nll_derivs(
 
 
 def _temperature_chunks(Z):
-    wd = _work_dtype(Z)
+    wd, chunks = _chunks(Z)
     # two chunk buffers, reused (a fresh tensor per chunk costs an allocation)
     bufs = _chunk_buffers(Z, wd, 2)
-    for sl in chunk_rows(Z.shape[0], Z.shape[1], bufs[0].element_size(), device=Z.device):
+    for sl in chunks:
         yield sl, bufs
 
 
