@@ -743,25 +743,12 @@ class AffineOps(_shared.SharedOps):
     numpy = f64
 
     @staticmethod
-    def rowmax(A):
-        return A.max(axis=1, keepdims=True)
-
-    @staticmethod
     def softplus(A):
         return np.logaddexp(0.0, A)
 
     @staticmethod
     def sigmoid(A):
         return np.exp(-np.logaddexp(0.0, -A))
-
-    @staticmethod
-    def rowdot(P, D):
-        """``sum_k P * D`` per row, shape ``(n,)``."""
-        return np.einsum("ij,ij->i", P, D)
-
-    @staticmethod
-    def exp_(A):
-        return np.exp(A, out=A)
 
     @staticmethod
     def flush_(A, tiny):
@@ -941,10 +928,6 @@ class MetricOps(_shared.SharedOps):
         return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
 
     @staticmethod
-    def row_max(a):
-        return a.max(axis=1)
-
-    @staticmethod
     def pick(a, y):
         """``a[i, y[i]]`` for every row ``i`` (an ``(n,)`` vector)."""
         return a[np.arange(a.shape[0]), y]
@@ -957,10 +940,6 @@ class MetricOps(_shared.SharedOps):
         return d
 
     @staticmethod
-    def broadcast_rows(w, shape):
-        return np.broadcast_to(w[:, None], shape)
-
-    @staticmethod
     def to_numpy(a):
         return a
 
@@ -968,11 +947,6 @@ class MetricOps(_shared.SharedOps):
     def weighted_mean(values, weight):
         """``sum w v / sum w`` (the plain mean without weights), a float."""
         return float(np.average(values, weights=weight))
-
-    @staticmethod
-    def zero_unweighted(values, weight):
-        """``values`` with 0 where ``weight`` is 0 (so that 0 * inf is not NaN)."""
-        return np.where(weight > 0, values, 0.0)
 
     uniform_bin_ids = staticmethod(uniform_bin_ids)
     quantile_edges = staticmethod(quantile_edges)

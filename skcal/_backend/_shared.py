@@ -196,8 +196,28 @@ class SharedOps:
     def row_argmax(a):
         return a.argmax(axis=1)
 
+    def rowmax(self, A):
+        return self.xp.amax(A, axis=1, keepdims=True)
+
+    def row_max(self, a):
+        return self.xp.amax(a, axis=1)
+
+    def rowdot(self, P, D):
+        """``sum_k P * D`` per row, shape ``(n,)``."""
+        return self.xp.einsum("ij,ij->i", P, D)
+
+    def broadcast_rows(self, w, shape):
+        return self.xp.broadcast_to(w[:, None], shape)
+
+    def zero_unweighted(self, values, weight):
+        """``values`` with 0 where ``weight`` is 0 (so that 0 * inf is not NaN)."""
+        return self.xp.where(weight > 0, values, 0.0)
+
     def exp(self, A):
         return self.xp.exp(A)
+
+    def exp_(self, A):
+        return self.xp.exp(A, out=A)
 
     def log(self, A):
         return self.xp.log(A)

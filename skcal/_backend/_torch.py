@@ -614,23 +614,11 @@ class AffineOps(_shared.SharedOps):
     def f64(a):
         return a.to(torch.float64)
 
-    @staticmethod
-    def rowmax(A):
-        return A.amax(dim=1, keepdim=True)
-
     sigmoid = staticmethod(torch.sigmoid)
-
-    @staticmethod
-    def exp_(A):
-        return A.exp_()
 
     @staticmethod
     def softplus(A):
         return torch.logaddexp(torch.zeros((), dtype=A.dtype, device=A.device), A)
-
-    @staticmethod
-    def rowdot(P, D):
-        return torch.einsum("ij,ij->i", P, D)
 
     @staticmethod
     def flush_(A, tiny):
@@ -762,10 +750,6 @@ class MetricOps(_shared.SharedOps):
         return torch.stack([-torch.logaddexp(zero, s), -torch.logaddexp(zero, -s)], dim=1)
 
     @staticmethod
-    def row_max(a):
-        return a.amax(dim=1)
-
-    @staticmethod
     def pick(a, y):
         return a.gather(1, y.reshape(-1, 1))[:, 0]
 
@@ -776,10 +760,6 @@ class MetricOps(_shared.SharedOps):
         return d
 
     @staticmethod
-    def broadcast_rows(w, shape):
-        return w.reshape(-1, 1).expand(shape)
-
-    @staticmethod
     def to_numpy(a):
         return a.cpu().numpy()
 
@@ -788,10 +768,6 @@ class MetricOps(_shared.SharedOps):
         if weight is None:
             return float(values.mean())
         return float((values * weight).sum() / weight.sum())
-
-    @staticmethod
-    def zero_unweighted(values, weight):
-        return values.where(weight > 0, values.new_zeros(()))
 
     uniform_bin_ids = staticmethod(uniform_bin_ids)
     quantile_edges = staticmethod(quantile_edges)
