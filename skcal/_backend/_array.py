@@ -23,38 +23,17 @@ __all__ = [
 
 
 def is_torch_tensor(x):
-    """Return True if ``x`` is a ``torch.Tensor``.
+    """Whether ``x`` is a ``torch.Tensor``, without importing torch.
 
     torch is only looked up in ``sys.modules``: a process that never imported
-    torch cannot hold a tensor, so this never imports it.
-
-    Parameters
-    ----------
-    x : object
-        Any object.
-
-    Returns
-    -------
-    bool
+    it cannot hold a tensor.
     """
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
 
 
 def is_dask_array(x):
-    """Return True if ``x`` is a ``dask.array.Array``.
-
-    Like :func:`is_torch_tensor`, dask is only looked up in ``sys.modules``
-    (a process that never imported ``dask.array`` cannot hold one).
-
-    Parameters
-    ----------
-    x : object
-
-    Returns
-    -------
-    bool
-    """
+    """Whether ``x`` is a ``dask.array.Array`` (``dask.array`` looked up in ``sys.modules``)."""
     dask_array = sys.modules.get("dask.array")
     return dask_array is not None and isinstance(x, dask_array.Array)
 

@@ -59,10 +59,6 @@ _CACHE_ENTRIES = 4
 row_stride = _numpy.row_stride
 from_numpy = _numpy.from_numpy
 
-def is_dask_array(x):
-    """True for a ``dask.array.Array``."""
-    return isinstance(x, da.Array)
-
 
 # ------------------------------------------------------------------ plumbing
 def as_row_chunks(v, like):
@@ -77,16 +73,6 @@ def as_row_chunks(v, like):
     if v.chunks[0] != like.chunks[0]:
         v = v.rechunk((like.chunks[0],))
     return v
-
-
-def _block_weight(n, wb):
-    return float(n) if wb is None else float(np.sum(wb))
-
-
-def _packed(Zb, yb, wb=None, *, block_fn, args):
-    """``block_fn``'s tuple of sums flattened into one (1, m) float64 row."""
-    parts = block_fn(Zb, yb, wb, *args)
-    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
 
 
 def _reduce(block_fn, Z, y, sw, *args, is_max=None):
@@ -132,23 +118,18 @@ def _reduce(block_fn, Z, y, sw, *args, is_max=None):
             rows.max(axis=0, split_every=SPLIT_EVERY),
         )
         flat = np.where(mask, top, total)
-    out, at = [], 0
-    for sh, m in zip(shapes, sizes):
-        v = flat[at:at + m].reshape(sh)
-        out.append(float(v) if sh == () else v)
-        at += m
-    return tuple(out)
+    parts = np.split(flat, np.cumsum(sizes)[:-1])
+    return tuple(float(v[0]) if sh == () else v.reshape(sh) for v, sh in zip(parts, shapes))
 
 
 def _packed_of(*blocks, block_fn, args, has):
-    """:func:`_packed` of the blocks present (``has``: which of Z, y, w are given)."""
+    """``block_fn``'s tuple of sums of the blocks present, flattened into one (1, m) float64 row.
+
+    ``has`` says which of Z, y, w are given.
+    """
     it = iter(blocks)
-    Zb, yb, wb = (next(it) if h else None for h in has)
-    return _packed(Zb, yb, wb, block_fn=block_fn, args=args)
-
-
-def _key(*arrays):
-    return tuple(None if a is None else (a.name, a.shape) for a in arrays)
+    parts = block_fn(*(next(it) if h else None for h in has), *args)
+    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
 
 
 def _local(Z, y=None, sw=None):
@@ -158,7 +139,7 @@ def _local(Z, y=None, sw=None):
     size = Z.nbytes + sum(0 if v is None else v.nbytes for v in (y, sw))
     if not size <= LOCAL_MAX_BYTES:
         return None
-    key = _key(Z, y, sw)
+    key = tuple(None if a is None else (a.name, a.shape) for a in (Z, y, sw))
     hit = _CACHE.get(key)
     if hit is None:
         hit = dask.compute(Z, y, sw)
@@ -236,10 +217,8 @@ def logit_scale(Z, y, stats):
     """
     loc = _local(Z, y)
     if loc is not None:
-        m, zy = _numpy.row_max_and_true(loc[0], loc[1])
-        gap = float((m - zy).max())
-    else:
-        (gap,) = _reduce(_gap_block, Z, y, None, is_max=(True,))
+        return _shared.logit_scale(Z, y, _numpy.row_max_and_true(loc[0], loc[1]))
+    (gap,) = _reduce(_gap_block, Z, y, None, is_max=(True,))
     return gap if gap > 0 else 1.0
 
 
@@ -254,7 +233,7 @@ def _block_sums(Zb, yb, wb, fn, *args):
     An empty block, or one of weight 0, gives zeros of the same shapes (one
     row of zeros, times 0).
     """
-    W = _block_weight(Zb.shape[0], wb)
+    W = float(Zb.shape[0]) if wb is None else float(np.sum(wb))
     if Zb.shape[0] == 0 or not W > 0:
         Zb, yb, wb, W = np.zeros((1, Zb.shape[1]), Zb.dtype), np.zeros(1, np.int64), None, 0.0
     means = fn(Zb, yb, wb, *args)
@@ -341,8 +320,7 @@ def column_ranges(Z):
     """Column minima and maxima of ``Z`` as float64 NumPy arrays (one pass)."""
     loc = _local(Z)
     if loc is not None:
-        A = loc[0]
-        return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
+        return _numpy.column_ranges(loc[0])
     # per block (an empty block, e.g. of a group's rows, gives +inf / -inf)
     k = Z.shape[1]
     R = Z.map_blocks(
@@ -360,7 +338,7 @@ def _range_block(Zb):
     if Zb.shape[0] == 0:
         k = Zb.shape[1]
         return np.stack([np.full(k, np.inf), np.full(k, -np.inf)])
-    return np.stack([Zb.min(axis=0), Zb.max(axis=0)]).astype(np.float64)
+    return np.stack(_numpy.column_ranges(Zb))
 
 
 # -------------------------------------------------------------- prediction
@@ -368,8 +346,6 @@ def _predict_block(Zb, est, method):
     Zb, xp = est._prepare(Zb)
     out = getattr(est, method)(Zb, xp)
     return out if isinstance(out, np.ndarray) else to_numpy(out)
-
-
 
 
 def predict_blocks(est, method, Z, dtype):
@@ -400,13 +376,9 @@ def argmax_rows(P):
     return P.map_blocks(_numpy.argmax_rows, drop_axis=1, dtype=np.int64)
 
 
-def _take(idx, classes):
-    return classes[idx]
-
-
 def take_labels(idx, classes):
     """Lazy ``classes[idx]`` (labels of the predicted columns)."""
-    return idx.map_blocks(_take, classes, dtype=classes.dtype)
+    return idx.map_blocks(_numpy.take_labels, classes, dtype=classes.dtype)
 
 
 # ----------------------------------------------------- one-vs-rest columns
@@ -519,11 +491,8 @@ def gather_rows(*arrays):
     )
     for fut, vals in ac:
         i = futures.pop(fut)
-        j = 0
-        for o in outs:
-            if o is not None:
-                o[bounds[i]:bounds[i + 1]] = vals[j]
-                j += 1
+        for o, v in zip([o for o in outs if o is not None], vals):
+            o[bounds[i]:bounds[i + 1]] = v
         fut.release()
         nxt = submit()
         if nxt is not None:
@@ -539,15 +508,14 @@ def _as_tuple(*values):
 def _check_block(Xb, input_type, name, check_block):
     if Xb.shape[0] == 0:
         k = 2 if Xb.ndim == 1 or Xb.shape[1] == 1 else Xb.shape[1]
-        dtype = _float_dtype(Xb.dtype)
-        if input_type == "probabilities":
-            dtype = probability_log_dtype(dtype)
-        return np.empty((0, k), dtype=dtype)
+        return np.empty((0, k), dtype=_checked_dtype(Xb.dtype, input_type))
     return check_block(Xb, input_type=input_type, name=name)[0]
 
 
-def _float_dtype(dtype):
-    return dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+def _checked_dtype(dtype, input_type):
+    """The dtype of the checked logits of input of ``dtype`` (float16 probabilities: float32)."""
+    dtype = dtype if np.issubdtype(dtype, np.floating) else np.dtype(np.float64)
+    return probability_log_dtype(dtype) if input_type == "probabilities" else dtype
 
 
 def check_scores(X, input_type, name, check_block):
@@ -557,21 +525,10 @@ def check_scores(X, input_type, name, check_block):
     the first pass of a fit, or when predictions are computed): its errors
     (NaN, infinity, huge logits, probabilities outside [0, 1] or rows not
     summing to 1) are raised then, as the same ``ValueError``. Shape and dtype
-    are checked at once.
-
-    Parameters
-    ----------
-    X : dask.array.Array of shape (n_samples,) or (n_samples, n_classes)
-        Logits or probabilities.
-    input_type : {"logits", "probabilities"}
-        As for :func:`skcal.utils.validation.check_scores`.
-    name : str
-        The input's name in error messages.
-    check_block : callable
-        The NumPy check, ``check_block(Xb, input_type=..., name=...)`` returning
-        ``(Z, n_input_columns)``; passed in by the caller
-        (:func:`skcal.utils.validation.check_scores` passes itself) so that
-        this module imports nothing from :mod:`skcal.utils`.
+    are checked at once. ``check_block(Xb, input_type=..., name=...)`` is the
+    NumPy check returning ``(Z, n_input_columns)``, passed in by
+    :func:`skcal.utils.validation.check_scores` (itself) so that this module
+    imports nothing from :mod:`skcal.utils`.
 
     Returns
     -------
@@ -593,9 +550,7 @@ def check_scores(X, input_type, name, check_block):
     if X.ndim == 2 and len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     k = 2 if n_cols == 1 else n_cols
-    dtype = _float_dtype(X.dtype)
-    if input_type == "probabilities":
-        dtype = probability_log_dtype(dtype)  # float16: logs in float32
+    dtype = _checked_dtype(X.dtype, input_type)
     Z = X.map_blocks(
         _check_block, input_type, name, check_block, chunks=(X.chunks[0], (k,)),
         dtype=dtype, meta=np.empty((0, k), dtype=dtype),
@@ -659,23 +614,10 @@ def _encode_block(yb, classes, encode):
 def encode_labels(y, classes, like, *, encode):
     """Lazy encoding of dask (or NumPy) labels ``y`` as positions in ``classes``.
 
-    Parameters
-    ----------
-    y : dask.array.Array or ndarray of shape (n_samples,)
-        Labels.
-    classes : ndarray of shape (n_classes,)
-        The fitted classes.
-    like : dask.array.Array of shape (n_samples, n_classes)
-        Logits whose row chunks the result follows.
-    encode : callable
-        The NumPy encoder ``encode(classes, yb)`` applied to each block
-        (:func:`skcal.utils._labels.encode_labels`, passed in by the caller so
-        that this module imports nothing from :mod:`skcal.utils`); its
-        ``ValueError`` for an unknown label is raised when the block is computed.
-
-    Returns
-    -------
-    dask.array.Array of shape (n_samples,), int64
+    An int64 dask array with the row chunks of the logits ``like``. Each block
+    is encoded by ``encode(classes, yb)`` (:func:`skcal.utils._labels.encode_labels`,
+    passed in so that this module imports nothing from :mod:`skcal.utils`),
+    whose ``ValueError`` for an unknown label is raised when the block is computed.
     """
     y = as_row_chunks(y, like)
     return y.map_blocks(_encode_block, classes, encode, dtype=np.int64)

@@ -41,7 +41,6 @@ __all__ = [
     "feature_moments",
     "affine_nll_grad",
     "affine_nll_hess",
-    "affine_nll_hessp",
     "HessianSample",
     "affine_log_softmax",
     "true_class_log_proba",
@@ -142,9 +141,7 @@ def _add_products(gW, gb, R, X, ops, full):
 
 
 def _params(W, b, ops):
-    Wc = ops.const(W)
-    bc = None if b is None else ops.const(b)
-    return Wc, bc
+    return ops.const(W), None if b is None else ops.const(b)
 
 
 # -------------------------------------------------------------------- passes
@@ -250,45 +247,6 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
     return _means(ops, wsum, f, gW, gb)
 
 
-def affine_nll_hessp(Z, y, sample_weight, xp, feat, W, b, VW, vb):
-    """Product of the Hessian of :func:`affine_nll_grad`'s objective with a direction.
-
-    Parameters
-    ----------
-    Z, y, sample_weight, xp, feat, W, b
-        As in :func:`affine_nll_grad`.
-    VW : ndarray, float64, shape of ``W``
-        Direction of ``W``.
-    vb : ndarray of shape (n_classes,), float64, or None
-        Direction of ``b`` (None with no intercept).
-
-    Returns
-    -------
-    HW, hb : ndarray, float64
-        ``H @ (VW, vb)`` split like the parameters: with the logit direction
-        ``d_i = VW x~_i + vb`` and ``u_i = p_i * (d_i - p_i . d_i)``,
-        ``HW = mean_s[u_i x~_i^T]`` (diagonal: ``mean_s[u_i * x~_i]``) and
-        ``hb = mean_s[u_i]``. One pass.
-    """
-    ops = xp.affine_ops(Z)
-    n, k = Z.shape
-    sw, wsum = _weights(sample_weight, n)
-    Wc, bc = _params(W, b, ops)
-    Vc, vc = _params(VW, vb, ops)
-    HW = ops.zeros(tuple(W.shape))
-    hb = ops.zeros(k)
-    for sl in ops.chunks(Z):
-        X = _standardised(Z[sl], feat, ops)
-        P, _ = _softmax_parts(_logits(X, Wc, bc, ops), ops, flush=True)
-        D = _logits(X, Vc, vc, ops)
-        D -= ops.rowsum(P * D)
-        D *= P
-        if sw is not None:
-            D *= ops.const(sw[sl])[:, None]
-        _add_products(HW, hb, D, X, ops, W.ndim == 2)
-    return ops.numpy(HW) / wsum, ops.numpy(hb) / wsum
-
-
 def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
     """Objective, gradient and exact Hessian of :func:`affine_nll_grad`, one pass.
 
@@ -361,11 +319,7 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
         add_diagonal_blocks(H, ops.numpy(s_pxx), ops.numpy(s_px), ops.numpy(s_p))
     H /= wsum
     if b is None:
-        keep = (
-            np.array([i for i in range(k * m) if i % m != k])
-            if full
-            else np.arange(k)
-        )
+        keep = np.array([i for i in range(k * m) if i % m != k]) if full else np.arange(k)
         H = H[np.ix_(keep, keep)]
     return (*_means(ops, wsum, f, gW, gb), H)
 
@@ -403,10 +357,7 @@ class HessianSample:
             Z = xp.take_rows(Z, rows)
             if sample_weight is not None:
                 sample_weight = xp.take_rows(sample_weight, rows)
-        parts = [
-            _standardised(Z[sl], feat, ops)
-            for sl in ops.chunks(Z)
-        ]
+        parts = [_standardised(Z[sl], feat, ops) for sl in ops.chunks(Z)]
         X = parts[0] if len(parts) == 1 else ops.cat_rows(parts)
         del parts
         if M is not None:
@@ -427,10 +378,13 @@ class HessianSample:
         return self
 
     def hessp(self, VW, vb):
-        """``H @ (VW, vb)`` as in :func:`affine_nll_hessp`, on the held rows.
+        """``H @ (VW, vb)`` on the held rows, split like the parameters.
 
-        Walks the rows in cache-sized blocks (:data:`HESSP_BLOCK_BYTES`);
-        float32 products per block, summed over blocks in float64.
+        With the logit direction ``d_i = VW x~_i + vb`` and
+        ``u_i = p_i * (d_i - p_i . d_i)``: ``HW = mean_s[u_i x~_i^T]``
+        (diagonal: ``mean_s[u_i * x~_i]``) and ``hb = mean_s[u_i]``. Walks the
+        rows in cache-sized blocks (:data:`HESSP_BLOCK_BYTES`); float32
+        products per block, summed over blocks in float64.
         """
         ops, X, P = self.ops, self.X, self.P
         Vc, vc = _params(VW, vb, ops)
@@ -459,10 +413,7 @@ class HessianSample:
         weight ``p_ik (1 - p_ik)`` is below ``row_cut`` times the class's
         largest (a preconditioner only needs the dominant terms).
         """
-        ops, X, P = self.ops, self.X, self.P
-        Q = P * (1.0 - P)
-        if self.sw is not None:
-            Q = Q * self.sw
+        ops, X, Q = self.ops, self.X, self._curvature()
         n, k = X.shape
         Xh = ops.cat([X, ops.ones_col(n, X.dtype)]) if intercept else X
         m = Xh.shape[1]
@@ -477,12 +428,16 @@ class HessianSample:
             out[c] = ops.numpy((Xc * qc[:, None]).T @ Xc)
         return out / self.wsum
 
-    def diagonal(self, full):
-        """Diagonal of the Hessian: ``(diag_W, diag_b)`` (``diag_W`` of the shape of ``W``)."""
-        ops, X, P = self.ops, self.X, self.P
-        Q = P * (1.0 - P)
+    def _curvature(self):
+        """``s_i p_ik (1 - p_ik)`` of the held rows (a new array)."""
+        Q = self.P * (1.0 - self.P)
         if self.sw is not None:
             Q *= self.sw
+        return Q
+
+    def diagonal(self, full):
+        """Diagonal of the Hessian: ``(diag_W, diag_b)`` (``diag_W`` of the shape of ``W``)."""
+        ops, X, Q = self.ops, self.X, self._curvature()
         db = ops.numpy(ops.f64(ops.colsum(Q))) / self.wsum
         if full:
             dW = ops.numpy(Q.T @ (X * X))
@@ -496,11 +451,8 @@ def affine_log_softmax(Z, xp, feat, W, b, out_dtype=None, proba=False):
 
     Parameters
     ----------
-    Z : ndarray or torch.Tensor of shape (n_samples, n_classes)
-    xp : module
-    feat : Features
-    W : ndarray of shape (n_classes, n_classes) or (n_classes,), float64
-    b : ndarray of shape (n_classes,), float64, or None
+    Z, xp, feat, W, b
+        As in :func:`affine_nll_grad`.
     out_dtype : dtype, optional
         Default: ``xp.output_dtype(Z.dtype)`` (float64 for float64 input,
         float32 otherwise).
@@ -550,8 +502,6 @@ def true_class_log_proba(Z, y, xp, betas=(1.0,)):
     n, _ = Z.shape
     out = np.empty((n, len(betas)))
     for sl in ops.chunks(Z):
-        # one shift by the row maxima, then exp/sum per beta (beta > 0:
-        # the maximum of beta z is beta times that of z)
         A = ops.work(Z[sl])
         A -= ops.rowmax(A)
         zy = ops.take(A, y[sl])

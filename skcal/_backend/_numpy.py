@@ -40,18 +40,9 @@ HOST_ONLY = frozenset(
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None):
     """Yield ``slice`` objects covering ``range(n_samples)`` in row chunks.
 
-    Parameters
-    ----------
-    n_samples, n_classes : int
-        Shape of the matrix to walk.
-    itemsize : int, default=8
-        Bytes per element of the working copy.
-    chunk_bytes : int, optional
-        Target bytes per chunk; :data:`CHUNK_BYTES` by default.
-
-    Yields
-    ------
-    slice
+    A chunk of the ``(n_samples, n_classes)`` matrix, at ``itemsize`` bytes
+    per element of the working copy, holds about ``chunk_bytes``
+    (:data:`CHUNK_BYTES` by default).
     """
     budget = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
     return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
@@ -101,10 +92,7 @@ def from_numpy(a, device=None):
 
 
 def output_dtype(dtype):
-    """Dtype of probabilities computed from logits of ``dtype``.
-
-    float64 stays float64; everything else (float16, float32) gives float32.
-    """
+    """Dtype of probabilities (and of the work) from logits of ``dtype``: float64 or float32."""
     return np.float64 if np.dtype(dtype) == np.float64 else np.float32
 
 
@@ -244,21 +232,9 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
 
 
 def row_max_and_true(Z, y):
-    """Per-row maximum and true-class logit, float64 arrays of shape (n_samples,).
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, n_classes)
-    y : ndarray of shape (n_samples,), int64
-
-    Returns
-    -------
-    m, zy : ndarray of shape (n_samples,), float64
-        ``max_k Z[i, k]`` and ``Z[i, y[i]]``.
-    """
+    """Per-row ``max_k Z[i, k]`` and ``Z[i, y[i]]``, float64 arrays of shape (n_samples,)."""
     n, k = Z.shape
-    m = np.empty(n)
-    zy = np.empty(n)
+    m, zy = np.empty((2, n))
     for sl in chunk_rows(n, k):
         m[sl], zy[sl] = _max_and_true(Z[sl], y[sl])
     return m, zy
@@ -337,13 +313,12 @@ def temperature_nll_derivs(
 
 
 def _temperature_chunks(Z):
-    wd = np.float64 if Z.dtype == np.float64 else np.float32
+    wd = np.dtype(output_dtype(Z.dtype))
     n, k = Z.shape
-    chunks = chunk_rows(n, k, np.dtype(wd).itemsize)
-    rows = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
+    rows = next(chunk_rows(n, k, wd.itemsize)).stop
     # two chunk buffers, reused (a fresh array per chunk costs page faults)
     bufs = (np.empty((rows, k), dtype=wd), np.empty((rows, k), dtype=wd))
-    for sl in chunks:
+    for sl in chunk_rows(n, k, wd.itemsize):
         yield sl, bufs
 
 
@@ -376,10 +351,6 @@ def _empty64(n, like):
 
 def _zeros64(n, like):
     return np.zeros(n)
-
-
-def _clip0(v):
-    return np.maximum(v, 0.0)
 
 
 _this = sys.modules[__name__]
@@ -453,10 +424,7 @@ def vector_nll_hess(Z, y, sample_weight, w, b):
 
 
 def _wcolsum(wc, M):
-    """Column sums of ``M``, weighted by ``wc`` (None: unweighted), without BLAS.
-
-    Plain reductions avoid a BLAS call (and its thread wake-ups) per chunk.
-    """
+    """Column sums of ``M`` weighted by ``wc`` (None: unweighted), without a BLAS call per chunk."""
     if wc is None:
         return M.sum(axis=0)
     return np.einsum("i,ij->j", wc, M)
@@ -468,10 +436,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     w = np.asarray(w, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     f = 0.0
-    s_pz = np.zeros(k)       # sum_i s_i p_i z_i
-    s_p = np.zeros(k)        # sum_i s_i p_i
-    t_z = np.zeros(k)        # sum_i s_i e_{y_i} z_{i, y_i}
-    t_1 = np.zeros(k)        # sum_i s_i e_{y_i}
+    s_pz, s_p, t_z, t_1 = np.zeros((4, k))  # the sums of _shared.vector_result
     if hessian:
         s_pzz = np.zeros(k)
         QQ = np.zeros((2 * k, 2 * k), order="F")
@@ -482,8 +447,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         wc = None if sw is None else sw[sl]
         z_y = Zc[np.arange(P.shape[0]), yc]
         f += f_i.sum() if wc is None else np.dot(wc, f_i)
-        wz_y = z_y if wc is None else wc * z_y
-        t_z += np.bincount(yc, weights=wz_y, minlength=k)
+        t_z += np.bincount(yc, weights=z_y if wc is None else wc * z_y, minlength=k)
         t_1 += np.bincount(yc, weights=wc, minlength=k)
         s_p += _wcolsum(wc, P)
         if hessian:
@@ -513,10 +477,6 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     return _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum, QQ, s_pzz)
 
 
-def _rowdot(P, D):
-    return np.einsum("ij,ij->i", P, D)[:, None]
-
-
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     """Product of the vector-scaling NLL Hessian with a direction, in one pass.
 
@@ -540,7 +500,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     hb = np.zeros(k)
     for sl in chunk_rows(n, k):
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b)
-        D = _shared.vector_hessp_chunk(Zc, P, vw, vb, _rowdot)
+        D = _shared.vector_hessp_chunk(Zc, P, vw, vb, AffineOps)
         wc = None if sw is None else sw[sl]
         hb += _wcolsum(wc, D)
         D *= Zc
@@ -586,9 +546,8 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     w_ = np.asarray(w, dtype=wd)
     b_ = np.asarray(b, dtype=wd)
     f = 0.0
-    sums = np.zeros((7, k))  # s_p, s_pz, s_pzz, q_zz, q_z1, q_11, (spare)
-    t_z = np.zeros(k)
-    t_1 = np.zeros(k)
+    sums = np.zeros((6, k))  # s_p, s_pz, s_pzz, q_zz, q_z1, q_11
+    t_z, t_1 = np.zeros((2, k))
     rows_max = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
     buf_p = np.empty((rows_max, k), dtype=wd)
     buf_q = np.empty((rows_max, k), dtype=wd)
@@ -614,16 +573,12 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
         PZ = np.multiply(P, Zc, out=buf_q[:r])
         z_y = Zc[rows, yc].astype(np.float64)
         wc = None if sw is None else sw[sl]
+        f += f_i.sum() if wc is None else np.dot(wc, f_i)
+        t_z += np.bincount(yc, weights=z_y if wc is None else wc * z_y, minlength=k)
+        t_1 += np.bincount(yc, weights=wc, minlength=k)
         if wc is None:
-            f += f_i.sum()
-            t_z += np.bincount(yc, weights=z_y, minlength=k)
-            t_1 += np.bincount(yc, minlength=k)
-            u = ones[:r]
-            Pw, PZw = P, PZ
+            u, Pw, PZw = ones[:r], P, PZ
         else:
-            f += np.dot(wc, f_i)
-            t_z += np.bincount(yc, weights=wc * z_y, minlength=k)
-            t_1 += np.bincount(yc, weights=wc, minlength=k)
             u = wc.astype(wd)
             Pw, PZw = P * u[:, None], PZ * u[:, None]
         sums[0] += u @ P
@@ -632,7 +587,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
         sums[3] += np.einsum("ij,ij->j", PZw, PZ)
         sums[4] += np.einsum("ij,ij->j", PZw, P)
         sums[5] += np.einsum("ij,ij->j", Pw, P)
-    s_p, s_pz, s_pzz, q_zz, q_z1, q_11 = sums[:6]
+    s_p, s_pz, s_pzz, q_zz, q_z1, q_11 = sums
     f, gw, gb, _ = _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum)
     blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
     return f, gw, gb, blocks
@@ -757,12 +712,12 @@ def row_sums64(a):
 class AffineOps(_shared.SharedOps):
     """The array operations of the affine kernels (:mod:`skcal._backend._matrix`), NumPy.
 
-    Also those of ``LocalTemperatureScaler``'s network objective.
-
-    Its twin ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
+    Also those of ``LocalTemperatureScaler``'s network objective; the twin
+    ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
     """
 
     name = "numpy"
+    xp = np
 
     def __init__(self, Z):
         self.wd = np.float64 if Z.dtype == np.float64 else np.float32
@@ -788,29 +743,12 @@ class AffineOps(_shared.SharedOps):
     numpy = f64
 
     @staticmethod
-    def rowmax(A):
-        return A.max(axis=1, keepdims=True)
-
-    exp = staticmethod(np.exp)
-    log = staticmethod(np.log)
-    tanh = staticmethod(np.tanh)
-
-    @staticmethod
     def softplus(A):
         return np.logaddexp(0.0, A)
 
     @staticmethod
     def sigmoid(A):
         return np.exp(-np.logaddexp(0.0, -A))
-
-    @staticmethod
-    def rowdot(P, D):
-        """``sum_k P * D`` per row, shape ``(n,)``."""
-        return np.einsum("ij,ij->i", P, D)
-
-    @staticmethod
-    def exp_(A):
-        return np.exp(A, out=A)
 
     @staticmethod
     def flush_(A, tiny):
@@ -840,14 +778,6 @@ class AffineOps(_shared.SharedOps):
         D -= np.einsum("ij,ij->i", P, D)[:, None]
 
     @staticmethod
-    def cat_rows(parts):
-        return np.concatenate(parts, 0)
-
-    @staticmethod
-    def cat(parts):
-        return np.concatenate(parts, axis=1)
-
-    @staticmethod
     def ones_col(n, dtype):
         return np.ones((n, 1), dtype=dtype)
 
@@ -856,9 +786,8 @@ class AffineOps(_shared.SharedOps):
         return np.empty(shape, dtype=dtype)
 
 
-def affine_ops(Z):
-    """The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32)."""
-    return AffineOps(Z)
+#: The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32).
+affine_ops = AffineOps
 
 
 # ------------------------------------------------- the metrics' bin rules
@@ -935,12 +864,11 @@ def quantile_edges(x, w, n_bins):
     ``np.quantile(x, q, method="inverted_cdf", weights=w)``), or one bin per
     distinct value when there are at most ``n_bins`` of them.
     """
-    if w is not None:
-        keep = w > 0
-        x, w = x[keep], w[keep]
     if w is None:
         v = np.sort(x)
     else:
+        keep = w > 0
+        x, w = x[keep], w[keep]
         order = np.argsort(x, kind="stable")
         v = x[order]
     step = np.flatnonzero(v[1:] != v[:-1])  # the last index of each run of ties
@@ -958,6 +886,8 @@ def quantile_edges(x, w, n_bins):
 # ------------------------------------------------- the metrics' row ops
 class MetricOps(_shared.SharedOps):
     """The array operations of the metrics' row passes (``skcal.metrics._rows``), for NumPy."""
+
+    xp = np
 
     @staticmethod
     def chunk_rows(n, k):
@@ -983,8 +913,6 @@ class MetricOps(_shared.SharedOps):
     def arange(n):
         return np.arange(n)
 
-    exp = staticmethod(np.exp)
-
     @staticmethod
     def log(a):
         with np.errstate(divide="ignore"):  # log(0) = -inf is documented
@@ -1000,14 +928,6 @@ class MetricOps(_shared.SharedOps):
         return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
 
     @staticmethod
-    def pair(a, b):
-        return np.stack([a, b], axis=1)
-
-    @staticmethod
-    def row_max(a):
-        return a.max(axis=1)
-
-    @staticmethod
     def pick(a, y):
         """``a[i, y[i]]`` for every row ``i`` (an ``(n,)`` vector)."""
         return a[np.arange(a.shape[0]), y]
@@ -1020,14 +940,6 @@ class MetricOps(_shared.SharedOps):
         return d
 
     @staticmethod
-    def bincount(ids, weights, size):
-        return np.bincount(ids, weights=weights, minlength=size)
-
-    @staticmethod
-    def broadcast_rows(w, shape):
-        return np.broadcast_to(w[:, None], shape)
-
-    @staticmethod
     def to_numpy(a):
         return a
 
@@ -1035,11 +947,6 @@ class MetricOps(_shared.SharedOps):
     def weighted_mean(values, weight):
         """``sum w v / sum w`` (the plain mean without weights), a float."""
         return float(np.average(values, weights=weight))
-
-    @staticmethod
-    def zero_unweighted(values, weight):
-        """``values`` with 0 where ``weight`` is 0 (so that 0 * inf is not NaN)."""
-        return np.where(weight > 0, values, 0.0)
 
     uniform_bin_ids = staticmethod(uniform_bin_ids)
     quantile_edges = staticmethod(quantile_edges)
@@ -1142,22 +1049,10 @@ def defers_range_check(X):
 
 
 def min_max(X):
-    """Minimum and maximum of a NumPy array as floats, one read of its memory.
+    """Minimum and maximum of a 1-D or 2-D floating array as floats, one read of its memory.
 
-    Parameters
-    ----------
-    X : ndarray, 1-D or 2-D, floating
-
-    Returns
-    -------
-    lo, hi : float
-        NaN for both if ``X`` holds a NaN.
-
-    Notes
-    -----
-    Both reductions run on one row chunk of :data:`CHUNK_BYTES` at a time
-    (no temporary array); NaN propagates through them, and an infinity shows
-    as one of them.
+    NaN for both if ``X`` holds a NaN. Both reductions run on one row chunk of
+    :data:`CHUNK_BYTES` at a time (no temporary array), while it is in cache.
     """
     step = max(1, CHUNK_BYTES // (X.itemsize * (1 if X.ndim == 1 else X.shape[1])))
     if X.shape[0] <= step:

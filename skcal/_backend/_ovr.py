@@ -22,10 +22,6 @@ def _torch_of(x):
     return sys.modules["torch"] if is_torch_tensor(x) else None
 
 
-def backend_name(Z):
-    return "numpy" if _torch_of(Z) is None else "torch"
-
-
 def _work_dtype(Z):
     """float64 for computing on Z's array type (float32 on MPS, which lacks float64)."""
     torch = _torch_of(Z)
@@ -350,7 +346,7 @@ def proba_from_log_odds(F):
     is ``0 / 0``.
     """
     Q = sigmoid(F)
-    den = Q.sum(1, keepdims=True) if backend_name(Q) == "numpy" else Q.sum(1, True)
+    den = Q.sum(axis=1, keepdims=True)
     small = den[:, 0] < TINY_REST
     with np.errstate(invalid="ignore", divide="ignore"):  # rows redone below
         Q /= den
@@ -382,35 +378,17 @@ def write_rows(out, sl, R):
 
 
 # ------------------------------------------------------- float32 fast kernels
-#: float32 twin of :data:`TINY_REST`: below it the arg-max entry's log-sum is
-#: recomputed around the second-largest logit.
+#: The float32 twin of :data:`TINY_REST`.
 TINY_REST32 = 1e-30
 
 
-def ovr_row_stats32(Z, chunk_bytes=None):
+def ovr_row_stats32(Z):
     """Row statistics of the one-vs-rest log-odds of a float32 NumPy matrix, in float32.
 
-    Parameters
-    ----------
-    Z : ndarray of shape (n_rows, n_classes), float32
-        Logits, ``n_classes >= 3``.
-    chunk_bytes : int, optional
-        Bytes of one float32 row chunk (:data:`skcal._backend._numpy.CHUNK_BYTES`
-        by default).
-
-    Returns
-    -------
-    a1 : ndarray of shape (n_rows,), intp
-        Arg-max column.
-    m1 : ndarray of shape (n_rows,), float32
-        Row maximum.
-    total : ndarray of shape (n_rows,), float32
-        ``sum_j exp(z_j - m1) >= 1``.
-    neg_top : ndarray of shape (n_rows,), float32
-        The arg-max entry's log-odds ``m1 - log sum_{j != a1} exp(z_j)``.
-
-    Notes
-    -----
+    For logits ``Z`` of shape (n_rows, n_classes), ``n_classes >= 3``, four
+    vectors of shape (n_rows,): the arg-max column ``a1`` (intp) and, float32,
+    the row maximum ``m1``, ``total = sum_j exp(z_j - m1) >= 1`` and the
+    arg-max entry's log-odds ``neg_top = m1 - log sum_{j != a1} exp(z_j)``.
     As :func:`_ovr_row_stats` (the same formulas, no cancellation), in
     float32: every score then has an absolute error of a few float32 ulps of
     the row's largest logit. Uses O(n_rows) memory (16 B per row) and one
@@ -421,7 +399,7 @@ def ovr_row_stats32(Z, chunk_bytes=None):
     m1 = np.empty(n, dtype=np.float32)
     total = np.empty(n, dtype=np.float32)
     neg_top = np.empty(n, dtype=np.float32)
-    for sl in _numpy.chunk_rows(n, k, itemsize=4, chunk_bytes=chunk_bytes):
+    for sl in _numpy.chunk_rows(n, k, itemsize=4):
         a1[sl], m1[sl], total[sl], neg_top[sl] = _row_stats32(Z[sl])[0]
     return a1, m1, total, neg_top
 

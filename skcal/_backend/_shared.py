@@ -16,7 +16,9 @@ kernels written once against ``array_api_compat`` are 1.2-5x slower on NumPy
 ``bincount``) and up to 2.9x slower on torch (no fused ``cross_entropy`` /
 buffer reuse). The code here uses only operators and methods that NumPy
 arrays and torch tensors share (``+ - * /``, ``@``, ``.sum()``, slicing,
-``.tolist()``), so it needs no namespace object and dispatches on nothing.
+``.tolist()``, ``.clip``), so it dispatches on nothing; :class:`SharedOps`
+calls the few functions both libraries name alike (``exp``, ``concatenate``,
+``stack``, ``bincount``) through its subclass's array module ``xp``.
 """
 
 import contextvars
@@ -34,17 +36,8 @@ DEFERRED_RANGE_CHECKS = contextvars.ContextVar("skcal_deferred_range_checks", de
 
 
 def observe_chunk_range(Z, Zc):
-    """Report the row chunk ``Zc`` of ``Z`` to the deferred range checks of ``Z``.
+    """Report the row chunk ``Zc`` that a kernel has just read to the deferred checks of ``Z``.
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes)
-        The logit tensor a kernel sweeps.
-    Zc : torch.Tensor of shape (n_chunk, n_classes)
-        The chunk of ``Z`` it has just read.
-
-    Notes
-    -----
     A no-op outside a :func:`skcal.utils.validation.deferred_range_check`
     block, and for tensors whose check was not deferred.
     """
@@ -74,34 +67,21 @@ def wsum(v, w):
 
 
 # ---------------------------------------------------------- temperature scaling
-def temperature_terms(s0, s1, s2, s3, dy, beta, log, clip0):
-    """Per-row terms of the temperature-scaling NLL and its derivatives.
+def temperature_terms(s0, s1, s2, s3, dy, beta, log):
+    """Per-row terms of the temperature-scaling NLL and its derivatives, float64 (rows,).
 
-    Parameters
-    ----------
-    s0, s1, s2 : float64 arrays of shape (rows,)
-        Row sums of ``e``, ``e d`` and ``e d^2`` with ``d = z - max z`` and
-        ``e = exp(beta d)``; ``s2`` may be None (no ``f''``).
-    s3 : float64 array of shape (rows,) or None
-        Row sums of ``e d^3``, for the third derivative.
-    dy : float64 array of shape (rows,)
-        ``z_y - max z <= 0``.
-    beta : float
-    log, clip0 : callables
-        The library's ``log`` and ``x -> max(x, 0)``.
-
-    Returns
-    -------
-    list of float64 arrays of shape (rows,)
-        ``log s0 - beta dy`` (the NLL), ``mu - dy`` (``f'``), ``Var_p[z]``
-        (``f''``) and, with ``s3``, the third central moment (``f'''``), with
-        ``mu = s1 / s0 = E_p[z] - max z``.
+    From the row sums ``s_j = sum_k e d^j`` (``d = z - max z``,
+    ``e = exp(beta d)``; ``s2`` and ``s3`` may be None), ``dy = z_y - max z``
+    and the library's ``log``: ``log s0 - beta dy`` (the NLL), ``mu - dy``
+    (``f'``), ``Var_p[z]`` (``f''``, clipped at 0) and, with ``s3``, the third
+    central moment (``f'''``), with ``mu = s1 / s0 = E_p[z] - max z``.
     """
     mu = s1 / s0
-    m2 = None if s2 is None else s2 / s0
+    terms = [log(s0) - beta * dy, mu - dy]
     if s2 is None:
-        return [log(s0) - beta * dy, mu - dy]
-    terms = [log(s0) - beta * dy, mu - dy, clip0(m2 - mu * mu)]
+        return terms
+    m2 = s2 / s0
+    terms.append((m2 - mu * mu).clip(min=0.0))
     if s3 is not None:
         terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
     return terms
@@ -134,7 +114,7 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
             m_all[sl], zy_all[sl] = lib._max_and_true(Zc, y[sl])
         m = m_all[sl]
         s0, s1, s2, s3 = lib._temperature_row_sums(Zc, m, beta, third, state, second)
-        terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log, lib._clip0)
+        terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log)
         w = None if sw is None else sw[sl]
         for j, v in enumerate(terms):
             acc[j] += wsum(v, w)
@@ -148,24 +128,13 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
 def vector_result(f, s_pz, t_z, s_p, t_1, total, QQ=None, s_pzz=None):
     """NLL, gradient and (with ``QQ``) Hessian of vector scaling from its sums.
 
-    Parameters
-    ----------
-    f : float
-        ``sum_i s_i [logsumexp(a_i) - a_{i, y_i}]``.
-    s_pz, t_z, s_p, t_1 : ndarray of shape (n_classes,), float64
-        ``sum_i s_i p_i z_i``, ``sum_i s_i e_{y_i} z_{i, y_i}``,
-        ``sum_i s_i p_i`` and ``sum_i s_i e_{y_i}``.
-    total : float
-        Sum of the sample weights.
-    QQ : ndarray of shape (2 K, 2 K), float64, optional
-        ``sum_i s_i q_i q_i^T`` with ``q_i = (p_i z_i, p_i)`` (symmetric).
-    s_pzz : ndarray of shape (n_classes,), float64, optional
-        ``sum_i s_i p_i z_i^2``.
-
-    Returns
-    -------
-    f, grad_w, grad_b, hess
-        Means (divided by ``total``); ``hess`` is None without ``QQ``.
+    The sums over rows ``i`` with weights ``s_i`` (``total`` their sum):
+    ``f = sum_i s_i [logsumexp(a_i) - a_{i, y_i}]``; per class (float64,
+    shape (K,)) ``s_pz = sum_i s_i p_i z_i``, ``t_z = sum_i s_i e_{y_i} z_{i, y_i}``,
+    ``s_p = sum_i s_i p_i``, ``t_1 = sum_i s_i e_{y_i}`` and
+    ``s_pzz = sum_i s_i p_i z_i^2``; ``QQ = sum_i s_i q_i q_i^T`` (2K x 2K,
+    symmetric) with ``q_i = (p_i z_i, p_i)``. Returns the means
+    ``f, grad_w, grad_b, hess`` (``hess`` None without ``QQ``).
     """
     gw = (s_pz - t_z) / total
     gb = (s_p - t_1) / total
@@ -187,26 +156,28 @@ def add_diagonal_blocks(H, d_ww, d_wb, d_bb):
     return H
 
 
-def vector_hessp_chunk(Zc, P, vw, vb, rowdot):
+def vector_hessp_chunk(Zc, P, vw, vb, ops):
     """Per-row part of the vector-scaling Hessian-vector product on one chunk.
 
     Returns ``U`` with ``u_i = p_i * (d_i - p_i . d_i)``, ``d_i = vw * z_i + vb``
     (``hw = mean_s[u_i * z_i]``, ``hb = mean_s[u_i]``), computed in one new
-    array; ``rowdot(P, D)`` is the library's row-wise dot product, shape (rows, 1).
+    array; ``ops`` is the library's ``AffineOps`` (its ``sub_rowdot_``).
     """
     D = Zc * vw
     D += vb
-    D -= rowdot(P, D)
+    ops.sub_rowdot_(D, P)
     D *= P
     return D
 
 
 # ------------------------------------------- the array ops of both libraries
 class SharedOps:
-    """The row and column sums and arg-maxima of ``AffineOps`` and ``MetricOps``.
+    """The operations of ``AffineOps`` and ``MetricOps`` spelt alike in both libraries.
 
-    Spelt once: NumPy arrays and torch tensors take the same ``axis`` /
-    ``keepdims`` arguments (the same torch kernels as ``dim`` / ``keepdim``).
+    NumPy arrays and torch tensors take the same ``axis`` / ``keepdims``
+    arguments (the same torch kernels as ``dim`` / ``keepdim``); the
+    functions called through the class's array module ``xp`` (``numpy`` or
+    ``torch``) share their names and arguments.
     """
 
     @staticmethod
@@ -224,6 +195,47 @@ class SharedOps:
     @staticmethod
     def row_argmax(a):
         return a.argmax(axis=1)
+
+    def rowmax(self, A):
+        return self.xp.amax(A, axis=1, keepdims=True)
+
+    def row_max(self, a):
+        return self.xp.amax(a, axis=1)
+
+    def rowdot(self, P, D):
+        """``sum_k P * D`` per row, shape ``(n,)``."""
+        return self.xp.einsum("ij,ij->i", P, D)
+
+    def broadcast_rows(self, w, shape):
+        return self.xp.broadcast_to(w[:, None], shape)
+
+    def zero_unweighted(self, values, weight):
+        """``values`` with 0 where ``weight`` is 0 (so that 0 * inf is not NaN)."""
+        return self.xp.where(weight > 0, values, 0.0)
+
+    def exp(self, A):
+        return self.xp.exp(A)
+
+    def exp_(self, A):
+        return self.xp.exp(A, out=A)
+
+    def log(self, A):
+        return self.xp.log(A)
+
+    def tanh(self, A):
+        return self.xp.tanh(A)
+
+    def cat_rows(self, parts):
+        return self.xp.concatenate(parts, axis=0)
+
+    def cat(self, parts):
+        return self.xp.concatenate(parts, axis=1)
+
+    def pair(self, a, b):
+        return self.xp.stack([a, b], axis=1)
+
+    def bincount(self, ids, weights, size):
+        return self.xp.bincount(ids, weights=weights, minlength=size)
 
 
 # ------------------------------------------------- a calibrator's predictions

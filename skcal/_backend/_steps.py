@@ -9,7 +9,7 @@ never imports torch (it is looked up in ``sys.modules`` once a tensor arrives).
 
 import numpy as np
 
-from ._ovr import _torch_of
+from ._ovr import _torch_of, stack_columns
 
 __all__ = ["step_lookup", "step_lookup_columns", "piecewise_poly", "elementwise", "log_sigmoid"]
 
@@ -170,17 +170,10 @@ def step_lookup_columns(S, edges, values):
     one ``searchsorted`` per column.
     """
     K = len(edges)
-    torch = _torch_of(S)
-    numpy = torch is None
     big = max((np.size(e) for e in edges), default=0) > TABLE_MAX_EDGES
-    if not numpy or big or S.shape[0] * K < 4096:
+    if _torch_of(S) is not None or big or S.shape[0] * K < 4096:
         cols = [step_lookup(S[:, j], e, v) for j, (e, v) in enumerate(zip(edges, values))]
-        if numpy:
-            out = np.empty(S.shape)
-            for j, c in enumerate(cols):
-                out[:, j] = c
-            return out
-        return torch.stack(cols, dim=1)
+        return stack_columns(cols)
     NB = _TABLE_CELLS
     lo, inv, T = _cell_tables(edges)
     sizes = np.array([np.size(v) for v in values])

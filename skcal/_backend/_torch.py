@@ -45,26 +45,13 @@ row_stride = _numpy.row_stride
 
 
 def from_numpy(a, device=None):
-    """Return the NumPy array ``a`` as a tensor, on ``device`` if given.
+    """The NumPy array ``a`` as a tensor on ``device`` (the CPU by default).
 
-    Parameters
-    ----------
-    a : ndarray
-        Any array torch supports (float16/32/64, integers, bool).
-    device : str or torch.device, optional
-        Target device; by default the CPU, where the tensor shares memory
-        with ``a`` (no copy).
-
-    Returns
-    -------
-    torch.Tensor
+    On the CPU the tensor shares ``a``'s memory (no copy) unless ``a`` is
+    read-only.
     """
     t = torch.from_numpy(a) if a.flags.writeable else torch.from_numpy(a.copy())
     return t if device is None else t.to(device)
-
-
-def _chunk_bytes(device):
-    return CHUNK_BYTES if torch.device(device).type == "cpu" else CHUNK_BYTES_DEVICE
 
 
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu"):
@@ -73,16 +60,14 @@ def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu")
     ``device`` (default ``"cpu"``) sets the default ``chunk_bytes``:
     :data:`CHUNK_BYTES` on the CPU, :data:`CHUNK_BYTES_DEVICE` elsewhere.
     """
-    budget = _chunk_bytes(device) if chunk_bytes is None else chunk_bytes
-    return _shared.chunk_rows(n_samples, n_classes, itemsize, budget)
+    if chunk_bytes is None:
+        cpu = torch.device(device).type == "cpu"
+        chunk_bytes = CHUNK_BYTES if cpu else CHUNK_BYTES_DEVICE
+    return _shared.chunk_rows(n_samples, n_classes, itemsize, chunk_bytes)
 
 
 def output_dtype(dtype):
-    """Dtype of probabilities computed from logits of ``dtype``.
-
-    float64 stays float64; everything else (float16, bfloat16, float32)
-    gives float32.
-    """
+    """Dtype of probabilities (and of the work) from logits of ``dtype``: float64 or float32."""
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
@@ -108,7 +93,7 @@ def _chunk_buffers(Z, wd, count):
 
 
 def _work_dtype(Z):
-    return torch.float64 if Z.dtype == torch.float64 else torch.float32
+    return output_dtype(Z.dtype)
 
 
 def _chunks(Z):
@@ -127,14 +112,6 @@ def _as_param(v, device):
     return torch.as_tensor(v, dtype=torch.float64, device=device)
 
 
-def _affine(A, scale, bias):
-    if scale is not None:
-        A = A * (scale if isinstance(scale, float) else scale.to(A.dtype))
-    if bias is not None:
-        A = A + (bias if isinstance(bias, float) else bias.to(A.dtype))
-    return A
-
-
 def _affine_buffer(Z, wd, scale, bias):
     """One reused chunk buffer for ``scale * Zc + bias`` (None if there is no map)."""
     if scale is None and bias is None and Z.dtype == wd:
@@ -142,12 +119,12 @@ def _affine_buffer(Z, wd, scale, bias):
     return _chunk_buffers(Z, wd, 1)[0]
 
 
-def _affine_into(Zc, scale, bias, wd, buf):
+def _affine_into(Zc, scale, bias, wd, buf, fused):
     """``scale * Zc + bias`` in ``wd``, written into the reused ``buf`` (no allocation)."""
     if buf is None:
         return Zc
     A = buf[: Zc.shape[0]]
-    if isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor):
+    if fused and isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor):
         # one fused sweep (vector / matrix-diagonal maps): bias + Zc * scale
         torch.addcmul(bias, Zc, scale, out=A)
         return A
@@ -158,17 +135,6 @@ def _affine_into(Zc, scale, bias, wd, buf):
     if bias is not None:
         A.add_(bias)
     return A
-
-
-def _work_params(scale, bias, wd):
-    """``scale`` and ``bias`` (from :func:`_as_param`) in the working dtype, converted once."""
-    return tuple(v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
-
-
-def _wsum(v, w):
-    """Sum of the float vector ``v`` (optionally weighted by ``w``) in float64."""
-    v = v.to(torch.float64)
-    return v.sum() if w is None else torch.dot(w.to(torch.float64), v)
 
 
 @torch.no_grad()
@@ -187,30 +153,35 @@ def log_softmax(Z, scale=None, bias=None, out=None):
 def softmax(Z, scale=None, bias=None):
     """Row-wise softmax of ``scale * Z + bias`` (see :func:`log_softmax`).
 
-    Returns
-    -------
-    torch.Tensor of shape (n_samples, n_classes)
-        Probabilities in :func:`output_dtype` on the device of ``Z``; each row
-        sums to 1.
+    Probabilities in :func:`output_dtype` on the device of ``Z`` (each row
+    sums to 1), without a log / exp round trip.
     """
-    # direct softmax, written in place: no log / exp round trip, no copy
     return _rowwise(torch.softmax, Z, scale, bias, None)
 
 
 def _rowwise(fn, Z, scale, bias, out):
     """``fn(scale * Zc + bias, dim=1)`` of every row chunk ``Zc``, written into ``out``."""
-    n, k = Z.shape
     if out is None:
-        out = _empty((n, k), output_dtype(Z.dtype), Z.device)
+        out = _empty(Z.shape, output_dtype(Z.dtype), Z.device)
+    for sl, A in _affine_chunks(Z, scale, bias):
+        fn(A, dim=1, out=out[sl])
+    return out
+
+
+def _affine_chunks(Z, scale, bias, fused=True):
+    """``(slice, scale * Zc + bias)`` of every row chunk ``Zc``, in one reused buffer.
+
+    ``fused``: vector maps as one ``addcmul`` (else a product, then a sum).
+    """
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
     buf = _affine_buffer(Z, wd, scale, bias)
-    scale, bias = _work_params(scale, bias, wd)
+    # converted to the working dtype once
+    scale, bias = (v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
     for sl in chunks:
         Zc = Z[sl]
         observe_chunk_range(Z, Zc)
-        fn(_affine_into(Zc, scale, bias, wd, buf), dim=1, out=out[sl])
-    return out
+        yield sl, _affine_into(Zc, scale, bias, wd, buf, fused)
 
 
 def argmax_rows(P):
@@ -236,15 +207,11 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
     Same contract as :func:`skcal._backend._numpy.nll`; tensors on one
     device; torch's fused ``cross_entropy`` per chunk.
     """
-    n, k = Z.shape
-    sw, wsum = _weights(sample_weight, n)
-    scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
-    wd, chunks = _chunks(Z)
+    sw, wsum = _weights(sample_weight, Z.shape[0])
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
-    for sl in chunks:
-        A = _affine(Z[sl].to(wd), scale, bias)
+    for sl, A in _affine_chunks(Z, scale, bias, fused=False):
         li = torch.nn.functional.cross_entropy(A, y[sl], reduction="none")
-        total += _wsum(li, None if sw is None else sw[sl])
+        total += _shared.wsum(li.to(torch.float64), None if sw is None else sw[sl])
     return float(total) / wsum
 
 
@@ -252,8 +219,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
 def row_max_and_true(Z, y):
     """Per-row maximum and true-class logit, float64 tensors of shape (n_samples,)."""
     n, k = Z.shape
-    m = torch.empty(n, dtype=torch.float64, device=Z.device)
-    zy = torch.empty(n, dtype=torch.float64, device=Z.device)
+    m, zy = torch.empty((2, n), dtype=torch.float64, device=Z.device)
     for sl in chunk_rows(n, k, Z.element_size(), device=Z.device):
         m[sl], zy[sl] = _max_and_true(Z[sl], y[sl])
     return m, zy
@@ -282,10 +248,10 @@ def temperature_nll_derivs(
 
 
 def _temperature_chunks(Z):
-    wd = _work_dtype(Z)
+    wd, chunks = _chunks(Z)
     # two chunk buffers, reused (a fresh tensor per chunk costs an allocation)
     bufs = _chunk_buffers(Z, wd, 2)
-    for sl in chunk_rows(Z.shape[0], Z.shape[1], bufs[0].element_size(), device=Z.device):
+    for sl in chunks:
         yield sl, bufs
 
 
@@ -321,10 +287,6 @@ def _zeros64(n, like):
     return torch.zeros(n, dtype=torch.float64, device=like.device)
 
 
-def _clip0(v):
-    return v.clamp(min=0.0)
-
-
 _this = sys.modules[__name__]
 
 
@@ -348,12 +310,21 @@ def _row_weights(sw, sl, rows, dev):
     return sw[sl].to(torch.float64)
 
 
-def _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1):
-    """Add a chunk's weighted NLL to ``f`` and its true-class sums to ``t_z``, ``t_1``."""
-    z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(torch.float64)
-    f += torch.dot(wc, f_i)
-    t_z.index_add_(0, yc, wc * z_y)
-    t_1.index_add_(0, yc, wc)
+def _vector_chunks(Z, y, sw, w, b, wd, f, t_z, t_1):
+    """``(Zc, P, wc)`` of every row chunk (:func:`_vector_chunk`, float64 row weights).
+
+    Adds each chunk's weighted NLL to ``f`` and its true-class sums
+    ``sum_i w_i e_{y_i} z_{i, y_i}`` and ``sum_i w_i e_{y_i}`` to ``t_z``, ``t_1``.
+    """
+    for sl in chunk_rows(Z.shape[0], Z.shape[1], wd.itemsize, device=Z.device):
+        yc = y[sl]
+        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
+        wc = _row_weights(sw, sl, P.shape[0], Z.device)
+        z_y = Zc.gather(1, yc.view(-1, 1)).view(-1).to(torch.float64)
+        f += torch.dot(wc, f_i)
+        t_z.index_add_(0, yc, wc * z_y)
+        t_1.index_add_(0, yc, wc)
+        yield Zc, P, wc
 
 
 @torch.no_grad()
@@ -391,12 +362,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     if hessian:
         s_pzz = torch.zeros(k, dtype=f64, device=dev)
         QQ = torch.zeros((2 * k, 2 * k), dtype=f64, device=dev)
-    wd, chunks = _chunks(Z)
-    for sl in chunks:
-        yc = y[sl]
-        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
-        wc = _row_weights(sw, sl, P.shape[0], dev)
-        _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1)
+    for Zc, P, wc in _vector_chunks(Z, y, sw, w, b, _work_dtype(Z), f, t_z, t_1):
         PZ = P * Zc
         # Rows renormalised in float64, so that sum_k grad_b_k is 0 to float64
         # precision (the common shift of b is then as well determined as with
@@ -422,10 +388,6 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     return _shared.vector_result(float(f), *sums, wsum, QQ, s_pzz)
 
 
-def _rowdot(P, D):
-    return (P * D).sum(dim=1, keepdim=True)
-
-
 @torch.no_grad()
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     """Product of the vector-scaling NLL Hessian with a direction, in one pass.
@@ -443,7 +405,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     wd, chunks = _chunks(Z)
     for sl in chunks:
         Zc, P, _ = _vector_chunk(Z[sl], y[sl], w, b, wd)
-        D = _shared.vector_hessp_chunk(Zc, P, vw.to(wd), vb.to(wd), _rowdot)
+        D = _shared.vector_hessp_chunk(Zc, P, vw.to(wd), vb.to(wd), AffineOps)
         wc = _row_weights(sw, sl, P.shape[0], dev)
         hb += wc @ D.to(f64)
         hw += wc @ (D * Zc).to(f64)
@@ -468,11 +430,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     f = torch.zeros((), dtype=f64, device=dev)
     sums = torch.zeros((6, k), dtype=f64, device=dev)
     t_z, t_1 = torch.zeros((2, k), dtype=f64, device=dev)
-    for sl in chunk_rows(n, k, wd.itemsize, device=dev):
-        yc = y[sl]
-        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
-        wc = _row_weights(sw, sl, P.shape[0], dev)
-        _add_label_sums(Zc, yc, wc, f_i, f, t_z, t_1)
+    for Zc, P, wc in _vector_chunks(Z, y, sw, w, b, wd, f, t_z, t_1):
         PZ = P * Zc
         u = wc.to(wd)
         Pw, PZw = (P, PZ) if sw is None else (P * u[:, None], PZ * u[:, None])
@@ -536,11 +494,9 @@ def stack_columns(cols):
 
 
 def column_ranges(Z):
-    """Column minima and maxima of ``Z`` as float64 NumPy arrays."""
-    return (
-        Z.amin(dim=0).double().cpu().numpy(),
-        Z.amax(dim=0).double().cpu().numpy(),
-    )
+    """Column minima and maxima of ``Z`` as float64 NumPy arrays (one ``aminmax``)."""
+    lo, hi = torch.aminmax(Z, dim=0)
+    return lo.double().cpu().numpy(), hi.double().cpu().numpy()
 
 
 # ---------------------------------------------------- a calibrator's inputs
@@ -630,9 +586,9 @@ class AffineOps(_shared.SharedOps):
     """The array operations of the affine kernels, torch on ``Z``'s device."""
 
     name = "torch"
+    xp = torch
 
     def __init__(self, Z):
-        self.torch = torch
         self.device = Z.device
         self.wd = _work_dtype(Z)
 
@@ -645,53 +601,36 @@ class AffineOps(_shared.SharedOps):
         return Zc.to(self.wd, copy=True)
 
     def const(self, a, dtype=None):
-        if isinstance(a, self.torch.Tensor):
+        if isinstance(a, torch.Tensor):
             return a.to(device=self.device, dtype=dtype or self.wd)
-        return self.torch.as_tensor(
+        return torch.as_tensor(
             np.asarray(a, dtype=np.float64), device=self.device
         ).to(dtype or self.wd)
 
     def zeros(self, shape):
-        return self.torch.zeros(shape, dtype=self.torch.float64, device=self.device)
-
-    def f64(self, a):
-        return a.to(self.torch.float64)
+        return torch.zeros(shape, dtype=torch.float64, device=self.device)
 
     @staticmethod
-    def rowmax(A):
-        return A.amax(dim=1, keepdim=True)
+    def f64(a):
+        return a.to(torch.float64)
 
-    def exp(self, A):
-        return self.torch.exp(A)
+    sigmoid = staticmethod(torch.sigmoid)
 
     @staticmethod
-    def exp_(A):
-        return A.exp_()
-
-    def log(self, A):
-        return self.torch.log(A)
-
-    def tanh(self, A):
-        return self.torch.tanh(A)
-
-    def softplus(self, A):
-        return self.torch.logaddexp(self.torch.zeros((), dtype=A.dtype, device=A.device), A)
-
-    def sigmoid(self, A):
-        return self.torch.sigmoid(A)
-
-    def rowdot(self, P, D):
-        return self.torch.einsum("ij,ij->i", P, D)
+    def softplus(A):
+        return torch.logaddexp(torch.zeros((), dtype=A.dtype, device=A.device), A)
 
     @staticmethod
     def flush_(A, tiny):
         A.masked_fill_(A < tiny, 0.0)
 
-    def take(self, A, y):
+    @staticmethod
+    def take(A, y):
         return A.gather(1, y.view(-1, 1)).view(-1)
 
-    def sub_onehot(self, A, y, w=1.0):
-        A[self.torch.arange(A.shape[0], device=A.device), y] -= w
+    @staticmethod
+    def sub_onehot(A, y, w=1.0):
+        A[torch.arange(A.shape[0], device=A.device), y] -= w
 
     @staticmethod
     def copy(A):
@@ -706,14 +645,8 @@ class AffineOps(_shared.SharedOps):
     def sub_rowdot_(D, P):
         D -= (P * D).sum(dim=1, keepdim=True)
 
-    def cat_rows(self, parts):
-        return self.torch.cat(parts, 0)
-
-    def cat(self, parts):
-        return self.torch.cat(parts, dim=1)
-
     def ones_col(self, n, dtype):
-        return self.torch.ones((n, 1), dtype=dtype, device=self.device)
+        return torch.ones((n, 1), dtype=dtype, device=self.device)
 
     @staticmethod
     def numpy(a):
@@ -725,9 +658,8 @@ class AffineOps(_shared.SharedOps):
         return _empty(shape, dtype, self.device)
 
 
-def affine_ops(Z):
-    """The :class:`AffineOps` of ``Z`` (on its device; float64 for float64 ``Z``, else float32)."""
-    return AffineOps(Z)
+#: The :class:`AffineOps` of ``Z`` (on its device; float64 for float64 ``Z``, else float32).
+affine_ops = AffineOps
 
 
 # ------------------------------------------------- the metrics' bin rules
@@ -783,49 +715,39 @@ def quantile_edges(x, w, n_bins):
 class MetricOps(_shared.SharedOps):
     """The operations of :class:`skcal._backend._numpy.MetricOps` with torch, on ``device``."""
 
+    xp = torch
+
     def __init__(self, device):
-        self.torch, self.device = torch, device
+        self.device = device
 
     def chunk_rows(self, n, k):
         return chunk_rows(n, k, 8, device=self.device)
 
-    def f64(self, a):
-        return a.to(self.torch.float64)
+    @staticmethod
+    def f64(a):
+        return a.to(torch.float64)
 
     def empty(self, n):
-        return self.torch.empty(n, dtype=self.torch.float64, device=self.device)
+        return torch.empty(n, dtype=torch.float64, device=self.device)
 
     def zeros(self, n, integer=False):
-        dtype = self.torch.int64 if integer else self.torch.float64
-        return self.torch.zeros(n, dtype=dtype, device=self.device)
+        dtype = torch.int64 if integer else torch.float64
+        return torch.zeros(n, dtype=dtype, device=self.device)
 
     def zeros_bool(self, n):
-        return self.torch.zeros(n, dtype=self.torch.bool, device=self.device)
+        return torch.zeros(n, dtype=torch.bool, device=self.device)
 
     def arange(self, n):
-        return self.torch.arange(n, device=self.device)
-
-    def exp(self, a):
-        return a.exp()
-
-    def log(self, a):
-        return a.log()
-
-    def log_softmax(self, x):
-        return self.torch.log_softmax(x, dim=1)
-
-    def log_sigmoid_pair(self, s):
-        zero = self.torch.zeros_like(s)
-        return self.torch.stack(
-            [-self.torch.logaddexp(zero, s), -self.torch.logaddexp(zero, -s)], dim=1
-        )
-
-    def pair(self, a, b):
-        return self.torch.stack([a, b], dim=1)
+        return torch.arange(n, device=self.device)
 
     @staticmethod
-    def row_max(a):
-        return a.amax(dim=1)
+    def log_softmax(x):
+        return torch.log_softmax(x, dim=1)
+
+    @staticmethod
+    def log_sigmoid_pair(s):
+        zero = torch.zeros_like(s)
+        return torch.stack([-torch.logaddexp(zero, s), -torch.logaddexp(zero, -s)], dim=1)
 
     @staticmethod
     def pick(a, y):
@@ -837,13 +759,6 @@ class MetricOps(_shared.SharedOps):
         d.scatter_add_(1, y.reshape(-1, 1), d.new_full((d.shape[0], 1), -1.0))
         return d
 
-    def bincount(self, ids, weights, size):
-        return self.torch.bincount(ids, weights=weights, minlength=size)
-
-    @staticmethod
-    def broadcast_rows(w, shape):
-        return w.reshape(-1, 1).expand(shape)
-
     @staticmethod
     def to_numpy(a):
         return a.cpu().numpy()
@@ -854,23 +769,15 @@ class MetricOps(_shared.SharedOps):
             return float(values.mean())
         return float((values * weight).sum() / weight.sum())
 
-    @staticmethod
-    def zero_unweighted(values, weight):
-        return values.where(weight > 0, values.new_zeros(()))
-
-    def uniform_bin_ids(self, x, n_bins):
-        return uniform_bin_ids(x, n_bins)
-
-    def quantile_edges(self, x, w, n_bins):
-        return quantile_edges(x, w, n_bins)
+    uniform_bin_ids = staticmethod(uniform_bin_ids)
+    quantile_edges = staticmethod(quantile_edges)
 
     def uniform_edges(self, n_bins):
-        return self.torch.linspace(
-            0.0, 1.0, n_bins + 1, dtype=self.torch.float64, device=self.device
-        )
+        return torch.linspace(0.0, 1.0, n_bins + 1, dtype=torch.float64, device=self.device)
 
-    def quantile_ids(self, edges, x):
-        return self.torch.searchsorted(edges[1:-1].contiguous(), x, right=False)
+    @staticmethod
+    def quantile_ids(edges, x):
+        return torch.searchsorted(edges[1:-1].contiguous(), x, right=False)
 
 
 def metric_ops(X):
