@@ -48,20 +48,19 @@ def _pooled_ties(xs, t, w=None):
 
 
 def _runs_of_pooled(ux, W, m):
-    """Runs of consecutive distinct scores with equal mean targets: ``(Wr, Sr, mr, lo_r, hi_r)``.
+    """Runs of consecutive distinct scores with equal mean targets: ``(ux, W, rs, mr, Wr)``.
 
-    Their total weights, weighted score sums, mean targets and first and
-    last scores, from the distinct scores ``ux``, their weights ``W`` and
-    mean targets ``m``.
+    From the distinct scores ``ux``, their weights ``W`` and mean targets
+    ``m``: the runs' first positions ``rs`` in ``ux``, their mean targets
+    ``mr`` and total weights ``Wr`` (the form :func:`_knots_of_runs` takes).
     """
     run = np.empty(ux.size, dtype=bool)
     run[0] = True
     np.not_equal(m[1:], m[:-1], out=run[1:])
-    if run.all():
-        return W, W * ux, m, ux, ux
     rs = np.flatnonzero(run)
-    return (np.add.reduceat(W, rs), np.add.reduceat(W * ux, rs), m[rs], ux[rs],
-            ux[np.append(rs[1:], ux.size) - 1])
+    if rs.size == ux.size:
+        return ux, W, rs, m, W
+    return ux, W, rs, m[rs], np.add.reduceat(W, rs)
 
 
 #: Unweighted 0/1 targets whose smaller class has at most this fraction of
@@ -71,30 +70,85 @@ _SORTED_MINORITY = 0.125
 
 
 def _alternating_runs(xs, rs, first):
-    """Runs of 0/1 targets along distinct sorted scores ``xs`` that change value at each of ``rs``.
+    """Groups of runs of 0/1 targets along distinct sorted scores ``xs`` (unit weights).
 
-    ``rs`` are the runs' first positions (``rs[0] = 0``), ``first`` the
-    target of the first run; returns :func:`_runs_of_pooled`'s tuple.
+    The targets change value at each of ``rs``, the runs' first positions
+    (``rs[0] = 0``); ``first`` is the target of the first run. Each run of
+    1s is pooled with the run of 0s after it (the isotonic fit is equal on
+    any two neighbours whose targets decrease, so PAVA would pool them
+    first), which halves PAVA's input; a leading run of 0s is a group of
+    its own. Returns :func:`_runs_of_pooled`'s tuple with ``W = None`` (unit
+    weights), the groups in place of the runs.
     """
-    re = np.append(rs[1:], xs.size)
-    mr = np.zeros(rs.size)
-    mr[(1 - int(first))::2] = 1.0
-    return (re - rs).astype(np.float64), np.add.reduceat(xs, rs), mr, xs[rs], xs[re - 1]
+    off = 0 if first else 1
+    up = rs[off::2]  # first position of each run of 1s
+    down = rs[off + 1::2]  # one past its last (missing for a final run of 1s)
+    gs = np.concatenate((np.zeros(off, dtype=up.dtype), up))  # a copy: ``rs`` is freed after
+    Wg = np.empty(gs.size)
+    np.subtract(gs[1:], gs[:-1], out=Wg[:-1])
+    Wg[-1] = xs.size - gs[-1]
+    mg = np.empty(gs.size)
+    mg[:off] = 0.0
+    np.subtract(down, up[:down.size], out=mg[off:off + down.size])
+    if down.size < up.size:
+        mg[-1] = xs.size - up[-1]
+    mg /= Wg
+    return xs, None, gs, mg, Wg
+
+
+#: The low 63 bits of an int64.
+_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def _sorted_with_targets(s, t):
+    """``np.sort(s)`` and the boolean targets ``t`` in that order, from value sorts; or None.
+
+    The float64 bits of each score, read as an int64 whose low 63 bits are
+    flipped for negative scores, order like the scores; with their last bit
+    replaced by the target, one value sort of these keys (SIMD, several
+    times faster than an argsort of the rows and its gathers) sorts the
+    targets by score, as long as no two keys differ only in their last bit
+    (equal scores, or two one unit in the last place apart): None then.
+    The scores are then sorted in the keys' buffer (no other large array).
+    """
+    b = s.view(np.int64)
+    k = b >> 63
+    k &= _LOW63
+    k ^= b
+    k &= -2
+    k |= t
+    k.sort()
+    lab = k.view(np.uint8)[(0 if _LITTLE_ENDIAN else 7)::8] & 1  # the last bits
+    k >>= 1
+    if not np.all(k[1:] != k[:-1]):
+        return None
+    xs = k.view(np.float64)
+    xs[:] = s
+    xs.sort()
+    return xs, lab.view(bool)
+
+
+_LITTLE_ENDIAN = np.little_endian
+
+
+def _distinct(xs):
+    """Whether the sorted scores ``xs`` are all distinct."""
+    return bool(np.all(xs[1:] != xs[:-1]))
 
 
 def _runs_of_unit(s, t, pos_rows=None):
     """:func:`_runs_of_pooled` for unit weights and 0/1 targets.
 
     ``t`` is a boolean mask, or None with ``pos_rows`` the rows of target 1.
-    When the smaller class holds at most :data:`_SORTED_MINORITY` of the
-    rows, the scores are value-sorted, and so are the smaller class's
-    scores, which are placed among them by bisection (each is one of the
-    sorted scores): no argsort of the rows. With distinct scores (the usual
-    case for continuous scores) the runs then follow from those positions
-    alone: stretches of consecutive positions are the smaller class's runs,
-    the gaps between them the other class's, and one pass over the sorted
-    scores sums each run. Otherwise the rows are argsorted and the runs are
-    where the sorted targets change. Ties are pooled first either way.
+    The scores are value-sorted. With distinct scores (the usual case for
+    continuous scores) the runs of equal targets along them come from a
+    value sort of keys that carry the target (:func:`_targets_in_score_order`)
+    or, when the smaller class holds at most :data:`_SORTED_MINORITY` of the
+    rows, from the smaller class's sorted scores placed among all by
+    bisection: stretches of consecutive positions are its runs, the gaps
+    between them the other class's. Equal scores are pooled first: by
+    counting the smaller class's scores at each distinct score, or by an
+    argsort of the rows for balanced classes.
     """
     n = s.size
     n_pos = int(np.count_nonzero(t)) if pos_rows is None else len(pos_rows)
@@ -103,10 +157,13 @@ def _runs_of_unit(s, t, pos_rows=None):
         if t is None:
             t = np.zeros(n, dtype=bool)
             t[pos_rows] = True
-        order = np.argsort(s)
-        xs, lab = s[order], t[order]
-        if n > 1 and not np.all(xs[1:] != xs[:-1]):
-            return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
+        both = _sorted_with_targets(s, t)
+        if both is None or not _distinct(both[0]):
+            order = np.argsort(s)
+            both = s[order], t[order]
+            if not _distinct(both[0]):
+                return _runs_of_pooled(*_pooled_ties(both[0], both[1].astype(np.float64)))
+        xs, lab = both
         rs = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
         return _alternating_runs(xs, rs, lab[0])
     xs = np.sort(s)
@@ -115,7 +172,7 @@ def _runs_of_unit(s, t, pos_rows=None):
     else:
         few = s[t] if t is not None else s[pos_rows]
     few = np.sort(few)
-    if n > 1 and not np.all(xs[1:] != xs[:-1]):  # ties: pool equal scores first
+    if not _distinct(xs):  # ties: pool equal scores first
         starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
         ux = xs[starts]
         W = np.diff(np.append(starts, n)).astype(np.float64)
@@ -217,24 +274,27 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     return _knots_of_runs(*runs, y_min=y_min, y_max=y_max)
 
 
-def _knots_of_runs(Wr, Sr, mr, lo_r, hi_r, *, y_min=None, y_max=None):
+def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
     """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`."""
     # the isotonic fit is constant on each run of equal means (replacing two
     # unequal fitted values over equal targets by one in between lowers the
     # loss), so PAVA runs on the runs, with their weights
-    g = np.asarray(isotonic_regression(mr, weights=Wr).x, dtype=np.float64)
-    # level sets of the fit: adjacent values equal up to the rounding of the
-    # pooled means (PAVA does not pool equal neighbours, and the weights'
-    # scale can decide whether two equal means round alike)
-    new = np.empty(g.size, dtype=bool)
+    fit = isotonic_regression(mr, weights=Wr)
+    r = fit.blocks  # PAVA's blocks: runs r[i]..r[i + 1] - 1
+    v = fit.x[r[:-1]]  # their values
+    # level sets of the fit: adjacent blocks whose values are equal up to the
+    # rounding of the pooled means (PAVA does not pool equal neighbours, and
+    # the weights' scale can decide whether two equal means round alike)
+    new = np.empty(v.size, dtype=bool)
     new[0] = True
-    np.greater(g[1:] - g[:-1], LEVEL_RTOL * max(float(np.max(np.abs(g))), 1e-300), out=new[1:])
-    block = np.cumsum(new) - 1
-    Wb = np.bincount(block, weights=Wr)
-    first = lo_r[new]
-    last = hi_r[np.append(new[1:], True)]
-    value = np.clip(np.bincount(block, weights=Wr * g) / Wb, g[new], g[np.append(new[1:], True)])
-    centre = np.clip(np.bincount(block, weights=Sr) / Wb, first, last)
+    np.greater(v[1:] - v[:-1], LEVEL_RTOL * max(float(np.max(np.abs(v))), 1e-300), out=new[1:])
+    li = np.flatnonzero(new)  # first block of each level set
+    Wb = np.add.reduceat(fit.weights, li)
+    value = np.clip(np.add.reduceat(fit.weights * v, li) / Wb, v[li], v[np.append(li[1:], v.size) - 1])
+    start = rs[r[li]]  # first distinct score of each level set
+    first = ux[start]
+    last = ux[np.append(start[1:], ux.size) - 1]
+    centre = np.clip(np.add.reduceat(ux if W is None else W * ux, start) / Wb, first, last)
     if value[0] == 0.0:
         centre[0] = last[0]
     if value[-1] == 1.0:
@@ -332,6 +392,8 @@ class CenteredIsotonicScaler(IsotonicScaler):
     """
 
     # parameters, their constraints and __init__: IsotonicScaler's
+
+    _fit_reads_score_view = True
 
     def _fit_map(self, s, t, sample_weight, label):
         cal = self._new_calibrator()  # IsotonicRegression(y_min=eps, y_max=1 - eps)
