@@ -7,6 +7,8 @@ centered map; :class:`CenteredIsotonicScaler` evaluates and exports them with
 :class:`~skcal.IsotonicScaler`'s interpolation code.
 """
 
+import functools
+
 import numpy as np
 # the PAVA that scikit-learn's isotonic_regression calls, without its
 # validation (~0.14 ms a call, once per class)
@@ -69,9 +71,10 @@ def _runs_of_pooled(ux, W, m):
 _SORTED_MINORITY = 0.125
 
 
-def _alternating_runs(xs, rs, first):
-    """Groups of runs of 0/1 targets along distinct sorted scores ``xs`` (unit weights).
+def _alternating_runs(xs, n, rs, first):
+    """Groups of runs of 0/1 targets along ``n`` distinct sorted scores ``xs`` (unit weights).
 
+    ``xs`` may be a function that returns them (see :func:`_knots_of_runs`).
     The targets change value at each of ``rs``, the runs' first positions
     (``rs[0] = 0``); ``first`` is the target of the first run. Each run of
     1s is pooled with the run of 0s after it (the isotonic fit is equal on
@@ -86,12 +89,12 @@ def _alternating_runs(xs, rs, first):
     gs = np.concatenate((np.zeros(off, dtype=up.dtype), up))  # a copy: ``rs`` is freed after
     Wg = np.empty(gs.size)
     np.subtract(gs[1:], gs[:-1], out=Wg[:-1])
-    Wg[-1] = xs.size - gs[-1]
+    Wg[-1] = n - gs[-1]
     mg = np.empty(gs.size)
     mg[:off] = 0.0
     np.subtract(down, up[:down.size], out=mg[off:off + down.size])
     if down.size < up.size:
-        mg[-1] = xs.size - up[-1]
+        mg[-1] = n - up[-1]
     mg /= Wg
     return xs, None, gs, mg, Wg
 
@@ -100,16 +103,16 @@ def _alternating_runs(xs, rs, first):
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
-def _sorted_with_targets(s, t):
-    """``np.sort(s)`` and the boolean targets ``t`` in that order, from value sorts; or None.
+def _targets_by_score(s, t):
+    """The boolean targets ``t`` in the order of their distinct scores ``s``, from a value sort; or None.
 
     The float64 bits of each score, read as an int64 whose low 63 bits are
     flipped for negative scores, order like the scores; with their last bit
     replaced by the target, one value sort of these keys (SIMD, several
     times faster than an argsort of the rows and its gathers) sorts the
     targets by score, as long as no two keys differ only in their last bit
-    (equal scores, or two one unit in the last place apart): None then.
-    The scores are then sorted in the keys' buffer (no other large array).
+    and no score is -0.0 while another is +0.0: None otherwise (equal
+    scores, or two one unit in the last place apart).
     """
     b = s.view(np.int64)
     k = b >> 63
@@ -118,17 +121,18 @@ def _sorted_with_targets(s, t):
     k &= -2
     k |= t
     k.sort()
-    lab = k.view(np.uint8)[(0 if _LITTLE_ENDIAN else 7)::8] & 1  # the last bits
+    lab = k.view(np.uint8)[_LOW_BYTE::8] & 1  # the last bits
     k >>= 1
-    if not np.all(k[1:] != k[:-1]):
+    zero = int(np.searchsorted(k, 0))  # -0.0 and +0.0 have the keys -1 and 0
+    if not np.all(k[1:] != k[:-1]) or (0 < zero < k.size and k[zero] == 0 and k[zero - 1] == -1):
         return None
-    xs = k.view(np.float64)
-    xs[:] = s
-    xs.sort()
-    return xs, lab.view(bool)
+    return lab.view(bool)
 
 
-_LITTLE_ENDIAN = np.little_endian
+#: Position of the lowest byte of an int64 among its bytes.
+_LOW_BYTE = 0 if np.little_endian else 7
+
+
 
 
 def _distinct(xs):
@@ -157,15 +161,16 @@ def _runs_of_unit(s, t, pos_rows=None):
         if t is None:
             t = np.zeros(n, dtype=bool)
             t[pos_rows] = True
-        both = _sorted_with_targets(s, t)
-        if both is None or not _distinct(both[0]):
+        lab = _targets_by_score(s, t)
+        if lab is None:
             order = np.argsort(s)
-            both = s[order], t[order]
-            if not _distinct(both[0]):
-                return _runs_of_pooled(*_pooled_ties(both[0], both[1].astype(np.float64)))
-        xs, lab = both
+            xs, lab = s[order], t[order]
+            if not _distinct(xs):
+                return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
+        else:  # the scores are sorted after PAVA, when the runs' arrays are freed
+            xs = functools.partial(np.sort, s)
         rs = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
-        return _alternating_runs(xs, rs, lab[0])
+        return _alternating_runs(xs, n, rs, lab[0])
     xs = np.sort(s)
     if negatives_fewer:
         few = s[~t] if t is not None else np.delete(s, pos_rows)
@@ -179,7 +184,7 @@ def _runs_of_unit(s, t, pos_rows=None):
         count = np.bincount(np.searchsorted(ux, few), minlength=ux.size).astype(np.float64)
         return _runs_of_pooled(ux, W, (W - count if negatives_fewer else count) / W)
     if few.size == 0:  # one run
-        return _alternating_runs(xs, np.zeros(1, dtype=np.intp), negatives_fewer)
+        return _alternating_runs(xs, n, np.zeros(1, dtype=np.intp), negatives_fewer)
     pos = np.searchsorted(xs, few)
     brk = np.flatnonzero(pos[1:] != pos[:-1] + 1)
     a1 = pos[np.concatenate([[0], brk + 1])]  # first position of each run of the smaller class
@@ -191,8 +196,8 @@ def _runs_of_unit(s, t, pos_rows=None):
     if b1[-1] == n:  # no run of the larger class after the last
         rs = rs[:-1]
     if a1[0] == 0:  # the smaller class's run comes first
-        return _alternating_runs(xs, rs[1:], not negatives_fewer)
-    return _alternating_runs(xs, rs, negatives_fewer)
+        return _alternating_runs(xs, n, rs[1:], not negatives_fewer)
+    return _alternating_runs(xs, n, rs, negatives_fewer)
 
 
 def _clip_knots(xk, yk, lo, hi):
@@ -282,6 +287,8 @@ def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
     fit = isotonic_regression(mr, weights=Wr)
     r = fit.blocks  # PAVA's blocks: runs r[i]..r[i + 1] - 1
     v = fit.x[r[:-1]]  # their values
+    gw = fit.weights.copy()
+    del fit
     # level sets of the fit: adjacent blocks whose values are equal up to the
     # rounding of the pooled means (PAVA does not pool equal neighbours, and
     # the weights' scale can decide whether two equal means round alike)
@@ -289,9 +296,11 @@ def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
     new[0] = True
     np.greater(v[1:] - v[:-1], LEVEL_RTOL * max(float(np.max(np.abs(v))), 1e-300), out=new[1:])
     li = np.flatnonzero(new)  # first block of each level set
-    Wb = np.add.reduceat(fit.weights, li)
-    value = np.clip(np.add.reduceat(fit.weights * v, li) / Wb, v[li], v[np.append(li[1:], v.size) - 1])
+    Wb = np.add.reduceat(gw, li)
+    value = np.clip(np.add.reduceat(gw * v, li) / Wb, v[li], v[np.append(li[1:], v.size) - 1])
     start = rs[r[li]]  # first distinct score of each level set
+    if callable(ux):
+        ux = ux()
     first = ux[start]
     last = ux[np.append(start[1:], ux.size) - 1]
     centre = np.clip(np.add.reduceat(ux if W is None else W * ux, start) / Wb, first, last)
