@@ -133,8 +133,6 @@ def _targets_by_score(s, t):
 _LOW_BYTE = 0 if np.little_endian else 7
 
 
-
-
 def _distinct(xs):
     """Whether the sorted scores ``xs`` are all distinct."""
     return bool(np.all(xs[1:] != xs[:-1]))
@@ -146,7 +144,7 @@ def _runs_of_unit(s, t, pos_rows=None):
     ``t`` is a boolean mask, or None with ``pos_rows`` the rows of target 1.
     The scores are value-sorted. With distinct scores (the usual case for
     continuous scores) the runs of equal targets along them come from a
-    value sort of keys that carry the target (:func:`_targets_in_score_order`)
+    value sort of keys that carry the target (:func:`_targets_by_score`)
     or, when the smaller class holds at most :data:`_SORTED_MINORITY` of the
     rows, from the smaller class's sorted scores placed among all by
     bisection: stretches of consecutive positions are its runs, the gaps
@@ -266,9 +264,11 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     Runs of consecutive distinct scores with equal mean targets are pooled
     before PAVA (the isotonic fit is constant on each run), which changes
     the work, not the fit: a one-vs-rest target with few positives has only
-    about twice as many runs as positives. Unweighted boolean targets
-    are pooled from value sorts of the scores and of the positives' scores
-    (:func:`_runs_of_unit`) instead of an argsort of the rows.
+    about twice as many runs as positives; each run of 1s is also pooled
+    with the run of 0s after it (PAVA would pool them first). Unweighted
+    boolean targets are ordered by value sorts instead of an argsort of the
+    rows (:func:`_runs_of_unit`): of integer keys that carry the target, or
+    of the scores and of the smaller class's scores.
     """
     s = np.asarray(s, dtype=np.float64)
     t = np.asarray(t)
@@ -280,12 +280,17 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
 
 
 def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
-    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`."""
+    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`.
+
+    ``ux`` may be a function returning the sorted distinct scores: it is
+    called after PAVA, whose full-length arrays are freed by then (a lower
+    peak of memory).
+    """
     # the isotonic fit is constant on each run of equal means (replacing two
     # unequal fitted values over equal targets by one in between lowers the
     # loss), so PAVA runs on the runs, with their weights
     fit = isotonic_regression(mr, weights=Wr)
-    r = fit.blocks  # PAVA's blocks: runs r[i]..r[i + 1] - 1
+    r = fit.blocks.copy()  # PAVA's blocks: runs r[i]..r[i + 1] - 1
     v = fit.x[r[:-1]]  # their values
     gw = fit.weights.copy()
     del fit
