@@ -240,6 +240,18 @@ def binary_score(Z):
     return np.subtract(A[:, 1], A[:, 0], dtype=np.float64)
 
 
+def binary_score_view(Z):
+    """:func:`binary_score` of NumPy or tensor logits as a float64 NumPy vector, without a copy where exact.
+
+    For float64 NumPy logits whose first column is ``+0`` everywhere (the
+    logits ``[0, s]`` of a 1-D score) ``z1 - z0`` is ``z1`` bit for bit: the
+    column ``Z[:, 1]`` itself is returned (a strided view, to be read only).
+    """
+    if isinstance(Z, np.ndarray) and Z.dtype == np.float64 and not Z[:, 0].view(np.int64).any():
+        return Z[:, 1]
+    return to_numpy(binary_score(Z))
+
+
 def to_host(v):
     """1-D labels or weights (NumPy or tensor) as a NumPy array, or None."""
     return None if v is None else to_numpy(v)

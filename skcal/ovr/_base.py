@@ -165,6 +165,10 @@ class OneVsRestCalibrator(BaseCalibrator):
     #: Evaluate a CPU tensor through NumPy (for maps with many small operations
     #: per chunk, which torch's CPU kernels run several times slower).
     _predict_on_host = False
+    #: ``_fit_map`` only reads its scores, in one or two passes: a binary fit
+    #: gets the score column of the logits ``[0, s]`` of a 1-D score itself,
+    #: a strided view (:func:`~skcal._backend._ovr.binary_score_view`), not a copy.
+    _fit_reads_score_view = False
 
     # -------------------------------------------------------------- fitting
     def _fit(self, Z, y, sample_weight, xp):
@@ -175,7 +179,8 @@ class OneVsRestCalibrator(BaseCalibrator):
         y = ops.to_host(y)
         sw = ops.to_host(sample_weight)
         if Z.shape[1] == 2:
-            return [self._fit_class(to_numpy(ops.binary_score(Z)), y == 1, sw, 1)]
+            s = ops.binary_score_view(Z) if self._fit_reads_score_view else to_numpy(ops.binary_score(Z))
+            return [self._fit_class(s, y == 1, sw, 1)]
         _warn_if_logits_below_ovr_resolution(self, Z)
         return self._fit_multiclass(Z, y, sw)
 

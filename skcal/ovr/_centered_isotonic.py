@@ -7,6 +7,8 @@ centered map; :class:`CenteredIsotonicScaler` evaluates and exports them with
 :class:`~skcal.IsotonicScaler`'s interpolation code.
 """
 
+import functools
+
 import numpy as np
 # the PAVA that scikit-learn's isotonic_regression calls, without its
 # validation (~0.14 ms a call, once per class)
@@ -48,20 +50,19 @@ def _pooled_ties(xs, t, w=None):
 
 
 def _runs_of_pooled(ux, W, m):
-    """Runs of consecutive distinct scores with equal mean targets: ``(Wr, Sr, mr, lo_r, hi_r)``.
+    """Runs of consecutive distinct scores with equal mean targets: ``(ux, W, rs, mr, Wr)``.
 
-    Their total weights, weighted score sums, mean targets and first and
-    last scores, from the distinct scores ``ux``, their weights ``W`` and
-    mean targets ``m``.
+    From the distinct scores ``ux``, their weights ``W`` and mean targets
+    ``m``: the runs' first positions ``rs`` in ``ux``, their mean targets
+    ``mr`` and total weights ``Wr`` (the form :func:`_knots_of_runs` takes).
     """
     run = np.empty(ux.size, dtype=bool)
     run[0] = True
     np.not_equal(m[1:], m[:-1], out=run[1:])
-    if run.all():
-        return W, W * ux, m, ux, ux
     rs = np.flatnonzero(run)
-    return (np.add.reduceat(W, rs), np.add.reduceat(W * ux, rs), m[rs], ux[rs],
-            ux[np.append(rs[1:], ux.size) - 1])
+    if rs.size == ux.size:
+        return ux, W, rs, m, W
+    return ux, W, rs, m[rs], np.add.reduceat(W, rs)
 
 
 #: Unweighted 0/1 targets whose smaller class has at most this fraction of
@@ -70,31 +71,86 @@ def _runs_of_pooled(ux, W, m):
 _SORTED_MINORITY = 0.125
 
 
-def _alternating_runs(xs, rs, first):
-    """Runs of 0/1 targets along distinct sorted scores ``xs`` that change value at each of ``rs``.
+def _alternating_runs(xs, n, rs, first):
+    """Groups of runs of 0/1 targets along ``n`` distinct sorted scores ``xs`` (unit weights).
 
-    ``rs`` are the runs' first positions (``rs[0] = 0``), ``first`` the
-    target of the first run; returns :func:`_runs_of_pooled`'s tuple.
+    ``xs`` may be a function that returns them (see :func:`_knots_of_runs`).
+    The targets change value at each of ``rs``, the runs' first positions
+    (``rs[0] = 0``); ``first`` is the target of the first run. Each run of
+    1s is pooled with the run of 0s after it (the isotonic fit is equal on
+    any two neighbours whose targets decrease, so PAVA would pool them
+    first), which halves PAVA's input; a leading run of 0s is a group of
+    its own. Returns :func:`_runs_of_pooled`'s tuple with ``W = None`` (unit
+    weights), the groups in place of the runs.
     """
-    re = np.append(rs[1:], xs.size)
-    mr = np.zeros(rs.size)
-    mr[(1 - int(first))::2] = 1.0
-    return (re - rs).astype(np.float64), np.add.reduceat(xs, rs), mr, xs[rs], xs[re - 1]
+    off = 0 if first else 1
+    up = rs[off::2]  # first position of each run of 1s
+    down = rs[off + 1::2]  # one past its last (missing for a final run of 1s)
+    gs = np.concatenate((np.zeros(off, dtype=up.dtype), up))  # a copy: ``rs`` is freed after
+    Wg = np.empty(gs.size)
+    np.subtract(gs[1:], gs[:-1], out=Wg[:-1])
+    Wg[-1] = n - gs[-1]
+    mg = np.empty(gs.size)
+    mg[:off] = 0.0
+    np.subtract(down, up[:down.size], out=mg[off:off + down.size])
+    if down.size < up.size:
+        mg[-1] = n - up[-1]
+    mg /= Wg
+    return xs, None, gs, mg, Wg
+
+
+#: The low 63 bits of an int64.
+_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def _targets_by_score(s, t):
+    """The boolean targets ``t`` in the order of their distinct scores ``s``, from a value sort; or None.
+
+    The float64 bits of each score, read as an int64 whose low 63 bits are
+    flipped for negative scores, order like the scores; with their last bit
+    replaced by the target, one value sort of these keys (SIMD, several
+    times faster than an argsort of the rows and its gathers) sorts the
+    targets by score, as long as no two keys differ only in their last bit
+    and no score is -0.0 while another is +0.0: None otherwise (equal
+    scores, or two one unit in the last place apart).
+    """
+    b = s.view(np.int64)
+    k = b >> 63
+    k &= _LOW63
+    k ^= b
+    k &= -2
+    k |= t
+    k.sort()
+    lab = k.view(np.uint8)[_LOW_BYTE::8] & 1  # the last bits
+    k >>= 1
+    zero = int(np.searchsorted(k, 0))  # -0.0 and +0.0 have the keys -1 and 0
+    if not np.all(k[1:] != k[:-1]) or (0 < zero < k.size and k[zero] == 0 and k[zero - 1] == -1):
+        return None
+    return lab.view(bool)
+
+
+#: Position of the lowest byte of an int64 among its bytes.
+_LOW_BYTE = 0 if np.little_endian else 7
+
+
+def _distinct(xs):
+    """Whether the sorted scores ``xs`` are all distinct."""
+    return bool(np.all(xs[1:] != xs[:-1]))
 
 
 def _runs_of_unit(s, t, pos_rows=None):
     """:func:`_runs_of_pooled` for unit weights and 0/1 targets.
 
     ``t`` is a boolean mask, or None with ``pos_rows`` the rows of target 1.
-    When the smaller class holds at most :data:`_SORTED_MINORITY` of the
-    rows, the scores are value-sorted, and so are the smaller class's
-    scores, which are placed among them by bisection (each is one of the
-    sorted scores): no argsort of the rows. With distinct scores (the usual
-    case for continuous scores) the runs then follow from those positions
-    alone: stretches of consecutive positions are the smaller class's runs,
-    the gaps between them the other class's, and one pass over the sorted
-    scores sums each run. Otherwise the rows are argsorted and the runs are
-    where the sorted targets change. Ties are pooled first either way.
+    The scores are value-sorted. With distinct scores (the usual case for
+    continuous scores) the runs of equal targets along them come from a
+    value sort of keys that carry the target (:func:`_targets_by_score`)
+    or, when the smaller class holds at most :data:`_SORTED_MINORITY` of the
+    rows, from the smaller class's sorted scores placed among all by
+    bisection: stretches of consecutive positions are its runs, the gaps
+    between them the other class's. Equal scores are pooled first: by
+    counting the smaller class's scores at each distinct score, or by an
+    argsort of the rows for balanced classes.
     """
     n = s.size
     n_pos = int(np.count_nonzero(t)) if pos_rows is None else len(pos_rows)
@@ -103,26 +159,30 @@ def _runs_of_unit(s, t, pos_rows=None):
         if t is None:
             t = np.zeros(n, dtype=bool)
             t[pos_rows] = True
-        order = np.argsort(s)
-        xs, lab = s[order], t[order]
-        if n > 1 and not np.all(xs[1:] != xs[:-1]):
-            return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
+        lab = _targets_by_score(s, t)
+        if lab is None:
+            order = np.argsort(s)
+            xs, lab = s[order], t[order]
+            if not _distinct(xs):
+                return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
+        else:  # the scores are sorted after PAVA, when the runs' arrays are freed
+            xs = functools.partial(np.sort, s)
         rs = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
-        return _alternating_runs(xs, rs, lab[0])
+        return _alternating_runs(xs, n, rs, lab[0])
     xs = np.sort(s)
     if negatives_fewer:
         few = s[~t] if t is not None else np.delete(s, pos_rows)
     else:
         few = s[t] if t is not None else s[pos_rows]
     few = np.sort(few)
-    if n > 1 and not np.all(xs[1:] != xs[:-1]):  # ties: pool equal scores first
+    if not _distinct(xs):  # ties: pool equal scores first
         starts = np.flatnonzero(np.concatenate([[True], xs[1:] != xs[:-1]]))
         ux = xs[starts]
         W = np.diff(np.append(starts, n)).astype(np.float64)
         count = np.bincount(np.searchsorted(ux, few), minlength=ux.size).astype(np.float64)
         return _runs_of_pooled(ux, W, (W - count if negatives_fewer else count) / W)
     if few.size == 0:  # one run
-        return _alternating_runs(xs, np.zeros(1, dtype=np.intp), negatives_fewer)
+        return _alternating_runs(xs, n, np.zeros(1, dtype=np.intp), negatives_fewer)
     pos = np.searchsorted(xs, few)
     brk = np.flatnonzero(pos[1:] != pos[:-1] + 1)
     a1 = pos[np.concatenate([[0], brk + 1])]  # first position of each run of the smaller class
@@ -134,8 +194,8 @@ def _runs_of_unit(s, t, pos_rows=None):
     if b1[-1] == n:  # no run of the larger class after the last
         rs = rs[:-1]
     if a1[0] == 0:  # the smaller class's run comes first
-        return _alternating_runs(xs, rs[1:], not negatives_fewer)
-    return _alternating_runs(xs, rs, negatives_fewer)
+        return _alternating_runs(xs, n, rs[1:], not negatives_fewer)
+    return _alternating_runs(xs, n, rs, negatives_fewer)
 
 
 def _clip_knots(xk, yk, lo, hi):
@@ -204,9 +264,11 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     Runs of consecutive distinct scores with equal mean targets are pooled
     before PAVA (the isotonic fit is constant on each run), which changes
     the work, not the fit: a one-vs-rest target with few positives has only
-    about twice as many runs as positives. Unweighted boolean targets
-    are pooled from value sorts of the scores and of the positives' scores
-    (:func:`_runs_of_unit`) instead of an argsort of the rows.
+    about twice as many runs as positives; each run of 1s is also pooled
+    with the run of 0s after it (PAVA would pool them first). Unweighted
+    boolean targets are ordered by value sorts instead of an argsort of the
+    rows (:func:`_runs_of_unit`): of integer keys that carry the target, or
+    of the scores and of the smaller class's scores.
     """
     s = np.asarray(s, dtype=np.float64)
     t = np.asarray(t)
@@ -217,24 +279,36 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
     return _knots_of_runs(*runs, y_min=y_min, y_max=y_max)
 
 
-def _knots_of_runs(Wr, Sr, mr, lo_r, hi_r, *, y_min=None, y_max=None):
-    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`."""
+def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
+    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`.
+
+    ``ux`` may be a function returning the sorted distinct scores: it is
+    called after PAVA, whose full-length arrays are freed by then (a lower
+    peak of memory).
+    """
     # the isotonic fit is constant on each run of equal means (replacing two
     # unequal fitted values over equal targets by one in between lowers the
     # loss), so PAVA runs on the runs, with their weights
-    g = np.asarray(isotonic_regression(mr, weights=Wr).x, dtype=np.float64)
-    # level sets of the fit: adjacent values equal up to the rounding of the
-    # pooled means (PAVA does not pool equal neighbours, and the weights'
-    # scale can decide whether two equal means round alike)
-    new = np.empty(g.size, dtype=bool)
+    fit = isotonic_regression(mr, weights=Wr)
+    r = fit.blocks.copy()  # PAVA's blocks: runs r[i]..r[i + 1] - 1
+    v = fit.x[r[:-1]]  # their values
+    gw = fit.weights.copy()
+    del fit
+    # level sets of the fit: adjacent blocks whose values are equal up to the
+    # rounding of the pooled means (PAVA does not pool equal neighbours, and
+    # the weights' scale can decide whether two equal means round alike)
+    new = np.empty(v.size, dtype=bool)
     new[0] = True
-    np.greater(g[1:] - g[:-1], LEVEL_RTOL * max(float(np.max(np.abs(g))), 1e-300), out=new[1:])
-    block = np.cumsum(new) - 1
-    Wb = np.bincount(block, weights=Wr)
-    first = lo_r[new]
-    last = hi_r[np.append(new[1:], True)]
-    value = np.clip(np.bincount(block, weights=Wr * g) / Wb, g[new], g[np.append(new[1:], True)])
-    centre = np.clip(np.bincount(block, weights=Sr) / Wb, first, last)
+    np.greater(v[1:] - v[:-1], LEVEL_RTOL * max(float(np.max(np.abs(v))), 1e-300), out=new[1:])
+    li = np.flatnonzero(new)  # first block of each level set
+    Wb = np.add.reduceat(gw, li)
+    value = np.clip(np.add.reduceat(gw * v, li) / Wb, v[li], v[np.append(li[1:], v.size) - 1])
+    start = rs[r[li]]  # first distinct score of each level set
+    if callable(ux):
+        ux = ux()
+    first = ux[start]
+    last = ux[np.append(start[1:], ux.size) - 1]
+    centre = np.clip(np.add.reduceat(ux if W is None else W * ux, start) / Wb, first, last)
     if value[0] == 0.0:
         centre[0] = last[0]
     if value[-1] == 1.0:
@@ -332,6 +406,8 @@ class CenteredIsotonicScaler(IsotonicScaler):
     """
 
     # parameters, their constraints and __init__: IsotonicScaler's
+
+    _fit_reads_score_view = True
 
     def _fit_map(self, s, t, sample_weight, label):
         cal = self._new_calibrator()  # IsotonicRegression(y_min=eps, y_max=1 - eps)

@@ -227,7 +227,7 @@ def _unique_inverse(y):
     with ``np.bincount`` in O(n) instead of sorted (two adjacent values, the
     binary case, need no count: the minimum and maximum are both labels);
     the result is identical (classes of ``y``'s dtype, sorted; an int64
-    inverse).
+    inverse, ``y`` itself for int64 labels whose smallest is 0: no copy).
     """
     if y.size and y.dtype.kind == "b":
         classes, inverse = _unique_inverse(y.view(np.uint8))
@@ -235,7 +235,7 @@ def _unique_inverse(y):
     if y.dtype.kind in "iu" and y.size:
         lo, hi = int(y.min()), int(y.max())
         if -(2**62) < lo and hi < 2**62 and hi - lo < 4 * y.size + 256:
-            z = y.astype(np.int64)
+            z = y.astype(np.int64, copy=bool(lo))  # from 0: int64 labels are their own inverse
             if lo:
                 z -= lo
             if hi - lo <= 1:

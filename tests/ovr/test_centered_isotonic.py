@@ -207,3 +207,32 @@ def test_cir_multiclass_unweighted_equals_per_class_knots():
         cal = est.calibrators_[c]
         np.testing.assert_allclose(cal.X_thresholds_, x, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(cal.y_thresholds_, yk, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("case", ["distinct", "ulp_neighbours", "signed_zeros"])
+def test_cir_key_sort_path_and_its_fallbacks_match_brute_force(case):
+    """Balanced unweighted classes: targets ordered by a value sort of keys, or by an argsort
+    when two scores' keys differ only in their last bit (one unit in the last place apart)
+    or -0.0 and +0.0 both occur (equal scores with different keys)."""
+    rng = np.random.default_rng(11)
+    n = 1500
+    s = rng.normal(scale=2, size=n)
+    if case == "ulp_neighbours":
+        s[1::2] = np.nextafter(s[0::2], np.inf)
+    elif case == "signed_zeros":
+        s[:20] = 0.0
+        s[20:40] = -0.0
+    t = rng.random(n) < 1 / (1 + np.exp(-s))
+    assert n / 8 < t.sum() < 7 * n / 8
+    ref = _brute_force_cir(s, t.astype(float), np.ones(n))
+    x, y = centered_isotonic_knots(s, t)
+    assert np.all(np.diff(x) > 0)
+    grid = np.concatenate([np.linspace(s.min() - 1, s.max() + 1, 2001), s])
+    np.testing.assert_allclose(np.interp(grid, x, y), ref(grid), atol=1e-12)
+    x2, y2 = centered_isotonic_knots(s, t, np.ones(n))  # the weighted (argsort) path
+    np.testing.assert_allclose(x, x2, rtol=1e-14)
+    np.testing.assert_allclose(y, y2, rtol=1e-14, atol=1e-15)
+    # the binary fit reads the score column of the logits [0, s] (a strided view): same knots
+    cal = CenteredIsotonicScaler(clip=None).fit(s, t).calibrators_[0]
+    np.testing.assert_array_equal(cal.X_thresholds_, x)
+    np.testing.assert_array_equal(cal.y_thresholds_, y)
