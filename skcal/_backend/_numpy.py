@@ -1217,28 +1217,31 @@ except ImportError:  # NumPy < 2
     from numpy.core.multiarray import interp as _compiled_interp  # noqa: E402
 
 
-def ovr_interp_proba(S, knots, log):
+def ovr_interp_proba(S, knots, log, out=None, work=None):
     """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
 
     ``S``: float64 scores of shape (n, K), K > 2; ``knots``: the ``(xk, yk)``
     of each class. Computed class-major: the scores are transposed once (tile
     by tile, :func:`transpose_copy`) so that each class's interpolation reads
     and writes a contiguous row and the renormalisation sums over the classes
-    row by row, then transposed back into ``S``'s buffer; the values are
-    ``np.interp`` of each column (NumPy's compiled kernel, without its Python
-    wrapper's per-call checks), renormalised as
-    :func:`skcal._backend._ovr.renormalise`.
+    row by row, then transposed back into ``out`` (default: ``S``'s buffer;
+    any dtype, the values cast on the way); the values are ``np.interp`` of
+    each column (NumPy's compiled kernel, without its Python wrapper's
+    per-call checks), renormalised as :func:`skcal._backend._ovr.renormalise`.
+    ``work``: a float64 buffer of at least ``S.size`` entries for the
+    transposed scores (a fresh array otherwise).
     """
-    ST = transpose_copy(S)
+    n, k = S.shape
+    ST = transpose_copy(S, out=None if work is None else work[: n * k].reshape(k, n))
     for j, (xk, yk) in enumerate(knots):
         ST[j] = _compiled_interp(ST[j], xk, yk)
     den = ST.sum(axis=0)
     if den.min(initial=1.0) > 0:
         ST /= den
     else:
-        ST = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0)
-    P = transpose_copy(ST, out=S)
-    if not log:
-        return P
-    with np.errstate(divide="ignore"):
-        return np.log(P, out=P)
+        np.divide(ST, den, out=ST, where=den > 0)
+        ST[:, den <= 0] = 1.0 / k
+    if log:
+        with np.errstate(divide="ignore"):
+            np.log(ST, out=ST)
+    return transpose_copy(ST, out=S if out is None else out)

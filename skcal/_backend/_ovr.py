@@ -266,6 +266,60 @@ def ovr_column(Z, k, stats):
     return out
 
 
+def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
+    """Renormalised (log-)probabilities of NumPy logits through per-class knots, chunk by chunk.
+
+    The NumPy prediction of the multiclass interpolating maps
+    (:class:`~skcal.IsotonicScaler`): each row chunk's one-vs-rest log-odds
+    (:func:`ovr_log_odds`'s operations), then
+    :func:`skcal._backend._numpy.ovr_interp_proba` on them, written straight
+    into the output; every work array is allocated once, not per chunk.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_rows, n_classes)
+        Validated logits, ``n_classes >= 3``.
+    knots : list of (xk, yk)
+        Each class's knots.
+    log : bool, default=False
+        Return log-probabilities.
+    mix : (float, float), optional
+        ``(keep, add)``: the probabilities become ``keep * P + add``, in the
+        output dtype, row chunk by row chunk (the uniform mixture of
+        :class:`~skcal.SmoothedCalibrator`, applied while the chunk is in
+        cache); only with ``log=False``.
+    chunk_bytes : int, optional
+        float64 bytes of one row chunk (:data:`OVR_INTERP_CHUNK_BYTES`).
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_classes)
+        float64 for float64 logits, float32 otherwise; the same values as
+        the chunked :func:`ovr_log_odds` and ``ovr_interp_proba``.
+    """
+    n, k = Z.shape
+    out = np.empty((n, k), dtype=out_dtype(Z))
+    cols = np.arange(k)
+    bufs = None
+    for sl in _numpy.chunk_rows(n, k, chunk_bytes=chunk_bytes or OVR_INTERP_CHUNK_BYTES):
+        r = sl.stop - sl.start
+        if bufs is None:  # three chunk-sized work arrays for all chunks
+            bufs = np.empty((3, r * k))
+        A = _host64_into(Z[sl], bufs[0, : r * k].reshape(r, k))
+        stats, E = _ovr_row_stats(A, keep_exp=True, out=bufs[1, : r * k].reshape(r, k))
+        S = _ovr_columns(A, stats, cols, E=E)
+        _numpy.ovr_interp_proba(S, knots, log, out=out[sl], work=bufs[2, : r * k])
+        if mix is not None:
+            P = out[sl]
+            P *= mix[0]
+            P += mix[1]
+    return out
+
+
+#: Row chunk of :func:`ovr_interp_rows` (float64 bytes).
+OVR_INTERP_CHUNK_BYTES = 1 << 22
+
+
 def binary_score(Z):
     """Log-odds ``z1 - z0`` of the second class: (n,), float64 (float32 on MPS)."""
     if _torch_of(Z) is not None:

@@ -12,7 +12,9 @@ from sklearn.isotonic import IsotonicRegression, isotonic_regression
 from sklearn.utils._param_validation import Interval
 
 from .._backend._dispatch import get_backend
-from .._backend._ovr import interp_knots, ovr_row_stats, ovr_score_blocks, stack_columns
+from .._backend._ovr import (
+    interp_knots, ovr_interp_rows, ovr_row_stats, ovr_score_blocks, stack_columns,
+)
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -284,12 +286,30 @@ class IsotonicScaler(OneVsRestCalibrator):
         cal._build_f(x, y)
         return cal
 
+    def _knots(self):
+        return [(cal.X_thresholds_, cal.y_thresholds_) for cal in self.calibrators_]
+
     def _chunk(self, Zc, log):
         """Calibrated (log-)probabilities of a row chunk (multiclass: ``ovr_interp_proba``)."""
         if self._is_binary():
             return super()._chunk(Zc, log)
-        knots = [(cal.X_thresholds_, cal.y_thresholds_) for cal in self.calibrators_]
-        return get_backend(Zc).ovr_interp_proba(self._scores(Zc), knots, log)
+        return get_backend(Zc).ovr_interp_proba(self._scores(Zc), self._knots(), log)
+
+    def _predict_rows(self, Z, log, mix=None):
+        """Multiclass NumPy logits: :func:`~skcal._backend._ovr.ovr_interp_rows` (work arrays reused)."""
+        if isinstance(Z, np.ndarray) and not self._is_binary():
+            return ovr_interp_rows(Z, self._knots(), log, mix)
+        return None if mix is not None else super()._predict_rows(Z, log)
+
+    def _mixed_proba(self, Z, keep, add):
+        """``keep * predict_proba(Z) + add`` of validated multiclass NumPy logits, or None.
+
+        The uniform mixture of :class:`~skcal.SmoothedCalibrator`, applied to
+        each row chunk of the output as it is written (the same float
+        operations as on the whole output); None where this path does not
+        apply (binary, tensors), for the caller's own mixture.
+        """
+        return self._predict_rows(Z, False, (keep, add))
 
     def _map_scores(self, S):
         """Interpolate each class's fitted knots at its score column."""
