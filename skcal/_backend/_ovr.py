@@ -272,8 +272,10 @@ def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
     The NumPy prediction of the multiclass interpolating maps
     (:class:`~skcal.IsotonicScaler`): each row chunk's one-vs-rest log-odds
     (:func:`ovr_log_odds`'s operations), then
-    :func:`skcal._backend._numpy.ovr_interp_proba` on them, written straight
-    into the output; every work array is allocated once, not per chunk.
+    :func:`skcal._backend._numpy.ovr_interp_proba` on them with each class's
+    :class:`~skcal._backend._numpy.InterpTable` (built once), written
+    straight into the output; the chunk-sized work arrays are allocated
+    once, not per chunk.
 
     Parameters
     ----------
@@ -289,7 +291,8 @@ def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
         :class:`~skcal.SmoothedCalibrator`, applied while the chunk is in
         cache); only with ``log=False``.
     chunk_bytes : int, optional
-        float64 bytes of one row chunk (:data:`OVR_INTERP_CHUNK_BYTES`).
+        float64 bytes of one row chunk (:data:`skcal._backend._numpy.CHUNK_BYTES`
+        by default); large chunks amortise the per-class calls.
 
     Returns
     -------
@@ -300,24 +303,22 @@ def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
     n, k = Z.shape
     out = np.empty((n, k), dtype=out_dtype(Z))
     cols = np.arange(k)
+    tables = [_numpy.InterpTable(xk, yk) for xk, yk in knots]
     bufs = None
-    for sl in _numpy.chunk_rows(n, k, chunk_bytes=chunk_bytes or OVR_INTERP_CHUNK_BYTES):
+    for sl in _numpy.chunk_rows(n, k, chunk_bytes=chunk_bytes):
         r = sl.stop - sl.start
         if bufs is None:  # three chunk-sized work arrays for all chunks
             bufs = np.empty((3, r * k))
         A = _host64_into(Z[sl], bufs[0, : r * k].reshape(r, k))
         stats, E = _ovr_row_stats(A, keep_exp=True, out=bufs[1, : r * k].reshape(r, k))
         S = _ovr_columns(A, stats, cols, E=E)
-        _numpy.ovr_interp_proba(S, knots, log, out=out[sl], work=bufs[2, : r * k])
+        _numpy.ovr_interp_proba(S, knots, log, out=out[sl], work=bufs[2, : r * k],
+                                tables=tables)
         if mix is not None:
             P = out[sl]
             P *= mix[0]
             P += mix[1]
     return out
-
-
-#: Row chunk of :func:`ovr_interp_rows` (float64 bytes).
-OVR_INTERP_CHUNK_BYTES = 1 << 22
 
 
 def binary_score(Z):

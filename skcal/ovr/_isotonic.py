@@ -298,7 +298,7 @@ class IsotonicScaler(OneVsRestCalibrator):
     def _predict_rows(self, Z, log, mix=None):
         """Multiclass NumPy logits: :func:`~skcal._backend._ovr.ovr_interp_rows` (work arrays reused)."""
         if isinstance(Z, np.ndarray) and not self._is_binary():
-            return ovr_interp_rows(Z, self._knots(), log, mix)
+            return ovr_interp_rows(Z, self._knots(), log, mix, self._predict_chunk_bytes)
         return None if mix is not None else super()._predict_rows(Z, log)
 
     def _mixed_proba(self, Z, keep, add):
