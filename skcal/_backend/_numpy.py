@@ -1112,28 +1112,132 @@ except ImportError:  # NumPy < 2
     from numpy.core.multiarray import interp as _compiled_interp  # noqa: E402
 
 
-def ovr_interp_proba(S, knots, log):
+#: Cells of :class:`InterpTable`'s grid per knot, and their largest number.
+INTERP_CELLS_PER_KNOT = 128
+INTERP_MAX_CELLS = 1 << 14
+
+
+class InterpTable:
+    """``np.interp(x, xk, yk)`` of finite points by a grid lookup and a few comparisons.
+
+    NumPy's kernel bisects the knots for every point (~14 ns a point, its
+    branches mispredicted). Here the knots' range is cut into ``G`` equal
+    cells (:data:`INTERP_CELLS_PER_KNOT` per knot, at most
+    :data:`INTERP_MAX_CELLS`); a point's cell ``c = floor((x - xk[0]) *
+    G / (xk[-1] - xk[0]))`` (clipped to the grid) gives the knots below it
+    in the cells before ``c``, and one comparison per knot that shares a
+    cell (``amb``, the most knots in one cell) finds its segment ``j``:
+    ``j`` is exactly NumPy's, because the cell of a point is computed by
+    the same monotone float operations as the cells of the knots. The
+    value is NumPy's formula, ``slope[j] * (x - xk[j]) + yk[j]`` with
+    ``slope[j] = (yk[j+1] - yk[j]) / (xk[j+1] - xk[j])``, and slope 0 on the
+    two sides beyond the knots and at ``xk[-1]`` (so there ``yk[0]``,
+    ``yk[-1]``): the same float value as ``np.interp`` for every finite
+    ``x``. ``ok`` is False (use ``np.interp``) for fewer than 2 knots or
+    a slope or grid scale that is not finite.
+    """
+
+    def __init__(self, xk, yk):
+        xk = np.asarray(xk, dtype=np.float64)
+        yk = np.asarray(yk, dtype=np.float64)
+        self.xk, self.yk = xk, yk
+        m = xk.size
+        self.ok = False
+        if m < 2:
+            return
+        with np.errstate(all="ignore"):
+            slope = (yk[1:] - yk[:-1]) / (xk[1:] - xk[:-1])
+            G = min(INTERP_MAX_CELLS, INTERP_CELLS_PER_KNOT * m)
+            scale = G / (xk[-1] - xk[0])
+        if not (np.isfinite(slope).all() and math.isfinite(scale)):
+            return
+        self.ok = True
+        self.x0, self.scale, self.G = xk[0], scale, G
+        cell = self._cells(xk, np.empty(m), np.empty(m, dtype=np.intp))
+        count = np.bincount(cell, minlength=G + 1)
+        # knots in the cells before each cell; the segments are shifted by
+        # one: 0 is "below xk[0]", j + 1 the segment from xk[j]
+        self.base = np.concatenate(([0], np.cumsum(count)[:-1]))
+        self.amb = int(count.max())
+        # comparison i of a point in cell c is with knot base[c] + i
+        self.nexts = np.concatenate((xk, np.full(self.amb, np.inf)))
+        self.slope = np.zeros(m + 1)
+        self.slope[1:m] = slope
+        self.xa = np.concatenate((xk[:1], xk))
+        self.ya = np.concatenate((yk[:1], yk))
+
+    def _cells(self, x, t, c):
+        np.subtract(x, self.x0, out=t)
+        t *= self.scale
+        np.clip(t, 0.0, self.G, out=t)
+        np.copyto(c, t, casting="unsafe")  # t >= 0: truncation is floor
+        return c
+
+    def __call__(self, x, work):
+        """The interpolated values of the float64 row ``x``, written over ``x``.
+
+        ``work``: ``(t, u, c, b, ge)`` float64, float64, intp, intp and bool
+        arrays of at least ``x.size`` entries.
+        """
+        if not self.ok:
+            x[...] = _compiled_interp(x, self.xk, self.yk)
+            return x
+        n = x.size
+        t, u, c, b, ge = (w[:n] for w in work)
+        self._cells(x, t, c)
+        np.take(self.base, c, out=b)
+        j = c  # the segment, counted up from the knots in earlier cells
+        j[...] = b
+        for i in range(self.amb):
+            np.take(self.nexts[i:], b, out=u)
+            np.less_equal(u, x, out=ge)
+            j += ge
+        np.take(self.xa, j, out=t)
+        np.subtract(x, t, out=t)
+        np.take(self.slope, j, out=u)
+        t *= u
+        np.take(self.ya, j, out=u)
+        return np.add(t, u, out=x)
+
+
+def interp_work(n):
+    """The work arrays of :meth:`InterpTable.__call__` for rows of ``n`` points."""
+    return (np.empty(n), np.empty(n), np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp),
+            np.empty(n, dtype=bool))
+
+
+def ovr_interp_proba(S, knots, log, out=None, work=None, tables=None):
     """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
 
     ``S``: float64 scores of shape (n, K), K > 2; ``knots``: the ``(xk, yk)``
     of each class. Computed class-major: the scores are transposed once (tile
     by tile, :func:`transpose_copy`) so that each class's interpolation reads
     and writes a contiguous row and the renormalisation sums over the classes
-    row by row, then transposed back into ``S``'s buffer; the values are
-    ``np.interp`` of each column (NumPy's compiled kernel, without its Python
-    wrapper's per-call checks), renormalised as
-    :func:`skcal._backend._ovr.renormalise`.
+    row by row, then transposed back into ``out`` (default: ``S``'s buffer;
+    any dtype, the values cast on the way); the values are ``np.interp`` of
+    each column (NumPy's compiled kernel, without its Python wrapper's
+    per-call checks; or ``tables``, each class's :class:`InterpTable`, the
+    same values faster), renormalised as
+    :func:`skcal._backend._ovr.renormalise`. ``work``: a float64 buffer of at
+    least ``S.size`` entries for the transposed scores (a fresh array
+    otherwise).
     """
-    ST = transpose_copy(S)
-    for j, (xk, yk) in enumerate(knots):
-        ST[j] = _compiled_interp(ST[j], xk, yk)
+    n, k = S.shape
+    ST = transpose_copy(S, out=None if work is None else work[: n * k].reshape(k, n))
+    if tables is None:
+        for j, (xk, yk) in enumerate(knots):
+            ST[j] = _compiled_interp(ST[j], xk, yk)
+    else:
+        bufs = interp_work(n)
+        for j, table in enumerate(tables):
+            table(ST[j], bufs)
     den = ST.sum(axis=0)
     if den.min(initial=1.0) > 0:
         ST /= den
     else:
-        ST = np.divide(ST, den, out=np.full_like(ST, 1.0 / ST.shape[0]), where=den > 0)
-    P = transpose_copy(ST, out=S)
-    if not log:
-        return P
-    with np.errstate(divide="ignore"):
-        return np.log(P, out=P)
+        np.divide(ST, den, out=ST, where=den > 0)
+        ST[:, den <= 0] = 1.0 / k
+    if log:
+        with np.errstate(divide="ignore"):
+            np.log(ST, out=ST)
+    return transpose_copy(ST, out=S if out is None else out)

@@ -91,7 +91,7 @@ def ovr_log_odds(Zc):
 TINY_REST = 1e-280
 
 
-def _ovr_row_stats(A, keep_exp=False):
+def _ovr_row_stats(A, keep_exp=False, out=None):
     """Row statistics from which any column's one-vs-rest log-odds follow.
 
     Parameters
@@ -100,6 +100,8 @@ def _ovr_row_stats(A, keep_exp=False):
         Logits, ``n_classes >= 3``.
     keep_exp : bool, default=False
         Also return the work matrix ``exp(A - m1)`` (arg-max entries 0).
+    out : ndarray of A's shape, float64, optional
+        Buffer for the work matrix (a fresh one otherwise).
 
     Returns
     -------
@@ -113,7 +115,7 @@ def _ovr_row_stats(A, keep_exp=False):
     rows = np.arange(A.shape[0])
     a1 = A.argmax(axis=1)
     m1 = A[rows, a1]
-    E = A - m1[:, None]
+    E = np.subtract(A, m1[:, None], out=out)
     np.exp(E, out=E)
     E[rows, a1] = 0.0
     rest = E.sum(axis=1)
@@ -157,20 +159,32 @@ def _ovr_columns(Ac, stats, cols, E=None):
         :func:`ovr_log_odds`.
     """
     a1, m1, total, l_top = stats
-    if E is None:
-        E = Ac - m1[:, None]
-        np.exp(E, out=E)
-    np.subtract(total[:, None], E, out=E)
-    with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
-        np.log(E, out=E)
-    E += m1[:, None]
+    E = _off_top_scores(Ac, m1[:, None], total[:, None], E)
     pos = np.full(int(max(a1.max(initial=0), cols.max(initial=0))) + 1, -1)
     pos[cols] = np.arange(cols.size)
     j = pos[a1]
     r = np.flatnonzero(j >= 0)
-    E[r, j[r]] = l_top[r]
-    np.subtract(Ac, E, out=E)
+    E[r, j[r]] = Ac[r, j[r]] - l_top[r]
     return E
+
+
+def _off_top_scores(A, m1, total, E=None, out=None):
+    """``A - m1 - log(total - exp(A - m1))``: the log-odds of the entries off the arg-max.
+
+    ``m1`` and ``total`` broadcast against ``A`` (the rows' maximum and
+    ``sum_j exp(z_j - m1)``, :func:`_ovr_row_stats`); ``E``: ``exp(A - m1)``
+    if already computed (overwritten); otherwise it is computed into ``out``
+    (a fresh array by default). Returns the array written; its arg-max
+    entries (``log(0)`` there) are the caller's to replace.
+    """
+    if E is None:
+        E = np.subtract(A, m1, out=out)
+        np.exp(E, out=E)
+    np.subtract(total, E, out=E)
+    with np.errstate(divide="ignore"):  # arg-max entries, replaced by the caller
+        np.log(E, out=E)
+    E += m1
+    return np.subtract(A, E, out=E)
 
 
 def host64(Zc, cols=None):
@@ -185,6 +199,20 @@ def host64(Zc, cols=None):
     elif cols is not None:
         Zc = np.asarray(Zc)[:, cols]
     return to_numpy(Zc).astype(np.float64, copy=False)
+
+
+def _host64_into(Zc, buf):
+    """:func:`host64` of the rows ``Zc``, copied into ``buf[:len(Zc)]`` where a copy is needed.
+
+    NumPy input that is not float64 is widened into the buffer (no fresh
+    array, whose page faults cost as much as the copy); float64 NumPy input
+    is returned as it is, a tensor as :func:`host64` returns it.
+    """
+    if isinstance(Zc, np.ndarray) and Zc.dtype != np.float64:
+        A = buf[: Zc.shape[0]]
+        np.copyto(A, Zc)
+        return A
+    return host64(Zc)
 
 
 def is_host_float32(Z):
@@ -213,8 +241,12 @@ def ovr_row_stats(Z):
     """
     n, k = Z.shape
     out = (np.empty(n, dtype=np.intp), np.empty(n), np.empty(n), np.empty(n))
+    buf = work = None
     for sl in _numpy.chunk_rows(n, k):
-        for o, v in zip(out, _ovr_row_stats(host64(Z[sl]))):
+        if work is None:  # one pair of chunk-sized work arrays for all chunks
+            buf, work = np.empty((2, sl.stop - sl.start, k))
+        A = _host64_into(Z[sl], buf)
+        for o, v in zip(out, _ovr_row_stats(A, out=work[: A.shape[0]])):
             o[sl] = v
     return out
 
@@ -227,6 +259,61 @@ def ovr_column(Z, k, stats):
     for sl in _numpy.chunk_rows(n, 8):
         st = tuple(v[sl] for v in stats)
         out[sl] = _ovr_columns(host64(Z[sl], cols), st, cols)[:, 0]
+    return out
+
+
+def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
+    """Renormalised (log-)probabilities of NumPy logits through per-class knots, chunk by chunk.
+
+    The NumPy prediction of the multiclass interpolating maps
+    (:class:`~skcal.IsotonicScaler`): each row chunk's one-vs-rest log-odds
+    (:func:`ovr_log_odds`'s operations), then
+    :func:`skcal._backend._numpy.ovr_interp_proba` on them with each class's
+    :class:`~skcal._backend._numpy.InterpTable` (built once), written
+    straight into the output; the chunk-sized work arrays are allocated
+    once, not per chunk.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_rows, n_classes)
+        Validated logits, ``n_classes >= 3``.
+    knots : list of (xk, yk)
+        Each class's knots.
+    log : bool, default=False
+        Return log-probabilities.
+    mix : (float, float), optional
+        ``(keep, add)``: the probabilities become ``keep * P + add``, in the
+        output dtype, row chunk by row chunk (the uniform mixture of
+        :class:`~skcal.SmoothedCalibrator`, applied while the chunk is in
+        cache); only with ``log=False``.
+    chunk_bytes : int, optional
+        float64 bytes of one row chunk (:data:`skcal._backend._numpy.CHUNK_BYTES`
+        by default); large chunks amortise the per-class calls.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_classes)
+        float64 for float64 logits, float32 otherwise; the same values as
+        the chunked :func:`ovr_log_odds` and ``ovr_interp_proba``.
+    """
+    n, k = Z.shape
+    out = np.empty((n, k), dtype=out_dtype(Z))
+    cols = np.arange(k)
+    tables = [_numpy.InterpTable(xk, yk) for xk, yk in knots]
+    bufs = None
+    for sl in _numpy.chunk_rows(n, k, chunk_bytes=chunk_bytes):
+        r = sl.stop - sl.start
+        if bufs is None:  # three chunk-sized work arrays for all chunks
+            bufs = np.empty((3, r * k))
+        A = _host64_into(Z[sl], bufs[0, : r * k].reshape(r, k))
+        stats, E = _ovr_row_stats(A, keep_exp=True, out=bufs[1, : r * k].reshape(r, k))
+        S = _ovr_columns(A, stats, cols, E=E)
+        _numpy.ovr_interp_proba(S, knots, log, out=out[sl], work=bufs[2, : r * k],
+                                tables=tables)
+        if mix is not None:
+            P = out[sl]
+            P *= mix[0]
+            P += mix[1]
     return out
 
 
@@ -532,15 +619,27 @@ def ovr_score_blocks(Z, stats, max_bytes):
     Notes
     -----
     Every block walks the rows of ``Z`` once, reading only its own columns,
-    so all blocks together compute each score once.
+    so all blocks together compute each score once, class-major (each
+    operation along the rows) from one work array.
     """
     n, K = Z.shape
     width = int(max(1, min(K, max_bytes // (8 * max(n, 1)))))
+    a1, m1, total, l_top = stats
+    buf = np.empty(0)
     for c0 in range(0, K, width):
         c1 = min(K, c0 + width)
-        cols = np.arange(c0, c1)
         S = np.empty((c1 - c0, n))
         for sl in _numpy.chunk_rows(n, c1 - c0):
-            st = tuple(v[sl] for v in stats)
-            S[:, sl] = _ovr_columns(host64(Z[sl][:, c0:c1]), st, cols).T
+            r = sl.stop - sl.start
+            if buf.size < r * (c1 - c0):
+                buf = np.empty(r * (c1 - c0))
+            # class-major: every operation runs along the rows (a long inner
+            # loop; row-major, a block's few columns would be its inner loop)
+            A = buf[: r * (c1 - c0)].reshape(c1 - c0, r)
+            np.copyto(A, (Z[sl, c0:c1] if isinstance(Z, np.ndarray)
+                          else host64(Z[sl][:, c0:c1])).T)
+            E = _off_top_scores(A, m1[sl], total[sl], out=S[:, sl])
+            rows = np.flatnonzero((a1[sl] >= c0) & (a1[sl] < c1))
+            top = a1[sl][rows] - c0
+            E[top, rows] = A[top, rows] - l_top[sl][rows]
         yield c0, c1, S

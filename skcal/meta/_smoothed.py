@@ -273,8 +273,14 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
     def _predict_proba(self, Z, xp):
         # the mixture itself: no log / exp round trip over the inner output
         check_is_fitted(self, "mix_weight_")
-        P = self.calibrator_.predict_proba(Z)
         lam = self.mix_weight_
+        mixed = getattr(self.calibrator_, "_mixed_proba", None)
+        if lam > 0.0 and mixed is not None:
+            # Z is validated: the inner map mixes each chunk as it writes it
+            P = mixed(Z, 1.0 - lam, lam / len(self.classes_))
+            if P is not None:
+                return P
+        P = self.calibrator_.predict_proba(Z)
         if lam == 0.0:
             return P
         P = get_backend(P).writable(P)

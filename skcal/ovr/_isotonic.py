@@ -12,7 +12,9 @@ from sklearn.isotonic import IsotonicRegression, isotonic_regression
 from sklearn.utils._param_validation import Interval
 
 from .._backend._dispatch import get_backend
-from .._backend._ovr import interp_knots, ovr_row_stats, ovr_score_blocks, stack_columns
+from .._backend._ovr import (
+    interp_knots, ovr_interp_rows, ovr_row_stats, ovr_score_blocks, stack_columns,
+)
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -100,9 +102,14 @@ class IsotonicScaler(OneVsRestCalibrator):
     scores) and scikit-learn's PAVA on the group means: the same knots as
     ``IsotonicRegression.fit`` (which sorts the rows by ``lexsort``), whose
     own fit is used with weights and for scores closer than
-    ``finfo.resolution`` without being equal. Prediction (scores, interpolation,
-    renormalisation) runs on the tensor's device; a CPU tensor is evaluated
-    through NumPy (``IsotonicRegression.predict``) and returned as a tensor.
+    ``finfo.resolution`` without being equal; PAVA runs on the positives'
+    groups and the pooled stretches between them (the same block values).
+    Prediction (scores, interpolation, renormalisation) runs on the tensor's
+    device; a CPU tensor is evaluated through NumPy (``IsotonicRegression.predict``)
+    and returned as a tensor. Multiclass NumPy logits are predicted in row
+    chunks with work arrays allocated once, each class's knots looked up on
+    a grid (:class:`~skcal._backend._numpy.InterpTable`, ``np.interp``'s
+    values bit for bit).
 
     References
     ----------
@@ -187,36 +194,93 @@ class IsotonicScaler(OneVsRestCalibrator):
         sizes. With unit weights a group's mean is (positives in the group) /
         (rows in the group), so sorting the values of all scores and of the
         positives' scores (no argsort) gives the same groups, means and
-        weights, and the same PAVA call gives the same fit. Returns None
-        (use scikit-learn's fit) when two scores differ by less than ``eps``
-        without being equal, where scikit-learn's chained grouping applies.
+        weights. PAVA then runs on the positives' groups with each stretch of
+        groups between them (mean 0) pooled into one entry of their total
+        size (:meth:`_pava_knots`): the same fit, value for value. Returns
+        None (use scikit-learn's fit) when two scores differ by less than
+        ``eps`` without being equal, where scikit-learn's chained grouping
+        applies.
         """
         xs = np.sort(s)
         d = xs[1:] - xs[:-1]
         eps = np.finfo(np.float64).resolution
-        new = d >= eps
-        n_groups = np.count_nonzero(new) + 1
-        if np.count_nonzero(d) != n_groups - 1:
-            return None
-        if n_groups == s.size:  # all scores distinct
-            ux, size = xs, np.ones(s.size)
+        if d.min(initial=np.inf) >= eps:  # all scores distinct: one row per group
+            ux, size = xs, None
         else:
+            new = d >= eps
+            n_groups = np.count_nonzero(new) + 1
+            if np.count_nonzero(d) != n_groups - 1:
+                return None
             first = np.flatnonzero(new) + 1
             ux = xs[np.concatenate(([0], first))]
             size = np.diff(np.concatenate(([0], first, [s.size]))).astype(np.float64)
-        # every positive's score is one of the group values: its group by bisection
-        g = np.searchsorted(ux, s[pos_rows], side="left")
-        n_pos = np.bincount(g, minlength=ux.size).astype(np.float64)
+        # every positive's score is one of the group values: its group by
+        # bisection (sorted keys: each search starts where the last ended)
+        g = np.searchsorted(ux, np.sort(s[pos_rows]), side="left")
+        return self._pava_knots(ux, size, g)
+
+    def _pava_knots(self, ux, size, g):
+        """The fitted map on groups ``ux`` (sizes ``size``, None: all 1) holding the positives ``g``.
+
+        ``g``: the sorted group of every positive row. scikit-learn's fit is
+        PAVA (``isotonic_regression``) on every group's mean target, weighted
+        by its size, then the knots where the fitted values change. The
+        groups without positives (target 0) between two positives' groups
+        are pooled first into one entry of their total size: SciPy's PAVA
+        (Busing 2022) absorbs a run of zeros into the block before it without
+        changing that block's weighted sum (``0 * w``), or pools them into a
+        block of value 0, adding integer weights exactly, so every block
+        value, and the knots, are those of the unpooled fit; PAVA then runs
+        on at most ``2 * positives + 1`` entries instead of one per row.
+        """
+        n_groups = ux.size
+        if g.size:
+            starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+            gp = g[starts]  # groups holding positives, increasing
+            n_pos = np.diff(np.append(starts, g.size)).astype(np.float64)
+        else:
+            gp = np.zeros(0, dtype=np.intp)
+            n_pos = np.zeros(0)
+        m = gp.size
+        zero_lo = np.concatenate(([0], gp + 1))  # the runs of groups without positives
+        zero_hi = np.append(gp, n_groups)  # (one past their last group)
+        if size is None:
+            w_pos = np.ones(m)
+            w_zero = (zero_hi - zero_lo).astype(np.float64)
+        else:
+            w_pos = size[gp]
+            csum = np.concatenate(([0.0], np.cumsum(size)))
+            w_zero = csum[zero_hi] - csum[zero_lo]
+        # entries: zero run 0, positives' group 0, zero run 1, ..., zero run m
+        mean = np.zeros(2 * m + 1)
+        mean[1::2] = np.divide(n_pos, w_pos, out=n_pos)
+        w = np.empty(2 * m + 1)
+        w[0::2], w[1::2] = w_zero, w_pos
+        lo = np.empty(2 * m + 1, dtype=np.intp)
+        lo[0::2], lo[1::2] = zero_lo, gp
+        hi = np.empty(2 * m + 1, dtype=np.intp)
+        hi[0::2], hi[1::2] = zero_hi - 1, gp
+        full = w > 0  # empty zero runs (adjacent positives' groups) are no entries
+        if not full.all():
+            mean, w, lo, hi = mean[full], w[full], lo[full], hi[full]
         cal = self._new_calibrator()
         yf = isotonic_regression(
-            np.divide(n_pos, size, out=n_pos), sample_weight=size, y_min=cal.y_min,
-            y_max=cal.y_max, increasing=True,
+            mean, sample_weight=w, y_min=cal.y_min, y_max=cal.y_max, increasing=True
         )
-        keep = np.ones(yf.size, dtype=bool)
-        keep[1:-1] = np.logical_or(
-            np.not_equal(yf[1:-1], yf[:-2]), np.not_equal(yf[1:-1], yf[2:])
-        )
-        return self._set_knots(cal, ux[keep], yf[keep])
+        # scikit-learn keeps the first and last group of every run of equal
+        # fitted values: here the first group of a run's first entry and the
+        # last group of its last entry
+        change = np.flatnonzero(yf[1:] != yf[:-1])
+        first = lo[np.concatenate(([0], change + 1))]
+        last = hi[np.append(change, yf.size - 1)]
+        level = yf[np.concatenate(([0], change + 1))]
+        two = last > first
+        at = np.cumsum(1 + two) - (1 + two)  # each run's first knot
+        idx = np.empty(first.size + np.count_nonzero(two), dtype=np.intp)
+        yk = np.empty(idx.size)
+        idx[at], yk[at] = first, level
+        idx[at[two] + 1], yk[at[two] + 1] = last[two], level[two]
+        return self._set_knots(cal, ux[idx], yk)
 
     @staticmethod
     def _set_knots(cal, x, y):
@@ -227,12 +291,30 @@ class IsotonicScaler(OneVsRestCalibrator):
         cal._build_f(x, y)
         return cal
 
+    def _knots(self):
+        return [(cal.X_thresholds_, cal.y_thresholds_) for cal in self.calibrators_]
+
     def _chunk(self, Zc, log):
         """Calibrated (log-)probabilities of a row chunk (multiclass: ``ovr_interp_proba``)."""
         if self._is_binary():
             return super()._chunk(Zc, log)
-        knots = [(cal.X_thresholds_, cal.y_thresholds_) for cal in self.calibrators_]
-        return get_backend(Zc).ovr_interp_proba(self._scores(Zc), knots, log)
+        return get_backend(Zc).ovr_interp_proba(self._scores(Zc), self._knots(), log)
+
+    def _predict_rows(self, Z, log, mix=None):
+        """Multiclass NumPy logits: :func:`~skcal._backend._ovr.ovr_interp_rows` (work arrays reused)."""
+        if isinstance(Z, np.ndarray) and not self._is_binary():
+            return ovr_interp_rows(Z, self._knots(), log, mix, self._predict_chunk_bytes)
+        return None if mix is not None else super()._predict_rows(Z, log)
+
+    def _mixed_proba(self, Z, keep, add):
+        """``keep * predict_proba(Z) + add`` of validated multiclass NumPy logits, or None.
+
+        The uniform mixture of :class:`~skcal.SmoothedCalibrator`, applied to
+        each row chunk of the output as it is written (the same float
+        operations as on the whole output); None where this path does not
+        apply (binary, tensors), for the caller's own mixture.
+        """
+        return self._predict_rows(Z, False, (keep, add))
 
     def _map_scores(self, S):
         """Interpolate each class's fitted knots at its score column."""

@@ -400,3 +400,58 @@ def test_isotonic_wide_chunked_predict_is_np_interp(rng):
     P_ref = Q / Q.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(iso.predict_proba(Z), P_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(iso.predict_log_proba(Z), np.log(P_ref), rtol=1e-12, atol=0)
+
+
+def test_interp_table_equals_np_interp_bit_for_bit(rng):
+    # the grid lookup of the multiclass NumPy prediction: NumPy's values exactly,
+    # for clustered knots (many in one cell), flat and steep segments, points at
+    # the knots, between them and beyond both ends
+    from skcal._backend._numpy import InterpTable, interp_work
+
+    for m in (2, 3, 7, 50, 400):
+        xk = np.sort(rng.normal(scale=5.0, size=m))
+        xk[m // 2:] = xk[m // 2] + np.cumsum(rng.random(m - m // 2) * 1e-9)  # a cluster
+        xk = np.unique(xk)
+        yk = np.sort(rng.choice([0.0, 0.25, 1 / 3, 0.5, 1.0], size=xk.size))
+        table = InterpTable(xk, yk)
+        assert table.ok
+        x = np.concatenate([
+            rng.normal(scale=8.0, size=5000), xk, np.nextafter(xk, -np.inf),
+            np.nextafter(xk, np.inf), [-1e100, 1e100, xk[0], xk[-1]],
+        ])
+        got = table(x.copy(), interp_work(x.size))
+        np.testing.assert_array_equal(got, np.interp(x, xk, yk))
+    # one knot: NumPy's kernel (a constant)
+    table = InterpTable([0.5], [0.25])
+    assert not table.ok
+    np.testing.assert_array_equal(table(np.array([-1.0, 0.5, 2.0]), interp_work(3)), 0.25)
+
+
+def test_isotonic_numpy_predict_matches_chunked_reference(rng):
+    # ovr_interp_rows (work arrays reused, grid lookup, chunk by chunk) against
+    # ovr_log_odds + np.interp + renormalisation on the whole input
+    from skcal._backend._ovr import ovr_interp_rows, ovr_log_odds
+
+    n, k = 3000, 6
+    y = rng.integers(0, k, size=n)
+    Z = 3.0 * (2.0 * np.eye(k)[y] + rng.normal(size=(n, k)))
+    iso = IsotonicScaler(clip=None).fit(Z, y)
+    X = np.concatenate([Z, 1.7 * Z[:500], np.zeros((3, k))])
+    S = ovr_log_odds(X)
+    Q = np.column_stack([np.interp(S[:, j], c.X_thresholds_, c.y_thresholds_)
+                         for j, c in enumerate(iso.calibrators_)])
+    den = Q.sum(axis=1, keepdims=True)
+    ref = np.divide(Q, den, out=np.full_like(Q, 1.0 / k), where=den > 0)
+    for chunk in (None, 8 * k * 7):  # one chunk; chunks of 7 rows
+        P = ovr_interp_rows(X, iso._knots(), chunk_bytes=chunk)
+        np.testing.assert_array_equal(P, ref)
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(
+                ovr_interp_rows(X, iso._knots(), log=True, chunk_bytes=chunk), np.log(ref))
+        X32 = X.astype(np.float32)
+        P32 = ovr_interp_rows(X32, iso._knots(), mix=(0.75, 0.05), chunk_bytes=chunk)
+        assert P32.dtype == np.float32
+        # the mixture in float32, as on the whole unmixed float32 output
+        plain = ovr_interp_rows(X32, iso._knots(), chunk_bytes=chunk)
+        np.testing.assert_array_equal(P32, plain * np.float32(0.75) + np.float32(0.05))
+    np.testing.assert_array_equal(iso.predict_proba(X), ref)
