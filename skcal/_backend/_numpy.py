@@ -31,9 +31,11 @@ name = "numpy"
 #: the isotonic predict's tiled transpose (after its scores are on the host),
 #: the bin-edge helpers of the metrics' host binning (``_torch`` calls
 #: ``distinct_edges`` itself on its host copy) and the dtype check of host
-#: weights and probabilities.
+#: weights and probabilities; the isotonic predict's buffered kernels (work
+#: arrays reused across chunks by ``_ovr.ovr_interp_rows``).
 HOST_ONLY = frozenset(
-    {"transpose_copy", "edge_positions", "distinct_edges", "reject_non_numeric"}
+    {"transpose_copy", "edge_positions", "distinct_edges", "reject_non_numeric",
+     "interp_work", "ovr_interp_proba_into"}
 )
 
 
@@ -1206,7 +1208,16 @@ def interp_work(n):
             np.empty(n, dtype=bool))
 
 
-def ovr_interp_proba(S, knots, log, out=None, work=None, tables=None):
+def ovr_interp_proba(S, knots, log):
+    """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
+
+    The backend contract's signature (as :func:`skcal._backend._torch.ovr_interp_proba`):
+    :func:`ovr_interp_proba_into` with a fresh output and work buffer.
+    """
+    return ovr_interp_proba_into(S, knots, log)
+
+
+def ovr_interp_proba_into(S, knots, log, out=None, work=None, tables=None):
     """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
 
     ``S``: float64 scores of shape (n, K), K > 2; ``knots``: the ``(xk, yk)``

@@ -268,7 +268,7 @@ def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
     The NumPy prediction of the multiclass interpolating maps
     (:class:`~skcal.IsotonicScaler`): each row chunk's one-vs-rest log-odds
     (:func:`ovr_log_odds`'s operations), then
-    :func:`skcal._backend._numpy.ovr_interp_proba` on them with each class's
+    :func:`skcal._backend._numpy.ovr_interp_proba_into` on them with each class's
     :class:`~skcal._backend._numpy.InterpTable` (built once), written
     straight into the output; the chunk-sized work arrays are allocated
     once, not per chunk.
@@ -308,7 +308,7 @@ def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
         A = _host64_into(Z[sl], bufs[0, : r * k].reshape(r, k))
         stats, E = _ovr_row_stats(A, keep_exp=True, out=bufs[1, : r * k].reshape(r, k))
         S = _ovr_columns(A, stats, cols, E=E)
-        _numpy.ovr_interp_proba(S, knots, log, out=out[sl], work=bufs[2, : r * k],
+        _numpy.ovr_interp_proba_into(S, knots, log, out=out[sl], work=bufs[2, : r * k],
                                 tables=tables)
         if mix is not None:
             P = out[sl]

@@ -1,9 +1,11 @@
 """Label-shift adaptation of calibrated probabilities by EM (Saerens et al. 2002)."""
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_array
 
 from .._backend._array import like_input, to_numpy
@@ -12,6 +14,17 @@ from ..utils.validation import check_sample_weight
 __all__ = ["adapt_to_label_shift"]
 
 
+@validate_params(
+    {
+        "proba": "no_validation",
+        "source_priors": ["array-like"],
+        "sample_weight": "no_validation",
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "return_n_iter": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def adapt_to_label_shift(
     proba, source_priors, *, sample_weight=None, tol=1e-8, max_iter=1000, return_n_iter=False
 ):
@@ -40,6 +53,7 @@ def adapt_to_label_shift(
     tol : float, default=1e-8
         Stop when no prior changes by more than ``tol`` in one iteration.
     max_iter : int, default=1000
+        The most EM iterations (at least 1).
     return_n_iter : bool, default=False
         Also return the number of EM iterations.
 
@@ -55,6 +69,9 @@ def adapt_to_label_shift(
 
     Raises
     ------
+    sklearn.utils._param_validation.InvalidParameterError
+        If ``tol`` is negative, ``max_iter`` is below 1 or not an integer, or
+        ``return_n_iter`` is not a bool (a subclass of ``ValueError``).
     ValueError
         If ``proba`` is not 2-D with rows of non-negative finite values summing
         to 1 (within 1e-4), or ``source_priors`` does not have one positive
@@ -135,7 +152,7 @@ def adapt_to_label_shift(
             f"EM label-shift adaptation stopped after max_iter={max_iter} "
             f"iterations (last change of a prior {change:.3g} > tol={tol:g}).",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     np.multiply(P, pi / s, out=Q)
     Q /= Q.sum(axis=1, keepdims=True)

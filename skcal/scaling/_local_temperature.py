@@ -23,6 +23,7 @@ from .._backend._dispatch import get_backend
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils.validation import check_scores
+from ..utils._weights import weighted_rows
 
 __all__ = ["LocalTemperatureScaler"]
 
@@ -552,7 +553,9 @@ class LocalTemperatureScaler(BaseCalibrator):
         sw = wv.sum()
         gain = (wv @ d) / sw
         var = (wv @ (d - gain) ** 2) / sw
-        n_eff = sw**2 / (wv @ wv)
+        # rows the validation weights stand for (the one weight policy): integer
+        # weights count as repeated rows, and a constant factor changes nothing
+        n_eff = weighted_rows(wv, len(wv))
         se = math.sqrt(var / max(n_eff - 1.0, 1.0))
         self.validation_nll_ = np.array([-(wv @ lp_g[idx, yv]) / sw, -(wv @ lp_l[idx, yv]) / sw])
         if gain > self.shrink_threshold * se:
