@@ -109,3 +109,11 @@ def test_source_priors_errors_name_the_problem(priors, message):
     P = np.full((4, 3), 1 / 3)
     with pytest.raises(ValueError, match=message):
         adapt_to_label_shift(P, priors)
+
+
+@pytest.mark.parametrize("kw", [{"max_iter": 0}, {"max_iter": 2.5}, {"tol": -1.0}])
+def test_adapt_to_label_shift_refuses_bad_solver_parameters(kw):
+    P = np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])
+    name = next(iter(kw))
+    with pytest.raises(ValueError, match=f"'{name}' parameter of adapt_to_label_shift"):
+        adapt_to_label_shift(P, [0.2, 0.3, 0.5], **kw)

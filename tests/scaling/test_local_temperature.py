@@ -316,3 +316,21 @@ def test_predict_on_torch_tensors(dtype):
     assert isinstance(pred, torch.Tensor)
     expected = Xt.float().numpy().argmax(axis=1)
     np.testing.assert_array_equal(pred.numpy(), expected)
+
+
+def test_local_temperature_integer_weights_are_repeated_rows_on_agnews():
+    # the shrinkage rule (network kept or global temperature) counts the
+    # validation rows by the weight policy: Kish's effective size made
+    # ``local_`` differ between weights and repeated rows (False vs True here)
+    from skcal.datasets import load_agnews_gpt2
+
+    d = load_agnews_gpt2()
+    X, y = d.logits_val[:600], d.y_val[:600]
+    w = np.random.default_rng(1).integers(0, 3, 600)
+    weighted = LocalTemperatureScaler(random_state=0).fit(X, y, sample_weight=w)
+    repeated = LocalTemperatureScaler(random_state=0).fit(np.repeat(X, w, 0), np.repeat(y, w))
+    scaled = LocalTemperatureScaler(random_state=0).fit(X, y, sample_weight=2.5 * w)
+    assert weighted.local_ == repeated.local_ == scaled.local_
+    P = weighted.predict_proba(d.logits_test)
+    np.testing.assert_allclose(P, repeated.predict_proba(d.logits_test), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(P, scaled.predict_proba(d.logits_test), rtol=0, atol=1e-10)
