@@ -61,14 +61,22 @@ def _n_bins(text):
         raise argparse.ArgumentTypeError(n_bins_rule(text)) from None
 
 
-def _check_n_bins_arg(n_bins):
-    """``--n-bins`` by the metrics' rule and message (one line, before any work)."""
+def _check_n_bins_arg(n_bins, n_samples=None):
+    """``--n-bins`` by the metrics' rule and message (one line, before any work).
+
+    With ``n_samples`` (once the data are read), also the metrics' limit of
+    bins to rows, as the one-line error of the command.
+    """
     from .metrics._validation import _check_n_bins, n_bins_rule
 
     try:
         _check_n_bins(n_bins)
     except ValueError:
         raise _UserError(f"--n-bins {n_bins_rule(n_bins)}") from None
+    try:
+        _check_n_bins(n_bins, n_samples)
+    except ValueError as exc:
+        raise _UserError(f"--n-bins {n_bins}: {exc}") from None
 
 
 def columns_arg(allow_empty=False):
@@ -634,6 +642,7 @@ def _cmd_report(args):
             "(pip install 'skcal[plot]')"
         ) from None
     table = _read(args, "report", need_labels=True)
+    _check_n_bins_arg(args.n_bins, len(table.y))
     from scipy.special import softmax
 
     rows = []

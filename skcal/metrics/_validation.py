@@ -93,9 +93,10 @@ def _check_n_bins(n_bins, n_samples=None):
         raise ValueError(f"n_bins {n_bins_rule(n_bins)}.")
     if n_samples is not None and n_bins > max(MAX_BINS_FLOOR, n_samples):
         raise ValueError(
-            f"n_bins={int(n_bins)} is more than the {n_samples} samples (and "
-            f"{MAX_BINS_FLOOR}): nearly every bin would be empty, and the per-bin "
-            "sums alone would take memory in proportion to n_bins."
+            f"n_bins={int(n_bins)} is more than the {n_samples} samples (the limit "
+            f"is the larger of the number of samples and {MAX_BINS_FLOOR}): nearly "
+            "every bin would be empty, and the per-bin sums alone would take memory "
+            "in proportion to n_bins."
         )
     return int(n_bins)
 

@@ -258,6 +258,12 @@ def test_report_bad_input(tmp_path, logits, capsys):
     assert main(["report", "--data", str(good), "--output", str(tmp_path / "r"),
                  "--n-bins", "0"]) == 2
     assert "--n-bins" in _err(capsys)
+    # more bins than the metrics allow for this many rows: the command's one
+    # line (exit 2), not a traceback from inside the metrics
+    assert main(["report", "--data", str(good), "--output", str(tmp_path / "r"),
+                 "--n-bins", "100000"]) == 2
+    assert _err(capsys).startswith(  # _err: one line
+        "skcal report: error: --n-bins 100000: n_bins=100000 is more than the")
 
 
 def test_skops_model_of_foreign_type_is_refused(tmp_path, logits, capsys):
