@@ -605,23 +605,27 @@ def run_benchmark(
                 if bar is not None:
                     bar.set_description(f"{data.name}: intervals")
                 # AutoCalibrator's probabilities are those of the method it
-                # chose: its intervals and ties are that method's (comparing two
-                # identical outputs would be a degenerate bootstrap)
-                auto = [r for r in these if r["method"] == "auto" and "proba" in r]
-                add_intervals([r for r in these if not auto or r is not auto[0]],
-                              data.y_test, n_resamples=n_resamples,
-                              random_state=random_state)
-                if auto:
-                    chosen = auto[0].get("recommended")
+                # chose: where that method has its own row, auto's intervals
+                # and ties are that row's (comparing two identical outputs
+                # would be a degenerate bootstrap); where it has none (a
+                # --methods list without it), auto is compared like any row
+                auto = next((r for r in these if r["method"] == "auto" and "proba" in r),
+                            None)
+                twin = None
+                if auto is not None:
+                    chosen = auto.get("recommended")
                     chosen = "uncalibrated" if chosen == "identity" else chosen
                     twin = next((r for r in these if r["method"] == chosen
                                  and "proba" in r
-                                 and np.array_equal(r["proba"], auto[0]["proba"])), None)
+                                 and np.array_equal(r["proba"], auto["proba"])), None)
+                add_intervals([r for r in these if twin is None or r is not auto],
+                              data.y_test, n_resamples=n_resamples,
+                              random_state=random_state)
+                if twin is not None:
                     for metric in INTERVAL_METRICS:
                         for suffix in ("low", "high", "best"):
                             key = f"{metric}_{suffix}"
-                            auto[0][key] = (twin[key] if twin is not None
-                                            else (math.nan if suffix != "best" else ""))
+                            auto[key] = twin[key]
             # the point NLL change needs no resampling (n_resamples=0 leaves
             # only its interval and ``worse`` empty)
             from ._decide import add_uncalibrated_comparison

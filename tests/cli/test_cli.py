@@ -852,3 +852,20 @@ def test_benchmark_resamples_0_shows_point_dnll(capsys):
     cells = row.split()
     assert re.fullmatch(r"[+-]\d+\.\d{4}!?", cells[2]), row
     assert abs(float(cells[2].rstrip("!")) - (float(cells[1]) - base)) < 2e-4
+
+
+def test_benchmark_auto_is_compared_when_its_choice_has_no_row():
+    """--methods without the method auto chose: auto gets its own interval and
+    '*' (it had none, and the '*' went to the best of the other rows)."""
+    d = load_logits("cifar10_resnet20_chenyaofo")
+    rows = _benchmark.run_benchmark([d], methods=["temperature"], peers=False,
+                                    n_resamples=50, recommend=True, n_repeats=1)
+    by = {r["method"]: r for r in rows}
+    auto = by["auto"]
+    assert auto["recommended"] not in by  # its choice has no row of its own
+    assert auto["nll_low"] < auto["nll"] < auto["nll_high"]
+    best = min((r for r in rows if np.isfinite(r["nll"])), key=lambda r: r["nll"])
+    assert best["nll_best"] is True
+    assert [r["nll_best"] for r in rows].count(True) >= 1
+    for r in rows:
+        assert r["nll_best"] in (True, False)
