@@ -683,7 +683,7 @@ def _fmt(value, scale=1.0, digits=4, sign=False):
 
 
 _HEADERS = (
-    "method", "library", "NLL", "ECE %", "cw-ECE %", "Brier", "acc %",
+    "method", "library", "NLL", "dNLL", "ECE %", "cw-ECE %", "Brier", "acc %",
     "fit ms", "predict ms", "note",
 )
 
@@ -714,6 +714,7 @@ def _cells(row):
         row["method"],
         row["library"],
         _with_interval(row, "nll"),
+        _dnll(row),
         _with_interval(row, "ece", 100, 2),
         _fmt(row["classwise_ece"], 100, 2),
         _with_interval(row, "brier"),
@@ -736,19 +737,22 @@ def _short(row, metric, scale=1.0, digits=4):
     return text + BEST_MARK if best else text
 
 
+def _dnll(row):
+    """The dNLL cell: NLL - NLL(uncalibrated), ``!`` when worse beyond noise."""
+    change = row.get("nll_change", math.nan)
+    dnll = "-" if not np.isfinite(change) else f"{change:+.4f}"
+    return dnll + "!" if row.get("worse") is True else dnll
+
+
 def _compact_cells(row):
     ok = row["status"].startswith("ok")
     note = _note(row["status"])
     if len(note) > _COMPACT_NOTE:
         note = note[:_COMPACT_NOTE - 3] + "..."
-    change = row.get("nll_change", math.nan)
-    dnll = "-" if not np.isfinite(change) else f"{change:+.4f}"
-    if row.get("worse") is True:
-        dnll += "!"
     return [
         row["method"],
         _with_interval(row, "nll"),
-        dnll,
+        _dnll(row),
         _short(row, "ece", 100, 2),
         _short(row, "brier"),
         _short(row, "accuracy", 100, 2),
@@ -801,7 +805,7 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 f"{len(d.y_test)} test rows)"
             )
         if wide:
-            headers, left = _HEADERS, (0, 1, 9)
+            headers, left = _HEADERS, (0, 1, 10)
             cells = [_cells(r) for r in rows if r["dataset"] == name]
         else:
             headers, left = _COMPACT_HEADERS, (0, 7)
@@ -829,8 +833,8 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 f"interval on the test split. {BEST_MARK}: the best method, or one "
                 "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
-                + ("" if wide else " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
-                   "noise (its paired interval lies above 0)."),
+                + " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
+                "noise (its paired interval lies above 0).",
                 width=10**6 if fmt == "markdown" else 120,
             ))
         out.append("")

@@ -112,14 +112,15 @@ def test_console_script_subprocess(tmp_path):
     assert lines[0].startswith("sst2_gpt2_zeroshot (K=2, 910 calibration / 911 test")
     assert lines[1].startswith("Recommended: platt — test NLL 0.3323 vs 0.6271")
     del lines[1]
-    assert lines[1].split()[:3] == ["method", "library", "NLL"]
+    assert lines[1].split()[:4] == ["method", "library", "NLL", "dNLL"]
     body = [ln.split() for ln in lines[3:6]]
     assert [b[0] for b in body] == ["uncalibrated", "auto", "temperature"]
     d = load_logits("sst2_gpt2_zeroshot")
-    # NLL [low, high]  ECE [low, high] ...: the estimates are numbers 0 and 3
-    nums = re.findall(r"\d+\.\d+", lines[3])
+    # NLL [low, high]  dNLL  ECE [low, high] ...: the estimates are numbers 0 and 4
+    nums = re.findall(r"[+-]?\d+\.\d+", lines[3])
     assert nums[0] == f"{nll(d.logits_test, d.y_test):.4f}"
-    assert nums[3] == f"{100 * _top_label_ece(d.logits_test, d.y_test):.2f}"
+    assert nums[3] == "+0.0000"  # the uncalibrated row's own dNLL
+    assert nums[4] == f"{100 * _top_label_ece(d.logits_test, d.y_test):.2f}"
     assert float(nums[1]) <= float(nums[0]) <= float(nums[2])
     assert "Traceback" not in proc.stderr
 
