@@ -13,8 +13,11 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
 
 from .._backend._array import to_numpy
+from ..utils.validation import ProbabilitiesAsLogitsWarning
 
-__all__ = ["WrapperMixin", "check_inner", "fit_inner", "inner_flag", "inner_spec"]
+__all__ = [
+    "WrapperMixin", "check_inner", "fit_inner", "inner_flag", "inner_spec", "predict_inner",
+]
 
 
 def check_inner(template, owner):
@@ -72,8 +75,35 @@ def fit_inner(template, X, y, sample_weight, classes):
         sample_weight = to_numpy(sample_weight)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Classes .* never occur")
+        # the wrapper has judged its own input; X here is its internal score
+        warnings.filterwarnings("ignore", category=ProbabilitiesAsLogitsWarning)
         est.fit(X, y, sample_weight=sample_weight)
     return est
+
+
+def predict_inner(inner, X, *, log=False):
+    """The fitted inner calibrator's (log-)probabilities of the wrapper's scores.
+
+    Parameters
+    ----------
+    inner : fitted calibrator
+        From :func:`fit_inner`.
+    X : ndarray or torch.Tensor of shape (n_samples, n_columns)
+        Logits or scores the wrapper computed from its validated input.
+    log : bool, default=False
+        ``predict_log_proba`` instead of ``predict_proba``.
+
+    Returns
+    -------
+    ndarray or torch.Tensor of shape (n_samples, n_classes)
+        The inner calibrator's output. Its check that ``X`` looks like
+        probabilities is not repeated: the wrapper ran it on its own input
+        (a score of one or two rows in ``[0, 1]`` read as a probability gave
+        a spurious :class:`~skcal.utils.validation.ProbabilitiesAsLogitsWarning`).
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=ProbabilitiesAsLogitsWarning)
+        return inner.predict_log_proba(X) if log else inner.predict_proba(X)
 
 
 def inner_flag(template, name, default=True):

@@ -21,7 +21,7 @@ from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import WrapperMixin, check_inner, fit_inner, inner_flag, inner_spec
+from ._inner import WrapperMixin, check_inner, fit_inner, inner_flag, inner_spec, predict_inner
 
 __all__ = ["SmoothedCalibrator", "mixture_weight"]
 
@@ -280,7 +280,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
             P = mixed(Z, 1.0 - lam, lam / len(self.classes_))
             if P is not None:
                 return P
-        P = self.calibrator_.predict_proba(Z)
+        P = predict_inner(self.calibrator_, Z)
         if lam == 0.0:
             return P
         P = get_backend(P).writable(P)

@@ -18,7 +18,7 @@ from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import WrapperMixin, check_inner, fit_inner, inner_spec
+from ._inner import WrapperMixin, check_inner, fit_inner, inner_spec, predict_inner
 
 __all__ = ["TopVersusAllCalibrator", "complete_confidence", "top_scores"]
 
@@ -211,7 +211,7 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
         A -= A.max(axis=1, keepdims=True)
         n, k = A.shape
         top, score, log_rest, log_share2 = top_scores(A)
-        LQ = to_numpy(self.calibrator_.predict_log_proba(score[:, None]))
+        LQ = to_numpy(predict_inner(self.calibrator_, score[:, None], log=True))
         log_c, log_rest_c, alpha = complete_confidence(
             LQ.astype(np.float64), log_share2, k
         )

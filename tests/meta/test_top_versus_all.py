@@ -231,3 +231,30 @@ def test_tva_export_refused_without_a_closed_form_inner_map():
     tva = TopVersusAllCalibrator(HistogramCalibrator()).fit(Z, y)
     with pytest.raises(NotImplementedError, match="HistogramCalibrator has no closed-form"):
         tva.to_torch()
+
+
+def test_top_versus_all_one_row_raises_no_probability_warning():
+    """The inner calibrator's input is the wrapper's own score: one or two
+    rows of it in [0, 1] are no sign that the user passed probabilities."""
+    from skcal.datasets import load_agnews_gpt2
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    d = load_agnews_gpt2()
+    tva = TopVersusAllCalibrator().fit(d.logits_val, d.y_val)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
+        P1 = tva.predict_proba(d.logits_test[:1])
+    np.testing.assert_allclose(P1, tva.predict_proba(d.logits_test[:5])[:1], rtol=1e-12)
+
+
+def test_smoothed_warns_once_for_probability_like_input():
+    from skcal import SmoothedCalibrator
+    from skcal.datasets import load_agnews_gpt2
+    from skcal.utils.validation import ProbabilitiesAsLogitsWarning
+
+    d = load_agnews_gpt2()
+    s = SmoothedCalibrator().fit(d.logits_val, d.y_val)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s.predict_proba(np.full((3, 4), 0.25))
+    assert [w.category for w in caught] == [ProbabilitiesAsLogitsWarning]
