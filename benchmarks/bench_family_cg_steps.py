@@ -28,7 +28,7 @@ feat=mk.Features(True,1.0,mean,np.ones(k)); prob=A._Problem(k,"full",True,feat,A
 print('feature cov eig (top, ratio of 10th/50th/last to top):', end=' ')
 lam=np.linalg.eigvalsh(cov)[::-1]; print(lam[0], lam[9]/lam[0], lam[49]/lam[0], lam[-1]/lam[0])
 # optimum via the fixed solver
-beta=A.start_scale(Z,y,None,_numpy)
+beta, _ = A.start_scale(Z,y,None,_numpy)
 W,b,_,it,st=A.fit_affine(Z,y,None,_numpy,structure="full",intercept=True,penalty=pen,log_features=True,w_start=beta)
 print('fit', it, st, '|W|max', np.abs(W).max(), 'col sums max', np.abs(W.sum(0)).max())
 theta0=prob.from_original(beta*np.eye(k), np.zeros(k)); theta=prob.from_original(W,b)

@@ -494,9 +494,14 @@ def _to_boundary(p, d, radius):
 
 
 def start_scale(Z, y, sample_weight, xp):
-    """``1/T`` of the temperature-scaling optimum (solved to 1e-6), the usual start."""
-    beta, _, _ = fit_temperature(Z, y, sample_weight, xp, tol=1e-6)
-    return float(beta)
+    """``(1/T, status)`` of the temperature-scaling optimum (solved to 1e-6), the usual start.
+
+    ``status`` is :func:`~skcal.scaling._temperature.fit_temperature`'s:
+    ``"upper"`` where the logits separate the calibration set (``1/T`` at its
+    upper bound).
+    """
+    beta, _, status = fit_temperature(Z, y, sample_weight, xp, tol=1e-6)
+    return float(beta), status
 
 
 @substitute_docstring(entries=FIT_DOCS)

@@ -124,7 +124,20 @@ class _AffineCalibrator(BaseCalibrator):
 
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]
-        beta_ts = start_scale(Z, y, sample_weight, xp)
+        beta_ts, ts_status = start_scale(Z, y, sample_weight, xp)
+        if ts_status == "upper":
+            warnings.warn(
+                f"{type(self).__name__}: the logits separate the calibration set "
+                "(the true class has the largest logit in every row: temperature "
+                "scaling's NLL keeps decreasing as T -> 0, down to its bound "
+                f"T = {1.0 / beta_ts:.3g}). The map starts from, and with reg='sms' "
+                "is fitted on, logits scaled by that bound, so on new rows it can "
+                "give a class probability 0 (an infinite NLL). Calibrate on a set "
+                "with errors, or use TemperatureScaler, which is set to the same "
+                "bound and says so.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         lam, mu = self.reg_lambda, self.reg_mu
         if lam == "auto" and mu is None:
             mu = "auto"  # tied

@@ -20,6 +20,7 @@ from skcal import (
     EnsembleTemperatureScaler,
     MatrixScaler,
     NoBiasVectorScaler,
+    StructuredVectorScaler,
 )
 
 from conftest import load_shared
@@ -565,3 +566,22 @@ def test_bcts_above_the_newton_size_uses_the_trust_region():
                    options=dict(maxiter=5000, gtol=1e-12, ftol=1e-16))
     got = fun(np.concatenate([[1.0 / est.temperature_], est.intercept_]))[0]
     _check(got, ref.fun)
+
+
+@pytest.mark.parametrize("cls", [MatrixScaler, DirichletCalibrator, StructuredVectorScaler])
+def test_separating_calibration_set_warns(cls):
+    """A calibration set whose logits all rank the true class first: the
+    temperature start is at its bound and the map gives some test rows'
+    true class probability exactly 0; the fit says so (it was silent)."""
+    from skcal.datasets import load_cifar10_resnet20
+
+    d = load_cifar10_resnet20()
+    right = np.flatnonzero(d.logits_val.argmax(1) == d.y_val)[:300]
+    with pytest.warns(ConvergenceWarning, match="logits separate the calibration set"):
+        m = cls().fit(d.logits_val[right], d.y_val[right])
+    P = m.predict_proba(d.logits_test)
+    assert (P[np.arange(len(P)), d.y_test] == 0).any()  # the consequence it names
+    # a set with errors: no such warning
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*separate the calibration set")
+        cls().fit(d.logits_val[:300], d.y_val[:300])
