@@ -297,6 +297,11 @@ def test_float32_step_map_with_merged_knots_is_refused():
     with pytest.raises(ValueError, match="cannot tell apart"):
         OneVsRestInterpolation(x=[[0.0, 1.0, 1.0 + 1e-9]], y=[[0.0, 0.5, 1.0]],
                                dtype=torch.float32, **kw)
+    # bfloat16 keeps 8 mantissa bits: 1 and 1.001 merge there though float32 tells them apart
+    with pytest.raises(ValueError, match="bfloat16 cannot tell apart"):
+        OneVsRestInterpolation(x=[[0.0, 1.0, 1.001]], y=[[0.0, 0.5, 1.0]],
+                               dtype=torch.bfloat16, **kw)
+    OneVsRestInterpolation(x=[[0.0, 1.0, 1.001]], y=[[0.0, 0.5, 1.0]], dtype=torch.float32, **kw)
     m = OneVsRestInterpolation(x=[[0.0, 1.0, 1.0 + 1e-9]], y=[[0.0, 0.5, 1.0]],
                                dtype=torch.float32, work_dtype=torch.float64, **kw)
     s = torch.tensor([1.0 + 5e-10], dtype=torch.float64)
