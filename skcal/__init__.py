@@ -38,40 +38,8 @@ _SUBMODULES = {
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AutoCalibrator",
-    "BBQCalibrator",
-    "BetaCalibrator",
-    "BiasCorrectedTemperatureScaler",
-    "CalibratedClassifier",
-    "CalibratedEnsemble",
-    "CenteredIsotonicScaler",
-    "ClassifierLogits",
-    "CovariateShiftWeights",
-    "DirichletCalibrator",
-    "EnsembleTemperatureScaler",
-    "GroupedCalibrator",
-    "HistogramCalibrator",
-    "IdentityCalibrator",
-    "IsotonicScaler",
-    "LocalTemperatureScaler",
-    "MatrixScaler",
-    "NoBiasVectorScaler",
-    "PlattScaler",
-    "QuadraticScaler",
-    "ScalingBinningCalibrator",
-    "SmoothedCalibrator",
-    "SplineCalibrator",
-    "StructuredVectorScaler",
-    "TemperatureScaler",
-    "TopVersusAllCalibrator",
-    "VectorScaler",
-    "VennAbersCalibrator",
-    "adapt_to_label_shift",
-    "calibrate_ensemble",
-    "covariate_shift_weights",
-    "__version__",
-]
+#: The exported names in sorted order, then ``__version__``.
+__all__ = [*sorted(_EXPORTS), "__version__"]
 
 
 def __getattr__(name):

@@ -13,6 +13,7 @@ stored with ``skops.io`` and loaded trusting only skcal's types
 """
 
 import ast
+import contextlib
 import json
 import sys
 import time
@@ -205,19 +206,36 @@ def _parse_params(items):
 def _read(args, role, need_labels):
     from .datasets._tables import read_logit_table
 
-    try:
+    with cli_messages(role, (OSError, ValueError)):
         return read_logit_table(
             args.data, role=role, label_column=args.label_column,
             logit_columns=args.logit_columns, ignore_columns=args.ignore_columns,
             need_labels=need_labels,
         )
-    except (OSError, ValueError) as exc:
-        raise _UserError(_one_line(exc)) from None
 
 
 def _one_line(exc):
     text = str(exc).strip() or exc.__class__.__name__
     return " ".join(text.split())
+
+
+@contextlib.contextmanager
+def cli_messages(command, errors=(ValueError,), text=None):
+    """Run a block with the command's error and warning reporting.
+
+    An exception of ``errors`` becomes a one-line ``_UserError``; the block's
+    warnings are printed after it (none when it raised) as ``skcal COMMAND:
+    warning: TEXT``, TEXT being ``text(w)`` (default: the message) on one line.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except errors as exc:
+            raise _UserError(_one_line(exc)) from None
+    for w in caught:
+        message = w.message if text is None else text(w)
+        print(f"skcal {command}: warning: {_one_line(message)}", file=sys.stderr)
 
 
 def _input_type_arg(p, default_help):
@@ -248,21 +266,15 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
     naming ``source``.
     """
-    from .utils.validation import (
-        DEFAULT_INPUT_TYPE,
-        ProbabilitiesAsLogitsWarning,
-        check_scores,
-    )
+    from .datasets._base import _scores_to_logits
+    from .utils.validation import ProbabilitiesAsLogitsWarning
 
-    kind = DEFAULT_INPUT_TYPE if input_type is None else input_type
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ProbabilitiesAsLogitsWarning)
         try:
-            out, _ = check_scores(
-                Z, input_type=kind, name="scores", warn_probabilities=input_type is None
-            )
+            out = _scores_to_logits(Z, input_type, source, name="scores")
         except ValueError as exc:
-            raise _UserError(f"{source}: {_one_line(exc)}") from None
+            raise _UserError(_one_line(exc)) from None
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
     if flagged and warn:
         print(f"skcal {command}: warning: {source}: {_PROBA_WARNING}", file=sys.stderr)
@@ -275,15 +287,8 @@ def _fit_labels(table, command):
     warnings are printed as ``skcal COMMAND: warning: ...``."""
     from .datasets._tables import encode_labels
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            y, classes = encode_labels(table)
-        except ValueError as exc:
-            raise _UserError(_one_line(exc)) from None
-    for w in caught:
-        print(f"skcal {command}: warning: {_one_line(w.message)}", file=sys.stderr)
-    return y, classes
+    with cli_messages(command):
+        return encode_labels(table)
 
 
 def _load_model(path):
@@ -501,35 +506,30 @@ def _cmd_fit(args):
                 "order: the columns are matched to the labels by name; drop the classes "
                 "parameter, or reorder the columns (--logit-columns)"
             )
-    t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            # the scores as the file holds them (one column stays 1-D): the
-            # calibrator reads them by its input_type, with its warnings
-            est.fit(table.scores, classes[y])  # the labels, as the file names them
-        except (ValueError, TypeError) as exc:
-            raise _UserError(_one_line(exc)) from None
-    elapsed = time.perf_counter() - t0
+    from .utils.validation import (
+        ProbabilitiesAsLogitsWarning,
+        probabilities_as_logits_message,
+    )
+
+    def text(w):  # the calibrator's warning naming the option, not input_type
+        if not issubclass(w.category, ProbabilitiesAsLogitsWarning):
+            return w.message
+        return probabilities_as_logits_message(
+            est.n_features_in_ == 1, name=str(table.path), cli=True
+        )
+
+    with cli_messages("fit", (ValueError, TypeError), text):
+        t0 = time.perf_counter()
+        # the scores as the file holds them (one column stays 1-D): the
+        # calibrator reads them by its input_type, with its warnings
+        est.fit(table.scores, classes[y])  # the labels, as the file names them
+        elapsed = time.perf_counter() - t0
     if table.columns is not None and len(table.columns) == getattr(
         est, "n_features_in_", None
     ):
         # keep the logit columns' names, as a fit on a DataFrame does: apply and
         # report match a file's columns to them by name
         est.feature_names_in_ = np.asarray(table.columns, dtype=object)
-    from .utils.validation import (
-        ProbabilitiesAsLogitsWarning,
-        probabilities_as_logits_message,
-    )
-
-    for w in caught:
-        text = _one_line(w.message)
-        if issubclass(w.category, ProbabilitiesAsLogitsWarning):
-            # the calibrator's warning, naming the option instead of input_type
-            text = probabilities_as_logits_message(
-                est.n_features_in_ == 1, name=str(table.path), cli=True
-            )
-        print(f"skcal fit: warning: {text}", file=sys.stderr)
     try:
         from .io import dump
 
@@ -646,12 +646,12 @@ def _cmd_report(args):
     from scipy.special import softmax
 
     rows = []
-    if model is not None and args.input_type not in (None, model.input_type):
-        raise _UserError(
-            f"--input-type {args.input_type}: the model was fitted with "
-            f"input_type={model.input_type!r}"
-        )
     if model is not None:
+        if args.input_type not in (None, model.input_type):
+            raise _UserError(
+                f"--input-type {args.input_type}: the model was fitted with "
+                f"input_type={model.input_type!r}"
+            )
         Z, order = _model_input(model, table)
         _warn_if_model_reads_probabilities(model, Z, table.path, "report")
         # labels and uncalibrated scores in the model's input column order, then

@@ -27,7 +27,6 @@ import contextlib
 import functools
 import os
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -252,24 +251,19 @@ def _load_file(path, **kwargs):
     """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line
     each; its scores read as ``input_type`` (``--input-type``), the
     probabilities-as-logits warning in the words of the other commands."""
-    from ._cli_calibrate import _PROBA_WARNING
+    from ._cli_calibrate import _PROBA_WARNING, cli_messages
     from .datasets import load_logits_file
     from .utils.validation import ProbabilitiesAsLogitsWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            d = load_logits_file(path, **kwargs)
-        except (OSError, ValueError) as exc:
-            raise _UserError(str(exc)) from None
-    for w in caught:
-        if issubclass(w.category, ProbabilitiesAsLogitsWarning):
-            print(f"skcal benchmark: warning: {path}: {_PROBA_WARNING}", file=sys.stderr)
-            if isinstance(getattr(d, "info", None), dict):
-                # said once, here: the benchmark's fits on this set do not repeat it
-                d.info["warned"] = [*d.info.get("warned", []), ProbabilitiesAsLogitsWarning]
-        else:
-            print(f"skcal benchmark: warning: {w.message}", file=sys.stderr)
+    def text(w):
+        if not issubclass(w.category, ProbabilitiesAsLogitsWarning):
+            return w.message
+        # said once, here: the benchmark's fits on this set do not repeat it
+        d.info["warned"] = [*d.info.get("warned", []), ProbabilitiesAsLogitsWarning]
+        return f"{path}: {_PROBA_WARNING}"
+
+    with cli_messages("benchmark", (OSError, ValueError), text):
+        d = load_logits_file(path, **kwargs)
     return d
 
 

@@ -200,19 +200,20 @@ def _split(logits, y, random_state, test_size, path, names):
     return lv, yv, lt, yt
 
 
-def _scores_to_logits(scores, input_type, path):
+def _scores_to_logits(scores, input_type, path, name="logits"):
     """``scores`` read as ``input_type`` (the calibrators' rule): 2-D logits.
 
     The :class:`~skcal.utils.validation.ProbabilitiesAsLogitsWarning` of
     :func:`~skcal.utils.validation.check_scores` (``input_type=None``) is
-    issued here, once per file; errors name the file.
+    issued here, once per file; errors name the file and ``name``. Used by
+    the loader and by ``skcal report`` / ``apply``.
     """
     from ..utils.validation import DEFAULT_INPUT_TYPE, check_scores
 
     kind = DEFAULT_INPUT_TYPE if input_type is None else input_type
     try:
         Z, _ = check_scores(
-            scores, input_type=kind, name="logits", warn_probabilities=input_type is None
+            scores, input_type=kind, name=name, warn_probabilities=input_type is None
         )
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
