@@ -65,19 +65,16 @@ def _n_bins(text):
 def _check_n_bins_arg(n_bins, n_samples=None):
     """``--n-bins`` by the metrics' rule and message (one line, before any work).
 
-    With ``n_samples`` (once the data are read), also the metrics' limit of
-    bins to rows, as the one-line error of the command.
+    With ``n_samples`` (once the data are read, the rule already checked),
+    the metrics' limit of bins to rows, as the one-line error of the command.
     """
     from .metrics._validation import _check_n_bins, n_bins_rule
 
     try:
-        _check_n_bins(n_bins)
-    except ValueError:
-        raise _UserError(f"--n-bins {n_bins_rule(n_bins)}") from None
-    try:
         _check_n_bins(n_bins, n_samples)
     except ValueError as exc:
-        raise _UserError(f"--n-bins {n_bins}: {exc}") from None
+        detail = n_bins_rule(n_bins) if n_samples is None else f"{n_bins}: {exc}"
+        raise _UserError(f"--n-bins {detail}") from None
 
 
 def columns_arg(allow_empty=False):

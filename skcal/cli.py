@@ -342,9 +342,7 @@ def _benchmark(args):
         args.resamples = 1000 if args.full else 200
     if args.repeats is None:
         args.repeats = 3 if args.full else 1
-    methods = None
-    if args.methods is None and not args.full:
-        methods = bm.default_methods(peers=peers)
+    methods = None if args.full else bm.default_methods(peers=peers)
     if args.methods is not None:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
         known = bm.available_methods(peers=True)

@@ -243,15 +243,13 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
                 raise ValueError(f"{path}: label arrays mix text and numbers")
             split = np.repeat(["val", "test"], [len(yv), len(yt)])
             return np.concatenate([zv, zt]), np.concatenate([yv, yt]), split, "logits_val"
-        if logit_columns is not None:
-            lkey, ykey = logit_columns[0], label_column or "y"
-        elif "logits" in keys:
-            lkey, ykey = "logits", label_column or "y"
-        else:
+        if logit_columns is None and "logits" not in keys:
             raise ValueError(
                 f"{path}: missing keys; need logits_val, y_val, logits_test, y_test "
                 f"(or logits, y); found {sorted(keys) or 'none'}"
             )
+        lkey = "logits" if logit_columns is None else logit_columns[0]
+        ykey = label_column or "y"
         if lkey not in keys:
             raise ValueError(f"{path}: no array {lkey!r}; found {sorted(keys)}")
         if ykey not in keys and (need_labels or label_column is not None):
@@ -572,7 +570,7 @@ def _check_not_row_index(logits, columns, path):
             )
 
 
-def _read_named(path, suffix, role, label_column, logit_columns, ignore_columns,
+def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 need_labels, dtype):
     names = _header(path, suffix)
     label, split, logit_cols, explicit = _pick_columns(
@@ -675,8 +673,8 @@ def read_logit_table(
         )
     else:
         logits, y, split, columns, lname, explicit = _read_named(
-            path, suffix, role, label_column, logit_columns, ignore_columns,
-            need_labels, dtype,
+            path, suffix, label_column, logit_columns, ignore_columns, need_labels,
+            dtype,
         )
         if len(columns) == 1:
             columns = None  # one binary score: two classes, one column
