@@ -98,9 +98,12 @@ _bootstrap_count = int_arg(0, allowed="0 (no intervals) or an integer >= 2", ski
 _non_negative_int = int_arg(0, allowed="an integer >= 0")
 
 
-def _add_table_args(p, labels_help):
-    p.add_argument("--data", required=True, metavar="FILE",
-                   help="logits file: .npz, .npy (memory-mapped), .csv or .parquet")
+def _add_table_args(p, labels_help, data=True):
+    """``--data`` (unless ``data`` is False) and the column options of
+    :func:`~skcal.datasets._tables.read_logit_table`, for every command."""
+    if data:
+        p.add_argument("--data", required=True, metavar="FILE",
+                       help="logits file: .npz, .npy (memory-mapped), .csv or .parquet")
     p.add_argument("--label-column", metavar="NAME",
                    help=f"label column (CSV/Parquet) or key (.npz); {labels_help}")
     p.add_argument("--logit-columns", metavar="C1,C2,...", type=columns_arg(),

@@ -70,7 +70,8 @@ def _benchmark_epilog():
 
 def _parser():
     from . import __version__
-    from ._cli_calibrate import _input_type_arg, add_subcommands, columns_arg, int_arg
+    from ._cli_calibrate import _add_table_args, _input_type_arg, int_arg
+    from ._cli_calibrate import add_subcommands
     from .datasets import list_datasets
 
     parser = _Parser(
@@ -96,20 +97,7 @@ def _parser():
         "--data", action="append", metavar="FILE", default=[],
         help="your own logits file (.npz, .npy, .csv or .parquet); repeatable",
     )
-    b.add_argument(
-        "--label-column", metavar="NAME",
-        help="CSV/Parquet: name of the label column (default: 'label' or 'y')",
-    )
-    b.add_argument(
-        "--logit-columns", metavar="C1,C2,...", type=columns_arg(),
-        help="CSV/Parquet: names of the logit columns, in class order (default: "
-        "every other column but 'split')",
-    )
-    b.add_argument(
-        "--ignore-columns", metavar="C1,C2,...", type=columns_arg(True),
-        help="CSV/Parquet: columns to skip (a row index, ids, metadata); '' names an "
-        "unnamed column, as pandas writes its index",
-    )
+    _add_table_args(b, "default: 'label' or 'y'", data=False)
     _input_type_arg(
         b, "applies to every --data and --shift-data file (default: logits, with a "
         "warning for a file whose scores look like probabilities)"
