@@ -28,8 +28,9 @@ __all__ = ["add_subcommands", "run"]
 
 
 # ------------------------------------------------------------------ parsing
-def int_arg(lo, hi=None, *, allowed, skip=()):
-    """An argparse type: an integer in ``lo .. hi`` (None: no bound), not in ``skip``.
+def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
+    """An argparse type: a ``kind`` number in ``lo .. hi`` (None: no bound), not in
+    ``skip``; NaN is in no range.
 
     ``allowed`` names the accepted values in the error, ``"must be
     {allowed}, got ..."``.
@@ -38,12 +39,12 @@ def int_arg(lo, hi=None, *, allowed, skip=()):
 
     def parse(text):
         try:
-            value = int(text)
+            value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"must be {allowed}, got {text!r}"
             ) from None
-        if value < lo or (hi is not None and value > hi) or value in skip:
+        if not (lo <= value and (hi is None or value <= hi)) or value in skip:
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
         return value
 
@@ -94,8 +95,8 @@ def columns_arg(allow_empty=False):
     return parse
 
 
-_bootstrap_count = int_arg(0, allowed="0 (no intervals) or an integer >= 2", skip=(1,))
-_non_negative_int = int_arg(0, allowed="an integer >= 0")
+_bootstrap_count = num_arg(0, allowed="0 (no intervals) or an integer >= 2", skip=(1,))
+_non_negative_int = num_arg(0, allowed="an integer >= 0")
 
 
 def _add_table_args(p, labels_help, data=True):

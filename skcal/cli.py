@@ -37,6 +37,7 @@ __all__ = ["main"]
 
 #: Data set used by ``--fast`` when none is given.
 FAST_DATASET = "cifar10_resnet20_chenyaofo"
+INF = float("inf")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,7 +71,7 @@ def _benchmark_epilog():
 
 def _parser():
     from . import __version__
-    from ._cli_calibrate import _add_table_args, _input_type_arg, int_arg
+    from ._cli_calibrate import _add_table_args, _input_type_arg, num_arg
     from ._cli_calibrate import add_subcommands
     from .datasets import list_datasets
 
@@ -124,7 +125,7 @@ def _parser():
         "data sets, to DIR (created if needed)",
     )
     b.add_argument(
-        "--seed", type=int_arg(0, 2**32 - 1, allowed="an integer in 0..2**32-1"),
+        "--seed", type=num_arg(0, 2**32 - 1, allowed="an integer in 0..2**32-1"),
         default=0,
         help="seed for splitting single-set files and for randomised methods: "
         "an integer in 0..2**32-1 (default: 0)",
@@ -134,13 +135,13 @@ def _parser():
         help=f"quick run: no peers and, unless data is given, only {FAST_DATASET}",
     )
     b.add_argument(
-        "--repeats", type=int_arg(1, 100, allowed="an integer in 1..100"),
+        "--repeats", type=num_arg(1, 100, allowed="an integer in 1..100"),
         default=None, metavar="N",
         help="timed runs per method after one untimed warm-up; the table shows "
         "the median (default: 1; 3 with --full)",
     )
     b.add_argument(
-        "--resamples", type=int_arg(0, allowed="0 or an integer >= 2", skip=(1,)),
+        "--resamples", type=num_arg(0, allowed="0 or an integer >= 2", skip=(1,)),
         default=None, metavar="N",
         help="bootstrap resamples for the 95%% intervals of NLL, ECE, Brier and "
         "accuracy and for the paired comparisons with the best method, whose "
@@ -155,14 +156,15 @@ def _parser():
         "how each method's NLL and ECE change",
     )
     b.add_argument(
-        "--label-shift", metavar="ALPHA", type=_alpha,
+        "--label-shift", metavar="ALPHA",
+        type=num_arg(0, INF, allowed="a positive number", skip=(0, INF), kind=float),
         help="also score each data set on its test split subsampled to class "
         "proportions drawn from a symmetric Dirichlet(ALPHA) (drawn with --seed; "
         "smaller ALPHA, stronger shift, e.g. 1.0 or 0.3), and print how each "
         "method's NLL and ECE change, averaged over --shift-draws draws",
     )
     b.add_argument(
-        "--shift-draws", metavar="N", type=int_arg(1, allowed="an integer >= 1"),
+        "--shift-draws", metavar="N", type=num_arg(1, allowed="an integer >= 1"),
         default=5,
         help="number of label-shift draws averaged per data set (default: 5)",
     )
@@ -184,17 +186,6 @@ def _parser():
         b.add_argument(flag, action="store_true", help=text)
     add_subcommands(sub)
     return parser
-
-
-def _alpha(text):
-    """argparse type of ``--label-shift``: a positive finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
-    if not (value > 0 and value < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
-    return value
 
 
 def _load(args):
