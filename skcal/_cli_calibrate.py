@@ -328,10 +328,10 @@ def _column_order(model, table):
     classes by name; other names are refused (they could be in any order)
     unless ``--logit-columns`` lists them, which takes them by position.
     """
-    cols = None if table.columns is None else [str(c) for c in table.columns]
-    fitted = getattr(model, "feature_names_in_", None)
-    if cols is None:
+    if table.columns is None:
         return None
+    cols = [str(c) for c in table.columns]
+    fitted = getattr(model, "feature_names_in_", None)
     if fitted is not None:
         fitted = [str(c) for c in fitted]
         if cols == fitted:
@@ -447,23 +447,23 @@ def _input_classes(model):
 
 
 def _encode(y, classes, path):
+    """The column of each label ``y`` among the model's ``classes``."""
+    from .utils._labels import encode_labels
+
     classes = np.asarray(classes)
     key = classes.astype(str) if y.dtype.kind in "OUS" else classes
     if y.dtype.kind in "iu" and classes.dtype.kind not in "iu":
         # integer labels of a model with text classes: column indices
         key = np.arange(len(classes))
-    order = np.argsort(key)
-    pos = np.searchsorted(key[order], y)
-    pos = np.clip(pos, 0, len(key) - 1)
-    ok = key[order][pos] == y
-    if not ok.all():
-        bad = y[~ok][0]
+    try:
+        return encode_labels(key, y)
+    except ValueError:
+        bad = y[~np.isin(y, key)][0]
         bad = bad.item() if hasattr(bad, "item") else bad  # no numpy repr in the message
         raise _UserError(
             f"{path}: label {bad!r} is not one of the model's classes "
             f"{classes[:10].tolist()}"
-        )
-    return order[pos]
+        ) from None
 
 
 # -------------------------------------------------------------------- fit
