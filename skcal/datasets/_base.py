@@ -6,7 +6,7 @@ from importlib import resources
 import numpy as np
 
 from ..utils._docstrings import substitute_docstring
-from ._tables import encode_labels, read_logit_table
+from ._tables import _SPLIT_KEYS, encode_labels, read_logit_table
 
 __all__ = [
     "list_datasets",
@@ -23,8 +23,6 @@ _BUNDLED = (
     "agnews_gpt2_zeroshot",
     "sst2_gpt2_zeroshot",
 )
-
-_SPLIT_KEYS = ("logits_val", "y_val", "logits_test", "y_test")
 
 #: The Returns section of the loaders of one bundled set (substitute_docstring).
 _DOCS = {"bundled_returns": """\

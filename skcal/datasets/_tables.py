@@ -529,17 +529,17 @@ def _text_cells(values):
 def _table_labels(values, column, path, suffix):
     """A label column as int64 (numbers) or str (text), mixing refused."""
     values = np.asarray(values)
+    what = _what(column, column)
     if values.dtype.kind in "fiub":
-        return _as_label_array(values, f"label column {column.strip()!r}", path)
+        return _as_label_array(values, what, path)
     cells = _text_cells(values)
     numeric = np.array([_is_number(c) for c in cells])
     if numeric.all():
-        return _as_label_array(cells.astype(np.float64), f"label column {column.strip()!r}",
-                               path)
+        return _as_label_array(cells.astype(np.float64), what, path)
     if numeric.any():  # some numbers, some text: almost surely a typo
         i = int(np.flatnonzero(~numeric)[0])
         raise ValueError(
-            f"{path}: label column {column.strip()!r} mixes numbers and text, e.g. "
+            f"{path}: {what} mixes numbers and text, e.g. "
             f"{str(cells[i])!r} ({_where(suffix, i)}); use integer class indices "
             "0..K-1 or text labels throughout"
         )
