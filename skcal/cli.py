@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli_calibrate import _PROBA_WARNING, _add_table_args, _input_type_arg
+from ._cli_calibrate import add_subcommands, cli_messages, num_arg, run
 from .exceptions import _UserError
 
 __all__ = ["main"]
@@ -71,8 +73,6 @@ def _benchmark_epilog():
 
 def _parser():
     from . import __version__
-    from ._cli_calibrate import _add_table_args, _input_type_arg, num_arg
-    from ._cli_calibrate import add_subcommands
     from .datasets import list_datasets
 
     parser = _Parser(
@@ -230,7 +230,6 @@ def _load_file(path, **kwargs):
     """:func:`skcal.datasets.load_logits_file`, its errors and warnings one line
     each; its scores read as ``input_type`` (``--input-type``), the
     probabilities-as-logits warning in the words of the other commands."""
-    from ._cli_calibrate import _PROBA_WARNING, cli_messages
     from .datasets import load_logits_file
     from .utils.validation import ProbabilitiesAsLogitsWarning
 
@@ -264,10 +263,8 @@ def _shifted(args, datasets):
             )
         sd = _load_file(args.shift_data, random_state=args.seed,
                         input_type=args.input_type)
-        try:
+        with cli_messages("benchmark"):
             out.append(with_shift_data(datasets[0], sd))
-        except (OSError, ValueError) as exc:
-            raise _UserError(str(exc)) from None
     if args.label_shift is not None:
         for d in datasets:
             try:
@@ -484,8 +481,6 @@ def main(argv=None):
     try:
         if args.command == "benchmark":
             return _benchmark(args)
-        from ._cli_calibrate import run
-
         return run(args)
     except _UserError as exc:
         print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
