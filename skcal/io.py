@@ -27,8 +27,6 @@ Without these helpers, the same call with ``skops.io`` itself is::
     model = sio.load("model.skops", trusted=trusted_types())
 """
 
-import sys
-
 __all__ = ["dump", "load", "trusted_types"]
 
 
@@ -58,11 +56,9 @@ def trusted_types():
         and issubclass(getattr(skcal, n), BaseEstimator)
     ]
     from ._backend._matrix import Features  # a NamedTuple of plain values
+    from .meta._calibrated import _CalibratedPair
 
-    classes.append(Features)
-    pair = getattr(sys.modules[skcal.CalibratedClassifier.__module__], "_CalibratedPair", None)
-    if pair is not None:
-        classes.append(pair)
+    classes += [Features, _CalibratedPair]
     return sorted({f"{c.__module__}.{c.__qualname__}" for c in classes})
 
 
