@@ -308,12 +308,12 @@ def load_logits_file(
         ``.npz`` / ``.npy`` file or holds object arrays (never unpickled), a
         key or column is missing, a CSV cell is not a number (naming the
         column), a column breaks the rules above (naming it), text labels do
-        not number exactly one per column,
-        arrays have the wrong number of dimensions, logits contain NaN or
-        inf, probabilities (``input_type="probabilities"``) lie outside
-        [0, 1] or have rows that do not sum to 1, labels are not integers in ``0 .. n_classes - 1``, the number of
-        labels differs from the number of logit rows, or the two splits have
-        a different number of classes.
+        not number exactly one per column, arrays have the wrong number of
+        dimensions, logits contain NaN or inf, probabilities
+        (``input_type="probabilities"``) lie outside [0, 1] or have rows that
+        do not sum to 1, labels are not integers in ``0 .. n_classes - 1``,
+        the number of labels differs from the number of logit rows, or the
+        two splits have a different number of classes.
 
     Notes
     -----
