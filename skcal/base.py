@@ -348,10 +348,7 @@ class BaseCalibrator(
                     )
                 else:
                     hint += "."
-                ndim = getattr(X, "ndim", None)
-                if n_classes > 2 and n_cols == 1 and (
-                    ndim == 1 or (ndim is None and np.ndim(X) == 1)
-                ):
+                if n_classes > 2 and n_cols == 1 and np.ndim(X) == 1:
                     # scikit-learn's wording for a 1-D X where 2-D is expected
                     raise ValueError(
                         f"Expected 2D array, got 1D array instead: X has shape "
