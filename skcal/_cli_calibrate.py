@@ -646,7 +646,6 @@ def _cmd_report(args):
     _check_n_bins_arg(args.n_bins, len(table.y))
     from scipy.special import softmax
 
-    rows = []
     if model is not None:
         if args.input_type not in (None, model.input_type):
             raise _UserError(
@@ -676,12 +675,12 @@ def _cmd_report(args):
                             dtype=np.float64)
         except ValueError as exc:
             raise _UserError(f"{table.path}: {_one_line(exc)}") from None
-        rows += [("uncalibrated", P0), (model.__class__.__name__, P1)]
+        rows = [("uncalibrated", P0), (model.__class__.__name__, P1)]
     else:
         y, _ = _fit_labels(table, "report")
         Z, _ = scores_as_logits(np.asarray(table.scores, dtype=np.float64),
                                 args.input_type, table.path, "report")
-        rows.append(("uncalibrated", softmax(Z, axis=1)))
+        rows = [("uncalibrated", softmax(Z, axis=1))]
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
