@@ -166,8 +166,8 @@ def add_subcommands(sub):
         "and, with --model, of the calibrated probabilities.",
     )
     _add_table_args(r, "default: 'label' or 'y'")
-    _input_type_arg(r, "default: the model's with --model, else logits (with a "
-                    "warning when the scores look like probabilities)")
+    _input_type_arg(r, "default: the model's with --model, else logits (an error "
+                    "when the scores look like probabilities)")
     r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     r.add_argument("--output", required=True, metavar="DIR",
                    help="folder for report.md, metrics.csv, metrics.json, reliability.png")
@@ -678,8 +678,14 @@ def _cmd_report(args):
         rows = [("uncalibrated", P0), (model.__class__.__name__, P1)]
     else:
         y, _ = _fit_labels(table, "report")
-        Z, _ = scores_as_logits(np.asarray(table.scores, dtype=np.float64),
-                                args.input_type, table.path, "report")
+        Z, flagged = scores_as_logits(np.asarray(table.scores, dtype=np.float64),
+                                      args.input_type, table.path, "report", warn=False)
+        if flagged:  # a report of probabilities read as logits would be nonsense
+            raise _UserError(
+                f"{table.path}: the scores look like probabilities (every value in "
+                "[0, 1] and, with two or more columns, every row summing to 1); a "
+                "report needs to know how to read them: pass --input-type "
+                "probabilities, or --input-type logits if they are logits")
         rows = [("uncalibrated", softmax(Z, axis=1))]
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

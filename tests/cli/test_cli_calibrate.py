@@ -452,10 +452,13 @@ def test_report_and_fit_input_type_probabilities(tmp_path, logits, capsys):
     _write(cal, P[:600], y[:600])
     _write(test, P[600:], y[600:])
     capsys.readouterr()
+    # refused: the numbers of probabilities read as logits would be bogus
     assert main(["report", "--data", str(test), "--output", str(tmp_path / "r0"),
-                 "--n-bootstrap", "0"]) == 0
+                 "--n-bootstrap", "0"]) == 2
     err = capsys.readouterr().err
-    assert "skcal report: warning:" in err and "--input-type probabilities" in err
+    assert "skcal report: error:" in err and "look like probabilities" in err
+    assert "--input-type probabilities" in err and "--input-type logits" in err
+    assert not (tmp_path / "r0").exists()
     assert main(["report", "--data", str(test), "--output", str(tmp_path / "r1"),
                  "--n-bootstrap", "0", "--input-type", "probabilities"]) == 0
     assert "warning" not in capsys.readouterr().err
@@ -649,11 +652,13 @@ def test_binary_probability_file_fit_apply_report(tmp_path, binary_proba, fmt, c
         assert m["uncalibrated"]["nll"]["value"] == pytest.approx(nll_p, rel=1e-9)
     assert m["TemperatureScaler"]["nll"]["value"] == pytest.approx(
         -log_softmax(np.log(P2) / T, axis=1)[rows, y].mean(), rel=1e-9)
-    # report without --input-type: log-odds p (sigmoid(p)), with the warning
+    # report without --input-type: refused; --input-type logits reads log-odds p
     assert main(["report", "--data", str(path), "--output", str(tmp_path / "r2"),
-                 "--n-bootstrap", "0"]) == 0
-    err = capsys.readouterr().err
-    assert "skcal report: warning:" in err and "--input-type probabilities" in err
+                 "--n-bootstrap", "0"]) == 2
+    assert "look like probabilities" in capsys.readouterr().err
+    assert main(["report", "--data", str(path), "--output", str(tmp_path / "r2"),
+                 "--n-bootstrap", "0", "--input-type", "logits"]) == 0
+    assert "warning" not in capsys.readouterr().err
     m = json.loads((tmp_path / "r2" / "metrics.json").read_text())
     z = np.column_stack([np.zeros_like(p), p])
     assert m["uncalibrated"]["nll"]["value"] == pytest.approx(
