@@ -322,13 +322,20 @@ def _numpy_scores(y_prob):
     """
     columns = getattr(y_prob, "columns", None)  # a DataFrame's column names
     names = None if columns is None else [str(c) for c in columns]
-    p = check_array(
-        y_prob,
-        ensure_2d=False,
-        dtype=(np.float64, np.float32, np.float16),
-        input_name="y_prob",
-        ensure_all_finite=False,
-    )
+    try:
+        p = check_array(
+            y_prob,
+            ensure_2d=False,
+            dtype=(np.float64, np.float32, np.float16),
+            input_name="y_prob",
+            ensure_all_finite=False,
+        )
+    except ValueError as exc:
+        if "inhomogeneous" not in str(exc):
+            raise
+        raise ValueError(
+            "y_prob is ragged: its rows have different lengths (every row must "
+            "hold one score per class)") from exc
     if p.ndim not in (1, 2):
         raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
     lo, hi = min_max(p)

@@ -315,3 +315,10 @@ def test_dask_probabilities_read_as_logits_warn_as_numpy(metric):
         warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
         metric(da.from_array(y, chunks=200), da.from_array(Z, chunks=(200, 3)),
                input_type="logits")
+
+
+@pytest.mark.parametrize("metric", [negative_log_likelihood, brier_score,
+                                    expected_calibration_error])
+def test_ragged_y_prob_is_named(metric):
+    with pytest.raises(ValueError, match="y_prob is ragged: its rows have different"):
+        metric([0, 1], [[0.5, 0.5], [1.0]])
