@@ -311,6 +311,12 @@ def _header(path, suffix):
         raise ValueError(f"{path}: not a readable csv file ({_short(exc)})") from None
     if not head:
         raise ValueError(f"{path}: empty CSV file")
+    seps = [c for c in ";\t|" if len(head) == 1 and c in head[0]]
+    if seps:
+        raise ValueError(
+            f"{path}: the header is one column {head[0][:60]!r}: the file looks "
+            f"separated by {seps[0]!r}; skcal reads comma-separated CSV files"
+        )
     return head
 
 

@@ -1,5 +1,7 @@
 """Tests for skcal.datasets: bundled real logit sets and the user-file loader."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -363,6 +365,17 @@ def test_csv_with_byte_order_mark_and_duplicate_headers(tmp_path):
     g.write_text("label,a,a\n" + "\n".join(f"{i % 2},0.1,0.2" for i in range(10)) + "\n")
     with pytest.raises(ValueError, match=r"duplicate column name\(s\) \['a'\]"):
         load_logits_file(g)
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_csv_separated_by_another_character_is_named(tmp_path, sep):
+    from skcal.datasets import load_logits_file
+
+    f = tmp_path / "semi.csv"
+    f.write_text(sep.join(["a", "b", "label"]) + "\n"
+                 + "\n".join(sep.join(["0.1", "0.2", str(i % 2)]) for i in range(10)))
+    with pytest.raises(ValueError, match=re.escape(f"looks separated by {sep!r}")):
+        load_logits_file(f)
 
 
 # ------------------------------------------------ the one reader (_tables.py)
