@@ -128,8 +128,14 @@ def option_log_probs(logits, option_token_ids):
     return xp.stack_columns(cols)
 
 
-def _model_logits(model, ids):
-    out = model(input_ids=ids)
+def _model_logits(model, ids, i):
+    try:
+        out = model(input_ids=ids)
+    except IndexError as exc:  # an embedding lookup past the vocabulary
+        raise ValueError(
+            f"Prompt {i}: the model could not embed its token ids (ids from "
+            f"{int(ids.min())} to {int(ids.max())}; are they from this model's "
+            f"tokenizer?): {exc}") from exc
     if hasattr(out, "logits"):
         return out.logits
     if isinstance(out, (tuple, list)):
@@ -164,7 +170,9 @@ def score_options(model, prompts, option_token_ids):
     Raises
     ------
     ValueError
-        For an empty prompt or invalid options (see :func:`option_log_probs`).
+        For an empty prompt, a negative token id, a token id the model cannot
+        embed (its ``IndexError``, e.g. an id past the vocabulary) or invalid
+        options (see :func:`option_log_probs`).
 
     Notes
     -----
@@ -197,16 +205,19 @@ def score_options(model, prompts, option_token_ids):
             p = [int(t) for t in to_numpy(prompt)]
             if not p:
                 raise ValueError(f"Prompt {i} is empty: a causal model needs a context.")
+            if min(p) < 0:
+                bad = sorted({t for t in p if t < 0})[:5]
+                raise ValueError(f"Prompt {i} has negative token ids {bad}.")
             if single:
                 ids = torch.tensor([p], dtype=torch.long, device=device)
-                L = _model_logits(model, ids)[:, -1]  # (1, V)
+                L = _model_logits(model, ids, i)[:, -1]  # (1, V)
                 rows.append(to_numpy(option_log_probs(L, options).double())[0])
                 continue
             length = len(p) + max_opt
             ids = torch.zeros((len(options), length), dtype=torch.long, device=device)
             for o, toks in enumerate(options):
                 ids[o, : len(p) + len(toks)] = torch.tensor(p + list(toks))
-            L = _model_logits(model, ids)  # (n_opt, length, V)
+            L = _model_logits(model, ids, i)  # (n_opt, length, V)
             # position len(p) - 1 + j predicts token j of the option
             Lo = L[:, len(p) - 1 : len(p) - 1 + max_opt][None]  # (1, n_opt, max_opt, V)
             rows.append(to_numpy(option_log_probs(Lo, options).double())[0])
