@@ -31,6 +31,7 @@ from sklearn.utils.validation import (
 )
 
 from .utils._labels import (
+    CLASSIFIER_LOGITS_PREFIX,
     check_named_columns_have_labels,
     classes_from_column_names,
     encode_labels,
@@ -92,7 +93,8 @@ def _warn_text_labels_in_sorted_order(est, classes, names):
         remedy=(
             f"if the columns are in another order, pass {owner}(classes=[...]) "
             "with the label of each column (or a DataFrame whose columns are named "
-            "after the labels)"
+            "after the labels; after ClassifierLogits in a Pipeline, "
+            "set_output(transform=\"pandas\") names them)"
         ),
         # the first frame outside skcal (the fit path's depth differs by backend)
         stacklevel=_caller_stacklevel() + 1,
@@ -408,8 +410,10 @@ class BaseCalibrator(
         if not by_name:
             _warn_text_labels_in_sorted_order(self, classes, names)
         if len(missing) and self.classes is None and text_names is not None \
-                and len(text_names) == n_columns:
+                and len(text_names) == n_columns and not all(
+                    str(nm).startswith(CLASSIFIER_LOGITS_PREFIX) for nm in text_names):
             # a named column that no label selects: the rule of ``skcal fit``
+            # (ClassifierLogits' columns are all class logits: a class is absent)
             check_named_columns_have_labels(
                 [str(nm) for nm in text_names], classes, ~np.isin(classes, missing),
                 skip="drop it from X (e.g. X.drop(columns=[{column!r}]))",

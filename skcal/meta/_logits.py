@@ -21,8 +21,10 @@ from sklearn.utils.metadata_routing import (
     _routing_enabled,
     process_routing,
 )
+from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._labels import CLASSIFIER_LOGITS_PREFIX
 from ..utils._pickle import VersionedPickleMixin
 
 __all__ = ["ClassifierLogits"]
@@ -192,6 +194,15 @@ class ClassifierLogits(
     on the same rows, whose in-sample scores are over-confident; use
     :class:`skcal.CalibratedClassifier` (cross-validated) instead.
 
+    Text class labels: by default the output is an unnamed array, so the
+    calibrator matches the labels to the columns in sorted order (the order
+    of ``classes_``, which is right) with a ``LabelsInSortedOrderWarning``,
+    and cannot place a class absent from the calibration set. With the
+    Pipeline's ``set_output(transform="pandas")`` the columns are named
+    ``classifierlogits_<class>`` (:meth:`get_feature_names_out`) and the
+    calibrator matches them by name: no warning, and an absent class keeps
+    its column.
+
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
@@ -304,14 +315,18 @@ class ClassifierLogits(
         classes = self.classes_
         present = np.unique(np.asarray(y))
         missing = np.setdiff1d(classes, present)
-        if len(missing) and not np.array_equal(classes, np.arange(len(classes))):
+        named = _get_output_config("transform", self)["dense"] != "default"
+        if (len(missing) and not named
+                and not np.array_equal(classes, np.arange(len(classes)))):
             warnings.warn(
                 f"The calibration labels lack the classes {missing[:10].tolist()!r} "
                 f"of the classifier, whose columns are the classes "
                 f"{classes[:10].tolist()!r}. A calibrator after this step cannot "
                 "tell which column is which: give it classes=... (e.g. "
-                "TemperatureScaler(classes=clf.classes_)), or use "
-                "CalibratedClassifier(FrozenEstimator(clf), ...), which does it.",
+                "TemperatureScaler(classes=clf.classes_)), call the Pipeline's "
+                "set_output(transform=\"pandas\") (the columns are then named after "
+                "the classes), or use CalibratedClassifier(FrozenEstimator(clf), "
+                "...), which does it.",
                 UserWarning,
                 stacklevel=3,
             )
@@ -360,7 +375,7 @@ class ClassifierLogits(
         check_is_fitted(self)
         n_out = self._n_output_columns()
         classes = self.classes_[1:] if n_out == 1 else self.classes_
-        return np.asarray([f"classifierlogits_{c}" for c in classes], dtype=object)
+        return np.asarray([f"{CLASSIFIER_LOGITS_PREFIX}{c}" for c in classes], dtype=object)
 
     def _n_output_columns(self):
         """Number of columns of :meth:`transform` (1 for a binary decision function)."""

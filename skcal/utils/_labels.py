@@ -151,8 +151,18 @@ def check_named_columns_have_labels(names, classes, seen, *, skip, declare):
     )
 
 
+#: The prefix of :class:`skcal.meta.ClassifierLogits`' output column names
+#: (``get_feature_names_out``: ``"classifierlogits_<class>"``), which
+#: :func:`classes_from_column_names` strips when every column carries it.
+CLASSIFIER_LOGITS_PREFIX = "classifierlogits_"
+
+
 def classes_from_column_names(names, y, classes=None, *, name="classes"):
     """The classes named by a DataFrame's columns, when its column names are labels of ``y``.
+
+    Column names that all start with :data:`CLASSIFIER_LOGITS_PREFIX` (the
+    output of :class:`skcal.meta.ClassifierLogits` in a Pipeline with
+    ``set_output(transform="pandas")``) are read without it.
 
     Parameters
     ----------
@@ -185,6 +195,9 @@ def classes_from_column_names(names, y, classes=None, *, name="classes"):
     if names is None:
         return classes
     names = [str(nm) for nm in names]
+    if names and all(nm.startswith(CLASSIFIER_LOGITS_PREFIX) for nm in names):
+        # the columns of skcal.meta.ClassifierLogits (a Pipeline with pandas output)
+        names = [nm[len(CLASSIFIER_LOGITS_PREFIX):] for nm in names]
     if len(set(names)) != len(names):
         return classes
     if classes is not None:

@@ -252,3 +252,40 @@ def test_classifier_logits_warns_when_a_fitted_estimator_is_refit(cancer):
         warnings.simplefilter("error")
         ClassifierLogits(FrozenEstimator(clf)).fit(X_test, y_test)
         ClassifierLogits(LogisticRegression()).fit(X_test, y_test)
+
+
+def test_pipeline_with_pandas_output_matches_columns_to_text_classes_by_name():
+    """set_output(transform="pandas"): ClassifierLogits' columns carry the class names,
+    so text labels need no sorted-order guess and an absent class keeps its column."""
+    import warnings as _w
+
+    pytest.importorskip("pandas")
+    from skcal.exceptions import LabelsInSortedOrderWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(900, 4))
+    k = rng.integers(0, 3, 900)
+    X[:, 0] += 2 * k
+    names = np.array(["virginica", "setosa", "versicolor"])[k]  # sorted != first seen
+    clf = LogisticRegression().fit(X[:300], names[:300])
+
+    def pipe(pandas):
+        p = make_pipeline(ClassifierLogits(FrozenEstimator(clf)),
+                          VectorScaler(classes=None if pandas else clf.classes_))
+        return p.set_output(transform="pandas") if pandas else p
+
+    with _w.catch_warnings():
+        _w.simplefilter("error", LabelsInSortedOrderWarning)
+        by_name = pipe(True).fit(X[300:], names[300:])
+    ref = pipe(False).fit(X[300:], names[300:])
+    np.testing.assert_allclose(by_name.predict_proba(X[:50]), ref.predict_proba(X[:50]),
+                               rtol=1e-10, atol=1e-12)
+    # a class absent from the calibration set: matched by name, kept as a column
+    cal = names[300:] != "setosa"
+    with pytest.warns(UserWarning, match="never occur in the calibration set"):
+        by_name = pipe(True).fit(X[300:][cal], names[300:][cal])
+    with pytest.warns(UserWarning, match="never occur in the calibration set"):
+        ref = pipe(False).fit(X[300:][cal], names[300:][cal])
+    assert list(by_name.classes_) == ["setosa", "versicolor", "virginica"]
+    np.testing.assert_allclose(by_name.predict_proba(X[:50]), ref.predict_proba(X[:50]),
+                               rtol=1e-10, atol=1e-12)
