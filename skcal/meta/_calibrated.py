@@ -42,7 +42,8 @@ from sklearn.utils.validation import (
 )
 
 from .._backend import _numpy
-from ._logits import _classifier_scores, _log_proba, _resolve_response_method
+from ..base import BaseCalibrator
+from ._logits import _classifier_scores, _log_proba, _resolve_response_method, _unwrap
 from ..scaling._temperature import TemperatureScaler
 from ..utils._docstrings import substitute_docstring
 from ..utils._labels import encode_labels as _encode_with
@@ -268,6 +269,16 @@ class CalibratedClassifier(
             if _routing_enabled():
                 estimator.set_fit_request(sample_weight=True)
             return estimator
+        inner = _unwrap(self.estimator)
+        if isinstance(inner, BaseCalibrator):
+            raise ValueError(
+                f"estimator={self.estimator!r} is a calibrator, not a classifier: "
+                "CalibratedClassifier fits a classifier on the features X and "
+                "calibrates its scores; pass the classifier as estimator and the "
+                "calibrator as calibrator, e.g. CalibratedClassifier("
+                f"LogisticRegression(), calibrator={inner!r}) (calibrate "
+                "logits you already have by fitting the calibrator itself)"
+            )
         return self.estimator
 
     def _get_calibrator(self):
@@ -388,7 +399,8 @@ class CalibratedClassifier(
         Raises
         ------
         ValueError
-            If ``y`` has fewer than 2 classes, a class has fewer samples than
+            If ``estimator`` is a skcal calibrator (a calibrator maps logits,
+            not features), ``y`` has fewer than 2 classes, a class has fewer samples than
             the number of folds, ``cv`` is ``LeaveOneOut``, a training fold
             misses a class, or (with ``ensemble=False``) the test folds do not
             partition the samples.

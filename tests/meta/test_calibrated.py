@@ -687,3 +687,13 @@ def test_one_vs_one_decision_function_with_three_classes_is_detected():
     # one-vs-rest shape (the default) is calibrated
     ovr = CalibratedClassifier(SVC(), cv=3).fit(X, y)
     assert ovr.score(X, y) > -0.5 > -math.log(3)
+
+
+@pytest.mark.parametrize("wrap", [lambda c: c, FrozenEstimator])
+def test_a_calibrator_given_as_the_estimator_is_refused_by_name(wrap):
+    from skcal import PlattScaler
+
+    X, y = load_digits(return_X_y=True)
+    with pytest.raises(ValueError, match=r"estimator=.*TemperatureScaler\(\).* is a calibrator, "
+                       r"not a classifier.*calibrator=TemperatureScaler\(\)"):
+        CalibratedClassifier(wrap(TemperatureScaler()), PlattScaler(), cv=3).fit(X, y)
