@@ -166,6 +166,13 @@ def _positive_labels(y, labels, pos_label, binary_1d):
             else:
                 return np.array(["" if pos_label != "" else " ", pos_label], dtype=object)
         return np.array([others[0], pos_label], dtype=object)
+    if binary_1d and labels is None and len(present) > 2:
+        raise ValueError(
+            f"y_true has {len(present)} labels {present[:10].tolist()!r}, but y_prob "
+            "is 1-D: the probability of one class (the positive, pos_label) of a "
+            "binary problem. Pass the (n_samples, n_classes) probabilities, or a "
+            "binary y_true (e.g. y_true == pos_label) with pos_label."
+        )
     if labels is None and not _obvious_positive(present) and len(present) <= 2:
         raise ValueError(
             f"y_true has the labels {present[:10].tolist()!r}, so which class is "

@@ -322,3 +322,13 @@ def test_dask_probabilities_read_as_logits_warn_as_numpy(metric):
 def test_ragged_y_prob_is_named(metric):
     with pytest.raises(ValueError, match="y_prob is ragged: its rows have different"):
         metric([0, 1], [[0.5, 0.5], [1.0]])
+
+
+def test_one_d_y_prob_with_multiclass_labels_names_the_binary_rule():
+    y = np.array([0, 1, 2, 1, 0, 2])
+    with pytest.raises(ValueError, match=r"y_true has 3 labels \[0, 1, 2\], but y_prob is "
+                       r"1-D.*\(n_samples, n_classes\).*pos_label"):
+        negative_log_likelihood(y, np.full(6, 0.4))
+    # with the binary view the user names, the same scores are accepted
+    assert negative_log_likelihood(y == 2, np.full(6, 0.4), pos_label=True) == pytest.approx(
+        -(2 * np.log(0.4) + 4 * np.log(0.6)) / 6)
