@@ -30,6 +30,16 @@ def _members(X, name="X"):
     lengths = {len(m) for m in members}
     if len(lengths) != 1:
         raise ValueError(f"The members of {name} have different numbers of rows: {sorted(lengths)}.")
+    shapes = [tuple(getattr(m, "shape", None) or np.shape(m)) for m in members]
+    widths = [sh[1] if len(sh) == 2 else 1 for sh in shapes]
+    # one score column (or 1-D) is a binary member, like two columns
+    odd = next((i for i, w in enumerate(widths) if max(w, 2) != max(widths[0], 2)), None)
+    if odd is not None:
+        raise ValueError(
+            f"Member {odd} of {name} has {widths[odd]} column(s) but member 0 has "
+            f"{widths[0]}: every member must give one score column per class, in "
+            "the same class order."
+        )
     return members
 
 

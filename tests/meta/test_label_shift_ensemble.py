@@ -117,3 +117,19 @@ def test_adapt_to_label_shift_refuses_bad_solver_parameters(kw):
     name = next(iter(kw))
     with pytest.raises(ValueError, match=f"'{name}' parameter of adapt_to_label_shift"):
         adapt_to_label_shift(P, [0.2, 0.3, 0.5], **kw)
+
+
+def test_calibrate_ensemble_members_of_different_widths_are_named():
+    from skcal import calibrate_ensemble
+
+    rng = np.random.default_rng(0)
+    y = np.arange(120) % 3
+    Z = rng.normal(size=(120, 3))
+    with pytest.raises(ValueError, match=r"Member 1 of X has 2 column\(s\) but member 0 has 3"):
+        calibrate_ensemble([Z, Z[:, :2]], y)
+    # binary members: one score column and two logit columns are the same problem
+    yb = y % 2
+    ens = calibrate_ensemble([Z[:, 0], np.column_stack([np.zeros(120), Z[:, 0]])], yb)
+    P = ens.calibrators_[0].predict_proba(Z[:, 0])
+    np.testing.assert_allclose(ens.predict_proba([Z[:, 0], np.column_stack(
+        [np.zeros(120), Z[:, 0]])]), P, rtol=1e-9)
