@@ -196,6 +196,8 @@ def _parse_params(items):
         key = key.strip()
         if not sep or not key:
             raise _UserError(f"--param {item!r}: expected KEY=VALUE")
+        if key in params:
+            raise _UserError(f"--param {key} is given more than once")
         try:
             params[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):

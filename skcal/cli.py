@@ -326,6 +326,9 @@ def _benchmark(args):
             raise _UserError(
                 f"--methods is empty; choose from {', '.join(known)}"
             )
+        repeated = sorted({m for m in methods if methods.count(m) > 1})
+        if repeated:
+            raise _UserError(f"--methods names {', '.join(repeated)} more than once")
         unknown = [m for m in methods if m not in known]
         if unknown:
             raise _UserError(

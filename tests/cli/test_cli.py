@@ -480,6 +480,8 @@ def test_cli_version(capsys):
     [
         (["--methods", ""], "--methods is empty"),
         (["--methods", " , "], "--methods is empty"),
+        (["--methods", "temperature,vector,temperature"],
+         "--methods names temperature more than once"),
         (["--methods", "sklearn-sigmoid", "--no-peers"],
          "--no-peers excludes the peer method(s) sklearn-sigmoid"),
         (["--methods", "temperature,probmetrics-vector", "--fast"],

@@ -206,6 +206,8 @@ BAD_FIT = [
     (["--data", "{d}/good.csv", "--param", "max_iter=-1"], "max_iter"),
     (["--data", "{d}/good.csv", "--param", "foo=1"], "Invalid parameter 'foo'"),
     (["--data", "{d}/good.csv", "--param", "foo"], "expected KEY=VALUE"),
+    (["--data", "{d}/good.csv", "--param", "tol=1e-6", "--param", "tol=1e-8"],
+     "--param tol is given more than once"),
     (["--data", "{d}/good.csv", "--output", "{d}/m.pkl"], "must end in .skops"),
     (["--data", "{d}/good.csv", "--output", "{d}/no/dir/m.skops"], "does not exist"),
 ]
