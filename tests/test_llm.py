@@ -104,6 +104,8 @@ def test_score_options_tiny_causal_lm_matches_token_by_token_reference():
                                rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="empty"):
         score_options(model, [[]], options)
+    with pytest.raises(ValueError, match="prompts is empty"):
+        score_options(model, [], options)
     # a token id past the vocabulary (40) or negative: named, not torch's IndexError
     with pytest.raises(ValueError, match=r"Prompt 1: the model could not embed .* to 45"):
         score_options(model, [[1, 2], [3, 45]], options)

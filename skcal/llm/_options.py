@@ -170,7 +170,7 @@ def score_options(model, prompts, option_token_ids):
     Raises
     ------
     ValueError
-        For an empty prompt, a negative token id, a token id the model cannot
+        For no prompts, an empty prompt, a negative token id, a token id the model cannot
         embed (its ``IndexError``, e.g. an id past the vocabulary) or invalid
         options (see :func:`option_log_probs`).
 
@@ -193,6 +193,8 @@ def score_options(model, prompts, option_token_ids):
     import torch
 
     options = _check_options(option_token_ids)
+    if len(prompts) == 0:
+        raise ValueError("prompts is empty: pass at least one prompt's token ids.")
     try:
         device = next(model.parameters()).device
     except (AttributeError, StopIteration, TypeError):
