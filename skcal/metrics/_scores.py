@@ -158,9 +158,11 @@ def _row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_labe
 def _warn_low_precision_zero(nll, scores):
     """Warn when an infinite NLL comes from float16/float32 probabilities.
 
-    A true-class probability that is exactly 0 in such an array is most often
-    a small probability rounded to 0 (float32 underflows below ~1e-45), not a
-    confident mistake: say so instead of returning a silent ``inf``.
+    A true-class probability that is exactly 0 in such an array is either an
+    exact zero of the model (isotonic regression without clipping) or a small
+    probability rounded to 0 (float32 underflows below ~1e-45); which one
+    cannot be told from the array, so the warning names both instead of
+    returning a silent ``inf``.
     """
     dtype = str(getattr(scores, "dtype", ""))
     if float(nll) != float("inf") or not any(
@@ -169,10 +171,20 @@ def _warn_low_precision_zero(nll, scores):
         return
     warnings.warn(
         f"negative_log_likelihood is inf: a true-class probability is exactly 0 "
-        f"in {dtype.replace('torch.', '')} probabilities, most likely a small "
-        f"probability that underflowed to 0 (float32 cannot hold values below "
-        f"~1e-45); pass the output of predict_log_proba with input_type='logits', "
-        f"or predict from float64 logits, for a finite value.",
+        f"in {dtype.replace('torch.', '')} probabilities. Either the model gives "
+        f"exact zeros (e.g. isotonic regression or histogram binning without "
+        f"clipping or smoothing; then inf is the honest value), or a small "
+        f"probability underflowed to 0 ({dtype.replace('torch.', '')} cannot hold "
+        f"values below ~{_smallest(dtype):.0e}); in the second case pass the output "
+        f"of predict_log_proba with input_type='logits', or predict from float64 "
+        f"logits, for a finite value.",
         UserWarning,
         stacklevel=4,
     )
+
+
+def _smallest(dtype):
+    """The smallest positive (subnormal) value of a 16/32-bit float ``dtype`` name."""
+    for name, tiny in (("bfloat16", 2.0**-133), ("float16", 2.0**-24), ("float32", 2.0**-149)):
+        if name in dtype:
+            return tiny

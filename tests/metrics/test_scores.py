@@ -196,9 +196,9 @@ def test_scores_validate_input(func):
 
 
 def test_nll_warns_when_float32_probabilities_underflow_to_zero():
-    """A true-class probability of exactly 0 in float32 input is most often an
-    underflow (below ~1e-45): the inf is returned with a warning naming the
-    cause; the float64 / log-probability readings are finite and agree."""
+    """A true-class probability of exactly 0 in float32 input is an exact zero or
+    an underflow (below ~1e-45): the inf is returned with a warning naming both
+    causes; the float64 / log-probability readings are finite and agree."""
     import warnings
 
     from scipy.special import log_softmax
@@ -210,8 +210,11 @@ def test_nll_warns_when_float32_probabilities_underflow_to_zero():
     ref = -log_softmax(z, axis=1)[np.arange(2), y].mean()  # plain SciPy reference
     p32 = np.exp(log_softmax(z, axis=1)).astype(np.float32)
     assert p32[0, 1] == 0
-    with pytest.warns(UserWarning, match=r"float32 .*underflow.*predict_log_proba"):
+    with pytest.warns(UserWarning, match=r"float32 .*exact zeros.*honest value.*underflowed"
+                      r".*below ~1e-45.*predict_log_proba"):
         assert negative_log_likelihood(y, p32, labels=[0, 1, 2]) == np.inf
+    with pytest.warns(UserWarning, match=r"float16 cannot hold values below ~6e-08"):
+        assert negative_log_likelihood(y, p32.astype(np.float16), labels=[0, 1, 2]) == np.inf
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert negative_log_likelihood(
