@@ -729,25 +729,19 @@ def _cmd_report(args):
                 for k, (v, lo, hi) in res.items()}
          for name, res in results.items()}, indent=2, allow_nan=False),
         encoding="utf-8")
-    _plot(rows, y, args, out_dir / "reliability.png", table.path)
+    _plot(rows, y, args, out_dir / "reliability.png", table.path, results)
     print(head + "\n".join(lines))
     print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")
     return 0
 
 
-def _plot(rows, y, args, path, source):
-    from .benchmark._decide import _figure
-    from .display import ReliabilityDisplay
+def _plot(rows, y, args, path, source, results):
+    from .benchmark._decide import plot_reliability_panels
 
-    fig = _figure((5.5, 5.5))
-    ax = fig.add_subplot()
-    for i, (name, P) in enumerate(rows):
-        ReliabilityDisplay.from_predictions(
-            y, P, n_bins=args.n_bins, n_bootstrap=min(args.n_bootstrap, 200),
-            random_state=args.seed, name=name, ax=ax, ref_line=i == 0,
-        )
-    ax.set_title(f"{Path(source).name}: top-label reliability")
-    fig.savefig(path, dpi=120)
+    panels = [(name, P, results[name]["nll"][0], results[name]["ece"][0],
+               name == "uncalibrated") for name, P in rows]
+    plot_reliability_panels(panels, y, path, f"{Path(source).name}: top-label reliability",
+                            n_bins=args.n_bins)
 
 
 # -------------------------------------------------------------------- run

@@ -22,6 +22,7 @@ __all__ = [
     "add_uncalibrated_comparison",
     "plot_nll_change",
     "plot_recommended_reliability",
+    "plot_reliability_panels",
     "plot_win_rates",
     "format_recommendation",
     "format_summary",
@@ -453,34 +454,67 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     -------
     fig : matplotlib.figure.Figure
     """
-    from ..display import ReliabilityDisplay
-
     shown = _shown_methods(rows)
     rec = next((r.get("recommended") for r in rows if r["method"] == AUTO), None)
-    n_cols = min(max(len(shown), 1), 3)  # more panels wrap onto a second row
-    n_rows = -(-max(len(shown), 1) // n_cols)
-    fig = _figure((3.3 * n_cols, 4.3 * n_rows))
-    axes = np.atleast_1d(fig.subplots(2 * n_rows, n_cols, sharex=True,
-                                      height_ratios=[3, 1] * n_rows, squeeze=False))
-    for k in range(len(shown), n_rows * n_cols):  # unused cells of the last row
-        axes[2 * (k // n_cols), k % n_cols].set_visible(False)
-        axes[2 * (k // n_cols) + 1, k % n_cols].set_visible(False)
-    y_test = np.asarray(y_test)
-    for i, r in enumerate(shown):
-        j = i % n_cols
-        ax, hax = axes[2 * (i // n_cols), j], axes[2 * (i // n_cols) + 1, j]
-        color = "0.35" if r["method"] == "uncalibrated" else "tab:blue"
-        disp = ReliabilityDisplay.from_predictions(
-            y_test, r["proba"], kind="top-label", n_bins=n_bins,
-            labels=np.arange(r["proba"].shape[1]), ax=ax, interval="wilson",
-            color=color, markersize=4, name=r["method"],
-        )
-        if ax.get_legend() is not None:
-            ax.get_legend().remove()
+    panels = []
+    for r in shown:
         label = r["method"]
         if rec and (r["method"] == rec or (rec == "identity" and label == "uncalibrated")):
             label += " (recommended)"
-        ax.set_title(f"{label}\nNLL {r['nll']:.4f}, ECE {100 * r['ece']:.1f}%", fontsize=9)
+        panels.append((label, r["proba"], r["nll"], r["ece"], r["method"] == "uncalibrated"))
+    return plot_reliability_panels(panels, y_test, path, title, n_bins)
+
+
+def plot_reliability_panels(panels, y, path, title=None, n_bins=10):
+    """Small multiples of top-label reliability diagrams, one panel per model.
+
+    The figure of :func:`plot_recommended_reliability` and of ``skcal report``:
+    up to 3 panels per row, each a top-label reliability diagram
+    (:class:`~skcal.display.ReliabilityDisplay`) with equal-width bins, 95%
+    Wilson intervals per bin, a histogram of the rows per bin (log scale,
+    each bar labelled with its count) under it, and the model's NLL and ECE
+    in its title.
+
+    Parameters
+    ----------
+    panels : list of tuple
+        ``(label, proba, nll, ece, uncalibrated)`` per panel: ``proba`` of
+        shape (n_samples, n_classes), its columns the classes ``0..K-1``;
+        ``uncalibrated`` True draws it grey.
+    y : array-like of shape (n_samples,)
+        Labels, column indices of ``proba``.
+    path : str or path-like
+        PNG file to write.
+    title : str or None, default=None
+    n_bins : int, default=10
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    """
+    from ..display import ReliabilityDisplay
+
+    n_cols = min(max(len(panels), 1), 3)  # more panels wrap onto a second row
+    n_rows = -(-max(len(panels), 1) // n_cols)
+    fig = _figure((3.3 * n_cols, 4.3 * n_rows))
+    axes = np.atleast_1d(fig.subplots(2 * n_rows, n_cols, sharex=True,
+                                      height_ratios=[3, 1] * n_rows, squeeze=False))
+    for k in range(len(panels), n_rows * n_cols):  # unused cells of the last row
+        axes[2 * (k // n_cols), k % n_cols].set_visible(False)
+        axes[2 * (k // n_cols) + 1, k % n_cols].set_visible(False)
+    y = np.asarray(y)
+    for i, (label, proba, nll, ece, uncalibrated) in enumerate(panels):
+        j = i % n_cols
+        ax, hax = axes[2 * (i // n_cols), j], axes[2 * (i // n_cols) + 1, j]
+        color = "0.35" if uncalibrated else "tab:blue"
+        disp = ReliabilityDisplay.from_predictions(
+            y, proba, kind="top-label", n_bins=n_bins,
+            labels=np.arange(proba.shape[1]), ax=ax, interval="wilson",
+            color=color, markersize=4, name=label,
+        )
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        ax.set_title(f"{label}\nNLL {nll:.4f}, ECE {100 * ece:.1f}%", fontsize=9)
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="")
         if j:
             ax.set_ylabel("")
@@ -493,6 +527,9 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
                       padding=1)
         hax.set_yscale("log")
         hax.set_ylim(0.8, max(counts.max(), 1) * 8)
+        # every histogram keeps its confidence ticks (sharex would show only
+        # the bottom row's, leaving a panel above an empty cell without any)
+        hax.xaxis.set_tick_params(labelbottom=True)
         hax.set_xlabel("confidence", fontsize=9)
         hax.set_ylabel("rows" if j == 0 else "", fontsize=9)
     return _save(fig, path, title)

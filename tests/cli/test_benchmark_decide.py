@@ -135,6 +135,30 @@ def test_benchmark_pictures_are_written(tmp_path):
         assert (tmp_path / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_reliability_panels_count_every_row_and_label_every_lowest_histogram(tmp_path):
+    """Four panels on a 3-column grid: every histogram is labelled with its bins'
+    counts (summing to the rows) and keeps its confidence tick labels, also the
+    two above the empty cells of the second row."""
+    pytest.importorskip("matplotlib")
+    from scipy.special import softmax
+
+    from skcal.benchmark._decide import plot_reliability_panels
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 400)
+    panels = [(f"m{i}", softmax((i + 1) * rng.normal(size=(400, 3)), axis=1), 1.0, 0.1,
+               i == 0) for i in range(4)]
+    fig = plot_reliability_panels(panels, y, tmp_path / "p.png", n_bins=8)
+    hists = [ax for ax in fig.axes if ax.get_visible() and ax.get_xlabel() == "confidence"]
+    assert len(hists) == 4
+    for ax in hists:
+        counts = [int(t.get_text()) for t in ax.texts if t.get_text()]
+        assert sum(counts) == 400
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert labels and ax.xaxis.get_tick_params()["labelbottom"]
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_sklearn_sets_are_out_of_fold_predictions(tmp_path, monkeypatch):
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_test_split
