@@ -142,9 +142,10 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
                                 confidence_level=0.95):
     """Add each method's paired NLL change against the uncalibrated model.
 
-    For every row with a finite NLL, ``nll_change`` is
-    ``NLL(method) - NLL(uncalibrated)`` on the test split; for rows with test
-    probabilities (key ``"proba"``) and ``n_resamples > 0``,
+    For every row with a test NLL, ``nll_change`` is
+    ``NLL(method) - NLL(uncalibrated)`` on the test split (``inf`` for a method
+    whose NLL is infinite: a true class got probability 0); for rows with a
+    finite NLL, test probabilities (key ``"proba"``) and ``n_resamples > 0``,
     ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
     interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
     method raised the test NLL beyond noise).
@@ -171,14 +172,15 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     for r in rows:
         r["nll_change"] = r["nll_change_low"] = r["nll_change_high"] = math.nan
         r["worse"] = ""
-        if base is None or not np.isfinite(r.get("nll", math.nan)):
+        if base is None or math.isnan(r.get("nll", math.nan)):
             continue
-        r["nll_change"] = r["nll"] - base["nll"]
+        r["nll_change"] = r["nll"] - base["nll"]  # inf for an infinite NLL
         if r is base:
             r["nll_change_low"] = r["nll_change_high"] = 0.0
             r["worse"] = False
             continue
-        if n_resamples > 0 and "proba" in r and "proba" in base:
+        if (n_resamples > 0 and "proba" in r and "proba" in base
+                and math.isfinite(r["nll"])):
             labels = np.arange(r["proba"].shape[1])
             d = paired_difference_interval(
                 "nll", y, r["proba"], base["proba"], labels=labels,
@@ -510,33 +512,64 @@ def plot_nll_change(rows, path, title=None):
 
     Notes
     -----
-    One horizontal 95% paired bootstrap interval per method, sorted by the
-    change (best at the top); red where the interval lies above 0 (worse
-    beyond noise), blue where below, grey where it contains 0. A method with
-    an infinite test NLL is listed at the bottom, marked "NLL inf".
+    Every method of the table appears, one per y tick, sorted by the change
+    (best at the top): a horizontal 95% paired bootstrap interval with its
+    point, red where the interval lies above 0 (worse beyond noise), blue
+    where below, grey where it contains 0. The uncalibrated model is the
+    black reference point at 0. A method without an interval (no test
+    probabilities, no resamples, or an undefined bootstrap) is a hollow point
+    labelled "no interval"; a method with an infinite test NLL (a true class
+    got probability 0) is at the bottom, a red arrow at the right edge
+    labelled "NLL inf". Methods without a test NLL (skipped, not installed,
+    failed) are named in a footnote under the axis.
     """
-    ok = [r for r in rows if r["method"] != "uncalibrated"
-          and not math.isnan(r.get("nll_change", math.nan))]
-    ok.sort(key=lambda r: -r["nll_change"])  # an infinite change first (at the bottom)
-    fig = _figure((6.4, 0.9 + 0.28 * max(len(ok), 1)))
+    shown = [r for r in rows if not math.isnan(r.get("nll_change", math.nan))]
+    missing = [r["method"] for r in rows
+               if math.isnan(r.get("nll_change", math.nan))]
+    shown.sort(key=lambda r: -r["nll_change"])  # an infinite change first (at the bottom)
+    footnote = ""
+    if missing:
+        footnote = "\n" + textwrap.fill(
+            "Not drawn (no test NLL; see the table's note): " + ", ".join(missing), 90)
+    fig = _figure((6.4, 0.9 + 0.28 * max(len(shown), 1) + 0.15 * footnote.count("\n")))
     ax = fig.subplots()
-    finite = [r["nll_change"] for r in ok if np.isfinite(r["nll_change"])]
-    right = max([0.0, *finite])
-    for i, r in enumerate(ok):
-        if math.isinf(r["nll_change"]):  # a true class got probability 0
-            ax.annotate("NLL inf", (right, i), color="tab:red", fontsize=8,
-                        va="center", ha="left", annotation_clip=False)
+    ends = [0.0]
+    for r in shown:
+        ends += [v for v in (r["nll_change"], r.get("nll_change_low", math.nan),
+                             r.get("nll_change_high", math.nan)) if np.isfinite(v)]
+    left, right = min(ends), max(ends)
+    span = (right - left) or 1e-3
+    inf_rows = any(math.isinf(r["nll_change"]) for r in shown)
+    left, right = left - 0.05 * span, right + (0.3 if inf_rows else 0.05) * span
+    for i, r in enumerate(shown):
+        change = r["nll_change"]
+        if math.isinf(change):  # a true class got probability 0
+            ax.annotate("NLL inf", (right, i), xytext=(-34, 0),
+                        textcoords="offset points", color="tab:red", fontsize=8,
+                        va="center", ha="right",
+                        arrowprops=dict(arrowstyle="->", color="tab:red"))
+            continue
+        if r["method"] == "uncalibrated":
+            ax.plot([change], [i], "D", color="black", markersize=4)
+            ax.annotate("reference", (change, i), xytext=(6, 0), fontsize=7,
+                        textcoords="offset points", va="center", color="0.25")
             continue
         lo, hi = r.get("nll_change_low", math.nan), r.get("nll_change_high", math.nan)
-        color = ("tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45") \
-            if np.isfinite(lo) else "0.45"
-        if np.isfinite(lo):
-            ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
-        ax.plot([r["nll_change"]], [i], "o", color=color, markersize=4)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            ax.plot([change], [i], "o", markerfacecolor="white", color="0.45",
+                    markersize=5)
+            ax.annotate("no interval", (change, i), xytext=(6, 0), fontsize=7,
+                        textcoords="offset points", va="center", color="0.35")
+            continue
+        color = "tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45"
+        ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
+        ax.plot([change], [i], "o", color=color, markersize=4)
     ax.axvline(0.0, color="black", linewidth=0.8)
-    ax.set_ylim(-0.6, len(ok) - 0.4)
-    ax.set_yticks(range(len(ok)), [r["method"] for r in ok], fontsize=8)
-    ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)", fontsize=9)
+    ax.set_xlim(left, right)
+    ax.set_ylim(-0.6, len(shown) - 0.4)
+    ax.set_yticks(range(len(shown)), [r["method"] for r in shown], fontsize=8)
+    ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)" + footnote,
+                  fontsize=9)
     ax.grid(axis="x", linestyle=":", alpha=0.6)
     return _save(fig, path, title, ax)
 

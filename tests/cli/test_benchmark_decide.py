@@ -176,3 +176,50 @@ def test_reliability_panels_follow_the_tables_nll_star():
     many = [row("uncalibrated", False), row("auto", True, recommended="m0")]
     many += [row(f"m{i}", True) for i in range(10)]
     assert len(_shown_methods(many)) == MAX_RELIABILITY_PANELS
+
+
+def test_nll_change_plot_shows_every_method_of_the_table(tmp_path, monkeypatch):
+    """Every row of the table is a y tick of the NLL-change plot, or (no test
+    NLL) named under the axis: an infinite change at the right edge, marked
+    "NLL inf"; a method without an interval, a point marked "no interval"."""
+    pytest.importorskip("matplotlib")
+    from skcal.benchmark import _peers
+    from skcal.benchmark._decide import plot_nll_change
+
+    class Hard:  # one-hot on the argmax: a wrong argmax gives the true class 0
+        def fit(self, logits, y):
+            return self
+
+        def predict_proba(self, logits):
+            return np.eye(logits.shape[1])[np.argmax(logits, axis=1)]
+
+    def absent(random_state):
+        raise _peers.PeerUnavailable("netcal is not installed")
+
+    monkeypatch.setitem(_peers.PEERS, "netcal-isotonic", ("netcal", lambda rs: Hard()))
+    monkeypatch.setitem(_peers.PEERS, "netcal-vector", ("netcal", absent))
+    d = _set("s0", scale=1.5)
+    rows = _run([d], ["temperature", "vector", "netcal-isotonic", "netcal-vector"],
+                n_resamples=50, n_repeats=1, recommend=True, keep_proba=True)
+    by = {r["method"]: r for r in rows}
+    assert by["netcal-isotonic"]["nll"] == math.inf
+    assert by["netcal-isotonic"]["nll_change"] == math.inf  # was NaN: not plotted
+    line = [ln for ln in _benchmark.format_table(rows, wide=False).splitlines()
+            if ln.startswith("netcal-isotonic")][0]
+    assert line.split()[1:3] == ["inf", "+inf"]  # NLL, dNLL
+    assert by["netcal-vector"]["status"] == "netcal is not installed"
+    by["vector"]["nll_change_low"] = by["vector"]["nll_change_high"] = math.nan
+    fig = plot_nll_change(rows, tmp_path / "n.png")
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    table = [r["method"] for r in rows]
+    assert sorted(ticks) == sorted(m for m in table if m != "netcal-vector")
+    assert ticks[0] == "netcal-isotonic"  # the infinite change at the bottom
+    assert "uncalibrated" in ticks and "auto" in ticks
+    assert "Not drawn (no test NLL; see the table's note): netcal-vector" in (
+        ax.get_xlabel())
+    texts = {t.get_text(): t for t in ax.texts}
+    assert texts["NLL inf"].xy == (ax.get_xlim()[1], 0)  # arrow to the right edge
+    no_interval = ticks.index("vector")
+    assert texts["no interval"].xy == (by["vector"]["nll_change"], no_interval)
+    assert (tmp_path / "n.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
