@@ -212,8 +212,18 @@ def _win_rate(wins, n_boot, rng):
     return float(wins.mean()), float(low), float(high)
 
 
+#: Relative tolerance of a tie in the win rates: two test NLLs ``a`` and ``b``
+#: with ``|a - b| <= TIE_RTOL * max(|a|, |b|)`` (:func:`math.isclose`) are a tie,
+#: half a win. Two solvers of one problem (skcal's and probmetrics' temperature
+#: scaling) differ by 1e-9 to 1e-7 relative: numerical noise, not a win.
+TIE_RTOL = 1e-6
+
+
 def _wins(a, b):
-    return 1.0 if a < b else (0.5 if a == b else 0.0)
+    """1 when NLL ``a`` is lower than ``b``, 0.5 for a tie (:data:`TIE_RTOL`), else 0."""
+    if math.isclose(a, b, rel_tol=TIE_RTOL):  # also inf == inf; inf vs finite is not
+        return 0.5
+    return 1.0 if a < b else 0.0
 
 
 def summarize(rows, *, n_resamples=1000, random_state=0):
@@ -240,8 +250,10 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
           data set (1 = best; ties share the mean rank);
         - ``win_rate_vs_uncalibrated`` / ``_vs_temperature``: fraction of data
           sets where its test NLL is lower than the reference's (a tie counts
-          one half), with a 95% percentile bootstrap interval over data sets
-          (NaN for the reference itself);
+          one half; NLLs within a relative :data:`TIE_RTOL` = 1e-6 of each
+          other are a tie, so that numerical noise is no win), with a 95%
+          percentile bootstrap interval over data sets (NaN for the reference
+          itself);
         - ``phi_nll`` / ``phi_brier``: Post-Hoc Improvement, the mean over data
           sets of ``loss(uncalibrated) - loss(method)`` (positive: better), and
           ``phi_*_ci`` the half-width ``1.96 sd / sqrt(n_datasets)``, as CalArena
@@ -354,7 +366,8 @@ def format_summary(summary, fmt="text"):
     lines = _aligned(_SUMMARY_HEADERS, cells, (0, 9), fmt)
     lines += ["", textwrap.fill(
         "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); an infinite NLL ranks last. win%: share of data "
-        "sets with a lower test NLL than the uncalibrated model / temperature scaling "
+        "sets with a lower test NLL than the uncalibrated model / temperature scaling, "
+        f"a tie (NLLs equal to a relative {TIE_RTOL:g}) counting one half "
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
         "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
         "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "

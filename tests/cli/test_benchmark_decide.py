@@ -82,6 +82,30 @@ def test_summarize_matches_hand_computation():
     assert max(map(len, text.splitlines())) <= 120
 
 
+def test_win_rate_counts_numerical_noise_as_a_tie():
+    """Two solvers of one problem whose NLLs differ by 1e-9 tie (half a win);
+    a difference of 1e-3 still wins, an infinite NLL still loses."""
+    rows = []
+    for d, gap in (("a", 1e-9), ("b", 1e-9), ("c", -1e-3)):
+        rows += [_row(d, "uncalibrated", 0.6, 0.3, 0.1),
+                 _row(d, "temperature", 0.4, 0.2, 0.05),
+                 _row(d, "probmetrics-temperature", 0.4 + gap, 0.2, 0.05),
+                 _row(d, "sklearn-isotonic", math.inf, 0.2, 0.05)]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    # ties on a and b (0.5 each, not 0: the NLL is 1e-9 higher), a win on c
+    assert out["probmetrics-temperature"]["win_rate_vs_temperature"] == pytest.approx(
+        (0.5 + 0.5 + 1) / 3)
+    assert out["sklearn-isotonic"]["win_rate_vs_temperature"] == 0.0
+    rows = [_row("a", "uncalibrated", 0.6, 0.3, 0.1),
+            _row("a", "temperature", 0.4, 0.2, 0.05),
+            _row("a", "x", 0.4 - 1e-9, 0.2, 0.05), _row("a", "y", math.inf, 0.2, 0.05),
+            _row("a", "z", math.inf, 0.2, 0.05)]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    assert out["x"]["win_rate_vs_temperature"] == 0.5  # not 1: 1e-9 lower is noise
+    assert out["y"]["win_rate_vs_temperature"] == 0.0
+    assert "relative 1e-06" in " ".join(format_summary(list(out.values())).split())
+
+
 def test_benchmark_recommendation_is_autocalibrators_choice(tmp_path):
     sets = [_set("s0", seed=0), _set("s1", k=2, scale=1.0, seed=1)]
     lines = []
