@@ -5,8 +5,9 @@ labelled logits, apply a saved one to new logits, and report calibration
 metrics (see :mod:`skcal._cli_calibrate`).
 
 ``skcal benchmark`` answers "which calibration method should I use on my
-model's outputs, and how much does it help?": it fits every calibrator (and
-the peer libraries that are installed) on a calibration split of real logits
+model's outputs, and how much does it help?": it fits the calibrators of
+``DEFAULT_METHODS`` (every calibrator with ``--full``; the peer libraries'
+that are installed among them) on a calibration split of real logits
 and prints NLL, top-label and classwise ECE, Brier score, accuracy and timings
 on the test split.
 
@@ -14,7 +15,8 @@ Examples
 --------
 ::
 
-    skcal benchmark                         # every method on the bundled sets
+    skcal benchmark                         # DEFAULT_METHODS on the bundled sets
+    skcal benchmark --full                  # every method and installed peer
     skcal benchmark --data my_logits.npz    # your own logits
     skcal benchmark --output results/       # also Markdown, CSV, PNG diagrams
     skcal benchmark --resamples 0           # no bootstrap intervals (faster)
@@ -110,8 +112,8 @@ def _parser():
     )
     b.add_argument(
         "--methods", metavar="M1,M2,...",
-        help="comma-separated methods to run (default: all); 'uncalibrated' "
-        "is always shown first",
+        help="comma-separated methods to run (default: those of DEFAULT_METHODS; "
+        "all with --full); 'uncalibrated' is always shown first",
     )
     b.add_argument(
         "--no-peers", action="store_true",

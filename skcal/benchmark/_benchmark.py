@@ -740,7 +740,7 @@ def _short(row, metric, scale=1.0, digits=4):
 def _dnll(row):
     """The dNLL cell: NLL - NLL(uncalibrated), ``!`` when worse beyond noise."""
     change = row.get("nll_change", math.nan)
-    dnll = "-" if not np.isfinite(change) else f"{change:+.4f}"
+    dnll = "-" if math.isnan(change) else f"{change:+.4f}"  # "+inf" for an inf NLL
     return dnll + "!" if row.get("worse") is True else dnll
 
 

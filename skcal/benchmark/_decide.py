@@ -143,9 +143,10 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
                                 confidence_level=0.95):
     """Add each method's paired NLL change against the uncalibrated model.
 
-    For every row with a finite NLL, ``nll_change`` is
-    ``NLL(method) - NLL(uncalibrated)`` on the test split; for rows with test
-    probabilities (key ``"proba"``) and ``n_resamples > 0``,
+    For every row with a test NLL, ``nll_change`` is
+    ``NLL(method) - NLL(uncalibrated)`` on the test split (``inf`` for a method
+    whose NLL is infinite: a true class got probability 0); for rows with a
+    finite NLL, test probabilities (key ``"proba"``) and ``n_resamples > 0``,
     ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
     interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
     method raised the test NLL beyond noise).
@@ -172,14 +173,15 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     for r in rows:
         r["nll_change"] = r["nll_change_low"] = r["nll_change_high"] = math.nan
         r["worse"] = ""
-        if base is None or not np.isfinite(r.get("nll", math.nan)):
+        if base is None or math.isnan(r.get("nll", math.nan)):
             continue
-        r["nll_change"] = r["nll"] - base["nll"]
+        r["nll_change"] = r["nll"] - base["nll"]  # inf for an infinite NLL
         if r is base:
             r["nll_change_low"] = r["nll_change_high"] = 0.0
             r["worse"] = False
             continue
-        if n_resamples > 0 and "proba" in r and "proba" in base:
+        if (n_resamples > 0 and "proba" in r and "proba" in base
+                and math.isfinite(r["nll"])):
             labels = np.arange(r["proba"].shape[1])
             d = paired_difference_interval(
                 "nll", y, r["proba"], base["proba"], labels=labels,
@@ -211,8 +213,18 @@ def _win_rate(wins, n_boot, rng):
     return float(wins.mean()), float(low), float(high)
 
 
+#: Relative tolerance of a tie in the win rates: two test NLLs ``a`` and ``b``
+#: with ``|a - b| <= TIE_RTOL * max(|a|, |b|)`` (:func:`math.isclose`) are a tie,
+#: half a win. Two solvers of one problem (skcal's and probmetrics' temperature
+#: scaling) differ by 1e-9 to 1e-7 relative: numerical noise, not a win.
+TIE_RTOL = 1e-6
+
+
 def _wins(a, b):
-    return 1.0 if a < b else (0.5 if a == b else 0.0)
+    """1 when NLL ``a`` is lower than ``b``, 0.5 for a tie (:data:`TIE_RTOL`), else 0."""
+    if math.isclose(a, b, rel_tol=TIE_RTOL):  # also inf == inf; inf vs finite is not
+        return 0.5
+    return 1.0 if a < b else 0.0
 
 
 def summarize(rows, *, n_resamples=1000, random_state=0):
@@ -239,8 +251,10 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
           data set (1 = best; ties share the mean rank);
         - ``win_rate_vs_uncalibrated`` / ``_vs_temperature``: fraction of data
           sets where its test NLL is lower than the reference's (a tie counts
-          one half), with a 95% percentile bootstrap interval over data sets
-          (NaN for the reference itself);
+          one half; NLLs within a relative :data:`TIE_RTOL` = 1e-6 of each
+          other are a tie, so that numerical noise is no win), with a 95%
+          percentile bootstrap interval over data sets (NaN for the reference
+          itself);
         - ``phi_nll`` / ``phi_brier``: Post-Hoc Improvement, the mean over data
           sets of ``loss(uncalibrated) - loss(method)`` (positive: better), and
           ``phi_*_ci`` the half-width ``1.96 sd / sqrt(n_datasets)``, as CalArena
@@ -353,7 +367,8 @@ def format_summary(summary, fmt="text"):
     lines = _aligned(_SUMMARY_HEADERS, cells, (0, 9), fmt)
     lines += ["", textwrap.fill(
         "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); an infinite NLL ranks last. win%: share of data "
-        "sets with a lower test NLL than the uncalibrated model / temperature scaling "
+        "sets with a lower test NLL than the uncalibrated model / temperature scaling, "
+        f"a tie (NLLs equal to a relative {TIE_RTOL:g}) counting one half "
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
         "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
         "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "
@@ -547,33 +562,64 @@ def plot_nll_change(rows, path, title=None):
 
     Notes
     -----
-    One horizontal 95% paired bootstrap interval per method, sorted by the
-    change (best at the top); red where the interval lies above 0 (worse
-    beyond noise), blue where below, grey where it contains 0. A method with
-    an infinite test NLL is listed at the bottom, marked "NLL inf".
+    Every method of the table appears, one per y tick, sorted by the change
+    (best at the top): a horizontal 95% paired bootstrap interval with its
+    point, red where the interval lies above 0 (worse beyond noise), blue
+    where below, grey where it contains 0. The uncalibrated model is the
+    black reference point at 0. A method without an interval (no test
+    probabilities, no resamples, or an undefined bootstrap) is a hollow point
+    labelled "no interval"; a method with an infinite test NLL (a true class
+    got probability 0) is at the bottom, a red arrow at the right edge
+    labelled "NLL inf". Methods without a test NLL (skipped, not installed,
+    failed) are named in a footnote under the axis.
     """
-    ok = [r for r in rows if r["method"] != "uncalibrated"
-          and not math.isnan(r.get("nll_change", math.nan))]
-    ok.sort(key=lambda r: -r["nll_change"])  # an infinite change first (at the bottom)
-    fig = _figure((6.4, 0.9 + 0.28 * max(len(ok), 1)))
+    shown = [r for r in rows if not math.isnan(r.get("nll_change", math.nan))]
+    missing = [r["method"] for r in rows
+               if math.isnan(r.get("nll_change", math.nan))]
+    shown.sort(key=lambda r: -r["nll_change"])  # an infinite change first (at the bottom)
+    footnote = ""
+    if missing:
+        footnote = "\n" + textwrap.fill(
+            "Not drawn (no test NLL; see the table's note): " + ", ".join(missing), 90)
+    fig = _figure((6.4, 0.9 + 0.28 * max(len(shown), 1) + 0.15 * footnote.count("\n")))
     ax = fig.subplots()
-    finite = [r["nll_change"] for r in ok if np.isfinite(r["nll_change"])]
-    right = max([0.0, *finite])
-    for i, r in enumerate(ok):
-        if math.isinf(r["nll_change"]):  # a true class got probability 0
-            ax.annotate("NLL inf", (right, i), color="tab:red", fontsize=8,
-                        va="center", ha="left", annotation_clip=False)
+    ends = [0.0]
+    for r in shown:
+        ends += [v for v in (r["nll_change"], r.get("nll_change_low", math.nan),
+                             r.get("nll_change_high", math.nan)) if np.isfinite(v)]
+    left, right = min(ends), max(ends)
+    span = (right - left) or 1e-3
+    inf_rows = any(math.isinf(r["nll_change"]) for r in shown)
+    left, right = left - 0.05 * span, right + (0.3 if inf_rows else 0.05) * span
+    for i, r in enumerate(shown):
+        change = r["nll_change"]
+        if math.isinf(change):  # a true class got probability 0
+            ax.annotate("NLL inf", (right, i), xytext=(-34, 0),
+                        textcoords="offset points", color="tab:red", fontsize=8,
+                        va="center", ha="right",
+                        arrowprops=dict(arrowstyle="->", color="tab:red"))
+            continue
+        if r["method"] == "uncalibrated":
+            ax.plot([change], [i], "D", color="black", markersize=4)
+            ax.annotate("reference", (change, i), xytext=(6, 0), fontsize=7,
+                        textcoords="offset points", va="center", color="0.25")
             continue
         lo, hi = r.get("nll_change_low", math.nan), r.get("nll_change_high", math.nan)
-        color = ("tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45") \
-            if np.isfinite(lo) else "0.45"
-        if np.isfinite(lo):
-            ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
-        ax.plot([r["nll_change"]], [i], "o", color=color, markersize=4)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            ax.plot([change], [i], "o", markerfacecolor="white", color="0.45",
+                    markersize=5)
+            ax.annotate("no interval", (change, i), xytext=(6, 0), fontsize=7,
+                        textcoords="offset points", va="center", color="0.35")
+            continue
+        color = "tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45"
+        ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
+        ax.plot([change], [i], "o", color=color, markersize=4)
     ax.axvline(0.0, color="black", linewidth=0.8)
-    ax.set_ylim(-0.6, len(ok) - 0.4)
-    ax.set_yticks(range(len(ok)), [r["method"] for r in ok], fontsize=8)
-    ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)", fontsize=9)
+    ax.set_xlim(left, right)
+    ax.set_ylim(-0.6, len(shown) - 0.4)
+    ax.set_yticks(range(len(shown)), [r["method"] for r in shown], fontsize=8)
+    ax.set_xlabel("test NLL change vs uncalibrated (nats; < 0 is better)" + footnote,
+                  fontsize=9)
     ax.grid(axis="x", linestyle=":", alpha=0.6)
     return _save(fig, path, title, ax)
 

@@ -82,6 +82,30 @@ def test_summarize_matches_hand_computation():
     assert max(map(len, text.splitlines())) <= 120
 
 
+def test_win_rate_counts_numerical_noise_as_a_tie():
+    """Two solvers of one problem whose NLLs differ by 1e-9 tie (half a win);
+    a difference of 1e-3 still wins, an infinite NLL still loses."""
+    rows = []
+    for d, gap in (("a", 1e-9), ("b", 1e-9), ("c", -1e-3)):
+        rows += [_row(d, "uncalibrated", 0.6, 0.3, 0.1),
+                 _row(d, "temperature", 0.4, 0.2, 0.05),
+                 _row(d, "probmetrics-temperature", 0.4 + gap, 0.2, 0.05),
+                 _row(d, "sklearn-isotonic", math.inf, 0.2, 0.05)]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    # ties on a and b (0.5 each, not 0: the NLL is 1e-9 higher), a win on c
+    assert out["probmetrics-temperature"]["win_rate_vs_temperature"] == pytest.approx(
+        (0.5 + 0.5 + 1) / 3)
+    assert out["sklearn-isotonic"]["win_rate_vs_temperature"] == 0.0
+    rows = [_row("a", "uncalibrated", 0.6, 0.3, 0.1),
+            _row("a", "temperature", 0.4, 0.2, 0.05),
+            _row("a", "x", 0.4 - 1e-9, 0.2, 0.05), _row("a", "y", math.inf, 0.2, 0.05),
+            _row("a", "z", math.inf, 0.2, 0.05)]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    assert out["x"]["win_rate_vs_temperature"] == 0.5  # not 1: 1e-9 lower is noise
+    assert out["y"]["win_rate_vs_temperature"] == 0.0
+    assert "relative 1e-06" in " ".join(format_summary(list(out.values())).split())
+
+
 def test_benchmark_recommendation_is_autocalibrators_choice(tmp_path):
     sets = [_set("s0", seed=0), _set("s1", k=2, scale=1.0, seed=1)]
     lines = []
@@ -200,3 +224,50 @@ def test_reliability_panels_follow_the_tables_nll_star():
     many = [row("uncalibrated", False), row("auto", True, recommended="m0")]
     many += [row(f"m{i}", True) for i in range(10)]
     assert len(_shown_methods(many)) == MAX_RELIABILITY_PANELS
+
+
+def test_nll_change_plot_shows_every_method_of_the_table(tmp_path, monkeypatch):
+    """Every row of the table is a y tick of the NLL-change plot, or (no test
+    NLL) named under the axis: an infinite change at the right edge, marked
+    "NLL inf"; a method without an interval, a point marked "no interval"."""
+    pytest.importorskip("matplotlib")
+    from skcal.benchmark import _peers
+    from skcal.benchmark._decide import plot_nll_change
+
+    class Hard:  # one-hot on the argmax: a wrong argmax gives the true class 0
+        def fit(self, logits, y):
+            return self
+
+        def predict_proba(self, logits):
+            return np.eye(logits.shape[1])[np.argmax(logits, axis=1)]
+
+    def absent(random_state):
+        raise _peers.PeerUnavailable("netcal is not installed")
+
+    monkeypatch.setitem(_peers.PEERS, "netcal-isotonic", ("netcal", lambda rs: Hard()))
+    monkeypatch.setitem(_peers.PEERS, "netcal-vector", ("netcal", absent))
+    d = _set("s0", scale=1.5)
+    rows = _run([d], ["temperature", "vector", "netcal-isotonic", "netcal-vector"],
+                n_resamples=50, n_repeats=1, recommend=True, keep_proba=True)
+    by = {r["method"]: r for r in rows}
+    assert by["netcal-isotonic"]["nll"] == math.inf
+    assert by["netcal-isotonic"]["nll_change"] == math.inf  # was NaN: not plotted
+    line = [ln for ln in _benchmark.format_table(rows, wide=False).splitlines()
+            if ln.startswith("netcal-isotonic")][0]
+    assert line.split()[1:3] == ["inf", "+inf"]  # NLL, dNLL
+    assert by["netcal-vector"]["status"] == "netcal is not installed"
+    by["vector"]["nll_change_low"] = by["vector"]["nll_change_high"] = math.nan
+    fig = plot_nll_change(rows, tmp_path / "n.png")
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    table = [r["method"] for r in rows]
+    assert sorted(ticks) == sorted(m for m in table if m != "netcal-vector")
+    assert ticks[0] == "netcal-isotonic"  # the infinite change at the bottom
+    assert "uncalibrated" in ticks and "auto" in ticks
+    assert "Not drawn (no test NLL; see the table's note): netcal-vector" in (
+        ax.get_xlabel())
+    texts = {t.get_text(): t for t in ax.texts}
+    assert texts["NLL inf"].xy == (ax.get_xlim()[1], 0)  # arrow to the right edge
+    no_interval = ticks.index("vector")
+    assert texts["no interval"].xy == (by["vector"]["nll_change"], no_interval)
+    assert (tmp_path / "n.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
