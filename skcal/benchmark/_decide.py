@@ -149,7 +149,7 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     finite NLL, test probabilities (key ``"proba"``) and ``n_resamples > 0``,
     ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
     interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
-    method raised the test NLL beyond noise).
+    method raised the test NLL beyond noise) or the NLL is infinite.
 
     Parameters
     ----------
@@ -176,6 +176,9 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
         if base is None or math.isnan(r.get("nll", math.nan)):
             continue
         r["nll_change"] = r["nll"] - base["nll"]  # inf for an infinite NLL
+        if math.isinf(r["nll"]):  # worse whatever the noise: a true class at 0
+            r["worse"] = True
+            continue
         if r is base:
             r["nll_change_low"] = r["nll_change_high"] = 0.0
             r["worse"] = False

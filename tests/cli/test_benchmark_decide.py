@@ -254,7 +254,8 @@ def test_nll_change_plot_shows_every_method_of_the_table(tmp_path, monkeypatch):
     assert by["netcal-isotonic"]["nll_change"] == math.inf  # was NaN: not plotted
     line = [ln for ln in _benchmark.format_table(rows, wide=False).splitlines()
             if ln.startswith("netcal-isotonic")][0]
-    assert line.split()[1:3] == ["inf", "+inf"]  # NLL, dNLL
+    assert line.split()[1:3] == ["inf", "+inf!"]  # NLL, dNLL (worse: a true class at 0)
+    assert by["netcal-isotonic"]["worse"] is True
     assert by["netcal-vector"]["status"] == "netcal is not installed"
     by["vector"]["nll_change_low"] = by["vector"]["nll_change_high"] = math.nan
     fig = plot_nll_change(rows, tmp_path / "n.png")
