@@ -96,6 +96,15 @@ print("member temperatures:", [round(c.temperature_, 3) for c in ensemble.calibr
       " pooled temperature:", round(pooled_ts.temperature_, 3))
 
 # %%
+# "Calibrate, then pool" is *worse* than the raw average here (ECE 19.3 % vs
+# 15.2 %, NLL 0.373 vs 0.348): each member is calibrated alone, but the
+# average of three calibrated members with partly cancelling errors is
+# under-confident, and the weak LeNet-5 pulls every average towards its
+# flat predictions. The pooled temperature below 1 (0.55) says the same: the
+# raw average itself is under-confident and needs sharpening. Re-calibrating
+# the average (one more temperature) repairs it and is best overall.
+
+# %%
 # The two strong members alone
 # ----------------------------
 two_val, two_test = members_val[:2], members_test[:2]
