@@ -154,6 +154,7 @@ for estimator, name in curves:
         estimator, X_test, y_test, n_bins=10, strategy="quantile", name=name, ax=ax
     )
 ax.set_title("Gaussian naive Bayes on digits (test set)")
+ax.legend(loc="lower right")  # the empty corner: the curves lie at the top
 plt.show()
 
 # %%
