@@ -125,7 +125,9 @@ class HistogramCalibrator(HostStepMapCalibrator):
     ----------
     %(calibrator_params)s
     n_bins : int, default=10
-        Number of bins (Zadrozny & Elkan use 10).
+        Number of bins (Zadrozny & Elkan use 10). ``fit`` refuses more bins
+        than the larger of the number of samples and 10,000 (the rule of the
+        binned metrics).
     strategy : {"quantile", "uniform"}, default="quantile"
         ``"quantile"``: equal-mass bins (each holds ``1 / n_bins`` of the
         calibration weight, up to ties); ``"uniform"``: equal-width bins of
@@ -219,6 +221,15 @@ class HistogramCalibrator(HostStepMapCalibrator):
         self.n_bins = n_bins
         self.strategy = strategy
         self.smoothing = smoothing
+
+    def _fit(self, Z, y, sample_weight, xp):
+        from ..metrics._validation import _check_n_bins
+
+        # the rule of the binned metrics: more bins than samples (beyond 10,000)
+        # are nearly all empty and cost memory in proportion to n_bins
+        n_samples = Z.shape[0]
+        _check_n_bins(self.n_bins, n_samples if isinstance(n_samples, Integral) else None)
+        super()._fit(Z, y, sample_weight, xp)
 
     def _fit_map(self, s, t, sample_weight, label):
         return fit_histogram(s, t, sample_weight, n_bins=self.n_bins,
