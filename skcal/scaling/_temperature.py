@@ -3,9 +3,11 @@
 import math
 import warnings
 
+import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._backend import _numpy
+from .._backend._array import to_numpy
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
@@ -356,6 +358,35 @@ def fit_temperature(
     return _newton(Z, y, sample_weight, xp, None, beta0, tol, max_iter, scale, t0)[:3]
 
 
+#: A row whose logits span more than this times the median row's span is an
+#: outlier that can alone drive the temperature to its upper bound.
+EXTREME_SPAN_RATIO = 1e3
+
+
+def _extreme_logits_cause(Z):
+    """The outlier rows that explain a temperature at its upper bound, or None.
+
+    ``None`` for dask input (not computed for a message) or when no row of the
+    NumPy or torch logits ``Z`` spans more than :data:`EXTREME_SPAN_RATIO`
+    times the median row's span (max minus min over the classes).
+    """
+    if type(Z).__module__.startswith("dask"):
+        return None
+    A = to_numpy(Z).astype(np.float64)
+    span = A.max(axis=1) - A.min(axis=1)
+    median = float(np.median(span))
+    extreme = span > EXTREME_SPAN_RATIO * median
+    if median <= 0 or not extreme.any():
+        return None
+    i = int(np.argmax(span))
+    return (
+        f"{int(extreme.sum())} row(s) have extreme logits (row {i} spans "
+        f"{span[i]:.3g}, the median row {median:.3g}): such outlying or "
+        "overflowing logits dominate the NLL and force T up. Clip, rescale or "
+        "remove those rows before calibrating."
+    )
+
+
 @substitute_docstring
 class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
     """Temperature scaling: one positive temperature ``T`` shared by all classes.
@@ -407,7 +438,8 @@ class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
     ``p = softmax(beta z)``) are computed in one stable pass, and a
     safeguarded Newton method (bracketing with geometric bisection) solves
     ``f'(beta) = 0`` to relative tolerance ``tol``. When the optimum lies at
-    ``T >= 1e6 * S`` (logits uninformative or anti-informative, ``T -> inf``)
+    ``T >= 1e6 * S`` (logits uninformative or anti-informative, or a few rows
+    with extreme logits, named in the warning: ``T -> inf``)
     or ``T <= 1e-6 * S`` (separable calibration set, ``T -> 0``), ``T`` is set to
     the bound and a ``ConvergenceWarning`` says so. A ``ConvergenceWarning``
     also reports stopping at ``max_iter``. Constant scores (every row the
@@ -464,9 +496,10 @@ class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
             warnings.warn(
                 "The NLL-optimal temperature is at or above the upper bound "
                 f"{self.temperature_:g} ({TEMPERATURE_MAX:g} times the logit scale): "
-                "the logits are uninformative (e.g. equal within each row) or "
-                "anti-informative on the calibration set. The temperature is set to "
-                "that bound.",
+                + (_extreme_logits_cause(Z) or
+                   "the logits are uninformative (e.g. equal within each row) or "
+                   "anti-informative on the calibration set.")
+                + " The temperature is set to that bound.",
                 ConvergenceWarning,
                 stacklevel=3,
             )

@@ -10,6 +10,7 @@ from scipy.special import logsumexp, softmax
 from sklearn.exceptions import ConvergenceWarning
 
 from skcal import TemperatureScaler
+from skcal.datasets import make_logits
 from skcal.scaling._temperature import TEMPERATURE_MAX, TEMPERATURE_MIN
 
 from conftest import SHARED_SETS, load_shared
@@ -328,3 +329,17 @@ def test_temperature_bounds_scale_with_logits(c):
         tc = TemperatureScaler().fit(d.logits_val * c, d.y_val).temperature_
     assert tc / c == pytest.approx(t1, rel=1e-6)
     assert 1.5 < t1 < 1.9
+
+
+def test_temperature_one_extreme_logit_is_named_not_uninformative():
+    # informative logits (T about 3) and one wrong-class logit of 1e99: that row
+    # alone drives T to its bound, and the warning must say so
+    Z, y = make_logits(300, 3, scale=5.0, random_state=0)
+    Z[0, (y[0] + 1) % 3] = 1e99
+    with pytest.warns(ConvergenceWarning, match=r"1 row\(s\) have extreme logits "
+                      r"\(row 0 spans 1e\+99") as rec:
+        ts = TemperatureScaler().fit(Z, y)
+    assert not any("uninformative" in str(w.message) for w in rec)
+    assert ts.temperature_ == pytest.approx(TEMPERATURE_MAX * 1e99, rel=1e-6)
+    # without the outlier the same logits fit an ordinary temperature
+    assert TemperatureScaler().fit(Z[1:], y[1:]).temperature_ < 10
