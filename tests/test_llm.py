@@ -62,6 +62,18 @@ def test_option_log_probs_errors(logits, options, match):
         option_log_probs(logits, options)
 
 
+def test_score_options_refuses_empty_options_before_running_the_model():
+    calls = []
+
+    def model(input_ids):
+        calls.append(input_ids)
+        raise AssertionError("the model must not run")
+
+    with pytest.raises(ValueError, match=r"At least 2 answer options are needed, got 0"):
+        score_options(model, [[1, 2]], [])
+    assert calls == []
+
+
 def _tiny_lm():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
