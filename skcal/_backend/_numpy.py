@@ -972,6 +972,11 @@ def metric_ops(X):
 
 fit_inputs = _shared.fit_inputs
 rows_all_equal = _shared.rows_all_equal
+
+
+def row_spans(Z):
+    """``max_k z_ik - min_k z_ik`` per row, float64 (for messages)."""
+    return np.ptp(Z, axis=1).astype(np.float64)
 logit_scale = _shared.logit_scale
 total = _shared.total
 

@@ -787,6 +787,11 @@ def metric_ops(X):
 
 fit_inputs = _shared.fit_inputs
 rows_all_equal = _shared.rows_all_equal
+
+
+def row_spans(Z):
+    """``max_k z_ik - min_k z_ik`` per row, a float64 NumPy array (for messages)."""
+    return (Z.amax(1).double() - Z.amin(1).double()).cpu().numpy()
 logit_scale = _shared.logit_scale
 total = _shared.total
 

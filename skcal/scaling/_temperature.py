@@ -7,7 +7,6 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._backend import _numpy
-from .._backend._array import to_numpy
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
@@ -363,17 +362,16 @@ def fit_temperature(
 EXTREME_SPAN_RATIO = 1e3
 
 
-def _extreme_logits_cause(Z):
+def _extreme_logits_cause(Z, xp):
     """The outlier rows that explain a temperature at its upper bound, or None.
 
-    ``None`` for dask input (not computed for a message) or when no row of the
-    NumPy or torch logits ``Z`` spans more than :data:`EXTREME_SPAN_RATIO`
-    times the median row's span (max minus min over the classes).
+    ``None`` when the kernel module ``xp`` gives no row spans (dask: no pass
+    is made for a message) or no row of ``Z`` spans (max minus min over the
+    classes) more than :data:`EXTREME_SPAN_RATIO` times the median row's span.
     """
-    if type(Z).__module__.startswith("dask"):
+    span = xp.row_spans(Z)
+    if span is None:
         return None
-    A = to_numpy(Z).astype(np.float64)
-    span = A.max(axis=1) - A.min(axis=1)
     median = float(np.median(span))
     extreme = span > EXTREME_SPAN_RATIO * median
     if median <= 0 or not extreme.any():
@@ -496,7 +494,7 @@ class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
             warnings.warn(
                 "The NLL-optimal temperature is at or above the upper bound "
                 f"{self.temperature_:g} ({TEMPERATURE_MAX:g} times the logit scale): "
-                + (_extreme_logits_cause(Z) or
+                + (_extreme_logits_cause(Z, xp) or
                    "the logits are uninformative (e.g. equal within each row) or "
                    "anti-informative on the calibration set.")
                 + " The temperature is set to that bound.",
