@@ -26,9 +26,46 @@ _RETURNS = """\
 result : :class:`sklearn.utils.Bunch`
     ``statistic`` (float) and ``pvalue`` (float, in [0, 1])."""
 
+#: The reference of the two cumulative tests, ``%(arrieta_ibarra)s``.
+_ARRIETA_IBARRA = """\
+.. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
+   "Metrics of calibration for probabilistic predictions", JMLR 23(351),
+   2022."""
 
-def _calibration_test(statistic, name, doc):
-    """The public test ``name``: ``statistic(s, o, w)`` is its statistic and p-value."""
+#: The docstring the three tests share; :func:`_calibration_test` fills it.
+_DOC = """{summary}
+
+    Parameters
+    ----------
+    %(params)s
+
+    Returns
+    -------
+    %(returns)s
+        ``statistic`` is {statistic}.
+
+    Raises
+    ------
+    ValueError
+        As :func:`calibration_error`; also when every score is 0 or 1{raises}.
+
+    See Also
+    --------
+    {see_also}
+
+    Notes
+    -----
+{doc}"""
+
+
+def _calibration_test(statistic, name, doc, *, summary, statistic_doc, raises=""):
+    """The public test ``name``: ``statistic(s, o, w)`` is its statistic and p-value.
+
+    Its docstring is :data:`_DOC` with the ``summary`` paragraphs, the
+    definition ``statistic_doc`` of the statistic, the end ``raises`` of the
+    Raises sentence and ``doc`` from the Notes on; See Also lists the other
+    tests.
+    """
 
     def test(
         y_true,
@@ -49,9 +86,13 @@ def _calibration_test(statistic, name, doc):
         return Bunch(statistic=stat, pvalue=pvalue)
 
     test.__name__ = test.__qualname__ = name
-    test.__doc__ = doc.lstrip()
+    test.__doc__ = _DOC.format(
+        summary=summary, statistic=statistic_doc, raises=raises,
+        see_also=", ".join(other for other in __all__ if other != name), doc=doc,
+    )
     return validated("kind", "class_index", "input_type",
-                     docs={"params": _PARAMS, "returns": _RETURNS})(test)
+                     docs={"params": _PARAMS, "returns": _RETURNS,
+                           "arrieta_ibarra": _ARRIETA_IBARRA})(test)
 
 
 def _spiegelhalter(s, o, w):
@@ -66,35 +107,17 @@ def _spiegelhalter(s, o, w):
     return z, float(2 * ndtr(-abs(z)))
 
 
-spiegelhalter_test = _calibration_test(_spiegelhalter, "spiegelhalter_test", """\
-    Spiegelhalter's Z test of calibration (two-sided).
+spiegelhalter_test = _calibration_test(
+    _spiegelhalter, "spiegelhalter_test",
+    summary="""Spiegelhalter's Z test of calibration (two-sided).
 
     Under calibration the Brier score's deviation from its expectation,
     standardised by its standard deviation, is asymptotically standard
     normal. Over- and under-confidence both move it away from 0, so the
-    p-value is two-sided.
-
-    Parameters
-    ----------
-    %(params)s
-
-    Returns
-    -------
-    %(returns)s
-        ``statistic`` is :math:`Z`; ``pvalue`` is :math:`2(1 - \\Phi(|Z|))`.
-
-    Raises
-    ------
-    ValueError
-        As :func:`calibration_error`; also when every score is 0 or 1 (the
-        variance of the statistic is 0).
-
-    See Also
-    --------
-    kolmogorov_smirnov_calibration_test, kuiper_calibration_test
-
-    Notes
-    -----
+    p-value is two-sided.""",
+    statistic_doc=":math:`Z`; ``pvalue`` is :math:`2(1 - \\Phi(|Z|))`",
+    raises=""" (the
+        variance of the statistic is 0)""", doc="""\
     .. math::
 
         Z = \\frac{\\sum_i w_i (o_i - s_i)(1 - 2 s_i)}
@@ -173,35 +196,15 @@ def _ks(s, o, w):
 
 
 kolmogorov_smirnov_calibration_test = _calibration_test(
-    _ks, "kolmogorov_smirnov_calibration_test", """\
-    Kolmogorov-Smirnov test of calibration on cumulative differences.
+    _ks, "kolmogorov_smirnov_calibration_test",
+    summary="""Kolmogorov-Smirnov test of calibration on cumulative differences.
 
     Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu (2022): sort the rows by
     score and accumulate the differences between outcomes and scores; under
     calibration the path, scaled by its standard deviation, behaves like a
     standard Brownian motion on [0, 1]. The statistic is its maximum absolute
-    value. No bins and no bandwidth.
-
-    Parameters
-    ----------
-    %(params)s
-
-    Returns
-    -------
-    %(returns)s
-        ``statistic`` is :math:`\\max_k |C_k| / \\sigma`.
-
-    Raises
-    ------
-    ValueError
-        As :func:`calibration_error`; also when every score is 0 or 1.
-
-    See Also
-    --------
-    kuiper_calibration_test, spiegelhalter_test
-
-    Notes
-    -----
+    value. No bins and no bandwidth.""",
+    statistic_doc=":math:`\\max_k |C_k| / \\sigma`", doc="""\
     With rows sorted by score and frequency weights :math:`w_i`,
     :math:`W = \\sum_i w_i`:
 
@@ -228,9 +231,7 @@ kolmogorov_smirnov_calibration_test = _calibration_test(
 
     References
     ----------
-    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
-       "Metrics of calibration for probabilistic predictions", JMLR 23(351),
-       2022.
+    %(arrieta_ibarra)s
 
     Examples
     --------
@@ -250,33 +251,14 @@ def _kuiper(s, o, w):
     return stat, _bm_range_sf(stat)
 
 
-kuiper_calibration_test = _calibration_test(_kuiper, "kuiper_calibration_test", """\
-    Kuiper test of calibration on cumulative differences.
+kuiper_calibration_test = _calibration_test(
+    _kuiper, "kuiper_calibration_test",
+    summary="""Kuiper test of calibration on cumulative differences.
 
     As :func:`kolmogorov_smirnov_calibration_test`, with the range of the
     cumulative path (maximum minus minimum) as the statistic, which is
-    sensitive to miscalibration confined to a middle range of scores.
-
-    Parameters
-    ----------
-    %(params)s
-
-    Returns
-    -------
-    %(returns)s
-        ``statistic`` is :math:`(\\max_k C_k - \\min_k C_k) / \\sigma`.
-
-    Raises
-    ------
-    ValueError
-        As :func:`calibration_error`; also when every score is 0 or 1.
-
-    See Also
-    --------
-    kolmogorov_smirnov_calibration_test, spiegelhalter_test
-
-    Notes
-    -----
+    sensitive to miscalibration confined to a middle range of scores.""",
+    statistic_doc=":math:`(\\max_k C_k - \\min_k C_k) / \\sigma`", doc="""\
     :math:`C_0 = 0` is part of the path. The p-value is :math:`P(\\max B -
     \\min B \\ge x)` for a standard Brownian motion on [0, 1] (Feller 1951):
     ``1 - cdf`` from the series :math:`\\sum_{k \\ge 0} (8/x^2 + 2/(\\pi^2
@@ -290,9 +272,7 @@ kuiper_calibration_test = _calibration_test(_kuiper, "kuiper_calibration_test", 
 
     References
     ----------
-    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
-       "Metrics of calibration for probabilistic predictions", JMLR 23(351),
-       2022.
+    %(arrieta_ibarra)s
     .. [2] W. Feller, "The asymptotic distribution of the range of sums of
        independent random variables", Annals of Mathematical Statistics 22,
        1951.

@@ -72,8 +72,13 @@ def _decompose_event(s, o, w, score, method, n_bins, strategy):
     return out
 
 
-def _decomposition(score, name, doc):
-    """The public decomposition ``name`` of the score ``score(p, o)`` (per row)."""
+def _decomposition(score, name, doc, *, title, scorer, other, returns=""):
+    """The public decomposition ``name`` of the score ``score(p, o)`` (per row).
+
+    Its docstring is :data:`_DOC` with the score's ``title``, its metric
+    ``scorer`` and the ``other`` decomposition (for Raises and See Also), the
+    ``returns`` text after the shared one, and ``doc`` after the shared Notes.
+    """
 
     def decomposition(
         y_true,
@@ -107,7 +112,9 @@ def _decomposition(score, name, doc):
         return Bunch(**terms, method=method)
 
     decomposition.__name__ = decomposition.__qualname__ = name
-    decomposition.__doc__ = doc.lstrip()
+    decomposition.__doc__ = _DOC.format(
+        title=title, scorer=scorer, other=other, returns=returns, doc=doc
+    )
     return validated(
         "kind", "class_index", "n_bins", "strategy", "input_type", "scale_by_half",
         method=[StrOptions({"corp", "binned"})],
@@ -171,9 +178,8 @@ _NOTES = """
     recalibrations (Dimitriadis et al. 2021, Theorem 1)."""
 _PARAMS, _NOTES = _entry(_PARAMS), _entry(_NOTES)
 
-
-brier_decomposition = _decomposition(_brier, "brier_decomposition", """
-    Brier score = miscalibration - discrimination + uncertainty.
+#: The docstring both decompositions share; :func:`_decomposition` fills it.
+_DOC = """{title} = miscalibration - discrimination + uncertainty.
 
     Parameters
     ----------
@@ -184,24 +190,29 @@ brier_decomposition = _decomposition(_brier, "brier_decomposition", """
     result : :class:`sklearn.utils.Bunch`
         ``score``, ``miscalibration``, ``discrimination``, ``uncertainty``
         (floats, with ``score = miscalibration - discrimination +
-        uncertainty``) and ``method``. For ``method="binned"`` also
-        ``reliability``: Murphy's :math:`\\sum_m w_m (\\bar s_m - \\bar o_m)^2`,
-        which differs from ``miscalibration`` by the within-bin variance and
-        covariance of Stephenson et al. (2008).
+        uncertainty``) and ``method``.{returns}
 
     Raises
     ------
     ValueError
-        As :func:`brier_score`, and for invalid options.
+        As :func:`{scorer}`, and for invalid options.
 
     See Also
     --------
-    log_loss_decomposition, brier_score
+    {other}, {scorer}
 
     Notes
     -----
     %(notes)s
+{doc}"""
 
+
+brier_decomposition = _decomposition(
+    _brier, "brier_decomposition", title="Brier score", scorer="brier_score",
+    other="log_loss_decomposition", returns=""" For ``method="binned"`` also
+        ``reliability``: Murphy's :math:`\\sum_m w_m (\\bar s_m - \\bar o_m)^2`,
+        which differs from ``miscalibration`` by the within-bin variance and
+        covariance of Stephenson et al. (2008).""", doc="""
     For the binned method, DSC is Murphy's resolution
     :math:`\\sum_m w_m (\\bar o_m - \\bar o)^2` and UNC is
     :math:`\\bar o (1 - \\bar o)`; ``miscalibration`` equals Murphy's
@@ -228,33 +239,9 @@ brier_decomposition = _decomposition(_brier, "brier_decomposition", """
     """)
 
 
-log_loss_decomposition = _decomposition(_log_loss, "log_loss_decomposition", """
-    Log loss = miscalibration - discrimination + uncertainty.
-
-    Parameters
-    ----------
-    %(params)s
-
-    Returns
-    -------
-    result : :class:`sklearn.utils.Bunch`
-        ``score``, ``miscalibration``, ``discrimination``, ``uncertainty``
-        (floats, ``score = miscalibration - discrimination + uncertainty``)
-        and ``method``.
-
-    Raises
-    ------
-    ValueError
-        As :func:`negative_log_likelihood`, and for invalid options.
-
-    See Also
-    --------
-    brier_decomposition, negative_log_likelihood
-
-    Notes
-    -----
-    %(notes)s
-
+log_loss_decomposition = _decomposition(
+    _log_loss, "log_loss_decomposition", title="Log loss",
+    scorer="negative_log_likelihood", other="brier_decomposition", doc="""
     The score is the binary log loss (natural log) of each event,
     :math:`-o \\log s - (1 - o) \\log(1 - s)`; UNC is the entropy of the base
     rate. For ``kind="binary"`` (and ``"classwise"`` with 2 classes) the
