@@ -179,7 +179,9 @@ def _warn_low_precision_zero(nll, scores):
         f"of predict_log_proba with input_type='logits', or predict from float64 "
         f"logits, for a finite value.",
         UserWarning,
-        stacklevel=4,
+        # the caller of negative_log_likelihood: past this function, it, and the
+        # two parameter-checking wrappers (scikit-learn's and skcal's)
+        stacklevel=5,
     )
 
 

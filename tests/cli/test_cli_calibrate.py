@@ -160,6 +160,35 @@ def test_report(tmp_path, logits, capsys):
     assert nll["low"] is None and nll["high"] is None and nll["value"] > 0
 
 
+def test_report_figure_shows_bin_counts(tmp_path, logits, monkeypatch):
+    """reliability.png is drawn by the benchmark's small multiples: one panel
+    per row of the report, each with a histogram whose bars are labelled with
+    the rows per bin (summing to the test rows) and keep their x tick labels."""
+    pytest.importorskip("matplotlib")
+    import skcal.benchmark._decide as decide
+
+    figs = []
+    real = decide.plot_reliability_panels
+    monkeypatch.setattr(decide, "plot_reliability_panels",
+                        lambda *a, **k: figs.append(real(*a, **k)) or figs[-1])
+    Z, y = logits
+    cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
+    _write(cal, Z[:600], y[:600])
+    _write(test, Z[600:], y[600:])
+    model = tmp_path / "ts.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    assert main(["report", "--data", str(test), "--model", str(model), "--output",
+                 str(tmp_path / "rep"), "--n-bootstrap", "0", "--n-bins", "8"]) == 0
+    (fig,) = figs
+    hists = [ax for ax in fig.axes if ax.get_visible() and ax.get_yscale() == "log"]
+    assert len(hists) == 2  # uncalibrated and TemperatureScaler
+    for hax in hists:
+        counts = [int(t.get_text()) for t in hax.texts if t.get_text()]
+        assert sum(counts) == len(y) - 600
+        assert hax.xaxis.get_tick_params()["labelbottom"]
+
+
 def _bad_paths(tmp_path, logits):
     Z, y = logits
     good = tmp_path / "good.csv"

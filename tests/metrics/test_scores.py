@@ -211,8 +211,10 @@ def test_nll_warns_when_float32_probabilities_underflow_to_zero():
     p32 = np.exp(log_softmax(z, axis=1)).astype(np.float32)
     assert p32[0, 1] == 0
     with pytest.warns(UserWarning, match=r"float32 .*exact zeros.*honest value.*underflowed"
-                      r".*below ~1e-45.*predict_log_proba"):
+                      r".*below ~1e-45.*predict_log_proba") as rec:
         assert negative_log_likelihood(y, p32, labels=[0, 1, 2]) == np.inf
+    # the warning points at the caller's line, not at skcal's wrappers
+    assert [r.filename for r in rec] == [__file__]
     with pytest.warns(UserWarning, match=r"float16 cannot hold values below ~6e-08"):
         assert negative_log_likelihood(y, p32.astype(np.float16), labels=[0, 1, 2]) == np.inf
     with warnings.catch_warnings():
