@@ -230,6 +230,21 @@ def _wins(a, b):
     return 1.0 if a < b else 0.0
 
 
+def _tied_ranks(nll):
+    """Ranks of the NLLs (1 = lowest), neighbours within :data:`TIE_RTOL` sharing their mean rank."""
+    from scipy.stats import rankdata
+
+    v = np.asarray(nll, dtype=np.float64)
+    order = np.argsort(v, kind="stable")
+    group = np.zeros(v.size, dtype=np.int64)  # a new group where the sorted values part
+    for i in range(1, v.size):
+        a, b = v[order[i - 1]], v[order[i]]
+        group[i] = group[i - 1] + (not math.isclose(a, b, rel_tol=TIE_RTOL))
+    out = np.empty(v.size)
+    out[order] = rankdata(group)
+    return out
+
+
 def summarize(rows, *, n_resamples=1000, random_state=0):
     """Per-method summary across data sets (CalArena's comparisons).
 
@@ -251,7 +266,8 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
 
         - ``mean_rank_nll`` / ``mean_rank_ece``: mean rank of the method's
           test NLL / top-label ECE (15 bins) among the methods that ran on a
-          data set (1 = best; ties share the mean rank);
+          data set (1 = best; ties share the mean rank, NLLs within
+          :data:`TIE_RTOL` being ties);
         - ``win_rate_vs_uncalibrated`` / ``_vs_temperature``: fraction of data
           sets where its test NLL is lower than the reference's (a tie counts
           one half; NLLs within a relative :data:`TIE_RTOL` = 1e-6 of each
@@ -281,7 +297,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         if not ran:
             continue
         ms = list(ran)
-        rk_nll = rankdata([ran[m]["nll"] for m in ms])
+        rk_nll = _tied_ranks([ran[m]["nll"] for m in ms])
         ece = [ran[m]["ece"] for m in ms]
         rk_ece = rankdata(ece) if not np.isnan(ece).any() else np.full(len(ms), np.nan)
         for m, a, b in zip(ms, rk_nll, rk_ece):
@@ -369,9 +385,10 @@ def format_summary(summary, fmt="text"):
     ] for s in summary]
     lines = _aligned(_SUMMARY_HEADERS, cells, (0, 9), fmt)
     lines += ["", textwrap.fill(
-        "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); an infinite NLL ranks last. win%: share of data "
-        "sets with a lower test NLL than the uncalibrated model / temperature scaling, "
-        f"a tie (NLLs equal to a relative {TIE_RTOL:g}) counting one half "
+        "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); "
+        f"NLLs equal to a relative {TIE_RTOL:g} share a rank; an infinite NLL ranks last. "
+        "win%: share of data sets with a lower test NLL than the uncalibrated model / "
+        "temperature scaling, such a tie counting one half "
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
         "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
         "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "

@@ -96,6 +96,10 @@ def test_win_rate_counts_numerical_noise_as_a_tie():
     assert out["probmetrics-temperature"]["win_rate_vs_temperature"] == pytest.approx(
         (0.5 + 0.5 + 1) / 3)
     assert out["sklearn-isotonic"]["win_rate_vs_temperature"] == 0.0
+    # the NLL rank ties them too: 1.5 each on a and b, then 1 and 2 on c
+    assert out["probmetrics-temperature"]["mean_rank_nll"] == pytest.approx((1.5 + 1.5 + 1) / 3)
+    assert out["temperature"]["mean_rank_nll"] == pytest.approx((1.5 + 1.5 + 2) / 3)
+    assert out["sklearn-isotonic"]["mean_rank_nll"] == 4.0
     rows = [_row("a", "uncalibrated", 0.6, 0.3, 0.1),
             _row("a", "temperature", 0.4, 0.2, 0.05),
             _row("a", "x", 0.4 - 1e-9, 0.2, 0.05), _row("a", "y", math.inf, 0.2, 0.05),
@@ -103,6 +107,8 @@ def test_win_rate_counts_numerical_noise_as_a_tie():
     out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
     assert out["x"]["win_rate_vs_temperature"] == 0.5  # not 1: 1e-9 lower is noise
     assert out["y"]["win_rate_vs_temperature"] == 0.0
+    assert out["x"]["mean_rank_nll"] == out["temperature"]["mean_rank_nll"] == 1.5
+    assert out["y"]["mean_rank_nll"] == out["z"]["mean_rank_nll"] == 4.5  # two infs tie
     assert "relative 1e-06" in " ".join(format_summary(list(out.values())).split())
 
 
