@@ -334,7 +334,7 @@ def _bca(theta_b, theta_hat, jack, alpha2):
     is scipy's formula, so with scipy's own (O(n^2)) jackknife the interval is
     the one of ``scipy.stats.bootstrap(method="BCa")`` for the same resamples.
 
-    With the four rules of the Notes of :func:`confidence_interval` where
+    With the three rules of the Notes of :func:`confidence_interval` where
     BCa is undefined or misleading.
     """
     alpha = alpha2 / 2
@@ -344,14 +344,9 @@ def _bca(theta_b, theta_hat, jack, alpha2):
         return min(lo_b, theta_hat), max(hi_b, theta_hat)
     pct = (np.count_nonzero(theta_b < theta_hat)
            + np.count_nonzero(theta_b <= theta_hat)) / (2 * B)
-    reach = 0.0
     if pct <= 0 or pct >= 1:
         a1, a2 = alpha, 1 - alpha  # z0 = -inf or +inf: the percentile interval
     else:
-        # an end the bias correction pushed to a level with less than one
-        # resample beyond it (and below half the nominal level) is not estimated
-        # by the resamples; under 100 resamples z0 itself is too noisy to say so
-        reach = min(1.0 / B, alpha / 2) if B >= 100 else 0.0
         z0 = ndtri(pct)
         n = float(jack.shape[0])
         U = (n - 1) * (jack.mean() - jack)
@@ -367,9 +362,7 @@ def _bca(theta_b, theta_hat, jack, alpha2):
         if not (np.isfinite(a1) and np.isfinite(a2)):
             return np.nan, np.nan
     ci = scipy.stats.quantile(theta_b, np.array([a1, a2]))
-    low = float(ci[0]) if a1 >= reach else -np.inf
-    high = float(ci[1]) if 1 - a2 >= reach else np.inf
-    return min(low, theta_hat), max(high, theta_hat)
+    return min(float(ci[0]), theta_hat), max(float(ci[1]), theta_hat)
 
 
 _SHARED_DOC = """
@@ -509,24 +502,22 @@ def confidence_interval(
     no resampling.
 
     ``"BCa"`` intervals (the O(n) jackknife path, every metric but the
-    smooth ECE) follow four rules where the BCa formula is undefined or
+    smooth ECE) follow three rules where the BCa formula is undefined or
     misleading: when every resample gives the same value (no spread, e.g. a
     paired difference of a method with itself) the interval is the point
     ``[estimate, estimate]`` (or spans the estimate and that value); when
     every resample lies on one side of the estimate (infinite bias
     correction) it is the percentile interval; and it always contains the
     estimate (with few resamples BCa can place both ends on one side of it:
-    the nearer end is moved to the estimate). A fourth rule: with at least
-    100 resamples (fewer leave the bias correction itself too noisy), an end
-    whose bias-corrected level :math:`\\alpha_1` (or :math:`1 - \\alpha_2`) is
-    below both ``1 / n_resamples`` and half the nominal level
-    (``(1 - confidence_level) / 4``) lies beyond the resamples, which cannot
-    estimate it (the quantile would just be the smallest or largest resample,
-    too narrow); it is the metric's bound instead (0 for a calibration error;
-    :math:`\\mp\\infty` for a difference). This is common for the binned ECE
-    of a well-calibrated model, whose resamples lie mostly above the estimate
-    (bias correction :math:`z_0 \\approx -2`): its lower end is 0, i.e. the
-    rows cannot tell it from a perfectly calibrated model.
+    the nearer end is moved to the estimate). An end whose bias-corrected
+    level :math:`\\alpha_1` (or :math:`1 - \\alpha_2`) is below
+    ``1 / n_resamples`` is, as in scipy, read between the two smallest
+    (largest) resamples:
+    BCa's end lies further out than the resamples reach, so that side of the
+    interval is too narrow; raise ``n_resamples``. This is common for the
+    binned ECE of a well-calibrated model, whose resamples lie mostly above
+    the estimate (the binned ECE is biased upwards): its lower end is then
+    about the smallest resample, and the estimate may be the upper end.
 
     References
     ----------

@@ -268,36 +268,8 @@ def test_bca_equals_scipy_bca(metric, params):
         (np.arange(150),), lambda i, axis=-1: stat(i), vectorized=True,
         n_resamples=300, method="BCa", rng=np.random.default_rng(4),
     )
-    dist = np.sort(ref.bootstrap_distribution)
-    lo_ref, hi_ref = ref.confidence_interval.low, ref.confidence_interval.high
-    # fourth rule: an end scipy takes from beyond the last resample (level below 1/B) is
-    # the metric's bound; every other end is scipy's
-    if ours.low == 0.0 and lo_ref > 0:
-        assert lo_ref <= scipy.stats.quantile(dist, 1 / 300) + 1e-12
-    else:
-        assert ours.low == pytest.approx(lo_ref, rel=1e-9, abs=1e-12)
-    if metric != "nll" and ours.high == 1.0 and hi_ref < 1:
-        assert hi_ref >= scipy.stats.quantile(dist, 1 - 1 / 300) - 1e-12
-    else:
-        assert ours.high == pytest.approx(hi_ref, rel=1e-9, abs=1e-12)
-
-
-def test_bca_end_beyond_the_resamples_is_the_metric_bound():
-    """A calibrated model's binned ECE: resamples ~all above the estimate, so BCa's lower
-    level (~1e-7) has no resample below it; the end is 0, not the smallest resample."""
-    rng = np.random.default_rng(0)
-    p = rng.uniform(0.05, 0.95, 4000)
-    y = (rng.uniform(size=4000) < p).astype(int)
-    P = np.column_stack([1 - p, p])
-    ci = M.confidence_interval("ece", y, P, method="BCa", n_resamples=400, random_state=0)
-    dist = ci.bootstrap_distribution
-    assert np.mean(dist > ci.estimate) > 0.9  # the upward bias of the binned ECE
-    assert ci.low == 0.0
-    assert dist.min() > 0  # the old answer, min(dist), claimed more than the rows show
-    assert ci.estimate <= ci.high < 1
-    # under 100 resamples the rule is off (z0 is too noisy): scipy's BCa end stands
-    few = M.confidence_interval("ece", y, P, method="BCa", n_resamples=60, random_state=0)
-    assert few.low > 0
+    assert ours.low == pytest.approx(ref.confidence_interval.low, rel=1e-9, abs=1e-12)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, rel=1e-9, abs=1e-12)
 
 
 def _loop_metric(metric, params):
@@ -624,3 +596,20 @@ def test_interval_of_infinite_nll_is_nan_without_warnings(method):
     assert np.isnan(ci.low) and np.isnan(ci.high) and np.isnan(ci.standard_error)
     assert ci.bootstrap_distribution.shape == (50,)
     assert np.isnan(ci.bootstrap_distribution).all()
+
+
+def test_bca_end_beyond_the_resamples_is_the_extreme_resample_as_in_scipy():
+    """A calibrated model's binned ECE: resamples ~all above the estimate, so BCa's
+    lower level is below 1/B; the end is the smallest resample (scipy's answer, the
+    documented limitation), and more resamples reach further down."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.uniform(size=4000) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    ci = M.confidence_interval("ece", y, P, method="BCa", n_resamples=400, random_state=0)
+    dist = ci.bootstrap_distribution
+    assert np.mean(dist > ci.estimate) > 0.9  # the upward bias of the binned ECE
+    B = dist.shape[0]
+    assert dist.min() <= ci.low <= scipy.stats.quantile(np.sort(dist), 1 / B)
+    more = M.confidence_interval("ece", y, P, method="BCa", n_resamples=4000, random_state=0)
+    assert more.low <= ci.low
