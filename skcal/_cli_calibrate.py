@@ -413,13 +413,15 @@ def _model_input(model, table):
 
 def _warn_if_model_reads_probabilities(model, Z, source, command):
     """The probabilities-as-logits warning for a model fitted on logits (apply, report)."""
-    if model.input_type != "logits" or np.ndim(Z) != 2:
+    if model.input_type != "logits":
         return
     _, flagged = scores_as_logits(Z, None, source, command, warn=False)
     if flagged:
+        rule = ("every value in [0, 1], every row summing to 1" if np.ndim(Z) == 2
+                and np.shape(Z)[1] > 1 else "one score column, every value in [0, 1]")
         print(
             f"skcal {command}: warning: {source}: the scores look like probabilities "
-            "(every value in [0, 1], every row summing to 1) but the model was fitted "
+            f"({rule}) but the model was fitted "
             "on logits (input_type='logits') and reads them as logits; fit it with "
             "--input-type probabilities if they are probabilities",
             file=sys.stderr,

@@ -612,6 +612,22 @@ def test_apply_and_report_warn_when_a_logit_model_gets_probabilities(tmp_path, l
     assert main(["apply", str(model), "--data", str(cal), "--output",
                  str(tmp_path / "o.npz")]) == 0
     assert "warning" not in capsys.readouterr().err
+    # one score column (binary log-odds model) given probabilities: the same warning
+    s = Z[:, 1] - Z[:, 0]
+    bcal, bnew = tmp_path / "bcal.csv", tmp_path / "bnew.csv"
+    yb = (y == 1).astype(int)
+    _write(bcal, s[:600, None], yb[:600], text=False)
+    _write(bnew, 1 / (1 + np.exp(-s[600:, None])), yb[600:], text=False)
+    bmodel = tmp_path / "b.skops"
+    assert main(["fit", "--data", str(bcal), "--method", "platt", "--output", str(bmodel)]) == 0
+    capsys.readouterr()
+    assert main(["apply", str(bmodel), "--data", str(bnew), "--output",
+                 str(tmp_path / "b.npz")]) == 0
+    err = capsys.readouterr().err
+    assert "skcal apply: warning:" in err and "one score column, every value in [0, 1]" in err
+    assert main(["apply", str(bmodel), "--data", str(bcal), "--output",
+                 str(tmp_path / "b.npz")]) == 0
+    assert "warning" not in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
