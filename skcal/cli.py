@@ -194,6 +194,13 @@ def _load(args):
     from .datasets import list_datasets, load_logits
 
     datasets = []
+    resolved = [Path(p).resolve() for p in args.data]
+    twice = next((p for i, p in enumerate(args.data) if resolved[i] in resolved[:i]), None)
+    if twice is not None:
+        raise _UserError(f"--data names {twice} more than once (a data set counts once)")
+    twice = next((n for i, n in enumerate(args.dataset) if n in args.dataset[:i]), None)
+    if twice is not None:
+        raise _UserError(f"--dataset names {twice} more than once (a data set counts once)")
     for path in args.data:
         datasets.append(_load_file(
             path, random_state=args.seed,
@@ -460,6 +467,28 @@ def _benchmark(args):
     return 0
 
 
+def _repeated_option(parser, command, argv):
+    """The first single-value option of ``command`` that ``argv`` gives twice, or None.
+
+    argparse keeps the last of repeated ``--opt value`` pairs without a word;
+    options that collect several values (``--param``, ``--data``) may repeat.
+    """
+    import argparse
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    tokens = list(argv)
+    if "--" in tokens:
+        tokens = tokens[:tokens.index("--")]
+    for action in sub.choices[command]._actions:
+        if type(action) is not argparse._StoreAction or not action.option_strings:
+            continue
+        n = sum(t in action.option_strings or t.split("=", 1)[0] in action.option_strings
+                for t in tokens if t.startswith("-"))
+        if n > 1:
+            return action.option_strings[-1]
+    return None
+
+
 def main(argv=None):
     """Run the ``skcal`` command line.
 
@@ -483,6 +512,11 @@ def main(argv=None):
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed usage + message
         return int(exc.code or 0)
+    repeated = _repeated_option(parser, args.command, sys.argv[1:] if argv is None else argv)
+    if repeated:
+        print(f"skcal {args.command}: error: {repeated} is given more than once (it takes "
+              "one value)", file=sys.stderr)
+        return 2
     try:
         if args.command == "benchmark":
             return _benchmark(args)

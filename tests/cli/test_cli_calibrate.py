@@ -237,6 +237,10 @@ BAD_FIT = [
     (["--data", "{d}/good.csv", "--param", "foo"], "expected KEY=VALUE"),
     (["--data", "{d}/good.csv", "--param", "tol=1e-6", "--param", "tol=1e-8"],
      "--param tol is given more than once"),
+    (["--data", "{d}/good.csv", "--method", "platt", "--method", "beta"],
+     "--method is given more than once"),
+    (["--data", "{d}/good.csv", "--output={d}/a.skops", "--output", "{d}/b.skops"],
+     "--output is given more than once"),
     (["--data", "{d}/good.csv", "--output", "{d}/m.pkl"], "must end in .skops"),
     (["--data", "{d}/good.csv", "--output", "{d}/no/dir/m.skops"], "does not exist"),
 ]
