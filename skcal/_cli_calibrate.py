@@ -586,7 +586,10 @@ def _cmd_apply(args):
     names = [str(c) for c in model.classes_]
     extra = {}
     if table.y is not None:
-        extra[table.label_column if table.columns is not None else "y"] = table.y
+        # a CSV / Parquet file's own label column name (also for one score
+        # column); NumPy files' labels are "y"
+        named = Path(table.path).suffix.lower() in (".csv", ".parquet")
+        extra[table.label_column if named else "y"] = table.y
     try:
         write_table(
             out, names, res, npz_key="log_proba" if args.log_proba else "proba",

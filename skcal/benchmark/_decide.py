@@ -119,14 +119,18 @@ def format_recommendation(rec):
     -------
     line : str
         ``Recommended: <method> — test NLL <nll> vs <nll0> uncalibrated
-        (<change> [<low>, <high>]); <others> within noise``, or
+        (<change> [<low>, <high>]); among AutoCalibrator's candidates, <others>
+        are within one standard error in cross-validation on the calibration
+        split`` (AutoCalibrator's own rule, not the table's test-split ``*``), or
         ``Recommended: no calibration — ...`` when the identity map wins.
     """
     others = rec["within_noise"]
     tail = ""
     if others:
         names = ", ".join("no calibration" if o == "identity" else o for o in others)
-        tail = f"; {names} {'is' if len(others) == 1 else 'are'} within noise"
+        tail = (f"; among AutoCalibrator's candidates, {names} "
+                f"{'is' if len(others) == 1 else 'are'} within one standard error "
+                "in cross-validation on the calibration split")
     if rec["method"] == "identity":
         return (f"Recommended: no calibration — test NLL {rec['nll']:.4f}; no candidate "
                 f"beat it beyond noise in 5-fold cross-validation{tail}")

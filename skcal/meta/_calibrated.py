@@ -42,8 +42,12 @@ from sklearn.utils.validation import (
 )
 
 from .._backend import _numpy
-from ..base import BaseCalibrator
-from ._logits import _classifier_scores, _log_proba, _resolve_response_method, _unwrap
+from ._logits import (
+    _classifier_scores,
+    _log_proba,
+    _refuse_calibrator,
+    _resolve_response_method,
+)
 from ..scaling._temperature import TemperatureScaler
 from ..utils._docstrings import substitute_docstring
 from ..utils._labels import encode_labels as _encode_with
@@ -269,16 +273,11 @@ class CalibratedClassifier(
             if _routing_enabled():
                 estimator.set_fit_request(sample_weight=True)
             return estimator
-        inner = _unwrap(self.estimator)
-        if isinstance(inner, BaseCalibrator):
-            raise ValueError(
-                f"estimator={self.estimator!r} is a calibrator, not a classifier: "
-                "CalibratedClassifier fits a classifier on the features X and "
-                "calibrates its scores; pass the classifier as estimator and the "
-                "calibrator as calibrator, e.g. CalibratedClassifier("
-                f"LogisticRegression(), calibrator={inner!r}) (calibrate "
-                "logits you already have by fitting the calibrator itself)"
-            )
+        _refuse_calibrator(
+            self.estimator, "CalibratedClassifier",
+            "pass the classifier as estimator and the calibrator as calibrator, e.g. "
+            "CalibratedClassifier(LogisticRegression(), calibrator={inner!r}) "
+            "(calibrate logits you already have by fitting the calibrator itself)")
         return self.estimator
 
     def _get_calibrator(self):

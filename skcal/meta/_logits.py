@@ -105,6 +105,25 @@ def _unwrap(estimator):
     return estimator
 
 
+def _refuse_calibrator(estimator, owner, remedy):
+    """Raise when ``estimator`` (or the classifier inside it) is a skcal calibrator.
+
+    A calibrator maps logits, not features: given where a classifier is
+    expected, it would "fit" on the features and its output be read as a
+    classifier's scores. ``remedy`` (with ``{inner}``, the calibrator) ends
+    the message.
+    """
+    from ..base import BaseCalibrator
+
+    inner = _unwrap(estimator)
+    if isinstance(inner, BaseCalibrator):
+        raise ValueError(
+            f"estimator={estimator!r} is a calibrator, not a classifier: {owner} "
+            "needs a classifier fitted on the features X, whose scores it "
+            f"calibrates; {remedy.format(inner=inner)}"
+        )
+
+
 def _describe(estimator):
     inner = _unwrap(estimator)
     return inner.__class__.__name__
@@ -253,6 +272,8 @@ class ClassifierLogits(
 
         Raises
         ------
+        ValueError
+            If ``estimator`` is a skcal calibrator (it maps logits, not features).
         AttributeError
             If the classifier lacks the requested response method.
 
@@ -263,6 +284,10 @@ class ClassifierLogits(
             :class:`~sklearn.frozen.FrozenEstimator`: it is refitted on ``X``.
         """
         self._validate_params()
+        _refuse_calibrator(
+            self.estimator, "ClassifierLogits",
+            "put the calibrator after this step, e.g. make_pipeline(ClassifierLogits("
+            "FrozenEstimator(clf)), {inner!r})")
         if _routing_enabled():
             params = process_routing(self, "fit", **fit_params).estimator.fit
         else:

@@ -41,7 +41,8 @@ def test_format_recommendation_lines():
                nll_uncalibrated=0.4301, delta=-0.2093, low=-0.22, high=-0.20)
     assert format_recommendation(rec) == (
         "Recommended: matrix — test NLL 0.2208 vs 0.4301 uncalibrated "
-        "(-0.209 [-0.220, -0.200]); temperature is within noise")
+        "(-0.209 [-0.220, -0.200]); among AutoCalibrator's candidates, temperature is "
+        "within one standard error in cross-validation on the calibration split")
     rec.update(method="identity", within_noise=[], nll=0.4301)
     assert format_recommendation(rec).startswith(
         "Recommended: no calibration — test NLL 0.4301")

@@ -629,6 +629,8 @@ def test_apply_and_report_warn_when_a_logit_model_gets_probabilities(tmp_path, l
                  str(tmp_path / "b.npz")]) == 0
     err = capsys.readouterr().err
     assert "skcal apply: warning:" in err and "one score column, every value in [0, 1]" in err
+    with np.load(tmp_path / "b.npz") as out:  # the file's label column keeps its name
+        assert "label" in out.files and "y" not in out.files
     assert main(["apply", str(bmodel), "--data", str(bcal), "--output",
                  str(tmp_path / "b.npz")]) == 0
     assert "warning" not in capsys.readouterr().err

@@ -289,3 +289,13 @@ def test_pipeline_with_pandas_output_matches_columns_to_text_classes_by_name():
     assert list(by_name.classes_) == ["setosa", "versicolor", "virginica"]
     np.testing.assert_allclose(by_name.predict_proba(X[:50]), ref.predict_proba(X[:50]),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_classifier_logits_refuses_a_calibrator_as_its_estimator():
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(60, 3)), np.arange(60) % 3
+    for est in (TemperatureScaler(), FrozenEstimator(TemperatureScaler().fit(Z, y))):
+        with pytest.raises(ValueError, match=r"is a calibrator, not a classifier: "
+                           r"ClassifierLogits .*make_pipeline\(ClassifierLogits\("
+                           r"FrozenEstimator\(clf\)\), TemperatureScaler\(\)\)"):
+            ClassifierLogits(est).fit(Z, y)
