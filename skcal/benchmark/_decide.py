@@ -512,7 +512,7 @@ def plot_reliability_panels(panels, y, path, title=None, n_bins=10):
     (:class:`~skcal.display.ReliabilityDisplay`) with equal-width bins, 95%
     Wilson intervals per bin, a histogram of the rows per bin (log scale,
     each bar labelled with its count) under it, and the model's NLL and ECE
-    in its title.
+    in its title; the histograms share one scale.
 
     Parameters
     ----------
@@ -542,6 +542,7 @@ def plot_reliability_panels(panels, y, path, title=None, n_bins=10):
         axes[2 * (k // n_cols), k % n_cols].set_visible(False)
         axes[2 * (k // n_cols) + 1, k % n_cols].set_visible(False)
     y = np.asarray(y)
+    top, hists = 1, []
     for i, (label, proba, nll, ece, uncalibrated) in enumerate(panels):
         j = i % n_cols
         ax, hax = axes[2 * (i // n_cols), j], axes[2 * (i // n_cols) + 1, j]
@@ -565,12 +566,15 @@ def plot_reliability_panels(panels, y, path, title=None, n_bins=10):
         hax.bar_label(bars, labels=[str(c) if c else "" for c in counts], fontsize=7,
                       padding=1)
         hax.set_yscale("log")
-        hax.set_ylim(0.8, max(counts.max(), 1) * 8)
+        top = max(top, counts.max())
         # every histogram keeps its confidence ticks (sharex would show only
         # the bottom row's, leaving a panel above an empty cell without any)
         hax.xaxis.set_tick_params(labelbottom=True)
         hax.set_xlabel("confidence", fontsize=9)
         hax.set_ylabel("rows" if j == 0 else "", fontsize=9)
+        hists.append(hax)
+    for hax in hists:  # one row-count scale, so that panels compare
+        hax.set_ylim(0.8, top * 8)
     return _save(fig, path, title)
 
 

@@ -187,6 +187,7 @@ def test_reliability_panels_count_every_row_and_label_every_lowest_histogram(tmp
         assert sum(counts) == 400
         labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
         assert labels and ax.xaxis.get_tick_params()["labelbottom"]
+    assert len({ax.get_ylim() for ax in hists}) == 1  # one row-count scale
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
