@@ -112,6 +112,8 @@ def test_console_script_subprocess(tmp_path):
     assert lines[0].startswith("sst2_gpt2_zeroshot (K=2, 910 calibration / 911 test")
     assert lines[1].startswith("Recommended: platt — test NLL 0.3323 vs 0.6271")
     del lines[1]
+    while lines[1].startswith("    "):  # the recommendation's wrapped continuation
+        del lines[1]
     assert lines[1].split()[:4] == ["method", "library", "NLL", "dNLL"]
     body = [ln.split() for ln in lines[3:6]]
     assert [b[0] for b in body] == ["uncalibrated", "auto", "temperature"]
