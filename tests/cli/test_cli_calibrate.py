@@ -121,14 +121,20 @@ def test_fit_params_and_methods(tmp_path, logits):
     assert p.target_smoothing is False and p.max_iter == 300
 
 
-def test_report(tmp_path, logits, capsys):
-    Z, y = logits
+def _fitted_temperature(tmp_path, Z, y):
+    """``(test.csv, ts.skops)``: rows 600: as a test file, TS fitted by the CLI on rows :600."""
     cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
     _write(cal, Z[:600], y[:600])
     _write(test, Z[600:], y[600:])
     model = tmp_path / "ts.skops"
     assert main(["fit", "--data", str(cal), "--method", "temperature",
                  "--output", str(model)]) == 0
+    return test, model
+
+
+def test_report(tmp_path, logits, capsys):
+    Z, y = logits
+    test, model = _fitted_temperature(tmp_path, Z, y)
     rep = tmp_path / "rep"
     assert main(["report", "--data", str(test), "--model", str(model), "--output",
                  str(rep), "--n-bootstrap", "30"]) == 0
@@ -172,12 +178,7 @@ def test_report_figure_shows_bin_counts(tmp_path, logits, monkeypatch):
     monkeypatch.setattr(decide, "plot_reliability_panels",
                         lambda *a, **k: figs.append(real(*a, **k)) or figs[-1])
     Z, y = logits
-    cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
-    _write(cal, Z[:600], y[:600])
-    _write(test, Z[600:], y[600:])
-    model = tmp_path / "ts.skops"
-    assert main(["fit", "--data", str(cal), "--method", "temperature",
-                 "--output", str(model)]) == 0
+    test, model = _fitted_temperature(tmp_path, Z, y)
     assert main(["report", "--data", str(test), "--model", str(model), "--output",
                  str(tmp_path / "rep"), "--n-bootstrap", "0", "--n-bins", "8"]) == 0
     (fig,) = figs
