@@ -250,10 +250,14 @@ def _input_type_arg(p, default_help):
     )
 
 
+#: When scores look like probabilities (the calibrators' rule).
+_PROBA_RULE = ("every value in [0, 1] and, with two or more columns, every row "
+               "summing to 1")
+
 _PROBA_WARNING = (
-    "the scores look like probabilities (every value in [0, 1] and, with two or "
-    "more columns, every row summing to 1; one column is the probability of the "
-    "second class) but are read as logits, because --input-type was not given; pass "
+    f"the scores look like probabilities ({_PROBA_RULE}; one column is the "
+    "probability of the second class) but are read as logits, because --input-type "
+    "was not given; pass "
     "--input-type probabilities (or --input-type logits to keep this reading and "
     "silence this warning)"
 )
@@ -689,9 +693,8 @@ def _cmd_report(args):
                                       args.input_type, table.path, "report", warn=False)
         if flagged:  # a report of probabilities read as logits would be nonsense
             raise _UserError(
-                f"{table.path}: the scores look like probabilities (every value in "
-                "[0, 1] and, with two or more columns, every row summing to 1); a "
-                "report needs to know how to read them: pass --input-type "
+                f"{table.path}: the scores look like probabilities ({_PROBA_RULE}); "
+                "a report needs to know how to read them: pass --input-type "
                 "probabilities, or --input-type logits if they are logits")
         rows = [("uncalibrated", softmax(Z, axis=1))]
     try:

@@ -31,7 +31,7 @@ from sklearn.utils.validation import (
 )
 
 from .utils._labels import (
-    CLASSIFIER_LOGITS_PREFIX,
+    are_classifier_logits_columns,
     check_named_columns_have_labels,
     classes_from_column_names,
     encode_labels,
@@ -410,8 +410,8 @@ class BaseCalibrator(
         if not by_name:
             _warn_text_labels_in_sorted_order(self, classes, names)
         if len(missing) and self.classes is None and text_names is not None \
-                and len(text_names) == n_columns and not all(
-                    str(nm).startswith(CLASSIFIER_LOGITS_PREFIX) for nm in text_names):
+                and len(text_names) == n_columns \
+                and not are_classifier_logits_columns(list(text_names)):
             # a named column that no label selects: the rule of ``skcal fit``
             # (ClassifierLogits' columns are all class logits: a class is absent)
             check_named_columns_have_labels(

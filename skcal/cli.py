@@ -194,13 +194,11 @@ def _load(args):
     from .datasets import list_datasets, load_logits
 
     datasets = []
-    resolved = [Path(p).resolve() for p in args.data]
-    twice = next((p for i, p in enumerate(args.data) if resolved[i] in resolved[:i]), None)
-    if twice is not None:
-        raise _UserError(f"--data names {twice} more than once (a data set counts once)")
-    twice = next((n for i, n in enumerate(args.dataset) if n in args.dataset[:i]), None)
-    if twice is not None:
-        raise _UserError(f"--dataset names {twice} more than once (a data set counts once)")
+    for flag, given, keys in (("--data", args.data, [Path(p).resolve() for p in args.data]),
+                              ("--dataset", args.dataset, args.dataset)):
+        twice = next((g for i, g in enumerate(given) if keys[i] in keys[:i]), None)
+        if twice is not None:
+            raise _UserError(f"{flag} names {twice} more than once (a data set counts once)")
     for path in args.data:
         datasets.append(_load_file(
             path, random_state=args.seed,

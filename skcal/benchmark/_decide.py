@@ -227,9 +227,14 @@ def _win_rate(wins, n_boot, rng):
 TIE_RTOL = 1e-6
 
 
+def _tie(a, b):
+    """Whether NLLs ``a`` and ``b`` tie (:data:`TIE_RTOL`; inf ties inf, not a finite value)."""
+    return math.isclose(a, b, rel_tol=TIE_RTOL)
+
+
 def _wins(a, b):
-    """1 when NLL ``a`` is lower than ``b``, 0.5 for a tie (:data:`TIE_RTOL`), else 0."""
-    if math.isclose(a, b, rel_tol=TIE_RTOL):  # also inf == inf; inf vs finite is not
+    """1 when NLL ``a`` is lower than ``b``, 0.5 for a tie (:func:`_tie`), else 0."""
+    if _tie(a, b):
         return 0.5
     return 1.0 if a < b else 0.0
 
@@ -242,8 +247,7 @@ def _tied_ranks(nll):
     order = np.argsort(v, kind="stable")
     group = np.zeros(v.size, dtype=np.int64)  # a new group where the sorted values part
     for i in range(1, v.size):
-        a, b = v[order[i - 1]], v[order[i]]
-        group[i] = group[i - 1] + (not math.isclose(a, b, rel_tol=TIE_RTOL))
+        group[i] = group[i - 1] + (not _tie(v[order[i - 1]], v[order[i]]))
     out = np.empty(v.size)
     out[order] = rankdata(group)
     return out

@@ -8,6 +8,7 @@ from sklearn.utils.multiclass import type_of_target
 __all__ = [
     "resolve_classes",
     "encode_labels",
+    "are_classifier_logits_columns",
     "classes_from_column_names",
     "check_near_match",
     "check_named_columns_have_labels",
@@ -157,6 +158,11 @@ def check_named_columns_have_labels(names, classes, seen, *, skip, declare):
 CLASSIFIER_LOGITS_PREFIX = "classifierlogits_"
 
 
+def are_classifier_logits_columns(names):
+    """Whether every one of the column ``names`` (at least one) is ClassifierLogits'."""
+    return bool(names) and all(str(nm).startswith(CLASSIFIER_LOGITS_PREFIX) for nm in names)
+
+
 def classes_from_column_names(names, y, classes=None, *, name="classes"):
     """The classes named by a DataFrame's columns, when its column names are labels of ``y``.
 
@@ -195,7 +201,7 @@ def classes_from_column_names(names, y, classes=None, *, name="classes"):
     if names is None:
         return classes
     names = [str(nm) for nm in names]
-    if names and all(nm.startswith(CLASSIFIER_LOGITS_PREFIX) for nm in names):
+    if are_classifier_logits_columns(names):
         # the columns of skcal.meta.ClassifierLogits (a Pipeline with pandas output)
         names = [nm[len(CLASSIFIER_LOGITS_PREFIX):] for nm in names]
     if len(set(names)) != len(names):
