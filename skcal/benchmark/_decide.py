@@ -435,15 +435,20 @@ def _save(fig, path, title, ax=None):
     return fig
 
 
-#: The last parameters and the Returns section of the plots (substitute_docstring).
-_DOCS = {"png_returns": """\
+_PNG = """\
 path : str or path-like
     PNG file to write.
-title : str or None, default=None
-
+title : str or None, default=None"""
+_FIG = """\
 Returns
 -------
-fig : matplotlib.figure.Figure"""}
+fig : matplotlib.figure.Figure"""
+#: The last parameters and the Returns section of the plots (substitute_docstring);
+#: the reliability plots also take ``n_bins``.
+_DOCS = {
+    "png_returns": f"{_PNG}\n\n{_FIG}",
+    "png_bins_returns": f"{_PNG}\nn_bins : int, default=10\n\n{_FIG}",
+}
 
 #: Most panels of the reliability small multiples (uncalibrated included).
 MAX_RELIABILITY_PANELS = 6
@@ -472,6 +477,7 @@ def _shown_methods(rows):
             if n in by_name][:MAX_RELIABILITY_PANELS]
 
 
+@substitute_docstring(entries=_DOCS)
 def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     """Small multiples of reliability diagrams: uncalibrated, recommended, within noise.
 
@@ -488,14 +494,7 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
         Rows of one data set from ``run_benchmark(..., keep_proba=True,
         recommend=True)``.
     y_test : ndarray of shape (n_samples,)
-    path : str or path-like
-        PNG file to write.
-    title : str or None, default=None
-    n_bins : int, default=10
-
-    Returns
-    -------
-    fig : matplotlib.figure.Figure
+    %(png_bins_returns)s
     """
     shown = _shown_methods(rows)
     rec = next((r.get("recommended") for r in rows if r["method"] == AUTO), None)
@@ -508,6 +507,7 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     return plot_reliability_panels(panels, y_test, path, title, n_bins)
 
 
+@substitute_docstring(entries=_DOCS)
 def plot_reliability_panels(panels, y, path, title=None, n_bins=10):
     """Small multiples of top-label reliability diagrams, one panel per model.
 
@@ -526,14 +526,7 @@ def plot_reliability_panels(panels, y, path, title=None, n_bins=10):
         ``uncalibrated`` True draws it grey.
     y : array-like of shape (n_samples,)
         Labels, column indices of ``proba``.
-    path : str or path-like
-        PNG file to write.
-    title : str or None, default=None
-    n_bins : int, default=10
-
-    Returns
-    -------
-    fig : matplotlib.figure.Figure
+    %(png_bins_returns)s
     """
     from ..display import ReliabilityDisplay
 
