@@ -193,7 +193,8 @@ class BaseCalibrator(
     """Base class for calibrators: a classifier over logits and a transformer.
 
     Subclasses spell out their whole ``__init__`` signature (scikit-learn's
-    ``get_params`` reads it), store their own parameters and pass the three
+    ``get_params`` reads it; one with exactly the parameters of a base class
+    inherits its ``__init__``), store their own parameters and pass the three
     shared ones to ``super().__init__``; they implement ``_fit`` and
     ``_predict_log_proba`` or ``_predict_proba``.
 

@@ -9,13 +9,12 @@ import warnings
 
 import numpy as np
 
-from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ._affine import AffinePenalty, fit_affine, nll
 from ._temperature import ScaleBiasMap, warn_stopped
 from ._vector import (
-    ABSENT_CLASS_ALPHA, NEWTON_DOCS, VectorScaler, penalty_centre, warn_absent_classes,
+    ABSENT_CLASS_ALPHA, NEWTON_DOCS, _VectorParameters, penalty_centre, warn_absent_classes,
     warn_if_separated,
 )
 
@@ -59,21 +58,11 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
     )
 
 
-class _RestrictedVectorScaler(ScaleBiasMap, BaseCalibrator):
+class _RestrictedVectorScaler(ScaleBiasMap, _VectorParameters):
     """:class:`~skcal.VectorScaler` with one shared scale (BCTS) or no bias (NBVS); its parameters."""
 
     _structure = "diagonal"
     _intercept = True
-    _parameter_constraints: dict = dict(VectorScaler._parameter_constraints)
-
-    def __init__(
-        self, *, input_type="logits", classes=None, backend="auto", alpha=1e-4,
-        tol=1e-10, max_iter=100,
-    ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.alpha = alpha
-        self.tol = tol
-        self.max_iter = max_iter
 
     def _penalty(self, k, alpha, beta=1.0):
         # alpha/2 (sum of squared relative deviations of the free scales from the

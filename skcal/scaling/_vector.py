@@ -414,8 +414,33 @@ def _pcg(hessp, solve, g, d0, rtol=0.1):
     return x if np.any(x) else d0
 
 
+class _VectorParameters(BaseCalibrator):
+    """The parameters of :class:`VectorScaler`, also those of BCTS and NBVS (``skcal.scaling._bcts``)."""
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        **SOLVER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type=DEFAULT_INPUT_TYPE,
+        classes=None,
+        backend="auto",
+        alpha=1e-4,
+        tol=1e-10,
+        max_iter=100,
+    ):
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
+        self.alpha = alpha
+        self.tol = tol
+        self.max_iter = max_iter
+
+
 @substitute_docstring(entries=NEWTON_DOCS)
-class VectorScaler(ScaleBiasMap, BaseCalibrator):
+class VectorScaler(ScaleBiasMap, _VectorParameters):
     """Vector scaling: a per-class scale ``w_k`` and bias ``b_k`` on the logits.
 
     The calibrated probabilities are ``softmax(w * z + b)`` (element-wise
@@ -555,27 +580,6 @@ class VectorScaler(ScaleBiasMap, BaseCalibrator):
 
     #: dask arrays: exact distributed passes (see the dask user guide).
     _dask_fit = True
-
-    _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        **SOLVER_CONSTRAINTS,
-    }
-
-    def __init__(
-        self,
-        *,
-        input_type=DEFAULT_INPUT_TYPE,
-        classes=None,
-        backend="auto",
-        alpha=1e-4,
-        tol=1e-10,
-        max_iter=100,
-    ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.alpha = alpha
-        self.tol = tol
-        self.max_iter = max_iter
 
     def _fit(self, Z, y, sample_weight, xp):
         alpha = float(self.alpha)
