@@ -66,14 +66,14 @@ def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu):
 class _AffineCalibrator(BaseCalibrator):
     """Shared ``__init__``, ``_fit`` and predict of the affine maps (subclasses set the options).
 
-    Each public subclass spells out its own ``__init__`` signature (scikit-learn
-    reads the parameters from it) and stores its own options after calling
-    this one, which stores the parameters all of them share.
+    This ``__init__`` has the parameters all of them share, with their
+    defaults, exactly those of :class:`StructuredVectorScaler` (which inherits
+    it); the others spell out their own signature and store their options.
     """
 
     def __init__(
-        self, *, input_type, classes, backend, reg_lambda, reg_mu, reg_grid, n_splits, tol,
-        max_iter,
+        self, *, input_type="logits", classes=None, backend="auto", reg_lambda=None,
+        reg_mu=None, reg_grid=None, n_splits=5, tol=1e-10, max_iter=100,
     ):
         super().__init__(input_type=input_type, classes=classes, backend=backend)
         self.reg_lambda = reg_lambda

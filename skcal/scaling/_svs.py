@@ -117,28 +117,9 @@ class StructuredVectorScaler(_AffineCalibrator):
 
     #: The penalty of Berta et al.; not a parameter (the class *is* that choice).
     reg = "sms"
+    # the parameters, MatrixScaler's without ``reg``, are those of
+    # _AffineCalibrator.__init__ (inherited)
     _parameter_constraints: dict = dict(_COMMON_CONSTRAINTS)
-
-    # scikit-learn reads the parameters from this signature, so it is spelled
-    # out; it is MatrixScaler's without ``reg`` (fixed to "sms" above)
-    def __init__(
-        self,
-        *,
-        input_type="logits",
-        classes=None,
-        backend="auto",
-        reg_lambda=None,
-        reg_mu=None,
-        reg_grid=None,
-        n_splits=5,
-        tol=1e-10,
-        max_iter=100,
-    ):
-        super().__init__(
-            input_type=input_type, classes=classes, backend=backend,
-            reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
-            n_splits=n_splits, tol=tol, max_iter=max_iter,
-        )
 
     def _structure(self):
         return "diagonal"
