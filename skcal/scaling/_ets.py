@@ -5,8 +5,7 @@ import math
 import numpy as np
 
 from .._backend import _matrix as mk
-from ._temperature import fit_temperature, warn_stopped
-from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
+from ._temperature import _TemperatureParameters, fit_temperature, warn_stopped
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 
@@ -173,7 +172,7 @@ def fit_simplex_mixture(E, sample_weight=None, *, tol=1e-12, max_iter=100):
 
 
 @substitute_docstring
-class EnsembleTemperatureScaler(BaseCalibrator):
+class EnsembleTemperatureScaler(_TemperatureParameters):
     """Ensemble temperature scaling: a convex mixture of TS, the raw and the uniform prediction.
 
     The calibrated probabilities are
@@ -250,18 +249,6 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     #: a convex mixture of softmax(z / T), softmax(z) and the uniform: every
     #: component has the argmax of z, so the mixture keeps it
     _preserves_order = True
-
-    _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
-        **SOLVER_CONSTRAINTS,
-    }
-
-    def __init__(
-        self, *, input_type="logits", classes=None, backend="auto", tol=1e-10, max_iter=100
-    ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.tol = tol
-        self.max_iter = max_iter
 
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]

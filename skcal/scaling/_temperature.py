@@ -385,8 +385,30 @@ def _extreme_logits_cause(Z, xp):
     )
 
 
+class _TemperatureParameters(BaseCalibrator):
+    """The parameters of :class:`TemperatureScaler`, also those of :class:`~skcal.EnsembleTemperatureScaler`."""
+
+    _parameter_constraints: dict = {
+        **BaseCalibrator._parameter_constraints,
+        **SOLVER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        *,
+        input_type=DEFAULT_INPUT_TYPE,
+        classes=None,
+        backend="auto",
+        tol=1e-10,
+        max_iter=100,
+    ):
+        super().__init__(input_type=input_type, classes=classes, backend=backend)
+        self.tol = tol
+        self.max_iter = max_iter
+
+
 @substitute_docstring
-class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
+class TemperatureScaler(ScaleBiasMap, _TemperatureParameters):
     """Temperature scaling: one positive temperature ``T`` shared by all classes.
 
     The calibrated probabilities are ``softmax(z / T)``. ``T`` minimises the
@@ -465,24 +487,6 @@ class TemperatureScaler(ScaleBiasMap, BaseCalibrator):
     _dask_fit = True
     _preserves_order = True
     _binary_log_odds_only = True
-
-    _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
-        **SOLVER_CONSTRAINTS,
-    }
-
-    def __init__(
-        self,
-        *,
-        input_type=DEFAULT_INPUT_TYPE,
-        classes=None,
-        backend="auto",
-        tol=1e-10,
-        max_iter=100,
-    ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.tol = tol
-        self.max_iter = max_iter
 
     def _fit(self, Z, y, sample_weight, xp):
         beta, n_iter, status = fit_temperature(
