@@ -251,9 +251,6 @@ class BatchCalibrator(_PriorCorrection):
     array([0, 1, 1])
     """
 
-    def __init__(self, *, input_type="logits", classes=None, backend="auto"):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-
     def fit_predict_proba(self, X):
         """Fit on ``X`` and return its calibrated probabilities (the test-time use of the paper).
 

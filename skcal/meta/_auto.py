@@ -68,9 +68,6 @@ class IdentityCalibrator(BaseCalibrator):
     _preserves_order = True
     _binary_log_odds_only = True
 
-    def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-
     def _fit(self, Z, y, sample_weight, xp):
         return self
 
