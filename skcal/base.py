@@ -52,6 +52,7 @@ from .utils.validation import (
     check_scores,
     deferred_range_check,
 )
+from .utils._params import store_params
 
 __all__ = ["BaseCalibrator"]
 
@@ -194,9 +195,9 @@ class BaseCalibrator(
 
     Subclasses spell out their whole ``__init__`` signature (scikit-learn's
     ``get_params`` reads it; one with exactly the parameters of a base class
-    inherits its ``__init__``), store their own parameters and pass the three
-    shared ones to ``super().__init__``; they implement ``_fit`` and
-    ``_predict_log_proba`` or ``_predict_proba``.
+    inherits its ``__init__``), whose body only stores the arguments,
+    ``store_params(self, locals())`` (:mod:`skcal.utils._params`); they
+    implement ``_fit`` and ``_predict_log_proba`` or ``_predict_proba``.
 
     Parameters
     ----------
@@ -253,9 +254,7 @@ class BaseCalibrator(
     _predict_checks_range = False
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
-        self.input_type = input_type
-        self.classes = classes
-        self.backend = backend
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_array, check_is_fitted
+from ..utils._params import store_params
 
 
 def _probs(logits):
@@ -88,7 +89,7 @@ class LogitPassthroughClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, n_classes=None):
-        self.n_classes = n_classes
+        store_params(self, locals())
 
     def fit(self, X, y=None):
         """Record the number of classes; nothing is learned.

@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend._array import to_numpy
 from ..metrics import reliability_curve, smooth_reliability_curve
 from ..utils._docstrings import substitute_docstring
+from ..utils._params import store_params
 
 __all__ = ["ReliabilityDisplay"]
 
@@ -201,19 +202,7 @@ class ReliabilityDisplay:
         smooth_x=None,
         smooth_prob_true=None,
     ):
-        self.prob_true = prob_true
-        self.prob_pred = prob_pred
-        self.bin_weight = bin_weight
-        self.bin_edges = bin_edges
-        self.bin_index = bin_index
-        self.prob_true_low = prob_true_low
-        self.prob_true_high = prob_true_high
-        self.estimator_name = estimator_name
-        self.kind = kind
-        self.class_label = class_label
-        self.bin_count = bin_count
-        self.smooth_x = smooth_x
-        self.smooth_prob_true = smooth_prob_true
+        store_params(self, locals())
 
     def _axis_labels(self):
         if self.kind == "top-label":

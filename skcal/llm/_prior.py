@@ -14,6 +14,7 @@ from scipy.special import log_softmax, logsumexp
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils.validation import check_scores
+from ..utils._params import store_params
 
 __all__ = ["BatchCalibrator", "ContextualCalibrator"]
 
@@ -182,8 +183,7 @@ class ContextualCalibrator(_PriorCorrection):
 
     def __init__(self, *, content_free_logits=None, input_type="logits", classes=None,
                  backend="auto"):
-        self.content_free_logits = content_free_logits
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
+        store_params(self, locals())
 
     def _log_prior(self, Z, sample_weight):
         if self.content_free_logits is None:

@@ -22,6 +22,7 @@ from .._backend._array import to_numpy
 from .._backend._dispatch import get_backend
 from ..utils._weights import weight_unit, weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils._params import store_params
 
 __all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]
 
@@ -473,13 +474,7 @@ class AutoCalibrator(BaseCalibrator):
         classes=None,
         backend="auto",
     ):
-        self.candidates = candidates
-        self.scoring = scoring
-        self.cv = cv
-        self.refit = refit
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
+        store_params(self, locals())
 
     def _candidate_list(self, n_samples, n_classes):
         if self.candidates is None:

@@ -52,6 +52,7 @@ from ..scaling._temperature import TemperatureScaler
 from ..utils._docstrings import substitute_docstring
 from ..utils._labels import encode_labels as _encode_with
 from ..utils._pickle import VersionedPickleMixin
+from ..utils._params import store_params
 
 __all__ = ["CalibratedClassifier"]
 
@@ -260,11 +261,7 @@ class CalibratedClassifier(
     def __init__(
         self, estimator=None, calibrator=None, *, cv=None, ensemble="auto", n_jobs=None
     ):
-        self.estimator = estimator
-        self.calibrator = calibrator
-        self.cv = cv
-        self.ensemble = ensemble
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     # ---------------------------------------------------------------- helpers
     def _get_estimator(self):

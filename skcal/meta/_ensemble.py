@@ -5,6 +5,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend._array import to_numpy
+from ..utils._params import store_params
 
 __all__ = ["CalibratedEnsemble", "calibrate_ensemble"]
 
@@ -111,8 +112,7 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, calibrator=None, final_calibrator=None):
-        self.calibrator = calibrator
-        self.final_calibrator = final_calibrator
+        store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit one calibrator per member.

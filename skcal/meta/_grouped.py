@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend._groups import (
     as_groups, group_rows, group_sizes, id_kind, labels_of, map_rows, take_rows,
 )
+from ..utils._params import store_params
 
 __all__ = ["GroupedCalibrator"]
 
@@ -102,8 +103,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, estimator=None, *, min_group_size=100):
-        self.estimator = estimator
-        self.min_group_size = min_group_size
+        store_params(self, locals())
 
     def _base(self):
         if self.estimator is None:

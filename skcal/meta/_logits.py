@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._labels import CLASSIFIER_LOGITS_PREFIX
 from ..utils._pickle import VersionedPickleMixin
+from ..utils._params import store_params
 
 __all__ = ["ClassifierLogits"]
 
@@ -249,8 +250,7 @@ class ClassifierLogits(
     }
 
     def __init__(self, estimator, *, response_method="auto"):
-        self.estimator = estimator
-        self.response_method = response_method
+        store_params(self, locals())
 
     def fit(self, X, y=None, **fit_params):
         """Fit the classifier (a no-op for a ``FrozenEstimator``).

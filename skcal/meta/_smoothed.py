@@ -22,6 +22,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._inner import WrapperMixin, check_inner, fit_inner, inner_flag, inner_spec, predict_inner
+from ..utils._params import store_params
 
 __all__ = ["SmoothedCalibrator", "mixture_weight"]
 
@@ -192,10 +193,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         classes=None,
         backend="auto",
     ):
-        self.calibrator = calibrator
-        self.pseudo_count = pseudo_count
-        self.cv = cv
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
+        store_params(self, locals())
 
 
     @property

@@ -19,6 +19,7 @@ from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._inner import WrapperMixin, check_inner, fit_inner, inner_spec, predict_inner
+from ..utils._params import store_params
 
 __all__ = ["TopVersusAllCalibrator", "complete_confidence", "top_scores"]
 
@@ -163,8 +164,7 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
         classes=None,
         backend="auto",
     ):
-        self.calibrator = calibrator
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
+        store_params(self, locals())
 
     # for two classes the map depends on |z1 - z0| and the sign only
     _binary_log_odds_only = True

@@ -12,6 +12,7 @@ from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, unzip_maps, warn_constant_scores
 from ._binning import cut_edges, distinct_scores, unique_scores
 from ..utils._weights import weight_unit
+from ..utils._params import store_params
 
 __all__ = ["BBQCalibrator", "fit_bbq", "bbq_bin_range"]
 
@@ -230,9 +231,7 @@ class BBQCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", C=10.0,
                  ess=2.0):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.C = C
-        self.ess = ess
+        store_params(self, locals())
 
     def _fit_map(self, s, t, sample_weight, label):
         if unique_scores(s, sample_weight).size == 1:

@@ -20,6 +20,7 @@ from ._base import OneVsRestCalibrator, class_label, unzip_maps, warn
 from ._beta_ovr import BATCH_MIN_ROWS, beta_map, fit_beta_ovr32
 from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
 from ._newton import F32_MIN_TOL
+from ..utils._params import store_params
 
 __all__ = ["BetaCalibrator", "fit_beta"]
 
@@ -250,10 +251,7 @@ class BetaCalibrator(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=200,
     ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.parameters = parameters
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _fit_map(self, s, t, sample_weight, label):
         a, b, c, n_iter, status = fit_beta(

@@ -10,6 +10,7 @@ from ..utils._docstrings import substitute_docstring
 from ._base import HostStepMapCalibrator, unzip_maps
 from ._binning import bin_sums, cut_edges, distinct_scores, equal_mass_cuts, uniform_edges
 from ..utils._weights import weight_unit
+from ..utils._params import store_params
 
 __all__ = ["HistogramCalibrator", "fit_histogram"]
 
@@ -217,10 +218,7 @@ class HistogramCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_bins=10,
                  strategy="quantile", smoothing=2.0):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.n_bins = n_bins
-        self.strategy = strategy
-        self.smoothing = smoothing
+        store_params(self, locals())
 
     def _fit(self, Z, y, sample_weight, xp):
         from ..metrics._validation import _check_n_bins

@@ -19,6 +19,7 @@ from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
 from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils._params import store_params
 
 __all__ = ["IsotonicScaler"]
 
@@ -134,8 +135,7 @@ class IsotonicScaler(OneVsRestCalibrator):
     }
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto", clip=1e-6):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.clip = clip
+        store_params(self, locals())
 
     def _new_calibrator(self):
         eps = 0.0 if self.clip is None else float(self.clip)

@@ -37,6 +37,7 @@ from ._newton import (
     WARM_START_MIN_ROWS, WARM_START_ROWS, _directions, newton_batched,
 )
 from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils._params import store_params
 
 __all__ = ["PlattScaler", "fit_platt", "fit_platt_ovr"]
 
@@ -968,11 +969,7 @@ class PlattScaler(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=100,
     ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.target_smoothing = target_smoothing
-        self.score_scale = score_scale
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _warn(self, status, A, B, n_iter, label):
         """ConvergenceWarning for one ``(A, B)`` whose status is not "converged"."""

@@ -20,6 +20,7 @@ from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator, unzip_maps, warn
 from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
 from ._platt import _FLAT_SD, _is_separable, fit_platt, separable_message
+from ..utils._params import store_params
 
 __all__ = ["QuadraticScaler", "fit_quadratic"]
 
@@ -351,10 +352,7 @@ class QuadraticScaler(OneVsRestCalibrator):
         tol=1e-12,
         max_iter=100,
     ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.target_smoothing = target_smoothing
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _fit_multiclass(self, Z, y, sample_weight):
         # the classes' fits reuse one set of n-vectors (no fresh pages per class)

@@ -16,6 +16,7 @@ from ._binning import bin_sums, cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import base_rate_log_odds, fit_logistic_bounded
 from ._platt import fit_platt, fit_platt_ovr, platt_targets
+from ..utils._params import store_params
 
 __all__ = ["ScalingBinningCalibrator", "fit_scaling_binning"]
 
@@ -169,9 +170,7 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_bins=10,
                  scaling="platt"):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.n_bins = n_bins
-        self.scaling = scaling
+        store_params(self, locals())
 
     def _fit_map(self, s, t, sample_weight, label):
         A, B, edges, values, status = fit_scaling_binning(

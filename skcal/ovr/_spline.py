@@ -16,6 +16,7 @@ from ._base import OneVsRestCalibrator, unzip_maps, warn, warn_constant_scores
 from ._binning import cut_edges, distinct_scores, equal_mass_cuts
 from ..utils._weights import weight_unit
 from ._logistic import base_rate_log_odds, fit_logistic_bounded, logistic_loss
+from ..utils._params import store_params
 
 __all__ = ["SplineCalibrator", "fit_spline"]
 
@@ -348,14 +349,7 @@ class SplineCalibrator(OneVsRestCalibrator):
     def __init__(self, *, input_type="logits", classes=None, backend="auto", n_knots=20,
                  penalties=DEFAULT_PENALTIES, n_folds=5, monotone=False,
                  max_cv_scores=20000, tol=1e-10, max_iter=200):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.n_knots = n_knots
-        self.penalties = penalties
-        self.n_folds = n_folds
-        self.monotone = monotone
-        self.max_cv_scores = max_cv_scores
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _fit_map(self, s, t, sample_weight, label):
         pen = np.asarray(self.penalties, dtype=np.float64).ravel()

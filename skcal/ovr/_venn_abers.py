@@ -14,6 +14,7 @@ from .._backend._array import like_input
 from ._base import HostStepMapCalibrator, unzip_maps, warn_constant_scores
 from ._binning import distinct_scores, unique_scores
 from ..utils._weights import weight_unit
+from ..utils._params import store_params
 
 __all__ = ["VennAbersCalibrator", "venn_abers_table"]
 
@@ -229,9 +230,7 @@ class VennAbersCalibrator(HostStepMapCalibrator):
 
     def __init__(self, *, input_type="logits", classes=None, backend="auto", method="ivap",
                  n_folds=5):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.method = method
-        self.n_folds = n_folds
+        store_params(self, locals())
 
     def _fit_map(self, s, t, sample_weight, label):
         u = unique_scores(s, sample_weight)

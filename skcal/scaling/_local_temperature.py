@@ -24,6 +24,7 @@ from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils.validation import check_scores
 from ..utils._weights import weighted_rows
+from ..utils._params import store_params
 
 __all__ = ["LocalTemperatureScaler"]
 
@@ -404,19 +405,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         shrink_threshold=2.0,
         random_state=0,
     ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.n_extra_features = n_extra_features
-        self.top_k = top_k
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.min_temperature = min_temperature
-        self.weight_decay = weight_decay
-        self.learning_rate = learning_rate
-        self.max_iter = max_iter
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.validation_fraction = validation_fraction
-        self.shrink_threshold = shrink_threshold
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ input
     def _check_input(self, X, *, reset):

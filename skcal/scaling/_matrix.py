@@ -16,6 +16,7 @@ from ..utils._weights import weighted_rows
 from ._affine import AffinePenalty, fit_affine, nll, start_scale
 from ._temperature import warn_stopped
 from ._vector import warn_absent_classes, warn_if_separated
+from ..utils._params import store_params
 
 __all__ = ["MatrixScaler", "DirichletCalibrator"]
 
@@ -75,13 +76,7 @@ class _AffineCalibrator(BaseCalibrator):
         self, *, input_type="logits", classes=None, backend="auto", reg_lambda=None,
         reg_mu=None, reg_grid=None, n_splits=5, tol=1e-10, max_iter=100,
     ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.reg_lambda = reg_lambda
-        self.reg_mu = reg_mu
-        self.reg_grid = reg_grid
-        self.n_splits = n_splits
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     # subclass hooks ----------------------------------------------------
     def _structure(self):
@@ -438,12 +433,7 @@ class MatrixScaler(_AffineCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        super().__init__(
-            input_type=input_type, classes=classes, backend=backend,
-            reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
-            n_splits=n_splits, tol=tol, max_iter=max_iter,
-        )
-        self.reg = reg
+        store_params(self, locals())
 
 
 @substitute_docstring(entries=_AFFINE_DOCS)
@@ -554,13 +544,7 @@ class DirichletCalibrator(_AffineCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        super().__init__(
-            input_type=input_type, classes=classes, backend=backend,
-            reg_lambda=reg_lambda, reg_mu=reg_mu, reg_grid=reg_grid,
-            n_splits=n_splits, tol=tol, max_iter=max_iter,
-        )
-        self.parametrization = parametrization
-        self.reg = reg
+        store_params(self, locals())
 
     def _structure(self):
         return self.parametrization

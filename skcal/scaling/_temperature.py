@@ -10,6 +10,7 @@ from .._backend import _numpy
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils._params import store_params
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
 
@@ -402,9 +403,7 @@ class _TemperatureParameters(BaseCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
 
 @substitute_docstring

@@ -14,6 +14,7 @@ from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils._params import store_params
 
 __all__ = ["VectorScaler", "fit_vector"]
 
@@ -433,10 +434,7 @@ class _VectorParameters(BaseCalibrator):
         tol=1e-10,
         max_iter=100,
     ):
-        super().__init__(input_type=input_type, classes=classes, backend=backend)
-        self.alpha = alpha
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
 
 @substitute_docstring(entries=NEWTON_DOCS)
