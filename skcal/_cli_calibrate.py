@@ -624,15 +624,15 @@ def _with_intervals(y, P, n_bins, n_bootstrap, seed):
         point = _metrics(y, P, n_bins)
     point = {k: point[k] for k in ("nll", "brier", "ece", "accuracy")}
     if not n_bootstrap:
-        return {k: (v, np.nan, np.nan) for k, v in point.items()}
+        return {k: (v, np.nan, np.nan, False) for k, v in point.items()}
     out = {}
     for name, value in point.items():
         with np.errstate(divide="ignore"):
-            low, high = bootstrap_interval(
+            low, high, beyond = bootstrap_interval(
                 interval_statistic(y, P, name, n_bins=n_bins), len(y),
                 n_resamples=n_bootstrap, random_state=seed,
             )
-        out[name] = (value, float(low), float(high))
+        out[name] = (value, float(low), float(high), beyond)
     return out
 
 
@@ -655,6 +655,10 @@ def _cmd_report(args):
         ) from None
     table = _read(args, "report", need_labels=True)
     _check_n_bins_arg(args.n_bins, len(table.y))
+    if args.n_bootstrap and len(table.y) < 2:
+        raise _UserError(
+            f"{table.path}: {len(table.y)} row; a bootstrap interval needs at least 2 "
+            "(pass --n-bootstrap 0 for no intervals)")
     from scipy.special import softmax
 
     if model is not None:
@@ -682,15 +686,20 @@ def _cmd_report(args):
         try:
             # float64 logits: float32 probabilities would round small ones
             # to 0 and give an infinite NLL where score() is finite
-            P1 = np.asarray(_predict(model, np.asarray(Z, dtype=np.float64)),
+            # (16-bit probabilities are checked in their dtype, as in fit)
+            wide = model.input_type == "logits" or np.asarray(Z).dtype.itemsize >= 4
+            P1 = np.asarray(_predict(model, np.asarray(Z, dtype=np.float64) if wide else Z),
                             dtype=np.float64)
         except ValueError as exc:
             raise _UserError(f"{table.path}: {_one_line(exc)}") from None
         rows = [("uncalibrated", P0), (model.__class__.__name__, P1)]
     else:
         y, _ = _fit_labels(table, "report")
-        Z, flagged = scores_as_logits(np.asarray(table.scores, dtype=np.float64),
-                                      args.input_type, table.path, "report", warn=False)
+        # checked in their own dtype (16-bit probabilities have a wider row-sum
+        # tolerance, as in fit and the calibrators), then widened
+        Z, flagged = scores_as_logits(table.scores, args.input_type, table.path, "report",
+                                      warn=False)
+        Z = np.asarray(Z, dtype=np.float64)
         if flagged:  # a report of probabilities read as logits would be nonsense
             raise _UserError(
                 f"{table.path}: the scores look like probabilities ({_PROBA_RULE}); "
@@ -701,6 +710,8 @@ def _cmd_report(args):
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _UserError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+    from .benchmark._benchmark import BEYOND_MARK, BEYOND_NOTE
+
     results = {name: _with_intervals(y, P, args.n_bins, args.n_bootstrap, args.seed)
                for name, P in rows}
     level = "" if not args.n_bootstrap else f" [95% BCa bootstrap interval, {args.n_bootstrap} resamples]"
@@ -709,15 +720,18 @@ def _cmd_report(args):
     for name, res in results.items():
         cells = []
         for k in ("nll", "brier", "ece", "accuracy"):
-            v, lo, hi = res[k]
-            cells.append(_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]"))
+            v, lo, hi, beyond = res[k]
+            cells.append(_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]")
+                         + (BEYOND_MARK if beyond else ""))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     note = ""
     if args.n_bootstrap and any(np.isnan(lo) for res in results.values()
-                                for _, lo, _ in res.values()):
+                                for _, lo, _, _ in res.values()):
         note = ("\n\nA value without an interval has no bootstrap interval: an "
                 "infinite value (NLL when a true class has probability 0) or a "
                 "degenerate resampling distribution.")
+    if any(beyond for res in results.values() for *_, beyond in res.values()):
+        note += "\n\n" + BEYOND_NOTE
     md = (
         f"# skcal report\n\nData: {table.path} ({len(y)} rows, {rows[0][1].shape[1]} "
         f"classes). Top-label ECE with {args.n_bins} equal-width bins{level}.\n\n"
@@ -725,20 +739,21 @@ def _cmd_report(args):
     )
     (out_dir / "report.md").write_text(md, encoding="utf-8")
     with open(out_dir / "metrics.csv", "w", encoding="utf-8") as fh:
-        fh.write("model,metric,value,low,high\n")
+        fh.write("model,metric,value,low,high,beyond_resamples\n")
         for name, res in results.items():
-            for k, (v, lo, hi) in res.items():
-                fh.write(f"{name},{k},{v!r},{lo!r},{hi!r}\n")
+            for k, (v, lo, hi, beyond) in res.items():
+                fh.write(f"{name},{k},{v!r},{lo!r},{hi!r},{beyond}\n")
     def _json(v):  # JSON has no NaN / inf: no interval (or an infinite NLL) is null
         return float(v) if np.isfinite(v) else None
 
     (out_dir / "metrics.json").write_text(json.dumps(
-        {name: {k: {"value": _json(v), "low": _json(lo), "high": _json(hi)}
-                for k, (v, lo, hi) in res.items()}
+        {name: {k: {"value": _json(v), "low": _json(lo), "high": _json(hi),
+                    "beyond_resamples": beyond}
+                for k, (v, lo, hi, beyond) in res.items()}
          for name, res in results.items()}, indent=2, allow_nan=False),
         encoding="utf-8")
     _plot(rows, y, args, out_dir / "reliability.png", table.path, results)
-    print(head + "\n".join(lines))
+    print(head + "\n".join(lines) + note)
     print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")
     return 0
 

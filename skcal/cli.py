@@ -366,6 +366,10 @@ def _benchmark(args):
         except OSError as exc:
             raise _UserError(f"cannot create output folder {out_dir}: {exc}") from None
     for d in datasets:
+        if args.resamples and len(d.y_test) < 2:
+            raise _UserError(
+                f"{d.name}: the test split has {len(d.y_test)} row; a bootstrap interval "
+                "needs at least 2 (pass --resamples 0 for no intervals)")
         absent = np.setdiff1d(np.unique(d.y_test), np.unique(d.y_val))
         if len(absent):
             print(

@@ -388,15 +388,19 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
     low, high : float
         NaN when the BCa correction is undefined (a degenerate resampling
         distribution).
+    beyond : bool
+        Whether the interval is not backed by the resamples
+        (``beyond_resamples`` of :func:`skcal.metrics.confidence_interval`):
+        marked :data:`BEYOND_MARK` in the tables.
     """
     from ..metrics._intervals import _batch, _bootstrap
 
-    _, low, high, _, _ = _bootstrap(
+    _, low, high, _, _, beyond = _bootstrap(
         statistic, n, method=INTERVAL_METHOD, n_resamples=n_resamples,
         level=confidence_level, rng=np.random.default_rng(random_state),
         batch=_batch(None, n_resamples, n, 1),
     )
-    return low, high
+    return low, high, beyond
 
 
 def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
@@ -404,8 +408,9 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
     """Add bootstrap intervals and the paired comparison with the best method.
 
     For each metric of ``INTERVAL_METRICS`` and each row with test
-    probabilities (key ``"proba"``) and a finite value, ``<metric>_low`` and
-    ``<metric>_high`` get the BCa interval of :func:`bootstrap_interval`
+    probabilities (key ``"proba"``) and a finite value, ``<metric>_low``,
+    ``<metric>_high`` and ``<metric>_beyond`` get the BCa interval of
+    :func:`bootstrap_interval` and its flag
     (that of ``skcal report`` and of
     ``skcal.metrics.confidence_interval(..., method="BCa")``), and
     ``<metric>_best`` is True
@@ -448,18 +453,19 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
         for r in rows:
             r[f"{metric}_low"] = r[f"{metric}_high"] = math.nan
             r[f"{metric}_best"] = ""
+            r[f"{metric}_beyond"] = False
         if not ok:
             continue
         stats = [interval_statistic(y_test, r["proba"], metric) for r in ok]
         for r, st in zip(ok, stats):
-            r[f"{metric}_low"], r[f"{metric}_high"] = boot(st)
+            r[f"{metric}_low"], r[f"{metric}_high"], r[f"{metric}_beyond"] = boot(st)
         sign = -1.0 if metric == "accuracy" else 1.0
         best = int(np.argmin([sign * r[metric] for r in ok]))
         for i, (r, st) in enumerate(zip(ok, stats)):
             if i == best:
                 r[f"{metric}_best"] = True
                 continue
-            low, high = boot(_Difference(st, stats[best]))
+            low, high, _ = boot(_Difference(st, stats[best]))
             r[f"{metric}_best"] = bool(low <= 0.0 <= high)
     return rows
 
@@ -691,13 +697,24 @@ _HEADERS = (
 #: Mark of a method that is the best or not distinguishable from it.
 BEST_MARK = "*"
 
+#: Mark of an interval not backed by the resamples (``beyond_resamples``).
+BEYOND_MARK = "~"
+
+#: The footnote of :data:`BEYOND_MARK` (``skcal benchmark`` and ``skcal report``).
+BEYOND_NOTE = (
+    f"{BEYOND_MARK}: the interval is not backed by the resamples (nearly all lie "
+    "on one side of the estimate, as for the binned ECE of a well-calibrated model, "
+    "whose resamples are biased upwards): that side is too narrow; read it as a rough range."
+)
+
 
 def _with_interval(row, metric, scale=1.0, digits=4):
     value = _fmt(row[metric], scale, digits)
     low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
     if value == "-" or low is None or not np.isfinite(low):
         return value
-    mark = BEST_MARK if row.get(f"{metric}_best") is True else ""
+    mark = (BEYOND_MARK if row.get(f"{metric}_beyond") else "") \
+        + (BEST_MARK if row.get(f"{metric}_best") is True else "")
     return f"{value} [{_fmt(low, scale, digits)}, {_fmt(high, scale, digits)}]{mark}"
 
 
@@ -790,7 +807,9 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
         ECE and accuracy are shown in percent, times in milliseconds. Rows
         with intervals (:func:`add_intervals`) show ``value [low, high]``,
         followed by ``*`` for the best method and the methods a paired
-        bootstrap cannot tell from it; a line under each table says so.
+        bootstrap cannot tell from it (and, before it, :data:`BEYOND_MARK`
+        for an interval the resamples do not back); lines under each table
+        say so.
     """
     if fmt not in ("text", "markdown"):
         raise ValueError(f"fmt must be 'text' or 'markdown', got {fmt!r}")
@@ -834,7 +853,10 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
                 + " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
-                "noise (its paired interval lies above 0).",
+                "noise (its paired interval lies above 0)."
+                # the note only where a shown interval carries the mark
+                + (" " + BEYOND_NOTE if any("]" + BEYOND_MARK in c for row in cells
+                                            for c in row) else ""),
                 width=10**6 if fmt == "markdown" else 120,
             ))
         out.append("")

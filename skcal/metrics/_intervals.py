@@ -287,26 +287,31 @@ def _batch(batch, n_resamples, n, groups):
 def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rng,
               batch, **extra):
     """The Bunch of :func:`confidence_interval`: :func:`_bootstrap` of ``statistic``."""
-    est, low, high, se, dist = _bootstrap(
+    est, low, high, se, dist, beyond = _bootstrap(
         statistic, n, method=method, n_resamples=n_resamples, level=confidence_level,
         rng=rng, batch=_batch(batch, n_resamples, n, groups),
     )
     return Bunch(
         estimate=est, low=low, high=high, standard_error=se,
-        bootstrap_distribution=dist, method=method,
+        bootstrap_distribution=dist, beyond_resamples=beyond, method=method,
         confidence_level=confidence_level, n_resamples=n_resamples, **extra,
     )
 
 
 def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
-    """scipy.stats.bootstrap over row indices; BCa from an O(n) jackknife when known."""
+    """scipy.stats.bootstrap over row indices; BCa from an O(n) jackknife when known.
+
+    Returns ``(estimate, low, high, standard_error, bootstrap_distribution,
+    beyond_resamples)``; ``beyond_resamples`` is :func:`_bca`'s flag (False
+    for the other methods).
+    """
     if n < 2:
         raise ValueError("A bootstrap interval needs at least 2 samples.")
     estimate = float(statistic(np.arange(n)))
     if not np.isfinite(estimate):
         # e.g. the NLL of a probability 0 on a true class: resamples mix
         # infinite and finite values, and no interval is defined
-        return estimate, np.nan, np.nan, np.nan, np.full(n_resamples, np.nan)
+        return estimate, np.nan, np.nan, np.nan, np.full(n_resamples, np.nan), False
     data = (np.arange(n),)
 
     def stat(idx, axis=-1):
@@ -319,12 +324,13 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     )
     theta_b = np.asarray(res.bootstrap_distribution, dtype=np.float64)
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    beyond = False
     if method == "BCa" and statistic.jackknife:
-        low, high = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
+        low, high, beyond = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
     bounds = getattr(statistic, "bounds", None)
     if bounds is not None:  # "basic" reflects the quantiles, past the range
         low, high = (float(np.clip(v, *bounds)) for v in (low, high))
-    return estimate, low, high, float(res.standard_error), theta_b
+    return estimate, low, high, float(res.standard_error), theta_b, beyond
 
 
 def _bca(theta_b, theta_hat, jack, alpha2):
@@ -335,13 +341,17 @@ def _bca(theta_b, theta_hat, jack, alpha2):
     the one of ``scipy.stats.bootstrap(method="BCa")`` for the same resamples.
 
     With the three rules of the Notes of :func:`confidence_interval` where
-    BCa is undefined or misleading.
+    BCa is undefined or misleading. Returns ``(low, high, beyond)``:
+    ``beyond`` is True when BCa's interval is not backed by the resamples,
+    an end's bias-corrected level being below ``1 / B`` (or above
+    ``1 - 1 / B``) or the estimate lying outside BCa's quantiles (and made
+    an end), as when every resample lies on one side of it.
     """
     alpha = alpha2 / 2
     B = theta_b.shape[0]
     lo_b, hi_b = float(theta_b.min()), float(theta_b.max())
     if lo_b == hi_b:  # no spread (e.g. a paired difference of one method with itself)
-        return min(lo_b, theta_hat), max(hi_b, theta_hat)
+        return min(lo_b, theta_hat), max(hi_b, theta_hat), False
     pct = (np.count_nonzero(theta_b < theta_hat)
            + np.count_nonzero(theta_b <= theta_hat)) / (2 * B)
     if pct <= 0 or pct >= 1:
@@ -360,9 +370,10 @@ def _bca(theta_b, theta_hat, jack, alpha2):
             a1 = ndtr(z0 + n1 / (1 - a * n1))
             a2 = ndtr(z0 + n2 / (1 - a * n2))
         if not (np.isfinite(a1) and np.isfinite(a2)):
-            return np.nan, np.nan
-    ci = scipy.stats.quantile(theta_b, np.array([a1, a2]))
-    return min(float(ci[0]), theta_hat), max(float(ci[1]), theta_hat)
+            return np.nan, np.nan, False
+    lo, hi = (float(v) for v in scipy.stats.quantile(theta_b, np.array([a1, a2])))
+    beyond = bool(a1 < 1 / B or a2 > 1 - 1 / B or not lo <= theta_hat <= hi)
+    return min(lo, theta_hat), max(hi, theta_hat), beyond
 
 
 _SHARED_DOC = """
@@ -450,6 +461,11 @@ def confidence_interval(
         - ``standard_error`` (float): standard deviation of the bootstrap
           distribution;
         - ``bootstrap_distribution`` (ndarray of shape (n_resamples,));
+        - ``beyond_resamples`` (bool): ``method="BCa"`` only, True when the
+          interval is not backed by the resamples (see Notes): an end's
+          bias-corrected level is below ``1 / n_resamples`` (above
+          ``1 - 1 / n_resamples``), or the estimate lies outside BCa's
+          quantiles and was made an end; that side is too narrow;
         - ``method``, ``confidence_level``, ``n_resamples``.
 
     Raises
@@ -518,6 +534,8 @@ def confidence_interval(
     binned ECE of a well-calibrated model, whose resamples lie mostly above
     the estimate (the binned ECE is biased upwards): its lower end is then
     about the smallest resample, and the estimate may be the upper end.
+    Both cases set ``beyond_resamples``; ``skcal benchmark`` and ``skcal
+    report`` mark such intervals.
 
     References
     ----------

@@ -15,6 +15,7 @@ from scipy.special import log_softmax
 from _helpers import csv_frame, nll
 from skcal.benchmark import _benchmark, _peers
 from skcal.cli import main
+from skcal.metrics import confidence_interval
 from skcal.datasets import load_logits
 
 SET = "agnews_gpt2_zeroshot"
@@ -696,9 +697,10 @@ def test_benchmark_and_report_ece_interval_is_bca_and_holds_the_estimate():
     # skcal report: the same function, the same interval for the same seed
     from skcal._cli_calibrate import _with_intervals
 
-    value, low, high = _with_intervals(y, p, 15, 300, 0)["ece"]
+    value, low, high, beyond = _with_intervals(y, p, 15, 300, 0)["ece"]
     assert value == pytest.approx(est, rel=1e-9)
     assert (low, high) == pytest.approx((rows[0]["ece_low"], rows[0]["ece_high"]))
+    assert beyond is rows[0]["ece_beyond"]
 
 
 def test_cli_benchmark_binary_probability_file(tmp_path, capsys):
@@ -877,3 +879,32 @@ def test_benchmark_auto_is_compared_when_its_choice_has_no_row():
     assert [r["nll_best"] for r in rows].count(True) >= 1
     for r in rows:
         assert r["nll_best"] in (True, False)
+
+
+def test_benchmark_tables_mark_intervals_the_resamples_do_not_back():
+    """fresh34: the Markdown table showed a calibrated model's ECE as
+    "0.70 [0.62, 0.70]*" with nothing saying the BCa interval was degenerate;
+    the flagged intervals carry BEYOND_MARK and the note under the table says
+    what it means, only where a shown interval has the mark."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    p = rng.uniform(0.5, 1.0, n)
+    P = np.column_stack([p, 1 - p])
+    y = (rng.uniform(size=n) > p).astype(int)  # calibrated: flagged ECE interval
+    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
+             **dict(dataset="d", method="m", library="-", proba=P, status="ok")}]
+    from skcal.benchmark._benchmark import _metrics
+
+    rows[0].update(_metrics(y, P, _benchmark.N_BINS))
+    _benchmark.add_intervals(rows, y, n_resamples=200, random_state=0)
+    ci = confidence_interval("ece", y, P, method="BCa", n_resamples=200, random_state=0,
+                             kind="top-label", n_bins=_benchmark.N_BINS)
+    assert ci.beyond_resamples is True and rows[0]["ece_beyond"] is True
+    assert rows[0]["nll_beyond"] is False
+    wide = _benchmark.format_table(rows, "markdown", wide=True)
+    assert f"{100 * rows[0]['ece_high']:.2f}]{_benchmark.BEYOND_MARK}" in wide
+    assert _benchmark.BEYOND_NOTE in wide
+    # the compact table shows no ECE interval: neither mark nor note
+    compact = _benchmark.format_table(rows, "text", wide=False)
+    assert "]" + _benchmark.BEYOND_MARK not in compact
+    assert _benchmark.BEYOND_NOTE not in compact.replace("\n", " ")

@@ -154,6 +154,23 @@ def test_report(tmp_path, logits, capsys):
         for v in res.values():
             # BCa intervals of the report contain their estimate
             assert v["low"] <= v["value"] <= v["high"]
+    # the flag of each interval (metrics.json, metrics.csv, report.md, terminal) is
+    # confidence_interval's beyond_resamples for the same rows and seed
+    from skcal.metrics import confidence_interval
+
+    P1 = softmax(Zt / T, axis=1)
+    ci = confidence_interval("ece", yt, P1, method="BCa", n_resamples=30, random_state=0,
+                             kind="top-label", n_bins=15)
+    assert (m["TemperatureScaler"]["ece"]["low"], m["TemperatureScaler"]["ece"]["high"]) \
+        == pytest.approx((ci.low, ci.high), rel=1e-5)
+    assert m["TemperatureScaler"]["ece"]["beyond_resamples"] is ci.beyond_resamples
+    csv = (rep / "metrics.csv").read_text().splitlines()
+    assert csv[0] == "model,metric,value,low,high,beyond_resamples"
+    flagged = [r for r, res in m.items() for k, v in res.items() if v["beyond_resamples"]]
+    md, out = (rep / "report.md").read_text(), capsys.readouterr().out
+    for text in (md, out):
+        assert ("~: the interval is not backed by the resamples" in text) == bool(flagged)
+        assert text.count("]~") == len(flagged)
     # without a model: only the uncalibrated rows
     rep2 = tmp_path / "rep2"
     assert main(["report", "--data", str(test), "--output", str(rep2),
@@ -920,3 +937,51 @@ def test_apply_on_probabilities_warns_once_in_the_cli_words(tmp_path, logits, ca
     err = capsys.readouterr().err
     assert err.count("skcal apply: warning:") == 1 and "--input-type probabilities" in err
     assert not [w for w in caught if "looks like probabilities" in str(w.message)]
+
+
+def test_one_row_with_bootstrap_is_a_one_line_error(tmp_path, logits, capsys):
+    """fresh34: one test row with intervals ended in a traceback ("A bootstrap
+    interval needs at least 2 samples"); it is now a CLI error naming the remedy,
+    and the same file without intervals is reported."""
+    Z, y = logits
+    one = tmp_path / "one.npz"
+    np.savez(one, logits=Z[:1], y=y[:1])
+    assert main(["report", "--data", str(one), "--output", str(tmp_path / "r")]) == 2
+    assert "1 row; a bootstrap interval needs at least 2 (pass --n-bootstrap 0" in _err(capsys)
+    assert main(["report", "--data", str(one), "--output", str(tmp_path / "r"),
+                 "--n-bootstrap", "0"]) == 0
+    split = tmp_path / "split.npz"
+    np.savez(split, logits_val=Z[:300], y_val=y[:300], logits_test=Z[300:301],
+             y_test=y[300:301])
+    base = ["benchmark", "--data", str(split), "--methods", "temperature", "--no-peers",
+            "--repeats", "1", "--quiet"]
+    assert main(base) == 2
+    assert "the test split has 1 row; a bootstrap interval needs at least 2 " \
+        "(pass --resamples 0" in _err(capsys)
+    assert main(base + ["--resamples", "0"]) == 0
+
+
+def test_report_reads_float16_probabilities_with_their_tolerance(tmp_path, logits, capsys):
+    """fresh34: report cast float16 probabilities to float64 before checking them, so
+    rows summing to 1 within float16's tolerance (1e-2) but not float64's (1e-4) were
+    refused, while fit (and the calibrators) accept them."""
+    Z, y = logits
+    P16 = softmax(Z, axis=1).astype(np.float16)
+    off = np.abs(P16.astype(np.float64).sum(axis=1) - 1).max()
+    assert 1e-4 < off < 1e-2  # the case: fine for float16, not for float64
+    cal, test = tmp_path / "cal.npz", tmp_path / "test.npz"
+    np.savez(cal, logits=P16[:600], y=y[:600])
+    np.savez(test, logits=P16[600:], y=y[600:])
+    model = tmp_path / "pts.skops"
+    assert main(["fit", "--data", str(cal), "--input-type", "probabilities", "--method",
+                 "temperature", "--output", str(model)]) == 0
+    P = P16[600:].astype(np.float64)
+    P /= P.sum(axis=1, keepdims=True)
+    yt = y[600:]
+    nll0 = -np.log(P[np.arange(len(yt)), yt]).mean()
+    for extra in (["--input-type", "probabilities"], ["--model", str(model)]):
+        rep = tmp_path / extra[0].strip("-")
+        assert main(["report", "--data", str(test), "--output", str(rep), "--n-bootstrap",
+                     "0", *extra]) == 0
+        m = json.loads((rep / "metrics.json").read_text())
+        assert m["uncalibrated"]["nll"]["value"] == pytest.approx(nll0, rel=1e-6)

@@ -551,7 +551,7 @@ def test_bca_of_a_degenerate_difference_is_the_point_interval(metric):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        assert _bca(np.full(50, 1e-17), 0.0, np.zeros(20), 0.05) == (0.0, 1e-17)
+        assert _bca(np.full(50, 1e-17), 0.0, np.zeros(20), 0.05) == (0.0, 1e-17, False)
 
 
 def test_bca_interval_always_contains_the_estimate_with_few_resamples():
@@ -571,9 +571,11 @@ def test_bca_interval_always_contains_the_estimate_with_few_resamples():
     # the rules on a bootstrap distribution given directly
     theta_b = np.linspace(1.0, 2.0, 9)
     jack = np.linspace(0.0, 1.0, 20)
-    assert _bca(theta_b, 0.5, jack, 0.05) == pytest.approx(
-        (0.5, float(scipy.stats.quantile(theta_b, 0.975))))
-    assert _bca(np.full(30, 0.1), 0.1, np.full(10, 0.1), 0.05) == (0.1, 0.1)
+    low, high, beyond = _bca(theta_b, 0.5, jack, 0.05)
+    # every resample above the estimate: percentile ends, the lower one moved
+    assert (low, high) == pytest.approx((0.5, float(scipy.stats.quantile(theta_b, 0.975))))
+    assert beyond is True
+    assert _bca(np.full(30, 0.1), 0.1, np.full(10, 0.1), 0.05) == (0.1, 0.1, False)
 
 
 @pytest.mark.parametrize("method", ["percentile", "BCa"])
@@ -613,3 +615,33 @@ def test_bca_end_beyond_the_resamples_is_the_extreme_resample_as_in_scipy():
     assert dist.min() <= ci.low <= scipy.stats.quantile(np.sort(dist), 1 / B)
     more = M.confidence_interval("ece", y, P, method="BCa", n_resamples=4000, random_state=0)
     assert more.low <= ci.low
+
+
+def test_bca_flags_an_interval_the_resamples_do_not_back():
+    """fresh34: a well-calibrated model's binned ECE got the BCa interval
+    [0.0062, 0.0070] around 0.0070 (98% of resamples above it) unflagged;
+    ``beyond_resamples`` marks it, from BCa's own levels and quantiles."""
+    from scipy.special import ndtr, ndtri
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    p = rng.uniform(0.5, 1.0, n)  # calibrated top-label confidences
+    P = np.column_stack([p, 1 - p])
+    y = (rng.uniform(size=n) > p).astype(int)  # class 0 right with probability p
+    B = 200
+    ece = M.confidence_interval("ece", y, P, method="BCa", n_resamples=B, random_state=0)
+    theta_b = ece.bootstrap_distribution
+    below = (np.count_nonzero(theta_b < ece.estimate)
+             + np.count_nonzero(theta_b <= ece.estimate)) / (2 * B)
+    assert below < 0.2  # mostly above: the upward bias of the binned ECE
+    # BCa's lower level from the bias correction alone (acceleration ~ 0) is far below 1/B
+    z0 = ndtri(below)
+    assert ndtr(2 * z0 + ndtri(0.025)) < 1 / B
+    assert ece.beyond_resamples is True
+    # the NLL of the same rows: a smooth statistic, its resamples around the estimate
+    nll = M.confidence_interval("nll", y, P, method="BCa", n_resamples=B, random_state=0)
+    assert nll.beyond_resamples is False
+    assert nll.low < nll.estimate < nll.high
+    # other methods never set it
+    pct = M.confidence_interval("ece", y, P, n_resamples=B, random_state=0)
+    assert pct.beyond_resamples is False
