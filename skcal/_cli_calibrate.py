@@ -556,6 +556,8 @@ def _cmd_fit(args):
 
 
 def _summary(est):
+    if hasattr(est, "best_name_"):  # AutoCalibrator: the candidate it chose
+        return f" (best_name_ = {est.best_name_})"
     if hasattr(est, "temperature_"):
         return f" (temperature_ = {est.temperature_:.6g})"
     n_iter = getattr(est, "n_iter_", None)

@@ -1,6 +1,7 @@
 """``skcal fit`` / ``skcal apply`` / ``skcal report`` as a user runs them."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -920,3 +921,26 @@ def test_apply_on_probabilities_warns_once_in_the_cli_words(tmp_path, logits, ca
     err = capsys.readouterr().err
     assert err.count("skcal apply: warning:") == 1 and "--input-type probabilities" in err
     assert not [w for w in caught if "looks like probabilities" in str(w.message)]
+
+
+def test_fit_auto_line_names_the_chosen_method(tmp_path, logits, capsys):
+    """``skcal fit --method auto`` says which candidate it chose, as
+    TemperatureScaler's line gives its temperature; the Python API's
+    AutoCalibrator on the same rows chooses the same one."""
+    import skcal.io
+    from skcal import AutoCalibrator
+
+    Z, y = logits
+    cal, model = tmp_path / "cal.npz", tmp_path / "auto.skops"
+    np.savez(cal, logits=Z, y=y)
+    capsys.readouterr()
+    assert main(["fit", "--data", str(cal), "--method", "auto", "--output", str(model)]) == 0
+    line = capsys.readouterr().out.strip()
+    expected = AutoCalibrator().fit(Z, y).best_name_
+    assert skcal.io.load(model).best_name_ == expected
+    assert re.fullmatch(
+        rf"fitted AutoCalibrator on 900 rows, 3 classes in \S+ s "
+        rf"\(best_name_ = {re.escape(expected)}\); wrote {re.escape(str(model))}",
+        line,
+    ), line
+
