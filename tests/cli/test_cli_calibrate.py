@@ -944,3 +944,32 @@ def test_fit_auto_line_names_the_chosen_method(tmp_path, logits, capsys):
         line,
     ), line
 
+
+def test_apply_refuses_to_overwrite_its_input(tmp_path, logits, capsys):
+    """--output naming the --data file, in any spelling (also a hard link to
+    it), is an error before anything is written; the input is left as it was."""
+    import os
+
+    good, model = _bad_paths(tmp_path, logits)
+    (tmp_path / "sub").mkdir()
+    npz = tmp_path / "new.npz"
+    np.savez(npz, logits=logits[0][:20])
+    os.link(good, tmp_path / "hard.csv")
+    before = good.read_bytes(), npz.read_bytes()
+    for data, out in [
+        (good, good),
+        (good, tmp_path / "sub" / ".." / "good.csv"),
+        (good, tmp_path / "hard.csv"),
+        (npz, npz),
+    ]:
+        capsys.readouterr()
+        assert main(["apply", str(model), "--data", str(data), "--output", str(out)]) == 2
+        assert _err(capsys) == (
+            f"skcal apply: error: --output {out} is the --data file {data}: it would "
+            "overwrite its input; write to another file"
+        )
+    assert (good.read_bytes(), npz.read_bytes()) == before
+    # another file beside it is written as before
+    out = tmp_path / "sub" / "good.csv"
+    assert main(["apply", str(model), "--data", str(good), "--output", str(out)]) == 0
+    assert out.read_bytes() != good.read_bytes() and good.read_bytes() == before[0]
