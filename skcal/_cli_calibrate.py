@@ -15,6 +15,7 @@ stored with ``skops.io`` and loaded trusting only skcal's types
 import ast
 import contextlib
 import json
+import os
 import sys
 import time
 import warnings
@@ -556,6 +557,8 @@ def _cmd_fit(args):
 
 
 def _summary(est):
+    if hasattr(est, "best_name_"):  # AutoCalibrator: the candidate it chose
+        return f" (best_name_ = {est.best_name_})"
     if hasattr(est, "temperature_"):
         return f" (temperature_ = {est.temperature_:.6g})"
     n_iter = getattr(est, "n_iter_", None)
@@ -579,6 +582,11 @@ def _cmd_apply(args):
     from .datasets._tables import write_table
 
     out = _check_output_file(args.output, (".npz", ".csv", ".parquet"))
+    if out.exists() and Path(args.data).exists() and os.path.samefile(out, args.data):
+        raise _UserError(
+            f"--output {out} is the --data file {args.data}: it would overwrite its "
+            "input; write to another file"
+        )
     model = _load_model(args.model)
     table = _read(args, "apply", need_labels=False)
     Z, _ = _model_input(model, table)

@@ -91,8 +91,8 @@ def _parser():
         description=(
             "Fit each calibration method on the calibration split and report "
             "NLL, top-label ECE (15 bins), classwise ECE, Brier score, "
-            "accuracy, fit and predict time on the test split. Without --data "
-            "or --dataset, runs on every bundled data set."
+            "accuracy, fit and predict time on the test split. Without --data, "
+            "--dataset or --sklearn-sets, runs on every bundled data set."
         ),
         epilog=_benchmark_epilog,
     )
@@ -172,9 +172,10 @@ def _parser():
     )
     b.add_argument(
         "--sklearn-sets", action="store_true",
-        help="also benchmark out-of-fold predict_proba of gradient boosting, random "
+        help="benchmark out-of-fold predict_proba of gradient boosting, random "
         "forest, naive Bayes and an SVC on scikit-learn's breast cancer and digits "
-        "data (8 sets; built without network on first use, then cached in ~/.cache/skcal)",
+        "data (8 sets; built without network on first use, then cached in ~/.cache/skcal) "
+        "instead of the bundled sets; with --data or --dataset, in addition to those",
     )
     for flag, text in (
         ("--full", "the full sweep: every method and every installed peer, 1000 "

@@ -15,7 +15,8 @@ logits as skcal's own calibrators. What each peer is actually given:
   probability and their outputs renormalised, as skcal does.
 - probmetrics: the logits, through its torch API
   (``fit_torch(CategoricalLogits(logits), labels)``), so nothing is lost by a
-  round-trip through probabilities (its Dirichlet calibrator needs dirichletcal).
+  round-trip through probabilities (its Dirichlet calibrator needs dirichletcal,
+  which no skcal extra installs: ``pip install dirichletcal``, Python >= 3.12).
 - torch-uncertainty: the float32 logits as one full-batch ``DataLoader``
   (its ``MatrixScaler`` / ``DirichletScaler`` with default LBFGS settings;
   the Dirichlet scaler with ODIR ``lambda = mu = 1e-2``).
@@ -46,6 +47,15 @@ def _renormalised(Q):
 
 class PeerUnavailable(Exception):
     """Raised when a peer library (or one of its imports) is not installed."""
+
+
+#: Status of ``probmetrics-dirichlet`` without dirichletcal: no extra of skcal
+#: installs it (its releases for Python < 3.12 do not build; later ones need
+#: Python >= 3.12 and pull jax).
+DIRICHLETCAL_MISSING = (
+    "needs dirichletcal, not installed (pip install dirichletcal, on "
+    "Python >= 3.12; it pulls jax)"
+)
 
 
 def _import(module, library):
@@ -217,8 +227,13 @@ class _Probmetrics:
         cal = _import("probmetrics.calibrators", "probmetrics")
         dist = _import("probmetrics.distributions", "probmetrics")
         self._torch = _import("torch", "torch")
-        if kind == "dirichlet":
-            _import("dirichletcal", "dirichletcal")  # probmetrics wraps dirichletcal
+        if kind == "dirichlet":  # probmetrics wraps dirichletcal, which no skcal extra holds
+            try:
+                _import("dirichletcal", "dirichletcal")
+            except PeerUnavailable as exc:
+                if str(exc) != "not installed":  # dirichletcal lacks one of its imports
+                    raise
+                raise PeerUnavailable(DIRICHLETCAL_MISSING) from None
         self._cls = getattr(cal, self._CLASSES[kind])
         self._Logits = dist.CategoricalLogits
 

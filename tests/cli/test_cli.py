@@ -229,6 +229,23 @@ def test_peer_crash_becomes_error_row(monkeypatch):
     assert "error: RuntimeError: peer exploded" in text and "not installed" in text
 
 
+def test_probmetrics_dirichlet_without_dirichletcal_names_it(monkeypatch):
+    """No skcal extra installs dirichletcal; the row's status says it is the
+    missing package and how to get it, in full and in the compact table."""
+    pytest.importorskip("probmetrics.calibrators")
+    monkeypatch.setitem(sys.modules, "dirichletcal", None)  # import fails
+    with pytest.raises(_peers.PeerUnavailable) as info:
+        _peers.PEERS["probmetrics-dirichlet"][1](0)
+    assert str(info.value) == (
+        "needs dirichletcal, not installed (pip install dirichletcal, on "
+        "Python >= 3.12; it pulls jax)"
+    )
+    rows = _benchmark.run_benchmark([load_logits("sst2_gpt2_zeroshot")],
+                                    ["probmetrics-dirichlet"], n_resamples=0)
+    assert rows[1]["status"] == str(info.value)
+    assert "needs dirichletcal" in _benchmark.format_table(rows, wide=False)
+
+
 def test_sklearn_passthrough_peer_equals_platt_fit():
     """sklearn's sigmoid on the pass-through logits is Platt (1999) scaling of
     the log-odds z1 - z0, with Platt's smoothed targets; fit it here with scipy."""

@@ -1,6 +1,7 @@
 """``skcal fit`` / ``skcal apply`` / ``skcal report`` as a user runs them."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -985,3 +986,55 @@ def test_report_reads_float16_probabilities_with_their_tolerance(tmp_path, logit
                      "0", *extra]) == 0
         m = json.loads((rep / "metrics.json").read_text())
         assert m["uncalibrated"]["nll"]["value"] == pytest.approx(nll0, rel=1e-6)
+
+
+def test_fit_auto_line_names_the_chosen_method(tmp_path, logits, capsys):
+    """``skcal fit --method auto`` says which candidate it chose, as
+    TemperatureScaler's line gives its temperature; the Python API's
+    AutoCalibrator on the same rows chooses the same one."""
+    import skcal.io
+    from skcal import AutoCalibrator
+
+    Z, y = logits
+    cal, model = tmp_path / "cal.npz", tmp_path / "auto.skops"
+    np.savez(cal, logits=Z, y=y)
+    capsys.readouterr()
+    assert main(["fit", "--data", str(cal), "--method", "auto", "--output", str(model)]) == 0
+    line = capsys.readouterr().out.strip()
+    expected = AutoCalibrator().fit(Z, y).best_name_
+    assert skcal.io.load(model).best_name_ == expected
+    assert re.fullmatch(
+        rf"fitted AutoCalibrator on 900 rows, 3 classes in \S+ s "
+        rf"\(best_name_ = {re.escape(expected)}\); wrote {re.escape(str(model))}",
+        line,
+    ), line
+
+
+def test_apply_refuses_to_overwrite_its_input(tmp_path, logits, capsys):
+    """--output naming the --data file, in any spelling (also a hard link to
+    it), is an error before anything is written; the input is left as it was."""
+    import os
+
+    good, model = _bad_paths(tmp_path, logits)
+    (tmp_path / "sub").mkdir()
+    npz = tmp_path / "new.npz"
+    np.savez(npz, logits=logits[0][:20])
+    os.link(good, tmp_path / "hard.csv")
+    before = good.read_bytes(), npz.read_bytes()
+    for data, out in [
+        (good, good),
+        (good, tmp_path / "sub" / ".." / "good.csv"),
+        (good, tmp_path / "hard.csv"),
+        (npz, npz),
+    ]:
+        capsys.readouterr()
+        assert main(["apply", str(model), "--data", str(data), "--output", str(out)]) == 2
+        assert _err(capsys) == (
+            f"skcal apply: error: --output {out} is the --data file {data}: it would "
+            "overwrite its input; write to another file"
+        )
+    assert (good.read_bytes(), npz.read_bytes()) == before
+    # another file beside it is written as before
+    out = tmp_path / "sub" / "good.csv"
+    assert main(["apply", str(model), "--data", str(good), "--output", str(out)]) == 0
+    assert out.read_bytes() != good.read_bytes() and good.read_bytes() == before[0]
