@@ -150,7 +150,11 @@ def add_subcommands(sub):
         "CSV/Parquet file are matched by name to those of the file the model "
         "was fitted on (reordered if needed; other names are an error), unless "
         "--logit-columns lists names none of which the model knows (then they "
-        "are taken in class order).",
+        "are taken in class order). A file with a calibration and a test split "
+        "(a 'split' column, or an .npz with the _val and _test keys) gives its "
+        "test rows only, in file order; the output holds the class columns and "
+        "the label, not the skipped (--ignore-columns) columns: rows match the "
+        "input's rows by position.",
     )
     a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     _add_table_args(a, "optional; copied to the output when present")
@@ -612,7 +616,11 @@ def _cmd_apply(args):
     except ValueError as exc:
         raise _UserError(_one_line(exc)) from None
     kind = "log-probabilities" if args.log_proba else "probabilities"
-    print(f"wrote calibrated {kind} of {res.shape[0]} rows, {res.shape[1]} classes to {out}")
+    rows = f"{res.shape[0]} rows"
+    if table.split_read is not None:  # a file with both splits: say which rows
+        rows += (f" (the {table.split_read!r} rows of {table.n_file_rows} in "
+                 f"{Path(table.path).name}, in file order)")
+    print(f"wrote calibrated {kind} of {rows}, {res.shape[1]} classes to {out}")
     return 0
 
 
@@ -741,7 +749,10 @@ def _cmd_report(args):
     if any(beyond for res in results.values() for *_, beyond in res.values()):
         note += "\n\n" + BEYOND_NOTE
     md = (
-        f"# skcal report\n\nData: {table.path} ({len(y)} rows, {rows[0][1].shape[1]} "
+        f"# skcal report\n\nData: {table.path} ({len(y)} rows"
+        + ("" if table.split_read is None else
+           f", the {table.split_read!r} rows of {table.n_file_rows}")
+        + f", {rows[0][1].shape[1]} "
         f"classes). Top-label ECE with {args.n_bins} equal-width bins{level}.\n\n"
         + head + "\n".join(lines) + note + "\n\n![reliability](reliability.png)\n"
     )

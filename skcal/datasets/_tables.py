@@ -649,7 +649,9 @@ def read_logit_table(
         ``split`` (n,) ``"val"`` / ``"test"`` or None, ``columns`` (names of
         the logit columns, None for NumPy files), ``explicit_columns``
         (whether ``logit_columns`` chose them), ``label_column`` (name or
-        key), ``path``.
+        key), ``path``, ``split_read`` (``"val"`` / ``"test"`` when ``role``
+        chose one split's rows, else None) and ``n_file_rows`` (the rows of
+        the file, both splits).
 
     Raises
     ------
@@ -691,7 +693,9 @@ def read_logit_table(
     if y is not None and len(y) != logits.shape[0]:
         raise ValueError(f"{path}: {logits.shape[0]} logit rows but {len(y)} labels")
     want = _ROLE_SPLIT[role]
+    n_file_rows, split_read = logits.shape[0], None
     if split is not None and want is not None:
+        split_read = want
         rows = split == want
         if not rows.any():
             raise ValueError(f"{path}: no row has split '{want}'")
@@ -700,7 +704,8 @@ def read_logit_table(
         y = None if y is None else y[rows]
         split = None
     return Bunch(logits=logits, scores=scores, y=y, split=split, columns=columns,
-                 explicit_columns=explicit, label_column=lname, path=path)
+                 explicit_columns=explicit, label_column=lname, path=path,
+                 split_read=split_read, n_file_rows=n_file_rows)
 
 
 def _check_named_columns(path, cols, classes, seen):

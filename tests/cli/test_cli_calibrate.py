@@ -1038,3 +1038,38 @@ def test_apply_refuses_to_overwrite_its_input(tmp_path, logits, capsys):
     out = tmp_path / "sub" / "good.csv"
     assert main(["apply", str(model), "--data", str(good), "--output", str(out)]) == 0
     assert out.read_bytes() != good.read_bytes() and good.read_bytes() == before[0]
+
+
+def test_apply_and_report_say_they_read_the_test_rows_of_a_split_file(tmp_path, logits,
+                                                                       capsys):
+    """fresh34: apply on a CSV with a split column wrote only the test rows and did
+    not say so; its line (and report's heading) now names the rows read."""
+    import pandas as pd
+
+    Z, y = logits
+    df = pd.DataFrame(Z[:90], columns=NAMES)
+    df["label"] = np.array(NAMES)[y[:90]]
+    df["split"] = ["val"] * 60 + ["test"] * 30
+    both = tmp_path / "both.csv"
+    df.to_csv(both, index=False)
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(both), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out.csv"
+    assert main(["apply", str(model), "--data", str(both), "--output", str(out)]) == 0
+    assert "of 30 rows (the 'test' rows of 90 in both.csv, in file order)" \
+        in capsys.readouterr().out
+    written = pd.read_csv(out)
+    assert len(written) == 30
+    assert written["label"].tolist() == df["label"][60:].tolist()  # by position
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(both), "--model", str(model), "--output",
+                 str(rep), "--n-bootstrap", "0"]) == 0
+    assert "(30 rows, the 'test' rows of 90, 3 classes)" in (rep / "report.md").read_text()
+    # a file without a split: no such note
+    plain = tmp_path / "plain.csv"
+    df.drop(columns="split").to_csv(plain, index=False)
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(plain), "--output", str(out)]) == 0
+    assert "of 90 rows, 3 classes" in capsys.readouterr().out
