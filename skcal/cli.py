@@ -448,7 +448,8 @@ def _benchmark(args):
             mine = [r for r in rows if r["dataset"] == d.name]
             png = f"reliability_{_file_name(d.name)}.png"
             _decide.plot_recommended_reliability(
-                mine, d.y_test, out_dir / png, title=f"{d.name}: test split")
+                mine, d.y_test, out_dir / png, title=f"{d.name}: test split",
+                n_bins=bm.N_BINS)  # the bins of the ECE in the panel titles
             written.append(png)
             if any(np.isfinite(r.get("nll_change_low", np.nan)) for r in mine):
                 png = f"nll_change_{_file_name(d.name)}.png"

@@ -234,3 +234,25 @@ def test_classwise_grid_shows_most_frequent_classes():
     with pytest.raises(ValueError, match="n_classes_shown"):
         ReliabilityDisplay.from_predictions(y, P, kind="classwise", n_classes_shown=0)
     plt.close("all")
+
+
+def test_each_bin_interval_is_drawn_as_a_bar_also_for_an_isolated_bin():
+    """fresh34: the band alone (fill_between over the bins) tapers to nothing at
+    an isolated one-row bin, so its 0 or 1 looked certain; each bin's Wilson
+    interval is now also a vertical bar."""
+    from scipy.stats import binomtest
+
+    rng = np.random.default_rng(0)
+    p = np.concatenate([rng.uniform(0.8, 1.0, 400), [0.55]])  # one row in its bin
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    y[-1] = 0  # that row's top-label prediction (class 1) is wrong: a plunge to 0
+    disp = ReliabilityDisplay.from_predictions(y, p, interval="wilson", n_bins=10)
+    segs = disp.interval_bars_.get_segments()
+    assert len(segs) == len(disp.prob_pred)
+    first = segs[int(np.argmin(disp.prob_pred))]
+    assert first[0][0] == first[1][0] == pytest.approx(0.55)  # a vertical bar at the bin
+    ci = binomtest(0, 1).proportion_ci(0.95, method="wilson")
+    assert (first[0][1], first[1][1]) == pytest.approx((ci.low, ci.high))
+    assert ci.high - ci.low > 0.7  # the width the band alone did not show
+    # no interval: no bars
+    assert ReliabilityDisplay.from_predictions(y, p).interval_bars_ is None

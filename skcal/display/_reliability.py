@@ -150,6 +150,9 @@ class ReliabilityDisplay:
         The perfect-calibration diagonal (shared by all curves on ``ax_``).
     band_ : matplotlib.collections.PolyCollection or None
         The confidence band, when one is drawn.
+    interval_bars_ : matplotlib.collections.LineCollection or None
+        Each bin's interval as a vertical bar, drawn with the band (the band
+        alone tapers to nothing at an isolated bin).
     hist_ax_ : matplotlib.axes.Axes or None
         Axes of the histogram of bin weights, when shown.
     hist_ : matplotlib.container.BarContainer or None
@@ -302,11 +305,17 @@ class ReliabilityDisplay:
             (self.line_,) = ax.plot(self.prob_pred, self.prob_true, **line_kwargs)
         color = self.line_.get_color()
 
-        self.band_ = None
+        self.band_ = self.interval_bars_ = None
         if self.prob_true_low is not None and self.prob_true_high is not None:
             self.band_ = ax.fill_between(
                 self.prob_pred, self.prob_true_low, self.prob_true_high,
                 color=color, alpha=0.2, linewidth=0,
+            )
+            # each bin's interval as a bar too: the band between bins tapers to
+            # nothing at an isolated bin (one row at 0 or 1 would look certain)
+            self.interval_bars_ = ax.vlines(
+                self.prob_pred, self.prob_true_low, self.prob_true_high,
+                color=color, alpha=0.5, linewidth=1,
             )
 
         xlabel, ylabel = self._axis_labels()
