@@ -217,8 +217,9 @@ def test_binomial_band_and_smooth_curve(preds):
     sm = smooth_reliability_curve(y, p)
     shown = np.isfinite(disp.line_.get_ydata())
     np.testing.assert_allclose(disp.line_.get_ydata()[shown], sm.prob_true[shown])
-    # the documented rule: drawn exactly where the density is >= 5% of its peak
-    np.testing.assert_array_equal(shown, sm.density >= 0.05 * sm.density.max())
+    # the documented rule: drawn exactly where about 10 or more rows lie within one
+    # bandwidth, n * density * 2 * bandwidth >= 10
+    np.testing.assert_array_equal(shown, len(y) * sm.density * 2 * sm.bandwidth >= 10)
     assert disp.points_ is not None and "smECE" in disp.line_.get_label()
     plt.close(disp.figure_)
 
@@ -256,3 +257,20 @@ def test_each_bin_interval_is_drawn_as_a_bar_also_for_an_isolated_bin():
     assert ci.high - ci.low > 0.7  # the width the band alone did not show
     # no interval: no bars
     assert ReliabilityDisplay.from_predictions(y, p).interval_bars_ is None
+
+
+def test_smooth_curve_of_a_confident_model_is_drawn_where_rows_are():
+    """fresh34: the rule "density >= 5% of its peak" drew a confident model's
+    smoothed curve only on [0.95, 1], hiding a quarter of the rows; the curve is
+    now drawn wherever it averages about 10 rows, which leaves out only a few."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    conf = np.where(rng.uniform(size=n) < 0.75, rng.uniform(0.97, 1.0, n),
+                    rng.uniform(0.5, 0.97, n))  # most rows near 1, a quarter spread
+    y = (rng.uniform(size=n) < conf).astype(int)
+    disp = ReliabilityDisplay.from_predictions(y, conf, smooth=True)
+    x = disp.line_.get_xdata()[np.isfinite(disp.line_.get_ydata())]
+    hidden = np.count_nonzero((conf < x.min()) | (conf > x.max()))
+    assert (conf < 0.95).mean() > 0.2
+    assert hidden < 0.01 * n  # under 1% of the rows fall outside the drawn range
+    plt.close(disp.figure_)

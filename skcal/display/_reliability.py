@@ -56,9 +56,11 @@ smooth : bool, default=False
     Draw the smoothed reliability curve of Błasiok & Nakkiran
     (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
     smooth ECE) as the line, and the bins as markers; the legend
-    label gets the smooth ECE. The curve is drawn only where the
-    kernel density of the scores is at least 5% of its peak
-    (elsewhere it averages almost no samples and is left out: the
+    label gets the smooth ECE. The curve is drawn only where it
+    averages about 10 rows or more: where the kernel density of the
+    scores is at least ``10 / (2 * bandwidth * n_samples)`` (about 10
+    rows within one bandwidth on either side; elsewhere it averages
+    almost no samples and is left out: the
     line has gaps, or stops short of 0 and 1); the bin markers and
     the smooth ECE use every sample.
 n_classes_shown : int, default=4
@@ -90,6 +92,20 @@ def _check_matplotlib(caller):
             f"{caller} requires matplotlib: pip install 'skcal[plot]'."
         ) from exc
     return plt
+
+
+
+#: Rows the smoothed reliability curve must average (about) to be drawn.
+SMOOTH_MIN_ROWS = 10
+
+
+def _smooth_density_floor(curve, n_rows):
+    """The density below which a smoothed curve averages fewer than :data:`SMOOTH_MIN_ROWS` rows.
+
+    About ``n_rows * density(t) * 2 * bandwidth`` rows lie within one
+    bandwidth of ``t`` (the density integrates to 1 over [0, 1]).
+    """
+    return SMOOTH_MIN_ROWS / (2.0 * curve.bandwidth * max(int(n_rows), 1))
 
 
 class ReliabilityDisplay:
@@ -132,7 +148,7 @@ class ReliabilityDisplay:
         (:func:`~skcal.metrics.smooth_reliability_curve`); when given it is
         drawn as the line and the bins as unconnected markers. NaN values are
         not drawn (``from_predictions(smooth=True)`` sets them where the
-        score density is below 5% of its peak).
+        curve averages fewer than about 10 rows).
 
     Attributes
     ----------
@@ -453,10 +469,11 @@ class ReliabilityDisplay:
                 y_true, y_prob, kind=kind, class_index=class_index,
                 sample_weight=sample_weight, input_type=input_type, labels=labels,
             )
-            # not drawn where the scores have (almost) no density
+            # not drawn where it averages fewer than ~10 rows (a rule relative
+            # to the peak hid a confident model's whole curve below 0.95)
             smooth_x = sm.x
             smooth_prob_true = np.where(
-                sm.density >= 0.05 * np.max(sm.density), sm.prob_true, np.nan
+                sm.density >= _smooth_density_floor(sm, len(y_true)), sm.prob_true, np.nan
             )
             label = f"smECE {100 * sm.smooth_ece:.2f}%"
             name = label if name is None else f"{name} ({label})"
