@@ -234,6 +234,25 @@ def test_non_numeric_scores_are_rejected_not_parsed(convert):
         TemperatureScaler().fit(X, y, sample_weight=np.ones(50).astype(str))
 
 
+def test_non_numeric_input_message_names_the_argument_to_convert():
+    # the remedy named X.astype(float) for a boolean sample_weight too
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = rng.integers(0, 3, 50)
+    with pytest.raises(ValueError) as err:
+        TemperatureScaler().fit(X, y, sample_weight=np.ones(50, dtype=bool))
+    assert str(err.value) == (
+        "Input sample_weight holds boolean values; skcal expects numeric weights. "
+        "Convert them explicitly (e.g. sample_weight.astype(float)) if that is what they are."
+    )
+    with pytest.raises(ValueError, match=r"\(e\.g\. X\.astype\(float\)\)"):
+        TemperatureScaler().fit(X > 0, y)
+    from skcal.utils.validation import normalize_probabilities
+
+    with pytest.raises(ValueError, match=r"\(e\.g\. P\.astype\(float\)\)"):
+        normalize_probabilities(X > 0)
+
+
 def test_many_classes_for_few_rows_is_not_called_a_regression():
     # scikit-learn's "unique classes > 50% of the samples" heuristic does not
     # apply: the classes are the columns of the logits
