@@ -688,6 +688,11 @@ def test_missing_labels_in_integers_and_at_score_time():
         TemperatureScaler().fit(Z, y)
     with pytest.raises(ValueError, match=r"missing label\(s\) None at row\(s\) \[29\]"):
         ts.score(Z, y)
+    pd = pytest.importorskip("pandas")
+    text = pd.Series(np.array(list("abc"))[np.arange(30) % 3], dtype="string")
+    text[[2, 5]] = pd.NA
+    with pytest.raises(ValueError, match=r"missing label\(s\) <NA> at row\(s\) \[2, 5\]"):
+        TemperatureScaler().fit(Z, text)
     # float labels: scikit-learn's own check, already plain
     with pytest.raises(ValueError, match="Input y contains NaN"):
         TemperatureScaler().fit(Z, np.where(np.arange(30) == 29, np.nan, np.arange(30) % 3))
