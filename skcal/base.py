@@ -33,6 +33,7 @@ from sklearn.utils.validation import (
 from .utils._labels import (
     are_classifier_logits_columns,
     check_named_columns_have_labels,
+    check_no_missing_labels,
     classes_from_column_names,
     encode_labels,
     resolve_classes,
@@ -371,7 +372,7 @@ class BaseCalibrator(
         return Z
 
     def _labels_1d(self, y, n_samples, xp):
-        """``xp.labels_1d(y)``, refusing a missing ``y`` or one of another length."""
+        """``xp.labels_1d(y)``, refusing a missing ``y``, missing labels or another length."""
         if y is None:
             raise ValueError(
                 f"{self.__class__.__name__} requires y to be passed, but the target y "
@@ -383,6 +384,7 @@ class BaseCalibrator(
                 f"X and y have different numbers of samples: {n_samples} and "
                 f"{y.shape[0]}."
             )
+        check_no_missing_labels(y)  # None / NaN among object labels (NumPy y)
         return y
 
     def _encode_y(self, y, n_columns, n_samples):
@@ -486,7 +488,8 @@ class BaseCalibrator(
         ------
         ValueError
             For invalid ``X`` (see :func:`skcal.utils.validation.check_scores`),
-            a single class in ``y`` (without ``classes``), labels not in
+            a single class in ``y`` (without ``classes``), missing labels
+            (``None`` or NaN, the message names their rows), labels not in
             ``classes``, a class count that does not match the columns of
             ``X``, mismatched lengths, or invalid ``sample_weight``.
         """

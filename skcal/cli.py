@@ -219,9 +219,11 @@ def _load(args):
     for d in datasets:
         classes = np.unique(d.y_val)
         if len(classes) < 2:
+            names = d.info.get("classes")  # a file's text labels, by column
+            label = int(classes[0]) if names is None else repr(names[int(classes[0])])
             raise _UserError(
                 f"{d.info.get('source', d.name)}: the calibration split holds "
-                f"labels of one class only ({int(classes[0])}); calibration needs "
+                f"labels of one class only ({label}); calibration needs "
                 "at least 2 classes"
             )
     seen = set()

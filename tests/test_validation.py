@@ -234,6 +234,25 @@ def test_non_numeric_scores_are_rejected_not_parsed(convert):
         TemperatureScaler().fit(X, y, sample_weight=np.ones(50).astype(str))
 
 
+def test_non_numeric_input_message_names_the_argument_to_convert():
+    # the remedy named X.astype(float) for a boolean sample_weight too
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = rng.integers(0, 3, 50)
+    with pytest.raises(ValueError) as err:
+        TemperatureScaler().fit(X, y, sample_weight=np.ones(50, dtype=bool))
+    assert str(err.value) == (
+        "Input sample_weight holds boolean values; skcal expects numeric weights. "
+        "Convert them explicitly (e.g. sample_weight.astype(float)) if that is what they are."
+    )
+    with pytest.raises(ValueError, match=r"\(e\.g\. X\.astype\(float\)\)"):
+        TemperatureScaler().fit(X > 0, y)
+    from skcal.utils.validation import normalize_probabilities
+
+    with pytest.raises(ValueError, match=r"\(e\.g\. P\.astype\(float\)\)"):
+        normalize_probabilities(X > 0)
+
+
 def test_many_classes_for_few_rows_is_not_called_a_regression():
     # scikit-learn's "unique classes > 50% of the samples" heuristic does not
     # apply: the classes are the columns of the logits
@@ -640,3 +659,40 @@ def test_one_row_as_1d_after_multiclass_fit_says_expected_2d(as_list):
     # a binary model still takes 1-D scores; a (n, 1) column keeps the old message
     with pytest.raises(ValueError, match="X has 1 features"):
         est.predict_proba(Z[:3, :1])
+
+
+# ------------------------------------------ missing labels among object labels
+@pytest.mark.parametrize("cls", _registry())
+def test_every_calibrator_names_missing_labels_and_their_rows(cls):
+    """A ``None`` or NaN among text labels is a missing label, not a sort error
+    ("'<' not supported between instances of 'NoneType' and 'str'")."""
+    rng = np.random.default_rng(0)
+    y = np.array(list("abc"), dtype=object)[np.arange(60) % 3]
+    y[[4, 17]] = None
+    Z = rng.normal(size=(60, 3))
+    with pytest.raises(ValueError, match=r"^y contains missing label\(s\) None at row\(s\) "
+                       r"\[4, 17\]: every row needs a class label"):
+        cls().fit(Z, y)
+    y[17] = np.nan
+    with pytest.raises(ValueError, match=r"^y contains missing label\(s\) None, nan at row\(s\) "
+                       r"\[4, 17\]"):
+        cls().fit(Z, list(y))
+
+
+def test_missing_labels_in_integers_and_at_score_time():
+    y = list(np.arange(30) % 3)
+    Z = 2.0 * np.eye(3)[y] + np.random.default_rng(0).normal(size=(30, 3))
+    ts = TemperatureScaler().fit(Z, y)
+    y[29] = None  # was "Unknown label type: unknown"
+    with pytest.raises(ValueError, match=r"missing label\(s\) None at row\(s\) \[29\]"):
+        TemperatureScaler().fit(Z, y)
+    with pytest.raises(ValueError, match=r"missing label\(s\) None at row\(s\) \[29\]"):
+        ts.score(Z, y)
+    pd = pytest.importorskip("pandas")
+    text = pd.Series(np.array(list("abc"))[np.arange(30) % 3], dtype="string")
+    text[[2, 5]] = pd.NA
+    with pytest.raises(ValueError, match=r"missing label\(s\) <NA> at row\(s\) \[2, 5\]"):
+        TemperatureScaler().fit(Z, text)
+    # float labels: scikit-learn's own check, already plain
+    with pytest.raises(ValueError, match="Input y contains NaN"):
+        TemperatureScaler().fit(Z, np.where(np.arange(30) == 29, np.nan, np.arange(30) % 3))

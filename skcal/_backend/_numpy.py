@@ -1019,7 +1019,7 @@ def reject_non_numeric(a, name, what):
         kind = names[sorted(bad)[0]]
         hint = (
             "Complex data not supported." if kind == "complex" else
-            "Convert them explicitly (e.g. X.astype(float)) if that is what they are."
+            f"Convert them explicitly (e.g. {name}.astype(float)) if that is what they are."
         )
         raise ValueError(
             f"Input {name} holds {kind} values; skcal expects numeric {what}. {hint}"

@@ -21,7 +21,7 @@ from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from .._backend._dispatch import get_backend
 from ..utils._weights import weight_unit, weighted_rows
-from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ..utils._params import store_params
 
 __all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]
@@ -236,8 +236,20 @@ def _fit_and_score(cand, Z, y, fold, scoring, classes):
     """Fit a clone on the train rows and score it on the test rows of one fold.
 
     ``fold`` is ``(train, train_weight, test, test_weight)``: row indices and
-    their weights (None: unweighted).
+    their weights (None: unweighted). Returns ``(loss, fit_time, score_time,
+    error, warned)``, ``warned`` the ``(category, message)`` of each distinct
+    warning the fold raised (recorded, not shown: :meth:`AutoCalibrator._fit`
+    reports each once for all folds).
     """
+    with warnings.catch_warnings(record=True) as caught:
+        # the caller's filters apply ("ignore" drops, "error" fails the fold);
+        # "default"/"once" would otherwise drop a repeat within the fold only
+        out = _fit_and_score_fold(cand, Z, y, fold, scoring, classes)
+    warned = list(dict.fromkeys((w.category, str(w.message)) for w in caught))
+    return (*out, warned)
+
+
+def _fit_and_score_fold(cand, Z, y, fold, scoring, classes):
     train, w_train, test, w_test = fold
     est = clone(cand).set_params(classes=classes, input_type="logits")
     take = functools.partial(get_backend(Z).take_rows, Z)
@@ -306,6 +318,28 @@ def _stratified_folds(Z, y, n_splits, random_state, repeats=None, sw=None):
         out.append((tr_rows, c_tr[tr_rows].astype(np.float64),
                     te_rows, c_te[te_rows].astype(np.float64)))
     return out
+
+
+def _warn_once_per_candidate(cands, warned, k):
+    """Re-issue each distinct fold warning of a candidate once, with its fold count.
+
+    ``warned`` holds, per (candidate, fold) job in the order of ``cands`` then
+    folds, the distinct ``(category, message)`` pairs the fold raised; a
+    warning raised in ``m`` of the ``k`` folds of candidate ``name`` is issued
+    once as ``"<message> (in m of k folds of candidate 'name')"``, at the
+    user's call.
+    """
+    for i, (name, _) in enumerate(cands):
+        counts = {}
+        for fold_warned in warned[i * k:(i + 1) * k]:
+            for key in fold_warned:
+                counts[key] = counts.get(key, 0) + 1
+        for (category, message), m in counts.items():
+            warnings.warn(
+                f"{message} (in {m} of {k} folds of candidate {name!r})",
+                category,
+                stacklevel=_caller_stacklevel(),
+            )
 
 
 class AutoCalibrator(BaseCalibrator):
@@ -411,6 +445,10 @@ class AutoCalibrator(BaseCalibrator):
     use?" its test NLL is 0.0010 nats above the best method chosen in
     hindsight on average (the unpaired one-standard-error rule: 0.0024). When every candidate fails in some
     fold, the identity map is chosen (a :class:`UserWarning` says so).
+    A warning that a candidate raises in its fold fits is issued once per
+    distinct category and message, at the call of ``fit``, ending in how many
+    folds raised it (``"... (in 5 of 5 folds of candidate 'temperature')"``);
+    the refit of the chosen candidate warns as a fit of it alone does.
     **Folds and weights.** With an integer ``cv``, the number of folds is
     ``min(cv, m)`` for ``m`` the row count of the smallest class (at least
     2). Integer ``sample_weight`` (weights that are whole multiples of one
@@ -550,6 +588,7 @@ class AutoCalibrator(BaseCalibrator):
         score_t = np.array([r[2] for r in res]).reshape(len(cands), k)
         errors = [next((r[3] for r in res[i * k:(i + 1) * k] if r[3]), "")
                   for i in range(len(cands))]
+        _warn_once_per_candidate(cands, [r[4] for r in res], k)
         failed = ~np.isfinite(loss).all(axis=1)
         loss[failed] = np.nan
         scores = -loss

@@ -50,7 +50,7 @@ from ._logits import (
 )
 from ..scaling._temperature import TemperatureScaler
 from ..utils._docstrings import substitute_docstring
-from ..utils._labels import encode_labels as _encode_with
+from ..utils._labels import check_no_missing_labels, encode_labels as _encode_with
 from ..utils._pickle import VersionedPickleMixin
 from ..utils._params import store_params
 
@@ -404,6 +404,9 @@ class CalibratedClassifier(
             If the classifier has neither ``decision_function`` nor
             ``predict_proba``.
         """
+        y_values = np.asarray(y)
+        if y_values.ndim == 1:  # None / NaN among object labels: not a sort error
+            check_no_missing_labels(y_values)
         check_classification_targets(y)
         X, y = indexable(X, y)
         y = column_or_1d(y, warn=True)

@@ -1,11 +1,14 @@
 """Label -> column resolution shared by the calibrators and the metrics."""
 
+import math
+import sys
 import warnings
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
 __all__ = [
+    "check_no_missing_labels",
     "resolve_classes",
     "encode_labels",
     "are_classifier_logits_columns",
@@ -27,6 +30,50 @@ def _listed(values, limit=20):
 def _pass_classes(name, owner):
     """How to name the classes: ``Owner(classes=[...])`` for an estimator's parameter."""
     return f"{owner}({name}=[...])" if owner else f"{name}=[...]"
+
+
+def _is_missing_label(v):
+    """True for ``None``, a float NaN and pandas' ``NA``: no label."""
+    if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+        return True
+    pd = sys.modules.get("pandas")  # pandas' NA only where pandas is loaded
+    return pd is not None and v is getattr(pd, "NA", None)
+
+
+def check_no_missing_labels(y, name="y"):
+    """Refuse object labels with missing entries (``None``, NaN, ``pd.NA``).
+
+    Without this, sorting the labels fails with a bare ``TypeError`` (``'<'
+    not supported between instances of 'NoneType' and 'str'``) or
+    scikit-learn reports an "unknown" label type. Float (non-object) labels
+    are left to scikit-learn's check, which refuses NaN ("Input y contains
+    NaN").
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    name : str, default="y"
+        The argument's name in the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the missing values and their rows (the first 20 and a count).
+    """
+    if not (isinstance(y, np.ndarray) and y.dtype == object and y.size):
+        return
+    try:  # None, or NaN (the one value unequal to itself): C loops, 14x the loop below
+        missing = (y == None) | (y != y)  # noqa: E711 (elementwise)
+    except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons are NA
+        missing = np.frompyfunc(_is_missing_label, 1, 1)(y).astype(bool)
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        values = list(dict.fromkeys(repr(v) for v in y[rows]))
+        raise ValueError(
+            f"{name} contains missing label(s) {', '.join(values)} at row(s) "
+            f"{_listed(rows)}: every row needs a class label. Drop those rows "
+            "(from X and sample_weight too) or fill in their labels."
+        )
 
 
 def encode_labels(classes, y, *, remedy=""):

@@ -297,6 +297,19 @@ def test_cli_single_class_calibration_split_exits_2(tmp_path, capsys):
     assert "zeros.npz: the calibration split holds labels of one class only (0)" in err
 
 
+def test_cli_single_class_calibration_split_names_the_text_label(tmp_path, capsys):
+    # the label as the file writes it, not its column index (0)
+    rows = ["label,split,cat,dog"]
+    for i in range(1, 21):
+        rows += [f"cat,val,0.{i},-0.{i}", f"dog,test,-0.{i},0.{i}", f"cat,test,0.{i},-0.{i}"]
+    f = tmp_path / "split.csv"
+    f.write_text("\n".join(rows) + "\n")
+    assert main(["benchmark", "--data", str(f), "--quiet"]) == 2
+    err = _one_line_error(capsys)
+    assert ("split.csv: the calibration split holds labels of one class only ('cat'); "
+            "calibration needs at least 2 classes") in err
+
+
 def test_cli_every_method_failing_exits_2(monkeypatch, capsys):
     """If no calibration method can be fitted, the data set is bad input."""
     pytest.importorskip("skcal.metrics")

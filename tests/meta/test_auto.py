@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from scipy.special import log_softmax, softmax
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold, cross_val_score
 
 from skcal import (
     AutoCalibrator,
@@ -189,6 +190,55 @@ def test_auto_identity_when_every_candidate_fails():
         auto = AutoCalibrator([_Broken()]).fit(Z, y)
     assert auto.best_name_ == "identity" and auto.best_index_ == -1
     np.testing.assert_allclose(auto.predict_proba(Z), softmax(Z, axis=1), rtol=1e-12)
+
+
+class _Warner(TemperatureScaler):
+    """Warns one message twice in every fit and one that names the row count."""
+
+    def _fit(self, Z, y, sample_weight, xp):
+        for _ in range(2):
+            warnings.warn("the same in every fold", ConvergenceWarning)
+        warnings.warn(f"fitted on {Z.shape[0]} rows", UserWarning)
+        return super()._fit(Z, y, sample_weight, xp)
+
+
+def test_auto_reports_each_distinct_fold_warning_once_with_its_fold_count():
+    Z, y = _logits(202, 3, 3.0)
+    cv = KFold(5)  # training folds of 161, 161, 162, 162 and 162 rows
+    assert [len(tr) for tr, _ in cv.split(Z)] == [161, 161, 162, 162, 162]
+    cands = [("warner", _Warner()), ("short", TemperatureScaler(max_iter=1))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        AutoCalibrator(cands, cv=cv).fit(Z, y)
+    folds = [(w.category, str(w.message)) for w in caught if "folds of candidate" in str(w.message)]
+    stop = "TemperatureScaler stopped after max_iter=1 iterations before reaching tol; increase max_iter."
+    assert folds == [
+        (ConvergenceWarning, "the same in every fold (in 5 of 5 folds of candidate 'warner')"),
+        (UserWarning, "fitted on 161 rows (in 2 of 5 folds of candidate 'warner')"),
+        (UserWarning, "fitted on 162 rows (in 3 of 5 folds of candidate 'warner')"),
+        (ConvergenceWarning, f"{stop} (in 5 of 5 folds of candidate 'short')"),
+    ]
+    # at the user's call, as the candidates' own warnings are
+    assert all(w.filename == __file__ for w in caught if "folds of candidate" in str(w.message))
+    # the refit of the chosen candidate warns as a fit of it alone does
+    rest = [str(w.message) for w in caught if "folds of candidate" not in str(w.message)]
+    assert rest in (["the same in every fold"] * 2 + ["fitted on 202 rows"], [stop])
+
+
+def test_auto_fold_warnings_follow_the_callers_filters():
+    Z, y = _logits(202, 3, 3.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="the same in every fold")
+        AutoCalibrator([("warner", _Warner())], cv=KFold(5)).fit(Z, y)
+    assert not any("the same" in str(w.message) for w in caught)
+    # a warning turned into an error fails the candidate in the folds, as any error
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning)
+        warnings.simplefilter("error", ConvergenceWarning)  # first: a UserWarning
+        auto = AutoCalibrator([("warner", _Warner()), TemperatureScaler()], cv=KFold(5)).fit(Z, y)
+    assert auto.cv_results_["error"][0] == "ConvergenceWarning: the same in every fold"
+    assert auto.best_name_ == "temperature"
 
 
 def test_auto_bad_candidates_and_refit_false():

@@ -405,6 +405,16 @@ def test_calibrated_inside_pipeline(cancer):
 
 
 # ---------------------------------------------------- fitting semantics
+def test_calibrated_names_missing_labels_and_their_rows():
+    # was numpy's "'<' not supported between instances of 'NoneType' and 'str'"
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = np.array(["no", "yes"], dtype=object)[np.arange(60) % 2]
+    y[[3, 8]] = None
+    with pytest.raises(ValueError, match=r"^y contains missing label\(s\) None at row\(s\) "
+                       r"\[3, 8\]: every row needs a class label"):
+        CalibratedClassifier(LogisticRegression()).fit(X, y)
+
+
 def test_calibrated_frozen_is_not_refitted(cancer):
     Xtr, ytr, Xc, yc, _, _ = cancer
     clf = _scaled(LogisticRegression()).fit(Xtr, ytr)
