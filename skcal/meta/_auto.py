@@ -448,7 +448,8 @@ class AutoCalibrator(BaseCalibrator):
     A warning that a candidate raises in its fold fits is issued once per
     distinct category and message, at the call of ``fit``, ending in how many
     folds raised it (``"... (in 5 of 5 folds of candidate 'temperature')"``);
-    the refit of the chosen candidate warns as a fit of it alone does.
+    the refit of the chosen candidate's warnings are issued there too, once
+    each, ending in ``"(refit of candidate 'temperature' on all rows)"``.
     **Folds and weights.** With an integer ``cv``, the number of folds is
     ``min(cv, m)`` for ``m`` the row count of the smallest class (at least
     2). Integer ``sample_weight`` (weights that are whole multiples of one
@@ -616,7 +617,7 @@ class AutoCalibrator(BaseCalibrator):
                 "Every candidate failed in at least one fold (first error: "
                 f"{errors[0]}); AutoCalibrator uses no calibration (the identity map).",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
             self.best_index_ = -1
             self.best_score_ = np.nan
@@ -628,9 +629,16 @@ class AutoCalibrator(BaseCalibrator):
             self.best_name_ = cands[self.best_index_][0]
             chosen = cands[self.best_index_][1]
         if self.refit:
-            self.best_calibrator_ = clone(chosen).set_params(
-                classes=cols, input_type="logits"
-            ).fit(Z, y, sample_weight=sw)
+            with warnings.catch_warnings(record=True) as caught:
+                self.best_calibrator_ = clone(chosen).set_params(
+                    classes=cols, input_type="logits"
+                ).fit(Z, y, sample_weight=sw)
+            # at the user's call, as the fold warnings (the candidate's own
+            # stacklevel would point inside AutoCalibrator)
+            for category, message in dict.fromkeys((w.category, str(w.message))
+                                                   for w in caught):
+                warnings.warn(f"{message} (refit of candidate {self.best_name_!r} on "
+                              "all rows)", category, stacklevel=_caller_stacklevel())
         return self
 
     def _chosen(self):
