@@ -232,7 +232,7 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
                     )
                 parts.append((z, y))
             if len(parts) == 1:
-                return *parts[0], None, f"logits_{splits[0]}"
+                return *parts[0], None, f"y_{splits[0]}"
             (zv, yv), (zt, yt) = parts
             if zv.shape[1] != zt.shape[1]:
                 raise ValueError(
@@ -242,7 +242,7 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
             if yv.dtype.kind != yt.dtype.kind:
                 raise ValueError(f"{path}: label arrays mix text and numbers")
             split = np.repeat(["val", "test"], [len(yv), len(yt)])
-            return np.concatenate([zv, zt]), np.concatenate([yv, yt]), split, "logits_val"
+            return np.concatenate([zv, zt]), np.concatenate([yv, yt]), split, "y_val, y_test"
         if logit_columns is None and "logits" not in keys:
             raise ValueError(
                 f"{path}: missing keys; need logits_val, y_val, logits_test, y_test "
@@ -261,7 +261,7 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
         y = None
         if ykey in keys:
             y = _as_label_array(_npz_array(f, ykey, path), ykey, path)
-    return logits, y, None, lkey
+    return logits, y, None, ykey if y is not None else None
 
 
 def _read_npy(path, label_column, logit_columns, ignore_columns, need_labels):
@@ -287,7 +287,7 @@ def _read_npy(path, label_column, logit_columns, ignore_columns, need_labels):
             f"{path}: no labels; name the logits <stem>_logits.npy with the labels "
             "in <stem>_labels.npy beside it"
         )
-    return logits, y, None, "logits"
+    return logits, y, None, None if y is None else labels_path.name
 
 
 # ------------------------------------------------------- CSV and Parquet
@@ -648,8 +648,9 @@ def read_logit_table(
         itself), ``y`` (n,) labels or None (int64 or str),
         ``split`` (n,) ``"val"`` / ``"test"`` or None, ``columns`` (names of
         the logit columns, None for NumPy files), ``explicit_columns``
-        (whether ``logit_columns`` chose them), ``label_column`` (name or
-        key), ``path``, ``split_read`` (``"val"`` / ``"test"`` when ``role``
+        (whether ``logit_columns`` chose them), ``label_column`` (the label
+        column's name, the .npz key(s) of the labels or the .npy labels file's
+        name; None without labels), ``path``, ``split_read`` (``"val"`` / ``"test"`` when ``role``
         chose one split's rows, else None) and ``n_file_rows`` (the rows of
         the file, both splits).
 

@@ -1,0 +1,28 @@
+"""skcal.datasets._tables.read_logit_table: what the table says it read."""
+
+import numpy as np
+
+
+def test_label_column_names_the_labels_of_every_format(tmp_path):
+    """The table's ``label_column`` held the logits key for .npz / .npy files
+    ("logits", "logits_val"); it names where the labels were read from."""
+    from skcal.datasets._tables import read_logit_table
+
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(20, 3)), rng.integers(0, 3, 20)
+    np.savez(tmp_path / "one.npz", logits=Z, y=y, target=y)
+    np.savez(tmp_path / "split.npz", logits_val=Z[:10], y_val=y[:10], logits_test=Z[10:],
+             y_test=y[10:])
+    np.save(tmp_path / "m_logits.npy", Z)
+    np.save(tmp_path / "m_labels.npy", y)
+    assert read_logit_table(tmp_path / "one.npz").label_column == "y"
+    assert read_logit_table(tmp_path / "one.npz", label_column="target").label_column == "target"
+    assert read_logit_table(tmp_path / "one.npz", role="apply", need_labels=False,
+                            logit_columns=["logits"]).label_column == "y"
+    assert read_logit_table(tmp_path / "split.npz").label_column == "y_val"
+    assert read_logit_table(tmp_path / "split.npz", role="apply").label_column == "y_test"
+    assert read_logit_table(tmp_path / "split.npz", role=None).label_column == "y_val, y_test"
+    assert read_logit_table(tmp_path / "m_logits.npy").label_column == "m_labels.npy"
+    np.savez(tmp_path / "nolabels.npz", logits=Z)
+    assert read_logit_table(tmp_path / "nolabels.npz", role="apply",
+                            need_labels=False).label_column is None
