@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 from sklearn.utils import Bunch
 
-from ..utils.validation import check_sample_weight
+from ..utils.validation import _caller_stacklevel, check_sample_weight
 from . import _rows
 
 __all__ = [
@@ -224,5 +224,5 @@ def warn_small_bins(groups, scale, what):
             "variance correction is undefined and they contribute 0 (as in Kumar "
             "et al.'s reference code). Use fewer bins or more samples.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=_caller_stacklevel(),
         )

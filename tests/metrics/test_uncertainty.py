@@ -645,3 +645,16 @@ def test_bca_flags_an_interval_the_resamples_do_not_back():
     # other methods never set it
     pct = M.confidence_interval("ece", y, P, n_resamples=B, random_state=0)
     assert pct.beyond_resamples is False
+
+
+def test_small_bins_warning_points_at_the_callers_line():
+    """The debiased error's small-bin warning named scikit-learn's
+    validate_params wrapper as its location (a fixed stacklevel=3)."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=20)
+    y = (rng.uniform(size=20) < p).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        M.debiased_calibration_error(y, p, n_bins=15)
+    small = [w for w in caught if "fewer than 2 samples" in str(w.message)]
+    assert len(small) == 1 and small[0].filename == __file__
