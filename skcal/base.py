@@ -74,7 +74,7 @@ def _warn_constant_rows(est):
         "calibration set (the base rate). VectorScaler, PlattScaler and "
         "IsotonicScaler return the base rate for constant scores.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=_caller_stacklevel(),
     )
 
 
@@ -184,7 +184,7 @@ def _warn_unnamed_columns(est, X):
         f"column order [{shown}]. Pass a DataFrame with those column names to "
         f"have them matched by name.",
         UserWarning,
-        stacklevel=5,
+        stacklevel=_caller_stacklevel(),
     )
 
 
@@ -433,7 +433,7 @@ class BaseCalibrator(
                 f"Classes {np.asarray(missing)[:10].tolist()!r} never occur in the "
                 "calibration set; their columns are calibrated without examples.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=_caller_stacklevel(),
             )
         self.classes_ = classes
 

@@ -696,3 +696,33 @@ def test_missing_labels_in_integers_and_at_score_time():
     # float labels: scikit-learn's own check, already plain
     with pytest.raises(ValueError, match="Input y contains NaN"):
         TemperatureScaler().fit(Z, np.where(np.arange(30) == 29, np.nan, np.arange(30) % 3))
+
+
+def test_fit_warnings_point_at_the_callers_line():
+    """Fixed stacklevels pointed inside skcal or scikit-learn for some paths (a
+    meta-estimator's fit runs under scikit-learn's _fit_context wrapper); every
+    warning below names this file, through _caller_stacklevel."""
+    import warnings
+
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from skcal import CalibratedClassifier, MatrixScaler, TemperatureScaler, VectorScaler
+    from skcal.datasets import make_logits
+
+    Z, y = make_logits(300, 3, random_state=0)
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    calls = [
+        lambda: TemperatureScaler().fit(np.ones((50, 3)), np.arange(50) % 3),
+        lambda: TemperatureScaler(max_iter=1).fit(Z, y),
+        lambda: VectorScaler(classes=[0, 1, 2, 3]).fit(np.c_[Z, Z[:, :1]], y),
+        lambda: MatrixScaler(max_iter=2).fit(Z, y),
+        lambda: CalibratedClassifier(KNeighborsClassifier()).fit(
+            X, (X[:, 0] > 0).astype(int), sample_weight=np.ones(200)),
+    ]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught
+        assert all(w.filename == __file__ for w in caught), [
+            (w.filename, str(w.message)[:60]) for w in caught]

@@ -565,7 +565,7 @@ class AutoCalibrator(BaseCalibrator):
                     f"AutoCalibrator uses {n_splits} folds instead of cv={self.cv}: "
                     f"{rows}, and stratified folds need one per fold.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=_caller_stacklevel(),
                 )
             folds = _stratified_folds(Z, y, n_splits, self.random_state, repeats, sw)
         # the size rules count rows in units of one row (:ref:`sample-weights`),

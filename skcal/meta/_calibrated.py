@@ -53,6 +53,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._labels import check_no_missing_labels, encode_labels as _encode_with
 from ..utils._pickle import VersionedPickleMixin
 from ..utils._params import store_params
+from ..utils.validation import _caller_stacklevel
 
 __all__ = ["CalibratedClassifier"]
 
@@ -335,7 +336,7 @@ class CalibratedClassifier(
             "calibration rows of those classes are left out of its calibrator. Use a "
             "stratified cv to avoid this.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
         calibrator, log_input = self._new_calibrator(est_classes)
         if not keep.any() or (
@@ -456,7 +457,7 @@ class CalibratedClassifier(
                         f"{estimator.__class__.__name__}.fit does not accept "
                         "sample_weight; the weights are used by the calibrator only.",
                         UserWarning,
-                        stacklevel=2,
+                        stacklevel=_caller_stacklevel(),
                     )
 
         if frozen and not ensemble:
@@ -572,7 +573,7 @@ class CalibratedClassifier(
                else "a score below all others.")
             + " Use a stratified cv to avoid this.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=_caller_stacklevel(),
         )
         if self.response_method_ == "predict_proba":
             fill = 0.0

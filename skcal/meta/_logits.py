@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._labels import CLASSIFIER_LOGITS_PREFIX
 from ..utils._pickle import VersionedPickleMixin
 from ..utils._params import store_params
+from ..utils.validation import _caller_stacklevel
 
 __all__ = ["ClassifierLogits"]
 
@@ -330,7 +331,7 @@ class ClassifierLogits(
             "ClassifierLogits(FrozenEstimator(clf)) (from sklearn.frozen import "
             "FrozenEstimator).",
             UserWarning,
-            stacklevel=3,
+            stacklevel=_caller_stacklevel(),
         )
 
     def _warn_missing_classes(self, y):
@@ -353,7 +354,7 @@ class ClassifierLogits(
                 "the classes), or use CalibratedClassifier(FrozenEstimator(clf), "
                 "...), which does it.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
 
     def transform(self, X):

@@ -17,7 +17,7 @@ from .._backend._ovr import _ovr_row_stats
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
-from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ._inner import WrapperMixin, check_inner, fit_inner, inner_spec, predict_inner
 from ..utils._params import store_params
 
@@ -188,7 +188,7 @@ class TopVersusAllCalibrator(WrapperMixin, BaseCalibrator):
                 f"{'correct' if correct[0] else 'wrong'}: the binary calibrator "
                 "sees one outcome only.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=_caller_stacklevel(),
             )
         self.calibrator_ = fit_inner(
             template, score[:, None], correct, w, np.arange(2)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
+from ..utils.validation import _caller_stacklevel
 from ._affine import AffinePenalty, fit_affine, nll
 from ._temperature import ScaleBiasMap, warn_stopped
 from ._vector import (
@@ -54,7 +55,7 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
         "their base rate (up to the alpha penalty) and shares the rest equally. "
         "BiasCorrectedTemperatureScaler and VectorScaler return the base rate.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=_caller_stacklevel(),
     )
 
 

@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_array
 
 from .._backend._array import like_input, to_numpy
-from ..utils.validation import check_sample_weight
+from ..utils.validation import _caller_stacklevel, check_sample_weight
 
 __all__ = ["adapt_to_label_shift"]
 
@@ -152,7 +152,7 @@ def adapt_to_label_shift(
             f"EM label-shift adaptation stopped after max_iter={max_iter} "
             f"iterations (last change of a prior {change:.3g} > tol={tol:g}).",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=_caller_stacklevel(),
         )
     np.multiply(P, pi / s, out=Q)
     Q /= Q.sum(axis=1, keepdims=True)

@@ -22,7 +22,7 @@ from .._backend import _numpy
 from .._backend._dispatch import get_backend
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
-from ..utils.validation import check_scores
+from ..utils.validation import _caller_stacklevel, check_scores
 from ..utils._weights import weighted_rows
 from ..utils._params import store_params
 
@@ -530,7 +530,7 @@ class LocalTemperatureScaler(BaseCalibrator):
                 f"LocalTemperatureScaler: the validation NLL was still improving after "
                 f"max_iter={self.max_iter} steps; increase max_iter.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
         # compare with the global temperature on the validation split
         yv, wv = y[val], w[val]

@@ -17,6 +17,7 @@ from ._affine import AffinePenalty, fit_affine, nll, start_scale
 from ._temperature import warn_stopped
 from ._vector import warn_absent_classes, warn_if_separated
 from ..utils._params import store_params
+from ..utils.validation import _caller_stacklevel
 
 __all__ = ["MatrixScaler", "DirichletCalibrator"]
 
@@ -131,7 +132,7 @@ class _AffineCalibrator(BaseCalibrator):
                 "with errors, or use TemperatureScaler, which is set to the same "
                 "bound and says so.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
         lam, mu = self.reg_lambda, self.reg_mu
         if lam == "auto" and mu is None:
@@ -165,7 +166,7 @@ class _AffineCalibrator(BaseCalibrator):
                 "(with reg='odir', the diagonal) the optimum is at infinity (a class "
                 "is separated by the map). Use reg='l2' or 'sms', or a larger penalty.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
 
     def _set_map(self, W, b, log_features, feature_beta, k):

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._backend import _numpy
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
-from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ..utils._params import store_params
 
 __all__ = ["TemperatureScaler", "fit_temperature"]
@@ -502,7 +502,7 @@ class TemperatureScaler(ScaleBiasMap, _TemperatureParameters):
                    "anti-informative on the calibration set.")
                 + " The temperature is set to that bound.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
         elif status == "upper":
             warnings.warn(
@@ -512,7 +512,7 @@ class TemperatureScaler(ScaleBiasMap, _TemperatureParameters):
                 "logits are all equal, whose probabilities are uniform at any T). "
                 "The temperature is set to that bound.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
         else:
             warn_stopped("TemperatureScaler", status, self.max_iter, "", stacklevel=3)

@@ -69,6 +69,9 @@ def _caller_stacklevel():
         frame.f_code.co_filename.startswith(package)
         # scikit-learn's validate_params wrapper of the public metrics
         or frame.f_code.co_filename.endswith("_param_validation.py")
+        # and its _fit_context wrapper of the meta-estimators' fit
+        or (frame.f_code.co_name == "wrapper"
+            and frame.f_code.co_filename.endswith(os.path.join("sklearn", "base.py")))
     ):
         frame, level = frame.f_back, level + 1
     return level
