@@ -618,10 +618,17 @@ def _cmd_apply(args):
     kind = "log-probabilities" if args.log_proba else "probabilities"
     rows = f"{res.shape[0]} rows"
     if table.split_read is not None:  # a file with both splits: say which rows
-        rows += (f" (the {table.split_read!r} rows of {table.n_file_rows} in "
-                 f"{Path(table.path).name}, in file order)")
+        rows += f" ({_split_rows(table)} in {Path(table.path).name}, in file order)"
     print(f"wrote calibrated {kind} of {rows}, {res.shape[1]} classes to {out}")
     return 0
+
+
+def _split_rows(table):
+    """"the 'test' rows of N" (or "the 'test' split" of an .npz): the rows a file
+    with both splits gave."""
+    if table.n_file_rows is None:
+        return f"the {table.split_read!r} split"
+    return f"the {table.split_read!r} rows of {table.n_file_rows}"
 
 
 # ----------------------------------------------------------------- report
@@ -721,7 +728,14 @@ def _cmd_report(args):
                 f"{table.path}: the scores look like probabilities ({_PROBA_RULE}); "
                 "a report needs to know how to read them: pass --input-type "
                 "probabilities, or --input-type logits if they are logits")
-        rows = [("uncalibrated", softmax(Z, axis=1))]
+        if args.input_type == "probabilities":
+            # the probabilities as given (rows renormalised), as with --model: the
+            # logits read from them are floored at the dtype's tiny, which would
+            # turn a true class's probability 0 into a finite NLL
+            P0 = np.asarray(_two_columns(table, "probabilities"), dtype=np.float64)
+            rows = [("uncalibrated", P0 / P0.sum(axis=1, keepdims=True))]
+        else:
+            rows = [("uncalibrated", softmax(Z, axis=1))]
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -749,9 +763,8 @@ def _cmd_report(args):
     if any(beyond for res in results.values() for *_, beyond in res.values()):
         note += "\n\n" + BEYOND_NOTE
     md = (
-        f"# skcal report\n\nData: {table.path} ({len(y)} rows"
-        + ("" if table.split_read is None else
-           f", the {table.split_read!r} rows of {table.n_file_rows}")
+        f"# skcal report\n\nData: {table.path} ({len(y)} row{'' if len(y) == 1 else 's'}"
+        + ("" if table.split_read is None else f", {_split_rows(table)}")
         + f", {rows[0][1].shape[1]} "
         f"classes). Top-label ECE with {args.n_bins} equal-width bins{level}.\n\n"
         + head + "\n".join(lines) + note + "\n\n![reliability](reliability.png)\n"

@@ -219,7 +219,11 @@ def test_binomial_band_and_smooth_curve(preds):
     np.testing.assert_allclose(disp.line_.get_ydata()[shown], sm.prob_true[shown])
     # the documented rule: drawn exactly where about 10 or more rows lie within one
     # bandwidth, n * density * 2 * bandwidth >= 10
-    np.testing.assert_array_equal(shown, len(y) * sm.density * 2 * sm.bandwidth >= 10)
+    # and only over the mesh points spanning the scores (one step past each end at most)
+    lo, hi = sm.score_range
+    step = sm.x[1] - sm.x[0]
+    np.testing.assert_array_equal(shown, (len(y) * sm.density * 2 * sm.bandwidth >= 10)
+                                  & (sm.x > lo - step) & (sm.x < hi + step))
     assert disp.points_ is not None and "smECE" in disp.line_.get_label()
     plt.close(disp.figure_)
 
@@ -273,4 +277,18 @@ def test_smooth_curve_of_a_confident_model_is_drawn_where_rows_are():
     hidden = np.count_nonzero((conf < x.min()) | (conf > x.max()))
     assert (conf < 0.95).mean() > 0.2
     assert hidden < 0.01 * n  # under 1% of the rows fall outside the drawn range
+    plt.close(disp.figure_)
+
+
+def test_smooth_curve_stops_at_the_scores_range_with_a_wide_bandwidth():
+    """fresh34b: with a wide bandwidth (a badly calibrated model) the kernel's
+    tails passed the density rule, and the curve was drawn over [0, 1] for
+    scores in [0.28, 0.995]."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.28, 0.995, 2000)
+    y = (rng.uniform(size=p.size) < 0.5).astype(int)  # far from calibrated
+    disp = ReliabilityDisplay.from_predictions(y, p, kind="binary", smooth=True)
+    x = disp.line_.get_xdata()[np.isfinite(disp.line_.get_ydata())]
+    step = 1 / 200  # the mesh of 201 points
+    assert p.min() - step < x.min() <= p.min() and p.max() <= x.max() < p.max() + step
     plt.close(disp.figure_)

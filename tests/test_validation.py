@@ -693,6 +693,14 @@ def test_missing_labels_in_integers_and_at_score_time():
     text[[2, 5]] = pd.NA
     with pytest.raises(ValueError, match=r"missing label\(s\) <NA> at row\(s\) \[2, 5\]"):
         TemperatureScaler().fit(Z, text)
+    # fresh34b: an empty text label became a class of its own (classes_ ['', 'a', 'b', 'c']
+    # on four columns, every label one column off)
+    text4 = np.array(list("abc"))[np.arange(30) % 3]
+    text4[5] = ""
+    Z4 = np.random.default_rng(1).normal(size=(30, 4))
+    for labels in (text4, text4.astype(object), list(text4)):
+        with pytest.raises(ValueError, match=r"missing label\(s\) '' at row\(s\) \[5\]"):
+            TemperatureScaler().fit(Z4, labels)
     # float labels: scikit-learn's own check, already plain
     with pytest.raises(ValueError, match="Input y contains NaN"):
         TemperatureScaler().fit(Z, np.where(np.arange(30) == 29, np.nan, np.arange(30) % 3))

@@ -702,9 +702,10 @@ BEYOND_MARK = "~"
 
 #: The footnote of :data:`BEYOND_MARK` (``skcal benchmark`` and ``skcal report``).
 BEYOND_NOTE = (
-    f"{BEYOND_MARK}: the interval is not backed by the resamples (nearly all lie "
-    "on one side of the estimate, as for the binned ECE of a well-calibrated model, "
-    "whose resamples are biased upwards): that side is too narrow; read it as a rough range."
+    f"{BEYOND_MARK}: BCa puts an end beyond the resamples (its corrected level is below "
+    "1 / resamples) or the estimate outside its quantiles, so that side is too narrow: "
+    "more resamples help the first; the second is typical of the binned ECE of a "
+    "well-calibrated model, whose resamples are biased upwards (read it as a rough range)."
 )
 
 

@@ -652,7 +652,8 @@ def read_logit_table(
         column's name, the .npz key(s) of the labels or the .npy labels file's
         name; None without labels), ``path``, ``split_read`` (``"val"`` / ``"test"`` when ``role``
         chose one split's rows, else None) and ``n_file_rows`` (the rows of
-        the file, both splits).
+        the file, both splits; None for an .npz, whose other split is not
+        read).
 
     Raises
     ------
@@ -695,6 +696,9 @@ def read_logit_table(
         raise ValueError(f"{path}: {logits.shape[0]} logit rows but {len(y)} labels")
     want = _ROLE_SPLIT[role]
     n_file_rows, split_read = logits.shape[0], None
+    if suffix == ".npz" and lname in ("y_val", "y_test") and want is not None:
+        # one split of an .npz with the _val and _test keys, read alone
+        n_file_rows, split_read = None, want
     if split is not None and want is not None:
         split_read = want
         rows = split == want
@@ -841,7 +845,10 @@ def write_table(path, columns, data, *, npz_key="proba", extra=None):
     suffix = path.suffix.lower()
     extra = extra or {}
     if suffix == ".npz":
-        np.savez(path, **{npz_key: data, "classes": np.asarray(columns, dtype=str)}, **extra)
+        # through a file object: np.savez appends ".npz" to a name whose suffix
+        # is ".NPZ" (its test is case-sensitive)
+        with open(path, "wb") as fh:
+            np.savez(fh, **{npz_key: data, "classes": np.asarray(columns, dtype=str)}, **extra)
         return
     if suffix not in (".csv", ".parquet"):
         raise ValueError(

@@ -56,9 +56,10 @@ smooth : bool, default=False
     Draw the smoothed reliability curve of Błasiok & Nakkiran
     (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
     smooth ECE) as the line, and the bins as markers; the legend
-    label gets the smooth ECE. The curve is drawn only where it
-    averages about 10 rows or more: where the kernel density of the
-    scores is at least ``10 / (2 * bandwidth * n_samples)`` (about 10
+    label gets the smooth ECE. The curve is drawn only between the
+    smallest and largest score, where it averages about 10 rows or more:
+    where the kernel density of the scores is at least
+    ``10 / (2 * bandwidth * n_samples)`` (about 10
     rows within one bandwidth on either side; elsewhere it averages
     almost no samples and is left out: the
     line has gaps, or stops short of 0 and 1); the bin markers and
@@ -97,6 +98,15 @@ def _check_matplotlib(caller):
 
 #: Rows the smoothed reliability curve must average (about) to be drawn.
 SMOOTH_MIN_ROWS = 10
+
+
+def _within_scores(curve):
+    """The mesh points of a smoothed curve from the last at or below its smallest
+    score to the first at or above its largest (not past the data: a wide
+    kernel's tails pass the density rule there)."""
+    lo, hi = curve.score_range
+    step = curve.x[1] - curve.x[0]
+    return (curve.x > lo - step) & (curve.x < hi + step)
 
 
 def _smooth_density_floor(curve, n_rows):
@@ -147,8 +157,8 @@ class ReliabilityDisplay:
         A smoothed reliability curve
         (:func:`~skcal.metrics.smooth_reliability_curve`); when given it is
         drawn as the line and the bins as unconnected markers. NaN values are
-        not drawn (``from_predictions(smooth=True)`` sets them where the
-        curve averages fewer than about 10 rows).
+        not drawn (``from_predictions(smooth=True)`` sets them outside the
+        scores' range and where the curve averages fewer than about 10 rows).
 
     Attributes
     ----------
@@ -473,7 +483,8 @@ class ReliabilityDisplay:
             # to the peak hid a confident model's whole curve below 0.95)
             smooth_x = sm.x
             smooth_prob_true = np.where(
-                sm.density >= _smooth_density_floor(sm, len(y_true)), sm.prob_true, np.nan
+                (sm.density >= _smooth_density_floor(sm, len(y_true)))
+                & _within_scores(sm), sm.prob_true, np.nan
             )
             label = f"smECE {100 * sm.smooth_ece:.2f}%"
             name = label if name is None else f"{name} ({label})"

@@ -232,7 +232,7 @@ def _fold_loss(cal, Z, y, sw, scoring):
     return float(np.average((P * P).sum(axis=1), weights=sw))
 
 
-def _fit_and_score(cand, Z, y, fold, scoring, classes):
+def _fit_and_score(cand, Z, y, fold, scoring, classes, filters=None):
     """Fit a clone on the train rows and score it on the test rows of one fold.
 
     ``fold`` is ``(train, train_weight, test, test_weight)``: row indices and
@@ -242,8 +242,11 @@ def _fit_and_score(cand, Z, y, fold, scoring, classes):
     reports each once for all folds).
     """
     with warnings.catch_warnings(record=True) as caught:
-        # the caller's filters apply ("ignore" drops, "error" fails the fold);
-        # "default"/"once" would otherwise drop a repeat within the fold only
+        # the caller's filters apply ("ignore" drops, "error" fails the fold),
+        # also in a joblib worker process (``filters``: the caller's, which a
+        # fresh process does not have)
+        if filters is not None:
+            warnings.filters[:] = filters
         out = _fit_and_score_fold(cand, Z, y, fold, scoring, classes)
     warned = list(dict.fromkeys((w.category, str(w.message)) for w in caught))
     return (*out, warned)
@@ -580,7 +583,8 @@ class AutoCalibrator(BaseCalibrator):
             from joblib import Parallel, delayed
 
             res = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_and_score)(c, Z, y, fold, self.scoring, cols)
+                delayed(_fit_and_score)(c, Z, y, fold, self.scoring, cols,
+                                        list(warnings.filters))
                 for c, fold in jobs
             )
         k = len(folds)

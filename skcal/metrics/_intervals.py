@@ -327,6 +327,11 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     beyond = False
     if method == "BCa" and statistic.jackknife:
         low, high, beyond = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
+    elif method == "BCa" and theta_b.size > 2 and np.isfinite([low, high]).all():
+        # scipy's BCa (smooth ECE): its levels are not returned; an end short of
+        # the second smallest (largest) resample is a level below about 1 / B
+        tb = np.sort(theta_b)
+        beyond = bool(low < tb[1] or high > tb[-2] or not low <= estimate <= high)
     bounds = getattr(statistic, "bounds", None)
     if bounds is not None:  # "basic" reflects the quantiles, past the range
         low, high = (float(np.clip(v, *bounds)) for v in (low, high))
@@ -461,11 +466,14 @@ def confidence_interval(
         - ``standard_error`` (float): standard deviation of the bootstrap
           distribution;
         - ``bootstrap_distribution`` (ndarray of shape (n_resamples,));
-        - ``beyond_resamples`` (bool): ``method="BCa"`` only, True when the
+        - ``beyond_resamples`` (bool): True when a ``method="BCa"``
           interval is not backed by the resamples (see Notes): an end's
           bias-corrected level is below ``1 / n_resamples`` (above
           ``1 - 1 / n_resamples``), or the estimate lies outside BCa's
-          quantiles and was made an end; that side is too narrow;
+          quantiles and was made an end; that side is too narrow (for the
+          smooth ECE, whose BCa is scipy's: an end short of the second
+          smallest or largest resample, or the estimate outside); always
+          False for the other methods;
         - ``method``, ``confidence_level``, ``n_resamples``.
 
     Raises

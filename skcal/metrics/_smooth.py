@@ -228,7 +228,9 @@ def smooth_reliability_curve(
         - ``prob_true`` (n_points,): smoothed observed frequency at ``x``;
         - ``density`` (n_points,): kernel density of the scores (integrates to
           about 1 over [0, 1]);
-        - ``bandwidth`` (float) and ``smooth_ece`` (float).
+        - ``bandwidth`` (float) and ``smooth_ece`` (float);
+        - ``score_range`` (tuple of 2 floats): the smallest and largest score
+          (of positive weight).
 
     Raises
     ------
@@ -277,5 +279,7 @@ def smooth_reliability_curve(
     mass = _apply(f, ones, t, sigma)
     prob_true = _apply(f, ones * o, t, sigma) / (mass + _DENSITY_EPS)
     density = mass / max(np.trapezoid(mass, t), 1e-300)
+    pos = f if w is None else f[w > 0]
     return Bunch(x=t, prob_true=np.clip(prob_true, 0.0, 1.0), density=density,
-                 bandwidth=sigma, smooth_ece=value)
+                 bandwidth=sigma, smooth_ece=value,
+                 score_range=(float(np.min(pos)), float(np.max(pos))))

@@ -33,15 +33,16 @@ def _pass_classes(name, owner):
 
 
 def _is_missing_label(v):
-    """True for ``None``, a float NaN and pandas' ``NA``: no label."""
-    if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+    """True for ``None``, a float NaN, the empty text and pandas' ``NA``: no label."""
+    if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)) \
+            or (isinstance(v, str) and v == ""):
         return True
     pd = sys.modules.get("pandas")  # pandas' NA only where pandas is loaded
     return pd is not None and v is getattr(pd, "NA", None)
 
 
 def check_no_missing_labels(y, name="y"):
-    """Refuse object labels with missing entries (``None``, NaN, ``pd.NA``).
+    """Refuse object or text labels with missing entries (``None``, NaN, ``pd.NA``, ``""``).
 
     Without this, sorting the labels fails with a bare ``TypeError`` (``'<'
     not supported between instances of 'NoneType' and 'str'``) or
@@ -60,15 +61,19 @@ def check_no_missing_labels(y, name="y"):
     ValueError
         Naming the missing values and their rows (the first 20 and a count).
     """
-    if not (isinstance(y, np.ndarray) and y.dtype == object and y.size):
+    if not (isinstance(y, np.ndarray) and y.dtype.kind in "OU" and y.size):
         return
-    try:  # None, or NaN (the one value unequal to itself): C loops, 14x the loop below
-        missing = (y == None) | (y != y)  # noqa: E711 (elementwise)
-    except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons are NA
-        missing = np.frompyfunc(_is_missing_label, 1, 1)(y).astype(bool)
+    if y.dtype.kind == "U":  # text: only the empty text is missing
+        missing = y == ""
+    else:
+        try:  # None, NaN (the one value unequal to itself) or "": C loops, 14x the loop below
+            missing = (y == None) | (y != y) | (y == "")  # noqa: E711 (elementwise)
+        except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons are NA
+            missing = np.frompyfunc(_is_missing_label, 1, 1)(y).astype(bool)
     if missing.any():
         rows = np.flatnonzero(missing)
-        values = list(dict.fromkeys(repr(v) for v in y[rows]))
+        values = list(dict.fromkeys(repr(v.item() if isinstance(v, np.generic) else v)
+                                    for v in y[rows]))
         raise ValueError(
             f"{name} contains missing label(s) {', '.join(values)} at row(s) "
             f"{_listed(rows)}: every row needs a class label. Drop those rows "

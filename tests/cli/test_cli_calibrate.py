@@ -170,7 +170,7 @@ def test_report(tmp_path, logits, capsys):
     flagged = [r for r, res in m.items() for k, v in res.items() if v["beyond_resamples"]]
     md, out = (rep / "report.md").read_text(), capsys.readouterr().out
     for text in (md, out):
-        assert ("~: the interval is not backed by the resamples" in text) == bool(flagged)
+        assert ("~: BCa puts an end beyond the resamples" in text) == bool(flagged)
         assert text.count("]~") == len(flagged)
     # without a model: only the uncalibrated rows
     rep2 = tmp_path / "rep2"
@@ -1073,3 +1073,54 @@ def test_apply_and_report_say_they_read_the_test_rows_of_a_split_file(tmp_path, 
     capsys.readouterr()
     assert main(["apply", str(model), "--data", str(plain), "--output", str(out)]) == 0
     assert "of 90 rows, 3 classes" in capsys.readouterr().out
+
+
+def test_report_of_probabilities_keeps_an_infinite_nll(tmp_path, capsys):
+    """fresh34b: without --model, report read probabilities as logits floored at
+    the dtype's tiny, so a true class of probability 0 gave a finite NLL (354.2
+    for two rows) where --model and negative_log_likelihood give inf."""
+    from skcal.metrics import negative_log_likelihood
+
+    P = np.array([[1.0, 0.0], [0.0, 1.0], [0.3, 0.7]])
+    y = np.array([0, 0, 1])
+    data = tmp_path / "p.npz"
+    np.savez(data, logits=P, y=y)
+    rep = tmp_path / "r"
+    assert main(["report", "--data", str(data), "--input-type", "probabilities",
+                 "--output", str(rep), "--n-bootstrap", "0"]) == 0
+    m = json.loads((rep / "metrics.json").read_text())
+    assert np.isinf(negative_log_likelihood(y, P))
+    assert m["uncalibrated"]["nll"]["value"] is None  # inf, written as null
+    assert "| uncalibrated | inf |" in (rep / "report.md").read_text()
+    # a finite case: the plain NumPy NLL of the renormalised probabilities
+    P2 = np.array([[0.6, 0.4], [0.2, 0.8], [0.5, 0.5]]) * 1.00001  # rows off by 1e-5
+    np.savez(data, logits=P2, y=y)
+    assert main(["report", "--data", str(data), "--input-type", "probabilities",
+                 "--output", str(rep), "--n-bootstrap", "0"]) == 0
+    Q = P2 / P2.sum(axis=1, keepdims=True)
+    ref = -np.log(Q[np.arange(3), y]).mean()
+    m = json.loads((rep / "metrics.json").read_text())
+    assert m["uncalibrated"]["nll"]["value"] == pytest.approx(ref, rel=1e-12)
+
+
+def test_npz_split_and_upper_case_suffix(tmp_path, logits, capsys):
+    """fresh34b: apply / report on an .npz with the _val and _test keys did not say
+    they read its test split; apply --output p.NPZ wrote p.NPZ.npz (np.savez's
+    case-sensitive suffix test) while saying p.NPZ."""
+    Z, y = logits
+    data = tmp_path / "s.npz"
+    np.savez(data, logits_val=Z[:600], y_val=y[:600], logits_test=Z[600:], y_test=y[600:])
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(data), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "p.NPZ"
+    assert main(["apply", str(model), "--data", str(data), "--output", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert "of 300 rows (the 'test' split in s.npz, in file order)" in line
+    assert sorted(q.name for q in tmp_path.iterdir() if q.name.startswith("p.")) == ["p.NPZ"]
+    assert np.load(out)["proba"].shape == (300, 3)
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(data), "--model", str(model), "--output", str(rep),
+                 "--n-bootstrap", "0"]) == 0
+    assert "(300 rows, the 'test' split, 3 classes)" in (rep / "report.md").read_text()

@@ -335,3 +335,21 @@ def test_auto_matrix_candidate_runs_with_explicit_list():
         warnings.simplefilter("ignore")
         auto = AutoCalibrator([IdentityCalibrator(), MatrixScaler()]).fit(Z, y)
     assert np.isfinite(auto.cv_results_["mean_test_score"]).all()
+
+
+def test_auto_fold_warning_filters_are_the_same_in_worker_processes():
+    """fresh34b: under simplefilter("error") a warning failed the candidate in
+    the folds with n_jobs=1 (another candidate chosen), but joblib's worker
+    processes did not have the filter, so with n_jobs=2 the folds passed and
+    the re-issued warning raised from fit; the workers now get the caller's
+    filters."""
+    Z, y = _logits(400, 3, 3.0)
+    cands = [("vector-short", VectorScaler(max_iter=2)), ("temp", TemperatureScaler())]
+    got = {}
+    for n_jobs in (1, 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            auto = AutoCalibrator(cands, cv=KFold(3), n_jobs=n_jobs).fit(Z, y)
+        got[n_jobs] = (auto.best_name_, list(auto.cv_results_["error"]))
+    assert got[1] == got[2]
+    assert got[1][0] == "temp" and "ConvergenceWarning" in got[1][1][0]

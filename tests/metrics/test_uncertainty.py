@@ -658,3 +658,21 @@ def test_small_bins_warning_points_at_the_callers_line():
         M.debiased_calibration_error(y, p, n_bins=15)
     small = [w for w in caught if "fewer than 2 samples" in str(w.message)]
     assert len(small) == 1 and small[0].filename == __file__
+
+
+def test_bca_flag_of_the_smooth_ece_from_scipys_interval():
+    """fresh34b: the smooth ECE's BCa (scipy's, no O(n) jackknife) never set
+    beyond_resamples; it is set when an end falls short of the second smallest
+    or largest resample or the estimate lies outside."""
+    rng = np.random.default_rng(0)
+    n = 300
+    p = rng.uniform(0.5, 1.0, n)
+    P = np.column_stack([p, 1 - p])
+    y = (rng.uniform(size=n) > p).astype(int)  # calibrated: resamples biased upwards
+    ci = M.confidence_interval("smooth_ece", y, P, method="BCa", n_resamples=40,
+                               random_state=0)
+    tb = np.sort(ci.bootstrap_distribution)
+    expected = bool(ci.low < tb[1] or ci.high > tb[-2]
+                    or not ci.low <= ci.estimate <= ci.high)
+    assert ci.beyond_resamples is expected
+    assert expected  # the case: most resamples above the estimate
