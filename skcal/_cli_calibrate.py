@@ -715,7 +715,10 @@ def _cmd_report(args):
                             dtype=np.float64)
         except ValueError as exc:
             raise _UserError(f"{table.path}: {_one_line(exc)}") from None
-        rows = [("uncalibrated", P0), (model.__class__.__name__, P1)]
+        name = model.__class__.__name__
+        if hasattr(model, "best_name_"):  # AutoCalibrator: the candidate it chose
+            name += f" ({model.best_name_})"
+        rows = [("uncalibrated", P0), (name, P1)]
     else:
         y, _ = _fit_labels(table, "report")
         # checked in their own dtype (16-bit probabilities have a wider row-sum

@@ -1008,6 +1008,11 @@ def test_fit_auto_line_names_the_chosen_method(tmp_path, logits, capsys):
         rf"\(best_name_ = {re.escape(expected)}\); wrote {re.escape(str(model))}",
         line,
     ), line
+    # report names the chosen candidate beside the class
+    rep = tmp_path / "rep"
+    assert main(["report", "--data", str(cal), "--model", str(model), "--output", str(rep),
+                 "--n-bootstrap", "0"]) == 0
+    assert f"| AutoCalibrator ({expected}) |" in (rep / "report.md").read_text()
 
 
 def test_apply_refuses_to_overwrite_its_input(tmp_path, logits, capsys):
