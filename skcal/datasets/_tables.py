@@ -576,9 +576,30 @@ def _check_not_row_index(logits, columns, path):
             )
 
 
+def _pandas_index_columns(path):
+    """The columns a Parquet file's pandas metadata marks as its index (``__index_level_0__``, ...).
+
+    pandas writes a non-default index as such a column and restores it as the
+    index, not as data: the reader skips it as ``--ignore-columns`` would.
+    """
+    import json
+
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    try:
+        index = json.loads(meta[b"pandas"]).get("index_columns", [])
+    except (KeyError, ValueError, AttributeError):
+        return []
+    return [c for c in index if isinstance(c, str)]  # a RangeIndex is a dict, not stored
+
+
 def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 need_labels, dtype):
     names = _header(path, suffix)
+    if suffix == ".parquet":
+        ignore_columns = list(ignore_columns or ()) + [
+            c for c in _pandas_index_columns(path) if c not in (ignore_columns or ())]
     label, split, logit_cols, explicit = _pick_columns(
         names, path, label_column, logit_columns, ignore_columns, need_labels
     )

@@ -1,6 +1,7 @@
 """skcal.datasets._tables.read_logit_table: what the table says it read."""
 
 import numpy as np
+import pytest
 
 
 def test_label_column_names_the_labels_of_every_format(tmp_path):
@@ -26,3 +27,28 @@ def test_label_column_names_the_labels_of_every_format(tmp_path):
     np.savez(tmp_path / "nolabels.npz", logits=Z)
     assert read_logit_table(tmp_path / "nolabels.npz", role="apply",
                             need_labels=False).label_column is None
+
+
+def test_parquet_pandas_index_column_is_skipped(tmp_path):
+    """fresh34b: a Parquet file written by pandas with a non-default index holds
+    it as a column ``__index_level_0__``, which was read as a logit column (an
+    error); pandas' metadata marks it as the index, and the reader skips it."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from skcal.datasets._tables import read_logit_table
+
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30)
+    df = pd.DataFrame(Z, columns=["a", "b", "c"])
+    df["label"] = y
+    df.index = rng.permutation(30) * 7  # not a RangeIndex: stored as a column
+    path = tmp_path / "idx.parquet"
+    df.to_parquet(path)
+    import pyarrow.parquet as pq
+
+    assert "__index_level_0__" in pq.read_schema(path).names
+    t = read_logit_table(path)
+    assert t.columns == ["a", "b", "c"]
+    np.testing.assert_array_equal(t.logits, Z)
+    # naming it in --ignore-columns as well is fine
+    assert read_logit_table(path, ignore_columns=["__index_level_0__"]).columns == ["a", "b", "c"]
