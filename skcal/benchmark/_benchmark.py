@@ -88,7 +88,7 @@ COLUMNS = (
     "fit_time_s",
     "predict_time_s",
     "status",
-    *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best")),
+    *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best", "beyond")),
     "nll_change",
     "nll_change_low",
     "nll_change_high",
@@ -532,8 +532,9 @@ def run_benchmark(
         ``status`` starts with ``"ok"``). Notes are ``"convergence warning"``,
         ``"classes absent from the calibration split"`` and, when the test NLL is infinite because the method gave a true
         class probability exactly 0, ``INF_NLL_NOTE``. With ``n_resamples``
-        also ``<metric>_low``, ``<metric>_high`` and ``<metric>_best`` for
-        the metrics of ``INTERVAL_METRICS``.
+        also ``<metric>_low``, ``<metric>_high``, ``<metric>_best`` and
+        ``<metric>_beyond`` (see :func:`add_intervals`) for the metrics of
+        ``INTERVAL_METRICS``.
 
     Raises
     ------
@@ -865,6 +866,10 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
 
 def write_csv(rows, path):
     """Write benchmark rows to a CSV file (raw values, SI units, fractions).
+
+    The columns are ``COLUMNS``: with intervals, ``<metric>_beyond`` (next to
+    ``<metric>_best``) is True where the interval is not backed by the
+    resamples, the intervals the tables mark :data:`BEYOND_MARK`.
 
     Parameters
     ----------

@@ -938,3 +938,32 @@ def test_benchmark_tables_mark_intervals_the_resamples_do_not_back():
     compact = _benchmark.format_table(rows, "text", wide=False)
     assert "]" + _benchmark.BEYOND_MARK not in compact
     assert _benchmark.BEYOND_NOTE not in compact.replace("\n", " ")
+
+
+def test_benchmark_csv_holds_the_beyond_flags(tmp_path):
+    """fx34c: benchmark.csv lacked the <metric>_beyond flags that add_intervals
+    sets (the tables' '~'): each is a column next to its <metric>_best, True
+    for the calibrated model's ECE interval that confidence_interval flags."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    p = rng.uniform(0.5, 1.0, n)
+    P = np.column_stack([p, 1 - p])
+    y = (rng.uniform(size=n) > p).astype(int)  # calibrated: flagged ECE interval
+    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
+             **dict(dataset="d", method="m", library="-", proba=P, status="ok")}]
+    from skcal.benchmark._benchmark import _metrics
+
+    rows[0].update(_metrics(y, P, _benchmark.N_BINS))
+    _benchmark.add_intervals(rows, y, n_resamples=200, random_state=0)
+    ci = confidence_interval("ece", y, P, method="BCa", n_resamples=200, random_state=0,
+                             kind="top-label", n_bins=_benchmark.N_BINS)
+    assert ci.beyond_resamples is True
+    _benchmark.write_csv(rows, tmp_path / "b.csv")
+    with open(tmp_path / "b.csv", newline="") as fh:
+        header = next(csv.reader(fh))
+    read, = _read_csv(tmp_path / "b.csv")
+    for m in _benchmark.INTERVAL_METRICS:
+        assert header[header.index(f"{m}_best") + 1] == f"{m}_beyond"
+    assert read["ece_beyond"] == "True"
+    assert read["nll_beyond"] == "False"
+    assert float(read["ece_high"]) == pytest.approx(ci.high, rel=1e-9)
