@@ -630,7 +630,7 @@ def run_benchmark(
                               random_state=random_state)
                 if twin is not None:
                     for metric in INTERVAL_METRICS:
-                        for suffix in ("low", "high", "best"):
+                        for suffix in ("low", "high", "best", "beyond"):
                             key = f"{metric}_{suffix}"
                             auto[key] = twin[key]
             # the point NLL change needs no resampling (n_resamples=0 leaves

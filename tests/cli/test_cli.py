@@ -967,3 +967,25 @@ def test_benchmark_csv_holds_the_beyond_flags(tmp_path):
     assert read["ece_beyond"] == "True"
     assert read["nll_beyond"] == "False"
     assert float(read["ece_high"]) == pytest.approx(ci.high, rel=1e-9)
+
+
+def test_benchmark_auto_row_takes_its_twins_beyond_flags(tmp_path):
+    """Where AutoCalibrator's choice has its own row, auto's intervals are that
+    row's, and so are its <metric>_beyond flags (a row default of NaN would
+    mark every auto interval '~' and write NaN to benchmark.csv)."""
+    d = load_logits("cifar10_resnet20_chenyaofo")
+    rows = _benchmark.run_benchmark([d], methods=["temperature", "matrix"], peers=False,
+                                    n_resamples=200, recommend=True, n_repeats=1)
+    by = {r["method"]: r for r in rows}
+    assert by["auto"]["recommended"] == "matrix"  # README
+    for m in _benchmark.INTERVAL_METRICS:
+        assert by["matrix"][f"{m}_beyond"] in (True, False)
+        assert by["auto"][f"{m}_beyond"] is by["matrix"][f"{m}_beyond"]
+    table = _benchmark.format_table(rows, wide=True).splitlines()
+    auto, matrix = (next(ln for ln in table if ln.split()[:1] == [m])
+                    for m in ("auto", "matrix"))
+    nll_cell = r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]\S*"
+    assert re.findall(nll_cell, auto) == re.findall(nll_cell, matrix)
+    _benchmark.write_csv(rows, tmp_path / "b.csv")
+    read = {r["method"]: r for r in _read_csv(tmp_path / "b.csv")}
+    assert read["auto"]["nll_beyond"] == read["matrix"]["nll_beyond"] in ("True", "False")
