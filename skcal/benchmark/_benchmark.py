@@ -324,8 +324,11 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
     return row
 
 
-#: Bootstrap interval method of ``skcal benchmark`` and ``skcal report``: BCa
-#: (bias-corrected and accelerated), not percentile. The binned ECE of a
+#: Bootstrap interval method of ``skcal benchmark``'s metric intervals and
+#: paired comparisons with the best method, and of ``skcal report``: BCa
+#: (bias-corrected and accelerated), not percentile (the benchmark's NLL change
+#: to the uncalibrated model is a percentile paired bootstrap:
+#: :func:`skcal.benchmark._decide.add_uncalibrated_comparison`). The binned ECE of a
 #: resample is biased upwards, so the percentile interval of a well-calibrated
 #: model's ECE can lie entirely above its point estimate (a BBQ ECE of
 #: 1.26 % had the percentile interval [1.34, 3.23] %).
@@ -363,8 +366,12 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
                        confidence_level=CONFIDENCE_LEVEL):
     """The ``INTERVAL_METHOD`` (BCa) bootstrap interval of ``statistic`` over n rows.
 
-    The one interval function of ``skcal benchmark`` (every metric, and the
-    paired differences to the best method) and ``skcal report``. Rows are
+    The interval function of ``skcal report`` and of ``skcal benchmark``'s
+    table intervals (every metric, and the paired differences to the best
+    method behind the ``*``); the benchmark's NLL change to the uncalibrated
+    model (dNLL, its ``!`` and the recommendation's interval) is instead a
+    percentile paired bootstrap
+    (:func:`skcal.benchmark._decide.add_uncalibrated_comparison`). Rows are
     resampled with :func:`scipy.stats.bootstrap`; the BCa acceleration comes
     from the statistic's jackknife (Efron & Tibshirani 1993, eq. 14.9-14.15),
     so the interval is ``scipy.stats.bootstrap(method="BCa")``'s for the same
@@ -854,7 +861,9 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
                 + " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
-                "noise (its paired interval lies above 0)."
+                "noise (its paired interval lies above 0); that interval, like the "
+                f"recommendation's, is a {100 * CONFIDENCE_LEVEL:.0f}% percentile "
+                "paired bootstrap."
                 # the note only where a shown interval carries the mark
                 + (" " + BEYOND_NOTE if any("]" + BEYOND_MARK in c for row in cells
                                             for c in row) else ""),

@@ -153,7 +153,12 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     finite NLL, test probabilities (key ``"proba"``) and ``n_resamples > 0``,
     ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
     interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
-    method raised the test NLL beyond noise) or the NLL is infinite.
+    method raised the test NLL beyond noise) or the NLL is infinite. Percentile
+    (:func:`skcal.metrics.paired_difference_interval`'s default), like the
+    interval of :func:`recommend`: not the BCa of
+    :func:`skcal.benchmark._benchmark.bootstrap_interval`, which the table's
+    other intervals and its ``*`` use; the table's dNLL column shows
+    ``nll_change``, with ``!`` where ``worse``.
 
     Parameters
     ----------

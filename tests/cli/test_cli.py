@@ -989,3 +989,38 @@ def test_benchmark_auto_row_takes_its_twins_beyond_flags(tmp_path):
     _benchmark.write_csv(rows, tmp_path / "b.csv")
     read = {r["method"]: r for r in _read_csv(tmp_path / "b.csv")}
     assert read["auto"]["nll_beyond"] == read["matrix"]["nll_beyond"] in ("True", "False")
+
+
+def test_benchmark_footer_names_the_percentile_interval_of_dnll():
+    """fx34c: the footer called every interval BCa, but dNLL's '!' (and the
+    recommendation's interval) come from a percentile paired bootstrap: the
+    numbers equal scipy's percentile interval of the paired NLL difference for
+    the same resamples, and the footer says so."""
+    from scipy.special import softmax
+    from scipy.stats import bootstrap
+
+    from skcal.benchmark._decide import add_uncalibrated_comparison
+    from skcal.metrics._intervals import _batch
+
+    d = load_logits("sst2_gpt2_zeroshot")
+    z, y = np.asarray(d.logits_test, dtype=float), np.asarray(d.y_test)
+    probas = {"uncalibrated": softmax(z, axis=1), "t": softmax(z / 1.5, axis=1)}
+    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
+             **dict(dataset=d.name, method=m, library="-", proba=p, status="ok",
+                    nll=float(-np.mean(np.log(p[np.arange(len(y)), y]))))}
+            for m, p in probas.items()]
+    _benchmark.add_intervals(rows, y, n_resamples=300, random_state=3)
+    add_uncalibrated_comparison(rows, y, n_resamples=300, random_state=3)
+    n = len(y)
+    loss = {m: -np.log(p[np.arange(n), y]) for m, p in probas.items()}
+    diff = loss["t"] - loss["uncalibrated"]
+    ref = bootstrap((np.arange(n),), lambda i, axis=-1: diff[i].mean(axis=axis),
+                    n_resamples=300, vectorized=True, method="percentile",
+                    rng=np.random.default_rng(3), batch=_batch(None, 300, n, 1))
+    t = rows[1]
+    assert (t["nll_change_low"], t["nll_change_high"]) == pytest.approx(
+        (ref.confidence_interval.low, ref.confidence_interval.high), rel=1e-9)
+    footer = " ".join(_benchmark.format_table(rows, wide=False).split())
+    assert "95% BCa bootstrap interval on the test split" in footer  # the table's cells
+    assert ("!: worse beyond noise (its paired interval lies above 0); that interval, "
+            "like the recommendation's, is a 95% percentile paired bootstrap.") in footer
