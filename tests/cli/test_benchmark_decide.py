@@ -273,9 +273,11 @@ def test_reliability_panels_show_the_recommended_model_and_a_starred_auto(monkey
     rows = [row("uncalibrated", False),
             row("auto", True, recommended="vector", within_noise=[]),
             row("temperature", True), row("vector", True), row("isotonic", False)]
-    assert labels(rows) == ["uncalibrated", "vector (recommended)", "auto", "temperature"]
+    assert labels(rows) == [
+        "uncalibrated", "vector (recommended)", "auto", "temperature"]
     rows[1]["recommended"] = "identity"
-    assert labels(rows) == ["uncalibrated (recommended)", "auto", "temperature", "vector"]
+    assert labels(rows) == [
+        "uncalibrated (recommended)", "auto", "temperature", "vector"]
     # the cap holds, the recommended panel kept
     many = [row("uncalibrated", False), row("auto", True, recommended="matrix")]
     many += [row(f"m{i}", True) for i in range(10)]
