@@ -88,7 +88,7 @@ COLUMNS = (
     "fit_time_s",
     "predict_time_s",
     "status",
-    *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best")),
+    *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best", "beyond")),
     "nll_change",
     "nll_change_low",
     "nll_change_high",
@@ -324,8 +324,11 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
     return row
 
 
-#: Bootstrap interval method of ``skcal benchmark`` and ``skcal report``: BCa
-#: (bias-corrected and accelerated), not percentile. The binned ECE of a
+#: Bootstrap interval method of ``skcal benchmark``'s metric intervals and
+#: paired comparisons with the best method, and of ``skcal report``: BCa
+#: (bias-corrected and accelerated), not percentile (the benchmark's NLL change
+#: to the uncalibrated model is a percentile paired bootstrap:
+#: :func:`skcal.benchmark._decide.add_uncalibrated_comparison`). The binned ECE of a
 #: resample is biased upwards, so the percentile interval of a well-calibrated
 #: model's ECE can lie entirely above its point estimate (a BBQ ECE of
 #: 1.26 % had the percentile interval [1.34, 3.23] %).
@@ -363,8 +366,12 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
                        confidence_level=CONFIDENCE_LEVEL):
     """The ``INTERVAL_METHOD`` (BCa) bootstrap interval of ``statistic`` over n rows.
 
-    The one interval function of ``skcal benchmark`` (every metric, and the
-    paired differences to the best method) and ``skcal report``. Rows are
+    The interval function of ``skcal report`` and of ``skcal benchmark``'s
+    table intervals (every metric, and the paired differences to the best
+    method behind the ``*``); the benchmark's NLL change to the uncalibrated
+    model (dNLL, its ``!`` and the recommendation's interval) is instead a
+    percentile paired bootstrap
+    (:func:`skcal.benchmark._decide.add_uncalibrated_comparison`). Rows are
     resampled with :func:`scipy.stats.bootstrap`; the BCa acceleration comes
     from the statistic's jackknife (Efron & Tibshirani 1993, eq. 14.9-14.15),
     so the interval is ``scipy.stats.bootstrap(method="BCa")``'s for the same
@@ -532,8 +539,9 @@ def run_benchmark(
         ``status`` starts with ``"ok"``). Notes are ``"convergence warning"``,
         ``"classes absent from the calibration split"`` and, when the test NLL is infinite because the method gave a true
         class probability exactly 0, ``INF_NLL_NOTE``. With ``n_resamples``
-        also ``<metric>_low``, ``<metric>_high`` and ``<metric>_best`` for
-        the metrics of ``INTERVAL_METRICS``.
+        also ``<metric>_low``, ``<metric>_high``, ``<metric>_best`` and
+        ``<metric>_beyond`` (see :func:`add_intervals`) for the metrics of
+        ``INTERVAL_METRICS``.
 
     Raises
     ------
@@ -629,7 +637,7 @@ def run_benchmark(
                               random_state=random_state)
                 if twin is not None:
                     for metric in INTERVAL_METRICS:
-                        for suffix in ("low", "high", "best"):
+                        for suffix in ("low", "high", "best", "beyond"):
                             key = f"{metric}_{suffix}"
                             auto[key] = twin[key]
             # the point NLL change needs no resampling (n_resamples=0 leaves
@@ -854,7 +862,9 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
                 + " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
-                "noise (its paired interval lies above 0)."
+                "noise (its paired interval lies above 0); that interval, like the "
+                f"recommendation's, is a {100 * CONFIDENCE_LEVEL:.0f}% percentile "
+                "paired bootstrap."
                 # the note only where a shown interval carries the mark
                 + (" " + BEYOND_NOTE if any("]" + BEYOND_MARK in c for row in cells
                                             for c in row) else ""),
@@ -866,6 +876,10 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
 
 def write_csv(rows, path):
     """Write benchmark rows to a CSV file (raw values, SI units, fractions).
+
+    The columns are ``COLUMNS``: with intervals, ``<metric>_beyond`` (next to
+    ``<metric>_best``) is True where the interval is not backed by the
+    resamples, the intervals the tables mark :data:`BEYOND_MARK`.
 
     Parameters
     ----------

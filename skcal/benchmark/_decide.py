@@ -153,7 +153,12 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     finite NLL, test probabilities (key ``"proba"``) and ``n_resamples > 0``,
     ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
     interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
-    method raised the test NLL beyond noise) or the NLL is infinite.
+    method raised the test NLL beyond noise) or the NLL is infinite. Percentile
+    (:func:`skcal.metrics.paired_difference_interval`'s default), like the
+    interval of :func:`recommend`: not the BCa of
+    :func:`skcal.benchmark._benchmark.bootstrap_interval`, which the table's
+    other intervals and its ``*`` use; the table's dNLL column shows
+    ``nll_change``, with ``!`` where ``worse``.
 
     Parameters
     ----------
@@ -454,27 +459,48 @@ _DOCS = {
 MAX_RELIABILITY_PANELS = 6
 
 
-def _shown_methods(rows):
-    """Uncalibrated, the recommended method and those within noise of it.
+def _shown_panels(rows):
+    """The reliability panels: ``(row, label)`` of uncalibrated, the recommended
+    method and those within noise of it.
 
-    "Within noise" is the table's ``*`` for NLL (``nll_best`` True: the test
-    split's paired bootstrap cannot tell the method from the best one); without
-    bootstrap intervals, AutoCalibrator's own ``within_noise`` candidates.
-    At most :data:`MAX_RELIABILITY_PANELS` methods, in table order.
+    The recommended method is its own row; where it has none with test
+    probabilities (``--methods`` without it), the ``auto`` row, labelled
+    ``"auto: <method> (recommended)"``. "Within noise" is the table's ``*``
+    for NLL (``nll_best`` True: the test split's paired bootstrap cannot tell
+    the method from the best one), ``auto`` included; without bootstrap
+    intervals, AutoCalibrator's own ``within_noise`` candidates. Each row at
+    most once, at most :data:`MAX_RELIABILITY_PANELS` panels: uncalibrated,
+    the recommended one, then the others in table order.
     """
+    by_name = {r["method"]: r for r in rows if "proba" in r}
     auto = next((r for r in rows if r["method"] == AUTO), None)
+    rec = auto.get("recommended") if auto is not None else None
+    rec = "uncalibrated" if rec == "identity" else rec
     names = ["uncalibrated"]
-    if auto is not None and auto.get("recommended"):
-        names.append(auto["recommended"])
+    if rec:
+        # no row of its own: AutoCalibrator's row is the recommended model
+        names.append(rec if rec in by_name else AUTO)
     if any(r.get("nll_best") in (True, False) for r in rows):
-        names += [r["method"] for r in rows
-                  if r.get("nll_best") is True and r["method"] != AUTO]
+        names += [r["method"] for r in rows if r.get("nll_best") is True]
     elif auto is not None:
         names += list(auto.get("within_noise", ()))
     names = ["uncalibrated" if n == "identity" else n for n in names]
-    by_name = {r["method"]: r for r in rows if "proba" in r}
-    return [by_name[n] for n in dict.fromkeys(names)
-            if n in by_name][:MAX_RELIABILITY_PANELS]
+    out = []
+    for n in dict.fromkeys(names):
+        if n not in by_name:
+            continue
+        label = n
+        if rec and n == rec:
+            label += " (recommended)"
+        elif rec and n == AUTO and rec not in by_name:
+            label = f"{AUTO}: {rec} (recommended)"
+        out.append((by_name[n], label))
+    return out[:MAX_RELIABILITY_PANELS]
+
+
+def _shown_methods(rows):
+    """The rows of :func:`_shown_panels`."""
+    return [r for r, _ in _shown_panels(rows)]
 
 
 @substitute_docstring(entries=_DOCS)
@@ -482,8 +508,10 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     """Small multiples of reliability diagrams: uncalibrated, recommended, within noise.
 
     One panel per method (the uncalibrated model, the method AutoCalibrator
-    recommends and the methods within noise of it by the table's NLL ``*``
-    rule, at most :data:`MAX_RELIABILITY_PANELS` panels), each a top-label
+    recommends -- AutoCalibrator's own ``auto`` row, labelled
+    ``auto: <method> (recommended)``, where that method has no row -- and the
+    methods within noise of it by the table's NLL ``*`` rule, ``auto``
+    included, at most :data:`MAX_RELIABILITY_PANELS` panels), each a top-label
     reliability diagram with equal-width bins, 95% Wilson intervals per bin,
     the number of test rows of each bin written under the axis, and the
     method's test NLL and ECE in its title.
@@ -496,14 +524,8 @@ def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     y_test : ndarray of shape (n_samples,)
     %(png_bins_returns)s
     """
-    shown = _shown_methods(rows)
-    rec = next((r.get("recommended") for r in rows if r["method"] == AUTO), None)
-    panels = []
-    for r in shown:
-        label = r["method"]
-        if rec and (r["method"] == rec or (rec == "identity" and label == "uncalibrated")):
-            label += " (recommended)"
-        panels.append((label, r["proba"], r["nll"], r["ece"], r["method"] == "uncalibrated"))
+    panels = [(label, r["proba"], r["nll"], r["ece"], r["method"] == "uncalibrated")
+              for r, label in _shown_panels(rows)]
     return plot_reliability_panels(panels, y_test, path, title, n_bins)
 
 

@@ -224,14 +224,66 @@ def test_reliability_panels_follow_the_tables_nll_star():
             row("auto", True, recommended="matrix", within_noise=["platt"]),
             row("temperature", False), row("vector", True), row("matrix", True),
             row("platt", False)]
-    # the table's * (test-split paired bootstrap), not AutoCalibrator's list
-    assert [r["method"] for r in _shown_methods(rows)] == ["uncalibrated", "matrix", "vector"]
+    # the table's * (test-split paired bootstrap), not AutoCalibrator's list;
+    # a starred auto is a panel too
+    assert [r["method"] for r in _shown_methods(rows)] == [
+        "uncalibrated", "matrix", "auto", "vector"]
     for r in rows:  # no intervals (--resamples 0): AutoCalibrator's candidates
         r["nll_best"] = ""
     assert [r["method"] for r in _shown_methods(rows)] == ["uncalibrated", "matrix", "platt"]
     many = [row("uncalibrated", False), row("auto", True, recommended="m0")]
     many += [row(f"m{i}", True) for i in range(10)]
     assert len(_shown_methods(many)) == MAX_RELIABILITY_PANELS
+
+
+def test_reliability_panels_show_the_recommended_model_and_a_starred_auto(monkeypatch):
+    """fx34c: with --methods lacking AutoCalibrator's choice (matrix, whose only
+    row is auto) the PNG had no recommended panel, and a starred auto was left
+    out; now auto is the recommended panel, labelled so, or a panel of its own
+    when starred, once, and MAX_RELIABILITY_PANELS still holds."""
+    from skcal.benchmark import _decide
+
+    shown = []
+    monkeypatch.setattr(_decide, "plot_reliability_panels",
+                        lambda panels, y, path, title=None, n_bins=10: shown.append(
+                            [p[0] for p in panels]))
+    rng = np.random.default_rng(0)
+
+    def row(method, best, **kw):
+        return dict(method=method, nll_best=best, proba=rng.dirichlet(np.ones(3), 5),
+                    nll=0.5, ece=0.05, **kw)
+
+    def labels(rows):
+        shown.clear()
+        _decide.plot_recommended_reliability(rows, np.zeros(5, dtype=int), "unused.png")
+        return shown[0]
+
+    # --methods uncalibrated,temperature,isotonic,histogram,vector
+    rows = [row("uncalibrated", False),
+            row("auto", True, recommended="matrix", within_noise=["vector"]),
+            row("temperature", False), row("isotonic", False), row("histogram", False),
+            row("vector", True)]
+    assert labels(rows) == ["uncalibrated", "auto: matrix (recommended)", "vector"]
+    rows[1]["nll_best"] = False  # not starred: still the recommended model
+    assert labels(rows) == ["uncalibrated", "auto: matrix (recommended)", "vector"]
+    for r in rows:  # no intervals (--resamples 0): AutoCalibrator's candidates
+        r["nll_best"] = ""
+    assert labels(rows) == ["uncalibrated", "auto: matrix (recommended)", "vector"]
+    # the recommended method has its row; a starred auto is a panel of its own
+    rows = [row("uncalibrated", False),
+            row("auto", True, recommended="vector", within_noise=[]),
+            row("temperature", True), row("vector", True), row("isotonic", False)]
+    assert labels(rows) == [
+        "uncalibrated", "vector (recommended)", "auto", "temperature"]
+    rows[1]["recommended"] = "identity"
+    assert labels(rows) == [
+        "uncalibrated (recommended)", "auto", "temperature", "vector"]
+    # the cap holds, the recommended panel kept
+    many = [row("uncalibrated", False), row("auto", True, recommended="matrix")]
+    many += [row(f"m{i}", True) for i in range(10)]
+    got = labels(many)
+    assert len(got) == _decide.MAX_RELIABILITY_PANELS
+    assert got[:4] == ["uncalibrated", "auto: matrix (recommended)", "m0", "m1"]
 
 
 def test_nll_change_plot_shows_every_method_of_the_table(tmp_path, monkeypatch):

@@ -938,3 +938,91 @@ def test_benchmark_tables_mark_intervals_the_resamples_do_not_back():
     compact = _benchmark.format_table(rows, "text", wide=False)
     assert "]" + _benchmark.BEYOND_MARK not in compact
     assert _benchmark.BEYOND_NOTE not in compact.replace("\n", " ")
+
+
+def test_benchmark_csv_holds_the_beyond_flags(tmp_path):
+    """fx34c: benchmark.csv lacked the <metric>_beyond flags that add_intervals
+    sets (the tables' '~'): each is a column next to its <metric>_best, True
+    for the calibrated model's ECE interval that confidence_interval flags."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    p = rng.uniform(0.5, 1.0, n)
+    P = np.column_stack([p, 1 - p])
+    y = (rng.uniform(size=n) > p).astype(int)  # calibrated: flagged ECE interval
+    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
+             **dict(dataset="d", method="m", library="-", proba=P, status="ok")}]
+    from skcal.benchmark._benchmark import _metrics
+
+    rows[0].update(_metrics(y, P, _benchmark.N_BINS))
+    _benchmark.add_intervals(rows, y, n_resamples=200, random_state=0)
+    ci = confidence_interval("ece", y, P, method="BCa", n_resamples=200, random_state=0,
+                             kind="top-label", n_bins=_benchmark.N_BINS)
+    assert ci.beyond_resamples is True
+    _benchmark.write_csv(rows, tmp_path / "b.csv")
+    with open(tmp_path / "b.csv", newline="") as fh:
+        header = next(csv.reader(fh))
+    read, = _read_csv(tmp_path / "b.csv")
+    for m in _benchmark.INTERVAL_METRICS:
+        assert header[header.index(f"{m}_best") + 1] == f"{m}_beyond"
+    assert read["ece_beyond"] == "True"
+    assert read["nll_beyond"] == "False"
+    assert float(read["ece_high"]) == pytest.approx(ci.high, rel=1e-9)
+
+
+def test_benchmark_auto_row_takes_its_twins_beyond_flags(tmp_path):
+    """Where AutoCalibrator's choice has its own row, auto's intervals are that
+    row's, and so are its <metric>_beyond flags (a row default of NaN would
+    mark every auto interval '~' and write NaN to benchmark.csv)."""
+    d = load_logits("cifar10_resnet20_chenyaofo")
+    rows = _benchmark.run_benchmark([d], methods=["temperature", "matrix"], peers=False,
+                                    n_resamples=200, recommend=True, n_repeats=1)
+    by = {r["method"]: r for r in rows}
+    assert by["auto"]["recommended"] == "matrix"  # README
+    for m in _benchmark.INTERVAL_METRICS:
+        assert by["matrix"][f"{m}_beyond"] in (True, False)
+        assert by["auto"][f"{m}_beyond"] is by["matrix"][f"{m}_beyond"]
+    table = _benchmark.format_table(rows, wide=True).splitlines()
+    auto, matrix = (next(ln for ln in table if ln.split()[:1] == [m])
+                    for m in ("auto", "matrix"))
+    nll_cell = r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]\S*"
+    assert re.findall(nll_cell, auto) == re.findall(nll_cell, matrix)
+    _benchmark.write_csv(rows, tmp_path / "b.csv")
+    read = {r["method"]: r for r in _read_csv(tmp_path / "b.csv")}
+    assert read["matrix"]["nll_beyond"] in ("True", "False")
+    assert read["auto"]["nll_beyond"] == read["matrix"]["nll_beyond"]
+
+
+def test_benchmark_footer_names_the_percentile_interval_of_dnll():
+    """fx34c: the footer called every interval BCa, but dNLL's '!' (and the
+    recommendation's interval) come from a percentile paired bootstrap: the
+    numbers equal scipy's percentile interval of the paired NLL difference for
+    the same resamples, and the footer says so."""
+    from scipy.special import softmax
+    from scipy.stats import bootstrap
+
+    from skcal.benchmark._decide import add_uncalibrated_comparison
+    from skcal.metrics._intervals import _batch
+
+    d = load_logits("sst2_gpt2_zeroshot")
+    z, y = np.asarray(d.logits_test, dtype=float), np.asarray(d.y_test)
+    probas = {"uncalibrated": softmax(z, axis=1), "t": softmax(z / 1.5, axis=1)}
+    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
+             **dict(dataset=d.name, method=m, library="-", proba=p, status="ok",
+                    nll=float(-np.mean(np.log(p[np.arange(len(y)), y]))))}
+            for m, p in probas.items()]
+    _benchmark.add_intervals(rows, y, n_resamples=300, random_state=3)
+    add_uncalibrated_comparison(rows, y, n_resamples=300, random_state=3)
+    n = len(y)
+    loss = {m: -np.log(p[np.arange(n), y]) for m, p in probas.items()}
+    diff = loss["t"] - loss["uncalibrated"]
+    ref = bootstrap((np.arange(n),), lambda i, axis=-1: diff[i].mean(axis=axis),
+                    n_resamples=300, vectorized=True, method="percentile",
+                    rng=np.random.default_rng(3), batch=_batch(None, 300, n, 1))
+    t = rows[1]
+    assert (t["nll_change_low"], t["nll_change_high"]) == pytest.approx(
+        (ref.confidence_interval.low, ref.confidence_interval.high), rel=1e-9)
+    footer = " ".join(_benchmark.format_table(rows, wide=False).split())
+    assert "95% BCa bootstrap interval on the test split" in footer  # the table's cells
+    assert ("!: worse beyond noise (its paired interval lies above 0); that "
+            "interval, like the recommendation's, is a 95% percentile paired "
+            "bootstrap.") in footer
