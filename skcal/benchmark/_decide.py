@@ -467,7 +467,8 @@ def _shown_panels(rows):
     probabilities (``--methods`` without it), the ``auto`` row, labelled
     ``"auto: <method> (recommended)"``. "Within noise" is the table's ``*``
     for NLL (``nll_best`` True: the test split's paired bootstrap cannot tell
-    the method from the best one), ``auto`` included; without bootstrap
+    the method from the best one), ``auto`` included unless the recommended
+    method has its own row (``auto`` is that model: one panel); without bootstrap
     intervals, AutoCalibrator's own ``within_noise`` candidates. Each row at
     most once, at most :data:`MAX_RELIABILITY_PANELS` panels: uncalibrated,
     the recommended one, then the others in table order.
@@ -481,7 +482,9 @@ def _shown_panels(rows):
         # no row of its own: AutoCalibrator's row is the recommended model
         names.append(rec if rec in by_name else AUTO)
     if any(r.get("nll_best") in (True, False) for r in rows):
-        names += [r["method"] for r in rows if r.get("nll_best") is True]
+        names += [r["method"] for r in rows if r.get("nll_best") is True
+                  # auto is the recommended method's model: one panel for both
+                  and not (r["method"] == AUTO and rec in by_name)]
     elif auto is not None:
         names += list(auto.get("within_noise", ()))
     names = ["uncalibrated" if n == "identity" else n for n in names]

@@ -224,10 +224,10 @@ def test_reliability_panels_follow_the_tables_nll_star():
             row("auto", True, recommended="matrix", within_noise=["platt"]),
             row("temperature", False), row("vector", True), row("matrix", True),
             row("platt", False)]
-    # the table's * (test-split paired bootstrap), not AutoCalibrator's list;
-    # a starred auto is a panel too
+    # the table's * (test-split paired bootstrap), not AutoCalibrator's list; the
+    # starred auto is the recommended matrix's model: one panel for both
     assert [r["method"] for r in _shown_methods(rows)] == [
-        "uncalibrated", "matrix", "auto", "vector"]
+        "uncalibrated", "matrix", "vector"]
     for r in rows:  # no intervals (--resamples 0): AutoCalibrator's candidates
         r["nll_best"] = ""
     assert [r["method"] for r in _shown_methods(rows)] == ["uncalibrated", "matrix", "platt"]
@@ -239,8 +239,9 @@ def test_reliability_panels_follow_the_tables_nll_star():
 def test_reliability_panels_show_the_recommended_model_and_a_starred_auto(monkeypatch):
     """fx34c: with --methods lacking AutoCalibrator's choice (matrix, whose only
     row is auto) the PNG had no recommended panel, and a starred auto was left
-    out; now auto is the recommended panel, labelled so, or a panel of its own
-    when starred, once, and MAX_RELIABILITY_PANELS still holds."""
+    out; now auto is the recommended panel, labelled so (where the recommended
+    method has its own row, that row is the one panel of that model), and
+    MAX_RELIABILITY_PANELS still holds."""
     from skcal.benchmark import _decide
 
     shown = []
@@ -269,15 +270,14 @@ def test_reliability_panels_show_the_recommended_model_and_a_starred_auto(monkey
     for r in rows:  # no intervals (--resamples 0): AutoCalibrator's candidates
         r["nll_best"] = ""
     assert labels(rows) == ["uncalibrated", "auto: matrix (recommended)", "vector"]
-    # the recommended method has its row; a starred auto is a panel of its own
+    # the recommended method has its row: a starred auto is that model, not a
+    # second, identical panel
     rows = [row("uncalibrated", False),
             row("auto", True, recommended="vector", within_noise=[]),
             row("temperature", True), row("vector", True), row("isotonic", False)]
-    assert labels(rows) == [
-        "uncalibrated", "vector (recommended)", "auto", "temperature"]
+    assert labels(rows) == ["uncalibrated", "vector (recommended)", "temperature"]
     rows[1]["recommended"] = "identity"
-    assert labels(rows) == [
-        "uncalibrated (recommended)", "auto", "temperature", "vector"]
+    assert labels(rows) == ["uncalibrated (recommended)", "temperature", "vector"]
     # the cap holds, the recommended panel kept
     many = [row("uncalibrated", False), row("auto", True, recommended="matrix")]
     many += [row(f"m{i}", True) for i in range(10)]
