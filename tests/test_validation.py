@@ -701,9 +701,17 @@ def test_missing_labels_in_integers_and_at_score_time():
     for labels in (text4, text4.astype(object), list(text4)):
         with pytest.raises(ValueError, match=r"missing label\(s\) '' at row\(s\) \[5\]"):
             TemperatureScaler().fit(Z4, labels)
-    # float labels: scikit-learn's own check, already plain
-    with pytest.raises(ValueError, match="Input y contains NaN"):
-        TemperatureScaler().fit(Z, np.where(np.arange(30) == 29, np.nan, np.arange(30) % 3))
+    # float labels (fresh34b: scikit-learn's "Input y contains NaN" without rows at
+    # fit, "labels [nan] ... not among the classes" at score): the same message
+    yf = np.where(np.arange(30) == 29, np.nan, np.arange(30) % 3)
+    with pytest.raises(ValueError, match=r"missing label\(s\) nan at row\(s\) \[29\]"):
+        TemperatureScaler().fit(Z, yf)
+    with pytest.raises(ValueError, match=r"missing label\(s\) nan at row\(s\) \[29\]"):
+        ts.score(Z, yf)
+    nullable = pd.Series(np.arange(30) % 3, dtype="Int64")
+    nullable[3] = pd.NA
+    with pytest.raises(ValueError, match=r"missing label\(s\) (nan|<NA>) at row\(s\) \[3\]"):
+        TemperatureScaler().fit(Z, nullable)
 
 
 def test_fit_warnings_point_at_the_callers_line():

@@ -42,13 +42,14 @@ def _is_missing_label(v):
 
 
 def check_no_missing_labels(y, name="y"):
-    """Refuse object or text labels with missing entries (``None``, NaN, ``pd.NA``, ``""``).
+    """Refuse labels with missing entries (``None``, NaN, ``pd.NA``, ``""``).
 
     Without this, sorting the labels fails with a bare ``TypeError`` (``'<'
     not supported between instances of 'NoneType' and 'str'``) or
-    scikit-learn reports an "unknown" label type. Float (non-object) labels
-    are left to scikit-learn's check, which refuses NaN ("Input y contains
-    NaN").
+    scikit-learn reports an "unknown" label type; a NaN among float labels
+    (as pandas' nullable integers give for ``NA``) was scikit-learn's "Input y
+    contains NaN" without the rows, or at ``score`` "labels [nan] that are not
+    among the classes".
 
     Parameters
     ----------
@@ -61,10 +62,12 @@ def check_no_missing_labels(y, name="y"):
     ValueError
         Naming the missing values and their rows (the first 20 and a count).
     """
-    if not (isinstance(y, np.ndarray) and y.dtype.kind in "OU" and y.size):
+    if not (isinstance(y, np.ndarray) and y.dtype.kind in "OUf" and y.size):
         return
     if y.dtype.kind == "U":  # text: only the empty text is missing
         missing = y == ""
+    elif y.dtype.kind == "f":  # float labels (pandas' nullable integers give NaN for NA)
+        missing = np.isnan(y)
     else:
         try:  # None, NaN (the one value unequal to itself) or "": C loops, 14x the loop below
             missing = (y == None) | (y != y) | (y == "")  # noqa: E711 (elementwise)
