@@ -407,6 +407,15 @@ def _what(column, label):
     return f"{'label column' if column == label else 'column'} {column.strip()!r}"
 
 
+def _empty_value(path, column, label, where):
+    """The error of an empty label or split cell; for labels, how to go without them."""
+    remedy = ""
+    if column == label:
+        remedy = (f": every row needs a label; where labels are optional (skcal apply) "
+                  f"skip the column with --ignore-columns {column.strip()}")
+    return ValueError(f"{path}: empty value in {_what(column, label)} ({where}){remedy}")
+
+
 def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=None):
     """The logit columns as one (n, K) float array, the others as 1-D arrays."""
     pa = _pyarrow(path)
@@ -451,9 +460,7 @@ def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=Non
         col = table.column(c)
         if col.null_count:
             first = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            raise ValueError(
-                f"{path}: empty value in {_what(c, label)} ({_where(suffix, first)})"
-            )
+            raise _empty_value(path, c, label, _where(suffix, first))
         out[c] = col.to_numpy(zero_copy_only=False)
     return _to_matrix(table, logit_cols, dtype), out
 
@@ -512,9 +519,7 @@ def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype, label=None):
         cells = [r[index[c]].strip() for r in rows]
         empty = [i for i, v in enumerate(cells) if not v]
         if empty:
-            raise ValueError(
-                f"{path}: empty value in {_what(c, label)} ({_where('.csv', empty[0])})"
-            )
+            raise _empty_value(path, c, label, _where(".csv", empty[0]))
         try:
             out[c] = np.array([float(v) for v in cells])
         except ValueError:

@@ -1129,3 +1129,32 @@ def test_npz_split_and_upper_case_suffix(tmp_path, logits, capsys):
     assert main(["report", "--data", str(data), "--model", str(model), "--output", str(rep),
                  "--n-bootstrap", "0"]) == 0
     assert "(300 rows, the 'test' split, 3 classes)" in (rep / "report.md").read_text()
+
+
+def test_apply_with_an_empty_label_cell_names_the_way_without_labels(tmp_path, logits,
+                                                                      capsys):
+    """fresh34b: apply refused a file for one empty label cell although its labels
+    are optional, naming no way out; the message names --ignore-columns, which
+    then writes the probabilities without the label column."""
+    Z, y = logits
+    test, model = _fitted_temperature(tmp_path, Z, y)
+    text = test.read_text().splitlines()
+    head = text[0].split(",")
+    j = [h.strip('"') for h in head].index("label")
+    cells = text[3].split(",")
+    cells[j] = ""
+    text[3] = ",".join(cells)
+    holed = tmp_path / "holed.csv"
+    holed.write_text("\n".join(text) + "\n")
+    out = tmp_path / "out.csv"
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(holed), "--output", str(out)]) == 2
+    assert _err(capsys).endswith(
+        "empty value in label column 'label' (line 4): every row needs a label; where "
+        "labels are optional (skcal apply) skip the column with --ignore-columns label")
+    assert main(["apply", str(model), "--data", str(holed), "--output", str(out),
+                 "--ignore-columns", "label"]) == 0
+    import pandas as pd
+
+    written = pd.read_csv(out)
+    assert list(written.columns) == NAMES and len(written) == 300
