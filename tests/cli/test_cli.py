@@ -911,11 +911,10 @@ def test_benchmark_auto_is_compared_when_its_choice_has_no_row():
         assert r["nll_best"] in (True, False)
 
 
-def test_benchmark_tables_mark_intervals_the_resamples_do_not_back():
-    """fresh34: the Markdown table showed a calibrated model's ECE as
-    "0.70 [0.62, 0.70]*" with nothing saying the BCa interval was degenerate;
-    the flagged intervals carry BEYOND_MARK and the note under the table says
-    what it means, only where a shown interval has the mark."""
+def _calibrated_row_with_intervals():
+    """``(rows, ci)``: one benchmark row of a calibrated binary model (3,000 rows)
+    with its 200-resample intervals, and ``confidence_interval``'s BCa of its ECE
+    on the same resamples (flagged ``beyond_resamples``)."""
     rng = np.random.default_rng(0)
     n = 3000
     p = rng.uniform(0.5, 1.0, n)
@@ -929,6 +928,15 @@ def test_benchmark_tables_mark_intervals_the_resamples_do_not_back():
     _benchmark.add_intervals(rows, y, n_resamples=200, random_state=0)
     ci = confidence_interval("ece", y, P, method="BCa", n_resamples=200, random_state=0,
                              kind="top-label", n_bins=_benchmark.N_BINS)
+    return rows, ci
+
+
+def test_benchmark_tables_mark_intervals_the_resamples_do_not_back():
+    """fresh34: the Markdown table showed a calibrated model's ECE as
+    "0.70 [0.62, 0.70]*" with nothing saying the BCa interval was degenerate;
+    the flagged intervals carry BEYOND_MARK and the note under the table says
+    what it means, only where a shown interval has the mark."""
+    rows, ci = _calibrated_row_with_intervals()
     assert ci.beyond_resamples is True and rows[0]["ece_beyond"] is True
     assert rows[0]["nll_beyond"] is False
     wide = _benchmark.format_table(rows, "markdown", wide=True)
@@ -944,19 +952,7 @@ def test_benchmark_csv_holds_the_beyond_flags(tmp_path):
     """fx34c: benchmark.csv lacked the <metric>_beyond flags that add_intervals
     sets (the tables' '~'): each is a column next to its <metric>_best, True
     for the calibrated model's ECE interval that confidence_interval flags."""
-    rng = np.random.default_rng(0)
-    n = 3000
-    p = rng.uniform(0.5, 1.0, n)
-    P = np.column_stack([p, 1 - p])
-    y = (rng.uniform(size=n) > p).astype(int)  # calibrated: flagged ECE interval
-    rows = [{**dict.fromkeys(_benchmark.COLUMNS, math.nan),
-             **dict(dataset="d", method="m", library="-", proba=P, status="ok")}]
-    from skcal.benchmark._benchmark import _metrics
-
-    rows[0].update(_metrics(y, P, _benchmark.N_BINS))
-    _benchmark.add_intervals(rows, y, n_resamples=200, random_state=0)
-    ci = confidence_interval("ece", y, P, method="BCa", n_resamples=200, random_state=0,
-                             kind="top-label", n_bins=_benchmark.N_BINS)
+    rows, ci = _calibrated_row_with_intervals()
     assert ci.beyond_resamples is True
     _benchmark.write_csv(rows, tmp_path / "b.csv")
     with open(tmp_path / "b.csv", newline="") as fh:
