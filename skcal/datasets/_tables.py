@@ -199,6 +199,9 @@ def _duplicates(names):
 
 # -------------------------------------------------------------- NumPy files
 def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labels):
+    """``(logits, y, split, label key, split read)``: the last is ``"val"`` /
+    ``"test"`` when the role read one split of a file with the _val and _test
+    keys alone (``split`` is then None), else None."""
     import zipfile
 
     if ignore_columns:
@@ -232,7 +235,7 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
                     )
                 parts.append((z, y))
             if len(parts) == 1:
-                return *parts[0], None, f"y_{splits[0]}"
+                return *parts[0], None, f"y_{splits[0]}", splits[0]
             (zv, yv), (zt, yt) = parts
             if zv.shape[1] != zt.shape[1]:
                 raise ValueError(
@@ -242,7 +245,8 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
             if yv.dtype.kind != yt.dtype.kind:
                 raise ValueError(f"{path}: label arrays mix text and numbers")
             split = np.repeat(["val", "test"], [len(yv), len(yt)])
-            return np.concatenate([zv, zt]), np.concatenate([yv, yt]), split, "y_val, y_test"
+            return (np.concatenate([zv, zt]), np.concatenate([yv, yt]), split,
+                    "y_val, y_test", None)
         if logit_columns is None and "logits" not in keys:
             raise ValueError(
                 f"{path}: missing keys; need logits_val, y_val, logits_test, y_test "
@@ -261,7 +265,7 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
         y = None
         if ykey in keys:
             y = _as_label_array(_npz_array(f, ykey, path), ykey, path)
-    return logits, y, None, ykey if y is not None else None
+    return logits, y, None, ykey if y is not None else None, None
 
 
 def _read_npy(path, label_column, logit_columns, ignore_columns, need_labels):
@@ -698,9 +702,9 @@ def read_logit_table(
     path, suffix = _check_path(path)
     if role not in _ROLE_SPLIT:
         raise ValueError(f"role must be 'fit', 'apply', 'report' or None, got {role!r}")
-    columns, explicit = None, logit_columns is not None
+    columns, explicit, npz_split = None, logit_columns is not None, None
     if suffix == ".npz":
-        logits, y, split, lname = _read_npz(
+        logits, y, split, lname, npz_split = _read_npz(
             path, role, label_column, logit_columns, ignore_columns, need_labels
         )
     elif suffix == ".npy":
@@ -722,9 +726,8 @@ def read_logit_table(
         raise ValueError(f"{path}: {logits.shape[0]} logit rows but {len(y)} labels")
     want = _ROLE_SPLIT[role]
     n_file_rows, split_read = logits.shape[0], None
-    if suffix == ".npz" and lname in ("y_val", "y_test") and want is not None:
-        # one split of an .npz with the _val and _test keys, read alone
-        n_file_rows, split_read = None, want
+    if suffix == ".npz" and npz_split is not None:  # its other split is not read
+        n_file_rows, split_read = None, npz_split
     if split is not None and want is not None:
         split_read = want
         rows = split == want

@@ -52,3 +52,21 @@ def test_parquet_pandas_index_column_is_skipped(tmp_path):
     np.testing.assert_array_equal(t.logits, Z)
     # naming it in --ignore-columns as well is fine
     assert read_logit_table(path, ignore_columns=["__index_level_0__"]).columns == ["a", "b", "c"]
+
+
+def test_split_read_only_for_a_file_with_both_splits(tmp_path):
+    """An .npz with a ``logits`` key whose labels are named ``y_val`` is no split
+    file: ``split_read`` is None (it was derived from the label key's name)."""
+    from skcal.datasets._tables import read_logit_table
+
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(20, 3)), rng.integers(0, 3, 20)
+    np.savez(tmp_path / "k.npz", logits=Z, y_val=y)
+    t = read_logit_table(tmp_path / "k.npz", role="apply", label_column="y_val")
+    assert t.split_read is None and t.n_file_rows == 20
+    np.savez(tmp_path / "s.npz", logits_val=Z[:8], y_val=y[:8], logits_test=Z[8:],
+             y_test=y[8:])
+    t = read_logit_table(tmp_path / "s.npz", role="apply")
+    assert (t.split_read, t.n_file_rows, len(t.y)) == ("test", None, 12)
+    t = read_logit_table(tmp_path / "s.npz", role=None)
+    assert (t.split_read, t.n_file_rows) == (None, 20)
