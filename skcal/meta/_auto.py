@@ -338,11 +338,12 @@ def _warn_once_per_candidate(cands, warned, k):
             for key in fold_warned:
                 counts[key] = counts.get(key, 0) + 1
         for (category, message), m in counts.items():
-            warnings.warn(
-                f"{message} (in {m} of {k} folds of candidate {name!r})",
-                category,
-                stacklevel=_caller_stacklevel(),
-            )
+            _reissue(category, message, f"in {m} of {k} folds of candidate {name!r}")
+
+
+def _reissue(category, message, where):
+    """Issue a recorded warning again at the user's call, ``where`` it came from appended."""
+    warnings.warn(f"{message} ({where})", category, stacklevel=_caller_stacklevel())
 
 
 class AutoCalibrator(BaseCalibrator):
@@ -641,8 +642,8 @@ class AutoCalibrator(BaseCalibrator):
             # stacklevel would point inside AutoCalibrator)
             for category, message in dict.fromkeys((w.category, str(w.message))
                                                    for w in caught):
-                warnings.warn(f"{message} (refit of candidate {self.best_name_!r} on "
-                              "all rows)", category, stacklevel=_caller_stacklevel())
+                _reissue(category, message,
+                         f"refit of candidate {self.best_name_!r} on all rows")
         return self
 
     def _chosen(self):
