@@ -254,6 +254,13 @@ class BaseCalibrator(
     #: :func:`skcal.utils.validation.deferred_range_check`).
     _predict_checks_range = False
 
+    #: Whether ``fit`` refuses logits whose largest magnitude is positive but
+    #: below ``1 / max_abs_logit(dtype)`` (``check_scores(check_underflow=True)``):
+    #: the whole-vector fits, whose curvature underflows there. The
+    #: one-vs-rest maps are scale-equivariant on binary scores of any
+    #: magnitude and warn about multiclass logits spanning too little.
+    _refuses_underflowing_logits = False
+
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
         store_params(self, locals())
 
@@ -328,6 +335,7 @@ class BaseCalibrator(
             X,
             input_type=self.input_type,
             warn_probabilities=True if reset else PREDICT_PROBABILITY_CHECK_ROWS,
+            check_underflow=reset and self._refuses_underflowing_logits,
         )
         if reset:
             self.n_features_in_ = n_cols

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from _helpers import softmax, temperature_reference
+from _helpers import quiet_fit, softmax, temperature_reference
 from skcal import TemperatureScaler, VectorScaler
 from skcal.utils._labels import _unique_inverse, resolve_classes
 from skcal.utils.validation import check_sample_weight, check_scores, max_abs_logit
@@ -632,7 +632,7 @@ def test_tiny_nonnegative_log_odds_are_not_reported_as_probabilities():
     y = (rng.uniform(size=300) < 0.5).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbabilitiesAsLogitsWarning)
-        for c in (1e-300, 1e-100, 1e-5):
+        for c in (1e-99, 1e-50, 1e-5):  # 1e-100 and below: refused (underflow)
             X = s / s.max() * c * 0.999
             PlattScaler().fit(X, y).predict_proba(X)
             PlattScaler().fit(X[:, None], y)
@@ -742,3 +742,58 @@ def test_fit_warnings_point_at_the_callers_line():
         assert caught
         assert all(w.filename == __file__ for w in caught), [
             (w.filename, str(w.message)[:60]) for w in caught]
+
+
+@pytest.mark.parametrize("dtype, bound", [(np.float64, 1e-100), (np.float32, 1e-15)])
+def test_check_scores_check_underflow_refuses_logits_below_the_reciprocal_bound(dtype, bound):
+    assert bound == 1.0 / max_abs_logit(dtype)
+    tiny = np.array([[0.0, bound / 4], [bound / 8, 0.0]], dtype=dtype)
+    with pytest.raises(ValueError, match="magnitude at most .*Rescale the scores"):
+        check_scores(tiny, check_underflow=True)
+    # without the flag (predict time, the one-vs-rest family) they are accepted
+    Z, _ = check_scores(tiny)
+    np.testing.assert_array_equal(Z, tiny)
+    # all-zero logits (tied rows) and logits reaching the bound are accepted
+    check_scores(np.zeros((2, 3), dtype=dtype), check_underflow=True)
+    check_scores(np.array([[0.0, -2 * bound]], dtype=dtype), check_underflow=True)
+
+
+WHOLE_VECTOR = ["TemperatureScaler", "EnsembleTemperatureScaler", "VectorScaler",
+                "BiasCorrectedTemperatureScaler", "NoBiasVectorScaler", "MatrixScaler",
+                "DirichletCalibrator", "StructuredVectorScaler", "LocalTemperatureScaler"]
+
+
+@pytest.mark.parametrize("name", WHOLE_VECTOR)
+def test_whole_vector_fits_refuse_underflowing_logits(name):
+    import skcal
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(120, 3)) * 3
+    y = np.argmax(Z + rng.gumbel(size=Z.shape), axis=1)
+    cls = getattr(skcal, name)
+    # measured before the check: at logits ~1e-170 (float64) each of these fits
+    # returned near-uniform probabilities (TemperatureScaler: T off by ~1e139,
+    # after max_iter), BiasCorrectedTemperatureScaler an OverflowError
+    with pytest.raises(ValueError, match="magnitude at most"):
+        quiet_fit(cls(), Z * 1e-170, y)
+    # just above the bound the fit is the fit of the unscaled logits
+    P = quiet_fit(cls(), Z, y).predict_proba(Z)
+    P_small = quiet_fit(cls(), Z * 1e-99, y).predict_proba(Z * 1e-99)
+    np.testing.assert_allclose(P_small, P, atol=1e-6)
+
+
+def test_underflowing_logits_are_predicted_and_left_to_the_one_vs_rest_family():
+    from skcal import PlattScaler
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(60, 3))
+    y = np.arange(60) % 3
+    est = quiet_fit(TemperatureScaler(), Z, y)
+    P = est.predict_proba(Z[:2] * 1e-200)  # predicting on such logits is fine
+    np.testing.assert_allclose(P, 1.0 / 3.0, rtol=1e-12)
+    # binary Platt is scale-equivariant at any magnitude (tests/ovr/test_platt.py)
+    s = Z[:, 0]
+    np.testing.assert_allclose(
+        PlattScaler().fit(s * 1e-200, y == 0).predict_proba(s * 1e-200),
+        PlattScaler().fit(s, y == 0).predict_proba(s), atol=1e-9,
+    )

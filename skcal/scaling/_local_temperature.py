@@ -370,6 +370,8 @@ class LocalTemperatureScaler(BaseCalibrator):
     # T(x) > 0: every row keeps its order (predict is the argmax of the logits)
     _preserves_order = True
 
+    _refuses_underflowing_logits = True
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "n_extra_features": [Interval(Integral, 0, None, closed="left")],
@@ -433,6 +435,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         Z, n_logit_cols = check_scores(
             L[:, 0] if n_cols - m == 1 else L, input_type=self.input_type,
             warn_probabilities=reset,  # the logit columns, as for every calibrator
+            check_underflow=reset,
         )
         if reset:
             self.n_features_in_ = n_cols

@@ -73,6 +73,8 @@ class _AffineCalibrator(BaseCalibrator):
     it); the others spell out their own signature and store their options.
     """
 
+    _refuses_underflowing_logits = True
+
     def __init__(
         self, *, input_type="logits", classes=None, backend="auto", reg_lambda=None,
         reg_mu=None, reg_grid=None, n_splits=5, tol=1e-10, max_iter=100,

@@ -389,6 +389,8 @@ def _extreme_logits_cause(Z, xp):
 class _TemperatureParameters(BaseCalibrator):
     """The parameters of :class:`TemperatureScaler`, also those of :class:`~skcal.EnsembleTemperatureScaler`."""
 
+    _refuses_underflowing_logits = True
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         **SOLVER_CONSTRAINTS,
@@ -440,7 +442,9 @@ class TemperatureScaler(ScaleBiasMap, _TemperatureParameters):
         Fitted temperature ``T``, in ``[1e-6 * S, 1e6 * S]`` where the logit
         scale ``S = max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0): both
         bounds scale with the logits, so ``fit(c * Z)`` gives ``c * T`` and
-        huge or tiny but informative logits are still fitted.
+        huge or tiny but informative logits are still fitted (within the
+        accepted magnitudes: at most 1e100, and, unless all zero, at least
+        1e-100 for float64; 1e15 and 1e-15 for the other dtypes).
     classes_ : ndarray of shape (n_classes,)
         Class labels, sorted; column ``j`` of the output is ``classes_[j]``.
     n_features_in_ : int

@@ -418,6 +418,8 @@ def _pcg(hessp, solve, g, d0, rtol=0.1):
 class _VectorParameters(BaseCalibrator):
     """The parameters of :class:`VectorScaler`, also those of BCTS and NBVS (``skcal.scaling._bcts``)."""
 
+    _refuses_underflowing_logits = True
+
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],

@@ -264,13 +264,26 @@ def max_abs_logit(dtype):
     return MAX_ABS_LOGIT if "float64" in str(dtype) else MAX_ABS_LOGIT_LOW_PRECISION
 
 
-def _check_magnitude(name, lo, hi, dtype):
+def _check_magnitude(name, lo, hi, dtype, check_underflow=False):
     bound = max_abs_logit(dtype)
-    if max(-lo, hi) > bound:
+    largest = max(-lo, hi)
+    if largest > bound:
         raise ValueError(
-            f"Input {name} has logits of magnitude {max(-lo, hi):.3g}; skcal accepts "
+            f"Input {name} has logits of magnitude {largest:.3g}; skcal accepts "
             f"|logit| <= {bound:.3g} for {dtype} input (beyond it the calibration "
             "objectives overflow). Rescale the scores."
+        )
+    # the reciprocal bound for a whole-vector fit: below it the curvature of its
+    # objective (sums of squared logit differences) underflows (the fits failed
+    # from ~1e-160 in float64, ~1e-25 in float32) and the softmax is uniform to
+    # the dtype's precision; all-zero logits (tied rows) are accepted
+    if check_underflow and 0 < largest < 1.0 / bound:
+        raise ValueError(
+            f"Input {name} has logits of magnitude at most {largest:.3g}; skcal fits "
+            f"on logits whose largest magnitude is at least {1.0 / bound:.3g} for "
+            f"{dtype} input (below it the calibration objectives underflow and the "
+            "softmax is uniform to the dtype's precision). Rescale the scores, e.g. "
+            "multiply them by 1 / their largest magnitude."
         )
 
 
@@ -305,7 +318,9 @@ def _fail_nonfinite(name, has_nan):
     )
 
 
-def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
+def check_scores(
+    X, *, input_type="logits", name="X", warn_probabilities=False, check_underflow=False
+):
     """Validate classifier outputs and return them as a 2-D logit array.
 
     Parameters
@@ -332,6 +347,13 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
         only the first ``n`` rows (for a dask array, the first ``n`` rows of
         each block), the same rule at a bounded cost. Calibrators pass True
         in ``fit`` and :data:`PREDICT_PROBABILITY_CHECK_ROWS` at predict time.
+    check_underflow : bool, default=False
+        Also refuse logits whose largest magnitude is positive but below
+        ``1 / max_abs_logit(dtype)`` (1e-100 for float64, 1e-15 for the other
+        dtypes): the whole-vector calibrators pass True in ``fit``, whose
+        objectives' curvature (sums of squared logit differences) underflows
+        there. For a dask array the rule is applied to each row block. Not
+        used for probabilities.
 
     Returns
     -------
@@ -359,7 +381,8 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
     ValueError
         If ``X`` is empty, not 1-D or 2-D, contains NaN or infinity, holds
         logits larger in magnitude than :func:`max_abs_logit` (1e100 for
-        float64, 1e15 for the other dtypes), or (for
+        float64, 1e15 for the other dtypes) or, with ``check_underflow=True``, logits
+        all smaller in magnitude than its reciprocal but not all zero, or (for
         probabilities) has values outside [0, 1] or rows whose sum differs from
         1 by more than :func:`probability_row_tolerance`.
     """
@@ -368,12 +391,13 @@ def check_scores(X, *, input_type="logits", name="X", warn_probabilities=False):
             f"input_type must be one of {INPUT_TYPES}, got {input_type!r}."
         )
     check_block = functools.partial(
-        _check_scores, warn_probabilities=warn_probabilities
+        _check_scores, warn_probabilities=warn_probabilities,
+        check_underflow=check_underflow,
     )
     return get_backend(X).check_scores(X, input_type, name, check_block=check_block)
 
 
-def _check_scores(X, input_type, name, warn_probabilities):
+def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False):
     """:func:`check_scores` of a NumPy array (or array-like) or a tensor, at once."""
     xp = get_backend(X)
     X = xp.as_scores(X, name)
@@ -393,7 +417,7 @@ def _check_scores(X, input_type, name, warn_probabilities):
     if not (math.isfinite(lo) and math.isfinite(hi)):
         _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
     if input_type == "logits":
-        _check_magnitude(name, lo, hi, X.dtype)
+        _check_magnitude(name, lo, hi, X.dtype, check_underflow)
         if warn_probabilities is True:
             _warn_if_probabilities(X, lo, hi)
         elif warn_probabilities:
