@@ -60,10 +60,9 @@ __all__ = ["bin_sums", "row_mean"]
 class _BlockSpec:
     """What a worker needs to validate and encode one NumPy row block (no dask arrays)."""
 
-    def __init__(self, classes, logits, binary_1d, input_type, pos_index=1):
-        self.classes, self.logits = classes, logits
-        self.binary_1d, self.input_type = binary_1d, input_type
-        self.pos_index = pos_index
+    def __init__(self, classes, binary_1d, input_type, pos_index=1):
+        self.classes, self.binary_1d, self.input_type = classes, binary_1d, input_type
+        self.logits, self.pos_index = input_type == "logits", pos_index
 
     def __call__(self, pb, yb, wb=None):
         """The NumPy metrics' validated inputs of one row block."""
@@ -108,9 +107,7 @@ class _DaskInputs:
             _dask.unique_labels(y_true), self.n_classes, labels, binary_1d, pos_label,
             binary,
         )
-        self.block = _BlockSpec(
-            classes, input_type == "logits", binary_1d, input_type, pos
-        )
+        self.block = _BlockSpec(classes, binary_1d, input_type, pos)
         if input_type == "logits":
             # the calibrators' rule for probabilities read as logits, on the first
             # rows (as their dask predictions); the NumPy metrics judge every row
