@@ -361,6 +361,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
         ambiguous.
     """
     labels = None  # the distinct labels of y, when found
+    how = _pass_classes(name, owner)
     if classes is not None:
         raw = classes
         classes = np.asarray(classes)
@@ -386,10 +387,9 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
             )
         y_enc = encode_labels(
             classes, y,
-            remedy=f"Include every label of y in {_pass_classes(name, owner)} (one per column).",
+            remedy=f"Include every label of y in {how} (one per column).",
         )
     else:
-        how = _pass_classes(name, owner)
         classes, y_enc = _unique_inverse(y)
         labels = classes  # every one occurs in y
         single_ok = (
