@@ -127,7 +127,6 @@ def _check_integer_column_names(est, names, X=None):
     ``str(class)``) are the classes in another order than fit's columns.
     """
     fitted = getattr(est, "_integer_column_names_", None)
-    read = "matched the columns to the classes by name"
     columns = getattr(X, "columns", None)
     if fitted is None and columns is not None and hasattr(est, "classes_") \
             and getattr(est, "feature_names_in_", None) is None:
@@ -139,24 +138,23 @@ def _check_integer_column_names(est, names, X=None):
                 or sorted(by_text) != sorted(map(str, fitted)):
             return  # fit's order, or names that are not the classes: by position
         select = [by_text[str(c)] for c in fitted]
-        read = "was fitted without column names and reads the columns by position"
+        raise ValueError(
+            f"The column names of X {names[:20]!r} are the classes in another order "
+            f"than fit's columns {fitted[:20]!r}; {est.__class__.__name__} was "
+            "fitted without column names and reads the columns by position, so "
+            f"reorder the columns of X as in fit (X[{select[:20]!r}]) or fit on a "
+            f"DataFrame to have them matched by name."
+        )
     if fitted is None or names is None or names == fitted:
         return
-    if read.startswith("matched"):
-        what = (
-            "the names seen in fit in another order" if sorted(names) == sorted(fitted)
-            else "not the names seen in fit"
-        )
-        raise ValueError(
-            f"The integer column names of X {names[:20]!r} are {what} "
-            f"{fitted[:20]!r}; {est.__class__.__name__} {read}, so select the "
-            f"columns as in fit (X[{fitted[:20]!r}])."
-        )
+    what = (
+        "the names seen in fit in another order" if sorted(names) == sorted(fitted)
+        else "not the names seen in fit"
+    )
     raise ValueError(
-        f"The column names of X {names[:20]!r} are the classes in another order "
-        f"than fit's columns {fitted[:20]!r}; {est.__class__.__name__} {read}, "
-        f"so reorder the columns of X as in fit (X[{select[:20]!r}]) or fit on a "
-        f"DataFrame to have them matched by name."
+        f"The integer column names of X {names[:20]!r} are {what} "
+        f"{fitted[:20]!r}; {est.__class__.__name__} matched the columns to the "
+        f"classes by name, so select the columns as in fit (X[{fitted[:20]!r}])."
     )
 
 

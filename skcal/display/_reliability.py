@@ -95,7 +95,6 @@ def _check_matplotlib(caller):
     return plt
 
 
-
 #: Rows the smoothed reliability curve must average (about) to be drawn.
 SMOOTH_MIN_ROWS = 10
 
@@ -305,13 +304,9 @@ class ReliabilityDisplay:
         self.ref_line_ = None
         if ref_line:
             existing = [ln for ln in ax.get_lines() if ln.get_gid() == _DIAGONAL_GID]
-            if existing:
-                self.ref_line_ = existing[0]
-            else:
-                (self.ref_line_,) = ax.plot(
-                    [0, 1], [0, 1], "k:", label="Perfectly calibrated",
-                    gid=_DIAGONAL_GID,
-                )
+            self.ref_line_ = (existing or ax.plot(
+                [0, 1], [0, 1], "k:", label="Perfectly calibrated", gid=_DIAGONAL_GID,
+            ))[0]
         n_curves = sum(1 for ln in ax.get_lines() if ln.get_gid() == _CURVE_GID)
         marker = kwargs.pop("marker", _MARKERS[n_curves % len(_MARKERS)])
         line_kwargs = {"gid": _CURVE_GID}
@@ -479,8 +474,7 @@ class ReliabilityDisplay:
                 y_true, y_prob, kind=kind, class_index=class_index,
                 sample_weight=sample_weight, input_type=input_type, labels=labels,
             )
-            # not drawn where it averages fewer than ~10 rows (a rule relative
-            # to the peak hid a confident model's whole curve below 0.95)
+            # not drawn where it averages fewer than ~10 rows
             smooth_x = sm.x
             smooth_prob_true = np.where(
                 (sm.density >= _smooth_density_floor(sm, len(y_true)))
@@ -497,15 +491,14 @@ class ReliabilityDisplay:
                 class_label = np.asarray(labels)[column]
             else:
                 class_label = column
-        disp = cls(
+        return cls(
             **{key: curve.get(key) for key in _CURVE_FIELDS},
             estimator_name=name,
             kind=kind,
             class_label=class_label,
             smooth_x=smooth_x,
             smooth_prob_true=smooth_prob_true,
-        )
-        return disp.plot(
+        ).plot(
             ax=ax, ref_line=ref_line, show_histogram=show_histogram,
             hist_ax=hist_ax, show_counts=show_counts, **kwargs,
         )
@@ -641,8 +634,7 @@ def _estimator_signature():
     """``from_estimator``'s signature: (estimator, X, y), ``from_predictions``' keywords."""
     sig = inspect.signature(ReliabilityDisplay.from_predictions.__func__)
     P = inspect.Parameter
-    head = [P("cls", P.POSITIONAL_OR_KEYWORD), P("estimator", P.POSITIONAL_OR_KEYWORD),
-            P("X", P.POSITIONAL_OR_KEYWORD), P("y", P.POSITIONAL_OR_KEYWORD)]
+    head = [P(name, P.POSITIONAL_OR_KEYWORD) for name in ("cls", "estimator", "X", "y")]
     rest = [p for p in sig.parameters.values()
             if p.kind in (P.KEYWORD_ONLY, P.VAR_KEYWORD)
             and p.name not in _FROM_ESTIMATOR_SETS]

@@ -53,12 +53,10 @@ Bin rules
 Bins with zero total weight are reported as empty and skipped by the metrics.
 """
 
-import numpy as np
-
 from .._backend._numpy import (  # noqa: F401 - the rules documented above
     EDGE_RTOL,
     QUANTILE_RTOL,
-    edge_positions,
+    MetricOps,
     quantile_edges,
     uniform_bin_ids,
 )
@@ -69,5 +67,4 @@ def bin_ids(s, w, n_bins, strategy):
     if strategy == "uniform":
         return uniform_bin_ids(s, n_bins), n_bins
     edges = quantile_edges(s, w, n_bins)
-    ids = np.searchsorted(edges[1:-1], s, side="left").astype(np.int64)
-    return ids, edges.shape[0] - 1
+    return MetricOps.quantile_ids(edges, s), edges.shape[0] - 1

@@ -428,11 +428,9 @@ def _bootstrap_prob_true(inp, targets, s, n_bootstrap, level, random_state):
         hit = np.bincount(ids, weights=mult * targets, minlength=nb)
         with np.errstate(invalid="ignore", divide="ignore"):
             freq[b] = hit / tot
-    nonempty = s["weight"] > 0
-    freq = freq[:, nonempty]
+    freq = freq[:, s["weight"] > 0]
     alpha = (1.0 - level) / 2.0
-    low = np.full(freq.shape[1], np.nan)
-    high = np.full(freq.shape[1], np.nan)
+    low, high = np.full((2, freq.shape[1]), np.nan)
     seen = np.any(np.isfinite(freq), axis=0)
     if np.any(seen):
         low[seen], high[seen] = np.nanquantile(

@@ -49,11 +49,6 @@ __all__ = [
     "warn_small_bins",
 ]
 
-#: The norms :func:`value_from_sums` knows: the three of
-#: :func:`~skcal.metrics.calibration_error` and the debiased squared error.
-VALUE_NORMS = ("l1", "l2", "max", "debiased")
-
-
 def bin_sums(inp, kind, n_bins, strategy, class_index=None, keep=False):
     """Per-bin sums of every group of ``kind`` (a list of dicts).
 

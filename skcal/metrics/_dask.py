@@ -60,10 +60,9 @@ __all__ = ["bin_sums", "row_mean"]
 class _BlockSpec:
     """What a worker needs to validate and encode one NumPy row block (no dask arrays)."""
 
-    def __init__(self, classes, logits, binary_1d, input_type, pos_index=1):
-        self.classes, self.logits = classes, logits
-        self.binary_1d, self.input_type = binary_1d, input_type
-        self.pos_index = pos_index
+    def __init__(self, classes, binary_1d, input_type, pos_index=1):
+        self.classes, self.binary_1d, self.input_type = classes, binary_1d, input_type
+        self.logits, self.pos_index = input_type == "logits", pos_index
 
     def __call__(self, pb, yb, wb=None):
         """The NumPy metrics' validated inputs of one row block."""
@@ -108,9 +107,7 @@ class _DaskInputs:
             _dask.unique_labels(y_true), self.n_classes, labels, binary_1d, pos_label,
             binary,
         )
-        self.block = _BlockSpec(
-            classes, input_type == "logits", binary_1d, input_type, pos
-        )
+        self.block = _BlockSpec(classes, binary_1d, input_type, pos)
         if input_type == "logits":
             # the calibrators' rule for probabilities read as logits, on the first
             # rows (as their dask predictions); the NumPy metrics judge every row
@@ -140,8 +137,7 @@ class _DaskInputs:
 
 def _sum_blocks(inputs, block_fn, shapes):
     """One pass: ``block_fn(numpy_inputs)`` (a tuple of arrays of ``shapes``) summed over blocks."""
-    size = sum(int(np.prod(s)) for s in shapes)
-
+    sizes = [int(np.prod(s)) for s in shapes]
     spec = inputs.block
 
     def packed(*blocks):
@@ -149,16 +145,13 @@ def _sum_blocks(inputs, block_fn, shapes):
         return np.concatenate([np.ravel(np.asarray(v, np.float64)) for v in parts])[None]
 
     rows = da.blockwise(
-        packed, "ic", *inputs.arrays(), new_axes={"c": size}, adjust_chunks={"i": 1},
-        concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
+        packed, "ic", *inputs.arrays(), new_axes={"c": sum(sizes)},
+        adjust_chunks={"i": 1}, concatenate=True, dtype=np.float64,
+        meta=np.empty((0, 0)),
     )
     flat = rows.sum(axis=0, split_every=_dask.SPLIT_EVERY).compute()
-    out, at = [], 0
-    for s in shapes:
-        m = int(np.prod(s))
-        out.append(flat[at:at + m].reshape(s))
-        at += m
-    return out
+    parts = np.split(flat, np.cumsum(sizes)[:-1])
+    return [part.reshape(s) for part, s in zip(parts, shapes)]
 
 
 def row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
@@ -195,14 +188,10 @@ def _uniform_groups(inp, kind, n_bins, class_index):
         return (np.array([[g[f] for f in _FIELDS] for g in groups], dtype=np.float64),)
 
     (S,) = _sum_blocks(inp, block, [(n_groups, 4, n_bins)])
-    edges = _numpy.MetricOps.uniform_edges(n_bins)
-    return [
-        {
-            "edges": edges, "ids": None, "count": S[g, 0].astype(np.int64),
-            "weight": S[g, 1], "score_sum": S[g, 2], "target_sum": S[g, 3],
-        }
-        for g in range(n_groups)
-    ]
+    xp = _numpy.MetricOps
+    acc = _rows._BinSums(xp, n_groups, n_bins)
+    acc.count, acc.weight, acc.score, acc.target = S.transpose(1, 0, 2).reshape(4, -1)
+    return acc.groups(xp.uniform_edges(n_bins))
 
 
 def _event_block(pb, yb, wb=None, *, spec, kind, k):

@@ -65,11 +65,10 @@ class _MeanStat:
         self.wa = a if w is None else w * a
 
     def __call__(self, idx):
-        one = idx.ndim == 1
         cnt = _multiplicities(np.atleast_2d(idx), self.n)
         W = cnt.sum(axis=1) if self.w is None else cnt @ self.w
         out = (cnt @ self.wa) / W
-        return out[0] if one else out
+        return out[0] if idx.ndim == 1 else out
 
     def jackknife(self):
         w = np.ones(self.n) if self.w is None else self.w
@@ -99,15 +98,13 @@ class _BinnedStat:
         w = _multiplicities(idx, self.n)  # (B, n) weight of every row
         if self.w is not None:
             w *= self.w
-        W = np.zeros(B * C)
-        P, T = np.zeros(B * C), np.zeros(B * C)
+        W, P, T = S = np.zeros((3, B * C))
         for g in range(self.G):
             cid = (self.cells[:, g] + off).ravel()
             W += np.bincount(cid, w.ravel(), B * C)
             P += np.bincount(cid, (w * self.s[:, g]).ravel(), B * C)
             T += np.bincount(cid, (w * self.o[:, g]).ravel(), B * C)
-        shape = (B, self.G, self.nb)
-        return W.reshape(shape), P.reshape(shape), T.reshape(shape)
+        return S.reshape(3, B, self.G, self.nb)
 
     def __call__(self, idx):
         value = value_from_sums(*self.sums(np.atleast_2d(idx)), self.norm, self.scale)
@@ -115,8 +112,7 @@ class _BinnedStat:
 
     def jackknife(self):
         """Leave-one-out values, from the full-sample bin sums in O(n G)."""
-        all_rows = np.arange(self.n)[None, :]
-        W, P, T = (a[0] for a in self.sums(all_rows))  # (G, nb)
+        W, P, T = (a[0] for a in self.sums(np.arange(self.n)[None, :]))  # (G, nb)
         w = np.ones(self.n) if self.w is None else self.w
         Wtot = W.sum(axis=-1)  # (G,)
         per = np.empty((self.n, self.G))
@@ -154,23 +150,21 @@ class _GenericStat:
         self.n = s.shape[0]
 
     def __call__(self, idx):
-        idx2 = np.atleast_2d(idx)
         out = np.array([
             self.func(self.s[i], self.o[i], None if self.w is None else self.w[i])
-            for i in idx2
+            for i in np.atleast_2d(idx)
         ])
         return out if idx.ndim > 1 else out[0]
 
     jackknife = None
 
 
-def _binned_stat(inp, kind, class_index, n_bins, strategy, norm, scale):
-    """Reduce ``inp`` to the rows' bins, scores and outcomes (filled group by group).
+def _binned_stat(inp, w, kind, class_index, n_bins, strategy, norm, scale):
+    """Reduce ``inp`` (NumPy weights ``w``) to the rows' bins, scores and outcomes.
 
     Memory: float64 scores, int32 bins and uint8 outcomes, ``(n, G)`` each
-    (13 bytes per row and group), built without an intermediate copy.
+    (13 bytes per row and group), filled group by group without a copy.
     """
-    w = None if inp.weight is None else _rows.ops(inp).to_numpy(inp.weight)
     n = inp.scores.shape[0]
     G, groups = event_groups(inp, kind, class_index)
     cells = np.empty((n, G), dtype=np.int32)
@@ -239,7 +233,7 @@ def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
         kind = _check_kind(p["kind"], p["class_index"])
         n_bins = _check_n_bins(p["n_bins"], inp.y.shape[0])
         scale = frequency_scale(sample_weight, inp) if family == "debiased" else 1.0
-        stat = _binned_stat(inp, kind, p["class_index"], n_bins, p["strategy"],
+        stat = _binned_stat(inp, w, kind, p["class_index"], n_bins, p["strategy"],
                             p.get("norm", spec.norm), scale)
     elif family == "smooth":
         from ._smooth import _smooth_ece_rows
@@ -286,47 +280,40 @@ def _batch(batch, n_resamples, n, groups):
 
 def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rng,
               batch, **extra):
-    """The Bunch of :func:`confidence_interval`: :func:`_bootstrap` of ``statistic``."""
-    est, low, high, se, dist, beyond = _bootstrap(
-        statistic, n, method=method, n_resamples=n_resamples, level=confidence_level,
-        rng=rng, batch=_batch(batch, n_resamples, n, groups),
-    )
-    return Bunch(
-        estimate=est, low=low, high=high, standard_error=se,
-        bootstrap_distribution=dist, beyond_resamples=beyond, method=method,
-        confidence_level=confidence_level, n_resamples=n_resamples, **extra,
-    )
+    """The Bunch of :func:`confidence_interval`: scipy.stats.bootstrap over row indices.
 
-
-def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
-    """scipy.stats.bootstrap over row indices; BCa from an O(n) jackknife when known.
-
-    Returns ``(estimate, low, high, standard_error, bootstrap_distribution,
-    beyond_resamples)``; ``beyond_resamples`` is :func:`_bca`'s flag (False
-    for the other methods).
+    BCa takes the O(n) jackknife of ``statistic`` when it has one;
+    ``beyond_resamples`` is :func:`_bca`'s flag (False for the other methods).
     """
     if n < 2:
         raise ValueError("A bootstrap interval needs at least 2 samples.")
     estimate = float(statistic(np.arange(n)))
+    result = Bunch(
+        estimate=estimate, low=np.nan, high=np.nan, standard_error=np.nan,
+        bootstrap_distribution=np.full(n_resamples, np.nan), beyond_resamples=False,
+        method=method, confidence_level=confidence_level, n_resamples=n_resamples,
+        **extra,
+    )
     if not np.isfinite(estimate):
         # e.g. the NLL of a probability 0 on a true class: resamples mix
         # infinite and finite values, and no interval is defined
-        return estimate, np.nan, np.nan, np.nan, np.full(n_resamples, np.nan), False
-    data = (np.arange(n),)
+        return result
 
     def stat(idx, axis=-1):
         return statistic(idx)
 
     scipy_method = "percentile" if (method == "BCa" and statistic.jackknife) else method
     res = scipy.stats.bootstrap(
-        data, stat, n_resamples=n_resamples, batch=batch, vectorized=True,
-        axis=-1, confidence_level=level, method=scipy_method, rng=rng,
+        (np.arange(n),), stat, n_resamples=n_resamples,
+        batch=_batch(batch, n_resamples, n, groups), vectorized=True, axis=-1,
+        confidence_level=confidence_level, method=scipy_method, rng=rng,
     )
     theta_b = np.asarray(res.bootstrap_distribution, dtype=np.float64)
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     beyond = False
     if method == "BCa" and statistic.jackknife:
-        low, high, beyond = _bca(theta_b, estimate, statistic.jackknife(), 1 - level)
+        low, high, beyond = _bca(theta_b, estimate, statistic.jackknife(),
+                                 1 - confidence_level)
     elif method == "BCa" and theta_b.size > 2 and np.isfinite([low, high]).all():
         # scipy's BCa (smooth ECE): its levels are not returned; an end short of
         # the second smallest (largest) resample is a level below about 1 / B
@@ -335,7 +322,9 @@ def _bootstrap(statistic, n, *, method, n_resamples, level, rng, batch):
     bounds = getattr(statistic, "bounds", None)
     if bounds is not None:  # "basic" reflects the quantiles, past the range
         low, high = (float(np.clip(v, *bounds)) for v in (low, high))
-    return estimate, low, high, float(res.standard_error), theta_b, beyond
+    result.update(low=low, high=high, standard_error=float(res.standard_error),
+                  bootstrap_distribution=theta_b, beyond_resamples=beyond)
+    return result
 
 
 def _bca(theta_b, theta_hat, jack, alpha2):
@@ -659,7 +648,7 @@ def paired_difference_interval(
     rng = _rng(random_state)
     sa, inp_a = _build(metric, y_true, y_prob_a, sample_weight, input_type, labels,
                        metric_params)
-    sb, inp_b = _build(metric, y_true, y_prob_b, sample_weight, input_type, labels,
+    sb, _ = _build(metric, y_true, y_prob_b, sample_weight, input_type, labels,
                        metric_params)
     n = inp_a.scores.shape[0]
     return _interval(

@@ -136,8 +136,7 @@ def _positive_labels(y, labels, pos_label, binary_1d):
     """``labels`` for a binary view of ``y``, from ``pos_label`` (see :func:`_encode_labels`)."""
     present = np.unique(y)
     if pos_label is not None:
-        if isinstance(pos_label, np.generic):
-            pos_label = pos_label.item()
+        pos_label = _plain(pos_label)
         if labels is not None:
             given = list(np.asarray(labels).tolist())
             if pos_label not in given:

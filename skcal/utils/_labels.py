@@ -44,12 +44,8 @@ def _is_missing_label(v):
 def check_no_missing_labels(y, name="y"):
     """Refuse labels with missing entries (``None``, NaN, ``pd.NA``, ``""``).
 
-    Without this, sorting the labels fails with a bare ``TypeError`` (``'<'
-    not supported between instances of 'NoneType' and 'str'``) or
-    scikit-learn reports an "unknown" label type; a NaN among float labels
-    (as pandas' nullable integers give for ``NA``) was scikit-learn's "Input y
-    contains NaN" without the rows, or at ``score`` "labels [nan] that are not
-    among the classes".
+    Otherwise sorting the labels fails with a bare ``TypeError`` or
+    scikit-learn reports an "unknown" label type or a NaN without its rows.
 
     Parameters
     ----------
@@ -140,11 +136,8 @@ def check_near_match(labels, names, *, remedy="pass the classes explicitly"):
         If every label names a column once case and surrounding spaces are
         ignored, or if some labels name columns and others do not.
     """
-    def fold(v):
-        return v.strip().casefold()
-
-    folded = {fold(nm) for nm in names}
-    if {fold(lb) for lb in labels} <= folded:
+    folded = {nm.strip().casefold() for nm in names}
+    if {lb.strip().casefold() for lb in labels} <= folded:
         raise ValueError(
             f"The labels of y {labels[:10]!r} name the score columns {names[:10]!r} "
             "only when case and spaces are ignored; rename the columns (or map the "
@@ -368,6 +361,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
         ambiguous.
     """
     labels = None  # the distinct labels of y, when found
+    how = _pass_classes(name, owner)
     if classes is not None:
         raw = classes
         classes = np.asarray(classes)
@@ -393,10 +387,9 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
             )
         y_enc = encode_labels(
             classes, y,
-            remedy=f"Include every label of y in {_pass_classes(name, owner)} (one per column).",
+            remedy=f"Include every label of y in {how} (one per column).",
         )
     else:
-        how = _pass_classes(name, owner)
         classes, y_enc = _unique_inverse(y)
         labels = classes  # every one occurs in y
         single_ok = (

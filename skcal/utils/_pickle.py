@@ -24,11 +24,9 @@ class VersionedPickleMixin:
 
     def __getstate__(self):
         state = super().__getstate__()
-        if state is None or not isinstance(state, dict):  # pragma: no cover
+        if not isinstance(state, dict):  # pragma: no cover
             return state
-        state = dict(state)
-        state[VERSION_KEY] = _current_version()
-        return state
+        return {**state, VERSION_KEY: _current_version()}
 
     def __setstate__(self, state):
         if isinstance(state, dict):

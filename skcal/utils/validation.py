@@ -127,8 +127,6 @@ def _warn_if_probabilities(X, lo, hi, *, name="X"):
         return
     binary = X.ndim == 1 or X.shape[1] == 1
     if binary and hi < BINARY_PROBABILITY_MIN_MAX:
-        # every value within 1e-3 of 0: tiny non-negative log-odds (a tiny
-        # logit scale), not the positive class's probability
         return
     tol = probability_row_tolerance(X.dtype)
     if binary or get_backend(X).row_sum_deviation(X, tol) <= tol:
@@ -167,8 +165,7 @@ def probability_row_tolerance(dtype):
     float
         ``1e-2`` for 16-bit floats (float16 / bfloat16), ``1e-4`` otherwise.
     """
-    name = str(dtype)
-    return 1e-2 if ("16" in name) else 1e-4
+    return 1e-2 if "16" in str(dtype) else 1e-4
 
 
 def normalize_probabilities(P, *, atol=1e-2):
@@ -402,7 +399,9 @@ def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False
     xp = get_backend(X)
     X = xp.as_scores(X, name)
     n_input_columns = 1 if X.ndim == 1 else X.shape[1]
-    deferred = _DEFERRED.get()
+    # the deferred checks of the innermost deferred_range_check block (None
+    # outside one: every check runs at once); the kernels report to it
+    deferred = DEFERRED_RANGE_CHECKS.get()
     if (
         deferred is not None
         and input_type == "logits"
@@ -466,11 +465,6 @@ class _DeferredRangeCheck:
         _check_magnitude(self.name, lo, hi, self.X.dtype)
 
 
-#: The deferred checks of the innermost :func:`deferred_range_check` block
-#: (``None`` outside one: every check runs at once); the kernels report to it.
-_DEFERRED = DEFERRED_RANGE_CHECKS
-
-
 @contextlib.contextmanager
 def deferred_range_check():
     """Let the range check of large 2-D CPU logit tensors run after the prediction.
@@ -484,11 +478,11 @@ def deferred_range_check():
     inside the block must therefore not be used when the block raises.
     """
     checks = []
-    token = _DEFERRED.set(checks)
+    token = DEFERRED_RANGE_CHECKS.set(checks)
     try:
         yield
     finally:
-        _DEFERRED.reset(token)
+        DEFERRED_RANGE_CHECKS.reset(token)
     for check in checks:
         check.finish()
 
@@ -538,7 +532,7 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
         raise ValueError(
             f"sample_weight must be 1-D (one weight per sample), got shape {sw.shape}."
         )
-    if sw.ndim != 1 or sw.shape[0] != n_samples:
+    if sw.shape[0] != n_samples:
         raise ValueError(
             f"sample_weight has {sw.size} entries (shape {sw.shape}) but there are "
             f"{n_samples} samples; pass one weight per sample."
