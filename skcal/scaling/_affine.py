@@ -141,10 +141,6 @@ class AffinePenalty:
     def hessp(self, VW, vb):
         return 2.0 * self.C * VW, None if vb is None else 2.0 * self.c * vb
 
-    @property
-    def is_zero(self):
-        return not np.any(self.C) and (self.c is None or not np.any(self.c))
-
 
 class _Problem:
     """Parameter maps between ``theta`` (solver), ``(W~, b~)`` (kernels) and ``(W, b)``."""
@@ -156,9 +152,8 @@ class _Problem:
         self.whitened = Mt is not None
         self.m_s = feat.shift / feat.scale
         self.inv_s = 1.0 / feat.scale
-        nw = {"full": k * k, "diagonal": k, "scalar": 1}[structure]
-        self.nw = nw
-        self.n_params = nw + (k if intercept else 0)
+        self.nw = {"full": k * k, "diagonal": k, "scalar": 1}[structure]
+        self.n_params = self.nw + (k if intercept else 0)
 
     # theta <-> (W~, b~)
     def expand(self, theta):
@@ -438,9 +433,7 @@ def _trust_region_newton_cg(fun, model, theta, tol, max_iter, f_eps=1e-13, trace
             if fails >= 20 or radius < 1e-14:
                 ok = gnorm <= _PRECISION_LOSS_GTOL_FACTOR * gtol
                 return theta, it, "converged" if ok else "line_search"
-    if gnorm <= gtol:
-        return theta, max_iter, "converged"
-    return theta, max_iter, "max_iter"
+    return theta, max_iter, "converged" if gnorm <= gtol else "max_iter"
 
 
 def _steihaug(Hv, g, radius, rtol, max_steps=None):
@@ -458,13 +451,10 @@ def _steihaug(Hv, g, radius, rtol, max_steps=None):
     for steps in range(1, cap + 1):
         Hd = Hv(dvec)
         dHd = float(dvec @ Hd)
-        if dHd <= 0:
+        alpha = None if dHd <= 0 else rr / dHd
+        if alpha is None or np.linalg.norm(p + alpha * dvec) >= radius:
             return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
-        alpha = rr / dHd
-        p_next = p + alpha * dvec
-        if np.linalg.norm(p_next) >= radius:
-            return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
-        p = p_next
+        p = p + alpha * dvec
         r = r + alpha * Hd
         rr_next = float(r @ r)
         if np.sqrt(rr_next) <= rtol:
@@ -585,12 +575,7 @@ def fit_affine(
         scale = np.where(good, spread, 1.0)
     feat = mk.Features(bool(log_features), float(feature_beta), shift, scale)
     prob = _Problem(k, structure, intercept, feat, Mt)
-    if structure == "full":
-        W0 = w_start * np.eye(k)
-    elif structure == "diagonal":
-        W0 = np.full(k, float(w_start))
-    else:
-        W0 = float(w_start)
+    W0 = float(w_start) * {"full": np.eye(k), "diagonal": np.ones(k), "scalar": 1.0}[structure]
     theta0 = prob.from_original(W0, np.zeros(k) if intercept else None)
     if solver == "auto":
         limit = NEWTON_MAX_FULL_PARAMS if structure == "full" else NEWTON_MAX_PARAMS
@@ -603,7 +588,7 @@ def fit_affine(
         def evaluate(theta):
             Wt, bt = prob.expand(theta)
             f, gW, gb, H = mk.affine_nll_hess(Z, y, sample_weight, xp, feat, Wt, bt)
-            g = _reduce_kernel_grad(prob, gW, gb)
+            g = prob.reduce(gW, gb)
             pf, pg = _penalty_terms(prob, penalty, theta)
             return f + pf, g + pg, E.T @ H @ E + pH
 
@@ -612,32 +597,27 @@ def fit_affine(
         shift = _NullShift(prob, penalty) if structure == "full" and intercept else None
         model = _TrustRegionModel(Z, sample_weight, xp, prob, penalty, shift)
 
+        seen = []  # the last few evaluations: (theta after the shift, NLL)
+
         def fun(theta):
             if shift is not None:
                 theta = shift(theta)
             Wt, bt = prob.expand(theta)
             f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
             pf, pg = _penalty_terms(prob, penalty, theta)
-            g = _reduce_kernel_grad(prob, gW, gb) + pg
+            g = prob.reduce(gW, gb) + pg
+            seen[:] = seen[-2:] + [(theta.copy(), f)]
             return f + pf, g if shift is None else shift.project(g)
 
         f_eps = 1e-13 if str(Z.dtype).endswith("float64") else F32_EPS
-        seen = []  # the last few evaluations: (theta, f)
-
-        def fun_kept(theta):
-            out = fun(theta)
-            seen[:] = seen[-2:] + [(theta.copy(), out[0])]
-            return out
-
         theta, n_iter, status = _trust_region_newton_cg(
-            fun_kept, model, theta0, tol, max_iter, f_eps=f_eps, trace=trace
+            fun, model, theta0, tol, max_iter, f_eps=f_eps, trace=trace
         )
         if shift is not None:
-            seen[:] = [(shift(th), fv) for th, fv in seen]
             theta = shift(theta)
-        for th, fv in seen if info is not None else ():
+        for th, f in seen if info is not None else ():
             if np.array_equal(th, theta):
-                info["nll"] = fv - penalty.value(*prob.theta_to_original(theta))
+                info["nll"] = f
     if info is not None:
         info.setdefault("nll", None)
     W, b = prob.theta_to_original(theta)
@@ -716,9 +696,7 @@ class _TrustRegionModel:
 
         if scalar:
             # the scale's diagonal entry exactly (one product); the biases' from the kernel
-            e = np.zeros(prob.n_params)
-            e[0] = 1.0
-            d = [hessp(e)[:1]]
+            d = [hessp(np.eye(1, prob.n_params)[0])[:1]]
             if prob.intercept:
                 pc = 2.0 * penalty.c if penalty.c is not None else 0.0
                 d.append(sample.diagonal(False)[1] + pc)
@@ -918,10 +896,6 @@ def _penalty_diagonal(prob, pen):
     if c is not None:
         out.append(2.0 * c)
     return np.concatenate(out)
-
-
-def _reduce_kernel_grad(prob, gW, gb):
-    return prob.reduce(gW, gb if prob.intercept else None)
 
 
 def nll(Z, y, sample_weight, xp, W, b, log_features=False, feature_beta=1.0):

@@ -183,7 +183,7 @@ class _AffineCalibrator(BaseCalibrator):
         warn_stopped(type(self).__name__, status, self.max_iter,
                      ", or the regularisation if the calibration set is separable",
                      stacklevel=4)
-        if pen.is_zero or not np.any(pen.C):
+        if not np.any(pen.C):
             f = self._fit_info.get("nll")
             if f is None:
                 feat = self._feat
