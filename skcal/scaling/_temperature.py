@@ -110,11 +110,6 @@ class ScaleBiasMap:
         return {"kind": "affine", "scale": w, "bias": b}
 
 
-def _all_rows_tied(Z):
-    """Whether every row of ``Z`` (NumPy or torch) has all its logits equal."""
-    return bool((Z == Z[:, :1]).all())
-
-
 def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=None):
     """Safeguarded Newton-Halley iteration on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
@@ -176,7 +171,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
         if f == 0 and g <= 0:  # every row saturated on its true class: separable
             return b_max, it, "upper", t
         if g == 0 and h == 0:  # saturated and tied rows, or all tied (see Notes)
-            if f == 0 or not _all_rows_tied(Z):
+            if f == 0 or not bool((Z == Z[:, :1]).all()):  # not every row tied
                 return b_max, it, "upper", t
             return b_min, it, "lower", t
         if g == 0:
