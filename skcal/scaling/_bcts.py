@@ -62,9 +62,6 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
 class _RestrictedVectorScaler(ScaleBiasMap, _VectorParameters):
     """:class:`~skcal.VectorScaler` with one shared scale (BCTS) or no bias (NBVS); its parameters."""
 
-    _structure = "diagonal"
-    _intercept = True
-
     def _penalty(self, k, alpha, beta=1.0):
         # alpha/2 (sum of squared relative deviations of the free scales from the
         # temperature fit's 1/T = beta) + alpha/2 ||b||^2: ((w - beta) / beta)^2
