@@ -39,12 +39,6 @@ def _split_batch(batch):
     )
 
 
-def _call(model, inputs):
-    if isinstance(inputs, dict):
-        return model(**inputs)
-    return model(inputs)
-
-
 def _progress(iterable, enabled, total, desc):
     """A tqdm bar over ``iterable`` when ``enabled`` and stderr is a terminal.
 
@@ -145,7 +139,8 @@ def collect_logits(
         for batch in _progress(loader, progress, n_batches, "collecting logits"):
             inputs, labels = _split_batch(batch)
             with torch.inference_mode():
-                out = _call(model, _to_device(inputs, device))
+                inputs = _to_device(inputs, device)
+                out = model(**inputs) if isinstance(inputs, dict) else model(inputs)
                 if output_transform is not None:
                     out = output_transform(out)
             # copies happen outside inference mode: ordinary tensors out
