@@ -183,12 +183,6 @@ def _classifier_shape(operator):
     operator.outputs[1].type = tensor([N, len(classes)])
 
 
-def _exportable(cls):
-    from ..base import BaseCalibrator
-
-    return cls._torch_spec is not BaseCalibrator._torch_spec
-
-
 def register_skl2onnx():
     """Register skcal's converters with skl2onnx.
 
@@ -233,12 +227,13 @@ def register_skl2onnx():
     from skl2onnx import update_registered_converter
 
     import skcal
+    from skcal.base import BaseCalibrator
     from skcal.utils.discovery import all_calibrators
 
     options = {"zipmap": [True, False, "columns"], "nocl": [True, False]}
     done = []
     for name, cls in all_calibrators():
-        if _exportable(cls):
+        if cls._torch_spec is not BaseCalibrator._torch_spec:  # a closed form
             update_registered_converter(
                 cls, f"Skcal{name}", _classifier_shape, _convert_calibrator,
                 options=options, overwrite=True,
