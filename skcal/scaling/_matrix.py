@@ -525,9 +525,8 @@ class DirichletCalibrator(_AffineCalibrator):
     """
 
     _parameter_constraints: dict = {
-        **_COMMON_CONSTRAINTS,
+        **MatrixScaler._parameter_constraints,
         "parametrization": [StrOptions({"full", "diagonal", "fixed_diagonal"})],
-        "reg": [StrOptions({"sms", "odir", "l2", "none"})],
     }
 
     def __init__(
