@@ -38,6 +38,7 @@ penalty (:class:`_NullShift`).
 """
 
 import numpy as np
+from scipy.linalg.lapack import dtrtri
 
 from .._backend import _matrix as mk
 from ..utils._docstrings import substitute_docstring
@@ -134,9 +135,7 @@ class AffinePenalty:
         return v
 
     def grad(self, W, b):
-        gW = 2.0 * self.C * (W - self.R)
-        gb = None if b is None else 2.0 * self.c * b
-        return gW, gb
+        return self.hessp(W - self.R, b)  # H times the offset from the centre
 
     def hessp(self, VW, vb):
         return 2.0 * self.C * VW, None if vb is None else 2.0 * self.c * vb
@@ -196,13 +195,9 @@ class _Problem:
             Wt = W * s[None, :]
             head = np.linalg.solve(self.Mt.T, Wt.T).T.ravel()  # Wt @ inv(Mt)
             bt = None if b is None else b + W @ m
-        elif self.structure == "diagonal":
-            Wt = W * s
-            head = Wt
-            bt = None if b is None else b + W * m
         else:
-            head = np.array([float(W)])
-            bt = None if b is None else b + float(W) * m
+            head = W * s if self.structure == "diagonal" else np.array([float(W)])
+            bt = None if b is None else b + W * m
         return np.concatenate([head, bt]) if self.intercept else head.copy()
 
     def theta_to_original(self, theta):
@@ -465,22 +460,15 @@ def _steihaug(Hv, g, radius, rtol, max_steps=None):
 
 
 def _boundary_step(p, r, g, d, Hd, radius):
-    """``p + t d`` on the boundary, with its model value (``H d`` known)."""
-    q = _to_boundary(p, d, radius)
-    t = float((q - p) @ d) / max(float(d @ d), 1e-300)
+    """``q = p + t d`` (``t >= 0``) on ``|q| = radius``, with its model value."""
+    a, t = float(d @ d), 0.0
+    if a != 0:
+        b = 2.0 * float(p @ d)
+        c = float(p @ p) - radius * radius
+        t = (-b + np.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a)
+    q = p + t * d
     r = r + t * Hd
     return q, True, 0.5 * float(g @ q + r @ q)
-
-
-def _to_boundary(p, d, radius):
-    """``p + t d`` with ``t >= 0`` and ``|p + t d| = radius``."""
-    a = float(d @ d)
-    if a == 0:
-        return p
-    b = 2.0 * float(p @ d)
-    c = float(p @ p) - radius * radius
-    t = (-b + np.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a)
-    return p + t * d
 
 
 def start_scale(Z, y, sample_weight, xp):
@@ -575,7 +563,8 @@ def fit_affine(
         scale = np.where(good, spread, 1.0)
     feat = mk.Features(bool(log_features), float(feature_beta), shift, scale)
     prob = _Problem(k, structure, intercept, feat, Mt)
-    W0 = float(w_start) * {"full": np.eye(k), "diagonal": np.ones(k), "scalar": 1.0}[structure]
+    eye = {"full": np.eye(k), "diagonal": np.ones(k), "scalar": 1.0}[structure]
+    W0 = float(w_start) * eye
     theta0 = prob.from_original(W0, np.zeros(k) if intercept else None)
     if solver == "auto":
         limit = NEWTON_MAX_FULL_PARAMS if structure == "full" else NEWTON_MAX_PARAMS
@@ -658,8 +647,8 @@ class _TrustRegionModel:
         rows = _sample_rows(n, k, itemsize)
         self.prob, self.penalty, self.shift = prob, penalty, shift
         self.full = prob.structure == "full"
-        # a scalar W (BCTS: one shared scale) works on the diagonal kernels
-        # through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
+        # a diagonal or scalar W (BCTS: one shared scale) works on the diagonal
+        # kernels through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
         self.scalar = prob.structure == "scalar"
         self.sample = mk.HessianSample(
             Z, sample_weight, xp, prob.feat, M=prob.Mt if prob.whitened else None, rows=rows
@@ -675,19 +664,17 @@ class _TrustRegionModel:
         k, nw = prob.k, prob.nw
         if shift is not None:
             theta = shift(theta)
-        if scalar:
-            T, bt = prob.expand(theta)
+        # a full W: the sample whitens T itself; else prob.expand's diagonal kernels
+        if full:
+            sample.at(theta[:nw].reshape(k, k), theta[nw:] if prob.intercept else None)
         else:
-            T = theta[:nw].reshape(k, k) if full else theta[:nw]
-            bt = theta[nw:] if prob.intercept else None
-        sample.at(T, bt)
+            sample.at(*prob.expand(theta))
 
         def hessp(v):
-            if scalar:
-                HW, hb = sample.hessp(*prob.expand(v))
-                return prob.reduce(HW, hb) + _penalty_hessp(prob, penalty, v)
-            VW = v[:nw].reshape(k, k) if full else v[:nw]
-            vb = v[nw:] if prob.intercept else None
+            if not full:
+                h = prob.reduce(*sample.hessp(*prob.expand(v)))
+                return h + _penalty_hessp(prob, penalty, v)
+            VW, vb = v[:nw].reshape(k, k), v[nw:] if prob.intercept else None
             HW, hb = sample.hessp(VW, vb)
             h = np.concatenate([HW.ravel(), hb]) if prob.intercept else HW.ravel()
             if shift is not None:
@@ -827,8 +814,6 @@ class _BlockJacobi:
                 jitter = jitter * 100.0
         else:  # pragma: no cover - the penalty or jitter makes B definite
             L = np.sqrt(np.maximum(tr, 1e-300))[:, None, None] * eye
-        from scipy.linalg.lapack import dtrtri
-
         self.Linv = np.empty_like(L)
         for c in range(k):
             self.Linv[c], _ = dtrtri(L[c], lower=1)
