@@ -135,7 +135,7 @@ def _init_params(sizes, t0, seed):
     """Initial weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) hidden layers, last layer
     with zero weights and the bias that makes ``T(x) == T_min + t0`` everywhere."""
     rng = np.random.default_rng(seed)
-    b_last = t0 + math.log(-math.expm1(-t0))  # softplus^-1(t0) = log(exp(t0) - 1), stable
+    b_last = t0 + math.log(-math.expm1(-t0))  # log(exp(t0) - 1), stable
     params = []
     for i in range(len(sizes) - 1):
         fan_in, fan_out = sizes[i], sizes[i + 1]
@@ -499,14 +499,12 @@ class LocalTemperatureScaler(BaseCalibrator):
         self.best_iter_ = 0
         self.n_iter_ = n_newton
 
-        rs = check_random_state(self.random_state)
-        seed = int(rs.randint(0, 2**31 - 1))
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
         val = content_split(Zl, F, seed, self.validation_fraction)
         tr = ~val
         if min((w[tr] > 0).sum(), (w[val] > 0).sum()) < MIN_ROWS_PER_SPLIT:
             return
-        b_tr, _, _ = fit_temperature(Zl[tr], y[tr], w[tr], _numpy)
-        t_tr = 1.0 / b_tr
+        t_tr = 1.0 / fit_temperature(Zl[tr], y[tr], w[tr], _numpy)[0]
         if not t_tr > self.min_temperature * (1 + 1e-6):
             return
         phi = self._phi(Zl, F)

@@ -211,8 +211,7 @@ class _AffineCalibrator(BaseCalibrator):
         elif lam == "auto":
             cands = [(g, 1.0 if mu is None else float(mu)) for g in grid]
         else:
-            base = 1.0 if lam is None else float(lam)
-            cands = [(base, g) for g in grid]
+            cands = [(1.0 if lam is None else float(lam), g) for g in grid]
         scores = []
         for lam_c, mu_c in cands:
             total, wtot = 0.0, 0.0

@@ -131,7 +131,6 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
     last_step = math.inf if t is None else 0.0  # relative size of the last step
     prev = None  # (beta, f'', f') of the last pass with f'', for a lite pass
     bracket_tol = tol if "float64" in str(Z.dtype) else max(tol, _SINGLE_BRACKET)
-    h_err = 0.0  # relative error estimate of an extrapolated f''
     for it in range(1, max_iter + 1):
         third = t is None or last_step > _REUSE_THIRD_MAX_STEP
         lite = prev is not None and not third and last_step <= _REUSE_SECOND_MAX_STEP
@@ -154,7 +153,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             if not h > 0:
                 h, h_err = h0, math.inf
         else:
-            h_err = 0.0
+            h_err = 0.0  # the relative error estimate of f'': none when computed
         if fused:
             # row statistics from this first pass (NumPy or torch, also on
             # dask): the true lower bound of beta
