@@ -7,6 +7,8 @@ import torch
 from sklearn.base import clone
 from torch import nn
 
+from ..scaling import TemperatureScaler
+
 __all__ = ["CalibratedModel", "collect_logits"]
 
 
@@ -268,8 +270,6 @@ class CalibratedModel(nn.Module):
             self.model, loader, device=device, dtype=torch.float32,
             output_transform=self.output_transform, progress=progress,
         )
-        from ..scaling import TemperatureScaler
-
         calibrator = self.calibrator
         calibrator = TemperatureScaler() if calibrator is None else clone(calibrator)
         # integer labels 0..K-1 name the logit columns, so a class missing
@@ -308,8 +308,6 @@ class CalibratedModel(nn.Module):
         z = self.model(*args, **kwargs)
         if self.output_transform is not None:
             z = self.output_transform(z)
-        if self.calibration is not None:
-            lp = self.calibration(z)
-        else:
-            lp = self.calibrator_.predict_log_proba(z.detach().float())
+        lp = (self.calibration(z) if self.calibration is not None
+              else self.calibrator_.predict_log_proba(z.detach().float()))
         return lp.exp() if self.output == "proba" else lp
