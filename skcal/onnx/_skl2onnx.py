@@ -108,10 +108,8 @@ def _write_label(g, operator, proba, classes):
     """Output 0: ``classes[argmax(proba)]``; output 1: ``proba``."""
     idx = g.node("ArgMax", [proba], "argmax", axis=1, keepdims=0)
     classes = np.asarray(classes)
-    if classes.dtype.kind in "iub":
-        table = g.const(classes.astype(np.int64), "classes")
-    else:
-        table = g.const(classes.astype(str), "classes")
+    integer = classes.dtype.kind in "iub"
+    table = g.const(classes.astype(np.int64 if integer else str), "classes")
     label = g.node("Gather", [table, idx], "label")
     g.container.add_node("Identity", [label], [operator.outputs[0].full_name],
                          name=g.scope.get_unique_operator_name("skcal_label"))
