@@ -524,8 +524,9 @@ class DirichletCalibrator(_AffineCalibrator):
     """
 
     _parameter_constraints: dict = {
-        **MatrixScaler._parameter_constraints,
+        **_COMMON_CONSTRAINTS,
         "parametrization": [StrOptions({"full", "diagonal", "fixed_diagonal"})],
+        "reg": [StrOptions({"sms", "odir", "l2", "none"})],
     }
 
     def __init__(
