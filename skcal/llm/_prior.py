@@ -12,6 +12,7 @@ import numpy as np
 from scipy.special import log_softmax, logsumexp
 
 from ..base import BaseCalibrator
+from .._backend import _numpy
 from .._backend._array import to_numpy
 from ..utils.validation import check_scores
 from ..utils._params import store_params
@@ -64,8 +65,6 @@ class _PriorCorrection(BaseCalibrator):
         return super()._encode_y(y, n_columns, n_samples)
 
     def _prepare(self, Z):
-        from .._backend import _numpy
-
         return Z, _numpy
 
     def fit(self, X, y=None, sample_weight=None):

@@ -241,10 +241,8 @@ def _ovr_sigmoid(g, Z, spec, n_classes, dtype):
         phi = phis[f]()
         F = g.node("Add", [F, g.node("Mul", [phi, g.const(coef[i].astype(npt), "coef")])])
     if binary:
-        out = g.node(
-            "Concat", [g.log_sigmoid(g.node("Neg", [F]), npt), g.log_sigmoid(F, npt)], axis=1
-        )
-        return out, True
+        neg = g.log_sigmoid(g.node("Neg", [F]), npt)
+        return g.node("Concat", [neg, g.log_sigmoid(F, npt)], axis=1), True
     return g.node("LogSoftmax", [g.log_sigmoid(F, npt)], "log_proba", axis=1), True
 
 

@@ -108,10 +108,8 @@ def _write_label(g, operator, proba, classes):
     """Output 0: ``classes[argmax(proba)]``; output 1: ``proba``."""
     idx = g.node("ArgMax", [proba], "argmax", axis=1, keepdims=0)
     classes = np.asarray(classes)
-    if classes.dtype.kind in "iub":
-        table = g.const(classes.astype(np.int64), "classes")
-    else:
-        table = g.const(classes.astype(str), "classes")
+    integer = classes.dtype.kind in "iub"
+    table = g.const(classes.astype(np.int64 if integer else str), "classes")
     label = g.node("Gather", [table, idx], "label")
     g.container.add_node("Identity", [label], [operator.outputs[0].full_name],
                          name=g.scope.get_unique_operator_name("skcal_label"))
@@ -183,12 +181,6 @@ def _classifier_shape(operator):
     operator.outputs[1].type = tensor([N, len(classes)])
 
 
-def _exportable(cls):
-    from ..base import BaseCalibrator
-
-    return cls._torch_spec is not BaseCalibrator._torch_spec
-
-
 def register_skl2onnx():
     """Register skcal's converters with skl2onnx.
 
@@ -233,12 +225,13 @@ def register_skl2onnx():
     from skl2onnx import update_registered_converter
 
     import skcal
+    from skcal.base import BaseCalibrator
     from skcal.utils.discovery import all_calibrators
 
     options = {"zipmap": [True, False, "columns"], "nocl": [True, False]}
     done = []
     for name, cls in all_calibrators():
-        if _exportable(cls):
+        if cls._torch_spec is not BaseCalibrator._torch_spec:  # a closed form
             update_registered_converter(
                 cls, f"Skcal{name}", _classifier_shape, _convert_calibrator,
                 options=options, overwrite=True,

@@ -38,6 +38,7 @@ penalty (:class:`_NullShift`).
 """
 
 import numpy as np
+from scipy.linalg.lapack import dtrtri
 
 from .._backend import _matrix as mk
 from ..utils._docstrings import substitute_docstring
@@ -134,16 +135,10 @@ class AffinePenalty:
         return v
 
     def grad(self, W, b):
-        gW = 2.0 * self.C * (W - self.R)
-        gb = None if b is None else 2.0 * self.c * b
-        return gW, gb
+        return self.hessp(W - self.R, b)  # H times the offset from the centre
 
     def hessp(self, VW, vb):
         return 2.0 * self.C * VW, None if vb is None else 2.0 * self.c * vb
-
-    @property
-    def is_zero(self):
-        return not np.any(self.C) and (self.c is None or not np.any(self.c))
 
 
 class _Problem:
@@ -156,9 +151,8 @@ class _Problem:
         self.whitened = Mt is not None
         self.m_s = feat.shift / feat.scale
         self.inv_s = 1.0 / feat.scale
-        nw = {"full": k * k, "diagonal": k, "scalar": 1}[structure]
-        self.nw = nw
-        self.n_params = nw + (k if intercept else 0)
+        self.nw = {"full": k * k, "diagonal": k, "scalar": 1}[structure]
+        self.n_params = self.nw + (k if intercept else 0)
 
     # theta <-> (W~, b~)
     def expand(self, theta):
@@ -201,13 +195,9 @@ class _Problem:
             Wt = W * s[None, :]
             head = np.linalg.solve(self.Mt.T, Wt.T).T.ravel()  # Wt @ inv(Mt)
             bt = None if b is None else b + W @ m
-        elif self.structure == "diagonal":
-            Wt = W * s
-            head = Wt
-            bt = None if b is None else b + W * m
         else:
-            head = np.array([float(W)])
-            bt = None if b is None else b + float(W) * m
+            head = W * s if self.structure == "diagonal" else np.array([float(W)])
+            bt = None if b is None else b + W * m
         return np.concatenate([head, bt]) if self.intercept else head.copy()
 
     def theta_to_original(self, theta):
@@ -438,9 +428,7 @@ def _trust_region_newton_cg(fun, model, theta, tol, max_iter, f_eps=1e-13, trace
             if fails >= 20 or radius < 1e-14:
                 ok = gnorm <= _PRECISION_LOSS_GTOL_FACTOR * gtol
                 return theta, it, "converged" if ok else "line_search"
-    if gnorm <= gtol:
-        return theta, max_iter, "converged"
-    return theta, max_iter, "max_iter"
+    return theta, max_iter, "converged" if gnorm <= gtol else "max_iter"
 
 
 def _steihaug(Hv, g, radius, rtol, max_steps=None):
@@ -458,13 +446,10 @@ def _steihaug(Hv, g, radius, rtol, max_steps=None):
     for steps in range(1, cap + 1):
         Hd = Hv(dvec)
         dHd = float(dvec @ Hd)
-        if dHd <= 0:
+        alpha = None if dHd <= 0 else rr / dHd
+        if alpha is None or np.linalg.norm(p + alpha * dvec) >= radius:
             return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
-        alpha = rr / dHd
-        p_next = p + alpha * dvec
-        if np.linalg.norm(p_next) >= radius:
-            return (*_boundary_step(p, r, g, dvec, Hd, radius), steps)
-        p = p_next
+        p = p + alpha * dvec
         r = r + alpha * Hd
         rr_next = float(r @ r)
         if np.sqrt(rr_next) <= rtol:
@@ -475,22 +460,15 @@ def _steihaug(Hv, g, radius, rtol, max_steps=None):
 
 
 def _boundary_step(p, r, g, d, Hd, radius):
-    """``p + t d`` on the boundary, with its model value (``H d`` known)."""
-    q = _to_boundary(p, d, radius)
-    t = float((q - p) @ d) / max(float(d @ d), 1e-300)
+    """``q = p + t d`` (``t >= 0``) on ``|q| = radius``, with its model value."""
+    a, t = float(d @ d), 0.0
+    if a != 0:
+        b = 2.0 * float(p @ d)
+        c = float(p @ p) - radius * radius
+        t = (-b + np.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a)
+    q = p + t * d
     r = r + t * Hd
     return q, True, 0.5 * float(g @ q + r @ q)
-
-
-def _to_boundary(p, d, radius):
-    """``p + t d`` with ``t >= 0`` and ``|p + t d| = radius``."""
-    a = float(d @ d)
-    if a == 0:
-        return p
-    b = 2.0 * float(p @ d)
-    c = float(p @ p) - radius * radius
-    t = (-b + np.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a)
-    return p + t * d
 
 
 def start_scale(Z, y, sample_weight, xp):
@@ -585,12 +563,8 @@ def fit_affine(
         scale = np.where(good, spread, 1.0)
     feat = mk.Features(bool(log_features), float(feature_beta), shift, scale)
     prob = _Problem(k, structure, intercept, feat, Mt)
-    if structure == "full":
-        W0 = w_start * np.eye(k)
-    elif structure == "diagonal":
-        W0 = np.full(k, float(w_start))
-    else:
-        W0 = float(w_start)
+    eye = {"full": np.eye(k), "diagonal": np.ones(k), "scalar": 1.0}[structure]
+    W0 = float(w_start) * eye
     theta0 = prob.from_original(W0, np.zeros(k) if intercept else None)
     if solver == "auto":
         limit = NEWTON_MAX_FULL_PARAMS if structure == "full" else NEWTON_MAX_PARAMS
@@ -603,7 +577,7 @@ def fit_affine(
         def evaluate(theta):
             Wt, bt = prob.expand(theta)
             f, gW, gb, H = mk.affine_nll_hess(Z, y, sample_weight, xp, feat, Wt, bt)
-            g = _reduce_kernel_grad(prob, gW, gb)
+            g = prob.reduce(gW, gb)
             pf, pg = _penalty_terms(prob, penalty, theta)
             return f + pf, g + pg, E.T @ H @ E + pH
 
@@ -612,32 +586,27 @@ def fit_affine(
         shift = _NullShift(prob, penalty) if structure == "full" and intercept else None
         model = _TrustRegionModel(Z, sample_weight, xp, prob, penalty, shift)
 
+        seen = []  # the last few evaluations: (theta after the shift, NLL)
+
         def fun(theta):
             if shift is not None:
                 theta = shift(theta)
             Wt, bt = prob.expand(theta)
             f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
             pf, pg = _penalty_terms(prob, penalty, theta)
-            g = _reduce_kernel_grad(prob, gW, gb) + pg
+            g = prob.reduce(gW, gb) + pg
+            seen[:] = seen[-2:] + [(theta.copy(), f)]
             return f + pf, g if shift is None else shift.project(g)
 
         f_eps = 1e-13 if str(Z.dtype).endswith("float64") else F32_EPS
-        seen = []  # the last few evaluations: (theta, f)
-
-        def fun_kept(theta):
-            out = fun(theta)
-            seen[:] = seen[-2:] + [(theta.copy(), out[0])]
-            return out
-
         theta, n_iter, status = _trust_region_newton_cg(
-            fun_kept, model, theta0, tol, max_iter, f_eps=f_eps, trace=trace
+            fun, model, theta0, tol, max_iter, f_eps=f_eps, trace=trace
         )
         if shift is not None:
-            seen[:] = [(shift(th), fv) for th, fv in seen]
             theta = shift(theta)
-        for th, fv in seen if info is not None else ():
+        for th, f in seen if info is not None else ():
             if np.array_equal(th, theta):
-                info["nll"] = fv - penalty.value(*prob.theta_to_original(theta))
+                info["nll"] = f
     if info is not None:
         info.setdefault("nll", None)
     W, b = prob.theta_to_original(theta)
@@ -678,8 +647,8 @@ class _TrustRegionModel:
         rows = _sample_rows(n, k, itemsize)
         self.prob, self.penalty, self.shift = prob, penalty, shift
         self.full = prob.structure == "full"
-        # a scalar W (BCTS: one shared scale) works on the diagonal kernels
-        # through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
+        # a diagonal or scalar W (BCTS: one shared scale) works on the diagonal
+        # kernels through prob.expand / prob.reduce (W~ = w s, its gradient s . gW~)
         self.scalar = prob.structure == "scalar"
         self.sample = mk.HessianSample(
             Z, sample_weight, xp, prob.feat, M=prob.Mt if prob.whitened else None, rows=rows
@@ -695,19 +664,17 @@ class _TrustRegionModel:
         k, nw = prob.k, prob.nw
         if shift is not None:
             theta = shift(theta)
-        if scalar:
-            T, bt = prob.expand(theta)
+        # a full W: the sample whitens T itself; else prob.expand's diagonal kernels
+        if full:
+            sample.at(theta[:nw].reshape(k, k), theta[nw:] if prob.intercept else None)
         else:
-            T = theta[:nw].reshape(k, k) if full else theta[:nw]
-            bt = theta[nw:] if prob.intercept else None
-        sample.at(T, bt)
+            sample.at(*prob.expand(theta))
 
         def hessp(v):
-            if scalar:
-                HW, hb = sample.hessp(*prob.expand(v))
-                return prob.reduce(HW, hb) + _penalty_hessp(prob, penalty, v)
-            VW = v[:nw].reshape(k, k) if full else v[:nw]
-            vb = v[nw:] if prob.intercept else None
+            if not full:
+                h = prob.reduce(*sample.hessp(*prob.expand(v)))
+                return h + _penalty_hessp(prob, penalty, v)
+            VW, vb = v[:nw].reshape(k, k), v[nw:] if prob.intercept else None
             HW, hb = sample.hessp(VW, vb)
             h = np.concatenate([HW.ravel(), hb]) if prob.intercept else HW.ravel()
             if shift is not None:
@@ -716,9 +683,7 @@ class _TrustRegionModel:
 
         if scalar:
             # the scale's diagonal entry exactly (one product); the biases' from the kernel
-            e = np.zeros(prob.n_params)
-            e[0] = 1.0
-            d = [hessp(e)[:1]]
+            d = [hessp(np.eye(1, prob.n_params)[0])[:1]]
             if prob.intercept:
                 pc = 2.0 * penalty.c if penalty.c is not None else 0.0
                 d.append(sample.diagonal(False)[1] + pc)
@@ -849,8 +814,6 @@ class _BlockJacobi:
                 jitter = jitter * 100.0
         else:  # pragma: no cover - the penalty or jitter makes B definite
             L = np.sqrt(np.maximum(tr, 1e-300))[:, None, None] * eye
-        from scipy.linalg.lapack import dtrtri
-
         self.Linv = np.empty_like(L)
         for c in range(k):
             self.Linv[c], _ = dtrtri(L[c], lower=1)
@@ -918,10 +881,6 @@ def _penalty_diagonal(prob, pen):
     if c is not None:
         out.append(2.0 * c)
     return np.concatenate(out)
-
-
-def _reduce_kernel_grad(prob, gW, gb):
-    return prob.reduce(gW, gb if prob.intercept else None)
 
 
 def nll(Z, y, sample_weight, xp, W, b, log_features=False, feature_beta=1.0):

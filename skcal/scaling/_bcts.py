@@ -8,6 +8,7 @@ has its own documented objective, attributes and defaults.
 import warnings
 
 import numpy as np
+from scipy.special import softmax
 
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
@@ -40,9 +41,7 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
     sw = None if sample_weight is None else to_numpy(sample_weight).astype(np.float64)
     base = np.bincount(to_numpy(y), weights=sw, minlength=k)
     base = base / base.sum()
-    a = est.coef_ * z
-    p = np.exp(a - a.max())
-    p /= p.sum()
+    p = softmax(est.coef_ * z)
     gap = float(np.abs(p - base).max())
     if gap <= 1.0 / n + 1e-6:
         return
@@ -61,9 +60,6 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
 
 class _RestrictedVectorScaler(ScaleBiasMap, _VectorParameters):
     """:class:`~skcal.VectorScaler` with one shared scale (BCTS) or no bias (NBVS); its parameters."""
-
-    _structure = "diagonal"
-    _intercept = True
 
     def _penalty(self, k, alpha, beta=1.0):
         # alpha/2 (sum of squared relative deviations of the free scales from the

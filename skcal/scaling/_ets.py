@@ -22,8 +22,7 @@ def _mixture_terms(E, sw):
     dot products over rows (no ``(n, 3)`` temporaries).
     """
     cols = [np.ascontiguousarray(E[:, j], dtype=np.float64) for j in range(3)]
-    n = len(cols[0])
-    wsum = float(n if sw is None else sw.sum())
+    wsum = float(len(E) if sw is None else sw.sum())
     sw = None if sw is None else np.asarray(sw, dtype=np.float64)
 
     def mix(w):
@@ -37,8 +36,7 @@ def _mixture_terms(E, sw):
         if np.any(m < 0):
             return np.inf, m
         with np.errstate(divide="ignore"):
-            li = np.log(m)
-        return -mean(li), m
+            return -mean(np.log(m)), m
 
     def derivs(w):
         m = mix(w)
@@ -166,8 +164,7 @@ def fit_simplex_mixture(E, sample_weight=None, *, tol=1e-12, max_iter=100):
         w, f = wt, ft
     if inside:
         cands.append(np.clip(w, 0.0, None) / np.clip(w, 0.0, None).sum())
-    vals = [value(c)[0] for c in cands]
-    best = int(np.argmin(vals))
+    best = int(np.argmin([value(c)[0] for c in cands]))
     return cands[best], n_iter
 
 

@@ -136,18 +136,15 @@ def adapt_to_label_shift(
         w = w / w.sum()
     pi = s.copy()
     Q = P.copy()
-    n_iter = max_iter
-    converged = False
-    for it in range(1, max_iter + 1):
+    for n_iter in range(1, max_iter + 1):
         np.multiply(P, pi / s, out=Q)
         Q /= Q.sum(axis=1, keepdims=True)
         new = Q.mean(axis=0) if w is None else w @ Q
         change = float(np.max(np.abs(new - pi)))
         pi = new
         if change <= tol:
-            n_iter, converged = it, True
             break
-    if not converged:
+    else:
         warnings.warn(
             f"EM label-shift adaptation stopped after max_iter={max_iter} "
             f"iterations (last change of a prior {change:.3g} > tol={tol:g}).",
@@ -157,5 +154,4 @@ def adapt_to_label_shift(
     np.multiply(P, pi / s, out=Q)
     Q /= Q.sum(axis=1, keepdims=True)
     Q = like_input(Q, proba)
-    out = (Q, pi)
-    return out + (n_iter,) if return_n_iter else out
+    return (Q, pi, n_iter) if return_n_iter else (Q, pi)

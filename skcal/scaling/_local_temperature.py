@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from ._temperature import fit_temperature
@@ -111,11 +111,6 @@ def topk_log_proba(Z, k):
     return top - np.log(Zc.sum(axis=1, keepdims=True))
 
 
-def _inv_softplus(y):
-    # log(exp(y) - 1), stable for large y
-    return y + math.log(-math.expm1(-y))
-
-
 def _forward(params, P, tanh=np.tanh):
     """The layers ``[P, h_1, ...]`` and output ``s`` of the network ``(W_1, b_1, W_2, ...)``."""
     hs = [P]
@@ -140,11 +135,12 @@ def _init_params(sizes, t0, seed):
     """Initial weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) hidden layers, last layer
     with zero weights and the bias that makes ``T(x) == T_min + t0`` everywhere."""
     rng = np.random.default_rng(seed)
+    b_last = t0 + math.log(-math.expm1(-t0))  # log(exp(t0) - 1), stable
     params = []
     for i in range(len(sizes) - 1):
         fan_in, fan_out = sizes[i], sizes[i + 1]
         if i == len(sizes) - 2:
-            params += [np.zeros((fan_in, fan_out)), np.full(fan_out, _inv_softplus(t0))]
+            params += [np.zeros((fan_in, fan_out)), np.full(fan_out, b_last)]
         else:
             bound = 1.0 / math.sqrt(fan_in)
             params += [rng.uniform(-bound, bound, size=(fan_in, fan_out)),
@@ -432,7 +428,7 @@ class LocalTemperatureScaler(BaseCalibrator):
                 "The extra features of X (its last n_extra_features columns) contain "
                 "NaN or infinity."
             )
-        Z, n_logit_cols = check_scores(
+        Z, _ = check_scores(
             L[:, 0] if n_cols - m == 1 else L, input_type=self.input_type,
             warn_probabilities=reset,  # the logit columns, as for every calibrator
             check_underflow=reset,
@@ -456,15 +452,15 @@ class LocalTemperatureScaler(BaseCalibrator):
         return Z[:, : Z.shape[1] - self.n_extra_features]
 
     def _encode_y(self, y, n_columns, n_samples):
-        if self.n_extra_features and getattr(self, "feature_names_in_", None) is not None:
+        names = getattr(self, "feature_names_in_", None)
+        if self.n_extra_features and names is not None:
             # only the logit columns' names may name classes
-            names = self.feature_names_in_
             self.feature_names_in_ = names[: len(names) - self.n_extra_features]
-            try:
-                return super()._encode_y(y, n_columns - self.n_extra_features, n_samples)
-            finally:
+        try:
+            return super()._encode_y(y, n_columns - self.n_extra_features, n_samples)
+        finally:
+            if names is not None:
                 self.feature_names_in_ = names
-        return super()._encode_y(y, n_columns - self.n_extra_features, n_samples)
 
     def _split(self, Z):
         """Float64 NumPy logits and extra features from the validated ``Z``."""
@@ -506,14 +502,12 @@ class LocalTemperatureScaler(BaseCalibrator):
         self.best_iter_ = 0
         self.n_iter_ = n_newton
 
-        rs = check_random_state(self.random_state)
-        seed = int(rs.randint(0, 2**31 - 1))
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
         val = content_split(Zl, F, seed, self.validation_fraction)
         tr = ~val
         if min((w[tr] > 0).sum(), (w[val] > 0).sum()) < MIN_ROWS_PER_SPLIT:
             return
-        b_tr, _, _ = fit_temperature(Zl[tr], y[tr], w[tr], _numpy)
-        t_tr = 1.0 / b_tr
+        t_tr = 1.0 / fit_temperature(Zl[tr], y[tr], w[tr], _numpy)[0]
         if not t_tr > self.min_temperature * (1 + 1e-6):
             return
         phi = self._phi(Zl, F)
@@ -598,8 +592,6 @@ class LocalTemperatureScaler(BaseCalibrator):
         T : ndarray of shape (n_samples,), float64
             All equal to ``temperature_`` when ``local_`` is False.
         """
-        from sklearn.utils.validation import check_is_fitted
-
         check_is_fitted(self)
         Z = self._validate_X(X, reset=False)
         Zl, F, _ = self._split(Z)
@@ -630,8 +622,7 @@ class LocalTemperatureScaler(BaseCalibrator):
         return LP.astype(np.float64 if dtype == np.float64 else np.float32)
 
     def _predict_proba(self, Z, xp):
-        LP = self._predict_log_proba(Z, xp)
-        P = np.exp(LP)
+        P = np.exp(self._predict_log_proba(Z, xp))
         return P / P.sum(axis=1, keepdims=True)
 
     def __sklearn_tags__(self):

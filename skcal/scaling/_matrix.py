@@ -185,7 +185,7 @@ class _AffineCalibrator(BaseCalibrator):
         warn_stopped(type(self).__name__, status, self.max_iter,
                      ", or the regularisation if the calibration set is separable",
                      stacklevel=4)
-        if pen.is_zero or not np.any(pen.C):
+        if not np.any(pen.C):
             f = self._fit_info.get("nll")
             if f is None:
                 feat = self._feat
@@ -213,8 +213,7 @@ class _AffineCalibrator(BaseCalibrator):
         elif lam == "auto":
             cands = [(g, 1.0 if mu is None else float(mu)) for g in grid]
         else:
-            base = 1.0 if lam is None else float(lam)
-            cands = [(base, g) for g in grid]
+            cands = [(1.0 if lam is None else float(lam), g) for g in grid]
         scores = []
         for lam_c, mu_c in cands:
             total, wtot = 0.0, 0.0

@@ -110,11 +110,6 @@ class ScaleBiasMap:
         return {"kind": "affine", "scale": w, "bias": b}
 
 
-def _all_rows_tied(Z):
-    """Whether every row of ``Z`` (NumPy or torch) has all its logits equal."""
-    return bool((Z == Z[:, :1]).all())
-
-
 def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=None):
     """Safeguarded Newton-Halley iteration on ``f'(beta) = 0``; see :func:`fit_temperature`.
 
@@ -136,7 +131,6 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
     last_step = math.inf if t is None else 0.0  # relative size of the last step
     prev = None  # (beta, f'', f') of the last pass with f'', for a lite pass
     bracket_tol = tol if "float64" in str(Z.dtype) else max(tol, _SINGLE_BRACKET)
-    h_err = 0.0  # relative error estimate of an extrapolated f''
     for it in range(1, max_iter + 1):
         third = t is None or last_step > _REUSE_THIRD_MAX_STEP
         lite = prev is not None and not third and last_step <= _REUSE_SECOND_MAX_STEP
@@ -159,7 +153,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
             if not h > 0:
                 h, h_err = h0, math.inf
         else:
-            h_err = 0.0
+            h_err = 0.0  # the relative error estimate of f'': none when computed
         if fused:
             # row statistics from this first pass (NumPy or torch, also on
             # dask): the true lower bound of beta
@@ -176,7 +170,7 @@ def _newton(Z, y, sample_weight, xp, stats, beta, tol, max_iter, scale=1.0, t=No
         if f == 0 and g <= 0:  # every row saturated on its true class: separable
             return b_max, it, "upper", t
         if g == 0 and h == 0:  # saturated and tied rows, or all tied (see Notes)
-            if f == 0 or not _all_rows_tied(Z):
+            if f == 0 or not bool((Z == Z[:, :1]).all()):  # not every row tied
                 return b_max, it, "upper", t
             return b_min, it, "lower", t
         if g == 0:

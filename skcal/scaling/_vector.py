@@ -121,12 +121,11 @@ def _newton_direction(H, g, gauge):
     falling back to an eigen-decomposition pseudo-inverse when it is still
     numerically singular.
     """
-    k2 = H.shape[0]
     D, Hs, gs, dead = jacobi_scaled(H, g)
     Hm = Hs.copy()
     if gauge:
-        k = k2 // 2
-        u = np.zeros(k2)
+        k = H.shape[0] // 2
+        u = np.zeros(H.shape[0])
         u[k:] = np.where(dead[k:], 0.0, 1.0 / D[k:])
         nu = np.linalg.norm(u)
         if nu > 0:

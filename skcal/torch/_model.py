@@ -7,6 +7,8 @@ import torch
 from sklearn.base import clone
 from torch import nn
 
+from ..scaling import TemperatureScaler
+
 __all__ = ["CalibratedModel", "collect_logits"]
 
 
@@ -37,12 +39,6 @@ def _split_batch(batch):
         "each batch must be (inputs, labels) or a dict with a 'label' key; got "
         f"{type(batch).__name__}"
     )
-
-
-def _call(model, inputs):
-    if isinstance(inputs, dict):
-        return model(**inputs)
-    return model(inputs)
 
 
 def _progress(iterable, enabled, total, desc):
@@ -145,7 +141,8 @@ def collect_logits(
         for batch in _progress(loader, progress, n_batches, "collecting logits"):
             inputs, labels = _split_batch(batch)
             with torch.inference_mode():
-                out = _call(model, _to_device(inputs, device))
+                inputs = _to_device(inputs, device)
+                out = model(**inputs) if isinstance(inputs, dict) else model(inputs)
                 if output_transform is not None:
                     out = output_transform(out)
             # copies happen outside inference mode: ordinary tensors out
@@ -273,8 +270,6 @@ class CalibratedModel(nn.Module):
             self.model, loader, device=device, dtype=torch.float32,
             output_transform=self.output_transform, progress=progress,
         )
-        from ..scaling import TemperatureScaler
-
         calibrator = self.calibrator
         calibrator = TemperatureScaler() if calibrator is None else clone(calibrator)
         # integer labels 0..K-1 name the logit columns, so a class missing
@@ -313,8 +308,6 @@ class CalibratedModel(nn.Module):
         z = self.model(*args, **kwargs)
         if self.output_transform is not None:
             z = self.output_transform(z)
-        if self.calibration is not None:
-            lp = self.calibration(z)
-        else:
-            lp = self.calibrator_.predict_log_proba(z.detach().float())
+        lp = (self.calibration(z) if self.calibration is not None
+              else self.calibrator_.predict_log_proba(z.detach().float()))
         return lp.exp() if self.output == "proba" else lp

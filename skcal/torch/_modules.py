@@ -358,10 +358,8 @@ class OneVsRestInterpolation(_CalibrationModule):
         S = torch.minimum(torch.maximum(S, self.x_min), self.x_max).T.contiguous()
         m = self.knots_x.shape[1]
         j = torch.searchsorted(self.knots_x, S, right=True).clamp(1, m - 1)
-        x0 = torch.gather(self.knots_x, 1, j - 1)
-        x1 = torch.gather(self.knots_x, 1, j)
-        y0 = torch.gather(self.knots_y, 1, j - 1)
-        y1 = torch.gather(self.knots_y, 1, j)
+        knots = (self.knots_x, self.knots_y)
+        x0, x1, y0, y1 = (torch.gather(t, 1, i) for t in knots for i in (j - 1, j))
         Q = (y0 + (S - x0) / (x1 - x0) * (y1 - y0)).T  # (n, n_maps)
         if self.binary:
             q = Q[:, 0]
