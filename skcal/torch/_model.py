@@ -136,7 +136,7 @@ def collect_logits(
     model.eval()
     logits_out = labels_out = None
     chunks, label_chunks = [], []
-    pos = 0
+    pos = written = 0  # rows seen; rows written into the preallocated tensors
     try:
         for batch in _progress(loader, progress, n_batches, "collecting logits"):
             inputs, labels = _split_batch(batch)
@@ -170,6 +170,7 @@ def collect_logits(
             if logits_out is not None and pos + b <= n_total:
                 logits_out[pos:pos + b] = out
                 labels_out[pos:pos + b] = labels
+                written = pos + b
             else:  # no length, or a loader yielding more than len(dataset)
                 chunks.append(out)
                 label_chunks.append(labels)
@@ -177,8 +178,7 @@ def collect_logits(
     finally:
         model.train(was_training)
     if logits_out is not None:
-        n_fill = min(pos, n_total)
-        logits_out, labels_out = logits_out[:n_fill], labels_out[:n_fill]
+        logits_out, labels_out = logits_out[:written], labels_out[:written]
         if chunks:  # extra rows beyond len(dataset) (e.g. a sampler with replacement)
             logits_out = torch.cat([logits_out, *chunks])
             labels_out = torch.cat([labels_out, *label_chunks])

@@ -174,3 +174,26 @@ def test_calibrated_model_exports(data):
     ep = torch.export.export(cm, (x[:8],))
     with torch.no_grad():
         torch.testing.assert_close(ep.module()(x[:8]), cm(x[:8]))
+
+
+def test_collect_logits_loader_yielding_more_rows_than_the_dataset(data):
+    # a sampler with replacement drawing more rows than len(dataset): the rows
+    # after the first batch that overflowed came back with preallocated rows
+    # that were never written (14 rows for 12, two of them garbage)
+    from torch.utils.data import RandomSampler
+
+    x, y = data
+    ds = TensorDataset(x[:10], y[:10])
+    sampler = RandomSampler(ds, replacement=True, num_samples=12,
+                            generator=torch.Generator().manual_seed(1))
+    idx = torch.tensor(list(RandomSampler(ds, replacement=True, num_samples=12,
+                                          generator=torch.Generator().manual_seed(1))))
+    net = _net()
+    logits, labels = collect_logits(net, DataLoader(ds, batch_size=4, sampler=sampler),
+                                    progress=False)
+    net.eval()
+    with torch.no_grad():
+        ref = net(x[idx])
+    assert logits.shape == (12, 4)
+    torch.testing.assert_close(logits, ref)
+    assert torch.equal(labels, y[idx])
