@@ -157,11 +157,8 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         return self
 
     def _pooled(self, members):
-        out = None
-        for cal, Xm in zip(self.calibrators_, members):
-            P = cal.predict_proba(Xm)
-            out = P if out is None else out + P  # a new array: P is never changed
-        return out / len(members)
+        pairs = zip(self.calibrators_, members)
+        return sum(cal.predict_proba(Xm) for cal, Xm in pairs) / len(members)
 
     def predict_proba(self, X):
         """Mean of the members' calibrated probabilities.
