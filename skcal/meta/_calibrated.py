@@ -287,12 +287,8 @@ class CalibratedClassifier(
         calibrator = clone(self._get_calibrator())
         params = calibrator.get_params(deep=False)
         proba = self.response_method_ == "predict_proba"
-        updates = {}
-        if "input_type" in params:
-            updates["input_type"] = "probabilities" if proba else "logits"
-        if "classes" in params:
-            updates["classes"] = classes
-        calibrator.set_params(**updates)
+        updates = {"input_type": "probabilities" if proba else "logits", "classes": classes}
+        calibrator.set_params(**{k: v for k, v in updates.items() if k in params})
         return calibrator, proba and "input_type" not in params
 
     def _fit_calibrated_pair(self, estimator, scores, y, sample_weight, partial=False):

@@ -665,20 +665,6 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
         return None
     return A, B, n_iter, status
 
-def _warm_start(Z, y, w, target_smoothing, max_iter):
-    """Slopes and intercepts fitted on a systematic subsample, or None."""
-    n = Z.shape[0]
-    if n < WARM_START_MIN_ROWS:
-        return None
-    sub = slice(None, None, n // WARM_START_ROWS)
-    A, B, _, status = fit_platt_ovr(
-        Z[sub], y[sub], None if w is None else w[sub],
-        target_smoothing=target_smoothing, tol=WARM_START_TOL, max_iter=max_iter,
-        warm_start=False,
-    )
-    ok = (status == "converged") & np.isfinite(A) & np.isfinite(B)
-    return A, B, ok
-
 
 def fit_platt_ovr(
     Z, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
@@ -754,14 +740,18 @@ def fit_platt_ovr(
         out = _fit_platt_ovr32(Z, y, w, tol, max_iter, unit)
         if out is not None:
             return out
-    warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
     prob = _OvrProblem(Z, y, w, target_smoothing, unit)
     theta, F, g, H = prob.start()
-    if warm is not None:
-        # the subsample's (A, B) in the standardised parametrisation
-        A0, B0, ok = warm
+    if warm_start and Z.shape[0] >= WARM_START_MIN_ROWS:
+        sub = slice(None, None, Z.shape[0] // WARM_START_ROWS)
+        A0, B0, _, st = fit_platt_ovr(
+            Z[sub], y[sub], None if w is None else w[sub],
+            target_smoothing=target_smoothing, tol=WARM_START_TOL, max_iter=max_iter,
+            warm_start=False,
+        )
+        ok = (st == "converged") & np.isfinite(A0) & np.isfinite(B0)
         cols = np.flatnonzero(ok & ~prob.flat)
-        if cols.size:
+        if cols.size:  # the subsample's (A, B) in the standardised parametrisation
             th = np.stack([A0[cols] * prob.sd[cols], B0[cols] + A0[cols] * prob.mu[cols]],
                           axis=1)
             F_c, g_c, H_c = prob.evaluate(cols, th)
