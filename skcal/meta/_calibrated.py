@@ -287,7 +287,8 @@ class CalibratedClassifier(
         calibrator = clone(self._get_calibrator())
         params = calibrator.get_params(deep=False)
         proba = self.response_method_ == "predict_proba"
-        updates = {"input_type": "probabilities" if proba else "logits", "classes": classes}
+        updates = {"input_type": "probabilities" if proba else "logits",
+                   "classes": classes}
         calibrator.set_params(**{k: v for k, v in updates.items() if k in params})
         return calibrator, proba and "input_type" not in params
 
@@ -327,17 +328,11 @@ class CalibratedClassifier(
         (the fold is then left out, with the warning).
         """
         est_classes = np.asarray(estimator.classes_)
-        columns = _encode_with(self.classes_, est_classes)
-        missing = np.setdiff1d(self.classes_, est_classes)
         keep = np.isin(y, est_classes)
-        warnings.warn(
-            f"A training fold lacks the classes {missing[:10].tolist()!r}: its "
-            f"classifier gives them probability 0, and its {int((~keep).sum())} "
-            "calibration rows of those classes are left out of its calibrator. Use a "
-            "stratified cv to avoid this.",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
-        )
+        columns = self._fold_columns(
+            est_classes, f": its classifier gives them probability 0, and its "
+            f"{int((~keep).sum())} calibration rows of those classes are left out of "
+            "its calibrator.")
         if not keep.any() or (
             "classes" not in self._get_calibrator().get_params(deep=False)
             and len(np.unique(np.asarray(y)[keep])) < 2
@@ -348,6 +343,15 @@ class CalibratedClassifier(
             estimator, est_classes, np.asarray(scores)[keep], np.asarray(y)[keep],
             None if sample_weight is None else sample_weight[keep], columns,
         )
+
+    def _fold_columns(self, est_classes, effect):
+        """Columns of ``est_classes`` in ``classes_``; warns of those a fold lacks."""
+        missing = np.setdiff1d(self.classes_, est_classes)
+        warnings.warn(
+            f"A training fold lacks the classes {missing[:10].tolist()!r}{effect} Use "
+            "a stratified cv to avoid this.", UserWarning,
+            stacklevel=_caller_stacklevel())
+        return _encode_with(self.classes_, est_classes)
 
     def _check_estimator_classes(self, estimator):
         if not self._same_classes(estimator):
@@ -556,17 +560,10 @@ class CalibratedClassifier(
                 f"has classes_ {est_classes[:10].tolist()!r} but y has classes "
                 f"{self.classes_[:10].tolist()!r}; use a stratified cv."
             )
-        columns = _encode_with(self.classes_, est_classes)
-        missing = np.setdiff1d(self.classes_, est_classes)
-        warnings.warn(
-            f"A training fold lacks the classes {missing[:10].tolist()!r}; its "
-            "out-of-fold scores give them "
+        columns = self._fold_columns(
+            est_classes, "; its out-of-fold scores give them "
             + ("probability 0." if self.response_method_ == "predict_proba"
-               else "a score below all others.")
-            + " Use a stratified cv to avoid this.",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
-        )
+               else "a score below all others."))
         if self.response_method_ == "predict_proba":
             fill = 0.0
         else:
