@@ -455,12 +455,10 @@ class _OvrProblem32(_OvrProblem):
             st, D, E = _row_stats32(self.Z[sl], out=out if all_cols else None)
             for o, v in zip(self._stats, st):
                 o[sl] = v
-            U = (ovr_scores32_from_work(st, D, E) if all_cols
-                 else ovr_columns32(self.Z[sl], st, cols, out=out))
-        else:
-            st = tuple(v[sl] for v in self.stats)
-            U = ovr_columns32(self.Z[sl], st, cols, all_cols=all_cols, out=out)
-        return U
+            return (ovr_scores32_from_work(st, D, E) if all_cols
+                    else ovr_columns32(self.Z[sl], st, cols, out=out))
+        st = tuple(v[sl] for v in self.stats)
+        return ovr_columns32(self.Z[sl], st, cols, all_cols=all_cols, out=out)
 
     def _step_range(self, cols, da, db):
         """Largest ``|change of f|`` over the rows per unit step (inf: range unknown)."""
