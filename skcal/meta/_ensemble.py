@@ -150,10 +150,8 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         self.n_members_ = len(members)
         self.final_calibrator_ = None
         if self.final_calibrator is not None:
-            pooled = self._pooled(members)
             self.final_calibrator_ = clone(self.final_calibrator).fit(
-                pooled, y, sample_weight=sample_weight
-            )
+                self._pooled(members), y, sample_weight=sample_weight)
         return self
 
     def _pooled(self, members):

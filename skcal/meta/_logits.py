@@ -324,8 +324,7 @@ class ClassifierLogits(
         # calibration labels lack some of the classifier's classes and those
         # are not 0..K-1, it cannot know which column is which.
         classes = self.classes_
-        present = np.unique(np.asarray(y))
-        missing = np.setdiff1d(classes, present)
+        missing = np.setdiff1d(classes, np.asarray(y))
         named = _get_output_config("transform", self)["dense"] != "default"
         if (len(missing) and not named
                 and not np.array_equal(classes, np.arange(len(classes)))):
