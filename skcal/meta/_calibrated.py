@@ -310,10 +310,7 @@ class CalibratedClassifier(
         )
 
     def _same_classes(self, estimator):
-        est_classes = np.asarray(estimator.classes_)
-        return est_classes.shape == self.classes_.shape and bool(
-            np.all(est_classes == self.classes_)
-        )
+        return bool(np.array_equal(estimator.classes_, self.classes_))
 
     def _fit_partial_pair(self, estimator, scores, y, sample_weight):
         """A pair for a fold whose classifier lacks some classes (ensemble=True).
