@@ -108,11 +108,8 @@ def _fit_fold(estimator, X, y, train, test, fit_params, response_method):
     """Fit ``estimator`` on ``train`` and return it with its scores on ``test``."""
     params_train = _check_method_params(X, params=fit_params, indices=train)
     estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **params_train)
-    n_classes = len(estimator.classes_)
-    scores = _classifier_scores(
-        estimator, _safe_indexing(X, test), response_method, n_classes
-    )
-    return estimator, scores
+    return estimator, _classifier_scores(
+        estimator, _safe_indexing(X, test), response_method, len(estimator.classes_))
 
 
 class CalibratedClassifier(
@@ -290,29 +287,30 @@ class CalibratedClassifier(
         calibrator = clone(self._get_calibrator())
         params = calibrator.get_params(deep=False)
         proba = self.response_method_ == "predict_proba"
-        updates = {}
-        if "input_type" in params:
-            updates["input_type"] = "probabilities" if proba else "logits"
-        if "classes" in params:
-            updates["classes"] = classes
-        calibrator.set_params(**updates)
+        updates = {"input_type": "probabilities" if proba else "logits",
+                   "classes": classes}
+        calibrator.set_params(**{k: v for k, v in updates.items() if k in params})
         return calibrator, proba and "input_type" not in params
 
     def _fit_calibrated_pair(self, estimator, scores, y, sample_weight, partial=False):
         if partial and not self._same_classes(estimator):
             return self._fit_partial_pair(estimator, scores, y, sample_weight)
         self._check_estimator_classes(estimator)
-        calibrator, log_input = self._new_calibrator(self.classes_)
+        return self._pair(estimator, self.classes_, scores, y, sample_weight)
+
+    def _pair(self, estimator, classes, scores, y, sample_weight, columns=None):
+        """``estimator`` with a calibrator of ``classes`` fitted on its ``scores``."""
+        calibrator, log_input = self._new_calibrator(classes)
         calibrator.fit(
             _log_proba(scores) if log_input else scores, y, sample_weight=sample_weight
         )
-        return _CalibratedPair(estimator, calibrator, self.response_method_, log_input)
+        return _CalibratedPair(
+            estimator, calibrator, self.response_method_, log_input, columns=columns,
+            n_classes=None if columns is None else len(self.classes_),
+        )
 
     def _same_classes(self, estimator):
-        est_classes = np.asarray(estimator.classes_)
-        return est_classes.shape == self.classes_.shape and bool(
-            np.all(est_classes == self.classes_)
-        )
+        return bool(np.array_equal(estimator.classes_, self.classes_))
 
     def _fit_partial_pair(self, estimator, scores, y, sample_weight):
         """A pair for a fold whose classifier lacks some classes (ensemble=True).
@@ -327,33 +325,30 @@ class CalibratedClassifier(
         (the fold is then left out, with the warning).
         """
         est_classes = np.asarray(estimator.classes_)
-        columns = _encode_with(self.classes_, est_classes)
-        missing = np.setdiff1d(self.classes_, est_classes)
         keep = np.isin(y, est_classes)
-        warnings.warn(
-            f"A training fold lacks the classes {missing[:10].tolist()!r}: its "
-            f"classifier gives them probability 0, and its {int((~keep).sum())} "
-            "calibration rows of those classes are left out of its calibrator. Use a "
-            "stratified cv to avoid this.",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
-        )
-        calibrator, log_input = self._new_calibrator(est_classes)
+        columns = self._fold_columns(
+            est_classes, f": its classifier gives them probability 0, and its "
+            f"{int((~keep).sum())} calibration rows of those classes are left out of "
+            "its calibrator.")
         if not keep.any() or (
-            "classes" not in calibrator.get_params(deep=False)
+            "classes" not in self._get_calibrator().get_params(deep=False)
             and len(np.unique(np.asarray(y)[keep])) < 2
         ):
             # nothing left to calibrate this fold's classifier on: leave it out
             return None
-        scores = np.asarray(scores)[keep]
-        calibrator.fit(
-            _log_proba(scores) if log_input else scores, np.asarray(y)[keep],
-            sample_weight=None if sample_weight is None else sample_weight[keep],
+        return self._pair(
+            estimator, est_classes, np.asarray(scores)[keep], np.asarray(y)[keep],
+            None if sample_weight is None else sample_weight[keep], columns,
         )
-        return _CalibratedPair(
-            estimator, calibrator, self.response_method_, log_input,
-            columns=columns, n_classes=len(self.classes_),
-        )
+
+    def _fold_columns(self, est_classes, effect):
+        """Columns of ``est_classes`` in ``classes_``; warns of those a fold lacks."""
+        missing = np.setdiff1d(self.classes_, est_classes)
+        warnings.warn(
+            f"A training fold lacks the classes {missing[:10].tolist()!r}{effect} Use "
+            "a stratified cv to avoid this.", UserWarning,
+            stacklevel=_caller_stacklevel())
+        return _encode_with(self.classes_, est_classes)
 
     def _check_estimator_classes(self, estimator):
         if not self._same_classes(estimator):
@@ -524,9 +519,7 @@ class CalibratedClassifier(
             return pairs
         test_idx = np.concatenate([test for _, test in splits])
         n_samples = len(y)
-        if len(test_idx) != n_samples or not np.array_equal(
-            np.sort(test_idx), np.arange(n_samples)
-        ):
+        if not np.array_equal(np.sort(test_idx), np.arange(n_samples)):
             raise ValueError(
                 "ensemble=False needs out-of-fold scores for every sample: the test "
                 "parts of cv must partition the samples (each sample in exactly one "
@@ -564,17 +557,10 @@ class CalibratedClassifier(
                 f"has classes_ {est_classes[:10].tolist()!r} but y has classes "
                 f"{self.classes_[:10].tolist()!r}; use a stratified cv."
             )
-        columns = _encode_with(self.classes_, est_classes)
-        missing = np.setdiff1d(self.classes_, est_classes)
-        warnings.warn(
-            f"A training fold lacks the classes {missing[:10].tolist()!r}; its "
-            "out-of-fold scores give them "
+        columns = self._fold_columns(
+            est_classes, "; its out-of-fold scores give them "
             + ("probability 0." if self.response_method_ == "predict_proba"
-               else "a score below all others.")
-            + " Use a stratified cv to avoid this.",
-            UserWarning,
-            stacklevel=_caller_stacklevel(),
-        )
+               else "a score below all others."))
         if self.response_method_ == "predict_proba":
             fill = 0.0
         else:
@@ -600,11 +586,8 @@ class CalibratedClassifier(
             column ``j`` is ``classes_[j]``. Rows sum to 1.
         """
         check_is_fitted(self)
-        proba = None
-        for pair in self.calibrated_classifiers_:
-            P = pair.predict_proba(X)
-            proba = P if proba is None else proba + P
-        return proba / len(self.calibrated_classifiers_)
+        pairs = self.calibrated_classifiers_
+        return sum(pair.predict_proba(X) for pair in pairs) / len(pairs)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (``-inf`` for a zero probability).

@@ -150,18 +150,13 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         self.n_members_ = len(members)
         self.final_calibrator_ = None
         if self.final_calibrator is not None:
-            pooled = self._pooled(members)
             self.final_calibrator_ = clone(self.final_calibrator).fit(
-                pooled, y, sample_weight=sample_weight
-            )
+                self._pooled(members), y, sample_weight=sample_weight)
         return self
 
     def _pooled(self, members):
-        out = None
-        for cal, Xm in zip(self.calibrators_, members):
-            P = cal.predict_proba(Xm)
-            out = P if out is None else out + P  # a new array: P is never changed
-        return out / len(members)
+        pairs = zip(self.calibrators_, members)
+        return sum(cal.predict_proba(Xm) for cal, Xm in pairs) / len(members)
 
     def predict_proba(self, X):
         """Mean of the members' calibrated probabilities.

@@ -155,13 +155,13 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.groups_ = ids
         big = counts >= self.min_group_size
         self.fallback_groups_ = ids[~big]
-        self.calibrators_ = {}
+        self.calibrators_, keys = {}, ids.tolist()  # keys: Python scalars
         for pos in np.flatnonzero(big):
             Xg, yg, swg = group_rows(
                 groups, ids[pos], (X, y, sample_weight),
                 None if per_block is None else per_block[pos],
             )
-            self.calibrators_[_key_of(ids[pos])] = self._clone().fit(Xg, yg, swg)
+            self.calibrators_[keys[pos]] = self._clone().fit(Xg, yg, swg)
         return self
 
     def _predict_numpy(self, X, groups, method):
@@ -230,7 +230,3 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return -negative_log_likelihood(
             y, P, sample_weight=sample_weight, labels=self.classes_
         )
-
-
-def _key_of(g):
-    return g.item() if isinstance(g, np.generic) else g

@@ -61,11 +61,13 @@ def _classifier_scores(estimator, X, method, n_classes):
     ``decision_function`` of ``SVC(decision_function_shape="ovo")``) is a
     ``ValueError``.
     """
-    if method == "decision_function" and n_classes > 2 and _is_one_vs_one(estimator):
-        # K(K-1)/2 pairwise columns; for K = 3 there are 3 of them, which
-        # would pass for one column per class
+    inner = _unwrap(estimator)
+    if (method == "decision_function" and n_classes > 2
+            and getattr(inner, "decision_function_shape", None) == "ovo"):
+        # SVC / NuSVC: K(K-1)/2 pairwise columns; for K = 3 there are 3 of
+        # them, which would pass for one column per class
         raise ValueError(
-            f"{_describe(estimator)} has a one-vs-one decision function "
+            f"{inner.__class__.__name__} has a one-vs-one decision function "
             f"({n_classes * (n_classes - 1) // 2} columns, one per pair of "
             "classes, not one per class): it cannot be calibrated as logits. Use "
             "response_method='predict_proba', or decision_function_shape='ovr' "
@@ -94,9 +96,7 @@ def _classifier_scores(estimator, X, method, n_classes):
 
 def _unwrap(estimator):
     """The classifier inside a FrozenEstimator, a Pipeline's last step, ..."""
-    seen = 0
-    while seen < 10:
-        seen += 1
+    for _ in range(10):
         inner = getattr(estimator, "estimator", None)
         if inner is not None and type(estimator).__name__ == "FrozenEstimator":
             estimator = inner
@@ -124,21 +124,6 @@ def _refuse_calibrator(estimator, owner, remedy):
             "needs a classifier fitted on the features X, whose scores it "
             f"calibrates; {remedy.format(inner=inner)}"
         )
-
-
-def _describe(estimator):
-    inner = _unwrap(estimator)
-    return inner.__class__.__name__
-
-
-def _is_one_vs_one(estimator):
-    """Whether ``decision_function`` of ``estimator`` returns one-vs-one columns.
-
-    True for ``SVC`` / ``NuSVC`` with ``decision_function_shape="ovo"`` (also
-    inside a ``FrozenEstimator`` or as a ``Pipeline``'s last step).
-    """
-    inner = _unwrap(estimator)
-    return getattr(inner, "decision_function_shape", None) == "ovo"
 
 
 def _log_proba(P):
@@ -339,8 +324,7 @@ class ClassifierLogits(
         # calibration labels lack some of the classifier's classes and those
         # are not 0..K-1, it cannot know which column is which.
         classes = self.classes_
-        present = np.unique(np.asarray(y))
-        missing = np.setdiff1d(classes, present)
+        missing = np.setdiff1d(classes, np.asarray(y))
         named = _get_output_config("transform", self)["dense"] != "default"
         if (len(missing) and not named
                 and not np.array_equal(classes, np.arange(len(classes)))):

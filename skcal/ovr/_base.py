@@ -259,7 +259,6 @@ class HostStepMapCalibrator(OneVsRestCalibrator):
     """
 
     _abstract = True
-    _map_output = "proba"
     #: A step function of the score (see ``check_dtypes``).
     _piecewise_constant = True
     _predict_on_host = True

@@ -240,5 +240,4 @@ class BBQCalibrator(HostStepMapCalibrator):
 
     def _set_maps(self, maps):
         self.model_n_bins_ = maps[0][2]
-        edges, values, _, log_w = unzip_maps(maps)
-        self.bin_edges_, self.bin_probabilities_, self.model_log_weights_ = edges, values, log_w
+        self.bin_edges_, self.bin_probabilities_, _, self.model_log_weights_ = unzip_maps(maps)

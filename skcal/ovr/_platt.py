@@ -240,10 +240,6 @@ class _OvrProblem:
         # the many column sums below faster than on a row-major float64 copy
         return _ovr_columns(host64(self.Z[sl], cols), st, cols)
 
-    def _positives(self, sl, cols):
-        """(rows, positions) of the entries ``y_i == cols[j]`` within chunk ``sl``."""
-        return label_positions(self.y[sl], cols, self.K)
-
     def _moments(self, separable):
         """Weighted mean and sd of every score column; sum of ``w s`` over positives.
 
@@ -260,7 +256,7 @@ class _OvrProblem:
             S = np.asarray(self._scores(sl, cols), dtype=np.float64)
             wc = None if self.w is None else self.w[sl]
             cw = float(S.shape[0]) if wc is None else float(wc.sum())
-            r, j = self._positives(sl, cols)  # every row, at its own class
+            r, j = label_positions(self.y[sl], cols, self.K)  # every row, its class
             sp += np.bincount(
                 j, weights=S[r, j] if wc is None else wc[r] * S[r, j], minlength=K
             )
@@ -336,7 +332,7 @@ class _OvrProblem:
             U[:, self.flat[cols]] = 0.0
             f = U * a
             f += b
-            r, j = self._positives(sl, cols)
+            r, j = label_positions(self.y[sl], cols, self.K)
             e = np.exp(-np.abs(f))
             loss = np.log1p(e)
             loss += np.maximum(f, 0.0)
@@ -368,25 +364,16 @@ class _OvrProblem:
     #: None: the core's Armijo test and failed-line-search status.
     trial = failed_status = None
 
+    def solve(self, theta, F, g, H, tol, max_iter):
+        """``newton_batched`` from ``theta`` and its F, g, H: theta, n_iter, status."""
+        return newton_batched(
+            self.evaluate, theta, start=(F, g, H), tol=tol, max_iter=max_iter,
+            trial=self.trial, failed_status=self.failed_status)[:3]
+
 
 def _hessians(haa, hab, hbb):
     """The (m, 2, 2) Hessians of the entries ``(a, a)``, ``(a, b)``, ``(b, b)`` (m,) each."""
     return np.stack([haa, hab, hab, hbb], axis=1).reshape(-1, 2, 2)
-
-
-def _newton_ovr(prob, theta, F, g, H, tol, max_iter):
-    """All one-vs-rest problems of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
-
-    From ``theta`` (K, 2) with the losses, gradients and Hessians ``F, g, H``
-    there; ``prob.trial`` and ``prob.failed_status``, when not None, replace
-    the core's acceptance test and failed-line-search status. Returns
-    ``theta, n_iter, status`` (status: "converged", "max_iter" or
-    ``prob.failed_status``'s).
-    """
-    theta, n_iter, status, _ = newton_batched(
-        prob.evaluate, theta, start=(F, g, H), tol=tol, max_iter=max_iter,
-        trial=prob.trial, failed_status=prob.failed_status)
-    return theta, n_iter, status
 
 
 # ------------------------------------------------ float32 one-vs-rest solver
@@ -468,12 +455,10 @@ class _OvrProblem32(_OvrProblem):
             st, D, E = _row_stats32(self.Z[sl], out=out if all_cols else None)
             for o, v in zip(self._stats, st):
                 o[sl] = v
-            U = (ovr_scores32_from_work(st, D, E) if all_cols
-                 else ovr_columns32(self.Z[sl], st, cols, out=out))
-        else:
-            st = tuple(v[sl] for v in self.stats)
-            U = ovr_columns32(self.Z[sl], st, cols, all_cols=all_cols, out=out)
-        return U
+            return (ovr_scores32_from_work(st, D, E) if all_cols
+                    else ovr_columns32(self.Z[sl], st, cols, out=out))
+        st = tuple(v[sl] for v in self.stats)
+        return ovr_columns32(self.Z[sl], st, cols, all_cols=all_cols, out=out)
 
     def _step_range(self, cols, da, db):
         """Largest ``|change of f|`` over the rows per unit step (inf: range unknown)."""
@@ -567,7 +552,7 @@ class _OvrProblem32(_OvrProblem):
             np.multiply(U, na32, out=NF)
             NF += nb32  # -f
             wc = ones[:rows] if self.w32 is None else self.w32[sl]
-            r, j = self._positives(sl, cols)
+            r, j = label_positions(self.y[sl], cols, self.K)
             if lc.size:  # the t f terms of the loss, from sums of f
                 sum_f[lall] -= wc @ NF[:, lall]
                 keep = lmask[j]
@@ -660,38 +645,23 @@ def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
     sub = slice(None, None, max(1, n // WARM_START_ROWS))
     ys, ws = y[sub], None if w is None else w[sub]
     ps = _OvrProblem32(Z[sub], ys, ws, True, unit=unit)
-    if not (np.all(np.isfinite(ps.mu)) and np.all(np.isfinite(ps.sd))):
-        return None
-    if np.any(ps.flat) or not np.all(ps.sd > F32_FLAT_SD * np.abs(ps.mu)):
+    if not np.all(~ps.flat & np.isfinite(ps.sd)
+                  & (ps.sd > F32_FLAT_SD * np.abs(ps.mu))):
         return None
     theta, _, g, H = ps.start()
     # the start's loss by the float32 evaluation, as every later loss
     F, _, _ = ps.evaluate(np.arange(K), theta, loss=True)
-    theta, _, st = _newton_ovr(ps, theta, F, g, H, WARM_START_TOL32, max_iter)
+    theta, _, st = ps.solve(theta, F, g, H, WARM_START_TOL32, max_iter)
     prob = _OvrProblem32(Z, y, w, True, standardise=(ps.mu, ps.sd), unit=unit)
     cold = (st != "converged") | ~np.all(np.isfinite(theta), axis=1)
     theta[cold] = 0.0
     theta[cold, 1] = prob.start_intercept(cold)
     F, g, H = prob.evaluate(np.arange(K), theta, loss=True)
-    theta, n_iter, status = _newton_ovr(prob, theta, F, g, H, tol, max_iter)
+    theta, n_iter, status = prob.solve(theta, F, g, H, tol, max_iter)
     A, B = _original_scale(theta, prob.mu, prob.sd)
     if not (np.all(status == "converged") and np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
         return None
     return A, B, n_iter, status
-
-def _warm_start(Z, y, w, target_smoothing, max_iter):
-    """Slopes and intercepts fitted on a systematic subsample, or None."""
-    n = Z.shape[0]
-    if n < WARM_START_MIN_ROWS:
-        return None
-    sub = slice(None, None, n // WARM_START_ROWS)
-    A, B, _, status = fit_platt_ovr(
-        Z[sub], y[sub], None if w is None else w[sub],
-        target_smoothing=target_smoothing, tol=WARM_START_TOL, max_iter=max_iter,
-        warm_start=False,
-    )
-    ok = (status == "converged") & np.isfinite(A) & np.isfinite(B)
-    return A, B, ok
 
 
 def fit_platt_ovr(
@@ -768,21 +738,25 @@ def fit_platt_ovr(
         out = _fit_platt_ovr32(Z, y, w, tol, max_iter, unit)
         if out is not None:
             return out
-    warm = _warm_start(Z, y, w, target_smoothing, max_iter) if warm_start else None
     prob = _OvrProblem(Z, y, w, target_smoothing, unit)
     theta, F, g, H = prob.start()
-    if warm is not None:
-        # the subsample's (A, B) in the standardised parametrisation
-        A0, B0, ok = warm
+    if warm_start and Z.shape[0] >= WARM_START_MIN_ROWS:
+        sub = slice(None, None, Z.shape[0] // WARM_START_ROWS)
+        A0, B0, _, st = fit_platt_ovr(
+            Z[sub], y[sub], None if w is None else w[sub],
+            target_smoothing=target_smoothing, tol=WARM_START_TOL, max_iter=max_iter,
+            warm_start=False,
+        )
+        ok = (st == "converged") & np.isfinite(A0) & np.isfinite(B0)
         cols = np.flatnonzero(ok & ~prob.flat)
-        if cols.size:
+        if cols.size:  # the subsample's (A, B) in the standardised parametrisation
             th = np.stack([A0[cols] * prob.sd[cols], B0[cols] + A0[cols] * prob.mu[cols]],
                           axis=1)
             F_c, g_c, H_c = prob.evaluate(cols, th)
             better = F_c < F[cols]
             c = cols[better]
             theta[c], F[c], g[c], H[c] = th[better], F_c[better], g_c[better], H_c[better]
-    theta, n_iter, status = _newton_ovr(prob, theta, F, g, H, tol, max_iter)
+    theta, n_iter, status = prob.solve(theta, F, g, H, tol, max_iter)
     if not target_smoothing:
         status[prob.separable] = "separable"
     A, B = _original_scale(theta, prob.mu, prob.sd)
@@ -1012,15 +986,13 @@ class PlattScaler(OneVsRestCalibrator):
         self.score_scale_ = scale
         if self.input_type != "probabilities" or scale == "probability":
             return
-        t = ops.log_tiny(Z) + 1.0
-        exact0 = Z <= t
+        exact0 = Z <= ops.log_tiny(Z) + 1.0
         if not bool(exact0.any()) or bool(exact0.all()):
             return
         if self.score_scale == "auto":
             self.score_scale_ = "probability"
-            return
-        lo = float(Z[~exact0].min())
-        self.log_floor_ = lo - math.log(2.0)
+        else:
+            self.log_floor_ = float(Z[~exact0].min()) - math.log(2.0)
 
     def _on_probabilities(self):
         return getattr(self, "score_scale_", "log_odds") == "probability"
