@@ -400,14 +400,14 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
         (``beyond_resamples`` of :func:`skcal.metrics.confidence_interval`):
         marked :data:`BEYOND_MARK` in the tables.
     """
-    from ..metrics._intervals import _batch, _bootstrap
+    from ..metrics._intervals import _interval
 
-    _, low, high, _, _, beyond = _bootstrap(
-        statistic, n, method=INTERVAL_METHOD, n_resamples=n_resamples,
-        level=confidence_level, rng=np.random.default_rng(random_state),
-        batch=_batch(None, n_resamples, n, 1),
+    r = _interval(
+        statistic, n, 1, method=INTERVAL_METHOD, n_resamples=n_resamples,
+        confidence_level=confidence_level, rng=np.random.default_rng(random_state),
+        batch=None,
     )
-    return low, high, beyond
+    return r.low, r.high, r.beyond_resamples
 
 
 def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
