@@ -26,7 +26,9 @@ float32 per chunk (max-shifted log-sum-exp, so every per-row term has a
 relative error of about 1e-7). Every per-chunk sum (objective, gradient,
 Hessian, Hessian-vector product) is accumulated over chunks in float64, and
 the full Hessian is formed in float64. The extra memory is a few chunk-sized
-buffers plus ``O(K^2)`` accumulators, independent of ``n_samples``.
+buffers plus ``O(K^2)`` accumulators, independent of ``n_samples`` (but for
+the two values a row of log-softmax features that a fit may keep: ``rows``
+of :func:`affine_nll_grad`).
 """
 
 from typing import NamedTuple
@@ -73,19 +75,29 @@ HESSP_BLOCK_BYTES = 256 << 10
 
 
 # --------------------------------------------------------------- chunk pieces
-def _phi(Zc, log_softmax, beta, ops):
-    """``phi(z)`` of one chunk in the working precision (a new array)."""
+def _phi(Zc, log_softmax, beta, ops, rows=None):
+    """``phi(z)`` of one chunk in the working precision (a new array).
+
+    ``rows`` (log-softmax only): this chunk's row maxima and log-sum-exps of
+    ``beta z`` kept from an earlier pass, a tuple subtracted as they are (the
+    same values: no exponential), or a list to which they are appended.
+    """
     X = ops.work(Zc)
     if log_softmax:
         if beta != 1.0:
             X *= beta
-        X -= ops.rowmax(X)
-        X -= ops.log(ops.rowsum(ops.exp(X)))
+        m, lse = rows if isinstance(rows, tuple) else (ops.rowmax(X), None)
+        X -= m
+        if lse is None:
+            lse = ops.log(ops.rowsum(ops.exp(X)))
+            if rows is not None:
+                rows.append((m, lse))
+        X -= lse
     return X
 
 
-def _standardised(Zc, feat, ops):
-    X = _phi(Zc, feat.log_softmax, float(feat.beta), ops)
+def _standardised(Zc, feat, ops, rows=None):
+    X = _phi(Zc, feat.log_softmax, float(feat.beta), ops, rows)
     if np.any(feat.shift):
         X -= ops.const(feat.shift)
     scale = np.asarray(feat.scale, dtype=np.float64)
@@ -159,7 +171,7 @@ def _means(ops, wsum, f, gW, gb):
     return float(ops.numpy(f)) / wsum, ops.numpy(gW) / wsum, ops.numpy(gb) / wsum
 
 
-def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
+def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False, rows=None):
     """Column means and standard deviations (or covariance) of ``phi(Z)``, float64, one pass.
 
     Parameters
@@ -174,6 +186,9 @@ def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
         Return the (K, K) covariance matrix instead of the standard deviations
         (one ``K x K`` product per chunk, in the working precision, summed in
         float64).
+    rows : list, optional
+        With ``log_softmax``: receives each chunk's row maxima and
+        log-sum-exps (the ``rows`` of :func:`affine_nll_grad`).
 
     Returns
     -------
@@ -188,7 +203,7 @@ def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
     s2 = ops.zeros((k, k) if covariance else k)
     pivot = None
     for sl in ops.chunks(Z):
-        X = _phi(Z[sl], log_softmax, float(beta), ops)
+        X = _phi(Z[sl], log_softmax, float(beta), ops, rows)
         if pivot is None:
             pivot = ops.f64(X).mean(0)
         X -= ops.const(ops.numpy(pivot))
@@ -202,7 +217,7 @@ def feature_moments(Z, xp, log_softmax=False, beta=1.0, covariance=False):
     return ops.numpy(pivot) + m1, np.sqrt(var)
 
 
-def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
+def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b, rows=None):
     """Mean NLL of ``softmax(W x~ + b)`` and its gradient, in one pass.
 
     Parameters
@@ -220,6 +235,10 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
         Full matrix, or the diagonal of a diagonal one.
     b : ndarray of shape (n_classes,), float64, or None
         Intercept (None: no intercept).
+    rows : list, optional
+        The per-chunk row maxima and log-sum-exps of log-softmax features
+        that :func:`feature_moments` collected for this ``Z``: ``phi`` is
+        then computed from them, with the same values and no exponential.
 
     Returns
     -------
@@ -231,9 +250,9 @@ def affine_nll_grad(Z, y, sample_weight, xp, feat, W, b):
         ``mean_s[p_i - e_{y_i}]``.
     """
     ops, sw, wsum, Wc, bc, f, gW, gb = _gradient_pass(Z, sample_weight, xp, W, b)
-    for sl in ops.chunks(Z):
+    for i, sl in enumerate(ops.chunks(Z)):
         yc = y[sl]
-        X = _standardised(Z[sl], feat, ops)
+        X = _standardised(Z[sl], feat, ops, None if rows is None else rows[i])
         R, lse, ay = _softmax_parts(_logits(X, Wc, bc, ops), ops, yc, flush=True)
         fi = ops.f64(lse[:, 0]) - ay
         ops.sub_onehot(R, yc)
@@ -371,10 +390,23 @@ class HessianSample:
         self.P = None
 
     def at(self, W, b):
-        """Hold ``softmax(X W^T + b)`` (``W`` in the stored features' parameters)."""
-        ops = self.ops
+        """Hold ``softmax(X W^T + b)`` (``W`` in the stored features' parameters).
+
+        A diagonal ``W`` in row blocks of :data:`HESSP_BLOCK_BYTES` (each in
+        cache; every row's values are those of one whole-array pass, which a
+        full ``W``'s matrix product keeps).
+        """
+        ops, X = self.ops, self.X
         Wc, bc = _params(W, b, ops)
-        self.P, _ = _softmax_parts(_logits(self.X, Wc, bc, ops), ops, flush=True)
+        n, k = X.shape
+        step = ops.block_rows(n, k, HESSP_BLOCK_BYTES)
+        if step >= n or W.ndim == 2:
+            self.P, _ = _softmax_parts(_logits(X, Wc, bc, ops), ops, flush=True)
+            return self
+        if self.P is None:
+            self.P = ops.empty((n, k), X.dtype)
+        for s in range(0, n, step):
+            self.P[s : s + step] = _softmax_parts(_logits(X[s : s + step], Wc, bc, ops), ops, flush=True)[0]
         return self
 
     def hessp(self, VW, vb):

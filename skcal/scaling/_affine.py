@@ -550,8 +550,10 @@ def fit_affine(
     """
     k = Z.shape[1]
     whiten = structure == "full" and intercept
+    # the trust region's passes reuse the log-softmax's row constants (2 values a row)
+    rows = [] if log_features else None
     mean, spread = mk.feature_moments(
-        Z, xp, log_features, feature_beta, covariance=whiten
+        Z, xp, log_features, feature_beta, covariance=whiten, rows=rows
     )
     shift = np.where(np.isfinite(mean), mean, 0.0) if intercept else np.zeros(k)
     Mt = None
@@ -592,7 +594,7 @@ def fit_affine(
             if shift is not None:
                 theta = shift(theta)
             Wt, bt = prob.expand(theta)
-            f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt)
+            f, gW, gb = mk.affine_nll_grad(Z, y, sample_weight, xp, feat, Wt, bt, rows)
             pf, pg = _penalty_terms(prob, penalty, theta)
             g = prob.reduce(gW, gb) + pg
             seen[:] = seen[-2:] + [(theta.copy(), f)]
