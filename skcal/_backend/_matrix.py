@@ -82,10 +82,13 @@ def _phi(Zc, log_softmax, beta, ops, rows=None):
     ``beta z`` kept from an earlier pass, a tuple subtracted as they are (the
     same values: no exponential), or a list to which they are appended.
     """
-    X = ops.work(Zc)
-    if log_softmax:
-        if beta != 1.0:
+    if log_softmax and beta != 1.0 and Zc.dtype == ops.wd:
+        X = Zc * beta  # the same product as a copy and ``*=``, one pass fewer
+    else:
+        X = ops.work(Zc)
+        if log_softmax and beta != 1.0:
             X *= beta
+    if log_softmax:
         m, lse = rows if isinstance(rows, tuple) else (ops.rowmax(X), None)
         X -= m
         if lse is None:

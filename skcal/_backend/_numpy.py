@@ -754,7 +754,8 @@ class AffineOps(_shared.SharedOps):
 
     @staticmethod
     def flush_(A, tiny):
-        np.multiply(A, A >= tiny, out=A)
+        if A.size and not A.min() >= tiny:  # a reduction: cheaper than the product it skips
+            np.multiply(A, A >= tiny, out=A)
 
     @staticmethod
     def take(A, y):
