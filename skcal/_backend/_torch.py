@@ -92,12 +92,8 @@ def _chunk_buffers(Z, wd, count):
     return [torch.empty((rows, k), dtype=wd, device=Z.device) for _ in range(count)]
 
 
-def _work_dtype(Z):
-    return output_dtype(Z.dtype)
-
-
 def _chunks(Z):
-    wd = _work_dtype(Z)
+    wd = output_dtype(Z.dtype)
     return wd, chunk_rows(Z.shape[0], Z.shape[1], wd.itemsize, device=Z.device)
 
 
@@ -110,13 +106,6 @@ def _as_param(v, device):
     if isinstance(v, torch.Tensor):
         return v.to(device=device, dtype=torch.float64)
     return torch.as_tensor(v, dtype=torch.float64, device=device)
-
-
-def _affine_buffer(Z, wd, scale, bias):
-    """One reused chunk buffer for ``scale * Zc + bias`` (None if there is no map)."""
-    if scale is None and bias is None and Z.dtype == wd:
-        return None
-    return _chunk_buffers(Z, wd, 1)[0]
 
 
 def _affine_into(Zc, scale, bias, wd, buf, fused):
@@ -175,7 +164,8 @@ def _affine_chunks(Z, scale, bias, fused=True):
     """
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
-    buf = _affine_buffer(Z, wd, scale, bias)
+    no_map = scale is None and bias is None and Z.dtype == wd
+    buf = None if no_map else _chunk_buffers(Z, wd, 1)[0]  # reused
     # converted to the working dtype once
     scale, bias = (v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
     for sl in chunks:
@@ -362,7 +352,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     if hessian:
         s_pzz = torch.zeros(k, dtype=f64, device=dev)
         QQ = torch.zeros((2 * k, 2 * k), dtype=f64, device=dev)
-    for Zc, P, wc in _vector_chunks(Z, y, sw, w, b, _work_dtype(Z), f, t_z, t_1):
+    for Zc, P, wc in _vector_chunks(Z, y, sw, w, b, output_dtype(Z.dtype), f, t_z, t_1):
         PZ = P * Zc
         # Rows renormalised in float64, so that sum_k grad_b_k is 0 to float64
         # precision (the common shift of b is then as well determined as with
@@ -590,7 +580,7 @@ class AffineOps(_shared.SharedOps):
 
     def __init__(self, Z):
         self.device = Z.device
-        self.wd = _work_dtype(Z)
+        self.wd = output_dtype(Z.dtype)
 
     def chunks(self, Z, itemsize=None, width=None):
         n, k = Z.shape
