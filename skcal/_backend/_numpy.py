@@ -891,9 +891,7 @@ class MetricOps(_shared.SharedOps):
     def chunk_rows(n, k):
         return chunk_rows(n, k, 8)
 
-    @staticmethod
-    def f64(a):
-        return a.astype(np.float64, copy=False)
+    f64 = staticmethod(AffineOps.f64)
 
     @staticmethod
     def empty(n):
@@ -925,10 +923,7 @@ class MetricOps(_shared.SharedOps):
         # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
         return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
 
-    @staticmethod
-    def pick(a, y):
-        """``a[i, y[i]]`` for every row ``i`` (an ``(n,)`` vector)."""
-        return a[np.arange(a.shape[0]), y]
+    pick = staticmethod(AffineOps.take)  # ``a[i, y[i]]`` for every row ``i``
 
     @staticmethod
     def minus_one_at(a, y):

@@ -713,9 +713,7 @@ class MetricOps(_shared.SharedOps):
     def chunk_rows(self, n, k):
         return chunk_rows(n, k, 8, device=self.device)
 
-    @staticmethod
-    def f64(a):
-        return a.to(torch.float64)
+    f64 = staticmethod(AffineOps.f64)
 
     def empty(self, n):
         return torch.empty(n, dtype=torch.float64, device=self.device)
@@ -739,9 +737,7 @@ class MetricOps(_shared.SharedOps):
         zero = torch.zeros_like(s)
         return torch.stack([-torch.logaddexp(zero, s), -torch.logaddexp(zero, -s)], dim=1)
 
-    @staticmethod
-    def pick(a, y):
-        return a.gather(1, y.reshape(-1, 1))[:, 0]
+    pick = staticmethod(AffineOps.take)
 
     @staticmethod
     def minus_one_at(a, y):
