@@ -13,6 +13,7 @@ import sys
 import numpy as np
 from scipy.linalg.blas import dsyrk as _dsyrk
 from scipy.linalg.blas import ssyrk as _ssyrk
+from scipy.special import log_softmax as _scipy_log_softmax
 
 from sklearn.utils.validation import check_array, column_or_1d
 
@@ -96,10 +97,6 @@ def from_numpy(a, device=None):
 def output_dtype(dtype):
     """Dtype of probabilities (and of the work) from logits of ``dtype``: float64 or float32."""
     return np.float64 if np.dtype(dtype) == np.float64 else np.float32
-
-
-def _work(Zc):
-    return Zc.astype(np.float64, copy=False)
 
 
 def _row_max(A):
@@ -221,7 +218,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
     sw, wsum = _weights(sample_weight, n)
     total = 0.0
     for sl in chunk_rows(n, k):
-        A = _work(Z[sl])
+        A = Z[sl].astype(np.float64, copy=False)
         if scale is not None:
             A = A * scale
         if bias is not None:
@@ -624,10 +621,7 @@ def any_nan(a):
 
 def log_softmax_last(a):
     """Log-softmax over the last axis of ``a`` (any shape; rows of ``-inf`` kept)."""
-    m = a.max(axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return a - m - np.log(np.exp(a - m).sum(axis=-1, keepdims=True))
+    return _scipy_log_softmax(a, axis=-1)
 
 
 def stack_columns(cols):
@@ -1052,12 +1046,9 @@ def min_max(X):
     NaN for both if ``X`` holds a NaN. Both reductions run on one row chunk of
     :data:`CHUNK_BYTES` at a time (no temporary array), while it is in cache.
     """
-    step = max(1, CHUNK_BYTES // (X.itemsize * (1 if X.ndim == 1 else X.shape[1])))
-    if X.shape[0] <= step:
-        return float(X.min()), float(X.max())
     lo, hi = math.inf, -math.inf
-    for start in range(0, X.shape[0], step):
-        c = X[start:start + step]
+    for sl in row_chunks(X, X.itemsize):
+        c = X[sl]
         c_lo, c_hi = float(c.min()), float(c.max())
         if math.isnan(c_lo) or math.isnan(c_hi):
             return math.nan, math.nan
@@ -1080,8 +1071,7 @@ def row_sum_deviation(a, stop=math.inf):
 
 def binary_logits(s):
     """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
-    Z = np.empty((s.shape[0], 2), dtype=s.dtype)
-    Z[:, 0] = 0
+    Z = np.zeros((s.shape[0], 2), dtype=s.dtype)
     Z[:, 1] = s
     return Z
 
