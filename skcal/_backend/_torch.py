@@ -246,10 +246,7 @@ def _temperature_chunks(Z):
 
 
 def _temperature_row_sums(Zc, m, beta, third, bufs, second=True):
-    """Row sums of ``e d^j`` (j = 0..2, 3 with ``third``) of one chunk, float64.
-
-    Without ``second`` only ``j = 0, 1`` (``s2`` is None).
-    """
+    """The torch twin of ``_numpy._temperature_row_sums``."""
     D_buf, E_buf = bufs
     r = m.shape[0]
     # type promotion makes D float32 for 16-bit Z without a separate copy
@@ -301,11 +298,7 @@ def _row_weights(sw, sl, rows, dev):
 
 
 def _vector_chunks(Z, y, sw, w, b, wd, f, t_z, t_1):
-    """``(Zc, P, wc)`` of every row chunk (:func:`_vector_chunk`, float64 row weights).
-
-    Adds each chunk's weighted NLL to ``f`` and its true-class sums
-    ``sum_i w_i e_{y_i} z_{i, y_i}`` and ``sum_i w_i e_{y_i}`` to ``t_z``, ``t_1``.
-    """
+    """The torch twin of ``_numpy._vector_chunks`` (``wc``: ones if unweighted)."""
     for sl in chunk_rows(Z.shape[0], Z.shape[1], wd.itemsize, device=Z.device):
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
