@@ -13,6 +13,7 @@ import sys
 import numpy as np
 from scipy.linalg.blas import dsyrk as _dsyrk
 from scipy.linalg.blas import ssyrk as _ssyrk
+from scipy.special import log_softmax as _scipy_log_softmax
 
 from sklearn.utils.validation import check_array, column_or_1d
 
@@ -96,10 +97,6 @@ def from_numpy(a, device=None):
 def output_dtype(dtype):
     """Dtype of probabilities (and of the work) from logits of ``dtype``: float64 or float32."""
     return np.float64 if np.dtype(dtype) == np.float64 else np.float32
-
-
-def _work(Zc):
-    return Zc.astype(np.float64, copy=False)
 
 
 def _row_max(A):
@@ -221,7 +218,7 @@ def nll(Z, y, sample_weight=None, scale=None, bias=None):
     sw, wsum = _weights(sample_weight, n)
     total = 0.0
     for sl in chunk_rows(n, k):
-        A = _work(Z[sl])
+        A = Z[sl].astype(np.float64, copy=False)
         if scale is not None:
             A = A * scale
         if bias is not None:
@@ -359,22 +356,42 @@ _this = sys.modules[__name__]
 
 
 # --------------------------------------------------------------- vector scaling
-def _vector_chunk(Zc, y, w, b):
+def _vector_chunk(Zc, y, w, b, out=None):
     """Shared part of the vector-scaling kernels on one chunk.
 
-    Returns the float64 chunk ``Zc``, the probabilities ``P`` of
-    ``softmax(w * Zc + b)`` and the per-row ``logsumexp(a_i) - a_{i, y_i}``.
+    Returns the chunk ``Zc`` in the dtype of ``w`` (float64 or float32), the
+    probabilities ``P`` of ``softmax(w * Zc + b)`` (into ``out`` if given) and
+    the per-row ``logsumexp(a_i) - a_{i, y_i}`` (float64, as the row sums).
     """
-    Zc = _work(Zc)
-    A = Zc * w
+    Zc = Zc.astype(w.dtype, copy=False)
+    A = np.multiply(Zc, w, out=out)
     A += b
-    A -= A.max(axis=1, keepdims=True)
-    rows = np.arange(A.shape[0])
-    a_y = A[rows, y]
+    A -= _row_max(A)
+    a_y = A[np.arange(A.shape[0]), y].astype(np.float64, copy=False)
     np.exp(A, out=A)
-    s = A.sum(axis=1)
-    A *= (1.0 / s)[:, None]
+    s = A.sum(axis=1).astype(np.float64, copy=False)
+    A *= (1.0 / s).astype(w.dtype, copy=False)[:, None]
     return Zc, A, np.log(s) - a_y
+
+
+def _vector_chunks(Z, y, sw, w, b, acc, t_z, t_1, buf=None):
+    """``(Zc, P, wc)`` of every row chunk (:func:`_vector_chunk`; ``wc``: its weights).
+
+    Adds each chunk's weighted NLL to ``acc[0]`` and its true-class sums
+    ``sum_i w_i e_{y_i} z_{i, y_i}`` and ``sum_i w_i e_{y_i}`` to ``t_z``, ``t_1``;
+    ``buf``: a reused buffer of one chunk for ``P``.
+    """
+    n, k = Z.shape
+    for sl in chunk_rows(n, k, w.dtype.itemsize):
+        yc = y[sl]
+        out = None if buf is None else buf[: yc.size]
+        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, out)
+        wc = None if sw is None else sw[sl]
+        z_y = Zc[np.arange(yc.size), yc].astype(np.float64, copy=False)
+        acc[0] += f_i.sum() if wc is None else np.dot(wc, f_i)
+        t_z += np.bincount(yc, weights=z_y if wc is None else wc * z_y, minlength=k)
+        t_1 += np.bincount(yc, weights=wc, minlength=k)
+        yield Zc, P, wc
 
 
 def vector_nll_grad(Z, y, sample_weight, w, b):
@@ -437,20 +454,13 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     sw, wsum = _weights(sample_weight, n)
     w = np.asarray(w, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    f = 0.0
+    f = np.zeros(1)
     s_pz, s_p, t_z, t_1 = np.zeros((4, k))  # the sums of _shared.vector_result
     if hessian:
         s_pzz = np.zeros(k)
         QQ = np.zeros((2 * k, 2 * k), order="F")
         hess_dtype = np.float64 if Z.dtype == np.float64 else np.float32
-    for sl in chunk_rows(n, k):
-        yc = y[sl]
-        Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b)
-        wc = None if sw is None else sw[sl]
-        z_y = Zc[np.arange(P.shape[0]), yc]
-        f += f_i.sum() if wc is None else np.dot(wc, f_i)
-        t_z += np.bincount(yc, weights=z_y if wc is None else wc * z_y, minlength=k)
-        t_1 += np.bincount(yc, weights=wc, minlength=k)
+    for Zc, P, wc in _vector_chunks(Z, y, sw, w, b, f, t_z, t_1):
         s_p += _wcolsum(wc, P)
         if hessian:
             PZ = P * Zc
@@ -474,9 +484,9 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
             P *= Zc
             s_pz += _wcolsum(wc, P)
     if not hessian:
-        return _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum)
+        return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum)
     QQ = np.triu(QQ) + np.triu(QQ, 1).T  # syrk filled the upper triangle
-    return _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum, QQ, s_pzz)
+    return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum, QQ, s_pzz)
 
 
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
@@ -498,6 +508,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
     """
     n, k = Z.shape
     sw, wsum = _weights(sample_weight, n)
+    w = np.asarray(w, dtype=np.float64)
     hw = np.zeros(k)
     hb = np.zeros(k)
     for sl in chunk_rows(n, k):
@@ -547,7 +558,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     wd = np.float32 if single else np.float64
     w_ = np.asarray(w, dtype=wd)
     b_ = np.asarray(b, dtype=wd)
-    f = 0.0
+    f = np.zeros(1)
     sums = np.zeros((6, k))  # s_p, s_pz, s_pzz, q_zz, q_z1, q_11
     t_z, t_1 = np.zeros((2, k))
     rows_max = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
@@ -557,27 +568,9 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     # Every sweep writing a chunk costs about as much as its exp, a read-only
     # reduction (BLAS gemv, two-operand einsum) a fraction of it: the column
     # sums below read P and P z without writing further temporaries.
-    for sl in chunk_rows(n, k, np.dtype(wd).itemsize):
-        yc = y[sl]
-        r = yc.shape[0]
-        Zc = Z[sl]
-        if Zc.dtype != wd:
-            Zc = Zc.astype(wd)
-        rows = np.arange(r)
-        P = np.multiply(Zc, w_, out=buf_p[:r])
-        P += b_
-        P -= _row_max(P)
-        a_y = P[rows, yc].astype(np.float64)
-        np.exp(P, out=P)
-        s = P.sum(axis=1).astype(np.float64)
-        f_i = np.log(s) - a_y
-        P *= (1.0 / s).astype(wd)[:, None]
+    for Zc, P, wc in _vector_chunks(Z, y, sw, w_, b_, f, t_z, t_1, buf_p):
+        r = P.shape[0]
         PZ = np.multiply(P, Zc, out=buf_q[:r])
-        z_y = Zc[rows, yc].astype(np.float64)
-        wc = None if sw is None else sw[sl]
-        f += f_i.sum() if wc is None else np.dot(wc, f_i)
-        t_z += np.bincount(yc, weights=z_y if wc is None else wc * z_y, minlength=k)
-        t_1 += np.bincount(yc, weights=wc, minlength=k)
         if wc is None:
             u, Pw, PZw = ones[:r], P, PZ
         else:
@@ -590,7 +583,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
         sums[4] += np.einsum("ij,ij->j", PZw, P)
         sums[5] += np.einsum("ij,ij->j", Pw, P)
     s_p, s_pz, s_pzz, q_zz, q_z1, q_11 = sums
-    f, gw, gb, _ = _shared.vector_result(f, s_pz, t_z, s_p, t_1, wsum)
+    f, gw, gb, _ = _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum)
     blocks = ((s_pzz - q_zz) / wsum, (s_pz - q_z1) / wsum, (s_p - q_11) / wsum)
     return f, gw, gb, blocks
 
@@ -628,10 +621,7 @@ def any_nan(a):
 
 def log_softmax_last(a):
     """Log-softmax over the last axis of ``a`` (any shape; rows of ``-inf`` kept)."""
-    m = a.max(axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return a - m - np.log(np.exp(a - m).sum(axis=-1, keepdims=True))
+    return _scipy_log_softmax(a, axis=-1)
 
 
 def stack_columns(cols):
@@ -896,9 +886,7 @@ class MetricOps(_shared.SharedOps):
     def chunk_rows(n, k):
         return chunk_rows(n, k, 8)
 
-    @staticmethod
-    def f64(a):
-        return a.astype(np.float64, copy=False)
+    f64 = staticmethod(AffineOps.f64)
 
     @staticmethod
     def empty(n):
@@ -930,10 +918,7 @@ class MetricOps(_shared.SharedOps):
         # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
         return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
 
-    @staticmethod
-    def pick(a, y):
-        """``a[i, y[i]]`` for every row ``i`` (an ``(n,)`` vector)."""
-        return a[np.arange(a.shape[0]), y]
+    pick = staticmethod(AffineOps.take)  # ``a[i, y[i]]`` for every row ``i``
 
     @staticmethod
     def minus_one_at(a, y):
@@ -1062,12 +1047,9 @@ def min_max(X):
     NaN for both if ``X`` holds a NaN. Both reductions run on one row chunk of
     :data:`CHUNK_BYTES` at a time (no temporary array), while it is in cache.
     """
-    step = max(1, CHUNK_BYTES // (X.itemsize * (1 if X.ndim == 1 else X.shape[1])))
-    if X.shape[0] <= step:
-        return float(X.min()), float(X.max())
     lo, hi = math.inf, -math.inf
-    for start in range(0, X.shape[0], step):
-        c = X[start:start + step]
+    for sl in row_chunks(X, X.itemsize):
+        c = X[sl]
         c_lo, c_hi = float(c.min()), float(c.max())
         if math.isnan(c_lo) or math.isnan(c_hi):
             return math.nan, math.nan
@@ -1090,8 +1072,7 @@ def row_sum_deviation(a, stop=math.inf):
 
 def binary_logits(s):
     """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
-    Z = np.empty((s.shape[0], 2), dtype=s.dtype)
-    Z[:, 0] = 0
+    Z = np.zeros((s.shape[0], 2), dtype=s.dtype)
     Z[:, 1] = s
     return Z
 

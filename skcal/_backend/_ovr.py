@@ -61,12 +61,12 @@ def ovr_log_odds(Zc):
     argument of the log is at least 1 and nothing cancels. For ``k = a`` the
     sum over ``j != a`` is computed directly around the second-largest logit.
     """
+    if Zc.shape[1] == 2:
+        d = binary_score(Zc)
+        return stack_columns([-d, d])
     torch = _torch_of(Zc)
     if torch is not None:
         A = Zc.to(_work_dtype(Zc))
-        if A.shape[1] == 2:
-            d = A[:, 1] - A[:, 0]
-            return torch.stack([-d, d], dim=1)
         m1, a1 = A.max(dim=1, keepdim=True)
         E = torch.exp(A - m1)
         rest = E.sum(dim=1, keepdim=True) - E
@@ -78,9 +78,6 @@ def ovr_log_odds(Zc):
         L = torch.where(top, l_top, L)
         return A - L
     A = np.asarray(Zc, dtype=np.float64)
-    if A.shape[1] == 2:
-        d = A[:, 1] - A[:, 0]
-        return np.stack([-d, d], axis=1)
     stats, E = _ovr_row_stats(A, keep_exp=True)
     return _ovr_columns(A, stats, np.arange(A.shape[1]), E=E)
 
@@ -160,12 +157,18 @@ def _ovr_columns(Ac, stats, cols, E=None):
     """
     a1, m1, total, l_top = stats
     E = _off_top_scores(Ac, m1[:, None], total[:, None], E)
-    pos = np.full(int(max(a1.max(initial=0), cols.max(initial=0))) + 1, -1)
+    r, j = _top_entries(a1, cols, int(max(a1.max(initial=0), cols.max(initial=0))) + 1)
+    E[r, j] = Ac[r, j] - l_top[r]
+    return E
+
+
+def _top_entries(a1, cols, width):
+    """``(r, j)``: rows whose ``a1`` is in ``cols`` (``< width``), at index ``j``."""
+    pos = np.full(width, -1)
     pos[cols] = np.arange(cols.size)
     j = pos[a1]
     r = np.flatnonzero(j >= 0)
-    E[r, j[r]] = Ac[r, j[r]] - l_top[r]
-    return E
+    return r, j[r]
 
 
 def _off_top_scores(A, m1, total, E=None, out=None):
@@ -538,7 +541,8 @@ def ovr_scores32_from_work(stats, D, E):
     """
     a1, _, total, neg_top = stats
     np.subtract(total[:, None], E, out=E)
-    np.log(E, out=E)  # >= log(1) off the arg-max; the arg-max entry is replaced
+    with np.errstate(divide="ignore"):  # the arg-max entries, replaced below
+        np.log(E, out=E)
     D -= E
     D[np.arange(D.shape[0]), a1] = neg_top
     return D
@@ -580,19 +584,14 @@ def ovr_columns32(Ac, stats, cols, all_cols=False, out=None):
             np.take(Ac, cols, axis=1, out=D)
             D -= m1[:, None]
         np.exp(D, out=E)
+    if all_cols:
+        return ovr_scores32_from_work(stats, D, E)
     np.subtract(total[:, None], E, out=E)
     with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
         np.log(E, out=E)
     D -= E
-    if all_cols:
-        r = np.arange(D.shape[0])
-        D[r, a1] = neg_top
-    else:
-        pos = np.full(Ac.shape[1], -1)
-        pos[cols] = np.arange(cols.size)
-        j = pos[a1]
-        r = np.flatnonzero(j >= 0)
-        D[r, j[r]] = neg_top[r]
+    r, j = _top_entries(a1, cols, Ac.shape[1])
+    D[r, j] = neg_top[r]
     return D
 
 

@@ -92,12 +92,8 @@ def _chunk_buffers(Z, wd, count):
     return [torch.empty((rows, k), dtype=wd, device=Z.device) for _ in range(count)]
 
 
-def _work_dtype(Z):
-    return output_dtype(Z.dtype)
-
-
 def _chunks(Z):
-    wd = _work_dtype(Z)
+    wd = output_dtype(Z.dtype)
     return wd, chunk_rows(Z.shape[0], Z.shape[1], wd.itemsize, device=Z.device)
 
 
@@ -110,13 +106,6 @@ def _as_param(v, device):
     if isinstance(v, torch.Tensor):
         return v.to(device=device, dtype=torch.float64)
     return torch.as_tensor(v, dtype=torch.float64, device=device)
-
-
-def _affine_buffer(Z, wd, scale, bias):
-    """One reused chunk buffer for ``scale * Zc + bias`` (None if there is no map)."""
-    if scale is None and bias is None and Z.dtype == wd:
-        return None
-    return _chunk_buffers(Z, wd, 1)[0]
 
 
 def _affine_into(Zc, scale, bias, wd, buf, fused):
@@ -175,7 +164,8 @@ def _affine_chunks(Z, scale, bias, fused=True):
     """
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
-    buf = _affine_buffer(Z, wd, scale, bias)
+    no_map = scale is None and bias is None and Z.dtype == wd
+    buf = None if no_map else _chunk_buffers(Z, wd, 1)[0]  # reused
     # converted to the working dtype once
     scale, bias = (v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
     for sl in chunks:
@@ -256,10 +246,7 @@ def _temperature_chunks(Z):
 
 
 def _temperature_row_sums(Zc, m, beta, third, bufs, second=True):
-    """Row sums of ``e d^j`` (j = 0..2, 3 with ``third``) of one chunk, float64.
-
-    Without ``second`` only ``j = 0, 1`` (``s2`` is None).
-    """
+    """The torch twin of ``_numpy._temperature_row_sums``."""
     D_buf, E_buf = bufs
     r = m.shape[0]
     # type promotion makes D float32 for 16-bit Z without a separate copy
@@ -311,11 +298,7 @@ def _row_weights(sw, sl, rows, dev):
 
 
 def _vector_chunks(Z, y, sw, w, b, wd, f, t_z, t_1):
-    """``(Zc, P, wc)`` of every row chunk (:func:`_vector_chunk`, float64 row weights).
-
-    Adds each chunk's weighted NLL to ``f`` and its true-class sums
-    ``sum_i w_i e_{y_i} z_{i, y_i}`` and ``sum_i w_i e_{y_i}`` to ``t_z``, ``t_1``.
-    """
+    """The torch twin of ``_numpy._vector_chunks`` (``wc``: ones if unweighted)."""
     for sl in chunk_rows(Z.shape[0], Z.shape[1], wd.itemsize, device=Z.device):
         yc = y[sl]
         Zc, P, f_i = _vector_chunk(Z[sl], yc, w, b, wd)
@@ -362,7 +345,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
     if hessian:
         s_pzz = torch.zeros(k, dtype=f64, device=dev)
         QQ = torch.zeros((2 * k, 2 * k), dtype=f64, device=dev)
-    for Zc, P, wc in _vector_chunks(Z, y, sw, w, b, _work_dtype(Z), f, t_z, t_1):
+    for Zc, P, wc in _vector_chunks(Z, y, sw, w, b, output_dtype(Z.dtype), f, t_z, t_1):
         PZ = P * Zc
         # Rows renormalised in float64, so that sum_k grad_b_k is 0 to float64
         # precision (the common shift of b is then as well determined as with
@@ -590,7 +573,7 @@ class AffineOps(_shared.SharedOps):
 
     def __init__(self, Z):
         self.device = Z.device
-        self.wd = _work_dtype(Z)
+        self.wd = output_dtype(Z.dtype)
 
     def chunks(self, Z, itemsize=None, width=None):
         n, k = Z.shape
@@ -723,9 +706,7 @@ class MetricOps(_shared.SharedOps):
     def chunk_rows(self, n, k):
         return chunk_rows(n, k, 8, device=self.device)
 
-    @staticmethod
-    def f64(a):
-        return a.to(torch.float64)
+    f64 = staticmethod(AffineOps.f64)
 
     def empty(self, n):
         return torch.empty(n, dtype=torch.float64, device=self.device)
@@ -749,9 +730,7 @@ class MetricOps(_shared.SharedOps):
         zero = torch.zeros_like(s)
         return torch.stack([-torch.logaddexp(zero, s), -torch.logaddexp(zero, -s)], dim=1)
 
-    @staticmethod
-    def pick(a, y):
-        return a.gather(1, y.reshape(-1, 1))[:, 0]
+    pick = staticmethod(AffineOps.take)
 
     @staticmethod
     def minus_one_at(a, y):
