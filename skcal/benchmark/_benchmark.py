@@ -734,23 +734,6 @@ def _note(status):
     return "" if status == "ok" else status
 
 
-def _cells(row):
-    ok = row["status"].startswith("ok")
-    return [
-        row["method"],
-        row["library"],
-        _with_interval(row, "nll"),
-        _dnll(row),
-        _with_interval(row, "ece", 100, 2),
-        _fmt(row["classwise_ece"], 100, 2),
-        _with_interval(row, "brier"),
-        _with_interval(row, "accuracy", 100, 2),
-        _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
-        _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
-        _note(row["status"]),
-    ]
-
-
 _COMPACT_HEADERS = ("method", "NLL", "dNLL", "ECE %", "Brier", "acc %", "fit ms", "note")
 
 #: Widest note of the compact table (it fits 120 columns).
@@ -770,21 +753,27 @@ def _dnll(row):
     return dnll + "!" if row.get("worse") is True else dnll
 
 
-def _compact_cells(row):
+def _cells(row, wide=True):
+    """The cells of ``_HEADERS`` or (not ``wide``) of ``_COMPACT_HEADERS``."""
     ok = row["status"].startswith("ok")
     note = _note(row["status"])
-    if len(note) > _COMPACT_NOTE:
+    if not wide and len(note) > _COMPACT_NOTE:
         note = note[:_COMPACT_NOTE - 3] + "..."
-    return [
+    metric = _with_interval if wide else _short
+    cells = [
         row["method"],
+        row["library"],
         _with_interval(row, "nll"),
         _dnll(row),
-        _short(row, "ece", 100, 2),
-        _short(row, "brier"),
-        _short(row, "accuracy", 100, 2),
+        metric(row, "ece", 100, 2),
+        _fmt(row["classwise_ece"], 100, 2),
+        metric(row, "brier"),
+        metric(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
+        _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
         note,
     ]
+    return cells if wide else [cells[i] for i in (0, 2, 3, 4, 6, 7, 8, 10)]
 
 
 def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=None):
@@ -832,12 +821,9 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 f" (K={d.n_classes}, {len(d.y_val)} calibration / "
                 f"{len(d.y_test)} test rows)"
             )
-        if wide:
-            headers, left = _HEADERS, (0, 1, 10)
-            cells = [_cells(r) for r in rows if r["dataset"] == name]
-        else:
-            headers, left = _COMPACT_HEADERS, (0, 7)
-            cells = [_compact_cells(r) for r in rows if r["dataset"] == name]
+        mine = [r for r in rows if r["dataset"] == name]
+        headers, left = (_HEADERS, (0, 1, 10)) if wide else (_COMPACT_HEADERS, (0, 7))
+        cells = [_cells(r, wide) for r in mine]
         rec = (recommendations or {}).get(name)
         if fmt == "markdown":
             out.append(f"### {heading}\n")
@@ -848,7 +834,6 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
             if rec:
                 out.append(textwrap.fill(rec, 120, subsequent_indent="    "))
         out.extend(_aligned(headers, cells, left, fmt))
-        mine = [r for r in rows if r["dataset"] == name]
         if not wide:  # the full text of every shortened note
             for r in mine:
                 note = _note(r["status"])
