@@ -21,7 +21,11 @@ import warnings
 
 import numpy as np
 
-from ._decide import _aligned, _write_rows
+from ..metrics import brier_score, expected_calibration_error, negative_log_likelihood
+from ..metrics._intervals import _batch, _bootstrap, _build, _Difference
+from ..utils.discovery import all_calibrators, method_name
+from . import _decide
+from ._decide import _aligned, _write_rows, add_uncalibrated_comparison
 from ._peers import PEERS, PeerUnavailable, _probs
 
 __all__ = [
@@ -40,8 +44,6 @@ def _skcal_methods():
     The whole-vector maps first, then the per-class maps, each in name order
     (calibrators of other kinds, e.g. label-free ones, are not benchmarked).
     """
-    from ..utils.discovery import all_calibrators, method_name
-
     found = all_calibrators("scaling") + all_calibrators("ovr")
     return {method_name(cls): name for name, cls in found}
 
@@ -160,8 +162,6 @@ class _Uncalibrated:
 
 class _Skcal:
     def __init__(self, class_name, random_state, inner=None):
-        from ..utils.discovery import all_calibrators
-
         found = dict(all_calibrators())
         missing = [n for n in (class_name, inner) if n is not None and n not in found]
         if missing:
@@ -197,12 +197,6 @@ def _make(method, random_state):
 
 def _metrics(y, proba, n_bins=N_BINS):
     """Test-split metrics of ``proba``, all from :mod:`skcal.metrics`."""
-    from skcal.metrics import (
-        brier_score,
-        expected_calibration_error,
-        negative_log_likelihood,
-    )
-
     labels = np.arange(proba.shape[1])
     ece_kw = dict(n_bins=n_bins, labels=labels)
     return {
@@ -354,8 +348,6 @@ def interval_statistic(y, proba, metric, n_bins=N_BINS):
         Maps an array of row indices to the metric of those rows, with an
         O(n) ``jackknife`` for the BCa acceleration.
     """
-    from ..metrics._intervals import _build
-
     labels = np.arange(proba.shape[1])
     params = {"kind": "top-label", "n_bins": n_bins} if metric == "ece" else {}
     stat, _ = _build(metric, y, proba, None, "probabilities", labels, params)
@@ -400,8 +392,6 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
         (``beyond_resamples`` of :func:`skcal.metrics.confidence_interval`):
         marked :data:`BEYOND_MARK` in the tables.
     """
-    from ..metrics._intervals import _batch, _bootstrap
-
     _, low, high, _, _, beyond = _bootstrap(
         statistic, n, method=INTERVAL_METHOD, n_resamples=n_resamples,
         level=confidence_level, rng=np.random.default_rng(random_state),
@@ -445,8 +435,6 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
     rows : list of dict
         The same rows.
     """
-    from ..metrics._intervals import _Difference
-
     y_test = np.asarray(y_test)
     n = y_test.shape[0]
 
@@ -591,8 +579,6 @@ def run_benchmark(
                 if bar is not None:
                     bar.update()
             if recommend:
-                from . import _decide
-
                 if bar is not None:
                     bar.set_description(f"{data.name}: AutoCalibrator")
                 try:
@@ -642,8 +628,6 @@ def run_benchmark(
                             auto[key] = twin[key]
             # the point NLL change needs no resampling (n_resamples=0 leaves
             # only its interval and ``worse`` empty)
-            from ._decide import add_uncalibrated_comparison
-
             add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
                                         random_state=random_state)
             if not keep_proba:
@@ -914,13 +898,12 @@ def plot_reliability(
     axes so that it never covers the curves.
     """
     from ..display import ReliabilityDisplay
-    from ._decide import _figure
 
     shown = [
         r for r in rows
         if "proba" in r and (libraries is None or r["library"] in libraries)
     ]
-    fig = _figure((6.4, 8.6))
+    fig = _decide._figure((6.4, 8.6))
     ax, hist_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3.2, 1])
     colors = ["0.35", "tab:blue", "tab:orange", "tab:green", "tab:red",
               "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan",
