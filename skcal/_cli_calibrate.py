@@ -12,6 +12,7 @@ stored with ``skops.io`` and loaded trusting only skcal's types
 (:mod:`skcal.io`). Every user error is one line on stderr and exit code 2.
 """
 
+import argparse
 import ast
 import contextlib
 import json
@@ -23,7 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .datasets._base import _scores_to_logits
+from .datasets._tables import encode_labels, read_logit_table, write_table
 from .exceptions import _UserError
+from .io import dump, load
 
 __all__ = ["add_subcommands", "run"]
 
@@ -36,8 +40,6 @@ def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
     ``allowed`` names the accepted values in the error, ``"must be
     {allowed}, got ..."``.
     """
-    import argparse
-
     def parse(text):
         try:
             value = kind(text)
@@ -54,8 +56,6 @@ def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
 
 def _n_bins(text):
     """argparse type of ``--n-bins``: an integer, checked by the metrics' rule in the command."""
-    import argparse
-
     from .metrics._validation import n_bins_rule
 
     try:
@@ -85,8 +85,6 @@ def columns_arg(allow_empty=False):
     With ``allow_empty``, an empty name is the header's unnamed column (as
     pandas writes its index): ``--ignore-columns ""``.
     """
-    import argparse
-
     def parse(text):
         names = [c.strip() for c in text.split(",")]
         if not allow_empty and not all(names):
@@ -212,8 +210,6 @@ def _parse_params(items):
 
 # ------------------------------------------------------------------- tables
 def _read(args, role, need_labels):
-    from .datasets._tables import read_logit_table
-
     with cli_messages(role, (OSError, ValueError)):
         return read_logit_table(
             args.data, role=role, label_column=args.label_column,
@@ -278,7 +274,6 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
     naming ``source``.
     """
-    from .datasets._base import _scores_to_logits
     from .utils.validation import ProbabilitiesAsLogitsWarning
 
     with warnings.catch_warnings(record=True) as caught:
@@ -297,8 +292,6 @@ def _fit_labels(table, command):
     """``(y, classes)``: the labels as column indices and the class of each column
     (:func:`skcal.datasets._tables.encode_labels`, the loader's rules); its
     warnings are printed as ``skcal COMMAND: warning: ...``."""
-    from .datasets._tables import encode_labels
-
     with cli_messages(command):
         return encode_labels(table)
 
@@ -312,8 +305,6 @@ def _load_model(path):
     if path.is_dir():
         raise _UserError(f"{path} is a directory, expected a .skops model file")
     try:
-        from .io import load
-
         model = load(path)
     except ImportError as exc:
         raise _UserError(_one_line(exc)) from None
@@ -545,8 +536,6 @@ def _cmd_fit(args):
         # report match a file's columns to them by name
         est.feature_names_in_ = np.asarray(table.columns, dtype=object)
     try:
-        from .io import dump
-
         dump(est, out)
     except ImportError as exc:
         raise _UserError(_one_line(exc)) from None
@@ -583,8 +572,6 @@ def _check_output_file(path, suffixes, wrong_suffix=None):
 
 
 def _cmd_apply(args):
-    from .datasets._tables import write_table
-
     out = _check_output_file(args.output, (".npz", ".csv", ".parquet"))
     if out.exists() and Path(args.data).exists() and os.path.samefile(out, args.data):
         raise _UserError(
