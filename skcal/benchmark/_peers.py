@@ -25,7 +25,11 @@ An adapter whose library is missing raises :class:`PeerUnavailable` when it is
 built; the benchmark shows that as "not installed" instead of failing.
 """
 
-import importlib
+import importlib.util
+import logging
+import sys
+import types
+import warnings
 
 import numpy as np
 from scipy.special import softmax
@@ -281,8 +285,6 @@ def _betacal():
     lib = _import("betacal", "betacal")
 
     def fit(m, p, t):
-        import warnings
-
         with warnings.catch_warnings():  # betacal switches warnings off globally
             m.fit(p, t)
 
@@ -332,10 +334,6 @@ def _torch_uncertainty_calibration(module):
     the calibration modules are loaded under stub parent packages, so that a
     ``pip install --no-deps torch-uncertainty`` suffices.
     """
-    import importlib.util
-    import sys
-    import types
-
     name = f"torch_uncertainty.post_processing.calibration.{module}"
     try:
         return importlib.import_module(name)
@@ -384,8 +382,6 @@ class _TorchUncertainty:
         self.model_ = self._cls(num_classes=z.shape[1], device="cpu", **kw)
         data = torch.utils.data.TensorDataset(z, torch.as_tensor(np.asarray(y)).long())
         loader = torch.utils.data.DataLoader(data, batch_size=len(z))
-        import logging
-
         level = logging.getLogger().level
         logging.getLogger().setLevel(logging.ERROR)
         try:
