@@ -18,6 +18,7 @@ import sys
 import textwrap
 import time
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -260,12 +261,8 @@ def _summarise_warnings(caught, data, log):
     name = data.name
     info = getattr(data, "info", None)
     said = tuple(info.get("warned", ())) if isinstance(info, dict) else ()
-    counts = {}
-    for w in caught:
-        if said and issubclass(w.category, said):
-            continue
-        key = (w.category, str(w.message))
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((w.category, str(w.message)) for w in caught
+                     if not (said and issubclass(w.category, said)))
     for (category, message), n in counts.items():
         times = f" ({n} times)" if n > 1 else ""
         if log is not None:
@@ -622,10 +619,8 @@ def run_benchmark(
                               data.y_test, n_resamples=n_resamples,
                               random_state=random_state)
                 if twin is not None:
-                    for metric in INTERVAL_METRICS:
-                        for suffix in ("low", "high", "best", "beyond"):
-                            key = f"{metric}_{suffix}"
-                            auto[key] = twin[key]
+                    auto.update({f"{m}_{s}": twin[f"{m}_{s}"] for m in INTERVAL_METRICS
+                                 for s in ("low", "high", "best", "beyond")})
             # the point NLL change needs no resampling (n_resamples=0 leaves
             # only its interval and ``worse`` empty)
             add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
