@@ -736,14 +736,13 @@ def _cmd_report(args):
                for name, P in rows}
     level = "" if not args.n_bootstrap else f" [95% BCa bootstrap interval, {args.n_bootstrap} resamples]"
     head = "| model | NLL | Brier | ECE | accuracy |\n|---|---|---|---|---|\n"
-    lines = []
-    for name, res in results.items():
-        cells = []
-        for k in ("nll", "brier", "ece", "accuracy"):
-            v, lo, hi, beyond = res[k]
-            cells.append(_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]")
-                         + (BEYOND_MARK if beyond else ""))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+
+    def cell(v, lo, hi, beyond):  # res holds nll, brier, ece, accuracy in this order
+        return (_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]")
+                + (BEYOND_MARK if beyond else ""))
+
+    lines = [f"| {name} | " + " | ".join(cell(*v) for v in res.values()) + " |"
+             for name, res in results.items()]
     note = ""
     if args.n_bootstrap and any(np.isnan(lo) for res in results.values()
                                 for _, lo, _, _ in res.values()):
