@@ -205,7 +205,7 @@ class _Netcal:
 
     def fit(self, logits, y):
         self.model_ = self._cls()
-        # tensorboard=False: netcal's scaling methods otherwise write log folders to disk.
+        # tensorboard=False: netcal's scalers otherwise write log folders to disk.
         kw = {"tensorboard": False} if self._CLASSES[self.kind][0] == "scaling" else {}
         self.model_.fit(_probs(logits), np.asarray(y), **kw)
         return self
@@ -278,7 +278,9 @@ class _OneVsRestPeer:
         cols = [1] if P.shape[1] == 2 else range(P.shape[1])
         Q = np.column_stack([np.clip(np.asarray(self._predict(m, P[:, k]), float), 0, 1)
                              for k, m in zip(cols, self.models_)])
-        return np.column_stack([1 - Q[:, 0], Q[:, 0]]) if P.shape[1] == 2 else _renormalised(Q)
+        if P.shape[1] == 2:
+            return np.column_stack([1 - Q[:, 0], Q[:, 0]])
+        return _renormalised(Q)
 
 
 def _betacal():
