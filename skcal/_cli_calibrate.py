@@ -185,11 +185,8 @@ def _methods():
     """Method name -> calibrator class: short names (``temperature``) and class names."""
     from .utils.discovery import all_calibrators, method_name
 
-    out = {}
-    for name, cls in all_calibrators():
-        out[name] = cls
-        out[method_name(cls)] = cls
-    return out
+    return {key: cls for name, cls in all_calibrators()
+            for key in (name, method_name(cls))}
 
 
 def _parse_params(items):
