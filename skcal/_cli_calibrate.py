@@ -285,14 +285,6 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     return out, flagged
 
 
-def _fit_labels(table, command):
-    """``(y, classes)``: the labels as column indices and the class of each column
-    (:func:`skcal.datasets._tables.encode_labels`, the loader's rules); its
-    warnings are printed as ``skcal COMMAND: warning: ...``."""
-    with cli_messages(command):
-        return encode_labels(table)
-
-
 def _load_model(path):
     from .base import BaseCalibrator
 
@@ -490,7 +482,8 @@ def _cmd_fit(args):
     except (ValueError, TypeError) as exc:
         raise _UserError(f"--param: {_one_line(exc)}") from None
     table = _read(args, "fit", need_labels=True)
-    y, classes = _fit_labels(table, "fit")
+    with cli_messages("fit"):  # the loader's label rules, warnings in the CLI's words
+        y, classes = encode_labels(table)
     if len(np.unique(y)) < 2:
         raise _UserError(
             f"{table.path}: the labels hold one class only "
@@ -704,7 +697,8 @@ def _cmd_report(args):
             name += f" ({model.best_name_})"
         rows = [("uncalibrated", P0), (name, P1)]
     else:
-        y, _ = _fit_labels(table, "report")
+        with cli_messages("report"):
+            y, _ = encode_labels(table)
         # checked in their own dtype (16-bit probabilities have a wider row-sum
         # tolerance, as in fit and the calibrators), then widened
         Z, flagged = scores_as_logits(table.scores, args.input_type, table.path, "report",
@@ -770,19 +764,16 @@ def _cmd_report(args):
                 for k, (v, lo, hi, beyond) in res.items()}
          for name, res in results.items()}, indent=2, allow_nan=False),
         encoding="utf-8")
-    _plot(rows, y, args, out_dir / "reliability.png", table.path, results)
-    print(head + "\n".join(lines) + note)
-    print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")
-    return 0
-
-
-def _plot(rows, y, args, path, source, results):
     from .benchmark._decide import plot_reliability_panels
 
     panels = [(name, P, results[name]["nll"][0], results[name]["ece"][0],
                name == "uncalibrated") for name, P in rows]
-    plot_reliability_panels(panels, y, path, f"{Path(source).name}: top-label reliability",
+    plot_reliability_panels(panels, y, out_dir / "reliability.png",
+                            f"{Path(table.path).name}: top-label reliability",
                             n_bins=args.n_bins)
+    print(head + "\n".join(lines) + note)
+    print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")
+    return 0
 
 
 # -------------------------------------------------------------------- run
