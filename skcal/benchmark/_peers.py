@@ -188,7 +188,7 @@ class _SklearnCalibrated:
 
 
 class _Netcal:
-    """netcal's calibrators; its binning methods (one-vs-rest built in) renormalised."""
+    """netcal's calibrators; its HistogramBinning and BBQ outputs renormalised."""
 
     _CLASSES = {
         "temperature": ("scaling", "TemperatureScaling"),
