@@ -876,8 +876,7 @@ def write_table(path, columns, data, *, npz_key="proba", extra=None):
         )
     pa = _pyarrow(path)
     arrays = {c: pa.array(np.ascontiguousarray(data[:, j])) for j, c in enumerate(columns)}
-    for k, v in extra.items():
-        arrays[k] = pa.array(np.asarray(v))
+    arrays.update((k, pa.array(np.asarray(v))) for k, v in extra.items())
     table = pa.table(arrays)
     if suffix == ".csv":
         import pyarrow.csv as pacsv
