@@ -12,6 +12,7 @@ stored with ``skops.io`` and loaded trusting only skcal's types
 (:mod:`skcal.io`). Every user error is one line on stderr and exit code 2.
 """
 
+import argparse
 import ast
 import contextlib
 import json
@@ -23,7 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .datasets._base import _scores_to_logits
+from .datasets._tables import encode_labels, read_logit_table, write_table
 from .exceptions import _UserError
+from .io import dump, load
 
 __all__ = ["add_subcommands", "run"]
 
@@ -36,8 +40,6 @@ def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
     ``allowed`` names the accepted values in the error, ``"must be
     {allowed}, got ..."``.
     """
-    import argparse
-
     def parse(text):
         try:
             value = kind(text)
@@ -54,8 +56,6 @@ def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
 
 def _n_bins(text):
     """argparse type of ``--n-bins``: an integer, checked by the metrics' rule in the command."""
-    import argparse
-
     from .metrics._validation import n_bins_rule
 
     try:
@@ -85,8 +85,6 @@ def columns_arg(allow_empty=False):
     With ``allow_empty``, an empty name is the header's unnamed column (as
     pandas writes its index): ``--ignore-columns ""``.
     """
-    import argparse
-
     def parse(text):
         names = [c.strip() for c in text.split(",")]
         if not allow_empty and not all(names):
@@ -187,11 +185,8 @@ def _methods():
     """Method name -> calibrator class: short names (``temperature``) and class names."""
     from .utils.discovery import all_calibrators, method_name
 
-    out = {}
-    for name, cls in all_calibrators():
-        out[name] = cls
-        out[method_name(cls)] = cls
-    return out
+    return {key: cls for name, cls in all_calibrators()
+            for key in (name, method_name(cls))}
 
 
 def _parse_params(items):
@@ -212,8 +207,6 @@ def _parse_params(items):
 
 # ------------------------------------------------------------------- tables
 def _read(args, role, need_labels):
-    from .datasets._tables import read_logit_table
-
     with cli_messages(role, (OSError, ValueError)):
         return read_logit_table(
             args.data, role=role, label_column=args.label_column,
@@ -278,7 +271,6 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
     naming ``source``.
     """
-    from .datasets._base import _scores_to_logits
     from .utils.validation import ProbabilitiesAsLogitsWarning
 
     with warnings.catch_warnings(record=True) as caught:
@@ -293,16 +285,6 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
     return out, flagged
 
 
-def _fit_labels(table, command):
-    """``(y, classes)``: the labels as column indices and the class of each column
-    (:func:`skcal.datasets._tables.encode_labels`, the loader's rules); its
-    warnings are printed as ``skcal COMMAND: warning: ...``."""
-    from .datasets._tables import encode_labels
-
-    with cli_messages(command):
-        return encode_labels(table)
-
-
 def _load_model(path):
     from .base import BaseCalibrator
 
@@ -312,8 +294,6 @@ def _load_model(path):
     if path.is_dir():
         raise _UserError(f"{path} is a directory, expected a .skops model file")
     try:
-        from .io import load
-
         model = load(path)
     except ImportError as exc:
         raise _UserError(_one_line(exc)) from None
@@ -502,7 +482,8 @@ def _cmd_fit(args):
     except (ValueError, TypeError) as exc:
         raise _UserError(f"--param: {_one_line(exc)}") from None
     table = _read(args, "fit", need_labels=True)
-    y, classes = _fit_labels(table, "fit")
+    with cli_messages("fit"):  # the loader's label rules, warnings in the CLI's words
+        y, classes = encode_labels(table)
     if len(np.unique(y)) < 2:
         raise _UserError(
             f"{table.path}: the labels hold one class only "
@@ -545,8 +526,6 @@ def _cmd_fit(args):
         # report match a file's columns to them by name
         est.feature_names_in_ = np.asarray(table.columns, dtype=object)
     try:
-        from .io import dump
-
         dump(est, out)
     except ImportError as exc:
         raise _UserError(_one_line(exc)) from None
@@ -583,8 +562,6 @@ def _check_output_file(path, suffixes, wrong_suffix=None):
 
 
 def _cmd_apply(args):
-    from .datasets._tables import write_table
-
     out = _check_output_file(args.output, (".npz", ".csv", ".parquet"))
     if out.exists() and Path(args.data).exists() and os.path.samefile(out, args.data):
         raise _UserError(
@@ -720,7 +697,8 @@ def _cmd_report(args):
             name += f" ({model.best_name_})"
         rows = [("uncalibrated", P0), (name, P1)]
     else:
-        y, _ = _fit_labels(table, "report")
+        with cli_messages("report"):
+            y, _ = encode_labels(table)
         # checked in their own dtype (16-bit probabilities have a wider row-sum
         # tolerance, as in fit and the calibrators), then widened
         Z, flagged = scores_as_logits(table.scores, args.input_type, table.path, "report",
@@ -749,14 +727,13 @@ def _cmd_report(args):
                for name, P in rows}
     level = "" if not args.n_bootstrap else f" [95% BCa bootstrap interval, {args.n_bootstrap} resamples]"
     head = "| model | NLL | Brier | ECE | accuracy |\n|---|---|---|---|---|\n"
-    lines = []
-    for name, res in results.items():
-        cells = []
-        for k in ("nll", "brier", "ece", "accuracy"):
-            v, lo, hi, beyond = res[k]
-            cells.append(_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]")
-                         + (BEYOND_MARK if beyond else ""))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+
+    def cell(v, lo, hi, beyond):  # res holds nll, brier, ece, accuracy in this order
+        return (_fmt(v) + ("" if np.isnan(lo) else f" [{_fmt(lo)}, {_fmt(hi)}]")
+                + (BEYOND_MARK if beyond else ""))
+
+    lines = [f"| {name} | " + " | ".join(cell(*v) for v in res.values()) + " |"
+             for name, res in results.items()]
     note = ""
     if args.n_bootstrap and any(np.isnan(lo) for res in results.values()
                                 for _, lo, _, _ in res.values()):
@@ -787,19 +764,16 @@ def _cmd_report(args):
                 for k, (v, lo, hi, beyond) in res.items()}
          for name, res in results.items()}, indent=2, allow_nan=False),
         encoding="utf-8")
-    _plot(rows, y, args, out_dir / "reliability.png", table.path, results)
-    print(head + "\n".join(lines) + note)
-    print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")
-    return 0
-
-
-def _plot(rows, y, args, path, source, results):
     from .benchmark._decide import plot_reliability_panels
 
     panels = [(name, P, results[name]["nll"][0], results[name]["ece"][0],
                name == "uncalibrated") for name, P in rows]
-    plot_reliability_panels(panels, y, path, f"{Path(source).name}: top-label reliability",
+    plot_reliability_panels(panels, y, out_dir / "reliability.png",
+                            f"{Path(table.path).name}: top-label reliability",
                             n_bins=args.n_bins)
+    print(head + "\n".join(lines) + note)
+    print(f"wrote report.md, metrics.csv, metrics.json, reliability.png to {out_dir}")
+    return 0
 
 
 # -------------------------------------------------------------------- run

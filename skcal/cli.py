@@ -479,8 +479,6 @@ def _repeated_option(parser, command, argv):
     argparse keeps the last of repeated ``--opt value`` pairs without a word;
     options that collect several values (``--param``, ``--data``) may repeat.
     """
-    import argparse
-
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     tokens = list(argv)
     if "--" in tokens:

@@ -27,6 +27,9 @@ Without these helpers, the same call with ``skops.io`` itself is::
     model = sio.load("model.skops", trusted=trusted_types())
 """
 
+import importlib
+import inspect
+
 __all__ = ["dump", "load", "trusted_types"]
 
 
@@ -95,9 +98,6 @@ def _sklearn_classes(names):
     names a class there; functions (which an estimator such as
     ``FunctionTransformer`` could call) and every other type are not.
     """
-    import importlib
-    import inspect
-
     kept = []
     for name in names:
         module, _, attr = name.rpartition(".")

@@ -18,10 +18,15 @@ import sys
 import textwrap
 import time
 import warnings
+from collections import Counter
 
 import numpy as np
 
-from ._decide import _aligned, _write_rows
+from ..metrics import brier_score, expected_calibration_error, negative_log_likelihood
+from ..metrics._intervals import _build, _Difference, _interval
+from ..utils.discovery import all_calibrators, method_name
+from . import _decide
+from ._decide import _aligned, _write_rows, add_uncalibrated_comparison
 from ._peers import PEERS, PeerUnavailable, _probs
 
 __all__ = [
@@ -40,8 +45,6 @@ def _skcal_methods():
     The whole-vector maps first, then the per-class maps, each in name order
     (calibrators of other kinds, e.g. label-free ones, are not benchmarked).
     """
-    from ..utils.discovery import all_calibrators, method_name
-
     found = all_calibrators("scaling") + all_calibrators("ovr")
     return {method_name(cls): name for name, cls in found}
 
@@ -160,8 +163,6 @@ class _Uncalibrated:
 
 class _Skcal:
     def __init__(self, class_name, random_state, inner=None):
-        from ..utils.discovery import all_calibrators
-
         found = dict(all_calibrators())
         missing = [n for n in (class_name, inner) if n is not None and n not in found]
         if missing:
@@ -197,12 +198,6 @@ def _make(method, random_state):
 
 def _metrics(y, proba, n_bins=N_BINS):
     """Test-split metrics of ``proba``, all from :mod:`skcal.metrics`."""
-    from skcal.metrics import (
-        brier_score,
-        expected_calibration_error,
-        negative_log_likelihood,
-    )
-
     labels = np.arange(proba.shape[1])
     ece_kw = dict(n_bins=n_bins, labels=labels)
     return {
@@ -266,12 +261,8 @@ def _summarise_warnings(caught, data, log):
     name = data.name
     info = getattr(data, "info", None)
     said = tuple(info.get("warned", ())) if isinstance(info, dict) else ()
-    counts = {}
-    for w in caught:
-        if said and issubclass(w.category, said):
-            continue
-        key = (w.category, str(w.message))
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((w.category, str(w.message)) for w in caught
+                     if not (said and issubclass(w.category, said)))
     for (category, message), n in counts.items():
         times = f" ({n} times)" if n > 1 else ""
         if log is not None:
@@ -354,8 +345,6 @@ def interval_statistic(y, proba, metric, n_bins=N_BINS):
         Maps an array of row indices to the metric of those rows, with an
         O(n) ``jackknife`` for the BCa acceleration.
     """
-    from ..metrics._intervals import _build
-
     labels = np.arange(proba.shape[1])
     params = {"kind": "top-label", "n_bins": n_bins} if metric == "ece" else {}
     stat, _ = _build(metric, y, proba, None, "probabilities", labels, params)
@@ -400,7 +389,6 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
         (``beyond_resamples`` of :func:`skcal.metrics.confidence_interval`):
         marked :data:`BEYOND_MARK` in the tables.
     """
-    from ..metrics._intervals import _interval
 
     r = _interval(
         statistic, n, 1, method=INTERVAL_METHOD, n_resamples=n_resamples,
@@ -445,8 +433,6 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
     rows : list of dict
         The same rows.
     """
-    from ..metrics._intervals import _Difference
-
     y_test = np.asarray(y_test)
     n = y_test.shape[0]
 
@@ -591,8 +577,6 @@ def run_benchmark(
                 if bar is not None:
                     bar.update()
             if recommend:
-                from . import _decide
-
                 if bar is not None:
                     bar.set_description(f"{data.name}: AutoCalibrator")
                 try:
@@ -636,14 +620,10 @@ def run_benchmark(
                               data.y_test, n_resamples=n_resamples,
                               random_state=random_state)
                 if twin is not None:
-                    for metric in INTERVAL_METRICS:
-                        for suffix in ("low", "high", "best", "beyond"):
-                            key = f"{metric}_{suffix}"
-                            auto[key] = twin[key]
+                    auto.update({f"{m}_{s}": twin[f"{m}_{s}"] for m in INTERVAL_METRICS
+                                 for s in ("low", "high", "best", "beyond")})
             # the point NLL change needs no resampling (n_resamples=0 leaves
             # only its interval and ``worse`` empty)
-            from ._decide import add_uncalibrated_comparison
-
             add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
                                         random_state=random_state)
             if not keep_proba:
@@ -734,23 +714,6 @@ def _note(status):
     return "" if status == "ok" else status
 
 
-def _cells(row):
-    ok = row["status"].startswith("ok")
-    return [
-        row["method"],
-        row["library"],
-        _with_interval(row, "nll"),
-        _dnll(row),
-        _with_interval(row, "ece", 100, 2),
-        _fmt(row["classwise_ece"], 100, 2),
-        _with_interval(row, "brier"),
-        _with_interval(row, "accuracy", 100, 2),
-        _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
-        _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
-        _note(row["status"]),
-    ]
-
-
 _COMPACT_HEADERS = ("method", "NLL", "dNLL", "ECE %", "Brier", "acc %", "fit ms", "note")
 
 #: Widest note of the compact table (it fits 120 columns).
@@ -770,21 +733,27 @@ def _dnll(row):
     return dnll + "!" if row.get("worse") is True else dnll
 
 
-def _compact_cells(row):
+def _cells(row, wide=True):
+    """The cells of ``_HEADERS`` or (not ``wide``) of ``_COMPACT_HEADERS``."""
     ok = row["status"].startswith("ok")
     note = _note(row["status"])
-    if len(note) > _COMPACT_NOTE:
+    if not wide and len(note) > _COMPACT_NOTE:
         note = note[:_COMPACT_NOTE - 3] + "..."
-    return [
+    metric = _with_interval if wide else _short
+    cells = [
         row["method"],
+        row["library"],
         _with_interval(row, "nll"),
         _dnll(row),
-        _short(row, "ece", 100, 2),
-        _short(row, "brier"),
-        _short(row, "accuracy", 100, 2),
+        metric(row, "ece", 100, 2),
+        _fmt(row["classwise_ece"], 100, 2),
+        metric(row, "brier"),
+        metric(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
+        _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
         note,
     ]
+    return cells if wide else [cells[i] for i in (0, 2, 3, 4, 6, 7, 8, 10)]
 
 
 def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=None):
@@ -832,12 +801,9 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 f" (K={d.n_classes}, {len(d.y_val)} calibration / "
                 f"{len(d.y_test)} test rows)"
             )
-        if wide:
-            headers, left = _HEADERS, (0, 1, 10)
-            cells = [_cells(r) for r in rows if r["dataset"] == name]
-        else:
-            headers, left = _COMPACT_HEADERS, (0, 7)
-            cells = [_compact_cells(r) for r in rows if r["dataset"] == name]
+        mine = [r for r in rows if r["dataset"] == name]
+        headers, left = (_HEADERS, (0, 1, 10)) if wide else (_COMPACT_HEADERS, (0, 7))
+        cells = [_cells(r, wide) for r in mine]
         rec = (recommendations or {}).get(name)
         if fmt == "markdown":
             out.append(f"### {heading}\n")
@@ -848,7 +814,6 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
             if rec:
                 out.append(textwrap.fill(rec, 120, subsequent_indent="    "))
         out.extend(_aligned(headers, cells, left, fmt))
-        mine = [r for r in rows if r["dataset"] == name]
         if not wide:  # the full text of every shortened note
             for r in mine:
                 note = _note(r["status"])
@@ -929,13 +894,12 @@ def plot_reliability(
     axes so that it never covers the curves.
     """
     from ..display import ReliabilityDisplay
-    from ._decide import _figure
 
     shown = [
         r for r in rows
         if "proba" in r and (libraries is None or r["library"] in libraries)
     ]
-    fig = _figure((6.4, 8.6))
+    fig = _decide._figure((6.4, 8.6))
     ax, hist_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3.2, 1])
     colors = ["0.35", "tab:blue", "tab:orange", "tab:green", "tab:red",
               "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan",

@@ -25,7 +25,11 @@ An adapter whose library is missing raises :class:`PeerUnavailable` when it is
 built; the benchmark shows that as "not installed" instead of failing.
 """
 
-import importlib
+import importlib.util
+import logging
+import sys
+import types
+import warnings
 
 import numpy as np
 from scipy.special import softmax
@@ -184,33 +188,33 @@ class _SklearnCalibrated:
 
 
 class _Netcal:
-    def __init__(self, kind, random_state):
-        if kind == "isotonic":
-            self._cls = _import("netcal.binning", "netcal").IsotonicRegression
-        else:
-            scaling = _import("netcal.scaling", "netcal")
-            self._cls = (
-                scaling.TemperatureScaling
-                if kind == "temperature"
-                else scaling.LogisticCalibration
-            )
-        self.kind, self.random_state = kind, random_state
+    """netcal's calibrators; its HistogramBinning and BBQ outputs renormalised."""
+
+    _CLASSES = {
+        "temperature": ("scaling", "TemperatureScaling"),
+        "vector": ("scaling", "LogisticCalibration"),
+        "isotonic": ("binning", "IsotonicRegression"),
+        "histogram": ("binning", "HistogramBinning"),
+        "bbq": ("binning", "BBQ"),
+    }
+
+    def __init__(self, kind):
+        module, name = self._CLASSES[kind]
+        self._cls = getattr(_import(f"netcal.{module}", "netcal"), name)
+        self.kind = kind
 
     def fit(self, logits, y):
         self.model_ = self._cls()
-        p = _probs(logits)
-        if self.kind == "isotonic":
-            self.model_.fit(p, np.asarray(y))
-        else:
-            # tensorboard=False: netcal otherwise writes log folders to disk.
-            self.model_.fit(p, np.asarray(y), tensorboard=False)
+        # tensorboard=False: netcal's scalers otherwise write log folders to disk.
+        kw = {"tensorboard": False} if self._CLASSES[self.kind][0] == "scaling" else {}
+        self.model_.fit(_probs(logits), np.asarray(y), **kw)
         return self
 
     def predict_proba(self, logits):
         p = np.asarray(self.model_.transform(_probs(logits)), dtype=np.float64)
         if p.ndim == 1:  # binary: netcal returns P(class 1)
             p = np.column_stack([1.0 - p, p])
-        return p
+        return _renormalised(p) if self.kind in ("histogram", "bbq") else p
 
 
 class _Probmetrics:
@@ -252,18 +256,6 @@ class _Probmetrics:
         return out.get_probs().detach().cpu().numpy().astype(np.float64)
 
 
-class _Netcal1D(_Netcal):
-    """netcal's binning methods (``HistogramBinning``, ``BBQ``), one-vs-rest built in."""
-
-    def __init__(self, kind, random_state):
-        binning = _import("netcal.binning", "netcal")
-        self._cls = binning.HistogramBinning if kind == "histogram" else binning.BBQ
-        self.kind, self.random_state = "isotonic", random_state  # fit(p, y) API
-
-    def predict_proba(self, logits):
-        return _renormalised(super().predict_proba(logits))
-
-
 class _OneVsRestPeer:
     """A binary peer calibrator on probabilities, one-vs-rest and renormalised."""
 
@@ -283,13 +275,11 @@ class _OneVsRestPeer:
 
     def predict_proba(self, logits):
         P = _probs(logits)
+        cols = [1] if P.shape[1] == 2 else range(P.shape[1])
+        Q = np.column_stack([np.clip(np.asarray(self._predict(m, P[:, k]), float), 0, 1)
+                             for k, m in zip(cols, self.models_)])
         if P.shape[1] == 2:
-            q = np.clip(np.asarray(self._predict(self.models_[0], P[:, 1]), float), 0, 1)
-            return np.column_stack([1 - q, q])
-        Q = np.column_stack(
-            [np.clip(np.asarray(self._predict(m, P[:, k]), float), 0, 1)
-             for k, m in enumerate(self.models_)]
-        )
+            return np.column_stack([1 - Q[:, 0], Q[:, 0]])
         return _renormalised(Q)
 
 
@@ -297,8 +287,6 @@ def _betacal():
     lib = _import("betacal", "betacal")
 
     def fit(m, p, t):
-        import warnings
-
         with warnings.catch_warnings():  # betacal switches warnings off globally
             m.fit(p, t)
 
@@ -348,10 +336,6 @@ def _torch_uncertainty_calibration(module):
     the calibration modules are loaded under stub parent packages, so that a
     ``pip install --no-deps torch-uncertainty`` suffices.
     """
-    import importlib.util
-    import sys
-    import types
-
     name = f"torch_uncertainty.post_processing.calibration.{module}"
     try:
         return importlib.import_module(name)
@@ -400,8 +384,6 @@ class _TorchUncertainty:
         self.model_ = self._cls(num_classes=z.shape[1], device="cpu", **kw)
         data = torch.utils.data.TensorDataset(z, torch.as_tensor(np.asarray(y)).long())
         loader = torch.utils.data.DataLoader(data, batch_size=len(z))
-        import logging
-
         level = logging.getLogger().level
         logging.getLogger().setLevel(logging.ERROR)
         try:
@@ -425,13 +407,13 @@ PEERS = {
         "scikit-learn",
         lambda rs: _SklearnCalibrated("temperature"),
     ),
-    "netcal-temperature": ("netcal", lambda rs: _Netcal("temperature", rs)),
-    "netcal-vector": ("netcal", lambda rs: _Netcal("vector", rs)),
-    "netcal-isotonic": ("netcal", lambda rs: _Netcal("isotonic", rs)),
+    "netcal-temperature": ("netcal", lambda rs: _Netcal("temperature")),
+    "netcal-vector": ("netcal", lambda rs: _Netcal("vector")),
+    "netcal-isotonic": ("netcal", lambda rs: _Netcal("isotonic")),
     "probmetrics-temperature": ("probmetrics", lambda rs: _Probmetrics("temperature")),
     "probmetrics-vector": ("probmetrics", lambda rs: _Probmetrics("vector")),
-    "netcal-histogram": ("netcal", lambda rs: _Netcal1D("histogram", rs)),
-    "netcal-bbq": ("netcal", lambda rs: _Netcal1D("bbq", rs)),
+    "netcal-histogram": ("netcal", lambda rs: _Netcal("histogram")),
+    "netcal-bbq": ("netcal", lambda rs: _Netcal("bbq")),
     "betacal-beta": ("betacal", lambda rs: _betacal()),
     "splinecalib-spline": ("splinecalib", lambda rs: _splinecalib()),
     "venn-abers-ivap": ("venn-abers", lambda rs: _venn_abers()),

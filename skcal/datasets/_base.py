@@ -32,10 +32,6 @@ data : :class:`~sklearn.utils.Bunch`
     See :func:`load_logits` for the attributes."""}
 
 
-def _data_dir():
-    return resources.files("skcal.datasets") / "data"
-
-
 def list_datasets():
     """Names of the real logit sets bundled with skcal.
 
@@ -107,7 +103,7 @@ def load_logits(name):
         )
     from sklearn.utils import Bunch
 
-    base = _data_dir()
+    base = resources.files("skcal.datasets") / "data"
     with resources.as_file(base / f"{name}.npz") as path:
         with np.load(path, allow_pickle=False) as f:
             arrays = {k: f[k] for k in _SPLIT_KEYS}
@@ -189,9 +185,8 @@ def _split(logits, y, random_state, test_size, path, names):
     from sklearn.model_selection import train_test_split
 
     counts = np.bincount(y)
-    stratify = None
-    if counts[counts > 0].min() >= 2:
-        stratify = np.asarray(names, dtype=str)[y]
+    every_class_twice = counts[counts > 0].min() >= 2
+    stratify = np.asarray(names, dtype=str)[y] if every_class_twice else None
     lv, lt, yv, yt = train_test_split(
         logits, y, test_size=test_size, random_state=random_state, stratify=stratify
     )

@@ -48,7 +48,10 @@ Label rules (:func:`encode_labels`)
   file).
 """
 
-import warnings
+import csv
+import json
+import re
+import zipfile
 from collections import Counter
 from pathlib import Path
 
@@ -202,8 +205,6 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
     """``(logits, y, split, label key, split read)``: the last is ``"val"`` /
     ``"test"`` when the role read one split of a file with the _val and _test
     keys alone (``split`` is then None), else None."""
-    import zipfile
-
     if ignore_columns:
         raise ValueError(
             f"{path}: --ignore-columns applies to .csv and .parquet files; an .npz "
@@ -305,8 +306,6 @@ def _header(path, suffix):
             return [str(n) for n in pq.read_schema(path).names]
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{path}: not a readable parquet file ({_short(exc)})") from None
-    import csv
-
     try:
         # utf-8-sig: a byte-order mark (as spreadsheet programs write) is skipped
         with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -393,8 +392,6 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
 
 def _csv_error(exc, names):
     """pyarrow's conversion error, with the column named (it gives an index)."""
-    import re
-
     msg = _short(exc)
     m = re.search(r"In CSV column #(\d+): (.*)", msg)
     if m and int(m.group(1)) < len(names):
@@ -493,8 +490,6 @@ def _to_matrix(table, columns, dtype):
 
 def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype, label=None):
     """:func:`_arrow_columns` for a CSV file without pyarrow (the :mod:`csv` module)."""
-    import csv
-
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         next(reader)
@@ -591,8 +586,6 @@ def _pandas_index_columns(path):
     pandas writes a non-default index as such a column and restores it as the
     index, not as data: the reader skips it as ``--ignore-columns`` would.
     """
-    import json
-
     import pyarrow.parquet as pq
 
     meta = pq.read_schema(path).metadata or {}
@@ -789,7 +782,7 @@ def encode_labels(table):
         When text labels name none of the logit columns (named or not) and
         are mapped to them in sorted order.
     """
-    from ..utils._labels import check_near_match
+    from ..utils._labels import check_near_match, warn_labels_in_sorted_order
 
     y, path, K = table.y, table.path, table.logits.shape[1]
     cols = table.columns
@@ -837,8 +830,6 @@ def encode_labels(table):
             "column"
         )
     if K >= 2:
-        from ..utils._labels import warn_labels_in_sorted_order
-
         warn_labels_in_sorted_order(
             present, cols, where=f"{path}: ", remedy=(
                 "name the columns after the labels to match them by name"
@@ -885,8 +876,7 @@ def write_table(path, columns, data, *, npz_key="proba", extra=None):
         )
     pa = _pyarrow(path)
     arrays = {c: pa.array(np.ascontiguousarray(data[:, j])) for j, c in enumerate(columns)}
-    for k, v in extra.items():
-        arrays[k] = pa.array(np.asarray(v))
+    arrays.update((k, pa.array(np.asarray(v))) for k, v in extra.items())
     table = pa.table(arrays)
     if suffix == ".csv":
         import pyarrow.csv as pacsv
