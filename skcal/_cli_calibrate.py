@@ -137,7 +137,10 @@ def add_subcommands(sub):
                    help="a method name or calibrator class name (listed below)")
     f.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the calibrator, e.g. --param max_iter=200; "
-                   "values are Python literals (else text); repeatable")
+                   "values are Python literals (else text); the calibrators of "
+                   "calibrator= and candidates= by method name, e.g. --param "
+                   "calibrator=beta, --param \"candidates=['temperature', "
+                   "'isotonic']\"; repeatable")
     f.add_argument("--output", required=True, metavar="MODEL.skops",
                    help="where to write the fitted calibrator")
 
@@ -203,6 +206,30 @@ def _parse_params(items):
         except (ValueError, SyntaxError):
             params[key] = value
     return params
+
+
+#: The parameters of skcal's meta-estimators that hold calibrators
+#: (SmoothedCalibrator / TopVersusAllCalibrator, AutoCalibrator).
+_CALIBRATOR_PARAMS = {"calibrator": False, "candidates": True}
+
+
+def _calibrator_params(params, methods):
+    """``params`` with the method names of :data:`_CALIBRATOR_PARAMS` made calibrators."""
+    out = dict(params)
+    for key, many in _CALIBRATOR_PARAMS.items():
+        value = out.get(key)
+        names = value if many and isinstance(value, (list, tuple)) else [value]
+        if value is None or not all(isinstance(v, str) for v in names):
+            continue
+        unknown = [v for v in names if v not in methods]
+        if unknown:
+            raise _UserError(
+                f"--param {key}: unknown method {unknown[0]!r}; choose from "
+                f"{', '.join(sorted(methods))}"
+            )
+        made = [methods[v]() for v in names]
+        out[key] = made if many else made[0]
+    return out
 
 
 # ------------------------------------------------------------------- tables
@@ -478,6 +505,7 @@ def _cmd_fit(args):
         params["input_type"] = args.input_type
     cls = methods[args.method]
     try:
+        params = _calibrator_params(params, methods)
         est = cls().set_params(**params)
     except (ValueError, TypeError) as exc:
         raise _UserError(f"--param: {_one_line(exc)}") from None

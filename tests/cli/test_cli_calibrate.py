@@ -122,6 +122,30 @@ def test_fit_params_and_methods(tmp_path, logits):
     assert p.target_smoothing is False and p.max_iter == 300
 
 
+def test_fit_calibrator_parameters_by_method_name(tmp_path, logits):
+    # found by a fresh-user run: --param calibrator=isotonic and
+    # --param candidates=[...] were refused ("must be an skcal calibrator, got str")
+    import skcal
+    import skcal.io
+
+    Z, y = logits
+    cal = tmp_path / "cal.npz"
+    np.savez(cal, logits=Z, y=y)
+    out = tmp_path / "s.skops"
+    assert main(["fit", "--data", str(cal), "--method", "smoothed", "--param",
+                 "calibrator=beta", "--output", str(out)]) == 0
+    sm = skcal.io.load(out)
+    assert type(sm.calibrator).__name__ == "BetaCalibrator"
+    ref = skcal.SmoothedCalibrator(skcal.BetaCalibrator()).fit(Z, y)
+    np.testing.assert_allclose(sm.predict_proba(Z), ref.predict_proba(Z), rtol=1e-12)
+    assert main(["fit", "--data", str(cal), "--method", "auto", "--param",
+                 "candidates=['temperature', 'IsotonicScaler']", "--output", str(out)]) == 0
+    auto = skcal.io.load(out)
+    assert [type(c).__name__ for c in auto.candidates] == ["TemperatureScaler",
+                                                           "IsotonicScaler"]
+    assert auto.best_name_ in ("temperature", "isotonic")
+
+
 def _fitted_temperature(tmp_path, Z, y):
     """``(test.csv, ts.skops)``: rows 600: as a test file, TS fitted by the CLI on rows :600."""
     cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
@@ -254,6 +278,8 @@ BAD_FIT = [
     (["--data", "{d}/good.csv", "--param", "max_iter=-1"], "max_iter"),
     (["--data", "{d}/good.csv", "--param", "foo=1"], "Invalid parameter 'foo'"),
     (["--data", "{d}/good.csv", "--param", "foo"], "expected KEY=VALUE"),
+    (["--data", "{d}/good.csv", "--method", "smoothed", "--param", "calibrator=nope"],
+     "--param calibrator: unknown method 'nope'"),
     (["--data", "{d}/good.csv", "--param", "tol=1e-6", "--param", "tol=1e-8"],
      "--param tol is given more than once"),
     (["--data", "{d}/good.csv", "--method", "platt", "--method", "beta"],
