@@ -53,7 +53,7 @@ from .utils.validation import (
     check_scores,
     deferred_range_check,
 )
-from .utils._params import store_params
+from .utils._params import rename_inherited_init, store_params
 
 __all__ = ["BaseCalibrator"]
 
@@ -258,6 +258,13 @@ class BaseCalibrator(
     #: one-vs-rest maps are scale-equivariant on binary scores of any
     #: magnitude and warn about multiclass logits spanning too little.
     _refuses_underflowing_logits = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # a subclass inheriting the shared __init__ of a base (TemperatureScaler
+        # that of _TemperatureParameters) names itself in the TypeError of an
+        # unexpected keyword, not the base
+        rename_inherited_init(cls)
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
         store_params(self, locals())
