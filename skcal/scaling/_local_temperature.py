@@ -456,8 +456,23 @@ class LocalTemperatureScaler(BaseCalibrator):
         if self.n_extra_features and names is not None:
             # only the logit columns' names may name classes
             self.feature_names_in_ = names[: len(names) - self.n_extra_features]
+        m = self.n_extra_features
         try:
-            return super()._encode_y(y, n_columns - self.n_extra_features, n_samples)
+            return super()._encode_y(y, n_columns - m, n_samples)
+        except ValueError as e:
+            if not m or "column" not in str(e):
+                raise
+            # the labels are matched to the logit columns only: say so, since
+            # the user counts all the columns of X
+            n_x = getattr(self, "n_features_in_", n_columns)
+            logits = (
+                "1 logit column (a binary score, counted as 2 columns)"
+                if n_x - m == 1 else f"{n_x - m} logit columns"
+            )
+            raise ValueError(
+                f"X has {n_x} columns; its last {m} are read as extra features "
+                f"(n_extra_features={m}), leaving {logits}. {e}"
+            ) from None
         finally:
             if names is not None:
                 self.feature_names_in_ = names

@@ -182,6 +182,36 @@ def test_local_temperature_extra_features_pipeline_and_grid_search():
         LocalTemperatureScaler(n_extra_features=1).fit(Xbad, y)
 
 
+def test_label_column_mismatch_says_the_extra_features_leave_fewer_logit_columns():
+    # 4 columns with n_extra_features=2 are 2 logits: labels 0..3 do not fit,
+    # and the message must not leave the user counting 4 columns against "2"
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 4)), np.arange(40) % 4
+    with pytest.raises(ValueError) as info:
+        LocalTemperatureScaler(n_extra_features=2).fit(X, y)
+    msg = str(info.value)
+    assert msg.startswith(
+        "X has 4 columns; its last 2 are read as extra features "
+        "(n_extra_features=2), leaving 2 logit columns. y has 4 distinct labels "
+        "but there are 2 columns: labels [2, 3] are not column indices 0..1"
+    ), msg
+    # one score column and 2 features: a binary score (2 classes)
+    with pytest.raises(ValueError) as info:
+        LocalTemperatureScaler(n_extra_features=2).fit(X[:, :3], np.arange(40) % 3)
+    assert str(info.value).startswith(
+        "X has 3 columns; its last 2 are read as extra features "
+        "(n_extra_features=2), leaving 1 logit column (a binary score, counted as "
+        "2 columns). y has 3 distinct labels but there are 2 columns"
+    ), str(info.value)
+    # classes= of all 4 columns: the same note
+    with pytest.raises(ValueError, match=r"^X has 4 columns; its last 2 .*classes has 4 "
+                                         r"labels but there are 2 columns"):
+        LocalTemperatureScaler(n_extra_features=2, classes=[0, 1, 2, 3]).fit(X, y)
+    # without extra features the message is unchanged (no note)
+    with pytest.raises(ValueError, match=r"^y has 4 distinct labels but there are 3"):
+        LocalTemperatureScaler().fit(X[:, :3], y)
+
+
 def test_local_temperature_no_features_is_an_error():
     Z, y, _, _ = _varying_temperature_data(100, 9)
     with pytest.raises(ValueError, match="top_k"):
