@@ -411,9 +411,16 @@ def _model_input(model, table):
             )
     order = _column_order(model, table)
     if Z.shape[1] != n_in:
+        classes = np.asarray(model.classes_)[:10].tolist()
+        if model.n_features_in_ == 1:  # the Python API's words
+            raise _UserError(
+                f"{table.path}: {Z.shape[1]} logit columns but the model was fitted "
+                f"on a 1-D binary score for 2 classes {classes}; pass one score "
+                "column, as in fit, or 2 columns in class order"
+            )
         raise _UserError(
             f"{table.path}: {Z.shape[1]} logit columns but the model was fitted on "
-            f"{n_in} (classes {np.asarray(model.classes_)[:10].tolist()})"
+            f"{n_in} (classes {classes})"
         )
     if order is not None:
         Z = Z[:, order]

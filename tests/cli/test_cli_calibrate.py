@@ -1184,3 +1184,38 @@ def test_apply_with_an_empty_label_cell_names_the_way_without_labels(tmp_path, l
 
     written = pd.read_csv(out)
     assert list(written.columns) == NAMES and len(written) == 300
+
+
+def test_apply_wrong_column_count_on_a_one_score_model_says_1d_binary_score(
+        tmp_path, capsys):
+    # main: "3 logit columns but the model was fitted on 2 (classes [0, 1])"
+    # for a model fitted on one score column; the Python API says "fitted on a
+    # 1-D binary score"
+    import pyarrow.csv as pacsv
+    from skcal.io import load
+
+    rng = np.random.default_rng(5)
+    s = rng.normal(size=300) * 2.0
+    y = (rng.random(300) < 1 / (1 + np.exp(-s))).astype(np.int64)
+    cal = tmp_path / "cal.csv"
+    pacsv.write_csv(pa.table({"score": s, "label": y}), cal)
+    model = tmp_path / "p.skops"
+    assert main(["fit", "--data", str(cal), "--method", "platt",
+                 "--output", str(model)]) == 0
+    Z3 = rng.normal(size=(20, 3))
+    np.save(tmp_path / "three.npy", Z3)
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(tmp_path / "three.npy"),
+                 "--output", str(tmp_path / "o.npz")]) == 2
+    assert _err(capsys) == (
+        f"skcal apply: error: {tmp_path / 'three.npy'}: 3 logit columns but the model "
+        "was fitted on a 1-D binary score for 2 classes [0, 1]; pass one score "
+        "column, as in fit, or 2 columns in class order"
+    )
+    # the 2 columns the message offers are read as logits [z0, z1]: the log-odds
+    np.save(tmp_path / "two.npy", Z3[:, :2])
+    assert main(["apply", str(model), "--data", str(tmp_path / "two.npy"),
+                 "--output", str(tmp_path / "o.npz")]) == 0
+    with np.load(tmp_path / "o.npz") as out:
+        np.testing.assert_allclose(
+            out["proba"], load(model).predict_proba(Z3[:, 1] - Z3[:, 0]), rtol=1e-12)
