@@ -373,9 +373,14 @@ def _column_order(model, table):
         return None if cols == names else [cols.index(n) for n in names]
     if table.explicit_columns:
         return None  # explicit positional use
+    fitted_on = (
+        # one score column: its name is not kept (no class columns to match)
+        "on a 1-D binary score (one score column" if model.n_features_in_ == 1
+        else "without column names (on an .npz / .npy file"
+    )
     raise _UserError(
-        f"{table.path}: the model was fitted without column names (on an .npz / .npy "
-        f"file; classes {names[:10]}), so the logit columns {cols[:10]} cannot be "
+        f"{table.path}: the model was fitted {fitted_on}; classes {names[:10]}), so "
+        f"the logit columns {cols[:10]} cannot be "
         "matched to its classes by name; list them in class order with "
         "--logit-columns (they are then taken by position), or name them after the "
         "classes"

@@ -1219,3 +1219,39 @@ def test_apply_wrong_column_count_on_a_one_score_model_says_1d_binary_score(
     with np.load(tmp_path / "o.npz") as out:
         np.testing.assert_allclose(
             out["proba"], load(model).predict_proba(Z3[:, 1] - Z3[:, 0]), rtol=1e-12)
+
+
+def test_apply_named_columns_on_a_one_score_csv_model_does_not_blame_an_npz(
+        tmp_path, capsys):
+    # main: a model fitted on a CSV's one score column was "fitted without
+    # column names (on an .npz / .npy file ...)" when applied to named columns
+    import pyarrow.csv as pacsv
+    from skcal.io import load
+
+    rng = np.random.default_rng(6)
+    s = rng.normal(size=300) * 2.0
+    y = (rng.random(300) < 1 / (1 + np.exp(-s))).astype(np.int64)
+    cal, new = tmp_path / "cal.csv", tmp_path / "new.csv"
+    pacsv.write_csv(pa.table({"score": s, "label": y}), cal)
+    Z2 = rng.normal(size=(20, 2))
+    pacsv.write_csv(pa.table({"a": Z2[:, 0], "b": Z2[:, 1]}), new)
+    model = tmp_path / "p.skops"
+    assert main(["fit", "--data", str(cal), "--method", "platt",
+                 "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(new),
+                 "--output", str(tmp_path / "o.npz")]) == 2
+    err = _err(capsys)
+    assert err.startswith(
+        f"skcal apply: error: {new}: the model was fitted on a 1-D binary score "
+        "(one score column; classes ['0', '1']), so the logit columns ['a', 'b'] "
+        "cannot be matched to its classes by name; list them in class order with "
+        "--logit-columns"
+    ), err
+    assert ".npz" not in err
+    # the remedy works: the two columns by position, read as logits
+    assert main(["apply", str(model), "--data", str(new), "--logit-columns", "a,b",
+                 "--output", str(tmp_path / "o.npz")]) == 0
+    with np.load(tmp_path / "o.npz") as out:
+        np.testing.assert_allclose(
+            out["proba"], load(model).predict_proba(Z2[:, 1] - Z2[:, 0]), rtol=1e-12)
