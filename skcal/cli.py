@@ -8,8 +8,8 @@ metrics (see :mod:`skcal._cli_calibrate`).
 model's outputs, and how much does it help?": it fits the calibrators of
 ``DEFAULT_METHODS`` (every calibrator with ``--full``; the peer libraries'
 that are installed among them) on a calibration split of real logits
-and prints NLL, top-label and classwise ECE, Brier score, accuracy and timings
-on the test split.
+and prints NLL, top-label ECE, Brier score, accuracy and fit time on the test
+split (``--wide`` adds classwise ECE and predict time).
 
 Examples
 --------
@@ -90,9 +90,12 @@ def _parser():
         help="compare calibration methods on real logits",
         description=(
             "Fit each calibration method on the calibration split and report "
-            "NLL, top-label ECE (15 bins), classwise ECE, Brier score, "
-            "accuracy, fit and predict time on the test split. Without --data, "
-            "--dataset or --sklearn-sets, runs on every bundled data set."
+            "NLL, top-label ECE (15 bins), Brier score, accuracy and fit time "
+            "on the test split; --wide adds the library, classwise ECE, predict "
+            "time and the intervals of ECE, Brier score and accuracy (the "
+            "benchmark.md and benchmark.csv of --output hold every column). "
+            "Without --data, --dataset or "
+            "--sklearn-sets, runs on every bundled data set."
         ),
         epilog=_benchmark_epilog,
     )

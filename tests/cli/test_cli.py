@@ -1022,3 +1022,29 @@ def test_benchmark_footer_names_the_percentile_interval_of_dnll():
     assert ("!: worse beyond noise (its paired interval lies above 0); that "
             "interval, like the recommendation's, is a 95% percentile paired "
             "bootstrap.") in footer
+
+
+def test_benchmark_help_says_which_columns_only_wide_shows(capsys):
+    # main: the help promised classwise ECE and predict time, which the default
+    # (compact) table does not show; checked against the tables themselves
+    assert main(["benchmark", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("report NLL, top-label ECE (15 bins), Brier score, accuracy and fit time "
+            "on the test split; --wide adds the library, classwise ECE, predict time "
+            "and the intervals of ECE, Brier score and accuracy") in text
+    args = ["benchmark", "--dataset", "sst2_gpt2_zeroshot", "--methods", "temperature",
+            "--no-peers", "--quiet", "--resamples", "20"]
+
+    def table(extra):
+        assert main(args + extra) == 0
+        lines = capsys.readouterr().out.splitlines()
+        head = next(ln for ln in lines if ln.startswith("method "))
+        row = next(ln for ln in lines if ln.startswith("temperature "))
+        return re.split(r"\s{2,}", head.strip()), row
+
+    compact, row = table([])
+    assert compact == ["method", "NLL", "dNLL", "ECE %", "Brier", "acc %", "fit ms", "note"]
+    assert row.count("[") == 1  # the NLL's interval only
+    wide, row = table(["--wide"])
+    assert [h for h in wide if h not in compact] == ["library", "cw-ECE %", "predict ms"]
+    assert row.count("[") == 4  # NLL, ECE, Brier, accuracy
