@@ -464,7 +464,10 @@ class VectorScaler(ScaleBiasMap, _VectorParameters):
         temperature scaling), so logits rescaled by any ``c > 0`` fit the
         same probabilities. The
         default is small enough to leave the fit on real calibration sets
-        practically unchanged, but makes the problem strictly convex, so the
+        whose logits are near 0 on average practically unchanged (the
+        penalty on ``b`` is not invariant to a constant added to every logit:
+        centre raw logits first, see the user guide), but makes the problem
+        strictly convex, so the
         optimum is unique and finite even when a class never occurs in the
         calibration set (where the unpenalised optimum has ``b_k -> -inf``) or
         when the logits separate it. ``alpha=0`` gives the plain maximum
