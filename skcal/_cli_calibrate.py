@@ -516,6 +516,13 @@ def _cmd_fit(args):
             )
         params["input_type"] = args.input_type
     cls = methods[args.method]
+    if params.get("n_extra_features", 0) not in (0, None):
+        # every column the reader keeps is the logit of a class
+        raise _UserError(
+            "--param n_extra_features: skcal fit reads every column as a class logit, "
+            "so it cannot pass extra features; fit LocalTemperatureScaler with extra "
+            "features in Python"
+        )
     try:
         params = _calibrator_params(params, methods)
         est = cls().set_params(**params)

@@ -224,6 +224,14 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
     with f:
         keys = set(f.files)
         if logit_columns is None and "logits" not in keys and set(_SPLIT_KEYS) <= keys:
+            if label_column is not None:
+                # the layout names its label keys: a label name would be ignored
+                raise ValueError(
+                    f"{path}: holds logits_val, y_val, logits_test, y_test, whose labels "
+                    f"are y_val and y_test; --label-column {label_column!r} does not "
+                    "apply (to read other arrays, name both: --logit-columns KEY "
+                    "--label-column KEY)"
+                )
             splits = ["val", "test"] if _ROLE_SPLIT[role] is None else [_ROLE_SPLIT[role]]
             parts = []
             for s in splits:

@@ -23,6 +23,7 @@ from .._backend._dispatch import get_backend
 from ..utils._weights import weight_unit, weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ..utils._params import store_params
+from ._inner import check_inner
 
 __all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]
 
@@ -365,8 +366,9 @@ class AutoCalibrator(BaseCalibrator):
     candidates : list of calibrators or of (name, calibrator) pairs, default=None
         Unfitted skcal calibrators, **simplest first** (ties within one
         standard error go to the earlier one). Each is cloned; its
-        ``classes`` is set to the columns of ``X`` and its ``input_type`` is
-        ignored (the candidates see the validated logits). None:
+        ``classes`` is set to the columns of ``X``; the candidates see the
+        validated logits, so an ``input_type="probabilities"`` candidate is an
+        error (set it on the AutoCalibrator). None:
         :func:`default_candidates` for the size (the number of rows, or the
         total weight in units of one row, :ref:`sample-weights`) and class
         count of ``X``. The identity map is not added to an explicit list.
@@ -532,6 +534,7 @@ class AutoCalibrator(BaseCalibrator):
                     f"candidates[{i}] must be an skcal calibrator or a (name, "
                     f"calibrator) pair, got {type(est).__name__}."
                 )
+            check_inner(est, "AutoCalibrator")
             out.append((name or method_name(type(est)), est))
         if not out:
             raise ValueError("candidates is an empty list; give at least one calibrator.")

@@ -280,6 +280,9 @@ BAD_FIT = [
     (["--data", "{d}/good.csv", "--param", "foo"], "expected KEY=VALUE"),
     (["--data", "{d}/good.csv", "--method", "smoothed", "--param", "calibrator=nope"],
      "--param calibrator: unknown method 'nope'"),
+    # found by a fresh-user run: the feature column was read as a class logit
+    (["--data", "{d}/good.csv", "--method", "local-temperature", "--param",
+      "n_extra_features=1"], "cannot pass extra features"),
     (["--data", "{d}/good.csv", "--param", "tol=1e-6", "--param", "tol=1e-8"],
      "--param tol is given more than once"),
     (["--data", "{d}/good.csv", "--method", "platt", "--method", "beta"],
@@ -1155,6 +1158,20 @@ def test_npz_split_and_upper_case_suffix(tmp_path, logits, capsys):
     assert main(["report", "--data", str(data), "--model", str(model), "--output", str(rep),
                  "--n-bootstrap", "0"]) == 0
     assert "(300 rows, the 'test' split, 3 classes)" in (rep / "report.md").read_text()
+    # fresh35b: --label-column was ignored for this layout (y_val / y_test were read)
+    capsys.readouterr()
+    assert main(["fit", "--data", str(data), "--label-column", "y_test", "--method",
+                 "temperature", "--output", str(model)]) == 2
+    assert "--label-column 'y_test' does not apply" in capsys.readouterr().err
+    # naming both arrays reads them
+    assert main(["fit", "--data", str(data), "--logit-columns", "logits_test",
+                 "--label-column", "y_test", "--method", "temperature",
+                 "--output", str(model)]) == 0
+    import skcal
+    import skcal.io
+
+    ref = skcal.TemperatureScaler().fit(Z[600:], y[600:])
+    assert skcal.io.load(model).temperature_ == pytest.approx(ref.temperature_, rel=1e-12)
 
 
 def test_apply_with_an_empty_label_cell_names_the_way_without_labels(tmp_path, logits,

@@ -353,3 +353,14 @@ def test_auto_fold_warning_filters_are_the_same_in_worker_processes():
         got[n_jobs] = (auto.best_name_, list(auto.cv_results_["error"]))
     assert got[1] == got[2]
     assert got[1][0] == "temp" and "ConvergenceWarning" in got[1][1][0]
+
+
+def test_a_candidate_taking_probabilities_is_refused():
+    # fresh35b: the candidate's input_type was silently reset to "logits",
+    # while SmoothedCalibrator and TopVersusAllCalibrator refuse it
+    from skcal import AutoCalibrator, TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), np.arange(60) % 3
+    with pytest.raises(ValueError, match="input_type='probabilities' on the AutoCalibrator"):
+        AutoCalibrator(candidates=[TemperatureScaler(input_type="probabilities")]).fit(X, y)
