@@ -1074,6 +1074,16 @@ def test_apply_refuses_to_overwrite_its_input(tmp_path, logits, capsys):
     assert out.read_bytes() != good.read_bytes() and good.read_bytes() == before[0]
 
 
+def _fit_then_apply(tmp_path, data, out, capsys):
+    """``(m.skops, apply's stdout)``: temperature scaling fitted on ``data``, applied to it."""
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(data), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(data), "--output", str(out)]) == 0
+    return model, capsys.readouterr().out
+
+
 def test_apply_and_report_say_they_read_the_test_rows_of_a_split_file(tmp_path, logits,
                                                                        capsys):
     """fresh34: apply on a CSV with a split column wrote only the test rows and did
@@ -1086,14 +1096,9 @@ def test_apply_and_report_say_they_read_the_test_rows_of_a_split_file(tmp_path, 
     df["split"] = ["val"] * 60 + ["test"] * 30
     both = tmp_path / "both.csv"
     df.to_csv(both, index=False)
-    model = tmp_path / "m.skops"
-    assert main(["fit", "--data", str(both), "--method", "temperature",
-                 "--output", str(model)]) == 0
-    capsys.readouterr()
     out = tmp_path / "out.csv"
-    assert main(["apply", str(model), "--data", str(both), "--output", str(out)]) == 0
-    assert "of 30 rows (the 'test' rows of 90 in both.csv, in file order)" \
-        in capsys.readouterr().out
+    model, line = _fit_then_apply(tmp_path, both, out, capsys)
+    assert "of 30 rows (the 'test' rows of 90 in both.csv, in file order)" in line
     written = pd.read_csv(out)
     assert len(written) == 30
     assert written["label"].tolist() == df["label"][60:].tolist()  # by position
@@ -1144,13 +1149,8 @@ def test_npz_split_and_upper_case_suffix(tmp_path, logits, capsys):
     Z, y = logits
     data = tmp_path / "s.npz"
     np.savez(data, logits_val=Z[:600], y_val=y[:600], logits_test=Z[600:], y_test=y[600:])
-    model = tmp_path / "m.skops"
-    assert main(["fit", "--data", str(data), "--method", "temperature",
-                 "--output", str(model)]) == 0
-    capsys.readouterr()
     out = tmp_path / "p.NPZ"
-    assert main(["apply", str(model), "--data", str(data), "--output", str(out)]) == 0
-    line = capsys.readouterr().out
+    model, line = _fit_then_apply(tmp_path, data, out, capsys)
     assert "of 300 rows (the 'test' split in s.npz, in file order)" in line
     assert sorted(q.name for q in tmp_path.iterdir() if q.name.startswith("p.")) == ["p.NPZ"]
     assert np.load(out)["proba"].shape == (300, 3)
