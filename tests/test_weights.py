@@ -73,22 +73,64 @@ def test_metrics_ignore_the_scale_of_the_weights(scale, backend):
 
 
 def test_weight_unit_is_the_weight_of_one_row():
-    """1 without weights; c for weights c * (whole numbers of gcd 1); else the mean."""
+    """1 without weights; the smallest weight c for c * (whole numbers with a 1);
+    the gcd of other whole numbers; else the mean."""
     rng = np.random.default_rng(20)
     assert weight_unit(None) == 1.0
     w = rng.integers(0, 5, 60).astype(float)
     w[:2] = 1.0
     for c in (1.0, 1e-300, 1 / 3, 7.0, 1e250):
         np.testing.assert_allclose(weight_unit(c * w), c, rtol=1e-13)
-    # class weights 1 : 3.7 stand for 10 and 37 copies
+    # class weights 1 : 3.7 count each row once (not as 10 and 37 copies)
     t = np.arange(60) % 2 == 0
-    np.testing.assert_allclose(weight_unit(np.where(t, 1.0, 3.7)), 0.1, rtol=1e-13)
+    np.testing.assert_allclose(weight_unit(np.where(t, 1.0, 3.7)), 2.35, rtol=1e-13)
     # a common factor is read as a scale: weights 2, 4, 6 are 1, 2, 3
     np.testing.assert_allclose(weight_unit(np.array([2.0, 4.0, 6.0, 0.0])), 2.0, rtol=1e-15)
+    # whole numbers without a 1: their gcd (2 and 3 are themselves, 6 and 9 are 2 and 3)
+    np.testing.assert_allclose(weight_unit(np.array([2.0, 3.0, 0.0, 3.0])), 1.0, rtol=1e-15)
+    np.testing.assert_allclose(weight_unit(np.array([6.0, 9.0, 9.0])), 3.0, rtol=1e-15)
     # weights not proportional to whole numbers: each row counts once
     f = rng.uniform(0.2, 3.0, 60)
     for c in (1.0, 1e-300, 1e250):
         np.testing.assert_allclose(weight_unit(c * f), c * f.mean(), rtol=1e-13)
+
+
+def test_fractional_weights_count_their_rows_however_they_round():
+    """Class-balanced weights, or weights of 1 with one changed by 1e-3, are not
+    read as copies of a fine common step: they count the rows they have."""
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    y = np.r_[np.zeros(456, int), np.ones(454, int)]
+    w = compute_sample_weight("balanced", y)  # 455/456 and 455/454
+    assert weighted_rows(w, 910) == pytest.approx(910.0, rel=1e-12)
+    assert weighted_rows(np.round(w, 6), 910) == pytest.approx(910.0, rel=1e-12)
+    for last in (1.001, 1.00001, 1.5):
+        s = np.ones(600)
+        s[-1] = last
+        assert weighted_rows(s, 600) == pytest.approx(600.0, rel=1e-12)
+    s[-1] = 2.0  # a whole number: one row twice
+    assert weighted_rows(s, 600) == pytest.approx(601.0, rel=1e-12)
+
+
+def test_fractional_weights_near_one_fit_like_no_weights():
+    """A prior counted in rows (SVS's penalty, Platt's targets) is continuous in
+    weights near 1: one weight of 1.001 among 600 changes the fit by ~1e-3, not
+    as if the data were 1000 times larger."""
+    import warnings
+
+    from skcal import PlattScaler, StructuredVectorScaler
+    from skcal.datasets import load_cifar10_resnet20
+
+    d = load_cifar10_resnet20()
+    X, y = d.logits_val[:600], d.y_val[:600]
+    w = np.ones(600)
+    w[-1] = 1.001
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for make in (StructuredVectorScaler, PlattScaler):
+            ref = make().fit(X, y).predict_proba(X)
+            got = make().fit(X, y, sample_weight=w).predict_proba(X)
+            assert np.max(np.abs(got - ref)) < 1e-4
 
 
 def test_weighted_rows_count_the_rows_the_weights_stand_for():

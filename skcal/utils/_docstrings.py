@@ -43,12 +43,13 @@ SHARED_NOTES = {
     "weight_unit": """\
 **Sample weights**: the prior counts rows (:ref:`sample-weights`). Its
 weighted counts are divided by the weight of one row: 1 without weights;
-``c`` for weights proportional to whole numbers of greatest common divisor 1
-(``w_i = c m_i``, up to rounding; ratios of denominator at most 2**16);
-otherwise the mean positive weight. So integer weights with a weight-1 row
-fit exactly like repeated rows, multiplying all weights by a constant
-changes nothing, and unweighted data count their rows, ties included
-(:func:`skcal.utils._weights.weight_unit`).""",
+the smallest positive weight ``c`` when every weight is a whole multiple of
+it; the greatest common divisor of other whole-number weights; otherwise
+(weights with a fractional part, such as class-balanced weights) the mean
+positive weight. So integer weights fit exactly like repeated rows, weights
+with a weight-1 row fit alike at any scale (normalised to sum to 1, say),
+other weights count one row per row, and unweighted data count their rows,
+ties included (:func:`skcal.utils._weights.weight_unit`).""",
 }
 
 #: Pieces of the methods' docstrings shared by :class:`skcal.base.BaseCalibrator`

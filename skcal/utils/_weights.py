@@ -5,12 +5,11 @@ histogram's smoothing, scaling-binning, BBQ's and the spline's bin counts,
 Venn-Abers' pseudo-rows, matrix scaling's ``"sms"`` penalty ``lambda k / n``)
 counts those rows in units of :func:`weight_unit`, a function of the weights
 alone. So integer weights (of greatest common divisor 1) fit exactly like
-repeated rows, and multiplying all weights by a constant changes nothing, for
-every calibrator. Documented once in the user guide (:ref:`sample-weights`).
+repeated rows, weights with a fractional part count one row per row, and
+multiplying all weights by a constant changes nothing (but for whole-number
+weights without a weight-1 row, scaled by a fraction), for every calibrator.
+Documented once in the user guide (:ref:`sample-weights`).
 """
-
-import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -18,40 +17,13 @@ from .._backend._array import to_numpy
 
 __all__ = ["weight_unit", "weighted_rows"]
 
-#: Largest denominator of a weight ratio read as a ratio of whole numbers.
-_MAX_DEN = 1 << 16
 #: Relative tolerance of "a whole number" (a few float64 roundings).
 _RTOL = 64 * np.finfo(np.float64).eps
 
 
-def _whole_multiples(vals):
-    """``(g, m)`` with ``vals ~= m * g``, ``m`` int64 of gcd 1, or None.
-
-    ``vals``: sorted distinct positive floats. Each ratio ``vals / vals[0]``
-    must be within ``_RTOL`` (relative) of a fraction of denominator at most
-    ``_MAX_DEN`` (found by continued fractions), and their common
-    denominator at most ``_MAX_DEN``. Weights of random floats pass with
-    probability about ``_RTOL * _MAX_DEN**2 ~ 6e-5`` per distinct value.
-    """
-    rho = vals / vals[0]
-    L = 1
-    while True:
-        x = rho * L
-        if x[-1] > 2.0 ** 52:
-            return None
-        m = np.rint(x)
-        bad = np.abs(x - m) > _RTOL * x
-        if not bad.any():
-            m = m.astype(np.int64)
-            d = int(np.gcd.reduce(m))
-            return float(vals[0]) / L * d, m // d
-        r = float(rho[int(np.argmax(bad))])
-        fr = Fraction(r).limit_denominator(_MAX_DEN)
-        if abs(fr.numerator / fr.denominator - r) > _RTOL * r:
-            return None
-        L = math.lcm(L, fr.denominator)
-        if L > _MAX_DEN:
-            return None
+def _whole(x):
+    """Whether every entry of ``x`` (positive floats) is a whole number up to ``_RTOL``."""
+    return bool(np.all(np.abs(x - np.rint(x)) <= _RTOL * x))
 
 
 def weight_unit(w):
@@ -66,10 +38,11 @@ def weight_unit(w):
     -------
     unit : float > 0
         The prior's pseudo-counts are multiplied by it (equivalently, its
-        weighted counts are divided by it): 1 without weights; ``c`` for
-        weights proportional to whole numbers of greatest common divisor 1,
-        ``w_i = c m_i`` (up to a relative rounding of ``64 eps``, ratios of
-        denominator at most ``2**16``); otherwise the mean positive weight.
+        weighted counts are divided by it): 1 without weights; the smallest
+        positive weight ``c`` when every weight is a whole multiple of it
+        (``w_i = c m_i``, whole ``m_i``, up to a relative rounding of
+        ``64 eps``); for other whole-number weights their greatest common
+        divisor; otherwise the mean positive weight.
 
     Notes
     -----
@@ -83,15 +56,22 @@ def weight_unit(w):
     prior of, e.g., constant scores depend on the gcd of the class counts)
     and reads such weights as ``m_i / d``. So:
 
-    - weights ``w_i = c m_i`` with whole ``m_i`` of gcd 1 stand for the
-      data set repeating row ``i`` ``m_i`` times: one row weighs ``c``
-      (integer weights with a weight-1 row, or two coprime weights: 1, as
-      scikit-learn counts Platt's prior in weighted sums);
-    - other weights count one row per row of positive weight: one row
-      weighs their mean.
+    - weights ``w_i = c m_i`` with whole ``m_i`` and ``min m_i = 1`` (integer
+      weights with a weight-1 row, the same normalised to sum to 1, ...)
+      stand for the data set repeating row ``i`` ``m_i`` times: one row
+      weighs ``c``, as scikit-learn counts Platt's prior in weighted sums;
+    - other whole-number weights (e.g. 2 and 3) stand for the rows repeated
+      ``m_i / d`` times, ``d`` their gcd;
+    - all other weights count one row per row of positive weight: one row
+      weighs their mean. Class-balanced weights ``n / (K n_k)`` or any
+      weights with a fractional part are such weights, however they round:
+      a weight-1 set with one weight changed to 1.001 still counts its rows
+      (reading it as 1000 and 1001 copies would make every prior vanish).
 
-    Both rules are invariant to the row order and to multiplying the
-    weights by a constant. See :ref:`sample-weights`.
+    Both the first and the last rule are invariant to the row order and to
+    multiplying the weights by a constant; the middle one is not invariant
+    to a fractional scale (weights 2 and 3 count 5 rows, weights 1 and 1.5
+    count 2). See :ref:`sample-weights`.
     """
     if w is None:
         return 1.0
@@ -99,11 +79,12 @@ def weight_unit(w):
     wk = w[w > 0]
     if wk.size == 0:
         return 1.0
-    vals = np.unique(wk)
-    found = _whole_multiples(vals)
-    if found is None:
-        return float(wk.sum()) / wk.size
-    return found[0]
+    lo = float(wk.min())
+    if _whole(wk / lo):
+        return lo
+    if _whole(wk) and float(wk.max()) <= 2.0 ** 53:
+        return float(np.gcd.reduce(np.rint(wk).astype(np.int64)))
+    return float(wk.sum()) / wk.size
 
 
 def weighted_rows(w, n):
