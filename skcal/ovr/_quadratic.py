@@ -89,8 +89,8 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
 
 
 def _fit_buffers(n):
-    """A :class:`WorkBuffers` holding one fit's ten n-vectors (targets, design, bins, evaluation) in one block."""
-    return WorkBuffers(10 * (8 * n + 64))
+    """A :class:`WorkBuffers` holding one fit's eleven n-vectors (targets, design, bins, evaluation) in one block."""
+    return WorkBuffers(11 * (8 * n + 64))
 
 
 def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
