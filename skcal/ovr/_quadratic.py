@@ -18,7 +18,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator, unzip_maps, warn
-from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
+from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss, softplus
 from ._platt import _FLAT_SD, _is_separable, fit_platt, separable_message
 from ..utils._params import store_params
 
@@ -37,6 +37,12 @@ SEPARATED_NLL = 1e-6
 #: usually stops after 1-2 passes.
 SUMMARY_MIN_ROWS = 20_000
 SUMMARY_BINS = 16384
+#: The summary's Newton iteration stops at this half squared decrement and
+#: takes its last full step: Newton's quadratic convergence lands it within
+#: ~1e-16 of the summary's optimum (measured on the benchmark problems, 113
+#: fits: the full-data iteration still stops after one pass in each, as from
+#: a summary solved to 1e-14), one summary pass fewer.
+SUMMARY_TOL = 1e-8
 
 
 def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candidate=None):
@@ -48,9 +54,9 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
     that the 0/1 targets ``t`` (rows of positive weight) are not separated
     by a threshold of ``u``: some positive lies in a lower bin than some
     negative and some negative in a lower bin than some positive (the bins
-    are monotone in ``u``); False when undecided. ``candidate``: another
-    start (same parametrisation as ``theta0``), taken when the summary's
-    loss is lower there.
+    are monotone in ``u``); False when undecided. ``theta0``: Platt's start
+    ``(0, 0, b)``; ``candidate``: another start (same parametrisation),
+    taken when the summary's loss is lower there.
     """
     lo, hi = float(u.min()), float(u.max())
     if not hi > lo:
@@ -77,14 +83,16 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
     wb = wb[keep]
     tb = tsum[keep] / wb
     ub, vb = (binsum(x)[keep] / wb for x in (u, v))
-    Xb = np.column_stack([ub, vb, np.ones_like(ub)])
+    rows = np.stack([ub, vb, np.ones_like(ub)])
     start = theta0
     if candidate is not None and np.all(np.isfinite(candidate)):
-        wbsum = float(wb.sum())
-        if logistic_loss(Xb @ candidate, tb, wb, wbsum) < logistic_loss(Xb @ theta0, tb, wb, wbsum):
+        wbsum, b = float(wb.sum()), float(theta0[2])
+        # the loss at (0, 0, b): f = b in every bin
+        loss0 = float(softplus(np.array([b]))[0]) - b * float(np.dot(wb, tb)) / wbsum
+        if logistic_loss(candidate @ rows, tb, wb, wbsum) < loss0:
             start = candidate
-    theta, it, ok = fit_logistic_bounded(DenseDesign(Xb), tb, wb,
-                                         theta0=start, tol=1e-14, max_iter=max_iter)
+    theta, it, ok = fit_logistic_bounded(DenseDesign.from_rows(rows), tb, wb, theta0=start,
+                                         tol=SUMMARY_TOL, max_iter=max_iter)
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
