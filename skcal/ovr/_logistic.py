@@ -138,19 +138,22 @@ class DenseDesign:
         self._use_rows(np.asarray(X, dtype=np.float64).T)
 
     @classmethod
-    def from_rows(cls, R, buffers=None):
+    def from_rows(cls, R, buffers=None, intercept=False):
         """The design whose columns are the rows of ``R`` (p, n), used without a copy.
 
+        ``intercept``: a last column of ones follows them, not stored (its
+        products are plain sums: no n-vector of ones is read).
         ``buffers``: a :class:`WorkBuffers` lending its two work vectors.
         """
         self = cls.__new__(cls)
-        self._use_rows(R, buffers)
+        self._use_rows(R, buffers, intercept)
         return self
 
-    def _use_rows(self, R, buffers=None):
+    def _use_rows(self, R, buffers=None, intercept=False):
         self.rows = np.ascontiguousarray(R, dtype=np.float64)
-        self.shape = self.rows.shape[::-1]
-        n = self.shape[0]
+        self.intercept = bool(intercept)
+        n = self.rows.shape[1]
+        self.shape = (n, len(self.rows) + self.intercept)
         self._f = _empty(buffers, "design_f", n)
         self._work = _empty(buffers, "design_work", n)
 
@@ -158,19 +161,27 @@ class DenseDesign:
         f = np.multiply(self.rows[0], theta[0], out=self._f)
         for c, th in zip(self.rows[1:], theta[1:]):
             f += np.multiply(c, th, out=self._work)
+        if self.intercept:
+            f += theta[-1]
         return f
 
     def rmatvec(self, r):
-        return np.array([_dot(c, r) for c in self.rows])
+        out = [_dot(c, r) for c in self.rows]
+        return np.array(out + [float(r.sum())] if self.intercept else out)
 
     def gram(self, q):
         """``X' diag(q) X``."""
-        p = len(self.rows)
+        m = len(self.rows)
+        p = m + self.intercept
         H = np.empty((p, p))
-        for i in range(p):
+        for i in range(m):
             cq = np.multiply(self.rows[i], q, out=self._work)
-            for j in range(i, p):
+            for j in range(i, m):
                 H[i, j] = H[j, i] = _dot(cq, self.rows[j])
+            if self.intercept:
+                H[i, m] = H[m, i] = float(cq.sum())
+        if self.intercept:
+            H[m, m] = float(q.sum())
         return H
 
 
@@ -182,10 +193,9 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
     Hessian (no ridge), as arrays of one problem: (1,), (1, p), (1, p, p).
     One ``exp`` and one ``log`` per row (``log1p`` by :func:`log1p_small`);
     the derivatives use ``p (1 - p) = e / (1 + e)^2`` (``e = exp(-|f|)``),
-    without cancellation; ``sum_i w_i t_i f_i`` is ``theta' X' (w t)``, the
-    product ``X' (w t)`` formed once. ``w`` None: unit weights (no weight
-    vectors are made; the sums are scaled by ``1 / n`` at the end).
-    ``buffers``: a :class:`WorkBuffers` lending the four work vectors.
+    without cancellation. ``w`` None: unit weights (no weight vectors are
+    made; the sums are scaled by ``1 / n`` at the end). ``buffers``: a
+    :class:`WorkBuffers` lending the four work vectors.
     """
     n, p = X.shape
     t = np.asarray(t, dtype=np.float64)
@@ -196,15 +206,18 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
         def wdot(x):  # sum_i w_i x_i / sum_i w_i
             return float(x.sum()) * wn
 
-        ct = X.rmatvec(t) * wn
+        def wtdot(x):  # sum_i w_i t_i x_i / sum_i w_i
+            return _dot(t, x) * wn
     else:
         w = np.asarray(w, dtype=np.float64)
         wn = w / float(w.sum())
+        wt = wn * t
 
         def wdot(x):
             return _dot(wn, x)
 
-        ct = X.rmatvec(wn * t)
+        def wtdot(x):
+            return _dot(wt, x)
     # work vectors of this fit, reused by every evaluation: a fresh n-vector
     # per operation costs page faults several times its arithmetic
     E, inv, tmp, work = (_empty(buffers, name, n)
@@ -222,7 +235,7 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
         F = wdot(log1p_small(E, inv, tmp, work))
         np.reciprocal(inv, out=inv)  # sigmoid(|f|)
         np.maximum(f, 0.0, out=tmp)
-        F += wdot(tmp) - th @ ct + 0.5 * th @ P @ th
+        F += wdot(tmp) - wtdot(f) + 0.5 * th @ P @ th
         q = np.multiply(E, inv, out=E)
         q *= inv  # p (1 - p), without cancellation
         np.subtract(inv, 0.5, out=inv)

@@ -83,16 +83,16 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
     wb = wb[keep]
     tb = tsum[keep] / wb
     ub, vb = (binsum(x)[keep] / wb for x in (u, v))
-    rows = np.stack([ub, vb, np.ones_like(ub)])
+    Xb = DenseDesign.from_rows(np.stack([ub, vb]), intercept=True)
     start = theta0
     if candidate is not None and np.all(np.isfinite(candidate)):
         wbsum, b = float(wb.sum()), float(theta0[2])
         # the loss at (0, 0, b): f = b in every bin
         loss0 = float(softplus(np.array([b]))[0]) - b * float(np.dot(wb, tb)) / wbsum
-        if logistic_loss(candidate @ rows, tb, wb, wbsum) < loss0:
+        if logistic_loss(Xb.matvec(candidate), tb, wb, wbsum) < loss0:
             start = candidate
-    theta, it, ok = fit_logistic_bounded(DenseDesign.from_rows(rows), tb, wb, theta0=start,
-                                         tol=SUMMARY_TOL, max_iter=max_iter)
+    theta, it, ok = fit_logistic_bounded(Xb, tb, wb, theta0=start, tol=SUMMARY_TOL,
+                                         max_iter=max_iter)
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
@@ -189,8 +189,9 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         np.copyto(t, (n_pos + 1.0) / (n_pos + 2.0), where=y)
     else:
         np.copyto(t, y)
-    # the design [u, v, 1] written in place into one (3, n) array: every
-    # fresh n-vector costs page faults comparable to its arithmetic
+    # the design [u, v, 1] (the ones implicit) written in place into one (3, n)
+    # array, its third row the summary's work: every fresh n-vector costs page
+    # faults comparable to its arithmetic
     D = np.empty((3, n)) if buffers is None else buffers.get("design", (3, n))
     u, v = D[0], D[1]
     mu = (float(s.sum()) if w is None else float(np.dot(w, s))) / wsum
@@ -222,8 +223,7 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
                                   q0 * sd * sd + a0 * mu + q0 * mu * mu + b0])
         theta0, it0, interleaved = _summary_start(u, v, t, w, theta0, max_iter, work=D[2],
                                                   buffers=buffers, candidate=candidate)
-    D[2] = 1.0
-    X = DenseDesign.from_rows(D, buffers)
+    X = DenseDesign.from_rows(D[:2], buffers, intercept=True)
     theta, it1, converged, F = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol,
                                                     max_iter=max_iter, full_output=True,
                                                     buffers=buffers)
