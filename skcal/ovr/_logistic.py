@@ -255,7 +255,7 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
 
 def fit_logistic_bounded(
     X, t, w, *, nonneg=None, penalty=None, theta0=None, tol=1e-12, max_iter=200,
-    full_output=False, buffers=None,
+    full_output=False, buffers=None, start=None,
 ):
     """Minimise a penalised weighted logistic loss subject to ``theta_j >= 0``.
 
@@ -285,6 +285,10 @@ def fit_logistic_bounded(
         Also return the objective at the last evaluated point.
     buffers : WorkBuffers, default=None
         Lends the evaluation's work vectors (see :class:`WorkBuffers`).
+    start : tuple (F, g, H), default=None
+        The objective (scalar), gradient (p,) and Hessian (p, p) at a
+        feasible ``theta0`` when the caller has them (e.g. from moments);
+        evaluated otherwise.
 
     Returns
     -------
@@ -318,8 +322,10 @@ def fit_logistic_bounded(
     nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
+    if start is not None:
+        start = tuple(np.asarray(v, dtype=np.float64)[None] for v in start)
     theta, n_iter, status, F = newton_batched(
-        logistic_evaluator(X, t, w, P, buffers), theta[None], nonneg=nonneg, tol=tol,
-        max_iter=max_iter)
+        logistic_evaluator(X, t, w, P, buffers), theta[None], start=start, nonneg=nonneg,
+        tol=tol, max_iter=max_iter)
     out = theta[0], int(n_iter[0]), status[0] == "converged"
     return out + (float(F[0]),) if full_output else out

@@ -10,6 +10,7 @@ combination and the exports come from :mod:`skcal.ovr._base`.
 import math
 
 import numpy as np
+from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 
 from .._backend._ovr import param_like
@@ -84,15 +85,17 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
     tb = tsum[keep] / wb
     ub, vb = (binsum(x)[keep] / wb for x in (u, v))
     Xb = DenseDesign.from_rows(np.stack([ub, vb]), intercept=True)
-    start = theta0
+    # loss, gradient and Hessian at (0, 0, b) from moments: f = b in every bin
+    b, M, c = float(theta0[2]), Xb.gram(wb), Xb.rmatvec(wb * tb)
+    wbsum, p0 = M[-1, -1], float(expit(b))
+    at0 = (float(softplus(np.array([b]))[0]) - b * c[-1] / wbsum,
+           (p0 * M[-1] - c) / wbsum, p0 * (1.0 - p0) / wbsum * M)
+    start, known = theta0, at0
     if candidate is not None and np.all(np.isfinite(candidate)):
-        wbsum, b = float(wb.sum()), float(theta0[2])
-        # the loss at (0, 0, b): f = b in every bin
-        loss0 = float(softplus(np.array([b]))[0]) - b * float(np.dot(wb, tb)) / wbsum
-        if logistic_loss(Xb.matvec(candidate), tb, wb, wbsum) < loss0:
-            start = candidate
+        if logistic_loss(Xb.matvec(candidate), tb, wb, wbsum) < at0[0]:
+            start, known = candidate, None
     theta, it, ok = fit_logistic_bounded(Xb, tb, wb, theta0=start, tol=SUMMARY_TOL,
-                                         max_iter=max_iter)
+                                         max_iter=max_iter, start=known)
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
