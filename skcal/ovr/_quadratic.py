@@ -19,7 +19,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator, unzip_maps, warn
-from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss, softplus
+from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_evaluator, softplus
 from ._platt import _FLAT_SD, _is_separable, fit_platt, separable_message
 from ..utils._params import store_params
 
@@ -92,8 +92,9 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
            (p0 * M[-1] - c) / wbsum, p0 * (1.0 - p0) / wbsum * M)
     start, known = theta0, at0
     if candidate is not None and np.all(np.isfinite(candidate)):
-        if logistic_loss(Xb.matvec(candidate), tb, wb, wbsum) < at0[0]:
-            start, known = candidate, None
+        at_c = tuple(v[0] for v in logistic_evaluator(Xb, tb, wb)(None, candidate[None]))
+        if at_c[0] < at0[0]:
+            start, known = candidate, at_c
     theta, it, ok = fit_logistic_bounded(Xb, tb, wb, theta0=start, tol=SUMMARY_TOL,
                                          max_iter=max_iter, start=known)
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
