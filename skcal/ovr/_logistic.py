@@ -128,7 +128,8 @@ def _empty(buffers, name, n):
 class DenseDesign:
     """A dense design matrix (few columns) as the operator :func:`fit_logistic_bounded` uses.
 
-    The columns are stored as the rows of one C-contiguous (p, n) array; every
+    The columns are stored as the rows of one C-contiguous (p, n) array (a
+    last column of ones, with ``from_rows(..., intercept=True)``, is not); every
     product is a few one-pass dot products (no BLAS, no temporaries: one
     n-vector of work, allocated once, and the output of :meth:`matvec`,
     overwritten by the next call).
