@@ -13,7 +13,7 @@ import numpy as np
 from scipy.special import logit
 
 __all__ = ["DenseDesign", "WorkBuffers", "base_rate_log_odds", "fit_logistic_bounded",
-           "logistic_evaluator", "logistic_loss", "softplus"]
+           "log1p_small", "logistic_evaluator", "logistic_loss", "softplus"]
 
 from ._newton import newton_batched
 
@@ -28,6 +28,24 @@ def base_rate_log_odds(n_pos, total):
     return logit(np.clip(np.divide(n_pos, total), BASE_RATE_CLIP, 1.0 - BASE_RATE_CLIP))
 
 
+def log1p_small(e, u, out, work):
+    """``log1p(e)`` for ``e`` in ``[0, 1]``, from ``u = 1 + e`` (as rounded), into ``out``.
+
+    ``log(u)`` plus the rounding error of ``u``: ``u - 1`` is exact (Sterbenz)
+    and ``e - (u - 1)`` is the exact error ``1 + e - u`` (Fast2Sum), so
+    ``log1p(e) = log(u) + log1p(err / u) = log(u) + err / u`` up to
+    ``(err / u)^2 / 2 < 1e-32``: as accurate as ``log1p`` (also where ``u``
+    rounds to 1: ``e`` itself), at about half its cost (float64 ``log1p`` is
+    twice ``log`` with this NumPy). ``work``: an array like ``e`` (overwritten).
+    """
+    np.log(u, out=out)
+    np.subtract(u, 1.0, out=work)
+    np.subtract(e, work, out=work)
+    work /= u
+    out += work
+    return out
+
+
 def softplus(f):
     """``log(1 + exp(f))`` without overflow or slow underflow.
 
@@ -36,7 +54,8 @@ def softplus(f):
     unit (tens of times slower per element); they are below 1e-304 and
     vanish next to 1 anyway. The exponential runs on ``max(-|f|, -700)``
     (NumPy's vectorised loop; a masked ``np.exp(..., where=)`` is several
-    times slower) and the underflowing entries are set to 0 after it.
+    times slower) and the underflowing entries are set to 0 after it;
+    ``log1p`` of it by :func:`log1p_small`.
     """
     a = np.abs(f)
     big = ~(a <= 700.0)
@@ -45,7 +64,7 @@ def softplus(f):
     np.exp(e, out=e)
     if big.any():
         e[big] = 0.0
-    return np.maximum(f, 0.0) + np.log1p(e)
+    return np.maximum(f, 0.0) + log1p_small(e, e + 1.0, np.empty_like(e), np.empty_like(e))
 
 
 def logistic_loss(f, t, w, wsum):
@@ -109,7 +128,8 @@ def _empty(buffers, name, n):
 class DenseDesign:
     """A dense design matrix (few columns) as the operator :func:`fit_logistic_bounded` uses.
 
-    The columns are stored as the rows of one C-contiguous (p, n) array; every
+    The columns are stored as the rows of one C-contiguous (p, n) array (a
+    last column of ones, with ``from_rows(..., intercept=True)``, is not); every
     product is a few one-pass dot products (no BLAS, no temporaries: one
     n-vector of work, allocated once, and the output of :meth:`matvec`,
     overwritten by the next call).
@@ -119,19 +139,22 @@ class DenseDesign:
         self._use_rows(np.asarray(X, dtype=np.float64).T)
 
     @classmethod
-    def from_rows(cls, R, buffers=None):
+    def from_rows(cls, R, buffers=None, intercept=False):
         """The design whose columns are the rows of ``R`` (p, n), used without a copy.
 
+        ``intercept``: a last column of ones follows them, not stored (its
+        products are plain sums: no n-vector of ones is read).
         ``buffers``: a :class:`WorkBuffers` lending its two work vectors.
         """
         self = cls.__new__(cls)
-        self._use_rows(R, buffers)
+        self._use_rows(R, buffers, intercept)
         return self
 
-    def _use_rows(self, R, buffers=None):
+    def _use_rows(self, R, buffers=None, intercept=False):
         self.rows = np.ascontiguousarray(R, dtype=np.float64)
-        self.shape = self.rows.shape[::-1]
-        n = self.shape[0]
+        self.intercept = bool(intercept)
+        n = self.rows.shape[1]
+        self.shape = (n, len(self.rows) + self.intercept)
         self._f = _empty(buffers, "design_f", n)
         self._work = _empty(buffers, "design_work", n)
 
@@ -139,19 +162,27 @@ class DenseDesign:
         f = np.multiply(self.rows[0], theta[0], out=self._f)
         for c, th in zip(self.rows[1:], theta[1:]):
             f += np.multiply(c, th, out=self._work)
+        if self.intercept:
+            f += theta[-1]
         return f
 
     def rmatvec(self, r):
-        return np.array([_dot(c, r) for c in self.rows])
+        out = [_dot(c, r) for c in self.rows]
+        return np.array(out + [float(r.sum())] if self.intercept else out)
 
     def gram(self, q):
         """``X' diag(q) X``."""
-        p = len(self.rows)
+        m = len(self.rows)
+        p = m + self.intercept
         H = np.empty((p, p))
-        for i in range(p):
+        for i in range(m):
             cq = np.multiply(self.rows[i], q, out=self._work)
-            for j in range(i, p):
+            for j in range(i, m):
                 H[i, j] = H[j, i] = _dot(cq, self.rows[j])
+            if self.intercept:
+                H[i, m] = H[m, i] = float(cq.sum())
+        if self.intercept:
+            H[m, m] = float(q.sum())
         return H
 
 
@@ -161,10 +192,11 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
     The mean loss ``sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i
     + theta' P theta / 2`` (``f = X theta``), its gradient and
     Hessian (no ridge), as arrays of one problem: (1,), (1, p), (1, p, p).
-    One ``exp`` per row; the derivatives use ``p (1 - p) = e / (1 + e)^2``
-    (``e = exp(-|f|)``), without cancellation. ``w`` None: unit weights
-    (no weight vectors are made). ``buffers``: a :class:`WorkBuffers`
-    lending the three work vectors.
+    One ``exp`` and one ``log`` per row (``log1p`` by :func:`log1p_small`);
+    the derivatives use ``p (1 - p) = e / (1 + e)^2`` (``e = exp(-|f|)``),
+    without cancellation. ``w`` None: unit weights (no weight vectors are
+    made; the sums are scaled by ``1 / n`` at the end). ``buffers``: a
+    :class:`WorkBuffers` lending the four work vectors.
     """
     n, p = X.shape
     t = np.asarray(t, dtype=np.float64)
@@ -189,10 +221,11 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
             return _dot(wt, x)
     # work vectors of this fit, reused by every evaluation: a fresh n-vector
     # per operation costs page faults several times its arithmetic
-    E, inv, tmp = (_empty(buffers, name, n) for name in ("eval_e", "eval_inv", "eval_tmp"))
+    E, inv, tmp, work = (_empty(buffers, name, n)
+                         for name in ("eval_e", "eval_inv", "eval_tmp", "eval_work"))
 
     def evaluate(cols, th):
-        # loss, gradient and Hessian from one f and one exp per row
+        # loss, gradient and Hessian from one f, one exp and one log per row
         th = th[0]
         f = X.matvec(th)
         np.abs(f, out=E)
@@ -200,29 +233,30 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
         np.maximum(E, -700.0, out=E)  # no slow subnormal exp (e > 1e-305)
         np.exp(E, out=E)  # exp(-|f|)
         np.add(E, 1.0, out=inv)
+        F = wdot(log1p_small(E, inv, tmp, work))
         np.reciprocal(inv, out=inv)  # sigmoid(|f|)
-        np.log1p(E, out=tmp)
-        F = wdot(tmp)
         np.maximum(f, 0.0, out=tmp)
         F += wdot(tmp) - wtdot(f) + 0.5 * th @ P @ th
         q = np.multiply(E, inv, out=E)
-        q *= inv
-        q *= wn  # w p (1 - p) / sum w, without cancellation
+        q *= inv  # p (1 - p), without cancellation
         np.subtract(inv, 0.5, out=inv)
         r = np.copysign(inv, f, out=inv)
         r += 0.5  # sigmoid(f)
         r -= t
-        r *= wn
-        g = X.rmatvec(r) + P @ th
-        H = X.gram(q) + P
-        return np.array([F]), g[None], H[None]
+        if w is None:
+            g, H = X.rmatvec(r) * wn, X.gram(q) * wn
+        else:
+            q *= wn  # w p (1 - p) / sum w
+            r *= wn
+            g, H = X.rmatvec(r), X.gram(q)
+        return np.array([F]), (g + P @ th)[None], (H + P)[None]
 
     return evaluate
 
 
 def fit_logistic_bounded(
     X, t, w, *, nonneg=None, penalty=None, theta0=None, tol=1e-12, max_iter=200,
-    full_output=False, buffers=None,
+    full_output=False, buffers=None, start=None,
 ):
     """Minimise a penalised weighted logistic loss subject to ``theta_j >= 0``.
 
@@ -252,6 +286,10 @@ def fit_logistic_bounded(
         Also return the objective at the last evaluated point.
     buffers : WorkBuffers, default=None
         Lends the evaluation's work vectors (see :class:`WorkBuffers`).
+    start : tuple (F, g, H), default=None
+        The objective (scalar), gradient (p,) and Hessian (p, p) at a
+        feasible ``theta0`` when the caller has them (e.g. from moments);
+        evaluated otherwise.
 
     Returns
     -------
@@ -285,8 +323,10 @@ def fit_logistic_bounded(
     nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
+    if start is not None:
+        start = tuple(np.asarray(v, dtype=np.float64)[None] for v in start)
     theta, n_iter, status, F = newton_batched(
-        logistic_evaluator(X, t, w, P, buffers), theta[None], nonneg=nonneg, tol=tol,
-        max_iter=max_iter)
+        logistic_evaluator(X, t, w, P, buffers), theta[None], start=start, nonneg=nonneg,
+        tol=tol, max_iter=max_iter)
     out = theta[0], int(n_iter[0]), status[0] == "converged"
     return out + (float(F[0]),) if full_output else out

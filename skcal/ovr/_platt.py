@@ -191,7 +191,7 @@ def fit_platt(
         u = (s - mu) / sd
 
     theta0 = np.array([[0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))]])
-    X = DenseDesign.from_rows(np.stack([u, np.ones_like(u)]))
+    X = DenseDesign.from_rows(u[None], intercept=True)
     theta, n_iter, status, _ = newton_batched(
         logistic_evaluator(X, t, w), theta0, tol=tol, max_iter=max_iter)
     status = str(status[0])

@@ -10,6 +10,7 @@ combination and the exports come from :mod:`skcal.ovr._base`.
 import math
 
 import numpy as np
+from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 
 from .._backend._ovr import param_like
@@ -18,7 +19,7 @@ from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weight_unit
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._base import OneVsRestCalibrator, unzip_maps, warn
-from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_loss
+from ._logistic import DenseDesign, WorkBuffers, fit_logistic_bounded, logistic_evaluator, softplus
 from ._platt import _FLAT_SD, _is_separable, fit_platt, separable_message
 from ..utils._params import store_params
 
@@ -37,6 +38,13 @@ SEPARATED_NLL = 1e-6
 #: usually stops after 1-2 passes.
 SUMMARY_MIN_ROWS = 20_000
 SUMMARY_BINS = 16384
+#: The summary's Newton iteration stops at this half squared decrement and
+#: takes its last full step: Newton's quadratic convergence lands it within
+#: ~1e-16 of the summary's optimum, one summary pass fewer than 1e-14
+#: (measured on 112 fits of the benchmark's binary and one-vs-rest problems,
+#: weighted and not: the same full-data passes as from 1e-14, one in 111 of
+#: them and two in one; fitted maps within 5e-11 relative).
+SUMMARY_TOL = 1e-8
 
 
 def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candidate=None):
@@ -48,9 +56,9 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
     that the 0/1 targets ``t`` (rows of positive weight) are not separated
     by a threshold of ``u``: some positive lies in a lower bin than some
     negative and some negative in a lower bin than some positive (the bins
-    are monotone in ``u``); False when undecided. ``candidate``: another
-    start (same parametrisation as ``theta0``), taken when the summary's
-    loss is lower there.
+    are monotone in ``u``); False when undecided. ``theta0``: Platt's start
+    ``(0, 0, b)``; ``candidate``: another start (same parametrisation),
+    taken when the summary's loss is lower there.
     """
     lo, hi = float(u.min()), float(u.max())
     if not hi > lo:
@@ -77,20 +85,25 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
     wb = wb[keep]
     tb = tsum[keep] / wb
     ub, vb = (binsum(x)[keep] / wb for x in (u, v))
-    Xb = np.column_stack([ub, vb, np.ones_like(ub)])
-    start = theta0
+    Xb = DenseDesign.from_rows(np.stack([ub, vb]), intercept=True)
+    # loss, gradient and Hessian at (0, 0, b) from moments: f = b in every bin
+    b, M, c = float(theta0[2]), Xb.gram(wb), Xb.rmatvec(wb * tb)
+    wbsum, p0 = M[-1, -1], float(expit(b))
+    at0 = (float(softplus(np.array([b]))[0]) - b * c[-1] / wbsum,
+           (p0 * M[-1] - c) / wbsum, p0 * (1.0 - p0) / wbsum * M)
+    start, known = theta0, at0
     if candidate is not None and np.all(np.isfinite(candidate)):
-        wbsum = float(wb.sum())
-        if logistic_loss(Xb @ candidate, tb, wb, wbsum) < logistic_loss(Xb @ theta0, tb, wb, wbsum):
-            start = candidate
-    theta, it, ok = fit_logistic_bounded(DenseDesign(Xb), tb, wb,
-                                         theta0=start, tol=1e-14, max_iter=max_iter)
+        at_c = tuple(v[0] for v in logistic_evaluator(Xb, tb, wb)(None, candidate[None]))
+        if at_c[0] < at0[0]:
+            start, known = candidate, at_c
+    theta, it, ok = fit_logistic_bounded(Xb, tb, wb, theta0=start, tol=SUMMARY_TOL,
+                                         max_iter=max_iter, start=known)
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
 def _fit_buffers(n):
-    """A :class:`WorkBuffers` holding one fit's ten n-vectors (targets, design, bins, evaluation) in one block."""
-    return WorkBuffers(10 * (8 * n + 64))
+    """A :class:`WorkBuffers` holding one fit's eleven n-vectors (targets, design, bins, evaluation) in one block."""
+    return WorkBuffers(11 * (8 * n + 64))
 
 
 def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12, max_iter=100,
@@ -181,8 +194,9 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
         np.copyto(t, (n_pos + 1.0) / (n_pos + 2.0), where=y)
     else:
         np.copyto(t, y)
-    # the design [u, v, 1] written in place into one (3, n) array: every
-    # fresh n-vector costs page faults comparable to its arithmetic
+    # the design [u, v, 1] (the ones implicit) written in place into one (3, n)
+    # array, its third row the summary's work: every fresh n-vector costs page
+    # faults comparable to its arithmetic
     D = np.empty((3, n)) if buffers is None else buffers.get("design", (3, n))
     u, v = D[0], D[1]
     mu = (float(s.sum()) if w is None else float(np.dot(w, s))) / wsum
@@ -214,8 +228,7 @@ def fit_quadratic(s, y, sample_weight=None, *, target_smoothing=True, tol=1e-12,
                                   q0 * sd * sd + a0 * mu + q0 * mu * mu + b0])
         theta0, it0, interleaved = _summary_start(u, v, t, w, theta0, max_iter, work=D[2],
                                                   buffers=buffers, candidate=candidate)
-    D[2] = 1.0
-    X = DenseDesign.from_rows(D, buffers)
+    X = DenseDesign.from_rows(D[:2], buffers, intercept=True)
     theta, it1, converged, F = fit_logistic_bounded(X, t, w, theta0=theta0, tol=tol,
                                                     max_iter=max_iter, full_output=True,
                                                     buffers=buffers)

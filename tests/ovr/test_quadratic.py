@@ -179,3 +179,24 @@ def test_quadratic_matches_probmetrics_quadratic_scaling(bent):
         assert nll(p_ours) == pytest.approx(nll(p_peer), abs=1e-4)
     p_peer = peer.predict_proba(P[tr])[np.arange(2000), y[tr]]
     assert nll(ours.predict_proba(s[tr])[np.arange(2000), y[tr]]) <= nll(p_peer) + 1e-12
+
+
+@pytest.mark.parametrize("smoothing", [True, False])
+def test_quadratic_binned_start_tolerance_does_not_change_the_fit(monkeypatch, smoothing):
+    """The summary solved to SUMMARY_TOL gives the fit of a summary solved to 1e-14, the SciPy optimum."""
+    import skcal.ovr._quadratic as quad
+
+    rng = np.random.default_rng(8)
+    n = quad.SUMMARY_MIN_ROWS + 10_000
+    s = rng.normal(scale=2.5, size=n)
+    y = rng.random(n) < expit(0.6 * s + 0.1 * s * s - 0.3)
+    w = rng.uniform(0.5, 2.0, size=n)
+    for weights in (None, w):
+        a, q, b, _, status = quad.fit_quadratic(s, y, weights, target_smoothing=smoothing)
+        assert status == "converged"
+        with monkeypatch.context() as m:
+            m.setattr(quad, "SUMMARY_TOL", 1e-14)
+            tight = quad.fit_quadratic(s, y, weights, target_smoothing=smoothing)
+        np.testing.assert_allclose([a, q, b], tight[:3], rtol=1e-9)
+        ref, _ = _reference(s, y, weights, smoothing)
+        np.testing.assert_allclose([a, q, b], ref, rtol=1e-6, atol=1e-8)
