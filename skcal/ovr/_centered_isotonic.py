@@ -12,6 +12,7 @@ import numpy as np
 # validation (~0.14 ms a call, once per class)
 from scipy.optimize import isotonic_regression
 
+from .._backend._numpy import chunk_rows
 from ..utils._docstrings import substitute_docstring
 from ._isotonic import IsotonicScaler
 
@@ -118,8 +119,8 @@ def _sorted_with_targets(s, t):
     bits are the targets (in any order among equal scores).
     """
     b = s.view(np.int64)
-    neg = b >> 63  # -1 for a negative sign bit, else 0
-    k = neg & _LOW63
+    k = b >> 63
+    k &= _LOW63
     k ^= b
     lo, hi = int(k.min()), int(k.max())
     above = 0  # the keys from ``above`` up are the non-negative ones
@@ -128,13 +129,15 @@ def _sorted_with_targets(s, t):
         u = k.view(np.uint64)  # (the negative keys above the others)
         above = int(u.max()) - 2**64 + 1
         gap = int(u.min()) - above
-        np.invert(neg, out=neg)
-        neg.view(np.uint64)[...] &= np.uint64(gap)
-        u -= neg.view(np.uint64)  # modulo 2**64: the gap may exceed the int64 range
         hi -= gap
         if hi - lo >= 2**63:
             return None
-    del neg
+        for sl in chunk_rows(k.size, 1, chunk_bytes=_GAP_CHUNK_BYTES):
+            c = u[sl]
+            m = c >> np.uint64(63)  # 1 for the negative keys
+            m -= np.uint64(1)  # all ones for the others: they are lowered by the gap
+            m &= np.uint64(gap)
+            c -= m  # modulo 2**64: the gap may exceed the int64 range
     offset = lo + 2**62  # the keys less it span [-2**62, 2**62): doubled, an int64
     k -= offset
     k <<= 1
@@ -148,6 +151,10 @@ def _sorted_with_targets(s, t):
         k.view(np.uint64)[n_neg:] += np.uint64(gap)
     k[:n_neg] ^= _LOW63
     return k.view(np.float64), lab.view(bool)
+
+
+#: Row chunk of the gap's closing in :func:`_sorted_with_targets` (its temporary, in cache).
+_GAP_CHUNK_BYTES = 1 << 17
 
 
 #: Position of the lowest byte of an int64 among its bytes.
