@@ -111,10 +111,10 @@ def _sorted_with_targets(s, t):
     smallest non-negative one, these keys span less than ``2**63`` unless the
     scores reach both towards 0 and far from it on both sides of 0 (e.g.
     ``-0.0`` and ``+0.0`` with scores of magnitude 2 or more of both signs):
-    None then. Otherwise each key, less
-    the smallest, shifted left by one bit with the target in the freed last
-    bit fits 64 bits, and one value sort of these (SIMD, several times
-    faster than an argsort of the rows and its gathers) gives both exactly:
+    None then. Otherwise each key, less the smallest, shifted left by one bit
+    with the target in the freed last bit fits 64 bits, and one value sort of these (SIMD, several times
+    faster than an argsort of the rows and its gathers; a float sort of
+    them as the bits of positive floats where they fit) gives both exactly:
     the sorted keys decode to the sorted scores bit for bit, and their last
     bits are the targets (in any order among equal scores).
     """
@@ -138,11 +138,19 @@ def _sorted_with_targets(s, t):
             m -= np.uint64(1)  # all ones for the others: they are lowered by the gap
             m &= np.uint64(gap)
             c -= m  # modulo 2**64: the gap may exceed the int64 range
-    offset = lo + 2**62  # the keys less it span [-2**62, 2**62): doubled, an int64
+    # the keys less ``offset``, doubled and with the target, are the bits of
+    # finite positive normal floats where they fit (their float sort, faster
+    # here, orders them as integers), else int64s: the keys then span
+    # [-2**62, 2**62) less it
+    as_float = 2 * (hi - lo) + 2**52 < _INF_BITS
+    offset = lo - 2**51 if as_float else lo + 2**62
     k -= offset
     k <<= 1
     k |= t
-    k.sort()
+    if as_float:
+        k.view(np.float64).sort()
+    else:
+        k.sort()
     lab = k.view(np.uint8)[_LOW_BYTE::8] & 1  # the last bits
     k >>= 1
     k += offset
@@ -151,6 +159,10 @@ def _sorted_with_targets(s, t):
         k.view(np.uint64)[n_neg:] += np.uint64(gap)
     k[:n_neg] ^= _LOW63
     return k.view(np.float64), lab.view(bool)
+
+
+#: The bits of +inf as an int64 (larger ones are NaN).
+_INF_BITS = 0x7FF0000000000000
 
 
 #: Row chunk of the gap's closing in :func:`_sorted_with_targets` (its temporary, in cache).

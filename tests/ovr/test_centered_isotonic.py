@@ -215,8 +215,9 @@ def test_cir_multiclass_unweighted_equals_per_class_knots():
 def test_cir_key_sort_path_and_its_fallbacks_match_brute_force(case):
     """Balanced unweighted classes: scores and targets ordered by one value sort of keys
     carrying the target (also for scores one unit in the last place apart, an exact 0, or
-    scores of one sign), or by an argsort where those keys do not fit 64 bits: -0.0 and
-    +0.0 with large scores of both signs, or magnitudes from 1e-300 to 1e100 of both signs."""
+    scores of one sign; sorted as the bits of floats, as int64s with the exact 0), or by
+    an argsort where those keys do not fit 64 bits: -0.0 and +0.0 with large scores of
+    both signs, or magnitudes from 1e-300 to 1e100 of both signs."""
     rng = np.random.default_rng(11)
     n = 1500
     s = rng.normal(scale=2, size=n)
