@@ -1075,10 +1075,15 @@ def row_sum_deviation(a, stop=math.inf):
 
 
 def binary_logits(s):
-    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
-    Z = np.zeros((s.shape[0], 2), dtype=s.dtype)
-    Z[:, 1] = s
-    return Z
+    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype.
+
+    Column-major: each column is contiguous, so that ``s`` is copied, and the
+    score column read (:func:`~skcal._backend._ovr.binary_score_view`), at
+    memory speed rather than with a stride.
+    """
+    Z = np.zeros((2, s.shape[0]), dtype=s.dtype)
+    Z[1] = s
+    return Z.T
 
 
 def probability_logits(P):

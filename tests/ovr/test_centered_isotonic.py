@@ -249,7 +249,7 @@ def test_cir_key_sort_path_and_its_fallbacks_match_brute_force(case):
     x2, y2 = centered_isotonic_knots(s, t, np.ones(n))  # the weighted (argsort) path
     np.testing.assert_allclose(x, x2, rtol=1e-14)
     np.testing.assert_allclose(y, y2, rtol=1e-14, atol=1e-15)
-    # the binary fit reads the score column of the logits [0, s] (a strided view): same knots
+    # the binary fit reads the score column of the logits [0, s] (a view of its column): same knots
     cal = CenteredIsotonicScaler(clip=None).fit(s, t).calibrators_[0]
     np.testing.assert_array_equal(cal.X_thresholds_, x)
     np.testing.assert_array_equal(cal.y_thresholds_, y)
