@@ -73,7 +73,6 @@ _SORTED_MINORITY = 0.125
 def _alternating_runs(xs, n, rs, first):
     """Groups of runs of 0/1 targets along ``n`` distinct sorted scores ``xs`` (unit weights).
 
-    ``xs`` may be a function that returns them (see :func:`_knots_of_runs`).
     The targets change value at each of ``rs``, the runs' first positions
     (``rs[0] = 0``); ``first`` is the target of the first run. Each run of
     1s is pooled with the run of 0s after it (the isotonic fit is equal on
@@ -112,11 +111,12 @@ def _sorted_with_targets(s, t):
     scores reach both towards 0 and far from it on both sides of 0 (e.g.
     ``-0.0`` and ``+0.0`` with scores of magnitude 2 or more of both signs):
     None then. Otherwise each key, less the smallest, shifted left by one bit
-    with the target in the freed last bit fits 64 bits, and one value sort of these (SIMD, several times
-    faster than an argsort of the rows and its gathers; a float sort of
-    them as the bits of positive floats where they fit) gives both exactly:
-    the sorted keys decode to the sorted scores bit for bit, and their last
-    bits are the targets (in any order among equal scores).
+    with the target in the freed last bit fits 64 bits, and one value sort of
+    these (SIMD, several times faster than an argsort of the rows and its
+    gathers; a float sort of them as the bits of positive floats where they
+    fit) gives both exactly: the sorted keys decode to the sorted scores bit
+    for bit, and their last bits are the targets (in any order among equal
+    scores).
     """
     b = s.view(np.int64)
     k = b >> 63
@@ -320,12 +320,7 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
 
 
 def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
-    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`.
-
-    ``ux`` may be a function returning the sorted distinct scores: it is
-    called after PAVA, whose full-length arrays are freed by then (a lower
-    peak of memory).
-    """
+    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`."""
     # the isotonic fit is constant on each run of equal means (replacing two
     # unequal fitted values over equal targets by one in between lowers the
     # loss), so PAVA runs on the runs, with their weights
@@ -344,8 +339,6 @@ def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
     Wb = np.add.reduceat(gw, li)
     value = np.clip(np.add.reduceat(gw * v, li) / Wb, v[li], v[np.append(li[1:], v.size) - 1])
     start = rs[r[li]]  # first distinct score of each level set
-    if callable(ux):
-        ux = ux()
     first = ux[start]
     last = ux[np.append(start[1:], ux.size) - 1]
     centre = np.clip(np.add.reduceat(ux if W is None else W * ux, start) / Wb, first, last)
