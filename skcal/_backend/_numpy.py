@@ -651,6 +651,8 @@ def take_labels(idx, classes):
 
 def labels_1d(y):
     """Labels ``y`` as a 1-D NumPy array (scikit-learn's ``column_or_1d``)."""
+    if type(y) is np.ndarray and y.ndim == 1 and y.dtype.kind in "biuf" and y.flags.c_contiguous:
+        return y  # column_or_1d's answer (a view of it), without its checks' ~50 us
     return column_or_1d(host_array(y), warn=True)
 
 
@@ -1020,6 +1022,8 @@ def as_scores(X, name):
     first).
     """
     reject_non_numeric(X, name, "scores (logits or probabilities)")
+    if type(X) is np.ndarray and X.dtype in FLOAT_DTYPES and X.ndim in (1, 2) and X.size:
+        return X  # what check_array returns for it (its own checks cost ~50 us a call)
     try:
         return check_array(
             X,
@@ -1071,10 +1075,15 @@ def row_sum_deviation(a, stop=math.inf):
 
 
 def binary_logits(s):
-    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype."""
-    Z = np.zeros((s.shape[0], 2), dtype=s.dtype)
-    Z[:, 1] = s
-    return Z
+    """The logits ``[0, s]`` (two columns) of binary log-odds ``s``, in its dtype.
+
+    Column-major: each column is contiguous, so that ``s`` is copied, and the
+    score column read (:func:`~skcal._backend._ovr.binary_score_view`), at
+    memory speed rather than with a stride.
+    """
+    Z = np.zeros((2, s.shape[0]), dtype=s.dtype)
+    Z[1] = s
+    return Z.T
 
 
 def probability_logits(P):

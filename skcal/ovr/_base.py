@@ -167,7 +167,7 @@ class OneVsRestCalibrator(BaseCalibrator):
     _predict_on_host = False
     #: ``_fit_map`` only reads its scores, in one or two passes: a binary fit
     #: gets the score column of the logits ``[0, s]`` of a 1-D score itself,
-    #: a strided view (:func:`~skcal._backend._ovr.binary_score_view`), not a copy.
+    #: a view (:func:`~skcal._backend._ovr.binary_score_view`), not a copy.
     _fit_reads_score_view = False
 
     # -------------------------------------------------------------- fitting

@@ -7,13 +7,12 @@ centered map; :class:`CenteredIsotonicScaler` evaluates and exports them with
 :class:`~skcal.IsotonicScaler`'s interpolation code.
 """
 
-import functools
-
 import numpy as np
 # the PAVA that scikit-learn's isotonic_regression calls, without its
 # validation (~0.14 ms a call, once per class)
 from scipy.optimize import isotonic_regression
 
+from .._backend._numpy import chunk_rows
 from ..utils._docstrings import substitute_docstring
 from ._isotonic import IsotonicScaler
 
@@ -74,7 +73,6 @@ _SORTED_MINORITY = 0.125
 def _alternating_runs(xs, n, rs, first):
     """Groups of runs of 0/1 targets along ``n`` distinct sorted scores ``xs`` (unit weights).
 
-    ``xs`` may be a function that returns them (see :func:`_knots_of_runs`).
     The targets change value at each of ``rs``, the runs' first positions
     (``rs[0] = 0``); ``first`` is the target of the first run. Each run of
     1s is pooled with the run of 0s after it (the isotonic fit is equal on
@@ -103,30 +101,72 @@ def _alternating_runs(xs, n, rs, first):
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
-def _targets_by_score(s, t):
-    """The boolean targets ``t`` in the order of their distinct scores ``s``, from a value sort; or None.
+def _sorted_with_targets(s, t):
+    """The scores ``s`` sorted and the boolean targets ``t`` in their order, from one value sort; or None.
 
     The float64 bits of each score, read as an int64 whose low 63 bits are
-    flipped for negative scores, order like the scores; with their last bit
-    replaced by the target, one value sort of these keys (SIMD, several
-    times faster than an argsort of the rows and its gathers) sorts the
-    targets by score, as long as no two keys differ only in their last bit
-    and no score is -0.0 while another is +0.0: None otherwise (equal
-    scores, or two one unit in the last place apart).
+    flipped for negative scores, order like the scores (``-0.0`` just below
+    ``+0.0``). Less the unused range between the largest negative key and the
+    smallest non-negative one, these keys span less than ``2**63`` unless the
+    scores reach both towards 0 and far from it on both sides of 0 (e.g.
+    ``-0.0`` and ``+0.0`` with scores of magnitude 2 or more of both signs):
+    None then. Otherwise each key, less the smallest, shifted left by one bit
+    with the target in the freed last bit fits 64 bits, and one value sort of
+    these (SIMD, several times faster than an argsort of the rows and its
+    gathers; a float sort of them as the bits of positive floats where they
+    fit) gives both exactly: the sorted keys decode to the sorted scores bit
+    for bit, and their last bits are the targets (in any order among equal
+    scores).
     """
     b = s.view(np.int64)
     k = b >> 63
     k &= _LOW63
     k ^= b
-    k &= -2
+    lo, hi = int(k.min()), int(k.max())
+    above = 0  # the keys from ``above`` up are the non-negative ones
+    gap = 0
+    if hi - lo >= 2**63:  # keys of both signs: close the range between them
+        u = k.view(np.uint64)  # (the negative keys above the others)
+        above = int(u.max()) - 2**64 + 1
+        gap = int(u.min()) - above
+        hi -= gap
+        if hi - lo >= 2**63:
+            return None
+        for sl in chunk_rows(k.size, 1, chunk_bytes=_GAP_CHUNK_BYTES):
+            c = u[sl]
+            m = c >> np.uint64(63)  # 1 for the negative keys
+            m -= np.uint64(1)  # all ones for the others: they are lowered by the gap
+            m &= np.uint64(gap)
+            c -= m  # modulo 2**64: the gap may exceed the int64 range
+    # the keys less ``offset``, doubled and with the target, are the bits of
+    # finite positive normal floats where they fit (their float sort, faster
+    # here, orders them as integers), else int64s: the keys then span
+    # [-2**62, 2**62) less it
+    as_float = 2 * (hi - lo) + 2**52 < _INF_BITS
+    offset = lo - 2**51 if as_float else lo + 2**62
+    k -= offset
+    k <<= 1
     k |= t
-    k.sort()
+    if as_float:
+        k.view(np.float64).sort()
+    else:
+        k.sort()
     lab = k.view(np.uint8)[_LOW_BYTE::8] & 1  # the last bits
     k >>= 1
-    zero = int(np.searchsorted(k, 0))  # -0.0 and +0.0 have the keys -1 and 0
-    if not np.all(k[1:] != k[:-1]) or (0 < zero < k.size and k[zero] == 0 and k[zero - 1] == -1):
-        return None
-    return lab.view(bool)
+    k += offset
+    n_neg = int(np.searchsorted(k, above))  # sorted: the negative keys first
+    if gap:
+        k.view(np.uint64)[n_neg:] += np.uint64(gap)
+    k[:n_neg] ^= _LOW63
+    return k.view(np.float64), lab.view(bool)
+
+
+#: The bits of +inf as an int64 (larger ones are NaN).
+_INF_BITS = 0x7FF0000000000000
+
+
+#: Row chunk of the gap's closing in :func:`_sorted_with_targets` (its temporary, in cache).
+_GAP_CHUNK_BYTES = 1 << 17
 
 
 #: Position of the lowest byte of an int64 among its bytes.
@@ -144,13 +184,14 @@ def _runs_of_unit(s, t, pos_rows=None):
     ``t`` is a boolean mask, or None with ``pos_rows`` the rows of target 1.
     The scores are value-sorted. With distinct scores (the usual case for
     continuous scores) the runs of equal targets along them come from a
-    value sort of keys that carry the target (:func:`_targets_by_score`)
+    value sort of keys that carry the target (:func:`_sorted_with_targets`)
     or, when the smaller class holds at most :data:`_SORTED_MINORITY` of the
     rows, from the smaller class's sorted scores placed among all by
     bisection: stretches of consecutive positions are its runs, the gaps
     between them the other class's. Equal scores are pooled first: by
-    counting the smaller class's scores at each distinct score, or by an
-    argsort of the rows for balanced classes.
+    counting the smaller class's scores at each distinct score, or along
+    that value sort (an argsort of the rows where its keys do not fit) for
+    balanced classes.
     """
     n = s.size
     n_pos = int(np.count_nonzero(t)) if pos_rows is None else len(pos_rows)
@@ -159,14 +200,13 @@ def _runs_of_unit(s, t, pos_rows=None):
         if t is None:
             t = np.zeros(n, dtype=bool)
             t[pos_rows] = True
-        lab = _targets_by_score(s, t)
-        if lab is None:
+        xs_lab = _sorted_with_targets(s, t)
+        if xs_lab is None:
             order = np.argsort(s)
-            xs, lab = s[order], t[order]
-            if not _distinct(xs):
-                return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
-        else:  # the scores are sorted after PAVA, when the runs' arrays are freed
-            xs = functools.partial(np.sort, s)
+            xs_lab = s[order], t[order]
+        xs, lab = xs_lab
+        if not _distinct(xs):
+            return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
         rs = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
         return _alternating_runs(xs, n, rs, lab[0])
     xs = np.sort(s)
@@ -280,12 +320,7 @@ def centered_isotonic_knots(s, t, sample_weight=None, *, y_min=None, y_max=None)
 
 
 def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
-    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`.
-
-    ``ux`` may be a function returning the sorted distinct scores: it is
-    called after PAVA, whose full-length arrays are freed by then (a lower
-    peak of memory).
-    """
+    """:func:`centered_isotonic_knots` from the runs of :func:`_runs_of_pooled`."""
     # the isotonic fit is constant on each run of equal means (replacing two
     # unequal fitted values over equal targets by one in between lowers the
     # loss), so PAVA runs on the runs, with their weights
@@ -304,8 +339,6 @@ def _knots_of_runs(ux, W, rs, mr, Wr, *, y_min=None, y_max=None):
     Wb = np.add.reduceat(gw, li)
     value = np.clip(np.add.reduceat(gw * v, li) / Wb, v[li], v[np.append(li[1:], v.size) - 1])
     start = rs[r[li]]  # first distinct score of each level set
-    if callable(ux):
-        ux = ux()
     first = ux[start]
     last = ux[np.append(start[1:], ux.size) - 1]
     centre = np.clip(np.add.reduceat(ux if W is None else W * ux, start) / Wb, first, last)

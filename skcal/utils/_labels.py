@@ -454,7 +454,9 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
                     f"belongs to which column is ambiguous; pass {how} with the "
                     "label of each column (e.g. the classifier's classes_)."
                 )
-    if labels is not None:  # the classes of y, perhaps completed to 0..n_columns-1
+    if labels is classes:  # every class occurs in y
+        missing = classes[:0]
+    elif labels is not None:  # the classes of y, completed to 0..n_columns-1
         missing = np.setdiff1d(classes, labels)
     elif len(y_enc):
         seen = np.bincount(y_enc, minlength=len(classes)) > 0

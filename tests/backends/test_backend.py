@@ -262,3 +262,43 @@ def test_small_helpers_match_numpy_references(xp, data):
     view = xp.numpy_view(Zx)
     assert isinstance(view, np.ndarray) and np.shares_memory(view, _np(Zx))
     assert list(xp.take_labels(np.array([1, 0]), np.array(["a", "b"]))) == ["b", "a"]
+
+
+@pytest.mark.parametrize("where", [None, (1, 3), (40, 0), (40, 3)])
+def test_rows_all_equal_against_numpy(xp, where):
+    """Whether every row is the same, whichever row and column differ (the first rows
+    compared first, then one column, then the whole matrix)."""
+    Z = np.tile(np.array([1.5, -2.0, 0.25, 3.0]), (60, 1))
+    if where is not None:
+        Z[where] += 1e-9
+    expected = bool((Z == Z[0]).all())
+    assert expected == (where is None)
+    assert xp.rows_all_equal(_to(xp, Z)) is expected
+    assert xp.rows_all_equal(_to(xp, Z[:1])) is False  # one row: not "every row the same"
+
+
+def test_numpy_scores_and_labels_fast_paths_equal_scikit_learn_checks(rng):
+    """``as_scores`` / ``labels_1d`` skip scikit-learn's checks only where these return
+    the array itself (a view for ``column_or_1d``): same values, dtype and memory."""
+    from sklearn.utils.validation import check_array, column_or_1d
+
+    for X in (rng.normal(size=50), rng.normal(size=(50, 3)).astype(np.float32),
+              rng.normal(size=(50, 4))[:, ::2], np.ones((1, 1), dtype=np.float16)):
+        ref = check_array(X, ensure_2d=False, dtype=list(_numpy.FLOAT_DTYPES),
+                          ensure_all_finite=False, ensure_min_samples=1)
+        out = _numpy.as_scores(X, "X")
+        assert out is X and ref is X
+    for y in (rng.integers(0, 3, 50), rng.random(50) < 0.5, rng.normal(size=50),
+              rng.integers(0, 3, 50).astype(np.uint8)):
+        ref = column_or_1d(y, warn=True)
+        out = _numpy.labels_1d(y)
+        assert out.dtype == ref.dtype and np.shares_memory(out, ref)
+        np.testing.assert_array_equal(out, ref)
+    # the other inputs still go through scikit-learn's checks (a copy, a conversion, errors)
+    strided = rng.integers(0, 3, 100)[::2]
+    assert _numpy.labels_1d(strided).flags.c_contiguous
+    assert _numpy.as_scores([[0.5, 1.0]], "X").dtype == np.float64
+    with pytest.raises(ValueError, match="Input X is empty"):
+        _numpy.as_scores(np.zeros((0, 2)), "X")
+    with pytest.raises(ValueError, match="dim 3"):
+        _numpy.as_scores(np.zeros((2, 2, 2)), "X")

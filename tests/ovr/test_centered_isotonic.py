@@ -5,7 +5,7 @@ import pytest
 from scipy.special import log_softmax, logsumexp
 
 from skcal import CenteredIsotonicScaler, IsotonicScaler
-from skcal.ovr._centered_isotonic import centered_isotonic_knots
+from skcal.ovr._centered_isotonic import _sorted_with_targets, centered_isotonic_knots
 
 
 def _brute_force_cir(s, t, w):
@@ -209,20 +209,37 @@ def test_cir_multiclass_unweighted_equals_per_class_knots():
         np.testing.assert_allclose(cal.y_thresholds_, yk, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("case", ["distinct", "ulp_neighbours", "signed_zeros"])
+@pytest.mark.parametrize(
+    "case", ["distinct", "ulp_neighbours", "zero", "positive", "signed_zeros", "wide"]
+)
 def test_cir_key_sort_path_and_its_fallbacks_match_brute_force(case):
-    """Balanced unweighted classes: targets ordered by a value sort of keys, or by an argsort
-    when two scores' keys differ only in their last bit (one unit in the last place apart)
-    or -0.0 and +0.0 both occur (equal scores with different keys)."""
+    """Balanced unweighted classes: scores and targets ordered by one value sort of keys
+    carrying the target (also for scores one unit in the last place apart, an exact 0, or
+    scores of one sign; sorted as the bits of floats, as int64s with the exact 0), or by
+    an argsort where those keys do not fit 64 bits: -0.0 and +0.0 with large scores of
+    both signs, or magnitudes from 1e-300 to 1e100 of both signs."""
     rng = np.random.default_rng(11)
     n = 1500
     s = rng.normal(scale=2, size=n)
     if case == "ulp_neighbours":
         s[1::2] = np.nextafter(s[0::2], np.inf)
+    elif case == "zero":
+        s[:20] = 0.0
+    elif case == "positive":
+        s = np.abs(s) + 0.5
     elif case == "signed_zeros":
         s[:20] = 0.0
         s[20:40] = -0.0
-    t = rng.random(n) < 1 / (1 + np.exp(-s))
+    elif case == "wide":
+        s = np.sign(s) * 10.0 ** rng.uniform(-300, 100, n)
+    t = rng.random(n) < 1 / (1 + np.exp(-np.clip(s, -30, 30)))
+    sorted_ = _sorted_with_targets(s, t)
+    assert (sorted_ is None) == (case in ("signed_zeros", "wide"))
+    if sorted_ is not None:  # the value sort: the scores sorted exactly, their own targets
+        order = np.lexsort((t, s))
+        np.testing.assert_array_equal(sorted_[0], s[order])
+        np.testing.assert_array_equal(np.signbit(sorted_[0]), np.signbit(s[order]))
+        np.testing.assert_array_equal(sorted_[1], t[order])
     assert n / 8 < t.sum() < 7 * n / 8
     ref = _brute_force_cir(s, t.astype(float), np.ones(n))
     x, y = centered_isotonic_knots(s, t)
@@ -232,7 +249,7 @@ def test_cir_key_sort_path_and_its_fallbacks_match_brute_force(case):
     x2, y2 = centered_isotonic_knots(s, t, np.ones(n))  # the weighted (argsort) path
     np.testing.assert_allclose(x, x2, rtol=1e-14)
     np.testing.assert_allclose(y, y2, rtol=1e-14, atol=1e-15)
-    # the binary fit reads the score column of the logits [0, s] (a strided view): same knots
+    # the binary fit reads the score column of the logits [0, s] (a view of its column): same knots
     cal = CenteredIsotonicScaler(clip=None).fit(s, t).calibrators_[0]
     np.testing.assert_array_equal(cal.X_thresholds_, x)
     np.testing.assert_array_equal(cal.y_thresholds_, y)
