@@ -292,3 +292,21 @@ def test_smooth_curve_stops_at_the_scores_range_with_a_wide_bandwidth():
     step = 1 / 200  # the mesh of 201 points
     assert p.min() - step < x.min() <= p.min() and p.max() <= x.max() < p.max() + step
     plt.close(disp.figure_)
+
+
+def test_unnamed_curve_has_a_legend_entry_and_binary_view_of_1d_probabilities(rng):
+    # sklearn's CalibrationDisplay view of a 1-D y_prob is kind="binary":
+    # the fraction of positives against p, here checked by hand in 5 bins
+    p = rng.random(400)
+    y = np.where(rng.random(400) < p, "pos", "neg")
+    disp = ReliabilityDisplay.from_predictions(y, p, kind="binary", pos_label="pos", n_bins=5)
+    assert disp.line_.get_label() == "calibration curve (class pos)"
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert legend == ["Perfectly calibrated", "calibration curve (class pos)"]
+    b = np.minimum((p * 5).astype(int), 4)
+    np.testing.assert_allclose(disp.prob_true, [np.mean(y[b == k] == "pos") for k in range(5)])
+    np.testing.assert_allclose(disp.prob_pred, [p[b == k].mean() for k in range(5)])
+    # the default kind stays top-label: the confidence max(p, 1 - p)
+    top = ReliabilityDisplay.from_predictions(y, p, pos_label="pos")
+    assert top.line_.get_label() == "calibration curve (top-label)"
+    assert top.prob_pred.min() >= 0.5

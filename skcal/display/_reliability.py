@@ -30,7 +30,12 @@ kind : {"top-label", "classwise", "binary"}, default="top-label"
     :func:`~skcal.metrics.calibration_error` (``"class"`` is another
     name for ``"classwise"``). ``"classwise"`` without
     ``class_index`` draws a grid: one diagram for each of the
-    ``n_classes_shown`` most frequent true classes.
+    ``n_classes_shown`` most frequent true classes. A 1-D ``y_prob``
+    (the probability of the positive class) is also drawn top-label
+    by default, as the confidence ``max(p, 1 - p)`` against the
+    accuracy; the view of scikit-learn's
+    :class:`~sklearn.calibration.CalibrationDisplay` (the fraction of
+    positives against ``p``) is ``kind="binary"``.
 class_index : int, default=None
     Column shown for ``kind="classwise"`` (for :meth:`from_estimator`,
     an index into ``estimator.classes_``).""",
@@ -259,7 +264,9 @@ class ReliabilityDisplay:
             same axes gets the next marker of ``("s", "o", "^", "D", "v",
             "P", "X", "*")`` unless ``marker`` is passed.
         name : str, default=None
-            Legend label; defaults to ``estimator_name``.
+            Legend label; defaults to ``estimator_name``, else to
+            ``"calibration curve (top-label)"`` or ``"calibration curve
+            (class <class_label>)"``.
         ref_line : bool, default=True
             Draw the perfect-calibration diagonal (once per axes).
         show_histogram : bool, default=False
@@ -300,6 +307,12 @@ class ReliabilityDisplay:
         if ax is None:
             _, ax = plt.subplots()
         name = self.estimator_name if name is None else name
+        if name is None:  # the curve still gets a legend entry, naming what it shows
+            name = (
+                "calibration curve (top-label)" if self.kind == "top-label"
+                else "calibration curve" if self.class_label is None
+                else f"calibration curve (class {self.class_label})"
+            )
 
         self.ref_line_ = None
         if ref_line:
@@ -310,8 +323,7 @@ class ReliabilityDisplay:
         n_curves = sum(1 for ln in ax.get_lines() if ln.get_gid() == _CURVE_GID)
         marker = kwargs.pop("marker", _MARKERS[n_curves % len(_MARKERS)])
         line_kwargs = {"gid": _CURVE_GID}
-        if name is not None:
-            line_kwargs["label"] = name
+        line_kwargs["label"] = name
         self.points_ = None
         if self.smooth_x is not None and self.smooth_prob_true is not None:
             line_kwargs.update(kwargs)
@@ -434,7 +446,7 @@ class ReliabilityDisplay:
             booleans (see :func:`~skcal.metrics.reliability_curve`).
         %(band)s
         name : str, default=None
-            Legend label.
+            Legend label (see :meth:`plot` for the default).
         %(drawing)s
 
         Returns

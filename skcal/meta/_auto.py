@@ -12,7 +12,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -23,7 +23,7 @@ from .._backend._dispatch import get_backend
 from ..utils._weights import weight_unit, weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ..utils._params import store_params
-from ._inner import check_inner
+from ._inner import check_inner, split_rows
 
 __all__ = ["AutoCalibrator", "IdentityCalibrator", "default_candidates", "one_se_choice"]
 
@@ -382,10 +382,12 @@ class AutoCalibrator(BaseCalibrator):
         label, then by a fixed projection of the logits), so that the choice
         does not depend on the order of the rows (fewer folds for a class
         with fewer rows, see Notes). A splitter (e.g.
-        :class:`~sklearn.model_selection.StratifiedKFold` or, to keep groups
-        of rows together, :class:`~sklearn.model_selection.GroupKFold` with
-        its ``groups`` through ``split``) or an iterable of ``(train, test)``
-        index arrays is used as given, on the rows in their order.
+        :class:`~sklearn.model_selection.StratifiedKFold`) or an iterable of
+        ``(train, test)`` index arrays is used as given, on the rows in their
+        order. ``fit`` takes no ``groups``: to keep groups of rows together,
+        pass the splits of a group splitter,
+        ``cv=list(GroupKFold(5).split(X, y, groups))`` (a group splitter
+        itself is an error).
     refit : bool, default=True
         Refit the chosen candidate on the whole set (``best_calibrator_``);
         with False only the cross-validation runs, and predicting raises.
@@ -548,7 +550,7 @@ class AutoCalibrator(BaseCalibrator):
         sw = None if sample_weight is None else to_numpy(sample_weight).astype(np.float64)
         n, K = Z.shape
         if not isinstance(self.cv, Integral):  # a splitter or splits: in row order
-            splits = check_cv(self.cv).split(np.zeros((n, 1)), y)
+            splits = split_rows(self.cv, np.zeros((n, 1)), y, "AutoCalibrator")
             folds = [(np.asarray(tr), None if sw is None else sw[tr],
                       np.asarray(te), None if sw is None else sw[te])
                      for tr, te in splits]

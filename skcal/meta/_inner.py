@@ -155,3 +155,24 @@ class WrapperMixin:
     @property
     def _piecewise_constant(self):
         return inner_flag(self._template(), "_piecewise_constant", False)
+
+
+def split_rows(cv, X, y, owner):
+    """The ``(train, test)`` splits of a splitter or iterable ``cv``, as a list.
+
+    A group splitter (:class:`~sklearn.model_selection.GroupKFold`, ...)
+    needs ``groups``, which the calibrators' ``fit`` does not take; its error
+    is replaced by one that says how to pass them: the splits themselves.
+    """
+    from sklearn.model_selection import check_cv
+
+    try:
+        return list(check_cv(cv).split(X, y))
+    except ValueError as exc:
+        if "'groups' parameter should not be None" not in str(exc):
+            raise
+        name = type(cv).__name__
+        raise ValueError(
+            f"{owner}: cv={name}(...) needs groups, which fit does not take. "
+            f"Pass the splits instead: cv=list({name}(...).split(X, y, groups))."
+        ) from exc

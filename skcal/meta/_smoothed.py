@@ -11,7 +11,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import brentq
-from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -21,7 +20,15 @@ from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
 from ..utils._weights import weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE
-from ._inner import WrapperMixin, check_inner, fit_inner, inner_flag, inner_spec, predict_inner
+from ._inner import (
+    WrapperMixin,
+    check_inner,
+    fit_inner,
+    inner_flag,
+    inner_spec,
+    predict_inner,
+    split_rows,
+)
 from ..utils._params import store_params
 
 __all__ = ["SmoothedCalibrator", "mixture_weight"]
@@ -107,7 +114,9 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
     cv : int >= 2, cross-validation splitter or iterable, default=5
         Folds for ``pseudo_count="cv"`` (unused otherwise): a number of
         interleaved folds (see Notes), or any splitter / iterable of
-        ``(train, test)`` index arrays that scikit-learn accepts.
+        ``(train, test)`` index arrays that scikit-learn accepts. ``fit``
+        takes no ``groups``: for grouped folds pass the splits,
+        ``cv=list(GroupKFold(5).split(X, y, groups))``.
     %(calibrator_params)s
 
     Attributes
@@ -216,7 +225,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
             fold = np.arange(n) % cv
             splits = [(fold != f, fold == f) for f in range(cv)]
         else:
-            splits = list(check_cv(self.cv).split(Zh, yh))
+            splits = split_rows(self.cv, Zh, yh, "SmoothedCalibrator")
         log_p = np.full(n, np.nan)
         train_weight = []
         classes = np.arange(n_classes)

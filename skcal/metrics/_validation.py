@@ -152,6 +152,16 @@ def _positive_labels(y, labels, pos_label, binary_1d):
         if not binary_1d:
             return None
         others = [v for v in present.tolist() if v != pos_label]
+        if len(others) == 2:  # two labels, neither of them pos_label
+            hint = ""
+            if str(pos_label) in [str(v) for v in others]:
+                hint = (
+                    f" (pos_label is a {type(pos_label).__name__}, the labels "
+                    f"are {type(others[0]).__name__})"
+                )
+            raise ValueError(
+                f"pos_label={pos_label!r} is not one of the labels {others!r}{hint}."
+            )
         if len(others) > 1:
             raise ValueError(
                 f"y_true has {len(present)} labels {present[:10].tolist()!r}; a 1-D "

@@ -1,6 +1,7 @@
 """AutoCalibrator and IdentityCalibrator, against a plain re-implementation of the rule."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -166,6 +167,28 @@ def test_auto_cv_accepts_an_iterable_of_splits():
     a = AutoCalibrator(cv=cv).fit(Z, y)
     b = AutoCalibrator(cv=list(cv.split(Z, y))).fit(Z, y)
     assert b.n_splits_ == 4
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
+
+
+def test_auto_group_splitter_error_names_the_list_of_splits_route():
+    from sklearn.model_selection import GroupKFold, PredefinedSplit
+
+    Z, y = _logits(240, 3, 3.0)
+    groups = np.arange(240) // 8
+    with pytest.raises(ValueError, match=re.escape(
+            "AutoCalibrator: cv=GroupKFold(...) needs groups, which fit does not take. "
+            "Pass the splits instead: cv=list(GroupKFold(...).split(X, y, groups)).")):
+        AutoCalibrator(cv=GroupKFold(3)).fit(Z, y)
+    splits = list(GroupKFold(3).split(Z, y, groups))
+    a = AutoCalibrator(cv=splits).fit(Z, y)
+    assert a.n_splits_ == 3
+    # the same folds as a splitter that needs no groups
+    fold = np.empty(240, dtype=int)
+    for f, (_, test) in enumerate(splits):
+        assert len(np.intersect1d(groups[test], groups[splits[f][0]])) == 0
+        fold[test] = f
+    b = AutoCalibrator(cv=PredefinedSplit(fold)).fit(Z, y)
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
                                   b.cv_results_["mean_test_score"])
 

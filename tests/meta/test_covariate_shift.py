@@ -1,5 +1,7 @@
 """covariate_shift_weights: density ratios against known ones, clipping and ESS by hand."""
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -41,7 +43,8 @@ def test_clipping_sample_size_correction_and_ess_by_hand():
     x0 = np.log([1.0, 2.0, 4.0, 8.0, 100.0])
     Xc = np.column_stack([x0, np.zeros(5)])
     Xt = np.zeros((10, 2))
-    res = covariate_shift_weights(Xc, Xt, estimator=_LogitIsFirstFeature(), clip=20.0)
+    with pytest.warns(UserWarning, match="average 11.5"):  # far above 1: see below
+        res = covariate_shift_weights(Xc, Xt, estimator=_LogitIsFirstFeature(), clip=20.0)
     np.testing.assert_allclose(res.density_ratio, [0.5, 1.0, 2.0, 4.0, 50.0], rtol=1e-12)
     np.testing.assert_allclose(res.weights, [0.5, 1.0, 2.0, 4.0, 20.0], rtol=1e-12)
     assert res.n_clipped == 1 and res.clip == 20.0
@@ -86,3 +89,66 @@ def test_covariate_shift_weights_errors():
         covariate_shift_weights(X, X, clip=0.5)
     with pytest.raises(InvalidParameterError, match="estimator"):
         covariate_shift_weights(X, X, estimator="logistic")
+
+
+def test_no_overlap_warns_with_the_mean_ratio_and_the_auc():
+    # the target lies 100 sd away: every calibration row gets the same tiny
+    # ratio, so the ESS is near n_cal and cannot be the coverage check
+    rng = np.random.default_rng(0)
+    Xc = rng.normal(size=(500, 3))
+    Xt = rng.normal(1, 1, size=(300, 3)) + 100
+    with pytest.warns(UserWarning, match="does not cover the target") as rec:
+        res = covariate_shift_weights(Xc, Xt)
+    msg = str(rec[0].message)
+    mean = res.density_ratio.mean()
+    assert mean < 0.01 and f"average {mean:.3g} over the calibration rows" in msg
+    assert "out-of-fold AUC 1.000" in msg
+    assert res.effective_sample_size > 0.99 * 500 and res.n_clipped == 0
+
+
+def test_coverage_warning_thresholds():
+    # unit Gaussians 2 sd apart overlap (no warning); 3.5 sd apart do not:
+    # mean ratio ~0.2 and out-of-fold AUC Phi(3.5 / sqrt 2) ~ 0.993
+    import warnings
+
+    rng = np.random.default_rng(0)
+    Xc, Z = rng.normal(size=(500, 3)), rng.normal(size=(300, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        covariate_shift_weights(Xc, Z + 2 / np.sqrt(3))
+    with pytest.warns(UserWarning, match=r"average 0\.\d+ .* and .* AUC 0\.99"):
+        covariate_shift_weights(Xc, Z + 3.5 / np.sqrt(3))
+    # a mean far above 1 is the classifier's error: ratios [0.5, 1, 2, 4, 50]
+    x0 = np.log([1.0, 2.0, 4.0, 8.0, 100.0])
+    with pytest.warns(UserWarning, match="average 11.5 .* over-confident"):
+        covariate_shift_weights(
+            np.column_stack([x0, np.zeros(5)]), np.zeros((10, 2)),
+            estimator=_LogitIsFirstFeature(),
+        )
+
+
+def test_one_dimensional_and_overflowing_features_are_named():
+    rng = np.random.default_rng(0)
+    Xc, Xt = rng.normal(size=(500, 3)), rng.normal(size=(300, 3))
+    with pytest.raises(ValueError, match=r"features_cal must be 2-D.*shape \(500,\).*reshape\(-1, 1\)"):
+        covariate_shift_weights(Xc[:, 0], Xt)
+    with pytest.raises(ValueError, match=r"features_target must be 2-D.*shape \(300,\)"):
+        covariate_shift_weights(Xc, Xt[:, 0])
+    big = float(np.abs(Xt).max()) * 1e200
+    with pytest.raises(ValueError, match=re.escape(f"features_target holds values up to {big:.3g} in magnitude")):
+        covariate_shift_weights(Xc, Xt * 1e200)
+    with pytest.raises(ValueError, match=r"features_cal holds values up to 3.9e\+200 .* overflows"):
+        covariate_shift_weights(Xc * 1e200, Xt * 1e200)
+    # a custom domain classifier may handle them: not refused (d = 1/2, so
+    # every ratio is n_cal / n_target)
+    res = covariate_shift_weights(Xc * 1e200, Xt * 1e200, estimator=_HalfHalf())
+    np.testing.assert_allclose(res.weights, 500 / 300, rtol=1e-12)
+
+
+class _HalfHalf(ClassifierMixin, BaseEstimator):
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        return np.full((X.shape[0], 2), 0.5)

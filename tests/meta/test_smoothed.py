@@ -1,5 +1,6 @@
 """SmoothedCalibrator: the mixture (1 - lam) p + lam / K against its definition."""
 
+import re
 import warnings
 
 import numpy as np
@@ -120,6 +121,25 @@ def test_smoothed_cv_minimises_heldout_nll():
     best = min(nll(g) for g in grid)
     assert nll(lam_cv) <= best + 1e-12
     assert sm.mix_weight_ == pytest.approx(a / (500 + a), rel=1e-12)
+
+
+def test_smoothed_group_splitter_error_names_the_list_of_splits_route():
+    from sklearn.model_selection import GroupKFold, PredefinedSplit
+
+    Z, y = _data(n=300)
+    groups = np.arange(300) // 6
+    with pytest.raises(ValueError, match=re.escape(
+            "SmoothedCalibrator: cv=GroupKFold(...) needs groups, which fit does not take. "
+            "Pass the splits instead: cv=list(GroupKFold(...).split(X, y, groups)).")):
+        SmoothedCalibrator(IsotonicScaler(), pseudo_count="cv", cv=GroupKFold(3)).fit(Z, y)
+    splits = list(GroupKFold(3).split(Z, y, groups))
+    fold = np.empty(300, dtype=int)
+    for f, (_, test) in enumerate(splits):
+        fold[test] = f
+    a = quiet_fit(SmoothedCalibrator(IsotonicScaler(), pseudo_count="cv", cv=splits), Z, y)
+    b = quiet_fit(SmoothedCalibrator(IsotonicScaler(), pseudo_count="cv",
+                                     cv=PredefinedSplit(fold)), Z, y)
+    assert a.pseudo_count_ == b.pseudo_count_ and a.pseudo_count_ > 0
 
 
 def test_mixture_weight_ends_and_reference():

@@ -2,6 +2,7 @@
 ``kind`` names, scorer keywords and -inf logits."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -332,3 +333,19 @@ def test_one_d_y_prob_with_multiclass_labels_names_the_binary_rule():
     # with the binary view the user names, the same scores are accepted
     assert negative_log_likelihood(y == 2, np.full(6, 0.4), pos_label=True) == pytest.approx(
         -(2 * np.log(0.4) + 4 * np.log(0.6)) / 6)
+
+
+@pytest.mark.parametrize("metric", [negative_log_likelihood, brier_score,
+                                    expected_calibration_error])
+def test_pos_label_not_among_two_labels_is_named(metric):
+    y, p = [0, 1, 1, 0], [0.2, 0.7, 0.6, 0.4]
+    with pytest.raises(ValueError, match=re.escape("pos_label=5 is not one of the labels [0, 1].")):
+        metric(y, p, pos_label=5)
+    with pytest.raises(ValueError, match=re.escape(
+            "pos_label='1' is not one of the labels [0, 1] (pos_label is a str, the labels are int).")):
+        metric(y, p, pos_label="1")
+    with pytest.raises(ValueError, match=re.escape("pos_label='c' is not one of the labels ['a', 'b'].")):
+        metric(np.array(["a", "b", "b", "a"]), p, pos_label="c")
+    # one label present: pos_label may be the absent one (all rows negative)
+    assert negative_log_likelihood([0, 0], [0.2, 0.4], pos_label=1) == pytest.approx(
+        -(np.log(0.8) + np.log(0.6)) / 2)

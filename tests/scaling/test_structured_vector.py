@@ -88,6 +88,20 @@ def test_svs_is_the_diagonal_sms_dirichlet_map(skewed):
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
 
 
+def test_svs_equal_weights_are_a_scale_not_a_sample_size(skewed):
+    # n counts rows (docs/user_guide/structured_vector.rst): weights of 7 or
+    # 0.01 everywhere are the unweighted fit, penalty lambda K / n included
+    z, y = skewed
+    a = StructuredVectorScaler().fit(z, y)
+    for c in (7.0, 0.01):
+        b = StructuredVectorScaler().fit(z, y, sample_weight=np.full(len(y), c))
+        np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-7)
+        np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=1e-7)
+    # not the solve with n = sum s_i = 7 * 1500 (a 7 times weaker penalty)
+    _, v7, b7, _ = _svs_reference(z, y, np.full(len(y), 7.0))
+    assert np.abs(np.diag(a.coef_) - v7).max() + np.abs(a.intercept_ - b7).max() > 1e-3
+
+
 def test_svs_float32_matches_float64(skewed):
     z, y = skewed
     a = StructuredVectorScaler().fit(z, y)
