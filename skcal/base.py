@@ -31,6 +31,7 @@ from sklearn.utils.validation import (
 )
 
 from .utils._labels import (
+    _listed,
     are_classifier_logits_columns,
     check_named_columns_have_labels,
     check_no_missing_labels,
@@ -419,9 +420,20 @@ class BaseCalibrator(
                 names = None  # extra feature columns: matched by position
         classes = classes_from_column_names(names, y_np, self.classes)
         by_name = classes is not None
-        classes, y_enc, missing = resolve_classes(
-            y_np, n_columns, classes, owner=self.__class__.__name__
-        )
+        try:
+            classes, y_enc, missing = resolve_classes(
+                y_np, n_columns, classes, owner=self.__class__.__name__
+            )
+        except ValueError as exc:
+            if getattr(self, "n_features_in_", None) != 1 or "distinct" not in str(exc):
+                raise
+            labels = np.unique(y_np)  # a 1-D X is one binary score: 2 columns it has not
+            raise ValueError(
+                f"X holds one score per row (a 1-D or one-column X): the log-odds "
+                f"of the second of 2 classes, but y has {len(labels)} distinct labels "
+                f"{_listed(labels)}. Pass the logits of shape (n_samples, n_classes) "
+                f"for more classes."
+            ) from exc
         if not by_name:
             _warn_text_labels_in_sorted_order(self, classes, names)
         if len(missing) and self.classes is None and text_names is not None \

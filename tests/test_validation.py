@@ -797,3 +797,17 @@ def test_underflowing_logits_are_predicted_and_left_to_the_one_vs_rest_family():
         PlattScaler().fit(s * 1e-200, y == 0).predict_proba(s * 1e-200),
         PlattScaler().fit(s, y == 0).predict_proba(s), atol=1e-9,
     )
+
+
+@pytest.mark.parametrize("shape", ["1-D", "one column"])
+def test_one_score_per_row_with_more_than_two_labels_says_so(shape):
+    """A 1-D (or one-column) X is one binary score per row: with 10 labels the
+    error says so, not "there are 2 columns" (the columns X does not have)."""
+    from skcal import TemperatureScaler
+
+    s = np.random.default_rng(0).normal(size=100)
+    X = s if shape == "1-D" else s[:, None]
+    y = np.arange(100) % 10
+    with pytest.raises(ValueError, match=r"one score per row .* but y has 10 distinct "
+                       r"labels \[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\]\. Pass the logits"):
+        TemperatureScaler().fit(X, y)
