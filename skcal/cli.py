@@ -512,7 +512,8 @@ def main(argv=None):
         bad input (missing file, bad format, shape mismatch, a calibration
         split with a single class, a data set on which every method raised),
         reported as one line on stderr
-        without a traceback.
+        without a traceback; 141 (128 + SIGPIPE), silently, when the reader
+        of stdout closes it (``skcal benchmark | head``).
     """
     parser = _parser()
     try:
@@ -525,15 +526,30 @@ def main(argv=None):
               "one value)", file=sys.stderr)
         return 2
     try:
-        if args.command == "benchmark":
-            return _benchmark(args)
-        return run(args)
+        status = _benchmark(args) if args.command == "benchmark" else run(args)
+        sys.stdout.flush()  # a broken pipe here, not in the interpreter's exit
+        return status
     except _UserError as exc:
         print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("skcal: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (``skcal benchmark | head``): stop
+        # quietly, as Unix tools do; stdout points at devnull so that the
+        # interpreter's final flush does not raise again (Python's signal docs)
+        _quiet_stdout()
+        return 141  # 128 + SIGPIPE, a shell's status for a tool killed by it
+
+
+def _quiet_stdout():
+    """Point ``sys.stdout`` at devnull after a broken pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -177,6 +177,23 @@ def test_cli_missing_file_subprocess(tmp_path):
     assert "no such file" in proc.stderr and proc.stdout == ""
 
 
+def test_cli_closed_stdout_pipe_exits_quietly(tmp_path):
+    """``skcal benchmark | head``: a reader that closes the pipe early ends the
+    command with status 141 (128 + SIGPIPE) and no traceback (finding 11)."""
+    rng = np.random.default_rng(0)
+    path = _npz(tmp_path / "single.npz", logits=rng.normal(size=(400, 3)),
+                y=rng.integers(0, 3, 400))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skcal", "benchmark", "--data", path, "--methods",
+         "temperature", "--resamples", "0", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader is gone before the table is printed
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
+
+
 def test_cli_no_subcommand_is_usage_error(capsys):
     assert main([]) == 2
     assert "usage: skcal" in capsys.readouterr().err
