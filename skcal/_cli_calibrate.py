@@ -232,6 +232,34 @@ def _calibrator_params(params, methods):
     return out
 
 
+def _check_nested_params(est, params):
+    """Refuse ``--param P__KEY=...`` where ``P`` holds no estimator to set ``KEY`` on.
+
+    ``P`` is its value in ``params`` if given (``set_params`` sets it first),
+    else the default of ``est``: None for an inner calibrator chosen in fit
+    (``calibrator`` of SmoothedCalibrator / TopVersusAllCalibrator,
+    ``candidates`` of AutoCalibrator), a list for ``candidates``.
+    """
+    values = {**est.get_params(deep=False), **params}
+    for key in params:
+        outer, sep, _ = key.partition("__")
+        if not sep or outer not in values or hasattr(values[outer], "set_params"):
+            continue  # not nested, unknown (set_params names it), or an estimator
+        value = values[outer]
+        if value is None:
+            example = (f"{outer}=isotonic" if outer == "calibrator"
+                       else f"\"{outer}=['temperature', 'isotonic']\"")
+            raise _UserError(
+                f"--param {key}: {outer} is None (its default, chosen in fit), so it "
+                f"has no parameters to set; name it as well, e.g. --param {example} "
+                "(methods: skcal fit --help)"
+            )
+        raise _UserError(
+            f"--param {key}: {outer} is a {type(value).__name__}, not one calibrator, "
+            f"so it has no parameters to set by name; give {outer} whole"
+        )
+
+
 # ------------------------------------------------------------------- tables
 def _read(args, role, need_labels):
     with cli_messages(role, (OSError, ValueError)):
@@ -525,7 +553,9 @@ def _cmd_fit(args):
         )
     try:
         params = _calibrator_params(params, methods)
-        est = cls().set_params(**params)
+        est = cls()
+        _check_nested_params(est, params)
+        est.set_params(**params)
     except (ValueError, TypeError) as exc:
         raise _UserError(f"--param: {_one_line(exc)}") from None
     table = _read(args, "fit", need_labels=True)

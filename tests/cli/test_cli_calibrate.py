@@ -280,6 +280,18 @@ BAD_FIT = [
     (["--data", "{d}/good.csv", "--param", "foo"], "expected KEY=VALUE"),
     (["--data", "{d}/good.csv", "--method", "smoothed", "--param", "calibrator=nope"],
      "--param calibrator: unknown method 'nope'"),
+    # a parameter of an inner calibrator left at its default None (chosen in
+    # fit) was an AttributeError traceback (fresh36 #2)
+    (["--data", "{d}/good.csv", "--method", "smoothed", "--param", "calibrator__clip=None"],
+     "--param calibrator__clip: calibrator is None (its default, chosen in fit), so it "
+     "has no parameters to set; name it as well, e.g. --param calibrator=isotonic"),
+    (["--data", "{d}/good.csv", "--method", "top-versus-all", "--param",
+      "calibrator__clip=None"], "--param calibrator__clip: calibrator is None"),
+    (["--data", "{d}/good.csv", "--method", "auto", "--param", "candidates__0=None"],
+     "--param candidates__0: candidates is None (its default, chosen in fit)"),
+    (["--data", "{d}/good.csv", "--method", "auto", "--param", "candidates=['temperature']",
+      "--param", "candidates__0=None"],
+     "--param candidates__0: candidates is a list, not one calibrator"),
     # found by a fresh-user run: the feature column was read as a class logit
     (["--data", "{d}/good.csv", "--method", "local-temperature", "--param",
       "n_extra_features=1"], "cannot pass extra features"),
