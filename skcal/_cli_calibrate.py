@@ -185,11 +185,29 @@ def add_subcommands(sub):
 
 
 def _methods():
-    """Method name -> calibrator class: short names (``temperature``) and class names."""
+    """Method name -> calibrator class (or factory): short names (``temperature``),
+    class names, and the names ``skcal benchmark`` and AutoCalibrator give the
+    wrappers over one inner calibrator (``smoothed-isotonic``: SmoothedCalibrator
+    over IsotonicScaler, :data:`skcal.benchmark._benchmark.WRAPPED_METHODS`)."""
+    from .benchmark._benchmark import WRAPPED_METHODS
     from .utils.discovery import all_calibrators, method_name
 
-    return {key: cls for name, cls in all_calibrators()
-            for key in (name, method_name(cls))}
+    found = dict(all_calibrators())
+    out = {key: cls for name, cls in found.items() for key in (name, method_name(cls))}
+    for key, (wrapper, inner) in WRAPPED_METHODS.items():
+        if wrapper in found and inner in found:
+            out[key] = _wrapped(found[wrapper], found[inner])
+    return out
+
+
+def _wrapped(wrapper, inner):
+    """A factory of ``wrapper(inner())``, named after ``wrapper`` (the fit line's name)."""
+    def make():
+        return wrapper(inner())
+
+    make.__name__ = wrapper.__name__
+    make.wrapper, make.inner = wrapper, inner
+    return make
 
 
 def _parse_params(items):
@@ -544,6 +562,14 @@ def _cmd_fit(args):
             )
         params["input_type"] = args.input_type
     cls = methods[args.method]
+    if getattr(cls, "inner", None) is not None and "calibrator" in params:
+        from .utils.discovery import method_name
+
+        raise _UserError(
+            f"--method {args.method} is {cls.__name__} over {cls.inner.__name__}: "
+            f"--param calibrator contradicts it; use --method "
+            f"{method_name(cls.wrapper)} with --param calibrator"
+        )
     if params.get("n_extra_features", 0) not in (0, None):
         # every column the reader keeps is the logit of a class
         raise _UserError(

@@ -116,7 +116,10 @@ def _parser():
     b.add_argument(
         "--methods", metavar="M1,M2,...",
         help="comma-separated methods to run (default: those of DEFAULT_METHODS; "
-        "all with --full); 'uncalibrated' is always shown first",
+        "all with --full); 'uncalibrated' and 'auto' (AutoCalibrator, whose "
+        "choice is the Recommended line) are always shown first, so naming them "
+        "changes nothing; skcal fit's names 'smoothed' and 'top-versus-all' run "
+        "the rows smoothed-isotonic and top-versus-all-platt",
     )
     b.add_argument(
         "--no-peers", action="store_true",
@@ -333,21 +336,28 @@ def _benchmark(args):
         args.repeats = 3 if args.full else 1
     methods = None if args.full else bm.default_methods(peers=peers)
     if args.methods is not None:
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        given = [m.strip() for m in args.methods.split(",") if m.strip()]
         known = bm.available_methods(peers=True)
-        if not methods:
+        if not given:
             raise _UserError(
                 f"--methods is empty; choose from {', '.join(known)}"
             )
+        # skcal fit's names of the wrappers (smoothed) name their rows here
+        methods = [bm.METHOD_ALIASES.get(m, m) for m in given]
         repeated = sorted({m for m in methods if methods.count(m) > 1})
         if repeated:
-            raise _UserError(f"--methods names {', '.join(repeated)} more than once")
-        unknown = [m for m in methods if m not in known]
+            aliases = sorted({a for a in given if bm.METHOD_ALIASES.get(a) in repeated})
+            raise _UserError(
+                f"--methods names {', '.join(repeated)} more than once" + "".join(
+                    f" ({a} is skcal fit's name of {bm.METHOD_ALIASES[a]})"
+                    for a in aliases))
+        unknown = [m for m in methods if m not in known and m != "auto"]
         if unknown:
             raise _UserError(
                 f"unknown method(s) {', '.join(unknown)}; choose from "
                 f"{', '.join(known)}"
             )
+        methods = [m for m in methods if m != "auto"]  # always run (recommend=True)
         if not peers:
             own = bm.available_methods(peers=False)
             excluded = [m for m in methods if m not in own]

@@ -928,6 +928,32 @@ def test_benchmark_auto_is_compared_when_its_choice_has_no_row():
         assert r["nll_best"] in (True, False)
 
 
+def test_benchmark_methods_take_auto_and_skcal_fit_names(capsys):
+    """--methods auto is the always-shown AutoCalibrator row (no error); skcal
+    fit's names smoothed / top-versus-all run the rows of the wrappers at their
+    default inner calibrator; --help says both (fresh36 #6)."""
+    argv = ["benchmark", "--fast", "--dataset", "sst2_gpt2_zeroshot", "--resamples", "0"]
+    assert main([*argv, "--methods", "smoothed,auto,top-versus-all"]) == 0
+    out = capsys.readouterr().out
+    shown = [ln.split()[0] for ln in out.splitlines()
+             if ln.split()[:1] and ln.split()[0] in (
+                 "uncalibrated", "auto", "smoothed-isotonic", "top-versus-all-platt")]
+    assert shown == ["uncalibrated", "auto", "smoothed-isotonic", "top-versus-all-platt"]
+    rows = _benchmark.run_benchmark([load_logits("sst2_gpt2_zeroshot")],
+                                    methods=["smoothed-isotonic"], peers=False,
+                                    n_repeats=1)
+    row = next(ln for ln in out.splitlines() if ln.startswith("smoothed-isotonic"))
+    assert row.split()[1] == f"{rows[1]['nll']:.4f}"
+    assert main([*argv, "--methods", "smoothed,smoothed-isotonic"]) == 2
+    assert capsys.readouterr().err == (
+        "skcal benchmark: error: --methods names smoothed-isotonic more than once "
+        "(smoothed is skcal fit's name of smoothed-isotonic)\n")
+    assert main(["benchmark", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "'uncalibrated' and 'auto' (AutoCalibrator, whose choice is the " \
+           "Recommended line) are always shown first" in text
+
+
 def _calibrated_row_with_intervals():
     """``(rows, ci)``: one benchmark row of a calibrated binary model (3,000 rows)
     with its 200-resample intervals, and ``confidence_interval``'s BCa of its ECE
