@@ -173,8 +173,8 @@ def _parser():
     )
     b.add_argument(
         "--shift-draws", metavar="N", type=num_arg(1, allowed="an integer >= 1"),
-        default=5,
-        help="number of label-shift draws averaged per data set (default: 5)",
+        default=None,
+        help="number of --label-shift draws averaged per data set (default: 5)",
     )
     b.add_argument(
         "--sklearn-sets", action="store_true",
@@ -324,11 +324,49 @@ def _peer_bars_silenced(silence):
         cls.__init__ = raw
 
 
+def _refuse_unused_options(args):
+    """Refuse benchmark options that the other options leave nothing to act on.
+
+    An option that cannot be honoured is a usage error, never ignored: the
+    column options read --data files (the bundled sets have no columns),
+    --input-type also --shift-data, --shift-draws counts --label-shift draws,
+    and --fast (no peers, one set) contradicts --full (every method and peer).
+    """
+    if args.fast and args.full:
+        raise _UserError(
+            "--fast and --full contradict each other (--fast: no peers, one data set; "
+            "--full: every method and installed peer); drop one of them"
+        )
+    for flag, value, reads in (
+        ("--label-column", args.label_column, args.data),
+        ("--logit-columns", args.logit_columns, args.data),
+        ("--ignore-columns", args.ignore_columns, args.data),
+        ("--input-type", args.input_type, args.data or args.shift_data),
+    ):
+        if value is not None and not reads:
+            scores = flag == "--input-type"
+            raise _UserError(
+                f"{flag} applies to the files of "
+                f"{'--data or --shift-data' if scores else '--data'}, and none is "
+                "given (the bundled and --sklearn-sets data sets "
+                f"{'hold logits' if scores else 'have no columns to choose'}); "
+                f"drop {flag} or give a file"
+            )
+    if args.shift_draws is not None and args.label_shift is None:
+        raise _UserError(
+            "--shift-draws counts the draws of --label-shift, which is not given; "
+            "add --label-shift ALPHA or drop --shift-draws"
+        )
+    if args.shift_draws is None:
+        args.shift_draws = 5
+
+
 def _benchmark(args):
     from .benchmark import _benchmark as bm
     from .benchmark import _decide
     from .benchmark._shift import format_shift_table
 
+    _refuse_unused_options(args)
     peers = not (args.no_peers or args.fast)
     if args.resamples is None:
         args.resamples = 1000 if args.full else 200

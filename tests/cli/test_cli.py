@@ -547,6 +547,36 @@ def test_cli_contradictory_or_empty_methods_exit_2(argv, match, capsys):
     assert err.count("\n") == 1 and match in err
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--label-column", "foo"], "--label-column applies to the files of --data, and "
+         "none is given (the bundled and --sklearn-sets data sets have no columns to "
+         "choose); drop --label-column or give a file"),
+        (["--logit-columns", "a,b"], "--logit-columns applies to the files of --data"),
+        (["--ignore-columns", "foo"], "--ignore-columns applies to the files of --data"),
+        (["--sklearn-sets", "--ignore-columns", "foo"],
+         "--ignore-columns applies to the files of --data"),
+        (["--input-type", "probabilities"], "--input-type applies to the files of --data "
+         "or --shift-data, and none is given (the bundled and --sklearn-sets data sets "
+         "hold logits)"),
+        (["--shift-draws", "3"], "--shift-draws counts the draws of --label-shift, which "
+         "is not given; add --label-shift ALPHA or drop --shift-draws"),
+        (["--full"], "--fast and --full contradict each other"),
+    ],
+)
+def test_cli_benchmark_options_left_without_effect_exit_2(argv, message, capsys):
+    """An option that the others leave nothing to act on is refused, not ignored
+    (fresh36 #7): one line, before any fit."""
+    assert main(["benchmark", "--fast", "--quiet", "--methods", "temperature",
+                 "--resamples", "0", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"skcal benchmark: error: {message}\n" or (
+        captured.err.startswith(f"skcal benchmark: error: {message}")
+        and captured.err.count("\n") == 1)
+
+
 def test_cli_class_absent_from_calibration_split_is_reported(tmp_path, capsys):
     rng = np.random.default_rng(0)
     y_val = rng.integers(0, 3, 300)  # class 3 never occurs here
