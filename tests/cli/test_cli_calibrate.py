@@ -313,6 +313,14 @@ BAD_FIT = [
      "--logit-columns entry 'zzz' is not a column"),
     (["--data", "{d}/good.csv", "--label-column", "lbl"],
      "--label-column 'lbl' is not a column"),
+    # the label column skipped: said so, not "the header needs a 'label' column"
+    # while listing 'label' among the columns (fresh36 #9)
+    (["--data", "{d}/good.csv", "--ignore-columns", "label"],
+     "good.csv: no label column: --ignore-columns skips 'label', the label column; drop "
+     "it from --ignore-columns, or name the label column with --label-column"),
+    (["--data", "{d}/good.csv", "--ignore-columns", "label", "--label-column", "label"],
+     "good.csv: --label-column 'label' is also in --ignore-columns; drop it from one of "
+     "them"),
     (["--data", "{d}/good.csv", "--method", "nope"], "unknown method 'nope'"),
     (["--data", "{d}/good.csv", "--param", "max_iter=-1"], "max_iter"),
     (["--data", "{d}/good.csv", "--param", "foo=1"], "Invalid parameter 'foo'"),
