@@ -409,7 +409,8 @@ def format_summary(summary, fmt="text"):
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
         "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
         "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "
-        "note: where binned ECE ranks the method 3 or more places higher / lower than NLL does.",
+        "note: where binned ECE ranks the method 3 or more places higher / lower than NLL "
+        "does (equal mean ranks share a place).",
         width=120,
     )]
     return "\n".join(lines)
