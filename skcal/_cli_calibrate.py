@@ -185,11 +185,29 @@ def add_subcommands(sub):
 
 
 def _methods():
-    """Method name -> calibrator class: short names (``temperature``) and class names."""
+    """Method name -> calibrator class (or factory): short names (``temperature``),
+    class names, and the names ``skcal benchmark`` and AutoCalibrator give the
+    wrappers over one inner calibrator (``smoothed-isotonic``: SmoothedCalibrator
+    over IsotonicScaler, :data:`skcal.benchmark._benchmark.WRAPPED_METHODS`)."""
+    from .benchmark._benchmark import WRAPPED_METHODS
     from .utils.discovery import all_calibrators, method_name
 
-    return {key: cls for name, cls in all_calibrators()
-            for key in (name, method_name(cls))}
+    found = dict(all_calibrators())
+    out = {key: cls for name, cls in found.items() for key in (name, method_name(cls))}
+    for key, (wrapper, inner) in WRAPPED_METHODS.items():
+        if wrapper in found and inner in found:
+            out[key] = _wrapped(found[wrapper], found[inner])
+    return out
+
+
+def _wrapped(wrapper, inner):
+    """A factory of ``wrapper(inner())``, named after ``wrapper`` (the fit line's name)."""
+    def make():
+        return wrapper(inner())
+
+    make.__name__ = wrapper.__name__
+    make.wrapper, make.inner = wrapper, inner
+    return make
 
 
 def _parse_params(items):
@@ -230,6 +248,34 @@ def _calibrator_params(params, methods):
         made = [methods[v]() for v in names]
         out[key] = made if many else made[0]
     return out
+
+
+def _check_nested_params(est, params):
+    """Refuse ``--param P__KEY=...`` where ``P`` holds no estimator to set ``KEY`` on.
+
+    ``P`` is its value in ``params`` if given (``set_params`` sets it first),
+    else the default of ``est``: None for an inner calibrator chosen in fit
+    (``calibrator`` of SmoothedCalibrator / TopVersusAllCalibrator,
+    ``candidates`` of AutoCalibrator), a list for ``candidates``.
+    """
+    values = {**est.get_params(deep=False), **params}
+    for key in params:
+        outer, sep, _ = key.partition("__")
+        if not sep or outer not in values or hasattr(values[outer], "set_params"):
+            continue  # not nested, unknown (set_params names it), or an estimator
+        value = values[outer]
+        if value is None:
+            example = (f"{outer}=isotonic" if outer == "calibrator"
+                       else f"\"{outer}=['temperature', 'isotonic']\"")
+            raise _UserError(
+                f"--param {key}: {outer} is None (its default, chosen in fit), so it "
+                f"has no parameters to set; name it as well, e.g. --param {example} "
+                "(methods: skcal fit --help)"
+            )
+        raise _UserError(
+            f"--param {key}: {outer} is a {type(value).__name__}, not one calibrator, "
+            f"so it has no parameters to set by name; give {outer} whole"
+        )
 
 
 # ------------------------------------------------------------------- tables
@@ -516,6 +562,14 @@ def _cmd_fit(args):
             )
         params["input_type"] = args.input_type
     cls = methods[args.method]
+    if getattr(cls, "inner", None) is not None and "calibrator" in params:
+        from .utils.discovery import method_name
+
+        raise _UserError(
+            f"--method {args.method} is {cls.__name__} over {cls.inner.__name__}: "
+            f"--param calibrator contradicts it; use --method "
+            f"{method_name(cls.wrapper)} with --param calibrator"
+        )
     if params.get("n_extra_features", 0) not in (0, None):
         # every column the reader keeps is the logit of a class
         raise _UserError(
@@ -525,7 +579,9 @@ def _cmd_fit(args):
         )
     try:
         params = _calibrator_params(params, methods)
-        est = cls().set_params(**params)
+        est = cls()
+        _check_nested_params(est, params)
+        est.set_params(**params)
     except (ValueError, TypeError) as exc:
         raise _UserError(f"--param: {_one_line(exc)}") from None
     table = _read(args, "fit", need_labels=True)

@@ -116,7 +116,10 @@ def _parser():
     b.add_argument(
         "--methods", metavar="M1,M2,...",
         help="comma-separated methods to run (default: those of DEFAULT_METHODS; "
-        "all with --full); 'uncalibrated' is always shown first",
+        "all with --full); 'uncalibrated' and 'auto' (AutoCalibrator, whose "
+        "choice is the Recommended line) are always shown first, so naming them "
+        "changes nothing; skcal fit's names 'smoothed' and 'top-versus-all' run "
+        "the rows smoothed-isotonic and top-versus-all-platt",
     )
     b.add_argument(
         "--no-peers", action="store_true",
@@ -170,8 +173,8 @@ def _parser():
     )
     b.add_argument(
         "--shift-draws", metavar="N", type=num_arg(1, allowed="an integer >= 1"),
-        default=5,
-        help="number of label-shift draws averaged per data set (default: 5)",
+        default=None,
+        help="number of --label-shift draws averaged per data set (default: 5)",
     )
     b.add_argument(
         "--sklearn-sets", action="store_true",
@@ -321,11 +324,49 @@ def _peer_bars_silenced(silence):
         cls.__init__ = raw
 
 
+def _refuse_unused_options(args):
+    """Refuse benchmark options that the other options leave nothing to act on.
+
+    An option that cannot be honoured is a usage error, never ignored: the
+    column options read --data files (the bundled sets have no columns),
+    --input-type also --shift-data, --shift-draws counts --label-shift draws,
+    and --fast (no peers, one set) contradicts --full (every method and peer).
+    """
+    if args.fast and args.full:
+        raise _UserError(
+            "--fast and --full contradict each other (--fast: no peers, one data set; "
+            "--full: every method and installed peer); drop one of them"
+        )
+    for flag, value, reads in (
+        ("--label-column", args.label_column, args.data),
+        ("--logit-columns", args.logit_columns, args.data),
+        ("--ignore-columns", args.ignore_columns, args.data),
+        ("--input-type", args.input_type, args.data or args.shift_data),
+    ):
+        if value is not None and not reads:
+            scores = flag == "--input-type"
+            raise _UserError(
+                f"{flag} applies to the files of "
+                f"{'--data or --shift-data' if scores else '--data'}, and none is "
+                "given (the bundled and --sklearn-sets data sets "
+                f"{'hold logits' if scores else 'have no columns to choose'}); "
+                f"drop {flag} or give a file"
+            )
+    if args.shift_draws is not None and args.label_shift is None:
+        raise _UserError(
+            "--shift-draws counts the draws of --label-shift, which is not given; "
+            "add --label-shift ALPHA or drop --shift-draws"
+        )
+    if args.shift_draws is None:
+        args.shift_draws = 5
+
+
 def _benchmark(args):
     from .benchmark import _benchmark as bm
     from .benchmark import _decide
     from .benchmark._shift import format_shift_table
 
+    _refuse_unused_options(args)
     peers = not (args.no_peers or args.fast)
     if args.resamples is None:
         args.resamples = 1000 if args.full else 200
@@ -333,21 +374,28 @@ def _benchmark(args):
         args.repeats = 3 if args.full else 1
     methods = None if args.full else bm.default_methods(peers=peers)
     if args.methods is not None:
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        given = [m.strip() for m in args.methods.split(",") if m.strip()]
         known = bm.available_methods(peers=True)
-        if not methods:
+        if not given:
             raise _UserError(
                 f"--methods is empty; choose from {', '.join(known)}"
             )
+        # skcal fit's names of the wrappers (smoothed) name their rows here
+        methods = [bm.METHOD_ALIASES.get(m, m) for m in given]
         repeated = sorted({m for m in methods if methods.count(m) > 1})
         if repeated:
-            raise _UserError(f"--methods names {', '.join(repeated)} more than once")
-        unknown = [m for m in methods if m not in known]
+            aliases = sorted({a for a in given if bm.METHOD_ALIASES.get(a) in repeated})
+            raise _UserError(
+                f"--methods names {', '.join(repeated)} more than once" + "".join(
+                    f" ({a} is skcal fit's name of {bm.METHOD_ALIASES[a]})"
+                    for a in aliases))
+        unknown = [m for m in methods if m not in known and m != "auto"]
         if unknown:
             raise _UserError(
                 f"unknown method(s) {', '.join(unknown)}; choose from "
                 f"{', '.join(known)}"
             )
+        methods = [m for m in methods if m != "auto"]  # always run (recommend=True)
         if not peers:
             own = bm.available_methods(peers=False)
             excluded = [m for m in methods if m not in own]
@@ -512,7 +560,8 @@ def main(argv=None):
         bad input (missing file, bad format, shape mismatch, a calibration
         split with a single class, a data set on which every method raised),
         reported as one line on stderr
-        without a traceback.
+        without a traceback; 141 (128 + SIGPIPE), silently, when the reader
+        of stdout closes it (``skcal benchmark | head``).
     """
     parser = _parser()
     try:
@@ -525,15 +574,30 @@ def main(argv=None):
               "one value)", file=sys.stderr)
         return 2
     try:
-        if args.command == "benchmark":
-            return _benchmark(args)
-        return run(args)
+        status = _benchmark(args) if args.command == "benchmark" else run(args)
+        sys.stdout.flush()  # a broken pipe here, not in the interpreter's exit
+        return status
     except _UserError as exc:
         print(f"skcal {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("skcal: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (``skcal benchmark | head``): stop
+        # quietly, as Unix tools do; stdout points at devnull so that the
+        # interpreter's final flush does not raise again (Python's signal docs)
+        _quiet_stdout()
+        return 141  # 128 + SIGPIPE, a shell's status for a tool killed by it
+
+
+def _quiet_stdout():
+    """Point ``sys.stdout`` at devnull after a broken pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -61,6 +61,12 @@ WRAPPED_METHODS = {
     "top-versus-all-isotonic": ("TopVersusAllCalibrator", "IsotonicScaler"),
 }
 
+#: ``skcal fit``'s names of the wrappers at their default inner calibrator
+#: (SmoothedCalibrator's IsotonicScaler, TopVersusAllCalibrator's PlattScaler),
+#: accepted by ``skcal benchmark --methods`` as the rows of
+#: :data:`WRAPPED_METHODS` they fit: alias -> method name.
+METHOD_ALIASES = {"smoothed": "smoothed-isotonic", "top-versus-all": "top-versus-all-platt"}
+
 #: Peers so slow (netcal's 1000-epoch vector scaling: minutes at K=100) that
 #: they run only when named in ``methods``; otherwise they get a "skipped" row.
 OPT_IN = {"netcal-vector", "splinecalib-spline"}

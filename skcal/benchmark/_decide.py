@@ -245,7 +245,10 @@ def _wins(a, b):
 
 
 def _tied_ranks(nll):
-    """Ranks of the NLLs (1 = lowest), neighbours within :data:`TIE_RTOL` sharing their mean rank."""
+    """Ranks of the NLLs (1 = lowest), neighbours within :data:`TIE_RTOL` sharing their mean rank.
+
+    Also the places of the methods by mean rank (:func:`summarize`'s ECE note).
+    """
     from scipy.stats import rankdata
 
     v = np.asarray(nll, dtype=np.float64)
@@ -295,7 +298,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
           its NLL change lies entirely above 0;
         - ``ece_flag``: ``"ECE: higher"`` / ``"ECE: lower"`` (binned ECE ranks it higher / lower)
           where its place by mean ECE rank differs from its place by mean NLL
-          rank by 3 or more.
+          rank by 3 or more (methods with equal mean ranks share their place).
     """
     from scipy.stats import rankdata
 
@@ -343,11 +346,12 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         s["ece_flag"] = ""
         out.append(s)
     out.sort(key=lambda s: (s["mean_rank_nll"], s["method"]))
-    by_ece = sorted(out, key=lambda s: (np.nan_to_num(s["mean_rank_ece"], nan=np.inf),
-                                        s["method"]))
-    place_ece = {s["method"]: i for i, s in enumerate(by_ece)}
-    for i, s in enumerate(out):
-        shift = i - place_ece[s["method"]]
+    # places by mean rank, equal mean ranks sharing their place as equal NLLs
+    # share a rank (not broken by the method's name)
+    place_nll = _tied_ranks([s["mean_rank_nll"] for s in out])
+    place_ece = _tied_ranks([np.nan_to_num(s["mean_rank_ece"], nan=np.inf) for s in out])
+    for s, a, b in zip(out, place_nll, place_ece):
+        shift = a - b
         if abs(shift) >= 3 and np.isfinite(s["mean_rank_ece"]):
             s["ece_flag"] = "ECE: higher" if shift > 0 else "ECE: lower"
     return out
@@ -405,7 +409,8 @@ def format_summary(summary, fmt="text"):
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
         "mean over data sets of loss(uncalibrated) - loss(method), x100, ±1.96 sd/sqrt(n). "
         "worse: data sets where it raised the test NLL beyond noise (paired bootstrap). "
-        "note: where binned ECE ranks the method 3 or more places higher / lower than NLL does.",
+        "note: where binned ECE ranks the method 3 or more places higher / lower than NLL "
+        "does (equal mean ranks share a place).",
         width=120,
     )]
     return "\n".join(lines)

@@ -347,6 +347,11 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
     ignored = {find(c, "--ignore-columns entry") for c in (ignore_columns or ())}
     if label_column is not None:
         label = find(label_column, "--label-column")
+        if label in ignored:
+            raise ValueError(
+                f"{path}: --label-column {label_column!r} is also in --ignore-columns; "
+                "drop it from one of them"
+            )
     else:
         found = [names[i] for i, h in enumerate(lower)
                  if h in _LABEL_NAMES and names[i] not in ignored]
@@ -355,6 +360,14 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
                 f"{path}: several label columns {found}; choose one with --label-column"
             )
         label = found[0] if found else None
+        skipped = [names[i] for i, h in enumerate(lower)
+                   if h in _LABEL_NAMES and names[i] in ignored]
+        if label is None and need_labels and skipped:
+            raise ValueError(
+                f"{path}: no label column: --ignore-columns skips {skipped[0].strip()!r}, "
+                "the label column; drop it from --ignore-columns, or name the label "
+                "column with --label-column"
+            )
         if label is None and need_labels:
             raise ValueError(
                 f"{path}: no label column: the header needs exactly one 'label' (or "

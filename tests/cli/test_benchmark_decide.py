@@ -113,6 +113,24 @@ def test_win_rate_counts_numerical_noise_as_a_tie():
     assert "relative 1e-06" in " ".join(format_summary(list(out.values())).split())
 
 
+def test_ece_note_equal_mean_ranks_share_a_place():
+    """Two methods with the same mean ECE rank share their place (1.5 each), as
+    equal NLLs share a rank: the name does not break the tie (finding 10)."""
+    nll = {"uncalibrated": 0.1, "temperature": 0.2, "quadratic": 0.3, "beta": 0.4,
+           "z": 0.5, "w": 0.6}
+    ece = {"uncalibrated": 0.05, "temperature": 0.06, "quadratic": 0.01, "beta": 0.01,
+           "z": 0.07, "w": 0.02}
+    rows = [_row("a", m, nll[m], 0.2, ece[m]) for m in nll]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    assert out["beta"]["mean_rank_ece"] == out["quadratic"]["mean_rank_ece"] == 1.5
+    # places by NLL 1..6; by ECE: quadratic and beta 1.5, w 3, uncalibrated 4,
+    # temperature 5, z 6; a note where they differ by 3 or more
+    # (beta: 4 - 1.5 = 2.5, no note; by name it would be 4 - 1 = 3, "higher")
+    flags = {m: s["ece_flag"] for m, s in out.items()}
+    assert flags == {"uncalibrated": "ECE: lower", "temperature": "ECE: lower",
+                     "quadratic": "", "beta": "", "z": "", "w": "ECE: higher"}
+
+
 def test_benchmark_recommendation_is_autocalibrators_choice(tmp_path):
     sets = [_set("s0", seed=0), _set("s1", k=2, scale=1.0, seed=1)]
     lines = []

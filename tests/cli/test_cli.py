@@ -177,6 +177,23 @@ def test_cli_missing_file_subprocess(tmp_path):
     assert "no such file" in proc.stderr and proc.stdout == ""
 
 
+def test_cli_closed_stdout_pipe_exits_quietly(tmp_path):
+    """``skcal benchmark | head``: a reader that closes the pipe early ends the
+    command with status 141 (128 + SIGPIPE) and no traceback (finding 11)."""
+    rng = np.random.default_rng(0)
+    path = _npz(tmp_path / "single.npz", logits=rng.normal(size=(400, 3)),
+                y=rng.integers(0, 3, 400))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skcal", "benchmark", "--data", path, "--methods",
+         "temperature", "--resamples", "0", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader is gone before the table is printed
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
+
+
 def test_cli_no_subcommand_is_usage_error(capsys):
     assert main([]) == 2
     assert "usage: skcal" in capsys.readouterr().err
@@ -528,6 +545,36 @@ def test_cli_contradictory_or_empty_methods_exit_2(argv, match, capsys):
     assert main(["benchmark", "--quiet", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and match in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--label-column", "foo"], "--label-column applies to the files of --data, and "
+         "none is given (the bundled and --sklearn-sets data sets have no columns to "
+         "choose); drop --label-column or give a file"),
+        (["--logit-columns", "a,b"], "--logit-columns applies to the files of --data"),
+        (["--ignore-columns", "foo"], "--ignore-columns applies to the files of --data"),
+        (["--sklearn-sets", "--ignore-columns", "foo"],
+         "--ignore-columns applies to the files of --data"),
+        (["--input-type", "probabilities"], "--input-type applies to the files of --data "
+         "or --shift-data, and none is given (the bundled and --sklearn-sets data sets "
+         "hold logits)"),
+        (["--shift-draws", "3"], "--shift-draws counts the draws of --label-shift, which "
+         "is not given; add --label-shift ALPHA or drop --shift-draws"),
+        (["--full"], "--fast and --full contradict each other"),
+    ],
+)
+def test_cli_benchmark_options_left_without_effect_exit_2(argv, message, capsys):
+    """An option that the others leave nothing to act on is refused, not ignored
+    (fresh36 #7): one line, before any fit."""
+    assert main(["benchmark", "--fast", "--quiet", "--methods", "temperature",
+                 "--resamples", "0", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"skcal benchmark: error: {message}\n" or (
+        captured.err.startswith(f"skcal benchmark: error: {message}")
+        and captured.err.count("\n") == 1)
 
 
 def test_cli_class_absent_from_calibration_split_is_reported(tmp_path, capsys):
@@ -909,6 +956,32 @@ def test_benchmark_auto_is_compared_when_its_choice_has_no_row():
     assert [r["nll_best"] for r in rows].count(True) >= 1
     for r in rows:
         assert r["nll_best"] in (True, False)
+
+
+def test_benchmark_methods_take_auto_and_skcal_fit_names(capsys):
+    """--methods auto is the always-shown AutoCalibrator row (no error); skcal
+    fit's names smoothed / top-versus-all run the rows of the wrappers at their
+    default inner calibrator; --help says both (fresh36 #6)."""
+    argv = ["benchmark", "--fast", "--dataset", "sst2_gpt2_zeroshot", "--resamples", "0"]
+    assert main([*argv, "--methods", "smoothed,auto,top-versus-all"]) == 0
+    out = capsys.readouterr().out
+    shown = [ln.split()[0] for ln in out.splitlines()
+             if ln.split()[:1] and ln.split()[0] in (
+                 "uncalibrated", "auto", "smoothed-isotonic", "top-versus-all-platt")]
+    assert shown == ["uncalibrated", "auto", "smoothed-isotonic", "top-versus-all-platt"]
+    rows = _benchmark.run_benchmark([load_logits("sst2_gpt2_zeroshot")],
+                                    methods=["smoothed-isotonic"], peers=False,
+                                    n_repeats=1)
+    row = next(ln for ln in out.splitlines() if ln.startswith("smoothed-isotonic"))
+    assert row.split()[1] == f"{rows[1]['nll']:.4f}"
+    assert main([*argv, "--methods", "smoothed,smoothed-isotonic"]) == 2
+    assert capsys.readouterr().err == (
+        "skcal benchmark: error: --methods names smoothed-isotonic more than once "
+        "(smoothed is skcal fit's name of smoothed-isotonic)\n")
+    assert main(["benchmark", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "'uncalibrated' and 'auto' (AutoCalibrator, whose choice is the " \
+           "Recommended line) are always shown first" in text
 
 
 def _calibrated_row_with_intervals():

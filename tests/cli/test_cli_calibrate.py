@@ -146,6 +146,45 @@ def test_fit_calibrator_parameters_by_method_name(tmp_path, logits):
     assert auto.best_name_ in ("temperature", "isotonic")
 
 
+def test_fit_knows_the_benchmark_and_autocalibrator_method_names(tmp_path, logits, capsys):
+    """The names the benchmark recommends and AutoCalibrator.best_name_ gives
+    (smoothed-isotonic, ...) are --method names and candidates= names too,
+    fitting the same configured wrapper (fresh36 #6)."""
+    import skcal
+    import skcal.io
+
+    Z, y = logits
+    cal = tmp_path / "cal.npz"
+    np.savez(cal, logits=Z, y=y)
+    out = tmp_path / "s.skops"
+    for method, wrapper, inner in [
+        ("smoothed-isotonic", skcal.SmoothedCalibrator, skcal.IsotonicScaler),
+        ("top-versus-all-platt", skcal.TopVersusAllCalibrator, skcal.PlattScaler),
+        ("top-versus-all-isotonic", skcal.TopVersusAllCalibrator, skcal.IsotonicScaler),
+    ]:
+        assert main(["fit", "--data", str(cal), "--method", method, "--output",
+                     str(out)]) == 0
+        assert capsys.readouterr().out.startswith(f"fitted {wrapper.__name__} on 900 rows")
+        got = skcal.io.load(out)
+        assert type(got) is wrapper and type(got.calibrator) is inner
+        ref = wrapper(inner()).fit(Z, y)
+        np.testing.assert_allclose(got.predict_proba(Z), ref.predict_proba(Z), rtol=1e-12)
+    assert main(["fit", "--data", str(cal), "--method", "auto", "--param",
+                 "candidates=['temperature', 'smoothed-isotonic']", "--output",
+                 str(out)]) == 0
+    auto = skcal.io.load(out)
+    assert [type(c).__name__ for c in auto.candidates] == ["TemperatureScaler",
+                                                           "SmoothedCalibrator"]
+    assert type(auto.candidates[1].calibrator).__name__ == "IsotonicScaler"
+    capsys.readouterr()
+    assert main(["fit", "--data", str(cal), "--method", "smoothed-isotonic", "--param",
+                 "calibrator=beta", "--output", str(out)]) == 2
+    assert _err(capsys) == (
+        "skcal fit: error: --method smoothed-isotonic is SmoothedCalibrator over "
+        "IsotonicScaler: --param calibrator contradicts it; use --method smoothed "
+        "with --param calibrator")
+
+
 def _fitted_temperature(tmp_path, Z, y):
     """``(test.csv, ts.skops)``: rows 600: as a test file, TS fitted by the CLI on rows :600."""
     cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
@@ -274,12 +313,32 @@ BAD_FIT = [
      "--logit-columns entry 'zzz' is not a column"),
     (["--data", "{d}/good.csv", "--label-column", "lbl"],
      "--label-column 'lbl' is not a column"),
+    # the label column skipped: said so, not "the header needs a 'label' column"
+    # while listing 'label' among the columns (fresh36 #9)
+    (["--data", "{d}/good.csv", "--ignore-columns", "label"],
+     "good.csv: no label column: --ignore-columns skips 'label', the label column; drop "
+     "it from --ignore-columns, or name the label column with --label-column"),
+    (["--data", "{d}/good.csv", "--ignore-columns", "label", "--label-column", "label"],
+     "good.csv: --label-column 'label' is also in --ignore-columns; drop it from one of "
+     "them"),
     (["--data", "{d}/good.csv", "--method", "nope"], "unknown method 'nope'"),
     (["--data", "{d}/good.csv", "--param", "max_iter=-1"], "max_iter"),
     (["--data", "{d}/good.csv", "--param", "foo=1"], "Invalid parameter 'foo'"),
     (["--data", "{d}/good.csv", "--param", "foo"], "expected KEY=VALUE"),
     (["--data", "{d}/good.csv", "--method", "smoothed", "--param", "calibrator=nope"],
      "--param calibrator: unknown method 'nope'"),
+    # a parameter of an inner calibrator left at its default None (chosen in
+    # fit) was an AttributeError traceback (fresh36 #2)
+    (["--data", "{d}/good.csv", "--method", "smoothed", "--param", "calibrator__clip=None"],
+     "--param calibrator__clip: calibrator is None (its default, chosen in fit), so it "
+     "has no parameters to set; name it as well, e.g. --param calibrator=isotonic"),
+    (["--data", "{d}/good.csv", "--method", "top-versus-all", "--param",
+      "calibrator__clip=None"], "--param calibrator__clip: calibrator is None"),
+    (["--data", "{d}/good.csv", "--method", "auto", "--param", "candidates__0=None"],
+     "--param candidates__0: candidates is None (its default, chosen in fit)"),
+    (["--data", "{d}/good.csv", "--method", "auto", "--param", "candidates=['temperature']",
+      "--param", "candidates__0=None"],
+     "--param candidates__0: candidates is a list, not one calibrator"),
     # found by a fresh-user run: the feature column was read as a class logit
     (["--data", "{d}/good.csv", "--method", "local-temperature", "--param",
       "n_extra_features=1"], "cannot pass extra features"),
