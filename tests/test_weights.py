@@ -73,8 +73,8 @@ def test_metrics_ignore_the_scale_of_the_weights(scale, backend):
 
 
 def test_weight_unit_is_the_weight_of_one_row():
-    """1 without weights; the smallest weight c for c * (whole numbers with a 1);
-    the gcd of other whole numbers; else the mean."""
+    """1 without weights; the gcd of whole numbers; c for c * (whole numbers
+    of gcd 1, at most 16); else the mean."""
     rng = np.random.default_rng(20)
     assert weight_unit(None) == 1.0
     w = rng.integers(0, 5, 60).astype(float)
@@ -86,6 +86,9 @@ def test_weight_unit_is_the_weight_of_one_row():
     np.testing.assert_allclose(weight_unit(np.where(t, 1.0, 3.7)), 2.35, rtol=1e-13)
     # a common factor is read as a scale: weights 2, 4, 6 are 1, 2, 3
     np.testing.assert_allclose(weight_unit(np.array([2.0, 4.0, 6.0, 0.0])), 2.0, rtol=1e-15)
+    # counts above 16 in fractional weights: each row counts once
+    np.testing.assert_allclose(weight_unit(np.array([0.05, 1.0])), 0.525, rtol=1e-15)
+    np.testing.assert_allclose(weight_unit(np.array([1.0, 20.0])), 1.0, rtol=1e-15)
     # whole numbers without a 1: their gcd (2 and 3 are themselves, 6 and 9 are 2 and 3)
     np.testing.assert_allclose(weight_unit(np.array([2.0, 3.0, 0.0, 3.0])), 1.0, rtol=1e-15)
     np.testing.assert_allclose(weight_unit(np.array([6.0, 9.0, 9.0])), 3.0, rtol=1e-15)
@@ -104,12 +107,40 @@ def test_fractional_weights_count_their_rows_however_they_round():
     w = compute_sample_weight("balanced", y)  # 455/456 and 455/454
     assert weighted_rows(w, 910) == pytest.approx(910.0, rel=1e-12)
     assert weighted_rows(np.round(w, 6), 910) == pytest.approx(910.0, rel=1e-12)
-    for last in (1.001, 1.00001, 1.5):
+    for last in (1.001, 1.00001, 0.001, 1e-17):
         s = np.ones(600)
         s[-1] = last
         assert weighted_rows(s, 600) == pytest.approx(600.0, rel=1e-12)
     s[-1] = 2.0  # a whole number: one row twice
     assert weighted_rows(s, 600) == pytest.approx(601.0, rel=1e-12)
+    s[-1] = 1.5  # the scaled counts 2 and 3 (at most 16): every row twice, one thrice
+    assert weighted_rows(s, 600) == pytest.approx(1201.0, rel=1e-12)
+    s = np.random.default_rng(0).lognormal(0, 1, 600)
+    s[0] = 1e-17  # importance weights with one tiny weight still count their rows
+    assert weighted_rows(s, 600) == pytest.approx(600.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["PlattScaler", "HistogramCalibrator", "MatrixScaler",
+                                  "VennAbersCalibrator"])
+def test_integer_weights_without_a_one_fit_like_repeated_rows(name):
+    """Weights 2 and 3 (no weight-1 row) are rows repeated 2 and 3 times, also
+    through fit's relative scaling of the weights (which keeps whole numbers)."""
+    import warnings
+
+    import skcal
+    from skcal.datasets import load_cifar10_resnet20
+
+    d = load_cifar10_resnet20()
+    X, y = d.logits_val[:300].astype(np.float64), d.y_val[:300]
+    if name == "VennAbersCalibrator":
+        X, y = X[:, 1] - X[:, 0], (y == 1).astype(int)
+    m = np.where(np.random.default_rng(3).random(len(y)) < 0.5, 2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = getattr(skcal, name)().fit(X, y, sample_weight=m.astype(float))
+        ref = getattr(skcal, name)().fit(np.repeat(X, m, axis=0), np.repeat(y, m))
+    np.testing.assert_allclose(got.predict_proba(X[:50]), ref.predict_proba(X[:50]),
+                               rtol=0, atol=1e-7)
 
 
 def test_fractional_weights_near_one_fit_like_no_weights():

@@ -572,7 +572,7 @@ def check_sample_weight(sample_weight, like, relative=False):
     """Validate dask (or NumPy) weights for dask logits ``like``; one pass over the weights.
 
     Returns a float64 dask array with the row chunks of ``like`` (divided by
-    its maximum when ``relative``), or None. Raises the errors of
+    its maximum when ``relative``, unless they are whole numbers), or None. Raises the errors of
     :func:`skcal.utils.validation.check_sample_weight`.
     """
     if sample_weight is None:
@@ -597,14 +597,16 @@ def check_sample_weight(sample_weight, like, relative=False):
         sw = as_row_chunks(sw, like)
     sw = sw.map_blocks(_check_weight_block, dtype=np.float64)
     with np.errstate(over="ignore"):
-        total, top = dask.compute(sw.sum(), sw.max())
+        total, top, whole = dask.compute(sw.sum(), sw.max(), (sw == da.rint(sw)).all())
     if not top > 0:
         raise ValueError("sample_weight sums to 0: every weight is zero.")
     if not np.isfinite(total):
         raise ValueError(
             f"sample_weight sums to {total} (float64 overflow); rescale the weights."
         )
-    return sw / top if relative else sw
+    # whole numbers (at most 2**53) are kept as they are, as by the NumPy
+    # check (skcal.utils._weights.is_whole_number_weights): repetition counts
+    return sw / top if relative and not (whole and top <= 2.0 ** 53) else sw
 
 
 def _encode_block(yb, classes, encode):

@@ -201,10 +201,14 @@ def frequency_weights(sample_weight, inp):
 
 
 def frequency_scale(sample_weight, inp):
-    """Factor turning the validated (max-normalised) weights back into counts."""
+    """Factor turning the validated weights back into counts.
+
+    The validation divides the weights by their maximum unless they are whole
+    numbers (:func:`~skcal.utils.validation.check_sample_weight`).
+    """
     if inp.weight is None:
         return 1.0
-    return float(np.max(frequency_weights(sample_weight, inp)))
+    return float(np.max(frequency_weights(sample_weight, inp))) / float(inp.weight.max())
 
 
 def warn_small_bins(groups, scale, what):

@@ -31,6 +31,7 @@ raised at that pass.
 
 import functools
 
+import dask
 import dask.array as da
 import numpy as np
 
@@ -121,10 +122,11 @@ class _DaskInputs:
         self.sample_weight = sample_weight
 
     def frequency_scale(self):
-        """The largest weight: it turns the relative weights back into counts."""
+        """The factor that turns the relative weights back into counts (1 for whole numbers)."""
         if self.w is None:
             return 1.0
-        return float(da.max(da.asarray(self.sample_weight)).compute())
+        top, rel = dask.compute(da.max(da.asarray(self.sample_weight)), self.w.max())
+        return float(top) / float(rel)
 
     def arrays(self):
         """(array, index) pairs for ``da.blockwise``: scores, labels, weights."""

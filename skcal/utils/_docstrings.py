@@ -43,11 +43,11 @@ SHARED_NOTES = {
     "weight_unit": """\
 **Sample weights**: the prior counts rows (:ref:`sample-weights`). Its
 weighted counts are divided by the weight of one row: 1 without weights;
-the smallest positive weight ``c`` when every weight is a whole multiple of
-it; the greatest common divisor of other whole-number weights; otherwise
-(weights with a fractional part, such as class-balanced weights) the mean
-positive weight. So integer weights fit exactly like repeated rows, weights
-with a weight-1 row fit alike at any scale (normalised to sum to 1, say),
+the greatest common divisor of whole-number weights; ``c`` for other weights
+``w_i = c m_i`` with whole ``m_i <= 16`` of gcd 1 (scaled integer weights);
+otherwise (weights with a fractional part, such as class-balanced weights)
+the mean positive weight. So integer weights fit exactly like repeated rows,
+small integer weights fit alike at any scale (normalised to sum to 1, say),
 other weights count one row per row, and unweighted data count their rows,
 ties included (:func:`skcal.utils._weights.weight_unit`).""",
 }

@@ -7,23 +7,59 @@ counts those rows in units of :func:`weight_unit`, a function of the weights
 alone. So integer weights (of greatest common divisor 1) fit exactly like
 repeated rows, weights with a fractional part count one row per row, and
 multiplying all weights by a constant changes nothing (but for whole-number
-weights without a weight-1 row, scaled by a fraction), for every calibrator.
+weights with counts above 16, scaled by a fraction), for every calibrator.
 Documented once in the user guide (:ref:`sample-weights`).
 """
+
+import math
+from fractions import Fraction
 
 import numpy as np
 
 from .._backend._array import to_numpy
 
-__all__ = ["weight_unit", "weighted_rows"]
+__all__ = ["is_whole_number_weights", "weight_unit", "weighted_rows"]
 
 #: Relative tolerance of "a whole number" (a few float64 roundings).
 _RTOL = 64 * np.finfo(np.float64).eps
+#: Largest repetition count read in weights that are not whole numbers
+#: themselves (``c m_i`` for a fractional ``c``): it bounds the factor by
+#: which such a reading can multiply the rows.
+MAX_SCALED_COUNT = 16
+#: Largest whole-number weight read as a count (exact in float64).
+_MAX_WHOLE = 2.0 ** 53
 
 
-def _whole(x):
-    """Whether every entry of ``x`` (positive floats) is a whole number up to ``_RTOL``."""
-    return bool(np.all(np.abs(x - np.rint(x)) <= _RTOL * x))
+def is_whole_number_weights(w):
+    """Whether the non-negative float64 weights ``w`` are all whole numbers (at most ``2**53``)."""
+    return bool(np.all(w == np.rint(w))) and float(w.max(initial=0.0)) <= _MAX_WHOLE
+
+
+def _scaled_counts(vals):
+    """``c`` with ``vals ~= c m``, ``m`` whole of gcd 1 and ``max m <= MAX_SCALED_COUNT``; or None.
+
+    ``vals``: sorted distinct positive floats. Each ratio ``vals / vals[0]``
+    must be within ``_RTOL`` (relative) of a fraction (found by continued
+    fractions) whose denominator keeps the counts within the bound.
+    """
+    if vals[-1] / vals[0] > MAX_SCALED_COUNT:
+        return None
+    rho = vals / vals[0]
+    L = 1
+    while L <= MAX_SCALED_COUNT:
+        x = rho * L
+        m = np.rint(x)
+        bad = np.abs(x - m) > _RTOL * x
+        if not bad.any():
+            m = m.astype(np.int64)
+            d = int(np.gcd.reduce(m))
+            return float(vals[0]) / L * d if m[-1] // d <= MAX_SCALED_COUNT else None
+        r = float(rho[int(np.argmax(bad))])
+        fr = Fraction(r).limit_denominator(MAX_SCALED_COUNT)
+        if abs(fr.numerator / fr.denominator - r) > _RTOL * r:
+            return None
+        L = math.lcm(L, fr.denominator)
+    return None
 
 
 def weight_unit(w):
@@ -38,11 +74,11 @@ def weight_unit(w):
     -------
     unit : float > 0
         The prior's pseudo-counts are multiplied by it (equivalently, its
-        weighted counts are divided by it): 1 without weights; the smallest
-        positive weight ``c`` when every weight is a whole multiple of it
-        (``w_i = c m_i``, whole ``m_i``, up to a relative rounding of
-        ``64 eps``); for other whole-number weights their greatest common
-        divisor; otherwise the mean positive weight.
+        weighted counts are divided by it): 1 without weights; the greatest
+        common divisor of whole-number weights; ``c`` for other weights
+        ``w_i = c m_i`` with whole ``m_i`` of gcd 1 and at most
+        :data:`MAX_SCALED_COUNT` (up to a relative rounding of ``64 eps``);
+        otherwise the mean positive weight.
 
     Notes
     -----
@@ -56,22 +92,26 @@ def weight_unit(w):
     prior of, e.g., constant scores depend on the gcd of the class counts)
     and reads such weights as ``m_i / d``. So:
 
-    - weights ``w_i = c m_i`` with whole ``m_i`` and ``min m_i = 1`` (integer
-      weights with a weight-1 row, the same normalised to sum to 1, ...)
-      stand for the data set repeating row ``i`` ``m_i`` times: one row
-      weighs ``c``, as scikit-learn counts Platt's prior in weighted sums;
-    - other whole-number weights (e.g. 2 and 3) stand for the rows repeated
-      ``m_i / d`` times, ``d`` their gcd;
+    - whole-number weights ``m_i`` (any size up to ``2**53``) stand for the
+      data set repeating row ``i`` ``m_i / d`` times, ``d`` their gcd
+      (integer weights with a weight-1 row count their weighted sums, as
+      scikit-learn counts Platt's prior);
+    - other weights ``w_i = c m_i``, whole ``m_i <= 16`` of gcd 1 (integer
+      weights scaled, e.g. normalised to sum to 1), stand for the same
+      repeated rows: one row weighs ``c``;
     - all other weights count one row per row of positive weight: one row
-      weighs their mean. Class-balanced weights ``n / (K n_k)`` or any
-      weights with a fractional part are such weights, however they round:
-      a weight-1 set with one weight changed to 1.001 still counts its rows
-      (reading it as 1000 and 1001 copies would make every prior vanish).
+      weighs their mean. Class-balanced weights ``n / (K n_k)``, importance
+      weights, or weights of 1 with one of them changed to 1.001 or 0.001
+      are such weights: reading them as copies of a fine common step (1000
+      and 1001 copies) would make every prior vanish.
 
-    Both the first and the last rule are invariant to the row order and to
-    multiplying the weights by a constant; the middle one is not invariant
-    to a fractional scale (weights 2 and 3 count 5 rows, weights 1 and 1.5
-    count 2). See :ref:`sample-weights`.
+    The bound makes the rule not invariant to a fractional scale of
+    whole-number weights with counts above 16 (weights 1 and 20 count 21
+    rows, weights 0.05 and 1 count 2); every other rule is invariant to the
+    row order and to multiplying the weights by a constant. The fits see the
+    weights through :func:`skcal.utils.validation.check_sample_weight`
+    (``relative=True``), which keeps whole numbers as they are. See
+    :ref:`sample-weights`.
     """
     if w is None:
         return 1.0
@@ -79,11 +119,11 @@ def weight_unit(w):
     wk = w[w > 0]
     if wk.size == 0:
         return 1.0
-    lo = float(wk.min())
-    if _whole(wk / lo):
-        return lo
-    if _whole(wk) and float(wk.max()) <= 2.0 ** 53:
-        return float(np.gcd.reduce(np.rint(wk).astype(np.int64)))
+    if is_whole_number_weights(wk):
+        return float(np.gcd.reduce(wk.astype(np.int64)))
+    found = _scaled_counts(np.unique(wk))
+    if found is not None:
+        return found
     return float(wk.sum()) / wk.size
 
 

@@ -21,6 +21,7 @@ from .._backend._array import host_array, like_input, probability_log_dtype
 from .._backend._dispatch import get_backend
 from .._backend._numpy import FLOAT_DTYPES, min_max, reject_non_numeric
 from .._backend._shared import DEFERRED_RANGE_CHECKS
+from ._weights import is_whole_number_weights
 
 __all__ = [
     "DEFAULT_INPUT_TYPE",
@@ -501,10 +502,13 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
         When a torch tensor, the weights are returned as a float64 tensor on
         its device.
     relative : bool, default=False
-        Divide the weights by their maximum. For objectives and metrics that
-        are weighted means (only the ratios of the weights matter), so that
-        weights of any magnitude, subnormal or near the float64 maximum,
-        neither underflow nor overflow in their products with the data.
+        Divide the weights by their maximum, unless they are whole numbers
+        (at most ``2**53``: they neither underflow nor overflow, and
+        :func:`skcal.utils._weights.weight_unit` reads them as repetition
+        counts). For objectives and metrics that are weighted means (only
+        the ratios of the weights matter), so that weights of any magnitude,
+        subnormal or near the float64 maximum, neither underflow nor overflow
+        in their products with the data.
 
     Returns
     -------
@@ -549,6 +553,6 @@ def check_sample_weight(sample_weight, n_samples, *, like=None, relative=False):
         raise ValueError(
             f"sample_weight sums to {total} (float64 overflow); rescale the weights."
         )
-    if relative:
+    if relative and not is_whole_number_weights(sw):
         sw = sw / sw.max()
     return like_input(sw, like)
