@@ -18,7 +18,7 @@ from .._backend._dispatch import get_backend
 from ..base import BaseCalibrator
 from .._backend._array import to_numpy
 from ..utils._docstrings import substitute_docstring
-from ..utils._weights import weighted_rows
+from ..utils._weights import weight_unit, weighted_rows
 from ..utils.validation import DEFAULT_INPUT_TYPE
 from ._inner import (
     WrapperMixin,
@@ -227,6 +227,7 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
         else:
             splits = split_rows(self.cv, Zh, yh, "SmoothedCalibrator")
         log_p = np.full(n, np.nan)
+        unit = None if w is None else weight_unit(w)
         train_weight = []
         classes = np.arange(n_classes)
         for train, test in splits:
@@ -235,7 +236,8 @@ class SmoothedCalibrator(WrapperMixin, BaseCalibrator):
             )
             LP = to_numpy(est.predict_log_proba(Zh[test])).astype(np.float64)
             log_p[test] = LP[np.arange(LP.shape[0]), yh[test]]
-            train_weight.append(Zh[train].shape[0] if w is None else w[train].sum())
+            # rows, in the units of ``n`` (weight_unit of all the weights)
+            train_weight.append(Zh[train].shape[0] if w is None else w[train].sum() / unit)
         seen = ~np.isnan(log_p)
         if not seen.any():
             raise ValueError("the cv splits hold out no row.")

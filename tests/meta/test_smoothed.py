@@ -210,3 +210,25 @@ def test_smoothed_isotonic_matches_probmetrics_isotonic_mix():
         P_peer = peer.fit(softmax(Z, axis=1), y).predict_proba(softmax(Z, axis=1))
     P = SmoothedCalibrator(IsotonicScaler(clip=None)).fit(Z, y).predict_proba(Z)
     np.testing.assert_allclose(P, np.asarray(P_peer, dtype=np.float64), atol=1e-6)
+
+
+def test_cv_pseudo_count_counts_rows_whatever_one_weight():
+    """pseudo_count='cv' reads its a in rows, as n: raising one row's weight
+    from 1 to 100 (fractional weights: each row counts once) changes a a little,
+    not by a factor of 100 (it summed weights scaled to a maximum of 1)."""
+    import warnings
+
+    from skcal import SmoothedCalibrator
+    from skcal.datasets import load_cifar10_resnet20
+
+    d = load_cifar10_resnet20()
+    X, y = d.logits_val[:1500], d.y_val[:1500]
+    a = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for big in (1.0, 100.5):
+            w = np.ones(len(y))
+            w[0] = big
+            a.append(SmoothedCalibrator(pseudo_count="cv").fit(X, y, sample_weight=w).pseudo_count_)
+    assert np.isfinite(a[0]) and a[0] > 0
+    assert a[1] == pytest.approx(a[0], rel=0.3)
