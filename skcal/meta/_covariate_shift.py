@@ -50,12 +50,13 @@ class CovariateShiftWeights:
     clip: float
 
 
-def _default_domain_classifier():
+def _default_domain_classifier(sparse_input=False):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    return make_pipeline(StandardScaler(with_mean=not sparse_input),
+                         LogisticRegression(max_iter=1000))
 
 
 # Warnings of covariate_shift_weights. E_cal[w] = 1: a mean ratio outside
@@ -164,16 +165,18 @@ def covariate_shift_weights(
         The same features of unlabelled rows from the target distribution.
     estimator : classifier with ``predict_proba``, default=None
         The domain classifier (cloned). By default
-        ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``:
-        a logistic model of the log density ratio, exact when both
-        distributions are Gaussians with one covariance.
+        ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``
+        (``StandardScaler(with_mean=False)`` for sparse features, which
+        centring would make dense): a logistic model of the log density
+        ratio, exact when both distributions are Gaussians with one
+        covariance.
     cv : int >= 2, default=5
         The domain classifier's probabilities for the calibration rows are
         out-of-fold (:func:`sklearn.model_selection.cross_val_predict` over
         stratified folds of the pooled rows), so that no row's weight comes
         from a classifier fitted on that row (which would over-state how
         recognisable each calibration row is).
-    clip : float >= 1 or None, default=20.0
+    clip : finite float >= 1 or None, default=20.0
         Upper bound on the weights: ratios above it are set to it. A few
         huge weights would make the weighted calibration set worth a handful
         of rows; clipping trades that variance for a little bias. None
@@ -270,7 +273,8 @@ def covariate_shift_weights(
             f"cv={cv} folds need at least {cv} rows in each set; got {n_c} "
             f"calibration and {n_t} target rows."
         )
-    if hasattr(Xc, "tocsr"):
+    sparse_input = hasattr(Xc, "tocsr") or hasattr(Xt, "tocsr")
+    if sparse_input:
         from scipy import sparse
 
         X = sparse.vstack([Xc, Xt]).tocsr()
@@ -279,7 +283,7 @@ def covariate_shift_weights(
     domain = np.r_[np.zeros(n_c, dtype=np.int64), np.ones(n_t, dtype=np.int64)]
     if estimator is None:
         _check_standardisable(X, Xc, Xt)
-    est = _default_domain_classifier() if estimator is None else clone(estimator)
+    est = _default_domain_classifier(sparse_input) if estimator is None else clone(estimator)
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
     P = cross_val_predict(est, X, domain, cv=folds, method="predict_proba")
     P1 = np.asarray(P, dtype=np.float64)[:, 1]

@@ -152,3 +152,19 @@ class _HalfHalf(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         return np.full((X.shape[0], 2), 0.5)
+
+
+def test_sparse_features_with_the_default_classifier():
+    """Sparse features (one or both sets) work with the default domain
+    classifier (its scaler does not centre them) and give the dense weights
+    up to the penalty's dependence on the centring."""
+    from scipy import sparse
+
+    from skcal import covariate_shift_weights
+
+    rng = np.random.default_rng(0)
+    Xc, Xt = rng.normal(size=(200, 3)), rng.normal(0.5, 1.0, (150, 3))
+    dense = covariate_shift_weights(Xc, Xt).weights
+    for a, b in ((sparse.csr_matrix(Xc), sparse.csr_matrix(Xt)), (sparse.csr_matrix(Xc), Xt)):
+        got = covariate_shift_weights(a, b).weights
+        np.testing.assert_allclose(got, dense, rtol=1e-2)
