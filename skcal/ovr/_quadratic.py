@@ -101,6 +101,32 @@ def _summary_start(u, v, t, w, theta0, max_iter, work=None, buffers=None, candid
     return (theta if ok and np.all(np.isfinite(theta)) else theta0), it, interleaved
 
 
+#: Relative rounding of ``q s^2 + a s + b`` (in units of its result) above
+#: which the fit warns: ``eps (max |s| / spread)^2``.
+FAR_FROM_ZERO_ROUNDING = 1e-6
+
+
+def _warn_if_far_from_zero(s, label):
+    """Warn when scores far from 0 next to their spread make ``q s^2 + a s + b`` cancel.
+
+    The map is stored and evaluated in the scores' own coordinates, where its
+    terms are about ``(max |s| / spread)^2`` times its value: float64 rounds
+    it to about ``eps`` times that (probabilities off by ~1e-3 for scores
+    near 1e8 spread over 20; all information lost near 1e10).
+    """
+    lo, hi = float(np.min(s)), float(np.max(s))
+    spread, big = hi - lo, max(abs(lo), abs(hi))
+    if not spread > 0:
+        return
+    rounding = np.finfo(np.float64).eps * (big / spread) ** 2
+    if rounding > FAR_FROM_ZERO_ROUNDING:
+        warn(f"Quadratic scaling of {label}: the scores lie within {lo:.10g}..{hi:.10g}, "
+             f"far from 0 for their spread {spread:.3g}; the map q s^2 + a s + b "
+             f"is evaluated on them and rounds to about {rounding:.1e} times its "
+             "value, so its probabilities are not accurate. Subtract a constant "
+             "(e.g. the mean score) from the scores before calibrating.")
+
+
 def _fit_buffers(n):
     """A :class:`WorkBuffers` holding one fit's eleven n-vectors (targets, design, bins, evaluation) in one block."""
     return WorkBuffers(11 * (8 * n + 64))
@@ -378,6 +404,7 @@ class QuadraticScaler(OneVsRestCalibrator):
             del self._buffers, self._previous_map
 
     def _fit_map(self, s, t, sample_weight, label):
+        _warn_if_far_from_zero(s, label)
         a, q, b, n_iter, status = fit_quadratic(
             s, t, sample_weight, target_smoothing=self.target_smoothing, tol=self.tol,
             max_iter=self.max_iter, buffers=getattr(self, "_buffers", None),

@@ -200,3 +200,23 @@ def test_quadratic_binned_start_tolerance_does_not_change_the_fit(monkeypatch, s
         np.testing.assert_allclose([a, q, b], tight[:3], rtol=1e-9)
         ref, _ = _reference(s, y, weights, smoothing)
         np.testing.assert_allclose([a, q, b], ref, rtol=1e-6, atol=1e-8)
+
+
+def test_scores_far_from_zero_for_their_spread_warn():
+    """q s^2 + a s + b evaluated on scores near 1e8 spread over ~20 cancels
+    (probabilities off by ~1e-3, all lost near 1e10): the fit warns with the
+    remedy; near 1e5 (exact to ~1e-9) it does not."""
+    import warnings
+
+    from skcal import QuadraticScaler
+
+    rng = np.random.default_rng(0)
+    s = rng.normal(scale=2.5, size=2000)
+    y = (rng.random(2000) < 1 / (1 + np.exp(-(0.6 * s + 0.1 * s * s)))).astype(int)
+    with pytest.warns(UserWarning, match=r"far from 0 for their spread .*Subtract a constant"):
+        QuadraticScaler().fit(s + 1e8, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = QuadraticScaler().fit(s, y).predict_proba(s)
+        got = QuadraticScaler().fit(s + 1e5, y).predict_proba(s + 1e5)
+    np.testing.assert_allclose(got, ref, atol=1e-7)
