@@ -623,9 +623,23 @@ def _half_decrement(g, H):
 
 
 def _original_scale(theta, mu, sd):
-    """``(A, B)`` on the scores of the standardised ``theta = (a, b)``: ``f = a (s - mu) / sd + b``."""
+    """``(A, B)`` on the scores of the standardised ``theta = (a, b)``: ``f = a (s - mu) / sd + b``.
+
+    Raises a ``ValueError`` when ``A`` or ``B`` overflows float64 for a finite
+    ``theta``: scores that spread over a subnormal ``sd`` (~1e-310) need a
+    slope no float64 holds (the map would predict 0 or 1 everywhere).
+    """
     a, b = theta.T
-    return a / sd, b - a * mu / sd
+    with np.errstate(over="ignore", invalid="ignore"):
+        A, B = a / sd, b - a * mu / sd
+    if np.all(np.isfinite(theta)) and not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+        raise ValueError(
+            f"the scores spread over only {float(np.min(sd)):.3g} (their weighted "
+            "standard deviation), so the logistic map's slope on them overflows "
+            "float64; multiply the scores by a constant (e.g. 1e300) before "
+            "calibrating."
+        )
+    return A, B
 
 
 def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):

@@ -810,3 +810,19 @@ def test_multiclass_logits_below_the_one_vs_rest_resolution_warn(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         cls().fit(Z[:, :2] * 1e-12, y % 2)
+
+
+@pytest.mark.parametrize("name", ["PlattScaler", "QuadraticScaler"])
+def test_subnormal_score_spread_is_refused_not_mapped_to_one(name):
+    """Scores ~1e-310 need a slope no float64 holds: fit refuses them (it gave
+    a_ = inf and probability 1 everywhere); at 1e-300 Platt's fit is the scale-1
+    fit (QuadraticScaler's s^2 underflows there: it fits Platt's map)."""
+    import skcal
+
+    s = np.array([1.0, 1, 2, 2, 3, 3, 4, 4])
+    y = np.array([0, 1, 0, 1, 1, 0, 1, 1])
+    with pytest.raises(ValueError, match=r"spread over only 1\.12e-310 .*multiply the scores"):
+        getattr(skcal, name)().fit(1e-310 * s, y)
+    ref = PlattScaler().fit(s, y).predict_proba(s)
+    got = getattr(skcal, name)().fit(1e-300 * s, y).predict_proba(1e-300 * s)
+    np.testing.assert_allclose(got, ref, atol=1e-9)
