@@ -77,6 +77,22 @@ def _check_features(X, name):
     return check_array(X, accept_sparse="csr", input_name=name)
 
 
+def _check_same_columns(features_cal, features_target):
+    """Refuse two data frames whose columns differ (the rows are paired by position)."""
+    cal, target = (getattr(X, "columns", None) for X in (features_cal, features_target))
+    if cal is None or target is None:
+        return
+    cal, target = [str(c) for c in cal], [str(c) for c in target]
+    if cal != target:
+        how = ("the same columns in another order: reorder it, e.g. "
+               "features_target[features_cal.columns]") if sorted(cal) == sorted(target) \
+            else "other columns"
+        raise ValueError(
+            f"features_target's columns {target[:10]} are not features_cal's "
+            f"{cal[:10]}: {how}. The features are paired by position."
+        )
+
+
 def _check_standardisable(X, Xc, Xt):
     """Raise if the default classifier's StandardScaler would overflow on the pooled rows."""
     with np.errstate(over="ignore"):
@@ -195,7 +211,8 @@ def covariate_shift_weights(
     ------
     ValueError
         If either feature array is empty, not 2-D, holds NaN or infinity,
-        or the two have different numbers of features; if either set has
+        or the two have different numbers of features (or are data frames
+        with different columns, or the same in another order); if either set has
         fewer than ``cv`` rows; with the default ``estimator``, if the
         features are so large that their sum of squares overflows float64
         (the scaler could not standardise them).
@@ -260,6 +277,7 @@ def covariate_shift_weights(
     >>> round(res.effective_sample_size)
     783
     """
+    _check_same_columns(features_cal, features_target)
     Xc = _check_features(features_cal, "features_cal")
     Xt = _check_features(features_target, "features_target")
     if Xc.shape[1] != Xt.shape[1]:

@@ -168,3 +168,20 @@ def test_sparse_features_with_the_default_classifier():
     for a, b in ((sparse.csr_matrix(Xc), sparse.csr_matrix(Xt)), (sparse.csr_matrix(Xc), Xt)):
         got = covariate_shift_weights(a, b).weights
         np.testing.assert_allclose(got, dense, rtol=1e-2)
+
+
+def test_data_frames_with_other_column_orders_are_refused():
+    """Columns are paired by position: two frames whose columns differ (or come
+    in another order) are refused with the remedy, not silently misaligned."""
+    pd = pytest.importorskip("pandas")
+    from skcal import covariate_shift_weights
+
+    rng = np.random.default_rng(0)
+    Xc = pd.DataFrame(rng.normal(size=(200, 3)), columns=list("abc"))
+    Xt = pd.DataFrame(rng.normal(0.5, 1.0, (150, 3)), columns=list("abc"))
+    with pytest.raises(ValueError, match=r"another order: reorder it"):
+        covariate_shift_weights(Xc, Xt[list("cba")])
+    with pytest.raises(ValueError, match=r"other columns"):
+        covariate_shift_weights(Xc, Xt.rename(columns={"a": "z"}))
+    np.testing.assert_allclose(covariate_shift_weights(Xc, Xt[list("abc")]).weights,
+                               covariate_shift_weights(Xc.to_numpy(), Xt.to_numpy()).weights)
