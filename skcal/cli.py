@@ -374,12 +374,14 @@ def _benchmark(args):
         args.repeats = 3 if args.full else 1
     methods = None if args.full else bm.default_methods(peers=peers)
     if args.methods is not None:
-        given = [m.strip() for m in args.methods.split(",") if m.strip()]
+        given = [m.strip() for m in args.methods.split(",")]
         known = bm.available_methods(peers=True)
-        if not given:
+        if not any(given):
             raise _UserError(
                 f"--methods is empty; choose from {', '.join(known)}"
             )
+        if not all(given):
+            raise _UserError(f"--methods has an empty name in {args.methods!r}")
         # skcal fit's names of the wrappers (smoothed) name their rows here
         methods = [bm.METHOD_ALIASES.get(m, m) for m in given]
         repeated = sorted({m for m in methods if methods.count(m) > 1})

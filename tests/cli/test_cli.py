@@ -530,6 +530,8 @@ def test_cli_version(capsys):
     [
         (["--methods", ""], "--methods is empty"),
         (["--methods", " , "], "--methods is empty"),
+        (["--methods", "temperature,,platt"], "--methods has an empty name in 'temperature,,platt'"),
+        (["--methods", "temperature,"], "--methods has an empty name"),
         (["--methods", "temperature,vector,temperature"],
          "--methods names temperature more than once"),
         (["--dataset", "sst2_gpt2_zeroshot", "--dataset", "sst2_gpt2_zeroshot"],
