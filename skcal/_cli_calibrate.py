@@ -566,9 +566,9 @@ def _cmd_fit(args):
         from .utils.discovery import method_name
 
         raise _UserError(
-            f"--method {args.method} is {cls.__name__} over {cls.inner.__name__}: "
-            f"--param calibrator contradicts it; use --method "
-            f"{method_name(cls.wrapper)} with --param calibrator"
+            f"--method {args.method} is {cls.__name__} over {cls.inner.__name__}, "
+            f"its calibrator fixed: --param calibrator does not apply to it; use "
+            f"--method {method_name(cls.wrapper)} with --param calibrator"
         )
     if params.get("n_extra_features", 0) not in (0, None):
         # every column the reader keeps is the logit of a class

@@ -181,8 +181,8 @@ def test_fit_knows_the_benchmark_and_autocalibrator_method_names(tmp_path, logit
                  "calibrator=beta", "--output", str(out)]) == 2
     assert _err(capsys) == (
         "skcal fit: error: --method smoothed-isotonic is SmoothedCalibrator over "
-        "IsotonicScaler: --param calibrator contradicts it; use --method smoothed "
-        "with --param calibrator")
+        "IsotonicScaler, its calibrator fixed: --param calibrator does not apply to "
+        "it; use --method smoothed with --param calibrator")
 
 
 def _fitted_temperature(tmp_path, Z, y):
