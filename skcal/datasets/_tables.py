@@ -195,11 +195,6 @@ def _load_npy(path, mmap_mode=None):
         raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
 
 
-def _duplicates(names):
-    """Names that occur more than once, in order of first occurrence."""
-    return [n for n, count in Counter(names).items() if count > 1]
-
-
 # -------------------------------------------------------------- NumPy files
 def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labels):
     """``(logits, y, split, label key, split read)``: the last is ``"val"`` /
@@ -334,7 +329,7 @@ def _header(path, suffix):
 def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need_labels):
     """``(label, split, logits, explicit)``: the column names chosen by the rules."""
     header = [n.strip() for n in names]
-    dupes = _duplicates(header)
+    dupes = [n for n, count in Counter(header).items() if count > 1]
     if dupes:
         raise ValueError(f"{path}: duplicate column name(s) {dupes[:10]}")
     lower = [h.lower() for h in header]
@@ -353,18 +348,16 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
                 "drop it from one of them"
             )
     else:
-        found = [names[i] for i, h in enumerate(lower)
-                 if h in _LABEL_NAMES and names[i] not in ignored]
+        named = [n for n, h in zip(names, lower) if h in _LABEL_NAMES]
+        found = [n for n in named if n not in ignored]
         if len(found) > 1:
             raise ValueError(
                 f"{path}: several label columns {found}; choose one with --label-column"
             )
         label = found[0] if found else None
-        skipped = [names[i] for i, h in enumerate(lower)
-                   if h in _LABEL_NAMES and names[i] in ignored]
-        if label is None and need_labels and skipped:
+        if label is None and need_labels and named:  # every one skipped
             raise ValueError(
-                f"{path}: no label column: --ignore-columns skips {skipped[0].strip()!r}, "
+                f"{path}: no label column: --ignore-columns skips {named[0].strip()!r}, "
                 "the label column; drop it from --ignore-columns, or name the label "
                 "column with --label-column"
             )
@@ -373,11 +366,11 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
                 f"{path}: no label column: the header needs exactly one 'label' (or "
                 f"'y') column, or pass --label-column; columns: {header[:20]}"
             )
-    split = next((names[i] for i, h in enumerate(lower) if h == "split"), None)
+    split = next((n for n, h in zip(names, lower) if h == "split"), None)
     if split in ignored or split == label:
         split = None
     if logit_columns is not None:
-        dupes = _duplicates(logit_columns)
+        dupes = [n for n, count in Counter(logit_columns).items() if count > 1]
         if dupes:
             raise ValueError(f"{path}: --logit-columns names {dupes[:10]} more than once")
         logits = [find(c, "--logit-columns entry") for c in logit_columns]
@@ -411,35 +404,14 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
     return label, split, logits, False
 
 
-def _csv_error(exc, names):
-    """pyarrow's conversion error, with the column named (it gives an index)."""
-    msg = _short(exc)
-    m = re.search(r"In CSV column #(\d+): (.*)", msg)
-    if m and int(m.group(1)) < len(names):
-        return f"column {names[int(m.group(1))].strip()!r}: {m.group(2)}"
-    return msg
-
-
 def _where(suffix, i):
     """Where row ``i`` (0-based) of a table is: its line in a CSV file, else its row."""
     return f"line {i + 2}" if suffix == ".csv" else f"row {i + 1}"
 
 
-def _what(column, label):
-    return f"{'label column' if column == label else 'column'} {column.strip()!r}"
-
-
-def _empty_value(path, column, label, where):
-    """The error of an empty label or split cell; for labels, how to go without them."""
-    remedy = ""
-    if column == label:
-        remedy = (f": every row needs a label; where labels are optional (skcal apply) "
-                  f"skip the column with --ignore-columns {column.strip()}")
-    return ValueError(f"{path}: empty value in {_what(column, label)} ({where}){remedy}")
-
-
-def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=None):
-    """The logit columns as one (n, K) float array, the others as 1-D arrays."""
+def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype):
+    """The logit columns as one (n, K) float array; each other column as a pair of
+    1-D arrays, its values and whether each cell is empty."""
     pa = _pyarrow(path)
     float_type = pa.float32() if dtype == np.float32 else pa.float64()
     wanted = list(logit_cols) + list(other_cols)
@@ -460,8 +432,12 @@ def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=Non
                     strings_can_be_null=True,
                 ),
             )
-    except pa.ArrowInvalid as exc:
-        raise ValueError(f"{path}: {_csv_error(exc, names)}") from None
+    except pa.ArrowInvalid as exc:  # a conversion error names the column by index
+        msg = _short(exc)
+        m = re.search(r"In CSV column #(\d+): (.*)", msg)
+        if m and int(m.group(1)) < len(names):
+            msg = f"column {names[int(m.group(1))].strip()!r}: {m.group(2)}"
+        raise ValueError(f"{path}: {msg}") from None
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{path}: not a readable {suffix[1:]} file ({_short(exc)})") from None
     if table.num_rows == 0:
@@ -477,13 +453,9 @@ def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=Non
             raise ValueError(
                 f"{path}: logit column {c.strip()!r} has {col.null_count} empty value(s)"
             )
-    out = {}
-    for c in other_cols:
-        col = table.column(c)
-        if col.null_count:
-            first = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            raise _empty_value(path, c, label, _where(suffix, first))
-        out[c] = col.to_numpy(zero_copy_only=False)
+    out = {c: (table.column(c).to_numpy(zero_copy_only=False),
+               table.column(c).is_null().to_numpy(zero_copy_only=False))
+           for c in other_cols}
     return _to_matrix(table, logit_cols, dtype), out
 
 
@@ -509,7 +481,7 @@ def _to_matrix(table, columns, dtype):
     return out
 
 
-def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype, label=None):
+def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype):
     """:func:`_arrow_columns` for a CSV file without pyarrow (the :mod:`csv` module)."""
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
@@ -525,25 +497,21 @@ def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype, label=None):
     index = {n: i for i, n in enumerate(names)}
     logits = np.empty((len(rows), len(logit_cols)), dtype=dtype)
     for j, c in enumerate(logit_cols):
-        i = index[c]
-        for lineno, r in enumerate(rows, start=2):
+        for k, r in enumerate(rows):
             try:
-                logits[lineno - 2, j] = float(r[i])
+                logits[k, j] = float(r[index[c]])
             except ValueError:
                 raise ValueError(
-                    f"{path}: non-numeric value {r[i]!r} in logit column "
-                    f"{c.strip()!r} (line {lineno})"
+                    f"{path}: non-numeric value {r[index[c]]!r} in logit column "
+                    f"{c.strip()!r} (line {k + 2})"
                 ) from None
     out = {}
     for c in other_cols:
-        cells = [r[index[c]].strip() for r in rows]
-        empty = [i for i, v in enumerate(cells) if not v]
-        if empty:
-            raise _empty_value(path, c, label, _where(".csv", empty[0]))
+        cells = np.array([r[index[c]].strip() for r in rows], dtype=str)
         try:
-            out[c] = np.array([float(v) for v in cells])
+            out[c] = np.array([float(v) for v in cells]), cells == ""
         except ValueError:
-            out[c] = np.array(cells, dtype=str)
+            out[c] = cells, cells == ""
     return logits, out
 
 
@@ -560,7 +528,7 @@ def _text_cells(values):
 def _table_labels(values, column, path, suffix):
     """A label column as int64 (numbers) or str (text), mixing refused."""
     values = np.asarray(values)
-    what = _what(column, column)
+    what = f"label column {column.strip()!r}"
     if values.dtype.kind in "fiub":
         return _as_label_array(values, what, path)
     cells = _text_cells(values)
@@ -628,16 +596,26 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
     )
     others = [c for c in (label, split) if c is not None]
     if suffix == ".csv" and not _has_pyarrow():
-        logits, cols = _stdlib_csv_columns(path, names, logit_cols, others, dtype, label)
+        logits, cols = _stdlib_csv_columns(path, names, logit_cols, others, dtype)
     else:
-        logits, cols = _arrow_columns(path, suffix, names, logit_cols, others, dtype, label)
+        logits, cols = _arrow_columns(path, suffix, names, logit_cols, others, dtype)
+    for c, (_, empty) in cols.items():
+        if empty.any():
+            where = _where(suffix, int(np.argmax(empty)))
+            if c != label:
+                raise ValueError(f"{path}: empty value in column {c.strip()!r} ({where})")
+            raise ValueError(
+                f"{path}: empty value in label column {c.strip()!r} ({where}): every row "
+                "needs a label; where labels are optional (skcal apply) skip the column "
+                f"with --ignore-columns {c.strip()}"
+            )
     logits = _as_logits(logits, "logits", path)
     if not explicit:
         _check_not_row_index(logits, logit_cols, path)
-    y = None if label is None else _table_labels(cols[label], label, path, suffix)
+    y = None if label is None else _table_labels(cols[label][0], label, path, suffix)
     split_values = None
     if split is not None:
-        split_values = np.char.lower(_text_cells(cols[split]))
+        split_values = np.char.lower(_text_cells(cols[split][0]))
         bad = sorted(set(split_values.tolist()) - {"val", "test"})
         if bad:
             raise ValueError(
@@ -740,17 +718,15 @@ def read_logit_table(
         raise ValueError(f"{path}: {logits.shape[0]} logit rows but {len(y)} labels")
     want = _ROLE_SPLIT[role]
     n_file_rows, split_read = logits.shape[0], None
-    if suffix == ".npz" and npz_split is not None:  # its other split is not read
+    if npz_split is not None:  # an .npz's other split is not read
         n_file_rows, split_read = None, npz_split
     if split is not None and want is not None:
         split_read = want
         rows = split == want
         if not rows.any():
             raise ValueError(f"{path}: no row has split '{want}'")
-        logits = logits[rows]
-        scores = scores[rows]
+        logits, scores, split = logits[rows], scores[rows], None
         y = None if y is None else y[rows]
-        split = None
     return Bunch(logits=logits, scores=scores, y=y, split=split, columns=columns,
                  explicit_columns=explicit, label_column=lname, path=path,
                  split_read=split_read, n_file_rows=n_file_rows)
