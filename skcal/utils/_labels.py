@@ -392,13 +392,8 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
     else:
         classes, y_enc = _unique_inverse(y)
         labels = classes  # every one occurs in y
-        single_ok = (
-            allow_single
-            and len(classes) == 1
-            and n_columns > 1
-            and np.issubdtype(classes.dtype, np.integer)
-            and classes[0] == 0
-        )
+        single_ok = (allow_single and len(classes) == 1 and n_columns > 1
+                     and np.issubdtype(classes.dtype, np.integer) and classes[0] == 0)
         if len(classes) < 2 and not single_ok:
             if allow_single and n_columns > 1:
                 raise ValueError(
@@ -415,20 +410,11 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
             is_int = np.issubdtype(classes.dtype, np.integer) and (
                 single_ok or type_of_target(y) in ("binary", "multiclass")
             )
-            if (
-                is_int
-                and len(classes) < n_columns
-                and classes.min() == 0
-                and classes.max() < n_columns
-            ):
+            fewer = is_int and len(classes) < n_columns
+            if fewer and classes.min() == 0 and classes.max() < n_columns:
                 classes = np.arange(n_columns, dtype=classes.dtype)
                 y_enc = np.asarray(y, dtype=np.int64)
-            elif (
-                is_int
-                and len(classes) < n_columns
-                and classes.min() > 0
-                and classes.max() <= n_columns
-            ):
+            elif fewer and classes.min() > 0 and classes.max() <= n_columns:
                 lo, hi = classes.min().item(), classes.max().item()
                 raise ValueError(
                     f"y has {len(classes)} distinct integer labels in {lo}..{hi} "
