@@ -300,15 +300,27 @@ def _read_npy(path, label_column, logit_columns, ignore_columns, need_labels):
 
 # ------------------------------------------------------- CSV and Parquet
 def _header(path, suffix):
-    """Column names of a CSV (first line) or Parquet (schema) file."""
+    """Column names of a CSV (first line) or Parquet (schema) file, and the index columns.
+
+    The index columns are those a Parquet file's pandas metadata marks as its
+    index (``__index_level_0__``, ...): pandas writes a non-default index as
+    such a column and restores it as the index, not as data, so the reader
+    skips it as ``--ignore-columns`` would.
+    """
     if suffix == ".parquet":
         pa = _pyarrow(path)
         import pyarrow.parquet as pq
 
         try:
-            return [str(n) for n in pq.read_schema(path).names]
+            schema = pq.read_schema(path)
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{path}: not a readable parquet file ({_short(exc)})") from None
+        try:
+            index = json.loads((schema.metadata or {})[b"pandas"]).get("index_columns", [])
+        except (KeyError, ValueError, AttributeError):
+            index = []
+        # a RangeIndex is a dict, not stored
+        return [str(n) for n in schema.names], [c for c in index if isinstance(c, str)]
     try:
         # utf-8-sig: a byte-order mark (as spreadsheet programs write) is skipped
         with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -323,7 +335,7 @@ def _header(path, suffix):
             f"{path}: the header is one column {head[0][:60]!r}: the file looks "
             f"separated by {seps[0]!r}; skcal reads comma-separated CSV files"
         )
-    return head
+    return head, []
 
 
 def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need_labels):
@@ -569,28 +581,11 @@ def _check_not_row_index(logits, columns, path):
             )
 
 
-def _pandas_index_columns(path):
-    """The columns a Parquet file's pandas metadata marks as its index (``__index_level_0__``, ...).
-
-    pandas writes a non-default index as such a column and restores it as the
-    index, not as data: the reader skips it as ``--ignore-columns`` would.
-    """
-    import pyarrow.parquet as pq
-
-    meta = pq.read_schema(path).metadata or {}
-    try:
-        index = json.loads(meta[b"pandas"]).get("index_columns", [])
-    except (KeyError, ValueError, AttributeError):
-        return []
-    return [c for c in index if isinstance(c, str)]  # a RangeIndex is a dict, not stored
-
-
 def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 need_labels, dtype):
-    names = _header(path, suffix)
-    if suffix == ".parquet":
-        ignore_columns = list(ignore_columns or ()) + [
-            c for c in _pandas_index_columns(path) if c not in (ignore_columns or ())]
+    names, index_columns = _header(path, suffix)
+    ignore_columns = list(ignore_columns or ())
+    ignore_columns += [c for c in index_columns if c not in ignore_columns]
     label, split, logit_cols, explicit = _pick_columns(
         names, path, label_column, logit_columns, ignore_columns, need_labels
     )
