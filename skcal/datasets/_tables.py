@@ -300,7 +300,7 @@ def _read_npy(path, label_column, logit_columns, ignore_columns, need_labels):
 
 # ------------------------------------------------------- CSV and Parquet
 def _header(path, suffix):
-    """Column names of a CSV (first line) or Parquet (schema) file, and the index columns.
+    """Column names of a CSV (first line) or Parquet (schema) file, and index columns.
 
     The index columns are those a Parquet file's pandas metadata marks as its
     index (``__index_level_0__``, ...): pandas writes a non-default index as
@@ -316,7 +316,8 @@ def _header(path, suffix):
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{path}: not a readable parquet file ({_short(exc)})") from None
         try:
-            index = json.loads((schema.metadata or {})[b"pandas"]).get("index_columns", [])
+            meta = json.loads((schema.metadata or {})[b"pandas"])
+            index = meta.get("index_columns", [])
         except (KeyError, ValueError, AttributeError):
             index = []
         # a RangeIndex is a dict, not stored
@@ -339,7 +340,7 @@ def _header(path, suffix):
 
 
 def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need_labels):
-    """``(label, split, logits, explicit)``: the column names chosen by the rules."""
+    """``(label, split, logits)``: the column names chosen by the rules."""
     header = [n.strip() for n in names]
     dupes = [n for n, count in Counter(header).items() if count > 1]
     if dupes:
@@ -399,7 +400,7 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
                 f"one of --logit-columns; list it, or skip it with --ignore-columns "
                 f"{extra[0].strip() or chr(39) * 2}"
             )
-        return label, split, logits, True
+        return label, split, logits
     logits = [n for n in names if n not in (label, split) and n not in ignored]
     ids = [n.strip() for n in logits if n.strip().lower() in _ID_NAMES
            or n.strip().lower().startswith("unnamed:")]
@@ -413,7 +414,7 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
         )
     if not logits:
         raise ValueError(f"{path}: no logit columns besides the label column")
-    return label, split, logits, False
+    return label, split, logits
 
 
 def _where(suffix, i):
@@ -586,7 +587,7 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
     names, index_columns = _header(path, suffix)
     ignore_columns = list(ignore_columns or ())
     ignore_columns += [c for c in index_columns if c not in ignore_columns]
-    label, split, logit_cols, explicit = _pick_columns(
+    label, split, logit_cols = _pick_columns(
         names, path, label_column, logit_columns, ignore_columns, need_labels
     )
     others = [c for c in (label, split) if c is not None]
@@ -605,7 +606,7 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 f"with --ignore-columns {c.strip()}"
             )
     logits = _as_logits(logits, "logits", path)
-    if not explicit:
+    if logit_columns is None:
         _check_not_row_index(logits, logit_cols, path)
     y = None if label is None else _table_labels(cols[label][0], label, path, suffix)
     split_values = None
@@ -617,7 +618,7 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 f"{path}: column {split.strip()!r} must hold 'val' or 'test', got {bad[:10]}"
             )
     columns = [c.strip() for c in logit_cols]
-    return logits, y, split_values, columns, (label.strip() if label else None), explicit
+    return logits, y, split_values, columns, (label.strip() if label else None)
 
 
 # ------------------------------------------------------------------ public
@@ -689,7 +690,7 @@ def read_logit_table(
     path, suffix = _check_path(path)
     if role not in _ROLE_SPLIT:
         raise ValueError(f"role must be 'fit', 'apply', 'report' or None, got {role!r}")
-    columns, explicit, npz_split = None, logit_columns is not None, None
+    columns, npz_split = None, None
     if suffix == ".npz":
         logits, y, split, lname, npz_split = _read_npz(
             path, role, label_column, logit_columns, ignore_columns, need_labels
@@ -699,7 +700,7 @@ def read_logit_table(
             path, label_column, logit_columns, ignore_columns, need_labels
         )
     else:
-        logits, y, split, columns, lname, explicit = _read_named(
+        logits, y, split, columns, lname = _read_named(
             path, suffix, label_column, logit_columns, ignore_columns, need_labels,
             dtype,
         )
@@ -723,8 +724,8 @@ def read_logit_table(
         logits, scores, split = logits[rows], scores[rows], None
         y = None if y is None else y[rows]
     return Bunch(logits=logits, scores=scores, y=y, split=split, columns=columns,
-                 explicit_columns=explicit, label_column=lname, path=path,
-                 split_read=split_read, n_file_rows=n_file_rows)
+                 explicit_columns=logit_columns is not None, label_column=lname,
+                 path=path, split_read=split_read, n_file_rows=n_file_rows)
 
 
 def _check_named_columns(path, cols, classes, seen):

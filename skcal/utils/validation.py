@@ -116,13 +116,10 @@ def probabilities_as_logits_message(binary, *, name="X", cli=False):
 
 
 def _warn_if_probabilities(X, lo, hi, *, name="X"):
-    """Warn when logits look like probabilities: in [0, 1], rows summing to 1.
+    """Warn when logits ``X`` (values in ``lo..hi``) look like probabilities.
 
-    One rule for every shape: a 1-D (or one-column) binary score stands for
-    the two columns ``[1 - s, s]`` (as ``input_type="probabilities"`` reads
-    it), whose rows always sum to 1, so every value in [0, 1] is asked, plus
-    a largest value of at least :data:`BINARY_PROBABILITY_MIN_MAX` (scores all
-    within 1e-3 of 0 are tiny log-odds, not probabilities).
+    The rule of :class:`ProbabilitiesAsLogitsWarning`; a binary score must also
+    reach :data:`BINARY_PROBABILITY_MIN_MAX`.
     """
     if lo < 0 or hi > 1:
         return
