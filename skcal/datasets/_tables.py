@@ -566,22 +566,6 @@ def _is_number(text):
     return True
 
 
-def _check_not_row_index(logits, columns, path):
-    """Reject a logit column holding the row numbers 0..n-1 or 1..n (an unnamed index)."""
-    n = logits.shape[0]
-    if n < 3:
-        return
-    for j, c in enumerate(columns):
-        col = logits[:, j]
-        if np.array_equal(col, np.arange(n)) or np.array_equal(col, np.arange(1, n + 1)):
-            raise ValueError(
-                f"{path}: column {c.strip()!r} holds the row numbers "
-                f"{int(col[0])}..{int(col[-1])}: it looks like a row index, not a "
-                f"class logit; drop it or pass --ignore-columns {c.strip()} (or "
-                "--logit-columns)"
-            )
-
-
 def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 need_labels, dtype):
     names, index_columns = _header(path, suffix)
@@ -606,8 +590,16 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 f"with --ignore-columns {c.strip()}"
             )
     logits = _as_logits(logits, "logits", path)
-    if logit_columns is None:
-        _check_not_row_index(logits, logit_cols, path)
+    n = logits.shape[0]
+    for j, c in enumerate(logit_cols if logit_columns is None and n >= 3 else ()):
+        col = logits[:, j]  # the row numbers 0..n-1 or 1..n: an unnamed index
+        if np.array_equal(col, np.arange(n)) or np.array_equal(col, np.arange(1, n + 1)):
+            raise ValueError(
+                f"{path}: column {c.strip()!r} holds the row numbers "
+                f"{int(col[0])}..{int(col[-1])}: it looks like a row index, not a "
+                f"class logit; drop it or pass --ignore-columns {c.strip()} (or "
+                "--logit-columns)"
+            )
     y = None if label is None else _table_labels(cols[label][0], label, path, suffix)
     split_values = None
     if split is not None:

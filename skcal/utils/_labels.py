@@ -27,11 +27,6 @@ def _listed(values, limit=20):
     return f"{values[:limit]!r} ... ({len(values)} in all)"
 
 
-def _pass_classes(name, owner):
-    """How to name the classes: ``Owner(classes=[...])`` for an estimator's parameter."""
-    return f"{owner}({name}=[...])" if owner else f"{name}=[...]"
-
-
 def _is_missing_label(v):
     """True for ``None``, a float NaN, the empty text and pandas' ``NA``: no label."""
     if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)) \
@@ -361,7 +356,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
         ambiguous.
     """
     labels = None  # the distinct labels of y, when found
-    how = _pass_classes(name, owner)
+    how = f"{owner}({name}=[...])" if owner else f"{name}=[...]"  # how to name them
     if classes is not None:
         raw = classes
         classes = np.asarray(classes)
