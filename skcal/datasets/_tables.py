@@ -497,9 +497,7 @@ def _to_matrix(table, columns, dtype):
 def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype):
     """:func:`_arrow_columns` for a CSV file without pyarrow (the :mod:`csv` module)."""
     with open(path, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        next(reader)
-        rows = [r for r in reader if r]
+        rows = [r for r in csv.reader(fh) if r][1:]  # the header is the first row
     if not rows:
         raise ValueError(f"{path}: the file has a header but no rows")
     for lineno, r in enumerate(rows, start=2):
