@@ -174,25 +174,6 @@ def load_sst2_gpt2():
 # --------------------------------------------------------------------------
 
 
-def _split(logits, y, random_state, test_size, path, names):
-    """Split one set; ``names``: the class name of each logit column.
-
-    The split is stratified by class *name*, so that reordering the logit
-    columns of a CSV (which renumbers the classes) selects the same rows.
-    """
-    if logits.shape[0] < 4:
-        raise ValueError(f"{path}: need at least 4 rows to split, got {len(y)}")
-    from sklearn.model_selection import train_test_split
-
-    counts = np.bincount(y)
-    every_class_twice = counts[counts > 0].min() >= 2
-    stratify = np.asarray(names, dtype=str)[y] if every_class_twice else None
-    lv, lt, yv, yt = train_test_split(
-        logits, y, test_size=test_size, random_state=random_state, stratify=stratify
-    )
-    return lv, yv, lt, yt
-
-
 def _scores_to_logits(scores, input_type, path, name="logits"):
     """``scores`` read as ``input_type`` (the calibrators' rule): 2-D logits.
 
@@ -346,7 +327,19 @@ def load_logits_file(
         descr += " and its _labels.npy"
         name = name[: -len("_logits")] or name
     if table.split is None:
-        lv, yv, lt, yt = _split(logits, y, random_state, test_size, path, classes)
+        if logits.shape[0] < 4:
+            raise ValueError(f"{path}: need at least 4 rows to split, got {len(y)}")
+        from sklearn.model_selection import train_test_split
+
+        # stratified by class *name* (when every class has two rows), so that
+        # reordering the logit columns of a CSV (which renumbers the classes)
+        # selects the same rows
+        counts = np.bincount(y)
+        twice = counts[counts > 0].min() >= 2
+        stratify = np.asarray(classes, dtype=str)[y] if twice else None
+        lv, lt, yv, yt = train_test_split(
+            logits, y, test_size=test_size, random_state=random_state, stratify=stratify
+        )
         descr += f", split with random_state={random_state}"
     else:
         val, test = table.split == "val", table.split == "test"

@@ -195,11 +195,6 @@ def _load_npy(path, mmap_mode=None):
         raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
 
 
-def _duplicates(names):
-    """Names that occur more than once, in order of first occurrence."""
-    return [n for n, count in Counter(names).items() if count > 1]
-
-
 # -------------------------------------------------------------- NumPy files
 def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labels):
     """``(logits, y, split, label key, split read)``: the last is ``"val"`` /
@@ -305,15 +300,28 @@ def _read_npy(path, label_column, logit_columns, ignore_columns, need_labels):
 
 # ------------------------------------------------------- CSV and Parquet
 def _header(path, suffix):
-    """Column names of a CSV (first line) or Parquet (schema) file."""
+    """Column names of a CSV (first line) or Parquet (schema) file, and index columns.
+
+    The index columns are those a Parquet file's pandas metadata marks as its
+    index (``__index_level_0__``, ...): pandas writes a non-default index as
+    such a column and restores it as the index, not as data, so the reader
+    skips it as ``--ignore-columns`` would.
+    """
     if suffix == ".parquet":
         pa = _pyarrow(path)
         import pyarrow.parquet as pq
 
         try:
-            return [str(n) for n in pq.read_schema(path).names]
+            schema = pq.read_schema(path)
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{path}: not a readable parquet file ({_short(exc)})") from None
+        try:
+            meta = json.loads((schema.metadata or {})[b"pandas"])
+            index = meta.get("index_columns", [])
+        except (KeyError, ValueError, AttributeError):
+            index = []
+        # a RangeIndex is a dict, not stored
+        return [str(n) for n in schema.names], [c for c in index if isinstance(c, str)]
     try:
         # utf-8-sig: a byte-order mark (as spreadsheet programs write) is skipped
         with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -328,13 +336,13 @@ def _header(path, suffix):
             f"{path}: the header is one column {head[0][:60]!r}: the file looks "
             f"separated by {seps[0]!r}; skcal reads comma-separated CSV files"
         )
-    return head
+    return head, []
 
 
 def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need_labels):
-    """``(label, split, logits, explicit)``: the column names chosen by the rules."""
+    """``(label, split, logits)``: the column names chosen by the rules."""
     header = [n.strip() for n in names]
-    dupes = _duplicates(header)
+    dupes = [n for n, count in Counter(header).items() if count > 1]
     if dupes:
         raise ValueError(f"{path}: duplicate column name(s) {dupes[:10]}")
     lower = [h.lower() for h in header]
@@ -353,18 +361,16 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
                 "drop it from one of them"
             )
     else:
-        found = [names[i] for i, h in enumerate(lower)
-                 if h in _LABEL_NAMES and names[i] not in ignored]
+        named = [n for n, h in zip(names, lower) if h in _LABEL_NAMES]
+        found = [n for n in named if n not in ignored]
         if len(found) > 1:
             raise ValueError(
                 f"{path}: several label columns {found}; choose one with --label-column"
             )
         label = found[0] if found else None
-        skipped = [names[i] for i, h in enumerate(lower)
-                   if h in _LABEL_NAMES and names[i] in ignored]
-        if label is None and need_labels and skipped:
+        if label is None and need_labels and named:  # every one skipped
             raise ValueError(
-                f"{path}: no label column: --ignore-columns skips {skipped[0].strip()!r}, "
+                f"{path}: no label column: --ignore-columns skips {named[0].strip()!r}, "
                 "the label column; drop it from --ignore-columns, or name the label "
                 "column with --label-column"
             )
@@ -373,11 +379,11 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
                 f"{path}: no label column: the header needs exactly one 'label' (or "
                 f"'y') column, or pass --label-column; columns: {header[:20]}"
             )
-    split = next((names[i] for i, h in enumerate(lower) if h == "split"), None)
+    split = next((n for n, h in zip(names, lower) if h == "split"), None)
     if split in ignored or split == label:
         split = None
     if logit_columns is not None:
-        dupes = _duplicates(logit_columns)
+        dupes = [n for n, count in Counter(logit_columns).items() if count > 1]
         if dupes:
             raise ValueError(f"{path}: --logit-columns names {dupes[:10]} more than once")
         logits = [find(c, "--logit-columns entry") for c in logit_columns]
@@ -394,7 +400,7 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
                 f"one of --logit-columns; list it, or skip it with --ignore-columns "
                 f"{extra[0].strip() or chr(39) * 2}"
             )
-        return label, split, logits, True
+        return label, split, logits
     logits = [n for n in names if n not in (label, split) and n not in ignored]
     ids = [n.strip() for n in logits if n.strip().lower() in _ID_NAMES
            or n.strip().lower().startswith("unnamed:")]
@@ -408,16 +414,7 @@ def _pick_columns(names, path, label_column, logit_columns, ignore_columns, need
         )
     if not logits:
         raise ValueError(f"{path}: no logit columns besides the label column")
-    return label, split, logits, False
-
-
-def _csv_error(exc, names):
-    """pyarrow's conversion error, with the column named (it gives an index)."""
-    msg = _short(exc)
-    m = re.search(r"In CSV column #(\d+): (.*)", msg)
-    if m and int(m.group(1)) < len(names):
-        return f"column {names[int(m.group(1))].strip()!r}: {m.group(2)}"
-    return msg
+    return label, split, logits
 
 
 def _where(suffix, i):
@@ -425,21 +422,9 @@ def _where(suffix, i):
     return f"line {i + 2}" if suffix == ".csv" else f"row {i + 1}"
 
 
-def _what(column, label):
-    return f"{'label column' if column == label else 'column'} {column.strip()!r}"
-
-
-def _empty_value(path, column, label, where):
-    """The error of an empty label or split cell; for labels, how to go without them."""
-    remedy = ""
-    if column == label:
-        remedy = (f": every row needs a label; where labels are optional (skcal apply) "
-                  f"skip the column with --ignore-columns {column.strip()}")
-    return ValueError(f"{path}: empty value in {_what(column, label)} ({where}){remedy}")
-
-
-def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=None):
-    """The logit columns as one (n, K) float array, the others as 1-D arrays."""
+def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype):
+    """The logit columns as one (n, K) float array; each other column as a pair of
+    1-D arrays, its values and whether each cell is empty."""
     pa = _pyarrow(path)
     float_type = pa.float32() if dtype == np.float32 else pa.float64()
     wanted = list(logit_cols) + list(other_cols)
@@ -460,8 +445,12 @@ def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=Non
                     strings_can_be_null=True,
                 ),
             )
-    except pa.ArrowInvalid as exc:
-        raise ValueError(f"{path}: {_csv_error(exc, names)}") from None
+    except pa.ArrowInvalid as exc:  # a conversion error names the column by index
+        msg = _short(exc)
+        m = re.search(r"In CSV column #(\d+): (.*)", msg)
+        if m and int(m.group(1)) < len(names):
+            msg = f"column {names[int(m.group(1))].strip()!r}: {m.group(2)}"
+        raise ValueError(f"{path}: {msg}") from None
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{path}: not a readable {suffix[1:]} file ({_short(exc)})") from None
     if table.num_rows == 0:
@@ -477,13 +466,9 @@ def _arrow_columns(path, suffix, names, logit_cols, other_cols, dtype, label=Non
             raise ValueError(
                 f"{path}: logit column {c.strip()!r} has {col.null_count} empty value(s)"
             )
-    out = {}
-    for c in other_cols:
-        col = table.column(c)
-        if col.null_count:
-            first = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            raise _empty_value(path, c, label, _where(suffix, first))
-        out[c] = col.to_numpy(zero_copy_only=False)
+    out = {c: (table.column(c).to_numpy(zero_copy_only=False),
+               table.column(c).is_null().to_numpy(zero_copy_only=False))
+           for c in other_cols}
     return _to_matrix(table, logit_cols, dtype), out
 
 
@@ -509,12 +494,10 @@ def _to_matrix(table, columns, dtype):
     return out
 
 
-def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype, label=None):
+def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype):
     """:func:`_arrow_columns` for a CSV file without pyarrow (the :mod:`csv` module)."""
     with open(path, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        next(reader)
-        rows = [r for r in reader if r]
+        rows = [r for r in csv.reader(fh) if r][1:]  # the header is the first row
     if not rows:
         raise ValueError(f"{path}: the file has a header but no rows")
     for lineno, r in enumerate(rows, start=2):
@@ -525,25 +508,21 @@ def _stdlib_csv_columns(path, names, logit_cols, other_cols, dtype, label=None):
     index = {n: i for i, n in enumerate(names)}
     logits = np.empty((len(rows), len(logit_cols)), dtype=dtype)
     for j, c in enumerate(logit_cols):
-        i = index[c]
-        for lineno, r in enumerate(rows, start=2):
+        for k, r in enumerate(rows):
             try:
-                logits[lineno - 2, j] = float(r[i])
+                logits[k, j] = float(r[index[c]])
             except ValueError:
                 raise ValueError(
-                    f"{path}: non-numeric value {r[i]!r} in logit column "
-                    f"{c.strip()!r} (line {lineno})"
+                    f"{path}: non-numeric value {r[index[c]]!r} in logit column "
+                    f"{c.strip()!r} (line {k + 2})"
                 ) from None
     out = {}
     for c in other_cols:
-        cells = [r[index[c]].strip() for r in rows]
-        empty = [i for i, v in enumerate(cells) if not v]
-        if empty:
-            raise _empty_value(path, c, label, _where(".csv", empty[0]))
+        cells = np.array([r[index[c]].strip() for r in rows], dtype=str)
         try:
-            out[c] = np.array([float(v) for v in cells])
+            out[c] = np.array([float(v) for v in cells]), cells == ""
         except ValueError:
-            out[c] = np.array(cells, dtype=str)
+            out[c] = cells, cells == ""
     return logits, out
 
 
@@ -560,7 +539,7 @@ def _text_cells(values):
 def _table_labels(values, column, path, suffix):
     """A label column as int64 (numbers) or str (text), mixing refused."""
     values = np.asarray(values)
-    what = _what(column, column)
+    what = f"label column {column.strip()!r}"
     if values.dtype.kind in "fiub":
         return _as_label_array(values, what, path)
     cells = _text_cells(values)
@@ -585,13 +564,33 @@ def _is_number(text):
     return True
 
 
-def _check_not_row_index(logits, columns, path):
-    """Reject a logit column holding the row numbers 0..n-1 or 1..n (an unnamed index)."""
+def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
+                need_labels, dtype):
+    names, index_columns = _header(path, suffix)
+    ignore_columns = list(ignore_columns or ())
+    ignore_columns += [c for c in index_columns if c not in ignore_columns]
+    label, split, logit_cols = _pick_columns(
+        names, path, label_column, logit_columns, ignore_columns, need_labels
+    )
+    others = [c for c in (label, split) if c is not None]
+    if suffix == ".csv" and not _has_pyarrow():
+        logits, cols = _stdlib_csv_columns(path, names, logit_cols, others, dtype)
+    else:
+        logits, cols = _arrow_columns(path, suffix, names, logit_cols, others, dtype)
+    for c, (_, empty) in cols.items():
+        if empty.any():
+            where = _where(suffix, int(np.argmax(empty)))
+            if c != label:
+                raise ValueError(f"{path}: empty value in column {c.strip()!r} ({where})")
+            raise ValueError(
+                f"{path}: empty value in label column {c.strip()!r} ({where}): every row "
+                "needs a label; where labels are optional (skcal apply) skip the column "
+                f"with --ignore-columns {c.strip()}"
+            )
+    logits = _as_logits(logits, "logits", path)
     n = logits.shape[0]
-    if n < 3:
-        return
-    for j, c in enumerate(columns):
-        col = logits[:, j]
+    for j, c in enumerate(logit_cols if logit_columns is None and n >= 3 else ()):
+        col = logits[:, j]  # the row numbers 0..n-1 or 1..n: an unnamed index
         if np.array_equal(col, np.arange(n)) or np.array_equal(col, np.arange(1, n + 1)):
             raise ValueError(
                 f"{path}: column {c.strip()!r} holds the row numbers "
@@ -599,52 +598,17 @@ def _check_not_row_index(logits, columns, path):
                 f"class logit; drop it or pass --ignore-columns {c.strip()} (or "
                 "--logit-columns)"
             )
-
-
-def _pandas_index_columns(path):
-    """The columns a Parquet file's pandas metadata marks as its index (``__index_level_0__``, ...).
-
-    pandas writes a non-default index as such a column and restores it as the
-    index, not as data: the reader skips it as ``--ignore-columns`` would.
-    """
-    import pyarrow.parquet as pq
-
-    meta = pq.read_schema(path).metadata or {}
-    try:
-        index = json.loads(meta[b"pandas"]).get("index_columns", [])
-    except (KeyError, ValueError, AttributeError):
-        return []
-    return [c for c in index if isinstance(c, str)]  # a RangeIndex is a dict, not stored
-
-
-def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
-                need_labels, dtype):
-    names = _header(path, suffix)
-    if suffix == ".parquet":
-        ignore_columns = list(ignore_columns or ()) + [
-            c for c in _pandas_index_columns(path) if c not in (ignore_columns or ())]
-    label, split, logit_cols, explicit = _pick_columns(
-        names, path, label_column, logit_columns, ignore_columns, need_labels
-    )
-    others = [c for c in (label, split) if c is not None]
-    if suffix == ".csv" and not _has_pyarrow():
-        logits, cols = _stdlib_csv_columns(path, names, logit_cols, others, dtype, label)
-    else:
-        logits, cols = _arrow_columns(path, suffix, names, logit_cols, others, dtype, label)
-    logits = _as_logits(logits, "logits", path)
-    if not explicit:
-        _check_not_row_index(logits, logit_cols, path)
-    y = None if label is None else _table_labels(cols[label], label, path, suffix)
+    y = None if label is None else _table_labels(cols[label][0], label, path, suffix)
     split_values = None
     if split is not None:
-        split_values = np.char.lower(_text_cells(cols[split]))
+        split_values = np.char.lower(_text_cells(cols[split][0]))
         bad = sorted(set(split_values.tolist()) - {"val", "test"})
         if bad:
             raise ValueError(
                 f"{path}: column {split.strip()!r} must hold 'val' or 'test', got {bad[:10]}"
             )
     columns = [c.strip() for c in logit_cols]
-    return logits, y, split_values, columns, (label.strip() if label else None), explicit
+    return logits, y, split_values, columns, (label.strip() if label else None)
 
 
 # ------------------------------------------------------------------ public
@@ -716,7 +680,7 @@ def read_logit_table(
     path, suffix = _check_path(path)
     if role not in _ROLE_SPLIT:
         raise ValueError(f"role must be 'fit', 'apply', 'report' or None, got {role!r}")
-    columns, explicit, npz_split = None, logit_columns is not None, None
+    columns, npz_split = None, None
     if suffix == ".npz":
         logits, y, split, lname, npz_split = _read_npz(
             path, role, label_column, logit_columns, ignore_columns, need_labels
@@ -726,7 +690,7 @@ def read_logit_table(
             path, label_column, logit_columns, ignore_columns, need_labels
         )
     else:
-        logits, y, split, columns, lname, explicit = _read_named(
+        logits, y, split, columns, lname = _read_named(
             path, suffix, label_column, logit_columns, ignore_columns, need_labels,
             dtype,
         )
@@ -740,20 +704,18 @@ def read_logit_table(
         raise ValueError(f"{path}: {logits.shape[0]} logit rows but {len(y)} labels")
     want = _ROLE_SPLIT[role]
     n_file_rows, split_read = logits.shape[0], None
-    if suffix == ".npz" and npz_split is not None:  # its other split is not read
+    if npz_split is not None:  # an .npz's other split is not read
         n_file_rows, split_read = None, npz_split
     if split is not None and want is not None:
         split_read = want
         rows = split == want
         if not rows.any():
             raise ValueError(f"{path}: no row has split '{want}'")
-        logits = logits[rows]
-        scores = scores[rows]
+        logits, scores, split = logits[rows], scores[rows], None
         y = None if y is None else y[rows]
-        split = None
     return Bunch(logits=logits, scores=scores, y=y, split=split, columns=columns,
-                 explicit_columns=explicit, label_column=lname, path=path,
-                 split_read=split_read, n_file_rows=n_file_rows)
+                 explicit_columns=logit_columns is not None, label_column=lname,
+                 path=path, split_read=split_read, n_file_rows=n_file_rows)
 
 
 def _check_named_columns(path, cols, classes, seen):

@@ -27,11 +27,6 @@ def _listed(values, limit=20):
     return f"{values[:limit]!r} ... ({len(values)} in all)"
 
 
-def _pass_classes(name, owner):
-    """How to name the classes: ``Owner(classes=[...])`` for an estimator's parameter."""
-    return f"{owner}({name}=[...])" if owner else f"{name}=[...]"
-
-
 def _is_missing_label(v):
     """True for ``None``, a float NaN, the empty text and pandas' ``NA``: no label."""
     if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)) \
@@ -361,7 +356,7 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
         ambiguous.
     """
     labels = None  # the distinct labels of y, when found
-    how = _pass_classes(name, owner)
+    how = f"{owner}({name}=[...])" if owner else f"{name}=[...]"  # how to name them
     if classes is not None:
         raw = classes
         classes = np.asarray(classes)
@@ -392,13 +387,8 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
     else:
         classes, y_enc = _unique_inverse(y)
         labels = classes  # every one occurs in y
-        single_ok = (
-            allow_single
-            and len(classes) == 1
-            and n_columns > 1
-            and np.issubdtype(classes.dtype, np.integer)
-            and classes[0] == 0
-        )
+        single_ok = (allow_single and len(classes) == 1 and n_columns > 1
+                     and np.issubdtype(classes.dtype, np.integer) and classes[0] == 0)
         if len(classes) < 2 and not single_ok:
             if allow_single and n_columns > 1:
                 raise ValueError(
@@ -415,20 +405,11 @@ def resolve_classes(y, n_columns, classes=None, *, name="classes", allow_single=
             is_int = np.issubdtype(classes.dtype, np.integer) and (
                 single_ok or type_of_target(y) in ("binary", "multiclass")
             )
-            if (
-                is_int
-                and len(classes) < n_columns
-                and classes.min() == 0
-                and classes.max() < n_columns
-            ):
+            fewer = is_int and len(classes) < n_columns
+            if fewer and classes.min() == 0 and classes.max() < n_columns:
                 classes = np.arange(n_columns, dtype=classes.dtype)
                 y_enc = np.asarray(y, dtype=np.int64)
-            elif (
-                is_int
-                and len(classes) < n_columns
-                and classes.min() > 0
-                and classes.max() <= n_columns
-            ):
+            elif fewer and classes.min() > 0 and classes.max() <= n_columns:
                 lo, hi = classes.min().item(), classes.max().item()
                 raise ValueError(
                     f"y has {len(classes)} distinct integer labels in {lo}..{hi} "

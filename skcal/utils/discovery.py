@@ -32,10 +32,6 @@ _SKIP = {
 _FAMILIES = {"skcal.scaling": "scaling", "skcal.ovr": "ovr"}
 
 
-def _is_abstract(cls):
-    return cls.__dict__.get("_abstract", False) or cls.__name__.startswith("Base")
-
-
 def calibrator_family(cls):
     """``"scaling"`` (maps of the whole logit vector), ``"ovr"`` (per-class maps) or ``"other"``.
 
@@ -132,7 +128,8 @@ def all_calibrators(family=None):
             if (
                 inspect.isclass(obj)
                 and issubclass(obj, BaseCalibrator)
-                and not _is_abstract(obj)
+                and not obj.__dict__.get("_abstract", False)
+                and not obj.__name__.startswith("Base")
             ):
                 found[obj.__name__] = obj
     out = sorted(found.items())

@@ -6,25 +6,10 @@ listed in :data:`SKLEARN_CHECKS_NOT_APPLICABLE`: those feed ``X`` whose column
 count is unrelated to the number of classes in ``y``, which a calibrator must
 reject with a ``ValueError`` (column ``j`` of ``X`` is the logit of
 ``classes_[j]``; skcal never guesses which label a column holds). Each was
-run on every calibrator and fails only with that error; the functions here
-re-run its intent on data whose columns are the logits of the classes (each
-check's docstring says what it asserts):
-
-- ``check_estimators_overwrite_params`` (3 labels, 2 columns):
-  :func:`check_params_not_overwritten`;
-- ``check_estimators_fit_returns_self`` (3 labels, 2 columns):
-  :func:`check_fit_returns_self`;
-- ``check_readonly_memmap_input`` (3 labels, 2 columns):
-  :func:`check_readonly_memmap`;
-- ``check_estimators_nan_inf`` (2 labels, 3 columns): :func:`check_rejects_nan_inf`;
-- ``check_classifiers_classes`` (3 text labels, 2 columns):
-  :func:`check_label_encodings`;
-- ``check_classifiers_train`` (3 labels, 2 columns; also a training
-  accuracy that a calibrator's argmax need not reach):
-  :func:`check_predict_consistency` and :func:`check_wrong_column_count`;
-- ``check_estimators_dtypes`` (integer labels in ``1..2`` or ``0..2`` for 5
-  columns, drawn from the data: labels without 0 are ambiguous for a
-  calibrator and refused): :func:`check_dtypes`.
+run on every calibrator and fails only with that error; the entry of each
+names the data it feeds and the functions here that re-run its intent on data
+whose columns are the logits of the classes (each check's docstring says what
+it asserts).
 
 The functions here also add calibrator invariants (sample weights, label
 encodings, memory layouts, pickling, ...).
@@ -56,20 +41,28 @@ __all__ = [
 ]
 
 _WRONG_SHAPE = (
-    "feeds X whose column count is unrelated to the number of classes in y; a "
-    "calibrator must reject it (intent re-run on logits by {})"
+    "feeds X whose column count is unrelated to the number of classes in y ({}); "
+    "a calibrator must reject it (intent re-run on logits by {})"
 )
 
 #: scikit-learn generic checks that do not apply to calibrators, with the reason
 #: and the skcal check that re-runs their intent on logit-shaped data.
 SKLEARN_CHECKS_NOT_APPLICABLE = {
-    "check_estimators_overwrite_params": _WRONG_SHAPE.format("check_params_not_overwritten"),
-    "check_estimators_fit_returns_self": _WRONG_SHAPE.format("check_fit_returns_self"),
-    "check_readonly_memmap_input": _WRONG_SHAPE.format("check_readonly_memmap"),
-    "check_estimators_nan_inf": _WRONG_SHAPE.format("check_rejects_nan_inf"),
-    "check_classifiers_classes": _WRONG_SHAPE.format("check_label_encodings"),
-    "check_classifiers_train": _WRONG_SHAPE.format("check_predict_consistency, check_wrong_column_count"),
-    "check_estimators_dtypes": _WRONG_SHAPE.format("check_dtypes"),
+    check: _WRONG_SHAPE.format(data, ours) for check, data, ours in [
+        ("check_estimators_overwrite_params", "3 labels, 2 columns",
+         "check_params_not_overwritten"),
+        ("check_estimators_fit_returns_self", "3 labels, 2 columns",
+         "check_fit_returns_self"),
+        ("check_readonly_memmap_input", "3 labels, 2 columns", "check_readonly_memmap"),
+        ("check_estimators_nan_inf", "2 labels, 3 columns", "check_rejects_nan_inf"),
+        ("check_classifiers_classes", "3 text labels, 2 columns", "check_label_encodings"),
+        ("check_classifiers_train", "3 labels, 2 columns; also a training accuracy "
+         "that a calibrator's argmax need not reach",
+         "check_predict_consistency, check_wrong_column_count"),
+        ("check_estimators_dtypes", "integer labels in 1..2 or 0..2 for 5 columns, "
+         "drawn from the data: labels without 0 are ambiguous for a calibrator and "
+         "refused", "check_dtypes"),
+    ]
 }
 
 

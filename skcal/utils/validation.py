@@ -116,13 +116,10 @@ def probabilities_as_logits_message(binary, *, name="X", cli=False):
 
 
 def _warn_if_probabilities(X, lo, hi, *, name="X"):
-    """Warn when logits look like probabilities: in [0, 1], rows summing to 1.
+    """Warn when logits ``X`` (values in ``lo..hi``) look like probabilities.
 
-    One rule for every shape: a 1-D (or one-column) binary score stands for
-    the two columns ``[1 - s, s]`` (as ``input_type="probabilities"`` reads
-    it), whose rows always sum to 1, so every value in [0, 1] is asked, plus
-    a largest value of at least :data:`BINARY_PROBABILITY_MIN_MAX` (scores all
-    within 1e-3 of 0 are tiny log-odds, not probabilities).
+    The rule of :class:`ProbabilitiesAsLogitsWarning`; a binary score must also
+    reach :data:`BINARY_PROBABILITY_MIN_MAX`.
     """
     if lo < 0 or hi > 1:
         return
@@ -293,21 +290,6 @@ def _check_unit_interval(name, lo, hi):
         )
 
 
-def _check_row_sums(name, sums, dtype):
-    """Raise unless every row sum (float64 array) is 1 within the dtype's tolerance."""
-    tol = probability_row_tolerance(dtype)
-    dev = np.abs(sums - 1.0)
-    if (dev > tol).any():
-        i = int(np.argmax(dev))
-        raise ValueError(
-            f"Input {name} holds probabilities (input_type='probabilities') but "
-            f"row {i} sums to {sums[i]:.6g}; every row must sum to 1 (tolerance "
-            f"{tol:g}). Pass input_type='logits' if these are scores, or renormalise "
-            f"probabilities rounded to low precision (e.g. stored as float16) "
-            f"explicitly with skcal.utils.validation.normalize_probabilities."
-        )
-
-
 def _fail_nonfinite(name, has_nan):
     what = "NaN" if has_nan else "infinity"
     raise ValueError(
@@ -426,8 +408,19 @@ def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False
             return xp.binary_logits(X.reshape(-1)), 1
         return X, n_input_columns
     _check_unit_interval(name, lo, hi)
-    if n_input_columns > 1:
-        _check_row_sums(name, host_array(xp.row_sums64(X)), X.dtype)
+    if n_input_columns > 1:  # every row sum (in float64) 1 within the dtype's tolerance
+        sums, tol = host_array(xp.row_sums64(X)), probability_row_tolerance(X.dtype)
+        dev = np.abs(sums - 1.0)
+        if (dev > tol).any():
+            i = int(np.argmax(dev))
+            raise ValueError(
+                f"Input {name} holds probabilities (input_type='probabilities') but "
+                f"row {i} sums to {sums[i]:.6g}; every row must sum to 1 (tolerance "
+                f"{tol:g}). Pass input_type='logits' if these are scores, or "
+                "renormalise probabilities rounded to low precision (e.g. stored as "
+                "float16) explicitly with "
+                "skcal.utils.validation.normalize_probabilities."
+            )
     return xp.probability_logits(X), n_input_columns
 
 
