@@ -334,14 +334,13 @@ _PROBA_WARNING = (
 )
 
 
-def scores_as_logits(Z, input_type, source, command, warn=True):
+def scores_as_logits(Z, input_type, source):
     """``(logits, flagged)``: the scores ``Z`` read as ``input_type``.
 
     ``Z`` is ``table.scores``, read by :func:`skcal.utils.validation.check_scores`
     (the calibrators' rule); ``input_type=None`` (``--input-type`` not given) reads
-    logits, and ``flagged`` says whether the scores looked like probabilities,
-    when the warning is printed as ``skcal COMMAND: warning: SOURCE: ...``
-    (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
+    logits, and ``flagged`` says whether the scores looked like probabilities (the
+    caller words the warning). Bad probabilities are a one-line ``_UserError``
     naming ``source``.
     """
     from .utils.validation import ProbabilitiesAsLogitsWarning
@@ -353,8 +352,6 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
         except ValueError as exc:
             raise _UserError(_one_line(exc)) from None
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
-    if flagged and warn:
-        print(f"skcal {command}: warning: {source}: {_PROBA_WARNING}", file=sys.stderr)
     return out, flagged
 
 
@@ -489,7 +486,7 @@ def _warn_if_model_reads_probabilities(model, Z, source, command):
     """The probabilities-as-logits warning for a model fitted on logits (apply, report)."""
     if model.input_type != "logits":
         return
-    _, flagged = scores_as_logits(Z, None, source, command, warn=False)
+    _, flagged = scores_as_logits(Z, None, source)
     if flagged:
         rule = ("every value in [0, 1], every row summing to 1" if np.ndim(Z) == 2
                 and np.shape(Z)[1] > 1 else "one score column, every value in [0, 1]")
@@ -804,8 +801,7 @@ def _cmd_report(args):
             y, _ = encode_labels(table)
         # checked in their own dtype (16-bit probabilities have a wider row-sum
         # tolerance, as in fit and the calibrators), then widened
-        Z, flagged = scores_as_logits(table.scores, args.input_type, table.path, "report",
-                                      warn=False)
+        Z, flagged = scores_as_logits(table.scores, args.input_type, table.path)
         Z = np.asarray(Z, dtype=np.float64)
         if flagged:  # a report of probabilities read as logits would be nonsense
             raise _UserError(
