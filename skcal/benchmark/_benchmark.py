@@ -39,18 +39,12 @@ __all__ = [
     "failed_datasets",
 ]
 
-def _skcal_methods():
-    """skcal's calibrators from the registry: method name -> class name.
 
-    The whole-vector maps first, then the per-class maps, each in name order
-    (calibrators of other kinds, e.g. label-free ones, are not benchmarked).
-    """
-    found = all_calibrators("scaling") + all_calibrators("ovr")
-    return {method_name(cls): name for name, cls in found}
-
-
-#: skcal's own calibrators: method name -> class name in :mod:`skcal`.
-SKCAL_METHODS = _skcal_methods()
+#: skcal's own calibrators: method name -> class name in :mod:`skcal`; the
+#: whole-vector maps first, then the per-class maps, each in name order
+#: (calibrators of other kinds, e.g. label-free ones, are not benchmarked).
+SKCAL_METHODS = {method_name(cls): name
+                 for name, cls in all_calibrators("scaling") + all_calibrators("ovr")}
 
 #: skcal's wrappers over one of the calibrators above, benchmarked as named
 #: configurations (``--full``, or by name in ``methods``): method name ->
@@ -85,23 +79,14 @@ INTERVAL_METRICS = ("nll", "ece", "brier", "accuracy")
 #: Coverage of the intervals and of the paired comparisons.
 CONFIDENCE_LEVEL = 0.95
 
+#: The keys of every interval metric's columns, ``<metric>_<key>``.
+_INTERVAL_KEYS = tuple(f"{m}_{s}" for m in INTERVAL_METRICS
+                       for s in ("low", "high", "best", "beyond"))
+
 COLUMNS = (
-    "dataset",
-    "method",
-    "library",
-    "nll",
-    "ece",
-    "classwise_ece",
-    "brier",
-    "accuracy",
-    "fit_time_s",
-    "predict_time_s",
-    "status",
-    *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best", "beyond")),
-    "nll_change",
-    "nll_change_low",
-    "nll_change_high",
-    "worse",
+    "dataset", "method", "library", "nll", "ece", "classwise_ece", "brier", "accuracy",
+    "fit_time_s", "predict_time_s", "status", *_INTERVAL_KEYS,
+    "nll_change", "nll_change_low", "nll_change_high", "worse",
 )
 
 
@@ -209,9 +194,8 @@ def _metrics(y, proba, n_bins=N_BINS):
     return {
         "nll": float(negative_log_likelihood(y, proba, labels=labels)),
         "ece": float(expected_calibration_error(y, proba, kind="top-label", **ece_kw)),
-        "classwise_ece": float(
-            expected_calibration_error(y, proba, kind="classwise", **ece_kw)
-        ),
+        "classwise_ece": float(expected_calibration_error(y, proba, kind="classwise",
+                                                          **ece_kw)),
         "brier": float(brier_score(y, proba, labels=labels)),
         "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
     }
@@ -220,8 +204,8 @@ def _metrics(y, proba, n_bins=N_BINS):
 def _row(data, method, library, status="ok", **extra):
     """A row of ``method`` on ``data``: the ``COLUMNS`` keys (NaN), then ``extra``."""
     row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(dataset=data.name, method=method, library=library, status=status)
-    row.update(extra)
+    row.update(dataset=data.name, method=method, library=library, status=status,
+               **extra)
     return row
 
 
@@ -361,17 +345,12 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
                        confidence_level=CONFIDENCE_LEVEL):
     """The ``INTERVAL_METHOD`` (BCa) bootstrap interval of ``statistic`` over n rows.
 
-    The interval function of ``skcal report`` and of ``skcal benchmark``'s
-    table intervals (every metric, and the paired differences to the best
-    method behind the ``*``); the benchmark's NLL change to the uncalibrated
-    model (dNLL, its ``!`` and the recommendation's interval) is instead a
-    percentile paired bootstrap
-    (:func:`skcal.benchmark._decide.add_uncalibrated_comparison`). Rows are
-    resampled with :func:`scipy.stats.bootstrap`; the BCa acceleration comes
-    from the statistic's jackknife (Efron & Tibshirani 1993, eq. 14.9-14.15),
-    so the interval is ``scipy.stats.bootstrap(method="BCa")``'s for the same
-    resamples. Calls with the same ``random_state`` draw the same resamples
-    (paired comparisons).
+    The intervals of ``skcal report`` and of ``skcal benchmark``'s tables
+    (every metric, and the paired differences to the best method behind the
+    ``*``). Rows are resampled with :func:`scipy.stats.bootstrap`; the BCa
+    acceleration comes from the statistic's jackknife (Efron & Tibshirani
+    1993, eq. 14.9-14.15). Calls with the same ``random_state`` draw the same
+    resamples (paired comparisons).
 
     Parameters
     ----------
@@ -395,7 +374,6 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
         (``beyond_resamples`` of :func:`skcal.metrics.confidence_interval`):
         marked :data:`BEYOND_MARK` in the tables.
     """
-
     r = _interval(
         statistic, n, 1, method=INTERVAL_METHOD, n_resamples=n_resamples,
         confidence_level=confidence_level, rng=np.random.default_rng(random_state),
@@ -467,6 +445,15 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
             low, high, _ = boot(_Difference(st, stats[best]))
             r[f"{metric}_best"] = bool(low <= 0.0 <= high)
     return rows
+
+
+class _NoBar:
+    """The progress bar without ``progress`` (or without tqdm): does nothing."""
+
+    def set_description(self, *args):
+        pass
+
+    update = close = set_description
 
 
 def run_benchmark(
@@ -551,40 +538,31 @@ def run_benchmark(
         methods = available_methods(peers=peers)
     unknown = [m for m in methods if m not in known]
     if unknown:
-        raise ValueError(
-            f"unknown method(s) {unknown}; choose from {', '.join(known)}"
-        )
+        raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(known)}")
     methods = ["uncalibrated"] + [m for m in methods if m != "uncalibrated"]
     datasets = list(datasets)
-    bar = None
+    bar = _NoBar()
     if progress:
         try:
             from tqdm.auto import tqdm
 
-            bar = tqdm(
-                total=len(datasets) * len(methods), file=sys.stderr, unit="fit",
-                leave=False,
-            )
+            bar = tqdm(total=len(datasets) * len(methods), file=sys.stderr, unit="fit",
+                       leave=False)
         except ImportError:
-            bar = None
+            pass
     rows = []
     try:
         for i_data, data in enumerate(datasets):
             t_data = time.perf_counter()
             these = []
             for method in methods:
-                if bar is not None:
-                    bar.set_description(f"{data.name}: {method}")
+                bar.set_description(f"{data.name}: {method}")
                 skip = not explicit and method in OPT_IN
-                these.append(_run_method(
-                    data, method, random_state, keep_proba or n_resamples > 0, skip,
-                    n_repeats,
-                ))
-                if bar is not None:
-                    bar.update()
+                these.append(_run_method(data, method, random_state, keep_proba
+                                         or n_resamples > 0, skip, n_repeats))
+                bar.update()
             if recommend:
-                if bar is not None:
-                    bar.set_description(f"{data.name}: AutoCalibrator")
+                bar.set_description(f"{data.name}: AutoCalibrator")
                 try:
                     # its inner fits (every candidate, every fold) would repeat
                     # one warning dozens of times: one line per cause instead
@@ -606,8 +584,7 @@ def run_benchmark(
                                + _one_line(exc) + ")")
                 these.insert(1, row)
             if n_resamples > 0:
-                if bar is not None:
-                    bar.set_description(f"{data.name}: intervals")
+                bar.set_description(f"{data.name}: intervals")
                 # AutoCalibrator's probabilities are those of the method it
                 # chose: where that method has its own row, auto's intervals
                 # and ties are that row's (comparing two identical outputs
@@ -626,8 +603,7 @@ def run_benchmark(
                               data.y_test, n_resamples=n_resamples,
                               random_state=random_state)
                 if twin is not None:
-                    auto.update({f"{m}_{s}": twin[f"{m}_{s}"] for m in INTERVAL_METRICS
-                                 for s in ("low", "high", "best", "beyond")})
+                    auto.update({k: twin[k] for k in _INTERVAL_KEYS})
             # the point NLL change needs no resampling (n_resamples=0 leaves
             # only its interval and ``worse`` empty)
             add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
@@ -640,8 +616,7 @@ def run_benchmark(
                 log(f"[{i_data + 1}/{len(datasets)}] {data.name}: {len(these)} methods "
                     f"in {time.perf_counter() - t_data:.1f} s")
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return rows
 
 
