@@ -224,8 +224,7 @@ def _load(args):
             raise _UserError(
                 f"{d.info.get('source', d.name)}: the calibration split holds "
                 f"labels of one class only ({label}); calibration needs "
-                "at least 2 classes"
-            )
+                "at least 2 classes")
     seen = set()
     for d in datasets:  # make names unique for the table and the PNG files
         base, i = d.name, 2
@@ -340,8 +339,7 @@ def _refuse_unused_options(args):
                 f"{'--data or --shift-data' if scores else '--data'}, and none is "
                 "given (the bundled and --sklearn-sets data sets "
                 f"{'hold logits' if scores else 'have no columns to choose'}); "
-                f"drop {flag} or give a file"
-            )
+                f"drop {flag} or give a file")
     if args.shift_draws is not None and args.label_shift is None:
         raise _UserError("--shift-draws counts the draws of --label-shift, which is "
                          "not given; add --label-shift ALPHA or drop --shift-draws")

@@ -285,8 +285,7 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
         if proba.shape != (len(data.y_test), data.n_classes):
             raise ValueError(
                 f"predict_proba returned shape {proba.shape}, expected "
-                f"{(len(data.y_test), data.n_classes)}"
-            )
+                f"{(len(data.y_test), data.n_classes)}")
         row.update(_metrics(data.y_test, proba), fit_time_s=t_fit,
                    predict_time_s=t_pred)
         notes = []

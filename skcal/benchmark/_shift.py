@@ -133,8 +133,7 @@ def with_shift_data(data, shifted):
     if shifted.n_classes != data.n_classes:
         raise ValueError(
             f"the shift data {shifted.name} has {shifted.n_classes} classes but "
-            f"{data.name} has {data.n_classes}."
-        )
+            f"{data.name} has {data.n_classes}.")
     out = Bunch(**data)
     out.logits_test = np.concatenate(
         [np.asarray(shifted.logits_val), np.asarray(shifted.logits_test)]
