@@ -555,17 +555,9 @@ def main(argv=None):
         # the reader of stdout went away (``skcal benchmark | head``): stop
         # quietly, as Unix tools do; stdout points at devnull so that the
         # interpreter's final flush does not raise again (Python's signal docs)
-        _quiet_stdout()
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # a test's capture
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, a shell's status for a tool killed by it
-
-
-def _quiet_stdout():
-    """Point ``sys.stdout`` at devnull after a broken pipe."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
-        pass
 
 
 if __name__ == "__main__":  # pragma: no cover
