@@ -387,11 +387,8 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
 
     For each metric of ``INTERVAL_METRICS`` and each row with test
     probabilities (key ``"proba"``) and a finite value, ``<metric>_low``,
-    ``<metric>_high`` and ``<metric>_beyond`` get the BCa interval of
-    :func:`bootstrap_interval` and its flag
-    (that of ``skcal report`` and of
-    ``skcal.metrics.confidence_interval(..., method="BCa")``), and
-    ``<metric>_best`` is True
+    ``<metric>_high`` and ``<metric>_beyond`` get the interval of
+    :func:`bootstrap_interval` and its flag, and ``<metric>_best`` is True
     for the best method and for every method whose paired bootstrap
     interval of the difference to the best one contains 0 (the test split
     cannot tell them apart), False otherwise. Every interval of one data set
@@ -427,9 +424,8 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
     for metric in INTERVAL_METRICS:
         ok = [r for r in rows if "proba" in r and np.isfinite(r.get(metric, np.nan))]
         for r in rows:
-            r[f"{metric}_low"] = r[f"{metric}_high"] = math.nan
-            r[f"{metric}_best"] = ""
-            r[f"{metric}_beyond"] = False
+            r.update({f"{metric}_low": math.nan, f"{metric}_high": math.nan,
+                      f"{metric}_best": "", f"{metric}_beyond": False})
         if not ok:
             continue
         stats = [interval_statistic(y_test, r["proba"], metric) for r in ok]
@@ -721,17 +717,11 @@ def _cells(row, wide=True):
         note = note[:_COMPACT_NOTE - 3] + "..."
     metric = _with_interval if wide else _short
     cells = [
-        row["method"],
-        row["library"],
-        _with_interval(row, "nll"),
-        _dnll(row),
-        metric(row, "ece", 100, 2),
-        _fmt(row["classwise_ece"], 100, 2),
-        metric(row, "brier"),
-        metric(row, "accuracy", 100, 2),
+        row["method"], row["library"], _with_interval(row, "nll"), _dnll(row),
+        metric(row, "ece", 100, 2), _fmt(row["classwise_ece"], 100, 2),
+        metric(row, "brier"), metric(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
-        _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
-        note,
+        _fmt(row["predict_time_s"], 1000, 1) if ok else "-", note,
     ]
     return cells if wide else [cells[i] for i in (0, 2, 3, 4, 6, 7, 8, 10)]
 
