@@ -157,14 +157,10 @@ class LogitPassthroughClassifier(ClassifierMixin, BaseEstimator):
 
 class _SklearnCalibrated:
     def __init__(self, method):
-        sklearn = _import("sklearn", "sklearn")
+        import sklearn  # >= 1.6, a dependency of skcal: it has FrozenEstimator
         from sklearn.calibration import CalibratedClassifierCV
+        from sklearn.frozen import FrozenEstimator
 
-        try:
-            from sklearn.frozen import FrozenEstimator
-        except ImportError:
-            raise PeerUnavailable(
-                f"scikit-learn {sklearn.__version__} has no FrozenEstimator") from None
         self._CCV, self._Frozen, self.method = CalibratedClassifierCV, FrozenEstimator, method
         if method == "temperature":
             try:
@@ -262,11 +258,9 @@ class _OneVsRestPeer:
         P = _probs(logits)
         y = np.asarray(y)
         cols = [1] if P.shape[1] == 2 else range(P.shape[1])
-        self.models_ = []
-        for k in cols:
-            m = self._make()
+        self.models_ = [self._make() for _ in cols]
+        for k, m in zip(cols, self.models_):
             self._fit(m, P[:, k], (y == k).astype(int))
-            self.models_.append(m)
         return self
 
     def predict_proba(self, logits):
