@@ -281,8 +281,7 @@ def _read(args, role, need_labels):
         return read_logit_table(
             args.data, role=role, label_column=args.label_column,
             logit_columns=args.logit_columns, ignore_columns=args.ignore_columns,
-            need_labels=need_labels,
-        )
+            need_labels=need_labels)
 
 
 def _one_line(exc):
@@ -386,10 +385,8 @@ def _column_order(model, table):
     fitted = getattr(model, "feature_names_in_", None)
     if fitted is not None:
         fitted = [str(c) for c in fitted]
-        if cols == fitted:
-            return None
         if sorted(cols) == sorted(fitted):
-            return [cols.index(c) for c in fitted]
+            return None if cols == fitted else [cols.index(c) for c in fitted]
         if table.explicit_columns and not set(cols) & set(fitted):
             return None  # explicit positional use, checked for the count later
         missing = [c for c in fitted if c not in cols]
