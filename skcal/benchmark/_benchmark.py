@@ -635,11 +635,9 @@ def failed_datasets(rows):
     """
     failed = {}
     for name in dict.fromkeys(r["dataset"] for r in rows):
-        ran = [
-            r for r in rows
-            if r["dataset"] == name and r["method"] not in ("uncalibrated", "auto")
-            and (r["status"].startswith("ok") or r["status"].startswith("error:"))
-        ]
+        ran = [r for r in rows if r["dataset"] == name
+               and r["method"] not in ("uncalibrated", "auto")
+               and r["status"].startswith(("ok", "error:"))]
         if ran and all(r["status"].startswith("error:") for r in ran):
             ours = [r for r in ran if r["library"] == "skcal"]
             failed[name] = (ours or ran)[0]["status"]
@@ -767,22 +765,16 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
         heading = name
         if datasets and name in datasets:
             d = datasets[name]
-            heading += (
-                f" (K={d.n_classes}, {len(d.y_val)} calibration / "
-                f"{len(d.y_test)} test rows)"
-            )
+            heading += (f" (K={d.n_classes}, {len(d.y_val)} calibration / "
+                        f"{len(d.y_test)} test rows)")
         mine = [r for r in rows if r["dataset"] == name]
         headers, left = (_HEADERS, (0, 1, 10)) if wide else (_COMPACT_HEADERS, (0, 7))
         cells = [_cells(r, wide) for r in mine]
         rec = (recommendations or {}).get(name)
-        if fmt == "markdown":
-            out.append(f"### {heading}\n")
-            if rec:
-                out.append(f"**{rec}**\n")
-        else:
-            out.append(heading)
-            if rec:
-                out.append(textwrap.fill(rec, 120, subsequent_indent="    "))
+        out.append(f"### {heading}\n" if fmt == "markdown" else heading)
+        if rec:
+            out.append(f"**{rec}**\n" if fmt == "markdown"
+                       else textwrap.fill(rec, 120, subsequent_indent="    "))
         out.extend(_aligned(headers, cells, left, fmt))
         if not wide:  # the full text of every shortened note
             for r in mine:
@@ -865,10 +857,8 @@ def plot_reliability(
     """
     from ..display import ReliabilityDisplay
 
-    shown = [
-        r for r in rows
-        if "proba" in r and (libraries is None or r["library"] in libraries)
-    ]
+    shown = [r for r in rows
+             if "proba" in r and (libraries is None or r["library"] in libraries)]
     fig = _decide._figure((6.4, 8.6))
     ax, hist_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3.2, 1])
     colors = ["0.35", "tab:blue", "tab:orange", "tab:green", "tab:red",
@@ -882,9 +872,8 @@ def plot_reliability(
         disp = ReliabilityDisplay.from_predictions(
             y_test, r["proba"], kind="top-label", n_bins=n_bins,
             labels=np.arange(r["proba"].shape[1]), ax=ax, ref_line=i == 0,
-            name=f"{r['method']} (ECE {100 * r['ece']:.2f}%)",
-            color=color, markersize=4,
-            linewidth=2 if uncal else (1.0 if peer else 1.5),
+            name=f"{r['method']} (ECE {100 * r['ece']:.2f}%)", color=color,
+            markersize=4, linewidth=2 if uncal else (1.0 if peer else 1.5),
             linestyle="--" if uncal else (":" if peer else "-"),
         )
         edges = np.asarray(disp.bin_edges, dtype=float)
@@ -898,16 +887,14 @@ def plot_reliability(
             hist_ax.bar_label(bars, labels=[str(c) if c else "" for c in counts],
                               fontsize=6, rotation=90, padding=1, color="0.25")
         else:
-            hist_ax.stairs(weight, edges, color=color,
-                           linewidth=1.0 if peer else 1.4,
+            hist_ax.stairs(weight, edges, color=color, linewidth=1.0 if peer else 1.4,
                            linestyle=":" if peer else "-")
     # no equal aspect: the two panels keep the same width, so a bin's bar
     # lies exactly under its point
     ax.set(xlim=(0, 1), ylim=(0, 1), title=title or "", xlabel="")
     hist_ax.set(xlim=(0, 1), xlabel="Confidence (mean top-label probability)",
                 ylabel="Fraction of samples")
-    top = hist_ax.get_ylim()[1]
-    hist_ax.set_ylim(0, top * 1.3)
+    hist_ax.set_ylim(0, hist_ax.get_ylim()[1] * 1.3)
     if shown:
         if ax.get_legend() is not None:  # the display's own, inside the axes
             ax.get_legend().remove()
