@@ -124,11 +124,10 @@ def add_subcommands(sub):
         "fitted calibrator with skops.io.",
         # a function: listing the methods imports them, only for `skcal fit --help`
         epilog=lambda: f"Methods: {', '.join(sorted(_methods()))} (or a calibrator "
-        "class name). Labels: integer "
-        "class indices 0..K-1 (column k of the logits is class k), or text labels "
-        "that name the logit columns, or text labels mapped to the columns in "
-        "sorted order (with a warning). A column that no label selects is an error "
-        "(skip it with --ignore-columns).",
+        "class name). Labels: integer class indices 0..K-1 (column k of the logits is "
+        "class k), or text labels that name the logit columns, or text labels mapped "
+        "to the columns in sorted order (with a warning). A column that no label "
+        "selects is an error (skip it with --ignore-columns).",
     )
     _add_table_args(f, "default: 'label' or 'y'")
     _input_type_arg(f, "the calibrator's input_type (default: logits, with a warning "
@@ -147,15 +146,14 @@ def add_subcommands(sub):
     a = sub.add_parser(
         "apply", help="calibrate logits with a saved calibrator",
         description="Write calibrated probabilities (one column per class, named "
-        "after the class) for the logits of FILE. The logit columns of a "
-        "CSV/Parquet file are matched by name to those of the file the model "
-        "was fitted on (reordered if needed; other names are an error), unless "
-        "--logit-columns lists names none of which the model knows (then they "
-        "are taken in class order). A file with a calibration and a test split "
-        "(a 'split' column, or an .npz with the _val and _test keys) gives its "
-        "test rows only, in file order; the output holds the class columns and "
-        "the label, not the skipped (--ignore-columns) columns: rows match the "
-        "input's rows by position.",
+        "after the class) for the logits of FILE. The logit columns of a CSV/Parquet "
+        "file are matched by name to those of the file the model was fitted on "
+        "(reordered if needed; other names are an error), unless --logit-columns lists "
+        "names none of which the model knows (then they are taken in class order). A "
+        "file with a calibration and a test split (a 'split' column, or an .npz with "
+        "the _val and _test keys) gives its test rows only, in file order; the output "
+        "holds the class columns and the label, not the skipped (--ignore-columns) "
+        "columns: rows match the input's rows by position.",
     )
     a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     _add_table_args(a, "optional; copied to the output when present")
@@ -323,10 +321,9 @@ _PROBA_RULE = ("every value in [0, 1] and, with two or more columns, every row "
 
 _PROBA_WARNING = (
     f"the scores look like probabilities ({_PROBA_RULE}; one column is the "
-    "probability of the second class) but are read as logits, because --input-type "
-    "was not given; pass "
-    "--input-type probabilities (or --input-type logits to keep this reading and "
-    "silence this warning)"
+    "probability of the second class) but are read as logits, because --input-type was "
+    "not given; pass --input-type probabilities (or --input-type logits to keep this "
+    "reading and silence this warning)"
 )
 
 
@@ -411,9 +408,8 @@ def _column_order(model, table):
     raise _UserError(
         f"{table.path}: the model was fitted {fitted_on}; classes {names[:10]}), so "
         f"the logit columns {cols[:10]} cannot be "
-        "matched to its classes by name; list them in class order with "
-        "--logit-columns (they are then taken by position), or name them after the "
-        "classes")
+        "matched to its classes by name; list them in class order with --logit-columns "
+        "(they are then taken by position), or name them after the classes")
 
 
 def _two_columns(table, input_type):

@@ -60,15 +60,14 @@ def _benchmark_epilog():
     from .benchmark._benchmark import available_methods
 
     return (
-        "File formats for --data: .npz with keys logits_val, y_val, "
-        "logits_test, y_test (or logits, y: split 50/50 with --seed); "
-        "NAME_logits.npy with NAME_labels.npy beside it (split with "
-        "--seed); .csv with a header, a 'label' column, an optional "
-        "'split' column (val/test) and one column per class logit; labels "
-        "are class indices 0..K-1 or text labels, matched to the logit "
-        "columns by header name (else in sorted order, with a warning); a "
-        "column that no label selects is an error (skip it with "
-        "--ignore-columns); .parquet with the same columns as .csv. "
+        "File formats for --data: .npz with keys logits_val, y_val, logits_test, "
+        "y_test (or logits, y: split 50/50 with --seed); NAME_logits.npy with "
+        "NAME_labels.npy beside it (split with --seed); .csv with a header, a 'label' "
+        "column, an optional 'split' column (val/test) and one column per class logit; "
+        "labels are class indices 0..K-1 or text labels, matched to the logit columns "
+        "by header name (else in sorted order, with a warning); a column that no label "
+        "selects is an error (skip it with --ignore-columns); .parquet with the same "
+        "columns as .csv. "
         f"Methods: {', '.join(available_methods())}."
     )
 
@@ -89,13 +88,12 @@ def _parser():
         "benchmark",
         help="compare calibration methods on real logits",
         description=(
-            "Fit each calibration method on the calibration split and report "
-            "NLL, top-label ECE (15 bins), Brier score, accuracy and fit time "
-            "on the test split; --wide adds the library, classwise ECE, predict "
-            "time and the intervals of ECE, Brier score and accuracy (the "
-            "benchmark.md and benchmark.csv of --output hold every column). "
-            "Without --data, --dataset or "
-            "--sklearn-sets, runs on every bundled data set."
+            "Fit each calibration method on the calibration split and report NLL, "
+            "top-label ECE (15 bins), Brier score, accuracy and fit time on the test "
+            "split; --wide adds the library, classwise ECE, predict time and the "
+            "intervals of ECE, Brier score and accuracy (the benchmark.md and "
+            "benchmark.csv of --output hold every column). Without --data, --dataset "
+            "or --sklearn-sets, runs on every bundled data set."
         ),
         epilog=_benchmark_epilog,
     )
