@@ -76,14 +76,9 @@ def _parser():
     from . import __version__
     from .datasets import list_datasets
 
-    parser = _Parser(
-        prog="skcal", description="Post-hoc probability calibration tools."
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"skcal {__version__}"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    parser = _Parser(prog="skcal", description="Post-hoc probability calibration tools.")
+    parser.add_argument("--version", action="version", version=f"skcal {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     b = sub.add_parser(
         "benchmark",
         help="compare calibration methods on real logits",
