@@ -124,11 +124,10 @@ def add_subcommands(sub):
         "fitted calibrator with skops.io.",
         # a function: listing the methods imports them, only for `skcal fit --help`
         epilog=lambda: f"Methods: {', '.join(sorted(_methods()))} (or a calibrator "
-        "class name). Labels: integer "
-        "class indices 0..K-1 (column k of the logits is class k), or text labels "
-        "that name the logit columns, or text labels mapped to the columns in "
-        "sorted order (with a warning). A column that no label selects is an error "
-        "(skip it with --ignore-columns).",
+        "class name). Labels: integer class indices 0..K-1 (column k of the logits is "
+        "class k), or text labels that name the logit columns, or text labels mapped "
+        "to the columns in sorted order (with a warning). A column that no label "
+        "selects is an error (skip it with --ignore-columns).",
     )
     _add_table_args(f, "default: 'label' or 'y'")
     _input_type_arg(f, "the calibrator's input_type (default: logits, with a warning "
@@ -147,15 +146,14 @@ def add_subcommands(sub):
     a = sub.add_parser(
         "apply", help="calibrate logits with a saved calibrator",
         description="Write calibrated probabilities (one column per class, named "
-        "after the class) for the logits of FILE. The logit columns of a "
-        "CSV/Parquet file are matched by name to those of the file the model "
-        "was fitted on (reordered if needed; other names are an error), unless "
-        "--logit-columns lists names none of which the model knows (then they "
-        "are taken in class order). A file with a calibration and a test split "
-        "(a 'split' column, or an .npz with the _val and _test keys) gives its "
-        "test rows only, in file order; the output holds the class columns and "
-        "the label, not the skipped (--ignore-columns) columns: rows match the "
-        "input's rows by position.",
+        "after the class) for the logits of FILE. The logit columns of a CSV/Parquet "
+        "file are matched by name to those of the file the model was fitted on "
+        "(reordered if needed; other names are an error), unless --logit-columns lists "
+        "names none of which the model knows (then they are taken in class order). A "
+        "file with a calibration and a test split (a 'split' column, or an .npz with "
+        "the _val and _test keys) gives its test rows only, in file order; the output "
+        "holds the class columns and the label, not the skipped (--ignore-columns) "
+        "columns: rows match the input's rows by position.",
     )
     a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     _add_table_args(a, "optional; copied to the output when present")
@@ -243,8 +241,7 @@ def _calibrator_params(params, methods):
         if unknown:
             raise _UserError(
                 f"--param {key}: unknown method {unknown[0]!r}; choose from "
-                f"{', '.join(sorted(methods))}"
-            )
+                f"{', '.join(sorted(methods))}")
         made = [methods[v]() for v in names]
         out[key] = made if many else made[0]
     return out
@@ -270,12 +267,10 @@ def _check_nested_params(est, params):
             raise _UserError(
                 f"--param {key}: {outer} is None (its default, chosen in fit), so it "
                 f"has no parameters to set; name it as well, e.g. --param {example} "
-                "(methods: skcal fit --help)"
-            )
+                "(methods: skcal fit --help)")
         raise _UserError(
             f"--param {key}: {outer} is a {type(value).__name__}, not one calibrator, "
-            f"so it has no parameters to set by name; give {outer} whole"
-        )
+            f"so it has no parameters to set by name; give {outer} whole")
 
 
 # ------------------------------------------------------------------- tables
@@ -284,8 +279,7 @@ def _read(args, role, need_labels):
         return read_logit_table(
             args.data, role=role, label_column=args.label_column,
             logit_columns=args.logit_columns, ignore_columns=args.ignore_columns,
-            need_labels=need_labels,
-        )
+            need_labels=need_labels)
 
 
 def _one_line(exc):
@@ -327,21 +321,19 @@ _PROBA_RULE = ("every value in [0, 1] and, with two or more columns, every row "
 
 _PROBA_WARNING = (
     f"the scores look like probabilities ({_PROBA_RULE}; one column is the "
-    "probability of the second class) but are read as logits, because --input-type "
-    "was not given; pass "
-    "--input-type probabilities (or --input-type logits to keep this reading and "
-    "silence this warning)"
+    "probability of the second class) but are read as logits, because --input-type was "
+    "not given; pass --input-type probabilities (or --input-type logits to keep this "
+    "reading and silence this warning)"
 )
 
 
-def scores_as_logits(Z, input_type, source, command, warn=True):
+def scores_as_logits(Z, input_type, source):
     """``(logits, flagged)``: the scores ``Z`` read as ``input_type``.
 
     ``Z`` is ``table.scores``, read by :func:`skcal.utils.validation.check_scores`
     (the calibrators' rule); ``input_type=None`` (``--input-type`` not given) reads
-    logits, and ``flagged`` says whether the scores looked like probabilities,
-    when the warning is printed as ``skcal COMMAND: warning: SOURCE: ...``
-    (unless ``warn`` is False). Bad probabilities are a one-line ``_UserError``
+    logits, and ``flagged`` says whether the scores looked like probabilities (the
+    caller words the warning). Bad probabilities are a one-line ``_UserError``
     naming ``source``.
     """
     from .utils.validation import ProbabilitiesAsLogitsWarning
@@ -353,8 +345,6 @@ def scores_as_logits(Z, input_type, source, command, warn=True):
         except ValueError as exc:
             raise _UserError(_one_line(exc)) from None
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
-    if flagged and warn:
-        print(f"skcal {command}: warning: {source}: {_PROBA_WARNING}", file=sys.stderr)
     return out, flagged
 
 
@@ -374,23 +364,17 @@ def _load_model(path):
         raise _UserError(f"{path}: not a loadable skcal model ({_one_line(exc)})") from None
     if not isinstance(model, BaseCalibrator):
         raise _UserError(
-            f"{path}: holds a {model.__class__.__name__}, not a skcal calibrator"
-        )
+            f"{path}: holds a {model.__class__.__name__}, not a skcal calibrator")
     return model
 
 
 def _column_order(model, table):
     """Indices of the table's logit columns in the model's input order, or None.
 
-    A model fitted by ``skcal fit`` on a CSV/Parquet file keeps that file's
-    logit column names (``feature_names_in_``): a table with the same names
-    in another order is reordered, other names are an error naming the
-    missing and extra columns. Only ``--logit-columns`` naming none of the
-    fitted names (an explicit choice) or a file without column names (.npz,
-    .npy) is taken by position. A model without column names (fitted on an
-    .npz / .npy file, or by an older skcal) matches columns named after its
-    classes by name; other names are refused (they could be in any order)
-    unless ``--logit-columns`` lists them, which takes them by position.
+    Columns are matched by name: to the model's ``feature_names_in_`` (kept
+    by ``skcal fit`` from a CSV/Parquet file), else to its classes; other
+    names are an error. Taken by position: a file without column names
+    (.npz, .npy), or ``--logit-columns`` naming none of the fitted names.
     """
     if table.columns is None:
         return None
@@ -398,10 +382,8 @@ def _column_order(model, table):
     fitted = getattr(model, "feature_names_in_", None)
     if fitted is not None:
         fitted = [str(c) for c in fitted]
-        if cols == fitted:
-            return None
         if sorted(cols) == sorted(fitted):
-            return [cols.index(c) for c in fitted]
+            return None if cols == fitted else [cols.index(c) for c in fitted]
         if table.explicit_columns and not set(cols) & set(fitted):
             return None  # explicit positional use, checked for the count later
         missing = [c for c in fitted if c not in cols]
@@ -412,8 +394,7 @@ def _column_order(model, table):
             f"{extra[:10]}; rename them, skip extra columns with --ignore-columns, "
             "pass --label-column for a label column, or list the logit columns in "
             "class order with --logit-columns (names not among the fitted ones are "
-            "then taken by position)"
-        )
+            "then taken by position)")
     names = [str(c) for c in _input_classes(model)]
     if sorted(cols) == sorted(names):
         return None if cols == names else [cols.index(n) for n in names]
@@ -427,10 +408,8 @@ def _column_order(model, table):
     raise _UserError(
         f"{table.path}: the model was fitted {fitted_on}; classes {names[:10]}), so "
         f"the logit columns {cols[:10]} cannot be "
-        "matched to its classes by name; list them in class order with "
-        "--logit-columns (they are then taken by position), or name them after the "
-        "classes"
-    )
+        "matched to its classes by name; list them in class order with --logit-columns "
+        "(they are then taken by position), or name them after the classes")
 
 
 def _two_columns(table, input_type):
@@ -443,10 +422,11 @@ def _two_columns(table, input_type):
     return table.logits
 
 
-def _model_input(model, table):
+def _model_input(model, table, command):
     """``(Z, order)``: the table's scores in the model's input order, and that
     order (indices of the table's columns, None for the table's own order).
-    A model fitted on one column gets the 1-D score as the file holds it."""
+    A model fitted on one column gets the 1-D score as the file holds it. A
+    model fitted on logits warns (``skcal COMMAND``) of probability-like ``Z``."""
     Z = _two_columns(table, model.input_type)
     n_in = model.n_features_in_ if model.n_features_in_ != 1 else 2
     names = [str(c) for c in model.classes_]
@@ -458,8 +438,7 @@ def _model_input(model, table):
             raise _UserError(
                 f"{table.path}: column {extra[0]!r} is neither the label column nor "
                 f"a class of the model ({names[:10]}); skip it with --ignore-columns "
-                f"{extra[0]}, or pass --label-column or --logit-columns"
-            )
+                f"{extra[0]}, or pass --label-column or --logit-columns")
     order = _column_order(model, table)
     if Z.shape[1] != n_in:
         classes = np.asarray(model.classes_)[:10].tolist()
@@ -467,12 +446,10 @@ def _model_input(model, table):
             raise _UserError(
                 f"{table.path}: {Z.shape[1]} logit columns but the model was fitted "
                 f"on a 1-D binary score for 2 classes {classes}; pass one score "
-                "column, as in fit, or 2 columns in class order"
-            )
+                "column, as in fit, or 2 columns in class order")
         raise _UserError(
             f"{table.path}: {Z.shape[1]} logit columns but the model was fitted on "
-            f"{n_in} (classes {classes})"
-        )
+            f"{n_in} (classes {classes})")
     if order is not None:
         Z = Z[:, order]
     if model.n_features_in_ == 1:
@@ -482,32 +459,20 @@ def _model_input(model, table):
             Z = np.asarray(Z[:, 1], dtype=np.float64)
         else:
             Z = np.asarray(Z[:, 1], dtype=np.float64) - Z[:, 0]
+    if model.input_type == "logits" and scores_as_logits(Z, None, table.path)[1]:
+        rule = ("every value in [0, 1], every row summing to 1" if np.ndim(Z) == 2
+                and np.shape(Z)[1] > 1 else "one score column, every value in [0, 1]")
+        print(f"skcal {command}: warning: {table.path}: the scores look like "
+              f"probabilities ({rule}) but the model was fitted on logits "
+              "(input_type='logits') and reads them as logits; fit it with "
+              "--input-type probabilities if they are probabilities", file=sys.stderr)
     return Z, order
 
 
-def _warn_if_model_reads_probabilities(model, Z, source, command):
-    """The probabilities-as-logits warning for a model fitted on logits (apply, report)."""
-    if model.input_type != "logits":
-        return
-    _, flagged = scores_as_logits(Z, None, source, command, warn=False)
-    if flagged:
-        rule = ("every value in [0, 1], every row summing to 1" if np.ndim(Z) == 2
-                and np.shape(Z)[1] > 1 else "one score column, every value in [0, 1]")
-        print(
-            f"skcal {command}: warning: {source}: the scores look like probabilities "
-            f"({rule}) but the model was fitted "
-            "on logits (input_type='logits') and reads them as logits; fit it with "
-            "--input-type probabilities if they are probabilities",
-            file=sys.stderr,
-        )
-
-
-def _predict(model, Z, log=False):
-    """``predict_proba`` / ``predict_log_proba`` of the logits array ``Z``, whose
-    columns were matched by name here (scikit-learn's warning that an array
-    has no feature names is then moot), and whose probabilities-as-logits
-    warning was printed in the CLI's words (_warn_if_model_reads_probabilities,
-    judged on every row)."""
+def _predict(model, Z, path, log=False):
+    """``predict_proba`` / ``predict_log_proba`` of ``Z`` (errors name ``path``),
+    silencing the warnings said already: its columns were matched by name (no
+    feature names is moot), and the probabilities-as-logits one by _model_input."""
     from .utils.validation import ProbabilitiesAsLogitsWarning
 
     with warnings.catch_warnings():
@@ -515,7 +480,10 @@ def _predict(model, Z, log=False):
             "ignore", message="X does not have valid feature names", category=UserWarning
         )
         warnings.filterwarnings("ignore", category=ProbabilitiesAsLogitsWarning)
-        return model.predict_log_proba(Z) if log else model.predict_proba(Z)
+        try:
+            return model.predict_log_proba(Z) if log else model.predict_proba(Z)
+        except ValueError as exc:
+            raise _UserError(f"{path}: {_one_line(exc)}") from None
 
 
 def _input_classes(model):
@@ -540,8 +508,7 @@ def _encode(y, classes, path):
         bad = bad.item() if hasattr(bad, "item") else bad  # no numpy repr in the message
         raise _UserError(
             f"{path}: label {bad!r} is not one of the model's classes "
-            f"{classes[:10].tolist()}"
-        ) from None
+            f"{classes[:10].tolist()}") from None
 
 
 # -------------------------------------------------------------------- fit
@@ -549,8 +516,7 @@ def _cmd_fit(args):
     methods = _methods()
     if args.method not in methods:
         raise _UserError(
-            f"unknown method {args.method!r}; choose from {', '.join(sorted(methods))}"
-        )
+            f"unknown method {args.method!r}; choose from {', '.join(sorted(methods))}")
     out = _check_output_file(args.output, (".skops",),
                              "the model file must end in .skops")
     params = _parse_params(args.param)
@@ -558,8 +524,7 @@ def _cmd_fit(args):
         if params.get("input_type", args.input_type) != args.input_type:
             raise _UserError(
                 f"--input-type {args.input_type} contradicts --param "
-                f"input_type={params['input_type']}"
-            )
+                f"input_type={params['input_type']}")
         params["input_type"] = args.input_type
     cls = methods[args.method]
     if getattr(cls, "inner", None) is not None and "calibrator" in params:
@@ -568,15 +533,13 @@ def _cmd_fit(args):
         raise _UserError(
             f"--method {args.method} is {cls.__name__} over {cls.inner.__name__}, "
             f"its calibrator fixed: --param calibrator does not apply to it; use "
-            f"--method {method_name(cls.wrapper)} with --param calibrator"
-        )
+            f"--method {method_name(cls.wrapper)} with --param calibrator")
     if params.get("n_extra_features", 0) not in (0, None):
         # every column the reader keeps is the logit of a class
         raise _UserError(
             "--param n_extra_features: skcal fit reads every column as a class logit, "
             "so it cannot pass extra features; fit LocalTemperatureScaler with extra "
-            "features in Python"
-        )
+            "features in Python")
     try:
         params = _calibrator_params(params, methods)
         est = cls()
@@ -591,8 +554,7 @@ def _cmd_fit(args):
         raise _UserError(
             f"{table.path}: the labels hold one class only "
             f"({classes[np.unique(y)[0]].item()!r}); "
-            "calibration needs at least 2 classes"
-        )
+            "calibration needs at least 2 classes")
     if "classes" in est.get_params() and "classes" not in params:
         est.set_params(classes=classes)
     elif "classes" in params and table.columns is not None and classes.dtype.kind in "US":
@@ -602,19 +564,15 @@ def _cmd_fit(args):
             raise _UserError(
                 f"--param classes={given} names the logit columns {names} in another "
                 "order: the columns are matched to the labels by name; drop the classes "
-                "parameter, or reorder the columns (--logit-columns)"
-            )
-    from .utils.validation import (
-        ProbabilitiesAsLogitsWarning,
-        probabilities_as_logits_message,
-    )
+                "parameter, or reorder the columns (--logit-columns)")
+    from .utils.validation import ProbabilitiesAsLogitsWarning
+    from .utils.validation import probabilities_as_logits_message
 
     def text(w):  # the calibrator's warning naming the option, not input_type
         if not issubclass(w.category, ProbabilitiesAsLogitsWarning):
             return w.message
-        return probabilities_as_logits_message(
-            est.n_features_in_ == 1, name=str(table.path), cli=True
-        )
+        return probabilities_as_logits_message(est.n_features_in_ == 1,
+                                               name=str(table.path), cli=True)
 
     with cli_messages("fit", (ValueError, TypeError), text):
         t0 = time.perf_counter()
@@ -622,9 +580,8 @@ def _cmd_fit(args):
         # calibrator reads them by its input_type, with its warnings
         est.fit(table.scores, classes[y])  # the labels, as the file names them
         elapsed = time.perf_counter() - t0
-    if table.columns is not None and len(table.columns) == getattr(
-        est, "n_features_in_", None
-    ):
+    n_in = getattr(est, "n_features_in_", None)
+    if table.columns is not None and len(table.columns) == n_in:
         # keep the logit columns' names, as a fit on a DataFrame does: apply and
         # report match a file's columns to them by name
         est.feature_names_in_ = np.asarray(table.columns, dtype=object)
@@ -635,10 +592,8 @@ def _cmd_fit(args):
     except OSError as exc:
         raise _UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     n, K = table.logits.shape
-    print(
-        f"fitted {cls.__name__} on {n} rows, {K} classes in {elapsed:.3g} s"
-        f"{_summary(est)}; wrote {out}"
-    )
+    print(f"fitted {cls.__name__} on {n} rows, {K} classes in {elapsed:.3g} s"
+          f"{_summary(est)}; wrote {out}")
     return 0
 
 
@@ -669,16 +624,11 @@ def _cmd_apply(args):
     if out.exists() and Path(args.data).exists() and os.path.samefile(out, args.data):
         raise _UserError(
             f"--output {out} is the --data file {args.data}: it would overwrite its "
-            "input; write to another file"
-        )
+            "input; write to another file")
     model = _load_model(args.model)
     table = _read(args, "apply", need_labels=False)
-    Z, _ = _model_input(model, table)
-    _warn_if_model_reads_probabilities(model, Z, table.path, "apply")
-    try:
-        res = _predict(model, Z, log=args.log_proba)
-    except ValueError as exc:
-        raise _UserError(f"{table.path}: {_one_line(exc)}") from None
+    Z, _ = _model_input(model, table, "apply")
+    res = _predict(model, Z, table.path, log=args.log_proba)
     names = [str(c) for c in model.classes_]
     extra = {}
     if table.y is not None:
@@ -687,10 +637,8 @@ def _cmd_apply(args):
         named = Path(table.path).suffix.lower() in (".csv", ".parquet")
         extra[table.label_column if named else "y"] = table.y
     try:
-        write_table(
-            out, names, res, npz_key="log_proba" if args.log_proba else "proba",
-            extra=extra,
-        )
+        write_table(out, names, res, npz_key="log_proba" if args.log_proba else "proba",
+                    extra=extra)
     except OSError as exc:
         raise _UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     except ValueError as exc:
@@ -713,14 +661,9 @@ def _split_rows(table):
 
 # ----------------------------------------------------------------- report
 def _with_intervals(y, P, n_bins, n_bootstrap, seed):
-    """Point estimates and 95% BCa bootstrap intervals (rows resampled).
-
-    The intervals are those of ``skcal benchmark``
-    (:func:`skcal.benchmark._benchmark.bootstrap_interval`, the ECE's
-    equal-width bins those of the full sample). BCa rather than percentile:
-    the binned ECE of a well-calibrated model is biased upwards and its
-    percentile interval can lie entirely above the estimate.
-    """
+    """Point estimates and 95% BCa bootstrap intervals (rows resampled): those
+    of ``skcal benchmark`` (:func:`skcal.benchmark._benchmark.bootstrap_interval`,
+    whose ``INTERVAL_METHOD`` says why BCa), with the full sample's ECE bins."""
     from .benchmark._benchmark import _metrics, bootstrap_interval, interval_statistic
 
     with np.errstate(divide="ignore"):
@@ -754,8 +697,7 @@ def _cmd_report(args):
     except ImportError:
         raise _UserError(
             "skcal report needs matplotlib for the reliability diagram; install it "
-            "(pip install 'skcal[plot]')"
-        ) from None
+            "(pip install 'skcal[plot]')") from None
     table = _read(args, "report", need_labels=True)
     _check_n_bins_arg(args.n_bins, len(table.y))
     if args.n_bootstrap and len(table.y) < 2:
@@ -768,10 +710,8 @@ def _cmd_report(args):
         if args.input_type not in (None, model.input_type):
             raise _UserError(
                 f"--input-type {args.input_type}: the model was fitted with "
-                f"input_type={model.input_type!r}"
-            )
-        Z, order = _model_input(model, table)
-        _warn_if_model_reads_probabilities(model, Z, table.path, "report")
+                f"input_type={model.input_type!r}")
+        Z, order = _model_input(model, table, "report")
         # labels and uncalibrated scores in the model's input column order, then
         # in classes_ (sorted) order, the order of its predict_proba columns
         y = _encode(np.asarray(table.y), _input_classes(model), table.path)
@@ -786,15 +726,12 @@ def _cmd_report(args):
             P0 = Z2 / Z2.sum(axis=1, keepdims=True)
         else:
             P0 = softmax(Z2, axis=1)
-        try:
-            # float64 logits: float32 probabilities would round small ones
-            # to 0 and give an infinite NLL where score() is finite
-            # (16-bit probabilities are checked in their dtype, as in fit)
-            wide = model.input_type == "logits" or np.asarray(Z).dtype.itemsize >= 4
-            P1 = np.asarray(_predict(model, np.asarray(Z, dtype=np.float64) if wide else Z),
-                            dtype=np.float64)
-        except ValueError as exc:
-            raise _UserError(f"{table.path}: {_one_line(exc)}") from None
+        # float64 logits: float32 probabilities would round small ones to 0
+        # and give an infinite NLL where score() is finite (16-bit
+        # probabilities are checked in their dtype, as in fit)
+        wide = model.input_type == "logits" or np.asarray(Z).dtype.itemsize >= 4
+        P1 = np.asarray(_predict(model, np.asarray(Z, dtype=np.float64) if wide else Z,
+                                 table.path), dtype=np.float64)
         name = model.__class__.__name__
         if hasattr(model, "best_name_"):  # AutoCalibrator: the candidate it chose
             name += f" ({model.best_name_})"
@@ -804,8 +741,7 @@ def _cmd_report(args):
             y, _ = encode_labels(table)
         # checked in their own dtype (16-bit probabilities have a wider row-sum
         # tolerance, as in fit and the calibrators), then widened
-        Z, flagged = scores_as_logits(table.scores, args.input_type, table.path, "report",
-                                      warn=False)
+        Z, flagged = scores_as_logits(table.scores, args.input_type, table.path)
         Z = np.asarray(Z, dtype=np.float64)
         if flagged:  # a report of probabilities read as logits would be nonsense
             raise _UserError(

@@ -60,15 +60,14 @@ def _benchmark_epilog():
     from .benchmark._benchmark import available_methods
 
     return (
-        "File formats for --data: .npz with keys logits_val, y_val, "
-        "logits_test, y_test (or logits, y: split 50/50 with --seed); "
-        "NAME_logits.npy with NAME_labels.npy beside it (split with "
-        "--seed); .csv with a header, a 'label' column, an optional "
-        "'split' column (val/test) and one column per class logit; labels "
-        "are class indices 0..K-1 or text labels, matched to the logit "
-        "columns by header name (else in sorted order, with a warning); a "
-        "column that no label selects is an error (skip it with "
-        "--ignore-columns); .parquet with the same columns as .csv. "
+        "File formats for --data: .npz with keys logits_val, y_val, logits_test, "
+        "y_test (or logits, y: split 50/50 with --seed); NAME_logits.npy with "
+        "NAME_labels.npy beside it (split with --seed); .csv with a header, a 'label' "
+        "column, an optional 'split' column (val/test) and one column per class logit; "
+        "labels are class indices 0..K-1 or text labels, matched to the logit columns "
+        "by header name (else in sorted order, with a warning); a column that no label "
+        "selects is an error (skip it with --ignore-columns); .parquet with the same "
+        "columns as .csv. "
         f"Methods: {', '.join(available_methods())}."
     )
 
@@ -77,25 +76,19 @@ def _parser():
     from . import __version__
     from .datasets import list_datasets
 
-    parser = _Parser(
-        prog="skcal", description="Post-hoc probability calibration tools."
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"skcal {__version__}"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    parser = _Parser(prog="skcal", description="Post-hoc probability calibration tools.")
+    parser.add_argument("--version", action="version", version=f"skcal {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     b = sub.add_parser(
         "benchmark",
         help="compare calibration methods on real logits",
         description=(
-            "Fit each calibration method on the calibration split and report "
-            "NLL, top-label ECE (15 bins), Brier score, accuracy and fit time "
-            "on the test split; --wide adds the library, classwise ECE, predict "
-            "time and the intervals of ECE, Brier score and accuracy (the "
-            "benchmark.md and benchmark.csv of --output hold every column). "
-            "Without --data, --dataset or "
-            "--sklearn-sets, runs on every bundled data set."
+            "Fit each calibration method on the calibration split and report NLL, "
+            "top-label ECE (15 bins), Brier score, accuracy and fit time on the test "
+            "split; --wide adds the library, classwise ECE, predict time and the "
+            "intervals of ECE, Brier score and accuracy (the benchmark.md and "
+            "benchmark.csv of --output hold every column). Without --data, --dataset "
+            "or --sklearn-sets, runs on every bundled data set."
         ),
         epilog=_benchmark_epilog,
     )
@@ -200,25 +193,19 @@ def _parser():
 def _load(args):
     from .datasets import list_datasets, load_logits
 
-    datasets = []
     for flag, given, keys in (("--data", args.data, [Path(p).resolve() for p in args.data]),
                               ("--dataset", args.dataset, args.dataset)):
         twice = next((g for i, g in enumerate(given) if keys[i] in keys[:i]), None)
         if twice is not None:
             raise _UserError(f"{flag} names {twice} more than once (a data set counts once)")
-    for path in args.data:
-        datasets.append(_load_file(
-            path, random_state=args.seed,
-            label_column=args.label_column,
-            logit_columns=args.logit_columns,
-            ignore_columns=args.ignore_columns,
-            input_type=args.input_type,
-        ))
+    datasets = [_load_file(path, random_state=args.seed, label_column=args.label_column,
+                           logit_columns=args.logit_columns, input_type=args.input_type,
+                           ignore_columns=args.ignore_columns) for path in args.data]
     names = list(args.dataset)
-    if not names and not args.data and not getattr(args, "sklearn_sets", False):
+    if not names and not args.data and not args.sklearn_sets:
         names = [FAST_DATASET] if args.fast else list_datasets()
     datasets.extend(load_logits(n) for n in names)
-    if getattr(args, "sklearn_sets", False):
+    if args.sklearn_sets:
         from .benchmark._sklearn_sets import sklearn_sets
 
         datasets.extend(sklearn_sets(random_state=args.seed))
@@ -230,8 +217,7 @@ def _load(args):
             raise _UserError(
                 f"{d.info.get('source', d.name)}: the calibration split holds "
                 f"labels of one class only ({label}); calibration needs "
-                "at least 2 classes"
-            )
+                "at least 2 classes")
     seen = set()
     for d in datasets:  # make names unique for the table and the PNG files
         base, i = d.name, 2
@@ -273,10 +259,8 @@ def _shifted(args, datasets):
     out = []
     if args.shift_data:
         if len(datasets) != 1:
-            raise _UserError(
-                f"--shift-data needs exactly one data set to fit on (--data or "
-                f"--dataset), got {len(datasets)}"
-            )
+            raise _UserError("--shift-data needs exactly one data set to fit on "
+                             f"(--data or --dataset), got {len(datasets)}")
         sd = _load_file(args.shift_data, random_state=args.seed,
                         input_type=args.input_type)
         with cli_messages("benchmark"):
@@ -300,12 +284,11 @@ def _peer_bars_silenced(silence):
     fill screens. ``tqdm.std.tqdm`` is the base of every tqdm class, so its
     ``__init__`` gets ``disable=True``; restored on exit.
     """
-    if not silence:
-        yield
-        return
     try:
         import tqdm.std
     except ImportError:
+        tqdm = None
+    if not silence or tqdm is None:
         yield
         return
     cls = tqdm.std.tqdm
@@ -333,10 +316,9 @@ def _refuse_unused_options(args):
     and --fast (no peers, one set) contradicts --full (every method and peer).
     """
     if args.fast and args.full:
-        raise _UserError(
-            "--fast and --full contradict each other (--fast: no peers, one data set; "
-            "--full: every method and installed peer); drop one of them"
-        )
+        raise _UserError("--fast and --full contradict each other (--fast: no peers, "
+                         "one data set; --full: every method and installed peer); drop "
+                         "one of them")
     for flag, value, reads in (
         ("--label-column", args.label_column, args.data),
         ("--logit-columns", args.logit_columns, args.data),
@@ -350,15 +332,11 @@ def _refuse_unused_options(args):
                 f"{'--data or --shift-data' if scores else '--data'}, and none is "
                 "given (the bundled and --sklearn-sets data sets "
                 f"{'hold logits' if scores else 'have no columns to choose'}); "
-                f"drop {flag} or give a file"
-            )
+                f"drop {flag} or give a file")
     if args.shift_draws is not None and args.label_shift is None:
-        raise _UserError(
-            "--shift-draws counts the draws of --label-shift, which is not given; "
-            "add --label-shift ALPHA or drop --shift-draws"
-        )
-    if args.shift_draws is None:
-        args.shift_draws = 5
+        raise _UserError("--shift-draws counts the draws of --label-shift, which is "
+                         "not given; add --label-shift ALPHA or drop --shift-draws")
+    args.shift_draws = 5 if args.shift_draws is None else args.shift_draws
 
 
 def _benchmark(args):
@@ -377,9 +355,7 @@ def _benchmark(args):
         given = [m.strip() for m in args.methods.split(",")]
         known = bm.available_methods(peers=True)
         if not any(given):
-            raise _UserError(
-                f"--methods is empty; choose from {', '.join(known)}"
-            )
+            raise _UserError(f"--methods is empty; choose from {', '.join(known)}")
         if not all(given):
             raise _UserError(f"--methods has an empty name in {args.methods!r}")
         # skcal fit's names of the wrappers (smoothed) name their rows here
@@ -393,20 +369,17 @@ def _benchmark(args):
                     for a in aliases))
         unknown = [m for m in methods if m not in known and m != "auto"]
         if unknown:
-            raise _UserError(
-                f"unknown method(s) {', '.join(unknown)}; choose from "
-                f"{', '.join(known)}"
-            )
+            raise _UserError(f"unknown method(s) {', '.join(unknown)}; choose from "
+                             f"{', '.join(known)}")
         methods = [m for m in methods if m != "auto"]  # always run (recommend=True)
         if not peers:
             own = bm.available_methods(peers=False)
             excluded = [m for m in methods if m not in own]
             if excluded:
                 flag = "--no-peers" if args.no_peers else "--fast"
-                raise _UserError(
-                    f"{flag} excludes the peer method(s) {', '.join(excluded)} "
-                    f"named in --methods; drop {flag} or those methods"
-                )
+                raise _UserError(f"{flag} excludes the peer method(s) "
+                                 f"{', '.join(excluded)} named in --methods; drop "
+                                 f"{flag} or those methods")
     has_matplotlib = True
     if args.output:
         try:
@@ -414,9 +387,8 @@ def _benchmark(args):
         except ImportError:
             has_matplotlib = False
     datasets = _load(args)
-    out_dir = None
-    if args.output:
-        out_dir = Path(args.output)
+    out_dir = Path(args.output) if args.output else None
+    if out_dir is not None:
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -428,12 +400,10 @@ def _benchmark(args):
                 "needs at least 2 (pass --resamples 0 for no intervals)")
         absent = np.setdiff1d(np.unique(d.y_test), np.unique(d.y_val))
         if len(absent):
-            print(
-                f"skcal benchmark: warning: {d.name}: class(es) "
-                f"{absent[:10].tolist()} of the test split never occur in the "
-                "calibration split; the calibrators fit them without examples",
-                file=sys.stderr,
-            )
+            print(f"skcal benchmark: warning: {d.name}: class(es) "
+                  f"{absent[:10].tolist()} of the test split never occur in the "
+                  "calibration split; the calibrators fit them without examples",
+                  file=sys.stderr)
     shifted = _shifted(args, datasets)
     show_bar = not args.quiet and sys.stderr.isatty()
 
@@ -445,9 +415,7 @@ def _benchmark(args):
         rows = bm.run_benchmark(
             datasets + shifted, methods, peers=peers, random_state=args.seed,
             progress=show_bar, keep_proba=out_dir is not None,
-            n_resamples=args.resamples, n_repeats=args.repeats,
-            recommend=True, log=log,
-        )
+            n_resamples=args.resamples, n_repeats=args.repeats, recommend=True, log=log)
     by_name = {d.name: d for d in datasets + shifted}
     base_names = {d.name for d in datasets}
     recs = {r["dataset"]: r["recommendation"] for r in rows if "recommendation" in r}
@@ -470,15 +438,11 @@ def _benchmark(args):
     if failed:  # no method could calibrate it: bad input, not a method bug
         name, status = next(iter(failed.items()))
         more = f" (and {len(failed) - 1} more data set(s))" if len(failed) > 1 else ""
-        raise _UserError(
-            f"no calibration method could be fitted on {name}{more}: "
-            f"{status[len('error: '):]}"
-        )
+        raise _UserError(f"no calibration method could be fitted on {name}{more}: "
+                         f"{status[len('error: '):]}")
     if out_dir is not None:
-        intervals = (
-            f" Intervals: {args.resamples} bootstrap resamples of the test split."
-            if args.resamples else ""
-        )
+        intervals = (f" Intervals: {args.resamples} bootstrap resamples of the test "
+                     "split." if args.resamples else "")
         md = (
             "# skcal benchmark\n\nFitted on the calibration split, scored on "
             "the test split. ECE: 15 equal-width bins. "
@@ -497,9 +461,7 @@ def _benchmark(args):
         # per set: the recommended method and those within noise of it, the
         # NLL change of every method; across sets: the win rates
         first = [s for s in shifted if s.shift.get("draw", 0) == 0]
-        for d in datasets + first:
-            if not has_matplotlib:
-                break
+        for d in datasets + first if has_matplotlib else []:
             mine = [r for r in rows if r["dataset"] == d.name]
             png = f"reliability_{_file_name(d.name)}.png"
             _decide.plot_recommended_reliability(
@@ -517,12 +479,9 @@ def _benchmark(args):
             written.append("win_rates.png")
         print(f"wrote {', '.join(written)} to {out_dir}{os.sep}")
         if not has_matplotlib:
-            print(
-                "skcal benchmark: notice: matplotlib is not installed, so the "
-                "reliability diagrams (PNG) were skipped; pip install 'skcal[plot]' "
-                "to get them",
-                file=sys.stderr,
-            )
+            print("skcal benchmark: notice: matplotlib is not installed, so the "
+                  "reliability diagrams (PNG) were skipped; pip install 'skcal[plot]' "
+                  "to get them", file=sys.stderr)
     return 0
 
 
@@ -589,17 +548,9 @@ def main(argv=None):
         # the reader of stdout went away (``skcal benchmark | head``): stop
         # quietly, as Unix tools do; stdout points at devnull so that the
         # interpreter's final flush does not raise again (Python's signal docs)
-        _quiet_stdout()
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # a test's capture
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, a shell's status for a tool killed by it
-
-
-def _quiet_stdout():
-    """Point ``sys.stdout`` at devnull after a broken pipe."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
-        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

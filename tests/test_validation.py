@@ -417,9 +417,9 @@ def test_binary_probabilities_warning_for_torch_dask_and_the_cli():
         TemperatureScaler().fit(da.from_array(p, chunks=100), y)
     # skcal benchmark / report without --input-type: the same rule
     P = np.c_[1 - p, p]
-    assert scores_as_logits(P, None, "f.npz", "report", warn=False)[1]
-    assert not scores_as_logits(P, "logits", "f.npz", "report", warn=False)[1]
-    assert not scores_as_logits(np.log(P), None, "f.npz", "report", warn=False)[1]
+    assert scores_as_logits(P, None, "f.npz")[1]
+    assert not scores_as_logits(P, "logits", "f.npz")[1]
+    assert not scores_as_logits(np.log(P), None, "f.npz")[1]
 
 
 def test_local_temperature_extra_features_warn_for_probability_columns():

@@ -39,18 +39,12 @@ __all__ = [
     "failed_datasets",
 ]
 
-def _skcal_methods():
-    """skcal's calibrators from the registry: method name -> class name.
 
-    The whole-vector maps first, then the per-class maps, each in name order
-    (calibrators of other kinds, e.g. label-free ones, are not benchmarked).
-    """
-    found = all_calibrators("scaling") + all_calibrators("ovr")
-    return {method_name(cls): name for name, cls in found}
-
-
-#: skcal's own calibrators: method name -> class name in :mod:`skcal`.
-SKCAL_METHODS = _skcal_methods()
+#: skcal's own calibrators: method name -> class name in :mod:`skcal`; the
+#: whole-vector maps first, then the per-class maps, each in name order
+#: (calibrators of other kinds, e.g. label-free ones, are not benchmarked).
+SKCAL_METHODS = {method_name(cls): name
+                 for name, cls in all_calibrators("scaling") + all_calibrators("ovr")}
 
 #: skcal's wrappers over one of the calibrators above, benchmarked as named
 #: configurations (``--full``, or by name in ``methods``): method name ->
@@ -85,23 +79,14 @@ INTERVAL_METRICS = ("nll", "ece", "brier", "accuracy")
 #: Coverage of the intervals and of the paired comparisons.
 CONFIDENCE_LEVEL = 0.95
 
+#: The keys of every interval metric's columns, ``<metric>_<key>``.
+_INTERVAL_KEYS = tuple(f"{m}_{s}" for m in INTERVAL_METRICS
+                       for s in ("low", "high", "best", "beyond"))
+
 COLUMNS = (
-    "dataset",
-    "method",
-    "library",
-    "nll",
-    "ece",
-    "classwise_ece",
-    "brier",
-    "accuracy",
-    "fit_time_s",
-    "predict_time_s",
-    "status",
-    *(f"{m}_{s}" for m in INTERVAL_METRICS for s in ("low", "high", "best", "beyond")),
-    "nll_change",
-    "nll_change_low",
-    "nll_change_high",
-    "worse",
+    "dataset", "method", "library", "nll", "ece", "classwise_ece", "brier", "accuracy",
+    "fit_time_s", "predict_time_s", "status", *_INTERVAL_KEYS,
+    "nll_change", "nll_change_low", "nll_change_high", "worse",
 )
 
 
@@ -209,9 +194,8 @@ def _metrics(y, proba, n_bins=N_BINS):
     return {
         "nll": float(negative_log_likelihood(y, proba, labels=labels)),
         "ece": float(expected_calibration_error(y, proba, kind="top-label", **ece_kw)),
-        "classwise_ece": float(
-            expected_calibration_error(y, proba, kind="classwise", **ece_kw)
-        ),
+        "classwise_ece": float(expected_calibration_error(y, proba, kind="classwise",
+                                                          **ece_kw)),
         "brier": float(brier_score(y, proba, labels=labels)),
         "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
     }
@@ -220,8 +204,8 @@ def _metrics(y, proba, n_bins=N_BINS):
 def _row(data, method, library, status="ok", **extra):
     """A row of ``method`` on ``data``: the ``COLUMNS`` keys (NaN), then ``extra``."""
     row = dict.fromkeys(COLUMNS, math.nan)
-    row.update(dataset=data.name, method=method, library=library, status=status)
-    row.update(extra)
+    row.update(dataset=data.name, method=method, library=library, status=status,
+               **extra)
     return row
 
 
@@ -301,8 +285,7 @@ def _run_method(data, method, random_state, keep_proba, skip=False, n_repeats=3)
         if proba.shape != (len(data.y_test), data.n_classes):
             raise ValueError(
                 f"predict_proba returned shape {proba.shape}, expected "
-                f"{(len(data.y_test), data.n_classes)}"
-            )
+                f"{(len(data.y_test), data.n_classes)}")
         row.update(_metrics(data.y_test, proba), fit_time_s=t_fit,
                    predict_time_s=t_pred)
         notes = []
@@ -361,17 +344,12 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
                        confidence_level=CONFIDENCE_LEVEL):
     """The ``INTERVAL_METHOD`` (BCa) bootstrap interval of ``statistic`` over n rows.
 
-    The interval function of ``skcal report`` and of ``skcal benchmark``'s
-    table intervals (every metric, and the paired differences to the best
-    method behind the ``*``); the benchmark's NLL change to the uncalibrated
-    model (dNLL, its ``!`` and the recommendation's interval) is instead a
-    percentile paired bootstrap
-    (:func:`skcal.benchmark._decide.add_uncalibrated_comparison`). Rows are
-    resampled with :func:`scipy.stats.bootstrap`; the BCa acceleration comes
-    from the statistic's jackknife (Efron & Tibshirani 1993, eq. 14.9-14.15),
-    so the interval is ``scipy.stats.bootstrap(method="BCa")``'s for the same
-    resamples. Calls with the same ``random_state`` draw the same resamples
-    (paired comparisons).
+    The intervals of ``skcal report`` and of ``skcal benchmark``'s tables
+    (every metric, and the paired differences to the best method behind the
+    ``*``). Rows are resampled with :func:`scipy.stats.bootstrap`; the BCa
+    acceleration comes from the statistic's jackknife (Efron & Tibshirani
+    1993, eq. 14.9-14.15). Calls with the same ``random_state`` draw the same
+    resamples (paired comparisons).
 
     Parameters
     ----------
@@ -395,7 +373,6 @@ def bootstrap_interval(statistic, n, *, n_resamples, random_state,
         (``beyond_resamples`` of :func:`skcal.metrics.confidence_interval`):
         marked :data:`BEYOND_MARK` in the tables.
     """
-
     r = _interval(
         statistic, n, 1, method=INTERVAL_METHOD, n_resamples=n_resamples,
         confidence_level=confidence_level, rng=np.random.default_rng(random_state),
@@ -410,11 +387,8 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
 
     For each metric of ``INTERVAL_METRICS`` and each row with test
     probabilities (key ``"proba"``) and a finite value, ``<metric>_low``,
-    ``<metric>_high`` and ``<metric>_beyond`` get the BCa interval of
-    :func:`bootstrap_interval` and its flag
-    (that of ``skcal report`` and of
-    ``skcal.metrics.confidence_interval(..., method="BCa")``), and
-    ``<metric>_best`` is True
+    ``<metric>_high`` and ``<metric>_beyond`` get the interval of
+    :func:`bootstrap_interval` and its flag, and ``<metric>_best`` is True
     for the best method and for every method whose paired bootstrap
     interval of the difference to the best one contains 0 (the test split
     cannot tell them apart), False otherwise. Every interval of one data set
@@ -450,9 +424,8 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
     for metric in INTERVAL_METRICS:
         ok = [r for r in rows if "proba" in r and np.isfinite(r.get(metric, np.nan))]
         for r in rows:
-            r[f"{metric}_low"] = r[f"{metric}_high"] = math.nan
-            r[f"{metric}_best"] = ""
-            r[f"{metric}_beyond"] = False
+            r.update({f"{metric}_low": math.nan, f"{metric}_high": math.nan,
+                      f"{metric}_best": "", f"{metric}_beyond": False})
         if not ok:
             continue
         stats = [interval_statistic(y_test, r["proba"], metric) for r in ok]
@@ -467,6 +440,15 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
             low, high, _ = boot(_Difference(st, stats[best]))
             r[f"{metric}_best"] = bool(low <= 0.0 <= high)
     return rows
+
+
+class _NoBar:
+    """The progress bar without ``progress`` (or without tqdm): does nothing."""
+
+    def set_description(self, *args):
+        pass
+
+    update = close = set_description
 
 
 def run_benchmark(
@@ -551,40 +533,31 @@ def run_benchmark(
         methods = available_methods(peers=peers)
     unknown = [m for m in methods if m not in known]
     if unknown:
-        raise ValueError(
-            f"unknown method(s) {unknown}; choose from {', '.join(known)}"
-        )
+        raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(known)}")
     methods = ["uncalibrated"] + [m for m in methods if m != "uncalibrated"]
     datasets = list(datasets)
-    bar = None
+    bar = _NoBar()
     if progress:
         try:
             from tqdm.auto import tqdm
 
-            bar = tqdm(
-                total=len(datasets) * len(methods), file=sys.stderr, unit="fit",
-                leave=False,
-            )
+            bar = tqdm(total=len(datasets) * len(methods), file=sys.stderr, unit="fit",
+                       leave=False)
         except ImportError:
-            bar = None
+            pass
     rows = []
     try:
         for i_data, data in enumerate(datasets):
             t_data = time.perf_counter()
             these = []
             for method in methods:
-                if bar is not None:
-                    bar.set_description(f"{data.name}: {method}")
+                bar.set_description(f"{data.name}: {method}")
                 skip = not explicit and method in OPT_IN
-                these.append(_run_method(
-                    data, method, random_state, keep_proba or n_resamples > 0, skip,
-                    n_repeats,
-                ))
-                if bar is not None:
-                    bar.update()
+                these.append(_run_method(data, method, random_state, keep_proba
+                                         or n_resamples > 0, skip, n_repeats))
+                bar.update()
             if recommend:
-                if bar is not None:
-                    bar.set_description(f"{data.name}: AutoCalibrator")
+                bar.set_description(f"{data.name}: AutoCalibrator")
                 try:
                     # its inner fits (every candidate, every fold) would repeat
                     # one warning dozens of times: one line per cause instead
@@ -606,8 +579,7 @@ def run_benchmark(
                                + _one_line(exc) + ")")
                 these.insert(1, row)
             if n_resamples > 0:
-                if bar is not None:
-                    bar.set_description(f"{data.name}: intervals")
+                bar.set_description(f"{data.name}: intervals")
                 # AutoCalibrator's probabilities are those of the method it
                 # chose: where that method has its own row, auto's intervals
                 # and ties are that row's (comparing two identical outputs
@@ -626,8 +598,7 @@ def run_benchmark(
                               data.y_test, n_resamples=n_resamples,
                               random_state=random_state)
                 if twin is not None:
-                    auto.update({f"{m}_{s}": twin[f"{m}_{s}"] for m in INTERVAL_METRICS
-                                 for s in ("low", "high", "best", "beyond")})
+                    auto.update({k: twin[k] for k in _INTERVAL_KEYS})
             # the point NLL change needs no resampling (n_resamples=0 leaves
             # only its interval and ``worse`` empty)
             add_uncalibrated_comparison(these, data.y_test, n_resamples=n_resamples,
@@ -640,8 +611,7 @@ def run_benchmark(
                 log(f"[{i_data + 1}/{len(datasets)}] {data.name}: {len(these)} methods "
                     f"in {time.perf_counter() - t_data:.1f} s")
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return rows
 
 
@@ -665,11 +635,9 @@ def failed_datasets(rows):
     """
     failed = {}
     for name in dict.fromkeys(r["dataset"] for r in rows):
-        ran = [
-            r for r in rows
-            if r["dataset"] == name and r["method"] not in ("uncalibrated", "auto")
-            and (r["status"].startswith("ok") or r["status"].startswith("error:"))
-        ]
+        ran = [r for r in rows if r["dataset"] == name
+               and r["method"] not in ("uncalibrated", "auto")
+               and r["status"].startswith(("ok", "error:"))]
         if ran and all(r["status"].startswith("error:") for r in ran):
             ours = [r for r in ran if r["library"] == "skcal"]
             failed[name] = (ours or ran)[0]["status"]
@@ -747,17 +715,11 @@ def _cells(row, wide=True):
         note = note[:_COMPACT_NOTE - 3] + "..."
     metric = _with_interval if wide else _short
     cells = [
-        row["method"],
-        row["library"],
-        _with_interval(row, "nll"),
-        _dnll(row),
-        metric(row, "ece", 100, 2),
-        _fmt(row["classwise_ece"], 100, 2),
-        metric(row, "brier"),
-        metric(row, "accuracy", 100, 2),
+        row["method"], row["library"], _with_interval(row, "nll"), _dnll(row),
+        metric(row, "ece", 100, 2), _fmt(row["classwise_ece"], 100, 2),
+        metric(row, "brier"), metric(row, "accuracy", 100, 2),
         _fmt(row["fit_time_s"], 1000, 1) if ok else "-",
-        _fmt(row["predict_time_s"], 1000, 1) if ok else "-",
-        note,
+        _fmt(row["predict_time_s"], 1000, 1) if ok else "-", note,
     ]
     return cells if wide else [cells[i] for i in (0, 2, 3, 4, 6, 7, 8, 10)]
 
@@ -803,22 +765,16 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
         heading = name
         if datasets and name in datasets:
             d = datasets[name]
-            heading += (
-                f" (K={d.n_classes}, {len(d.y_val)} calibration / "
-                f"{len(d.y_test)} test rows)"
-            )
+            heading += (f" (K={d.n_classes}, {len(d.y_val)} calibration / "
+                        f"{len(d.y_test)} test rows)")
         mine = [r for r in rows if r["dataset"] == name]
         headers, left = (_HEADERS, (0, 1, 10)) if wide else (_COMPACT_HEADERS, (0, 7))
         cells = [_cells(r, wide) for r in mine]
         rec = (recommendations or {}).get(name)
-        if fmt == "markdown":
-            out.append(f"### {heading}\n")
-            if rec:
-                out.append(f"**{rec}**\n")
-        else:
-            out.append(heading)
-            if rec:
-                out.append(textwrap.fill(rec, 120, subsequent_indent="    "))
+        out.append(f"### {heading}\n" if fmt == "markdown" else heading)
+        if rec:
+            out.append(f"**{rec}**\n" if fmt == "markdown"
+                       else textwrap.fill(rec, 120, subsequent_indent="    "))
         out.extend(_aligned(headers, cells, left, fmt))
         if not wide:  # the full text of every shortened note
             for r in mine:
@@ -901,10 +857,8 @@ def plot_reliability(
     """
     from ..display import ReliabilityDisplay
 
-    shown = [
-        r for r in rows
-        if "proba" in r and (libraries is None or r["library"] in libraries)
-    ]
+    shown = [r for r in rows
+             if "proba" in r and (libraries is None or r["library"] in libraries)]
     fig = _decide._figure((6.4, 8.6))
     ax, hist_ax = fig.subplots(2, 1, sharex=True, height_ratios=[3.2, 1])
     colors = ["0.35", "tab:blue", "tab:orange", "tab:green", "tab:red",
@@ -918,9 +872,8 @@ def plot_reliability(
         disp = ReliabilityDisplay.from_predictions(
             y_test, r["proba"], kind="top-label", n_bins=n_bins,
             labels=np.arange(r["proba"].shape[1]), ax=ax, ref_line=i == 0,
-            name=f"{r['method']} (ECE {100 * r['ece']:.2f}%)",
-            color=color, markersize=4,
-            linewidth=2 if uncal else (1.0 if peer else 1.5),
+            name=f"{r['method']} (ECE {100 * r['ece']:.2f}%)", color=color,
+            markersize=4, linewidth=2 if uncal else (1.0 if peer else 1.5),
             linestyle="--" if uncal else (":" if peer else "-"),
         )
         edges = np.asarray(disp.bin_edges, dtype=float)
@@ -934,16 +887,14 @@ def plot_reliability(
             hist_ax.bar_label(bars, labels=[str(c) if c else "" for c in counts],
                               fontsize=6, rotation=90, padding=1, color="0.25")
         else:
-            hist_ax.stairs(weight, edges, color=color,
-                           linewidth=1.0 if peer else 1.4,
+            hist_ax.stairs(weight, edges, color=color, linewidth=1.0 if peer else 1.4,
                            linestyle=":" if peer else "-")
     # no equal aspect: the two panels keep the same width, so a bin's bar
     # lies exactly under its point
     ax.set(xlim=(0, 1), ylim=(0, 1), title=title or "", xlabel="")
     hist_ax.set(xlim=(0, 1), xlabel="Confidence (mean top-label probability)",
                 ylabel="Fraction of samples")
-    top = hist_ax.get_ylim()[1]
-    hist_ax.set_ylim(0, top * 1.3)
+    hist_ax.set_ylim(0, hist_ax.get_ylim()[1] * 1.3)
     if shown:
         if ax.get_legend() is not None:  # the display's own, inside the axes
             ax.get_legend().remove()

@@ -506,11 +506,6 @@ def _shown_panels(rows):
     return out[:MAX_RELIABILITY_PANELS]
 
 
-def _shown_methods(rows):
-    """The rows of :func:`_shown_panels`."""
-    return [r for r, _ in _shown_panels(rows)]
-
-
 @substitute_docstring(entries=_DOCS)
 def plot_recommended_reliability(rows, y_test, path, title=None, n_bins=10):
     """Small multiples of reliability diagrams: uncalibrated, recommended, within noise.

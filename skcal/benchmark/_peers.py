@@ -69,8 +69,7 @@ def _import(module, library):
         missing = getattr(exc, "name", None)
         if missing and missing.split(".")[0] != library.split(".")[0]:
             raise PeerUnavailable(
-                f"unusable: {module} needs {missing} (not installed)"
-            ) from None
+                f"unusable: {module} needs {missing} (not installed)") from None
         raise PeerUnavailable("not installed") from None
 
 
@@ -140,8 +139,7 @@ class LogitPassthroughClassifier(ClassifierMixin, BaseEstimator):
         X = check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} columns, expected {self.n_features_in_}"
-            )
+                f"X has {X.shape[1]} columns, expected {self.n_features_in_}")
         if len(self.classes_) == 2:
             return X[:, 1] - X[:, 0]
         return X
@@ -159,15 +157,10 @@ class LogitPassthroughClassifier(ClassifierMixin, BaseEstimator):
 
 class _SklearnCalibrated:
     def __init__(self, method):
-        sklearn = _import("sklearn", "sklearn")
+        import sklearn  # >= 1.6, a dependency of skcal: it has FrozenEstimator
         from sklearn.calibration import CalibratedClassifierCV
+        from sklearn.frozen import FrozenEstimator
 
-        try:
-            from sklearn.frozen import FrozenEstimator
-        except ImportError:
-            raise PeerUnavailable(
-                f"scikit-learn {sklearn.__version__} has no FrozenEstimator"
-            ) from None
         self._CCV, self._Frozen, self.method = CalibratedClassifierCV, FrozenEstimator, method
         if method == "temperature":
             try:
@@ -227,7 +220,6 @@ class _Probmetrics:
     }
 
     def __init__(self, kind):
-        _import("probmetrics", "probmetrics")
         cal = _import("probmetrics.calibrators", "probmetrics")
         dist = _import("probmetrics.distributions", "probmetrics")
         self._torch = _import("torch", "torch")
@@ -266,11 +258,9 @@ class _OneVsRestPeer:
         P = _probs(logits)
         y = np.asarray(y)
         cols = [1] if P.shape[1] == 2 else range(P.shape[1])
-        self.models_ = []
-        for k in cols:
-            m = self._make()
+        self.models_ = [self._make() for _ in cols]
+        for k, m in zip(cols, self.models_):
             self._fit(m, P[:, k], (y == k).astype(int))
-            self.models_.append(m)
         return self
 
     def predict_proba(self, logits):
@@ -399,34 +389,32 @@ class _TorchUncertainty:
         return torch.softmax(out.double(), dim=1).numpy()
 
 
+def _peer(library, make, *args):
+    """A :data:`PEERS` entry: ``library`` and a factory of ``make(*args)``."""
+    return library, lambda random_state: make(*args)
+
+
 #: Peer methods: name -> (library shown in the table, factory(random_state)).
 PEERS = {
-    "sklearn-sigmoid": ("scikit-learn", lambda rs: _SklearnCalibrated("sigmoid")),
-    "sklearn-isotonic": ("scikit-learn", lambda rs: _SklearnCalibrated("isotonic")),
-    "sklearn-temperature": (
-        "scikit-learn",
-        lambda rs: _SklearnCalibrated("temperature"),
-    ),
-    "netcal-temperature": ("netcal", lambda rs: _Netcal("temperature")),
-    "netcal-vector": ("netcal", lambda rs: _Netcal("vector")),
-    "netcal-isotonic": ("netcal", lambda rs: _Netcal("isotonic")),
-    "probmetrics-temperature": ("probmetrics", lambda rs: _Probmetrics("temperature")),
-    "probmetrics-vector": ("probmetrics", lambda rs: _Probmetrics("vector")),
-    "netcal-histogram": ("netcal", lambda rs: _Netcal("histogram")),
-    "netcal-bbq": ("netcal", lambda rs: _Netcal("bbq")),
-    "betacal-beta": ("betacal", lambda rs: _betacal()),
-    "splinecalib-spline": ("splinecalib", lambda rs: _splinecalib()),
-    "venn-abers-ivap": ("venn-abers", lambda rs: _venn_abers()),
-    "calibration-scaling-binning": ("uncertainty-calibration", lambda rs: _KumarScalingBinning()),
-    "probmetrics-matrix": ("probmetrics", lambda rs: _Probmetrics("matrix")),
-    "probmetrics-sms": ("probmetrics", lambda rs: _Probmetrics("sms")),
-    "probmetrics-dirichlet": ("probmetrics", lambda rs: _Probmetrics("dirichlet")),
-    "torch-uncertainty-matrix": (
-        "torch-uncertainty",
-        lambda rs: _TorchUncertainty("matrix"),
-    ),
-    "torch-uncertainty-dirichlet": (
-        "torch-uncertainty",
-        lambda rs: _TorchUncertainty("dirichlet", reg=1e-2),
-    ),
+    "sklearn-sigmoid": _peer("scikit-learn", _SklearnCalibrated, "sigmoid"),
+    "sklearn-isotonic": _peer("scikit-learn", _SklearnCalibrated, "isotonic"),
+    "sklearn-temperature": _peer("scikit-learn", _SklearnCalibrated, "temperature"),
+    "netcal-temperature": _peer("netcal", _Netcal, "temperature"),
+    "netcal-vector": _peer("netcal", _Netcal, "vector"),
+    "netcal-isotonic": _peer("netcal", _Netcal, "isotonic"),
+    "probmetrics-temperature": _peer("probmetrics", _Probmetrics, "temperature"),
+    "probmetrics-vector": _peer("probmetrics", _Probmetrics, "vector"),
+    "netcal-histogram": _peer("netcal", _Netcal, "histogram"),
+    "netcal-bbq": _peer("netcal", _Netcal, "bbq"),
+    "betacal-beta": _peer("betacal", _betacal),
+    "splinecalib-spline": _peer("splinecalib", _splinecalib),
+    "venn-abers-ivap": _peer("venn-abers", _venn_abers),
+    "calibration-scaling-binning": _peer("uncertainty-calibration",
+                                         _KumarScalingBinning),
+    "probmetrics-matrix": _peer("probmetrics", _Probmetrics, "matrix"),
+    "probmetrics-sms": _peer("probmetrics", _Probmetrics, "sms"),
+    "probmetrics-dirichlet": _peer("probmetrics", _Probmetrics, "dirichlet"),
+    "torch-uncertainty-matrix": _peer("torch-uncertainty", _TorchUncertainty, "matrix"),
+    "torch-uncertainty-dirichlet": _peer("torch-uncertainty", _TorchUncertainty,
+                                         "dirichlet", 1e-2),
 }

@@ -65,10 +65,9 @@ def label_shift_indices(y, alpha, random_state=0, n_classes=None):
     rng = np.random.default_rng(random_state)
     priors = rng.dirichlet(np.full(K, float(alpha)))
     counts = np.bincount(y, minlength=K)
-    with np.errstate(divide="ignore"):
-        n = np.min(np.where(priors > 0, counts / np.where(priors > 0, priors, 1), np.inf))
-    take = np.floor(n * priors + 1e-9).astype(np.int64)
-    take = np.minimum(take, counts)
+    # the largest n for which every class has its share (classes of prior 0 need none)
+    n = np.min(np.where(priors > 0, counts / np.where(priors > 0, priors, 1), np.inf))
+    take = np.minimum(np.floor(n * priors + 1e-9).astype(np.int64), counts)
     if take.sum() == 0:
         raise ValueError("the label-shifted test split would be empty.")
     idx = [rng.choice(np.flatnonzero(y == k), size=t, replace=False)
@@ -133,8 +132,7 @@ def with_shift_data(data, shifted):
     if shifted.n_classes != data.n_classes:
         raise ValueError(
             f"the shift data {shifted.name} has {shifted.n_classes} classes but "
-            f"{data.name} has {data.n_classes}."
-        )
+            f"{data.name} has {data.n_classes}.")
     out = Bunch(**data)
     out.logits_test = np.concatenate(
         [np.asarray(shifted.logits_val), np.asarray(shifted.logits_test)]
@@ -184,13 +182,10 @@ def format_shift_table(rows, shifted_sets, fmt="text"):
             desc = f"every row of {sets[0].shift['source']}, {n_rows} rows"
         title = f"{base}: fitted on its calibration split; shifted test set: {desc}"
         cells = []
-        methods = [m for (d, m) in by if d == base]
-        for m in methods:
-            r = by[(base, m)]
+        for (d, m), r in by.items():
             qs = [by.get((s.name, m)) for s in sets]
-            if not r["status"].startswith("ok") or any(
-                q is None or not q["status"].startswith("ok") for q in qs
-            ):
+            if d != base or any(q is None or not q["status"].startswith("ok")
+                                for q in [r, *qs]):
                 continue
             mean = {k: float(np.mean([q[k] for q in qs])) for k in ("nll", "ece", "accuracy")}
             sd = float(np.std([q["nll"] for q in qs], ddof=1)) if len(qs) > 1 else math.nan

@@ -233,7 +233,10 @@ def test_sklearn_sets_are_out_of_fold_predictions(tmp_path, monkeypatch):
 
 
 def test_reliability_panels_follow_the_tables_nll_star():
-    from skcal.benchmark._decide import MAX_RELIABILITY_PANELS, _shown_methods
+    from skcal.benchmark._decide import MAX_RELIABILITY_PANELS, _shown_panels
+
+    def shown(rows):
+        return [r["method"] for r, _ in _shown_panels(rows)]
 
     def row(method, best, **kw):
         return dict(method=method, nll_best=best, proba=np.zeros((1, 2)), **kw)
@@ -244,14 +247,13 @@ def test_reliability_panels_follow_the_tables_nll_star():
             row("platt", False)]
     # the table's * (test-split paired bootstrap), not AutoCalibrator's list; the
     # starred auto is the recommended matrix's model: one panel for both
-    assert [r["method"] for r in _shown_methods(rows)] == [
-        "uncalibrated", "matrix", "vector"]
+    assert shown(rows) == ["uncalibrated", "matrix", "vector"]
     for r in rows:  # no intervals (--resamples 0): AutoCalibrator's candidates
         r["nll_best"] = ""
-    assert [r["method"] for r in _shown_methods(rows)] == ["uncalibrated", "matrix", "platt"]
+    assert shown(rows) == ["uncalibrated", "matrix", "platt"]
     many = [row("uncalibrated", False), row("auto", True, recommended="m0")]
     many += [row(f"m{i}", True) for i in range(10)]
-    assert len(_shown_methods(many)) == MAX_RELIABILITY_PANELS
+    assert len(shown(many)) == MAX_RELIABILITY_PANELS
 
 
 def test_reliability_panels_show_the_recommended_model_and_a_starred_auto(monkeypatch):
