@@ -218,7 +218,7 @@ class _OvrProblem:
         self._moments()
 
     def _counts(self, target_smoothing, unit):
-        """Weighted class counts, also in rows (``e_*``), and Platt's targets (:func:`platt_targets`)."""
+        """Weighted class counts, also in rows (``e_*``), and Platt's targets ``t_*``."""
         n, K, y, w = self.Z.shape[0], self.K, self.y, self.w
         self.wsum = float(n) if w is None else float(w.sum())
         self.n_pos = np.bincount(y, weights=w, minlength=K).astype(np.float64)

@@ -252,11 +252,6 @@ def _penalty_terms(prob, pen, theta):
     return pen.value(W, b), prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
 
 
-def _penalty_hessian(prob, pen):
-    """The penalty's Hessian in ``theta`` (constant: the penalty is quadratic)."""
-    return np.column_stack([_penalty_hessp(prob, pen, e) for e in np.eye(prob.n_params)])
-
-
 def _penalty_hessp(prob, pen, v):
     VW, vb = prob.to_original(*prob.expand(v))
     return prob.reduce(*prob.to_original_adjoint(*pen.hessp(VW, vb)))
@@ -574,7 +569,9 @@ def fit_affine(
 
     if solver == "newton":
         E = prob.expand_matrix()
-        pH = _penalty_hessian(prob, penalty)
+        # the penalty's Hessian in theta (constant: the penalty is quadratic)
+        pH = np.column_stack(
+            [_penalty_hessp(prob, penalty, e) for e in np.eye(prob.n_params)])
 
         def evaluate(theta):
             Wt, bt = prob.expand(theta)
@@ -820,25 +817,22 @@ class _BlockJacobi:
         for c in range(k):
             self.Linv[c], _ = dtrtri(L[c], lower=1)
 
-    def _split(self, v):
+    def _apply(self, M, v):
+        """``blockdiag(M) v`` (each block's vector gathered from ``theta`` and back)."""
         k = self.k
         V = v[: k * k].reshape(k, k)
         if self.intercept:
             V = np.concatenate([V, v[k * k :, None]], axis=1)
-        return V
-
-    def _join(self, V):
-        k = self.k
+        V = np.matmul(M, V[:, :, None])[:, :, 0]
         if self.intercept:
             return np.concatenate([V[:, :k].ravel(), V[:, k]])
         return V.ravel()
 
     def left(self, v):
-        return self._join(np.matmul(self.Linv, self._split(v)[:, :, None])[:, :, 0])
+        return self._apply(self.Linv, v)
 
     def right(self, v):
-        LinvT = self.Linv.transpose(0, 2, 1)
-        return self._join(np.matmul(LinvT, self._split(v)[:, :, None])[:, :, 0])
+        return self._apply(self.Linv.transpose(0, 2, 1), v)
 
 
 def _penalty_blocks(prob, pen):
