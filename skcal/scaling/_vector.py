@@ -109,17 +109,12 @@ def _penalised(f, gw, gb, w, b, alpha):
 def _newton_direction(H, g, gauge):
     """Solution of ``H d = -g`` (H symmetric positive semi-definite), Jacobi-scaled.
 
-    The system is first scaled symmetrically by ``D = diag(H)^(-1/2)``, so
-    that the ``w`` block (of the order of ``z^2``) and the ``b`` block (of
-    order 1) are comparable for logits of any magnitude (1e-3 or 1e100):
-    ``(D H D) e = -D g``, ``d = D e``. ``gauge`` adds ``u u^T`` with ``u`` the
-    unit common-shift direction of ``b`` in the scaled coordinates, a null
-    direction of the unpenalised Hessian along which ``g`` has no component
-    (so the step only changes by a multiple of that direction, which leaves
-    the probabilities unchanged). All-zero rows/columns (parameters the data
-    do not touch) get a zero step. The scaled matrix is solved by Cholesky,
-    falling back to an eigen-decomposition pseudo-inverse when it is still
-    numerically singular.
+    :func:`~skcal.scaling._affine.jacobi_scaled` makes the ``w`` block (of
+    order ``z^2``) and the ``b`` block comparable for logits of any
+    magnitude. ``gauge`` adds ``u u^T``, ``u`` the unit common shift of ``b``
+    (a null direction of the unpenalised Hessian, orthogonal to ``g``: it
+    leaves the probabilities unchanged). Solved by Cholesky, else by the
+    pseudo-inverse when still numerically singular.
     """
     D, Hs, gs, dead = jacobi_scaled(H, g)
     Hm = Hs.copy()
@@ -145,17 +140,14 @@ def _newton_direction(H, g, gauge):
 
 
 def _initial_scales(Z, y, sample_weight, xp):
-    """Starting scales ``w``: ``1/T`` (the temperature-scaling optimum) for all classes.
+    """Starting scales ``w`` (``1/T`` of temperature scaling) and ``max |z|``.
 
-    :func:`skcal.scaling._temperature.fit_temperature`, solved to relative 1e-4 on a
-    systematic subsample of about 20,000 rows (at most ~4e6 entries: 4,000
-    rows of 1,000 classes), costs a fraction of a pass. When
-    that optimum lies below its lower bound on ``1/T`` (logits of magnitude
-    beyond about 1e6 that carry little information), ``1 / max |z|`` is used
-    instead, so that the starting logits are of order 1 and not saturated.
-    All-zero columns (the class-0 column of a 1-D binary score) start, and
-    stay, at 1: their scale does not enter the objective. Also returns
-    ``max |z|``.
+    ``1/T`` is solved to relative 1e-4 on a systematic subsample
+    (:data:`_START_ROWS`, :data:`_START_ENTRIES`): a fraction of a pass. At
+    its lower bound (uninformative logits beyond about 1e6) ``1 / max |z|``
+    is used instead, so that the starting logits are of order 1. All-zero
+    columns (the class-0 column of a 1-D binary score) stay at 1: their
+    scale does not enter the objective.
     """
     lo, hi = xp.column_ranges(Z)
     zmax = max(-lo.min(), hi.max())
