@@ -49,61 +49,43 @@ __all__ = ["AffinePenalty", "fit_affine", "newton", "nll", "NEWTON_MAX_PARAMS"]
 #: Largest number of parameters solved by Newton's method with the exact
 #: Hessian (a full ``W`` up to K = 20 classes, a diagonal one up to K = 256).
 NEWTON_MAX_PARAMS = 512
-
 #: Largest ``K (K + 1)`` of a full ``W`` whose Hessian is formed (the
 #: ``O(n K^4)`` Hessian pass costs about ``K^2 / 8`` Hessian-vector products).
 NEWTON_MAX_FULL_PARAMS = 420
-
-#: The trust region stopping on repeated failed steps (the objective no
-#: longer resolves the decrease, as with float32 logits) counts as converged
-#: when the gradient norm is within this factor of the tolerance.
+#: The trust region stopping on repeated failed steps (the objective no longer
+#: resolves the decrease, as with float32 logits) counts as converged when the
+#: gradient norm is within this factor of the tolerance.
 _PRECISION_LOSS_GTOL_FACTOR = 1e3
-
 #: Memory for the rows on which the trust-region model's Hessian-vector
-#: products are taken (their features and probabilities, 2 arrays of the
-#: working precision): all rows when they fit, else a fixed random subset of
-#: that many rows (at least :data:`HESS_SAMPLE_MIN_ROWS`).
+#: products are taken (features and probabilities): all rows when they fit,
+#: else a fixed random subset of that many rows (at least the minimum).
 HESS_SAMPLE_BYTES = 32 << 20
-
 HESS_SAMPLE_MIN_ROWS = 4096
-
 #: Eigenvalues of the feature covariance are floored at this fraction of the
 #: largest before whitening.
 WHITEN_FLOOR = 1e-2
-
-#: Relative residual at which the inner conjugate-gradient solve stops (a
-#: constant forcing term: the model's Hessian is itself that of a row sample
-#: when the rows do not fit :data:`HESS_SAMPLE_BYTES`, so solving it more
-#: exactly buys little).
+#: Relative residual at which the inner CG solve stops on a row sample (its
+#: Hessian is itself a sample's: solving it more exactly buys little).
 CG_FORCING = 0.1
-
-#: Relative rounding of the objective assumed for 16/32-bit logits (per-row
-#: terms in float32, summed in float64): changes below ``F32_EPS |f|`` are
-#: judged by the gradient (see :func:`_trust_region_newton_cg`).
+#: Relative rounding of the objective assumed for 16/32-bit logits: changes
+#: below ``F32_EPS |f|`` are judged by the gradient.
 F32_EPS = 1e-9
-
-#: Most conjugate-gradient steps per trust-region iteration on a row sample
-#: (with all rows held the inner solve runs to its tolerance, up to 10 steps
-#: per parameter, as SciPy's trust-ncg).
+#: Most CG steps per trust-region iteration on a row sample (with all rows
+#: held, up to 10 per parameter, as SciPy's trust-ncg).
 CG_MAX_STEPS = 250
-
 #: A full ``W`` is preconditioned by its per-class ``(K + 1) x (K + 1)``
-#: Hessian blocks (see :class:`_BlockJacobi`) when they take at most this
-#: many bytes (K up to about 200); by the diagonal otherwise.
+#: Hessian blocks (:class:`_BlockJacobi`) when they take at most this many
+#: bytes (K up to about 200); by the diagonal otherwise.
 BLOCK_MAX_BYTES = 64 << 20
-
-#: The diagonal preconditioner is used first; once a conjugate-gradient solve
-#: takes this many steps (it is then capped there), the per-class blocks
-#: from the next iteration on. Forming the blocks costs ``O(n K^3)``, about
-#: ``K / 2`` Hessian-vector products at most: worth it only where the
-#: diagonal leaves the problem ill-conditioned (a weak penalty on many
-#: classes), not on an easy fit of 100,000 rows.
+#: The diagonal preconditioner is used until a CG solve takes this many steps
+#: (it is capped there), the blocks from the next iteration on: forming them
+#: costs ``O(n K^3)``, up to ``K / 2`` Hessian-vector products, worth it only
+#: where the diagonal leaves the problem ill-conditioned (a weak penalty on
+#: many classes).
 BLOCK_SWITCH_STEPS = 40
-
 #: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
 #: class's largest are left out of that class's preconditioner block.
 BLOCK_ROW_CUT = 1e-4
-
 #: :func:`newton` with ``predict`` may stop on the predicted next decrement
 #: only below this half squared decrement (the quadratic regime), and with
 #: this safety factor on the prediction.
