@@ -143,11 +143,9 @@ class IsotonicScaler(OneVsRestCalibrator):
             increasing=True, out_of_bounds="clip", y_min=eps, y_max=1.0 - eps
         )
 
-    # Large prediction chunks: each costs one interpolation per class, whose
-    # fixed overhead dominates small chunks. A CPU tensor is evaluated by NumPy
-    # on a host view: torch's CPU kernels for these many small elementwise ops
-    # are ~5x slower on a loaded machine (OpenMP threads spin-waiting), and
-    # skcal never changes torch's thread settings.
+    # Large chunks: each costs one interpolation per class (a fixed overhead).
+    # CPU tensors through NumPy: torch's CPU kernels for these many small
+    # elementwise ops are ~5x slower on a loaded machine (spin-waiting threads).
     _predict_chunk_bytes = 1 << 24
     _predict_on_host = True
 
@@ -158,12 +156,10 @@ class IsotonicScaler(OneVsRestCalibrator):
     _SCORE_BLOCK_FRACTION = 0.125
 
     def _fit_multiclass(self, Z, y, sample_weight):
-        """All classes' maps from blocks of score columns (see ``_fit_sorted``).
+        """All classes' maps from blocks of (contiguous) score columns.
 
-        The score columns are computed a block of classes at a time (at most
-        an eighth of the input's size, at least one column), class-major so
-        that each class's column is contiguous; unweighted columns are fitted
-        by :meth:`_fit_sorted`, weighted ones by ``IsotonicRegression.fit``.
+        Unweighted columns are fitted by :meth:`_fit_sorted`, weighted ones by
+        ``IsotonicRegression.fit``.
         """
         n, K = Z.shape
         itemsize = Z.element_size() if hasattr(Z, "element_size") else Z.dtype.itemsize

@@ -951,15 +951,10 @@ class PlattScaler(OneVsRestCalibrator):
         return ops.clamp_min(Z, floor)
 
     def _resolve_score_scale(self, Z):
-        """Set ``score_scale_`` and ``log_floor_`` from the calibration input.
+        """Set ``score_scale_`` and ``log_floor_`` (see both) from the fitted ``Z``.
 
-        Only ``input_type="probabilities"`` can hold an exact 0 (log 0,
-        stored as ``log(finfo.tiny)``, about -708 by ``check_scores``): a
-        forest's or a kNN's "no vote", not evidence of a probability of
-        1e-308. ``"auto"`` then fits on the probabilities; an explicit
-        ``"log_odds"`` floors the log-probabilities at half the smallest
-        positive calibration probability so that the one-vs-rest log-odds
-        of about -708 (and +708 for an exact 1) do not dominate the fit.
+        An exact 0 of ``input_type="probabilities"`` is stored as
+        ``log(finfo.tiny)`` (about -708) by ``check_scores``.
         """
         self.log_floor_ = None
         scale = "log_odds" if self.score_scale == "auto" else self.score_scale
@@ -1007,16 +1002,11 @@ class PlattScaler(OneVsRestCalibrator):
         return list(zip(A, B, n_iter))
 
     def _set_maps(self, maps):
-        # binary: one (A, B) on s = z_1 - z_0
         self.a_, self.b_, n_iter = unzip_maps(maps, 2)
         self.n_iter_ = int(np.max(n_iter))
 
     def _map_scores(self, S):
-        """``F = A s + B`` per column of the scores ``S`` (in place).
-
-        ``s`` is the log-odds, or ``sigmoid`` of it for ``score_scale_ ==
-        "probability"``.
-        """
+        """``F = A s + B`` per column of ``S`` (in place; ``s`` as ``score_scale_``)."""
         if self._on_probabilities():
             S = ops.sigmoid(S)
         S *= param_like(self.a_, S)
