@@ -776,10 +776,8 @@ class PlattScaler(OneVsRestCalibrator):
         (scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` on a
         ``predict_proba``). ``"auto"`` uses the log-odds, except for
         ``input_type="probabilities"`` whose calibration probabilities
-        contain an exact 0: those are the averaged votes or counts of a
-        forest, a kNN or a naive Bayes model, whose log-odds are infinite
-        (``log 0``) and whose probabilities are on a linear scale; the
-        sigmoid then takes the probability. See Notes.
+        contain an exact 0 (the votes or counts of a forest, a kNN or a naive
+        Bayes model): see Notes.
     tol : float, default=1e-12
         Newton stops when half the squared Newton decrement (an estimate of
         the gap to the optimal mean cross-entropy) is at most ``tol``.
@@ -806,13 +804,10 @@ class PlattScaler(OneVsRestCalibrator):
     log_floor_ : float or None
         With ``input_type="probabilities"``, ``score_scale="log_odds"`` and
         exact zeros in the calibration probabilities: the log of half the
-        smallest positive
-        calibration probability. Every log-probability is raised to it before
-        the one-vs-rest log-odds are formed, in fit and predict, so that an
-        exact 0 (or 1) of a forest, kNN or naive Bayes model becomes a
+        smallest positive calibration probability. Every log-probability is
+        raised to it, in fit and predict, so that an exact 0 (or 1) becomes a
         probability below every observed one instead of a log-odds of -708
-        (+708) that would dominate the logistic fit. None otherwise (logits
-        are never clipped).
+        (+708) that would dominate the fit (see Notes). None otherwise.
 
     See Also
     --------
