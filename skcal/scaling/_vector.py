@@ -13,7 +13,7 @@ from ._temperature import FIT_DOCS, ScaleBiasMap, fit_temperature, warn_stopped
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
-from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ..utils._params import store_params
 
 __all__ = ["VectorScaler", "fit_vector"]
@@ -58,7 +58,7 @@ max_iter : int, default=100
 }
 
 
-def warn_absent_classes(classes, y, sample_weight, term, replacement, stacklevel):
+def warn_absent_classes(classes, y, sample_weight, term, replacement):
     """Warn, and return True, when some class has no weight in the calibration set.
 
     Without a penalty on ``term`` (the intercept or bias) the NLL then has no
@@ -73,19 +73,19 @@ def warn_absent_classes(classes, y, sample_weight, term, replacement, stacklevel
             f"without a penalty on the {term} has no finite minimiser (their {term} "
             f"-> -inf); fitting with {replacement} instead.",
             ConvergenceWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=_caller_stacklevel(),
         )
     return bool(absent)
 
 
-def warn_if_separated(f, features, consequence, stacklevel):
+def warn_if_separated(f, features, consequence):
     """Warn when the unpenalised NLL ``f`` is below :data:`SEPARATED_NLL`."""
     if f < SEPARATED_NLL:
         warnings.warn(
             f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the {features} "
             f"separate the calibration set, so {consequence}",
             ConvergenceWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=_caller_stacklevel(),
         )
 
 
@@ -578,8 +578,7 @@ class VectorScaler(ScaleBiasMap, _VectorParameters):
     def _fit(self, Z, y, sample_weight, xp):
         alpha = float(self.alpha)
         if alpha == 0 and warn_absent_classes(
-            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}",
-            stacklevel=3,
+            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}"
         ):
             alpha = ABSENT_CLASS_ALPHA
         # The penalty acts after the temperature: (w, b) are fitted on Z / T
@@ -600,10 +599,9 @@ class VectorScaler(ScaleBiasMap, _VectorParameters):
             f = xp.nll(Z, y, sample_weight, scale=self.coef_, bias=self.intercept_)
             warn_if_separated(
                 f, "logits", "the unpenalised NLL has no finite minimiser (w -> inf) "
-                "and the fitted scales are arbitrary; use alpha > 0.", stacklevel=3,
-            )
+                "and the fitted scales are arbitrary; use alpha > 0.")
         warn_stopped("VectorScaler", status, self.max_iter,
-                     ", or alpha if the logits separate the calibration set", stacklevel=3)
+                     ", or alpha if the logits separate the calibration set")
 
     @property
     def scale_(self):
