@@ -1,15 +1,9 @@
 """All one-vs-rest beta calibration fits of a float32 multiclass problem, batched over classes.
 
-:func:`fit_beta_ovr32` solves the problems of :func:`skcal.ovr._beta.fit_beta`
-for every class ``k`` (scores ``s = ovr_log_odds(Z)[:, k]``, positives
-``y == k``) in the same row-chunked float32 passes over ``Z``, as
-:func:`skcal.ovr._platt.fit_platt_ovr` does for Platt scaling: each pass
-computes the features of the classes still being solved and accumulates their
-losses, gradients and Hessians. The bound constraints (``a, b >= 0``) are
-handled per class by the active-set rules of the batched Newton core
-(:func:`skcal.ovr._newton.newton_batched`), as in
-:func:`skcal.ovr._logistic.fit_logistic_bounded`; the float32 acceptance rules
-are :func:`_solve`'s.
+:func:`fit_beta_ovr32` solves :func:`skcal.ovr._beta.fit_beta`'s problem of
+every class in the same row-chunked float32 passes over ``Z``, as
+:func:`skcal.ovr._platt.fit_platt_ovr` does for Platt scaling; the bounds
+``a, b >= 0`` by the active-set rules of :func:`skcal.ovr._newton.newton_batched`.
 """
 
 import math

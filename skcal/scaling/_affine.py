@@ -23,18 +23,12 @@ are all negative, logits may be 1e4). The penalty is written in the original
 
 Solvers
 -------
-Up to :data:`NEWTON_MAX_PARAMS` parameters, :func:`newton` with the exact
-Hessian (one pass each) and a Jacobi-scaled pseudo-inverse step (the null
-directions of an unpenalised problem are left untouched). Above, the
-trust-region Newton-CG method :func:`_trust_region_newton_cg` with the exact
-objective and gradient (one pass each). Its quadratic model takes exact
-Hessian-vector products on the rows held in memory
-(:class:`skcal._backend._matrix.HessianSample`; a fixed random subset beyond
-:data:`HESS_SAMPLE_BYTES`, which bounds the extra memory independently of
-``n``), its preconditioner is the per-class Hessian blocks
-(:class:`_BlockJacobi`), and for a full ``W`` with intercept the ``K + 1``
-directions along which the NLL is flat are solved in closed form for the
-penalty (:class:`_NullShift`).
+Up to :data:`NEWTON_MAX_PARAMS` parameters :func:`newton`, above it
+:func:`_trust_region_newton_cg` (described for users in the Notes of
+:class:`~skcal.MatrixScaler`): its model's Hessian-vector products are taken
+on :class:`skcal._backend._matrix.HessianSample`, its preconditioners are
+:class:`_Jacobi` and :class:`_BlockJacobi`, and :class:`_NullShift` solves
+the softmax's flat directions for the penalty.
 """
 
 import numpy as np
