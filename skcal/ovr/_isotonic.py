@@ -180,22 +180,16 @@ class IsotonicScaler(OneVsRestCalibrator):
         return maps
 
     def _fit_sorted(self, s, pos_rows):
-        """``IsotonicRegression.fit(s, t)`` for unit weights, from two value sorts.
+        """``IsotonicRegression.fit(s, t)`` for unit weights (``t``: 1 on ``pos_rows``).
 
-        ``t`` is 1 on the rows ``pos_rows`` and 0 elsewhere. scikit-learn sorts
-        the rows (``lexsort``), averages the targets of equal scores
-        (``_make_unique``: a score at least ``eps = finfo.resolution`` above the
-        first of its group starts a new group) and runs PAVA
-        (``isotonic_regression``) on the group means weighted by the group
-        sizes. With unit weights a group's mean is (positives in the group) /
-        (rows in the group), so sorting the values of all scores and of the
-        positives' scores (no argsort) gives the same groups, means and
-        weights. PAVA then runs on the positives' groups with each stretch of
-        groups between them (mean 0) pooled into one entry of their total
-        size (:meth:`_pava_knots`): the same fit, value for value. Returns
-        None (use scikit-learn's fit) when two scores differ by less than
-        ``eps`` without being equal, where scikit-learn's chained grouping
-        applies.
+        scikit-learn sorts the rows, averages the targets of equal scores
+        (``_make_unique``: a score at least ``eps = finfo.resolution`` above
+        its group's first starts a new group) and runs PAVA on the group means
+        weighted by their sizes. With unit weights the sorted values of all
+        scores and of the positives' scores (no argsort) give the same groups,
+        means and weights (:meth:`_pava_knots`). None (use scikit-learn's fit)
+        when two scores differ by less than ``eps`` without being equal (its
+        chained grouping).
         """
         xs = np.sort(s)
         d = xs[1:] - xs[:-1]

@@ -332,17 +332,13 @@ def _trust_region_newton_cg(fun, model, theta, tol, max_iter, f_eps=1e-13, trace
     TRON, Hsia, Chiang & Lin 2018, or its per-class blocks, refreshed at
     every iterate), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
     ``rho > 0.1``). The inner solve stops at a relative residual of
-    ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``model.exact``:
-    all rows held), else :data:`CG_FORCING` or after :data:`CG_MAX_STEPS`
-    steps. The model's Hessian may be that of a row subset
-    (sub-sampled Newton, Byrd, Chin, Neveitt & Nocedal 2011): it only shapes
-    the step; every accepted step and the stopping test use the exact
-    objective and gradient, so the solution is the exact optimum to ``tol``.
-    A step whose predicted or actual change of the objective is below the
-    objective's rounding (``f_eps |f|``: ``1e-13`` for float64 logits,
-    :data:`F32_EPS` for float32 ones, whose per-row terms are computed in
-    float32) is judged
-    by the exact gradient instead: accepted when it lowers its norm.
+    ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``model.exact``),
+    else at :data:`CG_FORCING` or :data:`CG_MAX_STEPS` steps. A row-subset
+    Hessian (sub-sampled Newton, Byrd, Chin, Neveitt & Nocedal 2011) only
+    shapes the step: acceptance and the stopping test use the exact objective
+    and gradient. A step whose predicted or actual change is below the
+    objective's rounding (``f_eps |f|``) is accepted when it lowers the exact
+    gradient's norm.
     """
     gtol = np.sqrt(tol) / 10.0
     f, g = fun(theta)
