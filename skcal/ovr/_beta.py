@@ -274,9 +274,8 @@ class BetaCalibrator(OneVsRestCalibrator):
     def _fit_multiclass(self, Z, y, sample_weight):
         """All classes in the same float32 passes (:func:`fit_beta_ovr32`) where it applies.
 
-        float32 NumPy logits with at least :data:`BATCH_MIN_ROWS` rows and
-        ``tol >= 1e-14``; the classes it leaves (see its ``status``), and all
-        other inputs, are fitted one class at a time by :func:`fit_beta`.
+        The classes it leaves (``status`` None), and other inputs, go through
+        :func:`fit_beta` one class at a time (see the class Notes).
         """
         if not (
             ops.is_host_float32(Z)
