@@ -393,15 +393,12 @@ def _certified_decrease(step, M):
 class _OvrProblem32(_OvrProblem):
     """:class:`_OvrProblem` on a float32 NumPy matrix, evaluated in float32.
 
-    Scores come from float32 row statistics (:func:`ovr_row_stats32`, 16 B per
-    row); every elementwise operation of an evaluation is float32, in four
-    reused chunk buffers (:data:`F32_CHUNK_BYTES` each), and every sum over
-    rows a float32 matrix-vector product per row chunk accumulated in float64
-    across chunks.
-    With ``standardise=(mu, sd)`` the scores are standardised by the given
-    moments (no moments pass). The first evaluation of all classes also
-    records each score column's range, which certifies steps
-    (:func:`_certified_decrease`) and tells when ``f`` needs clipping.
+    Scores from float32 row statistics (:func:`ovr_row_stats32`, 16 B per
+    row); elementwise work in four reused float32 chunk buffers
+    (:data:`F32_CHUNK_BYTES` each), row sums per chunk in float32,
+    accumulated in float64. ``standardise=(mu, sd)``: given moments (no
+    moments pass). The first evaluation of all classes records each score
+    column's range, which certifies steps and tells when ``f`` needs clipping.
     """
 
     def __init__(self, Z, y, w, target_smoothing, standardise=None, unit=1.0):
