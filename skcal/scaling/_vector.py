@@ -200,13 +200,10 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     -----
     Objective: ``F(w, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / sum_i s_i
     + alpha/2 (||w - 1||^2 + ||b||^2)`` with ``a_i = w * z_i + b``, convex
-    (strictly for ``alpha > 0``); the solver is described in the Notes of
-    :class:`VectorScaler`. Up to :data:`FULL_HESSIAN_MAX_CLASSES` classes,
-    :func:`~skcal.scaling._affine.newton` with the exact Hessian of one pass
-    (:func:`skcal._backend._numpy.vector_nll_hess`) and the step of
-    :func:`_newton_direction`; above, :func:`_fit_block_newton` (a linear
-    rate of ~0.001-0.04 per pass measured at 300-1,000 classes: 4-6 passes
-    from the start :func:`_initial_scales`).
+    (strictly for ``alpha > 0``), from :func:`_initial_scales`; the solver is
+    described in the Notes of :class:`VectorScaler`: up to
+    :data:`FULL_HESSIAN_MAX_CLASSES` classes :func:`~skcal.scaling._affine.newton`
+    with :func:`_newton_direction`, above :func:`_fit_block_newton`.
     """
     k = Z.shape[1]
     w, zmax = _initial_scales(Z, y, sample_weight, xp)
@@ -295,15 +292,13 @@ def _block_solver(blocks, alpha, k):
 
 
 def _fit_block_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single):
-    """Newton's method with the per-class ``2 x 2`` Hessian blocks, for many classes.
+    """Newton's method with the per-class ``2 x 2`` Hessian blocks (many classes).
 
-    One pass per iteration (:func:`skcal._backend._numpy.vector_nll_grad_blocks`);
-    the step solves the block-diagonal system (:func:`_block_solver`), see the
-    Notes of :class:`VectorScaler`. With many classes the coupling between
-    classes, ``-mean_s[p_k p_l ...]``, is small against the blocks: measured
-    at 100,000 x 1,000, the generalised eigenvalues of the Hessian against the
-    blocks lie in [0.6, 1.3] (all but ~0.1% in [0.98, 1.02]), a linear rate of
-    ~0.05 per pass.
+    See the Notes of :class:`VectorScaler`. The coupling between classes is
+    small against the blocks: at 100,000 x 1,000 the generalised eigenvalues
+    of the Hessian against them lie in [0.6, 1.3] (all but ~0.1% in [0.98,
+    1.02]); measured, a linear rate of 0.001-0.05 per pass at 300-1,000
+    classes (4-6 passes from :func:`_initial_scales`).
     """
     k = w.shape[0]
 
