@@ -100,13 +100,10 @@ class IsotonicScaler(OneVsRestCalibrator):
     (n_samples, n_classes) matrix); for a torch tensor the rows are copied to
     host memory as float64 chunk by chunk. Without sample weights each
     class's map comes from two value sorts (all scores, the positives'
-    scores) and scikit-learn's PAVA on the group means: the same knots as
-    ``IsotonicRegression.fit`` (which sorts the rows by ``lexsort``), whose
-    own fit is used with weights and for scores closer than
-    ``finfo.resolution`` without being equal; PAVA runs on the positives'
-    groups and the pooled stretches between them (the same block values).
-    Prediction (scores, interpolation, renormalisation) runs on the tensor's
-    device; a CPU tensor is evaluated through NumPy (``IsotonicRegression.predict``)
+    scores) and scikit-learn's PAVA on the group means, with the same knots
+    as ``IsotonicRegression.fit``, which is used with weights. Prediction
+    (scores, interpolation, renormalisation) runs on the tensor's device; a
+    CPU tensor is evaluated through NumPy (``IsotonicRegression.predict``)
     and returned as a tensor. Multiclass NumPy logits are predicted in row
     chunks with work arrays allocated once, each class's knots looked up on
     a grid (:class:`~skcal._backend._numpy.InterpTable`, ``np.interp``'s
