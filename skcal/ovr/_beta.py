@@ -41,9 +41,7 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     sample_weight : ndarray of shape (n_samples,), default=None
         Non-negative weights.
     parameters : {"abm", "am", "ab"}, default="abm"
-        ``"abm"``: ``a, b, c`` free with ``a, b >= 0``; ``"am"``: ``a = b >= 0``
-        (logistic calibration on the log-odds with a non-negative slope);
-        ``"ab"``: ``a, b >= 0`` and ``m = 1/2``, i.e. ``c = (a - b) log 2``.
+        As in :class:`BetaCalibrator` (always with ``a, b >= 0``).
     tol : float, default=1e-12
         Stopping tolerance of :func:`~skcal.ovr._logistic.fit_logistic_bounded`
         on the mean log loss (the gap to the constrained optimum is at most
