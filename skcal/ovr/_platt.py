@@ -117,12 +117,9 @@ def fit_platt(
     sample_weight : ndarray of shape (n_samples,), float64, default=None
         Non-negative weights (unit weights when None).
     target_smoothing : bool, default=True
-        Use Platt's targets ``t+ = (N+ + 1) / (N+ + 2)`` and
-        ``t- = 1 / (N- + 2)`` instead of 1 and 0, the class counts ``N+, N-``
-        in rows (:func:`platt_targets`, :ref:`sample-weights`): integer
-        weights fit like repeated rows, as in scikit-learn's sigmoid
-        calibration. The start ``B = log((N+ + 1) / (N- + 1))`` uses the same
-        counts.
+        Platt's targets instead of 1 and 0 (:func:`platt_targets`; see
+        :class:`PlattScaler`). The start ``B = log((N+ + 1) / (N- + 1))`` uses
+        the same counts ``N+, N-``, in rows.
     tol : float, default=1e-12
         Stop when half the squared Newton decrement, ``g' H^{-1} g / 2`` (an
         estimate of the gap to the optimal mean loss), is at most ``tol``.
