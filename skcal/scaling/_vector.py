@@ -576,9 +576,7 @@ class VectorScaler(ScaleBiasMap, _VectorParameters):
             self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}"
         ):
             alpha = ABSENT_CLASS_ALPHA
-        # The penalty acts after the temperature: (w, b) are fitted on Z / T
-        # (T of temperature scaling), pulled towards the identity there, so
-        # that logits rescaled by any c > 0 fit the same probabilities.
+        # the penalty acts after the temperature (see alpha): (w, b) fitted on Z / T
         beta = penalty_centre(Z, y, sample_weight, xp)[1] if alpha > 0 else 1.0
         # 16-bit tensors are scaled in float32 (their values exactly): a
         # float16 product would round the scaled logits again
