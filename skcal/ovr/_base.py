@@ -59,13 +59,10 @@ def warn_constant_scores(method, label):
 def _warn_if_logits_below_ovr_resolution(est, Z):
     """Warn when the logits of K > 2 classes span too little for the one-vs-rest log-odds.
 
-    The log-odds of class ``k`` are ``z_k - log sum_{j != k} exp(z_j)``, a
-    difference of numbers of size ``log(K - 1)``: float64 rounds them at about
-    ``1e-16``, so logits spanning ``d`` within a row keep about ``-log10(1e-16
-    / d)`` significant digits in the scores. Below :data:`OVR_MIN_LOGIT_SPREAD`
-    (fewer than ~10 digits) the per-class maps are fitted to rounding noise (at
-    ``d ~ 1e-16`` every score is the same constant). Judged on the first
-    :data:`OVR_RESOLUTION_CHECK_ROWS` rows (no pass over a large input).
+    The log-odds ``z_k - log sum_{j != k} exp(z_j)`` are a difference of
+    numbers of size ``log(K - 1)``, rounded at about ``1e-16``: logits
+    spanning ``d`` within a row keep about ``-log10(1e-16 / d)`` digits.
+    Judged on the first :data:`OVR_RESOLUTION_CHECK_ROWS` rows.
 
     Warns
     -----

@@ -41,9 +41,7 @@ def fit_beta(s, y, sample_weight=None, *, parameters="abm", tol=1e-12, max_iter=
     sample_weight : ndarray of shape (n_samples,), default=None
         Non-negative weights.
     parameters : {"abm", "am", "ab"}, default="abm"
-        ``"abm"``: ``a, b, c`` free with ``a, b >= 0``; ``"am"``: ``a = b >= 0``
-        (logistic calibration on the log-odds with a non-negative slope);
-        ``"ab"``: ``a, b >= 0`` and ``m = 1/2``, i.e. ``c = (a - b) log 2``.
+        As in :class:`BetaCalibrator` (always with ``a, b >= 0``).
     tol : float, default=1e-12
         Stopping tolerance of :func:`~skcal.ovr._logistic.fit_logistic_bounded`
         on the mean log loss (the gap to the constrained optimum is at most
@@ -274,9 +272,8 @@ class BetaCalibrator(OneVsRestCalibrator):
     def _fit_multiclass(self, Z, y, sample_weight):
         """All classes in the same float32 passes (:func:`fit_beta_ovr32`) where it applies.
 
-        float32 NumPy logits with at least :data:`BATCH_MIN_ROWS` rows and
-        ``tol >= 1e-14``; the classes it leaves (see its ``status``), and all
-        other inputs, are fitted one class at a time by :func:`fit_beta`.
+        The classes it leaves (``status`` None), and other inputs, go through
+        :func:`fit_beta` one class at a time (see the class Notes).
         """
         if not (
             ops.is_host_float32(Z)

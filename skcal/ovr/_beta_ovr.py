@@ -1,15 +1,9 @@
 """All one-vs-rest beta calibration fits of a float32 multiclass problem, batched over classes.
 
-:func:`fit_beta_ovr32` solves the problems of :func:`skcal.ovr._beta.fit_beta`
-for every class ``k`` (scores ``s = ovr_log_odds(Z)[:, k]``, positives
-``y == k``) in the same row-chunked float32 passes over ``Z``, as
-:func:`skcal.ovr._platt.fit_platt_ovr` does for Platt scaling: each pass
-computes the features of the classes still being solved and accumulates their
-losses, gradients and Hessians. The bound constraints (``a, b >= 0``) are
-handled per class by the active-set rules of the batched Newton core
-(:func:`skcal.ovr._newton.newton_batched`), as in
-:func:`skcal.ovr._logistic.fit_logistic_bounded`; the float32 acceptance rules
-are :func:`_solve`'s.
+:func:`fit_beta_ovr32` solves :func:`skcal.ovr._beta.fit_beta`'s problem of
+every class in the same row-chunked float32 passes over ``Z``, as
+:func:`skcal.ovr._platt.fit_platt_ovr` does for Platt scaling; the bounds
+``a, b >= 0`` by the active-set rules of :func:`skcal.ovr._newton.newton_batched`.
 """
 
 import math
@@ -257,20 +251,15 @@ def _weighted_sum(Q, us):
 def _solve(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
     """Solve the classes ``cols`` of ``prob`` by :func:`~skcal.ovr._newton.newton_batched`.
 
-    A class starts at ``theta0`` where ``warm``, with the Hessian ``H0`` of
-    the previous (subsample) problem near it (its first step is a
-    quasi-Newton step, checked by Armijo's rule like any other), else at the
-    better of ``fit_beta``'s starts (:func:`_start_point`). The active-set
-    rules, stopping rule and constants are the core's; the float32 acceptance
-    rules are the trial's: a step is accepted by Armijo's rule on the loss,
-    or, when its predicted decrease is at most :data:`F32_LOSS_RESOLUTION`
-    and it reaches no bound, when the decrement at the new point is smaller
-    (the loss is then not evaluated). After a local step predicting a
-    decrease of at most :data:`HESS_REUSE` the Hessian is not recomputed: the
-    next step and decrement use the last one (near the optimum the Hessian
-    changes by O(lambda) relative per step, lambda the Newton decrement, so
-    the decrement still estimates the gap to the optimum to well under 1 %).
-    A failed line search is "line_search" (the class is refitted in float64).
+    A class starts at ``theta0`` with the Hessian ``H0`` (of the previous,
+    subsample, problem) where ``warm``, else at :func:`_start_point`. The
+    active-set and stopping rules are the core's; a step is accepted by
+    Armijo's rule or, when it predicts a decrease of at most
+    :data:`F32_LOSS_RESOLUTION` and reaches no bound, when the decrement at
+    the new point is smaller (the loss is then not evaluated); after such a
+    step predicting at most :data:`HESS_REUSE` the last Hessian is reused
+    (see that constant for why). A failed line search is "line_search" (the
+    class is refitted in float64).
     Returns ``theta`` (K, p), ``status`` (K,), ``n_iter`` (K,) and the last
     Hessians ``H`` (K, p, p); classes not in ``cols``: 0, "skipped", 0 and
     the identity.
@@ -402,14 +391,10 @@ def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max
     the problem (any affine standardisation with a positive scale has the
     same optimum and the same constraints), and is solved, from the better
     of ``fit_beta``'s two starts, to :data:`WARM_START_TOL`. The full-data
-    Newton iteration starts there; its stopping rule is ``fit_beta``'s
-    (half the squared Newton decrement on the free coefficients at most
-    ``tol`` and no coefficient held at 0 whose one-dimensional Newton step
-    would lower the loss by more than ``tol``); steps are accepted and
-    Hessians reused by :func:`_solve`'s rules, and the first full-data step
-    uses the subsample's Hessian. The optimum agrees with the float64 solve
-    of the same logits to ~1e-6 relative (the float32 rounding of the
-    features).
+    Newton iteration starts there, with the subsample's Hessian, and stops
+    by ``fit_beta``'s rule; steps are accepted and Hessians reused by
+    :func:`_solve`'s rules. The optimum agrees with the float64 solve of the
+    same logits to ~1e-6 relative (the float32 rounding of the features).
     Extra memory: O(n_samples + n_classes) plus one row chunk of work arrays.
     """
     n, K = Z.shape

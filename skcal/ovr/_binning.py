@@ -80,11 +80,7 @@ def equal_mass_cuts(W, n_bins, cum=None):
     cum = np.cumsum(W) if cum is None else cum
     targets = cum[-1] * (np.arange(1, n_bins) / n_bins - 1e-10)
     j = np.searchsorted(cum, targets, side="left")
-    j = j[j < W.size - 1]
-    # non-decreasing (increasing targets): drop repeats, as np.unique without its sort
-    if j.size > 1:
-        j = j[np.concatenate([[True], j[1:] != j[:-1]])]
-    return j
+    return np.unique(j[j < W.size - 1])  # (at most n_bins - 1 entries)
 
 
 def cut_edges(u, cuts):

@@ -53,19 +53,10 @@ def fit_histogram(s, y, sample_weight=None, *, n_bins=10, strategy="quantile",
         Scores (log-odds of the positive class).
     y : ndarray of shape (n_samples,), bool
     sample_weight : ndarray of shape (n_samples,), default=None
-    n_bins : int, default=10
-    strategy : {"quantile", "uniform"}, default="quantile"
-        ``"quantile"``: weighted equal-mass bins of the scores
-        (:func:`~skcal.ovr._binning.equal_mass_cuts`; edges at midpoints
-        between distinct scores, ties never split). ``"uniform"``: equal-width
-        bins of the probability ``sigmoid(s)`` on ``[0, 1]``.
-    smoothing : {"laplace"}, float >= 0 or None, default=2.0
-        ``None`` or 0: the bin frequency ``m_b / n_b``; ``"laplace"``:
-        ``(m_b + 1) / (n_b + 2)``; a float ``m``: the m-estimate
-        ``(m_b + m r) / (n_b + m)`` with ``r`` the weighted base rate
-        (``(pos + 1) / (total + 2)`` when it would be 0 or 1)
-        (Zadrozny & Elkan 2001). Counts are sums of sample weights divided
-        by :func:`~skcal.utils._weights.weight_unit`.
+    n_bins, strategy, smoothing
+        See :class:`HistogramCalibrator` (its Notes: ties, empty bins, the
+        base rate of an absent class, counts in rows of
+        :func:`~skcal.utils._weights.weight_unit`).
 
     Returns
     -------

@@ -100,13 +100,10 @@ class IsotonicScaler(OneVsRestCalibrator):
     (n_samples, n_classes) matrix); for a torch tensor the rows are copied to
     host memory as float64 chunk by chunk. Without sample weights each
     class's map comes from two value sorts (all scores, the positives'
-    scores) and scikit-learn's PAVA on the group means: the same knots as
-    ``IsotonicRegression.fit`` (which sorts the rows by ``lexsort``), whose
-    own fit is used with weights and for scores closer than
-    ``finfo.resolution`` without being equal; PAVA runs on the positives'
-    groups and the pooled stretches between them (the same block values).
-    Prediction (scores, interpolation, renormalisation) runs on the tensor's
-    device; a CPU tensor is evaluated through NumPy (``IsotonicRegression.predict``)
+    scores) and scikit-learn's PAVA on the group means, with the same knots
+    as ``IsotonicRegression.fit``, which is used with weights. Prediction
+    (scores, interpolation, renormalisation) runs on the tensor's device; a
+    CPU tensor is evaluated through NumPy (``IsotonicRegression.predict``)
     and returned as a tensor. Multiclass NumPy logits are predicted in row
     chunks with work arrays allocated once, each class's knots looked up on
     a grid (:class:`~skcal._backend._numpy.InterpTable`, ``np.interp``'s
@@ -143,11 +140,9 @@ class IsotonicScaler(OneVsRestCalibrator):
             increasing=True, out_of_bounds="clip", y_min=eps, y_max=1.0 - eps
         )
 
-    # Large prediction chunks: each costs one interpolation per class, whose
-    # fixed overhead dominates small chunks. A CPU tensor is evaluated by NumPy
-    # on a host view: torch's CPU kernels for these many small elementwise ops
-    # are ~5x slower on a loaded machine (OpenMP threads spin-waiting), and
-    # skcal never changes torch's thread settings.
+    # Large chunks: each costs one interpolation per class (a fixed overhead).
+    # CPU tensors through NumPy: torch's CPU kernels for these many small
+    # elementwise ops are ~5x slower on a loaded machine (spin-waiting threads).
     _predict_chunk_bytes = 1 << 24
     _predict_on_host = True
 
@@ -158,12 +153,10 @@ class IsotonicScaler(OneVsRestCalibrator):
     _SCORE_BLOCK_FRACTION = 0.125
 
     def _fit_multiclass(self, Z, y, sample_weight):
-        """All classes' maps from blocks of score columns (see ``_fit_sorted``).
+        """All classes' maps from blocks of (contiguous) score columns.
 
-        The score columns are computed a block of classes at a time (at most
-        an eighth of the input's size, at least one column), class-major so
-        that each class's column is contiguous; unweighted columns are fitted
-        by :meth:`_fit_sorted`, weighted ones by ``IsotonicRegression.fit``.
+        Unweighted columns are fitted by :meth:`_fit_sorted`, weighted ones by
+        ``IsotonicRegression.fit``.
         """
         n, K = Z.shape
         itemsize = Z.element_size() if hasattr(Z, "element_size") else Z.dtype.itemsize
@@ -184,22 +177,16 @@ class IsotonicScaler(OneVsRestCalibrator):
         return maps
 
     def _fit_sorted(self, s, pos_rows):
-        """``IsotonicRegression.fit(s, t)`` for unit weights, from two value sorts.
+        """``IsotonicRegression.fit(s, t)`` for unit weights (``t``: 1 on ``pos_rows``).
 
-        ``t`` is 1 on the rows ``pos_rows`` and 0 elsewhere. scikit-learn sorts
-        the rows (``lexsort``), averages the targets of equal scores
-        (``_make_unique``: a score at least ``eps = finfo.resolution`` above the
-        first of its group starts a new group) and runs PAVA
-        (``isotonic_regression``) on the group means weighted by the group
-        sizes. With unit weights a group's mean is (positives in the group) /
-        (rows in the group), so sorting the values of all scores and of the
-        positives' scores (no argsort) gives the same groups, means and
-        weights. PAVA then runs on the positives' groups with each stretch of
-        groups between them (mean 0) pooled into one entry of their total
-        size (:meth:`_pava_knots`): the same fit, value for value. Returns
-        None (use scikit-learn's fit) when two scores differ by less than
-        ``eps`` without being equal, where scikit-learn's chained grouping
-        applies.
+        scikit-learn sorts the rows, averages the targets of equal scores
+        (``_make_unique``: a score at least ``eps = finfo.resolution`` above
+        its group's first starts a new group) and runs PAVA on the group means
+        weighted by their sizes. With unit weights the sorted values of all
+        scores and of the positives' scores (no argsort) give the same groups,
+        means and weights (:meth:`_pava_knots`). None (use scikit-learn's fit)
+        when two scores differ by less than ``eps`` without being equal (its
+        chained grouping).
         """
         xs = np.sort(s)
         d = xs[1:] - xs[:-1]

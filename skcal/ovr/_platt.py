@@ -117,12 +117,9 @@ def fit_platt(
     sample_weight : ndarray of shape (n_samples,), float64, default=None
         Non-negative weights (unit weights when None).
     target_smoothing : bool, default=True
-        Use Platt's targets ``t+ = (N+ + 1) / (N+ + 2)`` and
-        ``t- = 1 / (N- + 2)`` instead of 1 and 0, the class counts ``N+, N-``
-        in rows (:func:`platt_targets`, :ref:`sample-weights`): integer
-        weights fit like repeated rows, as in scikit-learn's sigmoid
-        calibration. The start ``B = log((N+ + 1) / (N- + 1))`` uses the same
-        counts.
+        Platt's targets instead of 1 and 0 (:func:`platt_targets`; see
+        :class:`PlattScaler`). The start ``B = log((N+ + 1) / (N- + 1))`` uses
+        the same counts ``N+, N-``, in rows.
     tol : float, default=1e-12
         Stop when half the squared Newton decrement, ``g' H^{-1} g / 2`` (an
         estimate of the gap to the optimal mean loss), is at most ``tol``.
@@ -215,17 +212,14 @@ class _OvrProblem:
         self.Z, self.y, self.w, self.K = Z, y, w, Z.shape[1]
         self.stats = ovr_row_stats(Z)
         self._counts(target_smoothing, unit)
-        self._moments(separable=not target_smoothing)
+        self._moments()
 
     def _counts(self, target_smoothing, unit):
-        """Weighted class counts, and in rows (``/ unit``, the weight of one
-        row, :func:`skcal.utils._weights.weight_unit`); Platt's targets
-        ``t_pos``, ``t_neg``."""
+        """Weighted class counts, also in rows (``e_*``), and Platt's targets ``t_*``."""
         n, K, y, w = self.Z.shape[0], self.K, self.y, self.w
         self.wsum = float(n) if w is None else float(w.sum())
         self.n_pos = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         self.n_neg = self.wsum - self.n_pos
-        # Platt's prior counts rows (see fit_platt)
         self.e_pos = self.n_pos / unit
         self.e_neg = self.n_neg / unit
         if target_smoothing:
@@ -240,7 +234,7 @@ class _OvrProblem:
         # the many column sums below faster than on a row-major float64 copy
         return _ovr_columns(host64(self.Z[sl], cols), st, cols)
 
-    def _moments(self, separable):
+    def _moments(self):
         """Weighted mean and sd of every score column; sum of ``w s`` over positives.
 
         Chunk means and centred sums of squares are merged exactly (Chan et al.),
@@ -249,9 +243,6 @@ class _OvrProblem:
         K, n = self.K, self.Z.shape[0]
         cols = np.arange(K)
         W, mean, M2, sp = 0.0, np.zeros(K), np.zeros(K), np.zeros(K)
-        # ranges of all scores, of the positives' and of the negatives' (per class)
-        lo, plo, nlo = (np.full(K, np.inf) for _ in range(3))
-        hi, phi, nhi = (np.full(K, -np.inf) for _ in range(3))
         for sl in _numpy.chunk_rows(n, K):
             S = np.asarray(self._scores(sl, cols), dtype=np.float64)
             wc = None if self.w is None else self.w[sl]
@@ -260,18 +251,6 @@ class _OvrProblem:
             sp += np.bincount(
                 j, weights=S[r, j] if wc is None else wc[r] * S[r, j], minlength=K
             )
-            if separable:
-                keep = slice(None) if wc is None else wc > 0
-                Sn, jk = S[keep].copy(), self.y[sl][keep]
-                ik = np.arange(jk.size)
-                np.minimum(lo, Sn.min(0, initial=np.inf), out=lo)
-                np.maximum(hi, Sn.max(0, initial=-np.inf), out=hi)
-                np.minimum.at(plo, jk, Sn[ik, jk])
-                np.maximum.at(phi, jk, Sn[ik, jk])
-                Sn[ik, jk] = np.inf
-                np.minimum(nlo, Sn.min(0, initial=np.inf), out=nlo)
-                Sn[ik, jk] = -np.inf
-                np.maximum(nhi, Sn.max(0, initial=-np.inf), out=nhi)
             if not cw > 0:
                 continue
             cm = (S.sum(0) if wc is None else wc @ S) / cw
@@ -291,13 +270,6 @@ class _OvrProblem:
         self.sd = sd
         self.var_u = np.where(self.flat, 0.0, M2 / self.wsum / sd**2)
         self.sum_pos_u = np.where(self.flat, 0.0, (sp - self.n_pos * mean) / sd)
-        if separable:
-            has_both = np.isfinite(plo) & np.isfinite(nlo)
-            self.separable = ~has_both | (
-                (lo != hi) & ((plo >= nhi) | (nlo >= phi))
-            )
-        else:
-            self.separable = np.zeros(K, dtype=bool)
 
     def start_intercept(self, cols=slice(None)):
         """Lin et al.'s start ``b = log((N+ + 1) / (N- + 1))`` (with ``a = 0``)."""
@@ -418,15 +390,12 @@ def _certified_decrease(step, M):
 class _OvrProblem32(_OvrProblem):
     """:class:`_OvrProblem` on a float32 NumPy matrix, evaluated in float32.
 
-    Scores come from float32 row statistics (:func:`ovr_row_stats32`, 16 B per
-    row); every elementwise operation of an evaluation is float32, in four
-    reused chunk buffers (:data:`F32_CHUNK_BYTES` each), and every sum over
-    rows a float32 matrix-vector product per row chunk accumulated in float64
-    across chunks.
-    With ``standardise=(mu, sd)`` the scores are standardised by the given
-    moments (no moments pass). The first evaluation of all classes also
-    records each score column's range, which certifies steps
-    (:func:`_certified_decrease`) and tells when ``f`` needs clipping.
+    Scores from float32 row statistics (:func:`ovr_row_stats32`, 16 B per
+    row); elementwise work in four reused float32 chunk buffers
+    (:data:`F32_CHUNK_BYTES` each), row sums per chunk in float32,
+    accumulated in float64. ``standardise=(mu, sd)``: given moments (no
+    moments pass). The first evaluation of all classes records each score
+    column's range, which certifies steps and tells when ``f`` needs clipping.
     """
 
     def __init__(self, Z, y, w, target_smoothing, standardise=None, unit=1.0):
@@ -435,11 +404,11 @@ class _OvrProblem32(_OvrProblem):
         self.w32 = None if w is None else w.astype(np.float32)
         if standardise is None:
             self.stats = ovr_row_stats32(Z)
-            self._moments(separable=False)
+            self._moments()
         else:  # row statistics by the first evaluation (one read of Z and one exp fewer)
             self.stats, self._stats = None, row_stats_buffers(Z.shape[0], 3)
             self.mu, self.sd = standardise
-            self.flat, self.separable = np.zeros((2, self.K), dtype=bool)
+            self.flat = np.zeros(self.K, dtype=bool)
         # the float32 mean and 1 / sd that the evaluations use, exactly, so that
         # mapping (a, b) back to (A, B) adds no rounding of its own
         with np.errstate(over="ignore"):
@@ -469,15 +438,12 @@ class _OvrProblem32(_OvrProblem):
         return np.maximum(np.abs(da * lo + db), np.abs(da * hi + db))
 
     def trial(self, cols, th, step, d, slope, theta, F, H):
-        """As :meth:`_OvrProblem.trial`, with three acceptance rules.
+        """``newton_batched``'s step test, with three acceptance rules.
 
-        A step certified by :func:`_certified_decrease` is accepted; one whose
-        predicted decrease ``-slope / 2`` is at most
-        :data:`F32_LOSS_RESOLUTION` is accepted when the Newton decrement at
-        the candidate is smaller (the float32 loss cannot resolve such
-        decreases; the decrement, a gradient quantity, can); only the other
-        classes' losses are evaluated, for Armijo's test (a class whose loss
-        at the current point was not evaluated gets it first).
+        Certified steps (:func:`_certified_decrease`) pass; one predicting a
+        decrease of at most :data:`F32_LOSS_RESOLUTION` (below the float32
+        loss's resolution) passes if the decrement at the candidate is smaller;
+        the others take Armijo's test (the only losses evaluated).
         """
         safe = _certified_decrease(step, self._step_range(cols, *d.T))
         local = -slope / 2.0 <= F32_LOSS_RESOLUTION
@@ -490,9 +456,7 @@ class _OvrProblem32(_OvrProblem):
         armijo = F_c <= F[cols] + ARMIJO_C * step * slope
         return np.where(need, armijo, ok), F_c, g_c, H_c
 
-    def failed_status(self, slope, F):
-        # the float32 solver never settles for a failed line search: the
-        # float64 solver is run instead
+    def failed_status(self, slope, F):  # the float64 solver is run instead
         return np.full(slope.size, "line_search", dtype=object)
 
     def evaluate(self, cols, theta, loss=True):
@@ -645,15 +609,10 @@ def _original_scale(theta, mu, sd):
 def _fit_platt_ovr32(Z, y, w, tol, max_iter, unit):
     """:func:`fit_platt_ovr` of a float32 matrix by float32 evaluations, or None.
 
-    A systematic subsample (every ``s``-th row, about :data:`WARM_START_ROWS`
-    rows) is solved from Lin et al.'s start to :data:`WARM_START_TOL32`; its
-    moments standardise the full problem (any affine standardisation has the
-    same optimum and the same Newton decrements), which starts at the
-    subsample's optimum (at Lin et al.'s start for a class whose subsample
-    fit did not converge). Returns None, and the float64 solver runs
-    instead, when a subsample score column is nearly constant or not finite,
-    or when any class of the full fit does not converge to a finite optimum:
-    the float32 solver never returns a warning status of its own.
+    The subsample's moments standardise the full problem (any affine
+    standardisation has the same optimum and Newton decrements). None (the
+    float64 solver runs instead) when a subsample score column is nearly
+    constant or not finite, or a class does not converge to a finite optimum.
     """
     n, K = Z.shape
     sub = slice(None, None, max(1, n // WARM_START_ROWS))
@@ -771,8 +730,9 @@ def fit_platt_ovr(
             c = cols[better]
             theta[c], F[c], g[c], H[c] = th[better], F_c[better], g_c[better], H_c[better]
     theta, n_iter, status = prob.solve(theta, F, g, H, tol, max_iter)
-    if not target_smoothing:
-        status[prob.separable] = "separable"
+    for k in range(prob.K) if not target_smoothing else ():
+        if _is_separable(ops.ovr_column(Z, k, prob.stats), y == k, w):
+            status[k] = "separable"
     A, B = _original_scale(theta, prob.mu, prob.sd)
     return A, B, n_iter, status
 
@@ -810,10 +770,8 @@ class PlattScaler(OneVsRestCalibrator):
         (scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` on a
         ``predict_proba``). ``"auto"`` uses the log-odds, except for
         ``input_type="probabilities"`` whose calibration probabilities
-        contain an exact 0: those are the averaged votes or counts of a
-        forest, a kNN or a naive Bayes model, whose log-odds are infinite
-        (``log 0``) and whose probabilities are on a linear scale; the
-        sigmoid then takes the probability. See Notes.
+        contain an exact 0 (the votes or counts of a forest, a kNN or a naive
+        Bayes model): see Notes.
     tol : float, default=1e-12
         Newton stops when half the squared Newton decrement (an estimate of
         the gap to the optimal mean cross-entropy) is at most ``tol``.
@@ -840,13 +798,10 @@ class PlattScaler(OneVsRestCalibrator):
     log_floor_ : float or None
         With ``input_type="probabilities"``, ``score_scale="log_odds"`` and
         exact zeros in the calibration probabilities: the log of half the
-        smallest positive
-        calibration probability. Every log-probability is raised to it before
-        the one-vs-rest log-odds are formed, in fit and predict, so that an
-        exact 0 (or 1) of a forest, kNN or naive Bayes model becomes a
+        smallest positive calibration probability. Every log-probability is
+        raised to it, in fit and predict, so that an exact 0 (or 1) becomes a
         probability below every observed one instead of a log-odds of -708
-        (+708) that would dominate the logistic fit. None otherwise (logits
-        are never clipped).
+        (+708) that would dominate the fit (see Notes). None otherwise.
 
     See Also
     --------
@@ -985,15 +940,10 @@ class PlattScaler(OneVsRestCalibrator):
         return ops.clamp_min(Z, floor)
 
     def _resolve_score_scale(self, Z):
-        """Set ``score_scale_`` and ``log_floor_`` from the calibration input.
+        """Set ``score_scale_`` and ``log_floor_`` (see both) from the fitted ``Z``.
 
-        Only ``input_type="probabilities"`` can hold an exact 0 (log 0,
-        stored as ``log(finfo.tiny)``, about -708 by ``check_scores``): a
-        forest's or a kNN's "no vote", not evidence of a probability of
-        1e-308. ``"auto"`` then fits on the probabilities; an explicit
-        ``"log_odds"`` floors the log-probabilities at half the smallest
-        positive calibration probability so that the one-vs-rest log-odds
-        of about -708 (and +708 for an exact 1) do not dominate the fit.
+        An exact 0 of ``input_type="probabilities"`` is stored as
+        ``log(finfo.tiny)`` (about -708) by ``check_scores``.
         """
         self.log_floor_ = None
         scale = "log_odds" if self.score_scale == "auto" else self.score_scale
@@ -1041,16 +991,11 @@ class PlattScaler(OneVsRestCalibrator):
         return list(zip(A, B, n_iter))
 
     def _set_maps(self, maps):
-        # binary: one (A, B) on s = z_1 - z_0
         self.a_, self.b_, n_iter = unzip_maps(maps, 2)
         self.n_iter_ = int(np.max(n_iter))
 
     def _map_scores(self, S):
-        """``F = A s + B`` per column of the scores ``S`` (in place).
-
-        ``s`` is the log-odds, or ``sigmoid`` of it for ``score_scale_ ==
-        "probability"``.
-        """
+        """``F = A s + B`` per column of ``S`` (in place; ``s`` as ``score_scale_``)."""
         if self._on_probabilities():
             S = ops.sigmoid(S)
         S *= param_like(self.a_, S)

@@ -68,9 +68,7 @@ class _BSplineDesign:
         M = BSpline.design_matrix(np.clip(u, t[3], t[-4]), t, 3)
         self._set(M.indices.reshape(-1, 4)[:, 0], M.data.reshape(-1, 4), t.size - 4, cumulative)
 
-    def _set(self, j, B, p, cumulative):
-        if j.size > 1 and np.any(j[1:] < j[:-1]):  # pragma: no cover - rows come sorted
-            raise ValueError("_BSplineDesign rows must be sorted by score.")
+    def _set(self, j, B, p, cumulative):  # j non-decreasing: the rows come sorted
         self.j, self.B, self.p, self.cumulative = j, B, p, cumulative
         self.shape = (j.size, p)
         self.starts = (np.flatnonzero(np.r_[True, j[1:] != j[:-1]]) if j.size

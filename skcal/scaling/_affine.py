@@ -23,18 +23,12 @@ are all negative, logits may be 1e4). The penalty is written in the original
 
 Solvers
 -------
-Up to :data:`NEWTON_MAX_PARAMS` parameters, :func:`newton` with the exact
-Hessian (one pass each) and a Jacobi-scaled pseudo-inverse step (the null
-directions of an unpenalised problem are left untouched). Above, the
-trust-region Newton-CG method :func:`_trust_region_newton_cg` with the exact
-objective and gradient (one pass each). Its quadratic model takes exact
-Hessian-vector products on the rows held in memory
-(:class:`skcal._backend._matrix.HessianSample`; a fixed random subset beyond
-:data:`HESS_SAMPLE_BYTES`, which bounds the extra memory independently of
-``n``), its preconditioner is the per-class Hessian blocks
-(:class:`_BlockJacobi`), and for a full ``W`` with intercept the ``K + 1``
-directions along which the NLL is flat are solved in closed form for the
-penalty (:class:`_NullShift`).
+Up to :data:`NEWTON_MAX_PARAMS` parameters :func:`newton`, above it
+:func:`_trust_region_newton_cg` (described for users in the Notes of
+:class:`~skcal.MatrixScaler`): its model's Hessian-vector products are taken
+on :class:`skcal._backend._matrix.HessianSample`, its preconditioners are
+:class:`_Jacobi` and :class:`_BlockJacobi`, and :class:`_NullShift` solves
+the softmax's flat directions for the penalty.
 """
 
 import numpy as np
@@ -49,61 +43,43 @@ __all__ = ["AffinePenalty", "fit_affine", "newton", "nll", "NEWTON_MAX_PARAMS"]
 #: Largest number of parameters solved by Newton's method with the exact
 #: Hessian (a full ``W`` up to K = 20 classes, a diagonal one up to K = 256).
 NEWTON_MAX_PARAMS = 512
-
 #: Largest ``K (K + 1)`` of a full ``W`` whose Hessian is formed (the
 #: ``O(n K^4)`` Hessian pass costs about ``K^2 / 8`` Hessian-vector products).
 NEWTON_MAX_FULL_PARAMS = 420
-
-#: The trust region stopping on repeated failed steps (the objective no
-#: longer resolves the decrease, as with float32 logits) counts as converged
-#: when the gradient norm is within this factor of the tolerance.
+#: The trust region stopping on repeated failed steps (the objective no longer
+#: resolves the decrease, as with float32 logits) counts as converged when the
+#: gradient norm is within this factor of the tolerance.
 _PRECISION_LOSS_GTOL_FACTOR = 1e3
-
 #: Memory for the rows on which the trust-region model's Hessian-vector
-#: products are taken (their features and probabilities, 2 arrays of the
-#: working precision): all rows when they fit, else a fixed random subset of
-#: that many rows (at least :data:`HESS_SAMPLE_MIN_ROWS`).
+#: products are taken (features and probabilities): all rows when they fit,
+#: else a fixed random subset of that many rows (at least the minimum).
 HESS_SAMPLE_BYTES = 32 << 20
-
 HESS_SAMPLE_MIN_ROWS = 4096
-
 #: Eigenvalues of the feature covariance are floored at this fraction of the
 #: largest before whitening.
 WHITEN_FLOOR = 1e-2
-
-#: Relative residual at which the inner conjugate-gradient solve stops (a
-#: constant forcing term: the model's Hessian is itself that of a row sample
-#: when the rows do not fit :data:`HESS_SAMPLE_BYTES`, so solving it more
-#: exactly buys little).
+#: Relative residual at which the inner CG solve stops on a row sample (its
+#: Hessian is itself a sample's: solving it more exactly buys little).
 CG_FORCING = 0.1
-
-#: Relative rounding of the objective assumed for 16/32-bit logits (per-row
-#: terms in float32, summed in float64): changes below ``F32_EPS |f|`` are
-#: judged by the gradient (see :func:`_trust_region_newton_cg`).
+#: Relative rounding of the objective assumed for 16/32-bit logits: changes
+#: below ``F32_EPS |f|`` are judged by the gradient.
 F32_EPS = 1e-9
-
-#: Most conjugate-gradient steps per trust-region iteration on a row sample
-#: (with all rows held the inner solve runs to its tolerance, up to 10 steps
-#: per parameter, as SciPy's trust-ncg).
+#: Most CG steps per trust-region iteration on a row sample (with all rows
+#: held, up to 10 per parameter, as SciPy's trust-ncg).
 CG_MAX_STEPS = 250
-
 #: A full ``W`` is preconditioned by its per-class ``(K + 1) x (K + 1)``
-#: Hessian blocks (see :class:`_BlockJacobi`) when they take at most this
-#: many bytes (K up to about 200); by the diagonal otherwise.
+#: Hessian blocks (:class:`_BlockJacobi`) when they take at most this many
+#: bytes (K up to about 200); by the diagonal otherwise.
 BLOCK_MAX_BYTES = 64 << 20
-
-#: The diagonal preconditioner is used first; once a conjugate-gradient solve
-#: takes this many steps (it is then capped there), the per-class blocks
-#: from the next iteration on. Forming the blocks costs ``O(n K^3)``, about
-#: ``K / 2`` Hessian-vector products at most: worth it only where the
-#: diagonal leaves the problem ill-conditioned (a weak penalty on many
-#: classes), not on an easy fit of 100,000 rows.
+#: The diagonal preconditioner is used until a CG solve takes this many steps
+#: (it is capped there), the blocks from the next iteration on: forming them
+#: costs ``O(n K^3)``, up to ``K / 2`` Hessian-vector products, worth it only
+#: where the diagonal leaves the problem ill-conditioned (a weak penalty on
+#: many classes).
 BLOCK_SWITCH_STEPS = 40
-
 #: Rows whose weight ``p_ik (1 - p_ik)`` is below this fraction of the
 #: class's largest are left out of that class's preconditioner block.
 BLOCK_ROW_CUT = 1e-4
-
 #: :func:`newton` with ``predict`` may stop on the predicted next decrement
 #: only below this half squared decrement (the quadratic regime), and with
 #: this safety factor on the prediction.
@@ -252,11 +228,6 @@ def _penalty_terms(prob, pen, theta):
     return pen.value(W, b), prob.reduce(*prob.to_original_adjoint(*pen.grad(W, b)))
 
 
-def _penalty_hessian(prob, pen):
-    """The penalty's Hessian in ``theta`` (constant: the penalty is quadratic)."""
-    return np.column_stack([_penalty_hessp(prob, pen, e) for e in np.eye(prob.n_params)])
-
-
 def _penalty_hessp(prob, pen, v):
     VW, vb = prob.to_original(*prob.expand(v))
     return prob.reduce(*prob.to_original_adjoint(*pen.hessp(VW, vb)))
@@ -361,17 +332,13 @@ def _trust_region_newton_cg(fun, model, theta, tol, max_iter, f_eps=1e-13, trace
     TRON, Hsia, Chiang & Lin 2018, or its per-class blocks, refreshed at
     every iterate), the radius rule of Nocedal & Wright Alg. 4.1 (accept when
     ``rho > 0.1``). The inner solve stops at a relative residual of
-    ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``model.exact``:
-    all rows held), else :data:`CG_FORCING` or after :data:`CG_MAX_STEPS`
-    steps. The model's Hessian may be that of a row subset
-    (sub-sampled Newton, Byrd, Chin, Neveitt & Nocedal 2011): it only shapes
-    the step; every accepted step and the stopping test use the exact
-    objective and gradient, so the solution is the exact optimum to ``tol``.
-    A step whose predicted or actual change of the objective is below the
-    objective's rounding (``f_eps |f|``: ``1e-13`` for float64 logits,
-    :data:`F32_EPS` for float32 ones, whose per-row terms are computed in
-    float32) is judged
-    by the exact gradient instead: accepted when it lowers its norm.
+    ``min(0.5, sqrt(|g|))`` when the model's Hessian is exact (``model.exact``),
+    else at :data:`CG_FORCING` or :data:`CG_MAX_STEPS` steps. A row-subset
+    Hessian (sub-sampled Newton, Byrd, Chin, Neveitt & Nocedal 2011) only
+    shapes the step: acceptance and the stopping test use the exact objective
+    and gradient. A step whose predicted or actual change is below the
+    objective's rounding (``f_eps |f|``) is accepted when it lowers the exact
+    gradient's norm.
     """
     gtol = np.sqrt(tol) / 10.0
     f, g = fun(theta)
@@ -574,7 +541,9 @@ def fit_affine(
 
     if solver == "newton":
         E = prob.expand_matrix()
-        pH = _penalty_hessian(prob, penalty)
+        # the penalty's Hessian in theta (constant: the penalty is quadratic)
+        pH = np.column_stack(
+            [_penalty_hessp(prob, penalty, e) for e in np.eye(prob.n_params)])
 
         def evaluate(theta):
             Wt, bt = prob.expand(theta)
@@ -820,25 +789,22 @@ class _BlockJacobi:
         for c in range(k):
             self.Linv[c], _ = dtrtri(L[c], lower=1)
 
-    def _split(self, v):
+    def _apply(self, M, v):
+        """``blockdiag(M) v`` (each block's vector gathered from ``theta`` and back)."""
         k = self.k
         V = v[: k * k].reshape(k, k)
         if self.intercept:
             V = np.concatenate([V, v[k * k :, None]], axis=1)
-        return V
-
-    def _join(self, V):
-        k = self.k
+        V = np.matmul(M, V[:, :, None])[:, :, 0]
         if self.intercept:
             return np.concatenate([V[:, :k].ravel(), V[:, k]])
         return V.ravel()
 
     def left(self, v):
-        return self._join(np.matmul(self.Linv, self._split(v)[:, :, None])[:, :, 0])
+        return self._apply(self.Linv, v)
 
     def right(self, v):
-        LinvT = self.Linv.transpose(0, 2, 1)
-        return self._join(np.matmul(LinvT, self._split(v)[:, :, None])[:, :, 0])
+        return self._apply(self.Linv.transpose(0, 2, 1), v)
 
 
 def _penalty_blocks(prob, pen):

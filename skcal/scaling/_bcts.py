@@ -74,8 +74,7 @@ class _RestrictedVectorScaler(ScaleBiasMap, _VectorParameters):
         k = Z.shape[1]
         alpha = float(self.alpha)
         if alpha == 0 and self._intercept and warn_absent_classes(
-            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}",
-            stacklevel=3,
+            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}"
         ):
             alpha = ABSENT_CLASS_ALPHA
         beta, centre = penalty_centre(Z, y, sample_weight, xp)
@@ -91,12 +90,11 @@ class _RestrictedVectorScaler(ScaleBiasMap, _VectorParameters):
         self._set(w, b)
         self.n_iter_ = n_iter
         warn_stopped(type(self).__name__, status, self.max_iter,
-                     ", or alpha if the logits separate the calibration set", stacklevel=3)
+                     ", or alpha if the logits separate the calibration set")
         if status == "converged" and alpha == 0:
             warn_if_separated(
                 nll(Z, y, sample_weight, xp, w, b), "logits", "the unpenalised NLL has "
-                "no finite minimiser (the scale -> inf); use alpha > 0.", stacklevel=3,
-            )
+                "no finite minimiser (the scale -> inf); use alpha > 0.")
 
 
 #: The end of both docstrings: the solver and the reference.

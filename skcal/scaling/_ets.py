@@ -252,8 +252,8 @@ class EnsembleTemperatureScaler(_TemperatureParameters):
         beta, n_iter, status = fit_temperature(
             Z, y, sample_weight, xp, tol=self.tol, max_iter=self.max_iter
         )
-        warn_stopped("EnsembleTemperatureScaler's temperature fit", status, self.max_iter, "",
-                     stacklevel=3)
+        warn_stopped("EnsembleTemperatureScaler's temperature fit", status,
+                     self.max_iter, "")
         LQ = mk.true_class_log_proba(Z, y, xp, betas=(beta, 1.0))
         LQ = np.column_stack([LQ, np.full(len(LQ), -math.log(k))])
         c = LQ.max(axis=1, keepdims=True)

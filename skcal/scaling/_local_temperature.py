@@ -170,14 +170,11 @@ class _Adam:
 
 
 def _objective(params, phi, Zl, y, w, tr, val, t_min, wd, xp, device=None):
-    """Gradient and validation-NLL functions of the network's parameters.
+    """Gradient and validation-NLL functions of the network (objective: the class Notes).
 
-    One implementation (manual backpropagation) over the array operations of
-    the kernel module ``xp``'s :class:`~skcal._backend._numpy.AffineOps` (NumPy
-    arrays, or torch tensors on ``device``). Objective: weighted
-    mean NLL of ``softmax(z / T(x))`` on the training rows plus
-    ``wd * sum ||W||^2``. The ``(n, K)`` work runs over row chunks
-    (cache-sized on a CPU).
+    Manual backpropagation over the array operations of ``xp``'s
+    :class:`~skcal._backend._numpy.AffineOps` (NumPy arrays, or torch tensors
+    on ``device``); the ``(n, K)`` work runs over (cache-sized) row chunks.
     """
     def part(mask):
         Zm = Zl[mask] - Zl[mask].max(axis=1, keepdims=True)

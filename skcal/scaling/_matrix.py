@@ -145,8 +145,7 @@ class _AffineCalibrator(BaseCalibrator):
         mu = lam if mu is None else float(mu)
         reg = self.reg
         if (mu == 0 or reg == "none") and warn_absent_classes(
-            self.classes_, y, sample_weight, "intercept", f"reg_mu={ABSENT_CLASS_MU * k:g}",
-            stacklevel=3,
+            self.classes_, y, sample_weight, "intercept", f"reg_mu={ABSENT_CLASS_MU * k:g}"
         ):
             mu = ABSENT_CLASS_MU * k
             if reg == "none":
@@ -183,8 +182,7 @@ class _AffineCalibrator(BaseCalibrator):
 
     def _warn_status(self, status, pen, Z, y, sw, xp):
         warn_stopped(type(self).__name__, status, self.max_iter,
-                     ", or the regularisation if the calibration set is separable",
-                     stacklevel=4)
+                     ", or the regularisation if the calibration set is separable")
         if not np.any(pen.C):
             f = self._fit_info.get("nll")
             if f is None:
@@ -192,9 +190,7 @@ class _AffineCalibrator(BaseCalibrator):
                 f = nll(Z, y, sw, xp, self.coef_, self.intercept_, feat.log_softmax, feat.beta)
             warn_if_separated(
                 f, "(log-)logits", "without a penalty the NLL has no finite minimiser "
-                "(W -> inf) and the fitted map is arbitrary; use reg_lambda > 0.",
-                stacklevel=4,
-            )
+                "(W -> inf) and the fitted map is arbitrary; use reg_lambda > 0.")
 
     def _select_reg(self, Z, y, sw, xp, lam, mu, beta_ts):
         """Internal K-fold cross-validation of ``reg_lambda`` / ``reg_mu``."""

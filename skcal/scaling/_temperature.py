@@ -75,7 +75,7 @@ xp : module
 }
 
 
-def warn_stopped(name, status, max_iter, remedy, stacklevel):
+def warn_stopped(name, status, max_iter, remedy):
     """The ``ConvergenceWarning`` of a solve that ended on ``"max_iter"`` or ``"line_search"``.
 
     ``remedy`` follows "increase max_iter" (e.g. ``", or alpha if ..."``);
@@ -89,7 +89,7 @@ def warn_stopped(name, status, max_iter, remedy, stacklevel):
                "before reaching tol (tol may be below machine precision).")
     else:
         return
-    warnings.warn(msg, ConvergenceWarning, stacklevel=stacklevel + 1)
+    warnings.warn(msg, ConvergenceWarning, stacklevel=_caller_stacklevel())
 
 
 class ScaleBiasMap:
@@ -513,7 +513,7 @@ class TemperatureScaler(ScaleBiasMap, _TemperatureParameters):
                 stacklevel=_caller_stacklevel(),
             )
         else:
-            warn_stopped("TemperatureScaler", status, self.max_iter, "", stacklevel=3)
+            warn_stopped("TemperatureScaler", status, self.max_iter, "")
 
     def _scale_bias(self):
         return 1.0 / self.temperature_, None

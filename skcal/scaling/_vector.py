@@ -13,7 +13,7 @@ from ._temperature import FIT_DOCS, ScaleBiasMap, fit_temperature, warn_stopped
 from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
-from ..utils.validation import DEFAULT_INPUT_TYPE
+from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
 from ..utils._params import store_params
 
 __all__ = ["VectorScaler", "fit_vector"]
@@ -58,7 +58,7 @@ max_iter : int, default=100
 }
 
 
-def warn_absent_classes(classes, y, sample_weight, term, replacement, stacklevel):
+def warn_absent_classes(classes, y, sample_weight, term, replacement):
     """Warn, and return True, when some class has no weight in the calibration set.
 
     Without a penalty on ``term`` (the intercept or bias) the NLL then has no
@@ -73,19 +73,19 @@ def warn_absent_classes(classes, y, sample_weight, term, replacement, stacklevel
             f"without a penalty on the {term} has no finite minimiser (their {term} "
             f"-> -inf); fitting with {replacement} instead.",
             ConvergenceWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=_caller_stacklevel(),
         )
     return bool(absent)
 
 
-def warn_if_separated(f, features, consequence, stacklevel):
+def warn_if_separated(f, features, consequence):
     """Warn when the unpenalised NLL ``f`` is below :data:`SEPARATED_NLL`."""
     if f < SEPARATED_NLL:
         warnings.warn(
             f"The calibration NLL is {f:.2g} (< {SEPARATED_NLL:g}): the {features} "
             f"separate the calibration set, so {consequence}",
             ConvergenceWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=_caller_stacklevel(),
         )
 
 
@@ -109,17 +109,12 @@ def _penalised(f, gw, gb, w, b, alpha):
 def _newton_direction(H, g, gauge):
     """Solution of ``H d = -g`` (H symmetric positive semi-definite), Jacobi-scaled.
 
-    The system is first scaled symmetrically by ``D = diag(H)^(-1/2)``, so
-    that the ``w`` block (of the order of ``z^2``) and the ``b`` block (of
-    order 1) are comparable for logits of any magnitude (1e-3 or 1e100):
-    ``(D H D) e = -D g``, ``d = D e``. ``gauge`` adds ``u u^T`` with ``u`` the
-    unit common-shift direction of ``b`` in the scaled coordinates, a null
-    direction of the unpenalised Hessian along which ``g`` has no component
-    (so the step only changes by a multiple of that direction, which leaves
-    the probabilities unchanged). All-zero rows/columns (parameters the data
-    do not touch) get a zero step. The scaled matrix is solved by Cholesky,
-    falling back to an eigen-decomposition pseudo-inverse when it is still
-    numerically singular.
+    :func:`~skcal.scaling._affine.jacobi_scaled` makes the ``w`` block (of
+    order ``z^2``) and the ``b`` block comparable for logits of any
+    magnitude. ``gauge`` adds ``u u^T``, ``u`` the unit common shift of ``b``
+    (a null direction of the unpenalised Hessian, orthogonal to ``g``: it
+    leaves the probabilities unchanged). Solved by Cholesky, else by the
+    pseudo-inverse when still numerically singular.
     """
     D, Hs, gs, dead = jacobi_scaled(H, g)
     Hm = Hs.copy()
@@ -145,17 +140,14 @@ def _newton_direction(H, g, gauge):
 
 
 def _initial_scales(Z, y, sample_weight, xp):
-    """Starting scales ``w``: ``1/T`` (the temperature-scaling optimum) for all classes.
+    """Starting scales ``w`` (``1/T`` of temperature scaling) and ``max |z|``.
 
-    :func:`skcal.scaling._temperature.fit_temperature`, solved to relative 1e-4 on a
-    systematic subsample of about 20,000 rows (at most ~4e6 entries: 4,000
-    rows of 1,000 classes), costs a fraction of a pass. When
-    that optimum lies below its lower bound on ``1/T`` (logits of magnitude
-    beyond about 1e6 that carry little information), ``1 / max |z|`` is used
-    instead, so that the starting logits are of order 1 and not saturated.
-    All-zero columns (the class-0 column of a 1-D binary score) start, and
-    stay, at 1: their scale does not enter the objective. Also returns
-    ``max |z|``.
+    ``1/T`` is solved to relative 1e-4 on a systematic subsample
+    (:data:`_START_ROWS`, :data:`_START_ENTRIES`): a fraction of a pass. At
+    its lower bound (uninformative logits beyond about 1e6) ``1 / max |z|``
+    is used instead, so that the starting logits are of order 1. All-zero
+    columns (the class-0 column of a 1-D binary score) stay at 1: their
+    scale does not enter the objective.
     """
     lo, hi = xp.column_ranges(Z)
     zmax = max(-lo.min(), hi.max())
@@ -208,13 +200,10 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
     -----
     Objective: ``F(w, b) = sum_i s_i [logsumexp(a_i) - a_{i,y_i}] / sum_i s_i
     + alpha/2 (||w - 1||^2 + ||b||^2)`` with ``a_i = w * z_i + b``, convex
-    (strictly for ``alpha > 0``); the solver is described in the Notes of
-    :class:`VectorScaler`. Up to :data:`FULL_HESSIAN_MAX_CLASSES` classes,
-    :func:`~skcal.scaling._affine.newton` with the exact Hessian of one pass
-    (:func:`skcal._backend._numpy.vector_nll_hess`) and the step of
-    :func:`_newton_direction`; above, :func:`_fit_block_newton` (a linear
-    rate of ~0.001-0.04 per pass measured at 300-1,000 classes: 4-6 passes
-    from the start :func:`_initial_scales`).
+    (strictly for ``alpha > 0``), from :func:`_initial_scales`; the solver is
+    described in the Notes of :class:`VectorScaler`: up to
+    :data:`FULL_HESSIAN_MAX_CLASSES` classes :func:`~skcal.scaling._affine.newton`
+    with :func:`_newton_direction`, above :func:`_fit_block_newton`.
     """
     k = Z.shape[1]
     w, zmax = _initial_scales(Z, y, sample_weight, xp)
@@ -303,15 +292,13 @@ def _block_solver(blocks, alpha, k):
 
 
 def _fit_block_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single):
-    """Newton's method with the per-class ``2 x 2`` Hessian blocks, for many classes.
+    """Newton's method with the per-class ``2 x 2`` Hessian blocks (many classes).
 
-    One pass per iteration (:func:`skcal._backend._numpy.vector_nll_grad_blocks`);
-    the step solves the block-diagonal system (:func:`_block_solver`), see the
-    Notes of :class:`VectorScaler`. With many classes the coupling between
-    classes, ``-mean_s[p_k p_l ...]``, is small against the blocks: measured
-    at 100,000 x 1,000, the generalised eigenvalues of the Hessian against the
-    blocks lie in [0.6, 1.3] (all but ~0.1% in [0.98, 1.02]), a linear rate of
-    ~0.05 per pass.
+    See the Notes of :class:`VectorScaler`. The coupling between classes is
+    small against the blocks: at 100,000 x 1,000 the generalised eigenvalues
+    of the Hessian against them lie in [0.6, 1.3] (all but ~0.1% in [0.98,
+    1.02]); measured, a linear rate of 0.001-0.05 per pass at 300-1,000
+    classes (4-6 passes from :func:`_initial_scales`).
     """
     k = w.shape[0]
 
@@ -586,13 +573,10 @@ class VectorScaler(ScaleBiasMap, _VectorParameters):
     def _fit(self, Z, y, sample_weight, xp):
         alpha = float(self.alpha)
         if alpha == 0 and warn_absent_classes(
-            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}",
-            stacklevel=3,
+            self.classes_, y, sample_weight, "bias", f"alpha={ABSENT_CLASS_ALPHA:g}"
         ):
             alpha = ABSENT_CLASS_ALPHA
-        # The penalty acts after the temperature: (w, b) are fitted on Z / T
-        # (T of temperature scaling), pulled towards the identity there, so
-        # that logits rescaled by any c > 0 fit the same probabilities.
+        # the penalty acts after the temperature (see alpha): (w, b) fitted on Z / T
         beta = penalty_centre(Z, y, sample_weight, xp)[1] if alpha > 0 else 1.0
         # 16-bit tensors are scaled in float32 (their values exactly): a
         # float16 product would round the scaled logits again
@@ -608,10 +592,9 @@ class VectorScaler(ScaleBiasMap, _VectorParameters):
             f = xp.nll(Z, y, sample_weight, scale=self.coef_, bias=self.intercept_)
             warn_if_separated(
                 f, "logits", "the unpenalised NLL has no finite minimiser (w -> inf) "
-                "and the fitted scales are arbitrary; use alpha > 0.", stacklevel=3,
-            )
+                "and the fitted scales are arbitrary; use alpha > 0.")
         warn_stopped("VectorScaler", status, self.max_iter,
-                     ", or alpha if the logits separate the calibration set", stacklevel=3)
+                     ", or alpha if the logits separate the calibration set")
 
     @property
     def scale_(self):
