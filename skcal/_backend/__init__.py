@@ -3,11 +3,8 @@
 :func:`~skcal._backend._dispatch.get_backend` maps an input to its kernel
 module: ``_numpy.py`` and ``_torch.py`` expose the same names and signatures
 (only ``_torch.py`` imports torch), ``_dask.py`` the same names computed
-blockwise on a ``dask.array.Array``. ``_shared.py`` holds what is written
-once around the per-library sweeps; ``_array.py`` recognises tensors and dask
-arrays without importing them and converts between the libraries. Every pass
-over a logit matrix runs over row chunks and accumulates in float64, so that
-half-precision input is never up-cast as a whole and peak extra memory stays
-bounded by the chunk size. Nothing here imports anything else from skcal
-(``tests/test_import_cycles.py``).
+blockwise; ``_shared.py`` holds what is written once around the per-library
+sweeps, ``_array.py`` the array types. Every pass over a logit matrix runs
+over row chunks and accumulates in float64 (no whole up-cast copy). Nothing
+here imports anything else from skcal (``tests/test_import_cycles.py``).
 """

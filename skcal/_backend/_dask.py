@@ -78,13 +78,12 @@ def as_row_chunks(v, like):
 def _reduce(block_fn, Z, y, sw, *args, is_max=None):
     """Sum over row blocks of ``block_fn(Zb, yb, wb, *args)`` (a tuple of arrays).
 
-    One blockwise task per row block (fused with the lazy validation and
-    label encoding of the block) returns the sums flattened into one row;
-    dask's tree reduction (fan-in :data:`SPLIT_EVERY`) adds the rows, and
-    only the summed row reaches the client, where it is unpacked. ``Z``,
-    ``y`` or ``sw`` may be None (not used: ``block_fn`` gets None).
-    ``is_max``: a bool per part of the tuple, True for a part combined by its
-    maximum instead of its sum (an empty block must give ``-inf`` there).
+    One task per row block (fused with the block's lazy validation and label
+    encoding) returns the sums flattened into one row; a tree reduction
+    (fan-in :data:`SPLIT_EVERY`) adds the rows and the client unpacks the
+    sum. ``Z``, ``y`` or ``sw`` may be None (``block_fn`` gets None).
+    ``is_max``: per part, True to combine it by its maximum (an empty block
+    must give ``-inf`` there).
     """
     k = Z.shape[1] if Z is not None else 1
     empty = block_fn(
@@ -95,9 +94,7 @@ def _reduce(block_fn, Z, y, sw, *args, is_max=None):
     shapes = [np.shape(v) for v in empty]
     sizes = [int(np.prod(sh)) for sh in shapes]
     size = sum(sizes)
-    mask = np.zeros(size, bool)
-    if is_max is not None:
-        mask = np.repeat(np.asarray(is_max, bool), sizes)
+    mask = np.repeat(np.asarray(is_max or (False,) * len(sizes), bool), sizes)
     fn = functools.partial(_packed_of, block_fn=block_fn, args=args,
                            has=(Z is not None, y is not None, sw is not None))
     arrays = []
@@ -123,10 +120,8 @@ def _reduce(block_fn, Z, y, sw, *args, is_max=None):
 
 
 def _packed_of(*blocks, block_fn, args, has):
-    """``block_fn``'s tuple of sums of the blocks present, flattened into one (1, m) float64 row.
-
-    ``has`` says which of Z, y, w are given.
-    """
+    """``block_fn``'s sums flattened into one (1, m) float64 row (``has``: which of
+    Z, y, w are given)."""
     it = iter(blocks)
     parts = block_fn(*(next(it) if h else None for h in has), *args)
     return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in parts])[None]
@@ -168,9 +163,7 @@ def temperature_nll_derivs(
 ):
     """:func:`skcal._backend._numpy.temperature_nll_derivs` over row blocks (one pass).
 
-    ``row_stats`` is ignored on dask arrays: each block recomputes its row
-    maxima and true-class logits (one extra read of the block, already in
-    memory).
+    ``row_stats`` is ignored: each block recomputes its own (from memory).
     """
     loc = _local(Z, y, sample_weight)
     if loc is not None:
@@ -210,11 +203,8 @@ def _gap_block(Zb, yb, wb):
 
 
 def logit_scale(Z, y, stats):
-    """``max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) of dask logits (one pass).
-
-    The logit scale of :func:`skcal.scaling._temperature.fit_temperature`;
-    ``stats`` (lazy ``row_max_and_true(Z, y)``) is not read.
-    """
+    """:func:`skcal._backend._shared.logit_scale` of dask logits (one pass; ``stats``
+    not read)."""
     loc = _local(Z, y)
     if loc is not None:
         return _shared.logit_scale(Z, y, _numpy.row_max_and_true(loc[0], loc[1]))
@@ -228,11 +218,8 @@ def total(sample_weight):
 
 
 def _block_sums(Zb, yb, wb, fn, *args):
-    """``fn(Zb, yb, wb, *args)`` (weighted means) times the block's weight, and that weight.
-
-    An empty block, or one of weight 0, gives zeros of the same shapes (one
-    row of zeros, times 0).
-    """
+    """``fn(Zb, yb, wb, *args)`` (weighted means) times the block's weight, and that
+    weight; zeros of the same shapes for an empty block or one of weight 0."""
     W = float(Zb.shape[0]) if wb is None else float(np.sum(wb))
     if Zb.shape[0] == 0 or not W > 0:
         Zb, yb, wb, W = np.zeros((1, Zb.shape[1]), Zb.dtype), np.zeros(1, np.int64), None, 0.0
@@ -242,11 +229,8 @@ def _block_sums(Zb, yb, wb, fn, *args):
 
 
 def _mean_over_blocks(fn, Z, y, sample_weight, *args):
-    """``fn(Z, y, sample_weight, *args)`` (a NumPy kernel of weighted means), one pass.
-
-    Small arrays are computed once and given to ``fn`` (:func:`_local`);
-    otherwise ``fn`` runs per row block and its sums are reduced.
-    """
+    """``fn(Z, y, sample_weight, *args)`` (a NumPy kernel of weighted means), one pass:
+    on the :func:`_local` copies, else per row block with its sums reduced."""
     loc = _local(Z, y, sample_weight)
     if loc is not None:
         return fn(*loc, *args)
@@ -269,17 +253,12 @@ def vector_nll_hess(Z, y, sample_weight, w, b):
     return _mean_over_blocks(_numpy.vector_nll_hess, Z, y, sample_weight, *_f64(w, b))
 
 
-def _grad_blocks(Zb, yb, wb, w, b, single):
-    f, gw, gb, blocks = _numpy.vector_nll_grad_blocks(Zb, yb, wb, w, b, single=single)
-    return f, gw, gb, np.array(blocks)
-
-
 def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     """:func:`skcal._backend._numpy.vector_nll_grad_blocks` over row blocks (one pass)."""
     f, gw, gb, blocks = _mean_over_blocks(
-        _grad_blocks, Z, y, sample_weight, *_f64(w, b), single
+        _numpy.vector_nll_grad_blocks, Z, y, sample_weight, *_f64(w, b), single
     )
-    return f, gw, gb, tuple(blocks)
+    return f, gw, gb, tuple(blocks)  # the blocks of a reduction: one (3, K) array
 
 
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
@@ -305,10 +284,8 @@ def _row_stats(Zb, yb):
 
 
 def row_max_and_true(Z, y):
-    """Lazy per-row maximum and true-class logit, dask float64 arrays of shape (n_samples,).
-
-    Both come from one task per block (so a block is read once).
-    """
+    """Lazy per-row maximum and true-class logit (float64, (n_samples,)), one task
+    per block."""
     S = da.blockwise(
         _row_stats, "ic", Z, "ij", y, "i", new_axes={"c": 2}, concatenate=True,
         dtype=np.float64, meta=np.empty((0, 0)),
@@ -327,11 +304,10 @@ def column_ranges(Z):
         _range_block, chunks=((2,) * Z.numblocks[0], (k,)), dtype=np.float64,
         meta=np.empty((0, 0)),
     )
-    lo, hi = dask.compute(
+    return dask.compute(
         R[0::2].min(axis=0, split_every=SPLIT_EVERY),
         R[1::2].max(axis=0, split_every=SPLIT_EVERY),
     )
-    return lo, hi
 
 
 def _range_block(Zb):
@@ -349,11 +325,8 @@ def _predict_block(Zb, est, method):
 
 
 def predict_blocks(est, method, Z, dtype):
-    """Lazy ``est.<method>(*est._prepare(block))`` over the row blocks of ``Z``.
-
-    ``method`` is a calibrator's private hook (``"_predict_proba"`` or
-    ``"_predict_log_proba"``); the result has ``Z``'s row chunks.
-    """
+    """Lazy ``est.<method>(*est._prepare(block))`` (a private predict hook) per row
+    block of ``Z``."""
     return Z.map_blocks(
         _predict_block, est, method, dtype=dtype, meta=np.empty((0, 0), dtype)
     )
@@ -449,10 +422,8 @@ def gather_rows(*arrays):
     """1-D dask arrays (or None) with equal row chunks, as NumPy arrays on the client.
 
     On a dask.distributed client the row blocks are fetched as they finish and
-    released at once (``as_completed``), so a worker never holds more than
-    its blocks in flight (not its whole share of the columns): two per
-    worker, or as many as fit in :data:`GATHER_WINDOW_BYTES`; otherwise one
-    ``dask.compute``.
+    released at once (``as_completed``): a worker holds only the blocks in
+    flight, not its share of the columns; otherwise one ``dask.compute``.
     """
     client = _client()
     present = [a for a in arrays if a is not None]
@@ -467,7 +438,7 @@ def gather_rows(*arrays):
         [a.blocks[i] for a in present] for i in range(len(present[0].chunks[0]))
     ]
     pack = dask.delayed(_as_tuple, pure=True)
-    # blocks in flight: two per worker, or more small ones up to
+    # in flight: two blocks per worker, or more small ones up to
     # GATHER_WINDOW_BYTES (tiny blocks would otherwise cost a round trip each)
     row_bytes = sum(a.dtype.itemsize for a in present)
     biggest = max(present[0].chunks[0]) * row_bytes
@@ -475,28 +446,23 @@ def gather_rows(*arrays):
         2 * len(client.scheduler_info().get("workers", ())) or 4,
         GATHER_WINDOW_BYTES // max(biggest, 1),
     )
-    futures, todo = {}, iter(enumerate(blocks))
+    futures = {}
 
-    def submit():
-        nxt = next(todo, None)
-        if nxt is not None:
-            fut = client.compute(pack(*nxt[1]))  # one future per row block
-            futures[fut] = nxt[0]
-            return fut
-        return None
+    def submit(i):
+        fut = client.compute(pack(*blocks[i]))  # one future per row block
+        futures[fut] = i
+        return fut
 
-    ac = distributed.as_completed(
-        [f for f in (submit() for _ in range(window)) if f is not None],
-        with_results=True,
-    )
+    todo = min(window, len(blocks))
+    ac = distributed.as_completed([submit(i) for i in range(todo)], with_results=True)
     for fut, vals in ac:
         i = futures.pop(fut)
         for o, v in zip([o for o in outs if o is not None], vals):
             o[bounds[i]:bounds[i + 1]] = v
         fut.release()
-        nxt = submit()
-        if nxt is not None:
-            ac.add(nxt)
+        if todo < len(blocks):
+            ac.add(submit(todo))
+            todo += 1
     return tuple(outs)
 
 
@@ -521,14 +487,10 @@ def _checked_dtype(dtype, input_type):
 def check_scores(X, input_type, name, check_block):
     """Lazy, blockwise :func:`skcal.utils.validation.check_scores` of a dask array.
 
-    Every row block is validated by the NumPy check when it is computed (in
-    the first pass of a fit, or when predictions are computed): its errors
-    (NaN, infinity, huge logits, probabilities outside [0, 1] or rows not
-    summing to 1) are raised then, as the same ``ValueError``. Shape and dtype
-    are checked at once. ``check_block(Xb, input_type=..., name=...)`` is the
-    NumPy check returning ``(Z, n_input_columns)``, passed in by
-    :func:`skcal.utils.validation.check_scores` (itself) so that this module
-    imports nothing from :mod:`skcal.utils`.
+    Shape and dtype are checked at once; each row block by the NumPy check
+    ``check_block(Xb, input_type=..., name=...)`` (passed in, returning
+    ``(Z, n_input_columns)``) when it is computed, whose ``ValueError`` (NaN,
+    infinity, huge logits, invalid probabilities) is raised then.
 
     Returns
     -------
@@ -569,10 +531,10 @@ def _check_weight_block(wb):
 
 
 def check_sample_weight(sample_weight, like, relative=False):
-    """Validate dask (or NumPy) weights for dask logits ``like``; one pass over the weights.
+    """Validate dask (or NumPy) weights for dask logits ``like``; one pass over them.
 
-    Returns a float64 dask array with the row chunks of ``like`` (divided by
-    its maximum when ``relative``, unless they are whole numbers), or None. Raises the errors of
+    A float64 dask array with the row chunks of ``like`` (divided by its
+    maximum when ``relative``, unless whole numbers), or None; the errors of
     :func:`skcal.utils.validation.check_sample_weight`.
     """
     if sample_weight is None:
@@ -616,10 +578,8 @@ def _encode_block(yb, classes, encode):
 def encode_labels(y, classes, like, *, encode):
     """Lazy encoding of dask (or NumPy) labels ``y`` as positions in ``classes``.
 
-    An int64 dask array with the row chunks of the logits ``like``. Each block
-    is encoded by ``encode(classes, yb)`` (:func:`skcal.utils._labels.encode_labels`,
-    passed in so that this module imports nothing from :mod:`skcal.utils`),
-    whose ``ValueError`` for an unknown label is raised when the block is computed.
+    int64, the row chunks of ``like``; each block by ``encode(classes, yb)``
+    (passed in), whose error for an unknown label is raised when computed.
     """
     y = as_row_chunks(y, like)
     return y.map_blocks(_encode_block, classes, encode, dtype=np.int64)
@@ -658,11 +618,8 @@ def labels_1d(y):
 
 
 def score_log_likelihood(LP, y, sample_weight, like, *, check=None):
-    """Weighted mean of ``LP[i, y[i]]`` over the row blocks (one pass).
-
-    The weights are checked blockwise by :func:`check_sample_weight`
-    (``check``, the NumPy check of the twins, is not used).
-    """
+    """Weighted mean of ``LP[i, y[i]]`` over the row blocks (one pass; weights
+    checked by :func:`check_sample_weight`, ``check`` not used)."""
     return mean_log_likelihood(LP, y, check_sample_weight(sample_weight, like))
 
 
@@ -674,8 +631,8 @@ metric_scores = _numpy.metric_scores
 def fit_inputs(est, Z, y, sample_weight, *, check=None):
     """The inputs of ``est._fit``, ``(Z, y_enc, sample_weight, xp)``, kept lazy.
 
-    Refuses a calibrator without ``_dask_fit``, and ``backend="torch"``
-    (``est._prepare``); ``check``, the NumPy weight check, is not used.
+    Refuses a calibrator without ``_dask_fit`` (and ``est._prepare``
+    ``backend="torch"``); ``check`` is not used.
     """
     if not est._dask_fit:
         raise ValueError(
@@ -706,9 +663,8 @@ checked_float_array = _numpy.checked_float_array
 def fit_ovr_maps(est, Z, y, sample_weight):
     """The per-class maps of the one-vs-rest calibrator ``est``: one pass per class.
 
-    Each pass gathers one class's 1-D score column (:func:`gather_ovr_column`),
-    fitted by ``est._fit_map``: only the ``(n_samples,)`` float64 score
-    column of one class, its targets and weights are on the client at a time.
+    Only one class's float64 score column (:func:`gather_ovr_column`), its
+    targets and weights are on the client at a time.
     """
     if Z.shape[1] == 2:
         return [est._fit_class(*gather_ovr_column(Z, y, sample_weight, None), 1)]

@@ -20,15 +20,11 @@ solvers map the parameters back to the original features (see
 
 Precision
 ---------
-A pass walks ``Z`` in row chunks of about 1 MiB (CPU) or 256 MiB (accelerator).
-float64 logits are processed in float64; float16/bfloat16/float32 logits in
-float32 per chunk (max-shifted log-sum-exp, so every per-row term has a
-relative error of about 1e-7). Every per-chunk sum (objective, gradient,
-Hessian, Hessian-vector product) is accumulated over chunks in float64, and
-the full Hessian is formed in float64. The extra memory is a few chunk-sized
-buffers plus ``O(K^2)`` accumulators, independent of ``n_samples`` (but for
-the two values a row of log-softmax features that a fit may keep: ``rows``
-of :func:`affine_nll_grad`).
+Row chunks and working precision as in :mod:`skcal._backend._torch` (float64
+for float64 logits, else float32 per chunk); every per-chunk sum is
+accumulated in float64 and the full Hessian formed in float64. The extra
+memory is a few chunk-sized buffers plus ``O(K^2)`` accumulators (and the two
+values a row that ``rows`` of :func:`affine_nll_grad` may keep).
 """
 
 from typing import NamedTuple
@@ -121,21 +117,19 @@ def _logits(X, W, b, ops):
 
 
 #: Probabilities below this are set to 0 in the solver's passes (gradient,
-#: Hessian products): far below the rounding of every per-row sum they enter
-#: (each row's probabilities sum to 1), but subnormal float32 values make
-#: matrix products many times slower (9.5x for the Hessian-vector product of
-#: a fitted 100-class Dirichlet map, where 9 % of the probabilities are
-#: subnormal). Predictions are never flushed.
+#: Hessian products), far below the rounding of the per-row sums they enter:
+#: subnormal float32 values make matrix products many times slower (9.5x for
+#: the Hessian-vector product of a fitted 100-class Dirichlet map, where 9 %
+#: of the probabilities are subnormal). Predictions are never flushed.
 FLUSH_BELOW = 1e-30
 
 
 def _softmax_parts(A, ops, y=None, flush=False):
-    """Overwrite ``A`` by ``softmax(A)`` (row-max shifted); return ``(P, lse[, a_y])``.
+    """Overwrite ``A`` by ``softmax(A)``; return ``(P, lse[, a_y])``.
 
-    ``lse`` (shape (n, 1)) is the log-sum-exp of the shifted rows; with
-    ``y``, also the shifted logit of the true class (float64, shape (n,)),
-    taken before ``A`` is overwritten. ``flush``: probabilities below
-    :data:`FLUSH_BELOW` become 0 (after ``lse`` is taken).
+    ``lse`` (n, 1): log-sum-exp of the max-shifted rows; ``a_y`` (with ``y``):
+    the shifted true-class logit, float64 (n,). ``flush``: probabilities
+    below :data:`FLUSH_BELOW` become 0.
     """
     A -= ops.rowmax(A)
     ay = None if y is None else ops.f64(ops.take(A, y))
@@ -350,16 +344,12 @@ class HessianSample:
     """The Hessian of :func:`affine_nll_grad`'s objective on rows held in memory.
 
     The trust-region solver of :mod:`skcal.scaling._affine` takes its
-    Hessian-vector products here: the standardised features of a fixed set of
-    rows (all rows when they fit the memory budget, else a fixed random
-    subset, see there) are computed once, the probabilities once per iterate
-    (:meth:`at`), and each product is then two in-memory matrix products
-    instead of a pass over ``Z``.
-
-    Features are held in the solver's parameters: for a full ``W`` the
-    kernel map is ``W~ = T M`` (``M`` symmetric, the whitening), so the rows
-    are stored as ``x~ M`` and the products are taken with respect to
-    ``(T, b~)`` directly.
+    Hessian-vector products here: the standardised features of fixed rows
+    (all, or a fixed random subset) once, the probabilities once per iterate
+    (:meth:`at`), then each product is two in-memory matrix products instead
+    of a pass over ``Z``. For a full ``W = T M`` (``M`` symmetric, the
+    whitening) the rows are stored as ``x~ M``, the products taken in
+    ``(T, b~)``.
 
     Parameters
     ----------
@@ -393,12 +383,8 @@ class HessianSample:
         self.P = None
 
     def at(self, W, b):
-        """Hold ``softmax(X W^T + b)`` (``W`` in the stored features' parameters).
-
-        A diagonal ``W`` in row blocks of :data:`HESSP_BLOCK_BYTES` (each in
-        cache; every row's values are those of one whole-array pass, which a
-        full ``W``'s matrix product keeps).
-        """
+        """Hold ``softmax(X W^T + b)`` (``W`` in the stored features' parameters);
+        a diagonal ``W`` in cache-sized row blocks (:data:`HESSP_BLOCK_BYTES`)."""
         ops, X = self.ops, self.X
         Wc, bc = _params(W, b, ops)
         n, k = X.shape
@@ -415,11 +401,9 @@ class HessianSample:
     def hessp(self, VW, vb):
         """``H @ (VW, vb)`` on the held rows, split like the parameters.
 
-        With the logit direction ``d_i = VW x~_i + vb`` and
-        ``u_i = p_i * (d_i - p_i . d_i)``: ``HW = mean_s[u_i x~_i^T]``
-        (diagonal: ``mean_s[u_i * x~_i]``) and ``hb = mean_s[u_i]``. Walks the
-        rows in cache-sized blocks (:data:`HESSP_BLOCK_BYTES`); float32
-        products per block, summed over blocks in float64.
+        With ``d_i = VW x~_i + vb`` and ``u_i = p_i * (d_i - p_i . d_i)``:
+        ``HW = mean_s[u_i x~_i^T]`` (diagonal: ``mean_s[u_i * x~_i]``),
+        ``hb = mean_s[u_i]``; per row block, summed in float64.
         """
         ops, X, P = self.ops, self.X, self.P
         Vc, vc = _params(VW, vb, ops)
@@ -441,12 +425,11 @@ class HessianSample:
     def class_blocks(self, intercept, row_cut=0.0):
         """Per-class diagonal blocks of the Hessian of a full ``W`` (float64).
 
-        Block ``k`` is the Hessian with respect to row ``k`` of ``W`` (and
-        ``b_k`` with ``intercept``): ``mean_s[p_ik (1 - p_ik) x^_i x^_i^T]``
-        with ``x^_i = (x_i, 1)`` (or ``x_i``), shape ``(K, m, m)``, ``m = K + 1``
-        (or ``K``). ``row_cut > 0`` leaves out, per class, the rows whose
-        weight ``p_ik (1 - p_ik)`` is below ``row_cut`` times the class's
-        largest (a preconditioner only needs the dominant terms).
+        Block ``k`` (of ``K``, ``m x m``) is the Hessian in row ``k`` of ``W``
+        (and ``b_k`` with ``intercept``, ``m = K + 1``):
+        ``mean_s[p_ik (1 - p_ik) x^_i x^_i^T]``, ``x^_i = (x_i, 1)``. With
+        ``row_cut > 0`` only the rows whose weight is at least ``row_cut``
+        times the class's largest (a preconditioner's dominant terms).
         """
         ops, X, Q = self.ops, self.X, self._curvature()
         n, k = X.shape

@@ -28,12 +28,8 @@ exp = np.exp
 log = np.log
 name = "numpy"
 
-#: Kernels called only on host NumPy arrays (no torch twin in ``_torch``):
-#: the isotonic predict's tiled transpose (after its scores are on the host),
-#: the bin-edge helpers of the metrics' host binning (``_torch`` calls
-#: ``distinct_edges`` itself on its host copy) and the dtype check of host
-#: weights and probabilities; the isotonic predict's buffered kernels (work
-#: arrays reused across chunks by ``_ovr.ovr_interp_rows``).
+#: Kernels without a torch twin in ``_torch``: they run on host NumPy arrays
+#: only (the isotonic predict's buffered kernels, the metrics' host binning).
 HOST_ONLY = frozenset(
     {"transpose_copy", "edge_positions", "distinct_edges", "reject_non_numeric",
      "interp_work", "ovr_interp_proba_into"}
@@ -100,7 +96,8 @@ def output_dtype(dtype):
 
 
 def _row_max(A):
-    """Row maxima of a 2-D array, shape (n, 1) (column fold for few columns)."""
+    """Row maxima of a 2-D array, shape (n, 1) (NumPy reduces short rows slowly:
+    a column fold for few columns)."""
     if A.shape[1] <= _FEW_COLUMNS:
         m = A[:, 0].copy()
         for j in range(1, A.shape[1]):
@@ -240,8 +237,7 @@ def row_max_and_true(Z, y):
 
 
 def _max_and_true(Zc, yc):
-    """Row maxima (a column fold for few columns: NumPy reduces short rows
-    slowly) and true-class entries of one chunk."""
+    """Row maxima (:func:`_row_max`) and true-class entries of one chunk."""
     return _row_max(Zc)[:, 0], Zc[np.arange(Zc.shape[0]), yc]
 
 
@@ -298,13 +294,11 @@ def temperature_nll_derivs(
     and ``Var_p[z] = s2/s0 - (s1/s0)^2``; with ``s3 = sum_k e d^3``, the third
     central moment is ``s3/s0 - 3 mu s2/s0 + 2 mu^3`` (``mu = s1/s0``; its
     terms differ in sign, but ``|mu|^2 <= (K - 1) Var_p`` because ``p`` is
-    largest where ``d = 0``, which bounds the cancellation). float64 logits are processed in
-    float64. float16/float32 logits are processed in float32 per chunk (half
-    the memory traffic and twice the SIMD width of float64); every term is
-    non-positive or non-negative, so the row sums have no cancellation
-    (relative error ~1e-7), and the per-row results are combined in float64.
-    The rounding of ``Var`` only changes Newton's step length, not the root
-    of ``g``.
+    largest where ``d = 0``, which bounds the cancellation). float16/float32
+    logits are processed in float32 per chunk (half the memory traffic of
+    float64): the terms of each row sum share one sign (relative error ~1e-7)
+    and the per-row results are combined in float64. The rounding of ``Var``
+    only changes Newton's step length, not the root of ``g``.
     """
     return _shared.temperature_nll_derivs(
         _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats, second
@@ -588,11 +582,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     return f, gw, gb, blocks
 
 
-# ---------------------------------------------------------------------------
-# Small array helpers: what estimators and metrics would otherwise branch on
-# the array type for. Same names and signatures in ``_torch.py``.
-# ---------------------------------------------------------------------------
-
+# ------------ small array helpers (their twins, same signatures, in _torch.py)
 
 def take_rows(a, idx):
     """Rows ``idx`` (a NumPy integer array) of ``a``."""
@@ -662,11 +652,9 @@ def encode_labels(y, classes, like, *, encode):
 
 
 def score_log_likelihood(LP, y, sample_weight, like, *, check):
-    """Weighted mean of ``LP[i, y[i]]``, computed in NumPy (a calibrator's ``score``).
+    """Weighted mean of ``LP[i, y[i]]`` in NumPy (a calibrator's ``score``).
 
-    ``sample_weight`` is validated by ``check(sample_weight, n_samples)``
-    (:func:`skcal.utils.validation.check_sample_weight`, passed in by the
-    caller so that this module imports nothing from :mod:`skcal.utils`).
+    ``check``: :func:`skcal.utils.validation.check_sample_weight`, passed in.
     """
     sw = check(sample_weight, like.shape[0])
     return mean_log_likelihood(host_array(LP), y, sw)
@@ -679,12 +667,11 @@ def numpy_view(a):
 
 
 def metric_scores(y_prob, check_numpy):
-    """``y_prob`` checked for the metrics: ``check_numpy(y_prob)``.
+    """``y_prob`` checked for the metrics: ``check_numpy(y_prob)`` (passed in).
 
-    ``check_numpy`` (the metrics' NumPy check, passed in: this module imports
-    nothing from skcal) returns ``(p, names, lo, hi, floating)``: the
-    validated 1-D or 2-D scores, a DataFrame's column names or None, the
-    minimum and maximum, and whether the input dtype was floating.
+    It returns ``(p, names, lo, hi, floating)``: the validated 1-D or 2-D
+    scores, a DataFrame's column names or None, their minimum and maximum,
+    and whether the input dtype was floating.
     """
     return check_numpy(y_prob)
 
@@ -704,11 +691,8 @@ def row_sums64(a):
 
 # ----------------------------------------------- the affine kernels' array ops
 class AffineOps(_shared.SharedOps):
-    """The array operations of the affine kernels (:mod:`skcal._backend._matrix`), NumPy.
-
-    Also those of ``LocalTemperatureScaler``'s network objective; the twin
-    ``_torch.AffineOps`` spells them for torch on ``Z``'s device.
-    """
+    """The array operations of the affine kernels (:mod:`skcal._backend._matrix`) and
+    ``LocalTemperatureScaler``'s network, NumPy (``_torch.AffineOps``: torch)."""
 
     name = "numpy"
     xp = np
@@ -727,8 +711,8 @@ class AffineOps(_shared.SharedOps):
     def const(self, a, dtype=None):
         return np.asarray(a, dtype=dtype or self.wd)
 
-    def zeros(self, shape):
-        return np.zeros(shape)
+    zeros = staticmethod(np.zeros)  # float64
+    empty = staticmethod(np.empty)
 
     @staticmethod
     def f64(a):
@@ -775,10 +759,6 @@ class AffineOps(_shared.SharedOps):
     @staticmethod
     def ones_col(n, dtype):
         return np.ones((n, 1), dtype=dtype)
-
-    @staticmethod
-    def empty(shape, dtype):
-        return np.empty(shape, dtype=dtype)
 
 
 #: The :class:`AffineOps` of ``Z`` (working dtype float64 for float64 ``Z``, else float32).
@@ -883,16 +863,11 @@ class MetricOps(_shared.SharedOps):
     """The array operations of the metrics' row passes (``skcal.metrics._rows``), for NumPy."""
 
     xp = np
-
-    @staticmethod
-    def chunk_rows(n, k):
-        return chunk_rows(n, k, 8)
-
+    chunk_rows = staticmethod(chunk_rows)  # float64 chunks
     f64 = staticmethod(AffineOps.f64)
-
-    @staticmethod
-    def empty(n):
-        return np.empty(n)
+    empty = staticmethod(np.empty)  # float64
+    arange = staticmethod(np.arange)
+    log_softmax = staticmethod(log_softmax)  # float64 in, float64 out
 
     @staticmethod
     def zeros(n, integer=False):
@@ -903,17 +878,9 @@ class MetricOps(_shared.SharedOps):
         return np.zeros(n, dtype=bool)
 
     @staticmethod
-    def arange(n):
-        return np.arange(n)
-
-    @staticmethod
     def log(a):
         with np.errstate(divide="ignore"):  # log(0) = -inf is documented
             return np.log(a)
-
-    @staticmethod
-    def log_softmax(x):
-        return log_softmax(x)  # float64 in, float64 out
 
     @staticmethod
     def log_sigmoid_pair(s):
@@ -1121,18 +1088,14 @@ class InterpTable:
     NumPy's kernel bisects the knots for every point (~14 ns a point, its
     branches mispredicted). Here the knots' range is cut into ``G`` equal
     cells (:data:`INTERP_CELLS_PER_KNOT` per knot, at most
-    :data:`INTERP_MAX_CELLS`); a point's cell ``c = floor((x - xk[0]) *
-    G / (xk[-1] - xk[0]))`` (clipped to the grid) gives the knots below it
-    in the cells before ``c``, and one comparison per knot that shares a
-    cell (``amb``, the most knots in one cell) finds its segment ``j``:
-    ``j`` is exactly NumPy's, because the cell of a point is computed by
-    the same monotone float operations as the cells of the knots. The
-    value is NumPy's formula, ``slope[j] * (x - xk[j]) + yk[j]`` with
-    ``slope[j] = (yk[j+1] - yk[j]) / (xk[j+1] - xk[j])``, and slope 0 on the
-    two sides beyond the knots and at ``xk[-1]`` (so there ``yk[0]``,
-    ``yk[-1]``): the same float value as ``np.interp`` for every finite
-    ``x``. ``ok`` is False (use ``np.interp``) for fewer than 2 knots or
-    a slope or grid scale that is not finite.
+    :data:`INTERP_MAX_CELLS`); a point's cell gives the knots below it, and
+    one comparison per knot sharing a cell (``amb``, the most in one cell)
+    finds its segment ``j``, exactly NumPy's (cells of points and of knots
+    come from the same monotone float operations). The value is NumPy's
+    formula ``slope[j] * (x - xk[j]) + yk[j]`` (slope 0 beyond the knots and
+    at ``xk[-1]``): the same float as ``np.interp`` for every finite ``x``.
+    ``ok`` is False (use ``np.interp``) for fewer than 2 knots or a slope or
+    grid scale that is not finite.
     """
 
     def __init__(self, xk, yk):
@@ -1205,29 +1168,20 @@ def interp_work(n):
 
 
 def ovr_interp_proba(S, knots, log):
-    """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
-
-    The backend contract's signature (as :func:`skcal._backend._torch.ovr_interp_proba`):
-    :func:`ovr_interp_proba_into` with a fresh output and work buffer.
-    """
+    """:func:`ovr_interp_proba_into` with the contract's signature (``_torch``'s)."""
     return ovr_interp_proba_into(S, knots, log)
 
 
 def ovr_interp_proba_into(S, knots, log, out=None, work=None, tables=None):
     """Renormalised (log-)probabilities of one-vs-rest scores interpolated through knots.
 
-    ``S``: float64 scores of shape (n, K), K > 2; ``knots``: the ``(xk, yk)``
-    of each class. Computed class-major: the scores are transposed once (tile
-    by tile, :func:`transpose_copy`) so that each class's interpolation reads
-    and writes a contiguous row and the renormalisation sums over the classes
-    row by row, then transposed back into ``out`` (default: ``S``'s buffer;
-    any dtype, the values cast on the way); the values are ``np.interp`` of
-    each column (NumPy's compiled kernel, without its Python wrapper's
-    per-call checks; or ``tables``, each class's :class:`InterpTable`, the
-    same values faster), renormalised as
-    :func:`skcal._backend._ovr.renormalise`. ``work``: a float64 buffer of at
-    least ``S.size`` entries for the transposed scores (a fresh array
-    otherwise).
+    ``S``: float64 scores (n, K > 2); ``knots``: each class's ``(xk, yk)``.
+    Class-major: the scores are transposed once (:func:`transpose_copy`, into
+    the float64 buffer ``work`` of at least ``S.size`` entries if given), each
+    class's row goes through NumPy's compiled ``np.interp`` kernel (or its
+    :class:`InterpTable` in ``tables``: the same values, faster), the columns
+    are renormalised as :func:`skcal._backend._ovr.renormalise` and the result
+    transposed back into ``out`` (default: ``S``'s buffer; any dtype).
     """
     n, k = S.shape
     ST = transpose_copy(S, out=None if work is None else work[: n * k].reshape(k, n))

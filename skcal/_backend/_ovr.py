@@ -89,25 +89,12 @@ TINY_REST = 1e-280
 
 
 def _ovr_row_stats(A, keep_exp=False, out=None):
-    """Row statistics from which any column's one-vs-rest log-odds follow.
+    """Row statistics of float64 logits ``A`` (n_rows, K >= 3): any column's log-odds.
 
-    Parameters
-    ----------
-    A : ndarray of shape (n_rows, n_classes), float64
-        Logits, ``n_classes >= 3``.
-    keep_exp : bool, default=False
-        Also return the work matrix ``exp(A - m1)`` (arg-max entries 0).
-    out : ndarray of A's shape, float64, optional
-        Buffer for the work matrix (a fresh one otherwise).
-
-    Returns
-    -------
-    stats : tuple of 4 ndarrays of shape (n_rows,)
-        ``a1`` (arg-max column), ``m1`` (row maximum), ``total``
-        (``sum_j exp(z_j - m1) >= 1``) and ``l_top``
-        (``log sum_{j != a1} exp(z_j)``).
-    E : ndarray of shape (n_rows, n_classes)
-        Only with ``keep_exp=True``.
+    ``(a1, m1, total, l_top)``, each (n_rows,): the arg-max column, the row
+    maximum, ``sum_j exp(z_j - m1) >= 1`` and ``log sum_{j != a1} exp(z_j)``;
+    with ``keep_exp`` also the work matrix ``exp(A - m1)`` (arg-max entries 0,
+    written into ``out`` if given).
     """
     rows = np.arange(A.shape[0])
     a1 = A.argmax(axis=1)
@@ -134,26 +121,12 @@ def _log_rest(A, a1, bad):
 
 
 def _ovr_columns(Ac, stats, cols, E=None):
-    """One-vs-rest log-odds of the columns ``cols`` from the row statistics.
+    """Float64 one-vs-rest log-odds (n_rows, len(cols)) of the columns ``cols``.
 
-    Parameters
-    ----------
-    Ac : ndarray of shape (n_rows, len(cols)) or (n_rows, n_classes), float64
-        The logits of the columns ``cols`` (or all columns, when ``E`` is
-        given).
-    stats : tuple
-        :func:`_ovr_row_stats` of the same rows.
-    cols : ndarray of int
-        Column indices.
-    E : ndarray of shape (n_rows, n_classes), default=None
-        ``exp(A - m1)`` of all columns (overwritten), to avoid recomputing it.
-
-    Returns
-    -------
-    S : ndarray of shape (n_rows, len(cols)), float64
-        ``s_ik = z_ik - m1_i - log(total_i - exp(z_ik - m1_i))`` for ``k`` other
-        than the row's arg-max, ``z_ik - l_top_i`` for the arg-max, as in
-        :func:`ovr_log_odds`.
+    ``Ac``: the float64 logits of those columns (all of them when ``E``, the
+    overwritten ``exp(A - m1)`` of all columns, is given); ``stats``:
+    :func:`_ovr_row_stats` of the rows. ``z_ik - l_top_i`` at the arg-max,
+    :func:`_off_top_scores` elsewhere, as in :func:`ovr_log_odds`.
     """
     a1, m1, total, l_top = stats
     E = _off_top_scores(Ac, m1[:, None], total[:, None], E)
@@ -174,11 +147,9 @@ def _top_entries(a1, cols, width):
 def _off_top_scores(A, m1, total, E=None, out=None):
     """``A - m1 - log(total - exp(A - m1))``: the log-odds of the entries off the arg-max.
 
-    ``m1`` and ``total`` broadcast against ``A`` (the rows' maximum and
-    ``sum_j exp(z_j - m1)``, :func:`_ovr_row_stats`); ``E``: ``exp(A - m1)``
-    if already computed (overwritten); otherwise it is computed into ``out``
-    (a fresh array by default). Returns the array written; its arg-max
-    entries (``log(0)`` there) are the caller's to replace.
+    ``m1``, ``total`` (:func:`_ovr_row_stats`) broadcast against ``A``; ``E``:
+    ``exp(A - m1)`` if already computed (overwritten), else computed into
+    ``out``. The arg-max entries (``log(0)``) are the caller's to replace.
     """
     if E is None:
         E = np.subtract(A, m1, out=out)
@@ -205,11 +176,9 @@ def host64(Zc, cols=None):
 
 
 def _host64_into(Zc, buf):
-    """:func:`host64` of the rows ``Zc``, copied into ``buf[:len(Zc)]`` where a copy is needed.
+    """:func:`host64` of the rows ``Zc``; non-float64 NumPy rows widened into ``buf``.
 
-    NumPy input that is not float64 is widened into the buffer (no fresh
-    array, whose page faults cost as much as the copy); float64 NumPy input
-    is returned as it is, a tensor as :func:`host64` returns it.
+    (A fresh array's page faults would cost as much as the copy.)
     """
     if isinstance(Zc, np.ndarray) and Zc.dtype != np.float64:
         A = buf[: Zc.shape[0]]
@@ -269,12 +238,9 @@ def ovr_interp_rows(Z, knots, log=False, mix=None, chunk_bytes=None):
     """Renormalised (log-)probabilities of NumPy logits through per-class knots, chunk by chunk.
 
     The NumPy prediction of the multiclass interpolating maps
-    (:class:`~skcal.IsotonicScaler`): each row chunk's one-vs-rest log-odds
-    (:func:`ovr_log_odds`'s operations), then
-    :func:`skcal._backend._numpy.ovr_interp_proba_into` on them with each class's
-    :class:`~skcal._backend._numpy.InterpTable` (built once), written
-    straight into the output; the chunk-sized work arrays are allocated
-    once, not per chunk.
+    (:class:`~skcal.IsotonicScaler`): each chunk's one-vs-rest log-odds go
+    through :func:`skcal._backend._numpy.ovr_interp_proba_into` (each class's
+    ``InterpTable`` built once) into the output; work arrays allocated once.
 
     Parameters
     ----------
@@ -485,16 +451,11 @@ TINY_REST32 = 1e-30
 
 
 def ovr_row_stats32(Z):
-    """Row statistics of the one-vs-rest log-odds of a float32 NumPy matrix, in float32.
+    """:func:`_ovr_row_stats` of a float32 NumPy matrix (K >= 3), in float32, by chunks.
 
-    For logits ``Z`` of shape (n_rows, n_classes), ``n_classes >= 3``, four
-    vectors of shape (n_rows,): the arg-max column ``a1`` (intp) and, float32,
-    the row maximum ``m1``, ``total = sum_j exp(z_j - m1) >= 1`` and the
-    arg-max entry's log-odds ``neg_top = m1 - log sum_{j != a1} exp(z_j)``.
-    As :func:`_ovr_row_stats` (the same formulas, no cancellation), in
-    float32: every score then has an absolute error of a few float32 ulps of
-    the row's largest logit. Uses O(n_rows) memory (16 B per row) and one
-    float32 work chunk.
+    ``(a1, m1, total, neg_top)`` (intp, then float32: 16 B per row),
+    ``neg_top = m1 - l_top`` the arg-max entry's log-odds; every score then has
+    an absolute error of a few float32 ulps of the row's largest logit.
     """
     n, k = Z.shape
     a1 = np.empty(n, dtype=np.intp)
@@ -533,18 +494,22 @@ def _row_stats32(A, out=None):
     return (a, m, rest + np.float32(1.0), nt), D, E
 
 
-def ovr_scores32_from_work(stats, D, E):
-    """All columns' float32 one-vs-rest log-odds of a chunk from :func:`_row_stats32`.
+def ovr_scores32_from_work(stats, D, E, cols=None, width=None):
+    """float32 one-vs-rest log-odds of a chunk from work arrays ``D = A - m1``, ``E``.
 
-    Overwrites ``D`` and ``E``; returns ``D``, as :func:`ovr_columns32` with
-    all columns.
+    ``D``, ``E`` (overwritten; ``D`` returned) of all columns, as
+    :func:`_row_stats32` leaves them, or of the ``cols`` (of ``width``) only.
     """
     a1, _, total, neg_top = stats
     np.subtract(total[:, None], E, out=E)
     with np.errstate(divide="ignore"):  # the arg-max entries, replaced below
         np.log(E, out=E)
     D -= E
-    D[np.arange(D.shape[0]), a1] = neg_top
+    if cols is None:
+        D[np.arange(D.shape[0]), a1] = neg_top
+    else:
+        r, j = _top_entries(a1, cols, width)
+        D[r, j] = neg_top[r]
     return D
 
 
@@ -562,9 +527,8 @@ def ovr_columns32(Ac, stats, cols, all_cols=False, out=None):
     all_cols : bool, default=False
         ``cols`` is ``arange(n_classes)`` (no column gather).
     out : tuple of two ndarrays of shape (n_rows, len(cols)), float32, optional
-        Work arrays (C-contiguous); the scores are written to ``out[0]``.
-        Without them both are allocated (a fresh chunk-sized array per call
-        costs page faults on every chunk).
+        C-contiguous work arrays, reused across chunks (fresh ones cost page
+        faults); the scores are written to ``out[0]``.
 
     Returns
     -------
@@ -572,27 +536,19 @@ def ovr_columns32(Ac, stats, cols, all_cols=False, out=None):
         ``s_ik = (z_ik - m1_i) - log(total_i - exp(z_ik - m1_i))``, and the
         arg-max entry's ``neg_top_i``.
     """
-    a1, m1, total, neg_top = stats
+    m1 = stats[1][:, None]
     if out is None:
-        D = Ac - m1[:, None] if all_cols else Ac[:, cols] - m1[:, None]
+        D = (Ac if all_cols else Ac[:, cols]) - m1
         E = np.exp(D)
     else:
         D, E = out
         if all_cols:
-            np.subtract(Ac, m1[:, None], out=D)
+            np.subtract(Ac, m1, out=D)
         else:
             np.take(Ac, cols, axis=1, out=D)
-            D -= m1[:, None]
+            D -= m1
         np.exp(D, out=E)
-    if all_cols:
-        return ovr_scores32_from_work(stats, D, E)
-    np.subtract(total[:, None], E, out=E)
-    with np.errstate(divide="ignore"):  # arg-max entries, overwritten below
-        np.log(E, out=E)
-    D -= E
-    r, j = _top_entries(a1, cols, Ac.shape[1])
-    D[r, j] = neg_top[r]
-    return D
+    return ovr_scores32_from_work(stats, D, E, None if all_cols else cols, Ac.shape[1])
 
 
 def ovr_score_blocks(Z, stats, max_bytes):

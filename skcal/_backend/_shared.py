@@ -27,20 +27,15 @@ import numpy as np
 
 from ._array import to_numpy
 
-#: The deferred range checks of the innermost
-#: :func:`skcal.utils.validation.deferred_range_check` block: a list of objects
-#: with an ``observe(Z, Zc)`` method, or ``None`` outside such a block. It lives
-#: here, below the input checks, so that the kernels can report the chunks
-#: they read without importing :mod:`skcal.utils`.
+#: The deferred range checks (objects with ``observe(Z, Zc)``) of the innermost
+#: :func:`skcal.utils.validation.deferred_range_check` block, else None; here so
+#: that the kernels report the chunks they read without importing skcal.utils.
 DEFERRED_RANGE_CHECKS = contextvars.ContextVar("skcal_deferred_range_checks", default=None)
 
 
 def observe_chunk_range(Z, Zc):
-    """Report the row chunk ``Zc`` that a kernel has just read to the deferred checks of ``Z``.
-
-    A no-op outside a :func:`skcal.utils.validation.deferred_range_check`
-    block, and for tensors whose check was not deferred.
-    """
+    """Report the row chunk ``Zc`` that a kernel has just read to the deferred checks of
+    ``Z`` (a no-op outside a ``deferred_range_check`` block)."""
     checks = DEFERRED_RANGE_CHECKS.get()
     if checks:
         for check in checks:
@@ -68,13 +63,11 @@ def wsum(v, w):
 
 # ---------------------------------------------------------- temperature scaling
 def temperature_terms(s0, s1, s2, s3, dy, beta, log):
-    """Per-row terms of the temperature-scaling NLL and its derivatives, float64 (rows,).
+    """Per-row terms (float64) of the temperature-scaling NLL and its derivatives.
 
-    From the row sums ``s_j = sum_k e d^j`` (``d = z - max z``,
-    ``e = exp(beta d)``; ``s2`` and ``s3`` may be None), ``dy = z_y - max z``
-    and the library's ``log``: ``log s0 - beta dy`` (the NLL), ``mu - dy``
-    (``f'``), ``Var_p[z]`` (``f''``, clipped at 0) and, with ``s3``, the third
-    central moment (``f'''``), with ``mu = s1 / s0 = E_p[z] - max z``.
+    From the row sums ``s_j`` (``s2``, ``s3`` may be None) and ``dy = z_y - max z``:
+    the NLL, ``f'``, ``f''`` (``Var_p``, clipped at 0) and ``f'''`` terms, by the
+    Notes of ``_numpy.temperature_nll_derivs``, with the library's ``log``.
     """
     mu = s1 / s0
     terms = [log(s0) - beta * dy, mu - dy]
@@ -92,12 +85,11 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
     """The pass of ``temperature_nll_derivs`` of kernel module ``lib``.
 
     ``lib`` supplies the per-chunk sweeps ``_temperature_chunks(Z)`` (yielding
-    ``(slice, state)``), ``_max_and_true(Zc, yc)`` and
-    ``_temperature_row_sums(Zc, m, beta, third, state)``, the float64 vector
-    allocator ``_empty64(n, like)`` and the accumulator ``_zeros64(4, like)``.
+    ``(slice, state)``), ``_max_and_true`` and ``_temperature_row_sums``, and
+    the float64 allocators ``_empty64(n, like)``, ``_zeros64(n, like)``.
     Without ``row_stats`` the row maxima and true-class logits are taken in
-    the same pass, from the chunk while it is in cache. Without ``second``
-    the pass skips ``f''`` (and ``f'''``), returned as None.
+    the same pass. Without ``second`` the pass skips ``f''`` (and ``f'''``),
+    returned as None.
     """
     n = Z.shape[0]
     fused = row_stats is None
@@ -174,10 +166,8 @@ def vector_hessp_chunk(Zc, P, vw, vb, ops):
 class SharedOps:
     """The operations of ``AffineOps`` and ``MetricOps`` spelt alike in both libraries.
 
-    NumPy arrays and torch tensors take the same ``axis`` / ``keepdims``
-    arguments (the same torch kernels as ``dim`` / ``keepdim``); the
-    functions called through the class's array module ``xp`` (``numpy`` or
-    ``torch``) share their names and arguments.
+    (torch takes ``axis`` / ``keepdims`` for ``dim`` / ``keepdim``; ``xp`` is the
+    subclass's ``numpy`` or ``torch``.)
     """
 
     @staticmethod
@@ -240,12 +230,8 @@ class SharedOps:
 
 # ------------------------------------------------- a calibrator's predictions
 def predict_with(est, method, Z):
-    """``est.<method>`` (a private predict hook) on the whole of ``Z``.
-
-    ``Z`` (validated NumPy array or tensor) is first moved to the
-    calibrator's compute backend by ``est._prepare``. The dask twin
-    (:func:`skcal._backend._dask.predict_with`) runs the same per row block.
-    """
+    """``est.<method>`` (a private predict hook) on the whole of validated ``Z``,
+    moved to the calibrator's backend by ``est._prepare`` (dask: per row block)."""
     Z, xp = est._prepare(Z)
     return getattr(est, method)(Z, xp)
 
@@ -269,8 +255,8 @@ def fit_inputs(est, Z, y, sample_weight, *, check):
     """The inputs of ``est._fit``, ``(Z, y_enc, sample_weight, xp)``, on its backend.
 
     Labels encoded in NumPy as positions in the sorted ``classes_`` (the
-    columns of ``Z`` follow); weights checked by ``check`` (passed in: this
-    module imports nothing from :mod:`skcal.utils`) and scaled to max 1.
+    columns of ``Z`` follow); weights checked by ``check`` (passed in) and
+    scaled to max 1.
     """
     y_enc = est._encode_y(y, Z.shape[1], Z.shape[0])
     rank = est._sort_classes()
@@ -301,11 +287,8 @@ ROWS_EQUAL_HEAD = 16
 
 
 def logit_scale(Z, y, stats):
-    """``max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) from ``stats``.
-
-    ``stats`` is ``row_max_and_true(Z, y)`` (NumPy or torch); the logit
-    scale of :func:`skcal.scaling._temperature.fit_temperature`.
-    """
+    """``max_i (max_k z_ik - z_{i,y_i})`` (1 where that is 0) from ``stats =
+    row_max_and_true(Z, y)``: the logit scale of ``fit_temperature``."""
     gap = float((stats[0] - stats[1]).max())
     return gap if gap > 0 else 1.0
 
@@ -317,12 +300,8 @@ def total(sample_weight):
 
 # ------------------------------------------------------------ the input checks
 def check_scores(X, input_type, name, check_block):
-    """``check_block(X, input_type=..., name=...)``: checked at once.
-
-    The NumPy and torch entry of :func:`skcal.utils.validation.check_scores`,
-    whose dask twin (:func:`skcal._backend._dask.check_scores`) runs
-    ``check_block`` on each row block when it is computed.
-    """
+    """``check_block(X, input_type=..., name=...)``: checked at once (the dask twin
+    checks each row block when it is computed)."""
     return check_block(X, input_type=input_type, name=name)
 
 

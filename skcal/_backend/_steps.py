@@ -112,14 +112,11 @@ _TABLE_CELLS = 1024
 def _cell_tables(edges):
     """Per column: origin, cells per unit, and the edge count of every grid cell (-1: mixed).
 
-    Cell ``c`` of column ``k`` (``-1 <= c <= NB + 1``, ``NB`` =
-    :data:`_TABLE_CELLS`, ``lo`` the first edge and ``lo + NB / inv`` the
-    last) holds the points whose computed ``floor((x - lo) * inv)``, clipped
-    to ``[-1, NB + 1]``, is ``c``. Its entry is ``#{edges <= x}`` when that
-    count is the same on the cell widened by half a cell on both sides (so
-    the rounding of the computed cell cannot matter), else -1. Cell -1 is
-    exactly ``x < lo`` (count 0) and cell ``NB + 1`` lies above the last
-    edge (count ``m``).
+    Cell ``c`` (``-1 <= c <= NB + 1``, ``NB`` = :data:`_TABLE_CELLS`) holds the
+    points whose ``floor((x - lo) * inv)``, clipped, is ``c``; its entry is
+    ``#{edges <= x}`` where that is the same on the cell widened by half a
+    cell each side (so the rounding of the cell cannot matter), else -1.
+    Cell -1 is ``x < lo`` (count 0), cell ``NB + 1`` above the last edge.
     """
     K, NB = len(edges), _TABLE_CELLS
     lo, inv = np.zeros(K), np.zeros(K)
@@ -161,13 +158,10 @@ def step_lookup_columns(S, edges, values):
     -----
     NumPy input with at most :data:`TABLE_MAX_EDGES` edges per column: the
     edge count of each entry comes from a per-column table over a uniform
-    grid of the edge range (a subtraction, a product, a floor and two
-    gathers for all columns at once); entries in a cell that contains an
-    edge (or lies within half a cell of one) are counted exactly by
-    ``searchsorted``. The result is identical to :func:`step_lookup`'s for
-    finite and infinite points (the table path does not handle NaN, which
-    validated logits never produce). Otherwise (a tensor, or more edges)
-    one ``searchsorted`` per column.
+    grid of the edge range (:func:`_cell_tables`, all columns at once), by
+    ``searchsorted`` in a cell near an edge: identical to
+    :func:`step_lookup`'s for finite and infinite points (not NaN, which
+    validated logits never hold). Otherwise one ``searchsorted`` per column.
     """
     K = len(edges)
     big = max((np.size(e) for e in edges), default=0) > TABLE_MAX_EDGES

@@ -55,11 +55,8 @@ def from_numpy(a, device=None):
 
 
 def chunk_rows(n_samples, n_classes, itemsize=8, chunk_bytes=None, device="cpu"):
-    """Row-chunk slices as :func:`skcal._backend._numpy.chunk_rows`.
-
-    ``device`` (default ``"cpu"``) sets the default ``chunk_bytes``:
-    :data:`CHUNK_BYTES` on the CPU, :data:`CHUNK_BYTES_DEVICE` elsewhere.
-    """
+    """Row-chunk slices as :func:`skcal._backend._numpy.chunk_rows`; by default
+    :data:`CHUNK_BYTES` on the CPU, :data:`CHUNK_BYTES_DEVICE` on another ``device``."""
     if chunk_bytes is None:
         cpu = torch.device(device).type == "cpu"
         chunk_bytes = CHUNK_BYTES if cpu else CHUNK_BYTES_DEVICE
@@ -72,12 +69,10 @@ def output_dtype(dtype):
 
 
 def _empty(shape, dtype, device):
-    """An uninitialised output tensor.
+    """An uninitialised output tensor; on the CPU NumPy's memory, shared (no copy).
 
-    On the CPU it is allocated by NumPy and shared with torch (no copy):
-    NumPy asks the kernel for transparent huge pages for large arrays, which
-    makes writing a large output for the first time markedly faster than in
-    torch's own allocation (fewer page faults).
+    NumPy asks the kernel for transparent huge pages for large arrays: fewer
+    page faults when a large output is first written than torch's allocation.
     """
     if torch.device(device).type == "cpu":
         np_dtype = np.float64 if dtype == torch.float64 else np.float32
@@ -103,9 +98,7 @@ def _as_param(v, device):
         return None
     if isinstance(v, (int, float)):
         return float(v)
-    if isinstance(v, torch.Tensor):
-        return v.to(device=device, dtype=torch.float64)
-    return torch.as_tensor(v, dtype=torch.float64, device=device)
+    return torch.as_tensor(v, dtype=torch.float64, device=device)  # tensors too
 
 
 def _affine_into(Zc, scale, bias, wd, buf, fused):
@@ -130,21 +123,16 @@ def _affine_into(Zc, scale, bias, wd, buf, fused):
 def log_softmax(Z, scale=None, bias=None, out=None):
     """Row-wise log-softmax of ``scale * Z + bias``, computed on the device of ``Z``.
 
-    Same contract as :func:`skcal._backend._numpy.log_softmax` (``Z`` may
-    also be bfloat16; ``out`` defaults to a new tensor of
-    :func:`output_dtype` on that device), with torch's fused
-    ``log_softmax`` per chunk in the working precision (module docstring).
+    The contract of :func:`skcal._backend._numpy.log_softmax` (``Z`` may also
+    be bfloat16), with torch's fused ``log_softmax`` per chunk.
     """
     return _rowwise(torch.log_softmax, Z, scale, bias, out)
 
 
 @torch.no_grad()
 def softmax(Z, scale=None, bias=None):
-    """Row-wise softmax of ``scale * Z + bias`` (see :func:`log_softmax`).
-
-    Probabilities in :func:`output_dtype` on the device of ``Z`` (each row
-    sums to 1), without a log / exp round trip.
-    """
+    """Row-wise softmax of ``scale * Z + bias`` (see :func:`log_softmax`), without
+    a log / exp round trip."""
     return _rowwise(torch.softmax, Z, scale, bias, None)
 
 
@@ -192,11 +180,7 @@ def mean_log_likelihood(LP, y, sample_weight=None):
 
 @torch.no_grad()
 def nll(Z, y, sample_weight=None, scale=None, bias=None):
-    """Weighted mean NLL of ``softmax(scale * Z + bias)``, a float.
-
-    Same contract as :func:`skcal._backend._numpy.nll`; tensors on one
-    device; torch's fused ``cross_entropy`` per chunk.
-    """
+    """:func:`skcal._backend._numpy.nll`, torch's ``cross_entropy`` per chunk."""
     sw, wsum = _weights(sample_weight, Z.shape[0])
     total = torch.zeros((), dtype=torch.float64, device=Z.device)
     for sl, A in _affine_chunks(Z, scale, bias, fused=False):
@@ -226,11 +210,8 @@ def temperature_nll_derivs(
 ):
     """NLL of temperature scaling and its derivatives in ``beta = 1/T``.
 
-    Same contract and notes as
-    :func:`skcal._backend._numpy.temperature_nll_derivs`; ``Z``, ``y``,
-    ``sample_weight`` (and ``row_stats``) are tensors on one device. float64
-    logits are processed in float64, others (bfloat16 included) in float32
-    per chunk, row sums included, combined over rows in float64.
+    :func:`skcal._backend._numpy.temperature_nll_derivs` for tensors on one
+    device (bfloat16 too: in float32 per chunk, combined in float64).
     """
     return _shared.temperature_nll_derivs(
         _this, Z, y, sample_weight, beta, row_stats, third, return_row_stats, second
@@ -314,10 +295,8 @@ def _vector_chunks(Z, y, sw, w, b, wd, f, t_z, t_1):
 def vector_nll_grad(Z, y, sample_weight, w, b):
     """NLL of vector scaling and its gradient in ``(w, b)``, in one pass.
 
-    Same contract as :func:`skcal._backend._numpy.vector_nll_grad`; ``Z``,
-    ``y`` and ``sample_weight`` are tensors on one device, ``w`` and ``b``
-    array-likes of shape (n_classes,). Returns ``f`` as a float and the
-    gradients as float64 NumPy arrays.
+    :func:`skcal._backend._numpy.vector_nll_grad` for tensors on one device;
+    the gradients are float64 NumPy arrays.
     """
     f, gw, gb, _ = _vector_pass(Z, y, sample_weight, w, b, hessian=False)
     return f, gw, gb
@@ -325,12 +304,7 @@ def vector_nll_grad(Z, y, sample_weight, w, b):
 
 @torch.no_grad()
 def vector_nll_hess(Z, y, sample_weight, w, b):
-    """NLL of vector scaling, its gradient and exact Hessian, in one pass.
-
-    Same contract as :func:`skcal._backend._numpy.vector_nll_hess`; the
-    Hessian of shape (2 * n_classes, 2 * n_classes) is a float64 NumPy array
-    (accumulated in float64 on every device).
-    """
+    """:func:`skcal._backend._numpy.vector_nll_hess` of tensors (NumPy results)."""
     return _vector_pass(Z, y, sample_weight, w, b, hessian=True)
 
 
@@ -373,11 +347,7 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
 
 @torch.no_grad()
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
-    """Product of the vector-scaling NLL Hessian with a direction, in one pass.
-
-    Same contract as :func:`skcal._backend._numpy.vector_nll_hessp`; returns
-    float64 NumPy arrays.
-    """
+    """:func:`skcal._backend._numpy.vector_nll_hessp` of tensors (NumPy results)."""
     n, k = Z.shape
     dev = Z.device
     sw, wsum = _weights(sample_weight, n)
@@ -397,11 +367,7 @@ def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
 
 @torch.no_grad()
 def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
-    """NLL, gradient and per-class ``2 x 2`` Hessian blocks of vector scaling, in one pass.
-
-    Same contract as :func:`skcal._backend._numpy.vector_nll_grad_blocks`
-    (``single``: float32 work for 16/32-bit logits by default; float64 sums).
-    """
+    """:func:`skcal._backend._numpy.vector_nll_grad_blocks` of tensors."""
     n, k = Z.shape
     dev = Z.device
     sw, wsum = _weights(sample_weight, n)
@@ -431,10 +397,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     return f, gw, gb, blocks
 
 
-# ---------------------------------------------------------------------------
-# Small array helpers (the twins of those at the end of ``_numpy.py``).
-# ---------------------------------------------------------------------------
-
+# ------------------------------------ small array helpers (twins of _numpy's)
 
 def take_rows(a, idx):
     """Rows ``idx`` (a NumPy integer array) of tensor ``a``, indexed on its device."""
@@ -505,13 +468,10 @@ _NUMPY_VIEW_DTYPES = (torch.float16, torch.float32, torch.float64)
 def numpy_view(a):
     """A NumPy view of the memory of CPU tensor ``a`` (no copy), or None.
 
-    The metrics read float16/32/64 CPU tensors this way: the same
-    row-chunked NumPy passes, without torch's per-operation dispatch and
-    intra-op thread hand-offs on every 1 MiB chunk
-    (``benchmarks/bench_speed.py --metrics``).
-    None for accelerator tensors, CPU bfloat16 (which NumPy lacks) and
-    tensors the validation rejects (empty, not 1-D/2-D), which take the
-    torch kernels and their messages.
+    The metrics read float16/32/64 CPU tensors so, without torch's per-call
+    dispatch on every 1 MiB chunk (``benchmarks/bench_speed.py --metrics``).
+    None for accelerator tensors, CPU bfloat16 and tensors the validation
+    rejects (empty, not 1-D/2-D): those take the torch kernels and messages.
     """
     if (
         a.device.type == "cpu"
@@ -524,14 +484,11 @@ def numpy_view(a):
 
 
 def metric_scores(y_prob, check_numpy):
-    """Tensor ``y_prob`` checked for the metrics: ``(p, names, lo, hi, floating)``.
+    """Tensor ``y_prob`` checked as :func:`skcal._backend._numpy.metric_scores` does.
 
-    The contract of :func:`skcal._backend._numpy.metric_scores`. A CPU
-    tensor with a :func:`numpy_view` goes to ``check_numpy`` through that
-    view; any other tensor is checked here: ``p`` is the detached tensor
-    (integer / bool converted to float64 once, floating dtypes kept), its
-    minimum and maximum come from one ``torch.aminmax`` read, ``names`` is
-    None and ``floating`` says whether the input dtype was floating.
+    Through its :func:`numpy_view` if it has one; else checked here: ``p`` is
+    the detached tensor (integer / bool as float64), ``lo``, ``hi`` from one
+    ``torch.aminmax``, ``names`` None.
     """
     view = numpy_view(y_prob)
     if view is not None:
@@ -615,9 +572,7 @@ class AffineOps(_shared.SharedOps):
     def sub_onehot(A, y, w=1.0):
         A[torch.arange(A.shape[0], device=A.device), y] -= w
 
-    @staticmethod
-    def copy(A):
-        return A.clone()
+    copy = staticmethod(torch.clone)
 
     @staticmethod
     def block_rows(n, k, block_bytes):
