@@ -1,11 +1,7 @@
 """Debiased L2 calibration error (Kumar, Liang & Ma, NeurIPS 2019)."""
 
 from ._calibration_error import _binned
-from ._compute import (
-    stack_sums,
-    value_from_sums,
-    warn_small_bins,
-)
+from ._compute import stack_sums, value_from_sums, warn_small_bins
 from ._params import validated
 
 __all__ = ["debiased_calibration_error"]
@@ -93,11 +89,9 @@ def debiased_calibration_error(
         \\qquad \\widehat{\\mathrm{CE}} =
         \\sqrt{\\max(\\widehat{\\mathrm{CE}}^2, 0)}.
 
-    Bins with :math:`N_m < 2` contribute 0. With ``kind="classwise"`` the
-    result is
+    Bins with :math:`N_m < 2` contribute 0 (see Warns). With
+    ``kind="classwise"`` the result is
     :math:`\\big(\\frac1K \\sum_k \\max(\\widehat{\\mathrm{CE}}_k^2, 0)\\big)^{1/2}`.
-    Bins with fewer than 2 samples (but positive weight) trigger a
-    ``UserWarning``.
 
     **Against the reference implementation.** The per-bin formula and the
     top-label / marginal reductions are those of

@@ -72,21 +72,15 @@ def _check_keywords(name, kwargs):
 def _scorer_metric(metric):
     """``metric`` as a scorer calls it: a binary 1-D ``y_prob`` is ``classes_[1]``'s.
 
-    scikit-learn's scorers hand a binary classifier's ``predict_proba`` over
-    as the 1-D column of ``classes_[1]``, the larger of its two sorted
-    labels; the metric itself would ask for ``pos_label`` when the labels
-    are text. With two labels in ``y_true`` and no ``pos_label`` or
-    ``labels`` given (an estimator without ``classes_``: see
-    :class:`_ClassesScorer`), the scorer passes the larger one.
+    That is the larger of two sorted labels, passed as ``pos_label`` when
+    neither it nor ``labels`` is given (an estimator without ``classes_``)
+    and the metric could not tell the positive class (text labels).
     """
 
     @functools.wraps(metric)
     def scored(y_true, y_prob, **kwargs):
-        if (
-            np.ndim(y_prob) == 1
-            and kwargs.get("pos_label") is None
-            and kwargs.get("labels") is None
-        ):
+        if np.ndim(y_prob) == 1 and all(kwargs.get(k) is None
+                                        for k in ("pos_label", "labels")):
             present = np.unique(np.asarray(y_true))
             if len(present) == 2 and not _obvious_positive(present):
                 kwargs["pos_label"] = present[1]
@@ -98,11 +92,9 @@ def _scorer_metric(metric):
 class _ClassesScorer(_Scorer):
     """A ``predict_proba`` scorer that passes ``labels=estimator.classes_``.
 
-    The columns of ``predict_proba`` are the estimator's ``classes_``; a
-    test fold may hold only some of them (integer labels without 0, text
-    labels missing a class), which the metric cannot map to the columns by
-    itself. Labels given to :func:`get_scorer` (``labels=``) or routed as
-    metadata are kept; an estimator without ``classes_`` gets none.
+    A test fold may hold only some classes, which the metric cannot map to
+    the columns by itself. ``labels`` given to :func:`get_scorer` or routed
+    as metadata are kept.
     """
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
@@ -115,12 +107,8 @@ class _ClassesScorer(_Scorer):
 def _make(name, **kwargs):
     # the arguments of sklearn.metrics.make_scorer(..., greater_is_better=False,
     # response_method="predict_proba"), which builds a _Scorer the same way
-    return _ClassesScorer(
-        score_func=_scorer_metric(_METRICS[name]),
-        sign=-1,
-        kwargs=kwargs,
-        response_method="predict_proba",
-    )
+    return _ClassesScorer(score_func=_scorer_metric(_METRICS[name]), sign=-1,
+                          kwargs=kwargs, response_method="predict_proba")
 
 
 _SCORERS = {name: _make(name) for name in _METRICS}
