@@ -1,19 +1,13 @@
 """Row-chunked float64 passes over a validated ``y_prob`` (NumPy and torch).
 
-Every metric reads ``y_prob`` through these helpers, so a float16 / bfloat16 /
-float32 matrix is never up-cast as a whole. :func:`proba_chunks` walks it in
-row chunks of the calibrators' size (:func:`skcal._backend._numpy.chunk_rows`:
-about 1 MiB of float64 on the CPU, 256 MiB on an accelerator for torch) and
-turns each chunk into float64 probabilities (and log-probabilities for
-logits, from a stable log-softmax). The per-row quantities
-of the metrics (top-label confidence and correctness, one class column, the
-log-probability of the true class, the Brier term) are ``(n_samples,)``
-float64 vectors, and binning accumulates per-bin sums chunk by chunk.
-
-Peak extra memory is therefore a few working chunks plus a few
-``(n_samples,)`` vectors; nothing of shape ``(n_samples, n_classes)`` is
-allocated. The same code runs on NumPy arrays and on torch tensors (on the
-tensor's device) through the ``xp`` namespace of the kernel module
+Every metric reads ``y_prob`` through these helpers, so a 16- or 32-bit
+matrix is never up-cast as a whole: :func:`proba_chunks` walks it in row
+chunks of the calibrators' size (:func:`skcal._backend._numpy.chunk_rows`)
+converted to float64 probabilities (and log-probabilities for logits). The
+per-row quantities of the metrics are ``(n_samples,)`` float64 vectors, and
+binning accumulates per-bin sums chunk by chunk; nothing of shape
+``(n_samples, n_classes)`` is allocated. The same code runs on NumPy arrays
+and on torch tensors (on their device) through the ``xp`` namespace
 (``metric_ops`` of :mod:`skcal._backend._numpy` / ``_torch``).
 """
 
@@ -30,11 +24,6 @@ def ops(inp):
 
 def n_columns(inp):
     return 2 if inp.binary_1d else inp.scores.shape[1]
-
-
-# --------------------------------------------------------------------------
-# float64 chunks and per-row quantities
-# --------------------------------------------------------------------------
 
 
 def proba_chunks(inp, xp):
@@ -135,11 +124,6 @@ def brier_terms(inp, xp):
         d = xp.minus_one_at(p, inp.y[sl])
         out[sl] = xp.row_sum(d * d)
     return out
-
-
-# --------------------------------------------------------------------------
-# binning, accumulated chunk by chunk
-# --------------------------------------------------------------------------
 
 
 class _BinSums:
