@@ -76,17 +76,11 @@ def _smooth_ece_rows(f, o, w):
     def fixed(sigma):
         return sigma < _MIN_BANDWIDTH or sigma < _smooth_ece_sigma(f, o, w, sigma)
 
-    if fixed(1.0):
-        sigma = 1.0
-    else:
-        hi, lo = 1.0, 0.0
+    sigma, lo = 1.0, 0.0  # bisection on [lo, sigma] unless 1 is a fixed point
+    if not fixed(sigma):
         for _ in range(_BISECTION_STEPS):
-            mid = (hi + lo) / 2
-            if fixed(mid):
-                lo = mid
-            else:
-                hi = mid
-        sigma = hi
+            mid = (sigma + lo) / 2
+            lo, sigma = (mid, sigma) if fixed(mid) else (lo, mid)
     return _smooth_ece_sigma(f, o, w, sigma), sigma
 
 
