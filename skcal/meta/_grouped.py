@@ -5,6 +5,7 @@ group (a slice, domain, market, prompt template, ...) and a global one on all
 rows, used by groups too small to fit and by groups unseen at fit time.
 """
 
+from itertools import chain
 from numbers import Integral
 
 import numpy as np
@@ -106,11 +107,9 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         store_params(self, locals())
 
     def _base(self):
-        if self.estimator is None:
-            from ..scaling import TemperatureScaler
+        from ..scaling import TemperatureScaler
 
-            return TemperatureScaler()
-        return self.estimator
+        return TemperatureScaler() if self.estimator is None else self.estimator
 
     def _clone(self):
         est = clone(self._base())
@@ -170,10 +169,10 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not hasattr(X, "iloc"):
             X = np.asarray(X)
         groups = np.asarray(groups)
-        out = None
-        todo = np.ones(X.shape[0], dtype=bool)
-        for g, est in self.calibrators_.items():
-            mask = groups == g
+        out, todo = None, np.ones(X.shape[0], dtype=bool)
+        # each fitted group's rows, then the rows left (todo, updated in place)
+        parts = ((est, groups == g) for g, est in self.calibrators_.items())
+        for est, mask in chain(parts, [(self.global_calibrator_, todo)]):
             if not mask.any():
                 continue
             P = getattr(est, method)(take_rows(X, mask))
@@ -181,11 +180,6 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[mask] = P
             todo &= ~mask
-        if todo.any():
-            P = getattr(self.global_calibrator_, method)(take_rows(X, todo))
-            if out is None:
-                out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
-            out[todo] = P
         if out is None:  # no rows
             out = getattr(self.global_calibrator_, method)(X)
         return out

@@ -83,11 +83,8 @@ def _classifier_scores(estimator, X, method, n_classes):
         raise ValueError(
             f"{estimator.__class__.__name__}.{method} returned an array of shape "
             f"{scores.shape} for {n_classes} classes; expected one column per class"
-            + (
-                " (or one score per sample for a binary problem)"
-                if n_classes == 2
-                else ""
-            )
+            + (" (or one score per sample for a binary problem)"
+               if n_classes == 2 else "")
             + ". A one-vs-one decision function cannot be calibrated as logits; use "
             "response_method='predict_proba' or a one-vs-rest decision function."
         )
@@ -274,10 +271,8 @@ class ClassifierLogits(
             self.estimator, "ClassifierLogits",
             "put the calibrator after this step, e.g. make_pipeline(ClassifierLogits("
             "FrozenEstimator(clf)), {inner!r})")
-        if _routing_enabled():
-            params = process_routing(self, "fit", **fit_params).estimator.fit
-        else:
-            params = fit_params
+        params = (process_routing(self, "fit", **fit_params).estimator.fit
+                  if _routing_enabled() else fit_params)
         self._warn_fitted_estimator_refit()
         estimator = clone(self.estimator)
         estimator.fit(X, y, **params)
@@ -294,10 +289,7 @@ class ClassifierLogits(
         return self
 
     def _warn_fitted_estimator_refit(self):
-        # An already fitted classifier given as is gets cloned and refitted on
-        # the rows passed to fit (the calibration set, in a Pipeline): almost
-        # surely not what was meant (the calibrator then sees in-sample
-        # scores). A FrozenEstimator is neither cloned nor refitted.
+        # (a FrozenEstimator is neither cloned nor refitted)
         from sklearn.exceptions import NotFittedError
         from sklearn.frozen import FrozenEstimator
 
@@ -320,9 +312,7 @@ class ClassifierLogits(
         )
 
     def _warn_missing_classes(self, y):
-        # The next Pipeline step maps labels to columns by itself. When the
-        # calibration labels lack some of the classifier's classes and those
-        # are not 0..K-1, it cannot know which column is which.
+        # the next step maps labels to columns by itself: not 0..K-1, it cannot
         classes = self.classes_
         missing = np.setdiff1d(classes, np.asarray(y))
         named = _get_output_config("transform", self)["dense"] != "default"
