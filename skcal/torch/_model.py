@@ -270,8 +270,8 @@ class CalibratedModel(nn.Module):
             self.model, loader, device=device, dtype=torch.float32,
             output_transform=self.output_transform, progress=progress,
         )
-        calibrator = self.calibrator
-        calibrator = TemperatureScaler() if calibrator is None else clone(calibrator)
+        calibrator = (TemperatureScaler() if self.calibrator is None
+                      else clone(self.calibrator))
         # integer labels 0..K-1 name the logit columns, so a class missing
         # from the calibration set keeps its column
         if "classes" in calibrator.get_params() and calibrator.classes is None:
