@@ -153,11 +153,8 @@ def _sum_blocks(inputs, block_fn, shapes):
 
 
 def row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
-    """``(weighted mean of terms(inp, xp), n_classes)`` from per-block sums (one pass).
-
-    ``terms`` is the per-row function of :mod:`skcal.metrics._rows` the NumPy
-    path averages (``brier_terms``, ``nll_terms``).
-    """
+    """``(weighted mean of terms(inp, xp), n_classes)`` from per-block sums (one pass),
+    ``terms`` a per-row function of :mod:`skcal.metrics._rows`."""
     inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
 
     def block(b):

@@ -70,9 +70,7 @@ def _decompose_event(s, o, w, score, method, n_bins, strategy):
 def _decomposition(score, name, doc, *, title, scorer, other, returns=""):
     """The public decomposition ``name`` of the score ``score(p, o)`` (per row).
 
-    Its docstring is :data:`_DOC` with the score's ``title``, its metric
-    ``scorer`` and the ``other`` decomposition (for Raises and See Also), the
-    ``returns`` text after the shared one, and ``doc`` after the shared Notes.
+    Its docstring is :data:`_DOC` filled with the texts given.
     """
 
     def decomposition(

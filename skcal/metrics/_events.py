@@ -27,10 +27,8 @@ def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, l
                  *, what, pos_label=None, unit_weights=False):
     """``(s, o, w)`` of the public metric ``what`` of one event (its arguments).
 
-    The scores and 0/1 outcomes of :func:`event_vectors` and the frequency
-    weights (:func:`~skcal.metrics._compute.frequency_weights`; None without
-    ``sample_weight``, or ones with ``unit_weights``). ``kind="classwise"``
-    needs ``class_index`` (:func:`~skcal.metrics._params._check_kind`).
+    The :func:`event_vectors` and the frequency weights (None without
+    ``sample_weight``, or ones with ``unit_weights``).
     """
     kind = _check_kind(kind, class_index, one_event=what)
     inp = _check_inputs(

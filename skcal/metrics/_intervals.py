@@ -43,8 +43,8 @@ _BATCH_ELEMENTS = 2**20
 def _multiplicities(idx, n):
     """Row multiplicities of each resample: float64 ``(B, n)`` from ``(B, n)`` indices.
 
-    One scatter-add of the indices; the per-bin sums are then sequential
-    passes over the rows (faster than gathering every per-row array).
+    (One scatter-add; the sums are then sequential passes over the rows,
+    faster than gathering every per-row array.)
     """
     B = idx.shape[0]
     flat = (idx + (np.arange(B) * n)[:, None]).ravel()
@@ -182,12 +182,8 @@ _NOT_OPTIONS = {"sample_weight", "input_type", "labels", "pos_label",
 
 
 def _options(name, spec, params):
-    """``params`` and the defaults of the metric's other keyword options, validated.
-
-    The options are those of the metric function's signature (none for
-    ``"accuracy"``), checked against :data:`~skcal.metrics._params.CONSTRAINTS`
-    as the function checks them.
-    """
+    """``params`` and the defaults of the metric's other keyword options, validated
+    against :data:`~skcal.metrics._params.CONSTRAINTS` as the function does."""
     options = {} if spec.function is None else {
         key: p.default for key, p in inspect.signature(spec.function).parameters.items()
         if p.kind is p.KEYWORD_ONLY and key not in _NOT_OPTIONS
@@ -208,8 +204,7 @@ def _options(name, spec, params):
 def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
     """Validate, then reduce ``y_prob`` to a resampleable statistic.
 
-    The statistic carries the metric's range as ``bounds`` (from the
-    registry), to which :func:`_bootstrap` clips the interval ends.
+    Its ``bounds``, the metric's range, clip the ends in :func:`_interval`.
     """
     name, spec = resolve(metric)
     family = spec.family

@@ -1,12 +1,8 @@
 """Scorers for model selection (``GridSearchCV(scoring=...)``, ``cross_val_score``).
 
-The scorers are scikit-learn scorers (as :func:`sklearn.metrics.make_scorer`
-builds them, ``response_method="predict_proba"``) that also pass the
-estimator's ``classes_`` to the metric as ``labels``, so that a test fold
-missing a class is scored against the right columns. scikit-learn's own
-registry of scoring strings is left untouched: pass the scorer object, or the
-object returned by :func:`get_scorer`, wherever scikit-learn takes
-``scoring``.
+scikit-learn scorers (as :func:`sklearn.metrics.make_scorer` builds them)
+that also pass the estimator's ``classes_`` as ``labels``; scikit-learn's own
+registry of scoring strings is left untouched.
 """
 
 import difflib

@@ -138,11 +138,8 @@ def negative_log_likelihood(
 
 
 def _row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
-    """``(mean, n_columns, inp)``: the weighted mean of the rows' ``terms(inp, xp)``.
-
-    A dask ``y_prob`` is summed block by block
-    (:func:`skcal.metrics._dask.row_mean`; ``inp`` is None).
-    """
+    """``(mean, n_columns, inp)``: the weighted mean of ``terms(inp, xp)`` (dask:
+    summed block by block, ``inp`` None)."""
     dask = dask_metrics(y_prob)
     if dask is not None:
         return (*dask.row_mean(terms, y_true, y_prob, sample_weight, input_type,

@@ -1,11 +1,8 @@
 """Smooth ECE and the smoothed reliability diagram (Błasiok & Nakkiran, 2023).
 
 The computation follows the reference implementation (``relplot``) step by
-step, so the values agree with ``relplot.smECE`` to rounding: the scores are
-spread linearly onto a uniform grid of ``M`` points, convolved with a
-Gaussian kernel reflected at 0 and 1, interpolated onto an evaluation mesh,
-and the bandwidth is the fixed point ``smECE_sigma = sigma`` found by 10
-bisection steps on [0, 1].
+step (see the Notes of :func:`smooth_calibration_error`), so the values agree
+with ``relplot.smECE`` to rounding.
 """
 
 import numpy as np
