@@ -254,7 +254,6 @@ class CalibratedClassifier(
     ):
         store_params(self, locals())
 
-    # ---------------------------------------------------------------- helpers
     def _get_estimator(self):
         if self.estimator is None:
             estimator = LinearSVC(random_state=0)
@@ -347,7 +346,6 @@ class CalibratedClassifier(
             stacklevel=_caller_stacklevel())
         return _encode_with(self.classes_, est_classes)
 
-    # -------------------------------------------------------------------- fit
     @_fit_context(
         # estimator and calibrator are validated by their own fit
         prefer_skip_nested_validation=False
@@ -542,7 +540,6 @@ class CalibratedClassifier(
         out[:, columns] = scores
         return out
 
-    # ---------------------------------------------------------------- predict
     def predict_proba(self, X):
         """Calibrated class probabilities.
 
@@ -620,7 +617,6 @@ class CalibratedClassifier(
             sample_weight = _check_sample_weight(sample_weight, LP, dtype=np.float64)
         return _numpy.mean_log_likelihood(LP, y_enc, sample_weight)
 
-    # ------------------------------------------------------------- metadata
     def get_metadata_routing(self):
         """Metadata routing of this object.
 

@@ -36,12 +36,7 @@ _AUTO_ORDER = ("decision_function", "predict_proba")
 
 
 def _resolve_response_method(estimator, response_method):
-    """Name of the method that gives the scores of ``estimator``.
-
-    ``"auto"`` takes ``decision_function`` when the (fitted or unfitted)
-    estimator has it, else ``predict_proba``; an ``AttributeError`` when it
-    has none of the requested methods.
-    """
+    """The method giving ``estimator``'s scores (``"auto"``: by ``_AUTO_ORDER``)."""
     names = _AUTO_ORDER if response_method == "auto" else (response_method,)
     for name in names:
         if hasattr(estimator, name):
@@ -54,13 +49,8 @@ def _resolve_response_method(estimator, response_method):
 
 
 def _classifier_scores(estimator, X, method, n_classes):
-    """Raw output of ``estimator.<method>(X)``, checked against ``n_classes``.
-
-    One column per class, or 1-D for a binary ``decision_function`` (the
-    score of ``classes_[1]``); anything else (e.g. the one-vs-one
-    ``decision_function`` of ``SVC(decision_function_shape="ovo")``) is a
-    ``ValueError``.
-    """
+    """Raw output of ``estimator.<method>(X)``: one column per class, or 1-D for
+    a binary ``decision_function`` (of ``classes_[1]``); else a ``ValueError``."""
     inner = _unwrap(estimator)
     if (method == "decision_function" and n_classes > 2
             and getattr(inner, "decision_function_shape", None) == "ovo"):
@@ -107,10 +97,8 @@ def _unwrap(estimator):
 def _refuse_calibrator(estimator, owner, remedy):
     """Raise when ``estimator`` (or the classifier inside it) is a skcal calibrator.
 
-    A calibrator maps logits, not features: given where a classifier is
-    expected, it would "fit" on the features and its output be read as a
-    classifier's scores. ``remedy`` (with ``{inner}``, the calibrator) ends
-    the message.
+    It would "fit" on the features, its output read as a classifier's scores;
+    ``remedy`` (with ``{inner}``, the calibrator) ends the message.
     """
     from ..base import BaseCalibrator
 

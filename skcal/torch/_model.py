@@ -42,11 +42,8 @@ def _split_batch(batch):
 
 
 def _progress(iterable, enabled, total, desc):
-    """A tqdm bar over ``iterable`` when ``enabled`` and stderr is a terminal.
-
-    Not in a log file or a pipe: there, tqdm cannot redraw its line, and
-    ``leave=False`` leaves a stale "0%" line behind.
-    """
+    """A tqdm bar over ``iterable`` when ``enabled`` and stderr is a terminal
+    (in a log file or a pipe, ``leave=False`` would leave a stale "0%" line)."""
     isatty = getattr(sys.stderr, "isatty", None)
     if not enabled or isatty is None or not isatty():
         return iterable

@@ -36,23 +36,12 @@ __all__ = [
 
 
 def ovr_log_odds(Z):
-    """One-vs-rest log-odds ``s_ik = z_ik - log sum_{j != k} exp(z_ij)``.
+    """One-vs-rest log-odds ``s_ik = z_ik - log sum_{j != k} exp(z_ij)`` (K >= 3).
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes), n_classes >= 3
-
-    Returns
-    -------
-    S : torch.Tensor of shape (n_samples, n_classes), dtype of ``Z``
-
-    Notes
-    -----
-    With ``m`` the row maximum and ``E = exp(z - m)``, the sum over
-    ``j != k`` is ``m + log(sum(E) - E_k)`` for every ``k`` but the arg-max,
-    where the argument is at least 1 (no cancellation); for the arg-max it
-    is computed around the second-largest logit. Same algorithm as
-    :func:`skcal._backend._ovr.ovr_log_odds`, written without in-place ops.
+    :func:`skcal._backend._ovr.ovr_log_odds` without in-place ops: with ``m``
+    the row maximum and ``E = exp(z - m)``, the sum over ``j != k`` is
+    ``m + log(sum(E) - E_k)`` (an argument of at least 1) for every ``k`` but
+    the arg-max, whose sum is taken around the second-largest logit.
     """
     K = Z.shape[1]
     m1, a1 = Z.max(dim=1, keepdim=True)
@@ -547,22 +536,12 @@ class TopVersusAll(_CalibrationModule):
 
 
 class InputColumnOrder(nn.Module):
-    """The calibrator's input with its class columns in ``classes_`` (sorted) order.
+    """The calibrator's input with its class columns in ``classes_`` order.
 
-    A calibrator fitted on columns named (or given by ``classes``) in another
-    order than its sorted ``classes_`` keeps their order in
-    ``_column_order_``; this module, placed before the map, takes the same
-    columns as the calibrator's ``predict_proba``.
-
-    Parameters
-    ----------
-    order : array-like of int, shape (n_classes,)
-        Input column of each class of ``classes_``.
-    n_features_in : int
-        Input columns. One binary score (1) becomes its two columns,
-        ``[0, s]`` for logits and ``[1 - p, p]`` for probabilities, in
-        reversed order; the map after this module then takes 2 columns.
-    input_type : {"logits", "probabilities"}
+    ``order`` (the calibrator's ``_column_order_``) is the input column of
+    each class; one binary score (``n_features_in=1``) becomes its two
+    columns in reversed order, ``[s, 0]`` for logits and ``[p, 1 - p]`` for
+    probabilities (the map after this module then takes 2 columns).
     """
 
     def __init__(self, order, *, n_features_in, input_type):
