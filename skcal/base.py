@@ -192,20 +192,16 @@ class BaseCalibrator(
 
     Notes
     -----
-    ``classes_`` is sorted (``np.unique(y)``, as for scikit-learn's
-    classifiers, whose scorers rely on it) and every output has its columns
-    in ``classes_`` order. By default column ``j`` of ``X`` belongs to
-    ``classes_[j]``. For a pandas DataFrame whose column names are the labels
-    of ``y`` (compared as text), the columns are matched to the labels by
-    name, and ``classes=`` names the columns of an array in their order; in
-    both cases the input columns are reordered into ``classes_`` order before
-    the fit and at predict time. ``transform`` returns the
-    calibrated log-probabilities, i.e. calibrated logits normalised so that
-    ``exp`` of each row sums to one; they can be fed to another calibrator or
-    to any estimator expecting logits. ``score`` is the mean log-likelihood of
-    the true labels (the negative of the log loss), a strictly proper scoring
-    rule, so that ``GridSearchCV`` without ``scoring`` picks the best-calibrated
-    model.
+    ``classes_`` is sorted (``np.unique(y)``, as scikit-learn's scorers
+    assume) and every output has its columns in ``classes_`` order. By
+    default column ``j`` of ``X`` belongs to ``classes_[j]``; the columns of a
+    DataFrame named after the labels of ``y`` (compared as text) are matched
+    by name, and ``classes=`` names the columns of an array in their order
+    (the input is reordered into ``classes_`` order in fit and predict).
+    ``transform`` returns the calibrated log-probabilities (normalised
+    calibrated logits, for any estimator taking logits). ``score`` is the mean
+    log-likelihood of the true labels, a strictly proper scoring rule, so
+    that ``GridSearchCV`` without ``scoring`` picks the best-calibrated model.
     """
 
     _parameter_constraints: dict = {
@@ -251,7 +247,6 @@ class BaseCalibrator(
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
         store_params(self, locals())
 
-    # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
         """Validated logits of ``X``; after ``fit``, their columns in ``classes_`` order."""
         Z = self._check_input(X, reset=reset)
@@ -458,7 +453,6 @@ class BaseCalibrator(
         xp = get_backend(Z, self.backend)
         return to_backend(Z, xp), xp
 
-    # -------------------------------------------------------------------- fit
     def fit(self, X, y, sample_weight=None):
         """Fit the calibration map on a calibration set.
 
@@ -513,7 +507,6 @@ class BaseCalibrator(
             )
         return self
 
-    # ---------------------------------------------------------------- predict
     def _predict_log_proba(self, Z, xp):
         # log(0) = -inf is the documented value
         return log_or_neg_inf(self._predict_proba(Z, xp))
@@ -626,7 +619,6 @@ class BaseCalibrator(
         y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
         return xp.score_log_likelihood(LP, y_enc, sample_weight, Z, check=check_sample_weight)
 
-    # ----------------------------------------------------------------- export
     def _torch_spec(self):
         """Fitted parameters for a generic module of :mod:`skcal.torch`.
 
@@ -708,7 +700,6 @@ class BaseCalibrator(
         ).to(device=device)
         return torch.nn.Sequential(first, module).eval()
 
-    # ---------------------------------------------------------------- helpers
     def get_feature_names_out(self, input_features=None):
         """Names of the columns of :meth:`transform`.
 

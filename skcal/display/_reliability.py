@@ -370,8 +370,7 @@ class ReliabilityDisplay:
                 for x, y, c in zip(self.prob_pred, self.prob_true, self.bin_count)
             ]
 
-        self.ax_ = ax
-        self.figure_ = ax.figure
+        self.ax_, self.figure_ = ax, ax.figure
         return self
 
     @classmethod
@@ -476,14 +475,11 @@ class ReliabilityDisplay:
             label = f"smECE {100 * sm.smooth_ece:.2f}%"
             name = label if name is None else f"{name} ({label})"
         class_label = None
-        if kind != "top-label":
+        if kind == "binary" and pos_label is not None:
+            class_label = pos_label
+        elif kind != "top-label":
             column = 1 if kind == "binary" else class_index
-            if kind == "binary" and pos_label is not None:
-                class_label = pos_label
-            elif labels is not None:
-                class_label = np.asarray(labels)[column]
-            else:
-                class_label = column
+            class_label = column if labels is None else np.asarray(labels)[column]
         return cls(
             **{key: curve.get(key) for key in _CURVE_FIELDS},
             estimator_name=name,
@@ -550,8 +546,7 @@ class ReliabilityDisplay:
             elif d.hist_ax_ is not None:
                 d.hist_ax_.set_ylabel("Fraction")
         first = displays[0]
-        first.displays_ = displays
-        first.axes_ = axes
+        first.displays_, first.axes_ = displays, axes
         first.figure_.tight_layout()
         return first
 
