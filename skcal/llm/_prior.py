@@ -228,9 +228,8 @@ class BatchCalibrator(_PriorCorrection):
     Zhou et al. estimate the contextual prior as the batch mean
     ``p(y) ~ (1/M) sum_i p(y | x_i)`` and score ``log p(y | x) - log p(y)``;
     here the scores are normalised by a softmax so that they are
-    probabilities. The per-option
-    mean is computed in log space, so classes whose probabilities underflow
-    keep a finite prior.
+    probabilities. The per-option mean is computed in log space, so classes
+    whose probabilities underflow keep a finite prior.
 
     References
     ----------

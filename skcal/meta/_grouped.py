@@ -80,10 +80,8 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     every fold scores NaN.
 
     dask arrays: one job finds the group ids and their rows per row block;
-    then the global calibrator and each group's calibrator are fitted one
-    after the other, each on its rows selected lazily (known chunk sizes),
-    each with its own dask jobs. Predictions are one lazy pass: each row
-    block is calibrated group by group with NumPy.
+    then each calibrator is fitted in turn on its rows, selected lazily.
+    Predictions are one lazy pass, each row block calibrated with NumPy.
 
     Examples
     --------

@@ -129,8 +129,7 @@ def calibration_error(
         For NaN or infinite values, wrong shapes, empty input, mismatched
         lengths, probabilities outside [0, 1] or rows that do not sum to 1,
         labels that do not match the columns or leave a column's label
-        ambiguous, negative or all-zero weights,
-        and invalid options.
+        ambiguous, negative or all-zero weights, and invalid options.
 
     See Also
     --------

@@ -40,10 +40,7 @@ def brier_score(
     Raises
     ------
     ValueError
-        For NaN/inf, wrong shapes, empty input, mismatched lengths,
-        probabilities outside [0, 1] or rows not summing to 1, labels that do
-        not match the columns or leave a column's label ambiguous, and
-        invalid weights.
+        For the invalid inputs, labels and weights of :func:`calibration_error`.
 
     Notes
     -----

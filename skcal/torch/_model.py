@@ -98,12 +98,11 @@ def collect_logits(
     Notes
     -----
     The network runs under :func:`torch.inference_mode` (the returned
-    tensors are ordinary ones, usable with autograd). Each batch's logits are copied
-    to host memory as they come (device memory: one batch). When the loader
-    has a dataset with a length, the host output is allocated once at its
-    final size and filled in place, so host memory is the logits and labels
-    themselves (n_samples x (n_classes + 1) values); otherwise batches are
-    kept and concatenated at the end (twice that, briefly).
+    tensors are ordinary ones, usable with autograd). Each batch's logits are
+    copied to host memory as they come (device memory: one batch), into an
+    output allocated once when the loader's dataset has a length (host
+    memory: the logits and labels themselves); otherwise batches are kept and
+    concatenated at the end (twice that, briefly).
 
     Examples
     --------
