@@ -25,17 +25,15 @@ _CURVE_FIELDS = ("prob_true", "prob_pred", "bin_weight", "bin_edges", "bin_index
 _DOCS = {
     "kind": """\
 kind : {"top-label", "classwise", "binary"}, default="top-label"
-    Top-label confidence, one column (``class_index``), or the
-    positive class of a binary problem; the names of
-    :func:`~skcal.metrics.calibration_error` (``"class"`` is another
-    name for ``"classwise"``). ``"classwise"`` without
+    Top-label confidence, one column (``class_index``), or the positive class
+    of a binary problem; the names of :func:`~skcal.metrics.calibration_error`
+    (``"class"`` is another name for ``"classwise"``). ``"classwise"`` without
     ``class_index`` draws a grid: one diagram for each of the
-    ``n_classes_shown`` most frequent true classes. A 1-D ``y_prob``
-    (the probability of the positive class) is also drawn top-label
-    by default, as the confidence ``max(p, 1 - p)`` against the
-    accuracy; the view of scikit-learn's
-    :class:`~sklearn.calibration.CalibrationDisplay` (the fraction of
-    positives against ``p``) is ``kind="binary"``.
+    ``n_classes_shown`` most frequent true classes. A 1-D ``y_prob`` (the
+    probability of the positive class) is also drawn top-label by default, as
+    the confidence ``max(p, 1 - p)`` against the accuracy; the view of
+    scikit-learn's :class:`~sklearn.calibration.CalibrationDisplay` (the
+    fraction of positives against ``p``) is ``kind="binary"``.
 class_index : int, default=None
     Column shown for ``kind="classwise"`` (for :meth:`from_estimator`,
     an index into ``estimator.classes_``).""",
@@ -59,14 +57,12 @@ interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
     band it keeps its width on bins whose outcomes are all 0 or 1.
 smooth : bool, default=False
     Draw the smoothed reliability curve of Błasiok & Nakkiran
-    (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
-    smooth ECE) as the line, and the bins as markers; the legend
-    label gets the smooth ECE. The line is drawn only between the
-    smallest and largest score, where it averages about 10 rows or more
-    (a kernel density of the scores of at least
-    ``10 / (2 * bandwidth * n_samples)``: about 10 rows within one
-    bandwidth), so it may have gaps or stop short of 0 and 1; the bin
-    markers and the smooth ECE use every sample.
+    (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the smooth
+    ECE) as the line, and the bins as markers; the legend label gets the
+    smooth ECE. The line is drawn only between the smallest and largest score,
+    where it averages about 10 rows or more (a kernel density of the scores of
+    at least ``10 / (2 * bandwidth * n_samples)``), so it may have gaps or
+    stop short of 0 and 1; the bin markers and the smooth ECE use every sample.
 n_classes_shown : int, default=4
     Size of the class grid (``kind="classwise"`` without
     ``class_index``).""",
@@ -75,8 +71,7 @@ ref_line : bool, default=True
     Draw the perfect-calibration diagonal.
 ax : matplotlib.axes.Axes, default=None
     Axes to draw on. For a class grid: an array of at least
-    ``n_classes_shown`` axes (e.g. from ``plt.subplots``), or None
-    for a new figure.
+    ``n_classes_shown`` axes (e.g. from ``plt.subplots``), or None (new figure).
 show_histogram : bool, default=False
     Add a panel with the fraction of samples per bin.
 hist_ax : matplotlib.axes.Axes, default=None
