@@ -1,12 +1,7 @@
 """Confidence intervals: bootstrap intervals of metrics, binomial intervals of bins.
 
-:func:`confidence_interval` resamples rows with :func:`scipy.stats.bootstrap`,
-but never the ``(n_samples, n_classes)`` probabilities: each metric is first
-reduced, in one chunked pass (:mod:`skcal.metrics._rows`), to a few float64
-numbers per row (its bin, score and outcome, or its loss), and every resample
-only re-sums those into per-bin (or total) statistics. A batch of resamples
-costs ``batch * n_samples`` row indices, so the memory is bounded by
-``batch`` whatever ``n_resamples`` is.
+Every metric is first reduced to a few float64 numbers per row, which each
+resample re-sums (see the Notes of :func:`confidence_interval`).
 """
 
 import inspect
