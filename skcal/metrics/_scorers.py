@@ -148,10 +148,8 @@ def get_scorer(scoring, **kwargs):
         :func:`sklearn.metrics.get_scorer`.
     **kwargs
         Keyword arguments for the skcal metric, e.g. ``n_bins=10`` or
-        ``strategy="quantile"``. ``labels=`` is not needed: the scorer passes
-        the estimator's ``classes_`` (the labels of its ``predict_proba``
-        columns), so a test fold missing a class is scored correctly; a
-        ``labels`` given here replaces them. Only allowed with skcal's names;
+        ``strategy="quantile"`` (``labels=`` is not needed, see Notes; one
+        given here replaces ``classes_``). Only allowed with skcal's names;
         their names are checked here, their values when the scorer runs.
 
     Returns
@@ -172,13 +170,12 @@ def get_scorer(scoring, **kwargs):
 
     Notes
     -----
-    The metric gets ``labels=estimator.classes_`` (for an estimator with
-    ``classes_``), so the score of a fold equals the metric computed by hand
-    on that fold with ``labels=estimator.classes_``, whichever classes the
-    fold holds. For a binary classifier scikit-learn hands the metric the
-    probability of ``estimator.classes_[1]`` only, the probability of
-    ``labels[1]``; an estimator without ``classes_`` is scored with the
-    sorted labels of the fold.
+    The metric gets ``labels=estimator.classes_`` (the labels of the
+    ``predict_proba`` columns), so the score of a fold equals the metric
+    computed by hand with those labels, whichever classes the fold holds. For
+    a binary classifier scikit-learn hands the metric the probability of
+    ``estimator.classes_[1]`` only, the probability of ``labels[1]``; an
+    estimator without ``classes_`` is scored with the sorted labels of the fold.
 
     Examples
     --------
