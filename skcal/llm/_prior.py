@@ -25,18 +25,9 @@ def _log_softmax(Z):
 
 
 def mean_log_prior(Z, sample_weight=None):
-    """Log of the (weighted) mean of ``softmax(Z)`` over the rows, computed in log space.
+    """``log(sum_i w_i softmax(z_i) / sum_i w_i)``: float64 ``(n_classes,)``.
 
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, n_classes)
-    sample_weight : ndarray of shape (n_samples,) or None
-
-    Returns
-    -------
-    ndarray of shape (n_classes,), float64
-        ``log(sum_i w_i softmax(z_i) / sum_i w_i)``, finite even when some
-        probabilities underflow.
+    Computed in log space, so it is finite even when probabilities underflow.
     """
     LP = _log_softmax(Z)
     if sample_weight is None:
