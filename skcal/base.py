@@ -66,19 +66,6 @@ SOLVER_CONSTRAINTS = {
 }
 
 
-def _warn_constant_rows(est):
-    """Warn that an order-preserving map cannot reach the base rate on constant rows."""
-    warnings.warn(
-        f"Every row of X is the same: {est.__class__.__name__} keeps the order of "
-        "each row, so it can only move their common probabilities along "
-        "softmax(z / T), towards uniform, not to the class frequencies of the "
-        "calibration set (the base rate). VectorScaler, PlattScaler and "
-        "IsotonicScaler return the base rate for constant scores.",
-        UserWarning,
-        stacklevel=_caller_stacklevel(),
-    )
-
-
 def _warn_text_labels_in_sorted_order(est, classes, names):
     """Warn when text labels naming no column were matched to the columns in sorted order.
 
@@ -205,20 +192,16 @@ class BaseCalibrator(
 
     Notes
     -----
-    ``classes_`` is sorted (``np.unique(y)``, as for scikit-learn's
-    classifiers, whose scorers rely on it) and every output has its columns
-    in ``classes_`` order. By default column ``j`` of ``X`` belongs to
-    ``classes_[j]``. For a pandas DataFrame whose column names are the labels
-    of ``y`` (compared as text), the columns are matched to the labels by
-    name, and ``classes=`` names the columns of an array in their order; in
-    both cases the input columns are reordered into ``classes_`` order before
-    the fit and at predict time. ``transform`` returns the
-    calibrated log-probabilities, i.e. calibrated logits normalised so that
-    ``exp`` of each row sums to one; they can be fed to another calibrator or
-    to any estimator expecting logits. ``score`` is the mean log-likelihood of
-    the true labels (the negative of the log loss), a strictly proper scoring
-    rule, so that ``GridSearchCV`` without ``scoring`` picks the best-calibrated
-    model.
+    ``classes_`` is sorted (``np.unique(y)``, as scikit-learn's scorers
+    assume) and every output has its columns in ``classes_`` order. By
+    default column ``j`` of ``X`` belongs to ``classes_[j]``; the columns of a
+    DataFrame named after the labels of ``y`` (compared as text) are matched
+    by name, and ``classes=`` names the columns of an array in their order
+    (the input is reordered into ``classes_`` order in fit and predict).
+    ``transform`` returns the calibrated log-probabilities (normalised
+    calibrated logits, for any estimator taking logits). ``score`` is the mean
+    log-likelihood of the true labels, a strictly proper scoring rule, so
+    that ``GridSearchCV`` without ``scoring`` picks the best-calibrated model.
     """
 
     _parameter_constraints: dict = {
@@ -227,11 +210,9 @@ class BaseCalibrator(
         "backend": [StrOptions({"auto", "numpy", "torch"})],
     }
 
-    #: Whether ``_fit`` runs on dask arrays: it reaches the data only through
-    #: the kernel module ``xp`` (whose dask twin reduces per-block sums), or
-    #: through the one-vs-rest gather rule. Other calibrators reject a dask
-    #: ``X`` in ``fit`` with a clear error (their predictions still run
-    #: blockwise on dask arrays).
+    #: Whether ``_fit`` runs on dask arrays (it reaches the data only through
+    #: ``xp`` or the one-vs-rest gather rule); others refuse a dask ``X`` in
+    #: ``fit`` (their predictions still run blockwise).
     _dask_fit = False
 
     #: Whether a binary map depends on the logits only through the log-odds
@@ -246,18 +227,14 @@ class BaseCalibrator(
     #: argmax of rounded probabilities may differ where logits nearly tie.
     _preserves_order = False
 
-    #: Whether ``_predict_proba`` / ``_predict_log_proba`` on a torch tensor
-    #: sweep every row chunk of the logits through the backend's ``softmax`` /
-    #: ``log_softmax`` kernels, which then take the finiteness / magnitude check
-    #: of the input on the chunks they read (no separate pass; see
-    #: :func:`skcal.utils.validation.deferred_range_check`).
+    #: Whether the predictions on a torch tensor sweep every row chunk through
+    #: the backend's ``softmax`` / ``log_softmax`` kernels, which then check the
+    #: input's range on the chunks they read (see ``deferred_range_check``).
     _predict_checks_range = False
 
     #: Whether ``fit`` refuses logits whose largest magnitude is positive but
     #: below ``1 / max_abs_logit(dtype)`` (``check_scores(check_underflow=True)``):
-    #: the whole-vector fits, whose curvature underflows there. The
-    #: one-vs-rest maps are scale-equivariant on binary scores of any
-    #: magnitude and warn about multiclass logits spanning too little.
+    #: the whole-vector fits, whose curvature underflows there.
     _refuses_underflowing_logits = False
 
     def __init_subclass__(cls, **kwargs):
@@ -270,20 +247,16 @@ class BaseCalibrator(
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
         store_params(self, locals())
 
-    # ------------------------------------------------------------------ input
     def _validate_X(self, X, *, reset):
         """Validated logits of ``X``; after ``fit``, their columns in ``classes_`` order."""
         Z = self._check_input(X, reset=reset)
         return Z if reset else self._sort_columns(Z)
 
     def _sort_columns(self, Z):
-        """The columns of validated ``Z`` in ``classes_`` (sorted) order.
+        """The columns of validated ``Z`` in ``classes_`` order (``_column_order_``).
 
-        Column ``j`` of the input belongs to the ``j``-th class named by the
-        column names or by ``classes`` (see :meth:`_encode_y`); ``classes_`` is
-        sorted, and ``_column_order_`` (None when the two orders agree) gives
-        the input column of each class. Extra columns after the class logits
-        (``LocalTemperatureScaler``'s features) keep their place.
+        Extra columns after the class logits (``LocalTemperatureScaler``'s
+        features) keep their place.
         """
         order = getattr(self, "_column_order_", None)
         if order is None:
@@ -295,12 +268,9 @@ class BaseCalibrator(
     def _sort_classes(self):
         """Sort ``classes_`` as ``np.unique`` does; record the input column of each class.
 
-        Returns
-        -------
-        rank : ndarray of shape (n_classes,) or None
-            The position in the sorted ``classes_`` of each class in input
-            column order (None when they already agree): it re-encodes labels
-            encoded as input columns.
+        Returns the position in the sorted ``classes_`` of each class in input
+        column order (None when they agree), to re-encode labels encoded as
+        input columns.
         """
         classes = np.asarray(self.classes_)
         order = np.argsort(classes, kind="stable")
@@ -483,7 +453,6 @@ class BaseCalibrator(
         xp = get_backend(Z, self.backend)
         return to_backend(Z, xp), xp
 
-    # -------------------------------------------------------------------- fit
     def fit(self, X, y, sample_weight=None):
         """Fit the calibration map on a calibration set.
 
@@ -527,10 +496,17 @@ class BaseCalibrator(
         )
         self._fit(Z, y_enc, sw, xp)
         if self._preserves_order and xp.rows_all_equal(Z):
-            _warn_constant_rows(self)
+            warnings.warn(
+                f"Every row of X is the same: {self.__class__.__name__} keeps the "
+                "order of each row, so it can only move their common probabilities "
+                "along softmax(z / T), towards uniform, not to the class frequencies "
+                "of the calibration set (the base rate). VectorScaler, PlattScaler "
+                "and IsotonicScaler return the base rate for constant scores.",
+                UserWarning,
+                stacklevel=_caller_stacklevel(),
+            )
         return self
 
-    # ---------------------------------------------------------------- predict
     def _predict_log_proba(self, Z, xp):
         # log(0) = -inf is the documented value
         return log_or_neg_inf(self._predict_proba(Z, xp))
@@ -643,18 +619,13 @@ class BaseCalibrator(
         y_enc = xp.encode_labels(y, self.classes_, Z, encode=encode_labels)
         return xp.score_log_likelihood(LP, y_enc, sample_weight, Z, check=check_sample_weight)
 
-    # ----------------------------------------------------------------- export
     def _torch_spec(self):
         """Fitted parameters for a generic module of :mod:`skcal.torch`.
 
-        Subclasses with a closed form on logits override this hook and return
-        ``{"kind": "affine" | "mixture" | "ovr_sigmoid" | "ovr_interp", **params}`` (the
-        keyword arguments of :class:`skcal.torch.AffineLogits`,
-        :class:`~skcal.torch.OneVsRestSigmoid` or
-        :class:`~skcal.torch.OneVsRestInterpolation`), or a ready
-        ``torch.nn.Module`` mapping the calibrator's input to calibrated
-        log-probabilities. The same spec drives the ONNX export
-        (:func:`skcal.onnx.to_onnx`) for the three generic kinds.
+        Subclasses with a closed form on logits return a spec of
+        :func:`skcal.torch._modules.build_module` (which also drives the ONNX
+        export), or a ready ``torch.nn.Module`` mapping the calibrator's input
+        to calibrated log-probabilities.
         """
         raise NotImplementedError(
             f"{self.__class__.__name__} has no closed-form map on logits, so it "
@@ -713,15 +684,12 @@ class BaseCalibrator(
         from .torch._modules import InputColumnOrder, build_module
 
         order = getattr(self, "_column_order_", None)
+        n_in = self.n_features_in_
+        # one binary score in another class order: two columns after reordering
         module = build_module(
-            spec,
-            n_classes=len(self.classes_),
-            input_type=self.input_type,
-            # one binary score in another class order: two columns after reordering
-            n_features_in=2 if order is not None and self.n_features_in_ == 1
-            else self.n_features_in_,
-            dtype=dtype,
-            device=device,
+            spec, n_classes=len(self.classes_), input_type=self.input_type,
+            n_features_in=2 if order is not None and n_in == 1 else n_in,
+            dtype=dtype, device=device,
         )
         if order is None:
             return module
@@ -732,7 +700,6 @@ class BaseCalibrator(
         ).to(device=device)
         return torch.nn.Sequential(first, module).eval()
 
-    # ---------------------------------------------------------------- helpers
     def get_feature_names_out(self, input_features=None):
         """Names of the columns of :meth:`transform`.
 

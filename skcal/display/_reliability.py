@@ -25,17 +25,15 @@ _CURVE_FIELDS = ("prob_true", "prob_pred", "bin_weight", "bin_edges", "bin_index
 _DOCS = {
     "kind": """\
 kind : {"top-label", "classwise", "binary"}, default="top-label"
-    Top-label confidence, one column (``class_index``), or the
-    positive class of a binary problem; the names of
-    :func:`~skcal.metrics.calibration_error` (``"class"`` is another
-    name for ``"classwise"``). ``"classwise"`` without
+    Top-label confidence, one column (``class_index``), or the positive class
+    of a binary problem; the names of :func:`~skcal.metrics.calibration_error`
+    (``"class"`` is another name for ``"classwise"``). ``"classwise"`` without
     ``class_index`` draws a grid: one diagram for each of the
-    ``n_classes_shown`` most frequent true classes. A 1-D ``y_prob``
-    (the probability of the positive class) is also drawn top-label
-    by default, as the confidence ``max(p, 1 - p)`` against the
-    accuracy; the view of scikit-learn's
-    :class:`~sklearn.calibration.CalibrationDisplay` (the fraction of
-    positives against ``p``) is ``kind="binary"``.
+    ``n_classes_shown`` most frequent true classes. A 1-D ``y_prob`` (the
+    probability of the positive class) is also drawn top-label by default, as
+    the confidence ``max(p, 1 - p)`` against the accuracy; the view of
+    scikit-learn's :class:`~sklearn.calibration.CalibrationDisplay` (the
+    fraction of positives against ``p``) is ``kind="binary"``.
 class_index : int, default=None
     Column shown for ``kind="classwise"`` (for :meth:`from_estimator`,
     an index into ``estimator.classes_``).""",
@@ -59,16 +57,12 @@ interval : {"clopper-pearson", "wilson", "jeffreys"}, default=None
     band it keeps its width on bins whose outcomes are all 0 or 1.
 smooth : bool, default=False
     Draw the smoothed reliability curve of Błasiok & Nakkiran
-    (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the
-    smooth ECE) as the line, and the bins as markers; the legend
-    label gets the smooth ECE. The curve is drawn only between the
-    smallest and largest score, where it averages about 10 rows or more:
-    where the kernel density of the scores is at least
-    ``10 / (2 * bandwidth * n_samples)`` (about 10
-    rows within one bandwidth on either side; elsewhere it averages
-    almost no samples and is left out: the
-    line has gaps, or stops short of 0 and 1); the bin markers and
-    the smooth ECE use every sample.
+    (:func:`~skcal.metrics.smooth_reliability_curve`, bandwidth of the smooth
+    ECE) as the line, and the bins as markers; the legend label gets the
+    smooth ECE. The line is drawn only between the smallest and largest score,
+    where it averages about 10 rows or more (a kernel density of the scores of
+    at least ``10 / (2 * bandwidth * n_samples)``), so it may have gaps or
+    stop short of 0 and 1; the bin markers and the smooth ECE use every sample.
 n_classes_shown : int, default=4
     Size of the class grid (``kind="classwise"`` without
     ``class_index``).""",
@@ -77,8 +71,7 @@ ref_line : bool, default=True
     Draw the perfect-calibration diagonal.
 ax : matplotlib.axes.Axes, default=None
     Axes to draw on. For a class grid: an array of at least
-    ``n_classes_shown`` axes (e.g. from ``plt.subplots``), or None
-    for a new figure.
+    ``n_classes_shown`` axes (e.g. from ``plt.subplots``), or None (new figure).
 show_histogram : bool, default=False
     Add a panel with the fraction of samples per bin.
 hist_ax : matplotlib.axes.Axes, default=None
@@ -102,24 +95,6 @@ def _check_matplotlib(caller):
 
 #: Rows the smoothed reliability curve must average (about) to be drawn.
 SMOOTH_MIN_ROWS = 10
-
-
-def _within_scores(curve):
-    """The mesh points of a smoothed curve from the last at or below its smallest
-    score to the first at or above its largest (not past the data: a wide
-    kernel's tails pass the density rule there)."""
-    lo, hi = curve.score_range
-    step = curve.x[1] - curve.x[0]
-    return (curve.x > lo - step) & (curve.x < hi + step)
-
-
-def _smooth_density_floor(curve, n_rows):
-    """The density below which a smoothed curve averages fewer than :data:`SMOOTH_MIN_ROWS` rows.
-
-    About ``n_rows * density(t) * 2 * bandwidth`` rows lie within one
-    bandwidth of ``t`` (the density integrates to 1 over [0, 1]).
-    """
-    return SMOOTH_MIN_ROWS / (2.0 * curve.bandwidth * max(int(n_rows), 1))
 
 
 class ReliabilityDisplay:
@@ -322,8 +297,7 @@ class ReliabilityDisplay:
             ))[0]
         n_curves = sum(1 for ln in ax.get_lines() if ln.get_gid() == _CURVE_GID)
         marker = kwargs.pop("marker", _MARKERS[n_curves % len(_MARKERS)])
-        line_kwargs = {"gid": _CURVE_GID}
-        line_kwargs["label"] = name
+        line_kwargs = {"gid": _CURVE_GID, "label": name}
         self.points_ = None
         if self.smooth_x is not None and self.smooth_prob_true is not None:
             line_kwargs.update(kwargs)
@@ -356,8 +330,7 @@ class ReliabilityDisplay:
         if ax.get_legend_handles_labels()[1]:
             ax.legend(loc="upper left", fontsize="small")
 
-        self.hist_ax_ = None
-        self.hist_ = None
+        self.hist_ax_ = self.hist_ = None
         self.count_texts_ = []
         if show_histogram:
             if hist_ax is None:
@@ -392,8 +365,7 @@ class ReliabilityDisplay:
                 for x, y, c in zip(self.prob_pred, self.prob_true, self.bin_count)
             ]
 
-        self.ax_ = ax
-        self.figure_ = ax.figure
+        self.ax_, self.figure_ = ax, ax.figure
         return self
 
     @classmethod
@@ -486,23 +458,23 @@ class ReliabilityDisplay:
                 y_true, y_prob, kind=kind, class_index=class_index,
                 sample_weight=sample_weight, input_type=input_type, labels=labels,
             )
-            # not drawn where it averages fewer than ~10 rows
-            smooth_x = sm.x
-            smooth_prob_true = np.where(
-                (sm.density >= _smooth_density_floor(sm, len(y_true)))
-                & _within_scores(sm), sm.prob_true, np.nan
-            )
+            # Drawn where it averages SMOOTH_MIN_ROWS rows or more (about
+            # n * density(t) * 2 * bandwidth rows lie within one bandwidth of t),
+            # from the mesh point at or below the smallest score to the one at or
+            # above the largest (a wide kernel's tails pass the density rule there).
+            lo, hi = sm.score_range
+            step = sm.x[1] - sm.x[0]
+            floor = SMOOTH_MIN_ROWS / (2.0 * sm.bandwidth * max(int(len(y_true)), 1))
+            shown = (sm.density >= floor) & (sm.x > lo - step) & (sm.x < hi + step)
+            smooth_x, smooth_prob_true = sm.x, np.where(shown, sm.prob_true, np.nan)
             label = f"smECE {100 * sm.smooth_ece:.2f}%"
             name = label if name is None else f"{name} ({label})"
         class_label = None
-        if kind != "top-label":
+        if kind == "binary" and pos_label is not None:
+            class_label = pos_label
+        elif kind != "top-label":
             column = 1 if kind == "binary" else class_index
-            if kind == "binary" and pos_label is not None:
-                class_label = pos_label
-            elif labels is not None:
-                class_label = np.asarray(labels)[column]
-            else:
-                class_label = column
+            class_label = column if labels is None else np.asarray(labels)[column]
         return cls(
             **{key: curve.get(key) for key in _CURVE_FIELDS},
             estimator_name=name,
@@ -522,11 +494,8 @@ class ReliabilityDisplay:
         from ..metrics._validation import _check_inputs
 
         plt = _check_matplotlib("ReliabilityDisplay.from_predictions")
-        if (
-            isinstance(n_classes_shown, bool)
-            or not isinstance(n_classes_shown, numbers.Integral)
-            or n_classes_shown < 1
-        ):
+        if isinstance(n_classes_shown, bool) or not isinstance(
+                n_classes_shown, numbers.Integral) or n_classes_shown < 1:
             raise ValueError(
                 f"n_classes_shown must be an integer >= 1, got {n_classes_shown!r}."
             )
@@ -572,8 +541,7 @@ class ReliabilityDisplay:
             elif d.hist_ax_ is not None:
                 d.hist_ax_.set_ylabel("Fraction")
         first = displays[0]
-        first.displays_ = displays
-        first.axes_ = axes
+        first.displays_, first.axes_ = displays, axes
         first.figure_.tight_layout()
         return first
 

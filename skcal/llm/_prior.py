@@ -25,18 +25,9 @@ def _log_softmax(Z):
 
 
 def mean_log_prior(Z, sample_weight=None):
-    """Log of the (weighted) mean of ``softmax(Z)`` over the rows, computed in log space.
+    """``log(sum_i w_i softmax(z_i) / sum_i w_i)``: float64 ``(n_classes,)``.
 
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, n_classes)
-    sample_weight : ndarray of shape (n_samples,) or None
-
-    Returns
-    -------
-    ndarray of shape (n_classes,), float64
-        ``log(sum_i w_i softmax(z_i) / sum_i w_i)``, finite even when some
-        probabilities underflow.
+    Computed in log space, so it is finite even when probabilities underflow.
     """
     LP = _log_softmax(Z)
     if sample_weight is None:
@@ -228,9 +219,8 @@ class BatchCalibrator(_PriorCorrection):
     Zhou et al. estimate the contextual prior as the batch mean
     ``p(y) ~ (1/M) sum_i p(y | x_i)`` and score ``log p(y | x) - log p(y)``;
     here the scores are normalised by a softmax so that they are
-    probabilities. The per-option
-    mean is computed in log space, so classes whose probabilities underflow
-    keep a finite prior.
+    probabilities. The per-option mean is computed in log space, so classes
+    whose probabilities underflow keep a finite prior.
 
     References
     ----------

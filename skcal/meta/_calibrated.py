@@ -59,17 +59,12 @@ __all__ = ["CalibratedClassifier"]
 
 
 class _CalibratedPair:
-    """A fitted classifier followed by its fitted calibrator.
+    """A fitted classifier and its calibrator (fitted on its ``response_method``).
 
-    Parameters
-    ----------
-    estimator : fitted classifier
-    calibrator : fitted skcal calibrator
-        Fitted on the outputs of ``estimator.<response_method>``.
-    response_method : {"decision_function", "predict_proba"}
-    log_input : bool
-        True when the calibrator takes ``log(predict_proba)`` as logits (a
-        calibrator without an ``input_type`` parameter).
+    ``log_input``: the calibrator takes ``log(predict_proba)`` (it has no
+    ``input_type``); ``columns``: the positions in the meta-estimator's
+    ``classes_`` (of ``n_classes``) of the classes this pair knows (a training
+    fold may lack some; None: all).
     """
 
     def __init__(
@@ -80,8 +75,6 @@ class _CalibratedPair:
         self.calibrator = calibrator
         self.response_method = response_method
         self.log_input = log_input
-        # columns: positions in the meta-estimator's classes_ of the classes
-        # this pair knows (a training fold may lack some); None: all of them
         self.columns = columns
         self.n_classes = n_classes
 
@@ -261,7 +254,6 @@ class CalibratedClassifier(
     ):
         store_params(self, locals())
 
-    # ---------------------------------------------------------------- helpers
     def _get_estimator(self):
         if self.estimator is None:
             estimator = LinearSVC(random_state=0)
@@ -295,7 +287,15 @@ class CalibratedClassifier(
     def _fit_calibrated_pair(self, estimator, scores, y, sample_weight, partial=False):
         if partial and not self._same_classes(estimator):
             return self._fit_partial_pair(estimator, scores, y, sample_weight)
-        self._check_estimator_classes(estimator)
+        if not self._same_classes(estimator):
+            raise ValueError(
+                f"The classifier {estimator.__class__.__name__} has classes_ "
+                f"{np.asarray(estimator.classes_)[:10].tolist()!r} but y has classes "
+                f"{np.asarray(self.classes_)[:10].tolist()!r}. "
+                "Every class must be in every training fold (use a stratified cv) and, "
+                "for a FrozenEstimator, the calibration labels must be classes of the "
+                "fitted classifier."
+            )
         return self._pair(estimator, self.classes_, scores, y, sample_weight)
 
     def _pair(self, estimator, classes, scores, y, sample_weight, columns=None):
@@ -315,14 +315,10 @@ class CalibratedClassifier(
     def _fit_partial_pair(self, estimator, scores, y, sample_weight):
         """A pair for a fold whose classifier lacks some classes (ensemble=True).
 
-        As scikit-learn's ``CalibratedClassifierCV``: the fold's calibrator
-        knows the fold classifier's classes only, its test rows of other
-        classes are left out of its calibration set, and the missing
-        classes get probability 0 from this pair (the other folds' pairs give
-        them probability in the ensemble average). The calibrator is told the
-        fold classifier's classes, so it is fitted even if a single one of
-        them remains in the fold's calibration rows. None when no row remains
-        (the fold is then left out, with the warning).
+        As scikit-learn's ``CalibratedClassifierCV``: the calibrator knows (is
+        told) the fold classifier's classes only, the test rows of other
+        classes are left out, and this pair gives the missing classes
+        probability 0. None when no row remains (the fold is left out).
         """
         est_classes = np.asarray(estimator.classes_)
         keep = np.isin(y, est_classes)
@@ -350,18 +346,6 @@ class CalibratedClassifier(
             stacklevel=_caller_stacklevel())
         return _encode_with(self.classes_, est_classes)
 
-    def _check_estimator_classes(self, estimator):
-        if not self._same_classes(estimator):
-            raise ValueError(
-                f"The classifier {estimator.__class__.__name__} has classes_ "
-                f"{np.asarray(estimator.classes_)[:10].tolist()!r} but y has classes "
-                f"{np.asarray(self.classes_)[:10].tolist()!r}. "
-                "Every class must be in every training fold (use a stratified cv) and, "
-                "for a FrozenEstimator, the calibration labels must be classes of the "
-                "fitted classifier."
-            )
-
-    # -------------------------------------------------------------------- fit
     @_fit_context(
         # estimator and calibrator are validated by their own fit
         prefer_skip_nested_validation=False
@@ -480,10 +464,8 @@ class CalibratedClassifier(
                 "LeaveOneOut cross-validation leaves a single sample, hence a single "
                 "class, in each test fold; use e.g. StratifiedKFold."
             )
-        if isinstance(self.cv, Integral):
-            n_folds = self.cv
-        else:
-            n_folds = getattr(self.cv, "n_splits", None)
+        n_folds = self.cv if isinstance(self.cv, Integral) else getattr(
+            self.cv, "n_splits", None)
         if n_folds:
             _, counts = np.unique(y, return_counts=True)
             if np.any(counts < n_folds):
@@ -500,16 +482,10 @@ class CalibratedClassifier(
             for train, test in splits
         )
         if ensemble:
-            pairs = [
-                self._fit_calibrated_pair(
-                    est,
-                    scores,
-                    _safe_indexing(y, test),
-                    None if sample_weight is None else sample_weight[test],
-                    partial=True,
-                )
-                for (est, scores), (_, test) in zip(folds, splits)
-            ]
+            pairs = [self._fit_calibrated_pair(
+                est, scores, _safe_indexing(y, test),
+                None if sample_weight is None else sample_weight[test], partial=True,
+            ) for (est, scores), (_, test) in zip(folds, splits)]
             pairs = [p for p in pairs if p is not None]
             if not pairs:
                 raise ValueError(
@@ -537,12 +513,9 @@ class CalibratedClassifier(
     def _full_scores(self, estimator, scores):
         """Out-of-fold scores with one column per class of ``classes_``.
 
-        As :func:`sklearn.model_selection.cross_val_predict`: a fold whose
-        classifier lacks classes gets, in their columns, probability 0 (for
-        ``predict_proba``) or, for a decision function, a score below all of
-        the fold's (its minimum minus 100 times its range, plus 100): the
-        absent classes are the least likely by a wide margin. A warning
-        says so.
+        As :func:`sklearn.model_selection.cross_val_predict`, a fold's absent
+        classes get (with a warning) probability 0 or a score below all of
+        the fold's (its minimum minus 100 times its range, plus 100).
         """
         if self._same_classes(estimator):
             return scores
@@ -557,20 +530,16 @@ class CalibratedClassifier(
                 f"has classes_ {est_classes[:10].tolist()!r} but y has classes "
                 f"{self.classes_[:10].tolist()!r}; use a stratified cv."
             )
-        columns = self._fold_columns(
-            est_classes, "; its out-of-fold scores give them "
-            + ("probability 0." if self.response_method_ == "predict_proba"
-               else "a score below all others."))
-        if self.response_method_ == "predict_proba":
-            fill = 0.0
-        else:
-            lo, hi = float(scores.min()), float(scores.max())
-            fill = lo - 100.0 * (hi - lo) - 100.0
+        proba = self.response_method_ == "predict_proba"
+        columns = self._fold_columns(est_classes, "; its out-of-fold scores give them "
+                                     + ("probability 0." if proba
+                                        else "a score below all others."))
+        lo, hi = float(scores.min()), float(scores.max())
+        fill = 0.0 if proba else lo - 100.0 * (hi - lo) - 100.0
         out = np.full((scores.shape[0], len(self.classes_)), fill, dtype=np.float64)
         out[:, columns] = scores
         return out
 
-    # ---------------------------------------------------------------- predict
     def predict_proba(self, X):
         """Calibrated class probabilities.
 
@@ -648,7 +617,6 @@ class CalibratedClassifier(
             sample_weight = _check_sample_weight(sample_weight, LP, dtype=np.float64)
         return _numpy.mean_log_likelihood(LP, y_enc, sample_weight)
 
-    # ------------------------------------------------------------- metadata
     def get_metadata_routing(self):
         """Metadata routing of this object.
 

@@ -5,6 +5,7 @@ group (a slice, domain, market, prompt template, ...) and a global one on all
 rows, used by groups too small to fit and by groups unseen at fit time.
 """
 
+from itertools import chain
 from numbers import Integral
 
 import numpy as np
@@ -79,10 +80,8 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     every fold scores NaN.
 
     dask arrays: one job finds the group ids and their rows per row block;
-    then the global calibrator and each group's calibrator are fitted one
-    after the other, each on its rows selected lazily (known chunk sizes),
-    each with its own dask jobs. Predictions are one lazy pass: each row
-    block is calibrated group by group with NumPy.
+    then each calibrator is fitted in turn on its rows, selected lazily.
+    Predictions are one lazy pass, each row block calibrated with NumPy.
 
     Examples
     --------
@@ -106,11 +105,9 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         store_params(self, locals())
 
     def _base(self):
-        if self.estimator is None:
-            from ..scaling import TemperatureScaler
+        from ..scaling import TemperatureScaler
 
-            return TemperatureScaler()
-        return self.estimator
+        return TemperatureScaler() if self.estimator is None else self.estimator
 
     def _clone(self):
         est = clone(self._base())
@@ -170,10 +167,10 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not hasattr(X, "iloc"):
             X = np.asarray(X)
         groups = np.asarray(groups)
-        out = None
-        todo = np.ones(X.shape[0], dtype=bool)
-        for g, est in self.calibrators_.items():
-            mask = groups == g
+        out, todo = None, np.ones(X.shape[0], dtype=bool)
+        # each fitted group's rows, then the rows left (todo, updated in place)
+        parts = ((est, groups == g) for g, est in self.calibrators_.items())
+        for est, mask in chain(parts, [(self.global_calibrator_, todo)]):
             if not mask.any():
                 continue
             P = getattr(est, method)(take_rows(X, mask))
@@ -181,11 +178,6 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
             out[mask] = P
             todo &= ~mask
-        if todo.any():
-            P = getattr(self.global_calibrator_, method)(take_rows(X, todo))
-            if out is None:
-                out = np.empty((X.shape[0], P.shape[1]), dtype=P.dtype)
-            out[todo] = P
         if out is None:  # no rows
             out = getattr(self.global_calibrator_, method)(X)
         return out

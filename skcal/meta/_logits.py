@@ -36,12 +36,7 @@ _AUTO_ORDER = ("decision_function", "predict_proba")
 
 
 def _resolve_response_method(estimator, response_method):
-    """Name of the method that gives the scores of ``estimator``.
-
-    ``"auto"`` takes ``decision_function`` when the (fitted or unfitted)
-    estimator has it, else ``predict_proba``; an ``AttributeError`` when it
-    has none of the requested methods.
-    """
+    """The method giving ``estimator``'s scores (``"auto"``: by ``_AUTO_ORDER``)."""
     names = _AUTO_ORDER if response_method == "auto" else (response_method,)
     for name in names:
         if hasattr(estimator, name):
@@ -54,13 +49,8 @@ def _resolve_response_method(estimator, response_method):
 
 
 def _classifier_scores(estimator, X, method, n_classes):
-    """Raw output of ``estimator.<method>(X)``, checked against ``n_classes``.
-
-    One column per class, or 1-D for a binary ``decision_function`` (the
-    score of ``classes_[1]``); anything else (e.g. the one-vs-one
-    ``decision_function`` of ``SVC(decision_function_shape="ovo")``) is a
-    ``ValueError``.
-    """
+    """Raw output of ``estimator.<method>(X)``: one column per class, or 1-D for
+    a binary ``decision_function`` (of ``classes_[1]``); else a ``ValueError``."""
     inner = _unwrap(estimator)
     if (method == "decision_function" and n_classes > 2
             and getattr(inner, "decision_function_shape", None) == "ovo"):
@@ -83,11 +73,8 @@ def _classifier_scores(estimator, X, method, n_classes):
         raise ValueError(
             f"{estimator.__class__.__name__}.{method} returned an array of shape "
             f"{scores.shape} for {n_classes} classes; expected one column per class"
-            + (
-                " (or one score per sample for a binary problem)"
-                if n_classes == 2
-                else ""
-            )
+            + (" (or one score per sample for a binary problem)"
+               if n_classes == 2 else "")
             + ". A one-vs-one decision function cannot be calibrated as logits; use "
             "response_method='predict_proba' or a one-vs-rest decision function."
         )
@@ -110,10 +97,8 @@ def _unwrap(estimator):
 def _refuse_calibrator(estimator, owner, remedy):
     """Raise when ``estimator`` (or the classifier inside it) is a skcal calibrator.
 
-    A calibrator maps logits, not features: given where a classifier is
-    expected, it would "fit" on the features and its output be read as a
-    classifier's scores. ``remedy`` (with ``{inner}``, the calibrator) ends
-    the message.
+    It would "fit" on the features, its output read as a classifier's scores;
+    ``remedy`` (with ``{inner}``, the calibrator) ends the message.
     """
     from ..base import BaseCalibrator
 
@@ -274,10 +259,8 @@ class ClassifierLogits(
             self.estimator, "ClassifierLogits",
             "put the calibrator after this step, e.g. make_pipeline(ClassifierLogits("
             "FrozenEstimator(clf)), {inner!r})")
-        if _routing_enabled():
-            params = process_routing(self, "fit", **fit_params).estimator.fit
-        else:
-            params = fit_params
+        params = (process_routing(self, "fit", **fit_params).estimator.fit
+                  if _routing_enabled() else fit_params)
         self._warn_fitted_estimator_refit()
         estimator = clone(self.estimator)
         estimator.fit(X, y, **params)
@@ -294,10 +277,7 @@ class ClassifierLogits(
         return self
 
     def _warn_fitted_estimator_refit(self):
-        # An already fitted classifier given as is gets cloned and refitted on
-        # the rows passed to fit (the calibration set, in a Pipeline): almost
-        # surely not what was meant (the calibrator then sees in-sample
-        # scores). A FrozenEstimator is neither cloned nor refitted.
+        # (a FrozenEstimator is neither cloned nor refitted)
         from sklearn.exceptions import NotFittedError
         from sklearn.frozen import FrozenEstimator
 
@@ -320,9 +300,7 @@ class ClassifierLogits(
         )
 
     def _warn_missing_classes(self, y):
-        # The next Pipeline step maps labels to columns by itself. When the
-        # calibration labels lack some of the classifier's classes and those
-        # are not 0..K-1, it cannot know which column is which.
+        # the next step maps labels to columns by itself: not 0..K-1, it cannot
         classes = self.classes_
         missing = np.setdiff1d(classes, np.asarray(y))
         named = _get_output_config("transform", self)["dense"] != "default"

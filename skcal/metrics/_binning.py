@@ -43,12 +43,10 @@ Bin rules
     **Few distinct scores.** When the scores (of positive weight) take at
     most ``n_bins`` distinct values ``u_1 < ... < u_k``, every value gets a
     bin of its own: the edges are ``u_1``, the midpoints
-    ``u_j + (u_{j+1} - u_j) / 2`` and ``u_k`` (``k`` bins). The quantile rule
-    above would put the smallest value and the first edge in one bin (7
-    distinct scores and 10 bins give 6 bins, the two smallest values merged),
-    although there are enough bins to keep every value apart. A bin edge
-    therefore never merges two distinct values while bins are left, and
-    never splits one value (ties share a bin under both rules).
+    ``u_j + (u_{j+1} - u_j) / 2`` and ``u_k`` (``k`` bins), where the quantile
+    rule would merge the two smallest values (7 distinct scores and 10 bins
+    give 6 bins). A bin edge therefore never merges two distinct values while
+    bins are left, and never splits one value (ties share a bin).
 
 Bins with zero total weight are reported as empty and skipped by the metrics.
 """

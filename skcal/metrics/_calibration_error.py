@@ -27,11 +27,7 @@ __all__ = [
 
 
 def dask_metrics(y_prob):
-    """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None.
-
-    The one hand-off of a dask array to the blockwise path (:func:`_binned`
-    and the proper scores).
-    """
+    """:mod:`skcal.metrics._dask` for a dask ``y_prob`` (imported then), else None."""
     if not is_dask_array(y_prob):
         return None
     from . import _dask
@@ -42,16 +38,12 @@ def dask_metrics(y_prob):
 def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
             input_type, labels, pos_label, *, keep=False, counts=False,
             one_event=None):
-    """Validate, then the per-bin sums of every group, on any backend.
+    """Validate, then ``(groups, inp, scale)`` on any backend (dask: blockwise).
 
-    NumPy and torch inputs: :func:`~skcal.metrics._validation._check_inputs`
-    and :func:`~skcal.metrics._compute.bin_sums`; a dask array:
-    :mod:`skcal.metrics._dask`, block by block, with the same arguments.
-
-    Returns ``(groups, inp, scale)``: the list of per-group sums (with
-    ``keep``, the one group also holds its ``(n,)`` ``targets``), the
-    validated NumPy/torch inputs (None for dask) and, with ``counts``, the
-    factor turning weights into sample counts (1.0 otherwise).
+    ``groups``: the per-group bin sums (with ``keep``, the one group also
+    holds its ``(n,)`` ``targets``); ``inp``: the validated inputs (None for
+    dask); ``scale``: with ``counts``, the factor turning weights into sample
+    counts (else 1.0).
     """
     kind = _check_kind(kind, class_index, one_event)
     dask = dask_metrics(y_prob)
@@ -137,8 +129,7 @@ def calibration_error(
         For NaN or infinite values, wrong shapes, empty input, mismatched
         lengths, probabilities outside [0, 1] or rows that do not sum to 1,
         labels that do not match the columns or leave a column's label
-        ambiguous, negative or all-zero weights,
-        and invalid options.
+        ambiguous, negative or all-zero weights, and invalid options.
 
     See Also
     --------
@@ -410,15 +401,9 @@ def reliability_curve(
 
 
 def _bootstrap_prob_true(inp, targets, s, n_bootstrap, level, random_state):
-    """Percentile interval of ``prob_true`` over row resamples, bins fixed.
-
-    Works on the host with the ``(n,)`` bin indices and targets (NumPy
-    arrays, also for torch input) and, per resample, ``(n,)`` multiplicities;
-    the resampled frequencies take ``n_bootstrap * n_bins`` floats.
-    """
+    """Percentile interval of ``prob_true`` over row resamples, bins fixed (host)."""
     ids, weight = s["ids"], host_array(inp.weight)
-    n = ids.shape[0]
-    nb = s["weight"].shape[0]
+    n, nb = ids.shape[0], s["weight"].shape[0]
     w = np.ones(n) if weight is None else weight
     rng = check_random_state(random_state)
     freq = np.empty((n_bootstrap, nb))

@@ -61,10 +61,8 @@ _DOC = """{summary}
 def _calibration_test(statistic, name, doc, *, summary, statistic_doc, raises=""):
     """The public test ``name``: ``statistic(s, o, w)`` is its statistic and p-value.
 
-    Its docstring is :data:`_DOC` with the ``summary`` paragraphs, the
-    definition ``statistic_doc`` of the statistic, the end ``raises`` of the
-    Raises sentence and ``doc`` from the Notes on; See Also lists the other
-    tests.
+    Its docstring is :data:`_DOC` filled with the texts given (``doc``: from
+    the Notes on).
     """
 
     def test(

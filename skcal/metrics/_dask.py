@@ -19,14 +19,10 @@ Imported only when a metric receives a ``dask.array.Array`` ``y_prob``.
   ``reliability_curve`` are not supported on dask arrays (an error); its
   binomial ``interval`` is computed from the summed bins.
 
-Only the per-bin sums are computed here: the values (errors, curve,
-intervals) come from the same functions as for NumPy and torch
-(:mod:`skcal.metrics._compute`), and every argument of the public metrics
-(``pos_label`` included) reaches this module.
-
-Every block is validated by the NumPy checks when it is computed (NaN,
-infinity, probabilities outside [0, 1], rows not summing to 1): errors are
-raised at that pass.
+Only the per-bin sums are computed here: the values come from the same
+functions as for NumPy and torch (:mod:`skcal.metrics._compute`). Every block
+is validated by the NumPy checks when it is computed: errors are raised at
+that pass.
 """
 
 import functools
@@ -157,11 +153,8 @@ def _sum_blocks(inputs, block_fn, shapes):
 
 
 def row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
-    """``(weighted mean of terms(inp, xp), n_classes)`` from per-block sums (one pass).
-
-    ``terms`` is the per-row function of :mod:`skcal.metrics._rows` the NumPy
-    path averages (``brier_terms``, ``nll_terms``).
-    """
+    """``(weighted mean of terms(inp, xp), n_classes)`` from per-block sums (one pass),
+    ``terms`` a per-row function of :mod:`skcal.metrics._rows`."""
     inp = _DaskInputs(y_true, y_prob, sample_weight, input_type, labels, pos_label)
 
     def block(b):
@@ -240,13 +233,10 @@ def bin_sums(
     y_true, y_prob, *, kind, class_index, n_bins, strategy, sample_weight,
     input_type, labels, pos_label, counts=False, keep=False,
 ):
-    """Per-bin sums of every group of a dask ``y_prob`` and the frequency scale.
+    """``(groups, scale)``: the dask side of ``_calibration_error._binned``.
 
-    The dask side of :func:`skcal.metrics._calibration_error._binned`: the
-    same groups as :func:`skcal.metrics._compute.bin_sums` (to the rounding
-    of the block sums), and with ``counts`` the largest sample weight (the
-    factor turning the relative weights into counts), else 1.0. ``keep``
-    (the rows of a bootstrap) is an error.
+    The groups of :func:`skcal.metrics._compute.bin_sums` (to the rounding of
+    the block sums); ``keep`` (the rows of a bootstrap) is an error.
     """
     if keep:
         raise ValueError(

@@ -1,11 +1,7 @@
 """Debiased L2 calibration error (Kumar, Liang & Ma, NeurIPS 2019)."""
 
 from ._calibration_error import _binned
-from ._compute import (
-    stack_sums,
-    value_from_sums,
-    warn_small_bins,
-)
+from ._compute import stack_sums, value_from_sums, warn_small_bins
 from ._params import validated
 
 __all__ = ["debiased_calibration_error"]
@@ -93,30 +89,23 @@ def debiased_calibration_error(
         \\qquad \\widehat{\\mathrm{CE}} =
         \\sqrt{\\max(\\widehat{\\mathrm{CE}}^2, 0)}.
 
-    Bins with :math:`N_m < 2` contribute 0. With ``kind="classwise"`` the
-    result is
+    Bins with :math:`N_m < 2` contribute 0 (see Warns). With
+    ``kind="classwise"`` the result is
     :math:`\\big(\\frac1K \\sum_k \\max(\\widehat{\\mathrm{CE}}_k^2, 0)\\big)^{1/2}`.
-    Bins with fewer than 2 samples (but positive weight) trigger a
-    ``UserWarning``.
 
     **Against the reference implementation.** The per-bin formula and the
-    top-label / marginal reductions are those of
-    ``calibration.get_calibration_error(..., p=2, debias=True)`` of the
-    ``uncertainty-calibration`` package (Kumar et al.'s code): with the same
-    bins the values agree to rounding (``strategy="uniform"`` against its
-    ``get_equal_prob_bins``). Its default equal-mass bins are a different
-    rule, so with ``strategy="quantile"`` the values differ when
-    ``n_samples`` is not a multiple of ``n_bins``: it cuts the sorted scores
-    with ``numpy.array_split`` (the first ``n_samples % n_bins`` bins one
-    row larger), skcal at the inverted-CDF quantiles (bin :math:`j` ends at
-    sorted row :math:`\\lceil j n / M \\rceil`, the larger bins spread out),
-    the rule under which an integer ``sample_weight`` equals repeated rows.
-    For 2000 over-confident 5-class rows and 15 bins the two differ in the
-    4th digit (0.1784 vs 0.1783); for ``n_samples`` a multiple of
-    ``n_bins`` (and no ties) the bins and values are the same. The package
-    also switches to one bin per distinct value when there are fewer than
-    ``n_samples / 4`` distinct scores; skcal does so when there are at most
-    ``n_bins`` (see :func:`calibration_error`).
+    reductions are those of ``calibration.get_calibration_error(..., p=2,
+    debias=True)`` of Kumar et al.'s ``uncertainty-calibration`` package:
+    with the same bins the values agree to rounding (``strategy="uniform"``
+    against its ``get_equal_prob_bins``). Its equal-mass bins cut the sorted
+    scores with ``numpy.array_split`` (the first ``n_samples % n_bins`` bins
+    one row larger), skcal's at the inverted-CDF quantiles (bin :math:`j`
+    ends at sorted row :math:`\\lceil j n / M \\rceil`, the rule under which
+    an integer ``sample_weight`` equals repeated rows): unless ``n_samples``
+    is a multiple of ``n_bins`` (and no ties), the values differ (0.1784 vs
+    0.1783 for 2000 over-confident 5-class rows and 15 bins). The package
+    gives each distinct value its own bin below ``n_samples / 4`` distinct
+    scores; skcal at most ``n_bins`` (see :func:`calibration_error`).
 
     References
     ----------

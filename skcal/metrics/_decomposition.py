@@ -27,20 +27,15 @@ def _log_loss(p, o):
 def _recalibrated(s, o, w, method, n_bins, strategy):
     """Recalibrated probabilities of the rows: isotonic (CORP) or per-bin frequency."""
     if method == "corp":
-        order = np.argsort(s, kind="stable")
-        ss = s[order]
-        start = np.concatenate([[True], ss[1:] != ss[:-1]])  # tied scores pooled
-        group = np.cumsum(start) - 1
-        Wg = np.bincount(group, w[order])
-        Tg = np.bincount(group, (w * o)[order])
+        _, group = np.unique(s, return_inverse=True)  # tied scores pooled
+        Wg = np.bincount(group, w)
+        Tg = np.bincount(group, w * o)
         keep = Wg > 0
         fit = np.zeros(Wg.shape[0])
         fit[keep] = isotonic_regression(
             Tg[keep] / Wg[keep], weights=Wg[keep], increasing=True
         ).x
-        out = np.empty_like(s)
-        out[order] = fit[group]
-        return out, None
+        return fit[group], None
     ids, nb = _binning.bin_ids(s, w, n_bins, strategy)
     Wb = np.bincount(ids, w, nb)
     Tb = np.bincount(ids, w * o, nb)
@@ -75,9 +70,7 @@ def _decompose_event(s, o, w, score, method, n_bins, strategy):
 def _decomposition(score, name, doc, *, title, scorer, other, returns=""):
     """The public decomposition ``name`` of the score ``score(p, o)`` (per row).
 
-    Its docstring is :data:`_DOC` with the score's ``title``, its metric
-    ``scorer`` and the ``other`` decomposition (for Raises and See Also), the
-    ``returns`` text after the shared one, and ``doc`` after the shared Notes.
+    Its docstring is :data:`_DOC` filled with the texts given.
     """
 
     def decomposition(
@@ -90,9 +83,9 @@ def _decomposition(score, name, doc, *, title, scorer, other, returns=""):
         n_bins=15,
         strategy="uniform",
         sample_weight=None,
+        scale_by_half="auto",
         input_type="probabilities",
         labels=None,
-        scale_by_half="auto",
         pos_label=None,
     ):
         kind = _check_kind(kind, class_index)
@@ -148,17 +141,10 @@ _PARAMS = """
         Bin rule for ``method="binned"`` (as in :func:`calibration_error`).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (a weight of 2 is a repeated row).
-    input_type : {"probabilities", "logits"}, default="probabilities"
-        How to read ``y_prob``.
-    labels : array-like of shape (n_classes,), default=None
-        Class of each column of ``y_prob`` (see :func:`calibration_error`).
     scale_by_half : bool or "auto", default="auto"
         For ``kind="classwise"`` over all classes: halve the sum over classes
         (``"auto"``: for 2 classes only, the convention of
-        :func:`brier_score`).
-    pos_label : int, float, bool or str, default=None
-        The positive class of a 1-D ``y_prob`` or of ``kind="binary"`` (see
-        :func:`calibration_error`)."""
+        :func:`brier_score`)."""
 
 _NOTES = """
     With :math:`S` the mean score, :math:`\\hat p_i` the recalibrated
@@ -184,6 +170,7 @@ _DOC = """{title} = miscalibration - discrimination + uncertainty.
     Parameters
     ----------
     %(params)s
+    %(short_tail)s
 
     Returns
     -------

@@ -2,13 +2,10 @@
 
 A calibration *event* pairs a float64 score ``s_i`` with a 0/1 outcome
 ``o_i``: the top-label confidence and whether the predicted class is right,
-or the probability of one class and whether it is the true class. The
-metrics of this module family need the ``(n_samples,)`` float64 vectors of
-one event at a time (sorting, kernel smoothing, isotonic regression or
-resampling need the rows, not just per-bin sums). They are produced chunk by
-chunk by :mod:`skcal.metrics._rows` (on a tensor's device for torch input)
-and returned as NumPy arrays: ``y_prob`` itself is never up-cast or copied as
-a whole.
+or the probability of one class and whether it is the true class. These
+metrics need the rows of one event at a time (not just per-bin sums): the
+``(n_samples,)`` vectors, produced chunk by chunk by :mod:`skcal.metrics._rows`
+and returned as NumPy arrays.
 
 Quantities that count samples (debiasing terms, binomial intervals, the
 tests' variances) read ``sample_weight`` as *frequency* weights, on the scale
@@ -30,10 +27,8 @@ def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, l
                  *, what, pos_label=None, unit_weights=False):
     """``(s, o, w)`` of the public metric ``what`` of one event (its arguments).
 
-    The scores and 0/1 outcomes of :func:`event_vectors` and the frequency
-    weights (:func:`~skcal.metrics._compute.frequency_weights`; None without
-    ``sample_weight``, or ones with ``unit_weights``). ``kind="classwise"``
-    needs ``class_index`` (:func:`~skcal.metrics._params._check_kind`).
+    The :func:`event_vectors` and the frequency weights (None without
+    ``sample_weight``, or ones with ``unit_weights``).
     """
     kind = _check_kind(kind, class_index, one_event=what)
     inp = _check_inputs(

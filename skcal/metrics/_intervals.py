@@ -1,12 +1,7 @@
 """Confidence intervals: bootstrap intervals of metrics, binomial intervals of bins.
 
-:func:`confidence_interval` resamples rows with :func:`scipy.stats.bootstrap`,
-but never the ``(n_samples, n_classes)`` probabilities: each metric is first
-reduced, in one chunked pass (:mod:`skcal.metrics._rows`), to a few float64
-numbers per row (its bin, score and outcome, or its loss), and every resample
-only re-sums those into per-bin (or total) statistics. A batch of resamples
-costs ``batch * n_samples`` row indices, so the memory is bounded by
-``batch`` whatever ``n_resamples`` is.
+Every metric is first reduced to a few float64 numbers per row, which each
+resample re-sums (see the Notes of :func:`confidence_interval`).
 """
 
 import inspect
@@ -40,16 +35,11 @@ _METHODS = ("percentile", "basic", "BCa")
 _BATCH_ELEMENTS = 2**20
 
 
-# --------------------------------------------------------------------------
-# per-row statistics that a resample re-sums
-# --------------------------------------------------------------------------
-
-
 def _multiplicities(idx, n):
     """Row multiplicities of each resample: float64 ``(B, n)`` from ``(B, n)`` indices.
 
-    One scatter-add of the indices; the per-bin sums are then sequential
-    passes over the rows (faster than gathering every per-row array).
+    (One scatter-add; the sums are then sequential passes over the rows,
+    faster than gathering every per-row array.)
     """
     B = idx.shape[0]
     flat = (idx + (np.arange(B) * n)[:, None]).ravel()
@@ -181,22 +171,14 @@ def _binned_stat(inp, w, kind, class_index, n_bins, strategy, norm, scale):
     return _BinnedStat(cells, s_all, o_all, w, nb, norm, scale)
 
 
-# --------------------------------------------------------------------------
-# metric specifications
-# --------------------------------------------------------------------------
-
 #: Keyword arguments of the metric functions that are not metric options here.
 _NOT_OPTIONS = {"sample_weight", "input_type", "labels", "pos_label",
                 "return_bandwidth"}
 
 
 def _options(name, spec, params):
-    """``params`` and the defaults of the metric's other keyword options, validated.
-
-    The options are those of the metric function's signature (none for
-    ``"accuracy"``), checked against :data:`~skcal.metrics._params.CONSTRAINTS`
-    as the function checks them.
-    """
+    """``params`` and the defaults of the metric's other keyword options, validated
+    against :data:`~skcal.metrics._params.CONSTRAINTS` as the function does."""
     options = {} if spec.function is None else {
         key: p.default for key, p in inspect.signature(spec.function).parameters.items()
         if p.kind is p.KEYWORD_ONLY and key not in _NOT_OPTIONS
@@ -217,8 +199,7 @@ def _options(name, spec, params):
 def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
     """Validate, then reduce ``y_prob`` to a resampleable statistic.
 
-    The statistic carries the metric's range as ``bounds`` (from the
-    registry), to which :func:`_bootstrap` clips the interval ends.
+    Its ``bounds``, the metric's range, clip the ends in :func:`_interval`.
     """
     name, spec = resolve(metric)
     family = spec.family
@@ -257,25 +238,16 @@ def _build(metric, y_true, y_prob, sample_weight, input_type, labels, params):
 
 
 def _rng(random_state):
-    if isinstance(random_state, np.random.Generator):
-        return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if random_state is None or (
-        isinstance(random_state, numbers.Integral)
-        and not isinstance(random_state, bool)
-    ):
-        return np.random.default_rng(random_state)
+    integer = isinstance(random_state, numbers.Integral)
+    if random_state is None or isinstance(random_state, np.random.Generator) or (
+            integer and not isinstance(random_state, bool)):
+        return np.random.default_rng(random_state)  # a Generator: unaltered
     raise ValueError(
         "random_state must be None, an int, a numpy RandomState or Generator, "
         f"got {random_state!r}."
     )
-
-
-def _batch(batch, n_resamples, n, groups):
-    if batch is not None:
-        return int(batch)
-    return int(max(1, min(n_resamples, _BATCH_ELEMENTS // max(1, n * groups))))
 
 
 def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rng,
@@ -303,9 +275,11 @@ def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rn
         return statistic(idx)
 
     scipy_method = "percentile" if (method == "BCa" and statistic.jackknife) else method
+    if batch is None:
+        batch = max(1, min(n_resamples, _BATCH_ELEMENTS // max(1, n * groups)))
     res = scipy.stats.bootstrap(
         (np.arange(n),), stat, n_resamples=n_resamples,
-        batch=_batch(batch, n_resamples, n, groups), vectorized=True, axis=-1,
+        batch=int(batch), vectorized=True, axis=-1,
         confidence_level=confidence_level, method=scipy_method, rng=rng,
     )
     theta_b = np.asarray(res.bootstrap_distribution, dtype=np.float64)
@@ -328,18 +302,12 @@ def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rn
 
 
 def _bca(theta_b, theta_hat, jack, alpha2):
-    """BCa interval (Efron & Tibshirani 1993, eq. 14.9-14.15), as scipy computes it.
+    """``(low, high, beyond)``: BCa (Efron & Tibshirani 1993, eq. 14.9-14.15) as scipy.
 
-    ``jack`` holds the leave-one-out values of the statistic; the acceleration
-    is scipy's formula, so with scipy's own (O(n^2)) jackknife the interval is
-    the one of ``scipy.stats.bootstrap(method="BCa")`` for the same resamples.
-
-    With the three rules of the Notes of :func:`confidence_interval` where
-    BCa is undefined or misleading. Returns ``(low, high, beyond)``:
-    ``beyond`` is True when BCa's interval is not backed by the resamples,
-    an end's bias-corrected level being below ``1 / B`` (or above
-    ``1 - 1 / B``) or the estimate lying outside BCa's quantiles (and made
-    an end), as when every resample lies on one side of it.
+    ``jack``: the leave-one-out values of the statistic (with scipy's own
+    jackknife this is ``scipy.stats.bootstrap(method="BCa")`` for the same
+    resamples); with the rules and the ``beyond_resamples`` flag of the Notes
+    of :func:`confidence_interval`.
     """
     alpha = alpha2 / 2
     B = theta_b.shape[0]
@@ -456,13 +424,8 @@ def confidence_interval(
           distribution;
         - ``bootstrap_distribution`` (ndarray of shape (n_resamples,));
         - ``beyond_resamples`` (bool): True when a ``method="BCa"``
-          interval is not backed by the resamples (see Notes): an end's
-          bias-corrected level is below ``1 / n_resamples`` (above
-          ``1 - 1 / n_resamples``), or the estimate lies outside BCa's
-          quantiles and was made an end; that side is too narrow (for the
-          smooth ECE, whose BCa is scipy's: an end short of the second
-          smallest or largest resample, or the estimate outside); always
-          False for the other methods;
+          interval is not backed by the resamples, so that one side is too
+          narrow (see Notes); always False for the other methods;
         - ``method``, ``confidence_level``, ``n_resamples``.
 
     Raises
@@ -525,14 +488,13 @@ def confidence_interval(
     the nearer end is moved to the estimate). An end whose bias-corrected
     level :math:`\\alpha_1` (or :math:`1 - \\alpha_2`) is below
     ``1 / n_resamples`` is, as in scipy, read between the two smallest
-    (largest) resamples:
-    BCa's end lies further out than the resamples reach, so that side of the
-    interval is too narrow; raise ``n_resamples``. This is common for the
-    binned ECE of a well-calibrated model, whose resamples lie mostly above
-    the estimate (the binned ECE is biased upwards): its lower end is then
-    about the smallest resample, and the estimate may be the upper end.
-    Both cases set ``beyond_resamples``; ``skcal benchmark`` and ``skcal
-    report`` mark such intervals.
+    (largest) resamples: BCa's end lies further out than the resamples
+    reach, so that side is too narrow; raise ``n_resamples``. This is common
+    for the binned ECE of a well-calibrated model (see above): its lower end
+    is then about the smallest resample, and the estimate may be the upper
+    end. Both cases (for the smooth ECE, whose BCa is scipy's: an end short
+    of the second smallest or largest resample, or the estimate outside) set
+    ``beyond_resamples``; ``skcal benchmark`` and ``skcal report`` mark them.
 
     References
     ----------
@@ -649,7 +611,7 @@ def paired_difference_interval(
     sa, inp_a = _build(metric, y_true, y_prob_a, sample_weight, input_type, labels,
                        metric_params)
     sb, _ = _build(metric, y_true, y_prob_b, sample_weight, input_type, labels,
-                       metric_params)
+                   metric_params)
     n = inp_a.scores.shape[0]
     return _interval(
         _Difference(sa, sb), n, max(getattr(sa, "G", 1), getattr(sb, "G", 1)),

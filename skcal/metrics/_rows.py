@@ -1,19 +1,13 @@
 """Row-chunked float64 passes over a validated ``y_prob`` (NumPy and torch).
 
-Every metric reads ``y_prob`` through these helpers, so a float16 / bfloat16 /
-float32 matrix is never up-cast as a whole. :func:`proba_chunks` walks it in
-row chunks of the calibrators' size (:func:`skcal._backend._numpy.chunk_rows`:
-about 1 MiB of float64 on the CPU, 256 MiB on an accelerator for torch) and
-turns each chunk into float64 probabilities (and log-probabilities for
-logits, from a stable log-softmax). The per-row quantities
-of the metrics (top-label confidence and correctness, one class column, the
-log-probability of the true class, the Brier term) are ``(n_samples,)``
-float64 vectors, and binning accumulates per-bin sums chunk by chunk.
-
-Peak extra memory is therefore a few working chunks plus a few
-``(n_samples,)`` vectors; nothing of shape ``(n_samples, n_classes)`` is
-allocated. The same code runs on NumPy arrays and on torch tensors (on the
-tensor's device) through the ``xp`` namespace of the kernel module
+Every metric reads ``y_prob`` through these helpers, so a 16- or 32-bit
+matrix is never up-cast as a whole: :func:`proba_chunks` walks it in row
+chunks of the calibrators' size (:func:`skcal._backend._numpy.chunk_rows`)
+converted to float64 probabilities (and log-probabilities for logits). The
+per-row quantities of the metrics are ``(n_samples,)`` float64 vectors, and
+binning accumulates per-bin sums chunk by chunk; nothing of shape
+``(n_samples, n_classes)`` is allocated. The same code runs on NumPy arrays
+and on torch tensors (on their device) through the ``xp`` namespace
 (``metric_ops`` of :mod:`skcal._backend._numpy` / ``_torch``).
 """
 
@@ -32,18 +26,11 @@ def n_columns(inp):
     return 2 if inp.binary_1d else inp.scores.shape[1]
 
 
-# --------------------------------------------------------------------------
-# float64 chunks and per-row quantities
-# --------------------------------------------------------------------------
-
-
 def proba_chunks(inp, xp):
     """Yield ``(rows, proba, log_proba)`` for each row chunk of ``inp.scores``.
 
-    ``proba`` is float64 of shape ``(chunk_rows, n_classes)`` (2 columns for a
-    binary 1-D input); ``log_proba`` is the float64 stable log-softmax for
-    logits (log-sigmoid pair for 1-D log-odds) and ``None`` for
-    probabilities.
+    Float64 ``(chunk_rows, n_classes)`` (2 columns for 1-D input); ``log_proba``
+    is the stable log-softmax (log-sigmoid pair) of logits, None for probabilities.
     """
     X = inp.scores
     for sl in xp.chunk_rows(X.shape[0], n_columns(inp)):
@@ -75,10 +62,8 @@ def top_label_chunks(inp, xp):
 def class_column(inp, xp, k, shift=None):
     """Float64 probability of class ``k`` for every row, shape ``(n_samples,)``.
 
-    For 2-D probabilities it is the column itself (a strided read); for 2-D
-    logits ``exp((z_k - m) - lse)`` with the per-row max ``m`` and log-sum-exp
-    ``lse`` of :func:`logit_shift` (pass ``shift`` to reuse them across
-    classes); otherwise one pass of :func:`proba_chunks`.
+    For 2-D logits ``exp((z_k - m) - lse)`` with the :func:`logit_shift` ``(m,
+    lse)`` (pass ``shift`` to reuse them across classes).
     """
     X = inp.scores
     if not inp.binary_1d:
@@ -137,17 +122,11 @@ def brier_terms(inp, xp):
     return out
 
 
-# --------------------------------------------------------------------------
-# binning, accumulated chunk by chunk
-# --------------------------------------------------------------------------
-
-
 class _BinSums:
     """Per-bin ``count``, ``weight``, ``score_sum``, ``target_sum`` of ``n_groups`` groups.
 
-    Each group has ``nb`` bins; :meth:`add` takes one chunk of bin indices,
-    scores and 0/1 targets of shape ``(rows,)`` (one group) or
-    ``(rows, n_groups)``.
+    :meth:`add` takes one chunk of bin indices, scores and 0/1 targets of
+    shape ``(rows,)`` (one group) or ``(rows, n_groups)``.
     """
 
     def __init__(self, xp, n_groups, nb):
@@ -204,11 +183,10 @@ def _weight(inp, sl):
 def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
     """``(sums, targets)``: per-bin sums of one event (a :meth:`_BinSums.groups` dict).
 
-    ``event_chunks`` yields ``(rows, score, target)`` float64 chunks covering
-    ``n`` rows. Uniform bins are accumulated chunk by chunk; equal-mass bins
-    need the ``(n,)`` scores for their edges (a sort). With ``keep=True`` the
-    ``(n,)`` bin indices (``sums["ids"]``) and the NumPy ``targets`` are kept
-    for the bootstrap of :func:`~skcal.metrics.reliability_curve` (else None).
+    ``event_chunks`` yields ``(rows, score, target)`` float64 chunks of ``n``
+    rows; equal-mass bins need the ``(n,)`` scores for their edges. With
+    ``keep=True`` the ``(n,)`` bin indices (``sums["ids"]``) and the NumPy
+    ``targets`` are kept for the bootstrap of ``reliability_curve``.
     """
     ids_all = xp.zeros(n, integer=True) if keep else None
     tgt_all = xp.empty(n) if keep else None
@@ -237,12 +215,7 @@ def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
 
 
 def class_chunks(inp, xp, k, column=None):
-    """``(rows, p_k, 1[y = k])`` float64 chunks of class ``k``.
-
-    Reads the ``(n,)`` ``column`` when given (from :func:`class_column`);
-    otherwise the probabilities column of a 2-D ``y_prob`` chunk by chunk, or
-    :func:`proba_chunks`.
-    """
+    """``(rows, p_k, 1[y = k])`` float64 chunks of class ``k`` (or of ``column``)."""
     X, y = inp.scores, inp.y
     if column is not None:
         for sl in xp.chunk_rows(X.shape[0], 1):
@@ -279,9 +252,7 @@ def event_chunks(inp, xp, kind, class_index=None):
 def binned_all_classes(inp, xp, n_bins, strategy):
     """Per-bin sums of every class column (``kind="classwise"``, all classes).
 
-    Uniform bins: one pass over :func:`proba_chunks`, the bins of all classes
-    accumulated together. Equal-mass bins: one class at a time
-    (:func:`each_class_chunks`), each needing its ``(n,)`` scores for the edges.
+    Uniform bins: all classes in one pass; equal-mass bins: one class at a time.
     """
     n, K = inp.scores.shape[0], n_columns(inp)
     if strategy == "uniform":

@@ -1,12 +1,8 @@
 """Scorers for model selection (``GridSearchCV(scoring=...)``, ``cross_val_score``).
 
-The scorers are scikit-learn scorers (as :func:`sklearn.metrics.make_scorer`
-builds them, ``response_method="predict_proba"``) that also pass the
-estimator's ``classes_`` to the metric as ``labels``, so that a test fold
-missing a class is scored against the right columns. scikit-learn's own
-registry of scoring strings is left untouched: pass the scorer object, or the
-object returned by :func:`get_scorer`, wherever scikit-learn takes
-``scoring``.
+scikit-learn scorers (as :func:`sklearn.metrics.make_scorer` builds them)
+that also pass the estimator's ``classes_`` as ``labels``; scikit-learn's own
+registry of scoring strings is left untouched.
 """
 
 import difflib
@@ -72,21 +68,15 @@ def _check_keywords(name, kwargs):
 def _scorer_metric(metric):
     """``metric`` as a scorer calls it: a binary 1-D ``y_prob`` is ``classes_[1]``'s.
 
-    scikit-learn's scorers hand a binary classifier's ``predict_proba`` over
-    as the 1-D column of ``classes_[1]``, the larger of its two sorted
-    labels; the metric itself would ask for ``pos_label`` when the labels
-    are text. With two labels in ``y_true`` and no ``pos_label`` or
-    ``labels`` given (an estimator without ``classes_``: see
-    :class:`_ClassesScorer`), the scorer passes the larger one.
+    That is the larger of two sorted labels, passed as ``pos_label`` when
+    neither it nor ``labels`` is given (an estimator without ``classes_``)
+    and the metric could not tell the positive class (text labels).
     """
 
     @functools.wraps(metric)
     def scored(y_true, y_prob, **kwargs):
-        if (
-            np.ndim(y_prob) == 1
-            and kwargs.get("pos_label") is None
-            and kwargs.get("labels") is None
-        ):
+        if np.ndim(y_prob) == 1 and all(kwargs.get(k) is None
+                                        for k in ("pos_label", "labels")):
             present = np.unique(np.asarray(y_true))
             if len(present) == 2 and not _obvious_positive(present):
                 kwargs["pos_label"] = present[1]
@@ -98,11 +88,9 @@ def _scorer_metric(metric):
 class _ClassesScorer(_Scorer):
     """A ``predict_proba`` scorer that passes ``labels=estimator.classes_``.
 
-    The columns of ``predict_proba`` are the estimator's ``classes_``; a
-    test fold may hold only some of them (integer labels without 0, text
-    labels missing a class), which the metric cannot map to the columns by
-    itself. Labels given to :func:`get_scorer` (``labels=``) or routed as
-    metadata are kept; an estimator without ``classes_`` gets none.
+    A test fold may hold only some classes, which the metric cannot map to
+    the columns by itself. ``labels`` given to :func:`get_scorer` or routed
+    as metadata are kept.
     """
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
@@ -115,12 +103,8 @@ class _ClassesScorer(_Scorer):
 def _make(name, **kwargs):
     # the arguments of sklearn.metrics.make_scorer(..., greater_is_better=False,
     # response_method="predict_proba"), which builds a _Scorer the same way
-    return _ClassesScorer(
-        score_func=_scorer_metric(_METRICS[name]),
-        sign=-1,
-        kwargs=kwargs,
-        response_method="predict_proba",
-    )
+    return _ClassesScorer(score_func=_scorer_metric(_METRICS[name]), sign=-1,
+                          kwargs=kwargs, response_method="predict_proba")
 
 
 _SCORERS = {name: _make(name) for name in _METRICS}
@@ -164,10 +148,8 @@ def get_scorer(scoring, **kwargs):
         :func:`sklearn.metrics.get_scorer`.
     **kwargs
         Keyword arguments for the skcal metric, e.g. ``n_bins=10`` or
-        ``strategy="quantile"``. ``labels=`` is not needed: the scorer passes
-        the estimator's ``classes_`` (the labels of its ``predict_proba``
-        columns), so a test fold missing a class is scored correctly; a
-        ``labels`` given here replaces them. Only allowed with skcal's names;
+        ``strategy="quantile"`` (``labels=`` is not needed, see Notes; one
+        given here replaces ``classes_``). Only allowed with skcal's names;
         their names are checked here, their values when the scorer runs.
 
     Returns
@@ -188,13 +170,12 @@ def get_scorer(scoring, **kwargs):
 
     Notes
     -----
-    The metric gets ``labels=estimator.classes_`` (for an estimator with
-    ``classes_``), so the score of a fold equals the metric computed by hand
-    on that fold with ``labels=estimator.classes_``, whichever classes the
-    fold holds. For a binary classifier scikit-learn hands the metric the
-    probability of ``estimator.classes_[1]`` only, the probability of
-    ``labels[1]``; an estimator without ``classes_`` is scored with the
-    sorted labels of the fold.
+    The metric gets ``labels=estimator.classes_`` (the labels of the
+    ``predict_proba`` columns), so the score of a fold equals the metric
+    computed by hand with those labels, whichever classes the fold holds. For
+    a binary classifier scikit-learn hands the metric the probability of
+    ``estimator.classes_[1]`` only, the probability of ``labels[1]``; an
+    estimator without ``classes_`` is scored with the sorted labels of the fold.
 
     Examples
     --------

@@ -40,10 +40,7 @@ def brier_score(
     Raises
     ------
     ValueError
-        For NaN/inf, wrong shapes, empty input, mismatched lengths,
-        probabilities outside [0, 1] or rows not summing to 1, labels that do
-        not match the columns or leave a column's label ambiguous, and
-        invalid weights.
+        For the invalid inputs, labels and weights of :func:`calibration_error`.
 
     Notes
     -----
@@ -138,11 +135,8 @@ def negative_log_likelihood(
 
 
 def _row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_label):
-    """``(mean, n_columns, inp)``: the weighted mean of the rows' ``terms(inp, xp)``.
-
-    A dask ``y_prob`` is summed block by block
-    (:func:`skcal.metrics._dask.row_mean`; ``inp`` is None).
-    """
+    """``(mean, n_columns, inp)``: the weighted mean of ``terms(inp, xp)`` (dask:
+    summed block by block, ``inp`` None)."""
     dask = dask_metrics(y_prob)
     if dask is not None:
         return (*dask.row_mean(terms, y_true, y_prob, sample_weight, input_type,
@@ -156,26 +150,22 @@ def _row_mean(terms, y_true, y_prob, sample_weight, input_type, labels, pos_labe
 
 
 def _warn_low_precision_zero(nll, scores):
-    """Warn when an infinite NLL comes from float16/float32 probabilities.
-
-    A true-class probability that is exactly 0 in such an array is either an
-    exact zero of the model (isotonic regression without clipping) or a small
-    probability rounded to 0 (float32 underflows below ~1e-45); which one
-    cannot be told from the array, so the warning names both instead of
-    returning a silent ``inf``.
-    """
+    """Warn when an infinite NLL comes from 16/32-bit probabilities (an exact zero
+    of the model, or an underflow: the array cannot tell, so the warning names both)."""
     dtype = str(getattr(scores, "dtype", ""))
-    if float(nll) != float("inf") or not any(
-        t in dtype for t in ("float16", "float32", "bfloat16")
-    ):
+    # the smallest positive (subnormal) value of the dtype ("bfloat16" holds "float16")
+    tiny = next((v for t, v in (("bfloat16", 2.0**-133), ("float16", 2.0**-24),
+                                ("float32", 2.0**-149)) if t in dtype), None)
+    if float(nll) != float("inf") or tiny is None:
         return
+    name = dtype.replace("torch.", "")
     warnings.warn(
         f"negative_log_likelihood is inf: a true-class probability is exactly 0 "
-        f"in {dtype.replace('torch.', '')} probabilities. Either the model gives "
+        f"in {name} probabilities. Either the model gives "
         f"exact zeros (e.g. isotonic regression or histogram binning without "
         f"clipping or smoothing; then inf is the honest value), or a small "
-        f"probability underflowed to 0 ({dtype.replace('torch.', '')} cannot hold "
-        f"values below ~{_smallest(dtype):.0e}); in the second case pass the output "
+        f"probability underflowed to 0 ({name} cannot hold "
+        f"values below ~{tiny:.0e}); in the second case pass the output "
         f"of predict_log_proba with input_type='logits', or predict from float64 "
         f"logits, for a finite value.",
         UserWarning,
@@ -183,10 +173,3 @@ def _warn_low_precision_zero(nll, scores):
         # two parameter-checking wrappers (scikit-learn's and skcal's)
         stacklevel=5,
     )
-
-
-def _smallest(dtype):
-    """The smallest positive (subnormal) value of a 16/32-bit float ``dtype`` name."""
-    for name, tiny in (("bfloat16", 2.0**-133), ("float16", 2.0**-24), ("float32", 2.0**-149)):
-        if name in dtype:
-            return tiny

@@ -1,11 +1,8 @@
 """Smooth ECE and the smoothed reliability diagram (Błasiok & Nakkiran, 2023).
 
 The computation follows the reference implementation (``relplot``) step by
-step, so the values agree with ``relplot.smECE`` to rounding: the scores are
-spread linearly onto a uniform grid of ``M`` points, convolved with a
-Gaussian kernel reflected at 0 and 1, interpolated onto an evaluation mesh,
-and the bandwidth is the fixed point ``smECE_sigma = sigma`` found by 10
-bisection steps on [0, 1].
+step (see the Notes of :func:`smooth_calibration_error`), so the values agree
+with ``relplot.smECE`` to rounding.
 """
 
 import numpy as np
@@ -76,17 +73,11 @@ def _smooth_ece_rows(f, o, w):
     def fixed(sigma):
         return sigma < _MIN_BANDWIDTH or sigma < _smooth_ece_sigma(f, o, w, sigma)
 
-    if fixed(1.0):
-        sigma = 1.0
-    else:
-        hi, lo = 1.0, 0.0
+    sigma, lo = 1.0, 0.0  # bisection on [lo, sigma] unless 1 is a fixed point
+    if not fixed(sigma):
         for _ in range(_BISECTION_STEPS):
-            mid = (hi + lo) / 2
-            if fixed(mid):
-                lo = mid
-            else:
-                hi = mid
-        sigma = hi
+            mid = (sigma + lo) / 2
+            lo, sigma = (mid, sigma) if fixed(mid) else (lo, mid)
     return _smooth_ece_sigma(f, o, w, sigma), sigma
 
 

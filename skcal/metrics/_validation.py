@@ -6,11 +6,9 @@ inputs. torch is never imported here: the kernel module of ``y_prob``
 handing NumPy input (and CPU tensors, through a view) to
 :func:`_numpy_scores`.
 
-Validation never up-casts ``y_prob`` as a whole: NaN / infinity are found
-with one minimum / maximum read (row chunks for NumPy, ``torch.aminmax`` for
-tensors), the [0, 1] range from the same two numbers, and row sums are
-formed in float64 one row chunk at a time (an ``(n_samples,)`` float64
-vector). After validation every metric works on the same representation:
+Validation never up-casts ``y_prob`` as a whole: NaN / infinity and the
+[0, 1] range are read from one minimum / maximum, and row sums are formed in
+float64 one row chunk at a time. Every metric then works on ``_Inputs``:
 
 * ``y``: integer column index of the true class, shape ``(n_samples,)``;
 * ``scores``: the validated ``y_prob`` itself, in its own dtype and without
@@ -40,12 +38,9 @@ from ..utils.validation import (
     probability_row_tolerance,
 )
 
-#: Absolute tolerance on ``|sum_k p_ik - 1|`` for float32 / float64
-#: probability rows (and on values above 1). It accepts the rounding of
-#: float32 softmax outputs over thousands of classes, and rejects
-#: un-normalised scores. 16-bit floats (float16, bfloat16) get 1e-2 instead.
-#: Both come from :func:`skcal.utils.validation.probability_row_tolerance`,
-#: the tolerance of the calibrators.
+#: Absolute tolerance on ``|sum_k p_ik - 1|`` (and on values above 1) for float32 /
+#: float64 probability rows (1e-2 for 16-bit floats): the calibrators'
+#: :func:`skcal.utils.validation.probability_row_tolerance`.
 PROBA_SUM_TOL = probability_row_tolerance(np.float64)
 
 _INPUT_TYPES = ("probabilities", "logits")
@@ -59,13 +54,6 @@ class _Inputs(NamedTuple):
     classes: np.ndarray
     binary_1d: bool
     pos_index: int = 1
-
-
-def _check_choice(name, value, options):
-    if not isinstance(value, str) or value not in options:
-        raise ValueError(
-            f"{name} must be one of {list(options)}, got {_plain(value)!r}."
-        )
 
 
 def _plain(value):
@@ -121,9 +109,8 @@ def _to_numpy_labels(y_true):
     return y
 
 
-#: Label sets whose positive class is known without ``pos_label`` (as in
-#: scikit-learn): {0, 1}, {-1, 1} and booleans.
 def _obvious_positive(present):
+    """Whether labels ``present`` name their positive class: {0, 1}, {-1, 1}, bool."""
     if present.dtype.kind == "b":
         return True
     if present.dtype.kind not in "iuf":
@@ -195,15 +182,11 @@ def _positive_labels(y, labels, pos_label, binary_1d):
 def _encode_labels(y, n_classes, labels, binary_1d, pos_label=None, binary=False):
     """Map labels ``y`` to column indices: ``(y_index, classes, pos_index)``.
 
-    The calibrators' rule (:func:`skcal.utils._labels.resolve_classes`; the
-    public text is the ``labels`` and ``pos_label`` entries of
-    :data:`~skcal.metrics._params._TAIL_PARAMS`), plus scikit-learn's for a
-    1-D ``y_prob`` whose ``y_true`` holds one label among 0, 1 and -1: the
-    classes are then ``[0, 1]`` (``[-1, 1]``). Binary views (1-D, or
-    ``binary=True`` for ``kind="binary"``) take the positive class from
-    ``pos_label``, else ``labels[1]``, else labels {0, 1}, {-1, 1} or
-    booleans (positive 1 / True); for two columns the event is the column of
-    ``pos_label``.
+    The calibrators' rule (:func:`skcal.utils._labels.resolve_classes`), as
+    documented in the ``labels`` and ``pos_label`` entries of
+    :data:`~skcal.metrics._params._TAIL_PARAMS`; a 1-D ``y_prob`` whose
+    ``y_true`` holds one label among 0, 1 and -1 has classes ``[0, 1]``
+    (``[-1, 1]``), as in scikit-learn.
     """
     if binary_1d or (binary and n_classes == 2):
         labels = _positive_labels(y, labels, pos_label, binary_1d)
@@ -252,12 +235,7 @@ def _check_finite(lo, hi, input_type):
 
 
 def _check_proba_values(p, lo, hi, binary_1d, tol):
-    """Check the [0, 1] range (from ``lo``, ``hi``) and the row sums of ``p``.
-
-    The row sums are formed in float64 one row chunk at a time into an
-    ``(n_samples,)`` vector; the first offending value is searched chunk by
-    chunk, only when there is one.
-    """
+    """Check the [0, 1] range (from ``lo``, ``hi``) and the float64 row sums."""
     xp = get_backend(p)
     if lo < 0 or hi > 1 + tol:
         for sl in xp.row_chunks(p):
@@ -286,19 +264,14 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
                   labels=None, pos_label=None, binary=False):
     """Validate ``(y_true, y_prob, sample_weight)`` for a probabilistic metric.
 
-    ``y_prob`` is neither copied nor up-cast: the returned ``scores`` is the
-    validated array (float16 / float32 / float64; other dtypes become
-    float64) or the detached tensor (floating dtypes kept).
-
-    Raises
-    ------
-    ValueError
-        For NaN/inf, wrong shapes, empty input, mismatched lengths,
-        probabilities outside [0, 1], rows that do not sum to 1 within
-        :data:`PROBA_SUM_TOL` (1e-2 for 16-bit floats), ambiguous or unknown
-        labels, or negative weights.
+    ``y_prob`` is neither copied nor up-cast: ``scores`` is the validated
+    array (float16 / float32 / float64; other dtypes become float64) or the
+    detached tensor (floating dtypes kept). The ``ValueError`` cases are the
+    Raises section of :func:`~skcal.metrics.calibration_error`.
     """
-    _check_choice("input_type", input_type, _INPUT_TYPES)
+    if not isinstance(input_type, str) or input_type not in _INPUT_TYPES:
+        raise ValueError(f"input_type must be one of {list(_INPUT_TYPES)}, got "
+                         f"{_plain(input_type)!r}.")
     # A CPU tensor is read through a NumPy view of its memory (no copy, see
     # skcal._backend._torch.numpy_view) and checked by _numpy_scores; other
     # tensors get the torch checks of the kernel module.
@@ -332,11 +305,10 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
 def _numpy_scores(y_prob):
     """The NumPy half of ``metric_scores``: ``(p, names, lo, hi, True)``.
 
-    ``p`` is ``y_prob`` as a float16 / float32 / float64 array (no copy when
-    it already is one), ``names`` the column names of a DataFrame (else
-    None), ``lo`` / ``hi`` its minimum and maximum.
+    ``p``: ``y_prob`` as a float16 / 32 / 64 array (no copy when it is one);
+    ``names``: a DataFrame's column names (else None); ``lo`` / ``hi``: its range.
     """
-    columns = getattr(y_prob, "columns", None)  # a DataFrame's column names
+    columns = getattr(y_prob, "columns", None)
     names = None if columns is None else [str(c) for c in columns]
     try:
         p = check_array(

@@ -114,10 +114,7 @@ def _np_dtype(onnx_type):
 
 
 def _score_pair(g, X, input_type, npt):
-    """One binary score per row as a column ``s`` and its complement.
-
-    The complement is ``1 - s`` for probabilities and 0 for logits.
-    """
+    """One binary score per row as a column ``s`` and its complement (1 - s, or 0)."""
     s = g.node("Reshape", [X, g.const(np.array([-1, 1], dtype=np.int64), "shape")])
     if input_type == "probabilities":
         return s, g.node("Sub", [g.const(np.array(1.0, npt), "one"), s])
@@ -323,12 +320,10 @@ def _top_versus_all(g, X, spec, *, n_classes, input_type, n_features_in):
 def calibrator_nodes(g, X, calibrator, out_dtype=_FLOAT):
     """:func:`calibration_nodes` of a fitted calibrator, its input reordered first.
 
-    A calibrator fitted on columns in another order than its sorted
-    ``classes_`` (named columns, or ``classes``) records the input column of
-    each class in ``_column_order_``; ``predict_proba`` reorders its input
-    so, and so does the graph (a ``Gather``; one binary score ``s`` becomes
-    the two columns ``[s, 0]`` of logits or ``[p, 1 - p]`` of probabilities).
-    ``X`` is of ``out_dtype``.
+    As ``predict_proba``, the input columns go into ``classes_`` order by
+    ``_column_order_`` (a ``Gather``; one binary score ``s`` becomes the two
+    columns ``[s, 0]`` of logits or ``[p, 1 - p]`` of probabilities). ``X``
+    is of ``out_dtype``.
     """
     order = getattr(calibrator, "_column_order_", None)
     n_in = calibrator.n_features_in_
@@ -348,32 +343,14 @@ def calibrator_nodes(g, X, calibrator, out_dtype=_FLOAT):
 def calibration_nodes(
     g, X, spec, *, n_classes, input_type, n_features_in, out_dtype=_FLOAT
 ):
-    """Emit the nodes of a calibrator's map.
+    """Emit the nodes of a calibrator's map; return the names ``(proba, log_proba)``.
 
-    Parameters
-    ----------
-    g : Emitter
-    X : str
-        Name of the input (the calibrator's input: logits or probabilities,
-        shape (n, n_features_in)).
-    spec : dict
-        The calibrator's ``_torch_spec()``.
-    n_classes, input_type, n_features_in :
-        From the fitted calibrator.
-    out_dtype : onnx.TensorProto.FLOAT or DOUBLE, default=FLOAT
-        Dtype of the outputs and of the computation (the isotonic maps
-        always compute in float64).
-
-    Returns
-    -------
-    proba, log_proba : str
-        Names of (n, n_classes) outputs of ``out_dtype``: calibrated
-        probabilities and their logarithm.
-
-    Raises
-    ------
-    NotImplementedError
-        For a spec that is a torch module or of an unknown kind.
+    ``X`` names the calibrator's input (logits or probabilities, shape
+    ``(n, n_features_in)``), ``spec`` is its ``_torch_spec()``; the outputs,
+    of shape ``(n, n_classes)``, and the computation are of ``out_dtype``
+    (FLOAT or DOUBLE; the isotonic maps and the temperature network compute
+    in float64). A spec that is a torch module or of an unknown kind raises
+    ``NotImplementedError``.
     """
     if not isinstance(spec, dict):
         raise NotImplementedError(

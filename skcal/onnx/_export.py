@@ -37,9 +37,8 @@ def to_onnx(calibrator, *, opset=17, input_name="X", dtype="float32", binary_1d=
     -------
     model : onnx.ModelProto
         Input ``X``: tensor of ``dtype`` and shape ``(N, n_features_in_)``
-        holding what the calibrator's ``fit`` took (logits or probabilities).
-        A calibrator fitted on one binary score per row takes it as shape
-        ``(N, 1)``, or ``(N,)`` with ``binary_1d=True``. Outputs
+        (or ``(N,)``, see ``binary_1d``) holding what the calibrator's ``fit``
+        took (logits or probabilities). Outputs
         ``probabilities`` and ``log_probabilities``: ``dtype``, shape
         ``(N, n_classes)``, equal to ``predict_proba`` and
         ``predict_log_proba`` of the same input values (to about 1e-6 in

@@ -42,11 +42,8 @@ def _split_batch(batch):
 
 
 def _progress(iterable, enabled, total, desc):
-    """A tqdm bar over ``iterable`` when ``enabled`` and stderr is a terminal.
-
-    Not in a log file or a pipe: there, tqdm cannot redraw its line, and
-    ``leave=False`` leaves a stale "0%" line behind.
-    """
+    """A tqdm bar over ``iterable`` when ``enabled`` and stderr is a terminal
+    (in a log file or a pipe, ``leave=False`` would leave a stale "0%" line)."""
     isatty = getattr(sys.stderr, "isatty", None)
     if not enabled or isatty is None or not isatty():
         return iterable
@@ -101,12 +98,11 @@ def collect_logits(
     Notes
     -----
     The network runs under :func:`torch.inference_mode` (the returned
-    tensors are ordinary ones, usable with autograd). Each batch's logits are copied
-    to host memory as they come (device memory: one batch). When the loader
-    has a dataset with a length, the host output is allocated once at its
-    final size and filled in place, so host memory is the logits and labels
-    themselves (n_samples x (n_classes + 1) values); otherwise batches are
-    kept and concatenated at the end (twice that, briefly).
+    tensors are ordinary ones, usable with autograd). Each batch's logits are
+    copied to host memory as they come (device memory: one batch), into an
+    output allocated once when the loader's dataset has a length (host
+    memory: the logits and labels themselves); otherwise batches are kept and
+    concatenated at the end (twice that, briefly).
 
     Examples
     --------
@@ -270,8 +266,8 @@ class CalibratedModel(nn.Module):
             self.model, loader, device=device, dtype=torch.float32,
             output_transform=self.output_transform, progress=progress,
         )
-        calibrator = self.calibrator
-        calibrator = TemperatureScaler() if calibrator is None else clone(calibrator)
+        calibrator = (TemperatureScaler() if self.calibrator is None
+                      else clone(self.calibrator))
         # integer labels 0..K-1 name the logit columns, so a class missing
         # from the calibration set keeps its column
         if "classes" in calibrator.get_params() and calibrator.classes is None:

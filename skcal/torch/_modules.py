@@ -1,29 +1,19 @@
 """Fitted calibration maps as ``torch.nn.Module`` objects.
 
-Three generic modules cover every calibrator with a closed form on logits; a
-calibrator only supplies its fitted parameters through the private hook
-``_torch_spec()`` (see :meth:`skcal.base.BaseCalibrator.to_torch`):
-
-- :class:`AffineLogits` (``kind="affine"``): ``log_softmax(W phi(z) + b)``,
-  with ``phi`` the identity or ``log_softmax`` and ``W`` a scalar, a diagonal
-  or a full matrix: temperature, vector, matrix and Dirichlet calibration;
-- :class:`OneVsRestSigmoid` (``kind="ovr_sigmoid"``): per-class
-  ``sigmoid(sum_f c_fk phi_f(s_k) + b_k)`` of the one-vs-rest log-odds
-  ``s_k``, renormalised: Platt scaling (``phi = s``) and beta calibration
-  (``phi = log sigmoid(s), log sigmoid(-s)``);
-- :class:`OneVsRestInterpolation` (``kind="ovr_interp"``): per-class
-  piecewise-linear maps of ``s_k`` through knots, evaluated with
-  :func:`torch.searchsorted`, renormalised: isotonic and histogram binning.
+A calibrator with a closed form on logits supplies its fitted parameters
+through the private hook ``_torch_spec()`` (see
+:meth:`skcal.base.BaseCalibrator.to_torch` and :func:`build_module`): the
+affine maps (temperature, vector, matrix, Dirichlet) are
+:class:`AffineLogits`, Platt and beta calibration :class:`OneVsRestSigmoid`,
+isotonic and histogram binning :class:`OneVsRestInterpolation`.
 
 Every module maps the calibrator's input (logits, probabilities, or one binary
 score per row, as in ``fit``) to calibrated log-probabilities of shape
 ``(n_samples, n_classes)`` in the module's dtype (``float32`` unless
-``to_torch(dtype=...)`` says otherwise; move it with ``.to()`` like any
-module). The interpolation module computes in float64 internally and reads
-float64 input without rounding it (float32 on MPS, where a map whose knots
-float32 cannot tell apart is refused), the others in the module's dtype. The
-code is straight-line tensor algebra, so it runs under :func:`torch.compile`,
-:func:`torch.export.export` and :func:`torch.onnx.export`.
+``to_torch(dtype=...)`` says otherwise). The interpolation module computes in
+float64 (float32 on MPS, where a map whose knots float32 cannot tell apart is
+refused). The code is straight-line tensor algebra, so it runs under
+:func:`torch.compile`, :func:`torch.export.export` and :func:`torch.onnx.export`.
 """
 
 import math
@@ -46,23 +36,12 @@ __all__ = [
 
 
 def ovr_log_odds(Z):
-    """One-vs-rest log-odds ``s_ik = z_ik - log sum_{j != k} exp(z_ij)``.
+    """One-vs-rest log-odds ``s_ik = z_ik - log sum_{j != k} exp(z_ij)`` (K >= 3).
 
-    Parameters
-    ----------
-    Z : torch.Tensor of shape (n_samples, n_classes), n_classes >= 3
-
-    Returns
-    -------
-    S : torch.Tensor of shape (n_samples, n_classes), dtype of ``Z``
-
-    Notes
-    -----
-    With ``m`` the row maximum and ``E = exp(z - m)``, the sum over
-    ``j != k`` is ``m + log(sum(E) - E_k)`` for every ``k`` but the arg-max,
-    where the argument is at least 1 (no cancellation); for the arg-max it
-    is computed around the second-largest logit. Same algorithm as
-    :func:`skcal._backend._ovr.ovr_log_odds`, written without in-place ops.
+    :func:`skcal._backend._ovr.ovr_log_odds` without in-place ops: with ``m``
+    the row maximum and ``E = exp(z - m)``, the sum over ``j != k`` is
+    ``m + log(sum(E) - E_k)`` (an argument of at least 1) for every ``k`` but
+    the arg-max, whose sum is taken around the second-largest logit.
     """
     K = Z.shape[1]
     m1, a1 = Z.max(dim=1, keepdim=True)
@@ -87,15 +66,14 @@ class _CalibrationModule(nn.Module):
         What the input holds, as the calibrator's ``input_type``.
     n_features_in : int
         Input columns in ``fit``: ``n_classes``, or 1 for one binary score
-        per row (the log-odds, or probability, of the second class), which
-        may then be given as shape (n,) or (n, 1).
+        per row (of the second class), of shape (n,) or (n, 1).
     dtype : torch.dtype
         Dtype of the output (and of the computation, by default).
     device : torch.device or str or None
     work_dtype : torch.dtype, default=None
-        Dtype of the buffers and of the computation, if not ``dtype``.
-        :class:`OneVsRestInterpolation` works in float64 by default (a steep
-        segment would magnify the float32 rounding of the scores).
+        Dtype of the buffers and of the computation, if not ``dtype``
+        (float64 for :class:`OneVsRestInterpolation`: a steep segment would
+        magnify the float32 rounding of the scores).
     """
 
     def __init__(
@@ -105,30 +83,22 @@ class _CalibrationModule(nn.Module):
         self.n_classes = int(n_classes)
         self.input_type = input_type
         self.n_features_in = int(n_features_in)
-        # Buffers that fix the output dtype and the working dtype (and the
-        # device) even when the map has no parameter of its own.
+        # buffers fixing the output and working dtypes (and the device)
         self.register_buffer("_anchor", torch.zeros((), dtype=dtype, device=device))
         work = dtype if work_dtype is None else work_dtype
         self.register_buffer("_work", torch.zeros((), dtype=work, device=device))
 
     def _buffer(self, name, value):
-        value = torch.as_tensor(
-            np.asarray(value, dtype=np.float64),
-            dtype=self._work.dtype,
-            device=self._work.device,
-        )
-        self.register_buffer(name, value)
+        self.register_buffer(name, torch.as_tensor(
+            np.asarray(value, dtype=np.float64), dtype=self._work.dtype,
+            device=self._work.device))
 
     def _logits(self, X):
-        """Input as (n, n_classes) logits in the module's working dtype.
+        """Input as (n, n_classes) logits (probabilities: ``log(max(p, tiny))``).
 
-        Probabilities are turned into logits in the module's dtype, as the
-        calibrators do in the input's dtype: ``log(max(p, tiny))``. A module
-        whose working dtype is wider than its output dtype (the float64 step
-        maps) reads the input in the wider of the input's dtype and float32,
-        never rounded to the output dtype first: a float64 score between two
-        thresholds closer than float32 resolution stays between them, as in
-        ``predict_proba``.
+        A working dtype wider than the output dtype (the float64 step maps)
+        reads the input unrounded, so a float64 score between two thresholds
+        closer than float32 resolution stays between them, as in ``predict_proba``.
         """
         work = self._work.dtype
         if torch.finfo(work).bits > torch.finfo(self._anchor.dtype).bits:
@@ -295,15 +265,7 @@ class OneVsRestSigmoid(_CalibrationModule):
 
 
 def _check_knots_representable(x, dtype):
-    """Refuse a step map whose knots a narrower working dtype would merge or reorder.
-
-    Raises
-    ------
-    ValueError
-        If two consecutive knots of a map are equal once rounded to ``dtype``
-        (a threshold would vanish and the export differ from ``predict_proba``
-        by up to the step between them), naming the map and the knots.
-    """
+    """Refuse a step map whose knots ``dtype`` would merge (a threshold vanishing)."""
     for k, a in enumerate(x):
         a = np.asarray(a, dtype=np.float64)
         # rounded by torch itself, so bfloat16 (no NumPy twin) is judged at its own 8-bit mantissa
@@ -574,22 +536,12 @@ class TopVersusAll(_CalibrationModule):
 
 
 class InputColumnOrder(nn.Module):
-    """The calibrator's input with its class columns in ``classes_`` (sorted) order.
+    """The calibrator's input with its class columns in ``classes_`` order.
 
-    A calibrator fitted on columns named (or given by ``classes``) in another
-    order than its sorted ``classes_`` keeps their order in
-    ``_column_order_``; this module, placed before the map, takes the same
-    columns as the calibrator's ``predict_proba``.
-
-    Parameters
-    ----------
-    order : array-like of int, shape (n_classes,)
-        Input column of each class of ``classes_``.
-    n_features_in : int
-        Input columns. One binary score (1) becomes its two columns,
-        ``[0, s]`` for logits and ``[1 - p, p]`` for probabilities, in
-        reversed order; the map after this module then takes 2 columns.
-    input_type : {"logits", "probabilities"}
+    ``order`` (the calibrator's ``_column_order_``) is the input column of
+    each class; one binary score (``n_features_in=1``) becomes its two
+    columns in reversed order, ``[s, 0]`` for logits and ``[p, 1 - p]`` for
+    probabilities (the map after this module then takes 2 columns).
     """
 
     def __init__(self, order, *, n_features_in, input_type):
@@ -654,12 +606,10 @@ def build_module(spec, *, n_classes, input_type, n_features_in, dtype=None, devi
         inner = build_module(spec["inner"], **common)
         return UniformMixture(inner, weight=spec["weight"], n_classes=n_classes).eval()
     if kind == "top_versus_all":  # {"inner": spec of the binary map, "margin": float}
-        inner = build_module(
-            spec["inner"], n_classes=2, input_type="logits", n_features_in=1,
-            dtype=work, device=device,
-        )
-        m = TopVersusAll(inner=inner, margin=spec["margin"], work_dtype=work, **common)
-        return m.eval()
+        inner = build_module(spec["inner"], n_classes=2, input_type="logits",
+                             n_features_in=1, dtype=work, device=device)
+        return TopVersusAll(inner=inner, margin=spec["margin"], work_dtype=work,
+                            **common).eval()
     if kind not in _KINDS:
         raise ValueError(f"unknown module kind {kind!r}; known: {sorted(_KINDS)}")
     if kind in ("ovr_interp", "local_temperature") and work == torch.float64:
