@@ -2,10 +2,13 @@
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from .._backend._array import to_numpy
+from .._backend._numpy import mean_log_likelihood
+from ..utils._labels import encode_labels
 from ..utils._params import store_params
+from ..utils.validation import check_sample_weight
 
 __all__ = ["CalibratedEnsemble", "calibrate_ensemble"]
 
@@ -208,12 +211,21 @@ class CalibratedEnsemble(ClassifierMixin, BaseEstimator):
         Returns
         -------
         score : float
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds labels not in ``classes_``, or its length or
+            ``sample_weight``'s differs from the number of rows.
         """
+        check_is_fitted(self)
         P = to_numpy(self.predict_proba(X)).astype(np.float64)
-        idx = np.searchsorted(self.classes_, np.asarray(y))
+        y = column_or_1d(y)
+        check_consistent_length(P, y)
+        idx = encode_labels(self.classes_, y)
         with np.errstate(divide="ignore"):
-            ll = np.log(P[np.arange(len(idx)), idx])
-        return float(np.average(ll, weights=sample_weight))
+            LP = np.log(P)
+        return mean_log_likelihood(LP, idx, check_sample_weight(sample_weight, len(y)))
 
 
 def calibrate_ensemble(X, y, calibrator=None, *, final_calibrator=None, sample_weight=None):

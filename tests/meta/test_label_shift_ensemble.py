@@ -100,6 +100,24 @@ def test_calibrated_ensemble_averages_member_calibrators():
         CalibratedEnsemble().fit([members[0], members[1][:10]], y)
 
 
+def test_calibrated_ensemble_score_checks_labels_and_weights():
+    # labels outside classes_ were scored against a neighbouring column
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 300)
+    members = [s * (np.eye(3)[y] + rng.normal(size=(300, 3))) for s in (2.0, 6.0)]
+    ens = calibrate_ensemble(members, y)
+    P = ens.predict_proba(members)
+    w = rng.integers(0, 4, 300).astype(float)
+    np.testing.assert_allclose(ens.score(members, y, sample_weight=w),
+                               np.average(np.log(P[np.arange(300), y]), weights=w))
+    with pytest.raises(ValueError, match=r"\b7\b"):
+        ens.score(members, np.where(y == 2, 7, y))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        ens.score(members, y[:-1])
+    with pytest.raises(ValueError, match="sample_weight"):
+        ens.score(members, y, sample_weight=-w)
+
+
 @pytest.mark.parametrize("priors, message", [([0.5, 0.5, 0.0], "entry 2 is 0.0"),
                                              ([0.6, 0.6, -0.2], "entry 2 is -0.2"),
                                              ([0.3, 0.3, 0.3], "sum to 1")])
