@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = ["sort_values"]
 
-#: Below this many elements :func:`sort_values` is ``np.sort`` (no gain from the passes).
+#: Below this many elements :func:`sort_values` is ``np.sort`` (no gain from radix).
 RADIX_MIN = 2048
 
 #: Bits of the key of :func:`sort_values`: a 16-bit and an 8-bit radix digit.
@@ -47,7 +47,7 @@ def sort_values(s):
     """
     lo, hi = (float(s.min()), float(s.max())) if s.size else (0.0, 0.0)
     scale = (2.0**KEY_BITS - 1) / (hi - lo) if hi > lo else 0.0
-    if s.size < RADIX_MIN or not 0 < scale < np.inf:  # tiny, constant or overflowing range
+    if s.size < RADIX_MIN or not 0 < scale < np.inf:  # small, constant or overflowing
         return np.sort(s)
     k = np.subtract(s, lo)
     k *= scale
