@@ -13,6 +13,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from .._backend._numpy import chunk_rows
+from .._backend._sort import sort_values
 from ..utils._docstrings import substitute_docstring
 from ._isotonic import IsotonicScaler
 
@@ -186,9 +187,10 @@ def _runs_of_unit(s, t, pos_rows=None):
     continuous scores) the runs of equal targets along them come from a
     value sort of keys that carry the target (:func:`_sorted_with_targets`)
     or, when the smaller class holds at most :data:`_SORTED_MINORITY` of the
-    rows, from the smaller class's sorted scores placed among all by
-    bisection: stretches of consecutive positions are its runs, the gaps
-    between them the other class's. Equal scores are pooled first: by
+    rows, from the smaller class's sorted scores placed by bisection among
+    all (sorted by :func:`~skcal._backend._sort.sort_values`): stretches of
+    consecutive positions are its runs, the gaps between them the other
+    class's. Equal scores are pooled first: by
     counting the smaller class's scores at each distinct score, or along
     that value sort (an argsort of the rows where its keys do not fit) for
     balanced classes.
@@ -209,7 +211,7 @@ def _runs_of_unit(s, t, pos_rows=None):
             return _runs_of_pooled(*_pooled_ties(xs, lab.astype(np.float64)))
         rs = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
         return _alternating_runs(xs, n, rs, lab[0])
-    xs = np.sort(s)
+    xs = sort_values(s)
     if negatives_fewer:
         few = s[~t] if t is not None else np.delete(s, pos_rows)
     else:

@@ -15,6 +15,7 @@ from .._backend._dispatch import get_backend
 from .._backend._ovr import (
     interp_knots, ovr_interp_rows, ovr_row_stats, ovr_score_blocks, stack_columns,
 )
+from .._backend._sort import sort_values
 from ..base import BaseCalibrator
 from ..utils._docstrings import substitute_docstring
 from ._base import OneVsRestCalibrator
@@ -183,12 +184,13 @@ class IsotonicScaler(OneVsRestCalibrator):
         (``_make_unique``: a score at least ``eps = finfo.resolution`` above
         its group's first starts a new group) and runs PAVA on the group means
         weighted by their sizes. With unit weights the sorted values of all
-        scores and of the positives' scores (no argsort) give the same groups,
+        scores (by radix passes, :func:`~skcal._backend._sort.sort_values`) and
+        of the positives' scores (no argsort) give the same groups,
         means and weights (:meth:`_pava_knots`). None (use scikit-learn's fit)
         when two scores differ by less than ``eps`` without being equal (its
         chained grouping).
         """
-        xs = np.sort(s)
+        xs = sort_values(s)
         d = xs[1:] - xs[:-1]
         eps = np.finfo(np.float64).resolution
         if d.min(initial=np.inf) >= eps:  # all scores distinct: one row per group
