@@ -824,18 +824,34 @@ def encode_labels(table):
     return np.searchsorted(present, y).astype(np.int64), present
 
 
+def _npz_classes(classes):
+    """``classes`` as an array ``np.savez`` stores without pickling: in their
+    own dtype (numbers stay numbers, text stays text). An object array is
+    stored as NumPy converts its values (Python ints as int64, text as str,
+    numbers mixed with text as text), anything else NumPy keeps as objects as
+    text."""
+    classes = np.asarray(classes)
+    if classes.dtype == object:
+        classes = np.asarray(classes.tolist())
+        if classes.dtype == object:
+            classes = classes.astype(str)
+    return classes
+
+
 def write_table(path, columns, data, *, npz_key="proba", extra=None):
     """Write a float matrix with named columns to ``.npz``, ``.csv`` or ``.parquet``.
 
     Parameters
     ----------
     path : path-like
-    columns : list of str
-        Names of the columns of ``data``.
+    columns : array-like of shape (n_columns,)
+        The columns of ``data``: class labels of any type. CSV / Parquet
+        columns are named by their text (``str``); an ``.npz`` file stores
+        them under ``"classes"`` in their own dtype (an object array of mixed
+        types as text).
     data : ndarray of shape (n, len(columns))
     npz_key : str, default="proba"
-        Key of ``data`` in an ``.npz`` file (``columns`` is stored under
-        ``"classes"``).
+        Key of ``data`` in an ``.npz`` file.
     extra : dict of str to 1-D ndarray, default=None
         More columns (``.npz``: more keys), written after ``data``'s.
 
@@ -851,14 +867,15 @@ def write_table(path, columns, data, *, npz_key="proba", extra=None):
         # through a file object: np.savez appends ".npz" to a name whose suffix
         # is ".NPZ" (its test is case-sensitive)
         with open(path, "wb") as fh:
-            np.savez(fh, **{npz_key: data, "classes": np.asarray(columns, dtype=str)}, **extra)
+            np.savez(fh, **{npz_key: data, "classes": _npz_classes(columns)}, **extra)
         return
     if suffix not in (".csv", ".parquet"):
         raise ValueError(
             f"{path}: unsupported output type {path.suffix!r}; use .npz, .csv or .parquet"
         )
     pa = _pyarrow(path)
-    arrays = {c: pa.array(np.ascontiguousarray(data[:, j])) for j, c in enumerate(columns)}
+    arrays = {str(c): pa.array(np.ascontiguousarray(data[:, j]))
+              for j, c in enumerate(columns)}
     arrays.update((k, pa.array(np.asarray(v))) for k, v in extra.items())
     table = pa.table(arrays)
     if suffix == ".csv":
