@@ -113,6 +113,26 @@ def test_win_rate_counts_numerical_noise_as_a_tie():
     assert "relative 1e-06" in " ".join(format_summary(list(out.values())).split())
 
 
+def test_ece_rank_counts_numerical_noise_as_a_tie():
+    """ECEs within the NLLs' relative TIE_RTOL share a rank, as the NLLs do
+    (main ranked the two solvers' ECEs 0.1052396270 / 0.1052396277 apart, and
+    one got "ECE: higher"); the footnote says so (fx37 b)."""
+    ece = {"temperature": 0.1052396270, "probmetrics-temperature": 0.1052396277,
+           "uncalibrated": 0.2, "x": 0.1052, "y": 0.1053}
+    rows = [_row(d, m, 0.5, 0.2, e) for d in ("a", "b") for m, e in ece.items()]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    # x 1, temperature / probmetrics-temperature 2.5 each, y 4, uncalibrated 5
+    assert out["temperature"]["mean_rank_ece"] == 2.5
+    assert out["probmetrics-temperature"]["mean_rank_ece"] == 2.5
+    assert out["x"]["mean_rank_ece"] == 1.0 and out["y"]["mean_rank_ece"] == 4.0
+    # a difference above the tolerance still ranks
+    rows = [_row("a", "p", 0.5, 0.2, 0.1), _row("a", "q", 0.5, 0.2, 0.1 * (1 + 1e-5))]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    assert (out["p"]["mean_rank_ece"], out["q"]["mean_rank_ece"]) == (1.0, 2.0)
+    text = " ".join(format_summary(list(out.values())).split())
+    assert "NLLs (and ECEs) equal to a relative 1e-06 share a rank" in text
+
+
 def test_ece_note_equal_mean_ranks_share_a_place():
     """Two methods with the same mean ECE rank share their place (1.5 each), as
     equal NLLs share a rank: the name does not break the tie (finding 10)."""
