@@ -198,8 +198,8 @@ def _load_npy(path, mmap_mode=None):
 # -------------------------------------------------------------- NumPy files
 def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labels):
     """``(logits, y, split, label key, split read)``: the last is ``"val"`` /
-    ``"test"`` when the role read one split of a file with the _val and _test
-    keys alone (``split`` is then None), else None."""
+    ``"test"`` when the role read one split of a file with _val / _test keys
+    (only the role's split need be there; ``split`` is then None), else None."""
     if ignore_columns:
         raise ValueError(
             f"{path}: --ignore-columns applies to .csv and .parquet files; an .npz "
@@ -216,18 +216,22 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
         f = np.load(path, allow_pickle=False)
     except Exception as exc:
         raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+    # the role's split (both for None): logits_<split> and y_<split> suffice
+    splits = ["val", "test"] if _ROLE_SPLIT[role] is None else [_ROLE_SPLIT[role]]
+    need = [f"{k}_{s}" for s in splits for k in ("logits", "y")]
     with f:
         keys = set(f.files)
-        if logit_columns is None and "logits" not in keys and set(_SPLIT_KEYS) <= keys:
+        if logit_columns is None and "logits" not in keys and set(need) <= keys:
             if label_column is not None:
                 # the layout names its label keys: a label name would be ignored
+                held = [k for k in _SPLIT_KEYS if k in keys]
+                labels = " and ".join(k for k in held if k.startswith("y_"))
                 raise ValueError(
-                    f"{path}: holds logits_val, y_val, logits_test, y_test, whose labels "
-                    f"are y_val and y_test; --label-column {label_column!r} does not "
+                    f"{path}: holds {', '.join(held)}, whose labels "
+                    f"are {labels}; --label-column {label_column!r} does not "
                     "apply (to read other arrays, name both: --logit-columns KEY "
                     "--label-column KEY)"
                 )
-            splits = ["val", "test"] if _ROLE_SPLIT[role] is None else [_ROLE_SPLIT[role]]
             parts = []
             for s in splits:
                 z = _as_logits(_npz_array(f, f"logits_{s}", path), f"logits_{s}", path)
@@ -253,7 +257,7 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
                     "y_val, y_test", None)
         if logit_columns is None and "logits" not in keys:
             raise ValueError(
-                f"{path}: missing keys; need logits_val, y_val, logits_test, y_test "
+                f"{path}: missing keys; need {', '.join(need)} "
                 f"(or logits, y); found {sorted(keys) or 'none'}"
             )
         lkey = "logits" if logit_columns is None else logit_columns[0]
@@ -628,7 +632,10 @@ def read_logit_table(
         keys ``logits_val``, ``y_val``, ``logits_test``, ``y_test``, or a
         CSV/Parquet file with a ``split`` column), ``"fit"`` reads the
         calibration rows, ``"apply"`` and ``"report"`` the test rows, None
-        both (``split`` then tells them apart).
+        both (``split`` then tells them apart). An ``.npz`` needs only the
+        keys of the split its role reads (``logits_val`` and ``y_val`` for
+        ``"fit"``, ``logits_test`` and ``y_test`` for ``"apply"`` and
+        ``"report"``, all four for None).
     label_column : str, default=None
         CSV/Parquet: the label column (default: the column named ``label``
         or ``y``, case-insensitive, if any). ``.npz``: the label key

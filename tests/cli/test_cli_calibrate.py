@@ -1372,3 +1372,42 @@ def test_apply_npz_classes_keep_the_model_classes_dtype(tmp_path, logits, capsys
             "'classes', the model's classes_ in their dtype, text for an object "
             "array of mixed types; the labels, when present, in their dtype)"
             ) in help_text
+
+
+def test_fit_reads_a_calibration_only_npz(tmp_path, logits, capsys):
+    """`fit` reads only the val split, so an .npz with logits_val / y_val alone
+    is enough (main asked for the test keys as well); `apply` / `report` read
+    only the test split, so logits_test / y_test are enough for them; benchmark,
+    which needs both, still asks for the four keys (fx37 c)."""
+    import skcal.io
+
+    Z, y = logits
+    part = tmp_path / "partial.npz"
+    np.savez(part, logits_val=Z[:600], y_val=y[:600])
+    model = tmp_path / "p.skops"
+    assert main(["fit", "--data", str(part), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    ts = skcal.io.load(model)
+    assert abs(ts.temperature_ - temperature_reference(Z[:600], y[:600])) < 1e-5
+    test = tmp_path / "test_only.npz"
+    np.savez(test, logits_test=Z[600:], y_test=y[600:])
+    out = tmp_path / "o.npz"
+    assert main(["apply", str(model), "--data", str(test), "--output", str(out)]) == 0
+    with np.load(out) as f:
+        np.testing.assert_allclose(f["proba"], ts.predict_proba(Z[600:]))
+        np.testing.assert_array_equal(f["y"], y[600:])
+    assert main(["report", "--data", str(test), "--model", str(model), "--n-bootstrap",
+                 "0", "--output", str(tmp_path / "rep")]) == 0
+    capsys.readouterr()
+    # a split the command does not read is not enough; each names what it needs
+    for argv, need in (
+        (["fit", "--data", str(test), "--method", "temperature", "--output",
+          str(tmp_path / "x.skops")], "logits_val, y_val"),
+        (["apply", str(model), "--data", str(part), "--output", str(out)],
+         "logits_test, y_test"),
+        (["benchmark", "--data", str(part), "--quiet"],
+         "logits_val, y_val, logits_test, y_test"),
+    ):
+        assert main(argv) == 2
+        assert _err(capsys).endswith(f"missing keys; need {need} (or logits, y); found "
+                                     + str(sorted(np.load(argv[argv.index("--data") + 1]).files)))
