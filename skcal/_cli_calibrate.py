@@ -687,10 +687,17 @@ def _fmt(v):
     return "inf" if np.isinf(v) else ("" if np.isnan(v) else f"{v:.4f}")
 
 
-def _cmd_report(args):
-    out_dir = Path(args.output)
+def check_output_folder(path):
+    """``--output DIR`` of ``report`` and ``benchmark`` as a Path, checked before
+    any work: an existing path that is not a folder is a one-line ``_UserError``."""
+    out_dir = Path(path)
     if out_dir.exists() and not out_dir.is_dir():
         raise _UserError(f"--output {out_dir} exists and is not a folder")
+    return out_dir
+
+
+def _cmd_report(args):
+    out_dir = check_output_folder(args.output)
     _check_n_bins_arg(args.n_bins)
     model = _load_model(args.model) if args.model else None
     try:
