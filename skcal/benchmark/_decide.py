@@ -689,27 +689,30 @@ def plot_win_rates(summary, path, title=None):
     Notes
     -----
     Two horizontal markers per method with their 95% bootstrap intervals over
-    data sets, methods sorted by the win rate against uncalibrated.
+    data sets, the methods top to bottom in the order of ``summary`` (that of
+    :func:`format_summary`'s table; ``uncalibrated``, the reference, is left
+    out).
     """
     shown = [s for s in summary if s["method"] != "uncalibrated"]
-    shown.sort(key=lambda s: (np.nan_to_num(s["win_rate_vs_uncalibrated"], nan=-1),
-                              -s["mean_rank_nll"]))
+    at = np.arange(len(shown))[::-1]  # the first row at the top
     fig = _figure((6.4, 1.2 + 0.3 * max(len(shown), 1)))
     ax = fig.subplots()
     for key, color, dy, label in (("win_rate_vs_uncalibrated", "tab:blue", 0.14,
                                    "vs uncalibrated"),
                                   ("win_rate_vs_temperature", "tab:orange", -0.14,
                                    "vs temperature")):
-        for i, s in enumerate(shown):
+        labelled = False
+        for y, s in zip(at, shown):
             v, lo, hi = s[key], s[f"{key}_low"], s[f"{key}_high"]
             if not np.isfinite(v):
                 continue
-            ax.plot([100 * lo, 100 * hi], [i + dy, i + dy], color=color, linewidth=2,
+            ax.plot([100 * lo, 100 * hi], [y + dy, y + dy], color=color, linewidth=2,
                     alpha=0.6)
-            ax.plot([100 * v], [i + dy], "o", color=color, markersize=4,
-                    label=label if i == 0 else None)
+            ax.plot([100 * v], [y + dy], "o", color=color, markersize=4,
+                    label=None if labelled else label)
+            labelled = True
     ax.axvline(50, color="0.5", linewidth=0.8, linestyle="--")
-    ax.set_yticks(range(len(shown)), [s["method"] for s in shown], fontsize=8)
+    ax.set_yticks(at, [s["method"] for s in shown], fontsize=8)
     ax.set_xlim(-2, 102)
     ax.set_xlabel(f"win rate over {max((s['n_datasets'] for s in summary), default=0)} "
                   "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)
