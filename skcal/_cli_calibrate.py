@@ -158,7 +158,10 @@ def add_subcommands(sub):
     a.add_argument("model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     _add_table_args(a, "optional; copied to the output when present")
     a.add_argument("--output", required=True, metavar="FILE",
-                   help="calibrated.npz (keys 'proba', 'classes'), .csv or .parquet")
+                   help="calibrated.npz (keys 'proba', or 'log_proba' with "
+                   "--log-proba; 'classes', the model's classes_ in their dtype, text "
+                   "for an object array of mixed types; the labels, when present, in "
+                   "their dtype), .csv or .parquet")
     a.add_argument("--log-proba", action="store_true",
                    help="write log-probabilities (calibrated logits) instead "
                         "(.npz key 'log_proba')")
@@ -429,7 +432,6 @@ def _model_input(model, table, command):
     model fitted on logits warns (``skcal COMMAND``) of probability-like ``Z``."""
     Z = _two_columns(table, model.input_type)
     n_in = model.n_features_in_ if model.n_features_in_ != 1 else 2
-    names = [str(c) for c in model.classes_]
     if getattr(model, "feature_names_in_", None) is None and (
         Z.shape[1] != n_in and table.columns is not None
     ):
@@ -629,7 +631,6 @@ def _cmd_apply(args):
     table = _read(args, "apply", need_labels=False)
     Z, _ = _model_input(model, table, "apply")
     res = _predict(model, Z, table.path, log=args.log_proba)
-    names = [str(c) for c in model.classes_]
     extra = {}
     if table.y is not None:
         # a CSV / Parquet file's own label column name (also for one score
@@ -637,7 +638,7 @@ def _cmd_apply(args):
         named = Path(table.path).suffix.lower() in (".csv", ".parquet")
         extra[table.label_column if named else "y"] = table.y
     try:
-        write_table(out, names, res, npz_key="log_proba" if args.log_proba else "proba",
+        write_table(out, model.classes_, res, npz_key="log_proba" if args.log_proba else "proba",
                     extra=extra)
     except OSError as exc:
         raise _UserError(f"cannot write {out}: {exc.strerror or exc}") from None
@@ -686,10 +687,17 @@ def _fmt(v):
     return "inf" if np.isinf(v) else ("" if np.isnan(v) else f"{v:.4f}")
 
 
-def _cmd_report(args):
-    out_dir = Path(args.output)
+def check_output_folder(path):
+    """``--output DIR`` of ``report`` and ``benchmark`` as a Path, checked before
+    any work: an existing path that is not a folder is a one-line ``_UserError``."""
+    out_dir = Path(path)
     if out_dir.exists() and not out_dir.is_dir():
         raise _UserError(f"--output {out_dir} exists and is not a folder")
+    return out_dir
+
+
+def _cmd_report(args):
+    out_dir = check_output_folder(args.output)
     _check_n_bins_arg(args.n_bins)
     model = _load_model(args.model) if args.model else None
     try:

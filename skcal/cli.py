@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_calibrate import _PROBA_WARNING, _add_table_args, _input_type_arg
-from ._cli_calibrate import add_subcommands, cli_messages, num_arg, run
+from ._cli_calibrate import add_subcommands, check_output_folder, cli_messages, num_arg
+from ._cli_calibrate import run
 from .exceptions import _UserError
 
 __all__ = ["main"]
@@ -345,6 +346,7 @@ def _benchmark(args):
     from .benchmark._shift import format_shift_table
 
     _refuse_unused_options(args)
+    out_dir = check_output_folder(args.output) if args.output else None
     peers = not (args.no_peers or args.fast)
     if args.resamples is None:
         args.resamples = 1000 if args.full else 200
@@ -387,7 +389,6 @@ def _benchmark(args):
         except ImportError:
             has_matplotlib = False
     datasets = _load(args)
-    out_dir = Path(args.output) if args.output else None
     if out_dir is not None:
         try:
             out_dir.mkdir(parents=True, exist_ok=True)

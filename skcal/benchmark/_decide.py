@@ -228,7 +228,8 @@ def _win_rate(wins, n_boot, rng):
 #: Relative tolerance of a tie in the win rates: two test NLLs ``a`` and ``b``
 #: with ``|a - b| <= TIE_RTOL * max(|a|, |b|)`` (:func:`math.isclose`) are a tie,
 #: half a win. Two solvers of one problem (skcal's and probmetrics' temperature
-#: scaling) differ by 1e-9 to 1e-7 relative: numerical noise, not a win.
+#: scaling) differ by 1e-9 to 1e-7 relative: numerical noise, not a win. The
+#: same tolerance ties NLLs and ECEs in the ranks (:func:`_tied_ranks`).
 TIE_RTOL = 1e-6
 
 
@@ -244,14 +245,15 @@ def _wins(a, b):
     return 1.0 if a < b else 0.0
 
 
-def _tied_ranks(nll):
-    """Ranks of the NLLs (1 = lowest), neighbours within :data:`TIE_RTOL` sharing their mean rank.
+def _tied_ranks(values):
+    """Ranks of the values (1 = lowest), neighbours within :data:`TIE_RTOL` sharing their mean rank.
 
-    Also the places of the methods by mean rank (:func:`summarize`'s ECE note).
+    The ranks of the NLLs and of the ECEs of one data set, and the places of
+    the methods by mean rank (:func:`summarize`'s ECE note).
     """
     from scipy.stats import rankdata
 
-    v = np.asarray(nll, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
     order = np.argsort(v, kind="stable")
     group = np.zeros(v.size, dtype=np.int64)  # a new group where the sorted values part
     for i in range(1, v.size):
@@ -282,8 +284,8 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
 
         - ``mean_rank_nll`` / ``mean_rank_ece``: mean rank of the method's
           test NLL / top-label ECE (15 bins) among the methods that ran on a
-          data set (1 = best; ties share the mean rank, NLLs within
-          :data:`TIE_RTOL` being ties);
+          data set (1 = best; ties share the mean rank, NLLs or ECEs within
+          :data:`TIE_RTOL` being ties, :func:`_tied_ranks`);
         - ``win_rate_vs_uncalibrated`` / ``_vs_temperature``: fraction of data
           sets where its test NLL is lower than the reference's (a tie counts
           one half; NLLs within a relative :data:`TIE_RTOL` = 1e-6 of each
@@ -300,8 +302,6 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
           where its place by mean ECE rank differs from its place by mean NLL
           rank by 3 or more (methods with equal mean ranks share their place).
     """
-    from scipy.stats import rankdata
-
     rng = np.random.default_rng(random_state)
     names = list(dict.fromkeys(r["dataset"] for r in rows))
     methods = list(dict.fromkeys(r["method"] for r in rows))
@@ -315,7 +315,7 @@ def summarize(rows, *, n_resamples=1000, random_state=0):
         ms = list(ran)
         rk_nll = _tied_ranks([ran[m]["nll"] for m in ms])
         ece = [ran[m]["ece"] for m in ms]
-        rk_ece = rankdata(ece) if not np.isnan(ece).any() else np.full(len(ms), np.nan)
+        rk_ece = _tied_ranks(ece) if not np.isnan(ece).any() else np.full(len(ms), np.nan)
         for m, a, b in zip(ms, rk_nll, rk_ece):
             table[d, m] = (ran[m], a, b)
     out = []
@@ -403,7 +403,8 @@ def format_summary(summary, fmt="text"):
     lines = _aligned(_SUMMARY_HEADERS, cells, (0, 9), fmt)
     lines += ["", textwrap.fill(
         "n: data sets. rank / ECE rank: mean rank by test NLL / top-label ECE (1 = best); "
-        f"NLLs equal to a relative {TIE_RTOL:g} share a rank; an infinite NLL ranks last. "
+        f"NLLs (and ECEs) equal to a relative {TIE_RTOL:g} share a rank; an infinite NLL "
+        "ranks last. "
         "win%: share of data sets with a lower test NLL than the uncalibrated model / "
         "temperature scaling, such a tie counting one half "
         "[95% bootstrap interval over data sets]. PHI: Post-Hoc Improvement (CalArena), "
@@ -688,27 +689,30 @@ def plot_win_rates(summary, path, title=None):
     Notes
     -----
     Two horizontal markers per method with their 95% bootstrap intervals over
-    data sets, methods sorted by the win rate against uncalibrated.
+    data sets, the methods top to bottom in the order of ``summary`` (that of
+    :func:`format_summary`'s table; ``uncalibrated``, the reference, is left
+    out).
     """
     shown = [s for s in summary if s["method"] != "uncalibrated"]
-    shown.sort(key=lambda s: (np.nan_to_num(s["win_rate_vs_uncalibrated"], nan=-1),
-                              -s["mean_rank_nll"]))
+    at = np.arange(len(shown))[::-1]  # the first row at the top
     fig = _figure((6.4, 1.2 + 0.3 * max(len(shown), 1)))
     ax = fig.subplots()
     for key, color, dy, label in (("win_rate_vs_uncalibrated", "tab:blue", 0.14,
                                    "vs uncalibrated"),
                                   ("win_rate_vs_temperature", "tab:orange", -0.14,
                                    "vs temperature")):
-        for i, s in enumerate(shown):
+        labelled = False
+        for y, s in zip(at, shown):
             v, lo, hi = s[key], s[f"{key}_low"], s[f"{key}_high"]
             if not np.isfinite(v):
                 continue
-            ax.plot([100 * lo, 100 * hi], [i + dy, i + dy], color=color, linewidth=2,
+            ax.plot([100 * lo, 100 * hi], [y + dy, y + dy], color=color, linewidth=2,
                     alpha=0.6)
-            ax.plot([100 * v], [i + dy], "o", color=color, markersize=4,
-                    label=label if i == 0 else None)
+            ax.plot([100 * v], [y + dy], "o", color=color, markersize=4,
+                    label=None if labelled else label)
+            labelled = True
     ax.axvline(50, color="0.5", linewidth=0.8, linestyle="--")
-    ax.set_yticks(range(len(shown)), [s["method"] for s in shown], fontsize=8)
+    ax.set_yticks(at, [s["method"] for s in shown], fontsize=8)
     ax.set_xlim(-2, 102)
     ax.set_xlabel(f"win rate over {max((s['n_datasets'] for s in summary), default=0)} "
                   "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)

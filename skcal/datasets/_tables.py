@@ -198,8 +198,8 @@ def _load_npy(path, mmap_mode=None):
 # -------------------------------------------------------------- NumPy files
 def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labels):
     """``(logits, y, split, label key, split read)``: the last is ``"val"`` /
-    ``"test"`` when the role read one split of a file with the _val and _test
-    keys alone (``split`` is then None), else None."""
+    ``"test"`` when the role read one split of a file with _val / _test keys
+    (only the role's split need be there; ``split`` is then None), else None."""
     if ignore_columns:
         raise ValueError(
             f"{path}: --ignore-columns applies to .csv and .parquet files; an .npz "
@@ -216,18 +216,22 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
         f = np.load(path, allow_pickle=False)
     except Exception as exc:
         raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+    # the role's split (both for None): logits_<split> and y_<split> suffice
+    splits = ["val", "test"] if _ROLE_SPLIT[role] is None else [_ROLE_SPLIT[role]]
+    need = [f"{k}_{s}" for s in splits for k in ("logits", "y")]
     with f:
         keys = set(f.files)
-        if logit_columns is None and "logits" not in keys and set(_SPLIT_KEYS) <= keys:
+        if logit_columns is None and "logits" not in keys and set(need) <= keys:
             if label_column is not None:
                 # the layout names its label keys: a label name would be ignored
+                held = [k for k in _SPLIT_KEYS if k in keys]
+                labels = " and ".join(k for k in held if k.startswith("y_"))
                 raise ValueError(
-                    f"{path}: holds logits_val, y_val, logits_test, y_test, whose labels "
-                    f"are y_val and y_test; --label-column {label_column!r} does not "
+                    f"{path}: holds {', '.join(held)}, whose labels "
+                    f"are {labels}; --label-column {label_column!r} does not "
                     "apply (to read other arrays, name both: --logit-columns KEY "
                     "--label-column KEY)"
                 )
-            splits = ["val", "test"] if _ROLE_SPLIT[role] is None else [_ROLE_SPLIT[role]]
             parts = []
             for s in splits:
                 z = _as_logits(_npz_array(f, f"logits_{s}", path), f"logits_{s}", path)
@@ -253,7 +257,7 @@ def _read_npz(path, role, label_column, logit_columns, ignore_columns, need_labe
                     "y_val, y_test", None)
         if logit_columns is None and "logits" not in keys:
             raise ValueError(
-                f"{path}: missing keys; need logits_val, y_val, logits_test, y_test "
+                f"{path}: missing keys; need {', '.join(need)} "
                 f"(or logits, y); found {sorted(keys) or 'none'}"
             )
         lkey = "logits" if logit_columns is None else logit_columns[0]
@@ -628,7 +632,10 @@ def read_logit_table(
         keys ``logits_val``, ``y_val``, ``logits_test``, ``y_test``, or a
         CSV/Parquet file with a ``split`` column), ``"fit"`` reads the
         calibration rows, ``"apply"`` and ``"report"`` the test rows, None
-        both (``split`` then tells them apart).
+        both (``split`` then tells them apart). An ``.npz`` needs only the
+        keys of the split its role reads (``logits_val`` and ``y_val`` for
+        ``"fit"``, ``logits_test`` and ``y_test`` for ``"apply"`` and
+        ``"report"``, all four for None).
     label_column : str, default=None
         CSV/Parquet: the label column (default: the column named ``label``
         or ``y``, case-insensitive, if any). ``.npz``: the label key
@@ -824,18 +831,34 @@ def encode_labels(table):
     return np.searchsorted(present, y).astype(np.int64), present
 
 
+def _npz_classes(classes):
+    """``classes`` as an array ``np.savez`` stores without pickling: in their
+    own dtype (numbers stay numbers, text stays text). An object array is
+    stored as NumPy converts its values (Python ints as int64, text as str,
+    numbers mixed with text as text), anything else NumPy keeps as objects as
+    text."""
+    classes = np.asarray(classes)
+    if classes.dtype == object:
+        classes = np.asarray(classes.tolist())
+        if classes.dtype == object:
+            classes = classes.astype(str)
+    return classes
+
+
 def write_table(path, columns, data, *, npz_key="proba", extra=None):
     """Write a float matrix with named columns to ``.npz``, ``.csv`` or ``.parquet``.
 
     Parameters
     ----------
     path : path-like
-    columns : list of str
-        Names of the columns of ``data``.
+    columns : array-like of shape (n_columns,)
+        The columns of ``data``: class labels of any type. CSV / Parquet
+        columns are named by their text (``str``); an ``.npz`` file stores
+        them under ``"classes"`` in their own dtype (an object array of mixed
+        types as text).
     data : ndarray of shape (n, len(columns))
     npz_key : str, default="proba"
-        Key of ``data`` in an ``.npz`` file (``columns`` is stored under
-        ``"classes"``).
+        Key of ``data`` in an ``.npz`` file.
     extra : dict of str to 1-D ndarray, default=None
         More columns (``.npz``: more keys), written after ``data``'s.
 
@@ -851,14 +874,15 @@ def write_table(path, columns, data, *, npz_key="proba", extra=None):
         # through a file object: np.savez appends ".npz" to a name whose suffix
         # is ".NPZ" (its test is case-sensitive)
         with open(path, "wb") as fh:
-            np.savez(fh, **{npz_key: data, "classes": np.asarray(columns, dtype=str)}, **extra)
+            np.savez(fh, **{npz_key: data, "classes": _npz_classes(columns)}, **extra)
         return
     if suffix not in (".csv", ".parquet"):
         raise ValueError(
             f"{path}: unsupported output type {path.suffix!r}; use .npz, .csv or .parquet"
         )
     pa = _pyarrow(path)
-    arrays = {c: pa.array(np.ascontiguousarray(data[:, j])) for j, c in enumerate(columns)}
+    arrays = {str(c): pa.array(np.ascontiguousarray(data[:, j]))
+              for j, c in enumerate(columns)}
     arrays.update((k, pa.array(np.asarray(v))) for k, v in extra.items())
     table = pa.table(arrays)
     if suffix == ".csv":

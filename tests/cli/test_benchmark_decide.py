@@ -113,6 +113,26 @@ def test_win_rate_counts_numerical_noise_as_a_tie():
     assert "relative 1e-06" in " ".join(format_summary(list(out.values())).split())
 
 
+def test_ece_rank_counts_numerical_noise_as_a_tie():
+    """ECEs within the NLLs' relative TIE_RTOL share a rank, as the NLLs do
+    (main ranked the two solvers' ECEs 0.1052396270 / 0.1052396277 apart, and
+    one got "ECE: higher"); the footnote says so (fx37 b)."""
+    ece = {"temperature": 0.1052396270, "probmetrics-temperature": 0.1052396277,
+           "uncalibrated": 0.2, "x": 0.1052, "y": 0.1053}
+    rows = [_row(d, m, 0.5, 0.2, e) for d in ("a", "b") for m, e in ece.items()]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    # x 1, temperature / probmetrics-temperature 2.5 each, y 4, uncalibrated 5
+    assert out["temperature"]["mean_rank_ece"] == 2.5
+    assert out["probmetrics-temperature"]["mean_rank_ece"] == 2.5
+    assert out["x"]["mean_rank_ece"] == 1.0 and out["y"]["mean_rank_ece"] == 4.0
+    # a difference above the tolerance still ranks
+    rows = [_row("a", "p", 0.5, 0.2, 0.1), _row("a", "q", 0.5, 0.2, 0.1 * (1 + 1e-5))]
+    out = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    assert (out["p"]["mean_rank_ece"], out["q"]["mean_rank_ece"]) == (1.0, 2.0)
+    text = " ".join(format_summary(list(out.values())).split())
+    assert "NLLs (and ECEs) equal to a relative 1e-06 share a rank" in text
+
+
 def test_ece_note_equal_mean_ranks_share_a_place():
     """Two methods with the same mean ECE rank share their place (1.5 each), as
     equal NLLs share a rank: the name does not break the tie (finding 10)."""
@@ -352,3 +372,31 @@ def test_nll_change_plot_shows_every_method_of_the_table(tmp_path, monkeypatch):
     no_interval = ticks.index("vector")
     assert texts["no interval"].xy == (by["vector"]["nll_change"], no_interval)
     assert (tmp_path / "n.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_win_rates_plot_lists_the_methods_in_the_summary_tables_order(tmp_path):
+    """The rows of win_rates.png, top to bottom, are those of the summary table
+    (uncalibrated, which has no win rate against itself, left out); main sorted
+    them by win rate, putting matrix above auto and vector above
+    structured-vector where the table has the reverse (fx37 e)."""
+    pytest.importorskip("matplotlib")
+    from skcal.benchmark._decide import plot_win_rates
+
+    nll = {"a": {"uncalibrated": 0.6, "auto": 0.2, "matrix": 0.2, "structured-vector": 0.3,
+                 "vector": 0.31, "temperature": 0.4},
+           "b": {"uncalibrated": 0.6, "auto": 0.2, "matrix": 0.2, "structured-vector": 0.31,
+                 "vector": 0.3, "temperature": 0.4}}
+    rows = [_row(d, m, v, 0.2, 0.05) for d in nll for m, v in nll[d].items()]
+    summary = summarize(rows, n_resamples=50)
+    table = [ln.split()[0] for ln in format_summary(summary).splitlines()[2:2 + len(summary)]]
+    assert table == ["auto", "matrix", "structured-vector", "vector", "temperature",
+                     "uncalibrated"]
+    fig = plot_win_rates(summary, tmp_path / "w.png")
+    ax = fig.axes[0]
+    ticks = sorted(ax.get_yticklabels(), key=lambda t: -t.get_position()[1])  # top first
+    assert [t.get_text() for t in ticks] == [m for m in table if m != "uncalibrated"]
+    # each method's markers sit beside its own tick, vs uncalibrated above
+    at = {t.get_text(): t.get_position()[1] for t in ticks}
+    points = [ln for ln in ax.lines if len(ln.get_ydata()) == 1]
+    blue = sorted(ln.get_ydata()[0] for ln in points if ln.get_color() == "tab:blue")
+    assert blue == pytest.approx(sorted(v + 0.14 for v in at.values()))

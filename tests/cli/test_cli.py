@@ -1123,3 +1123,24 @@ def test_benchmark_help_says_which_columns_only_wide_shows(capsys):
     wide, row = table(["--wide"])
     assert [h for h in wide if h not in compact] == ["library", "cw-ECE %", "predict ms"]
     assert row.count("[") == 4  # NLL, ECE, Brier, accuracy
+
+
+def test_benchmark_output_an_existing_file_is_reports_one_line_error(tmp_path, capsys):
+    """`--output FILE` of an existing file: benchmark gives report's one-line
+    error (main ended with a raw "[Errno 17] File exists"), before any work,
+    and leaves the file alone (fx37 d)."""
+    pytest.importorskip("skops")
+    taken = tmp_path / "cal.csv"
+    taken.write_text("x\n")
+    errors = {}
+    for argv in (["benchmark", "--fast", "--dataset", "sst2_gpt2_zeroshot",
+                  "--resamples", "0"],
+                 ["report", "--data", "absent.npz"]):
+        assert main([*argv, "--output", str(taken)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        errors[argv[0]] = err
+    for command, err in errors.items():
+        assert err == (f"skcal {command}: error: --output {taken} exists and is not "
+                       "a folder\n")
+    assert taken.read_text() == "x\n"

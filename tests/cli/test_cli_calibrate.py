@@ -1331,3 +1331,83 @@ def test_apply_named_columns_on_a_one_score_csv_model_does_not_blame_an_npz(
     with np.load(tmp_path / "o.npz") as out:
         np.testing.assert_allclose(
             out["proba"], load(model).predict_proba(Z2[:, 1] - Z2[:, 0]), rtol=1e-12)
+
+
+def test_apply_npz_classes_keep_the_model_classes_dtype(tmp_path, logits, capsys):
+    """`apply --output X.npz` writes `classes` in the dtype of the model's
+    classes_ (main wrote them as text, `<U1`, for integer labels), and `y` in the
+    input labels' dtype; --help says so (fx37 a)."""
+    import skcal.io
+    from skcal.datasets._tables import write_table
+
+    Z, y = logits
+    data = tmp_path / "split.npz"
+    np.savez(data, logits_val=Z[:600], y_val=y[:600], logits_test=Z[600:], y_test=y[600:])
+    text = tmp_path / "text.parquet"
+    _write(text, Z, y)
+    for src, kind in ((data, "i"), (text, "U")):
+        model, out = tmp_path / f"{kind}.skops", tmp_path / f"{kind}.npz"
+        assert main(["fit", "--data", str(src), "--method", "platt",
+                     "--output", str(model)]) == 0
+        assert main(["apply", str(model), "--data", str(src), "--output", str(out)]) == 0
+        classes = skcal.io.load(model).classes_
+        with np.load(out) as f:
+            assert f["classes"].dtype.kind == kind
+            assert f["classes"].tolist() == classes.tolist()
+            labels = f["y" if kind == "i" else "label"]
+            assert labels.dtype.kind == kind
+    # an object array: one type keeps it, mixed types fall back to text
+    P = np.full((2, 2), 0.5)
+    for classes, dtype in (([1, 2], np.dtype(np.int64)), (["a", "b"], np.dtype("<U1")),
+                           ([1, "a"], np.dtype("<U21"))):
+        write_table(tmp_path / "c.npz", np.array(classes, dtype=object), P)
+        with np.load(tmp_path / "c.npz") as f:  # no pickle needed to read it
+            assert f["classes"].dtype == dtype
+            assert f["classes"].tolist() == [str(c) if dtype.kind == "U" else c
+                                             for c in classes]
+    capsys.readouterr()
+    assert main(["apply", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert ("calibrated.npz (keys 'proba', or 'log_proba' with --log-proba; "
+            "'classes', the model's classes_ in their dtype, text for an object "
+            "array of mixed types; the labels, when present, in their dtype)"
+            ) in help_text
+
+
+def test_fit_reads_a_calibration_only_npz(tmp_path, logits, capsys):
+    """`fit` reads only the val split, so an .npz with logits_val / y_val alone
+    is enough (main asked for the test keys as well); `apply` / `report` read
+    only the test split, so logits_test / y_test are enough for them; benchmark,
+    which needs both, still asks for the four keys (fx37 c)."""
+    import skcal.io
+
+    Z, y = logits
+    part = tmp_path / "partial.npz"
+    np.savez(part, logits_val=Z[:600], y_val=y[:600])
+    model = tmp_path / "p.skops"
+    assert main(["fit", "--data", str(part), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    ts = skcal.io.load(model)
+    assert abs(ts.temperature_ - temperature_reference(Z[:600], y[:600])) < 1e-5
+    test = tmp_path / "test_only.npz"
+    np.savez(test, logits_test=Z[600:], y_test=y[600:])
+    out = tmp_path / "o.npz"
+    assert main(["apply", str(model), "--data", str(test), "--output", str(out)]) == 0
+    with np.load(out) as f:
+        np.testing.assert_allclose(f["proba"], ts.predict_proba(Z[600:]))
+        np.testing.assert_array_equal(f["y"], y[600:])
+    assert main(["report", "--data", str(test), "--model", str(model), "--n-bootstrap",
+                 "0", "--output", str(tmp_path / "rep")]) == 0
+    capsys.readouterr()
+    # a split the command does not read is not enough; each names what it needs
+    for argv, need in (
+        (["fit", "--data", str(test), "--method", "temperature", "--output",
+          str(tmp_path / "x.skops")], "logits_val, y_val"),
+        (["apply", str(model), "--data", str(part), "--output", str(out)],
+         "logits_test, y_test"),
+        (["benchmark", "--data", str(part), "--quiet"],
+         "logits_val, y_val, logits_test, y_test"),
+    ):
+        assert main(argv) == 2
+        assert _err(capsys).endswith(f"missing keys; need {need} (or logits, y); found "
+                                     + str(sorted(np.load(argv[argv.index("--data") + 1]).files)))
