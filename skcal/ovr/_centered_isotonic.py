@@ -13,7 +13,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from .._backend._numpy import chunk_rows
-from .._backend._sort import sort_values
+from .._backend._sort import radix_pays, sort_values
 from ..utils._docstrings import substitute_docstring
 from ._isotonic import IsotonicScaler
 
@@ -113,9 +113,10 @@ def _sorted_with_targets(s, t):
     ``-0.0`` and ``+0.0`` with scores of magnitude 2 or more of both signs):
     None then. Otherwise each key, less the smallest, shifted left by one bit
     with the target in the freed last bit fits 64 bits, and one value sort of
-    these (SIMD, several times faster than an argsort of the rows and its
-    gathers; a float sort of them as the bits of positive floats where they
-    fit) gives both exactly: the sorted keys decode to the sorted scores bit
+    these (several times faster than an argsort of the rows and its
+    gathers: radix passes where :func:`~skcal._backend._sort.radix_pays`,
+    else ``np.sort``, of them as the bits of positive floats where they fit)
+    gives both exactly: the sorted keys decode to the sorted scores bit
     for bit, and their last bits are the targets (in any order among equal
     scores).
     """
@@ -148,7 +149,9 @@ def _sorted_with_targets(s, t):
     k -= offset
     k <<= 1
     k |= t
-    if as_float:
+    if radix_pays():  # np.sort is not SIMD here: radix passes on the int64 keys
+        k = sort_values(k)
+    elif as_float:
         k.view(np.float64).sort()
     else:
         k.sort()
