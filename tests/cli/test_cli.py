@@ -751,7 +751,7 @@ def test_benchmark_and_report_ece_interval_is_bca_and_holds_the_estimate():
     # above its own estimate (BBQ: 1.26 outside [1.34, 3.23]); report used BCa
     from scipy.stats import bootstrap
 
-    from skcal.metrics._intervals import _batch
+    from skcal.metrics._intervals import _BATCH_ELEMENTS
 
     rng = np.random.default_rng(8)
     n = 2000
@@ -762,7 +762,7 @@ def test_benchmark_and_report_ece_interval_is_bca_and_holds_the_estimate():
     ref = bootstrap((np.arange(n),), lambda i, axis=-1: _plain_top_label_ece(i, conf, hit),
                     n_resamples=300, vectorized=True, method="BCa",
                     rng=np.random.default_rng(0),
-                    batch=_batch(None, 300, n, 1))
+                    batch=max(1, min(300, _BATCH_ELEMENTS // n)))  # skcal's batch
     pct = bootstrap((np.arange(n),), lambda i, axis=-1: _plain_top_label_ece(i, conf, hit),
                     n_resamples=300, vectorized=True, method="percentile",
                     rng=np.random.default_rng(0))
@@ -1072,7 +1072,7 @@ def test_benchmark_footer_names_the_percentile_interval_of_dnll():
     from scipy.stats import bootstrap
 
     from skcal.benchmark._decide import add_uncalibrated_comparison
-    from skcal.metrics._intervals import _batch
+    from skcal.metrics._intervals import _BATCH_ELEMENTS
 
     d = load_logits("sst2_gpt2_zeroshot")
     z, y = np.asarray(d.logits_test, dtype=float), np.asarray(d.y_test)
