@@ -1088,7 +1088,7 @@ def test_benchmark_footer_names_the_percentile_interval_of_dnll():
     diff = loss["t"] - loss["uncalibrated"]
     ref = bootstrap((np.arange(n),), lambda i, axis=-1: diff[i].mean(axis=axis),
                     n_resamples=300, vectorized=True, method="percentile",
-                    rng=np.random.default_rng(3), batch=_batch(None, 300, n, 1))
+                    rng=np.random.default_rng(3), batch=max(1, min(300, _BATCH_ELEMENTS // n)))
     t = rows[1]
     assert (t["nll_change_low"], t["nll_change_high"]) == pytest.approx(
         (ref.confidence_interval.low, ref.confidence_interval.high), rel=1e-9)
