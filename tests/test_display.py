@@ -310,3 +310,21 @@ def test_unnamed_curve_has_a_legend_entry_and_binary_view_of_1d_probabilities(rn
     top = ReliabilityDisplay.from_predictions(y, p, pos_label="pos")
     assert top.line_.get_label() == "calibration curve (top-label)"
     assert top.prob_pred.min() >= 0.5
+
+
+def test_smooth_binary_curve_with_text_labels_takes_pos_label():
+    """sh37f: pos_label reached reliability_curve but not the smoothed curve,
+    which then called text labels ambiguous."""
+    from skcal.metrics import smooth_reliability_curve
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=400)
+    y = np.where(rng.uniform(size=400) < p, "b", "a")
+    disp = ReliabilityDisplay.from_predictions(y, p, kind="binary", pos_label="b", smooth=True)
+    ref = smooth_reliability_curve(y, p, kind="binary", pos_label="b")
+    drawn = np.isfinite(disp.smooth_prob_true)
+    assert drawn.sum() > 50
+    np.testing.assert_array_equal(disp.smooth_x, ref.x)
+    np.testing.assert_allclose(disp.smooth_prob_true[drawn], ref.prob_true[drawn])
+    np.testing.assert_array_equal(disp.line_.get_xdata(), ref.x)
+    plt.close(disp.figure_)

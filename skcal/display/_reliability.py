@@ -457,6 +457,7 @@ class ReliabilityDisplay:
             sm = smooth_reliability_curve(
                 y_true, y_prob, kind=kind, class_index=class_index,
                 sample_weight=sample_weight, input_type=input_type, labels=labels,
+                pos_label=pos_label,
             )
             # Drawn where it averages SMOOTH_MIN_ROWS rows or more (about
             # n * density(t) * 2 * bandwidth rows lie within one bandwidth of t),
