@@ -34,24 +34,49 @@ __all__ = ["add_subcommands", "run"]
 
 # ------------------------------------------------------------------ parsing
 def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
-    """An argparse type: a ``kind`` number in ``lo .. hi`` (None: no bound), not in
-    ``skip``; NaN is in no range.
+    """An argparse type: a ``kind`` number, to be in ``lo .. hi`` (None: no bound)
+    and not in ``skip``; NaN is in no range.
 
-    ``allowed`` names the accepted values in the error, ``"must be
-    {allowed}, got ..."``.
+    As for ``--n-bins``, argparse only parses the number (text that is no
+    ``kind`` is its error, after its usage line); the range is checked once
+    the command line is parsed, by :func:`check_num_args`, as the one-line
+    error ``"--option must be {allowed}, got {value}"``. ``allowed`` names
+    the accepted values in both.
     """
     def parse(text):
         try:
-            value = kind(text)
+            return kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"must be {allowed}, got {text!r}"
             ) from None
-        if not (lo <= value and (hi is None or value <= hi)) or value in skip:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
-        return value
 
+    def check(value):
+        if not (lo <= value and (hi is None or value <= hi)) or value in skip:
+            return f"must be {allowed}, got {value}"
+        return None
+
+    parse.check = check
     return parse
+
+
+def check_num_args(parser, args):
+    """The range of every :func:`num_arg` option given to ``args.command``.
+
+    The first value out of its range is a one-line ``_UserError`` naming the
+    option, as ``--n-bins`` is refused (:func:`_check_n_bins_arg`), before
+    any work. ``parser`` is the ``skcal`` parser, with the subcommands.
+    """
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for action in sub.choices[args.command]._actions:
+        check = getattr(action.type, "check", None)
+        value = getattr(args, action.dest, None)
+        if check is None or value is None:  # None: the option's default, unset
+            continue
+        message = check(value)
+        if message is not None:
+            flag = max(action.option_strings, key=len)
+            raise _UserError(f"{flag} {message}")
 
 
 def _n_bins(text):

@@ -826,9 +826,9 @@ def test_binary_probability_file_fit_apply_report(tmp_path, binary_proba, fmt, c
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["report", "--n-bootstrap", "1"],
-     "argument --n-bootstrap: must be 0 (no intervals) or an integer >= 2, got 1"),
-    (["report", "--seed", "-3"], "argument --seed: must be an integer >= 0, got -3"),
+    (["report", "--n-bootstrap", "x"],
+     "argument --n-bootstrap: must be 0 (no intervals) or an integer >= 2, got 'x'"),
+    (["report", "--seed", "1.5"], "argument --seed: must be an integer >= 0, got '1.5'"),
     (["fit", "--logit-columns", "a,,b"], "argument --logit-columns: empty name in 'a,,b'"),
 ])
 def test_bad_numbers_and_column_lists_are_usage_errors(tmp_path, capsys, argv, match):
@@ -836,6 +836,20 @@ def test_bad_numbers_and_column_lists_are_usage_errors(tmp_path, capsys, argv, m
     args = ["--data", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "o")]
     assert main([*argv[:1], *args, *argv[1:]]) == 2
     assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "--n-bootstrap", "1"],
+     "--n-bootstrap must be 0 (no intervals) or an integer >= 2, got 1"),
+    (["report", "--seed", "-3"], "--seed must be an integer >= 0, got -3"),
+    (["report", "--n-bins", "0"], "--n-bins must be an integer >= 1, got 0"),
+])
+def test_numbers_out_of_range_are_one_line_errors(tmp_path, capsys, argv, message):
+    """A number out of its option's range: one line, as --n-bins says it, before
+    any file is read (main: argparse's usage block, then the error)."""
+    args = ["--data", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "o")]
+    assert main([*argv[:1], *args, *argv[1:]]) == 2
+    assert _err(capsys) == f"skcal {argv[0]}: error: {message}"
 
 
 @pytest.mark.parametrize("text_labels", [False, True])
