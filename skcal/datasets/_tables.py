@@ -113,8 +113,13 @@ def _check_path(path):
     return path, suffix
 
 
-def _as_logits(arr, what, path):
-    """A numeric (n, K) scores array; 1-D -> one column (kept: see ``scores``)."""
+def _as_logits(arr, what, path, columns=None, suffix=None):
+    """A numeric (n, K) scores array; 1-D -> one column (kept: see ``scores``).
+
+    ``columns`` (a CSV/Parquet file's logit column names) and ``suffix``: a
+    non-finite value is reported by column and first row (:func:`_where`), as
+    an empty cell is; else by count, for the array ``what``.
+    """
     arr = np.asarray(arr)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{path}: {what} must be numeric, got dtype {arr.dtype}")
@@ -129,7 +134,19 @@ def _as_logits(arr, what, path):
         raise ValueError(f"{path}: {what} must have at least 1 column, got shape {arr.shape}")
     if arr.shape[0] == 0:
         raise ValueError(f"{path}: {what} has no rows")
-    n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+    finite = np.isfinite(arr)
+    n_bad = int(np.size(arr) - np.count_nonzero(finite))
+    if n_bad and columns is not None:
+        bad = np.flatnonzero(~finite.all(axis=0))
+        parts = []
+        for j in bad[:5]:
+            i = int(np.argmin(finite[:, j]))
+            count = int(arr.shape[0] - np.count_nonzero(finite[:, j]))
+            parts.append(
+                f"logit column {columns[j].strip()!r} has {count} non-finite value(s) "
+                f"(NaN or inf), the first at {_where(suffix, i)} ({arr[i, j]})")
+        more = f"; and {len(bad) - 5} more column(s)" if len(bad) > 5 else ""
+        raise ValueError(f"{path}: {'; '.join(parts)}{more}")
     if n_bad:
         raise ValueError(
             f"{path}: {what} contains {n_bad} non-finite value(s) (NaN or inf)"
@@ -591,7 +608,7 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 "needs a label; where labels are optional (skcal apply) skip the column "
                 f"with --ignore-columns {c.strip()}"
             )
-    logits = _as_logits(logits, "logits", path)
+    logits = _as_logits(logits, "logits", path, logit_cols, suffix)
     n = logits.shape[0]
     for j, c in enumerate(logit_cols if logit_columns is None and n >= 3 else ()):
         col = logits[:, j]  # the row numbers 0..n-1 or 1..n: an unnamed index
