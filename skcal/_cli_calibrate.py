@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from .datasets._base import _scores_to_logits
-from .datasets._tables import encode_labels, read_logit_table, write_table
+from .datasets._tables import check_boolean_labels, encode_labels, read_logit_table
+from .datasets._tables import write_table
 from .exceptions import _UserError
 from .io import dump, load
 
@@ -745,6 +746,8 @@ def _cmd_report(args):
                 f"--input-type {args.input_type}: the model was fitted with "
                 f"input_type={model.input_type!r}")
         Z, order = _model_input(model, table, "report")
+        with cli_messages("report"):
+            check_boolean_labels(table)
         # labels and uncalibrated scores in the model's input column order, then
         # in classes_ (sorted) order, the order of its predict_proba columns
         y = _encode(np.asarray(table.y), _input_classes(model), table.path)

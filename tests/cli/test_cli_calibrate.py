@@ -1425,3 +1425,64 @@ def test_fit_reads_a_calibration_only_npz(tmp_path, logits, capsys):
         assert main(argv) == 2
         assert _err(capsys).endswith(f"missing keys; need {need} (or logits, y); found "
                                      + str(sorted(np.load(argv[argv.index("--data") + 1]).files)))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "csv module"])
+def test_boolean_labels_are_the_classes_of_two_columns(tmp_path, capsys, monkeypatch, fmt):
+    """A label column of True/False: with four logit columns an error that says
+    the labels are booleans (main: read as 0/1 silently, then "no row has label
+    2"); with two columns the classes 0 and 1, as integer labels; with columns
+    named False and True, matched by name (main: by position)."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from skcal.datasets import _tables
+    from skcal.io import load
+
+    if fmt == "csv module":
+        monkeypatch.setattr(_tables, "_has_pyarrow", lambda: False)
+    suffix = ".parquet" if fmt == "parquet" else ".csv"
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 4))
+    y = (Z[:, 1] - Z[:, 0] + rng.logistic(size=200)) > 0
+
+    def write(name, frame):
+        path = tmp_path / f"{name}{suffix}"
+        if suffix == ".csv":
+            frame.to_csv(path, index=False)
+        else:
+            frame.to_parquet(path)
+        return path
+
+    def fit(path, name):
+        capsys.readouterr()
+        status = main(["fit", "--data", str(path), "--method", "temperature",
+                       "--output", str(tmp_path / f"{name}.skops")])
+        return status, load(tmp_path / f"{name}.skops") if status == 0 else None
+
+    four = write("four", pd.DataFrame(Z, columns=list("abcd")).assign(label=y))
+    assert fit(four, "m4")[0] == 2
+    assert _err(capsys) == (
+        f"skcal fit: error: {four}: label column 'label' holds booleans (True/False), "
+        "which are the classes 0 and 1 of two logit columns, but there are 4 logit "
+        "columns; use integer labels 0..3 (the column of each row's class) or text "
+        "labels naming the logit columns ['a', 'b', 'c', 'd']")
+    two = pd.DataFrame(Z[:, :2], columns=["a", "b"])
+    _, as_bool = fit(write("two", two.assign(label=y)), "b")
+    _, as_int = fit(write("int", two.assign(label=y.astype(int))), "i")
+    assert as_bool.temperature_ == as_int.temperature_
+    np.testing.assert_array_equal(as_bool.classes_, [0, 1])
+    # columns named True, False: True rows are column 0's class, by name
+    _, named = fit(write("named", pd.DataFrame(Z[:, :2], columns=["True", "False"])
+                         .assign(label=y)), "n")
+    _, flipped = fit(write("flip", two.assign(label=(~y).astype(int))), "f")
+    assert named.temperature_ == flipped.temperature_
+    np.testing.assert_array_equal(named.classes_, ["False", "True"])
+    # a report with a model of four classes says the same
+    (tmp_path / "m.skops").unlink(missing_ok=True)
+    assert main(["fit", "--data", str(write("four_int", pd.DataFrame(
+        Z, columns=list("abcd")).assign(label=rng.integers(0, 4, 200)))), "--method",
+        "temperature", "--output", str(tmp_path / "m.skops")]) == 0
+    capsys.readouterr()
+    assert main(["report", "--data", str(four), "--model", str(tmp_path / "m.skops"),
+                 "--output", str(tmp_path / "r"), "--n-bootstrap", "0"]) == 2
+    assert "label column 'label' holds booleans (True/False)" in _err(capsys)
