@@ -316,11 +316,25 @@ def _one_line(exc):
     return " ".join(text.split())
 
 
+def _cli_text(exc, source=None):
+    """An error of the library as one line in the CLI's words: its
+    ``cli_message`` where it has one (scores read as probabilities that are
+    none: ``--input-type``, not ``input_type=``), prefixed by ``source``
+    (the file) when given and the message does not already name it."""
+    text = getattr(exc, "cli_message", None)
+    if text is None:
+        return _one_line(exc)
+    if source is not None and not text.startswith(f"{source}: "):
+        text = f"{source}: {text}"
+    return _one_line(text)
+
+
 @contextlib.contextmanager
-def cli_messages(command, errors=(ValueError,), text=None):
+def cli_messages(command, errors=(ValueError,), text=None, source=None):
     """Run a block with the command's error and warning reporting.
 
-    An exception of ``errors`` becomes a one-line ``_UserError``; the block's
+    An exception of ``errors`` becomes a one-line ``_UserError`` (in the CLI's
+    words, naming ``source``, where the error has them: :func:`_cli_text`); the block's
     warnings are printed after it (none when it raised) as ``skcal COMMAND:
     warning: TEXT``, TEXT being ``text(w)`` (default: the message) on one line.
     """
@@ -329,7 +343,7 @@ def cli_messages(command, errors=(ValueError,), text=None):
         try:
             yield
         except errors as exc:
-            raise _UserError(_one_line(exc)) from None
+            raise _UserError(_cli_text(exc, source)) from None
     for w in caught:
         message = w.message if text is None else text(w)
         print(f"skcal {command}: warning: {_one_line(message)}", file=sys.stderr)
@@ -372,7 +386,7 @@ def scores_as_logits(Z, input_type, source):
         try:
             out = _scores_to_logits(Z, input_type, source, name="scores")
         except ValueError as exc:
-            raise _UserError(_one_line(exc)) from None
+            raise _UserError(_cli_text(exc)) from None
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
     return out, flagged
 
@@ -602,7 +616,7 @@ def _cmd_fit(args):
         return probabilities_as_logits_message(est.n_features_in_ == 1,
                                                name=str(table.path), cli=True)
 
-    with cli_messages("fit", (ValueError, TypeError), text):
+    with cli_messages("fit", (ValueError, TypeError), text, source=table.path):
         t0 = time.perf_counter()
         # the scores as the file holds them (one column stays 1-D): the
         # calibrator reads them by its input_type, with its warnings

@@ -1486,3 +1486,41 @@ def test_boolean_labels_are_the_classes_of_two_columns(tmp_path, capsys, monkeyp
     assert main(["report", "--data", str(four), "--model", str(tmp_path / "m.skops"),
                  "--output", str(tmp_path / "r"), "--n-bootstrap", "0"]) == 2
     assert "label column 'label' holds booleans (True/False)" in _err(capsys)
+
+
+@pytest.mark.parametrize("command", ["report", "fit", "benchmark"])
+def test_bad_probabilities_are_worded_for_the_cli(tmp_path, capsys, command):
+    """Logits read with --input-type probabilities: the error names the file and
+    --input-type, not input_type= (main: "Input scores holds probabilities
+    (input_type='probabilities')..."); the Python API keeps its words."""
+    from skcal import TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(50, 3)), np.arange(50) % 3
+    path = tmp_path / "test.csv"
+    path.write_text("a,b,c,label\n" + "".join(
+        f"{r[0]!r},{r[1]!r},{r[2]!r},{k}\n" for r, k in zip(Z.tolist(), y)))
+    sums = tmp_path / "sums.npz"
+    np.savez(sums, logits=np.full((50, 3), 0.3), y=y)
+    out = {"report": ["--output", str(tmp_path / "r"), "--n-bootstrap", "0"],
+           "fit": ["--method", "temperature", "--output", str(tmp_path / "m.skops")],
+           "benchmark": ["--methods", "temperature", "--no-peers", "--resamples", "0",
+                         "--quiet"]}[command]
+    lo, hi = Z.min(), Z.max()
+    for data, detail in [
+        (path, f"have values outside [0, 1] (min {lo:.6g}, max {hi:.6g}); pass "
+         "--input-type logits if they are logits"),
+        (sums, "score row 0 (counting from 0) sums to 0.9; every row must sum to 1 "
+         "(tolerance 0.0001); pass --input-type logits if they are logits, or "
+         "renormalise probabilities rounded to low precision (e.g. stored as float16) "
+         "with skcal.utils.validation.normalize_probabilities"),
+    ]:
+        capsys.readouterr()
+        assert main([command, "--data", str(data), "--input-type", "probabilities",
+                     *out]) == 2
+        assert _err(capsys) == (
+            f"skcal {command}: error: {data}: the scores are read as probabilities "
+            f"(--input-type probabilities) but {detail}")
+    with pytest.raises(ValueError, match=r"^Input X holds probabilities "
+                       r"\(input_type='probabilities'\) but has values outside"):
+        TemperatureScaler(input_type="probabilities").fit(Z, y)
