@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from .datasets._base import _scores_to_logits
-from .datasets._tables import encode_labels, read_logit_table, write_table
+from .datasets._tables import check_boolean_labels, encode_labels, read_logit_table
+from .datasets._tables import write_table
 from .exceptions import _UserError
 from .io import dump, load
 
@@ -34,24 +35,49 @@ __all__ = ["add_subcommands", "run"]
 
 # ------------------------------------------------------------------ parsing
 def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
-    """An argparse type: a ``kind`` number in ``lo .. hi`` (None: no bound), not in
-    ``skip``; NaN is in no range.
+    """An argparse type: a ``kind`` number, to be in ``lo .. hi`` (None: no bound)
+    and not in ``skip``; NaN is in no range.
 
-    ``allowed`` names the accepted values in the error, ``"must be
-    {allowed}, got ..."``.
+    As for ``--n-bins``, argparse only parses the number (text that is no
+    ``kind`` is its error, after its usage line); the range is checked once
+    the command line is parsed, by :func:`check_num_args`, as the one-line
+    error ``"--option must be {allowed}, got {value}"``. ``allowed`` names
+    the accepted values in both.
     """
     def parse(text):
         try:
-            value = kind(text)
+            return kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"must be {allowed}, got {text!r}"
             ) from None
-        if not (lo <= value and (hi is None or value <= hi)) or value in skip:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
-        return value
 
+    def check(value):
+        if not (lo <= value and (hi is None or value <= hi)) or value in skip:
+            return f"must be {allowed}, got {value}"
+        return None
+
+    parse.check = check
     return parse
+
+
+def check_num_args(parser, args):
+    """The range of every :func:`num_arg` option given to ``args.command``.
+
+    The first value out of its range is a one-line ``_UserError`` naming the
+    option, as ``--n-bins`` is refused (:func:`_check_n_bins_arg`), before
+    any work. ``parser`` is the ``skcal`` parser, with the subcommands.
+    """
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for action in sub.choices[args.command]._actions:
+        check = getattr(action.type, "check", None)
+        value = getattr(args, action.dest, None)
+        if check is None or value is None:  # None: the option's default, unset
+            continue
+        message = check(value)
+        if message is not None:
+            flag = max(action.option_strings, key=len)
+            raise _UserError(f"{flag} {message}")
 
 
 def _n_bins(text):
@@ -290,11 +316,25 @@ def _one_line(exc):
     return " ".join(text.split())
 
 
+def _cli_text(exc, source=None):
+    """An error of the library as one line in the CLI's words: its
+    ``cli_message`` where it has one (scores read as probabilities that are
+    none: ``--input-type``, not ``input_type=``), prefixed by ``source``
+    (the file) when given and the message does not already name it."""
+    text = getattr(exc, "cli_message", None)
+    if text is None:
+        return _one_line(exc)
+    if source is not None and not text.startswith(f"{source}: "):
+        text = f"{source}: {text}"
+    return _one_line(text)
+
+
 @contextlib.contextmanager
-def cli_messages(command, errors=(ValueError,), text=None):
+def cli_messages(command, errors=(ValueError,), text=None, source=None):
     """Run a block with the command's error and warning reporting.
 
-    An exception of ``errors`` becomes a one-line ``_UserError``; the block's
+    An exception of ``errors`` becomes a one-line ``_UserError`` (in the CLI's
+    words, naming ``source``, where the error has them: :func:`_cli_text`); the block's
     warnings are printed after it (none when it raised) as ``skcal COMMAND:
     warning: TEXT``, TEXT being ``text(w)`` (default: the message) on one line.
     """
@@ -303,7 +343,7 @@ def cli_messages(command, errors=(ValueError,), text=None):
         try:
             yield
         except errors as exc:
-            raise _UserError(_one_line(exc)) from None
+            raise _UserError(_cli_text(exc, source)) from None
     for w in caught:
         message = w.message if text is None else text(w)
         print(f"skcal {command}: warning: {_one_line(message)}", file=sys.stderr)
@@ -346,7 +386,7 @@ def scores_as_logits(Z, input_type, source):
         try:
             out = _scores_to_logits(Z, input_type, source, name="scores")
         except ValueError as exc:
-            raise _UserError(_one_line(exc)) from None
+            raise _UserError(_cli_text(exc)) from None
     flagged = any(issubclass(w.category, ProbabilitiesAsLogitsWarning) for w in caught)
     return out, flagged
 
@@ -576,7 +616,7 @@ def _cmd_fit(args):
         return probabilities_as_logits_message(est.n_features_in_ == 1,
                                                name=str(table.path), cli=True)
 
-    with cli_messages("fit", (ValueError, TypeError), text):
+    with cli_messages("fit", (ValueError, TypeError), text, source=table.path):
         t0 = time.perf_counter()
         # the scores as the file holds them (one column stays 1-D): the
         # calibrator reads them by its input_type, with its warnings
@@ -720,6 +760,8 @@ def _cmd_report(args):
                 f"--input-type {args.input_type}: the model was fitted with "
                 f"input_type={model.input_type!r}")
         Z, order = _model_input(model, table, "report")
+        with cli_messages("report"):
+            check_boolean_labels(table)
         # labels and uncalibrated scores in the model's input column order, then
         # in classes_ (sorted) order, the order of its predict_proba columns
         y = _encode(np.asarray(table.y), _input_classes(model), table.path)

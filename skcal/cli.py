@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_calibrate import _PROBA_WARNING, _add_table_args, _input_type_arg
-from ._cli_calibrate import add_subcommands, check_output_folder, cli_messages, num_arg
+from ._cli_calibrate import add_subcommands, check_num_args, check_output_folder, cli_messages
+from ._cli_calibrate import num_arg
 from ._cli_calibrate import run
 from .exceptions import _UserError
 
@@ -536,6 +537,7 @@ def main(argv=None):
               "one value)", file=sys.stderr)
         return 2
     try:
+        check_num_args(parser, args)
         status = _benchmark(args) if args.command == "benchmark" else run(args)
         sys.stdout.flush()  # a broken pipe here, not in the interpreter's exit
         return status

@@ -182,13 +182,15 @@ def _scores_to_logits(scores, input_type, path, name="logits"):
     issued here, once per file; errors name the file and ``name``. Used by
     the loader and by ``skcal report`` / ``apply``.
     """
-    from ..utils.validation import DEFAULT_INPUT_TYPE, check_scores
+    from ..utils.validation import DEFAULT_INPUT_TYPE, _BadProbabilitiesError, check_scores
 
     kind = DEFAULT_INPUT_TYPE if input_type is None else input_type
     try:
         Z, _ = check_scores(
             scores, input_type=kind, name=name, warn_probabilities=input_type is None
         )
+    except _BadProbabilitiesError as exc:  # its CLI wording kept (skcal benchmark)
+        raise exc.with_prefix(f"{path}: ") from None
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     return Z

@@ -46,6 +46,10 @@ Label rules (:func:`encode_labels`)
   column beside the class logits) is an error naming it, unless
   ``logit_columns`` lists the columns explicitly (a class absent from the
   file).
+- Boolean labels (a CSV/Parquet label column of ``True`` / ``False``) are
+  the class indices 0 (``False``) and 1 (``True``) of two logit columns, or
+  are matched by name to two logit columns named ``False`` and ``True``;
+  with any other number of logit columns they are an error that says so.
 """
 
 import csv
@@ -113,8 +117,13 @@ def _check_path(path):
     return path, suffix
 
 
-def _as_logits(arr, what, path):
-    """A numeric (n, K) scores array; 1-D -> one column (kept: see ``scores``)."""
+def _as_logits(arr, what, path, columns=None, suffix=None):
+    """A numeric (n, K) scores array; 1-D -> one column (kept: see ``scores``).
+
+    ``columns`` (a CSV/Parquet file's logit column names) and ``suffix``: a
+    non-finite value is reported by column and first row (:func:`_where`), as
+    an empty cell is; else by count, for the array ``what``.
+    """
     arr = np.asarray(arr)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{path}: {what} must be numeric, got dtype {arr.dtype}")
@@ -129,7 +138,19 @@ def _as_logits(arr, what, path):
         raise ValueError(f"{path}: {what} must have at least 1 column, got shape {arr.shape}")
     if arr.shape[0] == 0:
         raise ValueError(f"{path}: {what} has no rows")
-    n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+    finite = np.isfinite(arr)
+    n_bad = int(np.size(arr) - np.count_nonzero(finite))
+    if n_bad and columns is not None:
+        bad = np.flatnonzero(~finite.all(axis=0))
+        parts = []
+        for j in bad[:5]:
+            i = int(np.argmin(finite[:, j]))
+            count = int(arr.shape[0] - np.count_nonzero(finite[:, j]))
+            parts.append(
+                f"logit column {columns[j].strip()!r} has {count} non-finite value(s) "
+                f"(NaN or inf), the first at {_where(suffix, i)} ({arr[i, j]})")
+        more = f"; and {len(bad) - 5} more column(s)" if len(bad) > 5 else ""
+        raise ValueError(f"{path}: {'; '.join(parts)}{more}")
     if n_bad:
         raise ValueError(
             f"{path}: {what} contains {n_bad} non-finite value(s) (NaN or inf)"
@@ -540,16 +561,27 @@ def _text_cells(values):
     return np.array([str(v).strip() for v in values.tolist()], dtype=str)
 
 
+_BOOL_TEXT = {"true": 1, "false": 0}  # pyarrow's CSV booleans, any of their cases
+
+
 def _table_labels(values, column, path, suffix):
-    """A label column as int64 (numbers) or str (text), mixing refused."""
+    """``(labels, booleans)``: a label column as int64 (numbers; booleans as
+    0 / 1) or str (text), mixing refused; ``booleans``: whether it held
+    ``True`` / ``False`` (a Parquet or pyarrow bool column, or that text in a
+    CSV read without pyarrow)."""
     values = np.asarray(values)
     what = f"label column {column.strip()!r}"
-    if values.dtype.kind in "fiub":
-        return _as_label_array(values, what, path)
+    if values.dtype.kind == "b":
+        return values.astype(np.int64), True
+    if values.dtype.kind in "fiu":
+        return _as_label_array(values, what, path), False
     cells = _text_cells(values)
+    if cells.size and all(c in ("True", "TRUE", "true", "False", "FALSE", "false")
+                          for c in set(cells.tolist())):
+        return np.array([_BOOL_TEXT[c.lower()] for c in cells], dtype=np.int64), True
     numeric = np.array([_is_number(c) for c in cells])
     if numeric.all():
-        return _as_label_array(cells.astype(np.float64), what, path)
+        return _as_label_array(cells.astype(np.float64), what, path), False
     if numeric.any():  # some numbers, some text: almost surely a typo
         i = int(np.flatnonzero(~numeric)[0])
         raise ValueError(
@@ -557,7 +589,7 @@ def _table_labels(values, column, path, suffix):
             f"{str(cells[i])!r} ({_where(suffix, i)}); use integer class indices "
             "0..K-1 or text labels throughout"
         )
-    return cells
+    return cells, False
 
 
 def _is_number(text):
@@ -591,7 +623,7 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 "needs a label; where labels are optional (skcal apply) skip the column "
                 f"with --ignore-columns {c.strip()}"
             )
-    logits = _as_logits(logits, "logits", path)
+    logits = _as_logits(logits, "logits", path, logit_cols, suffix)
     n = logits.shape[0]
     for j, c in enumerate(logit_cols if logit_columns is None and n >= 3 else ()):
         col = logits[:, j]  # the row numbers 0..n-1 or 1..n: an unnamed index
@@ -602,7 +634,11 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 f"class logit; drop it or pass --ignore-columns {c.strip()} (or "
                 "--logit-columns)"
             )
-    y = None if label is None else _table_labels(cols[label][0], label, path, suffix)
+    y, booleans = (None, False) if label is None else _table_labels(
+        cols[label][0], label, path, suffix)
+    if booleans and sorted(c.strip() for c in logit_cols) == ["False", "True"]:
+        # logit columns named after the booleans: text labels naming them
+        y, booleans = np.where(y == 1, "True", "False"), False
     split_values = None
     if split is not None:
         split_values = np.char.lower(_text_cells(cols[split][0]))
@@ -612,7 +648,7 @@ def _read_named(path, suffix, label_column, logit_columns, ignore_columns,
                 f"{path}: column {split.strip()!r} must hold 'val' or 'test', got {bad[:10]}"
             )
     columns = [c.strip() for c in logit_cols]
-    return logits, y, split_values, columns, (label.strip() if label else None)
+    return logits, y, split_values, columns, (label.strip() if label else None), booleans
 
 
 # ------------------------------------------------------------------ public
@@ -666,9 +702,12 @@ def read_logit_table(
         (whether ``logit_columns`` chose them), ``label_column`` (the label
         column's name, the .npz key(s) of the labels or the .npy labels file's
         name; None without labels), ``path``, ``split_read`` (``"val"`` / ``"test"`` when ``role``
-        chose one split's rows, else None) and ``n_file_rows`` (the rows of
+        chose one split's rows, else None), ``n_file_rows`` (the rows of
         the file, both splits; None for an .npz, whose other split is not
-        read).
+        read) and ``label_booleans`` (whether a CSV/Parquet label column held
+        ``True`` / ``False``, read as 0 / 1 in ``y``; as the text labels
+        ``"False"`` / ``"True"`` instead, and False here, when the logit
+        columns are named ``False`` and ``True``).
 
     Raises
     ------
@@ -687,7 +726,7 @@ def read_logit_table(
     path, suffix = _check_path(path)
     if role not in _ROLE_SPLIT:
         raise ValueError(f"role must be 'fit', 'apply', 'report' or None, got {role!r}")
-    columns, npz_split = None, None
+    columns, npz_split, booleans = None, None, False
     if suffix == ".npz":
         logits, y, split, lname, npz_split = _read_npz(
             path, role, label_column, logit_columns, ignore_columns, need_labels
@@ -697,7 +736,7 @@ def read_logit_table(
             path, label_column, logit_columns, ignore_columns, need_labels
         )
     else:
-        logits, y, split, columns, lname = _read_named(
+        logits, y, split, columns, lname, booleans = _read_named(
             path, suffix, label_column, logit_columns, ignore_columns, need_labels,
             dtype,
         )
@@ -722,7 +761,8 @@ def read_logit_table(
         y = None if y is None else y[rows]
     return Bunch(logits=logits, scores=scores, y=y, split=split, columns=columns,
                  explicit_columns=logit_columns is not None, label_column=lname,
-                 path=path, split_read=split_read, n_file_rows=n_file_rows)
+                 path=path, split_read=split_read, n_file_rows=n_file_rows,
+                 label_booleans=booleans)
 
 
 def _check_named_columns(path, cols, classes, seen):
@@ -737,6 +777,20 @@ def _check_named_columns(path, cols, classes, seen):
         )
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
+
+
+def check_boolean_labels(table):
+    """Refuse boolean labels (``table.label_booleans``) unless there are two
+    logit columns, whose classes 0 and 1 they are (one-line ``ValueError``)."""
+    K, cols = table.logits.shape[1], table.columns
+    if table.get("label_booleans") and K != 2:
+        named = f" {cols[:10]}" if cols is not None else ""
+        raise ValueError(
+            f"{table.path}: label column {table.label_column!r} holds booleans "
+            "(True/False), which are the classes 0 and 1 of two logit columns, "
+            f"but there are {K} logit columns; use integer labels 0..{K - 1} (the "
+            "column of each row's class) or text labels naming the logit "
+            f"columns{named}")
 
 
 def encode_labels(table):
@@ -760,7 +814,8 @@ def encode_labels(table):
     Raises
     ------
     ValueError
-        For integer labels outside ``0..K-1``, text labels that name some
+        For boolean labels with other than two logit columns (unless named
+        ``False`` and ``True``), integer labels outside ``0..K-1``, text labels that name some
         columns but not others, or name them only up to case, text labels
         that name no column and are not exactly one per column, or a named
         logit column that no label selects (unless ``logit_columns`` listed
@@ -776,6 +831,7 @@ def encode_labels(table):
 
     y, path, K = table.y, table.path, table.logits.shape[1]
     cols = table.columns
+    check_boolean_labels(table)
     if y.dtype.kind in "iu":
         bad = (y < 0) | (y >= K)
         if bad.any():

@@ -282,11 +282,37 @@ def _check_magnitude(name, lo, hi, dtype, check_underflow=False):
         )
 
 
+class _BadProbabilitiesError(ValueError):
+    """Scores read as probabilities that are none: the Python API's message,
+    and ``cli_message``, the same in the CLI's words (``--input-type``, as
+    :func:`probabilities_as_logits_message` words its warning for the CLI).
+
+    Both are in ``args``, so that the error pickles (a dask worker's).
+    """
+
+    def __init__(self, message, cli_message):
+        super().__init__(message, cli_message)
+
+    def __str__(self):
+        return self.args[0]
+
+    @property
+    def cli_message(self):
+        return self.args[1]
+
+    def with_prefix(self, prefix):
+        """The same error with ``prefix`` (e.g. a file's name) before both messages."""
+        return type(self)(prefix + self.args[0], prefix + self.args[1])
+
+
 def _check_unit_interval(name, lo, hi):
     if lo < 0 or hi > 1:
-        raise ValueError(
+        values = f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})"
+        raise _BadProbabilitiesError(
             f"Input {name} holds probabilities (input_type='probabilities') but has "
-            f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})."
+            f"{values}.",
+            f"the scores are read as probabilities (--input-type probabilities) but "
+            f"have {values}; pass --input-type logits if they are logits",
         )
 
 
@@ -413,13 +439,18 @@ def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False
         dev = np.abs(sums - 1.0)
         if (dev > tol).any():
             i = int(np.argmax(dev))
-            raise ValueError(
+            sums = f"sums to {sums[i]:.6g}; every row must sum to 1 (tolerance {tol:g})"
+            raise _BadProbabilitiesError(
                 f"Input {name} holds probabilities (input_type='probabilities') but "
-                f"row {i} sums to {sums[i]:.6g}; every row must sum to 1 (tolerance "
-                f"{tol:g}). Pass input_type='logits' if these are scores, or "
+                f"row {i} {sums}. Pass input_type='logits' if these are scores, or "
                 "renormalise probabilities rounded to low precision (e.g. stored as "
                 "float16) explicitly with "
-                "skcal.utils.validation.normalize_probabilities."
+                "skcal.utils.validation.normalize_probabilities.",
+                "the scores are read as probabilities (--input-type probabilities) "
+                f"but score row {i} (counting from 0) {sums}; pass "
+                "--input-type logits if they are logits, or renormalise probabilities "
+                "rounded to low precision (e.g. stored as float16) with "
+                "skcal.utils.validation.normalize_probabilities",
             )
     return xp.probability_logits(X), n_input_columns
 

@@ -377,9 +377,10 @@ def test_failed_datasets_ignores_skipped_and_unavailable():
 
 
 @pytest.mark.parametrize("seed, match", [
-    ("-1", "argument --seed: must be an integer in 0..2**32-1, got -1"),
+    ("-1", "skcal benchmark: error: --seed must be an integer in 0..2**32-1, got -1"),
     ("1.5", "argument --seed: must be an integer in 0..2**32-1, got '1.5'"),
-    (str(2**32), f"argument --seed: must be an integer in 0..2**32-1, got {2**32}"),
+    (str(2**32), "skcal benchmark: error: --seed must be an integer in 0..2**32-1, "
+     f"got {2**32}"),
 ])
 def test_cli_bad_seed_is_usage_error(capsys, seed, match):
     assert main(["benchmark", "--fast", "--seed", seed]) == 2
@@ -887,14 +888,27 @@ def test_default_benchmark_has_a_row_for_every_default_autocalibrator_candidate(
 
 @pytest.mark.parametrize("argv, match", [
     (["--logit-columns", "a,,b"], "argument --logit-columns: empty name in 'a,,b'"),
-    (["--repeats", "0"], "argument --repeats: must be an integer in 1..100, got 0"),
-    (["--resamples", "1"], "argument --resamples: must be 0 or an integer >= 2, got 1"),
+    (["--repeats", "x"], "argument --repeats: must be an integer in 1..100, got 'x'"),
     (["--shift-draws", "x"], "argument --shift-draws: must be an integer >= 1, got 'x'"),
 ])
 def test_cli_benchmark_bad_numbers_and_column_lists_are_usage_errors(capsys, argv, match):
     # the argparse types shared with fit / apply / report: exit 2, the value named
     assert main(["benchmark", "--fast", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--repeats", "0"], "--repeats must be an integer in 1..100, got 0"),
+    (["--resamples", "1"], "--resamples must be 0 or an integer >= 2, got 1"),
+    (["--shift-draws", "0"], "--shift-draws must be an integer >= 1, got 0"),
+    (["--label-shift", "inf"], "--label-shift must be a positive number, got inf"),
+    (["--label-shift", "nan"], "--label-shift must be a positive number, got nan"),
+])
+def test_cli_benchmark_numbers_out_of_range_are_one_line_errors(capsys, argv, message):
+    # as --n-bins of skcal report: one line (main: argparse's usage block first)
+    assert main(["benchmark", "--fast", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"skcal benchmark: error: {message}"
 
 
 def test_benchmark_says_probabilities_as_logits_once_per_set(tmp_path, capsys):

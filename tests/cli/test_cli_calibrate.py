@@ -826,9 +826,9 @@ def test_binary_probability_file_fit_apply_report(tmp_path, binary_proba, fmt, c
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["report", "--n-bootstrap", "1"],
-     "argument --n-bootstrap: must be 0 (no intervals) or an integer >= 2, got 1"),
-    (["report", "--seed", "-3"], "argument --seed: must be an integer >= 0, got -3"),
+    (["report", "--n-bootstrap", "x"],
+     "argument --n-bootstrap: must be 0 (no intervals) or an integer >= 2, got 'x'"),
+    (["report", "--seed", "1.5"], "argument --seed: must be an integer >= 0, got '1.5'"),
     (["fit", "--logit-columns", "a,,b"], "argument --logit-columns: empty name in 'a,,b'"),
 ])
 def test_bad_numbers_and_column_lists_are_usage_errors(tmp_path, capsys, argv, match):
@@ -836,6 +836,20 @@ def test_bad_numbers_and_column_lists_are_usage_errors(tmp_path, capsys, argv, m
     args = ["--data", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "o")]
     assert main([*argv[:1], *args, *argv[1:]]) == 2
     assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "--n-bootstrap", "1"],
+     "--n-bootstrap must be 0 (no intervals) or an integer >= 2, got 1"),
+    (["report", "--seed", "-3"], "--seed must be an integer >= 0, got -3"),
+    (["report", "--n-bins", "0"], "--n-bins must be an integer >= 1, got 0"),
+])
+def test_numbers_out_of_range_are_one_line_errors(tmp_path, capsys, argv, message):
+    """A number out of its option's range: one line, as --n-bins says it, before
+    any file is read (main: argparse's usage block, then the error)."""
+    args = ["--data", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "o")]
+    assert main([*argv[:1], *args, *argv[1:]]) == 2
+    assert _err(capsys) == f"skcal {argv[0]}: error: {message}"
 
 
 @pytest.mark.parametrize("text_labels", [False, True])
@@ -1411,3 +1425,102 @@ def test_fit_reads_a_calibration_only_npz(tmp_path, logits, capsys):
         assert main(argv) == 2
         assert _err(capsys).endswith(f"missing keys; need {need} (or logits, y); found "
                                      + str(sorted(np.load(argv[argv.index("--data") + 1]).files)))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "csv module"])
+def test_boolean_labels_are_the_classes_of_two_columns(tmp_path, capsys, monkeypatch, fmt):
+    """A label column of True/False: with four logit columns an error that says
+    the labels are booleans (main: read as 0/1 silently, then "no row has label
+    2"); with two columns the classes 0 and 1, as integer labels; with columns
+    named False and True, matched by name (main: by position)."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from skcal.datasets import _tables
+    from skcal.io import load
+
+    if fmt == "csv module":
+        monkeypatch.setattr(_tables, "_has_pyarrow", lambda: False)
+    suffix = ".parquet" if fmt == "parquet" else ".csv"
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 4))
+    y = (Z[:, 1] - Z[:, 0] + rng.logistic(size=200)) > 0
+
+    def write(name, frame):
+        path = tmp_path / f"{name}{suffix}"
+        if suffix == ".csv":
+            frame.to_csv(path, index=False)
+        else:
+            frame.to_parquet(path)
+        return path
+
+    def fit(path, name):
+        capsys.readouterr()
+        status = main(["fit", "--data", str(path), "--method", "temperature",
+                       "--output", str(tmp_path / f"{name}.skops")])
+        return status, load(tmp_path / f"{name}.skops") if status == 0 else None
+
+    four = write("four", pd.DataFrame(Z, columns=list("abcd")).assign(label=y))
+    assert fit(four, "m4")[0] == 2
+    assert _err(capsys) == (
+        f"skcal fit: error: {four}: label column 'label' holds booleans (True/False), "
+        "which are the classes 0 and 1 of two logit columns, but there are 4 logit "
+        "columns; use integer labels 0..3 (the column of each row's class) or text "
+        "labels naming the logit columns ['a', 'b', 'c', 'd']")
+    two = pd.DataFrame(Z[:, :2], columns=["a", "b"])
+    _, as_bool = fit(write("two", two.assign(label=y)), "b")
+    _, as_int = fit(write("int", two.assign(label=y.astype(int))), "i")
+    assert as_bool.temperature_ == as_int.temperature_
+    np.testing.assert_array_equal(as_bool.classes_, [0, 1])
+    # columns named True, False: True rows are column 0's class, by name
+    _, named = fit(write("named", pd.DataFrame(Z[:, :2], columns=["True", "False"])
+                         .assign(label=y)), "n")
+    _, flipped = fit(write("flip", two.assign(label=(~y).astype(int))), "f")
+    assert named.temperature_ == flipped.temperature_
+    np.testing.assert_array_equal(named.classes_, ["False", "True"])
+    # a report with a model of four classes says the same
+    (tmp_path / "m.skops").unlink(missing_ok=True)
+    assert main(["fit", "--data", str(write("four_int", pd.DataFrame(
+        Z, columns=list("abcd")).assign(label=rng.integers(0, 4, 200)))), "--method",
+        "temperature", "--output", str(tmp_path / "m.skops")]) == 0
+    capsys.readouterr()
+    assert main(["report", "--data", str(four), "--model", str(tmp_path / "m.skops"),
+                 "--output", str(tmp_path / "r"), "--n-bootstrap", "0"]) == 2
+    assert "label column 'label' holds booleans (True/False)" in _err(capsys)
+
+
+@pytest.mark.parametrize("command", ["report", "fit", "benchmark"])
+def test_bad_probabilities_are_worded_for_the_cli(tmp_path, capsys, command):
+    """Logits read with --input-type probabilities: the error names the file and
+    --input-type, not input_type= (main: "Input scores holds probabilities
+    (input_type='probabilities')..."); the Python API keeps its words."""
+    from skcal import TemperatureScaler
+
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(50, 3)), np.arange(50) % 3
+    path = tmp_path / "test.csv"
+    path.write_text("a,b,c,label\n" + "".join(
+        f"{r[0]!r},{r[1]!r},{r[2]!r},{k}\n" for r, k in zip(Z.tolist(), y)))
+    sums = tmp_path / "sums.npz"
+    np.savez(sums, logits=np.full((50, 3), 0.3), y=y)
+    out = {"report": ["--output", str(tmp_path / "r"), "--n-bootstrap", "0"],
+           "fit": ["--method", "temperature", "--output", str(tmp_path / "m.skops")],
+           "benchmark": ["--methods", "temperature", "--no-peers", "--resamples", "0",
+                         "--quiet"]}[command]
+    lo, hi = Z.min(), Z.max()
+    for data, detail in [
+        (path, f"have values outside [0, 1] (min {lo:.6g}, max {hi:.6g}); pass "
+         "--input-type logits if they are logits"),
+        (sums, "score row 0 (counting from 0) sums to 0.9; every row must sum to 1 "
+         "(tolerance 0.0001); pass --input-type logits if they are logits, or "
+         "renormalise probabilities rounded to low precision (e.g. stored as float16) "
+         "with skcal.utils.validation.normalize_probabilities"),
+    ]:
+        capsys.readouterr()
+        assert main([command, "--data", str(data), "--input-type", "probabilities",
+                     *out]) == 2
+        assert _err(capsys) == (
+            f"skcal {command}: error: {data}: the scores are read as probabilities "
+            f"(--input-type probabilities) but {detail}")
+    with pytest.raises(ValueError, match=r"^Input X holds probabilities "
+                       r"\(input_type='probabilities'\) but has values outside"):
+        TemperatureScaler(input_type="probabilities").fit(Z, y)

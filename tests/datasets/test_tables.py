@@ -70,3 +70,41 @@ def test_split_read_only_for_a_file_with_both_splits(tmp_path):
     assert (t.split_read, t.n_file_rows, len(t.y)) == ("test", None, 12)
     t = read_logit_table(tmp_path / "s.npz", role=None)
     assert (t.split_read, t.n_file_rows) == (None, 20)
+
+
+@pytest.mark.parametrize("engine", ["pyarrow", "csv module"])
+def test_non_finite_csv_logits_name_the_column_and_first_line(tmp_path, monkeypatch, engine):
+    """An ``inf`` / ``-inf`` / ``nan`` cell of a CSV logit column is named by
+    column and line, as an empty cell is by column (main: only "logits
+    contains 3 non-finite value(s)"); an .npz array keeps its count message."""
+    from skcal.datasets import _tables
+
+    if engine == "pyarrow":
+        pytest.importorskip("pyarrow")
+    else:
+        monkeypatch.setattr(_tables, "_has_pyarrow", lambda: False)
+    f = tmp_path / "inf.csv"
+    f.write_text("hello,world,label\n1,2,0\n3,inf,1\n4,-inf,1\nnan,1,0\n")
+    with pytest.raises(ValueError) as err:
+        _tables.read_logit_table(f)
+    assert str(err.value) == (
+        f"{f}: logit column 'hello' has 1 non-finite value(s) (NaN or inf), the first "
+        "at line 5 (nan); logit column 'world' has 2 non-finite value(s) (NaN or inf), "
+        "the first at line 3 (inf)")
+    np.savez(tmp_path / "inf.npz", logits=[[1.0, np.inf], [0.0, 1.0]], y=[0, 1])
+    with pytest.raises(ValueError, match=r"logits contains 1 non-finite value\(s\) "
+                       r"\(NaN or inf\)$"):
+        _tables.read_logit_table(tmp_path / "inf.npz")
+
+
+def test_non_finite_logits_name_at_most_five_columns(tmp_path):
+    from skcal.datasets._tables import read_logit_table
+
+    names = [f"c{j}" for j in range(7)]
+    f = tmp_path / "wide.csv"
+    f.write_text(",".join([*names, "label"]) + "\n" + ",".join(["inf"] * 7 + ["0"]) + "\n"
+                 + ",".join(["1"] * 7 + ["1"]) + "\n")
+    with pytest.raises(ValueError, match=r"logit column 'c4' .*line 2 \(inf\); and 2 "
+                       r"more column\(s\)$") as err:
+        read_logit_table(f)
+    assert "'c5'" not in str(err.value)
