@@ -8,7 +8,8 @@ one-vs-rest outputs and evaluates the fitted step functions on any device.
 from numbers import Real
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression, isotonic_regression
+from scipy.optimize import isotonic_regression
+from sklearn.isotonic import IsotonicRegression
 from sklearn.utils._param_validation import Interval
 
 from .._backend._dispatch import get_backend
@@ -253,9 +254,9 @@ class IsotonicScaler(OneVsRestCalibrator):
         if not full.all():
             mean, w, lo, hi = mean[full], w[full], lo[full], hi[full]
         cal = self._new_calibrator()
-        yf = isotonic_regression(
-            mean, sample_weight=w, y_min=cal.y_min, y_max=cal.y_max, increasing=True
-        )
+        # SciPy's PAVA and the clip, as ``sklearn.isotonic.isotonic_regression``
+        # (its parameter validation costs ~0.5 ms a call: 100 classes, 50 ms)
+        yf = np.clip(isotonic_regression(mean, weights=w).x, cal.y_min, cal.y_max)
         # scikit-learn keeps the first and last group of every run of equal
         # fitted values: here the first group of a run's first entry and the
         # last group of its last entry
