@@ -472,6 +472,7 @@ def _model_input(model, table, command):
     model fitted on logits warns (``skcal COMMAND``) of probability-like ``Z``."""
     Z = _two_columns(table, model.input_type)
     n_in = model.n_features_in_ if model.n_features_in_ != 1 else 2
+    names = [str(c) for c in model.classes_]
     if getattr(model, "feature_names_in_", None) is None and (
         Z.shape[1] != n_in and table.columns is not None
     ):

@@ -645,6 +645,27 @@ def test_npz_model_on_named_columns_in_another_order_is_refused(tmp_path, logits
                                softmax(Z[600:] / T, axis=1), rtol=1e-5, atol=1e-9)
 
 
+def test_npz_model_on_class_named_columns_and_an_extra_one_names_it(tmp_path, logits,
+                                                                    capsys):
+    Z, y = logits
+    cal = tmp_path / "cal.npz"
+    np.savez(cal, logits=Z[:600], y=y[:600])
+    model = tmp_path / "m.skops"
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    new = tmp_path / "new.csv"
+    import pyarrow.csv as pacsv
+
+    pacsv.write_csv(pa.table({**{str(k): Z[600:, k] for k in range(3)},
+                              "margin": np.abs(Z[600:]).max(axis=1)}), new)
+    capsys.readouterr()
+    assert main(["apply", str(model), "--data", str(new), "--output",
+                 str(tmp_path / "o.npz")]) == 2
+    err = _err(capsys)
+    assert "column 'margin' is neither the label column nor a class of the model" in err
+    assert "--ignore-columns margin" in err
+
+
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_extra_numeric_column_is_named_and_can_be_ignored(tmp_path, logits, fmt, capsys):
     # main: 'margin' was read as a 4th class ("Classes [3] never occur")
