@@ -423,26 +423,21 @@ def _column_order(model, table):
         return None
     cols = [str(c) for c in table.columns]
     fitted = getattr(model, "feature_names_in_", None)
+    names = [str(c) for c in (_input_classes(model) if fitted is None else fitted)]
+    if sorted(cols) == sorted(names):
+        return None if cols == names else [cols.index(n) for n in names]
+    if table.explicit_columns and (fitted is None or not set(cols) & set(names)):
+        return None  # explicit positional use, checked for the count later
     if fitted is not None:
-        fitted = [str(c) for c in fitted]
-        if sorted(cols) == sorted(fitted):
-            return None if cols == fitted else [cols.index(c) for c in fitted]
-        if table.explicit_columns and not set(cols) & set(fitted):
-            return None  # explicit positional use, checked for the count later
-        missing = [c for c in fitted if c not in cols]
-        extra = [c for c in cols if c not in fitted]
+        missing = [c for c in names if c not in cols]
+        extra = [c for c in cols if c not in names]
         raise _UserError(
             f"{table.path}: the logit columns do not match those the model was "
-            f"fitted on ({fitted[:10]}): missing {missing[:10]}, extra "
+            f"fitted on ({names[:10]}): missing {missing[:10]}, extra "
             f"{extra[:10]}; rename them, skip extra columns with --ignore-columns, "
             "pass --label-column for a label column, or list the logit columns in "
             "class order with --logit-columns (names not among the fitted ones are "
             "then taken by position)")
-    names = [str(c) for c in _input_classes(model)]
-    if sorted(cols) == sorted(names):
-        return None if cols == names else [cols.index(n) for n in names]
-    if table.explicit_columns:
-        return None  # explicit positional use
     fitted_on = (
         # one score column: its name is not kept (no class columns to match)
         "on a 1-D binary score (one score column" if model.n_features_in_ == 1
