@@ -703,19 +703,15 @@ def _with_intervals(y, P, n_bins, n_bootstrap, seed):
     whose ``INTERVAL_METHOD`` says why BCa), with the full sample's ECE bins."""
     from .benchmark._benchmark import _metrics, bootstrap_interval, interval_statistic
 
+    out = {}
     with np.errstate(divide="ignore"):
         point = _metrics(y, P, n_bins)
-    point = {k: point[k] for k in ("nll", "brier", "ece", "accuracy")}
-    if not n_bootstrap:
-        return {k: (v, np.nan, np.nan, False) for k, v in point.items()}
-    out = {}
-    for name, value in point.items():
-        with np.errstate(divide="ignore"):
+        for name in ("nll", "brier", "ece", "accuracy"):
             low, high, beyond = bootstrap_interval(
                 interval_statistic(y, P, name, n_bins=n_bins), len(y),
                 n_resamples=n_bootstrap, random_state=seed,
-            )
-        out[name] = (value, float(low), float(high), beyond)
+            ) if n_bootstrap else (np.nan, np.nan, False)
+            out[name] = (point[name], float(low), float(high), beyond)
     return out
 
 
