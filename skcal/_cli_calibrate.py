@@ -746,6 +746,7 @@ def _cmd_report(args):
             "(pass --n-bootstrap 0 for no intervals)")
     from scipy.special import softmax
 
+    kind = args.input_type if model is None else model.input_type
     if model is not None:
         if args.input_type not in (None, model.input_type):
             raise _UserError(
@@ -757,47 +758,40 @@ def _cmd_report(args):
         # labels and uncalibrated scores in the model's input column order, then
         # in classes_ (sorted) order, the order of its predict_proba columns
         y = _encode(np.asarray(table.y), _input_classes(model), table.path)
-        Z2 = np.asarray(_two_columns(table, model.input_type), dtype=np.float64)
+        Z2 = np.asarray(_two_columns(table, kind), dtype=np.float64)
         if order is not None:
             Z2 = Z2[:, order]
         sort = getattr(model, "_column_order_", None)
         if sort is not None:
             y = np.argsort(sort)[y]
             Z2 = Z2[:, sort]
-        if model.input_type == "probabilities":
-            P0 = Z2 / Z2.sum(axis=1, keepdims=True)
-        else:
-            P0 = softmax(Z2, axis=1)
         # float64 logits: float32 probabilities would round small ones to 0
         # and give an infinite NLL where score() is finite (16-bit
         # probabilities are checked in their dtype, as in fit)
-        wide = model.input_type == "logits" or np.asarray(Z).dtype.itemsize >= 4
+        wide = kind == "logits" or np.asarray(Z).dtype.itemsize >= 4
         P1 = np.asarray(_predict(model, np.asarray(Z, dtype=np.float64) if wide else Z,
                                  table.path), dtype=np.float64)
         name = model.__class__.__name__
         if hasattr(model, "best_name_"):  # AutoCalibrator: the candidate it chose
             name += f" ({model.best_name_})"
-        rows = [("uncalibrated", P0), (name, P1)]
+        rows = [(name, P1)]
     else:
         with cli_messages("report"):
             y, _ = encode_labels(table)
         # checked in their own dtype (16-bit probabilities have a wider row-sum
-        # tolerance, as in fit and the calibrators), then widened
-        Z, flagged = scores_as_logits(table.scores, args.input_type, table.path)
-        Z = np.asarray(Z, dtype=np.float64)
+        # tolerance, as in fit and the calibrators)
+        _, flagged = scores_as_logits(table.scores, kind, table.path)
         if flagged:  # a report of probabilities read as logits would be nonsense
             raise _UserError(
                 f"{table.path}: the scores look like probabilities ({_PROBA_RULE}); "
                 "a report needs to know how to read them: pass --input-type "
                 "probabilities, or --input-type logits if they are logits")
-        if args.input_type == "probabilities":
-            # the probabilities as given (rows renormalised), as with --model: the
-            # logits read from them are floored at the dtype's tiny, which would
-            # turn a true class's probability 0 into a finite NLL
-            P0 = np.asarray(_two_columns(table, "probabilities"), dtype=np.float64)
-            rows = [("uncalibrated", P0 / P0.sum(axis=1, keepdims=True))]
-        else:
-            rows = [("uncalibrated", softmax(Z, axis=1))]
+        Z2, rows = np.asarray(_two_columns(table, kind), dtype=np.float64), []
+    # probabilities as given, rows renormalised: the logits read from them are
+    # floored at the dtype's tiny, which would turn a true class's probability 0
+    # into a finite NLL
+    rows.insert(0, ("uncalibrated", Z2 / Z2.sum(axis=1, keepdims=True)
+                    if kind == "probabilities" else softmax(Z2, axis=1)))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
