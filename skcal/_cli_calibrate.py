@@ -36,13 +36,8 @@ __all__ = ["add_subcommands", "run"]
 # ------------------------------------------------------------------ parsing
 def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
     """An argparse type: a ``kind`` number, to be in ``lo .. hi`` (None: no bound)
-    and not in ``skip``; NaN is in no range.
-
-    As for ``--n-bins``, argparse only parses the number (text that is no
-    ``kind`` is its error, after its usage line); the range is checked once
-    the command line is parsed, by :func:`check_num_args`, as the one-line
-    error ``"--option must be {allowed}, got {value}"``. ``allowed`` names
-    the accepted values in both.
+    and not in ``skip`` (NaN is in no range), a check that :func:`check_num_args`
+    runs; ``allowed`` names the accepted values in both messages.
     """
     def parse(text):
         try:
@@ -64,9 +59,11 @@ def num_arg(lo, hi=None, *, allowed, skip=(), kind=int):
 def check_num_args(parser, args):
     """The range of every :func:`num_arg` option given to ``args.command``.
 
-    The first value out of its range is a one-line ``_UserError`` naming the
-    option, as ``--n-bins`` is refused (:func:`_check_n_bins_arg`), before
-    any work. ``parser`` is the ``skcal`` parser, with the subcommands.
+    argparse only parses the numbers (text that is no number is its error,
+    after its usage line); the first value out of its range is, once the
+    command line is parsed and before any work, the one-line ``_UserError``
+    ``"--option must be {allowed}, got {value}"``, as ``--n-bins`` is refused
+    (:func:`_check_n_bins_arg`). ``parser`` is the ``skcal`` parser.
     """
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for action in sub.choices[args.command]._actions:
