@@ -887,20 +887,6 @@ def encode_labels(table):
     return np.searchsorted(present, y).astype(np.int64), present
 
 
-def _npz_classes(classes):
-    """``classes`` as an array ``np.savez`` stores without pickling: in their
-    own dtype (numbers stay numbers, text stays text). An object array is
-    stored as NumPy converts its values (Python ints as int64, text as str,
-    numbers mixed with text as text), anything else NumPy keeps as objects as
-    text."""
-    classes = np.asarray(classes)
-    if classes.dtype == object:
-        classes = np.asarray(classes.tolist())
-        if classes.dtype == object:
-            classes = classes.astype(str)
-    return classes
-
-
 def write_table(path, columns, data, *, npz_key="proba", extra=None):
     """Write a float matrix with named columns to ``.npz``, ``.csv`` or ``.parquet``.
 
@@ -927,10 +913,15 @@ def write_table(path, columns, data, *, npz_key="proba", extra=None):
     suffix = path.suffix.lower()
     extra = extra or {}
     if suffix == ".npz":
+        classes = np.asarray(columns)
+        if classes.dtype == object:  # no pickle: as NumPy converts them, else text
+            classes = np.asarray(classes.tolist())
+            if classes.dtype == object:
+                classes = classes.astype(str)
         # through a file object: np.savez appends ".npz" to a name whose suffix
         # is ".NPZ" (its test is case-sensitive)
         with open(path, "wb") as fh:
-            np.savez(fh, **{npz_key: data, "classes": _npz_classes(columns)}, **extra)
+            np.savez(fh, **{npz_key: data, "classes": classes}, **extra)
         return
     if suffix not in (".csv", ".parquet"):
         raise ValueError(
