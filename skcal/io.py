@@ -29,6 +29,7 @@ Without these helpers, the same call with ``skops.io`` itself is::
 
 import importlib
 import inspect
+from pathlib import Path
 
 __all__ = ["dump", "load", "trusted_types"]
 
@@ -142,10 +143,6 @@ def load(file, *, trusted=None):
         If the file holds a type that is none of the above.
     """
     sio = _skops()
-    data = file.read() if hasattr(file, "read") else None
-    source = {"file": file} if data is None else {"data": data}
-    allowed = trusted_types() + _sklearn_classes(sio.get_untrusted_types(**source))
-    allowed += list(trusted or [])
-    if data is not None:
-        return sio.loads(data, trusted=allowed)
-    return sio.load(file, trusted=allowed)
+    data = file.read() if hasattr(file, "read") else Path(file).read_bytes()
+    allowed = trusted_types() + _sklearn_classes(sio.get_untrusted_types(data=data))
+    return sio.loads(data, trusted=allowed + list(trusted or []))
