@@ -429,16 +429,13 @@ def add_intervals(rows, y_test, *, n_resamples=1000, random_state=0,
         if not ok:
             continue
         stats = [interval_statistic(y_test, r["proba"], metric) for r in ok]
-        for r, st in zip(ok, stats):
-            r[f"{metric}_low"], r[f"{metric}_high"], r[f"{metric}_beyond"] = boot(st)
         sign = -1.0 if metric == "accuracy" else 1.0
         best = int(np.argmin([sign * r[metric] for r in ok]))
-        for i, (r, st) in enumerate(zip(ok, stats)):
-            if i == best:
-                r[f"{metric}_best"] = True
-                continue
-            low, high, _ = boot(_Difference(st, stats[best]))
-            r[f"{metric}_best"] = bool(low <= 0.0 <= high)
+        for i, (r, st) in enumerate(zip(ok, stats)):  # boot: the same rows each call
+            r[f"{metric}_low"], r[f"{metric}_high"], r[f"{metric}_beyond"] = boot(st)
+            if i != best:
+                low, high, _ = boot(_Difference(st, stats[best]))
+            r[f"{metric}_best"] = i == best or bool(low <= 0.0 <= high)
     return rows
 
 
