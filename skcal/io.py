@@ -53,12 +53,9 @@ def trusted_types():
 
     from .utils.discovery import all_calibrators
 
+    public = [getattr(skcal, n) for n in skcal.__all__]
     classes = [cls for _, cls in all_calibrators()] + [
-        getattr(skcal, n)
-        for n in skcal.__all__
-        if isinstance(getattr(skcal, n), type)
-        and issubclass(getattr(skcal, n), BaseEstimator)
-    ]
+        c for c in public if isinstance(c, type) and issubclass(c, BaseEstimator)]
     from ._backend._matrix import Features  # a NamedTuple of plain values
     from .meta._calibrated import _CalibratedPair
 
