@@ -221,7 +221,7 @@ def normalize_probabilities(P, *, atol=1e-2):
         raise ValueError(
             f"P must have at least 2 columns (one probability per class), got {A.shape[1]}."
         )
-    _check_unit_interval("P", float(A.min()), float(A.max()))
+    _check_range("P", float(A.min()), float(A.max()), A.dtype, "probabilities")
     sums = A.sum(axis=1)
     dev = np.abs(sums - 1.0)
     if (dev > atol).any():
@@ -259,7 +259,26 @@ def max_abs_logit(dtype):
     return MAX_ABS_LOGIT if "float64" in str(dtype) else MAX_ABS_LOGIT_LOW_PRECISION
 
 
-def _check_magnitude(name, lo, hi, dtype, check_underflow=False):
+def _check_range(name, lo, hi, dtype, input_type="logits", check_underflow=False):
+    """Refuse values ``lo..hi`` of ``name`` that are not finite; logits too large
+    (or, ``check_underflow``, too small); probabilities outside [0, 1]."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        what = "NaN" if math.isnan(lo) or math.isnan(hi) else "infinity"
+        raise ValueError(
+            f"Input {name} contains {what}. skcal calibrators need finite "
+            f"{'logits' if name == 'X' else 'values'}; remove or impute these rows "
+            "first."
+        )
+    if input_type != "logits":
+        if lo < 0 or hi > 1:
+            values = f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})"
+            raise _BadProbabilitiesError(
+                f"Input {name} holds probabilities (input_type='probabilities') but "
+                f"has {values}.",
+                f"the scores are read as probabilities (--input-type probabilities) "
+                f"but have {values}; pass --input-type logits if they are logits",
+            )
+        return
     bound = max_abs_logit(dtype)
     largest = max(-lo, hi)
     if largest > bound:
@@ -303,25 +322,6 @@ class _BadProbabilitiesError(ValueError):
     def with_prefix(self, prefix):
         """The same error with ``prefix`` (e.g. a file's name) before both messages."""
         return type(self)(prefix + self.args[0], prefix + self.args[1])
-
-
-def _check_unit_interval(name, lo, hi):
-    if lo < 0 or hi > 1:
-        values = f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})"
-        raise _BadProbabilitiesError(
-            f"Input {name} holds probabilities (input_type='probabilities') but has "
-            f"{values}.",
-            f"the scores are read as probabilities (--input-type probabilities) but "
-            f"have {values}; pass --input-type logits if they are logits",
-        )
-
-
-def _fail_nonfinite(name, has_nan):
-    what = "NaN" if has_nan else "infinity"
-    raise ValueError(
-        f"Input {name} contains {what}. skcal calibrators need finite "
-        f"{'logits' if name == 'X' else 'values'}; remove or impute these rows first."
-    )
 
 
 def check_scores(
@@ -422,10 +422,8 @@ def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False
         deferred.append(_DeferredRangeCheck(X, name))
         return X, n_input_columns
     lo, hi = xp.min_max(X)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
+    _check_range(name, lo, hi, X.dtype, input_type, check_underflow)
     if input_type == "logits":
-        _check_magnitude(name, lo, hi, X.dtype, check_underflow)
         if warn_probabilities is True:
             _warn_if_probabilities(X, lo, hi)
         elif warn_probabilities:
@@ -433,7 +431,6 @@ def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False
         if n_input_columns == 1:
             return xp.binary_logits(X.reshape(-1)), 1
         return X, n_input_columns
-    _check_unit_interval(name, lo, hi)
     if n_input_columns > 1:  # every row sum (in float64) 1 within the dtype's tolerance
         sums, tol = host_array(xp.row_sums64(X)), probability_row_tolerance(X.dtype)
         dev = np.abs(sums - 1.0)
@@ -485,9 +482,7 @@ class _DeferredRangeCheck:
             lo, hi = self.lo, self.hi
         else:
             lo, hi = self.min_max(self.X)
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            _fail_nonfinite(self.name, math.isnan(lo) or math.isnan(hi))
-        _check_magnitude(self.name, lo, hi, self.X.dtype)
+        _check_range(self.name, lo, hi, self.X.dtype)
 
 
 @contextlib.contextmanager
