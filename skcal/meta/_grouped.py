@@ -21,17 +21,6 @@ from ..utils._params import store_params
 __all__ = ["GroupedCalibrator"]
 
 
-def _check_id_kind(groups, fitted):
-    """A group id of another kind than the fitted ones ('1' vs 1) is a mistake, not a new group."""
-    got, want = id_kind(groups), id_kind(fitted)
-    if got is not None and want is not None and got != want:
-        raise ValueError(
-            f"groups holds {got} ids but the calibrator was fitted with {want} ids "
-            f"(e.g. {np.asarray(fitted)[:3].tolist()}); ids of another type never match "
-            "a fitted group. Convert them to the type used in fit."
-        )
-
-
 class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """One calibrator per group id, with a global calibrator for small or new groups.
 
@@ -185,7 +174,15 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _predict(self, X, groups, method):
         check_is_fitted(self)
         groups = self._check_groups(groups, X)
-        _check_id_kind(groups, self.groups_)
+        # a group id of another kind than the fitted ones ('1' vs 1) is a
+        # mistake, not a new group
+        got, want = id_kind(groups), id_kind(self.groups_)
+        if got is not None and want is not None and got != want:
+            raise ValueError(
+                f"groups holds {got} ids but the calibrator was fitted with {want} "
+                f"ids (e.g. {np.asarray(self.groups_)[:3].tolist()}); ids of another "
+                "type never match a fitted group. Convert them to the type used in fit."
+            )
         return map_rows(
             lambda Xb, gb: self._predict_numpy(Xb, gb, method), X, groups,
             len(self.classes_),

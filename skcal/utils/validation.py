@@ -306,11 +306,9 @@ class _BadProbabilitiesError(ValueError):
     and ``cli_message``, the same in the CLI's words (``--input-type``, as
     :func:`probabilities_as_logits_message` words its warning for the CLI).
 
-    Both are in ``args``, so that the error pickles (a dask worker's).
+    Raised as ``_BadProbabilitiesError(message, cli_message)``: both are in
+    ``args``, so that the error pickles (a dask worker's).
     """
-
-    def __init__(self, message, cli_message):
-        super().__init__(message, cli_message)
 
     def __str__(self):
         return self.args[0]
