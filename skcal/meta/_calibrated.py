@@ -42,6 +42,7 @@ from sklearn.utils.validation import (
 )
 
 from .._backend import _numpy
+from .._backend._ovr import log_or_neg_inf
 from ._logits import (
     _classifier_scores,
     _log_proba,
@@ -551,8 +552,7 @@ class CalibratedClassifier(
         -------
         log_proba : ndarray of shape (n_samples, n_classes), float64
         """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        return log_or_neg_inf(self.predict_proba(X))
 
     def predict(self, X):
         """Most probable class after calibration.

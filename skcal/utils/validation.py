@@ -287,10 +287,8 @@ def _check_range(name, lo, hi, dtype, input_type="logits", check_underflow=False
             f"|logit| <= {bound:.3g} for {dtype} input (beyond it the calibration "
             "objectives overflow). Rescale the scores."
         )
-    # the reciprocal bound for a whole-vector fit: below it the curvature of its
-    # objective (sums of squared logit differences) underflows (the fits failed
-    # from ~1e-160 in float64, ~1e-25 in float32) and the softmax is uniform to
-    # the dtype's precision; all-zero logits (tied rows) are accepted
+    # (whole-vector fits failed from ~1e-160 in float64, ~1e-25 in float32);
+    # all-zero logits (tied rows) are accepted
     if check_underflow and 0 < largest < 1.0 / bound:
         raise ValueError(
             f"Input {name} has logits of magnitude at most {largest:.3g}; skcal fits "
