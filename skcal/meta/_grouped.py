@@ -98,13 +98,6 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         return TemperatureScaler() if self.estimator is None else self.estimator
 
-    def _clone(self):
-        est = clone(self._base())
-        if "classes" in est.get_params():
-            # the labels of the input columns, in their order (classes_ is sorted)
-            est.set_params(classes=self._input_classes_)
-        return est
-
     def _check_groups(self, groups, X):
         if groups is None:
             raise ValueError(f"{self.__class__.__name__} needs groups= (one id per row).")
@@ -136,7 +129,11 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         groups = self._check_groups(groups, X)
         self.global_calibrator_ = clone(self._base()).fit(X, y, sample_weight)
         self.classes_ = self.global_calibrator_.classes_
-        self._input_classes_ = self.global_calibrator_._classes_in_input_order()
+        template = clone(self._base())
+        if "classes" in template.get_params():
+            # the labels of the input columns, in their order (classes_ is sorted)
+            template.set_params(
+                classes=self.global_calibrator_._classes_in_input_order())
         ids, counts, per_block = group_sizes(groups)
         self.groups_ = ids
         big = counts >= self.min_group_size
@@ -147,7 +144,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 groups, ids[pos], (X, y, sample_weight),
                 None if per_block is None else per_block[pos],
             )
-            self.calibrators_[keys[pos]] = self._clone().fit(Xg, yg, swg)
+            self.calibrators_[keys[pos]] = clone(template).fit(Xg, yg, swg)
         return self
 
     def _predict_numpy(self, X, groups, method):
