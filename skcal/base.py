@@ -239,10 +239,7 @@ class BaseCalibrator(
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        # a subclass inheriting the shared __init__ of a base (TemperatureScaler
-        # that of _TemperatureParameters) names itself in the TypeError of an
-        # unexpected keyword, not the base
-        rename_inherited_init(cls)
+        rename_inherited_init(cls)  # its own name in an unexpected keyword's TypeError
 
     def __init__(self, *, input_type=DEFAULT_INPUT_TYPE, classes=None, backend="auto"):
         store_params(self, locals())

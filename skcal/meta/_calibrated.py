@@ -42,6 +42,7 @@ from sklearn.utils.validation import (
 )
 
 from .._backend import _numpy
+from .._backend._ovr import log_or_neg_inf
 from ._logits import (
     _classifier_scores,
     _log_proba,
@@ -78,17 +79,13 @@ class _CalibratedPair:
         self.columns = columns
         self.n_classes = n_classes
 
-    def calibrator_input(self, X):
+    def predict_proba(self, X):
+        """Calibrated probabilities of shape (n_samples, n_classes), float64."""
         scores = _classifier_scores(
             self.estimator, X, self.response_method, len(self.estimator.classes_)
         )
-        return _log_proba(scores) if self.log_input else scores
-
-    def predict_proba(self, X):
-        """Calibrated probabilities of shape (n_samples, n_classes), float64."""
-        P = np.asarray(
-            self.calibrator.predict_proba(self.calibrator_input(X)), dtype=np.float64
-        )
+        scores = _log_proba(scores) if self.log_input else scores
+        P = np.asarray(self.calibrator.predict_proba(scores), dtype=np.float64)
         if self.columns is None:
             return P
         # classes absent from this pair's training fold get probability 0
@@ -270,37 +267,50 @@ class CalibratedClassifier(
     def _get_calibrator(self):
         return TemperatureScaler() if self.calibrator is None else self.calibrator
 
-    def _new_calibrator(self, classes):
-        """Clone the calibrator and set it up for ``response_method_`` and ``classes``.
+    def _fit_calibrated_pair(self, estimator, scores, y, sample_weight, partial=False):
+        """``estimator`` with a clone of the calibrator fitted on its ``scores``.
 
-        Returns ``(calibrator, log_input)``; ``log_input`` is True when the
-        calibrator has no ``input_type`` and must be given log-probabilities.
+        The clone's ``input_type`` follows ``response_method_`` (one without
+        ``input_type`` is given log-probabilities) and its ``classes`` are
+        ``classes_``. A fold classifier lacking some classes (``partial``,
+        ensemble=True) is handled as in scikit-learn's
+        ``CalibratedClassifierCV``: the calibrator is told the fold
+        classifier's classes only, the test rows of other classes are left
+        out, and the pair gives the missing classes probability 0; None when
+        no row remains (the fold is left out).
         """
+        classes, columns = self.classes_, None
+        if not self._same_classes(estimator):
+            if not partial:
+                raise ValueError(
+                    f"The classifier {estimator.__class__.__name__} has classes_ "
+                    f"{np.asarray(estimator.classes_)[:10].tolist()!r} but y has "
+                    f"classes {np.asarray(self.classes_)[:10].tolist()!r}. Every class "
+                    "must be in every training fold (use a stratified cv) and, for a "
+                    "FrozenEstimator, the calibration labels must be classes of the "
+                    "fitted classifier."
+                )
+            classes = np.asarray(estimator.classes_)
+            keep = np.isin(y, classes)
+            columns = self._fold_columns(
+                classes, f": its classifier gives them probability 0, and its "
+                f"{int((~keep).sum())} calibration rows of those classes are left out "
+                "of its calibrator.")
+            y = np.asarray(y)[keep]
+            if not keep.any() or (
+                "classes" not in self._get_calibrator().get_params(deep=False)
+                and len(np.unique(y)) < 2
+            ):
+                return None  # nothing left to calibrate this fold's classifier on
+            scores = np.asarray(scores)[keep]
+            sample_weight = None if sample_weight is None else sample_weight[keep]
         calibrator = clone(self._get_calibrator())
         params = calibrator.get_params(deep=False)
         proba = self.response_method_ == "predict_proba"
         updates = {"input_type": "probabilities" if proba else "logits",
                    "classes": classes}
         calibrator.set_params(**{k: v for k, v in updates.items() if k in params})
-        return calibrator, proba and "input_type" not in params
-
-    def _fit_calibrated_pair(self, estimator, scores, y, sample_weight, partial=False):
-        if partial and not self._same_classes(estimator):
-            return self._fit_partial_pair(estimator, scores, y, sample_weight)
-        if not self._same_classes(estimator):
-            raise ValueError(
-                f"The classifier {estimator.__class__.__name__} has classes_ "
-                f"{np.asarray(estimator.classes_)[:10].tolist()!r} but y has classes "
-                f"{np.asarray(self.classes_)[:10].tolist()!r}. "
-                "Every class must be in every training fold (use a stratified cv) and, "
-                "for a FrozenEstimator, the calibration labels must be classes of the "
-                "fitted classifier."
-            )
-        return self._pair(estimator, self.classes_, scores, y, sample_weight)
-
-    def _pair(self, estimator, classes, scores, y, sample_weight, columns=None):
-        """``estimator`` with a calibrator of ``classes`` fitted on its ``scores``."""
-        calibrator, log_input = self._new_calibrator(classes)
+        log_input = proba and "input_type" not in params
         calibrator.fit(
             _log_proba(scores) if log_input else scores, y, sample_weight=sample_weight
         )
@@ -311,31 +321,6 @@ class CalibratedClassifier(
 
     def _same_classes(self, estimator):
         return bool(np.array_equal(estimator.classes_, self.classes_))
-
-    def _fit_partial_pair(self, estimator, scores, y, sample_weight):
-        """A pair for a fold whose classifier lacks some classes (ensemble=True).
-
-        As scikit-learn's ``CalibratedClassifierCV``: the calibrator knows (is
-        told) the fold classifier's classes only, the test rows of other
-        classes are left out, and this pair gives the missing classes
-        probability 0. None when no row remains (the fold is left out).
-        """
-        est_classes = np.asarray(estimator.classes_)
-        keep = np.isin(y, est_classes)
-        columns = self._fold_columns(
-            est_classes, f": its classifier gives them probability 0, and its "
-            f"{int((~keep).sum())} calibration rows of those classes are left out of "
-            "its calibrator.")
-        if not keep.any() or (
-            "classes" not in self._get_calibrator().get_params(deep=False)
-            and len(np.unique(np.asarray(y)[keep])) < 2
-        ):
-            # nothing left to calibrate this fold's classifier on: leave it out
-            return None
-        return self._pair(
-            estimator, est_classes, np.asarray(scores)[keep], np.asarray(y)[keep],
-            None if sample_weight is None else sample_weight[keep], columns,
-        )
 
     def _fold_columns(self, est_classes, effect):
         """Columns of ``est_classes`` in ``classes_``; warns of those a fold lacks."""
@@ -494,21 +479,19 @@ class CalibratedClassifier(
                 )
             return pairs
         test_idx = np.concatenate([test for _, test in splits])
-        n_samples = len(y)
-        if not np.array_equal(np.sort(test_idx), np.arange(n_samples)):
+        if not np.array_equal(np.sort(test_idx), np.arange(len(y))):
             raise ValueError(
                 "ensemble=False needs out-of-fold scores for every sample: the test "
                 "parts of cv must partition the samples (each sample in exactly one "
                 "test fold)."
             )
-        folds = [(est, self._full_scores(est, scores)) for est, scores in folds]
-        first = folds[0][1]
-        oof = np.empty((n_samples,) + first.shape[1:], dtype=first.dtype)
-        for (_, scores), (_, test) in zip(folds, splits):
-            oof[test] = scores
+        scores = [self._full_scores(est, s) for est, s in folds]
+        # row i of the stacked test folds is sample test_idx[i]
+        oof = np.concatenate(scores).astype(scores[0].dtype, copy=False)
         final = clone(estimator)
-        final.fit(X, y, **est_params)
-        return [self._fit_calibrated_pair(final, oof, y, sample_weight)]
+        final.fit(X, y, **est_params)  # (a fit need not return self)
+        return [self._fit_calibrated_pair(
+            final, oof[np.argsort(test_idx)], y, sample_weight)]
 
     def _full_scores(self, estimator, scores):
         """Out-of-fold scores with one column per class of ``classes_``.
@@ -569,8 +552,7 @@ class CalibratedClassifier(
         -------
         log_proba : ndarray of shape (n_samples, n_classes), float64
         """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        return log_or_neg_inf(self.predict_proba(X))
 
     def predict(self, X):
         """Most probable class after calibration.

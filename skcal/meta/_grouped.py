@@ -21,17 +21,6 @@ from ..utils._params import store_params
 __all__ = ["GroupedCalibrator"]
 
 
-def _check_id_kind(groups, fitted):
-    """A group id of another kind than the fitted ones ('1' vs 1) is a mistake, not a new group."""
-    got, want = id_kind(groups), id_kind(fitted)
-    if got is not None and want is not None and got != want:
-        raise ValueError(
-            f"groups holds {got} ids but the calibrator was fitted with {want} ids "
-            f"(e.g. {np.asarray(fitted)[:3].tolist()}); ids of another type never match "
-            "a fitted group. Convert them to the type used in fit."
-        )
-
-
 class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """One calibrator per group id, with a global calibrator for small or new groups.
 
@@ -109,13 +98,6 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         return TemperatureScaler() if self.estimator is None else self.estimator
 
-    def _clone(self):
-        est = clone(self._base())
-        if "classes" in est.get_params():
-            # the labels of the input columns, in their order (classes_ is sorted)
-            est.set_params(classes=self._input_classes_)
-        return est
-
     def _check_groups(self, groups, X):
         if groups is None:
             raise ValueError(f"{self.__class__.__name__} needs groups= (one id per row).")
@@ -147,7 +129,11 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         groups = self._check_groups(groups, X)
         self.global_calibrator_ = clone(self._base()).fit(X, y, sample_weight)
         self.classes_ = self.global_calibrator_.classes_
-        self._input_classes_ = self.global_calibrator_._classes_in_input_order()
+        template = clone(self._base())
+        if "classes" in template.get_params():
+            # the labels of the input columns, in their order (classes_ is sorted)
+            template.set_params(
+                classes=self.global_calibrator_._classes_in_input_order())
         ids, counts, per_block = group_sizes(groups)
         self.groups_ = ids
         big = counts >= self.min_group_size
@@ -158,7 +144,7 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 groups, ids[pos], (X, y, sample_weight),
                 None if per_block is None else per_block[pos],
             )
-            self.calibrators_[keys[pos]] = self._clone().fit(Xg, yg, swg)
+            self.calibrators_[keys[pos]] = clone(template).fit(Xg, yg, swg)
         return self
 
     def _predict_numpy(self, X, groups, method):
@@ -185,7 +171,15 @@ class GroupedCalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _predict(self, X, groups, method):
         check_is_fitted(self)
         groups = self._check_groups(groups, X)
-        _check_id_kind(groups, self.groups_)
+        # a group id of another kind than the fitted ones ('1' vs 1) is a
+        # mistake, not a new group
+        got, want = id_kind(groups), id_kind(self.groups_)
+        if got is not None and want is not None and got != want:
+            raise ValueError(
+                f"groups holds {got} ids but the calibrator was fitted with {want} "
+                f"ids (e.g. {np.asarray(self.groups_)[:3].tolist()}); ids of another "
+                "type never match a fitted group. Convert them to the type used in fit."
+            )
         return map_rows(
             lambda Xb, gb: self._predict_numpy(Xb, gb, method), X, groups,
             len(self.classes_),

@@ -361,8 +361,7 @@ class ClassifierLogits(
             ``"classifierlogits_<class>"`` for each output column.
         """
         check_is_fitted(self)
-        n_out = self._n_output_columns()
-        classes = self.classes_[1:] if n_out == 1 else self.classes_
+        classes = self.classes_[1:] if self._n_output_columns() == 1 else self.classes_
         return np.asarray([f"{CLASSIFIER_LOGITS_PREFIX}{c}" for c in classes], dtype=object)
 
     def _n_output_columns(self):

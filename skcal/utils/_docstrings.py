@@ -10,11 +10,9 @@ three as ``%(calibrator_params)s``) and is decorated with
 import re
 import textwrap
 
-__all__ = [
-    "SHARED_DOCS", "SHARED_GROUPS", "SHARED_NOTES", "SHARED_METHOD_DOCS", "substitute_docstring",
-]
+__all__ = ["SHARED_DOCS", "SHARED_TEXT", "substitute_docstring"]
 
-#: The text of each shared entry, without indentation.
+#: The shared parameter entries, without indentation.
 SHARED_DOCS = {
     "input_type": """\
 input_type : {"logits", "probabilities"}, default="logits"
@@ -29,17 +27,15 @@ classes : array-like of shape (n_classes,), default=None
 backend : {"auto", "numpy", "torch"}, default="auto"
     Array library used for the computation; ``"auto"`` follows the input.""",
 }
-#: Runs of :data:`SHARED_DOCS` entries substituted together (same substitution):
-#: ``calibrator_params``, the three above, the first entries of most calibrators.
-SHARED_GROUPS = {
+#: Other shared text (same substitution): runs of parameters, paragraphs of Notes
+#: and pieces of the methods' docstrings (:class:`skcal.base.BaseCalibrator`'s and
+#: the meta-estimators').
+SHARED_TEXT = {
+    # the three above, the first entries of most calibrators
     "calibrator_params": "\n".join(
         SHARED_DOCS[name] for name in ("input_type", "classes", "backend")
     ),
-}
-
-#: Paragraphs of Notes shared by several calibrators (same substitution).
-SHARED_NOTES = {
-    # the calibrators with a prior counted in rows (skcal.utils._weights.weight_unit)
+    # Notes of the calibrators with a prior counted in rows (_weights.weight_unit)
     "weight_unit": """\
 **Sample weights**: the prior counts rows (:ref:`sample-weights`). Its
 weighted counts are divided by the weight of one row: 1 without weights;
@@ -50,11 +46,6 @@ the mean positive weight. So integer weights fit exactly like repeated rows,
 small integer weights fit alike at any scale (normalised to sum to 1, say),
 other weights count one row per row, and unweighted data count their rows,
 ties included (:func:`skcal.utils._weights.weight_unit`).""",
-}
-
-#: Pieces of the methods' docstrings shared by :class:`skcal.base.BaseCalibrator`
-#: and the meta-estimators (same substitution).
-SHARED_METHOD_DOCS = {
     # the Parameters section of predict_proba / predict_log_proba / predict / transform
     "predict_params": """\
 Parameters
@@ -83,10 +74,11 @@ _FIELD = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILI
 
 
 def substitute_docstring(obj=None, *, entries=None):
-    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by :data:`SHARED_DOCS` (:data:`SHARED_GROUPS`, :data:`SHARED_NOTES`, :data:`SHARED_METHOD_DOCS`) entries.
+    """Replace the lines ``%(name)s`` of ``obj.__doc__`` by shared entries.
 
-    Each placeholder must stand alone on its line; the entry is indented like
-    the placeholder. Unknown names raise ``KeyError`` at import time, so a typo
+    The entries are those of :data:`SHARED_DOCS` and :data:`SHARED_TEXT`. Each
+    placeholder must stand alone on its line; the entry is indented like the
+    placeholder. Unknown names raise ``KeyError`` at import time, so a typo
     cannot reach the documentation.
 
     Parameters
@@ -105,9 +97,7 @@ def substitute_docstring(obj=None, *, entries=None):
         The same object, so this works as a decorator; without ``obj``, the
         decorator.
     """
-    table = {
-        **SHARED_DOCS, **SHARED_GROUPS, **SHARED_NOTES, **SHARED_METHOD_DOCS, **(entries or {})
-    }
+    table = {**SHARED_DOCS, **SHARED_TEXT, **(entries or {})}
     if obj is None:
         return lambda o: substitute_docstring(o, entries=entries)
     if obj.__doc__:

@@ -23,10 +23,8 @@ class VersionedPickleMixin:
     """
 
     def __getstate__(self):
-        state = super().__getstate__()
-        if not isinstance(state, dict):  # pragma: no cover
-            return state
-        return {**state, VERSION_KEY: _current_version()}
+        # (BaseEstimator.__getstate__ always returns a dict)
+        return {**super().__getstate__(), VERSION_KEY: _current_version()}
 
     def __setstate__(self, state):
         if isinstance(state, dict):

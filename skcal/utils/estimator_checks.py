@@ -20,7 +20,6 @@ Every check takes ``(name, estimator)`` like scikit-learn's checks and raises
 """
 
 import pickle
-import tempfile
 import warnings
 from functools import partial
 
@@ -218,17 +217,13 @@ def check_readonly_memmap(name, estimator):
     X, y = make_logits()
     sw = np.linspace(0.5, 2.0, len(y))
     ref = _fit(estimator, X, y, sample_weight=sw).predict_proba(X)
-    with tempfile.TemporaryDirectory() as tmp:
-        maps = []
-        for i, a in enumerate((X, y, sw)):
-            path = f"{tmp}/{i}.npy"
-            np.save(path, a)
-            maps.append(np.load(path, mmap_mode="r"))
-        Xm, ym, swm = maps
-        assert not Xm.flags.writeable
-        est = _fit(estimator, Xm, ym, sample_weight=swm)
-        np.testing.assert_allclose(est.predict_proba(Xm), ref, rtol=1e-10, atol=1e-12)
-        del Xm, ym, swm, maps
+    # as scikit-learn's check_readonly_memmap_input (the files are removed at exit)
+    from sklearn.utils._testing import create_memmap_backed_data
+
+    Xm, ym, swm = create_memmap_backed_data([X, y, sw])
+    assert not (Xm.flags.writeable or ym.flags.writeable or swm.flags.writeable)
+    est = _fit(estimator, Xm, ym, sample_weight=swm)
+    np.testing.assert_allclose(est.predict_proba(Xm), ref, rtol=1e-10, atol=1e-12)
 
 
 def check_params_not_overwritten(name, estimator):

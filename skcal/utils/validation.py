@@ -221,7 +221,7 @@ def normalize_probabilities(P, *, atol=1e-2):
         raise ValueError(
             f"P must have at least 2 columns (one probability per class), got {A.shape[1]}."
         )
-    _check_unit_interval("P", float(A.min()), float(A.max()))
+    _check_range("P", float(A.min()), float(A.max()), A.dtype, "probabilities")
     sums = A.sum(axis=1)
     dev = np.abs(sums - 1.0)
     if (dev > atol).any():
@@ -259,7 +259,26 @@ def max_abs_logit(dtype):
     return MAX_ABS_LOGIT if "float64" in str(dtype) else MAX_ABS_LOGIT_LOW_PRECISION
 
 
-def _check_magnitude(name, lo, hi, dtype, check_underflow=False):
+def _check_range(name, lo, hi, dtype, input_type="logits", check_underflow=False):
+    """Refuse values ``lo..hi`` of ``name`` that are not finite; logits too large
+    (or, ``check_underflow``, too small); probabilities outside [0, 1]."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        what = "NaN" if math.isnan(lo) or math.isnan(hi) else "infinity"
+        raise ValueError(
+            f"Input {name} contains {what}. skcal calibrators need finite "
+            f"{'logits' if name == 'X' else 'values'}; remove or impute these rows "
+            "first."
+        )
+    if input_type != "logits":
+        if lo < 0 or hi > 1:
+            values = f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})"
+            raise _BadProbabilitiesError(
+                f"Input {name} holds probabilities (input_type='probabilities') but "
+                f"has {values}.",
+                f"the scores are read as probabilities (--input-type probabilities) "
+                f"but have {values}; pass --input-type logits if they are logits",
+            )
+        return
     bound = max_abs_logit(dtype)
     largest = max(-lo, hi)
     if largest > bound:
@@ -268,10 +287,8 @@ def _check_magnitude(name, lo, hi, dtype, check_underflow=False):
             f"|logit| <= {bound:.3g} for {dtype} input (beyond it the calibration "
             "objectives overflow). Rescale the scores."
         )
-    # the reciprocal bound for a whole-vector fit: below it the curvature of its
-    # objective (sums of squared logit differences) underflows (the fits failed
-    # from ~1e-160 in float64, ~1e-25 in float32) and the softmax is uniform to
-    # the dtype's precision; all-zero logits (tied rows) are accepted
+    # (whole-vector fits failed from ~1e-160 in float64, ~1e-25 in float32);
+    # all-zero logits (tied rows) are accepted
     if check_underflow and 0 < largest < 1.0 / bound:
         raise ValueError(
             f"Input {name} has logits of magnitude at most {largest:.3g}; skcal fits "
@@ -287,11 +304,9 @@ class _BadProbabilitiesError(ValueError):
     and ``cli_message``, the same in the CLI's words (``--input-type``, as
     :func:`probabilities_as_logits_message` words its warning for the CLI).
 
-    Both are in ``args``, so that the error pickles (a dask worker's).
+    Raised as ``_BadProbabilitiesError(message, cli_message)``: both are in
+    ``args``, so that the error pickles (a dask worker's).
     """
-
-    def __init__(self, message, cli_message):
-        super().__init__(message, cli_message)
 
     def __str__(self):
         return self.args[0]
@@ -303,25 +318,6 @@ class _BadProbabilitiesError(ValueError):
     def with_prefix(self, prefix):
         """The same error with ``prefix`` (e.g. a file's name) before both messages."""
         return type(self)(prefix + self.args[0], prefix + self.args[1])
-
-
-def _check_unit_interval(name, lo, hi):
-    if lo < 0 or hi > 1:
-        values = f"values outside [0, 1] (min {lo:.6g}, max {hi:.6g})"
-        raise _BadProbabilitiesError(
-            f"Input {name} holds probabilities (input_type='probabilities') but has "
-            f"{values}.",
-            f"the scores are read as probabilities (--input-type probabilities) but "
-            f"have {values}; pass --input-type logits if they are logits",
-        )
-
-
-def _fail_nonfinite(name, has_nan):
-    what = "NaN" if has_nan else "infinity"
-    raise ValueError(
-        f"Input {name} contains {what}. skcal calibrators need finite "
-        f"{'logits' if name == 'X' else 'values'}; remove or impute these rows first."
-    )
 
 
 def check_scores(
@@ -422,10 +418,8 @@ def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False
         deferred.append(_DeferredRangeCheck(X, name))
         return X, n_input_columns
     lo, hi = xp.min_max(X)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        _fail_nonfinite(name, math.isnan(lo) or math.isnan(hi))
+    _check_range(name, lo, hi, X.dtype, input_type, check_underflow)
     if input_type == "logits":
-        _check_magnitude(name, lo, hi, X.dtype, check_underflow)
         if warn_probabilities is True:
             _warn_if_probabilities(X, lo, hi)
         elif warn_probabilities:
@@ -433,7 +427,6 @@ def _check_scores(X, input_type, name, warn_probabilities, check_underflow=False
         if n_input_columns == 1:
             return xp.binary_logits(X.reshape(-1)), 1
         return X, n_input_columns
-    _check_unit_interval(name, lo, hi)
     if n_input_columns > 1:  # every row sum (in float64) 1 within the dtype's tolerance
         sums, tol = host_array(xp.row_sums64(X)), probability_row_tolerance(X.dtype)
         dev = np.abs(sums - 1.0)
@@ -485,9 +478,7 @@ class _DeferredRangeCheck:
             lo, hi = self.lo, self.hi
         else:
             lo, hi = self.min_max(self.X)
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            _fail_nonfinite(self.name, math.isnan(lo) or math.isnan(hi))
-        _check_magnitude(self.name, lo, hi, self.X.dtype)
+        _check_range(self.name, lo, hi, self.X.dtype)
 
 
 @contextlib.contextmanager
