@@ -882,11 +882,6 @@ class MetricOps(_shared.SharedOps):
         with np.errstate(divide="ignore"):  # log(0) = -inf is documented
             return np.log(a)
 
-    @staticmethod
-    def log_sigmoid_pair(s):
-        # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
-        return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
-
     pick = staticmethod(AffineOps.take)  # ``a[i, y[i]]`` for every row ``i``
 
     @staticmethod
@@ -895,15 +890,6 @@ class MetricOps(_shared.SharedOps):
         d = a.copy()
         d[np.arange(d.shape[0]), y] -= 1.0
         return d
-
-    @staticmethod
-    def to_numpy(a):
-        return a
-
-    @staticmethod
-    def weighted_mean(values, weight):
-        """``sum w v / sum w`` (the plain mean without weights), a float."""
-        return float(np.average(values, weights=weight))
 
     uniform_bin_ids = staticmethod(uniform_bin_ids)
     quantile_edges = staticmethod(quantile_edges)

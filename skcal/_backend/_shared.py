@@ -227,6 +227,20 @@ class SharedOps:
     def bincount(self, ids, weights, size):
         return self.xp.bincount(ids, weights=weights, minlength=size)
 
+    to_numpy = staticmethod(to_numpy)
+
+    @staticmethod
+    def weighted_mean(values, weight):
+        """``sum w v / sum w`` (the plain mean without weights), a float."""
+        if weight is None:
+            return float(values.mean())
+        return float((values * weight).sum() / weight.sum())
+
+    def log_sigmoid_pair(self, s):
+        """``(log p0, log p1)`` of class-1 log-odds ``s``: ``-log(1 + e^(+-s))``."""
+        zero = self.xp.zeros_like(s)
+        return self.pair(-self.xp.logaddexp(zero, s), -self.xp.logaddexp(zero, -s))
+
 
 # ------------------------------------------------- a calibrator's predictions
 def predict_with(est, method, Z):

@@ -680,11 +680,6 @@ class MetricOps(_shared.SharedOps):
     def log_softmax(x):
         return torch.log_softmax(x, dim=1)
 
-    @staticmethod
-    def log_sigmoid_pair(s):
-        zero = torch.zeros_like(s)
-        return torch.stack([-torch.logaddexp(zero, s), -torch.logaddexp(zero, -s)], dim=1)
-
     pick = staticmethod(AffineOps.take)
 
     @staticmethod
@@ -692,16 +687,6 @@ class MetricOps(_shared.SharedOps):
         d = a.clone()
         d.scatter_add_(1, y.reshape(-1, 1), d.new_full((d.shape[0], 1), -1.0))
         return d
-
-    @staticmethod
-    def to_numpy(a):
-        return a.cpu().numpy()
-
-    @staticmethod
-    def weighted_mean(values, weight):
-        if weight is None:
-            return float(values.mean())
-        return float((values * weight).sum() / weight.sum())
 
     uniform_bin_ids = staticmethod(uniform_bin_ids)
     quantile_edges = staticmethod(quantile_edges)
