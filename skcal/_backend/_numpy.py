@@ -342,10 +342,6 @@ def _empty64(n, like):
     return np.empty(n)
 
 
-def _zeros64(n, like):
-    return np.zeros(n)
-
-
 _this = sys.modules[__name__]
 
 

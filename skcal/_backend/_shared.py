@@ -62,31 +62,13 @@ def wsum(v, w):
 
 
 # ---------------------------------------------------------- temperature scaling
-def temperature_terms(s0, s1, s2, s3, dy, beta, log):
-    """Per-row terms (float64) of the temperature-scaling NLL and its derivatives.
-
-    From the row sums ``s_j`` (``s2``, ``s3`` may be None) and ``dy = z_y - max z``:
-    the NLL, ``f'``, ``f''`` (``Var_p``, clipped at 0) and ``f'''`` terms, by the
-    Notes of ``_numpy.temperature_nll_derivs``, with the library's ``log``.
-    """
-    mu = s1 / s0
-    terms = [log(s0) - beta * dy, mu - dy]
-    if s2 is None:
-        return terms
-    m2 = s2 / s0
-    terms.append((m2 - mu * mu).clip(min=0.0))
-    if s3 is not None:
-        terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
-    return terms
-
-
 def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
                            return_row_stats, second=True):
     """The pass of ``temperature_nll_derivs`` of kernel module ``lib``.
 
     ``lib`` supplies the per-chunk sweeps ``_temperature_chunks(Z)`` (yielding
     ``(slice, state)``), ``_max_and_true`` and ``_temperature_row_sums``, and
-    the float64 allocators ``_empty64(n, like)``, ``_zeros64(n, like)``.
+    the float64 allocator ``_empty64(n, like)``.
     Without ``row_stats`` the row maxima and true-class logits are taken in
     the same pass. Without ``second`` the pass skips ``f''`` (and ``f'''``),
     returned as None.
@@ -99,14 +81,23 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
         m_all, zy_all = row_stats
     sw, total = weights(sample_weight, n)
     beta = float(beta)
-    acc = lib._zeros64(4, Z)
+    acc = lib._empty64(4, Z)
+    acc[:] = 0.0
     for sl, state in lib._temperature_chunks(Z):
         Zc = Z[sl]
         if fused:
             m_all[sl], zy_all[sl] = lib._max_and_true(Zc, y[sl])
         m = m_all[sl]
         s0, s1, s2, s3 = lib._temperature_row_sums(Zc, m, beta, third, state, second)
-        terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log)
+        # per row: the NLL, f', f'' (Var_p, clipped at 0) and f''' terms (the
+        # Notes of _numpy.temperature_nll_derivs), dy = z_y - max z
+        dy, mu = zy_all[sl] - m, s1 / s0
+        terms = [lib.log(s0) - beta * dy, mu - dy]
+        if second:
+            m2 = s2 / s0
+            terms.append((m2 - mu * mu).clip(min=0.0))
+            if third:
+                terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
         w = None if sw is None else sw[sl]
         for j, v in enumerate(terms):
             acc[j] += wsum(v, w)

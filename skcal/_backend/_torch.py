@@ -251,10 +251,6 @@ def _empty64(n, like):
     return torch.empty(n, dtype=torch.float64, device=like.device)
 
 
-def _zeros64(n, like):
-    return torch.zeros(n, dtype=torch.float64, device=like.device)
-
-
 _this = sys.modules[__name__]
 
 
