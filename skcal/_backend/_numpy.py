@@ -31,7 +31,7 @@ name = "numpy"
 #: Kernels without a torch twin in ``_torch``: they run on host NumPy arrays
 #: only (the isotonic predict's buffered kernels, the metrics' host binning).
 HOST_ONLY = frozenset(
-    {"transpose_copy", "edge_positions", "distinct_edges", "reject_non_numeric",
+    {"transpose_copy", "distinct_edges", "reject_non_numeric",
      "interp_work", "ovr_interp_proba_into"}
 )
 
@@ -785,34 +785,6 @@ def uniform_bin_ids(x, n_bins):
 QUANTILE_RTOL = 1e-9
 
 
-def edge_positions(n_bins, n=None, cumulative=None):
-    """Sorted-sample index of each equal-mass edge (inverted-CDF quantiles).
-
-    Parameters
-    ----------
-    n_bins : int
-    n : int, optional
-        Number of unit-weight samples (then ``cumulative`` is not needed:
-        the cumulative weights are ``1..n``).
-    cumulative : ndarray of shape (n,), optional
-        Cumulative weights ``S_1..S_n`` of the sorted samples.
-
-    Returns
-    -------
-    ndarray of shape (n_bins + 1,), int64
-        For each level ``q_j = j / n_bins``, the smallest ``i`` (0-based) with
-        ``S_i >= q_j S_n`` (within :data:`QUANTILE_RTOL`).
-    """
-    if cumulative is None:
-        t = np.arange(n_bins + 1, dtype=np.float64) * (n / n_bins)
-        idx = np.ceil(t * (1.0 - QUANTILE_RTOL)).astype(np.int64) - 1
-        return np.clip(idx, 0, n - 1)
-    total = cumulative[-1]
-    t = np.arange(n_bins + 1, dtype=np.float64) * (total / n_bins)
-    idx = np.searchsorted(cumulative, t * (1.0 - QUANTILE_RTOL), side="left")
-    return np.clip(idx, 0, cumulative.shape[0] - 1)
-
-
 def distinct_edges(u, xp):
     """Edges giving each of the sorted distinct values ``u`` a bin of its own.
 
@@ -845,11 +817,16 @@ def quantile_edges(x, w, n_bins):
     step = np.flatnonzero(v[1:] != v[:-1])  # the last index of each run of ties
     if step.shape[0] + 1 <= n_bins:  # at most n_bins distinct values
         return distinct_edges(np.concatenate([v[step], v[-1:]]), np)
+    # per level q_j = j / n_bins, the first sorted sample whose cumulative
+    # weight S_i reaches q_j S_n (within QUANTILE_RTOL; unit weights: S_i = i + 1)
+    n = v.shape[0]
+    levels, shrink = np.arange(n_bins + 1, dtype=np.float64), 1.0 - QUANTILE_RTOL
     if w is None:
-        idx = edge_positions(n_bins, n=v.shape[0])
+        idx = np.ceil(levels * (n / n_bins) * shrink).astype(np.int64) - 1
     else:
-        idx = edge_positions(n_bins, cumulative=np.cumsum(w[order]))
-    edges = np.unique(v[idx])
+        s = np.cumsum(w[order])
+        idx = np.searchsorted(s, levels * (s[-1] / n_bins) * shrink, side="left")
+    edges = np.unique(v[np.clip(idx, 0, n - 1)])
     edges[0], edges[-1] = v[0], v[-1]
     return edges
 

@@ -639,10 +639,7 @@ def quantile_edges(x, w, n_bins):
         idx = torch.searchsorted(s, t * (1.0 - _numpy.QUANTILE_RTOL), right=False)
     edges = v[idx.clamp_(0, n - 1)]
     edges[0], edges[-1] = v[0], v[-1]
-    edges = torch.unique(edges)
-    if edges.shape[0] == 1:
-        edges = torch.cat([edges, edges])
-    return edges
+    return torch.unique(edges)  # v[0] < v[-1]: at least two edges
 
 
 # ------------------------------------------------- the metrics' row ops
