@@ -498,14 +498,12 @@ def check_scores(X, input_type, name, check_block):
         Logits, one chunk along the columns, the row chunks of ``X``.
     n_input_columns : int
     """
-    _shared.check_ndim(X, name)
+    _shared.check_shape(X, name)
     if any(math.isnan(c) for c in X.chunks[0]):
         raise ValueError(
             f"Input {name} is a dask array with unknown chunk sizes; call "
             "X.compute_chunk_sizes() first."
         )
-    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
-        raise ValueError(f"Input {name} is empty: shape {X.shape}.")
     if X.dtype.kind not in "fiub":
         raise ValueError(f"Input {name} has dtype {X.dtype}; expected real numbers.")
     n_cols = 1 if X.ndim == 1 else X.shape[1]

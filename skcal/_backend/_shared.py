@@ -310,13 +310,15 @@ def check_scores(X, input_type, name, check_block):
     return check_block(X, input_type=input_type, name=name)
 
 
-def check_ndim(X, name):
-    """Raise unless the scores ``X`` are 1-D or 2-D."""
+def check_shape(X, name):
+    """Raise unless the scores ``X`` are 1-D or 2-D and not empty."""
     if X.ndim not in (1, 2):
         raise ValueError(
             f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
             f"got {X.ndim}-D of shape {tuple(X.shape)}."
         )
+    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
+        raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
 
 
 def fit_ovr_maps(est, Z, y, sample_weight):

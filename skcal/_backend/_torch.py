@@ -737,9 +737,7 @@ def as_scores(X, name):
                 f"Input {name} has dtype {X.dtype}; expected a real floating tensor."
             )
         X = X.to(torch.get_default_dtype())
-    _shared.check_ndim(X, name)
-    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
-        raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
+    _shared.check_shape(X, name)
     return X.detach()
 
 
