@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import torch
 
-from . import _numpy, _shared
+from . import _numpy, _ovr, _shared
 from ._array import probability_log_dtype
 from ._shared import observe_chunk_range
 from ._shared import weights as _weights
@@ -42,6 +42,7 @@ log = torch.log
 name = "torch"
 #: the same on tensors as on NumPy arrays
 row_stride = _numpy.row_stride
+stack_columns = _ovr.stack_columns
 
 
 def from_numpy(a, device=None):
@@ -101,24 +102,6 @@ def _as_param(v, device):
     return torch.as_tensor(v, dtype=torch.float64, device=device)  # tensors too
 
 
-def _affine_into(Zc, scale, bias, wd, buf, fused):
-    """``scale * Zc + bias`` in ``wd``, written into the reused ``buf`` (no allocation)."""
-    if buf is None:
-        return Zc
-    A = buf[: Zc.shape[0]]
-    if fused and isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor):
-        # one fused sweep (vector / matrix-diagonal maps): bias + Zc * scale
-        torch.addcmul(bias, Zc, scale, out=A)
-        return A
-    if scale is None:
-        A.copy_(Zc)
-    else:
-        torch.mul(Zc.to(wd), scale, out=A)
-    if bias is not None:
-        A.add_(bias)
-    return A
-
-
 @torch.no_grad()
 def log_softmax(Z, scale=None, bias=None, out=None):
     """Row-wise log-softmax of ``scale * Z + bias``, computed on the device of ``Z``.
@@ -146,9 +129,10 @@ def _rowwise(fn, Z, scale, bias, out):
 
 
 def _affine_chunks(Z, scale, bias, fused=True):
-    """``(slice, scale * Zc + bias)`` of every row chunk ``Zc``, in one reused buffer.
+    """``(slice, scale * Zc + bias)`` of every row chunk ``Zc`` in ``wd``, in one reused
+    buffer (``Zc`` itself without a map).
 
-    ``fused``: vector maps as one ``addcmul`` (else a product, then a sum).
+    ``fused``: vector maps as one ``addcmul`` sweep (else a product, then a sum).
     """
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
@@ -156,10 +140,23 @@ def _affine_chunks(Z, scale, bias, fused=True):
     buf = None if no_map else _chunk_buffers(Z, wd, 1)[0]  # reused
     # converted to the working dtype once
     scale, bias = (v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
+    fused = fused and isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor)
     for sl in chunks:
         Zc = Z[sl]
         observe_chunk_range(Z, Zc)
-        yield sl, _affine_into(Zc, scale, bias, wd, buf, fused)
+        if buf is None:
+            yield sl, Zc
+            continue
+        A = buf[: Zc.shape[0]]
+        if fused:  # one sweep (vector / matrix-diagonal maps): bias + Zc * scale
+            torch.addcmul(bias, Zc, scale, out=A)
+        elif scale is None:
+            A.copy_(Zc)
+        else:
+            torch.mul(Zc.to(wd), scale, out=A)
+        if bias is not None and not fused:
+            A.add_(bias)
+        yield sl, A
 
 
 def argmax_rows(P):
@@ -428,11 +425,6 @@ def any_nan(a):
 def log_softmax_last(a):
     """Log-softmax over the last dimension of ``a`` (any shape)."""
     return torch.log_softmax(a, dim=-1)
-
-
-def stack_columns(cols):
-    """The ``(n,)`` tensors ``cols`` as the columns of an ``(n, len(cols))`` tensor."""
-    return torch.stack(cols, dim=1)
 
 
 def column_ranges(Z):
@@ -792,8 +784,6 @@ def ovr_interp_proba(S, knots, log):
     class (:func:`skcal._backend._ovr.interp_knots` of each column,
     renormalised by :func:`skcal._backend._ovr.renormalise`).
     """
-    from . import _ovr
-
     cols = [_ovr.interp_knots(S[:, j], xk, yk) for j, (xk, yk) in enumerate(knots)]
     P = _ovr.renormalise(_ovr.stack_columns(cols))
     return _ovr.log_or_neg_inf(P) if log else P
