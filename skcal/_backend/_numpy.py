@@ -473,10 +473,9 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         else:
             P *= Zc
             s_pz += _wcolsum(wc, P)
-    if not hessian:
-        return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum)
-    QQ = np.triu(QQ) + np.triu(QQ, 1).T  # syrk filled the upper triangle
-    return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum, QQ, s_pzz)
+    # syrk filled the upper triangle of QQ
+    hess = (np.triu(QQ) + np.triu(QQ, 1).T, s_pzz) if hessian else ()
+    return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum, *hess)
 
 
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
@@ -552,8 +551,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     sums = np.zeros((6, k))  # s_p, s_pz, s_pzz, q_zz, q_z1, q_11
     t_z, t_1 = np.zeros((2, k))
     rows_max = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
-    buf_p = np.empty((rows_max, k), dtype=wd)
-    buf_q = np.empty((rows_max, k), dtype=wd)
+    buf_p, buf_q = np.empty((2, rows_max, k), dtype=wd)
     ones = np.ones(rows_max, dtype=wd)
     # Every sweep writing a chunk costs about as much as its exp, a read-only
     # reduction (BLAS gemv, two-operand einsum) a fraction of it: the column

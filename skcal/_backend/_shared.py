@@ -250,9 +250,8 @@ def predict_index(est, Z):
     any other the argmax of its probabilities.
     """
     Z, xp = est._prepare(Z)
-    if est._preserves_order:
-        return to_numpy(xp.argmax_rows(est._order_columns(Z)))
-    return to_numpy(xp.argmax_rows(est._predict_proba(Z, xp)))
+    S = est._order_columns(Z) if est._preserves_order else est._predict_proba(Z, xp)
+    return to_numpy(xp.argmax_rows(S))
 
 
 # ------------------------------------------------------ a calibrator's fit

@@ -332,10 +332,8 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
                 Q *= wc.sqrt().to(Q.dtype)[:, None]
             QQ += (Q.T @ Q).to(f64)
     sums = [v.cpu().numpy() for v in (s_pz, t_z, s_p, t_1)]
-    if not hessian:
-        return _shared.vector_result(float(f), *sums, wsum)
-    QQ, s_pzz = QQ.cpu().numpy(), s_pzz.cpu().numpy()
-    return _shared.vector_result(float(f), *sums, wsum, QQ, s_pzz)
+    hess = (QQ.cpu().numpy(), s_pzz.cpu().numpy()) if hessian else ()
+    return _shared.vector_result(float(f), *sums, wsum, *hess)
 
 
 @torch.no_grad()
