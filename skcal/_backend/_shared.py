@@ -1,24 +1,16 @@
 """The parts of the kernels written once for NumPy arrays and torch tensors.
 
 :mod:`skcal._backend._numpy` and :mod:`skcal._backend._torch` keep only the
-memory-traffic-critical inner loops, per library (the per-chunk sweeps over
-the logits: NumPy with ``out=`` buffers, ``einsum`` and BLAS ``syrk``; torch
-with its fused kernels and reused chunk buffers). Everything around them is
-here, written once: the row chunking, the sample-weight handling, the per-row
-combination of the row sums into the objectives' terms, their weighted
-float64 accumulation over chunks, the skeletons of the passes and the
-assembly of the vector-scaling gradient and Hessian.
-
-Why not the array API standard for the whole kernels: measured by
-``benchmarks/bench_backend_design.py`` (``benchmarks/README.md``), the same
-kernels written once against ``array_api_compat`` are 1.2-5x slower on NumPy
-(no ``out=``, no ``einsum``, no ``syrk``, a one-hot matrix instead of
-``bincount``) and up to 2.9x slower on torch (no fused ``cross_entropy`` /
-buffer reuse). The code here uses only operators and methods that NumPy
-arrays and torch tensors share (``+ - * /``, ``@``, ``.sum()``, slicing,
-``.tolist()``, ``.clip``), so it dispatches on nothing; :class:`SharedOps`
-calls the few functions both libraries name alike (``exp``, ``concatenate``,
-``stack``, ``bincount``) through its subclass's array module ``xp``.
+per-chunk sweeps over the logits, tuned per library; what surrounds them (row
+chunking, sample weights, the per-row combination of row sums, float64
+accumulation over chunks, the pass skeletons, the vector-scaling gradient and
+Hessian) is here, written with the operators and methods both array types
+share (``+ - * /``, ``@``, ``.sum()``, slicing, ``.tolist()``, ``.clip``), so
+it dispatches on nothing (``docs/architecture.rst``; ``benchmarks/README.md``
+measures why the sweeps are not written against the array API standard).
+:class:`SharedOps` calls the few functions both libraries name alike
+(``exp``, ``concatenate``, ``stack``, ``bincount``) through its subclass's
+array module ``xp``.
 """
 
 import contextvars
