@@ -27,6 +27,7 @@ when it is given a dask array.
 
 import functools
 import math
+import sys
 from collections import OrderedDict
 
 import dask
@@ -35,7 +36,7 @@ import numpy as np
 
 from . import _numpy, _shared
 from ._array import probability_log_dtype, to_numpy
-from ._ovr import _ovr_columns, _ovr_row_stats, binary_score
+from ._ovr import binary_score, ovr_column, ovr_row_stats
 
 name = "dask"
 exp = np.exp
@@ -105,16 +106,14 @@ def _reduce(block_fn, Z, y, sw, *args, is_max=None):
         fn, "ic", *arrays, new_axes={"c": size}, adjust_chunks={"i": 1},
         concatenate=True, dtype=np.float64, meta=np.empty((0, 0)),
     )
+    total = rows.sum(axis=0, split_every=SPLIT_EVERY)
+    top = rows.max(axis=0, split_every=SPLIT_EVERY)
     if not mask.any():
-        flat = rows.sum(axis=0, split_every=SPLIT_EVERY).compute()
+        flat = total.compute()
     elif mask.all():
-        flat = rows.max(axis=0, split_every=SPLIT_EVERY).compute()
+        flat = top.compute()
     else:
-        total, top = dask.compute(
-            rows.sum(axis=0, split_every=SPLIT_EVERY),
-            rows.max(axis=0, split_every=SPLIT_EVERY),
-        )
-        flat = np.where(mask, top, total)
+        flat = np.where(mask, *dask.compute(top, total))
     parts = np.split(flat, np.cumsum(sizes)[:-1])
     return tuple(float(v[0]) if sh == () else v.reshape(sh) for v, sh in zip(parts, shapes))
 
@@ -298,23 +297,16 @@ def column_ranges(Z):
     loc = _local(Z)
     if loc is not None:
         return _numpy.column_ranges(loc[0])
-    # per block (an empty block, e.g. of a group's rows, gives +inf / -inf)
-    k = Z.shape[1]
-    R = Z.map_blocks(
-        _range_block, chunks=((2,) * Z.numblocks[0], (k,)), dtype=np.float64,
-        meta=np.empty((0, 0)),
-    )
-    return dask.compute(
-        R[0::2].min(axis=0, split_every=SPLIT_EVERY),
-        R[1::2].max(axis=0, split_every=SPLIT_EVERY),
-    )
+    neg_lo, hi = _reduce(_neg_range_block, Z, None, None, is_max=(True, True))
+    return -neg_lo, hi
 
 
-def _range_block(Zb):
+def _neg_range_block(Zb, yb, wb):
+    """Column ``(-min, max)``; ``-inf`` for an empty block (e.g. of a group's rows)."""
     if Zb.shape[0] == 0:
-        k = Zb.shape[1]
-        return np.stack([np.full(k, np.inf), np.full(k, -np.inf)])
-    return np.stack(_numpy.column_ranges(Zb))
+        return (np.full(Zb.shape[1], -np.inf),) * 2
+    lo, hi = _numpy.column_ranges(Zb)
+    return -lo, hi
 
 
 # -------------------------------------------------------------- prediction
@@ -322,14 +314,6 @@ def _predict_block(Zb, est, method):
     Zb, xp = est._prepare(Zb)
     out = getattr(est, method)(Zb, xp)
     return out if isinstance(out, np.ndarray) else to_numpy(out)
-
-
-def predict_blocks(est, method, Z, dtype):
-    """Lazy ``est.<method>(*est._prepare(block))`` (a private predict hook) per row
-    block of ``Z``."""
-    return Z.map_blocks(
-        _predict_block, est, method, dtype=dtype, meta=np.empty((0, 0), dtype)
-    )
 
 
 def log_softmax(Z, scale=None, bias=None, out=None):
@@ -358,11 +342,7 @@ def take_labels(idx, classes):
 def _ovr_score_block(Zb, k):
     if k is None:  # binary: s = z_1 - z_0
         return np.asarray(binary_score(Zb), dtype=np.float64)
-    A = np.asarray(Zb, dtype=np.float64)
-    if A.shape[0] == 0:
-        return np.empty(0)
-    cols = np.array([k])
-    return _ovr_columns(A[:, cols], _ovr_row_stats(A), cols)[:, 0]
+    return ovr_column(Zb, k, ovr_row_stats(Zb))
 
 
 def gather_ovr_column(Z, y, sample_weight, k):
@@ -405,19 +385,6 @@ def gather_ovr_column(Z, y, sample_weight, k):
     return gather_rows(s, t, sample_weight)
 
 
-def _client():
-    """The active dask.distributed client, or None (no import of distributed otherwise)."""
-    import sys
-
-    distributed = sys.modules.get("distributed")
-    if distributed is None:
-        return None
-    try:
-        return distributed.get_client()
-    except ValueError:
-        return None
-
-
 def gather_rows(*arrays):
     """1-D dask arrays (or None) with equal row chunks, as NumPy arrays on the client.
 
@@ -425,12 +392,14 @@ def gather_rows(*arrays):
     released at once (``as_completed``): a worker holds only the blocks in
     flight, not its share of the columns; otherwise one ``dask.compute``.
     """
-    client = _client()
+    distributed = sys.modules.get("distributed")  # never imported here
+    try:
+        client = distributed and distributed.get_client()
+    except ValueError:  # no active client
+        client = None
     present = [a for a in arrays if a is not None]
     if client is None or not present:
         return dask.compute(*arrays)
-    import distributed
-
     n = present[0].shape[0]
     outs = [None if a is None else np.empty(n, dtype=a.dtype) for a in arrays]
     bounds = np.concatenate([[0], np.cumsum(present[0].chunks[0])])
@@ -498,14 +467,12 @@ def check_scores(X, input_type, name, check_block):
         Logits, one chunk along the columns, the row chunks of ``X``.
     n_input_columns : int
     """
-    _shared.check_ndim(X, name)
+    _shared.check_shape(X, name)
     if any(math.isnan(c) for c in X.chunks[0]):
         raise ValueError(
             f"Input {name} is a dask array with unknown chunk sizes; call "
             "X.compute_chunk_sizes() first."
         )
-    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
-        raise ValueError(f"Input {name} is empty: shape {X.shape}.")
     if X.dtype.kind not in "fiub":
         raise ValueError(f"Input {name} has dtype {X.dtype}; expected real numbers.")
     n_cols = 1 if X.ndim == 1 else X.shape[1]
@@ -594,8 +561,12 @@ def unique_labels(y):
 
 # ---------------------------------------------------- a calibrator's inputs
 def predict_with(est, method, Z):
-    """Lazy ``est.<method>`` over the row blocks of ``Z`` (:func:`predict_blocks`)."""
-    return predict_blocks(est, method, Z, _numpy.output_dtype(Z.dtype))
+    """Lazy ``est.<method>(*est._prepare(block))`` (a private predict hook) per row
+    block of ``Z``."""
+    dtype = output_dtype(Z.dtype)
+    return Z.map_blocks(
+        _predict_block, est, method, dtype=dtype, meta=np.empty((0, 0), dtype)
+    )
 
 
 def predict_index(est, Z):

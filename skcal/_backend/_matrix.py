@@ -107,10 +107,7 @@ def _standardised(Zc, feat, ops, rows=None):
 
 def _logits(X, W, b, ops):
     """``X W^T + b`` (``W`` of shape (K, K)) or ``X * w + b`` (``w`` of shape (K,))."""
-    if W.ndim == 1:
-        A = X * W
-    else:
-        A = X @ W.T
+    A = X * W if W.ndim == 1 else X @ W.T
     if b is not None:
         A += b
     return A
@@ -291,10 +288,8 @@ def affine_nll_hess(Z, y, sample_weight, xp, feat, W, b):
     full = W.ndim == 2
     m = k + 1 if full else 2
     H = ops.zeros((k * m, k * m))
-    if not full:
-        s_pxx, s_px, s_p = ops.zeros(k), ops.zeros(k), ops.zeros(k)
-    else:
-        blocks = ops.zeros((k, m, m))
+    s_pxx, s_px, s_p = ops.zeros((3, k))  # diagonal W
+    blocks = ops.zeros((k, m, m)) if full else None
     width = k * m
     for sl in ops.chunks(Z, itemsize=8, width=width):
         yc = y[sl]

@@ -31,7 +31,7 @@ name = "numpy"
 #: Kernels without a torch twin in ``_torch``: they run on host NumPy arrays
 #: only (the isotonic predict's buffered kernels, the metrics' host binning).
 HOST_ONLY = frozenset(
-    {"transpose_copy", "edge_positions", "distinct_edges", "reject_non_numeric",
+    {"transpose_copy", "distinct_edges", "reject_non_numeric",
      "interp_work", "ovr_interp_proba_into"}
 )
 
@@ -342,10 +342,6 @@ def _empty64(n, like):
     return np.empty(n)
 
 
-def _zeros64(n, like):
-    return np.zeros(n)
-
-
 _this = sys.modules[__name__]
 
 
@@ -477,10 +473,9 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
         else:
             P *= Zc
             s_pz += _wcolsum(wc, P)
-    if not hessian:
-        return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum)
-    QQ = np.triu(QQ) + np.triu(QQ, 1).T  # syrk filled the upper triangle
-    return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum, QQ, s_pzz)
+    # syrk filled the upper triangle of QQ
+    hess = (np.triu(QQ) + np.triu(QQ, 1).T, s_pzz) if hessian else ()
+    return _shared.vector_result(f[0], s_pz, t_z, s_p, t_1, wsum, *hess)
 
 
 def vector_nll_hessp(Z, y, sample_weight, w, b, vw, vb):
@@ -556,8 +551,7 @@ def vector_nll_grad_blocks(Z, y, sample_weight, w, b, single=None):
     sums = np.zeros((6, k))  # s_p, s_pz, s_pzz, q_zz, q_z1, q_11
     t_z, t_1 = np.zeros((2, k))
     rows_max = next(chunk_rows(n, k, np.dtype(wd).itemsize)).stop
-    buf_p = np.empty((rows_max, k), dtype=wd)
-    buf_q = np.empty((rows_max, k), dtype=wd)
+    buf_p, buf_q = np.empty((2, rows_max, k), dtype=wd)
     ones = np.ones(rows_max, dtype=wd)
     # Every sweep writing a chunk costs about as much as its exp, a read-only
     # reduction (BLAS gemv, two-operand einsum) a fraction of it: the column
@@ -789,34 +783,6 @@ def uniform_bin_ids(x, n_bins):
 QUANTILE_RTOL = 1e-9
 
 
-def edge_positions(n_bins, n=None, cumulative=None):
-    """Sorted-sample index of each equal-mass edge (inverted-CDF quantiles).
-
-    Parameters
-    ----------
-    n_bins : int
-    n : int, optional
-        Number of unit-weight samples (then ``cumulative`` is not needed:
-        the cumulative weights are ``1..n``).
-    cumulative : ndarray of shape (n,), optional
-        Cumulative weights ``S_1..S_n`` of the sorted samples.
-
-    Returns
-    -------
-    ndarray of shape (n_bins + 1,), int64
-        For each level ``q_j = j / n_bins``, the smallest ``i`` (0-based) with
-        ``S_i >= q_j S_n`` (within :data:`QUANTILE_RTOL`).
-    """
-    if cumulative is None:
-        t = np.arange(n_bins + 1, dtype=np.float64) * (n / n_bins)
-        idx = np.ceil(t * (1.0 - QUANTILE_RTOL)).astype(np.int64) - 1
-        return np.clip(idx, 0, n - 1)
-    total = cumulative[-1]
-    t = np.arange(n_bins + 1, dtype=np.float64) * (total / n_bins)
-    idx = np.searchsorted(cumulative, t * (1.0 - QUANTILE_RTOL), side="left")
-    return np.clip(idx, 0, cumulative.shape[0] - 1)
-
-
 def distinct_edges(u, xp):
     """Edges giving each of the sorted distinct values ``u`` a bin of its own.
 
@@ -849,11 +815,16 @@ def quantile_edges(x, w, n_bins):
     step = np.flatnonzero(v[1:] != v[:-1])  # the last index of each run of ties
     if step.shape[0] + 1 <= n_bins:  # at most n_bins distinct values
         return distinct_edges(np.concatenate([v[step], v[-1:]]), np)
+    # per level q_j = j / n_bins, the first sorted sample whose cumulative
+    # weight S_i reaches q_j S_n (within QUANTILE_RTOL; unit weights: S_i = i + 1)
+    n = v.shape[0]
+    levels, shrink = np.arange(n_bins + 1, dtype=np.float64), 1.0 - QUANTILE_RTOL
     if w is None:
-        idx = edge_positions(n_bins, n=v.shape[0])
+        idx = np.ceil(levels * (n / n_bins) * shrink).astype(np.int64) - 1
     else:
-        idx = edge_positions(n_bins, cumulative=np.cumsum(w[order]))
-    edges = np.unique(v[idx])
+        s = np.cumsum(w[order])
+        idx = np.searchsorted(s, levels * (s[-1] / n_bins) * shrink, side="left")
+    edges = np.unique(v[np.clip(idx, 0, n - 1)])
     edges[0], edges[-1] = v[0], v[-1]
     return edges
 
@@ -882,11 +853,6 @@ class MetricOps(_shared.SharedOps):
         with np.errstate(divide="ignore"):  # log(0) = -inf is documented
             return np.log(a)
 
-    @staticmethod
-    def log_sigmoid_pair(s):
-        # log-odds s of class 1: log p1 = -log(1 + e^-s), log p0 = -log(1 + e^s)
-        return np.stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)], axis=1)
-
     pick = staticmethod(AffineOps.take)  # ``a[i, y[i]]`` for every row ``i``
 
     @staticmethod
@@ -895,15 +861,6 @@ class MetricOps(_shared.SharedOps):
         d = a.copy()
         d[np.arange(d.shape[0]), y] -= 1.0
         return d
-
-    @staticmethod
-    def to_numpy(a):
-        return a
-
-    @staticmethod
-    def weighted_mean(values, weight):
-        """``sum w v / sum w`` (the plain mean without weights), a float."""
-        return float(np.average(values, weights=weight))
 
     uniform_bin_ids = staticmethod(uniform_bin_ids)
     quantile_edges = staticmethod(quantile_edges)

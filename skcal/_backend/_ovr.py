@@ -459,9 +459,7 @@ def ovr_row_stats32(Z):
     """
     n, k = Z.shape
     a1 = np.empty(n, dtype=np.intp)
-    m1 = np.empty(n, dtype=np.float32)
-    total = np.empty(n, dtype=np.float32)
-    neg_top = np.empty(n, dtype=np.float32)
+    m1, total, neg_top = np.empty((3, n), dtype=np.float32)
     for sl in _numpy.chunk_rows(n, k, itemsize=4):
         a1[sl], m1[sl], total[sl], neg_top[sl] = _row_stats32(Z[sl])[0]
     return a1, m1, total, neg_top
@@ -477,13 +475,9 @@ def _row_stats32(A, out=None):
     rows = np.arange(A.shape[0])
     a = A.argmax(axis=1)
     m = A[rows, a]
-    if out is None:
-        D = A - m[:, None]
-        E = np.exp(D)
-    else:
-        D, E = out
-        np.subtract(A, m[:, None], out=D)
-        np.exp(D, out=E)
+    D, E = (None, None) if out is None else out
+    D = np.subtract(A, m[:, None], out=D)
+    E = np.exp(D, out=E)
     E[rows, a] = 0.0
     rest = E.sum(axis=1)
     with np.errstate(divide="ignore"):
@@ -537,17 +531,13 @@ def ovr_columns32(Ac, stats, cols, all_cols=False, out=None):
         arg-max entry's ``neg_top_i``.
     """
     m1 = stats[1][:, None]
-    if out is None:
-        D = (Ac if all_cols else Ac[:, cols]) - m1
-        E = np.exp(D)
+    D, E = (None, None) if out is None else out
+    if all_cols:
+        D = np.subtract(Ac, m1, out=D)
     else:
-        D, E = out
-        if all_cols:
-            np.subtract(Ac, m1, out=D)
-        else:
-            np.take(Ac, cols, axis=1, out=D)
-            D -= m1
-        np.exp(D, out=E)
+        D = np.take(Ac, cols, axis=1, out=D)
+        D -= m1
+    E = np.exp(D, out=E)
     return ovr_scores32_from_work(stats, D, E, None if all_cols else cols, Ac.shape[1])
 
 

@@ -1,24 +1,16 @@
 """The parts of the kernels written once for NumPy arrays and torch tensors.
 
 :mod:`skcal._backend._numpy` and :mod:`skcal._backend._torch` keep only the
-memory-traffic-critical inner loops, per library (the per-chunk sweeps over
-the logits: NumPy with ``out=`` buffers, ``einsum`` and BLAS ``syrk``; torch
-with its fused kernels and reused chunk buffers). Everything around them is
-here, written once: the row chunking, the sample-weight handling, the per-row
-combination of the row sums into the objectives' terms, their weighted
-float64 accumulation over chunks, the skeletons of the passes and the
-assembly of the vector-scaling gradient and Hessian.
-
-Why not the array API standard for the whole kernels: measured by
-``benchmarks/bench_backend_design.py`` (``benchmarks/README.md``), the same
-kernels written once against ``array_api_compat`` are 1.2-5x slower on NumPy
-(no ``out=``, no ``einsum``, no ``syrk``, a one-hot matrix instead of
-``bincount``) and up to 2.9x slower on torch (no fused ``cross_entropy`` /
-buffer reuse). The code here uses only operators and methods that NumPy
-arrays and torch tensors share (``+ - * /``, ``@``, ``.sum()``, slicing,
-``.tolist()``, ``.clip``), so it dispatches on nothing; :class:`SharedOps`
-calls the few functions both libraries name alike (``exp``, ``concatenate``,
-``stack``, ``bincount``) through its subclass's array module ``xp``.
+per-chunk sweeps over the logits, tuned per library; what surrounds them (row
+chunking, sample weights, the per-row combination of row sums, float64
+accumulation over chunks, the pass skeletons, the vector-scaling gradient and
+Hessian) is here, written with the operators and methods both array types
+share (``+ - * /``, ``@``, ``.sum()``, slicing, ``.tolist()``, ``.clip``), so
+it dispatches on nothing (``docs/architecture.rst``; ``benchmarks/README.md``
+measures why the sweeps are not written against the array API standard).
+:class:`SharedOps` calls the few functions both libraries name alike
+(``exp``, ``concatenate``, ``stack``, ``bincount``) through its subclass's
+array module ``xp``.
 """
 
 import contextvars
@@ -62,31 +54,13 @@ def wsum(v, w):
 
 
 # ---------------------------------------------------------- temperature scaling
-def temperature_terms(s0, s1, s2, s3, dy, beta, log):
-    """Per-row terms (float64) of the temperature-scaling NLL and its derivatives.
-
-    From the row sums ``s_j`` (``s2``, ``s3`` may be None) and ``dy = z_y - max z``:
-    the NLL, ``f'``, ``f''`` (``Var_p``, clipped at 0) and ``f'''`` terms, by the
-    Notes of ``_numpy.temperature_nll_derivs``, with the library's ``log``.
-    """
-    mu = s1 / s0
-    terms = [log(s0) - beta * dy, mu - dy]
-    if s2 is None:
-        return terms
-    m2 = s2 / s0
-    terms.append((m2 - mu * mu).clip(min=0.0))
-    if s3 is not None:
-        terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
-    return terms
-
-
 def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
                            return_row_stats, second=True):
     """The pass of ``temperature_nll_derivs`` of kernel module ``lib``.
 
     ``lib`` supplies the per-chunk sweeps ``_temperature_chunks(Z)`` (yielding
     ``(slice, state)``), ``_max_and_true`` and ``_temperature_row_sums``, and
-    the float64 allocators ``_empty64(n, like)``, ``_zeros64(n, like)``.
+    the float64 allocator ``_empty64(n, like)``.
     Without ``row_stats`` the row maxima and true-class logits are taken in
     the same pass. Without ``second`` the pass skips ``f''`` (and ``f'''``),
     returned as None.
@@ -99,14 +73,23 @@ def temperature_nll_derivs(lib, Z, y, sample_weight, beta, row_stats, third,
         m_all, zy_all = row_stats
     sw, total = weights(sample_weight, n)
     beta = float(beta)
-    acc = lib._zeros64(4, Z)
+    acc = lib._empty64(4, Z)
+    acc[:] = 0.0
     for sl, state in lib._temperature_chunks(Z):
         Zc = Z[sl]
         if fused:
             m_all[sl], zy_all[sl] = lib._max_and_true(Zc, y[sl])
         m = m_all[sl]
         s0, s1, s2, s3 = lib._temperature_row_sums(Zc, m, beta, third, state, second)
-        terms = temperature_terms(s0, s1, s2, s3, zy_all[sl] - m, beta, lib.log)
+        # per row: the NLL, f', f'' (Var_p, clipped at 0) and f''' terms (the
+        # Notes of _numpy.temperature_nll_derivs), dy = z_y - max z
+        dy, mu = zy_all[sl] - m, s1 / s0
+        terms = [lib.log(s0) - beta * dy, mu - dy]
+        if second:
+            m2 = s2 / s0
+            terms.append((m2 - mu * mu).clip(min=0.0))
+            if third:
+                terms.append(s3 / s0 - mu * (3.0 * m2 - 2.0 * mu * mu))
         w = None if sw is None else sw[sl]
         for j, v in enumerate(terms):
             acc[j] += wsum(v, w)
@@ -227,6 +210,20 @@ class SharedOps:
     def bincount(self, ids, weights, size):
         return self.xp.bincount(ids, weights=weights, minlength=size)
 
+    to_numpy = staticmethod(to_numpy)
+
+    @staticmethod
+    def weighted_mean(values, weight):
+        """``sum w v / sum w`` (the plain mean without weights), a float."""
+        if weight is None:
+            return float(values.mean())
+        return float((values * weight).sum() / weight.sum())
+
+    def log_sigmoid_pair(self, s):
+        """``(log p0, log p1)`` of class-1 log-odds ``s``: ``-log(1 + e^(+-s))``."""
+        zero = self.xp.zeros_like(s)
+        return self.pair(-self.xp.logaddexp(zero, s), -self.xp.logaddexp(zero, -s))
+
 
 # ------------------------------------------------- a calibrator's predictions
 def predict_with(est, method, Z):
@@ -245,9 +242,8 @@ def predict_index(est, Z):
     any other the argmax of its probabilities.
     """
     Z, xp = est._prepare(Z)
-    if est._preserves_order:
-        return to_numpy(xp.argmax_rows(est._order_columns(Z)))
-    return to_numpy(xp.argmax_rows(est._predict_proba(Z, xp)))
+    S = est._order_columns(Z) if est._preserves_order else est._predict_proba(Z, xp)
+    return to_numpy(xp.argmax_rows(S))
 
 
 # ------------------------------------------------------ a calibrator's fit
@@ -305,13 +301,15 @@ def check_scores(X, input_type, name, check_block):
     return check_block(X, input_type=input_type, name=name)
 
 
-def check_ndim(X, name):
-    """Raise unless the scores ``X`` are 1-D or 2-D."""
+def check_shape(X, name):
+    """Raise unless the scores ``X`` are 1-D or 2-D and not empty."""
     if X.ndim not in (1, 2):
         raise ValueError(
             f"Input {name} must be 1-D (binary scores) or 2-D (n_samples, n_classes); "
             f"got {X.ndim}-D of shape {tuple(X.shape)}."
         )
+    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
+        raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
 
 
 def fit_ovr_maps(est, Z, y, sample_weight):

@@ -15,7 +15,9 @@ __all__ = ["step_lookup", "step_lookup_columns", "piecewise_poly", "elementwise"
 
 
 def _knots_like(v, x):
-    return _torch_of(x).as_tensor(np.asarray(v), dtype=x.dtype, device=x.device)
+    """``v`` as float64 NumPy for NumPy ``x``, else a tensor of ``x``'s dtype and device."""
+    v, torch = np.asarray(v, dtype=np.float64), _torch_of(x)
+    return v if torch is None else torch.as_tensor(v, dtype=x.dtype, device=x.device)
 
 
 def _searchsorted(x, edges, right):
@@ -47,10 +49,7 @@ def step_lookup(x, edges, values, *, right=True):
     ndarray or torch.Tensor of shape (n,)
         In ``x``'s array type, dtype and device.
     """
-    j = _searchsorted(x, edges, right)
-    if _torch_of(x) is None:
-        return np.asarray(values, dtype=np.float64)[j]
-    return _knots_like(values, x)[j]
+    return _knots_like(values, x)[_searchsorted(x, edges, right)]
 
 
 def piecewise_poly(x, breaks, coefs):
@@ -72,9 +71,7 @@ def piecewise_poly(x, breaks, coefs):
     ndarray or torch.Tensor of shape (n,)
     """
     j = _searchsorted(x, breaks, right=True)
-    C = np.asarray(coefs, dtype=np.float64)
-    if _torch_of(x) is not None:
-        C = _knots_like(C, x)
+    C = _knots_like(coefs, x)
     o, c0, c1, c2, c3 = (C[:, i][j] for i in range(5))
     d = x - o
     return c0 + d * (c1 + d * (c2 + d * c3))

@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import torch
 
-from . import _numpy, _shared
+from . import _numpy, _ovr, _shared
 from ._array import probability_log_dtype
 from ._shared import observe_chunk_range
 from ._shared import weights as _weights
@@ -42,6 +42,7 @@ log = torch.log
 name = "torch"
 #: the same on tensors as on NumPy arrays
 row_stride = _numpy.row_stride
+stack_columns = _ovr.stack_columns
 
 
 def from_numpy(a, device=None):
@@ -101,24 +102,6 @@ def _as_param(v, device):
     return torch.as_tensor(v, dtype=torch.float64, device=device)  # tensors too
 
 
-def _affine_into(Zc, scale, bias, wd, buf, fused):
-    """``scale * Zc + bias`` in ``wd``, written into the reused ``buf`` (no allocation)."""
-    if buf is None:
-        return Zc
-    A = buf[: Zc.shape[0]]
-    if fused and isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor):
-        # one fused sweep (vector / matrix-diagonal maps): bias + Zc * scale
-        torch.addcmul(bias, Zc, scale, out=A)
-        return A
-    if scale is None:
-        A.copy_(Zc)
-    else:
-        torch.mul(Zc.to(wd), scale, out=A)
-    if bias is not None:
-        A.add_(bias)
-    return A
-
-
 @torch.no_grad()
 def log_softmax(Z, scale=None, bias=None, out=None):
     """Row-wise log-softmax of ``scale * Z + bias``, computed on the device of ``Z``.
@@ -146,9 +129,10 @@ def _rowwise(fn, Z, scale, bias, out):
 
 
 def _affine_chunks(Z, scale, bias, fused=True):
-    """``(slice, scale * Zc + bias)`` of every row chunk ``Zc``, in one reused buffer.
+    """``(slice, scale * Zc + bias)`` of every row chunk ``Zc`` in ``wd``, in one reused
+    buffer (``Zc`` itself without a map).
 
-    ``fused``: vector maps as one ``addcmul`` (else a product, then a sum).
+    ``fused``: vector maps as one ``addcmul`` sweep (else a product, then a sum).
     """
     scale, bias = _as_param(scale, Z.device), _as_param(bias, Z.device)
     wd, chunks = _chunks(Z)
@@ -156,10 +140,23 @@ def _affine_chunks(Z, scale, bias, fused=True):
     buf = None if no_map else _chunk_buffers(Z, wd, 1)[0]  # reused
     # converted to the working dtype once
     scale, bias = (v.to(wd) if isinstance(v, torch.Tensor) else v for v in (scale, bias))
+    fused = fused and isinstance(scale, torch.Tensor) and isinstance(bias, torch.Tensor)
     for sl in chunks:
         Zc = Z[sl]
         observe_chunk_range(Z, Zc)
-        yield sl, _affine_into(Zc, scale, bias, wd, buf, fused)
+        if buf is None:
+            yield sl, Zc
+            continue
+        A = buf[: Zc.shape[0]]
+        if fused:  # one sweep (vector / matrix-diagonal maps): bias + Zc * scale
+            torch.addcmul(bias, Zc, scale, out=A)
+        elif scale is None:
+            A.copy_(Zc)
+        else:
+            torch.mul(Zc.to(wd), scale, out=A)
+        if bias is not None and not fused:
+            A.add_(bias)
+        yield sl, A
 
 
 def argmax_rows(P):
@@ -251,10 +248,6 @@ def _empty64(n, like):
     return torch.empty(n, dtype=torch.float64, device=like.device)
 
 
-def _zeros64(n, like):
-    return torch.zeros(n, dtype=torch.float64, device=like.device)
-
-
 _this = sys.modules[__name__]
 
 
@@ -339,10 +332,8 @@ def _vector_pass(Z, y, sample_weight, w, b, hessian):
                 Q *= wc.sqrt().to(Q.dtype)[:, None]
             QQ += (Q.T @ Q).to(f64)
     sums = [v.cpu().numpy() for v in (s_pz, t_z, s_p, t_1)]
-    if not hessian:
-        return _shared.vector_result(float(f), *sums, wsum)
-    QQ, s_pzz = QQ.cpu().numpy(), s_pzz.cpu().numpy()
-    return _shared.vector_result(float(f), *sums, wsum, QQ, s_pzz)
+    hess = (QQ.cpu().numpy(), s_pzz.cpu().numpy()) if hessian else ()
+    return _shared.vector_result(float(f), *sums, wsum, *hess)
 
 
 @torch.no_grad()
@@ -432,11 +423,6 @@ def any_nan(a):
 def log_softmax_last(a):
     """Log-softmax over the last dimension of ``a`` (any shape)."""
     return torch.log_softmax(a, dim=-1)
-
-
-def stack_columns(cols):
-    """The ``(n,)`` tensors ``cols`` as the columns of an ``(n, len(cols))`` tensor."""
-    return torch.stack(cols, dim=1)
 
 
 def column_ranges(Z):
@@ -643,10 +629,7 @@ def quantile_edges(x, w, n_bins):
         idx = torch.searchsorted(s, t * (1.0 - _numpy.QUANTILE_RTOL), right=False)
     edges = v[idx.clamp_(0, n - 1)]
     edges[0], edges[-1] = v[0], v[-1]
-    edges = torch.unique(edges)
-    if edges.shape[0] == 1:
-        edges = torch.cat([edges, edges])
-    return edges
+    return torch.unique(edges)  # v[0] < v[-1]: at least two edges
 
 
 # ------------------------------------------------- the metrics' row ops
@@ -680,11 +663,6 @@ class MetricOps(_shared.SharedOps):
     def log_softmax(x):
         return torch.log_softmax(x, dim=1)
 
-    @staticmethod
-    def log_sigmoid_pair(s):
-        zero = torch.zeros_like(s)
-        return torch.stack([-torch.logaddexp(zero, s), -torch.logaddexp(zero, -s)], dim=1)
-
     pick = staticmethod(AffineOps.take)
 
     @staticmethod
@@ -692,16 +670,6 @@ class MetricOps(_shared.SharedOps):
         d = a.clone()
         d.scatter_add_(1, y.reshape(-1, 1), d.new_full((d.shape[0], 1), -1.0))
         return d
-
-    @staticmethod
-    def to_numpy(a):
-        return a.cpu().numpy()
-
-    @staticmethod
-    def weighted_mean(values, weight):
-        if weight is None:
-            return float(values.mean())
-        return float((values * weight).sum() / weight.sum())
 
     uniform_bin_ids = staticmethod(uniform_bin_ids)
     quantile_edges = staticmethod(quantile_edges)
@@ -759,9 +727,7 @@ def as_scores(X, name):
                 f"Input {name} has dtype {X.dtype}; expected a real floating tensor."
             )
         X = X.to(torch.get_default_dtype())
-    _shared.check_ndim(X, name)
-    if X.shape[0] == 0 or (X.ndim == 2 and X.shape[1] == 0):
-        raise ValueError(f"Input {name} is empty: shape {tuple(X.shape)}.")
+    _shared.check_shape(X, name)
     return X.detach()
 
 
@@ -816,8 +782,6 @@ def ovr_interp_proba(S, knots, log):
     class (:func:`skcal._backend._ovr.interp_knots` of each column,
     renormalised by :func:`skcal._backend._ovr.renormalise`).
     """
-    from . import _ovr
-
     cols = [_ovr.interp_knots(S[:, j], xk, yk) for j, (xk, yk) in enumerate(knots)]
     P = _ovr.renormalise(_ovr.stack_columns(cols))
     return _ovr.log_or_neg_inf(P) if log else P
