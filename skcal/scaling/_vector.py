@@ -216,29 +216,22 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
             Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single
         )
     else:
-        w, b, n_iter, status = _fit_newton(
-            Z, y, sample_weight, xp, alpha, tol, max_iter, w, b
+        eye = alpha * np.eye(2 * k)
+
+        def evaluate(theta):
+            w, b = theta[:k], theta[k:]
+            f, gw, gb, H = xp.vector_nll_hess(Z, y, sample_weight, w, b)
+            f, g = _penalised(f, gw, gb, w, b, alpha)
+            return f, g, H + eye
+
+        theta, n_iter, status = newton(
+            evaluate, np.concatenate([w, b]), tol, max_iter, predict=True,
+            direction=lambda H, g: _newton_direction(H, g, gauge=alpha == 0),
         )
+        w, b = theta[:k], theta[k:]
     if alpha == 0:
         b = b - b.mean()
     return w, b, n_iter, status
-
-
-def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
-    k = w.shape[0]
-    eye = alpha * np.eye(2 * k)
-
-    def evaluate(theta):
-        w, b = theta[:k], theta[k:]
-        f, gw, gb, H = xp.vector_nll_hess(Z, y, sample_weight, w, b)
-        f, g = _penalised(f, gw, gb, w, b, alpha)
-        return f, g, H + eye
-
-    theta, n_iter, status = newton(
-        evaluate, np.concatenate([w, b]), tol, max_iter, predict=True,
-        direction=lambda H, g: _newton_direction(H, g, gauge=alpha == 0),
-    )
-    return theta[:k], theta[k:], n_iter, status
 
 
 #: Above this ratio of successive Newton decrements (a slow linear rate: the
