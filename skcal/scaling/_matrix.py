@@ -139,9 +139,10 @@ class _AffineCalibrator(BaseCalibrator):
         lam, mu = self.reg_lambda, self.reg_mu
         if lam == "auto" and mu is None:
             mu = "auto"  # tied
+        lam = 1.0 if lam is None else lam
         if lam == "auto" or mu == "auto":
             lam, mu = self._select_reg(Z, y, sample_weight, xp, lam, mu, beta_ts)
-        lam = 1.0 if lam is None else float(lam)
+        lam = float(lam)
         mu = lam if mu is None else float(mu)
         reg = self.reg
         if (mu == 0 or reg == "none") and warn_absent_classes(
@@ -204,12 +205,9 @@ class _AffineCalibrator(BaseCalibrator):
             int(self.n_splits), shuffle=True, random_state=0
         )
         folds = list(splitter.split(np.zeros(len(y_np)), y_np))
-        if lam == "auto" and mu == "auto":
-            cands = [(g, g) for g in grid]
-        elif lam == "auto":
-            cands = [(g, 1.0 if mu is None else float(mu)) for g in grid]
-        else:
-            cands = [(1.0 if lam is None else float(lam), g) for g in grid]
+        # (mu is not None here: _fit ties it to an "auto" lam)
+        cands = [(g if lam == "auto" else float(lam), g if mu == "auto" else float(mu))
+                 for g in grid]
         scores = []
         for lam_c, mu_c in cands:
             total, wtot = 0.0, 0.0
