@@ -28,15 +28,13 @@ def _mixture_terms(E, sw):
     def mix(w):
         return w[0] * cols[0] + w[1] * cols[1] + w[2] * cols[2]
 
-    def mean(v):
-        return float(v.sum() if sw is None else sw @ v) / wsum
-
     def value(w):
         m = mix(w)
         if np.any(m < 0):
             return np.inf, m
         with np.errstate(divide="ignore"):
-            return -mean(np.log(m)), m
+            L = np.log(m)
+        return -float(L.sum() if sw is None else sw @ L) / wsum, m
 
     def derivs(w):
         m = mix(w)
