@@ -643,9 +643,8 @@ class _TrustRegionModel:
         if scalar:
             # the scale's diagonal entry exactly (one product); the biases' from the kernel
             d = [hessp(np.eye(1, prob.n_params)[0])[:1]]
-            if prob.intercept:
-                pc = 2.0 * penalty.c if penalty.c is not None else 0.0
-                d.append(sample.diagonal(False)[1] + pc)
+            if prob.intercept:  # (penalty.c is None only without an intercept)
+                d.append(sample.diagonal(False)[1] + 2.0 * penalty.c)
             return hessp, _Jacobi(np.concatenate(d))
 
         if block and self.can_block:
