@@ -9,8 +9,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._affine import PREDICT_SAFETY, jacobi_scaled, newton, scaled_pinv_step
-from ._temperature import FIT_DOCS, ScaleBiasMap, fit_temperature, warn_stopped
-from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
+from ._temperature import (
+    FIT_DOCS, ScaleBiasMap, _TemperatureParameters, fit_temperature, warn_stopped,
+)
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
@@ -394,15 +395,12 @@ def _pcg(hessp, solve, g, d0, rtol=0.1):
     return x if np.any(x) else d0
 
 
-class _VectorParameters(BaseCalibrator):
-    """The parameters of :class:`VectorScaler`, also those of BCTS and NBVS (``skcal.scaling._bcts``)."""
-
-    _refuses_underflowing_logits = True
+class _VectorParameters(_TemperatureParameters):
+    """The parameters of VectorScaler, BCTS and NBVS: TemperatureScaler's, alpha."""
 
     _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
+        **_TemperatureParameters._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(
