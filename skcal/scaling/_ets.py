@@ -239,8 +239,6 @@ class EnsembleTemperatureScaler(_TemperatureParameters):
     True
     """
 
-    _predict_checks_range = True  # its softmax kernels check the logits' range
-
     #: a convex mixture of softmax(z / T), softmax(z) and the uniform: every
     #: component has the argmax of z, so the mixture keeps it
     _preserves_order = True
