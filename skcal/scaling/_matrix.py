@@ -33,8 +33,6 @@ DEFAULT_REG_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 #: as a sign that the optimum is at infinity (an unpenalised direction).
 DIVERGED_RATIO = 1e3
 
-_STRUCTURES = {"full": "full", "diagonal": "diagonal", "fixed_diagonal": "scalar"}
-
 
 def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu):
     """The :class:`AffinePenalty` of ``reg`` (the formulas of :class:`MatrixScaler`'s Notes).
@@ -82,7 +80,7 @@ class _AffineCalibrator(BaseCalibrator):
         store_params(self, locals())
 
     # subclass hooks ----------------------------------------------------
-    _structure = "full"  # or "diagonal", "fixed_diagonal"
+    _structure = "full"  # fit_affine's structure: or "diagonal", "scalar"
     _log_features = False  # W acts on log_softmax(z) (Dirichlet, SVS), not on z
 
     def _solver(self, k):
@@ -92,7 +90,7 @@ class _AffineCalibrator(BaseCalibrator):
     def _solve(self, Z, y, sw, xp, reg_lambda, reg_mu, beta_ts, reg=None, info=None):
         k = Z.shape[1]
         reg = self.reg if reg is None else reg
-        structure = _STRUCTURES[self._structure]
+        structure = self._structure
         if reg == "sms":
             # n counts rows (:ref:`sample-weights`): the summed weights in
             # units of one row, so that rescaling the weights changes nothing
@@ -537,5 +535,6 @@ class DirichletCalibrator(_AffineCalibrator):
 
     @property
     def _structure(self):
-        return self.parametrization
+        p = self.parametrization
+        return "scalar" if p == "fixed_diagonal" else p
 
