@@ -151,7 +151,7 @@ def _scores(g, Z, n_classes, binary, dtype):
     return _ovr_log_odds(g, Z, n_classes, dtype)
 
 
-def _affine(g, Z, spec, dtype):
+def _affine(g, Z, spec, n_classes, dtype):
     npt = _np_dtype(dtype)
     if spec.get("features", "logits") == "log_softmax":
         beta = float(spec.get("feature_scale", 1.0))
@@ -188,7 +188,7 @@ def _mixture(g, Z, spec, n_classes, dtype):
     return g.logaddexp(parts), True
 
 
-def _local_temperature(g, Z, F, spec, n_classes, dtype):
+def _local_temperature(g, Z, spec, n_classes, dtype, F):
     """Local temperature scaling (see ``skcal.torch.LocalTemperature``)."""
     npt = _np_dtype(dtype)
     coefs = spec["coefs"]
@@ -384,18 +384,12 @@ def calibration_nodes(
         X, F = g.cols(X, 0, cut), g.cols(X, cut, n_features_in)
         n_features_in = cut
     Z = _logits(g, X, input_type=input_type, n_features_in=n_features_in, dtype=dtype)
-    if kind == "affine":
-        out, is_log = _affine(g, Z, spec, dtype)
-    elif kind == "mixture":
-        out, is_log = _mixture(g, Z, spec, n_classes, dtype)
-    elif kind == "local_temperature":
-        out, is_log = _local_temperature(g, Z, F, spec, n_classes, dtype)
-    elif kind == "ovr_sigmoid":
-        out, is_log = _ovr_sigmoid(g, Z, spec, n_classes, dtype)
-    elif kind == "ovr_interp":
-        out, is_log = _ovr_interp(g, Z, spec, n_classes, dtype)
-    else:
+    build = {"affine": _affine, "mixture": _mixture, "ovr_sigmoid": _ovr_sigmoid,
+             "ovr_interp": _ovr_interp,
+             "local_temperature": lambda *a: _local_temperature(*a, F)}.get(kind)
+    if build is None:
         raise NotImplementedError(f"no ONNX builder for map kind {kind!r}")
+    out, is_log = build(g, Z, spec, n_classes, dtype)
     if is_log:
         log_proba = g.node("Cast", [out], "log_proba", to=out_dtype)
         proba = g.node("Exp", [log_proba], "proba")

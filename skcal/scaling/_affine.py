@@ -179,30 +179,18 @@ class _Problem:
     def theta_to_original(self, theta):
         return self.to_original(*self.expand(theta))
 
-    # the Jacobian of expand (theta -> flattened kernel parameters), for Newton
     def expand_matrix(self):
-        k = self.k
-        if self.structure == "full":
-            m = k + 1
-            nk = k * k
-            # kernel Hessian positions of W[r, j] (then of b[r]) in its [W | b] layout;
-            # without intercept the kernel drops the b rows: plain row-major order
-            w_pos = [r * m + j for r in range(k) for j in range(k)] if self.intercept else list(range(nk))
-            E = np.zeros((k * m if self.intercept else nk, self.n_params))
-            # kernel W = theta-matrix @ Mt: vec_row(T @ Mt) = kron(I, Mt^T) vec_row(T)
-            E[np.ix_(np.asarray(w_pos), np.arange(nk))] = np.kron(np.eye(k), self.Mt.T)
-            if self.intercept:
-                E[[r * m + k for r in range(k)], nk + np.arange(k)] = 1.0
-            return E
-        rows = 2 * k if self.intercept else k
-        E = np.zeros((rows, self.n_params))
-        if self.structure == "diagonal":
-            E[np.arange(k), np.arange(k)] = 1.0
-        else:
-            E[:k, 0] = self.feat.scale
-        if self.intercept:
-            E[k + np.arange(k), self.nw + np.arange(k)] = 1.0
-        return E
+        """The Jacobian of :meth:`expand` (``theta`` -> the kernel Hessian's layout).
+
+        That layout (:func:`skcal._backend._matrix.affine_nll_hess`) is
+        ``[W~ | b~]`` row by row for a full ``W``, ``(W~, b~)`` otherwise.
+        """
+        def flat(Wt, bt):
+            if Wt.ndim == 2:
+                return (Wt if bt is None else np.column_stack([Wt, bt])).ravel()
+            return Wt if bt is None else np.concatenate([Wt, bt])
+
+        return np.column_stack([flat(*self.expand(e)) for e in np.eye(self.n_params)])
 
 
 def _whitening(cov):
@@ -655,9 +643,8 @@ class _TrustRegionModel:
         if scalar:
             # the scale's diagonal entry exactly (one product); the biases' from the kernel
             d = [hessp(np.eye(1, prob.n_params)[0])[:1]]
-            if prob.intercept:
-                pc = 2.0 * penalty.c if penalty.c is not None else 0.0
-                d.append(sample.diagonal(False)[1] + pc)
+            if prob.intercept:  # (penalty.c is None only without an intercept)
+                d.append(sample.diagonal(False)[1] + 2.0 * penalty.c)
             return hessp, _Jacobi(np.concatenate(d))
 
         if block and self.can_block:

@@ -61,15 +61,6 @@ def _warn_constant_rows_no_bias(est, Z, y, sample_weight):
 class _RestrictedVectorScaler(ScaleBiasMap, _VectorParameters):
     """:class:`~skcal.VectorScaler` with one shared scale (BCTS) or no bias (NBVS); its parameters."""
 
-    def _penalty(self, k, alpha, beta=1.0):
-        # alpha/2 (sum of squared relative deviations of the free scales from the
-        # temperature fit's 1/T = beta) + alpha/2 ||b||^2: ((w - beta) / beta)^2
-        # is the deviation after the temperature, so a positive rescaling of
-        # the logits (beta and w rescaled alike) fits the same probabilities
-        per_entry = alpha / 2.0 / (k if self._structure == "scalar" else 1) / beta**2
-        cb = np.full(k, alpha / 2.0) if self._intercept else None
-        return AffinePenalty(np.full(k, per_entry), np.full(k, beta), cb)
-
     def _fit(self, Z, y, sample_weight, xp):
         k = Z.shape[1]
         alpha = float(self.alpha)
@@ -78,7 +69,12 @@ class _RestrictedVectorScaler(ScaleBiasMap, _VectorParameters):
         ):
             alpha = ABSENT_CLASS_ALPHA
         beta, centre = penalty_centre(Z, y, sample_weight, xp)
-        pen = self._penalty(k, alpha, centre)
+        # alpha/2 (sum of squared relative deviations of the free scales from the
+        # temperature fit's 1/T = centre) + alpha/2 ||b||^2: the deviation after
+        # the temperature, so rescaled logits (centre and w alike) fit the same
+        per_entry = alpha / 2.0 / (k if self._structure == "scalar" else 1) / centre**2
+        pen = AffinePenalty(np.full(k, per_entry), np.full(k, centre),
+                            np.full(k, alpha / 2.0) if self._intercept else None)
         W, b, _, n_iter, status = fit_affine(
             Z, y, sample_weight, xp,
             structure=self._structure, intercept=self._intercept, penalty=pen,

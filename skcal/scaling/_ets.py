@@ -28,15 +28,13 @@ def _mixture_terms(E, sw):
     def mix(w):
         return w[0] * cols[0] + w[1] * cols[1] + w[2] * cols[2]
 
-    def mean(v):
-        return float(v.sum() if sw is None else sw @ v) / wsum
-
     def value(w):
         m = mix(w)
         if np.any(m < 0):
             return np.inf, m
         with np.errstate(divide="ignore"):
-            return -mean(np.log(m)), m
+            L = np.log(m)
+        return -float(L.sum() if sw is None else sw @ L) / wsum, m
 
     def derivs(w):
         m = mix(w)
@@ -240,8 +238,6 @@ class EnsembleTemperatureScaler(_TemperatureParameters):
     >>> bool((ets.predict(X) == X.argmax(axis=1)).all())  # the argmax is kept
     True
     """
-
-    _predict_checks_range = True  # its softmax kernels check the logits' range
 
     #: a convex mixture of softmax(z / T), softmax(z) and the uniform: every
     #: component has the argmax of z, so the mixture keeps it

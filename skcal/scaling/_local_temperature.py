@@ -500,12 +500,10 @@ class LocalTemperatureScaler(BaseCalibrator):
         device = getattr(Z, "device", None)  # training follows the data
         Zl, F, _ = self._split(Z)
         y = to_numpy(y).astype(np.int64)
-        n = Zl.shape[0]
-        w = np.ones(n) if sample_weight is None else to_numpy(sample_weight).astype(np.float64)
+        w = None if sample_weight is None else to_numpy(sample_weight).astype(float)
         # global temperature on the whole set: the fallback model
-        beta, n_newton, _ = fit_temperature(
-            Zl, y, w if sample_weight is not None else None, _numpy
-        )
+        beta, n_newton, _ = fit_temperature(Zl, y, w, _numpy)
+        w = np.ones(Zl.shape[0]) if w is None else w
         self.temperature_ = float(1.0 / beta)
         self.local_ = False
         self.coefs_, self.intercepts_ = [], []

@@ -33,8 +33,6 @@ DEFAULT_REG_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 #: as a sign that the optimum is at infinity (an unpenalised direction).
 DIVERGED_RATIO = 1e3
 
-_STRUCTURES = {"full": "full", "diagonal": "diagonal", "fixed_diagonal": "scalar"}
-
 
 def affine_penalty(reg, structure, k, n, reg_lambda, reg_mu):
     """The :class:`AffinePenalty` of ``reg`` (the formulas of :class:`MatrixScaler`'s Notes).
@@ -82,20 +80,17 @@ class _AffineCalibrator(BaseCalibrator):
         store_params(self, locals())
 
     # subclass hooks ----------------------------------------------------
-    def _structure(self):
-        return "full"
-
-    def _log_features(self):
-        return False
+    _structure = "full"  # fit_affine's structure: or "diagonal", "scalar"
+    _log_features = False  # W acts on log_softmax(z) (Dirichlet, SVS), not on z
 
     def _solver(self, k):
         return "auto"
 
     # fitting -----------------------------------------------------------
-    def _solve(self, Z, y, sw, xp, reg_lambda, reg_mu, beta_ts, reg=None):
+    def _solve(self, Z, y, sw, xp, reg_lambda, reg_mu, beta_ts, reg=None, info=None):
         k = Z.shape[1]
         reg = self.reg if reg is None else reg
-        structure = _STRUCTURES.get(self._structure(), self._structure())
+        structure = self._structure
         if reg == "sms":
             # n counts rows (:ref:`sample-weights`): the summed weights in
             # units of one row, so that rescaling the weights changes nothing
@@ -103,10 +98,8 @@ class _AffineCalibrator(BaseCalibrator):
             log_features, feature_beta, w_start = True, beta_ts, 1.0
         else:
             n = float(Z.shape[0])  # unused
-            log_features, feature_beta, w_start = self._log_features(), 1.0, beta_ts
+            log_features, feature_beta, w_start = self._log_features, 1.0, beta_ts
         pen = affine_penalty(reg, structure, k, n, reg_lambda, reg_mu)
-        # the last solve's NLL, for the separation check of _warn_status
-        self._fit_info = info = {}
         return (
             fit_affine(
                 Z, y, sw, xp,
@@ -139,9 +132,10 @@ class _AffineCalibrator(BaseCalibrator):
         lam, mu = self.reg_lambda, self.reg_mu
         if lam == "auto" and mu is None:
             mu = "auto"  # tied
+        lam = 1.0 if lam is None else lam
         if lam == "auto" or mu == "auto":
             lam, mu = self._select_reg(Z, y, sample_weight, xp, lam, mu, beta_ts)
-        lam = 1.0 if lam is None else float(lam)
+        lam = float(lam)
         mu = lam if mu is None else float(mu)
         reg = self.reg
         if (mu == 0 or reg == "none") and warn_absent_classes(
@@ -151,13 +145,21 @@ class _AffineCalibrator(BaseCalibrator):
             if reg == "none":
                 reg, lam = "odir", 0.0
         self.reg_lambda_, self.reg_mu_ = lam, mu
-        (W, b, feat, n_iter, status), pen, logf, fbeta = self._solve(
-            Z, y, sample_weight, xp, lam, mu, beta_ts, reg
+        info = {}  # the solve's NLL, for the separation check
+        (W, b, _, n_iter, status), pen, logf, fbeta = self._solve(
+            Z, y, sample_weight, xp, lam, mu, beta_ts, reg, info
         )
         self._set_map(W, b, logf, fbeta, k)
         self.n_iter_ = n_iter
-        self._warn_status(status, pen, Z, y, sample_weight, xp)
-        self.__dict__.pop("_fit_info", None)
+        warn_stopped(type(self).__name__, status, self.max_iter,
+                     ", or the regularisation if the calibration set is separable")
+        if not np.any(pen.C):
+            f = info["nll"]
+            if f is None:
+                f = nll(Z, y, sample_weight, xp, self.coef_, self.intercept_, logf, fbeta)
+            warn_if_separated(
+                f, "(log-)logits", "without a penalty the NLL has no finite minimiser "
+                "(W -> inf) and the fitted map is arbitrary; use reg_lambda > 0.")
         w_start = 1.0 if logf and fbeta != 1.0 else beta_ts
         if np.max(np.abs(self.coef_)) > DIVERGED_RATIO * max(abs(w_start), 1e-300):
             warnings.warn(
@@ -180,18 +182,6 @@ class _AffineCalibrator(BaseCalibrator):
         self.feature_scale_ = float(feature_beta) if log_features else None
         self._feat = mk.Features(bool(log_features), float(feature_beta), np.zeros(k), np.ones(k))
 
-    def _warn_status(self, status, pen, Z, y, sw, xp):
-        warn_stopped(type(self).__name__, status, self.max_iter,
-                     ", or the regularisation if the calibration set is separable")
-        if not np.any(pen.C):
-            f = self._fit_info.get("nll")
-            if f is None:
-                feat = self._feat
-                f = nll(Z, y, sw, xp, self.coef_, self.intercept_, feat.log_softmax, feat.beta)
-            warn_if_separated(
-                f, "(log-)logits", "without a penalty the NLL has no finite minimiser "
-                "(W -> inf) and the fitted map is arbitrary; use reg_lambda > 0.")
-
     def _select_reg(self, Z, y, sw, xp, lam, mu, beta_ts):
         """Internal K-fold cross-validation of ``reg_lambda`` / ``reg_mu``."""
         grid = np.asarray(
@@ -204,12 +194,9 @@ class _AffineCalibrator(BaseCalibrator):
             int(self.n_splits), shuffle=True, random_state=0
         )
         folds = list(splitter.split(np.zeros(len(y_np)), y_np))
-        if lam == "auto" and mu == "auto":
-            cands = [(g, g) for g in grid]
-        elif lam == "auto":
-            cands = [(g, 1.0 if mu is None else float(mu)) for g in grid]
-        else:
-            cands = [(1.0 if lam is None else float(lam), g) for g in grid]
+        # (mu is not None here: _fit ties it to an "auto" lam)
+        cands = [(g if lam == "auto" else float(lam), g if mu == "auto" else float(mu))
+                 for g in grid]
         scores = []
         for lam_c, mu_c in cands:
             total, wtot = 0.0, 0.0
@@ -521,6 +508,8 @@ class DirichletCalibrator(_AffineCalibrator):
     True
     """
 
+    _log_features = True
+
     _parameter_constraints: dict = {
         **_COMMON_CONSTRAINTS,
         "parametrization": [StrOptions({"full", "diagonal", "fixed_diagonal"})],
@@ -544,9 +533,8 @@ class DirichletCalibrator(_AffineCalibrator):
     ):
         store_params(self, locals())
 
+    @property
     def _structure(self):
-        return self.parametrization
-
-    def _log_features(self):
-        return True
+        p = self.parametrization
+        return "scalar" if p == "fixed_diagonal" else p
 

@@ -117,17 +117,13 @@ class StructuredVectorScaler(_AffineCalibrator):
 
     #: The penalty of Berta et al.; not a parameter (the class *is* that choice).
     reg = "sms"
+    _structure = "diagonal"
+    _log_features = True
     # the parameters, MatrixScaler's without ``reg``, are those of
     # _AffineCalibrator.__init__ (inherited)
     _parameter_constraints: dict = dict(_COMMON_CONSTRAINTS)
-
-    def _structure(self):
-        return "diagonal"
 
     def _solver(self, k):
         # Newton's exact Hessian of a diagonal W costs O(n K^2) per pass, the
         # trust region's Hessian-vector products O(n K)
         return "trust-ncg" if k > TRUST_REGION_MIN_CLASSES else "auto"
-
-    def _log_features(self):
-        return True

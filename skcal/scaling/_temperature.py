@@ -95,8 +95,6 @@ def warn_stopped(name, status, max_iter, remedy):
 class ScaleBiasMap:
     """Predict and export ``softmax(w * z + b)``, ``(w, b) = self._scale_bias()`` (``b`` may be None)."""
 
-    _predict_checks_range = True  # its softmax kernels check the logits' range
-
     def _predict_log_proba(self, Z, xp):
         w, b = self._scale_bias()
         return xp.log_softmax(Z, scale=w, bias=b)
@@ -384,6 +382,7 @@ class _TemperatureParameters(BaseCalibrator):
     """The parameters of :class:`TemperatureScaler`, also those of :class:`~skcal.EnsembleTemperatureScaler`."""
 
     _refuses_underflowing_logits = True
+    _predict_checks_range = True  # their softmax kernels check the logits' range
 
     _parameter_constraints: dict = {
         **BaseCalibrator._parameter_constraints,

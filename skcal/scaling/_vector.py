@@ -9,8 +9,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._affine import PREDICT_SAFETY, jacobi_scaled, newton, scaled_pinv_step
-from ._temperature import FIT_DOCS, ScaleBiasMap, fit_temperature, warn_stopped
-from ..base import BaseCalibrator, SOLVER_CONSTRAINTS
+from ._temperature import (
+    FIT_DOCS, ScaleBiasMap, _TemperatureParameters, fit_temperature, warn_stopped,
+)
 from ..utils._docstrings import substitute_docstring
 from .._backend._array import to_numpy
 from ..utils.validation import DEFAULT_INPUT_TYPE, _caller_stacklevel
@@ -216,29 +217,22 @@ def fit_vector(Z, y, sample_weight, xp, *, alpha=1e-4, tol=1e-10, max_iter=100):
             Z, y, sample_weight, xp, alpha, tol, max_iter, w, b, single
         )
     else:
-        w, b, n_iter, status = _fit_newton(
-            Z, y, sample_weight, xp, alpha, tol, max_iter, w, b
+        eye = alpha * np.eye(2 * k)
+
+        def evaluate(theta):
+            w, b = theta[:k], theta[k:]
+            f, gw, gb, H = xp.vector_nll_hess(Z, y, sample_weight, w, b)
+            f, g = _penalised(f, gw, gb, w, b, alpha)
+            return f, g, H + eye
+
+        theta, n_iter, status = newton(
+            evaluate, np.concatenate([w, b]), tol, max_iter, predict=True,
+            direction=lambda H, g: _newton_direction(H, g, gauge=alpha == 0),
         )
+        w, b = theta[:k], theta[k:]
     if alpha == 0:
         b = b - b.mean()
     return w, b, n_iter, status
-
-
-def _fit_newton(Z, y, sample_weight, xp, alpha, tol, max_iter, w, b):
-    k = w.shape[0]
-    eye = alpha * np.eye(2 * k)
-
-    def evaluate(theta):
-        w, b = theta[:k], theta[k:]
-        f, gw, gb, H = xp.vector_nll_hess(Z, y, sample_weight, w, b)
-        f, g = _penalised(f, gw, gb, w, b, alpha)
-        return f, g, H + eye
-
-    theta, n_iter, status = newton(
-        evaluate, np.concatenate([w, b]), tol, max_iter, predict=True,
-        direction=lambda H, g: _newton_direction(H, g, gauge=alpha == 0),
-    )
-    return theta[:k], theta[k:], n_iter, status
 
 
 #: Above this ratio of successive Newton decrements (a slow linear rate: the
@@ -401,15 +395,12 @@ def _pcg(hessp, solve, g, d0, rtol=0.1):
     return x if np.any(x) else d0
 
 
-class _VectorParameters(BaseCalibrator):
-    """The parameters of :class:`VectorScaler`, also those of BCTS and NBVS (``skcal.scaling._bcts``)."""
-
-    _refuses_underflowing_logits = True
+class _VectorParameters(_TemperatureParameters):
+    """The parameters of VectorScaler, BCTS and NBVS: TemperatureScaler's, alpha."""
 
     _parameter_constraints: dict = {
-        **BaseCalibrator._parameter_constraints,
+        **_TemperatureParameters._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        **SOLVER_CONSTRAINTS,
     }
 
     def __init__(

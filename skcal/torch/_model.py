@@ -27,8 +27,7 @@ def _split_batch(batch):
     if isinstance(batch, dict):
         for key in ("label", "labels", "y", "target", "targets"):
             if key in batch:
-                inputs = {k: v for k, v in batch.items() if k != key}
-                return inputs, batch[key]
+                return {k: v for k, v in batch.items() if k != key}, batch[key]
         raise ValueError(
             f"a dict batch needs a 'label' / 'labels' / 'y' / 'target' key; got "
             f"{sorted(batch)}"
@@ -119,9 +118,8 @@ def collect_logits(
         p = next(iter(model.parameters()), None)
         device = p.device if p is not None else torch.device("cpu")
     device = torch.device(device)
-    dataset = getattr(loader, "dataset", None)
     try:
-        n_total = len(dataset) if dataset is not None else None
+        n_total = len(getattr(loader, "dataset", None))  # None: TypeError
     except TypeError:
         n_total = None
     try:
