@@ -21,9 +21,9 @@ Issue-26 target: each new calibrator at least 10x faster than the probmetrics
   (``--only smoothed``): fit + predict at ``--n x --k`` float32 logits,
   objective the NLL on the same rows (``meta_peers.py`` has the real sets).
 
-Each fit is timed twice (the faster of the two is shown; the binary rows
-``--repeat`` times, ours and the peer's alike) except the SVS peer and the
-one-vs-rest quadratic rows (once: tens of seconds). The quadratic, CIR and smoothed rows are followed by the
+Each fit is timed twice, ours and the peer's alike (the faster of the two is
+shown: a process's first large fit pays page faults its later ones do not);
+the binary rows ``--repeat`` times. The quadratic, CIR and smoothed rows are followed by the
 process CPU time of the same runs (``time.process_time``), the fairer figure
 on a loaded machine. probmetrics takes probabilities: the peer's
 time includes its own conversion to logits, not ours of the inputs.
@@ -97,7 +97,7 @@ def svs(args):
             m.fit_torch(CategoricalLogits(torch.as_tensor(Z.astype(np.float64))), torch.as_tensor(y))
             return m
 
-        peer, t_peer = timed(fit_peer, repeat=1)
+        peer, t_peer = timed(fit_peer)
         P = peer.predict_proba_torch(CategoricalLogits(torch.as_tensor(Z.astype(np.float64))))
         P = P.get_probs().numpy()
         obj_peer = nll(P, y) + k / n * (np.sum((peer.v_ - 1) ** 2) + np.sum(peer.b_**2))
@@ -140,7 +140,7 @@ def quadratic_ovr(args):
 
     Z, y = make_logits(args.n, args.k)
     n, k = Z.shape
-    est, t = timed(f := lambda: QuadraticScaler(target_smoothing=False).fit(Z, y), repeat=1)
+    est, t = timed(f := lambda: QuadraticScaler(target_smoothing=False).fit(Z, y))
     c = LAST_CPU[f]
     S = ovr_log_odds(Z)
 
@@ -160,7 +160,7 @@ def quadratic_ovr(args):
                 np.column_stack([1 - p, p]), (y == j).astype(np.int64)))
         return out
 
-    peers, t_peer = timed(f := fit_peer, repeat=1)
+    peers, t_peer = timed(f := fit_peer)
     Qp = np.column_stack([m.predict_proba(np.column_stack([1 - expit(S[:, j]), expit(S[:, j])]))[:, 1]
                           for j, m in enumerate(peers)])
     row(f"quadratic ovr {n}x{k} f32", t, t_peer, obj, per_class_nll(Qp),
