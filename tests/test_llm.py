@@ -142,6 +142,13 @@ def test_contextual_calibrator_matches_zhao_formula():
     np.testing.assert_allclose(cc2.predict_proba(X), q, rtol=1e-10)
     with pytest.raises(ValueError, match="content_free_logits has 3 columns"):
         ContextualCalibrator(content_free_logits=cf[:, :3]).fit(X, y)
+    # one content-free input given as a vector: read as binary scores, said so
+    with pytest.raises(ValueError, match=r"is 1-D, shape \(4,\).*\(n_content_free, 4\)"):
+        ContextualCalibrator(content_free_logits=cf[0]).fit(X, y)
+    np.testing.assert_allclose(
+        ContextualCalibrator(content_free_logits=cf[:1]).fit(X, y).prior_,
+        softmax(cf[0]), rtol=1e-12,
+    )
 
 
 def test_batch_calibrator_matches_zhou_formula_and_needs_no_labels():

@@ -182,9 +182,13 @@ class ContextualCalibrator(_PriorCorrection):
                             name="content_free_logits")
         C = to_numpy(C)
         if C.shape[1] != Z.shape[1]:
+            shape = np.shape(self.content_free_logits)
+            read = (f"is 1-D, shape {shape}, read as binary scores"
+                    if len(shape) == 1 else f"has {C.shape[1]} columns")
             raise ValueError(
-                f"content_free_logits has {C.shape[1]} columns but X has {Z.shape[1]} "
-                "classes."
+                f"content_free_logits {read} but X has {Z.shape[1]} classes: pass an "
+                f"array of shape (n_content_free, {Z.shape[1]}) (one content-free "
+                "input: [[...]])."
             )
         return mean_log_prior(C)
 
