@@ -426,9 +426,7 @@ def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max
     levels = [(ws_step * WARM_START_STEPS, WARM_START_TOL_COARSE), (ws_step, WARM_START_TOL)]
     theta, warm = np.zeros((K, p)), np.zeros(K, bool)
     H = np.tile(np.eye(p), (K, 1, 1))
-    for lstep, ltol in levels:
-        if lstep == 1:  # the full data itself
-            continue
+    for lstep, ltol in levels:  # lstep >= 5: fits of n >= BATCH_MIN_ROWS rows only
         sub = slice(None, None, lstep)
         yl, wl = y[sub], None if w is None else w[sub]
         pl = _BetaProblem32(np.ascontiguousarray(Z[sub]), yl, wl, parameters, mu, sd)
