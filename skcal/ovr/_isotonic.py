@@ -224,13 +224,9 @@ class IsotonicScaler(OneVsRestCalibrator):
         on at most ``2 * positives + 1`` entries instead of one per row.
         """
         n_groups = ux.size
-        if g.size:
-            starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
-            gp = g[starts]  # groups holding positives, increasing
-            n_pos = np.diff(np.append(starts, g.size)).astype(np.float64)
-        else:
-            gp = np.zeros(0, dtype=np.intp)
-            n_pos = np.zeros(0)
+        starts = np.flatnonzero(np.diff(g, prepend=-1))  # (none when g is empty)
+        gp = g[starts]  # groups holding positives, increasing
+        n_pos = np.diff(np.append(starts, g.size)).astype(np.float64)
         m = gp.size
         zero_lo = np.concatenate(([0], gp + 1))  # the runs of groups without positives
         zero_hi = np.append(gp, n_groups)  # (one past their last group)
@@ -264,12 +260,9 @@ class IsotonicScaler(OneVsRestCalibrator):
         first = lo[np.concatenate(([0], change + 1))]
         last = hi[np.append(change, yf.size - 1)]
         level = yf[np.concatenate(([0], change + 1))]
-        two = last > first
-        at = np.cumsum(1 + two) - (1 + two)  # each run's first knot
-        idx = np.empty(first.size + np.count_nonzero(two), dtype=np.intp)
-        yk = np.empty(idx.size)
-        idx[at], yk[at] = first, level
-        idx[at[two] + 1], yk[at[two] + 1] = last[two], level[two]
+        two = last > first  # runs of two knots (first, last), the others of one
+        idx, yk = np.repeat(first, 1 + two), np.repeat(level, 1 + two)
+        idx[np.cumsum(1 + two)[two] - 1] = last[two]
         return self._set_knots(cal, ux[idx], yk)
 
     @staticmethod
