@@ -181,8 +181,7 @@ class _BetaProblem32:
             U = self._features(sl, cols, all_cols)
             G = U[0] * neg_coef[0]  # -f
             if nf == 2:
-                T = U[1] * neg_coef[1]
-                G += T
+                G += U[1] * neg_coef[1]
             if neg_c is not None:
                 G += neg_c
             r, j = label_positions(self.y[sl], cols, self.K)
@@ -294,9 +293,7 @@ def _solve(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
             dl = _directions(g_c[li], Hl, free)
             dl[~free] = 0.0
             ok[li] = -np.einsum("ij,ij->i", g_c[li], dl) < -slope[li]
-        H_c = np.array(H_c)
-        H_c[~hess] = np.nan
-        return ok, F_c, g_c, H_c
+        return ok, F_c, g_c, H_c  # H_c: NaN where not hess (kept by the core)
 
     th, it, st, _, _, Hk = newton_batched(
         None, theta, start=(F, g, H), nonneg=nonneg, tol=tol, max_iter=max_iter, trial=trial,
