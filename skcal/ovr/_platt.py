@@ -358,15 +358,6 @@ F32_FLAT_SD = 1e-4
 _CERTIFIED = 0.9
 
 
-def _psi(x):
-    """``(exp(x) - 1 - x) / x^2`` for ``x >= 0`` (1/2 at 0)."""
-    x = np.asarray(x, dtype=np.float64)
-    small = x < 1e-4
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        big = (np.expm1(x) - x) / (x * x)
-    return np.where(small, 0.5 + x / 6.0, big)
-
-
 def _certified_decrease(step, M):
     """Whether a Newton step provably satisfies Armijo's rule, from the data's range.
 
@@ -382,9 +373,13 @@ def _certified_decrease(step, M):
     ``phi(t) - phi(0) <= c t slope`` holds whenever ``t psi(M t) <= 1 - c``.
     The test here, ``t psi(M t) <= 0.9`` (a certified decrease of at least a tenth of the
     linear prediction), leaves a wide margin for the float32 rounding of ``g``
-    and ``H``; a full step qualifies for ``M`` up to about 1.6.
+    and ``H``; a full step qualifies for ``M`` up to about 1.6. (``psi`` is
+    ``1/2 + x/6`` below ``x = 1e-4``, where the quotient cancels.)
     """
-    return step * _psi(M * step) <= _CERTIFIED
+    x = np.asarray(M * step, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        psi = np.where(x < 1e-4, 0.5 + x / 6.0, (np.expm1(x) - x) / (x * x))
+    return step * psi <= _CERTIFIED
 
 
 class _OvrProblem32(_OvrProblem):
@@ -501,8 +496,6 @@ class _OvrProblem32(_OvrProblem):
             clip = np.flatnonzero(~(ends.max(axis=0) <= F32_CLIP))
             if 2 * clip.size >= m:
                 clip = np.arange(m)
-        lw = np.zeros(m, dtype=bool)
-        lw[lc] = True  # the columns whose loss is summed
         # row chunks of about F32_CHUNK_BYTES of work arrays (the gathered columns)
         width = max(m, 16)
         step = max(1, F32_CHUNK_BYTES // (4 * width))
@@ -536,7 +529,6 @@ class _OvrProblem32(_OvrProblem):
                     f = -X[ri, ci].astype(np.float64)
                     ci = clip[ci]
                     fix = softplus(f) - softplus(np.clip(f, -F32_CLIP, F32_CLIP))
-                    fix[~lw[ci]] = 0.0
                     loss += np.bincount(ci, weights=fix * wc[ri], minlength=m)
                 np.clip(X, f32(-F32_CLIP), f32(F32_CLIP), out=X)
                 if clip.size < m:
