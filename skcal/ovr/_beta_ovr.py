@@ -91,9 +91,7 @@ class _BetaProblem32:
         self.parameters = parameters
         self.nf, self.intercept = _design(parameters)
         self.p = self.nf + self.intercept
-        # the float32 means the evaluations centre the features by, exactly;
-        # (mu1, mu2) are the means of x1 and x2 ("am": of x1 and x2 too, the
-        # score's mean being their sum)
+        # the float32 centres (mu1, mu2) of x1, x2 (also for "am") used exactly
         self.mu32 = np.asarray(mu, np.float64).astype(np.float32)
         self.mu = self.mu32.astype(np.float64)
         self.sd = sd = np.asarray(sd, np.float64)
