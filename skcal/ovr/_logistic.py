@@ -314,7 +314,6 @@ def fit_logistic_bounded(
     if not hasattr(X, "matvec"):
         X = DenseDesign(X)
     p = X.shape[1]
-    nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
     if start is not None:
