@@ -198,8 +198,7 @@ class IsotonicScaler(OneVsRestCalibrator):
             ux, size = xs, None
         else:
             new = d >= eps
-            n_groups = np.count_nonzero(new) + 1
-            if np.count_nonzero(d) != n_groups - 1:
+            if np.count_nonzero(d) != np.count_nonzero(new):  # a gap in (0, eps)
                 return None
             first = np.flatnonzero(new) + 1
             ux = xs[np.concatenate(([0], first))]
