@@ -288,8 +288,7 @@ def _solve(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
             li = np.flatnonzero(local)
             Hl = np.where(hess[li, None, None], H_c[li] + RIDGE * np.eye(p), Hcur[i[li]])
             free = ~(nonneg & (th[li] == 0.0))
-            dl = _directions(g_c[li], Hl, free)
-            dl[~free] = 0.0
+            dl = _directions(g_c[li], Hl, free)  # (0 on held coordinates)
             ok[li] = -np.einsum("ij,ij->i", g_c[li], dl) < -slope[li]
         return ok, F_c, g_c, H_c  # H_c: NaN where not hess (kept by the core)
 
