@@ -71,7 +71,8 @@ class _BSplineDesign:
     def _set(self, j, B, p, cumulative):  # j non-decreasing: the rows come sorted
         self.j, self.B, self.p, self.cumulative = j, B, p, cumulative
         self.shape = (j.size, p)
-        self.starts = np.flatnonzero(np.diff(j, prepend=-1))  # (j >= 0; none if empty)
+        self.starts = (np.flatnonzero(np.r_[True, j[1:] != j[:-1]]) if j.size
+                       else np.empty(0, np.intp))
         self.seg_j = j[self.starts]
         self.counts = np.diff(np.r_[self.starts, j.size])
         self.BB = B[:, _PA] * B[:, _PB]  # (n, 10): products of the band pairs
