@@ -223,9 +223,13 @@ class IsotonicScaler(OneVsRestCalibrator):
         on at most ``2 * positives + 1`` entries instead of one per row.
         """
         n_groups = ux.size
-        starts = np.flatnonzero(np.diff(g, prepend=-1))  # (none when g is empty)
-        gp = g[starts]  # groups holding positives, increasing
-        n_pos = np.diff(np.append(starts, g.size)).astype(np.float64)
+        if g.size:
+            starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+            gp = g[starts]  # groups holding positives, increasing
+            n_pos = np.diff(np.append(starts, g.size)).astype(np.float64)
+        else:
+            gp = np.zeros(0, dtype=np.intp)
+            n_pos = np.zeros(0)
         m = gp.size
         zero_lo = np.concatenate(([0], gp + 1))  # the runs of groups without positives
         zero_hi = np.append(gp, n_groups)  # (one past their last group)
