@@ -70,8 +70,6 @@ def _warn_if_logits_below_ovr_resolution(est, Z):
         Naming the spread and the remedy (multiply the logits).
     """
     head = np.asarray(to_numpy(Z[:OVR_RESOLUTION_CHECK_ROWS]), dtype=np.float64)
-    if head.size == 0:
-        return
     spread = float(np.max(head.max(axis=1) - head.min(axis=1)))
     if 0 < spread < OVR_MIN_LOGIT_SPREAD:
         warn(

@@ -87,12 +87,12 @@ def fit_bbq(s, y, sample_weight=None, *, C=10.0, ess=2.0):
     cuts, c_model = j[keep], t_model[keep]
     n_cuts = np.bincount(c_model, minlength=T)
     nb = n_cuts + 1  # bins of each model
-    b_first = np.concatenate([[0], np.cumsum(nb)[:-1]])  # first bin of each model
+    c_first = np.concatenate([[0], np.cumsum(n_cuts)[:-1]])  # first cut of each model
+    b_first = c_first + np.arange(T)  # first bin of each model
     b_model = np.repeat(np.arange(T), nb)
     # bin b of a model covers distinct scores start[b] .. stop[b] - 1; cut r
     # of a model closes its bin r
-    c_first = np.concatenate([[0], np.cumsum(n_cuts)[:-1]])
-    at = b_first[c_model] + np.arange(cuts.size) - c_first[c_model]
+    at = np.arange(cuts.size) + c_model
     start = np.zeros(nb.sum(), np.intp)
     stop = np.full(nb.sum(), k, np.intp)
     stop[at], start[at + 1] = cuts + 1, cuts + 1

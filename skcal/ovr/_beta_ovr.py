@@ -91,9 +91,7 @@ class _BetaProblem32:
         self.parameters = parameters
         self.nf, self.intercept = _design(parameters)
         self.p = self.nf + self.intercept
-        # the float32 means the evaluations centre the features by, exactly;
-        # (mu1, mu2) are the means of x1 and x2 ("am": of x1 and x2 too, the
-        # score's mean being their sum)
+        # the float32 centres (mu1, mu2) of x1, x2 (also for "am") used exactly
         self.mu32 = np.asarray(mu, np.float64).astype(np.float32)
         self.mu = self.mu32.astype(np.float64)
         self.sd = sd = np.asarray(sd, np.float64)
@@ -181,8 +179,7 @@ class _BetaProblem32:
             U = self._features(sl, cols, all_cols)
             G = U[0] * neg_coef[0]  # -f
             if nf == 2:
-                T = U[1] * neg_coef[1]
-                G += T
+                G += U[1] * neg_coef[1]
             if neg_c is not None:
                 G += neg_c
             r, j = label_positions(self.y[sl], cols, self.K)
@@ -291,12 +288,9 @@ def _solve(prob, n_pos, cols, theta0, H0, warm, tol, max_iter):
             li = np.flatnonzero(local)
             Hl = np.where(hess[li, None, None], H_c[li] + RIDGE * np.eye(p), Hcur[i[li]])
             free = ~(nonneg & (th[li] == 0.0))
-            dl = _directions(g_c[li], Hl, free)
-            dl[~free] = 0.0
+            dl = _directions(g_c[li], Hl, free)  # (0 on held coordinates)
             ok[li] = -np.einsum("ij,ij->i", g_c[li], dl) < -slope[li]
-        H_c = np.array(H_c)
-        H_c[~hess] = np.nan
-        return ok, F_c, g_c, H_c
+        return ok, F_c, g_c, H_c  # H_c: NaN where not hess (kept by the core)
 
     th, it, st, _, _, Hk = newton_batched(
         None, theta, start=(F, g, H), nonneg=nonneg, tol=tol, max_iter=max_iter, trial=trial,
@@ -426,9 +420,7 @@ def fit_beta_ovr32(Z, y, sample_weight=None, *, parameters="abm", tol=1e-12, max
     levels = [(ws_step * WARM_START_STEPS, WARM_START_TOL_COARSE), (ws_step, WARM_START_TOL)]
     theta, warm = np.zeros((K, p)), np.zeros(K, bool)
     H = np.tile(np.eye(p), (K, 1, 1))
-    for lstep, ltol in levels:
-        if lstep == 1:  # the full data itself
-            continue
+    for lstep, ltol in levels:  # lstep >= 5: fits of n >= BATCH_MIN_ROWS rows only
         sub = slice(None, None, lstep)
         yl, wl = y[sub], None if w is None else w[sub]
         pl = _BetaProblem32(np.ascontiguousarray(Z[sub]), yl, wl, parameters, mu, sd)

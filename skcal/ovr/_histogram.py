@@ -18,15 +18,12 @@ __all__ = ["HistogramCalibrator", "fit_histogram"]
 def _fill_empty(values, filled):
     """Give each empty bin the value of the nearest non-empty bin (mean of two at a tie)."""
     idx = np.flatnonzero(filled)
-    if idx.size == values.size:
-        return values
     pos = np.arange(values.size)
     right = np.searchsorted(idx, pos).clip(0, idx.size - 1)
     left = (right - 1).clip(0, idx.size - 1)
     dl, dr = np.abs(pos - idx[left]), np.abs(idx[right] - pos)
-    out = np.where(dl < dr, values[idx[left]], values[idx[right]])
-    tie = dl == dr
-    out[tie] = 0.5 * (values[idx[left]][tie] + values[idx[right]][tie])
+    vl, vr = values[idx[left]], values[idx[right]]
+    out = np.where(dl < dr, vl, np.where(dl > dr, vr, 0.5 * (vl + vr)))
     return np.where(filled, values, out)
 
 

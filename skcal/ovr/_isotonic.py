@@ -198,8 +198,7 @@ class IsotonicScaler(OneVsRestCalibrator):
             ux, size = xs, None
         else:
             new = d >= eps
-            n_groups = np.count_nonzero(new) + 1
-            if np.count_nonzero(d) != n_groups - 1:
+            if np.count_nonzero(d) != np.count_nonzero(new):  # a gap in (0, eps)
                 return None
             first = np.flatnonzero(new) + 1
             ux = xs[np.concatenate(([0], first))]
@@ -264,12 +263,9 @@ class IsotonicScaler(OneVsRestCalibrator):
         first = lo[np.concatenate(([0], change + 1))]
         last = hi[np.append(change, yf.size - 1)]
         level = yf[np.concatenate(([0], change + 1))]
-        two = last > first
-        at = np.cumsum(1 + two) - (1 + two)  # each run's first knot
-        idx = np.empty(first.size + np.count_nonzero(two), dtype=np.intp)
-        yk = np.empty(idx.size)
-        idx[at], yk[at] = first, level
-        idx[at[two] + 1], yk[at[two] + 1] = last[two], level[two]
+        two = last > first  # runs of two knots (first, last), the others of one
+        idx, yk = np.repeat(first, 1 + two), np.repeat(level, 1 + two)
+        idx[np.cumsum(1 + two)[two] - 1] = last[two]
         return self._set_knots(cal, ux[idx], yk)
 
     @staticmethod

@@ -305,22 +305,15 @@ def fit_logistic_bounded(
     -----
     The objective ``F(theta) = sum_i w_i [log(1 + exp(f_i)) - t_i f_i] / sum_i w_i
     + theta' P theta / 2`` with ``f = X theta`` is convex, so the
-    Karush-Kuhn-Tucker conditions characterise its minimisers. The working set
-    ``A`` holds the bounded coefficients fixed at 0. On the others a damped
-    Newton step (Armijo backtracking, constant 1e-4) is taken; a step that
-    would make a bounded coefficient negative is cut at the bound (ratio test)
-    and that coefficient joins ``A``. When the Newton decrement on the free
-    coefficients is below ``tol``, the multipliers ``g_j`` (gradient entries)
-    of ``A`` are checked: a coefficient whose one-dimensional Newton step
-    would decrease ``F`` by more than ``tol`` (``g_j < 0`` and
-    ``g_j^2 / (2 H_jj) > tol``) leaves ``A``. A ``1e-12`` ridge is added to
-    the Hessian's diagonal; it changes steps, never the stationary point.
-    The iteration is :func:`skcal.ovr._newton.newton_batched` with one problem.
+    Karush-Kuhn-Tucker conditions characterise its minimisers. The iteration
+    is :func:`skcal.ovr._newton.newton_batched` with one problem: damped Newton
+    steps (Armijo backtracking) on the free coefficients, a primal active set
+    for the bounded ones (see its Notes), a ``1e-12`` ridge that changes the
+    steps, never the stationary point, and the stopping rule of ``tol``.
     """
     if not hasattr(X, "matvec"):
         X = DenseDesign(X)
     p = X.shape[1]
-    nonneg = np.zeros(p, bool) if nonneg is None else np.asarray(nonneg, bool)
     P = np.zeros((p, p)) if penalty is None else np.asarray(penalty, np.float64)
     theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=np.float64)
     if start is not None:

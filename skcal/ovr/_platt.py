@@ -358,15 +358,6 @@ F32_FLAT_SD = 1e-4
 _CERTIFIED = 0.9
 
 
-def _psi(x):
-    """``(exp(x) - 1 - x) / x^2`` for ``x >= 0`` (1/2 at 0)."""
-    x = np.asarray(x, dtype=np.float64)
-    small = x < 1e-4
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        big = (np.expm1(x) - x) / (x * x)
-    return np.where(small, 0.5 + x / 6.0, big)
-
-
 def _certified_decrease(step, M):
     """Whether a Newton step provably satisfies Armijo's rule, from the data's range.
 
@@ -382,9 +373,13 @@ def _certified_decrease(step, M):
     ``phi(t) - phi(0) <= c t slope`` holds whenever ``t psi(M t) <= 1 - c``.
     The test here, ``t psi(M t) <= 0.9`` (a certified decrease of at least a tenth of the
     linear prediction), leaves a wide margin for the float32 rounding of ``g``
-    and ``H``; a full step qualifies for ``M`` up to about 1.6.
+    and ``H``; a full step qualifies for ``M`` up to about 1.6. (``psi`` is
+    ``1/2 + x/6`` below ``x = 1e-4``, where the quotient cancels.)
     """
-    return step * _psi(M * step) <= _CERTIFIED
+    x = np.asarray(M * step, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        psi = np.where(x < 1e-4, 0.5 + x / 6.0, (np.expm1(x) - x) / (x * x))
+    return step * psi <= _CERTIFIED
 
 
 class _OvrProblem32(_OvrProblem):
@@ -419,14 +414,13 @@ class _OvrProblem32(_OvrProblem):
 
     def _scores(self, sl, cols, out=None):
         """float32 scores of chunk ``sl``, columns ``cols`` (in ``out[0]`` if given)."""
-        all_cols = cols.size == self.K
-        if self.stats is None:  # the first evaluation: the row statistics too
-            st, D, E = _row_stats32(self.Z[sl], out=out if all_cols else None)
+        if self.stats is None:  # the first evaluation (all classes): row statistics too
+            st, D, E = _row_stats32(self.Z[sl], out=out)
             for o, v in zip(self._stats, st):
                 o[sl] = v
-            return (ovr_scores32_from_work(st, D, E) if all_cols
-                    else ovr_columns32(self.Z[sl], st, cols, out=out))
+            return ovr_scores32_from_work(st, D, E)
         st = tuple(v[sl] for v in self.stats)
+        all_cols = cols.size == self.K
         return ovr_columns32(self.Z[sl], st, cols, all_cols=all_cols, out=out)
 
     def _step_range(self, cols, da, db):
@@ -452,7 +446,8 @@ class _OvrProblem32(_OvrProblem):
         if miss.size:  # losses at the current points (after certified steps)
             F[miss] = self.evaluate(miss, theta[miss], loss=True)[0]
         F_c, g_c, H_c = self.evaluate(cols, th, loss=need)
-        ok = safe | (_half_decrement(g_c, H_c) < -slope / 2.0)
+        d_c = _directions(g_c, H_c, np.ones_like(g_c, dtype=bool))
+        ok = safe | (-np.einsum("ij,ij->i", g_c, d_c) < -slope)  # a smaller decrement
         armijo = F_c <= F[cols] + ARMIJO_C * step * slope
         return np.where(need, armijo, ok), F_c, g_c, H_c
 
@@ -464,10 +459,12 @@ class _OvrProblem32(_OvrProblem):
 
         ``loss``: bool, or a bool mask over ``cols`` of the classes whose loss
         is computed (NaN for the others). Many classes are evaluated as all of
-        them (a column gather costs more than the classes it skips).
+        them (a column gather costs more than the classes it skips), and so
+        are the first evaluation's (it takes the row statistics).
         """
         lmask = np.broadcast_to(np.asarray(loss, dtype=bool), cols.size)
-        if cols.size < self.K and cols.size >= _F32_GATHER_MAX * self.K:
+        many = self.stats is None or cols.size >= _F32_GATHER_MAX * self.K
+        if cols.size < self.K and many:
             th_all, l_all = np.zeros((self.K, 2)), np.zeros(self.K, dtype=bool)
             th_all[cols], l_all[cols] = theta, lmask
             F, g, H = self._evaluate(np.arange(self.K), th_all, l_all)
@@ -499,8 +496,6 @@ class _OvrProblem32(_OvrProblem):
             clip = np.flatnonzero(~(ends.max(axis=0) <= F32_CLIP))
             if 2 * clip.size >= m:
                 clip = np.arange(m)
-        lw = np.zeros(m, dtype=bool)
-        lw[lc] = True  # the columns whose loss is summed
         # row chunks of about F32_CHUNK_BYTES of work arrays (the gathered columns)
         width = max(m, 16)
         step = max(1, F32_CHUNK_BYTES // (4 * width))
@@ -534,7 +529,6 @@ class _OvrProblem32(_OvrProblem):
                     f = -X[ri, ci].astype(np.float64)
                     ci = clip[ci]
                     fix = softplus(f) - softplus(np.clip(f, -F32_CLIP, F32_CLIP))
-                    fix[~lw[ci]] = 0.0
                     loss += np.bincount(ci, weights=fix * wc[ri], minlength=m)
                 np.clip(X, f32(-F32_CLIP), f32(F32_CLIP), out=X)
                 if clip.size < m:
@@ -579,11 +573,6 @@ class _OvrProblem32(_OvrProblem):
 #: float32 solver: at least this fraction of the classes is evaluated as all
 #: of them (a column gather of most classes costs about a full evaluation).
 _F32_GATHER_MAX = 0.75
-
-
-def _half_decrement(g, H):
-    d = _directions(g, H, np.ones_like(g, dtype=bool))
-    return -np.einsum("ij,ij->i", g, d) / 2.0
 
 
 def _original_scale(theta, mu, sd):

@@ -191,11 +191,9 @@ class ScalingBinningCalibrator(HostStepMapCalibrator):
     def _fit_multiclass(self, Z, y, sample_weight):
         """Platt steps of all classes in the same passes (:func:`fit_platt_ovr`), then one binning per class.
 
-        Unweighted Platt scaling only: the batched solver solves the same
-        problem (Platt's smoothed targets counting rows, standardised
-        scores, Newton to ``tol=1e-12``). A class whose scores are constant,
-        whose batched fit did not converge or has ``A <= 0``, and every weighted or
-        temperature fit, goes through :func:`fit_scaling_binning`.
+        Unweighted Platt scaling only (see the class Notes); a class whose
+        batched fit did not converge or has ``A <= 0`` goes through
+        :func:`fit_scaling_binning` (which also tells constant scores).
         """
         if sample_weight is not None or self.scaling != "platt":
             return super()._fit_multiclass(Z, y, sample_weight)

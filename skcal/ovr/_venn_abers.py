@@ -321,13 +321,11 @@ class VennAbersCalibrator(HostStepMapCalibrator):
         S = self._scores(Zc)
         pairs = [self._pairs(S[:, j], table) for j, table in enumerate(self._tables())]
         if self.method == "cvap":
-            pairs = [(_minimum(a, b), _maximum(a, b)) for a, b in pairs]
+            pairs = [_sorted_pair(a, b) for a, b in pairs]
         return [stack_columns(c) for c in zip(*pairs)]
 
 
-def _minimum(a, b):
-    return a + (b - a) * (b < a)
-
-
-def _maximum(a, b):
-    return b + (a - b) * (b < a)
+def _sorted_pair(a, b):
+    """Elementwise ``(min, max)`` of two arrays or tensors of one kind."""
+    swap = b < a
+    return a + (b - a) * swap, b + (a - b) * swap
