@@ -144,8 +144,13 @@ def fit_spline(s, y, sample_weight=None, *, n_knots=20, penalties=DEFAULT_PENALT
     t_fit = (Y * ((n_pos + 1.0) / (n_pos + 2.0)) + (W - Y) * (1.0 / (n_neg + 2.0))) / W
     mu = float(np.dot(W, u_s) / total)
     sd = math.sqrt(float(np.dot(W, (u_s - mu) ** 2) / total))
+    # a spread below 1e-8 of the range: the rows off the weighted mean hold a
+    # share of the weight below float64's eps (one weight of 1e300 among ones),
+    # too little to change any weighted sum; standardising by it would overflow
     if u_s.size < 2 or not sd > 0:
         return {**const, "status": "constant"}
+    if not sd > 1e-8 * (u_s[-1] - u_s[0]):
+        return {**const, "status": "weight_on_one_score"}
     u = (u_s - mu) / sd
     interior = cut_edges(u, equal_mass_cuts(W, n_knots + 1)) if n_knots else np.empty(0)
     interior = _spaced(interior, u[0], u[-1], (u[-1] - u[0]) / (10.0 * (n_knots + 1)))
@@ -362,6 +367,9 @@ class SplineCalibrator(OneVsRestCalibrator):
                        max_iter=self.max_iter)
         if r["status"] == "constant":
             warn_constant_scores("Spline calibration", label)
+        elif r["status"] == "weight_on_one_score":
+            warn(f"Spline calibration of {label}: the scores off their weighted mean "
+                 "hold less than float64's eps of the weight; the map is the base rate.")
         elif r["status"] == "max_iter":
             warn(f"Spline calibration of {label} did not converge in "
                  f"max_iter={self.max_iter} Newton iterations.", ConvergenceWarning)

@@ -502,6 +502,22 @@ def test_spline_on_separated_scores_is_finite_and_platt_like():
     assert np.all((p > 0.01) & (p < 0.99))
 
 
+def test_spline_with_one_overwhelming_weight_is_that_rows_constant_map():
+    """A weight of 1e300 among ones: the others' share is below eps (NaN before; fresh38)."""
+    rng = np.random.default_rng(13)
+    X = 2.0 * rng.normal(size=(200, 3))
+    y = (X + rng.gumbel(size=(200, 3))).argmax(axis=1)
+    for big in (1e300, 1e20):
+        w = np.ones(200)
+        w[0] = big
+        with pytest.warns(UserWarning, match="less than float64's eps of the weight"):
+            est = SplineCalibrator().fit(X, y, sample_weight=w)
+        P = est.predict_proba(X)
+        assert np.isfinite(P).all()
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+        assert (P.argmax(axis=1) == y[0]).all()  # a constant map: the heavy row's class
+
+
 @pytest.mark.parametrize("m", [0, 1, 9, 64])
 def test_step_lookup_columns_cell_table_matches_searchsorted(m):
     """The batched lookup of the binning maps (cell tables) against one searchsorted per column."""
