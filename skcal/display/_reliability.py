@@ -212,12 +212,6 @@ class ReliabilityDisplay:
     ):
         store_params(self, locals())
 
-    def _axis_labels(self):
-        if self.kind == "top-label":
-            return "Confidence (mean top-label probability)", "Accuracy"
-        c = "" if self.class_label is None else f" (class {self.class_label})"
-        return f"Mean predicted probability{c}", f"Fraction of positives{c}"
-
     def plot(
         self,
         ax=None,
@@ -281,13 +275,16 @@ class ReliabilityDisplay:
             raise ValueError("show_counts=True needs bin_count.")
         if ax is None:
             _, ax = plt.subplots()
+        if self.kind == "top-label":
+            shown = " (top-label)"
+            xlabel, ylabel = "Confidence (mean top-label probability)", "Accuracy"
+        else:
+            shown = "" if self.class_label is None else f" (class {self.class_label})"
+            xlabel = f"Mean predicted probability{shown}"
+            ylabel = f"Fraction of positives{shown}"
         name = self.estimator_name if name is None else name
         if name is None:  # the curve still gets a legend entry, naming what it shows
-            name = (
-                "calibration curve (top-label)" if self.kind == "top-label"
-                else "calibration curve" if self.class_label is None
-                else f"calibration curve (class {self.class_label})"
-            )
+            name = f"calibration curve{shown}"
 
         self.ref_line_ = None
         if ref_line:
@@ -297,20 +294,18 @@ class ReliabilityDisplay:
             ))[0]
         n_curves = sum(1 for ln in ax.get_lines() if ln.get_gid() == _CURVE_GID)
         marker = kwargs.pop("marker", _MARKERS[n_curves % len(_MARKERS)])
-        line_kwargs = {"gid": _CURVE_GID, "label": name}
-        self.points_ = None
-        if self.smooth_x is not None and self.smooth_prob_true is not None:
-            line_kwargs.update(kwargs)
-            (self.line_,) = ax.plot(self.smooth_x, self.smooth_prob_true, **line_kwargs)
-            (self.points_,) = ax.plot(
-                self.prob_pred, self.prob_true, linestyle="none", marker=marker,
-                markerfacecolor="none", color=self.line_.get_color(), alpha=0.8,
-            )
-        else:
-            line_kwargs["marker"] = marker
-            line_kwargs.update(kwargs)
-            (self.line_,) = ax.plot(self.prob_pred, self.prob_true, **line_kwargs)
+        smooth = self.smooth_x is not None and self.smooth_prob_true is not None
+        (self.line_,) = ax.plot(
+            *((self.smooth_x, self.smooth_prob_true) if smooth
+              else (self.prob_pred, self.prob_true)),
+            **{"gid": _CURVE_GID, "label": name,
+               **({} if smooth else {"marker": marker}), **kwargs},
+        )
         color = self.line_.get_color()
+        self.points_ = ax.plot(
+            self.prob_pred, self.prob_true, linestyle="none", marker=marker,
+            markerfacecolor="none", color=color, alpha=0.8,
+        )[0] if smooth else None
 
         self.band_ = self.interval_bars_ = None
         if self.prob_true_low is not None and self.prob_true_high is not None:
@@ -325,7 +320,6 @@ class ReliabilityDisplay:
                 color=color, alpha=0.5, linewidth=1,
             )
 
-        xlabel, ylabel = self._axis_labels()
         ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
         if ax.get_legend_handles_labels()[1]:
             ax.legend(loc="upper left", fontsize="small")
