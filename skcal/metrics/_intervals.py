@@ -271,15 +271,12 @@ def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rn
         # infinite and finite values, and no interval is defined
         return result
 
-    def stat(idx, axis=-1):
-        return statistic(idx)
-
     scipy_method = "percentile" if (method == "BCa" and statistic.jackknife) else method
     if batch is None:
         batch = max(1, min(n_resamples, _BATCH_ELEMENTS // max(1, n * groups)))
     res = scipy.stats.bootstrap(
-        (np.arange(n),), stat, n_resamples=n_resamples,
-        batch=int(batch), vectorized=True, axis=-1,
+        (np.arange(n),), lambda idx, axis=-1: statistic(idx), vectorized=True,
+        n_resamples=n_resamples, batch=int(batch), axis=-1,
         confidence_level=confidence_level, method=scipy_method, rng=rng,
     )
     theta_b = np.asarray(res.bootstrap_distribution, dtype=np.float64)
