@@ -166,7 +166,7 @@ def _uniform_groups(inp, kind, n_bins, class_index):
     def block(b):
         if b.scores.shape[0] == 0:
             return (np.zeros((n_groups, 4, n_bins)),)
-        groups, _ = _numpy_bin_sums(b, kind, n_bins, "uniform", class_index)
+        groups = _numpy_bin_sums(b, kind, n_bins, "uniform", class_index)
         return (np.array([[g[f] for f in _FIELDS] for g in groups], dtype=np.float64),)
 
     (S,) = _sum_blocks(inp, block, [(n_groups, 4, n_bins)])
@@ -211,7 +211,7 @@ def _quantile_groups(inp, kind, n_bins, class_index):
         x, t, w = _dask.gather_rows(ev[:, 0], ev[:, 1], inp.w)
         # the event as a binary problem: probability x of the outcome t
         local = _Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True)
-        (s,), _ = _numpy_bin_sums(local, "binary", n_bins, "quantile", None)
+        (s,) = _numpy_bin_sums(local, "binary", n_bins, "quantile", None)
         out.append(s)
     return out
 

@@ -120,26 +120,22 @@ class _BinSums:
             self.score += xp.bincount(ids, w * x, self.size)
             self.target += xp.bincount(ids, w * t, self.size)
 
-    def groups(self, edges, ids=None):
-        """One dict per group: NumPy ``edges``, ``ids`` (given or None), and per-bin
-        ``count`` (int64), ``weight``, ``score_sum``, ``target_sum``."""
+    def groups(self, edges, ids=None, targets=None):
+        """One dict per group: NumPy ``edges``, ``ids`` and ``targets`` (given or
+        None), and per-bin ``count`` (int64), ``weight``, ``score_sum``,
+        ``target_sum``."""
         xp, nb = self.xp, self.nb
-        count, weight = xp.to_numpy(self.count), xp.to_numpy(self.weight)
-        score, target = xp.to_numpy(self.score), xp.to_numpy(self.target)
-        out = []
-        for g in range(self.size // nb):
-            sl = slice(g * nb, (g + 1) * nb)
-            out.append(
-                {
-                    "edges": xp.to_numpy(edges),
-                    "ids": ids,
-                    "count": count[sl].astype(np.int64),
-                    "weight": weight[sl],
-                    "score_sum": score[sl],
-                    "target_sum": target[sl],
-                }
-            )
-        return out
+        edges, ids, targets = (None if a is None else xp.to_numpy(a)
+                               for a in (edges, ids, targets))
+        count, weight, score, target = (
+            xp.to_numpy(a) for a in (self.count, self.weight, self.score, self.target)
+        )
+        return [
+            {"edges": edges, "ids": ids, "targets": targets,
+             "count": count[sl].astype(np.int64), "weight": weight[sl],
+             "score_sum": score[sl], "target_sum": target[sl]}
+            for sl in (slice(g * nb, (g + 1) * nb) for g in range(self.size // nb))
+        ]
 
 
 def _weight(inp, sl):
@@ -147,12 +143,12 @@ def _weight(inp, sl):
 
 
 def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
-    """``(sums, targets)``: per-bin sums of one event (a :meth:`_BinSums.groups` dict).
+    """The per-bin sums of one event (a :meth:`_BinSums.groups` dict).
 
     ``event_chunks`` yields ``(rows, score, target)`` float64 chunks of ``n``
     rows; equal-mass bins need the ``(n,)`` scores for their edges. With
-    ``keep=True`` the ``(n,)`` bin indices (``sums["ids"]``) and the NumPy
-    ``targets`` are kept for the bootstrap of ``reliability_curve``.
+    ``keep=True`` the ``(n,)`` bin indices and targets (``"ids"``, ``"targets"``)
+    are kept for the bootstrap of ``reliability_curve``.
     """
     if strategy == "uniform":
         edges = xp.uniform_edges(n_bins)
@@ -172,8 +168,7 @@ def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
         acc.add(ids, x, t, _weight(inp, sl))
         if keep:
             ids_all[sl], tgt_all[sl] = ids, t
-    (sums,) = acc.groups(edges, None if ids_all is None else xp.to_numpy(ids_all))
-    return sums, (None if tgt_all is None else xp.to_numpy(tgt_all))
+    return acc.groups(edges, ids_all, tgt_all)[0]
 
 
 def class_chunks(inp, xp, k, column=None):
@@ -230,5 +225,5 @@ def binned_all_classes(inp, xp, n_bins, strategy):
             target = xp.f64(inp.y[sl].reshape(-1, 1) == classes)
             acc.add(xp.uniform_bin_ids(p, n_bins), p, target, _weight(inp, sl))
         return acc.groups(xp.uniform_edges(n_bins))
-    return [binned_event(inp, xp, chunks, n, n_bins, strategy)[0]
+    return [binned_event(inp, xp, chunks, n, n_bins, strategy)
             for _, chunks in each_class_chunks(inp, xp)]
