@@ -430,9 +430,8 @@ class ReliabilityDisplay:
         if kind in ("classwise", "class") and class_index is None:
             return cls._class_grid(
                 y_true, y_prob, n_classes_shown=n_classes_shown, ax=ax,
-                hist_ax=hist_ax, labels=labels, input_type=input_type,
-                sample_weight=sample_weight,
-                kwargs=dict(
+                hist_ax=hist_ax, kwargs=dict(
+                    labels=labels, input_type=input_type, sample_weight=sample_weight,
                     n_bins=n_bins, strategy=strategy, n_bootstrap=n_bootstrap,
                     confidence_level=confidence_level, random_state=random_state,
                     interval=interval, smooth=smooth, name=name, ref_line=ref_line,
@@ -483,9 +482,9 @@ class ReliabilityDisplay:
         )
 
     @classmethod
-    def _class_grid(cls, y_true, y_prob, *, n_classes_shown, ax, hist_ax, labels,
-                    input_type, sample_weight, kwargs):
-        """One diagram per most frequent class of ``y_true``, on a grid of axes."""
+    def _class_grid(cls, y_true, y_prob, *, n_classes_shown, ax, hist_ax, kwargs):
+        """One diagram per most frequent class of ``y_true``, on a grid of axes
+        (``kwargs``: the other arguments of :meth:`from_predictions`)."""
         from ..metrics._validation import _check_inputs
 
         plt = _check_matplotlib("ReliabilityDisplay.from_predictions")
@@ -497,11 +496,10 @@ class ReliabilityDisplay:
         if hist_ax is not None:
             raise ValueError("A class grid draws its own histogram panels; "
                              "pass class_index to use hist_ax.")
-        inp = _check_inputs(y_true, y_prob, sample_weight=sample_weight,
-                            input_type=input_type, labels=labels)
-        y_idx = to_numpy(inp.y)
+        inp = _check_inputs(y_true, y_prob, sample_weight=kwargs["sample_weight"],
+                            input_type=kwargs["input_type"], labels=kwargs["labels"])
         n_classes = 2 if inp.binary_1d else inp.scores.shape[1]
-        freq = np.bincount(y_idx, minlength=n_classes)
+        freq = np.bincount(to_numpy(inp.y), minlength=n_classes)
         shown = np.argsort(-freq, kind="stable")[: min(int(n_classes_shown), n_classes)]
         if ax is None:
             ncols = min(len(shown), 4)
@@ -516,11 +514,8 @@ class ReliabilityDisplay:
                 )
         flat = axes.reshape(-1)
         displays = [
-            cls.from_predictions(
-                y_true, y_prob, kind="classwise", class_index=int(k), labels=labels,
-                input_type=input_type, sample_weight=sample_weight, ax=flat[i],
-                **kwargs,
-            )
+            cls.from_predictions(y_true, y_prob, kind="classwise", class_index=int(k),
+                                 ax=flat[i], **kwargs)
             for i, k in enumerate(shown)
         ]
         for extra in flat[len(shown):]:
