@@ -166,8 +166,7 @@ def _binned_stat(inp, w, kind, class_index, n_bins, strategy, norm, scale):
         cells[:, g], s_all[:, g], o_all[:, g] = ids, s, o
         n_cells.append(nb)
     nb = max(n_cells)
-    if G > 1:
-        cells += (np.arange(G, dtype=np.int32) * nb)[None, :]
+    cells += (np.arange(G, dtype=np.int32) * nb)[None, :]
     return _BinnedStat(cells, s_all, o_all, w, nb, norm, scale)
 
 
