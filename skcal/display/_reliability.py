@@ -438,20 +438,16 @@ class ReliabilityDisplay:
                     show_histogram=show_histogram, show_counts=show_counts, **kwargs,
                 ),
             )
+        event = dict(kind=kind, class_index=class_index, sample_weight=sample_weight,
+                     input_type=input_type, labels=labels, pos_label=pos_label)
         curve = reliability_curve(
-            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
-            strategy=strategy, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, pos_label=pos_label, n_bootstrap=n_bootstrap,
-            confidence_level=confidence_level, random_state=random_state,
-            interval=interval,
+            y_true, y_prob, **event, n_bins=n_bins, strategy=strategy,
+            n_bootstrap=n_bootstrap, confidence_level=confidence_level,
+            random_state=random_state, interval=interval,
         )
         smooth_x = smooth_prob_true = None
         if smooth:
-            sm = smooth_reliability_curve(
-                y_true, y_prob, kind=kind, class_index=class_index,
-                sample_weight=sample_weight, input_type=input_type, labels=labels,
-                pos_label=pos_label,
-            )
+            sm = smooth_reliability_curve(y_true, y_prob, **event)
             # Drawn where it averages SMOOTH_MIN_ROWS rows or more (about
             # n * density(t) * 2 * bandwidth rows lie within one bandwidth of t),
             # from the mesh point at or below the smallest score to the one at or
