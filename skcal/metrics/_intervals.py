@@ -116,10 +116,9 @@ class _BinnedStat:
                 if self.norm == "max":
                     gap = np.where(W[g] > 0, np.abs(T[g] - P[g]) / np.where(
                         W[g] > 0, W[g], 1.0), -np.inf)
-                    order = np.argsort(gap)[::-1]
-                    top1 = gap[order[0]]
-                    top2 = gap[order[1]] if gap.shape[0] > 1 else -np.inf
-                    other = np.where(c == order[0], top2, top1)
+                    top = int(np.argmax(gap))  # the largest gap but c's own
+                    second = np.max(np.delete(gap, top), initial=-np.inf)
+                    other = np.where(c == top, second, gap[top])
                     new = np.where(Wc > 1e-300 * Wtot[g],
                                    np.abs(Tc - Pc) / np.where(Wc > 0, Wc, 1.0), -np.inf)
                     per[:, g] = np.maximum(other, new)
