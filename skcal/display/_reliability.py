@@ -309,16 +309,11 @@ class ReliabilityDisplay:
 
         self.band_ = self.interval_bars_ = None
         if self.prob_true_low is not None and self.prob_true_high is not None:
-            self.band_ = ax.fill_between(
-                self.prob_pred, self.prob_true_low, self.prob_true_high,
-                color=color, alpha=0.2, linewidth=0,
-            )
+            band = (self.prob_pred, self.prob_true_low, self.prob_true_high)
+            self.band_ = ax.fill_between(*band, color=color, alpha=0.2, linewidth=0)
             # each bin's interval as a bar too: the band between bins tapers to
             # nothing at an isolated bin (one row at 0 or 1 would look certain)
-            self.interval_bars_ = ax.vlines(
-                self.prob_pred, self.prob_true_low, self.prob_true_high,
-                color=color, alpha=0.5, linewidth=1,
-            )
+            self.interval_bars_ = ax.vlines(*band, color=color, alpha=0.5, linewidth=1)
 
         ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
         if ax.get_legend_handles_labels()[1]:
