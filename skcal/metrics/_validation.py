@@ -321,9 +321,7 @@ def _numpy_scores(y_prob):
         raise ValueError(
             "y_prob is ragged: its rows have different lengths (every row must "
             "hold one score per class)") from exc
-    if p.ndim not in (1, 2):
-        raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
-    lo, hi = min_max(p)
+    lo, hi = min_max(p)  # check_array has rejected 0-D and 3-D input
     return p, names, lo, hi, True
 
 
