@@ -320,12 +320,9 @@ def _bca(theta_b, theta_hat, jack, alpha2):
         num = np.sum(U**3) / n**3
         den = np.sum(U**2) / n**2
         a = num / den**1.5 / 6 if den > 0 else 0.0
-        z_alpha = float(ndtri(alpha))
-        n1 = z0 + z_alpha
-        n2 = z0 - z_alpha
+        z = z0 + float(ndtri(alpha)) * np.array([1.0, -1.0])  # z0 -+ z_(1-alpha)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            a1 = ndtr(z0 + n1 / (1 - a * n1))
-            a2 = ndtr(z0 + n2 / (1 - a * n2))
+            a1, a2 = ndtr(z0 + z / (1 - a * z))
         if not (np.isfinite(a1) and np.isfinite(a2)):
             return np.nan, np.nan, False
     lo, hi = (float(v) for v in scipy.stats.quantile(theta_b, np.array([a1, a2])))
