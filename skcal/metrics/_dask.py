@@ -113,11 +113,8 @@ class _DaskInputs:
 
     def arrays(self):
         """(array, index) pairs for ``da.blockwise``: scores, labels, weights."""
-        p_ind = "i" if self.p.ndim == 1 else "ij"
-        out = [self.p, p_ind, self.y, "i"]
-        if self.w is not None:
-            out += [self.w, "i"]
-        return out
+        out = [self.p, "i" if self.p.ndim == 1 else "ij", self.y, "i"]
+        return out if self.w is None else out + [self.w, "i"]
 
 
 def _sum_blocks(inputs, block_fn, shapes):
