@@ -212,12 +212,6 @@ class ReliabilityDisplay:
     ):
         store_params(self, locals())
 
-    def _axis_labels(self):
-        if self.kind == "top-label":
-            return "Confidence (mean top-label probability)", "Accuracy"
-        c = "" if self.class_label is None else f" (class {self.class_label})"
-        return f"Mean predicted probability{c}", f"Fraction of positives{c}"
-
     def plot(
         self,
         ax=None,
@@ -281,13 +275,16 @@ class ReliabilityDisplay:
             raise ValueError("show_counts=True needs bin_count.")
         if ax is None:
             _, ax = plt.subplots()
+        if self.kind == "top-label":
+            shown = " (top-label)"
+            xlabel, ylabel = "Confidence (mean top-label probability)", "Accuracy"
+        else:
+            shown = "" if self.class_label is None else f" (class {self.class_label})"
+            xlabel = f"Mean predicted probability{shown}"
+            ylabel = f"Fraction of positives{shown}"
         name = self.estimator_name if name is None else name
         if name is None:  # the curve still gets a legend entry, naming what it shows
-            name = (
-                "calibration curve (top-label)" if self.kind == "top-label"
-                else "calibration curve" if self.class_label is None
-                else f"calibration curve (class {self.class_label})"
-            )
+            name = f"calibration curve{shown}"
 
         self.ref_line_ = None
         if ref_line:
@@ -297,35 +294,27 @@ class ReliabilityDisplay:
             ))[0]
         n_curves = sum(1 for ln in ax.get_lines() if ln.get_gid() == _CURVE_GID)
         marker = kwargs.pop("marker", _MARKERS[n_curves % len(_MARKERS)])
-        line_kwargs = {"gid": _CURVE_GID, "label": name}
-        self.points_ = None
-        if self.smooth_x is not None and self.smooth_prob_true is not None:
-            line_kwargs.update(kwargs)
-            (self.line_,) = ax.plot(self.smooth_x, self.smooth_prob_true, **line_kwargs)
-            (self.points_,) = ax.plot(
-                self.prob_pred, self.prob_true, linestyle="none", marker=marker,
-                markerfacecolor="none", color=self.line_.get_color(), alpha=0.8,
-            )
-        else:
-            line_kwargs["marker"] = marker
-            line_kwargs.update(kwargs)
-            (self.line_,) = ax.plot(self.prob_pred, self.prob_true, **line_kwargs)
+        smooth = self.smooth_x is not None and self.smooth_prob_true is not None
+        (self.line_,) = ax.plot(
+            *((self.smooth_x, self.smooth_prob_true) if smooth
+              else (self.prob_pred, self.prob_true)),
+            **{"gid": _CURVE_GID, "label": name,
+               **({} if smooth else {"marker": marker}), **kwargs},
+        )
         color = self.line_.get_color()
+        self.points_ = ax.plot(
+            self.prob_pred, self.prob_true, linestyle="none", marker=marker,
+            markerfacecolor="none", color=color, alpha=0.8,
+        )[0] if smooth else None
 
         self.band_ = self.interval_bars_ = None
         if self.prob_true_low is not None and self.prob_true_high is not None:
-            self.band_ = ax.fill_between(
-                self.prob_pred, self.prob_true_low, self.prob_true_high,
-                color=color, alpha=0.2, linewidth=0,
-            )
+            band = (self.prob_pred, self.prob_true_low, self.prob_true_high)
+            self.band_ = ax.fill_between(*band, color=color, alpha=0.2, linewidth=0)
             # each bin's interval as a bar too: the band between bins tapers to
             # nothing at an isolated bin (one row at 0 or 1 would look certain)
-            self.interval_bars_ = ax.vlines(
-                self.prob_pred, self.prob_true_low, self.prob_true_high,
-                color=color, alpha=0.5, linewidth=1,
-            )
+            self.interval_bars_ = ax.vlines(*band, color=color, alpha=0.5, linewidth=1)
 
-        xlabel, ylabel = self._axis_labels()
         ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
         if ax.get_legend_handles_labels()[1]:
             ax.legend(loc="upper left", fontsize="small")
@@ -436,29 +425,24 @@ class ReliabilityDisplay:
         if kind in ("classwise", "class") and class_index is None:
             return cls._class_grid(
                 y_true, y_prob, n_classes_shown=n_classes_shown, ax=ax,
-                hist_ax=hist_ax, labels=labels, input_type=input_type,
-                sample_weight=sample_weight,
-                kwargs=dict(
+                hist_ax=hist_ax, kwargs=dict(
+                    labels=labels, input_type=input_type, sample_weight=sample_weight,
                     n_bins=n_bins, strategy=strategy, n_bootstrap=n_bootstrap,
                     confidence_level=confidence_level, random_state=random_state,
                     interval=interval, smooth=smooth, name=name, ref_line=ref_line,
                     show_histogram=show_histogram, show_counts=show_counts, **kwargs,
                 ),
             )
+        event = dict(kind=kind, class_index=class_index, sample_weight=sample_weight,
+                     input_type=input_type, labels=labels, pos_label=pos_label)
         curve = reliability_curve(
-            y_true, y_prob, kind=kind, class_index=class_index, n_bins=n_bins,
-            strategy=strategy, sample_weight=sample_weight, input_type=input_type,
-            labels=labels, pos_label=pos_label, n_bootstrap=n_bootstrap,
-            confidence_level=confidence_level, random_state=random_state,
-            interval=interval,
+            y_true, y_prob, **event, n_bins=n_bins, strategy=strategy,
+            n_bootstrap=n_bootstrap, confidence_level=confidence_level,
+            random_state=random_state, interval=interval,
         )
         smooth_x = smooth_prob_true = None
         if smooth:
-            sm = smooth_reliability_curve(
-                y_true, y_prob, kind=kind, class_index=class_index,
-                sample_weight=sample_weight, input_type=input_type, labels=labels,
-                pos_label=pos_label,
-            )
+            sm = smooth_reliability_curve(y_true, y_prob, **event)
             # Drawn where it averages SMOOTH_MIN_ROWS rows or more (about
             # n * density(t) * 2 * bandwidth rows lie within one bandwidth of t),
             # from the mesh point at or below the smallest score to the one at or
@@ -489,9 +473,9 @@ class ReliabilityDisplay:
         )
 
     @classmethod
-    def _class_grid(cls, y_true, y_prob, *, n_classes_shown, ax, hist_ax, labels,
-                    input_type, sample_weight, kwargs):
-        """One diagram per most frequent class of ``y_true``, on a grid of axes."""
+    def _class_grid(cls, y_true, y_prob, *, n_classes_shown, ax, hist_ax, kwargs):
+        """One diagram per most frequent class of ``y_true``, on a grid of axes
+        (``kwargs``: the other arguments of :meth:`from_predictions`)."""
         from ..metrics._validation import _check_inputs
 
         plt = _check_matplotlib("ReliabilityDisplay.from_predictions")
@@ -503,11 +487,10 @@ class ReliabilityDisplay:
         if hist_ax is not None:
             raise ValueError("A class grid draws its own histogram panels; "
                              "pass class_index to use hist_ax.")
-        inp = _check_inputs(y_true, y_prob, sample_weight=sample_weight,
-                            input_type=input_type, labels=labels)
-        y_idx = to_numpy(inp.y)
+        inp = _check_inputs(y_true, y_prob, sample_weight=kwargs["sample_weight"],
+                            input_type=kwargs["input_type"], labels=kwargs["labels"])
         n_classes = 2 if inp.binary_1d else inp.scores.shape[1]
-        freq = np.bincount(y_idx, minlength=n_classes)
+        freq = np.bincount(to_numpy(inp.y), minlength=n_classes)
         shown = np.argsort(-freq, kind="stable")[: min(int(n_classes_shown), n_classes)]
         if ax is None:
             ncols = min(len(shown), 4)
@@ -522,11 +505,8 @@ class ReliabilityDisplay:
                 )
         flat = axes.reshape(-1)
         displays = [
-            cls.from_predictions(
-                y_true, y_prob, kind="classwise", class_index=int(k), labels=labels,
-                input_type=input_type, sample_weight=sample_weight, ax=flat[i],
-                **kwargs,
-            )
+            cls.from_predictions(y_true, y_prob, kind="classwise", class_index=int(k),
+                                 ax=flat[i], **kwargs)
             for i, k in enumerate(shown)
         ]
         for extra in flat[len(shown):]:

@@ -40,8 +40,8 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
             one_event=None):
     """Validate, then ``(groups, inp, scale)`` on any backend (dask: blockwise).
 
-    ``groups``: the per-group bin sums (with ``keep``, the one group also
-    holds its ``(n,)`` ``targets``); ``inp``: the validated inputs (None for
+    ``groups``: the per-group bin sums (with ``keep``, the one group's ``(n,)``
+    ``ids`` and ``targets`` too); ``inp``: the validated inputs (None for
     dask); ``scale``: with ``counts``, the factor turning weights into sample
     counts (else 1.0).
     """
@@ -59,9 +59,7 @@ def _binned(y_true, y_prob, kind, class_index, n_bins, strategy, sample_weight,
         labels=labels, pos_label=pos_label, binary=kind == "binary",
     )
     n_bins = _check_n_bins(n_bins, inp.y.shape[0])
-    groups, targets = bin_sums(inp, kind, n_bins, strategy, class_index, keep=keep)
-    if keep:
-        groups[0]["targets"] = targets
+    groups = bin_sums(inp, kind, n_bins, strategy, class_index, keep=keep)
     scale = frequency_scale(sample_weight, inp) if counts else 1.0
     return groups, inp, scale
 
@@ -395,14 +393,14 @@ def reliability_curve(
         )
     if n_bootstrap:
         curve.prob_true_low, curve.prob_true_high = _bootstrap_prob_true(
-            inp, s["targets"], s, n_bootstrap, confidence_level, random_state
+            inp, s, n_bootstrap, confidence_level, random_state
         )
     return curve
 
 
-def _bootstrap_prob_true(inp, targets, s, n_bootstrap, level, random_state):
+def _bootstrap_prob_true(inp, s, n_bootstrap, level, random_state):
     """Percentile interval of ``prob_true`` over row resamples, bins fixed (host)."""
-    ids, weight = s["ids"], host_array(inp.weight)
+    ids, targets, weight = s["ids"], s["targets"], host_array(inp.weight)
     n, nb = ids.shape[0], s["weight"].shape[0]
     w = np.ones(n) if weight is None else weight
     rng = check_random_state(random_state)

@@ -22,10 +22,6 @@ _PARAMS = event_params("""
         Non-negative frequency weights: a weight of 2 is the same as the row
         repeated (the weights' scale sets the sample size of the test).""")
 
-_RETURNS = """\
-result : :class:`sklearn.utils.Bunch`
-    ``statistic`` (float) and ``pvalue`` (float, in [0, 1])."""
-
 #: The reference of the two cumulative tests, ``%(arrieta_ibarra)s``.
 _ARRIETA_IBARRA = """\
 .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
@@ -41,7 +37,8 @@ _DOC = """{summary}
 
     Returns
     -------
-    %(returns)s
+    result : :class:`sklearn.utils.Bunch`
+        ``statistic`` (float) and ``pvalue`` (float, in [0, 1]).
         ``statistic`` is {statistic}.
 
     Raises
@@ -89,8 +86,7 @@ def _calibration_test(statistic, name, doc, *, summary, statistic_doc, raises=""
         see_also=", ".join(other for other in __all__ if other != name), doc=doc,
     )
     return validated("kind", "class_index", "input_type",
-                     docs={"params": _PARAMS, "returns": _RETURNS,
-                           "arrieta_ibarra": _ARRIETA_IBARRA})(test)
+                     docs={"params": _PARAMS, "arrieta_ibarra": _ARRIETA_IBARRA})(test)
 
 
 def _spiegelhalter(s, o, w):

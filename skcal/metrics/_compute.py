@@ -58,25 +58,21 @@ def bin_sums(inp, kind, n_bins, strategy, class_index=None, keep=False):
     ``p_ik`` and ``1[y_i = k]`` (all columns, one group each, for
     ``kind="classwise"`` without ``class_index``; for ``"binary"`` the column
     of ``inp.pos_index``). With ``keep=True`` (one group only) the ``(n,)``
-    bin indices and targets are kept for the bootstrap and the targets are
-    returned too.
+    bin indices and targets are kept for the bootstrap.
 
     Returns
     -------
     groups : list of dict
-        Per group: ``edges``, ``ids``, ``count``, ``weight``, ``score_sum``,
-        ``target_sum`` (NumPy arrays).
-    targets : ndarray of shape (n,) or None
-        Only with ``keep=True``.
+        Per group: ``edges``, ``ids``, ``targets``, ``count``, ``weight``,
+        ``score_sum``, ``target_sum`` (NumPy arrays; ``ids`` and ``targets``
+        None without ``keep``).
     """
     xp = _rows.ops(inp)
     if kind == "classwise" and class_index is None:
-        return _rows.binned_all_classes(inp, xp, n_bins, strategy), None
+        return _rows.binned_all_classes(inp, xp, n_bins, strategy)
     events = _rows.event_chunks(inp, xp, kind, class_index)
-    sums, targets = _rows.binned_event(
-        inp, xp, events, inp.scores.shape[0], n_bins, strategy, keep
-    )
-    return [sums], targets
+    return [_rows.binned_event(inp, xp, events, inp.scores.shape[0], n_bins,
+                               strategy, keep)]
 
 
 def stack_sums(groups):

@@ -1,28 +1,15 @@
 """The metrics on dask arrays: per-block sums of the NumPy code, tree-reduced.
 
-Imported only when a metric receives a ``dask.array.Array`` ``y_prob``.
-
-- Labels: the classes are decided on the client from the unique labels (one
-  pass over ``y_true``, by the rule of the NumPy metrics); each block is then
-  encoded against them.
-- Brier score and NLL: each row block gives its weighted sum and weight
-  total; one pass.
-- Uniform bins (every ``calibration_error`` kind and norm,
-  ``reliability_curve``): each block gives its per-bin ``count``, ``weight``,
-  ``score_sum`` and ``target_sum`` (the NumPy binning code on the block);
-  they add up exactly, so one pass gives the same bins as NumPy.
-- Equal-mass bins: the edges are quantiles of all the scores, which sums do
-  not give. The ``(n_samples,)`` score and 0/1 target of one group (the
-  top-label confidence, or one class column) are gathered to the client, at
-  most :data:`skcal._backend._dask.GATHER_MAX_ROWS` rows, and binned by the
-  NumPy code: exact, one pass per group. Bootstrap intervals of
-  ``reliability_curve`` are not supported on dask arrays (an error); its
-  binomial ``interval`` is computed from the summed bins.
-
-Only the per-bin sums are computed here: the values come from the same
-functions as for NumPy and torch (:mod:`skcal.metrics._compute`). Every block
-is validated by the NumPy checks when it is computed: errors are raised at
-that pass.
+Imported only when a metric receives a ``dask.array.Array`` ``y_prob``. The
+classes are decided on the client from the unique labels (one pass over
+``y_true``, by the rule of the NumPy metrics); each block is then encoded
+against them, and validated by the NumPy checks when it is computed (errors
+are raised at that pass). One more pass sums each block's weighted row terms
+(Brier, NLL) or per-bin sums (uniform bins, which add up exactly); equal-mass
+bins gather one group's scores to the client (:func:`_quantile_groups`). The
+bootstrap of ``reliability_curve`` is refused; its binomial ``interval`` comes
+from the summed bins. The values come from the same functions as for NumPy
+and torch (:mod:`skcal.metrics._compute`).
 """
 
 import functools
@@ -126,11 +113,8 @@ class _DaskInputs:
 
     def arrays(self):
         """(array, index) pairs for ``da.blockwise``: scores, labels, weights."""
-        p_ind = "i" if self.p.ndim == 1 else "ij"
-        out = [self.p, p_ind, self.y, "i"]
-        if self.w is not None:
-            out += [self.w, "i"]
-        return out
+        out = [self.p, "i" if self.p.ndim == 1 else "ij", self.y, "i"]
+        return out if self.w is None else out + [self.w, "i"]
 
 
 def _sum_blocks(inputs, block_fn, shapes):
@@ -179,7 +163,7 @@ def _uniform_groups(inp, kind, n_bins, class_index):
     def block(b):
         if b.scores.shape[0] == 0:
             return (np.zeros((n_groups, 4, n_bins)),)
-        groups, _ = _numpy_bin_sums(b, kind, n_bins, "uniform", class_index)
+        groups = _numpy_bin_sums(b, kind, n_bins, "uniform", class_index)
         return (np.array([[g[f] for f in _FIELDS] for g in groups], dtype=np.float64),)
 
     (S,) = _sum_blocks(inp, block, [(n_groups, 4, n_bins)])
@@ -224,7 +208,7 @@ def _quantile_groups(inp, kind, n_bins, class_index):
         x, t, w = _dask.gather_rows(ev[:, 0], ev[:, 1], inp.w)
         # the event as a binary problem: probability x of the outcome t
         local = _Inputs(t.astype(np.int64), x, False, w, np.array([0, 1]), True)
-        (s,), _ = _numpy_bin_sums(local, "binary", n_bins, "quantile", None)
+        (s,) = _numpy_bin_sums(local, "binary", n_bins, "quantile", None)
         out.append(s)
     return out
 

@@ -25,16 +25,12 @@ def _log_loss(p, o):
 
 
 def _recalibrated(s, o, w, method, n_bins, strategy):
-    """Recalibrated probabilities of the rows: isotonic (CORP) or per-bin frequency."""
+    """Recalibrated probabilities of the rows (of positive weight ``w``): isotonic
+    (CORP) or per-bin frequency, and for binned the per-bin mean score."""
     if method == "corp":
         _, group = np.unique(s, return_inverse=True)  # tied scores pooled
-        Wg = np.bincount(group, w)
-        Tg = np.bincount(group, w * o)
-        keep = Wg > 0
-        fit = np.zeros(Wg.shape[0])
-        fit[keep] = isotonic_regression(
-            Tg[keep] / Wg[keep], weights=Wg[keep], increasing=True
-        ).x
+        Wg = np.bincount(group, w)  # > 0: the caller dropped zero-weight rows
+        fit = isotonic_regression(np.bincount(group, w * o) / Wg, weights=Wg).x
         return fit[group], None
     ids, nb = _binning.bin_ids(s, w, n_bins, strategy)
     Wb = np.bincount(ids, w, nb)

@@ -20,7 +20,7 @@ from ._compute import frequency_weights
 from ._params import _check_kind
 from ._validation import _check_inputs
 
-__all__ = ["class_vectors", "event_groups", "event_vectors", "single_event"]
+__all__ = ["event_groups", "event_vectors", "single_event"]
 
 
 def single_event(y_true, y_prob, kind, class_index, sample_weight, input_type, labels,
@@ -62,16 +62,11 @@ def _gather(xp, n, chunks):
 
 
 def event_groups(inp, kind, class_index=None):
-    """``(n_groups, iterator of (score, outcome))``: every class for
-    ``kind="classwise"`` without ``class_index`` (:func:`class_vectors`),
-    else the one event of :func:`event_vectors`."""
+    """``(n_groups, iterator of (score, outcome))``: the float64 NumPy vectors of
+    every class for ``kind="classwise"`` without ``class_index``, else of the one
+    event of :func:`event_vectors`."""
     if kind == "classwise" and class_index is None:
-        return _rows.n_columns(inp), ((s, o) for _, s, o in class_vectors(inp))
+        xp = _rows.ops(inp)
+        return _rows.n_columns(inp), (_gather(xp, inp.scores.shape[0], chunks)
+                                      for _, chunks in _rows.each_class_chunks(inp, xp))
     return 1, iter([event_vectors(inp, kind, class_index)])
-
-
-def class_vectors(inp):
-    """Yield ``(k, score, outcome)`` float64 NumPy vectors for every class ``k``."""
-    xp = _rows.ops(inp)
-    for k, chunks in _rows.each_class_chunks(inp, xp):
-        yield k, *_gather(xp, inp.scores.shape[0], chunks)

@@ -116,10 +116,9 @@ class _BinnedStat:
                 if self.norm == "max":
                     gap = np.where(W[g] > 0, np.abs(T[g] - P[g]) / np.where(
                         W[g] > 0, W[g], 1.0), -np.inf)
-                    order = np.argsort(gap)[::-1]
-                    top1 = gap[order[0]]
-                    top2 = gap[order[1]] if gap.shape[0] > 1 else -np.inf
-                    other = np.where(c == order[0], top2, top1)
+                    top = int(np.argmax(gap))  # the largest gap but c's own
+                    second = np.max(np.delete(gap, top), initial=-np.inf)
+                    other = np.where(c == top, second, gap[top])
                     new = np.where(Wc > 1e-300 * Wtot[g],
                                    np.abs(Tc - Pc) / np.where(Wc > 0, Wc, 1.0), -np.inf)
                     per[:, g] = np.maximum(other, new)
@@ -166,8 +165,7 @@ def _binned_stat(inp, w, kind, class_index, n_bins, strategy, norm, scale):
         cells[:, g], s_all[:, g], o_all[:, g] = ids, s, o
         n_cells.append(nb)
     nb = max(n_cells)
-    if G > 1:
-        cells += (np.arange(G, dtype=np.int32) * nb)[None, :]
+    cells += (np.arange(G, dtype=np.int32) * nb)[None, :]
     return _BinnedStat(cells, s_all, o_all, w, nb, norm, scale)
 
 
@@ -271,15 +269,12 @@ def _interval(statistic, n, groups, *, method, confidence_level, n_resamples, rn
         # infinite and finite values, and no interval is defined
         return result
 
-    def stat(idx, axis=-1):
-        return statistic(idx)
-
     scipy_method = "percentile" if (method == "BCa" and statistic.jackknife) else method
     if batch is None:
         batch = max(1, min(n_resamples, _BATCH_ELEMENTS // max(1, n * groups)))
     res = scipy.stats.bootstrap(
-        (np.arange(n),), stat, n_resamples=n_resamples,
-        batch=int(batch), vectorized=True, axis=-1,
+        (np.arange(n),), lambda idx, axis=-1: statistic(idx), vectorized=True,
+        n_resamples=n_resamples, batch=int(batch), axis=-1,
         confidence_level=confidence_level, method=scipy_method, rng=rng,
     )
     theta_b = np.asarray(res.bootstrap_distribution, dtype=np.float64)
@@ -325,12 +320,9 @@ def _bca(theta_b, theta_hat, jack, alpha2):
         num = np.sum(U**3) / n**3
         den = np.sum(U**2) / n**2
         a = num / den**1.5 / 6 if den > 0 else 0.0
-        z_alpha = float(ndtri(alpha))
-        n1 = z0 + z_alpha
-        n2 = z0 - z_alpha
+        z = z0 + float(ndtri(alpha)) * np.array([1.0, -1.0])  # z0 -+ z_(1-alpha)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            a1 = ndtr(z0 + n1 / (1 - a * n1))
-            a2 = ndtr(z0 + n2 / (1 - a * n2))
+            a1, a2 = ndtr(z0 + z / (1 - a * z))
         if not (np.isfinite(a1) and np.isfinite(a2)):
             return np.nan, np.nan, False
     lo, hi = (float(v) for v in scipy.stats.quantile(theta_b, np.array([a1, a2])))

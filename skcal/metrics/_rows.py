@@ -48,35 +48,6 @@ def proba_chunks(inp, xp):
             yield sl, x, None
 
 
-def top_label_chunks(inp, xp):
-    """Yield ``(rows, confidence, correct)``: float64 ``max_k p_ik`` and ``1[argmax = y]``.
-
-    The argmax is taken on the log-probabilities for logits (ties go to the
-    lowest column).
-    """
-    for sl, p, lp in proba_chunks(inp, xp):
-        pred = xp.row_argmax(p if lp is None else lp)
-        yield sl, xp.row_max(p), xp.f64(pred == inp.y[sl])
-
-
-def class_column(inp, xp, k, shift=None):
-    """Float64 probability of class ``k`` for every row, shape ``(n_samples,)``.
-
-    For 2-D logits ``exp((z_k - m) - lse)`` with the :func:`logit_shift` ``(m,
-    lse)`` (pass ``shift`` to reuse them across classes).
-    """
-    X = inp.scores
-    if not inp.binary_1d:
-        if not inp.logits:
-            return xp.f64(X[:, k])
-        m, lse = logit_shift(inp, xp) if shift is None else shift
-        return xp.exp((xp.f64(X[:, k]) - m) - lse)
-    out = xp.empty(X.shape[0])
-    for sl, p, _ in proba_chunks(inp, xp):
-        out[sl] = p[:, k]
-    return out
-
-
 def logit_shift(inp, xp):
     """Per-row max ``m`` and ``lse = log sum_k exp(z_k - m)`` of 2-D logits (float64)."""
     X = inp.scores
@@ -89,22 +60,17 @@ def logit_shift(inp, xp):
     return m, lse
 
 
-def true_class_log_proba(inp, xp):
-    """``log p_{i, y_i}`` for every row, float64 ``(n_samples,)`` (``-inf`` for a 0)."""
+def nll_terms(inp, xp):
+    """``-log p_{i, y_i}`` for every row (``inf`` for a 0), float64 ``(n_samples,)``;
+    0 where the weight is 0 (not ``0 * inf``)."""
     X = inp.scores
     if not inp.logits and not inp.binary_1d:
-        return xp.log(xp.f64(xp.pick(X, inp.y)))
-    out = xp.empty(X.shape[0])
-    for sl, p, lp in proba_chunks(inp, xp):
-        out[sl] = xp.pick(lp, inp.y[sl]) if lp is not None else xp.log(
-            xp.pick(p, inp.y[sl])
-        )
-    return out
-
-
-def nll_terms(inp, xp):
-    """``-log p_{i, y_i}`` for every row, 0 where the weight is 0 (not ``0 * inf``)."""
-    loss = -true_class_log_proba(inp, xp)
+        loss = -xp.log(xp.f64(xp.pick(X, inp.y)))
+    else:
+        loss = xp.empty(X.shape[0])
+        for sl, p, lp in proba_chunks(inp, xp):
+            y = inp.y[sl]
+            loss[sl] = -(xp.pick(lp, y) if lp is not None else xp.log(xp.pick(p, y)))
     return loss if inp.weight is None else xp.zero_unweighted(loss, inp.weight)
 
 
@@ -154,26 +120,22 @@ class _BinSums:
             self.score += xp.bincount(ids, w * x, self.size)
             self.target += xp.bincount(ids, w * t, self.size)
 
-    def groups(self, edges, ids=None):
-        """One dict per group: NumPy ``edges``, ``ids`` (given or None), and per-bin
-        ``count`` (int64), ``weight``, ``score_sum``, ``target_sum``."""
+    def groups(self, edges, ids=None, targets=None):
+        """One dict per group: NumPy ``edges``, ``ids`` and ``targets`` (given or
+        None), and per-bin ``count`` (int64), ``weight``, ``score_sum``,
+        ``target_sum``."""
         xp, nb = self.xp, self.nb
-        count, weight = xp.to_numpy(self.count), xp.to_numpy(self.weight)
-        score, target = xp.to_numpy(self.score), xp.to_numpy(self.target)
-        out = []
-        for g in range(self.size // nb):
-            sl = slice(g * nb, (g + 1) * nb)
-            out.append(
-                {
-                    "edges": xp.to_numpy(edges),
-                    "ids": ids,
-                    "count": count[sl].astype(np.int64),
-                    "weight": weight[sl],
-                    "score_sum": score[sl],
-                    "target_sum": target[sl],
-                }
-            )
-        return out
+        edges, ids, targets = (None if a is None else xp.to_numpy(a)
+                               for a in (edges, ids, targets))
+        count, weight, score, target = (
+            xp.to_numpy(a) for a in (self.count, self.weight, self.score, self.target)
+        )
+        return [
+            {"edges": edges, "ids": ids, "targets": targets,
+             "count": count[sl].astype(np.int64), "weight": weight[sl],
+             "score_sum": score[sl], "target_sum": target[sl]}
+            for sl in (slice(g * nb, (g + 1) * nb) for g in range(self.size // nb))
+        ]
 
 
 def _weight(inp, sl):
@@ -181,37 +143,32 @@ def _weight(inp, sl):
 
 
 def binned_event(inp, xp, event_chunks, n, n_bins, strategy, keep=False):
-    """``(sums, targets)``: per-bin sums of one event (a :meth:`_BinSums.groups` dict).
+    """The per-bin sums of one event (a :meth:`_BinSums.groups` dict).
 
     ``event_chunks`` yields ``(rows, score, target)`` float64 chunks of ``n``
     rows; equal-mass bins need the ``(n,)`` scores for their edges. With
-    ``keep=True`` the ``(n,)`` bin indices (``sums["ids"]``) and the NumPy
-    ``targets`` are kept for the bootstrap of ``reliability_curve``.
+    ``keep=True`` the ``(n,)`` bin indices and targets (``"ids"``, ``"targets"``)
+    are kept for the bootstrap of ``reliability_curve``.
     """
-    ids_all = xp.zeros(n, integer=True) if keep else None
-    tgt_all = xp.empty(n) if keep else None
     if strategy == "uniform":
         edges = xp.uniform_edges(n_bins)
-        acc = _BinSums(xp, 1, n_bins)
-        for sl, x, t in event_chunks:
-            ids = xp.uniform_bin_ids(x, n_bins)
-            acc.add(ids, x, t, _weight(inp, sl))
-            if keep:
-                ids_all[sl], tgt_all[sl] = ids, t
+        binned = ((sl, xp.uniform_bin_ids(x, n_bins), x, t)
+                  for sl, x, t in event_chunks)
     else:
         scores, hits = xp.empty(n), xp.zeros_bool(n)  # 0/1 targets kept as bool
         for sl, x, t in event_chunks:
             scores[sl], hits[sl] = x, t > 0
         edges = xp.quantile_edges(scores, inp.weight, n_bins)
-        acc = _BinSums(xp, 1, edges.shape[0] - 1)
-        for sl in xp.chunk_rows(n, 1):
-            ids = xp.quantile_ids(edges, scores[sl])
-            t = xp.f64(hits[sl])
-            acc.add(ids, scores[sl], t, _weight(inp, sl))
-            if keep:
-                ids_all[sl], tgt_all[sl] = ids, t
-    (sums,) = acc.groups(edges, None if ids_all is None else xp.to_numpy(ids_all))
-    return sums, (None if tgt_all is None else xp.to_numpy(tgt_all))
+        binned = ((sl, xp.quantile_ids(edges, scores[sl]), scores[sl], xp.f64(hits[sl]))
+                  for sl in xp.chunk_rows(n, 1))
+    acc = _BinSums(xp, 1, edges.shape[0] - 1)
+    ids_all = xp.zeros(n, integer=True) if keep else None
+    tgt_all = xp.empty(n) if keep else None
+    for sl, ids, x, t in binned:
+        acc.add(ids, x, t, _weight(inp, sl))
+        if keep:
+            ids_all[sl], tgt_all[sl] = ids, t
+    return acc.groups(edges, ids_all, tgt_all)[0]
 
 
 def class_chunks(inp, xp, k, column=None):
@@ -231,20 +188,26 @@ def class_chunks(inp, xp, k, column=None):
 def each_class_chunks(inp, xp):
     """Yield ``(k, chunks of class k)`` for every class, as :func:`class_chunks`.
 
-    For 2-D logits each class reads its ``(n,)`` :func:`class_column`, from
-    the per-row max and log-sum-exp of one pass (two more ``(n,)`` vectors).
+    For 2-D logits each class reads its ``(n,)`` probabilities ``exp((z_k - m)
+    - lse)``, from the :func:`logit_shift` of one pass (two more ``(n,)`` vectors).
     """
     shift = logit_shift(inp, xp) if inp.logits and not inp.binary_1d else None
     for k in range(n_columns(inp)):
-        column = class_column(inp, xp, k, shift) if shift is not None else None
+        column = None
+        if shift is not None:
+            m, lse = shift
+            column = xp.exp((xp.f64(inp.scores[:, k]) - m) - lse)
         yield k, class_chunks(inp, xp, k, column)
 
 
 def event_chunks(inp, xp, kind, class_index=None):
-    """The ``(rows, score, outcome)`` chunks of one event: :func:`top_label_chunks`
-    for ``kind="top-label"``, else :func:`class_chunks` of its column."""
+    """The ``(rows, score, outcome)`` chunks of one event: ``"top-label"``, the
+    float64 ``max_k p_ik`` and ``1[argmax = y]`` (argmax of the log-probabilities
+    for logits, ties to the lowest column), else :func:`class_chunks` of its column."""
     if kind == "top-label":
-        return top_label_chunks(inp, xp)
+        return ((sl, xp.row_max(p), xp.f64(xp.row_argmax(p if lp is None else lp)
+                                           == inp.y[sl]))
+                for sl, p, lp in proba_chunks(inp, xp))
     k = _class_index(kind, class_index, n_columns(inp), inp.pos_index)
     return class_chunks(inp, xp, k)
 
@@ -262,5 +225,5 @@ def binned_all_classes(inp, xp, n_bins, strategy):
             target = xp.f64(inp.y[sl].reshape(-1, 1) == classes)
             acc.add(xp.uniform_bin_ids(p, n_bins), p, target, _weight(inp, sl))
         return acc.groups(xp.uniform_edges(n_bins))
-    return [binned_event(inp, xp, chunks, n, n_bins, strategy)[0]
+    return [binned_event(inp, xp, chunks, n, n_bins, strategy)
             for _, chunks in each_class_chunks(inp, xp)]

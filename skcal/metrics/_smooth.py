@@ -46,16 +46,13 @@ def _reflected_smooth(values, sigma):
     return out[m // 2: m // 2 + m]
 
 
-def _interpolate(t, y):
-    k = y.shape[0]
-    inds = np.clip((t * (k - 1)).astype(np.int64), 0, k - 2)
-    r = (t - inds / (k - 1)) * (k - 1)
-    return y[inds] * (1 - r) + y[inds + 1] * r
-
-
 def _apply(f, v, t, sigma):
+    """The kernel sums of ``v`` on relplot's grid, linearly interpolated onto ``t``."""
     m = max(2000, round(20 / sigma)) // 2 + 1
-    return _interpolate(t, _reflected_smooth(_to_grid(f, v, m), sigma))
+    y = _reflected_smooth(_to_grid(f, v, m), sigma)
+    inds = np.clip((t * (m - 1)).astype(np.int64), 0, m - 2)
+    r = (t - inds / (m - 1)) * (m - 1)
+    return y[inds] * (1 - r) + y[inds + 1] * r
 
 
 def _smooth_ece_sigma(f, o, w, sigma):

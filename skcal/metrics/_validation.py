@@ -272,9 +272,6 @@ def _check_inputs(y_true, y_prob, *, sample_weight=None, input_type="probabiliti
     if not isinstance(input_type, str) or input_type not in _INPUT_TYPES:
         raise ValueError(f"input_type must be one of {list(_INPUT_TYPES)}, got "
                          f"{_plain(input_type)!r}.")
-    # A CPU tensor is read through a NumPy view of its memory (no copy, see
-    # skcal._backend._torch.numpy_view) and checked by _numpy_scores; other
-    # tensors get the torch checks of the kernel module.
     p, names, lo, hi, floating = get_backend(y_prob).metric_scores(
         y_prob, _numpy_scores
     )
@@ -324,9 +321,7 @@ def _numpy_scores(y_prob):
         raise ValueError(
             "y_prob is ragged: its rows have different lengths (every row must "
             "hold one score per class)") from exc
-    if p.ndim not in (1, 2):
-        raise ValueError(f"y_prob must be 1-D or 2-D, got shape {p.shape}.")
-    lo, hi = min_max(p)
+    lo, hi = min_max(p)  # check_array has rejected 0-D and 3-D input
     return p, names, lo, hi, True
 
 
