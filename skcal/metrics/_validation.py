@@ -81,8 +81,8 @@ def _check_n_bins(n_bins, n_samples=None):
         raise ValueError(f"n_bins {n_bins_rule(n_bins)}.")
     if n_samples is not None and n_bins > max(MAX_BINS_FLOOR, n_samples):
         raise ValueError(
-            f"n_bins={int(n_bins)} is more than the {n_samples} samples (the limit "
-            f"is the larger of the number of samples and {MAX_BINS_FLOOR}): nearly "
+            f"n_bins={int(n_bins)} is more than both the {n_samples} samples and "
+            f"{MAX_BINS_FLOOR} (the limit is the larger of the two): nearly "
             "every bin would be empty, and the per-bin sums alone would take memory "
             "in proportion to n_bins."
         )
@@ -102,6 +102,13 @@ def _to_numpy_labels(y_true):
         raise ValueError("y_true is empty; at least one sample is required.")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y_true contains NaN or infinity.")
+    if y.dtype.kind == "f" and np.any(y != np.round(y)):
+        bad = y[y != np.round(y)][0].item()
+        raise ValueError(
+            f"y_true holds non-integer numbers (e.g. {bad!r}); class labels are "
+            "integers, strings or booleans (scikit-learn's 'continuous' target, "
+            "which the calibrators refuse too)."
+        )
     if y.dtype.kind == "O" and any(
         v is None or (isinstance(v, float) and not np.isfinite(v)) for v in y
     ):

@@ -405,7 +405,7 @@ def test_report_bad_input(tmp_path, logits, capsys):
     assert main(["report", "--data", str(good), "--output", str(tmp_path / "r"),
                  "--n-bins", "100000"]) == 2
     assert _err(capsys).startswith(  # _err: one line
-        "skcal report: error: --n-bins 100000: n_bins=100000 is more than the")
+        "skcal report: error: --n-bins 100000: n_bins=100000 is more than both the")
 
 
 def test_skops_model_of_foreign_type_is_refused(tmp_path, logits, capsys):

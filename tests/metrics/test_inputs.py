@@ -72,6 +72,17 @@ def test_metrics_and_calibrators_follow_the_same_label_rule():
         TemperatureScaler().fit(logp, y)  # accepted; classes 1 and 3 absent
 
 
+def test_non_integer_float_labels_are_refused_like_the_calibrators():
+    """Fractional labels were mapped in sorted order by the metrics (fresh38)."""
+    y = np.arange(4.0)
+    P = np.full((4, 4), 0.1) + 0.6 * np.eye(4)
+    assert negative_log_likelihood(y, P) == pytest.approx(-math.log(0.7))
+    with pytest.raises(ValueError, match=r"non-integer numbers \(e\.g\. 0\.5\)"):
+        negative_log_likelihood(y + 0.5, P)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        TemperatureScaler().fit(np.log(P), y + 0.5)
+
+
 def test_single_class_2d_integer_label_is_a_column_index():
     # a single integer class 0 names its column; another one (here 2 of 3
     # columns) could name any column, as labels without 0 (issue 24, item 5)
@@ -237,9 +248,9 @@ def test_n_bins_far_beyond_the_samples_is_rejected():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 4, 1000)
     P = rng.dirichlet(np.ones(4), 1000)
-    with pytest.raises(ValueError, match="n_bins=1000000000 is more than the 1000 samples"):
+    with pytest.raises(ValueError, match="n_bins=1000000000 is more than both the 1000 samples and 10000"):
         expected_calibration_error(y, P, n_bins=10**9)
-    with pytest.raises(ValueError, match="more than the 1000 samples"):
+    with pytest.raises(ValueError, match="more than both the 1000 samples"):
         reliability_curve(y, P, n_bins=20_000)
     # up to 10,000 bins (or the sample count) is allowed
     assert 0 <= expected_calibration_error(y, P, n_bins=5_000) <= 1

@@ -210,7 +210,7 @@ def test_histogram_n_bins_far_beyond_the_samples_is_refused_at_fit(strategy):
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(50, 3)), np.arange(50) % 3
     est = HistogramCalibrator(n_bins=10**6, strategy=strategy)
-    with pytest.raises(ValueError, match=r"n_bins=1000000 is more than the 50 samples"):
+    with pytest.raises(ValueError, match=r"n_bins=1000000 is more than both the 50 samples"):
         est.fit(X, y)
     assert not hasattr(est, "bin_edges_")
     # up to the metrics' floor of 10,000 bins, more bins than rows still fit
