@@ -164,7 +164,8 @@ def add_subcommands(sub):
                    "calibrator=beta, --param \"candidates=['temperature', "
                    "'isotonic']\"; repeatable")
     f.add_argument("--output", required=True, metavar="MODEL.skops",
-                   help="where to write the fitted calibrator")
+                   help="where to write the fitted calibrator (an existing file is "
+                   "overwritten)")
 
     a = sub.add_parser(
         "apply", help="calibrate logits with a saved calibrator",
@@ -184,7 +185,8 @@ def add_subcommands(sub):
                    help="calibrated.npz (keys 'proba', or 'log_proba' with "
                    "--log-proba; 'classes', the model's classes_ in their dtype, text "
                    "for an object array of mixed types; the labels, when present, in "
-                   "their dtype), .csv or .parquet")
+                   "their dtype), .csv or .parquet; an existing file is overwritten "
+                   "(unless it is the --data file)")
     a.add_argument("--log-proba", action="store_true",
                    help="write log-probabilities (calibrated logits) instead "
                         "(.npz key 'log_proba')")
@@ -200,7 +202,8 @@ def add_subcommands(sub):
                     "when the scores look like probabilities)")
     r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     r.add_argument("--output", required=True, metavar="DIR",
-                   help="folder for report.md, metrics.csv, metrics.json, reliability.png")
+                   help="folder for report.md, metrics.csv, metrics.json, reliability.png "
+                   "(created if needed; existing files of these names are overwritten)")
     r.add_argument("--n-bins", type=_n_bins, default=15,
                    help="equal-width bins of the ECE and the diagram (default 15)")
     r.add_argument("--n-bootstrap", type=_bootstrap_count, default=200,

@@ -125,7 +125,8 @@ def _parser():
         help="write benchmark.md, benchmark.csv, benchmark_summary.csv, per data "
         "set reliability_<data>.png (uncalibrated, the recommended method and those "
         "within noise of it) and nll_change_<data>.png, and win_rates.png across "
-        "data sets, to DIR (created if needed)",
+        "data sets, to DIR (created if needed; existing files of these names are "
+        "overwritten)",
     )
     b.add_argument(
         "--seed", type=num_arg(0, 2**32 - 1, allowed="an integer in 0..2**32-1"),
