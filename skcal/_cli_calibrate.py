@@ -646,7 +646,31 @@ def _cmd_fit(args):
     n, K = table.logits.shape
     print(f"fitted {cls.__name__} on {n} rows, {K} classes in {elapsed:.3g} s"
           f"{_summary(est)}; wrote {out}")
+    note = _labels_unused_note(est)
+    if note:
+        print(f"note: {note}")
     return 0
+
+
+def _labels_unused_note(est):
+    """Why the labels did not shape ``est`` (a prior correction), or None.
+
+    Contextual and batch calibration take their bias from unlabelled logits:
+    the file's labels only set ``classes_``.
+    """
+    from .llm import BatchCalibrator, ContextualCalibrator
+
+    if isinstance(est, ContextualCalibrator):
+        if est.content_free_logits is not None:
+            return ("ContextualCalibrator took its bias from --param content_free_logits; "
+                    "the calibration rows (logits and labels) only set the classes")
+        return ("ContextualCalibrator without --param content_free_logits=... takes "
+                "the calibration logits as its content-free inputs (batch calibration) "
+                "and ignores the labels (they only set the classes)")
+    if isinstance(est, BatchCalibrator):
+        return ("BatchCalibrator takes its bias from the mean prediction on the "
+                "calibration logits and ignores the labels (they only set the classes)")
+    return None
 
 
 def _summary(est):
