@@ -786,7 +786,8 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
                 + " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
-                "noise (its paired interval lies above 0); that interval, like the "
+                "noise (its paired interval lies above 0, and the change does not print "
+                "as +0.0000); that interval, like the "
                 f"recommendation's, is a {100 * CONFIDENCE_LEVEL:.0f}% percentile "
                 "paired bootstrap."
                 # the note only where a shown interval carries the mark

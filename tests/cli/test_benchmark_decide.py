@@ -400,3 +400,36 @@ def test_win_rates_plot_lists_the_methods_in_the_summary_tables_order(tmp_path):
     points = [ln for ln in ax.lines if len(ln.get_ydata()) == 1]
     blue = sorted(ln.get_ydata()[0] for ln in points if ln.get_color() == "tab:blue")
     assert blue == pytest.approx(sorted(v + 0.14 for v in at.values()))
+
+
+def test_nll_change_side_needs_a_change_that_shows_at_the_printed_precision():
+    from skcal.benchmark._decide import nll_change_side
+
+    assert nll_change_side(2e-6, 2e-6, 2e-6) == 0  # an interval of no width, +0.0000
+    assert nll_change_side(-2e-6, -2e-6, -2e-6) == 0
+    assert nll_change_side(1e-3, 1e-4, 2e-3) == 1
+    assert nll_change_side(-1e-3, -2e-3, -1e-4) == -1
+    assert nll_change_side(1e-3, -1e-4, 2e-3) == 0  # the interval contains 0
+    assert nll_change_side(1e-3, math.nan, math.nan) == 0
+
+
+def test_benchmark_does_not_flag_an_invisible_change_on_separable_logits():
+    """Perfectly separable logits: every row's NLL change is the same few
+    micro-nats, so the paired interval has no width and lies above 0; the
+    change prints as +0.0000 and is not "worse beyond noise" (fresh38 #5)."""
+    rng = np.random.default_rng(0)
+    y = np.tile(np.arange(3), 40)
+    rng.shuffle(y)
+    Z = 50.0 * np.eye(3)[y]
+    d = Bunch(name="sep", logits_val=Z[:60], y_val=y[:60], logits_test=Z[60:],
+              y_test=y[60:], n_classes=3, info={})
+    rows = _run([d], ["isotonic"], n_resamples=200, n_repeats=1, recommend=True,
+                keep_proba=True)
+    iso = next(r for r in rows if r["method"] == "isotonic")
+    assert 0 < iso["nll_change"] < 5e-5 and iso["nll_change_low"] > 0  # the case
+    assert iso["worse"] is False
+    line = next(ln for ln in _benchmark.format_table(rows, wide=False).splitlines()
+                if ln.startswith("isotonic"))
+    assert "+0.0000" in line and "!" not in line
+    summary = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    assert summary["isotonic"]["n_worse_nll"] == 0
