@@ -433,3 +433,24 @@ def test_benchmark_does_not_flag_an_invisible_change_on_separable_logits():
     assert "+0.0000" in line and "!" not in line
     summary = {s["method"]: s for s in summarize(rows, n_resamples=50)}
     assert summary["isotonic"]["n_worse_nll"] == 0
+
+
+def test_failed_autocalibrator_note_is_shown_in_full():
+    """A calibration split with one row of a class: AutoCalibrator's error
+    names the class and its rows in the auto footnote of the compact table
+    (it was cut to "...but cla..."); the Recommended line points to it."""
+    d = _set("one", n=120)
+    yv = d.y_val.copy()
+    yv[yv == 2] = 1
+    yv[0] = 2  # class 2: one calibration row
+    d.y_val = yv
+    rows = _run([d], ["temperature"], n_resamples=0, n_repeats=1, recommend=True,
+                keep_proba=True)
+    auto = next(r for r in rows if r["method"] == "auto")
+    assert auto["recommendation"] == (
+        "Recommended: - (AutoCalibrator failed with a ValueError: see the auto row's note)")
+    text = _benchmark.format_table(rows, wide=False,
+                                   recommendations={"one": auto["recommendation"]})
+    foot = next(ln for ln in text.splitlines() if ln.startswith("  auto: "))
+    assert "but class 2 has 1 of 120 rows" in foot and not foot.endswith("...")
+    assert "see the auto row's note" in text
