@@ -726,12 +726,15 @@ def plot_win_rates(summary, path, title=None):
 
     Notes
     -----
-    Two horizontal markers per method with their 95% bootstrap intervals over
-    data sets, the methods top to bottom in the order of ``summary`` (that of
-    :func:`format_summary`'s table; ``uncalibrated``, the reference, is left
-    out).
+    Every method of ``summary``, top to bottom in its order (that of
+    :func:`format_summary`'s table), with its two win rates as markers with
+    their 95% bootstrap intervals over data sets: against the uncalibrated
+    model (blue) and against temperature scaling (orange). A comparison of a
+    method with itself has no marker: ``uncalibrated`` shows only its win
+    rate against temperature scaling, ``temperature`` only the one against
+    the uncalibrated model.
     """
-    shown = [s for s in summary if s["method"] != "uncalibrated"]
+    shown = list(summary)
     at = np.arange(len(shown))[::-1]  # the first row at the top
     fig = _figure((6.4, 1.2 + 0.3 * max(len(shown), 1)))
     ax = fig.subplots()
@@ -751,6 +754,7 @@ def plot_win_rates(summary, path, title=None):
             labelled = True
     ax.axvline(50, color="0.5", linewidth=0.8, linestyle="--")
     ax.set_yticks(at, [s["method"] for s in shown], fontsize=8)
+    ax.set_ylim(-0.5, len(shown) - 0.5)  # room for the markers beside the end ticks
     ax.set_xlim(-2, 102)
     ax.set_xlabel(f"win rate over {max((s['n_datasets'] for s in summary), default=0)} "
                   "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)

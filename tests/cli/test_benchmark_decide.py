@@ -375,10 +375,11 @@ def test_nll_change_plot_shows_every_method_of_the_table(tmp_path, monkeypatch):
 
 
 def test_win_rates_plot_lists_the_methods_in_the_summary_tables_order(tmp_path):
-    """The rows of win_rates.png, top to bottom, are those of the summary table
-    (uncalibrated, which has no win rate against itself, left out); main sorted
-    them by win rate, putting matrix above auto and vector above
-    structured-vector where the table has the reverse (fx37 e)."""
+    """The rows of win_rates.png, top to bottom, are those of the summary table,
+    uncalibrated among them (its win rate against temperature scaling; it was
+    left out, fresh38 #11); main sorted them by win rate, putting matrix above
+    auto and vector above structured-vector where the table has the reverse
+    (fx37 e)."""
     pytest.importorskip("matplotlib")
     from skcal.benchmark._decide import plot_win_rates
 
@@ -394,12 +395,22 @@ def test_win_rates_plot_lists_the_methods_in_the_summary_tables_order(tmp_path):
     fig = plot_win_rates(summary, tmp_path / "w.png")
     ax = fig.axes[0]
     ticks = sorted(ax.get_yticklabels(), key=lambda t: -t.get_position()[1])  # top first
-    assert [t.get_text() for t in ticks] == [m for m in table if m != "uncalibrated"]
-    # each method's markers sit beside its own tick, vs uncalibrated above
+    assert [t.get_text() for t in ticks] == table
+    # each method's markers sit beside its own tick, vs uncalibrated above, vs
+    # temperature below; none for a method against itself
     at = {t.get_text(): t.get_position()[1] for t in ticks}
     points = [ln for ln in ax.lines if len(ln.get_ydata()) == 1]
     blue = sorted(ln.get_ydata()[0] for ln in points if ln.get_color() == "tab:blue")
-    assert blue == pytest.approx(sorted(v + 0.14 for v in at.values()))
+    orange = sorted(ln.get_ydata()[0] for ln in points if ln.get_color() == "tab:orange")
+    assert blue == pytest.approx(sorted(v + 0.14 for m, v in at.items()
+                                        if m != "uncalibrated"))
+    assert orange == pytest.approx(sorted(v - 0.14 for m, v in at.items()
+                                          if m != "temperature"))
+    uncal = next(ln for ln in points if ln.get_ydata()[0] == pytest.approx(
+        at["uncalibrated"] - 0.14))
+    assert uncal.get_xdata()[0] == 0.0  # it never beat temperature scaling
+    lo, hi = ax.get_ylim()
+    assert lo < min(at.values()) - 0.14 and hi > max(at.values()) + 0.14  # not clipped
 
 
 def test_nll_change_side_needs_a_change_that_shows_at_the_printed_precision():
