@@ -348,8 +348,8 @@ def _refuse_unused_options(args):
     """Refuse benchmark options that the other options leave nothing to act on.
 
     An option that cannot be honoured is a usage error, never ignored: the
-    column options read --data files (the bundled sets have no columns),
-    --input-type also --shift-data, --shift-draws counts --label-shift draws,
+    column options and --input-type read --data and --shift-data files (the
+    bundled sets have no columns), --shift-draws counts --label-shift draws,
     and --fast (no peers, one set) contradicts --full (every method and peer).
     """
     if args.fast and args.full:
@@ -357,16 +357,15 @@ def _refuse_unused_options(args):
                          "one data set; --full: every method and installed peer); drop "
                          "one of them")
     for flag, value, reads in (
-        ("--label-column", args.label_column, args.data),
-        ("--logit-columns", args.logit_columns, args.data),
-        ("--ignore-columns", args.ignore_columns, args.data),
+        ("--label-column", args.label_column, args.data or args.shift_data),
+        ("--logit-columns", args.logit_columns, args.data or args.shift_data),
+        ("--ignore-columns", args.ignore_columns, args.data or args.shift_data),
         ("--input-type", args.input_type, args.data or args.shift_data),
     ):
         if value is not None and not reads:
             scores = flag == "--input-type"
             raise _UserError(
-                f"{flag} applies to the files of "
-                f"{'--data or --shift-data' if scores else '--data'}, and none is "
+                f"{flag} applies to the files of --data or --shift-data, and none is "
                 "given (the bundled and --sklearn-sets data sets "
                 f"{'hold logits' if scores else 'have no columns to choose'}); "
                 f"drop {flag} or give a file")

@@ -553,7 +553,8 @@ def test_cli_contradictory_or_empty_methods_exit_2(argv, match, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--label-column", "foo"], "--label-column applies to the files of --data, and "
+        (["--label-column", "foo"], "--label-column applies to the files of --data or "
+         "--shift-data, and "
          "none is given (the bundled and --sklearn-sets data sets have no columns to "
          "choose); drop --label-column or give a file"),
         (["--logit-columns", "a,b"], "--logit-columns applies to the files of --data"),

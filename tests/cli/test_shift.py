@@ -141,3 +141,26 @@ def test_cli_shift_data_columns_are_matched_by_name(named_files, capsys):
         assert rc == 0
         rows[name] = _table_row(capsys.readouterr().out, "cal: fitted on", "vector")
     assert rows["moved"] == rows["same"]
+
+
+def test_cli_shift_data_named_columns_against_a_bundled_set(tmp_path, capsys):
+    """A bundled set has no column names: a shift CSV's named columns are
+    refused, as skcal apply refuses them for a model fitted on an .npz, unless
+    --logit-columns lists them in class order (then taken by position, which
+    the column options, now applying to --shift-data, allow)."""
+    d = load_logits(SET)
+    Z, y = np.asarray(d.logits_test), np.asarray(d.y_test)
+    names = [f"c{k}" for k in range(Z.shape[1])]
+    path = tmp_path / "shifted.csv"
+    rows = [",".join([*names, "label"])]
+    rows += [",".join([*map(repr, map(float, z)), str(k)]) for z, k in zip(2.0 * Z, y)]
+    path.write_text("\n".join(rows) + "\n")
+    argv = ["benchmark", "--fast", "--dataset", SET, "--methods", "temperature",
+            "--shift-data", str(path), "--quiet", "--resamples", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the calibrators were fitted without column names" in err
+    assert main([*argv, "--logit-columns", ",".join(names)]) == 0
+    T = temperature_reference(d.logits_val, d.y_val)
+    row = _table_row(capsys.readouterr().out, f"{SET}: fitted on", "temperature")
+    assert float(row[2]) == pytest.approx(nll(2.0 * Z, y, T), abs=1e-4)
