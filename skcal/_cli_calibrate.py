@@ -164,7 +164,8 @@ def add_subcommands(sub):
                    "calibrator=beta, --param \"candidates=['temperature', "
                    "'isotonic']\"; repeatable")
     f.add_argument("--output", required=True, metavar="MODEL.skops",
-                   help="where to write the fitted calibrator")
+                   help="where to write the fitted calibrator (an existing file is "
+                   "overwritten)")
 
     a = sub.add_parser(
         "apply", help="calibrate logits with a saved calibrator",
@@ -184,7 +185,8 @@ def add_subcommands(sub):
                    help="calibrated.npz (keys 'proba', or 'log_proba' with "
                    "--log-proba; 'classes', the model's classes_ in their dtype, text "
                    "for an object array of mixed types; the labels, when present, in "
-                   "their dtype), .csv or .parquet")
+                   "their dtype), .csv or .parquet; an existing file is overwritten "
+                   "(unless it is the --data file)")
     a.add_argument("--log-proba", action="store_true",
                    help="write log-probabilities (calibrated logits) instead "
                         "(.npz key 'log_proba')")
@@ -200,7 +202,8 @@ def add_subcommands(sub):
                     "when the scores look like probabilities)")
     r.add_argument("--model", metavar="MODEL.skops", help="a calibrator saved by skcal fit")
     r.add_argument("--output", required=True, metavar="DIR",
-                   help="folder for report.md, metrics.csv, metrics.json, reliability.png")
+                   help="folder for report.md, metrics.csv, metrics.json, reliability.png "
+                   "(created if needed; existing files of these names are overwritten)")
     r.add_argument("--n-bins", type=_n_bins, default=15,
                    help="equal-width bins of the ECE and the diagram (default 15)")
     r.add_argument("--n-bootstrap", type=_bootstrap_count, default=200,
@@ -416,32 +419,46 @@ def _column_order(model, table):
     names are an error. Taken by position: a file without column names
     (.npz, .npy), or ``--logit-columns`` naming none of the fitted names.
     """
+    fitted = getattr(model, "feature_names_in_", None)
+    names = [str(c) for c in (_input_classes(model) if fitted is None else fitted)]
+    return column_order(table, names, named=fitted is not None,
+                        one_score=model.n_features_in_ == 1)
+
+
+def column_order(table, names, *, named, one_score=False, fitted="the model was fitted"):
+    """The name check of :func:`_column_order`, for a model or a data set.
+
+    ``names`` are the fitted column names (``named``) or, for data without
+    column names, the classes in input order; ``one_score``: fitted on one
+    binary score column; ``fitted`` starts the messages (``skcal benchmark
+    --shift-data`` says "the calibrators were fitted"). Returns the indices
+    of the table's columns in the order of ``names``, or None (the table's
+    own order, or taken by position).
+    """
     if table.columns is None:
         return None
     cols = [str(c) for c in table.columns]
-    fitted = getattr(model, "feature_names_in_", None)
-    names = [str(c) for c in (_input_classes(model) if fitted is None else fitted)]
     if sorted(cols) == sorted(names):
         return None if cols == names else [cols.index(n) for n in names]
-    if table.explicit_columns and (fitted is None or not set(cols) & set(names)):
+    if table.explicit_columns and (not named or not set(cols) & set(names)):
         return None  # explicit positional use, checked for the count later
-    if fitted is not None:
+    if named:
         missing = [c for c in names if c not in cols]
         extra = [c for c in cols if c not in names]
         raise _UserError(
-            f"{table.path}: the logit columns do not match those the model was "
-            f"fitted on ({names[:10]}): missing {missing[:10]}, extra "
+            f"{table.path}: the logit columns do not match those {fitted} on "
+            f"({names[:10]}): missing {missing[:10]}, extra "
             f"{extra[:10]}; rename them, skip extra columns with --ignore-columns, "
             "pass --label-column for a label column, or list the logit columns in "
             "class order with --logit-columns (names not among the fitted ones are "
             "then taken by position)")
     fitted_on = (
         # one score column: its name is not kept (no class columns to match)
-        "on a 1-D binary score (one score column" if model.n_features_in_ == 1
+        "on a 1-D binary score (one score column" if one_score
         else "without column names (on an .npz / .npy file"
     )
     raise _UserError(
-        f"{table.path}: the model was fitted {fitted_on}; classes {names[:10]}), so "
+        f"{table.path}: {fitted} {fitted_on}; classes {names[:10]}), so "
         f"the logit columns {cols[:10]} cannot be "
         "matched to its classes by name; list them in class order with --logit-columns "
         "(they are then taken by position), or name them after the classes")
@@ -629,7 +646,31 @@ def _cmd_fit(args):
     n, K = table.logits.shape
     print(f"fitted {cls.__name__} on {n} rows, {K} classes in {elapsed:.3g} s"
           f"{_summary(est)}; wrote {out}")
+    note = _labels_unused_note(est)
+    if note:
+        print(f"note: {note}")
     return 0
+
+
+def _labels_unused_note(est):
+    """Why the labels did not shape ``est`` (a prior correction), or None.
+
+    Contextual and batch calibration take their bias from unlabelled logits:
+    the file's labels only set ``classes_``.
+    """
+    from .llm import BatchCalibrator, ContextualCalibrator
+
+    if isinstance(est, ContextualCalibrator):
+        if est.content_free_logits is not None:
+            return ("ContextualCalibrator took its bias from --param content_free_logits; "
+                    "the calibration rows (logits and labels) only set the classes")
+        return ("ContextualCalibrator without --param content_free_logits=... takes "
+                "the calibration logits as its content-free inputs (batch calibration) "
+                "and ignores the labels (they only set the classes)")
+    if isinstance(est, BatchCalibrator):
+        return ("BatchCalibrator takes its bias from the mean prediction on the "
+                "calibration logits and ignores the labels (they only set the classes)")
+    return None
 
 
 def _summary(est):

@@ -35,7 +35,7 @@ import numpy as np
 
 from ._cli_calibrate import _PROBA_WARNING, _add_table_args, _input_type_arg
 from ._cli_calibrate import add_subcommands, check_num_args, check_output_folder, cli_messages
-from ._cli_calibrate import num_arg
+from ._cli_calibrate import column_order, num_arg
 from ._cli_calibrate import run
 from .exceptions import _UserError
 
@@ -125,7 +125,8 @@ def _parser():
         help="write benchmark.md, benchmark.csv, benchmark_summary.csv, per data "
         "set reliability_<data>.png (uncalibrated, the recommended method and those "
         "within noise of it) and nll_change_<data>.png, and win_rates.png across "
-        "data sets, to DIR (created if needed)",
+        "data sets, to DIR (created if needed; existing files of these names are "
+        "overwritten)",
     )
     b.add_argument(
         "--seed", type=num_arg(0, 2**32 - 1, allowed="an integer in 0..2**32-1"),
@@ -155,8 +156,9 @@ def _parser():
         "--shift-data", metavar="FILE",
         help="also score the calibrators, fitted on the calibration split of the "
         "one data set given (--data or --dataset), on every row of FILE (same "
-        "model and classes, shifted inputs; same formats as --data), and print "
-        "how each method's NLL and ECE change",
+        "model and classes, shifted inputs; same formats and column options as "
+        "--data; its logit columns are matched to those of --data by name, as in "
+        "skcal apply), and print how each method's NLL and ECE change",
     )
     b.add_argument(
         "--label-shift", metavar="ALPHA",
@@ -254,6 +256,37 @@ def _file_name(name):
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("_")
 
 
+def _matched_to(data, shifted, explicit):
+    """``shifted`` with its logit columns (and labels) in the order of
+    ``data``'s, matched by name with the check of ``skcal apply``: a file
+    without column names is taken by position, other names are an error."""
+    from sklearn.utils import Bunch
+
+    names = data.info.get("columns")
+    named = names is not None
+    if not named:  # matched to the classes: text labels, else 0..K-1
+        names = [str(c) for c in data.info.get("classes", range(data.n_classes))]
+    source = Path(data.info.get("source", data.name))
+    table = Bunch(columns=shifted.info.get("columns"), explicit_columns=explicit,
+                  path=Path(shifted.info.get("source", shifted.name)).name)
+    if table.columns is not None and len(table.columns) != len(names):
+        return shifted  # with_shift_data refuses the class count
+    order = column_order(
+        table, names, named=named, fitted="the calibrators were fitted",
+        one_score=not named and source.suffix.lower() in (".csv", ".parquet"))
+    if order is None:
+        return shifted
+    inverse = np.argsort(order)  # old column -> new column
+    out = Bunch(**shifted)
+    out.info = {**shifted.info, "columns": [table.columns[i] for i in order]}
+    if "classes" in out.info:
+        out.info["classes"] = [shifted.info["classes"][i] for i in order]
+    for split in ("val", "test"):
+        out[f"logits_{split}"] = np.asarray(shifted[f"logits_{split}"])[:, order]
+        out[f"y_{split}"] = inverse[np.asarray(shifted[f"y_{split}"])]
+    return out
+
+
 def _shifted(args, datasets):
     """Shifted copies of the data sets asked for by --shift-data / --label-shift."""
     from .benchmark._shift import with_label_shift, with_shift_data
@@ -264,7 +297,9 @@ def _shifted(args, datasets):
             raise _UserError("--shift-data needs exactly one data set to fit on "
                              f"(--data or --dataset), got {len(datasets)}")
         sd = _load_file(args.shift_data, random_state=args.seed,
-                        input_type=args.input_type)
+                        label_column=args.label_column, logit_columns=args.logit_columns,
+                        input_type=args.input_type, ignore_columns=args.ignore_columns)
+        sd = _matched_to(datasets[0], sd, args.logit_columns is not None)
         with cli_messages("benchmark"):
             out.append(with_shift_data(datasets[0], sd))
     if args.label_shift is not None:
@@ -313,8 +348,8 @@ def _refuse_unused_options(args):
     """Refuse benchmark options that the other options leave nothing to act on.
 
     An option that cannot be honoured is a usage error, never ignored: the
-    column options read --data files (the bundled sets have no columns),
-    --input-type also --shift-data, --shift-draws counts --label-shift draws,
+    column options and --input-type read --data and --shift-data files (the
+    bundled sets have no columns), --shift-draws counts --label-shift draws,
     and --fast (no peers, one set) contradicts --full (every method and peer).
     """
     if args.fast and args.full:
@@ -322,16 +357,15 @@ def _refuse_unused_options(args):
                          "one data set; --full: every method and installed peer); drop "
                          "one of them")
     for flag, value, reads in (
-        ("--label-column", args.label_column, args.data),
-        ("--logit-columns", args.logit_columns, args.data),
-        ("--ignore-columns", args.ignore_columns, args.data),
+        ("--label-column", args.label_column, args.data or args.shift_data),
+        ("--logit-columns", args.logit_columns, args.data or args.shift_data),
+        ("--ignore-columns", args.ignore_columns, args.data or args.shift_data),
         ("--input-type", args.input_type, args.data or args.shift_data),
     ):
         if value is not None and not reads:
             scores = flag == "--input-type"
             raise _UserError(
-                f"{flag} applies to the files of "
-                f"{'--data or --shift-data' if scores else '--data'}, and none is "
+                f"{flag} applies to the files of --data or --shift-data, and none is "
                 "given (the bundled and --sklearn-sets data sets "
                 f"{'hold logits' if scores else 'have no columns to choose'}); "
                 f"drop {flag} or give a file")

@@ -209,10 +209,17 @@ def _row(data, method, library, status="ok", **extra):
     return row
 
 
+#: Longest error message kept in a row's status (the note column); the
+#: compact table shortens the column and prints the whole note under the table.
+_ERROR_CHARS = 400
+
+
 def _one_line(exc):
+    """``"<Type>: <message>"`` on one line; a message of more than
+    ``_ERROR_CHARS`` characters (a peer's dump of an array) is cut there."""
     msg = " ".join(str(exc).split()) or exc.__class__.__name__
     msg = f"{exc.__class__.__name__}: {msg}"
-    return msg if len(msg) <= 100 else msg[:97] + "..."
+    return msg if len(msg) <= _ERROR_CHARS else msg[:_ERROR_CHARS - 3] + "..."
 
 
 #: A method whose warm-up fit + predict takes longer than this (seconds) is
@@ -572,8 +579,9 @@ def run_benchmark(
                     row.update(_metrics(np.asarray(data.y_test), rec["proba"]))
                 except Exception as exc:  # reported like a failing method
                     row = _row(data, _decide.AUTO, "skcal", "error: " + _one_line(exc),
-                               recommendation="Recommended: - (AutoCalibrator failed: "
-                               + _one_line(exc) + ")")
+                               recommendation="Recommended: - (AutoCalibrator failed "
+                               f"with a {exc.__class__.__name__}: see the auto row's "
+                               "note)")
                 these.insert(1, row)
             if n_resamples > 0:
                 bar.set_description(f"{data.name}: intervals")
@@ -786,7 +794,8 @@ def format_table(rows, fmt="text", datasets=None, *, wide=True, recommendations=
                 "that a paired bootstrap on the test split cannot tell apart from it "
                 "(the interval of the difference contains 0)."
                 + " dNLL: NLL - NLL(uncalibrated); !: worse beyond "
-                "noise (its paired interval lies above 0); that interval, like the "
+                "noise (its paired interval lies above 0, and the change does not print "
+                "as +0.0000); that interval, like the "
                 f"recommendation's, is a {100 * CONFIDENCE_LEVEL:.0f}% percentile "
                 "paired bootstrap."
                 # the note only where a shown interval carries the mark

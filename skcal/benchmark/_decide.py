@@ -26,6 +26,7 @@ __all__ = [
     "plot_win_rates",
     "format_recommendation",
     "format_summary",
+    "nll_change_side",
     "recommend",
     "summarize",
     "write_summary_csv",
@@ -33,6 +34,39 @@ __all__ = [
 
 #: Method name of AutoCalibrator's rows in the benchmark table.
 AUTO = "auto"
+
+#: The smallest NLL change (nats) that is ever "beyond noise": half the last
+#: digit of the table's dNLL column (4 decimals), so that a change printed as
+#: ``+0.0000`` or ``-0.0000`` is not flagged even when its bootstrap interval
+#: has no width (perfectly separable logits: every row's change is the same).
+NLL_CHANGE_RESOLUTION = 5e-5
+
+
+def nll_change_side(change, low, high):
+    """Whether an NLL change is beyond noise: ``1`` worse, ``-1`` better, ``0`` neither.
+
+    The one rule of ``skcal benchmark`` (the table's ``!``, the summary's
+    ``worse`` count, the colours of ``nll_change_<data>.png``): the paired
+    bootstrap interval ``[low, high]`` lies entirely above (below) 0 *and*
+    the change is at least :data:`NLL_CHANGE_RESOLUTION` in size, i.e. it
+    shows at the printed precision.
+
+    Parameters
+    ----------
+    change : float
+        ``NLL(method) - NLL(uncalibrated)``.
+    low, high : float
+        Its interval (NaN without one: then ``0``).
+
+    Returns
+    -------
+    side : {-1, 0, 1}
+    """
+    if not abs(change) >= NLL_CHANGE_RESOLUTION:  # also NaN
+        return 0
+    if low > 0:
+        return 1
+    return -1 if high < 0 else 0
 
 
 def recommend(data, *, n_resamples=1000, random_state=0, confidence_level=0.95):
@@ -152,7 +186,8 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
     whose NLL is infinite: a true class got probability 0); for rows with a
     finite NLL, test probabilities (key ``"proba"``) and ``n_resamples > 0``,
     ``nll_change_low`` / ``nll_change_high`` is its paired percentile bootstrap
-    interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0 (the
+    interval (NaN otherwise); ``worse`` is True when the whole interval lies above 0
+    and the change shows at the table's precision (:func:`nll_change_side`: the
     method raised the test NLL beyond noise) or the NLL is infinite. Percentile
     (:func:`skcal.metrics.paired_difference_interval`'s default), like the
     interval of :func:`recommend`: not the BCa of
@@ -201,7 +236,8 @@ def add_uncalibrated_comparison(rows, y_test, *, n_resamples=1000, random_state=
                 confidence_level=confidence_level,
             )
             r["nll_change_low"], r["nll_change_high"] = float(d.low), float(d.high)
-            r["worse"] = bool(d.low > 0)
+            r["worse"] = nll_change_side(r["nll_change"], r["nll_change_low"],
+                                         r["nll_change_high"]) == 1
     return rows
 
 
@@ -616,8 +652,9 @@ def plot_nll_change(rows, path, title=None):
     -----
     Every method of the table appears, one per y tick, sorted by the change
     (best at the top): a horizontal 95% paired bootstrap interval with its
-    point, red where the interval lies above 0 (worse beyond noise), blue
-    where below, grey where it contains 0. The uncalibrated model is the
+    point, red where worse beyond noise (the interval lies above 0 and the
+    change is at least ``NLL_CHANGE_RESOLUTION``: :func:`nll_change_side`),
+    blue where better beyond noise, grey otherwise. The uncalibrated model is the
     black reference point at 0. A method without an interval (no test
     probabilities, no resamples, or an undefined bootstrap) is a hollow point
     labelled "no interval"; a method with an infinite test NLL (a true class
@@ -663,7 +700,8 @@ def plot_nll_change(rows, path, title=None):
             ax.annotate("no interval", (change, i), xytext=(6, 0), fontsize=7,
                         textcoords="offset points", va="center", color="0.35")
             continue
-        color = "tab:red" if lo > 0 else "tab:blue" if hi < 0 else "0.45"
+        side = nll_change_side(change, lo, hi)
+        color = "tab:red" if side == 1 else "tab:blue" if side == -1 else "0.45"
         ax.plot([lo, hi], [i, i], color=color, linewidth=2.2, solid_capstyle="butt")
         ax.plot([change], [i], "o", color=color, markersize=4)
     ax.axvline(0.0, color="black", linewidth=0.8)
@@ -688,12 +726,15 @@ def plot_win_rates(summary, path, title=None):
 
     Notes
     -----
-    Two horizontal markers per method with their 95% bootstrap intervals over
-    data sets, the methods top to bottom in the order of ``summary`` (that of
-    :func:`format_summary`'s table; ``uncalibrated``, the reference, is left
-    out).
+    Every method of ``summary``, top to bottom in its order (that of
+    :func:`format_summary`'s table), with its two win rates as markers with
+    their 95% bootstrap intervals over data sets: against the uncalibrated
+    model (blue) and against temperature scaling (orange). A comparison of a
+    method with itself has no marker: ``uncalibrated`` shows only its win
+    rate against temperature scaling, ``temperature`` only the one against
+    the uncalibrated model.
     """
-    shown = [s for s in summary if s["method"] != "uncalibrated"]
+    shown = list(summary)
     at = np.arange(len(shown))[::-1]  # the first row at the top
     fig = _figure((6.4, 1.2 + 0.3 * max(len(shown), 1)))
     ax = fig.subplots()
@@ -713,6 +754,7 @@ def plot_win_rates(summary, path, title=None):
             labelled = True
     ax.axvline(50, color="0.5", linewidth=0.8, linestyle="--")
     ax.set_yticks(at, [s["method"] for s in shown], fontsize=8)
+    ax.set_ylim(-0.5, len(shown) - 0.5)  # room for the markers beside the end ticks
     ax.set_xlim(-2, 102)
     ax.set_xlabel(f"win rate over {max((s['n_datasets'] for s in summary), default=0)} "
                   "data sets, % (lower test NLL; 95% bootstrap over sets)", fontsize=9)

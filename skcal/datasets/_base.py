@@ -275,7 +275,9 @@ def load_logits_file(
         ``logits_test``, ``y_test``, ``n_classes``, ``name``, ``info``,
         ``DESCR``); ``name`` is the file stem. Logits keep their dtype if
         floating, labels are int64. For a CSV file with text labels,
-        ``info["classes"]`` lists the label of each logit column.
+        ``info["classes"]`` lists the label of each logit column. For a
+        CSV/Parquet file with two or more logit columns, ``info["columns"]``
+        lists their names, in the order of the logit columns.
 
     Raises
     ------
@@ -323,6 +325,9 @@ def load_logits_file(
     info = {"source": str(path)}
     if classes.dtype.kind in "US":
         info["classes"] = classes.tolist()
+    if table.columns is not None:
+        info["columns"] = [str(c) for c in table.columns]
+    if classes.dtype.kind in "US":
         descr += f"; text labels {', '.join(classes[:10].tolist())} matched to the columns"
     name = path.stem
     if path.suffix.lower() == ".npy":

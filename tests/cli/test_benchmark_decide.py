@@ -375,10 +375,11 @@ def test_nll_change_plot_shows_every_method_of_the_table(tmp_path, monkeypatch):
 
 
 def test_win_rates_plot_lists_the_methods_in_the_summary_tables_order(tmp_path):
-    """The rows of win_rates.png, top to bottom, are those of the summary table
-    (uncalibrated, which has no win rate against itself, left out); main sorted
-    them by win rate, putting matrix above auto and vector above
-    structured-vector where the table has the reverse (fx37 e)."""
+    """The rows of win_rates.png, top to bottom, are those of the summary table,
+    uncalibrated among them (its win rate against temperature scaling; it was
+    left out, fresh38 #11); main sorted them by win rate, putting matrix above
+    auto and vector above structured-vector where the table has the reverse
+    (fx37 e)."""
     pytest.importorskip("matplotlib")
     from skcal.benchmark._decide import plot_win_rates
 
@@ -394,9 +395,73 @@ def test_win_rates_plot_lists_the_methods_in_the_summary_tables_order(tmp_path):
     fig = plot_win_rates(summary, tmp_path / "w.png")
     ax = fig.axes[0]
     ticks = sorted(ax.get_yticklabels(), key=lambda t: -t.get_position()[1])  # top first
-    assert [t.get_text() for t in ticks] == [m for m in table if m != "uncalibrated"]
-    # each method's markers sit beside its own tick, vs uncalibrated above
+    assert [t.get_text() for t in ticks] == table
+    # each method's markers sit beside its own tick, vs uncalibrated above, vs
+    # temperature below; none for a method against itself
     at = {t.get_text(): t.get_position()[1] for t in ticks}
     points = [ln for ln in ax.lines if len(ln.get_ydata()) == 1]
     blue = sorted(ln.get_ydata()[0] for ln in points if ln.get_color() == "tab:blue")
-    assert blue == pytest.approx(sorted(v + 0.14 for v in at.values()))
+    orange = sorted(ln.get_ydata()[0] for ln in points if ln.get_color() == "tab:orange")
+    assert blue == pytest.approx(sorted(v + 0.14 for m, v in at.items()
+                                        if m != "uncalibrated"))
+    assert orange == pytest.approx(sorted(v - 0.14 for m, v in at.items()
+                                          if m != "temperature"))
+    uncal = next(ln for ln in points if ln.get_ydata()[0] == pytest.approx(
+        at["uncalibrated"] - 0.14))
+    assert uncal.get_xdata()[0] == 0.0  # it never beat temperature scaling
+    lo, hi = ax.get_ylim()
+    assert lo < min(at.values()) - 0.14 and hi > max(at.values()) + 0.14  # not clipped
+
+
+def test_nll_change_side_needs_a_change_that_shows_at_the_printed_precision():
+    from skcal.benchmark._decide import nll_change_side
+
+    assert nll_change_side(2e-6, 2e-6, 2e-6) == 0  # an interval of no width, +0.0000
+    assert nll_change_side(-2e-6, -2e-6, -2e-6) == 0
+    assert nll_change_side(1e-3, 1e-4, 2e-3) == 1
+    assert nll_change_side(-1e-3, -2e-3, -1e-4) == -1
+    assert nll_change_side(1e-3, -1e-4, 2e-3) == 0  # the interval contains 0
+    assert nll_change_side(1e-3, math.nan, math.nan) == 0
+
+
+def test_benchmark_does_not_flag_an_invisible_change_on_separable_logits():
+    """Perfectly separable logits: every row's NLL change is the same few
+    micro-nats, so the paired interval has no width and lies above 0; the
+    change prints as +0.0000 and is not "worse beyond noise" (fresh38 #5)."""
+    rng = np.random.default_rng(0)
+    y = np.tile(np.arange(3), 40)
+    rng.shuffle(y)
+    Z = 50.0 * np.eye(3)[y]
+    d = Bunch(name="sep", logits_val=Z[:60], y_val=y[:60], logits_test=Z[60:],
+              y_test=y[60:], n_classes=3, info={})
+    rows = _run([d], ["isotonic"], n_resamples=200, n_repeats=1, recommend=True,
+                keep_proba=True)
+    iso = next(r for r in rows if r["method"] == "isotonic")
+    assert 0 < iso["nll_change"] < 5e-5 and iso["nll_change_low"] > 0  # the case
+    assert iso["worse"] is False
+    line = next(ln for ln in _benchmark.format_table(rows, wide=False).splitlines()
+                if ln.startswith("isotonic"))
+    assert "+0.0000" in line and "!" not in line
+    summary = {s["method"]: s for s in summarize(rows, n_resamples=50)}
+    assert summary["isotonic"]["n_worse_nll"] == 0
+
+
+def test_failed_autocalibrator_note_is_shown_in_full():
+    """A calibration split with one row of a class: AutoCalibrator's error
+    names the class and its rows in the auto footnote of the compact table
+    (it was cut to "...but cla..."); the Recommended line points to it."""
+    d = _set("one", n=120)
+    yv = d.y_val.copy()
+    yv[yv == 2] = 1
+    yv[0] = 2  # class 2: one calibration row
+    d.y_val = yv
+    rows = _run([d], ["temperature"], n_resamples=0, n_repeats=1, recommend=True,
+                keep_proba=True)
+    auto = next(r for r in rows if r["method"] == "auto")
+    assert auto["recommendation"] == (
+        "Recommended: - (AutoCalibrator failed with a ValueError: see the auto row's note)")
+    text = _benchmark.format_table(rows, wide=False,
+                                   recommendations={"one": auto["recommendation"]})
+    foot = next(ln for ln in text.splitlines() if ln.startswith("  auto: "))
+    assert "but class 2 has 1 of 120 rows" in foot and not foot.endswith("...")
+    assert "see the auto row's note" in text

@@ -553,7 +553,8 @@ def test_cli_contradictory_or_empty_methods_exit_2(argv, match, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--label-column", "foo"], "--label-column applies to the files of --data, and "
+        (["--label-column", "foo"], "--label-column applies to the files of --data or "
+         "--shift-data, and "
          "none is given (the bundled and --sklearn-sets data sets have no columns to "
          "choose); drop --label-column or give a file"),
         (["--logit-columns", "a,b"], "--logit-columns applies to the files of --data"),
@@ -1108,7 +1109,8 @@ def test_benchmark_footer_names_the_percentile_interval_of_dnll():
         (ref.confidence_interval.low, ref.confidence_interval.high), rel=1e-9)
     footer = " ".join(_benchmark.format_table(rows, wide=False).split())
     assert "95% BCa bootstrap interval on the test split" in footer  # the table's cells
-    assert ("!: worse beyond noise (its paired interval lies above 0); that "
+    assert ("!: worse beyond noise (its paired interval lies above 0, and the change "
+            "does not print as +0.0000); that "
             "interval, like the recommendation's, is a 95% percentile paired "
             "bootstrap.") in footer
 

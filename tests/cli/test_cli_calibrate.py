@@ -1545,3 +1545,60 @@ def test_bad_probabilities_are_worded_for_the_cli(tmp_path, capsys, command):
     with pytest.raises(ValueError, match=r"^Input X holds probabilities "
                        r"\(input_type='probabilities'\) but has values outside"):
         TemperatureScaler(input_type="probabilities").fit(Z, y)
+
+
+@pytest.mark.parametrize(
+    "method, param, words",
+    [
+        ("contextual", [], "without --param content_free_logits=... takes the "
+         "calibration logits as its content-free inputs (batch calibration) and "
+         "ignores the labels"),
+        ("contextual", ["--param", "content_free_logits=[[0.1, 0.2, 0.3]]"],
+         "took its bias from --param content_free_logits"),
+        ("batch", [], "ignores the labels"),
+    ],
+)
+def test_fit_prior_correction_says_the_labels_are_unused(tmp_path, logits, capsys,
+                                                         method, param, words):
+    Z, y = logits
+    cal = tmp_path / "cal.csv"
+    _write(cal, Z[:400], y[:400])
+    assert main(["fit", "--data", str(cal), "--method", method, *param,
+                 "--output", str(tmp_path / "m.skops")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[1].startswith("note: ") and words in out[1]
+
+
+def test_fit_labelled_method_has_no_labels_note(tmp_path, logits, capsys):
+    Z, y = logits
+    cal = tmp_path / "cal.csv"
+    _write(cal, Z[:400], y[:400])
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(tmp_path / "m.skops")]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["fit", "apply", "report"])
+def test_output_help_says_an_existing_file_is_overwritten(command, capsys):
+    assert main([command, "--help"]) == 0
+    entry = re.search(r"\n  --output \S+\s+(.*?)(?=\n  -|\n\n|$)",
+                      capsys.readouterr().out, re.S)
+    assert "overwritten" in " ".join(entry.group(1).split())
+
+
+def test_fit_apply_report_overwrite_existing_outputs(tmp_path, logits):
+    Z, y = logits
+    cal, new = tmp_path / "cal.csv", tmp_path / "new.csv"
+    _write(cal, Z[:400], y[:400])
+    _write(new, Z[400:], y[400:])
+    model, out, rep = tmp_path / "m.skops", tmp_path / "out.csv", tmp_path / "rep"
+    rep.mkdir()
+    for f in (model, out, rep / "report.md"):
+        f.write_text("old")
+    assert main(["fit", "--data", str(cal), "--method", "temperature",
+                 "--output", str(model)]) == 0
+    assert main(["apply", str(model), "--data", str(new), "--output", str(out)]) == 0
+    assert main(["report", "--data", str(new), "--model", str(model), "--n-bootstrap", "0",
+                 "--output", str(rep)]) == 0
+    for f in (model, out, rep / "report.md"):
+        assert f.read_bytes() != b"old"

@@ -97,3 +97,70 @@ def test_cli_shift_usage_errors_exit_2(tmp_path, capsys, extra, match):
                "--quiet", *extra])
     assert rc == 2
     assert match in capsys.readouterr().err
+
+
+def _named_csv(path, Z, y, names):
+    """A CSV of logit columns ``names`` and text labels ``names[y]``."""
+    lines = [",".join([*names, "label"])]
+    lines += [",".join([*map(repr, map(float, z)), names[k]]) for z, k in zip(Z, y)]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.fixture
+def named_files(tmp_path):
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 3)) * 2
+    y = (Z + rng.normal(size=Z.shape) * 2).argmax(axis=1)
+    Z[:, 0] += 1.0  # a bias that vector scaling corrects and temperature cannot
+    return tmp_path, Z, y, _named_csv(tmp_path / "cal.csv", Z, y, ["a", "b", "c"])
+
+
+def test_cli_shift_data_with_other_class_names_is_refused(named_files, capsys):
+    tmp_path, Z, y, cal = named_files
+    other = _named_csv(tmp_path / "pqr.csv", Z, y, ["p", "q", "r"])
+    rc = main(["benchmark", "--no-peers", "--quiet", "--data", cal, "--shift-data", other,
+               "--methods", "temperature", "--resamples", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "pqr.csv: the logit columns do not match those the calibrators were fitted on" in err
+    assert "missing ['a', 'b', 'c'], extra ['p', 'q', 'r']" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_shift_data_columns_are_matched_by_name(named_files, capsys):
+    tmp_path, Z, y, cal = named_files
+    same = _named_csv(tmp_path / "same.csv", Z, y, ["a", "b", "c"])
+    perm = [2, 0, 1]  # columns c, a, b: the same data, reordered
+    moved = _named_csv(tmp_path / "moved.csv", Z[:, perm], np.argsort(perm)[y],
+                       ["c", "a", "b"])
+    rows = {}
+    for name, path in (("same", same), ("moved", moved)):
+        rc = main(["benchmark", "--no-peers", "--quiet", "--data", cal, "--shift-data", path,
+                   "--methods", "vector", "--resamples", "0"])
+        assert rc == 0
+        rows[name] = _table_row(capsys.readouterr().out, "cal: fitted on", "vector")
+    assert rows["moved"] == rows["same"]
+
+
+def test_cli_shift_data_named_columns_against_a_bundled_set(tmp_path, capsys):
+    """A bundled set has no column names: a shift CSV's named columns are
+    refused, as skcal apply refuses them for a model fitted on an .npz, unless
+    --logit-columns lists them in class order (then taken by position, which
+    the column options, now applying to --shift-data, allow)."""
+    d = load_logits(SET)
+    Z, y = np.asarray(d.logits_test), np.asarray(d.y_test)
+    names = [f"c{k}" for k in range(Z.shape[1])]
+    path = tmp_path / "shifted.csv"
+    rows = [",".join([*names, "label"])]
+    rows += [",".join([*map(repr, map(float, z)), str(k)]) for z, k in zip(2.0 * Z, y)]
+    path.write_text("\n".join(rows) + "\n")
+    argv = ["benchmark", "--fast", "--dataset", SET, "--methods", "temperature",
+            "--shift-data", str(path), "--quiet", "--resamples", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the calibrators were fitted without column names" in err
+    assert main([*argv, "--logit-columns", ",".join(names)]) == 0
+    T = temperature_reference(d.logits_val, d.y_val)
+    row = _table_row(capsys.readouterr().out, f"{SET}: fitted on", "temperature")
+    assert float(row[2]) == pytest.approx(nll(2.0 * Z, y, T), abs=1e-4)
