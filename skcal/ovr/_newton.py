@@ -68,12 +68,14 @@ def _directions(g, H, free):
     system (only possible through rounding) gets the diagonal step.
     """
     m, p = g.shape
-    gf = np.where(free, g, 0.0)
+    if free.all():  # the common case: no masks to build
+        gf, Hf = g, H
+    else:
+        gf = np.where(free, g, 0.0)
+        both = free[:, :, None] & free[:, None, :]
+        Hf = np.where(both, H, np.eye(p))
     if p == 1:
-        return -gf / H[:, 0, :]
-    both = free[:, :, None] & free[:, None, :]
-    eye = np.eye(p, dtype=bool)
-    Hf = np.where(both, H, np.where(eye, 1.0, 0.0))
+        return -gf / Hf[:, 0, :]
     if p == 2:  # closed form (faster than a batched LAPACK call)
         a, b, d = Hf[:, 0, 0], Hf[:, 0, 1], Hf[:, 1, 1]
         det = a * d - b * b
@@ -200,9 +202,9 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
                 break
             n_iter[todo] += 1
             free = ~active[todo]
-            dk = _directions(g[todo], H[todo], free)
-            dk[~free] = 0.0
-            sl = np.einsum("ij,ij->i", g[todo], dk)
+            gt = g[todo]
+            dk = _directions(gt, H[todo], free)  # 0 on held coordinates
+            sl = np.einsum("ij,ij->i", gt, dk)
             small = -sl / 2.0 <= tol
             nxt = []
             if small.any():
@@ -222,9 +224,10 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
             big = ~small
             c, dc, sc = todo[big], dk[big], sl[big]
             if c.size:
-                blocking = ~active[c] & nonneg[c] & (dc < 0)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    r = np.where(blocking, -theta[c] / np.where(blocking, dc, 1.0), np.inf)
+                blocking = nonneg[c] & (dc < 0) & ~active[c]
+                r = np.full(dc.shape, np.inf)
+                if blocking.any():
+                    r[blocking] = -theta[c][blocking] / dc[blocking]
                 amax = r.min(axis=1)
                 stuck = amax <= 0.0
                 cs = c[stuck]
@@ -256,10 +259,14 @@ def newton_batched(evaluate, theta, *, start=None, nonneg=None, tol=1e-12, max_i
         Hn = np.array(H_c[ok], dtype=np.float64)
         Hn[:, diag, diag] += RIDGE
         keep = np.isnan(Hn[:, 0, 0])
-        Hn[keep] = H[acc[keep]]
+        if keep.any():
+            Hn[keep] = H[acc[keep]]
         H[acc] = Hn
         active[acc] |= hit[ok]
         rej = ls[~ok]
+        if not rej.size:
+            ls, todo = rej, acc
+            continue
         step[rej] /= 2.0
         failed = rej[step[rej] < MIN_STEP]
         if failed.size:
