@@ -203,22 +203,17 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
     P = np.zeros((p, p)) if P is None else P
     if w is None:
         wn = 1.0 / n
+        b = X.rmatvec(t) * wn  # X' w t / sum w: the loss's linear term is theta' b
 
         def wdot(x):  # sum_i w_i x_i / sum_i w_i
             return float(x.sum()) * wn
-
-        def wtdot(x):  # sum_i w_i t_i x_i / sum_i w_i
-            return _dot(t, x) * wn
     else:
         w = np.asarray(w, dtype=np.float64)
         wn = w / float(w.sum())
-        wt = wn * t
+        b = X.rmatvec(wn * t)
 
         def wdot(x):
             return _dot(wn, x)
-
-        def wtdot(x):
-            return _dot(wt, x)
     # work vectors of this fit, reused by every evaluation: a fresh n-vector
     # per operation costs page faults several times its arithmetic
     E, inv, tmp, work = (_empty(buffers, name, n)
@@ -233,10 +228,10 @@ def logistic_evaluator(X, t, w, P=None, buffers=None):
         np.maximum(E, -700.0, out=E)  # no slow subnormal exp (e > 1e-305)
         np.exp(E, out=E)  # exp(-|f|)
         np.add(E, 1.0, out=inv)
-        F = wdot(log1p_small(E, inv, tmp, work))
+        L = log1p_small(E, inv, tmp, work)
+        L += np.maximum(f, 0.0, out=work)  # softplus(f)
+        F = wdot(L) - th @ b + 0.5 * th @ P @ th
         np.reciprocal(inv, out=inv)  # sigmoid(|f|)
-        np.maximum(f, 0.0, out=tmp)
-        F += wdot(tmp) - wtdot(f) + 0.5 * th @ P @ th
         q = np.multiply(E, inv, out=E)
         q *= inv  # p (1 - p), without cancellation
         np.subtract(inv, 0.5, out=inv)
